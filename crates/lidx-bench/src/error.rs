@@ -1,0 +1,104 @@
+//! Errors of the benchmark side: bad specs, unreadable datasets, wrong answers.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Result alias of this crate.
+pub type Result<T, E = BenchError> = std::result::Result<T, E>;
+
+/// What went wrong, with the facts needed to fix it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BenchError {
+    /// Reading or writing a file failed.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// An SOSD file's size disagrees with the key count in its header.
+    SizeMismatch {
+        /// The file.
+        path: PathBuf,
+        /// Key count the header announces.
+        header_count: u64,
+        /// Bytes that count implies (8 + 8 * count).
+        expected_bytes: u64,
+        /// Bytes the file has.
+        actual_bytes: u64,
+    },
+    /// A specification string (dataset, index, workload) could not be parsed.
+    BadSpec {
+        /// What was being parsed ("dataset", "index", "workload", ...).
+        what: &'static str,
+        /// The text given.
+        got: String,
+        /// The accepted form.
+        expected: String,
+    },
+    /// An index returned a wrong lower bound: the run is invalid.
+    WrongAnswer {
+        /// The index spec.
+        index: String,
+        /// The query key.
+        key: u64,
+        /// The true lower bound.
+        expected: usize,
+        /// What the index answered.
+        got: usize,
+    },
+    /// The library refused the input.
+    Index(lidx::Error),
+}
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BenchError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            BenchError::SizeMismatch {
+                path,
+                header_count,
+                expected_bytes,
+                actual_bytes,
+            } => write!(
+                f,
+                "{}: header says {header_count} keys ({expected_bytes} bytes) but the file has \
+                 {actual_bytes} bytes; the file is truncated or not an SOSD u64 file",
+                path.display()
+            ),
+            BenchError::BadSpec {
+                what,
+                got,
+                expected,
+            } => write!(f, "bad {what} `{got}`: expected {expected}"),
+            BenchError::WrongAnswer {
+                index,
+                key,
+                expected,
+                got,
+            } => write!(
+                f,
+                "index {index} answered lower_bound({key}) = {got}, the truth is {expected}; \
+                 the run is invalid"
+            ),
+            BenchError::Index(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BenchError::Io { source, .. } => Some(source),
+            BenchError::Index(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<lidx::Error> for BenchError {
+    fn from(e: lidx::Error) -> Self {
+        BenchError::Index(e)
+    }
+}

@@ -1,0 +1,17 @@
+//! lidx-bench: datasets, workloads, the checked benchmark runner and its reports.
+//!
+//! Nothing in the `lidx` library depends on this crate; the `lidx` command line is a thin layer
+//! over it.
+
+pub mod dataset;
+pub mod error;
+pub mod generate;
+pub mod gre;
+pub mod registry;
+pub mod report;
+pub mod runner;
+pub mod sosd;
+pub mod stats;
+pub mod workload;
+
+pub use error::{BenchError, Result};

@@ -1,0 +1,3 @@
+//! `lidx`: the command line of lidx (to be written).
+
+fn main() {}

@@ -1,0 +1,286 @@
+//! Key types an index can hold, and the order-preserving map models learn from.
+//!
+//! A [`Key`] has a total order (`key_cmp`) used by every search, and a map `to_model` into
+//! `u64` that never reverses that order: `a < b` implies `a.to_model() <= b.to_model()`. Models
+//! (PLA segments, splines, RMI) work on the `u64` image, subtracting a segment's first key in
+//! integer arithmetic before converting to `f64`, so u64 keys above 2^53 keep their precision
+//! where it matters (within a segment).
+//!
+//! | type      | order                         | `to_model`                              | injective |
+//! |-----------|-------------------------------|-----------------------------------------|-----------|
+//! | `u64`     | numeric                       | identity                                | yes       |
+//! | `u32`     | numeric                       | widening                                | yes       |
+//! | `i64`     | numeric                       | flip the sign bit                       | yes       |
+//! | `f64`     | IEEE total order, -0.0 < +0.0 | sign-magnitude to offset binary         | yes       |
+//! | [`Str16`] | bytewise (memcmp)             | first 8 bytes, big-endian               | no        |
+//!
+//! NaN has no place in the order: builders reject it with [`Error::InvalidKey`]. For `f64` the
+//! order is the IEEE-754 total order restricted to non-NaN values, so `-0.0` sorts before `+0.0`
+//! and the two are different keys; this keeps the order and the model map consistent.
+//!
+//! Fixed 16-byte strings are compared bytewise, but the model sees only their first 8 bytes.
+//! Strings that share those 8 bytes are one point to a model, and an index widens its window to
+//! cover the whole group (see `MODEL_INJECTIVE`): results stay exact, windows grow with the
+//! size of such groups. (Paper 000 §6.5 maps strings to a base-256 `double`, which silently loses
+//! precision past about 7 bytes; our map is exact about what it drops.)
+
+use std::cmp::Ordering;
+use std::fmt::Debug;
+
+use crate::error::{Error, Result};
+
+/// A fixed-width 16-byte string key, compared bytewise.
+pub type Str16 = [u8; 16];
+
+/// A key an index can be built on. See the module docs for the order and model map of each type.
+pub trait Key: Copy + Debug + Send + Sync + 'static {
+    /// Short name used in reports and error messages (`"u64"`, `"str16"`, ...).
+    const NAME: &'static str;
+    /// True when `to_model` is strictly increasing, so equal model values mean equal keys.
+    /// When false, indexes widen windows to cover every key sharing a model value.
+    const MODEL_INJECTIVE: bool;
+    /// Size of the key in bytes, as stored.
+    const SIZE: usize;
+    /// The smallest key.
+    const MIN: Self;
+    /// The largest key.
+    const MAX: Self;
+
+    /// The total order every search uses.
+    fn key_cmp(&self, other: &Self) -> Ordering;
+
+    /// `self < other` in the key order; the comparison inside branchless searches.
+    #[inline(always)]
+    fn key_lt(&self, other: &Self) -> bool {
+        self.key_cmp(other) == Ordering::Less
+    }
+
+    /// Order-preserving (non-decreasing) map into the domain models learn on.
+    fn to_model(self) -> u64;
+
+    /// Why this value cannot be a key, if it cannot (NaN).
+    #[inline]
+    fn invalid_reason(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+impl Key for u64 {
+    const NAME: &'static str = "u64";
+    const MODEL_INJECTIVE: bool = true;
+    const SIZE: usize = 8;
+    const MIN: Self = 0;
+    const MAX: Self = u64::MAX;
+    #[inline(always)]
+    fn key_cmp(&self, other: &Self) -> Ordering {
+        self.cmp(other)
+    }
+    #[inline(always)]
+    fn key_lt(&self, other: &Self) -> bool {
+        *self < *other
+    }
+    #[inline(always)]
+    fn to_model(self) -> u64 {
+        self
+    }
+}
+
+impl Key for u32 {
+    const NAME: &'static str = "u32";
+    const MODEL_INJECTIVE: bool = true;
+    const SIZE: usize = 4;
+    const MIN: Self = 0;
+    const MAX: Self = u32::MAX;
+    #[inline(always)]
+    fn key_cmp(&self, other: &Self) -> Ordering {
+        self.cmp(other)
+    }
+    #[inline(always)]
+    fn key_lt(&self, other: &Self) -> bool {
+        *self < *other
+    }
+    #[inline(always)]
+    fn to_model(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Key for i64 {
+    const NAME: &'static str = "i64";
+    const MODEL_INJECTIVE: bool = true;
+    const SIZE: usize = 8;
+    const MIN: Self = i64::MIN;
+    const MAX: Self = i64::MAX;
+    #[inline(always)]
+    fn key_cmp(&self, other: &Self) -> Ordering {
+        self.cmp(other)
+    }
+    #[inline(always)]
+    fn key_lt(&self, other: &Self) -> bool {
+        *self < *other
+    }
+    #[inline(always)]
+    fn to_model(self) -> u64 {
+        (self as u64) ^ (1 << 63)
+    }
+}
+
+impl Key for f64 {
+    const NAME: &'static str = "f64";
+    const MODEL_INJECTIVE: bool = true;
+    const SIZE: usize = 8;
+    const MIN: Self = f64::NEG_INFINITY;
+    const MAX: Self = f64::INFINITY;
+    #[inline(always)]
+    fn key_cmp(&self, other: &Self) -> Ordering {
+        self.to_model().cmp(&other.to_model())
+    }
+    #[inline(always)]
+    fn key_lt(&self, other: &Self) -> bool {
+        self.to_model() < other.to_model()
+    }
+    /// Negative values have all bits flipped, non-negative ones only the sign bit, which turns
+    /// the sign-magnitude encoding into an unsigned one with the same order.
+    #[inline(always)]
+    fn to_model(self) -> u64 {
+        let bits = self.to_bits();
+        let mask = (((bits as i64) >> 63) as u64) | (1 << 63);
+        bits ^ mask
+    }
+    #[inline]
+    fn invalid_reason(&self) -> Option<&'static str> {
+        self.is_nan()
+            .then_some("NaN has no place in the key order; drop or replace NaN values")
+    }
+}
+
+impl Key for Str16 {
+    const NAME: &'static str = "str16";
+    const MODEL_INJECTIVE: bool = false;
+    const SIZE: usize = 16;
+    const MIN: Self = [0; 16];
+    const MAX: Self = [u8::MAX; 16];
+    #[inline(always)]
+    fn key_cmp(&self, other: &Self) -> Ordering {
+        self.cmp(other)
+    }
+    #[inline(always)]
+    fn to_model(self) -> u64 {
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&self[..8]);
+        u64::from_be_bytes(head)
+    }
+}
+
+/// Checks that `keys` are valid and sorted ascending; equal neighbours (duplicates) are allowed.
+///
+/// Returns [`Error::InvalidKey`] for a NaN and [`Error::OutOfOrder`] for the first descent.
+pub fn check_sorted<K: Key>(keys: &[K]) -> Result<()> {
+    check_order(keys, false)
+}
+
+/// Like [`check_sorted`], but equal neighbours are an [`Error::DuplicateKey`].
+pub fn check_strictly_sorted<K: Key>(keys: &[K]) -> Result<()> {
+    check_order(keys, true)
+}
+
+fn check_order<K: Key>(keys: &[K], strict: bool) -> Result<()> {
+    for (index, key) in keys.iter().enumerate() {
+        if let Some(reason) = key.invalid_reason() {
+            return Err(Error::InvalidKey { index, reason });
+        }
+        if index == 0 {
+            continue;
+        }
+        let previous = &keys[index - 1];
+        match previous.key_cmp(key) {
+            Ordering::Greater => {
+                return Err(Error::OutOfOrder {
+                    index,
+                    previous: format!("{previous:?}"),
+                    got: format!("{key:?}"),
+                })
+            }
+            Ordering::Equal if strict => {
+                return Err(Error::DuplicateKey {
+                    index,
+                    key: format!("{key:?}"),
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_model_order<K: Key>(sorted: &[K]) {
+        for pair in sorted.windows(2) {
+            assert!(pair[0].key_lt(&pair[1]), "{:?} !< {:?}", pair[0], pair[1]);
+            assert!(pair[0].to_model() <= pair[1].to_model());
+            if K::MODEL_INJECTIVE {
+                assert!(pair[0].to_model() < pair[1].to_model());
+            }
+        }
+    }
+
+    #[test]
+    fn model_map_preserves_order_on_edge_values() {
+        assert_model_order(&[0u64, 1, 2, 1 << 53, (1 << 53) + 1, u64::MAX - 1, u64::MAX]);
+        assert_model_order(&[0u32, 1, u32::MAX - 1, u32::MAX]);
+        assert_model_order(&[i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX - 1, i64::MAX]);
+        assert_model_order(&[
+            f64::NEG_INFINITY,
+            f64::MIN,
+            -1.0,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            1.0,
+            f64::MAX,
+            f64::INFINITY,
+        ]);
+        let mut a = [0u8; 16];
+        let mut b = [0u8; 16];
+        b[15] = 1;
+        let mut c = [0u8; 16];
+        c[0] = 1;
+        assert_model_order(&[a, b, c, [0xff; 16]]);
+        a[7] = 9;
+        assert_eq!(a.to_model(), 9);
+    }
+
+    #[test]
+    fn nan_is_rejected_with_its_position() {
+        let err = check_sorted(&[1.0, f64::NAN, 3.0]).unwrap_err();
+        assert!(matches!(err, Error::InvalidKey { index: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn descent_is_reported_with_both_keys() {
+        let err = check_sorted(&[1u64, 5, 3]).unwrap_err();
+        assert_eq!(
+            err,
+            Error::OutOfOrder {
+                index: 2,
+                previous: "5".into(),
+                got: "3".into()
+            }
+        );
+        assert!(err.to_string().contains("sort the keys"));
+    }
+
+    #[test]
+    fn duplicates_are_allowed_unless_strict() {
+        assert!(check_sorted(&[1u64, 1, 2]).is_ok());
+        assert!(matches!(
+            check_strictly_sorted(&[1u64, 1, 2]),
+            Err(Error::DuplicateKey { index: 1, .. })
+        ));
+        assert!(check_sorted::<u64>(&[]).is_ok());
+    }
+}

@@ -1,0 +1,12 @@
+//! In-memory indexes: static indexes over sorted keys they do not own, and owned ordered maps.
+
+pub mod btree;
+pub mod btree_model;
+pub mod fiting;
+pub mod pgm;
+pub mod radix_spline;
+pub mod rmi;
+pub mod sampled_pgm;
+pub mod sorted;
+
+pub use sorted::SortedArray;
