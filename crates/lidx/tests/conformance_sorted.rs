@@ -4,7 +4,7 @@ mod common;
 
 use lidx::mem::SortedArray;
 
-static_suite!(sorted, |keys| SortedArray::build(keys), None);
+static_suite!(sorted, SortedArray::build, None);
 
 #[test]
 fn nan_is_refused() {
