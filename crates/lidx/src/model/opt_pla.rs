@@ -28,7 +28,7 @@
 //!   are nearly parallel. Its slope is clamped at zero (a flat line is always feasible for
 //!   non-decreasing ranks) so that models stay monotone.
 //! * **`eps = 0`** is supported: a segment then keeps a point only if the `f64` model fixed by its
-//!   first two points predicts it exactly. This is greedy rather than optimal, since a point that
+//!   first two points (the rounded slope or a neighbouring `f64`) predicts it exactly. This is greedy rather than optimal, since a point that
 //!   is collinear in exact arithmetic but not in `f64` starts a new segment.
 //!
 //! Points must have strictly increasing `x` and non-decreasing `y` (CDF points do).
@@ -224,10 +224,20 @@ impl OptPlaBuilder {
     /// `eps == 0`: keep `p` only if the `f64` model predicts it exactly.
     fn extend_exact(&mut self, p: CdfPoint) -> bool {
         if self.count == 1 {
+            // The rounded quotient dy / dx can miss y by one ulp; a neighbouring slope hits it.
             let model = LinearModel::through(self.first_x, self.first_y as f64, p.x, p.y as f64);
-            if model.predict(p.x) != p.y as f64 {
+            let bits = model.slope.to_bits();
+            let candidates = [bits, bits.wrapping_add(1), bits.wrapping_sub(1)];
+            let hit = candidates
+                .into_iter()
+                .map(|b| LinearModel {
+                    slope: f64::from_bits(b),
+                    ..model
+                })
+                .find(|m| m.slope >= 0.0 && m.predict(p.x) == p.y as f64);
+            let Some(model) = hit else {
                 return false;
-            }
+            };
             self.exact = model;
             return true;
         }
