@@ -39,10 +39,12 @@ static_suite!(
 
 #[test]
 fn bottom_level_is_within_eps_of_every_key() {
-    let keys: Vec<u64> = (0..30_000u64)
-        .map(|i| (i * 7919) % 100_003 * 1_000 + i)
+    let mut keys: Vec<u64> = (0..30_000u64)
+        .map(|i| {
+            let x = (i ^ 0x5555).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            (x ^ (x >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 8
+        })
         .collect();
-    let mut keys = keys;
     keys.sort_unstable();
     for eps in [1, 3, 8] {
         let pgm = Pgm::build(&keys, PgmParams::new(eps, 1)).unwrap();
