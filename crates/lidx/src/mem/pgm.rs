@@ -309,7 +309,7 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
 
 /// Asks the CPU to start loading every cache line of `window`. A binary search over a window
 /// of a few hundred keys otherwise waits for one miss per probe; with the lines requested up
-/// front the misses overlap (on 50M keys this made PGM lookups about 2x faster).
+/// front the misses overlap (on 50M lognormal keys, eps 64: about 10% faster lookups).
 #[doc(hidden)]
 #[inline(always)]
 pub fn prefetch_window<K>(window: &[K]) {
