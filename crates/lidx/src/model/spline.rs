@@ -1,7 +1,7 @@
 //! The error-bounded linear spline of RadixSpline: knots on the CDF such that linear
 //! interpolation between consecutive knots is within `max_error` of every CDF point.
 //!
-//! Paper 000 §2.2 describes RadixSpline as "a linear spline model [of] the CDF" with a radix
+//! Paper 000 §2.2 describes RadixSpline as "a linear spline model to model the CDF" with a radix
 //! table on top; the spline is built in one pass by the greedy spline corridor (GreedySplineCorridor
 //! of Neumann and Michel, used by the RadixSpline paper): from the last knot, keep the range of
 //! slopes that pass within `max_error` of every point seen since; when the slope to the newest
