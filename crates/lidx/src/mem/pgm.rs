@@ -1,1 +1,348 @@
-//! (to be written)
+//! The PGM-index: a static index made of levels of optimal piecewise-linear models.
+//!
+//! Paper 000 §2.2: "Each level is an error bounded linear regression model built using piecewise
+//! linear approximation ... the lowest level approximating the CDF curve of the data. Higher
+//! levels are built recursively as PLA models approximating the list consisting of end points of
+//! the line segments in the next level." The bottom level is the optimal PLA of the data's CDF
+//! with error `eps` ([`crate::model::opt_pla`], paper 001 §IV-A's Opt-PLA); level `i + 1` is the
+//! optimal PLA, with error `eps_recursive`, of the first keys of level `i`'s segments against
+//! their positions, until a level has one segment (the root).
+//!
+//! A query descends from the root: each segment predicts the position of the right segment one
+//! level down, clamped (as PGM does) to the first position covered by the next segment, since
+//! the key is below that segment's first key; a fixed-width, branch-free count of the first keys
+//! `<= key` in the `2 * eps_recursive + 3` window around the prediction picks the segment. At the
+//! bottom the segment's prediction, clamped the same way, gives the window of
+//! [`ApproxPos::for_key`], at most `2 * eps + 2` wide for injective keys.
+//!
+//! What we do differently, and why:
+//!
+//! * Levels are stored flat, struct-of-arrays: all first keys in one `Vec<u64>` (bottom level
+//!   first), and `(slope, intercept, next position)` in a parallel `Vec`, so a level's window
+//!   search reads only contiguous keys. PGM's reference code stores whole segments.
+//! * Upper-level windows are searched by counting keys `<= key` over a fixed window rather than
+//!   by a linear scan that stops early: no data-dependent branch, and it needs no sentinel.
+//! * Models predict on model-space keys ([`Key::to_model`]); duplicates and string keys are
+//!   handled by the CDF points of [`crate::model::points`] and the window of
+//!   [`ApproxPos::for_key`], which PGM's code does not define.
+//! * The maximum error holds for the `f64` models as evaluated (see [`crate::model::opt_pla`]).
+
+use std::marker::PhantomData;
+
+use crate::error::{Error, Result};
+use crate::index::{ApproxPos, Shape, StaticIndex};
+use crate::key::{check_sorted, Key};
+use crate::model::linear::LinearModel;
+use crate::model::opt_pla::{optimal_pla_points, OptPlaBuilder};
+use crate::model::points::{cdf_points, CdfPoint};
+use crate::model::segment::Segment;
+
+/// The largest `eps` or `eps_recursive` accepted; windows of this size are already useless.
+const MAX_EPS: usize = 1 << 32;
+
+/// Parameters of a [`Pgm`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PgmParams {
+    /// Maximum error of the bottom level, in positions. Larger means fewer segments (less
+    /// memory, a shallower tree) but a wider final window (a longer last-mile search).
+    pub eps: usize,
+    /// Maximum error of the upper levels, in segments, at least 1 (so that every level is at
+    /// most half the one below). Larger means fewer levels but a wider window to search in
+    /// each level.
+    pub eps_recursive: usize,
+}
+
+impl Default for PgmParams {
+    /// `eps = 64`, `eps_recursive = 4`, the PGM-index's defaults.
+    fn default() -> Self {
+        PgmParams {
+            eps: 64,
+            eps_recursive: 4,
+        }
+    }
+}
+
+impl PgmParams {
+    /// Parameters with the given errors.
+    pub fn new(eps: usize, eps_recursive: usize) -> Self {
+        PgmParams { eps, eps_recursive }
+    }
+
+    fn validate(&self) -> Result<()> {
+        if self.eps > MAX_EPS {
+            return Err(Error::InvalidParameter {
+                name: "eps",
+                value: self.eps.to_string(),
+                expected: "at most 2^32",
+            });
+        }
+        if !(1..=MAX_EPS).contains(&self.eps_recursive) {
+            return Err(Error::InvalidParameter {
+                name: "eps_recursive",
+                value: self.eps_recursive.to_string(),
+                expected: "from 1 to 2^32 (with 1, every upper segment still covers two or more)",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A segment's model without its first key (which lives in the keys array).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Model {
+    slope: f64,
+    intercept: f64,
+    /// First position covered by the next segment of the level (the level below's length for
+    /// the last segment): no key of this segment can have a larger lower bound.
+    next_pos: usize,
+}
+
+/// One level's place in the flat arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Level {
+    offset: usize,
+    len: usize,
+}
+
+/// The PGM-index over `n` sorted keys of type `K` (which it does not store).
+#[derive(Debug, Clone)]
+pub struct Pgm<K> {
+    n: usize,
+    params: PgmParams,
+    /// First model-space key of every segment, level by level, bottom level first.
+    keys: Vec<u64>,
+    /// Models, parallel to `keys`.
+    models: Vec<Model>,
+    /// Bottom level first; the last level has one segment.
+    levels: Vec<Level>,
+    _key: PhantomData<fn() -> K>,
+}
+
+impl<K: Key> Pgm<K> {
+    /// Builds the index on sorted `keys` (duplicates allowed). Returns `OutOfOrder` or
+    /// `InvalidKey` for bad keys, `InvalidParameter` for an error above 2^32 or an
+    /// `eps_recursive` of 0.
+    pub fn build(keys: &[K], params: PgmParams) -> Result<Self> {
+        params.validate()?;
+        check_sorted(keys)?;
+        let mut builder = OptPlaBuilder::new(params.eps);
+        let mut bottom = Vec::with_capacity(keys.len() / (params.eps.max(1) * 16) + 1);
+        for p in cdf_points(keys) {
+            bottom.extend(builder.add_point(p));
+        }
+        bottom.extend(builder.finish());
+        Ok(Self::from_bottom(keys.len(), params, bottom))
+    }
+
+    /// Stacks the upper levels on `bottom` (the optimal PLA of the data) and lays them out.
+    fn from_bottom(n: usize, params: PgmParams, bottom: Vec<Segment>) -> Self {
+        let mut levels_segments = vec![bottom];
+        while let Some(last) = levels_segments.last().filter(|l| l.len() > 1) {
+            let points = last
+                .iter()
+                .enumerate()
+                .map(|(y, s)| CdfPoint { x: s.first_key, y });
+            let up = optimal_pla_points(points, params.eps_recursive);
+            levels_segments.push(up);
+        }
+        let total = levels_segments.iter().map(Vec::len).sum();
+        let mut keys = Vec::with_capacity(total);
+        let mut models = Vec::with_capacity(total);
+        let mut levels = Vec::with_capacity(levels_segments.len());
+        let mut below_len = n;
+        for segments in levels_segments.iter().filter(|s| !s.is_empty()) {
+            levels.push(Level {
+                offset: keys.len(),
+                len: segments.len(),
+            });
+            for (i, s) in segments.iter().enumerate() {
+                keys.push(s.first_key);
+                models.push(Model {
+                    slope: s.model.slope,
+                    intercept: s.model.intercept,
+                    next_pos: segments.get(i + 1).map_or(below_len, |t| t.first_rank),
+                });
+            }
+            below_len = segments.len();
+        }
+        Pgm {
+            n,
+            params,
+            keys,
+            models,
+            levels,
+            _key: PhantomData,
+        }
+    }
+
+    /// Number of levels, the bottom level included (0 when built on no keys).
+    pub fn height(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The bottom level's segments (the optimal PLA of the data).
+    pub fn segments(&self) -> Vec<Segment> {
+        let Some(bottom) = self.levels.first() else {
+            return Vec::new();
+        };
+        (0..bottom.len)
+            .map(|i| Segment {
+                first_key: self.keys[i],
+                first_rank: if i == 0 {
+                    0
+                } else {
+                    self.models[i - 1].next_pos
+                },
+                model: self.model(i),
+            })
+            .collect()
+    }
+
+    /// Number of segments in the bottom level.
+    pub fn segment_count(&self) -> usize {
+        self.levels.first().map_or(0, |l| l.len)
+    }
+
+    /// The parameters the index was built with.
+    pub fn params(&self) -> PgmParams {
+        self.params
+    }
+
+    /// Maximum error of the bottom level.
+    pub fn eps(&self) -> usize {
+        self.params.eps
+    }
+
+    /// Bytes of the index structure (keys and models of every level).
+    pub fn size_in_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.keys.len() * std::mem::size_of::<u64>()
+            + self.models.len() * std::mem::size_of::<Model>()
+            + self.levels.len() * std::mem::size_of::<Level>()
+    }
+
+    /// The model of the segment at flat index `i`, exactly as the builder produced it.
+    #[inline(always)]
+    fn model(&self, i: usize) -> LinearModel {
+        let m = &self.models[i];
+        LinearModel {
+            x0: self.keys[i],
+            slope: m.slope,
+            intercept: m.intercept,
+        }
+    }
+
+    /// Index in the bottom level of the last segment whose first key is `<= max(v, first key)`.
+    #[inline(always)]
+    fn find_segment(&self, v: u64) -> usize {
+        let k = v.max(self.keys[0]);
+        let eps = self.params.eps_recursive;
+        let top = self.levels.len() - 1;
+        let mut up = self.levels[top].offset;
+        for l in (0..top).rev() {
+            let level = self.levels[l];
+            let pred = self.model(up).predict(k) as usize;
+            let pos = pred.min(self.models[up].next_pos);
+            // The count of first keys <= k is the last one's index + 1. Keys before
+            // pos - eps - 1 are below k and keys after pos + eps + 1 above it (see module docs),
+            // so counting over a fixed window starting at or before pos - eps - 1 is exact.
+            let width = (2 * eps + 3).min(level.len);
+            let lo = pos.saturating_sub(eps + 1).min(level.len - width);
+            let window = &self.keys[level.offset + lo..level.offset + lo + width];
+            let count = window.iter().map(|&x| usize::from(x <= k)).sum::<usize>();
+            up = level.offset + (lo + count).saturating_sub(1);
+        }
+        up
+    }
+}
+
+impl<K: Key> StaticIndex<K> for Pgm<K> {
+    #[inline]
+    fn search(&self, key: K) -> ApproxPos {
+        if self.n == 0 {
+            return ApproxPos::default();
+        }
+        let v = key.to_model();
+        let i = self.find_segment(v);
+        let model = self.model(i);
+        let next_pos = self.models[i].next_pos;
+        let next_key = self
+            .keys
+            .get(i + 1)
+            .copied()
+            .filter(|_| i + 1 < self.levels[0].len);
+        ApproxPos::for_key(key, self.params.eps, self.n, |x| {
+            if x != v && next_key.is_some_and(|next| x >= next) {
+                // Only v + 1 for non-injective keys: it is the next segment's first key.
+                return next_pos as f64;
+            }
+            model.predict(x).min(next_pos as f64)
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.n
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        Pgm::size_in_bytes(self)
+    }
+
+    fn shape(&self) -> Shape {
+        Shape {
+            segments: Some(self.segment_count()),
+            height: Some(self.height()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_shrink_to_one_root() {
+        let keys: Vec<u64> = (0..20_000u64).map(|i| i * i + (i % 13) * 1000).collect();
+        let mut keys = keys;
+        keys.sort_unstable();
+        let pgm = Pgm::build(&keys, PgmParams::new(4, 2)).unwrap();
+        assert!(pgm.height() >= 2, "{:?}", pgm.shape());
+        let lens: Vec<usize> = pgm.levels.iter().map(|l| l.len).collect();
+        assert_eq!(*lens.last().unwrap(), 1);
+        assert!(lens.windows(2).all(|w| w[0] > w[1]), "{lens:?}");
+        assert_eq!(pgm.segments().len(), lens[0]);
+        assert_eq!(pgm.segments()[0].first_rank, 0);
+        for (i, k) in keys.iter().enumerate().step_by(7) {
+            assert_eq!(
+                pgm.lower_bound(&keys, *k),
+                keys.partition_point(|x| x < k),
+                "{i}"
+            );
+        }
+        assert!(pgm.size_in_bytes() > lens[0] * 32);
+    }
+
+    #[test]
+    fn huge_eps_is_refused() {
+        let err = Pgm::build(&[1u64], PgmParams::new(usize::MAX, 4)).unwrap_err();
+        assert!(matches!(err, Error::InvalidParameter { name: "eps", .. }));
+        for rec in [0, (1 << 32) + 1] {
+            let err = Pgm::build(&[1u64], PgmParams::new(4, rec)).unwrap_err();
+            assert!(matches!(
+                err,
+                Error::InvalidParameter {
+                    name: "eps_recursive",
+                    ..
+                }
+            ));
+        }
+    }
+
+    #[test]
+    fn empty_index_answers_zero() {
+        let pgm = Pgm::<u64>::build(&[], PgmParams::default()).unwrap();
+        assert_eq!(pgm.search(5), ApproxPos::default());
+        assert_eq!(pgm.height(), 0);
+        assert!(pgm.segments().is_empty());
+    }
+}
