@@ -80,12 +80,14 @@ pub fn parse_count(text: &str) -> Option<u64> {
     base.checked_mul(multiplier)
 }
 
-/// `1000000` -> `1M`, `2000000000` -> `2G`; other values as plain digits.
+/// `1000000` -> `1M`, `2000000000` -> `2G`, `1048576` -> `1Mi`; other values as plain digits.
 pub fn show_count(v: u64) -> String {
     match v {
         0 => "0".to_string(),
         v if v % 1_000_000_000 == 0 => format!("{}G", v / 1_000_000_000),
         v if v % 1_000_000 == 0 => format!("{}M", v / 1_000_000),
+        v if v % (1 << 30) == 0 => format!("{}Gi", v >> 30),
+        v if v % (1 << 20) == 0 => format!("{}Mi", v >> 20),
         v => v.to_string(),
     }
 }
@@ -175,8 +177,9 @@ index_specs! {
     /// Two-stage recursive model index (RMI): a root model choosing one of `leaves` linear
     /// models.
     Rmi = "rmi" {
-        /// Second-stage models: more is smaller errors and more memory.
-        leaves: usize = 65536,
+        /// Second-stage models: more is smaller errors and more memory (the library's default,
+        /// 2^20, is measured in `lidx::mem::rmi`).
+        leaves: usize = 1048576,
     },
     /// B+-tree over the sorted keys (the classic structure learned indexes must beat).
     Btree = "btree" {},

@@ -70,6 +70,8 @@ fn counts_accept_suffixes() {
     assert_eq!(parse_count("99999999999G"), None);
     assert_eq!(show_count(3_000_000), "3M");
     assert_eq!(show_count(65_536), "65536");
+    assert_eq!(show_count(1 << 20), "1Mi");
+    assert_eq!(IndexSpec::parse("rmi").unwrap().label(), "rmi:leaves=1Mi");
 }
 
 #[test]

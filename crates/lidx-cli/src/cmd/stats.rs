@@ -28,8 +28,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let dataset = load_dataset(&args.dataset, args.seed)?;
     let bar = spinner(&format!("statistics of {}", dataset.name));
-    let computed = stats::compute(&dataset.keys);
+    let mut stage = |name: &'static str| bar.set_message(format!("{}: {name}", dataset.name));
+    let computed = stats::compute(&dataset.keys, Some(&mut stage));
     bar.finish_and_clear();
+    let computed = computed.with_context(|| format!("statistics of {}", dataset.name))?;
     let value = serde_json::to_value(&computed).context("encoding the statistics")?;
     if args.json {
         println!("{value}");
