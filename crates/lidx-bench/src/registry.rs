@@ -37,8 +37,8 @@ pub const DEFAULT_INDEXES: &str = "sorted,pgm:eps=64,rs,rmi,btree";
 pub trait ParamValue: Sized + Copy {
     /// Parses `text`, `None` when it is not a number of this type.
     fn parse_param(text: &str) -> Option<Self>;
-    /// Writes the value for a label (`1M` for 1 000 000).
-    fn show(self) -> String;
+    /// The value as a number, for reports.
+    fn to_u64(self) -> u64;
 }
 
 macro_rules! param_value_for_unsigned {
@@ -47,8 +47,8 @@ macro_rules! param_value_for_unsigned {
             fn parse_param(text: &str) -> Option<Self> {
                 parse_count(text).and_then(|v| <$t>::try_from(v).ok())
             }
-            fn show(self) -> String {
-                show_count(self as u64)
+            fn to_u64(self) -> u64 {
+                self as u64
             }
         }
     )*};
@@ -125,10 +125,10 @@ macro_rules! index_specs {
             }
 
             /// The parameters with their values, in declaration order.
-            pub fn params(&self) -> Vec<(&'static str, String)> {
+            pub fn params(&self) -> Vec<(&'static str, u64)> {
                 match *self {
                     $( IndexSpec::$variant { $($param),* } => {
-                        vec![$( (stringify!($param), ParamValue::show($param)) ),*]
+                        vec![$( (stringify!($param), ParamValue::to_u64($param)) ),*]
                     } )*
                 }
             }
@@ -237,16 +237,18 @@ impl IndexSpec {
         Ok(specs)
     }
 
-    /// The canonical spelling with every parameter: `rs:bits=18:err=32`.
+    /// The canonical spelling with every parameter, round numbers short: `rs:bits=18:err=32`,
+    /// `rmi:leaves=1Mi`. It parses back to the same spec.
     pub fn label(&self) -> String {
         let mut label = self.name().to_string();
         for (key, value) in self.params() {
-            label.push_str(&format!(":{key}={value}"));
+            label.push_str(&format!(":{key}={}", show_count(value)));
         }
         label
     }
 
-    /// The parameters alone, `bits=18:err=32` (empty when there are none).
+    /// The parameters alone in plain digits for machine reading, `bits=18:err=32` (empty when
+    /// there are none).
     pub fn params_text(&self) -> String {
         self.params()
             .iter()

@@ -12,8 +12,8 @@
 //! | `n` | keys | keys in the dataset (duplicates included) |
 //! | `workload` | | canonical workload (`lookup:uniform`, `lookup:zipf`) |
 //! | `index` | | index name (`pgm`, `rs`, `sorted`, ...) |
-//! | `label` | | canonical index spec with every parameter (`rs:bits=18:err=32`) |
-//! | `params` | | the parameters alone (`bits=18:err=32`, empty when none) |
+//! | `label` | | canonical index spec with every parameter, round numbers short (`rs:bits=18:err=32`, `rmi:leaves=1Mi`) |
+//! | `params` | | the parameters alone in plain digits (`leaves=1048576`, empty when none) |
 //! | `build_s` | s | wall time of one build on the sorted keys |
 //! | `build_keys_per_s` | keys/s | `n / build_s` |
 //! | `bytes` | B | `StaticIndex::size_in_bytes`: memory of the index, keys excluded |

@@ -6,7 +6,6 @@ pub mod stats;
 
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 use lidx_bench::dataset::{self, Dataset};
@@ -19,19 +18,20 @@ pub enum Command {
     ///
     /// Every answer is checked against the true lower bound; a wrong one fails the run.
     /// Cost with the defaults (10M lognormal keys, 1M queries, 3 timed runs, five indexes):
-    /// 15-40 s on 2 cores, about 5 s of it for the data and the binary-search baseline, and
-    /// about 120 MB of memory (80 MB keys, 16 MB queries and true answers, the largest index).
+    /// about 15 s on 2 cores (5-7 s for the data, the true answers and the binary-search
+    /// baseline, then 1.5-2.5 s per index) and about 150 MB of memory (80 MB keys, 16 MB
+    /// queries and true answers, the largest index: RMI's 2^20 leaves take 50 MB).
     Bench(bench::Args),
     /// Write a generated dataset to an SOSD file (u64 count, then the keys, little-endian).
     ///
-    /// Cost: the time to generate and sort the keys (about 1-2 s per 10M keys) and 8 bytes per
-    /// key of memory and disk.
+    /// Cost: the time to generate and sort the keys (under a second per 10M lognormal keys)
+    /// and 8 bytes per key of memory and disk.
     Gen(gen::Args),
     /// Print statistics of a dataset: size, duplicates, min/max, PGM segments at eps 8/64/512,
     /// LIPP conflict degree.
     ///
-    /// Cost: loading the data (8 bytes per key) plus three optimal-PLA passes, a few seconds
-    /// per 10M keys.
+    /// Cost: loading the data (8 bytes per key) plus three optimal-PLA passes, about 2 s per
+    /// 10M keys.
     Stats(stats::Args),
 }
 
@@ -106,7 +106,7 @@ pub fn load_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {
     let bar = spinner(&format!("loading {spec}"));
     let dataset = dataset::load(spec, seed);
     bar.finish_and_clear();
-    let dataset = dataset.with_context(|| format!("dataset {spec}"))?;
+    let dataset = dataset?;
     for note in &dataset.notes {
         eprintln!("note: {note}");
     }
