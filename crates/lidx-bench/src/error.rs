@@ -50,6 +50,23 @@ pub enum BenchError {
     },
     /// The library refused the input.
     Index(lidx::Error),
+    /// A lookup workload was asked to choose existing keys from an empty dataset.
+    NoKeys {
+        /// The workload label.
+        workload: String,
+    },
+    /// The index is known to the registry but not built into this binary yet.
+    Unavailable {
+        /// The index label.
+        index: String,
+    },
+    /// A report file could not be encoded or decoded.
+    Report {
+        /// The file.
+        path: PathBuf,
+        /// What the encoder or decoder said.
+        message: String,
+    },
 }
 
 impl fmt::Display for BenchError {
@@ -83,6 +100,16 @@ impl fmt::Display for BenchError {
                  the run is invalid"
             ),
             BenchError::Index(e) => write!(f, "{e}"),
+            BenchError::NoKeys { workload } => write!(
+                f,
+                "workload {workload} chooses existing keys but the dataset is empty; \
+                 use a dataset with at least one key"
+            ),
+            BenchError::Unavailable { index } => write!(
+                f,
+                "index {index} is not built into this binary yet; leave it out of --index"
+            ),
+            BenchError::Report { path, message } => write!(f, "{}: {message}", path.display()),
         }
     }
 }

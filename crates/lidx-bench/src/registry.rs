@@ -1,1 +1,286 @@
-//! (to be written)
+//! The index registry: `--index` spec strings, parsed into typed [`IndexSpec`]s and built into
+//! `Box<dyn StaticIndex<u64>>`.
+//!
+//! A list is comma-separated; each item is a name followed by `:param=value` pairs in any order,
+//! every parameter optional (its default applies):
+//!
+//! ```text
+//! pgm:eps=64,rs:bits=18:err=32,rmi:leaves=1M,btree,sorted,spgm:every=128:eps=2,btree-model:every=256,fiting:eps=64
+//! ```
+//!
+//! Numbers take an optional suffix: `K`, `M`, `G` (powers of 1000) or `Ki`, `Mi`, `Gi` (powers
+//! of 1024), so `leaves=1M` is 1 000 000 and `leaves=64Ki` is 65 536. An unknown name, an
+//! unknown or repeated parameter, or a value that does not parse is a [`BenchError::BadSpec`]
+//! whose message lists every accepted form with its defaults.
+//!
+//! The same index may appear several times with different parameters (`pgm:eps=16,pgm:eps=64`).
+//! Reports name each by its [`IndexSpec::label`], the canonical spelling with every parameter
+//! written out (`rs` becomes `rs:bits=18:err=32`).
+//!
+//! # Adding an index
+//!
+//! One row in the `index_specs!` table below (variant, name, parameters with types and
+//! defaults, docs) gives the enum variant, its parsing, its label and its help line; one arm in
+//! [`IndexSpec::build`] builds it. Indexes listed here but not yet built into this binary answer
+//! [`BenchError::Unavailable`], which the runner reports as skipped, so the default list can
+//! name the full line-up before every index exists.
+
+use lidx::mem::SortedArray;
+use lidx::StaticIndex;
+
+use crate::error::{BenchError, Result};
+
+/// The indexes `lidx bench` runs when `--index` is not given.
+pub const DEFAULT_INDEXES: &str = "sorted,pgm:eps=64,rs,rmi,btree";
+
+/// A value an index parameter can take, parsed with the `K`/`M`/`G` suffixes.
+pub trait ParamValue: Sized + Copy {
+    /// Parses `text`, `None` when it is not a number of this type.
+    fn parse_param(text: &str) -> Option<Self>;
+    /// The value as a number, for reports.
+    fn to_u64(self) -> u64;
+}
+
+macro_rules! param_value_for_unsigned {
+    ($($t:ty),*) => {$(
+        impl ParamValue for $t {
+            fn parse_param(text: &str) -> Option<Self> {
+                parse_count(text).and_then(|v| <$t>::try_from(v).ok())
+            }
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+        }
+    )*};
+}
+param_value_for_unsigned!(u32, u64, usize);
+
+/// Parses `123`, `64K`, `1M`, `2G`, `64Ki`, `1Mi`, `1Gi` (and `_` digit separators).
+pub fn parse_count(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+        .unwrap_or(text.len());
+    let (digits, suffix) = text.split_at(split);
+    let digits: String = digits.chars().filter(|&c| c != '_').collect();
+    if digits.is_empty() {
+        return None;
+    }
+    let base: u64 = digits.parse().ok()?;
+    let multiplier: u64 = match suffix {
+        "" => 1,
+        "K" | "k" => 1_000,
+        "M" | "m" => 1_000_000,
+        "G" | "g" => 1_000_000_000,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        _ => return None,
+    };
+    base.checked_mul(multiplier)
+}
+
+/// `1000000` -> `1M`, `2000000000` -> `2G`, `1048576` -> `1Mi`; other values as plain digits.
+pub fn show_count(v: u64) -> String {
+    match v {
+        0 => "0".to_string(),
+        v if v % 1_000_000_000 == 0 => format!("{}G", v / 1_000_000_000),
+        v if v % 1_000_000 == 0 => format!("{}M", v / 1_000_000),
+        v if v % (1 << 30) == 0 => format!("{}Gi", v >> 30),
+        v if v % (1 << 20) == 0 => format!("{}Mi", v >> 20),
+        v => v.to_string(),
+    }
+}
+
+macro_rules! index_specs {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident = $name:literal {
+            $( $(#[doc = $pdoc:literal])* $param:ident : $ty:ty = $default:literal ),* $(,)?
+        }
+    ),* $(,)?) => {
+        /// One index of an `--index` list, with its parameters. See the module docs.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum IndexSpec {
+            $(
+                $(#[doc = $doc])*
+                $variant { $( $(#[doc = $pdoc])* $param: $ty ),* }
+            ),*
+        }
+
+        impl IndexSpec {
+            /// Every accepted form with its defaults, e.g. `rs[:bits=18][:err=32]`.
+            pub fn forms() -> Vec<String> {
+                vec![$(
+                    concat!($name $(, "[:", stringify!($param), "=", stringify!($default), "]")*)
+                        .to_string()
+                ),*]
+            }
+
+            /// The index's name as spelled in specs (`rs`, `btree-model`, ...).
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( IndexSpec::$variant { .. } => $name, )*
+                }
+            }
+
+            /// The parameters with their values, in declaration order.
+            pub fn params(&self) -> Vec<(&'static str, u64)> {
+                match *self {
+                    $( IndexSpec::$variant { $($param),* } => {
+                        vec![$( (stringify!($param), ParamValue::to_u64($param)) ),*]
+                    } )*
+                }
+            }
+
+            fn from_parts(name: &str, pairs: &[(&str, &str)]) -> Option<Self> {
+                match name {
+                    $( $name => {
+                        $( let mut $param: $ty = $default; )*
+                        let mut seen: Vec<&str> = Vec::new();
+                        for pair in pairs {
+                            if seen.contains(&pair.0) {
+                                return None;
+                            }
+                            seen.push(pair.0);
+                            match pair.0 {
+                                $( stringify!($param) => {
+                                    $param = <$ty as ParamValue>::parse_param(pair.1)?;
+                                } )*
+                                _ => return None,
+                            }
+                        }
+                        Some(IndexSpec::$variant { $($param),* })
+                    } )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+index_specs! {
+    /// Binary search over the whole array: the baseline every speedup is measured against.
+    Sorted = "sorted" {},
+    /// PGM-index (paper 001): optimal piecewise linear segments with error `eps`, recursively.
+    Pgm = "pgm" {
+        /// Maximum error in positions: smaller is faster lookups and more segments (memory).
+        eps: usize = 64,
+    },
+    /// RadixSpline (paper 003): a spline with error `err` and a radix table on its points.
+    Rs = "rs" {
+        /// Radix table bits: more bits is a larger table and a narrower spline search.
+        bits: u32 = 18,
+        /// Spline error in positions: smaller is faster lookups and more spline points.
+        err: usize = 32,
+    },
+    /// Two-stage recursive model index (RMI): a root model choosing one of `leaves` linear
+    /// models.
+    Rmi = "rmi" {
+        /// Second-stage models: more is smaller errors and more memory (the library's default,
+        /// 2^20, is measured in `lidx::mem::rmi`).
+        leaves: usize = 1048576,
+    },
+    /// B+-tree over the sorted keys (the classic structure learned indexes must beat).
+    Btree = "btree" {},
+    /// Sampled PGM: a PGM over every `every`-th key with error `eps` on the sample.
+    Spgm = "spgm" {
+        /// Sampling stride: larger is a smaller index and wider windows.
+        every: usize = 128,
+        /// Error on the sample: smaller is more segments and narrower windows.
+        eps: usize = 2,
+    },
+    /// B+-tree over every `every`-th key, used as a model: the window is one stride.
+    BtreeModel = "btree-model" {
+        /// Sampling stride: larger is a smaller tree and wider windows.
+        every: usize = 256,
+    },
+    /// FITing-tree: greedy segments with error `eps` in a B+-tree.
+    Fiting = "fiting" {
+        /// Maximum error in positions: smaller is faster lookups and more segments.
+        eps: usize = 64,
+    },
+}
+
+impl IndexSpec {
+    /// Parses one item such as `rs:bits=18:err=32`.
+    pub fn parse(item: &str) -> Result<Self> {
+        let bad = || BenchError::BadSpec {
+            what: "index",
+            got: item.to_string(),
+            expected: accepted_forms(),
+        };
+        let mut parts = item.trim().split(':');
+        let name = parts.next().unwrap_or_default();
+        let mut pairs = Vec::new();
+        for part in parts {
+            let (key, value) = part.split_once('=').ok_or_else(bad)?;
+            pairs.push((key.trim(), value.trim()));
+        }
+        IndexSpec::from_parts(name, &pairs).ok_or_else(bad)
+    }
+
+    /// Parses a comma-separated list; it must name at least one index.
+    pub fn parse_list(list: &str) -> Result<Vec<Self>> {
+        let specs = list
+            .split(',')
+            .filter(|item| !item.trim().is_empty())
+            .map(IndexSpec::parse)
+            .collect::<Result<Vec<_>>>()?;
+        if specs.is_empty() {
+            return Err(BenchError::BadSpec {
+                what: "index list",
+                got: list.to_string(),
+                expected: format!("a comma-separated list of {}", accepted_forms()),
+            });
+        }
+        Ok(specs)
+    }
+
+    /// The canonical spelling with every parameter, round numbers short: `rs:bits=18:err=32`,
+    /// `rmi:leaves=1Mi`. It parses back to the same spec.
+    pub fn label(&self) -> String {
+        let mut label = self.name().to_string();
+        for (key, value) in self.params() {
+            label.push_str(&format!(":{key}={}", show_count(value)));
+        }
+        label
+    }
+
+    /// The parameters alone in plain digits for machine reading, `bits=18:err=32` (empty when
+    /// there are none).
+    pub fn params_text(&self) -> String {
+        self.params()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+
+    /// True for the binary-search baseline that speedups are measured against.
+    pub fn is_baseline(&self) -> bool {
+        matches!(self, IndexSpec::Sorted {})
+    }
+
+    /// Builds the index on `keys` (sorted). Indexes not built into this binary yet answer
+    /// [`BenchError::Unavailable`]; a library refusal (unsorted keys, a bad parameter) is
+    /// [`BenchError::Index`].
+    pub fn build(&self, keys: &[u64]) -> Result<Box<dyn StaticIndex<u64>>> {
+        Ok(match *self {
+            IndexSpec::Sorted {} => Box::new(SortedArray::build(keys)?),
+            _ => {
+                return Err(BenchError::Unavailable {
+                    index: self.label(),
+                })
+            }
+        })
+    }
+}
+
+/// Every accepted form, comma-separated, for error messages and help text.
+pub fn accepted_forms() -> String {
+    format!(
+        "one of {} (numbers accept K/M/G and Ki/Mi/Gi suffixes)",
+        IndexSpec::forms().join(", ")
+    )
+}

@@ -1,3 +1,33 @@
-//! `lidx`: the command line of lidx (to be written).
+//! `lidx`: the command line of lidx. One file per subcommand in `cmd/` (its arguments, then
+//! `run`); this file only parses the command line and turns errors into one line on stderr and
+//! an exit code: 2 for a usage error (a bad argument or spec, as clap does for its own), 1 for
+//! anything else.
 
-fn main() {}
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use lidx_bench::BenchError;
+
+/// lidx: learned and classic ordered indexes, benchmarked on real and generated data.
+#[derive(Debug, Parser)]
+#[command(name = "lidx", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: cmd::Command,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cmd::run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            let usage = error
+                .chain()
+                .any(|cause| matches!(cause.downcast_ref(), Some(BenchError::BadSpec { .. })));
+            ExitCode::from(if usage { 2 } else { 1 })
+        }
+    }
+}

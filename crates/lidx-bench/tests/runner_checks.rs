@@ -1,0 +1,149 @@
+//! The runner proves every answer: a lying index fails the run with `WrongAnswer`, an honest
+//! one yields a complete record.
+
+use lidx::{ApproxPos, StaticIndex};
+use lidx_bench::dataset::Dataset;
+use lidx_bench::registry::IndexSpec;
+use lidx_bench::runner::{self, Bench, BenchConfig, Silent};
+use lidx_bench::workload::{KeyChoice, Workload};
+use lidx_bench::BenchError;
+
+/// Claims the window `[0, 1)` for every key: right only for keys at or below the first key.
+struct Liar {
+    len: usize,
+}
+
+impl StaticIndex<u64> for Liar {
+    fn search(&self, _key: u64) -> ApproxPos {
+        ApproxPos {
+            pos: 0,
+            lo: 0,
+            hi: self.len.min(1),
+        }
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn size_in_bytes(&self) -> usize {
+        0
+    }
+}
+
+fn dataset(n: u64) -> Dataset {
+    Dataset {
+        name: "squares".to_string(),
+        keys: (0..n).map(|i| i * i).collect(),
+        notes: Vec::new(),
+    }
+}
+
+fn config() -> BenchConfig {
+    BenchConfig {
+        queries: 2_000,
+        runs: 3,
+        seed: 7,
+        sample_every: 4,
+        ..BenchConfig::default()
+    }
+}
+
+#[test]
+fn a_lying_index_fails_the_run() {
+    let data = dataset(1_000);
+    let bench = Bench::prepare(&data, config(), &mut Silent).unwrap();
+    let result = bench.run_index(
+        "liar",
+        "liar",
+        "",
+        |keys| Ok(Box::new(Liar { len: keys.len() })),
+        &mut Silent,
+    );
+    match result {
+        Err(BenchError::WrongAnswer {
+            index,
+            key,
+            expected,
+            got,
+        }) => {
+            assert_eq!(index, "liar");
+            assert_eq!(expected, data.keys.partition_point(|&k| k < key));
+            assert_ne!(got, expected);
+        }
+        other => panic!("expected WrongAnswer, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_honest_index_gets_a_complete_record() {
+    let data = dataset(5_000);
+    let specs = IndexSpec::parse_list("sorted").unwrap();
+    let records = runner::run(&data, &specs, config(), &mut Silent).unwrap();
+    assert_eq!(records.len(), 1);
+    let r = &records[0];
+    assert_eq!((r.index.as_str(), r.label.as_str()), ("sorted", "sorted"));
+    assert_eq!((r.n, r.queries, r.runs, r.seed), (5_000, 2_000, 3, 7));
+    assert_eq!(r.workload, "lookup:uniform");
+    assert!(r.mean_ns > 0.0 && r.mean_ns_min <= r.mean_ns && r.mean_ns <= r.mean_ns_max);
+    assert!(r.p50_ns <= r.p99_ns && r.p99_ns <= r.p999_ns);
+    // The sorted array's window is the whole array.
+    assert!((r.mean_log2_window - (5_000f64).log2()).abs() < 1e-9);
+    assert_eq!(r.speedup_vs_binary, Some(1.0));
+    assert_eq!(r.height, Some(0));
+}
+
+#[test]
+fn unavailable_indexes_are_skipped_and_zipf_runs() {
+    let data = dataset(3_000);
+    let specs = IndexSpec::parse_list("pgm,sorted,rs").unwrap();
+    let config = BenchConfig {
+        workload: Workload::Lookup(KeyChoice::Zipf { theta: 0.99 }),
+        ..config()
+    };
+    let mut notes = Notes(Vec::new());
+    let records = runner::run(&data, &specs, config, &mut notes).unwrap();
+    let labels: Vec<_> = records.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, ["sorted"]);
+    assert_eq!(records[0].workload, "lookup:zipf");
+    assert_eq!(notes.0.len(), 2, "{:?}", notes.0);
+    assert!(notes.0[0].contains("pgm:eps=64"));
+}
+
+#[test]
+fn zero_queries_or_runs_are_rejected() {
+    let data = dataset(10);
+    for config in [
+        BenchConfig {
+            queries: 0,
+            ..config()
+        },
+        BenchConfig {
+            runs: 0,
+            ..config()
+        },
+    ] {
+        assert!(matches!(
+            Bench::prepare(&data, config, &mut Silent),
+            Err(BenchError::BadSpec { .. })
+        ));
+    }
+}
+
+#[test]
+fn lookups_on_an_empty_dataset_are_refused() {
+    let data = dataset(0);
+    assert!(matches!(
+        Bench::prepare(&data, config(), &mut Silent),
+        Err(BenchError::NoKeys { .. })
+    ));
+}
+
+struct Notes(Vec<String>);
+
+impl lidx_bench::runner::Progress for Notes {
+    fn begin(&mut self, _task: &str, _total: u64) {}
+    fn advance(&mut self, _done: u64) {}
+    fn end(&mut self) {}
+    fn note(&mut self, message: &str) {
+        self.0.push(message.to_string());
+    }
+}
