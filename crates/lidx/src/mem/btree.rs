@@ -45,7 +45,6 @@ use std::ptr;
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::map::OrderedMap;
-use crate::search::branchless_lower_bound;
 
 /// Id of "no node" in the leaf chain.
 const NIL: u32 = u32::MAX;
@@ -53,6 +52,8 @@ const NIL: u32 = u32::MAX;
 const MIN_SLOTS: usize = 4;
 /// Most slots a node may have.
 const MAX_SLOTS: usize = 1 << 16;
+/// Largest node searched by a linear count rather than a binary search (see `lower_bound_by`).
+const LINEAR_MAX: usize = 32;
 
 /// Node sizes of a [`BTree`].
 ///
@@ -109,7 +110,8 @@ impl BTreeParams {
                 expected: "a positive node size in bytes, such as 256",
             });
         }
-        let from_bytes = |entry: usize| (self.node_bytes / entry.max(1)).clamp(MIN_SLOTS, MAX_SLOTS);
+        let from_bytes =
+            |entry: usize| (self.node_bytes / entry.max(1)).clamp(MIN_SLOTS, MAX_SLOTS);
         let check = |name: &'static str, slots: Option<usize>, default: usize| match slots {
             Some(s) if !(MIN_SLOTS..=MAX_SLOTS).contains(&s) => Err(Error::InvalidParameter {
                 name,
@@ -123,12 +125,12 @@ impl BTreeParams {
             check(
                 "leaf_slots",
                 self.leaf_slots,
-                from_bytes(size_of::<K>() + size_of::<V>()),
+                from_bytes(size_of::<Slot<K, V>>()),
             )?,
             check(
                 "inner_slots",
                 self.inner_slots,
-                from_bytes(size_of::<K>() + size_of::<u32>()),
+                from_bytes(size_of::<(K, u32)>()),
             )?,
         ))
     }
@@ -138,16 +140,13 @@ impl BTreeParams {
 pub struct BTree<K: Key, V> {
     leaf_cap: usize,
     inner_cap: usize,
-    /// `leaf_cap` keys per leaf; unused slots hold `K::MAX`.
-    leaf_keys: Vec<K>,
-    /// `leaf_cap` values per leaf; the first `leaf_len[leaf]` are initialized.
-    leaf_vals: Vec<MaybeUninit<V>>,
+    /// `leaf_cap` slots per leaf; the first `leaf_len[leaf]` are initialized, the others
+    /// vacant with key `K::MAX`.
+    leaves: Vec<Slot<K, V>>,
     leaf_len: Vec<u32>,
     leaf_next: Vec<u32>,
-    /// `inner_cap` separators per inner node; unused slots hold `K::MAX`.
-    inner_keys: Vec<K>,
-    /// `inner_cap + 1` child ids per inner node; unused slots repeat the last child.
-    inner_children: Vec<u32>,
+    /// `inner_cap + 1` (separator, child) pairs per inner node; see `write_inner`.
+    inners: Vec<(K, u32)>,
     inner_len: Vec<u32>,
     free_leaves: Vec<u32>,
     free_inners: Vec<u32>,
@@ -156,6 +155,58 @@ pub struct BTree<K: Key, V> {
     height: usize,
     first_leaf: u32,
     len: usize,
+}
+
+/// A leaf slot: a key and, below the leaf's length, its value.
+struct Slot<K, V> {
+    key: K,
+    val: MaybeUninit<V>,
+}
+
+impl<K: Key, V> Slot<K, V> {
+    fn vacant() -> Self {
+        Slot {
+            key: K::MAX,
+            val: MaybeUninit::uninit(),
+        }
+    }
+}
+
+/// Branchless lower bound over items sorted by `key_of`: the number of items whose key is
+/// `< key` (as [`crate::search::branchless_lower_bound`], over keys stored inside items).
+///
+/// Nodes of up to [`LINEAR_MAX`] slots are searched by counting the keys `< key` over the whole
+/// node: no dependent loads, so the CPU fetches all of the node's cache lines at once, which
+/// beats a binary search (one dependent load per step, often a miss each) on nodes of a few
+/// cache lines. Larger nodes bisect first.
+#[inline(always)]
+fn lower_bound_by<T, K: Key>(items: &[T], key: &K, key_of: impl Fn(&T) -> &K) -> usize {
+    if items.len() <= LINEAR_MAX {
+        return items
+            .iter()
+            .map(|t| usize::from(key_of(t).key_lt(key)))
+            .sum();
+    }
+    let mut len = items.len();
+    if len == 0 {
+        return 0;
+    }
+    let mut base = 0usize;
+    while len > 1 {
+        let half = len / 2;
+        // SAFETY: base + len <= items.len() before the loop and after every step (base grows
+        // by half while len shrinks by half), and half < len, so base + half is in bounds.
+        // Bounds checks here cost about a tenth of a lookup (measured as in `search`).
+        let probe = unsafe { items.get_unchecked(base + half) };
+        base = if key_of(probe).key_lt(key) {
+            base + half
+        } else {
+            base
+        };
+        len -= half;
+    }
+    // SAFETY: len == 1 and base + len <= items.len().
+    base + usize::from(key_of(unsafe { items.get_unchecked(base) }).key_lt(key))
 }
 
 // Result of inserting into a subtree.
@@ -172,12 +223,10 @@ impl<K: Key, V> BTree<K, V> {
         let mut tree = BTree {
             leaf_cap,
             inner_cap,
-            leaf_keys: Vec::new(),
-            leaf_vals: Vec::new(),
+            leaves: Vec::new(),
             leaf_len: Vec::new(),
             leaf_next: Vec::new(),
-            inner_keys: Vec::new(),
-            inner_children: Vec::new(),
+            inners: Vec::new(),
             inner_len: Vec::new(),
             free_leaves: Vec::new(),
             free_inners: Vec::new(),
@@ -196,12 +245,14 @@ impl<K: Key, V> BTree<K, V> {
     ///
     /// Errors: [`Error::OutOfOrder`] for a descent, [`Error::DuplicateKey`] for a repeated key,
     /// [`Error::InvalidKey`] for a NaN, [`Error::InvalidParameter`] for bad `params`.
-    pub fn bulk_load<I: IntoIterator<Item = (K, V)>>(pairs: I, params: BTreeParams) -> Result<Self> {
+    pub fn bulk_load<I: IntoIterator<Item = (K, V)>>(
+        pairs: I,
+        params: BTreeParams,
+    ) -> Result<Self> {
         let mut tree = Self::new(params)?;
         let pairs = pairs.into_iter();
         let leaves_hint = pairs.size_hint().0.div_ceil(tree.leaf_cap);
-        tree.leaf_keys.reserve(leaves_hint * tree.leaf_cap);
-        tree.leaf_vals.reserve(leaves_hint * tree.leaf_cap);
+        tree.leaves.reserve(leaves_hint * tree.leaf_cap);
         let mut leaves = vec![(tree.root, K::MIN)];
         let mut prev: Option<K> = None;
         for (index, (key, value)) in pairs.enumerate() {
@@ -311,12 +362,10 @@ impl<K: Key, V> BTree<K, V> {
 
     /// Frees spare capacity of the node vectors.
     pub fn shrink_to_fit(&mut self) {
-        self.leaf_keys.shrink_to_fit();
-        self.leaf_vals.shrink_to_fit();
+        self.leaves.shrink_to_fit();
         self.leaf_len.shrink_to_fit();
         self.leaf_next.shrink_to_fit();
-        self.inner_keys.shrink_to_fit();
-        self.inner_children.shrink_to_fit();
+        self.inners.shrink_to_fit();
         self.inner_len.shrink_to_fit();
         self.free_leaves.shrink_to_fit();
         self.free_inners.shrink_to_fit();
@@ -325,27 +374,39 @@ impl<K: Key, V> BTree<K, V> {
     // ---- search -------------------------------------------------------------------------
 
     #[inline(always)]
-    fn leaf_keys_of(&self, leaf: u32) -> &[K] {
+    fn leaf_slots_of(&self, leaf: u32) -> &[Slot<K, V>] {
         let base = leaf as usize * self.leaf_cap;
-        &self.leaf_keys[base..base + self.leaf_cap]
+        &self.leaves[base..base + self.leaf_cap]
     }
 
+    /// Position of `key` among a leaf's slots: the number of keys `< key` (padding included
+    /// only for keys above `K::MAX`, i.e. NaN).
     #[inline(always)]
-    fn child_index(&self, node: u32, key: &K) -> usize {
-        let base = node as usize * self.inner_cap;
-        branchless_lower_bound(&self.inner_keys[base..base + self.inner_cap], *key)
+    fn leaf_position(&self, leaf: u32, key: &K) -> usize {
+        lower_bound_by(self.leaf_slots_of(leaf), key, |s| &s.key)
+    }
+
+    /// The child of `node` to follow for `key`.
+    #[inline(always)]
+    fn child_for(&self, node: u32, key: &K) -> (usize, u32) {
+        let stride = self.inner_cap + 1;
+        let base = node as usize * stride;
+        let slots = &self.inners[base..base + stride];
+        // Clamped for keys above `K::MAX` (NaN), which pass every padding slot.
+        let i = lower_bound_by(slots, key, |s| &s.0).min(self.inner_cap);
+        (i, slots[i].1)
     }
 
     #[inline(always)]
     fn child(&self, node: u32, index: usize) -> u32 {
-        self.inner_children[node as usize * (self.inner_cap + 1) + index]
+        self.inners[node as usize * (self.inner_cap + 1) + index].1
     }
 
     #[inline(always)]
     fn find_leaf(&self, key: &K) -> u32 {
         let mut node = self.root;
         for _ in 0..self.height {
-            node = self.child(node, self.child_index(node, key));
+            node = self.child_for(node, key).1;
         }
         node
     }
@@ -354,9 +415,9 @@ impl<K: Key, V> BTree<K, V> {
     #[inline(always)]
     fn seek(&self, key: &K) -> Option<(u32, usize)> {
         let leaf = self.find_leaf(key);
-        let keys = self.leaf_keys_of(leaf);
-        let pos = branchless_lower_bound(keys, *key);
-        if pos < keys.len() && keys[pos].key_cmp(&K::MAX) != Ordering::Equal {
+        let slots = self.leaf_slots_of(leaf);
+        let pos = lower_bound_by(slots, key, |s| &s.key);
+        if pos < slots.len() && slots[pos].key.key_cmp(&K::MAX) != Ordering::Equal {
             return Some((leaf, pos));
         }
         if pos < self.leaf_len[leaf as usize] as usize {
@@ -369,11 +430,11 @@ impl<K: Key, V> BTree<K, V> {
 
     #[inline(always)]
     fn entry(&self, leaf: u32, slot: usize) -> (&K, &V) {
-        let i = leaf as usize * self.leaf_cap + slot;
         debug_assert!(slot < self.leaf_len[leaf as usize] as usize);
+        let s = &self.leaves[leaf as usize * self.leaf_cap + slot];
         // SAFETY: callers pass a slot below the leaf's length, and the first `leaf_len` value
         // slots of a leaf are initialized.
-        (&self.leaf_keys[i], unsafe { self.leaf_vals[i].assume_init_ref() })
+        (&s.key, unsafe { s.val.assume_init_ref() })
     }
 
     // ---- node storage -------------------------------------------------------------------
@@ -384,10 +445,8 @@ impl<K: Key, V> BTree<K, V> {
             return leaf;
         }
         let id = self.leaf_len.len();
-        self.leaf_keys
-            .resize((id + 1) * self.leaf_cap, K::MAX);
-        self.leaf_vals
-            .resize_with((id + 1) * self.leaf_cap, MaybeUninit::uninit);
+        self.leaves
+            .resize_with((id + 1) * self.leaf_cap, Slot::vacant);
         self.leaf_len.push(0);
         self.leaf_next.push(NIL);
         id as u32
@@ -403,10 +462,8 @@ impl<K: Key, V> BTree<K, V> {
             return node;
         }
         let id = self.inner_len.len();
-        self.inner_keys
-            .resize((id + 1) * self.inner_cap, K::MAX);
-        self.inner_children
-            .resize((id + 1) * (self.inner_cap + 1), NIL);
+        self.inners
+            .resize((id + 1) * (self.inner_cap + 1), (K::MAX, NIL));
         self.inner_len.push(0);
         id as u32
     }
@@ -418,25 +475,29 @@ impl<K: Key, V> BTree<K, V> {
 
     fn read_inner(&self, node: u32) -> (Vec<K>, Vec<u32>) {
         let n = self.inner_len[node as usize] as usize;
-        let kb = node as usize * self.inner_cap;
-        let cb = node as usize * (self.inner_cap + 1);
+        let base = node as usize * (self.inner_cap + 1);
+        let slots = &self.inners[base..base + n + 1];
         (
-            self.inner_keys[kb..kb + n].to_vec(),
-            self.inner_children[cb..cb + n + 1].to_vec(),
+            slots[..n].iter().map(|s| s.0).collect(),
+            slots.iter().map(|s| s.1).collect(),
         )
     }
 
-    /// Writes an inner node, padding keys with `K::MAX` and children with the last child.
+    /// Writes an inner node: pair `i` is (separator `i`, child `i`); the pairs after the last
+    /// separator hold `K::MAX` and the last child.
     fn write_inner(&mut self, node: u32, keys: &[K], children: &[u32]) {
         debug_assert!(keys.len() <= self.inner_cap && children.len() == keys.len() + 1);
-        let kb = node as usize * self.inner_cap;
-        let cb = node as usize * (self.inner_cap + 1);
-        let key_slots = &mut self.inner_keys[kb..kb + self.inner_cap];
-        key_slots[..keys.len()].copy_from_slice(keys);
-        key_slots[keys.len()..].fill(K::MAX);
-        let child_slots = &mut self.inner_children[cb..cb + self.inner_cap + 1];
-        child_slots[..children.len()].copy_from_slice(children);
-        child_slots[children.len()..].fill(children[children.len() - 1]);
+        let base = node as usize * (self.inner_cap + 1);
+        let last = children[keys.len()];
+        for (i, slot) in self.inners[base..base + self.inner_cap + 1]
+            .iter_mut()
+            .enumerate()
+        {
+            *slot = match keys.get(i) {
+                Some(&k) => (k, children[i]),
+                None => (K::MAX, last),
+            };
+        }
         self.inner_len[node as usize] = keys.len() as u32;
     }
 
@@ -445,7 +506,26 @@ impl<K: Key, V> BTree<K, V> {
         if n == 0 {
             K::MIN
         } else {
-            self.leaf_keys[leaf as usize * self.leaf_cap + n - 1]
+            self.leaves[leaf as usize * self.leaf_cap + n - 1].key
+        }
+    }
+
+    /// Moves `count` slots from `from` to `to` (global slot indexes, ranges may overlap); the
+    /// caller restores the invariants (vacant slots hold `K::MAX`, lengths).
+    ///
+    /// # Safety
+    /// Both ranges must lie inside `self.leaves`; the source's initialized values move to the
+    /// destination, whose previous values must be vacant or already moved out.
+    unsafe fn move_slots(&mut self, from: usize, to: usize, count: usize) {
+        debug_assert!(from.max(to) + count <= self.leaves.len());
+        let p = self.leaves.as_mut_ptr();
+        ptr::copy(p.add(from), p.add(to), count);
+    }
+
+    /// Marks slots `range` vacant (their values were moved out).
+    fn vacate(&mut self, range: std::ops::Range<usize>) {
+        for s in &mut self.leaves[range] {
+            s.key = K::MAX;
         }
     }
 
@@ -454,16 +534,14 @@ impl<K: Key, V> BTree<K, V> {
         let n = self.leaf_len[leaf as usize] as usize;
         debug_assert!(pos <= n && n < self.leaf_cap);
         let base = leaf as usize * self.leaf_cap;
-        self.leaf_keys.copy_within(base + pos..base + n, base + pos + 1);
-        self.leaf_keys[base + pos] = key;
         // SAFETY: slots base..base+n are initialized and n < leaf_cap, so moving
-        // base+pos..base+n one slot right stays inside this leaf; the slot at base+pos is then
-        // logically vacant and gets the new value.
-        unsafe {
-            let p = self.leaf_vals.as_mut_ptr().add(base + pos);
-            ptr::copy(p, p.add(1), n - pos);
-        }
-        self.leaf_vals[base + pos] = MaybeUninit::new(value);
+        // base+pos..base+n one slot right stays inside this leaf and overwrites only the vacant
+        // slot base+n; the slot at base+pos is then vacant and gets the new entry.
+        unsafe { self.move_slots(base + pos, base + pos + 1, n - pos) };
+        self.leaves[base + pos] = Slot {
+            key,
+            val: MaybeUninit::new(value),
+        };
         self.leaf_len[leaf as usize] += 1;
     }
 
@@ -472,16 +550,14 @@ impl<K: Key, V> BTree<K, V> {
         let n = self.leaf_len[leaf as usize] as usize;
         debug_assert!(pos < n);
         let base = leaf as usize * self.leaf_cap;
-        // SAFETY: pos < n, so the slot is initialized; reading it moves the value out, and the
-        // slots after it (initialized) move one left over it, leaving slot n-1 vacant.
+        // SAFETY: pos < n, so the value is initialized; reading it moves it out, then the
+        // initialized slots after it move one left over it, leaving slot n-1 vacant.
         let value = unsafe {
-            let p = self.leaf_vals.as_mut_ptr().add(base + pos);
-            let value = p.read().assume_init();
-            ptr::copy(p.add(1), p, n - pos - 1);
+            let value = self.leaves[base + pos].val.assume_init_read();
+            self.move_slots(base + pos + 1, base + pos, n - pos - 1);
             value
         };
-        self.leaf_keys.copy_within(base + pos + 1..base + n, base + pos);
-        self.leaf_keys[base + n - 1] = K::MAX;
+        self.vacate(base + n - 1..base + n);
         self.leaf_len[leaf as usize] -= 1;
         value
     }
@@ -497,18 +573,11 @@ impl<K: Key, V> BTree<K, V> {
         debug_assert!(src != dst && dn + count <= self.leaf_cap);
         let s = src as usize * self.leaf_cap + from;
         let d = dst as usize * self.leaf_cap + dn;
-        for k in 0..count {
-            self.leaf_keys[d + k] = self.leaf_keys[s + k];
-            self.leaf_keys[s + k] = K::MAX;
-        }
-        // SAFETY: src != dst, so the two ranges lie in different leaves and do not overlap;
-        // s..s+count are initialized slots of src (below its length), d..d+count vacant slots of
-        // dst (from its length, within its capacity). Ownership moves with the bytes, and the
-        // lengths below make the source slots vacant.
-        unsafe {
-            let p = self.leaf_vals.as_mut_ptr();
-            ptr::copy_nonoverlapping(p.add(s), p.add(d), count);
-        }
+        // SAFETY: src != dst, so the ranges lie in different leaves; s..s+count are initialized
+        // slots of src (below its length), d..d+count vacant slots of dst (from its length,
+        // within its capacity). The source slots are vacated and the lengths updated below.
+        unsafe { self.move_slots(s, d, count) };
+        self.vacate(s..s + count);
         self.leaf_len[src as usize] = from as u32;
         self.leaf_len[dst as usize] = (dn + count) as u32;
     }
@@ -519,20 +588,17 @@ impl<K: Key, V> BTree<K, V> {
             self.leaf_len[left as usize] as usize,
             self.leaf_len[right as usize] as usize,
         );
-        debug_assert!(count <= rn && ln + count <= self.leaf_cap);
+        debug_assert!(left != right && count <= rn && ln + count <= self.leaf_cap);
         let l = left as usize * self.leaf_cap + ln;
         let r = right as usize * self.leaf_cap;
-        self.leaf_keys.copy_within(r..r + count, l);
-        self.leaf_keys.copy_within(r + count..r + rn, r);
-        self.leaf_keys[r + rn - count..r + rn].fill(K::MAX);
-        // SAFETY: left != right; the first `count` slots of right are initialized and move to
-        // the vacant slots after left's entries (within capacity); then right's remaining
-        // rn - count initialized slots move to its front (overlapping, hence `copy`).
+        // SAFETY: left != right; right's first `count` initialized slots move to the vacant
+        // slots after left's entries (within capacity); then right's remaining rn - count
+        // initialized slots move to its front, and its last `count` slots are vacated.
         unsafe {
-            let p = self.leaf_vals.as_mut_ptr();
-            ptr::copy_nonoverlapping(p.add(r), p.add(l), count);
-            ptr::copy(p.add(r + count), p.add(r), rn - count);
+            self.move_slots(r, l, count);
+            self.move_slots(r + count, r, rn - count);
         }
+        self.vacate(r + rn - count..r + rn);
         self.leaf_len[left as usize] = (ln + count) as u32;
         self.leaf_len[right as usize] = (rn - count) as u32;
     }
@@ -543,20 +609,17 @@ impl<K: Key, V> BTree<K, V> {
             self.leaf_len[left as usize] as usize,
             self.leaf_len[right as usize] as usize,
         );
-        debug_assert!(count <= ln && rn + count <= self.leaf_cap);
+        debug_assert!(left != right && count <= ln && rn + count <= self.leaf_cap);
         let l = left as usize * self.leaf_cap + ln - count;
         let r = right as usize * self.leaf_cap;
-        self.leaf_keys.copy_within(r..r + rn, r + count);
-        self.leaf_keys.copy_within(l..l + count, r);
-        self.leaf_keys[l..l + count].fill(K::MAX);
         // SAFETY: left != right; right's rn initialized slots move `count` slots right (within
-        // capacity, overlapping, hence `copy`), then left's last `count` initialized slots move
-        // into the vacated front of right.
+        // capacity, over vacant slots), then left's last `count` initialized slots move into
+        // the front of right, and are vacated in left.
         unsafe {
-            let p = self.leaf_vals.as_mut_ptr();
-            ptr::copy(p.add(r), p.add(r + count), rn);
-            ptr::copy_nonoverlapping(p.add(l), p.add(r), count);
+            self.move_slots(r, r + count, rn);
+            self.move_slots(l, r, count);
         }
+        self.vacate(l..l + count);
         self.leaf_len[left as usize] = (ln - count) as u32;
         self.leaf_len[right as usize] = (rn + count) as u32;
     }
@@ -599,8 +662,7 @@ impl<K: Key, V> BTree<K, V> {
         if level == 0 {
             return self.insert_into_leaf(node, key, value);
         }
-        let i = self.child_index(node, &key);
-        let child = self.child(node, i);
+        let (i, child) = self.child_for(node, &key);
         match self.insert_rec(child, level - 1, key, value) {
             Inserted::Split(sep, right) => self.insert_into_inner(node, i, sep, right),
             done => done,
@@ -609,12 +671,14 @@ impl<K: Key, V> BTree<K, V> {
 
     fn insert_into_leaf(&mut self, leaf: u32, key: K, value: V) -> Inserted<K, V> {
         let n = self.leaf_len[leaf as usize] as usize;
-        let pos = branchless_lower_bound(self.leaf_keys_of(leaf), key).min(n);
-        let slot = leaf as usize * self.leaf_cap + pos;
-        if pos < n && self.leaf_keys[slot].key_cmp(&key) == Ordering::Equal {
-            // SAFETY: pos < n, so the slot is initialized.
-            let old = unsafe { self.leaf_vals[slot].assume_init_mut() };
-            return Inserted::Replaced(std::mem::replace(old, value));
+        let pos = self.leaf_position(leaf, &key).min(n);
+        if pos < n {
+            let slot = &mut self.leaves[leaf as usize * self.leaf_cap + pos];
+            if slot.key.key_cmp(&key) == Ordering::Equal {
+                // SAFETY: pos < n, so the slot is initialized.
+                let old = unsafe { slot.val.assume_init_mut() };
+                return Inserted::Replaced(std::mem::replace(old, value));
+            }
         }
         if n < self.leaf_cap {
             self.leaf_insert_at(leaf, pos, key, value);
@@ -653,15 +717,14 @@ impl<K: Key, V> BTree<K, V> {
     fn remove_rec(&mut self, node: u32, level: usize, key: &K) -> Option<V> {
         if level == 0 {
             let n = self.leaf_len[node as usize] as usize;
-            let pos = branchless_lower_bound(self.leaf_keys_of(node), *key).min(n);
+            let pos = self.leaf_position(node, key).min(n);
             let slot = node as usize * self.leaf_cap + pos;
-            if pos < n && self.leaf_keys[slot].key_cmp(key) == Ordering::Equal {
+            if pos < n && self.leaves[slot].key.key_cmp(key) == Ordering::Equal {
                 return Some(self.leaf_remove_at(node, pos));
             }
             return None;
         }
-        let i = self.child_index(node, key);
-        let child = self.child(node, i);
+        let (i, child) = self.child_for(node, key);
         let value = self.remove_rec(child, level - 1, key)?;
         let underfull = if level == 1 {
             (self.leaf_len[child as usize] as usize) < self.leaf_cap / 2
@@ -783,11 +846,10 @@ impl<K: Key, V> OrderedMap<K, V> for BTree<K, V> {
 
     fn size_in_bytes(&self) -> usize {
         size_of::<Self>()
-            + self.leaf_keys.capacity() * size_of::<K>()
-            + self.leaf_vals.capacity() * size_of::<V>()
+            + self.leaves.capacity() * size_of::<Slot<K, V>>()
             + (self.leaf_len.capacity() + self.leaf_next.capacity()) * size_of::<u32>()
-            + self.inner_keys.capacity() * size_of::<K>()
-            + (self.inner_children.capacity() + self.inner_len.capacity()) * size_of::<u32>()
+            + self.inners.capacity() * size_of::<(K, u32)>()
+            + self.inner_len.capacity() * size_of::<u32>()
             + (self.free_leaves.capacity() + self.free_inners.capacity()) * size_of::<u32>()
     }
 }
@@ -810,10 +872,10 @@ impl<K: Key, V> Drop for BTree<K, V> {
         }
         for (leaf, &n) in self.leaf_len.iter().enumerate() {
             let base = leaf * self.leaf_cap;
-            for slot in &mut self.leaf_vals[base..base + n as usize] {
+            for slot in &mut self.leaves[base..base + n as usize] {
                 // SAFETY: the first `leaf_len` slots of every leaf (free leaves have length 0)
                 // are initialized, and each is dropped exactly once, here.
-                unsafe { slot.assume_init_drop() };
+                unsafe { slot.val.assume_init_drop() };
             }
         }
     }
@@ -821,26 +883,26 @@ impl<K: Key, V> Drop for BTree<K, V> {
 
 impl<K: Key, V: Clone> Clone for BTree<K, V> {
     fn clone(&self) -> Self {
-        let mut leaf_vals: Vec<MaybeUninit<V>> = Vec::with_capacity(self.leaf_vals.len());
-        leaf_vals.resize_with(self.leaf_vals.len(), MaybeUninit::uninit);
+        let mut leaves: Vec<Slot<K, V>> = Vec::with_capacity(self.leaves.len());
+        leaves.resize_with(self.leaves.len(), Slot::vacant);
         for (leaf, &n) in self.leaf_len.iter().enumerate() {
             let base = leaf * self.leaf_cap;
-            for slot in base..base + n as usize {
+            let live = base..base + n as usize;
+            for (to, from) in leaves[live.clone()].iter_mut().zip(&self.leaves[live]) {
                 // SAFETY: slots below a leaf's length are initialized. If a clone panics, the
                 // values cloned so far sit in `MaybeUninit` slots and are leaked, not dropped
                 // twice.
-                leaf_vals[slot] = MaybeUninit::new(unsafe { self.leaf_vals[slot].assume_init_ref() }.clone());
+                let val = MaybeUninit::new(unsafe { from.val.assume_init_ref() }.clone());
+                *to = Slot { key: from.key, val };
             }
         }
         BTree {
             leaf_cap: self.leaf_cap,
             inner_cap: self.inner_cap,
-            leaf_keys: self.leaf_keys.clone(),
-            leaf_vals,
+            leaves,
             leaf_len: self.leaf_len.clone(),
             leaf_next: self.leaf_next.clone(),
-            inner_keys: self.inner_keys.clone(),
-            inner_children: self.inner_children.clone(),
+            inners: self.inners.clone(),
             inner_len: self.inner_len.clone(),
             free_leaves: self.free_leaves.clone(),
             free_inners: self.free_inners.clone(),
@@ -915,17 +977,18 @@ mod tests {
         high: Option<K>,
         is_root: bool,
     ) {
-        let in_bounds = |k: &K| {
-            low.is_none_or(|l| l.key_lt(k)) && high.is_none_or(|h| !h.key_lt(k))
-        };
+        let in_bounds =
+            |k: &K| low.map_or(true, |l| l.key_lt(k)) && high.map_or(true, |h| !h.key_lt(k));
         if level == 0 {
             let n = t.leaf_len[node as usize] as usize;
             if !is_root {
                 assert!(n >= t.leaf_cap / 2, "leaf {node} underfull: {n}");
             }
-            let keys = t.leaf_keys_of(node);
-            assert!(keys[..n].iter().all(in_bounds));
-            assert!(keys[n..].iter().all(|k| k.key_cmp(&K::MAX) == Ordering::Equal));
+            let slots = t.leaf_slots_of(node);
+            assert!(slots[..n].iter().all(|s| in_bounds(&s.key)));
+            assert!(slots[n..]
+                .iter()
+                .all(|s| s.key.key_cmp(&K::MAX) == Ordering::Equal));
             return;
         }
         let (keys, children) = t.read_inner(node);
@@ -972,8 +1035,11 @@ mod tests {
     #[test]
     fn values_are_dropped_once() {
         let rc = std::rc::Rc::new(());
-        let mut t = BTree::bulk_load((0..300u32).map(|i| (i, rc.clone())), BTreeParams::with_slots(4, 4))
-            .unwrap();
+        let mut t = BTree::bulk_load(
+            (0..300u32).map(|i| (i, rc.clone())),
+            BTreeParams::with_slots(4, 4),
+        )
+        .unwrap();
         for i in 300..600u32 {
             t.insert(i, rc.clone());
         }
@@ -989,8 +1055,11 @@ mod tests {
 
     #[test]
     fn nan_queries_are_answered_and_nan_inserts_refused() {
-        let mut t = BTree::bulk_load((0..100).map(|i| (i as f64, i)), BTreeParams::with_slots(4, 4))
-            .unwrap();
+        let mut t = BTree::bulk_load(
+            (0..100).map(|i| (i as f64, i)),
+            BTreeParams::with_slots(4, 4),
+        )
+        .unwrap();
         assert!(t.get(&f64::NAN).is_none());
         assert!(t.lower_bound(&f64::NAN).is_none());
         assert_eq!(t.lower_bound(&-f64::NAN).map(|e| *e.1), Some(0));
