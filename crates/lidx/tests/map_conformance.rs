@@ -339,9 +339,9 @@ fn bulk_load_refuses_bad_input() {
 #[test]
 fn default_nodes_are_about_256_bytes() {
     let t = BTree::<u64, u64>::new(BTreeParams::default()).unwrap();
-    assert_eq!(t.slots(), (16, 16));
+    assert_eq!(t.slots(), (16, 15));
     let t = BTree::<Str16, u64>::new(BTreeParams::with_node_bytes(1024)).unwrap();
-    assert_eq!(t.slots(), (42, 51));
+    assert_eq!(t.slots(), (42, 50));
 }
 
 #[derive(Debug, Clone)]

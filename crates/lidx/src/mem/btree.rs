@@ -7,18 +7,25 @@
 //!
 //! What we do differently, and why:
 //!
-//! * **Arena layout.** Nodes are not boxed. All leaves share three flat vectors (keys, values,
-//!   and per-leaf length and next-leaf id) with a fixed stride of `leaf_slots` per leaf; inner
-//!   nodes share flat key and child vectors with strides `inner_slots` and `inner_slots + 1`.
-//!   Node ids are `u32` indexes. A node's keys are contiguous, a descent reads one key block and
-//!   one child id per level, and freed nodes go to a free list for reuse.
-//! * **Padding instead of lengths on the hot path.** Unused key slots hold `K::MAX` and unused
-//!   child slots repeat the node's last child, so the search in a node is a branchless binary
-//!   search over the whole fixed-size block (`search::branchless_lower_bound`) and a descent
-//!   never reads a node's length. Separators are upper bounds: child `i` holds keys `k` with
-//!   `sep[i-1] < k <= sep[i]`, so the child to follow is the number of separators `< k`, which
-//!   padding never adds to. A leaf lookup reads the leaf's length only when the slot it lands on
-//!   holds `K::MAX` (a padding slot or the key `K::MAX` itself).
+//! * **Arena layout.** Nodes are not boxed. All leaves share one flat vector of slots, a slot
+//!   being a key beside its value, with a fixed stride of `leaf_slots` per leaf (plus small
+//!   per-leaf length and next-leaf vectors); all inner nodes share one flat vector of
+//!   `(separator, child id)` pairs with a stride of `inner_slots + 1`. Node ids are `u32`
+//!   indexes (at most 2^32 - 1 nodes of each kind; more is a capacity overflow, like `Vec`'s). A node is one contiguous block, so a descent touches one block per level (keys
+//!   and child ids together, on one page), and freed nodes go to a free list for reuse.
+//! * **Search inside a node.** Nodes of up to 64 slots (the default sizes included) are
+//!   searched by counting the keys `< k` over the whole node: no dependent loads, so all of the
+//!   node's cache lines are fetched at once. Larger nodes use a branchless binary search.
+//!   Against a binary search inside every node, this halved lookup time on 100K `u64` keys and
+//!   took the tree from 0.7x to 1.1x-1.4x the speed of a branchless binary search over the
+//!   sorted array on 50M lognormal keys (2-core VM shared with other jobs; noisy).
+//! * **Padding instead of lengths on the hot path.** Unused key slots hold `K::MAX`, and the
+//!   pairs after an inner node's last separator hold `K::MAX` and its last child, so both
+//!   searches run over the whole fixed-size block and a descent never reads a node's length.
+//!   Separators are upper bounds: child `i` holds keys `k` with `sep[i-1] < k <= sep[i]`, so the
+//!   child to follow is the number of separators `< k`, which padding never adds to. A leaf
+//!   lookup reads the leaf's length only when the slot it lands on holds `K::MAX` (a padding
+//!   slot or the key `K::MAX` itself).
 //! * **Values are stored unpadded** (`MaybeUninit`), so a map of `u64` values takes 8 bytes per
 //!   value slot, not the 16 of an `Option<u64>`; this is where the module's `unsafe` is, each
 //!   block with its `SAFETY` note, and `Drop` drops exactly the live slots.
@@ -53,19 +60,23 @@ const MIN_SLOTS: usize = 4;
 /// Most slots a node may have.
 const MAX_SLOTS: usize = 1 << 16;
 /// Largest node searched by a linear count rather than a binary search (see `lower_bound_by`).
-const LINEAR_MAX: usize = 32;
+const LINEAR_MAX: usize = 64;
 
 /// Node sizes of a [`BTree`].
 ///
 /// Larger nodes give a shallower tree (fewer cache misses per lookup) and a smaller inner part,
 /// at the price of more comparisons inside each node and more data moved by each insert and
-/// remove; smaller nodes the reverse. STX's default, 256 bytes, is ours; lookups on tens of
-/// millions of keys are a little faster with larger leaves (see [`BTreeParams::node_bytes`]).
+/// remove; smaller nodes the reverse. STX's default, 256 bytes, is ours. Measured on 50M
+/// lognormal `u64` keys (random lookups of present keys, one thread), 256 to 512-byte nodes
+/// were the fastest; 1024 bytes and more were slower (the in-node search costs more than the
+/// level it saves), and 128 bytes gave a deeper, larger tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BTreeParams {
-    /// Byte budget of a node: a leaf gets `node_bytes / (size of key + size of value)` slots, an
-    /// inner node `node_bytes / (size of key + 4)` separator slots (child ids are `u32`), each
-    /// raised to at least 4 and capped at 65536. Default 256. Must not be 0.
+    /// Byte budget of a node: a leaf gets `node_bytes / size_of::<(K, V)>()` slots, an inner
+    /// node of `n` separators holds `n + 1` `(K, u32)` pairs (child ids are `u32`), so
+    /// `n = node_bytes / size_of::<(K, u32)>() - 1`; each is raised to at least 4 and capped at
+    /// 65536. Default 256 (16 leaf slots and 15 separators for `u64` keys and values). Must
+    /// not be 0.
     pub node_bytes: usize,
     /// Leaf slot count, overriding `node_bytes` for leaves; 4 to 65536.
     pub leaf_slots: Option<usize>,
@@ -110,8 +121,12 @@ impl BTreeParams {
                 expected: "a positive node size in bytes, such as 256",
             });
         }
-        let from_bytes =
-            |entry: usize| (self.node_bytes / entry.max(1)).clamp(MIN_SLOTS, MAX_SLOTS);
+        // `extra` entries of the node are not slots: an inner node's last child pair.
+        let from_bytes = |entry: usize, extra: usize| {
+            (self.node_bytes / entry.max(1))
+                .saturating_sub(extra)
+                .clamp(MIN_SLOTS, MAX_SLOTS)
+        };
         let check = |name: &'static str, slots: Option<usize>, default: usize| match slots {
             Some(s) if !(MIN_SLOTS..=MAX_SLOTS).contains(&s) => Err(Error::InvalidParameter {
                 name,
@@ -125,12 +140,12 @@ impl BTreeParams {
             check(
                 "leaf_slots",
                 self.leaf_slots,
-                from_bytes(size_of::<Slot<K, V>>()),
+                from_bytes(size_of::<Slot<K, V>>(), 0),
             )?,
             check(
                 "inner_slots",
                 self.inner_slots,
-                from_bytes(size_of::<(K, u32)>()),
+                from_bytes(size_of::<(K, u32)>(), 1),
             )?,
         ))
     }
@@ -445,6 +460,7 @@ impl<K: Key, V> BTree<K, V> {
             return leaf;
         }
         let id = self.leaf_len.len();
+        assert!(id < NIL as usize, "BTree: more than 2^32 - 1 leaves");
         self.leaves
             .resize_with((id + 1) * self.leaf_cap, Slot::vacant);
         self.leaf_len.push(0);
@@ -462,6 +478,7 @@ impl<K: Key, V> BTree<K, V> {
             return node;
         }
         let id = self.inner_len.len();
+        assert!(id < NIL as usize, "BTree: more than 2^32 - 1 inner nodes");
         self.inners
             .resize((id + 1) * (self.inner_cap + 1), (K::MAX, NIL));
         self.inner_len.push(0);
