@@ -16,9 +16,11 @@
 //! * **Search inside a node.** Nodes of up to 64 slots (the default sizes included) are
 //!   searched by counting the keys `< k` over the whole node: no dependent loads, so all of the
 //!   node's cache lines are fetched at once. Larger nodes use a branchless binary search.
-//!   Against a binary search inside every node, this halved lookup time on 100K `u64` keys and
-//!   took the tree from 0.7x to 1.1x-1.4x the speed of a branchless binary search over the
-//!   sorted array on 50M lognormal keys (2-core VM shared with other jobs; noisy).
+//!   Against a binary search inside every node, this halved lookup time on 100K `u64` keys.
+//!   Measured against a branchless binary search over the sorted keys (random present keys,
+//!   one thread, a 2-core VM shared with other jobs, so noisy): 1.7x faster on 100K keys, on
+//!   par (0.9x to 1.1x) on 50M lognormal keys, where each of the lower levels costs a cache and
+//!   TLB miss and the leaves, holding values beside keys, are twice the size of the key array.
 //! * **Padding instead of lengths on the hot path.** Unused key slots hold `K::MAX`, and the
 //!   pairs after an inner node's last separator hold `K::MAX` and its last child, so both
 //!   searches run over the whole fixed-size block and a descent never reads a node's length.
