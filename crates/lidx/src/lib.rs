@@ -18,6 +18,7 @@
 pub mod error;
 pub mod index;
 pub mod key;
+pub mod map;
 pub mod mem;
 pub mod model;
 pub mod search;
@@ -25,3 +26,4 @@ pub mod search;
 pub use error::{Error, Result};
 pub use index::{ApproxPos, Shape, StaticIndex};
 pub use key::{Key, Str16};
+pub use map::OrderedMap;

@@ -1,6 +1,7 @@
 //! In-memory indexes: static indexes over sorted keys they do not own, and owned ordered maps.
 
 pub mod btree;
+pub mod btree_index;
 pub mod btree_model;
 pub mod fiting;
 pub mod pgm;

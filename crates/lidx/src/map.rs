@@ -1,0 +1,55 @@
+//! The [`OrderedMap`] trait: what every owned ordered map in lidx offers.
+//!
+//! `DESIGN.md` ("Core vocabulary") names the operations: an ordered map owns key-value pairs and
+//! answers `get`, `range` (an iterator in key order), `insert`, `remove`, `len` and
+//! `size_in_bytes`. We add `lower_bound`, the first entry at or after a key, which is what a
+//! join or a scan starts from. Keys are compared with [`Key::key_cmp`] (an `f64` is not `Ord`),
+//! and ranges are given with the standard [`RangeBounds`], half-open (`a..b`) being the norm.
+//!
+//! One conformance suite (`tests/map_conformance.rs`) runs every implementation against
+//! `std::collections::BTreeMap` with the same seeds.
+
+use std::ops::RangeBounds;
+
+use crate::key::Key;
+
+/// An owned map from keys to values, iterated in key order.
+///
+/// Keys must be valid ([`Key::invalid_reason`] is `None`): builders refuse a NaN with
+/// [`crate::Error::InvalidKey`], and implementations offer a fallible insert for keys that come
+/// from outside (for [`crate::mem::btree::BTree`], `try_insert`).
+pub trait OrderedMap<K: Key, V> {
+    /// Iterator returned by [`OrderedMap::range`]: entries in ascending key order.
+    type Range<'a>: Iterator<Item = (&'a K, &'a V)>
+    where
+        Self: 'a,
+        K: 'a,
+        V: 'a;
+
+    /// The value stored under `key`.
+    fn get(&self, key: &K) -> Option<&V>;
+
+    /// Stores `value` under `key`, returning the value it replaces.
+    fn insert(&mut self, key: K, value: V) -> Option<V>;
+
+    /// Removes `key`, returning its value.
+    fn remove(&mut self, key: &K) -> Option<V>;
+
+    /// The entries whose keys lie in `range`, in key order. A range whose start is after its
+    /// end is empty.
+    fn range<R: RangeBounds<K>>(&self, range: R) -> Self::Range<'_>;
+
+    /// The first entry whose key is `>= key`.
+    fn lower_bound(&self, key: &K) -> Option<(&K, &V)>;
+
+    /// Number of entries.
+    fn len(&self) -> usize;
+
+    /// True when the map holds no entry.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes the map holds in memory: nodes, keys and values (not what values point to).
+    fn size_in_bytes(&self) -> usize;
+}
