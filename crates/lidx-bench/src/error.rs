@@ -55,11 +55,6 @@ pub enum BenchError {
         /// The workload label.
         workload: String,
     },
-    /// The index is known to the registry but not built into this binary yet.
-    Unavailable {
-        /// The index label.
-        index: String,
-    },
     /// A report file could not be encoded or decoded.
     Report {
         /// The file.
@@ -104,10 +99,6 @@ impl fmt::Display for BenchError {
                 f,
                 "workload {workload} chooses existing keys but the dataset is empty; \
                  use a dataset with at least one key"
-            ),
-            BenchError::Unavailable { index } => write!(
-                f,
-                "index {index} is not built into this binary yet; leave it out of --index"
             ),
             BenchError::Report { path, message } => write!(f, "{}: {message}", path.display()),
         }

@@ -21,10 +21,16 @@
 //!
 //! One row in the `index_specs!` table below (variant, name, parameters with types and
 //! defaults, docs) gives the enum variant, its parsing, its label and its help line; one arm in
-//! [`IndexSpec::build`] builds it. Indexes listed here but not yet built into this binary answer
-//! [`BenchError::Unavailable`], which the runner reports as skipped, so the default list can
-//! name the full line-up before every index exists.
+//! [`IndexSpec::build`] builds it.
 
+use lidx::mem::btree::BTreeParams;
+use lidx::mem::btree_index::BTreeIndex;
+use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
+use lidx::mem::fiting::{FitingParams, FitingTree};
+use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
+use lidx::mem::rmi::{Rmi, RmiParams};
+use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
 use lidx::mem::SortedArray;
 use lidx::StaticIndex;
 
@@ -166,8 +172,10 @@ index_specs! {
     Pgm = "pgm" {
         /// Maximum error in positions: smaller is faster lookups and more segments (memory).
         eps: usize = 64,
+        /// Error of the upper levels: smaller is more upper segments and shorter level scans.
+        eps_rec: usize = 4,
     },
-    /// RadixSpline (paper 003): a spline with error `err` and a radix table on its points.
+    /// RadixSpline (Kipf et al., the learned index paper 000 §2.2 evaluates): a spline with error `err` and a radix table on its points.
     Rs = "rs" {
         /// Radix table bits: more bits is a larger table and a narrower spline search.
         bits: u32 = 18,
@@ -182,7 +190,10 @@ index_specs! {
         leaves: usize = 1048576,
     },
     /// B+-tree over the sorted keys (the classic structure learned indexes must beat).
-    Btree = "btree" {},
+    Btree = "btree" {
+        /// Node size in bytes: larger is fewer levels and longer in-node searches.
+        node_bytes: usize = 256,
+    },
     /// Sampled PGM: a PGM over every `every`-th key with error `eps` on the sample.
     Spgm = "spgm" {
         /// Sampling stride: larger is a smaller index and wider windows.
@@ -262,16 +273,32 @@ impl IndexSpec {
         matches!(self, IndexSpec::Sorted {})
     }
 
-    /// Builds the index on `keys` (sorted). Indexes not built into this binary yet answer
-    /// [`BenchError::Unavailable`]; a library refusal (unsorted keys, a bad parameter) is
-    /// [`BenchError::Index`].
+    /// Builds the index on `keys` (sorted). A library refusal (unsorted keys, a bad parameter)
+    /// is [`BenchError::Index`].
     pub fn build(&self, keys: &[u64]) -> Result<Box<dyn StaticIndex<u64>>> {
         Ok(match *self {
             IndexSpec::Sorted {} => Box::new(SortedArray::build(keys)?),
-            _ => {
-                return Err(BenchError::Unavailable {
-                    index: self.label(),
-                })
+            IndexSpec::Pgm { eps, eps_rec } => {
+                Box::new(Pgm::build(keys, PgmParams::new(eps, eps_rec))?)
+            }
+            IndexSpec::Rs { bits, err } => Box::new(RadixSpline::build(
+                keys,
+                RadixSplineParams::new(bits as usize, err),
+            )?),
+            IndexSpec::Rmi { leaves } => Box::new(Rmi::build(keys, RmiParams::new(leaves))?),
+            IndexSpec::Spgm { every, eps } => {
+                Box::new(SampledPgm::build(keys, SampledPgmParams::new(every, eps))?)
+            }
+            IndexSpec::Btree { node_bytes } => Box::new(BTreeIndex::build(
+                keys,
+                BTreeParams::with_node_bytes(node_bytes),
+            )?),
+            IndexSpec::BtreeModel { every } => Box::new(BTreeModel::build(
+                keys,
+                BTreeModelParams::with_every(every),
+            )?),
+            IndexSpec::Fiting { eps } => {
+                Box::new(FitingTree::build(keys, FitingParams::with_eps(eps))?)
             }
         })
     }

@@ -22,6 +22,7 @@
 //! | `mean_ns_min`, `mean_ns_max` | ns | fastest and slowest run's mean (the spread of the runs) |
 //! | `p50_ns`, `p99_ns`, `p999_ns` | ns | latency percentiles of a sample of individually timed lookups (every `sample_every`-th query), timer overhead subtracted |
 //! | `sample_every` | | the sampling stride of the percentiles |
+//! | `huge_pages` | | whether the binary put large allocations (keys, index nodes) on transparent huge pages |
 //! | `mean_log2_window` | log2(positions) | mean of `log2(max(1, hi - lo))` of the windows: about the last-mile comparisons per lookup |
 //! | `segments` | | models in the bottom level, where the index has them |
 //! | `height` | levels | levels searched above the data, where the index has them |
@@ -84,6 +85,8 @@ pub struct BenchRecord {
     pub p999_ns: u64,
     /// Sampling stride of the percentiles.
     pub sample_every: u64,
+    /// Whether large allocations were on transparent huge pages.
+    pub huge_pages: bool,
     /// Mean log2 of the window width.
     pub mean_log2_window: f64,
     /// Bottom-level models, where they apply.

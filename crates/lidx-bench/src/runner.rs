@@ -53,8 +53,6 @@ pub trait Progress {
     fn advance(&mut self, done: u64);
     /// The current step finished.
     fn end(&mut self);
-    /// Something the user should read (an index skipped, ...).
-    fn note(&mut self, message: &str);
 }
 
 /// A [`Progress`] that ignores everything.
@@ -65,7 +63,6 @@ impl Progress for Silent {
     fn begin(&mut self, _task: &str, _total: u64) {}
     fn advance(&mut self, _done: u64) {}
     fn end(&mut self) {}
-    fn note(&mut self, _message: &str) {}
 }
 
 /// What to run on each index.
@@ -81,6 +78,9 @@ pub struct BenchConfig {
     pub seed: u64,
     /// Time every `sample_every`-th lookup individually for the percentiles (at least 1).
     pub sample_every: usize,
+    /// Whether the binary backs large allocations with transparent huge pages (reported only:
+    /// the allocator is the binary's choice, see `lidx-cli`'s `huge_pages`).
+    pub huge_pages: bool,
 }
 
 impl Default for BenchConfig {
@@ -91,6 +91,7 @@ impl Default for BenchConfig {
             runs: 3,
             seed: 42,
             sample_every: 16,
+            huge_pages: false,
         }
     }
 }
@@ -221,6 +222,7 @@ impl<'a> Bench<'a> {
             p99_ns: latency.value_at_quantile(0.99),
             p999_ns: latency.value_at_quantile(0.999),
             sample_every: self.config.sample_every as u64,
+            huge_pages: self.config.huge_pages,
             mean_log2_window,
             segments: shape.segments.map(|s| s as u64),
             height: shape.height.map(|h| h as u64),
@@ -343,13 +345,7 @@ pub fn run(
     let bench = Bench::prepare(dataset, config, progress)?;
     let mut records = Vec::with_capacity(specs.len());
     for spec in specs {
-        match bench.run_spec(spec, progress) {
-            Ok(record) => records.push(record),
-            Err(BenchError::Unavailable { index }) => {
-                progress.note(&format!("skipped {index}: not built into this binary yet"));
-            }
-            Err(e) => return Err(e),
-        }
+        records.push(bench.run_spec(spec, progress)?);
     }
     fill_speedups(&mut records);
     Ok(records)

@@ -14,10 +14,13 @@ fn the_full_example_list_parses() {
     assert_eq!(
         specs,
         [
-            IndexSpec::Pgm { eps: 64 },
+            IndexSpec::Pgm {
+                eps: 64,
+                eps_rec: 4
+            },
             IndexSpec::Rs { bits: 18, err: 32 },
             IndexSpec::Rmi { leaves: 1_000_000 },
-            IndexSpec::Btree {},
+            IndexSpec::Btree { node_bytes: 256 },
             IndexSpec::Sorted {},
             IndexSpec::Spgm { every: 128, eps: 2 },
             IndexSpec::BtreeModel { every: 256 },

@@ -24,6 +24,7 @@ fn record(index: &str, segments: Option<u64>, speedup: Option<f64>) -> BenchReco
         p99_ns: 400,
         p999_ns: 900,
         sample_every: 16,
+        huge_pages: true,
         mean_log2_window: 6.5,
         segments,
         height: segments.map(|_| 2),

@@ -4,6 +4,10 @@
 //! anything else.
 
 mod cmd;
+mod huge_pages;
+
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePageAlloc = huge_pages::HugePageAlloc;
 
 use std::process::ExitCode;
 

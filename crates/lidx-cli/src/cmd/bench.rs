@@ -23,7 +23,7 @@ pub struct Args {
 
     /// Comma-separated indexes, each `name[:param=value]...`, e.g. `pgm:eps=16,rs:err=8,sorted`.
     /// Names: sorted, pgm, rs, rmi, btree, spgm, btree-model, fiting (an unknown one lists
-    /// every parameter and default). Indexes not built into this binary are skipped with a note.
+    /// every parameter and default).
     #[arg(long, default_value = DEFAULT_INDEXES)]
     pub index: String,
 
@@ -48,6 +48,12 @@ pub struct Args {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
 
+    /// Keep every allocation on ordinary 4 KiB pages. By default large allocations (the keys,
+    /// index nodes and models) are advised as transparent huge pages on Linux, so lookups
+    /// measure the index rather than TLB misses.
+    #[arg(long)]
+    pub small_pages: bool,
+
     /// Also write the records here: `.jsonl`/`.json` for JSON lines, `.csv` for CSV.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -68,12 +74,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(out) = &args.out {
         Format::for_path(out)?;
     }
+    if args.small_pages {
+        crate::huge_pages::disable();
+    }
     let config = BenchConfig {
         workload,
         queries,
         runs: args.runs,
         seed: args.seed,
         sample_every: args.sample_every,
+        huge_pages: crate::huge_pages::enabled(),
     };
 
     let dataset = load_dataset(&args.dataset, args.seed)?;

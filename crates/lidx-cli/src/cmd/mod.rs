@@ -80,13 +80,6 @@ impl Progress for Bars {
             bar.finish_and_clear();
         }
     }
-
-    fn note(&mut self, message: &str) {
-        match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("note: {message}")),
-            None => eprintln!("note: {message}"),
-        }
-    }
 }
 
 /// A spinner for a step of unknown length.

@@ -997,7 +997,7 @@ mod tests {
         is_root: bool,
     ) {
         let in_bounds =
-            |k: &K| low.map_or(true, |l| l.key_lt(k)) && high.map_or(true, |h| !h.key_lt(k));
+            |k: &K| low.is_none_or(|l| l.key_lt(k)) && high.is_none_or(|h| !h.key_lt(k));
         if level == 0 {
             let n = t.leaf_len[node as usize] as usize;
             if !is_root {
