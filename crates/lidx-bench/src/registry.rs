@@ -191,8 +191,10 @@ index_specs! {
     },
     /// B+-tree over the sorted keys (the classic structure learned indexes must beat).
     Btree = "btree" {
-        /// Node size in bytes: larger is fewer levels and longer in-node searches.
-        node_bytes: usize = 256,
+        /// Key-position slots per leaf (16 bytes each): larger is fewer, bigger leaves.
+        leaf: usize = 16,
+        /// Separators per inner node: larger is fewer levels and longer in-node searches.
+        inner: usize = 15,
     },
     /// Sampled PGM: a PGM over every `every`-th key with error `eps` on the sample.
     Spgm = "spgm" {
@@ -289,9 +291,9 @@ impl IndexSpec {
             IndexSpec::Spgm { every, eps } => {
                 Box::new(SampledPgm::build(keys, SampledPgmParams::new(every, eps))?)
             }
-            IndexSpec::Btree { node_bytes } => Box::new(BTreeIndex::build(
+            IndexSpec::Btree { leaf, inner } => Box::new(BTreeIndex::build(
                 keys,
-                BTreeParams::with_node_bytes(node_bytes),
+                BTreeParams::with_slots(leaf, inner),
             )?),
             IndexSpec::BtreeModel { every } => Box::new(BTreeModel::build(
                 keys,

@@ -20,7 +20,10 @@ fn the_full_example_list_parses() {
             },
             IndexSpec::Rs { bits: 18, err: 32 },
             IndexSpec::Rmi { leaves: 1_000_000 },
-            IndexSpec::Btree { node_bytes: 256 },
+            IndexSpec::Btree {
+                leaf: 16,
+                inner: 15
+            },
             IndexSpec::Sorted {},
             IndexSpec::Spgm { every: 128, eps: 2 },
             IndexSpec::BtreeModel { every: 256 },
