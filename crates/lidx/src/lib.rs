@@ -27,3 +27,8 @@ pub use error::{Error, Result};
 pub use index::{ApproxPos, Shape, StaticIndex};
 pub use key::{Key, Str16};
 pub use map::OrderedMap;
+
+/// The README's library example, compiled and run as a doctest so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExample;

@@ -15,9 +15,8 @@ use crate::key::Key;
 
 /// An owned map from keys to values, iterated in key order.
 ///
-/// Keys must be valid ([`Key::invalid_reason`] is `None`): builders refuse a NaN with
-/// [`crate::Error::InvalidKey`], and implementations offer a fallible insert for keys that come
-/// from outside (for [`crate::mem::btree::BTree`], `try_insert`).
+/// Keys must be valid ([`Key::invalid_reason`] is `None`): builders and `insert` refuse a NaN
+/// with [`crate::Error::InvalidKey`] and leave the map unchanged.
 pub trait OrderedMap<K: Key, V> {
     /// Iterator returned by [`OrderedMap::range`]: entries in ascending key order.
     type Range<'a>: Iterator<Item = (&'a K, &'a V)>
@@ -29,8 +28,9 @@ pub trait OrderedMap<K: Key, V> {
     /// The value stored under `key`.
     fn get(&self, key: &K) -> Option<&V>;
 
-    /// Stores `value` under `key`, returning the value it replaces.
-    fn insert(&mut self, key: K, value: V) -> Option<V>;
+    /// Stores `value` under `key`, returning the value it replaces; an invalid key (NaN) is
+    /// [`crate::Error::InvalidKey`].
+    fn insert(&mut self, key: K, value: V) -> crate::Result<Option<V>>;
 
     /// Removes `key`, returning its value.
     fn remove(&mut self, key: &K) -> Option<V>;

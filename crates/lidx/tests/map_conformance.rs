@@ -98,7 +98,7 @@ struct Checked<K: MapKey, M> {
 
 impl<K: MapKey, M: OrderedMap<K, u64>> Checked<K, M> {
     fn insert(&mut self, k: K, v: u64) {
-        let got = self.map.insert(k, v);
+        let got = self.map.insert(k, v).unwrap();
         let want = self.reference.insert(k.reference(), (k, v)).map(|e| e.1);
         assert_eq!(got, want, "{}: insert {k:?}", self.what);
     }
@@ -273,7 +273,7 @@ fn run_btree_suite<K: MapKey>() {
         run_map_suite::<K, _>(&format!("{name}-inserted"), |pairs| {
             let mut t = BTree::new(params)?;
             for (k, v) in pairs {
-                t.insert(k, v);
+                t.insert(k, v)?;
             }
             Ok(t)
         });
@@ -381,7 +381,7 @@ proptest! {
         ).unwrap();
         for op in ops {
             match op {
-                Op::Insert(k, v) => prop_assert_eq!(t.insert(key(k), v), reference.insert(key(k), v)),
+                Op::Insert(k, v) => prop_assert_eq!(t.insert(key(k), v).unwrap(), reference.insert(key(k), v)),
                 Op::Remove(k) => prop_assert_eq!(t.remove(&key(k)), reference.remove(&key(k))),
                 Op::Get(k) => prop_assert_eq!(t.get(&key(k)), reference.get(&key(k))),
                 Op::LowerBound(k) => prop_assert_eq!(

@@ -37,9 +37,8 @@
 //!   borrow); an inner root with one child is replaced by that child. The root alone may be
 //!   underfull. Removal therefore keeps every non-root node at least half full, like STX.
 //! * **Invalid keys.** A NaN `f64` has no place in the order (see `lidx::key`): `bulk_load` and
-//!   [`BTree::try_insert`] refuse it with [`Error::InvalidKey`]; [`OrderedMap::insert`] has no
-//!   error channel and panics on it, like an out-of-bounds index. Queries with NaN are answered
-//!   consistently with `key_cmp` and never panic.
+//!   [`OrderedMap::insert`] refuse it with [`Error::InvalidKey`] and leave the map unchanged.
+//!   Queries with NaN are answered consistently with `key_cmp` and never panic.
 //!
 //! Node size trades space and update cost for lookup depth: larger nodes make the tree shallower
 //! (fewer cache misses per lookup, smaller inner levels) but cost more comparisons per node and
@@ -346,15 +345,6 @@ impl<K: Key, V> BTree<K, V> {
             out.push((node, group[group.len() - 1].1));
         }
         out
-    }
-
-    /// Stores `value` under `key` like [`OrderedMap::insert`], or refuses an invalid key (NaN)
-    /// with [`Error::InvalidKey`] (index 0) and leaves the map unchanged.
-    pub fn try_insert(&mut self, key: K, value: V) -> Result<Option<V>> {
-        if let Some(reason) = key.invalid_reason() {
-            return Err(Error::InvalidKey { index: 0, reason });
-        }
-        Ok(self.insert_valid(key, value))
     }
 
     /// Number of levels, leaves included (1 for a tree that is a single leaf).
@@ -811,12 +801,11 @@ impl<K: Key, V> OrderedMap<K, V> for BTree<K, V> {
         (k.key_cmp(key) == Ordering::Equal).then_some(v)
     }
 
-    /// Panics if `key` is invalid (a NaN); [`BTree::try_insert`] returns an error instead.
-    fn insert(&mut self, key: K, value: V) -> Option<V> {
+    fn insert(&mut self, key: K, value: V) -> Result<Option<V>> {
         if let Some(reason) = key.invalid_reason() {
-            panic!("BTree::insert: {reason}");
+            return Err(Error::InvalidKey { index: 0, reason });
         }
-        self.insert_valid(key, value)
+        Ok(self.insert_valid(key, value))
     }
 
     fn remove(&mut self, key: &K) -> Option<V> {
@@ -1030,7 +1019,7 @@ mod tests {
         check_invariants(&t);
         assert_eq!(t.height(), 5);
         for i in 0..1000u64 {
-            assert_eq!(t.insert(i * 2 + 1, i), None);
+            assert_eq!(t.insert(i * 2 + 1, i).unwrap(), None);
             if i % 97 == 0 {
                 check_invariants(&t);
             }
@@ -1060,7 +1049,7 @@ mod tests {
         )
         .unwrap();
         for i in 300..600u32 {
-            t.insert(i, rc.clone());
+            t.insert(i, rc.clone()).unwrap();
         }
         for i in (0..600u32).step_by(2) {
             t.remove(&i);
@@ -1083,7 +1072,7 @@ mod tests {
         assert!(t.lower_bound(&f64::NAN).is_none());
         assert_eq!(t.lower_bound(&-f64::NAN).map(|e| *e.1), Some(0));
         assert!(matches!(
-            t.try_insert(f64::NAN, 1),
+            t.insert(f64::NAN, 1),
             Err(Error::InvalidKey { .. })
         ));
         assert_eq!(t.len(), 100);
