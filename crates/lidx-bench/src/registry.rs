@@ -173,7 +173,7 @@ index_specs! {
         /// Maximum error in positions: smaller is faster lookups and more segments (memory).
         eps: usize = 64,
         /// Error of the upper levels: smaller is more upper segments and shorter level scans.
-        eps_rec: usize = 4,
+        eps_rec: usize = 8,
     },
     /// RadixSpline (Kipf et al., the learned index paper 000 §2.2 evaluates): a spline with error `err` and a radix table on its points.
     Rs = "rs" {

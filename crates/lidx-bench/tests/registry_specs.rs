@@ -16,7 +16,7 @@ fn the_full_example_list_parses() {
         [
             IndexSpec::Pgm {
                 eps: 64,
-                eps_rec: 4
+                eps_rec: 8
             },
             IndexSpec::Rs { bits: 18, err: 32 },
             IndexSpec::Rmi { leaves: 1_000_000 },

@@ -103,7 +103,7 @@ fn every_listed_index_runs_on_zipf() {
     let labels: Vec<_> = records.iter().map(|r| r.label.as_str()).collect();
     assert_eq!(
         labels,
-        ["pgm:eps=64:eps_rec=4", "sorted", "rs:bits=18:err=32"]
+        ["pgm:eps=64:eps_rec=8", "sorted", "rs:bits=18:err=32"]
     );
     assert!(records.iter().all(|r| r.workload == "lookup:zipf"));
     assert!(records.iter().all(|r| r.speedup_vs_binary.is_some()));

@@ -112,12 +112,15 @@ pub trait StaticIndex<K: Key>: Send + Sync {
     }
 
     /// Exact `lower_bound(key)` over `keys`, which must be the keys the index was built on:
-    /// the window, then a branchless binary search inside it.
+    /// the window, its cache lines prefetched when it is short, then a branchless binary search
+    /// inside it.
     #[inline]
     fn lower_bound(&self, keys: &[K], key: K) -> usize {
         debug_assert_eq!(keys.len(), self.len());
-        let window = self.search(key);
-        window.lo + search::branchless_lower_bound(&keys[window.lo..window.hi], key)
+        let w = self.search(key);
+        let window = &keys[w.lo..w.hi];
+        search::prefetch_window(window);
+        w.lo + search::branchless_lower_bound(window, key)
     }
 }
 

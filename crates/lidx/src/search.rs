@@ -65,6 +65,29 @@ pub(crate) fn prefetch<T>(ptr: *const T) {
     let _ = ptr;
 }
 
+/// Windows of at most this many bytes are prefetched whole before their last-mile search.
+const PREFETCH_WINDOW_BYTES: usize = 4096;
+
+/// Asks the CPU to start loading every cache line of `window` when it is at most
+/// [`PREFETCH_WINDOW_BYTES`] long. A binary search over a window of a few hundred keys otherwise
+/// waits for one miss per probe; with the lines requested up front the misses overlap (PGM at
+/// eps 64 on 50M lognormal keys: about 10% faster lookups). Longer windows (the sorted-array
+/// baseline's is the whole array) are left to [`branchless_binary`]'s own prefetching.
+#[inline(always)]
+pub fn prefetch_window<K>(window: &[K]) {
+    const LINE: usize = 64;
+    let bytes = std::mem::size_of_val(window);
+    if bytes > PREFETCH_WINDOW_BYTES {
+        return;
+    }
+    let start = window.as_ptr() as usize;
+    let mut line = start & !(LINE - 1);
+    while line < start + bytes {
+        prefetch(line as *const u8);
+        line += LINE;
+    }
+}
+
 /// Branchless binary search (paper 000 §5.2, after "Beautiful Branchless Binary Search"), with
 /// the two candidate next probes prefetched on long ranges (Khuong & Morin's layout study).
 #[inline]

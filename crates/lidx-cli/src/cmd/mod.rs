@@ -18,9 +18,9 @@ pub enum Command {
     ///
     /// Every answer is checked against the true lower bound; a wrong one fails the run.
     /// Cost with the defaults (10M lognormal keys, 1M queries, 3 timed runs, five indexes):
-    /// about 15 s on 2 cores (5-7 s for the data, the true answers and the binary-search
-    /// baseline, then 1.5-2.5 s per index) and about 150 MB of memory (80 MB keys, 16 MB
-    /// queries and true answers, the largest index: RMI's 2^20 leaves take 50 MB).
+    /// about 25 s on 2 cores (5-7 s for the data, the true answers and the binary-search
+    /// baseline, then 2-5 s per index) and about 450 MB of memory at the peak (80 MB keys,
+    /// 16 MB queries and true answers, the largest index: the B+-tree's 175 MB).
     Bench(bench::Args),
     /// Write a generated dataset to an SOSD file (u64 count, then the keys, little-endian).
     ///
