@@ -26,11 +26,16 @@ impl<K: Key> BTreeIndex<K> {
     /// [`crate::Error::InvalidParameter`] for bad `params`.
     pub fn build(keys: &[K], params: BTreeParams) -> Result<Self> {
         check_sorted(keys)?;
-        let firsts = keys
-            .iter()
-            .enumerate()
-            .filter(|&(i, k)| i == 0 || keys[i - 1].key_lt(k))
-            .map(|(i, k)| (*k, i));
+        let is_first = |i: usize| i == 0 || keys[i - 1].key_lt(&keys[i]);
+        let distinct = (0..keys.len()).filter(|&i| is_first(i)).count();
+        let firsts = (0..keys.len())
+            .filter(move |&i| is_first(i))
+            .map(|i| (keys[i], i));
+        // An exact length lets `bulk_load` allocate the leaves once instead of doubling.
+        let firsts = ExactLen {
+            inner: firsts,
+            remaining: distinct,
+        };
         Ok(BTreeIndex {
             tree: BTree::bulk_load(firsts, params)?,
             len: keys.len(),
@@ -68,5 +73,25 @@ impl<K: Key> StaticIndex<K> for BTreeIndex<K> {
             segments: Some(self.tree.leaf_count()),
             height: Some(self.tree.height()),
         }
+    }
+}
+
+/// An iterator whose length is known in advance, so that its size hint is exact.
+struct ExactLen<I> {
+    inner: I,
+    remaining: usize,
+}
+
+impl<I: Iterator> Iterator for ExactLen<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        let item = self.inner.next()?;
+        self.remaining -= 1;
+        Some(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
     }
 }
