@@ -517,16 +517,7 @@ mod tests {
             base in 0usize..1 << 43,
             eps in 0usize..40,
         ) {
-            let mut points = Vec::new();
-            let (mut x, mut y) = (gaps[0].0, base);
-            for &(dx, dy) in &gaps {
-                points.push(CdfPoint { x, y });
-                x = x.saturating_add(dx);
-                y += dy;
-                if x == u64::MAX {
-                    break;
-                }
-            }
+            let points = crate::model::points::huge_rank_points(&gaps, base);
             let segments = optimal_pla_points(points.iter().copied(), eps);
             assert_covers(&points, &segments, eps);
         }

@@ -64,6 +64,24 @@ impl<K: Key> Iterator for CdfPoints<'_, K> {
     }
 }
 
+/// Points with ranks far beyond any test array, for properties that must hold for huge ranks:
+/// `x` and `y` advance by the given `(dx, dy)` gaps from `(gaps[0].0, base)`, stopping at
+/// `u64::MAX`.
+#[cfg(test)]
+pub(crate) fn huge_rank_points(gaps: &[(u64, usize)], base: usize) -> Vec<CdfPoint> {
+    let mut points = Vec::new();
+    let (mut x, mut y) = (gaps[0].0, base);
+    for &(dx, dy) in gaps {
+        points.push(CdfPoint { x, y });
+        x = x.saturating_add(dx);
+        y += dy;
+        if x == u64::MAX {
+            break;
+        }
+    }
+    points
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

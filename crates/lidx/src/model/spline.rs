@@ -236,16 +236,7 @@ mod tests {
             base in 0usize..1 << 43,
             max_error in 1usize..40,
         ) {
-            let mut points = Vec::new();
-            let (mut x, mut y) = (gaps[0].0, base);
-            for &(dx, dy) in &gaps {
-                points.push(CdfPoint { x, y });
-                x = x.saturating_add(dx);
-                y += dy;
-                if x == u64::MAX {
-                    break;
-                }
-            }
+            let points = crate::model::points::huge_rank_points(&gaps, base);
             let knots = spline_points(points.iter().copied(), max_error);
             assert_bounded(&points, &knots, max_error);
         }
