@@ -6,8 +6,7 @@
 //!   (`uniform-dense`, `uniform-sparse`, `normal`, `lognormal`, `zipf-gaps`) or GRE's
 //!   `gre:l=<n>,g=<n>` ([`crate::gre`]). The count is everything after the **last** colon, so
 //!   the generator part may itself hold colons and commas: `gen:gre:l=1000,g=10:1M`. Counts
-//!   are decimal integers with an optional decimal suffix `K` (10^3), `M` (10^6) or `G` (10^9),
-//!   either case: `1000`, `10K`, `10M`, `1G`.
+//!   are read by [`crate::count`]: `1000`, `10K`, `10M`, `1G` (powers of 1000) or `1Mi`.
 //! * anything else is a path to an SOSD `u64` file ([`crate::sosd`]); a path that does not
 //!   exist is a bad spec rather than an I/O error, since it is usually a mistyped generator.
 //!
@@ -46,18 +45,9 @@ fn bad(spec: &str) -> BenchError {
     }
 }
 
-/// Parses a key count: digits with an optional `K`/`M`/`G` (10^3, 10^6, 10^9) suffix.
+/// Parses a key count as [`crate::count::parse_count`] does, as a `usize`.
 pub fn parse_count(text: &str) -> Option<usize> {
-    let (digits, scale) = match text.as_bytes().last()? {
-        b'k' | b'K' => (&text[..text.len() - 1], 1_000),
-        b'm' | b'M' => (&text[..text.len() - 1], 1_000_000),
-        b'g' | b'G' => (&text[..text.len() - 1], 1_000_000_000),
-        _ => (text, 1),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse::<usize>().ok()?.checked_mul(scale)
+    crate::count::parse_count(text).and_then(|n| usize::try_from(n).ok())
 }
 
 /// Loads `spec` (`gen:<generator>:<count>` or a path to an SOSD file) with `seed`.

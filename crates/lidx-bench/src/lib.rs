@@ -3,6 +3,7 @@
 //! Nothing in the `lidx` library depends on this crate; the `lidx` command line is a thin layer
 //! over it.
 
+pub mod count;
 pub mod dataset;
 pub mod error;
 pub mod generate;

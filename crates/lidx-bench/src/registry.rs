@@ -34,6 +34,7 @@ use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
 use lidx::mem::SortedArray;
 use lidx::StaticIndex;
 
+pub use crate::count::{parse_count, show_count};
 use crate::error::{BenchError, Result};
 
 /// The indexes `lidx bench` runs when `--index` is not given.
@@ -51,7 +52,7 @@ macro_rules! param_value_for_unsigned {
     ($($t:ty),*) => {$(
         impl ParamValue for $t {
             fn parse_param(text: &str) -> Option<Self> {
-                parse_count(text).and_then(|v| <$t>::try_from(v).ok())
+                parse_count(text.trim()).and_then(|v| <$t>::try_from(v).ok())
             }
             fn to_u64(self) -> u64 {
                 self as u64
@@ -60,43 +61,6 @@ macro_rules! param_value_for_unsigned {
     )*};
 }
 param_value_for_unsigned!(u32, u64, usize);
-
-/// Parses `123`, `64K`, `1M`, `2G`, `64Ki`, `1Mi`, `1Gi` (and `_` digit separators).
-pub fn parse_count(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
-        .unwrap_or(text.len());
-    let (digits, suffix) = text.split_at(split);
-    let digits: String = digits.chars().filter(|&c| c != '_').collect();
-    if digits.is_empty() {
-        return None;
-    }
-    let base: u64 = digits.parse().ok()?;
-    let multiplier: u64 = match suffix {
-        "" => 1,
-        "K" | "k" => 1_000,
-        "M" | "m" => 1_000_000,
-        "G" | "g" => 1_000_000_000,
-        "Ki" => 1 << 10,
-        "Mi" => 1 << 20,
-        "Gi" => 1 << 30,
-        _ => return None,
-    };
-    base.checked_mul(multiplier)
-}
-
-/// `1000000` -> `1M`, `2000000000` -> `2G`, `1048576` -> `1Mi`; other values as plain digits.
-pub fn show_count(v: u64) -> String {
-    match v {
-        0 => "0".to_string(),
-        v if v % 1_000_000_000 == 0 => format!("{}G", v / 1_000_000_000),
-        v if v % 1_000_000 == 0 => format!("{}M", v / 1_000_000),
-        v if v % (1 << 30) == 0 => format!("{}Gi", v >> 30),
-        v if v % (1 << 20) == 0 => format!("{}Mi", v >> 20),
-        v => v.to_string(),
-    }
-}
 
 macro_rules! index_specs {
     ($(
