@@ -46,6 +46,90 @@ pub enum Error {
         /// The accepted values.
         expected: &'static str,
     },
+    /// The operating system refused an I/O call on a file.
+    Io {
+        /// The file (or device name) the call was made on.
+        file: String,
+        /// What lidx was doing, e.g. "read blocks 8..12".
+        op: String,
+        /// The OS error kind.
+        kind: std::io::ErrorKind,
+        /// The OS error message.
+        message: String,
+    },
+    /// A block read back from disk does not match the crc32c it was written with: the file was
+    /// changed outside lidx, or the disk returned bad data.
+    ChecksumMismatch {
+        /// The file the block belongs to.
+        file: String,
+        /// Block number in that file.
+        block: u64,
+        /// Checksum stored in the block.
+        expected: u32,
+        /// Checksum of what was read.
+        got: u32,
+    },
+    /// A file is shorter than its header or layout says, or a read went past its end.
+    Truncated {
+        /// The file.
+        file: String,
+        /// What was expected, e.g. "block 12 of 10".
+        what: String,
+    },
+    /// A file does not start with the magic number of the structure it is opened as.
+    BadMagic {
+        /// The file.
+        file: String,
+        /// The magic number expected.
+        expected: u64,
+        /// The magic number found.
+        got: u64,
+    },
+    /// A file was written by a format version this build cannot read.
+    UnsupportedVersion {
+        /// The file.
+        file: String,
+        /// The version found.
+        got: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// A file holds keys of another type than the one it is opened with.
+    KeyTypeMismatch {
+        /// The file.
+        file: String,
+        /// The key type requested (`Key::NAME`).
+        expected: &'static str,
+        /// The key type recorded in the file.
+        got: String,
+    },
+    /// A block passed its checksum but its content breaks the structure's invariants (a count
+    /// past the capacity, a child pointer out of the file, keys out of order).
+    Corrupt {
+        /// The file.
+        file: String,
+        /// Block number, when the problem is in one block.
+        block: Option<u64>,
+        /// What is wrong.
+        what: String,
+    },
+    /// The operation needs write access but the structure was opened read-only.
+    ReadOnly {
+        /// What was attempted.
+        op: &'static str,
+    },
+}
+
+impl Error {
+    /// Wraps an OS error from a call on `file`.
+    pub fn io(file: impl Into<String>, op: impl Into<String>, err: &std::io::Error) -> Self {
+        Error::Io {
+            file: file.into(),
+            op: op.into(),
+            kind: err.kind(),
+            message: err.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -75,6 +159,64 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "parameter {name} = {value} is invalid; expected {expected}"
+            ),
+            Error::Io {
+                file, op, message, ..
+            } => write!(
+                f,
+                "{op} on {file} failed: {message}; check the path, its permissions and free space"
+            ),
+            Error::ChecksumMismatch {
+                file,
+                block,
+                expected,
+                got,
+            } => write!(
+                f,
+                "block {block} of {file} is corrupt: its checksum is {got:#010x}, it was written \
+                 as {expected:#010x}; restore the file from a copy or rebuild the index"
+            ),
+            Error::Truncated { file, what } => write!(
+                f,
+                "{file} is truncated ({what}); it was not completely written: rebuild it"
+            ),
+            Error::BadMagic {
+                file,
+                expected,
+                got,
+            } => write!(
+                f,
+                "{file} is not the expected kind of lidx file (magic {got:#018x}, expected \
+                 {expected:#018x}); check that the path names the right file"
+            ),
+            Error::UnsupportedVersion {
+                file,
+                got,
+                supported,
+            } => write!(
+                f,
+                "{file} has format version {got} but this build reads version {supported}; \
+                 rebuild it with this version of lidx"
+            ),
+            Error::KeyTypeMismatch {
+                file,
+                expected,
+                got,
+            } => write!(
+                f,
+                "{file} holds {got} keys but was opened for {expected} keys; open it with the \
+                 key type it was built with"
+            ),
+            Error::Corrupt { file, block, what } => match block {
+                Some(block) => write!(
+                    f,
+                    "block {block} of {file} is corrupt: {what}; rebuild the index"
+                ),
+                None => write!(f, "{file} is corrupt: {what}; rebuild the index"),
+            },
+            Error::ReadOnly { op } => write!(
+                f,
+                "cannot {op}: the index was opened read-only; open it for writing"
             ),
         }
     }

@@ -63,6 +63,15 @@ pub trait Key: Copy + Debug + Send + Sync + 'static {
     fn invalid_reason(&self) -> Option<&'static str> {
         None
     }
+
+    /// Writes the key's on-disk form (`SIZE` bytes: little-endian numbers, raw string bytes)
+    /// into `out[..SIZE]`.
+    fn write_to(&self, out: &mut [u8]);
+
+    /// Reads a key written by [`Key::write_to`] from `bytes[..SIZE]`. Every bit pattern decodes
+    /// to some value (a corrupt `f64` may decode to NaN, which still has a place in
+    /// `key_cmp`), so decoding never fails; checksums catch corruption.
+    fn read_from(bytes: &[u8]) -> Self;
 }
 
 impl Key for u64 {
@@ -82,6 +91,16 @@ impl Key for u64 {
     #[inline(always)]
     fn to_model(self) -> u64 {
         self
+    }
+    #[inline(always)]
+    fn write_to(&self, out: &mut [u8]) {
+        out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
+    }
+    #[inline(always)]
+    fn read_from(bytes: &[u8]) -> Self {
+        let mut raw = [0u8; Self::SIZE];
+        raw.copy_from_slice(&bytes[..Self::SIZE]);
+        Self::from_le_bytes(raw)
     }
 }
 
@@ -103,6 +122,16 @@ impl Key for u32 {
     fn to_model(self) -> u64 {
         u64::from(self)
     }
+    #[inline(always)]
+    fn write_to(&self, out: &mut [u8]) {
+        out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
+    }
+    #[inline(always)]
+    fn read_from(bytes: &[u8]) -> Self {
+        let mut raw = [0u8; Self::SIZE];
+        raw.copy_from_slice(&bytes[..Self::SIZE]);
+        Self::from_le_bytes(raw)
+    }
 }
 
 impl Key for i64 {
@@ -122,6 +151,16 @@ impl Key for i64 {
     #[inline(always)]
     fn to_model(self) -> u64 {
         (self as u64) ^ (1 << 63)
+    }
+    #[inline(always)]
+    fn write_to(&self, out: &mut [u8]) {
+        out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
+    }
+    #[inline(always)]
+    fn read_from(bytes: &[u8]) -> Self {
+        let mut raw = [0u8; Self::SIZE];
+        raw.copy_from_slice(&bytes[..Self::SIZE]);
+        Self::from_le_bytes(raw)
     }
 }
 
@@ -152,6 +191,16 @@ impl Key for f64 {
         self.is_nan()
             .then_some("NaN has no place in the key order; drop or replace NaN values")
     }
+    #[inline(always)]
+    fn write_to(&self, out: &mut [u8]) {
+        out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
+    }
+    #[inline(always)]
+    fn read_from(bytes: &[u8]) -> Self {
+        let mut raw = [0u8; Self::SIZE];
+        raw.copy_from_slice(&bytes[..Self::SIZE]);
+        Self::from_le_bytes(raw)
+    }
 }
 
 impl Key for Str16 {
@@ -169,6 +218,16 @@ impl Key for Str16 {
         let mut head = [0u8; 8];
         head.copy_from_slice(&self[..8]);
         u64::from_be_bytes(head)
+    }
+    #[inline(always)]
+    fn write_to(&self, out: &mut [u8]) {
+        out[..16].copy_from_slice(self);
+    }
+    #[inline(always)]
+    fn read_from(bytes: &[u8]) -> Self {
+        let mut raw = [0u8; 16];
+        raw.copy_from_slice(&bytes[..16]);
+        raw
     }
 }
 

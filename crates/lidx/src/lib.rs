@@ -15,8 +15,10 @@
 //! assert_eq!(pgm.lower_bound(&keys, 50), 8);
 //! ```
 
+pub mod disk;
 pub mod error;
 pub mod index;
+pub mod io;
 pub mod key;
 pub mod map;
 pub mod mem;

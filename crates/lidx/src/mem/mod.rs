@@ -4,6 +4,7 @@ pub mod btree;
 pub mod btree_index;
 pub mod btree_model;
 pub mod fiting;
+pub mod persist;
 pub mod pgm;
 pub mod radix_spline;
 pub mod rmi;

@@ -1,0 +1,53 @@
+//! On-disk indexes: every structure whose data lives in blocks on a [`crate::io::BlockDevice`].
+//!
+//! Each one is opened from a [`crate::io::Storage`] (its files, its device kind, its cache),
+//! answers lookups and scans through [`DiskIndex`], and reports what it keeps in memory and on
+//! disk. Blocks read per operation, split into inner and leaf blocks as paper 003 Table 4 does,
+//! come from the devices' own counters ([`crate::io::IoStats`] by [`crate::io::IoClass`]).
+//!
+//! Keys are unique in every on-disk index (map semantics): builders refuse duplicates with
+//! [`crate::Error::DuplicateKey`]. Payloads are fixed-size byte strings (8 bytes by default).
+
+use crate::error::Result;
+use crate::key::Key;
+
+/// Payload size when none is given: 8 bytes, as in paper 002 §3 and paper 003 §6.
+pub const DEFAULT_PAYLOAD_SIZE: usize = 8;
+
+/// What every on-disk index answers.
+pub trait DiskIndex<K: Key>: Send + Sync {
+    /// Number of entries.
+    fn len(&self) -> u64;
+
+    /// True when the index holds no entry.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Size of every payload in bytes.
+    fn payload_size(&self) -> usize;
+
+    /// Copies the payload stored under `key` into `payload[..payload_size]` and returns true,
+    /// or returns false when the key is absent.
+    fn get(&self, key: &K, payload: &mut [u8]) -> Result<bool>;
+
+    /// Appends to `keys` and `payloads` (payloads concatenated) the first `limit` entries whose
+    /// key is `>= start`, in key order; returns how many were appended. Paper 003's scan is
+    /// `limit = 100`.
+    fn scan(
+        &self,
+        start: &K,
+        limit: usize,
+        keys: &mut Vec<K>,
+        payloads: &mut Vec<u8>,
+    ) -> Result<usize>;
+
+    /// Bytes kept in memory: models, memory-resident nodes, buffers (not a page cache).
+    fn memory_bytes(&self) -> usize;
+
+    /// Bytes of the index's files on disk.
+    fn disk_bytes(&self) -> u64;
+
+    /// A short description for reports: structure and parameters.
+    fn describe(&self) -> String;
+}

@@ -1,0 +1,85 @@
+//! The [`BlockDevice`] trait: the only way lidx reads or writes a file.
+//!
+//! A device is one file seen as an array of fixed-size blocks (4096 bytes by default; any
+//! multiple of 4096 for real files, so `O_DIRECT` alignment holds). A request reads or writes a
+//! run of consecutive blocks: one call is one I/O request, which is what paper 002 G1 compares
+//! (all-at-once = one request for the whole window, one-by-one = a request per block) and what
+//! the simulated devices charge for. Every block carries a crc32c trailer (see
+//! [`crate::io::checksum`]): `write_blocks` seals each block in the caller's buffer and
+//! `read_blocks` verifies each block, so a structure sees [`BlockDevice::payload_size`] usable
+//! bytes per block and never reads a corrupt block without an error naming the file and block.
+//!
+//! Devices take `&self` for every operation (they synchronize inside), so several reader
+//! threads can share one through an `Arc<dyn BlockDevice>`.
+
+use crate::error::{Error, Result};
+use crate::io::checksum::BLOCK_TRAILER;
+use crate::io::stats::{IoClass, IoStats};
+
+/// Default block size: 4 KiB, the page size of paper 003 and paper 002.
+pub const DEFAULT_BLOCK_SIZE: usize = 4096;
+
+/// A file of fixed-size, checksummed blocks.
+pub trait BlockDevice: Send + Sync {
+    /// The file name (or a name for an in-memory device), used in error messages.
+    fn name(&self) -> &str;
+
+    /// Block size in bytes, including the checksum trailer.
+    fn block_size(&self) -> usize;
+
+    /// Usable bytes per block: the block size minus the checksum trailer.
+    fn payload_size(&self) -> usize {
+        self.block_size() - BLOCK_TRAILER
+    }
+
+    /// Number of blocks in the device.
+    fn len_blocks(&self) -> u64;
+
+    /// Reads blocks `first .. first + buf.len() / block_size` in ONE request and verifies each
+    /// block's checksum. `buf.len()` must be a non-zero multiple of the block size. Reading past
+    /// the end is [`Error::Truncated`]; a bad block is [`Error::ChecksumMismatch`].
+    fn read_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()>;
+
+    /// Seals (writes the checksum trailer of) each block of `buf` in place, then writes them at
+    /// `first ..` in ONE request. Writing at or past the end grows the device; a gap left
+    /// before `first` reads back as a checksum error.
+    fn write_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()>;
+
+    /// Makes every completed write durable.
+    fn sync(&self) -> Result<()>;
+
+    /// The device's counters now (see [`IoStats`]).
+    fn stats(&self) -> IoStats;
+
+    /// How the device does I/O, for reports: `"file O_DIRECT"`, `"sim:nvme"`, ...
+    fn describe(&self) -> String;
+}
+
+/// Checks a request's buffer: a non-zero whole number of blocks. Returns the block count.
+pub fn request_blocks(name: &str, block_size: usize, len: usize) -> Result<u64> {
+    if len == 0 || !len.is_multiple_of(block_size) {
+        return Err(Error::InvalidParameter {
+            name: "buffer length",
+            value: format!("{len} (device {name}, block size {block_size})"),
+            expected: "a non-zero multiple of the device's block size",
+        });
+    }
+    Ok((len / block_size) as u64)
+}
+
+/// Checks a block size: a power of two, at least 512 bytes; real files need a multiple of 4096.
+pub fn check_block_size(block_size: usize, for_file: bool) -> Result<()> {
+    let min = if for_file { 4096 } else { 512 };
+    if block_size < min || !block_size.is_power_of_two() || block_size > (1 << 24) {
+        return Err(Error::InvalidParameter {
+            name: "block_size",
+            value: block_size.to_string(),
+            expected: if for_file {
+                "a power of two from 4096 to 16 MiB (O_DIRECT needs 4 KiB alignment)"
+            } else {
+                "a power of two from 512 to 16 MiB"
+            },
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,283 @@
+//! [`FileDevice`]: a real file read and written with `O_DIRECT`.
+//!
+//! With `O_DIRECT` every read goes to the device, so measured times are cold-cache times and the
+//! OS page cache cannot hide I/O (DESIGN.md, "Storage devices"). `O_DIRECT` needs the buffer
+//! address, the file offset and the length aligned to the device's logical block; block sizes
+//! are multiples of 4096 and a caller's buffer that is not 4096-aligned goes through an
+//! [`AlignedBuf`] bounce buffer. Some file systems (tmpfs, some overlay mounts) refuse
+//! `O_DIRECT`; the device then falls back to buffered I/O and drops the file's cached pages with
+//! `posix_fadvise(POSIX_FADV_DONTNEED)` after each read and at each `sync`, and
+//! [`FileDevice::direct`] / [`BlockDevice::describe`] say so, so results name what was measured.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::error::{Error, Result};
+use crate::io::aligned::{AlignedBuf, IO_ALIGN};
+use crate::io::checksum;
+use crate::io::device::{check_block_size, request_blocks, BlockDevice};
+use crate::io::stats::{IoClass, IoCounters, IoStats};
+
+/// How to open a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the file, truncating one that exists.
+    Create,
+    /// Open an existing file for reading and writing.
+    ReadWrite,
+    /// Open an existing file for reading only; writes are [`Error::ReadOnly`].
+    ReadOnly,
+}
+
+/// A file of checksummed blocks, read and written with `O_DIRECT` where the file system allows.
+pub struct FileDevice {
+    name: String,
+    file: File,
+    block_size: usize,
+    mode: OpenMode,
+    direct: bool,
+    len_blocks: AtomicU64,
+    counters: IoCounters,
+}
+
+impl FileDevice {
+    /// Opens `path` as a device of `block_size`-byte blocks (a power of two >= 4096). With
+    /// `direct`, uses `O_DIRECT`, falling back to buffered I/O + `DONTNEED` if refused.
+    pub fn open(
+        path: &Path,
+        block_size: usize,
+        mode: OpenMode,
+        direct: bool,
+    ) -> Result<FileDevice> {
+        check_block_size(block_size, true)?;
+        let name = path.display().to_string();
+        let open = |with_direct: bool| {
+            let mut options = OpenOptions::new();
+            options.read(true);
+            match mode {
+                OpenMode::Create => {
+                    options.write(true).create(true).truncate(true);
+                }
+                OpenMode::ReadWrite => {
+                    options.write(true);
+                }
+                OpenMode::ReadOnly => {}
+            }
+            if with_direct {
+                options.custom_flags(libc::O_DIRECT);
+            }
+            options.open(path)
+        };
+        let (file, direct) = match open(direct) {
+            Ok(file) => (file, direct),
+            Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => (
+                open(false).map_err(|e| Error::io(&name, "open", &e))?,
+                false,
+            ),
+            Err(e) => return Err(Error::io(&name, "open", &e)),
+        };
+        let bytes = file
+            .metadata()
+            .map_err(|e| Error::io(&name, "stat", &e))?
+            .len();
+        if bytes % block_size as u64 != 0 {
+            return Err(Error::Truncated {
+                file: name,
+                what: format!("{bytes} bytes is not a whole number of {block_size}-byte blocks"),
+            });
+        }
+        Ok(FileDevice {
+            name,
+            file,
+            block_size,
+            mode,
+            direct,
+            len_blocks: AtomicU64::new(bytes / block_size as u64),
+            counters: IoCounters::default(),
+        })
+    }
+
+    /// True when reads bypass the OS page cache with `O_DIRECT`; false when the file system
+    /// refused it and the device uses buffered reads with `DONTNEED`.
+    pub fn direct(&self) -> bool {
+        self.direct
+    }
+
+    fn drop_cached(&self, offset: u64, len: u64) {
+        // SAFETY: posix_fadvise only reads its integer arguments; the fd is open.
+        unsafe {
+            libc::posix_fadvise(
+                self.file.as_raw_fd(),
+                offset as libc::off_t,
+                len as libc::off_t,
+                libc::POSIX_FADV_DONTNEED,
+            );
+        }
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        if self.direct && !(buf.as_ptr() as usize).is_multiple_of(IO_ALIGN) {
+            let mut bounce = AlignedBuf::zeroed(buf.len());
+            self.file.read_exact_at(&mut bounce, offset)?;
+            buf.copy_from_slice(&bounce);
+            Ok(())
+        } else {
+            self.file.read_exact_at(buf, offset)
+        }
+    }
+
+    fn write_at(&self, offset: u64, buf: &[u8]) -> std::io::Result<()> {
+        if self.direct && !(buf.as_ptr() as usize).is_multiple_of(IO_ALIGN) {
+            let mut bounce = AlignedBuf::zeroed(buf.len());
+            bounce.copy_from_slice(buf);
+            self.file.write_all_at(&bounce, offset)
+        } else {
+            self.file.write_all_at(buf, offset)
+        }
+    }
+}
+
+impl BlockDevice for FileDevice {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn block_size(&self) -> usize {
+        self.block_size
+    }
+
+    fn len_blocks(&self) -> u64 {
+        self.len_blocks.load(Relaxed)
+    }
+
+    fn read_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
+        let count = request_blocks(&self.name, self.block_size, buf.len())?;
+        let have = self.len_blocks();
+        if first.checked_add(count).is_none_or(|end| end > have) {
+            return Err(Error::Truncated {
+                file: self.name.clone(),
+                what: format!(
+                    "read of blocks {first}..{} past the end ({have} blocks)",
+                    first.saturating_add(count)
+                ),
+            });
+        }
+        let offset = first * self.block_size as u64;
+        self.read_at(offset, buf).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Error::Truncated {
+                    file: self.name.clone(),
+                    what: format!("blocks {first}..{} are missing", first + count),
+                }
+            } else {
+                Error::io(
+                    &self.name,
+                    format!("read blocks {first}..{}", first + count),
+                    &e,
+                )
+            }
+        })?;
+        if !self.direct {
+            self.drop_cached(offset, buf.len() as u64);
+        }
+        self.counters
+            .record_read(first, count, self.block_size, class);
+        checksum::verify_run(buf, first, self.block_size, &self.name)
+    }
+
+    fn write_blocks(&self, first: u64, buf: &mut [u8], _class: IoClass) -> Result<()> {
+        if self.mode == OpenMode::ReadOnly {
+            return Err(Error::ReadOnly { op: "write blocks" });
+        }
+        let count = request_blocks(&self.name, self.block_size, buf.len())?;
+        checksum::seal_run(buf, first, self.block_size);
+        self.write_at(first * self.block_size as u64, buf)
+            .map_err(|e| {
+                Error::io(
+                    &self.name,
+                    format!("write blocks {first}..{}", first + count),
+                    &e,
+                )
+            })?;
+        self.len_blocks.fetch_max(first + count, Relaxed);
+        self.counters.record_write(first, count, self.block_size);
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<()> {
+        if self.mode != OpenMode::ReadOnly {
+            self.file
+                .sync_data()
+                .map_err(|e| Error::io(&self.name, "fdatasync", &e))?;
+        }
+        if !self.direct {
+            self.drop_cached(0, 0);
+        }
+        self.counters.record_sync();
+        Ok(())
+    }
+
+    fn stats(&self) -> IoStats {
+        self.counters.snapshot()
+    }
+
+    fn describe(&self) -> String {
+        if self.direct {
+            "file O_DIRECT".to_string()
+        } else {
+            "file buffered+DONTNEED (O_DIRECT refused by the file system)".to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_reopen_and_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d");
+        let dev = FileDevice::open(&path, 4096, OpenMode::Create, true).unwrap();
+        let mut buf = AlignedBuf::zeroed(3 * 4096);
+        buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+        dev.write_blocks(0, &mut buf, IoClass::Data).unwrap();
+        dev.sync().unwrap();
+        drop(dev);
+
+        let dev = FileDevice::open(&path, 4096, OpenMode::ReadOnly, true).unwrap();
+        assert_eq!(dev.len_blocks(), 3);
+        let mut unaligned = vec![0u8; 4096 + 1];
+        dev.read_blocks(2, &mut unaligned[1..], IoClass::Leaf)
+            .unwrap();
+        assert_eq!(unaligned[1..4093], buf[2 * 4096..3 * 4096 - 4]);
+        assert!(matches!(
+            dev.write_blocks(0, &mut buf, IoClass::Data),
+            Err(Error::ReadOnly { .. })
+        ));
+        assert!(matches!(
+            dev.read_blocks(3, &mut unaligned[1..], IoClass::Leaf),
+            Err(Error::Truncated { .. })
+        ));
+        drop(dev);
+
+        let mut raw = std::fs::read(&path).unwrap();
+        raw[4096 + 7] ^= 1;
+        std::fs::write(&path, &raw).unwrap();
+        let dev = FileDevice::open(&path, 4096, OpenMode::ReadOnly, true).unwrap();
+        let mut one = AlignedBuf::zeroed(4096);
+        assert!(matches!(
+            dev.read_blocks(1, &mut one, IoClass::Leaf),
+            Err(Error::ChecksumMismatch { block: 1, .. })
+        ));
+
+        std::fs::write(&path, &raw[..5000]).unwrap();
+        assert!(matches!(
+            FileDevice::open(&path, 4096, OpenMode::ReadOnly, true),
+            Err(Error::Truncated { .. })
+        ));
+    }
+}

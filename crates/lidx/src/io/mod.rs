@@ -1,0 +1,25 @@
+//! Block I/O: devices, the page cache, I/O accounting and block checksums.
+//!
+//! Every on-disk structure in lidx reads and writes through a [`BlockDevice`]: a real file
+//! ([`FileDevice`], `O_DIRECT` so the OS page cache cannot hide I/O) or a simulated one
+//! ([`SimDevice`], blocks in memory, time charged by a cost model from paper 000 §3 and paper
+//! 002 Table 2). A [`PageCache`] (LRU, paper 003 §6.6) can sit in front of any device. Devices
+//! count every request in [`IoStats`]; every block carries a crc32c trailer checked on read.
+
+pub mod aligned;
+pub mod cache;
+pub mod checksum;
+pub mod device;
+pub mod file;
+pub mod sim;
+pub mod stats;
+pub mod storage;
+
+pub use aligned::AlignedBuf;
+pub use cache::PageCache;
+pub use checksum::BLOCK_TRAILER;
+pub use device::{BlockDevice, DEFAULT_BLOCK_SIZE};
+pub use file::FileDevice;
+pub use sim::{SimDevice, SimProfile};
+pub use stats::{IoClass, IoStats};
+pub use storage::{DeviceKind, Storage};

@@ -1,0 +1,227 @@
+//! [`Storage`]: where an index's files live and what device serves them.
+//!
+//! An on-disk structure names its files (`"btree"`, `"data"`, ...) and asks its `Storage` to
+//! create or open them; the storage decides the device: a real file with `O_DIRECT`
+//! ([`DeviceKind::File`]), or a simulated device ([`DeviceKind::Sim`]) whose blocks are loaded
+//! from, and written back to, the same file, or kept only in memory when the storage has no
+//! directory. The same index files can therefore be built once and benchmarked on the real
+//! device and under every simulated profile. With `cache_blocks > 0` every device is wrapped in
+//! its own [`PageCache`] of that many blocks. [`Storage::stats`] sums the counters of every
+//! device the storage opened, so a benchmark takes one snapshot before and one after.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::error::{Error, Result};
+use crate::io::cache::PageCache;
+use crate::io::device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
+use crate::io::file::{FileDevice, OpenMode};
+use crate::io::sim::{SimDevice, SimProfile};
+use crate::io::stats::IoStats;
+
+/// What serves a storage's files.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeviceKind {
+    /// Real files; `direct` asks for `O_DIRECT` (with the documented fallback).
+    File {
+        /// Use `O_DIRECT`.
+        direct: bool,
+    },
+    /// Simulated devices charging time by a profile.
+    Sim(SimProfile),
+}
+
+impl DeviceKind {
+    /// `file` (O_DIRECT), `file-buffered`, or `sim:<profile>` (see [`SimProfile::parse`]).
+    pub fn parse(spec: &str) -> Result<DeviceKind> {
+        match spec {
+            "file" => Ok(DeviceKind::File { direct: true }),
+            "file-buffered" => Ok(DeviceKind::File { direct: false }),
+            _ => match spec.strip_prefix("sim:") {
+                Some(profile) => Ok(DeviceKind::Sim(SimProfile::parse(profile)?)),
+                None => Err(Error::InvalidParameter {
+                    name: "device",
+                    value: spec.to_string(),
+                    expected: "file, file-buffered, or sim:<profile> with profile one of hdd, \
+                               sata-ssd, nvme, optane, ram, lat=<dur>,bw=<bytes/s>,p=<n>",
+                }),
+            },
+        }
+    }
+}
+
+/// A directory of index files served by one kind of device.
+pub struct Storage {
+    dir: Option<PathBuf>,
+    kind: DeviceKind,
+    block_size: usize,
+    cache_blocks: usize,
+    memory: Mutex<HashMap<String, Arc<SimDevice>>>,
+    opened: Mutex<Vec<Arc<dyn BlockDevice>>>,
+}
+
+impl Storage {
+    /// Files in `dir` (created if missing), served by `kind`, with `block_size`-byte blocks.
+    pub fn new(dir: &Path, kind: DeviceKind, block_size: usize) -> Result<Storage> {
+        check_block_size(block_size, matches!(kind, DeviceKind::File { .. }))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(dir.display().to_string(), "create directory", &e))?;
+        Ok(Storage {
+            dir: Some(dir.to_path_buf()),
+            kind,
+            block_size,
+            cache_blocks: 0,
+            memory: Mutex::new(HashMap::new()),
+            opened: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Simulated devices with no files at all: everything lives in memory until dropped.
+    pub fn in_memory(profile: SimProfile, block_size: usize) -> Result<Storage> {
+        check_block_size(block_size, false)?;
+        Ok(Storage {
+            dir: None,
+            kind: DeviceKind::Sim(profile),
+            block_size,
+            cache_blocks: 0,
+            memory: Mutex::new(HashMap::new()),
+            opened: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// In-memory storage with free I/O and 4 KiB blocks, for tests.
+    pub fn ram() -> Storage {
+        Storage::in_memory(
+            SimProfile::named("ram").expect("built-in profile"),
+            DEFAULT_BLOCK_SIZE,
+        )
+        .expect("4096 is a valid block size")
+    }
+
+    /// Wraps every device opened from now on in an LRU [`PageCache`] of `blocks` blocks.
+    pub fn with_cache_blocks(mut self, blocks: usize) -> Storage {
+        self.cache_blocks = blocks;
+        self
+    }
+
+    /// Block size of every device.
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+
+    /// The directory, if the storage has one.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The device kind.
+    pub fn kind(&self) -> &DeviceKind {
+        &self.kind
+    }
+
+    /// Creates (or truncates) the file `name` and opens it for writing.
+    pub fn create(&self, name: &str) -> Result<Arc<dyn BlockDevice>> {
+        self.open_device(name, OpenMode::Create)
+    }
+
+    /// Opens the existing file `name`, for writing too when `writable`.
+    pub fn open(&self, name: &str, writable: bool) -> Result<Arc<dyn BlockDevice>> {
+        let mode = if writable {
+            OpenMode::ReadWrite
+        } else {
+            OpenMode::ReadOnly
+        };
+        self.open_device(name, mode)
+    }
+
+    /// True when the file `name` exists.
+    pub fn exists(&self, name: &str) -> bool {
+        match &self.dir {
+            Some(dir) => dir.join(name).exists(),
+            None => self.memory.lock().contains_key(name),
+        }
+    }
+
+    /// Size in bytes of the file `name` (0 if it does not exist).
+    pub fn file_bytes(&self, name: &str) -> u64 {
+        match &self.dir {
+            Some(dir) => std::fs::metadata(dir.join(name)).map_or(0, |m| m.len()),
+            None => self
+                .memory
+                .lock()
+                .get(name)
+                .map_or(0, |d| d.len_blocks() * self.block_size as u64),
+        }
+    }
+
+    fn open_device(&self, name: &str, mode: OpenMode) -> Result<Arc<dyn BlockDevice>> {
+        let device: Arc<dyn BlockDevice> = match (&self.dir, &self.kind) {
+            (Some(dir), DeviceKind::File { direct }) => Arc::new(FileDevice::open(
+                &dir.join(name),
+                self.block_size,
+                mode,
+                *direct,
+            )?),
+            (Some(dir), DeviceKind::Sim(profile)) => Arc::new(SimDevice::open_file(
+                &dir.join(name),
+                self.block_size,
+                profile.clone(),
+                mode == OpenMode::Create,
+            )?),
+            (None, DeviceKind::Sim(profile)) => {
+                let mut memory = self.memory.lock();
+                if mode == OpenMode::Create {
+                    let fresh = Arc::new(SimDevice::new(name, self.block_size, profile.clone())?);
+                    memory.insert(name.to_string(), Arc::clone(&fresh));
+                    fresh
+                } else {
+                    let found = memory.get(name).ok_or_else(|| Error::Io {
+                        file: name.to_string(),
+                        op: "open".to_string(),
+                        kind: std::io::ErrorKind::NotFound,
+                        message: "no such in-memory file".to_string(),
+                    })?;
+                    Arc::clone(found) as Arc<dyn BlockDevice>
+                }
+            }
+            (None, DeviceKind::File { .. }) => {
+                unreachable!("in-memory storage is always simulated")
+            }
+        };
+        let device: Arc<dyn BlockDevice> = if self.cache_blocks > 0 {
+            Arc::new(PageCache::new(device, self.cache_blocks))
+        } else {
+            device
+        };
+        self.opened.lock().push(Arc::clone(&device));
+        Ok(device)
+    }
+
+    /// The summed counters of every device this storage opened.
+    pub fn stats(&self) -> IoStats {
+        self.opened
+            .lock()
+            .iter()
+            .fold(IoStats::default(), |sum, d| sum + d.stats())
+    }
+
+    /// How the storage does I/O, for reports.
+    pub fn describe(&self) -> String {
+        let device = match &self.kind {
+            DeviceKind::File { direct: true } => match self.opened.lock().first() {
+                Some(d) => d.describe(),
+                None => "file O_DIRECT".to_string(),
+            },
+            DeviceKind::File { direct: false } => "file buffered".to_string(),
+            DeviceKind::Sim(p) => format!("sim:{}", p.name),
+        };
+        if self.cache_blocks > 0 {
+            format!("{device}, LRU cache {} blocks per file", self.cache_blocks)
+        } else {
+            device
+        }
+    }
+}
