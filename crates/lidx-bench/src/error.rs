@@ -48,6 +48,17 @@ pub enum BenchError {
         /// What the index answered.
         got: usize,
     },
+    /// An on-disk index returned a wrong entry, payload or scan: the run is invalid.
+    WrongResult {
+        /// The index label.
+        index: String,
+        /// The operation (`get`, `scan`).
+        op: &'static str,
+        /// The query key.
+        key: u64,
+        /// What differed.
+        what: String,
+    },
     /// The library refused the input.
     Index(lidx::Error),
     /// A lookup workload was asked to choose existing keys from an empty dataset.
@@ -93,6 +104,15 @@ impl fmt::Display for BenchError {
                 f,
                 "index {index} answered lower_bound({key}) = {got}, the truth is {expected}; \
                  the run is invalid"
+            ),
+            BenchError::WrongResult {
+                index,
+                op,
+                key,
+                what,
+            } => write!(
+                f,
+                "index {index} answered {op}({key}) wrongly: {what}; the run is invalid"
             ),
             BenchError::Index(e) => write!(f, "{e}"),
             BenchError::NoKeys { workload } => write!(

@@ -5,6 +5,9 @@
 
 pub mod count;
 pub mod dataset;
+pub mod disk_report;
+pub mod disk_runner;
+pub mod disk_workload;
 pub mod error;
 pub mod generate;
 pub mod gre;

@@ -44,6 +44,7 @@ use std::path::Path;
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BenchError, Result};
@@ -159,8 +160,8 @@ impl Format {
     }
 }
 
-/// Writes `records` to `path` (replacing it) in the format its extension names.
-pub fn write_records(path: &Path, records: &[BenchRecord]) -> Result<()> {
+/// Writes `records` (any record type: [`BenchRecord`], `DiskRecord`) to `path` (replacing it) in the format its extension names.
+pub fn write_records<R: Serialize>(path: &Path, records: &[R]) -> Result<()> {
     let format = Format::for_path(path)?;
     let io = |source| BenchError::Io {
         path: path.to_path_buf(),
@@ -192,7 +193,7 @@ pub fn write_records(path: &Path, records: &[BenchRecord]) -> Result<()> {
 }
 
 /// Reads the records of a file written by [`write_records`].
-pub fn read_records(path: &Path) -> Result<Vec<BenchRecord>> {
+pub fn read_records<R: DeserializeOwned>(path: &Path) -> Result<Vec<R>> {
     let format = Format::for_path(path)?;
     let io = |source| BenchError::Io {
         path: path.to_path_buf(),

@@ -48,7 +48,11 @@ fn jsonl_and_csv_round_trip() {
     for name in ["out.jsonl", "out.json", "out.csv"] {
         let path = dir.path().join(name);
         write_records(&path, &records).unwrap();
-        assert_eq!(read_records(&path).unwrap(), records, "{name}");
+        assert_eq!(
+            read_records::<BenchRecord>(&path).unwrap(),
+            records,
+            "{name}"
+        );
     }
     let text = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
     assert_eq!(text.lines().count(), 2);
@@ -66,7 +70,7 @@ fn other_extensions_are_refused() {
             Format::for_path(&path),
             Err(BenchError::BadSpec { .. })
         ));
-        assert!(write_records(&path, &[]).is_err());
+        assert!(write_records::<BenchRecord>(&path, &[]).is_err());
         assert!(!path.exists());
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use lidx_bench::report::read_records;
+use lidx_bench::report::{read_records, BenchRecord};
 
 fn lidx(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lidx"))
@@ -45,7 +45,7 @@ fn bench_prints_a_table_and_writes_records() {
         assert!(result.status.success(), "{}", text(&result.stderr));
         assert!(stdout.contains("mean ns"), "{stdout}");
         assert!(stdout.contains("sorted"), "{stdout}");
-        let records = read_records(&out).unwrap();
+        let records: Vec<BenchRecord> = read_records(&out).unwrap();
         assert_eq!(records.len(), 1);
         let r = &records[0];
         assert_eq!((r.n, r.queries, r.runs, r.seed), (3_000, 2_000, 2, 3));
@@ -72,7 +72,10 @@ fn gen_writes_a_file_that_stats_and_bench_read() {
     let out = dir.path().join("on-file.json");
     let result = lidx(&bench_args(file, out.to_str().unwrap()));
     assert!(result.status.success(), "{}", text(&result.stderr));
-    assert_eq!(read_records(Path::new(&out)).unwrap()[0].n, 1000);
+    assert_eq!(
+        read_records::<BenchRecord>(Path::new(&out)).unwrap()[0].n,
+        1000
+    );
 }
 
 #[test]

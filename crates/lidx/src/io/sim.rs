@@ -27,9 +27,14 @@
 //! time (the bandwidth is shared). The model is deterministic, so experiments on it repeat
 //! exactly on a noisy machine.
 //!
+//! Each thread also accumulates the modeled time of the requests it issued
+//! ([`thread_modeled_ns`]), so a benchmark with several threads knows each thread's serial time
+//! and each operation's own modeled latency.
+//!
 //! A simulated device may be backed by a file: it is loaded whole at open and written back by
 //! `sync`, so an index built on disk can be benchmarked under any profile.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use parking_lot::RwLock;
@@ -153,6 +158,16 @@ fn parse_scaled(v: &str) -> Option<u64> {
     (x.is_finite() && x >= 0.0).then(|| (x * scale).round() as u64)
 }
 
+thread_local! {
+    static THREAD_MODELED_NS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Modeled device time (latency + transfer) of every simulated request this thread has issued
+/// so far, in ns. Subtract two readings for the requests in between.
+pub fn thread_modeled_ns() -> u64 {
+    THREAD_MODELED_NS.with(Cell::get)
+}
+
 /// A block device kept in memory that charges each request by a [`SimProfile`].
 pub struct SimDevice {
     name: String,
@@ -220,6 +235,7 @@ impl SimDevice {
     fn charge(&self, bytes: u64) {
         let (latency, transfer) = self.profile.request_cost(bytes);
         self.counters.record_model(latency, transfer);
+        THREAD_MODELED_NS.with(|t| t.set(t.get() + latency + transfer));
     }
 }
 
@@ -321,6 +337,7 @@ mod tests {
         let s = dev.stats();
         assert_eq!((s.read_requests, s.read_blocks, s.write_blocks), (1, 2, 3));
         assert_eq!(s.modeled_latency_ns, 2 * 4_800_000);
+        assert_eq!(thread_modeled_ns(), s.modeled_serial_ns());
         assert!(matches!(
             dev.read_blocks(2, &mut back, IoClass::Leaf),
             Err(Error::Truncated { .. })

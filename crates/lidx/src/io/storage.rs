@@ -107,6 +107,11 @@ impl Storage {
         self
     }
 
+    /// LRU cache blocks per file (0 = none).
+    pub fn cache_blocks(&self) -> usize {
+        self.cache_blocks
+    }
+
     /// Block size of every device.
     pub fn block_size(&self) -> usize {
         self.block_size

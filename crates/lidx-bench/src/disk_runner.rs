@@ -1,0 +1,296 @@
+//! The checked runner for on-disk indexes: I/O per operation, wall and modeled time.
+//!
+//! For one index already built (or reopened) on a [`Storage`], [`DiskBench::run_index`] runs
+//! the workload's queries `runs` times, on `threads` threads that split the queries, and for
+//! every operation:
+//!
+//! - **checks the answer**: a lookup must find the key with the payload
+//!   [`payload_of`](crate::disk_workload::payload_of) derives from it; a scan must return
+//!   exactly the keys (and payloads) of the sorted dataset from the start key's lower bound on.
+//!   The first wrong answer fails the run with [`BenchError::WrongResult`].
+//! - **times it**: wall time with [`Instant`] (I/O dominated, so a clock read per operation
+//!   costs nothing that matters), and, on simulated devices, the modeled device time of the
+//!   requests it issued ([`lidx::io::sim::thread_modeled_ns`]). An operation's modeled latency
+//!   is its wall time (the CPU work, memory copies included) plus its modeled device time.
+//!
+//! Block counts come from the devices: the storage's [`IoStats`] before and after each run,
+//! divided by the operations, split by [`IoClass`] into inner and leaf blocks as paper 003
+//! Table 4 does. Throughput is operations over elapsed time: wall time on real devices; on
+//! simulated ones, [`SimProfile::elapsed_ns`] of the run's requests with the busiest thread's
+//! serial time (CPU + modeled device time), which applies the profile's parallelism and
+//! bandwidth limits. Each figure is the median over runs.
+
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+use lidx::disk::DiskIndex;
+use lidx::io::sim::thread_modeled_ns;
+use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
+
+use crate::dataset::Dataset;
+use crate::disk_report::DiskRecord;
+use crate::disk_workload::{payload_of, DiskWorkload};
+use crate::error::{BenchError, Result};
+use crate::report::Machine;
+use crate::runner::Progress;
+
+/// What to run on each on-disk index.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiskBenchConfig {
+    /// Lookups or scans.
+    pub workload: DiskWorkload,
+    /// Operations per run (at least 1).
+    pub queries: usize,
+    /// Runs; figures are medians over runs (at least 1).
+    pub runs: usize,
+    /// Threads splitting each run's operations (at least 1).
+    pub threads: usize,
+    /// Seed of the workload.
+    pub seed: u64,
+}
+
+/// Queries and their true answers, prepared once per dataset.
+pub struct DiskBench<'a> {
+    keys: &'a [u64],
+    dataset: &'a Dataset,
+    queries: Vec<u64>,
+    config: DiskBenchConfig,
+}
+
+/// What one thread measured in one run.
+struct ThreadRun {
+    wall: Histogram<u64>,
+    modeled: Histogram<u64>,
+    wall_ns: u64,
+    modeled_ns: u64,
+}
+
+/// One run's figures.
+struct RunFigures {
+    wall_us: f64,
+    modeled_us: f64,
+    wall_ops_per_s: f64,
+    modeled_ops_per_s: f64,
+}
+
+impl<'a> DiskBench<'a> {
+    /// Draws the queries from `keys` (the dataset's sorted unique keys, as indexed).
+    pub fn prepare(dataset: &'a Dataset, keys: &'a [u64], config: DiskBenchConfig) -> Result<Self> {
+        let queries = config
+            .workload
+            .generate(keys, config.queries.max(1), config.seed)?;
+        Ok(DiskBench {
+            keys,
+            dataset,
+            queries,
+            config,
+        })
+    }
+
+    /// Runs the workload on `index` (stored in `storage`), checking every answer.
+    pub fn run_index(
+        &self,
+        label: &str,
+        index: &dyn DiskIndex<u64>,
+        storage: &Storage,
+        build_s: f64,
+        progress: &mut dyn Progress,
+    ) -> Result<DiskRecord> {
+        let runs = self.config.runs.max(1);
+        let threads = self.config.threads.max(1);
+        let ops = self.queries.len() as u64;
+        let mut figures = Vec::with_capacity(runs);
+        let mut io_total = IoStats::default();
+        let mut wall_all = new_histogram();
+        let mut modeled_all = new_histogram();
+        progress.begin(&format!("{label}: {} runs", runs), ops * runs as u64);
+        for _ in 0..runs {
+            let before = storage.stats();
+            let started = Instant::now();
+            let chunk = self.queries.len().div_ceil(threads);
+            let results: Vec<Result<ThreadRun>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = self
+                    .queries
+                    .chunks(chunk)
+                    .map(|part| scope.spawn(move || self.run_part(label, index, part)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("benchmark thread panicked"))
+                    .collect()
+            });
+            let elapsed_ns = started.elapsed().as_nanos() as u64;
+            let io = storage.stats() - before;
+            io_total = io_total + io;
+            let mut busiest = 0;
+            let (mut wall_sum, mut modeled_sum) = (0u64, 0u64);
+            for run in results {
+                let run = run?;
+                busiest = busiest.max(run.wall_ns + run.modeled_ns);
+                wall_sum += run.wall_ns;
+                modeled_sum += run.wall_ns + run.modeled_ns;
+                wall_all.add(&run.wall).expect("same histogram bounds");
+                modeled_all
+                    .add(&run.modeled)
+                    .expect("same histogram bounds");
+            }
+            let modeled_elapsed = match storage.kind() {
+                DeviceKind::Sim(profile) => profile.elapsed_ns(&io, busiest),
+                DeviceKind::File { .. } => elapsed_ns,
+            };
+            figures.push(RunFigures {
+                wall_us: wall_sum as f64 / ops as f64 / 1e3,
+                modeled_us: modeled_sum as f64 / ops as f64 / 1e3,
+                wall_ops_per_s: ops as f64 / (elapsed_ns.max(1) as f64 / 1e9),
+                modeled_ops_per_s: ops as f64 / (modeled_elapsed.max(1) as f64 / 1e9),
+            });
+            progress.advance(ops);
+        }
+        progress.end();
+
+        let total_ops = (ops * runs as u64) as f64;
+        let per_op = |v: u64| v as f64 / total_ops;
+        let simulated = matches!(storage.kind(), DeviceKind::Sim(_));
+        let median = |f: fn(&RunFigures) -> f64| {
+            let mut v: Vec<f64> = figures.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let machine = Machine::detect();
+        let cached = io_total.cache_hits + io_total.cache_misses;
+        Ok(DiskRecord {
+            dataset: self.dataset.name.clone(),
+            n: index.len(),
+            workload: self.config.workload.label(),
+            index: label.to_string(),
+            device: storage.describe(),
+            block_size: storage.block_size() as u64,
+            cache_blocks: storage.cache_blocks() as u64,
+            memory_bytes: index.memory_bytes() as u64,
+            disk_bytes: index.disk_bytes(),
+            build_s,
+            blocks_per_op: per_op(io_total.read_blocks),
+            inner_blocks_per_op: per_op(io_total.blocks_read(IoClass::Inner)),
+            leaf_blocks_per_op: per_op(io_total.blocks_read(IoClass::Leaf)),
+            requests_per_op: per_op(io_total.read_requests),
+            cache_hit_ratio: (cached > 0).then(|| io_total.cache_hits as f64 / cached as f64),
+            wall_us: median(|f| f.wall_us),
+            wall_p50_us: wall_all.value_at_quantile(0.5) as f64 / 1e3,
+            wall_p99_us: wall_all.value_at_quantile(0.99) as f64 / 1e3,
+            wall_ops_per_s: median(|f| f.wall_ops_per_s),
+            modeled_us: simulated.then(|| median(|f| f.modeled_us)),
+            modeled_p99_us: simulated.then(|| modeled_all.value_at_quantile(0.99) as f64 / 1e3),
+            modeled_ops_per_s: simulated.then(|| median(|f| f.modeled_ops_per_s)),
+            queries: ops,
+            runs: runs as u64,
+            threads: threads as u64,
+            seed: self.config.seed,
+            cpu: machine.cpu,
+            cores: machine.cores,
+            lidx_version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+
+    /// Runs `part` of the queries on this thread, checking each answer.
+    fn run_part(&self, label: &str, index: &dyn DiskIndex<u64>, part: &[u64]) -> Result<ThreadRun> {
+        let size = index.payload_size();
+        let (mut got, mut want) = (vec![0u8; size], vec![0u8; size]);
+        let (mut keys, mut payloads) = (Vec::new(), Vec::new());
+        let mut run = ThreadRun {
+            wall: new_histogram(),
+            modeled: new_histogram(),
+            wall_ns: 0,
+            modeled_ns: 0,
+        };
+        for &key in part {
+            let modeled_before = thread_modeled_ns();
+            let started = Instant::now();
+            match self.config.workload {
+                DiskWorkload::Lookup(_) => {
+                    let found = index.get(&key, &mut got)?;
+                    let wall = started.elapsed().as_nanos() as u64;
+                    run.record(wall, thread_modeled_ns() - modeled_before);
+                    payload_of(key, &mut want);
+                    if !found || got != want {
+                        return Err(BenchError::WrongResult {
+                            index: label.to_string(),
+                            op: "get",
+                            key,
+                            what: if found {
+                                format!("payload {got:?}, expected {want:?}")
+                            } else {
+                                "the key was not found".to_string()
+                            },
+                        });
+                    }
+                }
+                DiskWorkload::Scan { len } => {
+                    keys.clear();
+                    payloads.clear();
+                    index.scan(&key, len, &mut keys, &mut payloads)?;
+                    let wall = started.elapsed().as_nanos() as u64;
+                    run.record(wall, thread_modeled_ns() - modeled_before);
+                    self.check_scan(label, key, len, size, &keys, &payloads)?;
+                }
+            }
+        }
+        Ok(run)
+    }
+
+    fn check_scan(
+        &self,
+        label: &str,
+        start: u64,
+        len: usize,
+        size: usize,
+        keys: &[u64],
+        payloads: &[u8],
+    ) -> Result<()> {
+        let from = self.keys.partition_point(|&k| k < start);
+        let expected = &self.keys[from..(from + len).min(self.keys.len())];
+        let wrong = |what: String| BenchError::WrongResult {
+            index: label.to_string(),
+            op: "scan",
+            key: start,
+            what,
+        };
+        if keys != expected {
+            return Err(wrong(format!(
+                "returned {} keys starting {:?}, expected {} starting {:?}",
+                keys.len(),
+                keys.first(),
+                expected.len(),
+                expected.first()
+            )));
+        }
+        let mut want = vec![0u8; size];
+        for (i, (&key, got)) in keys.iter().zip(payloads.chunks_exact(size)).enumerate() {
+            payload_of(key, &mut want);
+            if got != want {
+                return Err(wrong(format!("payload of item {i} (key {key}) is wrong")));
+            }
+        }
+        if payloads.len() != keys.len() * size {
+            return Err(wrong(format!(
+                "{} payload bytes for {} keys",
+                payloads.len(),
+                keys.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl ThreadRun {
+    fn record(&mut self, wall_ns: u64, modeled_ns: u64) {
+        self.wall_ns += wall_ns;
+        self.modeled_ns += modeled_ns;
+        self.wall.saturating_record(wall_ns.max(1));
+        self.modeled
+            .saturating_record((wall_ns + modeled_ns).max(1));
+    }
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 1_000_000_000_000, 3).expect("valid histogram bounds")
+}
