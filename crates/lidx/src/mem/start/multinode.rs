@@ -120,11 +120,10 @@ impl MultiNode4 {
     #[inline]
     pub fn get(&self, fragment: u32) -> u64 {
         let hits = self.hits(fragment);
-        if hits == 0 {
-            0
-        } else {
-            self.children[hits.trailing_zeros() as usize]
-        }
+        // No branch: with no hit, `trailing_zeros` is 32, `& 3` picks slot 0, and the mask
+        // (all ones only on a hit) turns its word into 0.
+        let child = self.children[(hits.trailing_zeros() & 3) as usize];
+        child & 0u64.wrapping_sub(u64::from(hits != 0))
     }
 
     /// Position of the first key `>= fragment` (`len()` if none).
