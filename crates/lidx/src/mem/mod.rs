@@ -10,5 +10,6 @@ pub mod radix_spline;
 pub mod rmi;
 pub mod sampled_pgm;
 pub mod sorted;
+pub mod start;
 
 pub use sorted::SortedArray;
