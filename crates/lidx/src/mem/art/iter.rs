@@ -46,7 +46,11 @@ impl<K, V> Copy for Frame<'_, K, V> {}
 pub struct Range<'a, K, V> {
     stack: [Frame<'a, K, V>; MAX_KEY_BYTES],
     depth: usize,
+    /// The leaf `next` returns, unless `stale`.
     next: Option<&'a Leaf<K, V>>,
+    /// `next` was returned: the walk moves on at the next call, not before, so a seek (a
+    /// `lower_bound`) does not pay for the leaf after its answer.
+    stale: bool,
     end: Bound<K>,
 }
 
@@ -57,6 +61,7 @@ impl<'a, K: ArtKey, V> Range<'a, K, V> {
             stack: [Frame { node: root, pos: 0 }; MAX_KEY_BYTES],
             depth: 0,
             next: None,
+            stale: false,
             end,
         };
         r.next = match start {
@@ -150,6 +155,10 @@ impl<'a, K: ArtKey, V> Iterator for Range<'a, K, V> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
+        if self.stale {
+            self.next = self.advance();
+            self.stale = false;
+        }
         let leaf = self.next?;
         let inside = match &self.end {
             Bound::Unbounded => true,
@@ -160,7 +169,7 @@ impl<'a, K: ArtKey, V> Iterator for Range<'a, K, V> {
             self.next = None;
             return None;
         }
-        self.next = self.advance();
+        self.stale = true;
         Some((&leaf.key, &leaf.value))
     }
 }

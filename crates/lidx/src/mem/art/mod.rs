@@ -35,9 +35,12 @@
 //!   creates the `Node4` at their first differing byte.
 //! * **Leaves** are separate allocations holding the key and the value ("single-value leaves",
 //!   §IV-B there), so any value type works and the leaf comparison has the whole key.
-//! * **`lower_bound` and `range`** (`iter.rs`) seek with a stack of frames; the seek compares
-//!   each compressed path over its full length, leaf bytes included, because a skipped
-//!   optimistic prefix can be smaller or greater than the key (see `iter.rs`).
+//! * **`lower_bound` and `range`**: `range` (`iter.rs`) seeks with a stack of frames,
+//!   `lower_bound` (`tree.rs`) descends recursively without one; both compare each compressed
+//!   path with the key over its full length, leaf bytes included, because a skipped optimistic
+//!   prefix can be smaller or greater than the key (see `iter.rs`). If the path is greater, the
+//!   answer is the subtree's smallest leaf; if smaller, or nothing in the matching child is
+//!   large enough, it is the smallest leaf of the next child to the right.
 //! * **Bulk load** ([`Art::bulk_load`]) builds top-down from sorted pairs, each node allocated
 //!   once at its final kind.
 //! * **Memory**: [`crate::OrderedMap::size_in_bytes`] is exact (the map, every leaf, every inner

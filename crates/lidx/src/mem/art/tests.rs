@@ -4,6 +4,7 @@
 //! `tests/map_conformance.rs`.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -262,6 +263,12 @@ fn strings_with_common_twelve_byte_prefixes_match_a_btreemap() {
             reference.range(probe..).next(),
             "{probe:?}"
         );
+        assert!(art
+            .range(probe..)
+            .take(3)
+            .eq(reference.range(probe..).take(3)));
+        let after = (Bound::Excluded(k), Bound::Unbounded);
+        assert!(art.range(after).take(3).eq(reference.range(after).take(3)));
         if step % 500 == 0 {
             check(&art);
         }

@@ -218,11 +218,15 @@ fn prefix_mismatch<K: ArtKey, V>(node: &NodeRef<K, V>, kb: &[u8], depth: usize) 
 /// its leftmost leaf), and how `key` compares with it over the path's length.
 pub(super) fn prefix_cmp<K: ArtKey, V>(node: &NodeRef<K, V>, kb: &[u8], depth: usize) -> Ordering {
     let h = node.header().expect("an inner node");
-    let stored = h.stored_prefix();
-    let here = stored.cmp(&kb[depth..depth + stored.len()]);
+    // A byte loop, not a slice comparison: a call to `memcmp` for at most 8 bytes costs more.
+    for (&p, &k) in h.stored_prefix().iter().zip(&kb[depth..]) {
+        if p != k {
+            return p.cmp(&k);
+        }
+    }
     let len = h.prefix_len();
-    if here.is_ne() || len <= MAX_PREFIX {
-        return here;
+    if len <= MAX_PREFIX {
+        return Ordering::Equal;
     }
     let leaf = node
         .min_leaf()
@@ -327,6 +331,38 @@ fn remove_at<K: ArtKey, V>(
     remove_at(child, key, kb, depth + 1)
 }
 
+/// The first leaf `>= key` below `node`, which holds keys sharing `kb[..depth]`; `None` when
+/// all of them are smaller. The same descent as the seek of `iter.rs` (see its module docs on
+/// optimistic prefixes), without building an iterator's stack: on the way back up, the answer
+/// is the smallest leaf of the next child to the right.
+fn lower_bound_in<'a, K: ArtKey, V>(
+    node: &'a NodeRef<K, V>,
+    key: &K,
+    kb: &[u8],
+    depth: usize,
+) -> Option<&'a Leaf<K, V>> {
+    match node.view() {
+        View::Empty => return None,
+        View::Leaf(leaf) => return (!leaf.key.key_lt(key)).then_some(leaf),
+        _ => {}
+    }
+    match prefix_cmp(node, kb, depth) {
+        Ordering::Greater => return node.min_leaf(),
+        Ordering::Less => return None,
+        Ordering::Equal => {}
+    }
+    let depth = depth + node.header()?.prefix_len();
+    let byte = kb[depth];
+    if let Some(found) = node
+        .find_child(byte)
+        .and_then(|child| lower_bound_in(child, key, kb, depth + 1))
+    {
+        return Some(found);
+    }
+    let after = node.position_ge(byte.checked_add(1)?);
+    node.child_at(after)?.2.min_leaf()
+}
+
 /// Bytes of the inner nodes below `node`, itself included.
 fn inner_bytes<K, V>(node: &NodeRef<K, V>) -> usize {
     match node.kind() {
@@ -391,13 +427,11 @@ impl<K: ArtKey, V> OrderedMap<K, V> for Art<K, V> {
         super::iter::Range::new(&self.root, range.start_bound(), range.end_bound().cloned())
     }
 
+    #[inline]
     fn lower_bound(&self, key: &K) -> Option<(&K, &V)> {
-        super::iter::Range::new(
-            &self.root,
-            std::ops::Bound::Included(key),
-            std::ops::Bound::Unbounded,
-        )
-        .next()
+        let kb = key.key_bytes();
+        let leaf = lower_bound_in(&self.root, key, kb.as_ref(), 0)?;
+        Some((&leaf.key, &leaf.value))
     }
 
     fn len(&self) -> usize {
