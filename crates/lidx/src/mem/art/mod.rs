@@ -8,7 +8,7 @@
 //! 004 §II, Fig. 2): `Node4` and `Node16` keep sorted key bytes beside their child pointers
 //! (Node16 searched with one SIMD compare), `Node48` maps a byte through a 256-byte index to
 //! one of 48 child slots, `Node256` is a flat array. Two techniques keep it shallow and small
-//! (§III-E): *lazy expansion* (a subtree holding one key is just that key's leaf) and *path
+//! (§III-C): *lazy expansion* (a subtree holding one key is just that key's leaf) and *path
 //! compression* (an inner node with one child is merged into its child, which stores the
 //! skipped bytes as its prefix). Prefixes are checked *pessimistically* (stored and compared
 //! at every node), *optimistically* (only their length is kept; the leaf's full key is compared
@@ -29,12 +29,11 @@
 //!   stored and checked (which covers every `u64`, `u32`, `i64` and `f64` path), longer paths
 //!   (only 16-byte strings have them) are skipped by lookups and verified by the full-key
 //!   comparison at the leaf. Insert and `lower_bound` need the skipped bytes themselves and read
-//!   them from the subtree's leftmost leaf. (Leis et al. store 9 bytes; 8 keep the header
-//!   small.)
+//!   them from the subtree's leftmost leaf. 8 stored bytes keep the header at 12 bytes.
 //! * **Lazy expansion**: a single key's subtree is its leaf; inserting a second key below it
 //!   creates the `Node4` at their first differing byte.
 //! * **Leaves** are separate allocations holding the key and the value ("single-value leaves",
-//!   §IV-B there), so any value type works and the leaf comparison has the whole key.
+//!   §III-B there), so any value type works and the leaf comparison has the whole key.
 //! * **`lower_bound` and `range`**: `range` (`iter.rs`) seeks with a stack of frames,
 //!   `lower_bound` (`tree.rs`) descends recursively without one; both compare each compressed
 //!   path with the key over its full length, leaf bytes included, because a skipped optimistic

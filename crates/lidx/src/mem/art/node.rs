@@ -1,14 +1,14 @@
 //! The nodes of the adaptive radix tree and the tagged reference that owns them.
 //!
-//! ART (Leis et al., ICDE 2013, §III-A; paper 004 §II and its Fig. 2) has four inner node
+//! ART (Leis et al., ICDE 2013, §III-A and §III-B; paper 004 §II and its Fig. 2) has four inner node
 //! kinds that differ only in how they map a key byte to a child:
 //!
 //! | kind      | children | byte -> child                                   | bytes (`u64` values) |
 //! |-----------|----------|-------------------------------------------------|----------------------|
-//! | `Node4`   | 1..=4    | sorted key bytes, linear search                 | 48                   |
+//! | `Node4`   | 2..=4    | sorted key bytes, linear search                 | 48                   |
 //! | `Node16`  | 4..=16   | sorted key bytes, one SSE2 compare (x86_64)     | 160                  |
-//! | `Node48`  | 12..=48  | 256-byte child index (`0` = none, else slot+1)  | 656                  |
-//! | `Node256` | 36..=256 | flat array of 256 child references              | 2064                 |
+//! | `Node48`  | 13..=48  | 256-byte child index (`0` = none, else slot+1)  | 656                  |
+//! | `Node256` | 37..=256 | flat array of 256 child references              | 2064                 |
 //!
 //! Every inner node starts with the same [`Header`]: its kind, its child count and its
 //! compressed path (prefix). A child is a [`NodeRef`], one pointer-sized word: null (no child),

@@ -1,6 +1,6 @@
 //! The [`Art`] map: lookup, insertion and removal over the nodes of `node.rs` (ART paper,
-//! Leis et al., ICDE 2013, §III-B search, §III-C insert, §III-D delete, §III-E path
-//! compression and lazy expansion; paper 004 §II).
+//! Leis et al., ICDE 2013, §III-C lazy expansion and path compression, §III-D search, insert
+//! and delete; paper 004 §II).
 //!
 //! Every algorithm walks down from the root consuming key bytes: at an inner node, first its
 //! compressed path (`prefix_len` bytes), then one byte to pick the child. `depth` always counts
