@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+use lidx::mem::art::{Art, ArtKey};
 use lidx::mem::btree::{BTree, BTreeParams};
 use lidx::{Key, OrderedMap, Str16};
 use proptest::prelude::*;
@@ -16,7 +17,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// A key type the suite can generate from `u64` seeds, order-preserving, and a reference key.
-trait MapKey: Key + PartialEq {
+trait MapKey: Key + ArtKey + PartialEq {
     type Ref: Ord + Copy + std::fmt::Debug;
     fn from_seed(v: u64) -> Self;
     fn reference(&self) -> Self::Ref;
@@ -305,6 +306,42 @@ fn btree_str16() {
     run_btree_suite::<Str16>();
 }
 
+fn run_art_suite<K: MapKey>() {
+    run_map_suite::<K, _>("art", |pairs| Art::bulk_load(pairs));
+    run_map_suite::<K, _>("art-inserted", |pairs| {
+        let mut t = Art::new();
+        for (k, v) in pairs {
+            t.insert(k, v)?;
+        }
+        Ok(t)
+    });
+}
+
+#[test]
+fn art_u64() {
+    run_art_suite::<u64>();
+}
+
+#[test]
+fn art_u32() {
+    run_art_suite::<u32>();
+}
+
+#[test]
+fn art_i64() {
+    run_art_suite::<i64>();
+}
+
+#[test]
+fn art_f64() {
+    run_art_suite::<f64>();
+}
+
+#[test]
+fn art_str16() {
+    run_art_suite::<Str16>();
+}
+
 #[test]
 fn bulk_load_refuses_bad_input() {
     let p = BTreeParams::default();
@@ -391,6 +428,38 @@ proptest! {
                 Op::Range(a, b) => {
                     let (a, b) = (key(a.min(b)), key(a.max(b)));
                     prop_assert!(t.range(a..b).eq(reference.range(a..b)));
+                }
+            }
+            prop_assert_eq!(t.len(), reference.len());
+        }
+        prop_assert!(t.iter().eq(reference.iter()));
+    }
+
+    #[test]
+    fn art_matches_btreemap(
+        initial in proptest::collection::btree_map(any::<u16>(), any::<u64>(), 0..200),
+        ops in proptest::collection::vec(op(), 0..400),
+        shift in 0u32..49,
+    ) {
+        // `shift` moves the varying bytes through the key, from the lowest byte up to the
+        // top two; 0 and near-MAX included.
+        let key = |k: u16| if k == u16::MAX { u64::MAX } else { u64::from(k) << shift };
+        let mut reference: BTreeMap<u64, u64> =
+            initial.iter().map(|(&k, &v)| (key(k), v)).collect();
+        let mut t = Art::bulk_load(reference.iter().map(|(&k, &v)| (k, v))).unwrap();
+        for op in ops {
+            match op {
+                Op::Insert(k, v) => prop_assert_eq!(t.insert(key(k), v).unwrap(), reference.insert(key(k), v)),
+                Op::Remove(k) => prop_assert_eq!(t.remove(&key(k)), reference.remove(&key(k))),
+                Op::Get(k) => prop_assert_eq!(t.get(&key(k)), reference.get(&key(k))),
+                Op::LowerBound(k) => prop_assert_eq!(
+                    t.lower_bound(&key(k)),
+                    reference.range(key(k)..).next()
+                ),
+                Op::Range(a, b) => {
+                    let (a, b) = (key(a.min(b)), key(a.max(b)));
+                    prop_assert!(t.range(a..b).eq(reference.range(a..b)));
+                    prop_assert!(t.range(a..=b).eq(reference.range(a..=b)));
                 }
             }
             prop_assert_eq!(t.len(), reference.len());

@@ -7,6 +7,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
+use lidx::mem::art::Art;
 use lidx::mem::btree::BTreeParams;
 use lidx::mem::btree_index::BTreeIndex;
 use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
@@ -15,7 +16,7 @@ use lidx::mem::pgm::{Pgm, PgmParams};
 use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
 use lidx::mem::rmi::{Rmi, RmiParams};
 use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
-use lidx::StaticIndex;
+use lidx::{OrderedMap, StaticIndex};
 
 struct Counting;
 
@@ -56,6 +57,16 @@ fn measure<I: StaticIndex<u64>>(build: impl FnOnce() -> lidx::Result<I>) -> (usi
     (reported, held.max(0) as usize)
 }
 
+/// Like [`measure`], for an ordered map (which owns its keys and values).
+fn measure_map<M: OrderedMap<u64, u64>>(build: impl FnOnce() -> M) -> (usize, usize) {
+    let before = LIVE.load(Ordering::Relaxed);
+    let map = build();
+    let held = LIVE.load(Ordering::Relaxed) - before;
+    let reported = map.size_in_bytes();
+    drop(map);
+    (reported, held.max(0) as usize)
+}
+
 #[test]
 fn reported_bytes_match_the_allocator() {
     let keys: Vec<u64> = (0..200_000u64)
@@ -66,6 +77,9 @@ fn reported_bytes_match_the_allocator() {
         })
         .collect();
     let k = &keys;
+    let mut unique = keys.clone();
+    unique.dedup();
+    let u = &unique;
     let cases = [
         ("pgm", measure(|| Pgm::build(k, PgmParams::new(16, 4)))),
         (
@@ -88,6 +102,23 @@ fn reported_bytes_match_the_allocator() {
         (
             "fiting",
             measure(|| FitingTree::build(k, FitingParams::with_eps(16))),
+        ),
+        (
+            "art-bulk",
+            measure_map(|| Art::bulk_load(u.iter().map(|&k| (k, k))).unwrap()),
+        ),
+        (
+            "art-updated",
+            measure_map(|| {
+                let mut art = Art::new();
+                for (i, &key) in u.iter().enumerate() {
+                    art.insert(key.rotate_left(17), key).unwrap();
+                    if i % 3 == 0 {
+                        art.remove(&u[i / 2].rotate_left(17));
+                    }
+                }
+                art
+            }),
         ),
     ];
     for (name, (reported, held)) in cases {

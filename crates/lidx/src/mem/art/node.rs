@@ -1,0 +1,870 @@
+//! The nodes of the adaptive radix tree and the tagged reference that owns them.
+//!
+//! ART (Leis et al., ICDE 2013, §III-A and §III-B; paper 004 §II and its Fig. 2) has four inner node
+//! kinds that differ only in how they map a key byte to a child:
+//!
+//! | kind      | children | byte -> child                                   | bytes (`u64` values) |
+//! |-----------|----------|-------------------------------------------------|----------------------|
+//! | `Node4`   | 2..=4    | sorted key bytes, linear search                 | 48                   |
+//! | `Node16`  | 4..=16   | sorted key bytes, one SSE2 compare (x86_64)     | 160                  |
+//! | `Node48`  | 13..=48  | 256-byte child index (`0` = none, else slot+1)  | 656                  |
+//! | `Node256` | 37..=256 | flat array of 256 child references              | 2064                 |
+//!
+//! Every inner node starts with the same [`Header`]: its kind, its child count and its
+//! compressed path (prefix). A child is a [`NodeRef`], one pointer-sized word: null (no child),
+//! a pointer to an inner node (low bit 0; its header says which kind), or a pointer to a
+//! [`Leaf`] with the low bit set (leaves are aligned to 2 bytes, so the bit is free). There is
+//! no `Box<dyn>`: a traversal reads the tag bit, then the kind byte of the header, and casts.
+//!
+//! **Growth and shrinking.** A full node grows into the next kind when a child is added
+//! (4 -> 16 -> 48 -> 256). A node shrinks into the previous kind when removals bring its count
+//! down to three quarters of the smaller kind's capacity (16 -> 4 at 3 children, 48 -> 16 at
+//! 12, 256 -> 48 at 36), not at the capacity itself: alternating inserts and removes at a
+//! boundary would otherwise reallocate the node every time. A `Node4` left with one child is
+//! merged into that child (path compression, see [`NodeRef::remove_child`]).
+//!
+//! **One place for kinds.** Every operation that depends on the node kind (`find_child`,
+//! `child_at`, `add_child`, `remove_child`, drop, size) dispatches here, on [`NodeKind`]. New
+//! kinds (START's multilevel nodes, paper 004 §III) are added to [`NodeKind`], to
+//! [`View`]/[`ViewMut`] and to these functions; the tree algorithms in `tree.rs` and `iter.rs`
+//! only go through them.
+
+use std::marker::PhantomData;
+use std::mem::{self, size_of};
+
+/// Prefix bytes an inner node stores (the "pessimistic" part of path compression). A longer
+/// compressed path keeps its length but only its first `MAX_PREFIX` bytes; the rest is read
+/// from a leaf of the subtree when needed (the "optimistic" part, see the module docs of
+/// `lidx::mem::art`). 8 bytes keep the header at 12 bytes and cover every `u64` path (a `u64`
+/// key has at most 7 bytes above its last branching byte).
+pub const MAX_PREFIX: usize = 8;
+
+/// Tag of an inner node, stored in the first byte of its header.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum NodeKind {
+    /// Up to 4 children, sorted key bytes.
+    Node4 = 0,
+    /// Up to 16 children, sorted key bytes searched with SIMD.
+    Node16 = 1,
+    /// Up to 48 children behind a 256-byte index.
+    Node48 = 2,
+    /// Up to 256 children, indexed directly by the key byte.
+    Node256 = 3,
+}
+
+impl NodeKind {
+    /// Most children a node of this kind holds.
+    pub const fn capacity(self) -> usize {
+        match self {
+            NodeKind::Node4 => 4,
+            NodeKind::Node16 => 16,
+            NodeKind::Node48 => 48,
+            NodeKind::Node256 => 256,
+        }
+    }
+
+    /// Size of one node of this kind: its whole allocation.
+    pub const fn size_in_bytes<K, V>(self) -> usize {
+        match self {
+            NodeKind::Node4 => size_of::<Node4<K, V>>(),
+            NodeKind::Node16 => size_of::<Node16<K, V>>(),
+            NodeKind::Node48 => size_of::<Node48<K, V>>(),
+            NodeKind::Node256 => size_of::<Node256<K, V>>(),
+        }
+    }
+
+    /// The smallest kind that holds `children` children (at most 256).
+    pub const fn for_children(children: usize) -> NodeKind {
+        if children <= 4 {
+            NodeKind::Node4
+        } else if children <= 16 {
+            NodeKind::Node16
+        } else if children <= 48 {
+            NodeKind::Node48
+        } else {
+            NodeKind::Node256
+        }
+    }
+}
+
+/// The common start of every inner node.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct Header {
+    kind: NodeKind,
+    /// Full length of the compressed path, which may exceed `MAX_PREFIX`.
+    prefix_len: u8,
+    count: u16,
+    /// The first `min(prefix_len, MAX_PREFIX)` bytes of the compressed path.
+    prefix: [u8; MAX_PREFIX],
+}
+
+impl Header {
+    fn new(kind: NodeKind, prefix: &[u8], prefix_len: usize) -> Self {
+        let mut h = Header {
+            kind,
+            prefix_len: 0,
+            count: 0,
+            prefix: [0; MAX_PREFIX],
+        };
+        h.set_prefix(prefix, prefix_len);
+        h
+    }
+
+    /// The node's kind.
+    #[inline(always)]
+    pub fn kind(&self) -> NodeKind {
+        self.kind
+    }
+
+    /// Number of children.
+    #[inline(always)]
+    pub fn count(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// Full length of the compressed path (key bytes this node skips before branching).
+    #[inline(always)]
+    pub fn prefix_len(&self) -> usize {
+        usize::from(self.prefix_len)
+    }
+
+    /// The stored part of the compressed path: its first `min(prefix_len, MAX_PREFIX)` bytes.
+    #[inline(always)]
+    pub fn stored_prefix(&self) -> &[u8] {
+        &self.prefix[..self.prefix_len().min(MAX_PREFIX)]
+    }
+
+    /// Sets the compressed path to `len` bytes whose first bytes are `bytes` (at least
+    /// `min(len, MAX_PREFIX)` of them).
+    pub fn set_prefix(&mut self, bytes: &[u8], len: usize) {
+        let stored = len.min(MAX_PREFIX);
+        self.prefix_len = u8::try_from(len).expect("a compressed path is shorter than a key");
+        self.prefix[..stored].copy_from_slice(&bytes[..stored]);
+    }
+}
+
+/// A leaf: one key and its value (ART's "single-value leaf", reached by a tagged pointer).
+#[doc(hidden)]
+#[repr(C, align(2))]
+pub struct Leaf<K, V> {
+    /// The full key; lookups compare it, and optimistic prefixes are read from it.
+    pub key: K,
+    /// The value.
+    pub value: V,
+}
+
+/// Inner node with up to 4 children.
+#[doc(hidden)]
+#[repr(C)]
+pub struct Node4<K, V> {
+    header: Header,
+    keys: [u8; 4],
+    children: [NodeRef<K, V>; 4],
+}
+
+/// Inner node with up to 16 children.
+#[doc(hidden)]
+#[repr(C)]
+pub struct Node16<K, V> {
+    header: Header,
+    keys: [u8; 16],
+    children: [NodeRef<K, V>; 16],
+}
+
+/// Inner node with up to 48 children.
+#[doc(hidden)]
+#[repr(C)]
+pub struct Node48<K, V> {
+    header: Header,
+    /// `index[byte]` is 0 for no child, else the child's slot + 1.
+    index: [u8; 256],
+    /// The first `count` slots are used.
+    children: [NodeRef<K, V>; 48],
+}
+
+/// Inner node with up to 256 children.
+#[doc(hidden)]
+#[repr(C)]
+pub struct Node256<K, V> {
+    header: Header,
+    children: [NodeRef<K, V>; 256],
+}
+
+/// An inner node type: its kind tag, and an empty node of that kind.
+trait Inner: Sized {
+    const KIND: NodeKind;
+    fn empty(prefix: &[u8], prefix_len: usize) -> Box<Self>;
+}
+
+impl<K, V> Inner for Node4<K, V> {
+    const KIND: NodeKind = NodeKind::Node4;
+    fn empty(prefix: &[u8], prefix_len: usize) -> Box<Self> {
+        Box::new(Node4 {
+            header: Header::new(Self::KIND, prefix, prefix_len),
+            keys: [0; 4],
+            children: [NodeRef::EMPTY; 4],
+        })
+    }
+}
+
+impl<K, V> Inner for Node16<K, V> {
+    const KIND: NodeKind = NodeKind::Node16;
+    fn empty(prefix: &[u8], prefix_len: usize) -> Box<Self> {
+        Box::new(Node16 {
+            header: Header::new(Self::KIND, prefix, prefix_len),
+            keys: [0; 16],
+            children: [NodeRef::EMPTY; 16],
+        })
+    }
+}
+
+impl<K, V> Inner for Node48<K, V> {
+    const KIND: NodeKind = NodeKind::Node48;
+    fn empty(prefix: &[u8], prefix_len: usize) -> Box<Self> {
+        Box::new(Node48 {
+            header: Header::new(Self::KIND, prefix, prefix_len),
+            index: [0; 256],
+            children: [NodeRef::EMPTY; 48],
+        })
+    }
+}
+
+impl<K, V> Inner for Node256<K, V> {
+    const KIND: NodeKind = NodeKind::Node256;
+    fn empty(prefix: &[u8], prefix_len: usize) -> Box<Self> {
+        Box::new(Node256 {
+            header: Header::new(Self::KIND, prefix, prefix_len),
+            children: [NodeRef::EMPTY; 256],
+        })
+    }
+}
+
+/// Position of `byte` among the first `count` of `keys`, compared all at once.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn find16(keys: &[u8; 16], count: usize, byte: u8) -> Option<usize> {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    // SAFETY: SSE2 is part of the x86_64 baseline; the unaligned load reads exactly the 16
+    // bytes of `keys`.
+    let hits = unsafe {
+        let k = _mm_loadu_si128(keys.as_ptr().cast());
+        _mm_movemask_epi8(_mm_cmpeq_epi8(k, _mm_set1_epi8(byte as i8)))
+    } as u32;
+    let hits = hits & ((1u32 << count) - 1);
+    (hits != 0).then(|| hits.trailing_zeros() as usize)
+}
+
+/// Position of `byte` among the first `count` of `keys`: a branchless compare of all 16
+/// bytes into a bit mask (the portable form of the SSE2 search, vectorized by the compiler).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn find16_portable(keys: &[u8; 16], count: usize, byte: u8) -> Option<usize> {
+    let mut hits = 0u32;
+    for (i, &k) in keys.iter().enumerate() {
+        hits |= u32::from(k == byte) << i;
+    }
+    let hits = hits & ((1u32 << count) - 1);
+    (hits != 0).then(|| hits.trailing_zeros() as usize)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+use find16_portable as find16;
+
+/// Reference to a node or leaf; owns what it points to, like a `Box`. See the module docs.
+#[doc(hidden)]
+pub struct NodeRef<K, V> {
+    ptr: *mut u8,
+    _owns: PhantomData<Box<Leaf<K, V>>>,
+}
+
+// SAFETY: a `NodeRef` owns its node or leaf exclusively (like a `Box`), so it may move to or be
+// shared with another thread when the keys and values it owns may.
+unsafe impl<K: Send, V: Send> Send for NodeRef<K, V> {}
+// SAFETY: as above; `&NodeRef` only gives shared access to what it owns.
+unsafe impl<K: Sync, V: Sync> Sync for NodeRef<K, V> {}
+
+const LEAF_TAG: usize = 1;
+
+/// A node seen as its kind.
+#[doc(hidden)]
+pub enum View<'a, K, V> {
+    /// No child (only an empty tree's root, or a vacant slot).
+    Empty,
+    /// A leaf.
+    Leaf(&'a Leaf<K, V>),
+    /// A `Node4`.
+    N4(&'a Node4<K, V>),
+    /// A `Node16`.
+    N16(&'a Node16<K, V>),
+    /// A `Node48`.
+    N48(&'a Node48<K, V>),
+    /// A `Node256`.
+    N256(&'a Node256<K, V>),
+}
+
+/// A node seen as its kind, mutably.
+#[doc(hidden)]
+pub enum ViewMut<'a, K, V> {
+    /// No child.
+    Empty,
+    /// A leaf.
+    Leaf(&'a mut Leaf<K, V>),
+    /// A `Node4`.
+    N4(&'a mut Node4<K, V>),
+    /// A `Node16`.
+    N16(&'a mut Node16<K, V>),
+    /// A `Node48`.
+    N48(&'a mut Node48<K, V>),
+    /// A `Node256`.
+    N256(&'a mut Node256<K, V>),
+}
+
+impl<K, V> Default for NodeRef<K, V> {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl<K, V> NodeRef<K, V> {
+    /// No node.
+    pub const EMPTY: Self = NodeRef {
+        ptr: std::ptr::null_mut(),
+        _owns: PhantomData,
+    };
+
+    /// A new leaf.
+    pub fn leaf(key: K, value: V) -> Self {
+        let ptr = Box::into_raw(Box::new(Leaf { key, value })).cast::<u8>();
+        NodeRef {
+            ptr: ptr.map_addr(|a| a | LEAF_TAG),
+            _owns: PhantomData,
+        }
+    }
+
+    fn from_inner<N: Inner>(node: Box<N>) -> Self {
+        NodeRef {
+            ptr: Box::into_raw(node).cast(),
+            _owns: PhantomData,
+        }
+    }
+
+    /// Takes the node of kind `N` out of `self` (left empty).
+    fn take_inner<N: Inner>(&mut self) -> Box<N> {
+        assert_eq!(
+            self.kind(),
+            Some(N::KIND),
+            "node kind checked before the cast"
+        );
+        let ptr = mem::take(self).into_raw();
+        // SAFETY: the pointer came from `Box::<N>::into_raw` in `from_inner` (the header's kind,
+        // checked above, is `N::KIND`), and `into_raw` released ownership to us.
+        unsafe { Box::from_raw(ptr.cast::<N>()) }
+    }
+
+    /// Gives up ownership, returning the tagged pointer.
+    fn into_raw(self) -> *mut u8 {
+        let ptr = self.ptr;
+        mem::forget(self);
+        ptr
+    }
+
+    /// True when there is no node.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.ptr.is_null()
+    }
+
+    /// True for a leaf.
+    #[inline(always)]
+    pub fn is_leaf(&self) -> bool {
+        self.ptr.addr() & LEAF_TAG != 0
+    }
+
+    /// The kind of an inner node; `None` for a leaf or no node.
+    #[inline(always)]
+    pub fn kind(&self) -> Option<NodeKind> {
+        self.header().map(Header::kind)
+    }
+
+    /// The header of an inner node.
+    #[inline(always)]
+    pub fn header(&self) -> Option<&Header> {
+        if self.is_empty() || self.is_leaf() {
+            return None;
+        }
+        // SAFETY: an untagged non-null pointer points to a live inner node owned by `self`,
+        // and every inner node is `repr(C)` with its `Header` first.
+        Some(unsafe { &*self.ptr.cast::<Header>() })
+    }
+
+    /// The header of an inner node, mutably.
+    #[inline(always)]
+    pub fn header_mut(&mut self) -> Option<&mut Header> {
+        if self.is_empty() || self.is_leaf() {
+            return None;
+        }
+        // SAFETY: as in `header`, and `&mut self` gives exclusive access to the node.
+        Some(unsafe { &mut *self.ptr.cast::<Header>() })
+    }
+
+    /// The node as its kind: the one dispatch point of every read-only traversal.
+    #[inline(always)]
+    pub fn view(&self) -> View<'_, K, V> {
+        if self.is_empty() {
+            return View::Empty;
+        }
+        let addr = self.ptr;
+        if self.is_leaf() {
+            // SAFETY: a tagged pointer is a `Box<Leaf>` pointer plus `LEAF_TAG`, owned by `self`.
+            return View::Leaf(unsafe { &*addr.map_addr(|a| a & !LEAF_TAG).cast() });
+        }
+        // SAFETY (all arms): `addr` points to a live inner node owned by `self`, whose header
+        // (first, `repr(C)`) holds the kind it was allocated as.
+        unsafe {
+            match (*addr.cast::<Header>()).kind {
+                NodeKind::Node4 => View::N4(&*addr.cast()),
+                NodeKind::Node16 => View::N16(&*addr.cast()),
+                NodeKind::Node48 => View::N48(&*addr.cast()),
+                NodeKind::Node256 => View::N256(&*addr.cast()),
+            }
+        }
+    }
+
+    /// The node as its kind, mutably.
+    #[inline(always)]
+    pub fn view_mut(&mut self) -> ViewMut<'_, K, V> {
+        if self.is_empty() {
+            return ViewMut::Empty;
+        }
+        let addr = self.ptr;
+        if self.is_leaf() {
+            // SAFETY: as in `view`; `&mut self` gives exclusive access.
+            return ViewMut::Leaf(unsafe { &mut *addr.map_addr(|a| a & !LEAF_TAG).cast() });
+        }
+        // SAFETY (all arms): as in `view`; `&mut self` gives exclusive access.
+        unsafe {
+            match (*addr.cast::<Header>()).kind {
+                NodeKind::Node4 => ViewMut::N4(&mut *addr.cast()),
+                NodeKind::Node16 => ViewMut::N16(&mut *addr.cast()),
+                NodeKind::Node48 => ViewMut::N48(&mut *addr.cast()),
+                NodeKind::Node256 => ViewMut::N256(&mut *addr.cast()),
+            }
+        }
+    }
+
+    /// The leaf, if this is one.
+    #[inline(always)]
+    pub fn as_leaf(&self) -> Option<&Leaf<K, V>> {
+        match self.view() {
+            View::Leaf(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// Takes the leaf out of a leaf reference.
+    pub fn into_leaf(self) -> Option<Box<Leaf<K, V>>> {
+        if !self.is_leaf() {
+            return None;
+        }
+        let ptr = self.into_raw().map_addr(|a| a & !LEAF_TAG);
+        // SAFETY: a tagged pointer came from `Box::<Leaf>::into_raw` in `leaf`, and
+        // `into_raw` released ownership to us.
+        Some(unsafe { Box::from_raw(ptr.cast()) })
+    }
+
+    /// The child under key byte `byte`: the hot step of every lookup.
+    #[inline(always)]
+    pub fn find_child(&self, byte: u8) -> Option<&NodeRef<K, V>> {
+        match self.view() {
+            View::N4(n) => {
+                let count = n.header.count();
+                (0..count)
+                    .find(|&i| n.keys[i] == byte)
+                    .map(|i| &n.children[i])
+            }
+            View::N16(n) => find16(&n.keys, n.header.count(), byte).map(|i| &n.children[i]),
+            View::N48(n) => match n.index[usize::from(byte)] {
+                0 => None,
+                slot => Some(&n.children[usize::from(slot) - 1]),
+            },
+            View::N256(n) => {
+                let child = &n.children[usize::from(byte)];
+                (!child.is_empty()).then_some(child)
+            }
+            View::Empty | View::Leaf(_) => None,
+        }
+    }
+
+    /// The child under key byte `byte`, mutably.
+    pub fn find_child_mut(&mut self, byte: u8) -> Option<&mut NodeRef<K, V>> {
+        match self.view_mut() {
+            ViewMut::N4(n) => {
+                let count = n.header.count();
+                (0..count)
+                    .find(|&i| n.keys[i] == byte)
+                    .map(|i| &mut n.children[i])
+            }
+            ViewMut::N16(n) => find16(&n.keys, n.header.count(), byte).map(|i| &mut n.children[i]),
+            ViewMut::N48(n) => match n.index[usize::from(byte)] {
+                0 => None,
+                slot => Some(&mut n.children[usize::from(slot) - 1]),
+            },
+            ViewMut::N256(n) => {
+                let child = &mut n.children[usize::from(byte)];
+                (!child.is_empty()).then_some(child)
+            }
+            ViewMut::Empty | ViewMut::Leaf(_) => None,
+        }
+    }
+
+    /// Ordered position of the first child whose key byte is `>= byte`, for [`Self::child_at`].
+    /// Positions are slot numbers for `Node4`/`Node16` and key bytes for `Node48`/`Node256`.
+    pub fn position_ge(&self, byte: u8) -> usize {
+        match self.view() {
+            View::N4(n) => n.keys[..n.header.count()]
+                .iter()
+                .filter(|&&k| k < byte)
+                .count(),
+            View::N16(n) => n.keys[..n.header.count()]
+                .iter()
+                .filter(|&&k| k < byte)
+                .count(),
+            View::N48(_) | View::N256(_) => usize::from(byte),
+            View::Empty | View::Leaf(_) => 0,
+        }
+    }
+
+    /// The first child at ordered position `>= pos` (see [`Self::position_ge`]), as its
+    /// position, its key byte and the child. Children come in key-byte order.
+    #[inline]
+    pub fn child_at(&self, pos: usize) -> Option<(usize, u8, &NodeRef<K, V>)> {
+        match self.view() {
+            View::N4(n) => (pos < n.header.count()).then(|| (pos, n.keys[pos], &n.children[pos])),
+            View::N16(n) => (pos < n.header.count()).then(|| (pos, n.keys[pos], &n.children[pos])),
+            View::N48(n) => (pos..256)
+                .find(|&b| n.index[b] != 0)
+                .map(|b| (b, b as u8, &n.children[usize::from(n.index[b]) - 1])),
+            View::N256(n) => (pos..256)
+                .find(|&b| !n.children[b].is_empty())
+                .map(|b| (b, b as u8, &n.children[b])),
+            View::Empty | View::Leaf(_) => None,
+        }
+    }
+
+    /// All children with their key bytes, in key-byte order.
+    pub fn children(&self) -> impl Iterator<Item = (u8, &NodeRef<K, V>)> {
+        let mut pos = 0;
+        std::iter::from_fn(move || {
+            let (at, byte, child) = self.child_at(pos)?;
+            pos = at + 1;
+            Some((byte, child))
+        })
+    }
+
+    /// The leftmost (smallest) leaf below this node.
+    #[inline]
+    pub fn min_leaf(&self) -> Option<&Leaf<K, V>> {
+        let mut node = self;
+        loop {
+            match node.view() {
+                View::Leaf(l) => return Some(l),
+                View::Empty => return None,
+                _ => node = node.child_at(0)?.2,
+            }
+        }
+    }
+
+    /// A new inner node of the smallest kind holding `children` children, with the given
+    /// compressed path (`prefix` holds at least its first `min(prefix_len, MAX_PREFIX)` bytes)
+    /// and no children yet. Add them, in any order, with [`Self::add_child`].
+    pub fn new_inner(children: usize, prefix: &[u8], prefix_len: usize) -> Self {
+        match NodeKind::for_children(children) {
+            NodeKind::Node4 => Self::from_inner(Node4::<K, V>::empty(prefix, prefix_len)),
+            NodeKind::Node16 => Self::from_inner(Node16::<K, V>::empty(prefix, prefix_len)),
+            NodeKind::Node48 => Self::from_inner(Node48::<K, V>::empty(prefix, prefix_len)),
+            NodeKind::Node256 => Self::from_inner(Node256::<K, V>::empty(prefix, prefix_len)),
+        }
+    }
+
+    /// Adds `child` under key byte `byte` (which must not have a child yet), growing the node
+    /// into the next kind when it is full.
+    pub fn add_child(&mut self, byte: u8, child: NodeRef<K, V>) {
+        let h = self.header().expect("children are added to inner nodes");
+        if h.count() == h.kind().capacity() {
+            self.grow();
+        }
+        match self.view_mut() {
+            ViewMut::N4(n) => {
+                insert_sorted(&mut n.header, &mut n.keys, &mut n.children, byte, child)
+            }
+            ViewMut::N16(n) => {
+                insert_sorted(&mut n.header, &mut n.keys, &mut n.children, byte, child)
+            }
+            ViewMut::N48(n) => {
+                let slot = n.header.count();
+                n.children[slot] = child;
+                n.index[usize::from(byte)] = slot as u8 + 1;
+                n.header.count += 1;
+            }
+            ViewMut::N256(n) => {
+                n.children[usize::from(byte)] = child;
+                n.header.count += 1;
+            }
+            ViewMut::Empty | ViewMut::Leaf(_) => unreachable!("checked to be an inner node"),
+        }
+    }
+
+    /// Replaces a full node by one of the next kind holding the same children.
+    fn grow(&mut self) {
+        match self.kind() {
+            Some(NodeKind::Node4) => {
+                let mut old = self.take_inner::<Node4<K, V>>();
+                let mut new = Node16::<K, V>::empty(&old.header.prefix, old.header.prefix_len());
+                new.header.count = old.header.count;
+                new.keys[..4].copy_from_slice(&old.keys);
+                for (to, from) in new.children.iter_mut().zip(&mut old.children) {
+                    *to = mem::take(from);
+                }
+                *self = Self::from_inner(new);
+            }
+            Some(NodeKind::Node16) => {
+                let mut old = self.take_inner::<Node16<K, V>>();
+                let mut new = Node48::<K, V>::empty(&old.header.prefix, old.header.prefix_len());
+                new.header.count = old.header.count;
+                for (slot, from) in old.children.iter_mut().enumerate() {
+                    new.index[usize::from(old.keys[slot])] = slot as u8 + 1;
+                    new.children[slot] = mem::take(from);
+                }
+                *self = Self::from_inner(new);
+            }
+            Some(NodeKind::Node48) => {
+                let mut old = self.take_inner::<Node48<K, V>>();
+                let mut new = Node256::<K, V>::empty(&old.header.prefix, old.header.prefix_len());
+                new.header.count = old.header.count;
+                for byte in 0..256 {
+                    if let Some(slot) = usize::from(old.index[byte]).checked_sub(1) {
+                        new.children[byte] = mem::take(&mut old.children[slot]);
+                    }
+                }
+                *self = Self::from_inner(new);
+            }
+            Some(NodeKind::Node256) | None => unreachable!("only a full Node4/16/48 grows"),
+        }
+    }
+
+    /// Removes and returns the child under key byte `byte` (which must exist). Shrinks the
+    /// node when it falls to its shrink threshold (see the module docs), and replaces a
+    /// `Node4` left with one child by that child, the child's compressed path becoming this
+    /// node's path, then the key byte, then the child's own path.
+    pub fn remove_child(&mut self, byte: u8) -> NodeRef<K, V> {
+        let removed = match self.view_mut() {
+            ViewMut::N4(n) => remove_sorted(&mut n.header, &mut n.keys, &mut n.children, byte),
+            ViewMut::N16(n) => remove_sorted(&mut n.header, &mut n.keys, &mut n.children, byte),
+            ViewMut::N48(n) => {
+                let slot = usize::from(mem::take(&mut n.index[usize::from(byte)])) - 1;
+                let last = n.header.count() - 1;
+                let removed = mem::take(&mut n.children[slot]);
+                if slot != last {
+                    n.children[slot] = mem::take(&mut n.children[last]);
+                    let moved = n.index.iter().position(|&i| usize::from(i) == last + 1);
+                    n.index[moved.expect("the last slot is indexed")] = slot as u8 + 1;
+                }
+                n.header.count -= 1;
+                removed
+            }
+            ViewMut::N256(n) => {
+                n.header.count -= 1;
+                mem::take(&mut n.children[usize::from(byte)])
+            }
+            ViewMut::Empty | ViewMut::Leaf(_) => unreachable!("children live in inner nodes"),
+        };
+        self.shrink_if_sparse();
+        removed
+    }
+
+    /// Applies the shrink thresholds and the one-child merge after a removal.
+    fn shrink_if_sparse(&mut self) {
+        let h = self.header().expect("an inner node");
+        match (h.kind(), h.count()) {
+            (NodeKind::Node4, 1) => {
+                let mut old = self.take_inner::<Node4<K, V>>();
+                let byte = old.keys[0];
+                let mut child = mem::take(&mut old.children[0]);
+                if let Some(ch) = child.header_mut() {
+                    let mut path = [0u8; MAX_PREFIX];
+                    let mut n = 0;
+                    for &b in old.header.stored_prefix().iter().chain([&byte]) {
+                        if n < MAX_PREFIX {
+                            path[n] = b;
+                            n += 1;
+                        }
+                    }
+                    for &b in ch.stored_prefix() {
+                        if n < MAX_PREFIX {
+                            path[n] = b;
+                            n += 1;
+                        }
+                    }
+                    let len = old.header.prefix_len() + 1 + ch.prefix_len();
+                    ch.set_prefix(&path, len);
+                }
+                *self = child;
+            }
+            (NodeKind::Node16, 3) => {
+                let mut old = self.take_inner::<Node16<K, V>>();
+                let mut new = Node4::<K, V>::empty(&old.header.prefix, old.header.prefix_len());
+                new.header.count = 3;
+                new.keys[..3].copy_from_slice(&old.keys[..3]);
+                for (to, from) in new.children.iter_mut().zip(&mut old.children) {
+                    *to = mem::take(from);
+                }
+                *self = Self::from_inner(new);
+            }
+            (NodeKind::Node48, 12) => {
+                let mut old = self.take_inner::<Node48<K, V>>();
+                let mut new = Node16::<K, V>::empty(&old.header.prefix, old.header.prefix_len());
+                let mut n = 0;
+                for byte in 0..256 {
+                    if let Some(slot) = usize::from(old.index[byte]).checked_sub(1) {
+                        new.keys[n] = byte as u8;
+                        new.children[n] = mem::take(&mut old.children[slot]);
+                        n += 1;
+                    }
+                }
+                new.header.count = n as u16;
+                *self = Self::from_inner(new);
+            }
+            (NodeKind::Node256, 36) => {
+                let mut old = self.take_inner::<Node256<K, V>>();
+                let mut new = Node48::<K, V>::empty(&old.header.prefix, old.header.prefix_len());
+                let mut n = 0;
+                for byte in 0..256 {
+                    if !old.children[byte].is_empty() {
+                        new.index[byte] = n as u8 + 1;
+                        new.children[n] = mem::take(&mut old.children[byte]);
+                        n += 1;
+                    }
+                }
+                new.header.count = n as u16;
+                *self = Self::from_inner(new);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Inserts `child` under `byte` into sorted key and child arrays with room for one more.
+fn insert_sorted<K, V, const N: usize>(
+    header: &mut Header,
+    keys: &mut [u8; N],
+    children: &mut [NodeRef<K, V>; N],
+    byte: u8,
+    child: NodeRef<K, V>,
+) {
+    let count = header.count();
+    let at = keys[..count].iter().filter(|&&k| k < byte).count();
+    keys.copy_within(at..count, at + 1);
+    children[at..=count].rotate_right(1);
+    keys[at] = byte;
+    children[at] = child;
+    header.count += 1;
+}
+
+/// Removes the child under `byte` from sorted key and child arrays.
+fn remove_sorted<K, V, const N: usize>(
+    header: &mut Header,
+    keys: &mut [u8; N],
+    children: &mut [NodeRef<K, V>; N],
+    byte: u8,
+) -> NodeRef<K, V> {
+    let count = header.count();
+    let at = keys[..count]
+        .iter()
+        .position(|&k| k == byte)
+        .expect("the removed child exists");
+    let removed = mem::take(&mut children[at]);
+    keys.copy_within(at + 1..count, at);
+    children[at..count].rotate_left(1);
+    header.count -= 1;
+    removed
+}
+
+impl<K, V> Drop for NodeRef<K, V> {
+    fn drop(&mut self) {
+        if self.is_empty() {
+            return;
+        }
+        if self.is_leaf() {
+            drop(mem::take(self).into_leaf());
+            return;
+        }
+        // Each `Box` drops its children (an array of `NodeRef`, vacant slots being empty).
+        match self.kind() {
+            Some(NodeKind::Node4) => drop(self.take_inner::<Node4<K, V>>()),
+            Some(NodeKind::Node16) => drop(self.take_inner::<Node16<K, V>>()),
+            Some(NodeKind::Node48) => drop(self.take_inner::<Node48<K, V>>()),
+            Some(NodeKind::Node256) => drop(self.take_inner::<Node256<K, V>>()),
+            None => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_sizes_are_as_documented() {
+        assert_eq!(size_of::<Header>(), 12);
+        assert_eq!(size_of::<NodeRef<u64, u64>>(), 8);
+        assert_eq!(NodeKind::Node4.size_in_bytes::<u64, u64>(), 48);
+        assert_eq!(NodeKind::Node16.size_in_bytes::<u64, u64>(), 160);
+        assert_eq!(NodeKind::Node48.size_in_bytes::<u64, u64>(), 656);
+        assert_eq!(NodeKind::Node256.size_in_bytes::<u64, u64>(), 2064);
+        assert_eq!(std::mem::align_of::<Leaf<[u8; 16], u8>>(), 2);
+    }
+
+    #[test]
+    fn simd_and_portable_node16_search_agree() {
+        let keys: [u8; 16] = std::array::from_fn(|i| (i * 13 + 1) as u8);
+        for count in 0..=16 {
+            for byte in 0..=255u8 {
+                let want = keys[..count].iter().position(|&k| k == byte);
+                assert_eq!(find16(&keys, count, byte), want);
+                assert_eq!(find16_portable(&keys, count, byte), want);
+            }
+        }
+    }
+
+    #[test]
+    fn children_stay_in_byte_order_through_growth_and_shrinking() {
+        let mut node = NodeRef::<u8, u32>::new_inner(2, &[], 0);
+        let bytes: Vec<u8> = (0..=255u8).map(|b| b.wrapping_mul(97)).collect();
+        for (i, &b) in bytes.iter().enumerate() {
+            node.add_child(b, NodeRef::leaf(b, i as u32));
+            let got: Vec<u8> = node.children().map(|(b, _)| b).collect();
+            let mut want = bytes[..=i].to_vec();
+            want.sort_unstable();
+            assert_eq!(got, want);
+        }
+        for (i, &b) in bytes.iter().enumerate().take(254) {
+            let leaf = node.remove_child(b).into_leaf().unwrap();
+            assert_eq!((leaf.key, leaf.value), (b, i as u32));
+            for &rest in &bytes[i + 1..] {
+                assert_eq!(node.find_child(rest).unwrap().as_leaf().unwrap().key, rest);
+            }
+            assert!(node.find_child(b).is_none());
+        }
+        let leaf = node.remove_child(bytes[254]);
+        assert_eq!(leaf.as_leaf().unwrap().key, bytes[254]);
+        assert_eq!(
+            node.as_leaf().unwrap().key,
+            bytes[255],
+            "merged into its last child"
+        );
+    }
+}
