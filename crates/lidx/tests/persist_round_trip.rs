@@ -5,8 +5,14 @@
 mod common;
 
 use common::TestKey;
+use lidx::mem::btree::BTreeParams;
+use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
+use lidx::mem::fiting::{FitingParams, FitingTree};
 use lidx::mem::persist::{Decoder, Encoder, Persist};
 use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
+use lidx::mem::rmi::{Rmi, RmiParams};
+use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
 use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
 use lidx::{Error, Str16};
 use rand::{Rng, SeedableRng};
@@ -65,6 +71,7 @@ fn survives_damage<K: TestKey, I: Persist<K>>(name: &str, index: &I, keys: &[K])
     }
     let mut rng = ChaCha8Rng::seed_from_u64(0xf11b);
     let probes = common::probes(3, keys);
+    let mut decoded_count = 0;
     for flip in 0..400 {
         let mut damaged = bytes.clone();
         let at = rng.gen_range(0..damaged.len());
@@ -72,6 +79,7 @@ fn survives_damage<K: TestKey, I: Persist<K>>(name: &str, index: &I, keys: &[K])
         let Ok(decoded) = decode_all::<K, I>(&damaged) else {
             continue;
         };
+        decoded_count += 1;
         let len = decoded.len();
         for &probe in &probes {
             let w = decoded.search(probe);
@@ -81,6 +89,10 @@ fn survives_damage<K: TestKey, I: Persist<K>>(name: &str, index: &I, keys: &[K])
             );
         }
     }
+    assert!(
+        decoded_count > 0,
+        "{name}: no damaged encoding decoded, searches never ran"
+    );
 }
 
 /// A small dataset with enough structure for several segments (and levels).
@@ -93,28 +105,36 @@ fn small<K: TestKey>() -> Vec<K> {
     keys
 }
 
+/// Round trip and damage tests for an index type `$ty<K>` (or `$ty` alone when it is not
+/// generic over the key type).
 macro_rules! persist_suite {
     ($name:ident, $ty:ident, $build:expr) => {
+        persist_suite!(@impl $name, $ty<u64>, $ty<Str16>, $build);
+    };
+    ($name:ident, $ty:ident for any key, $build:expr) => {
+        persist_suite!(@impl $name, $ty, $ty, $build);
+    };
+    (@impl $name:ident, $u64:ty, $str:ty, $build:expr) => {
         mod $name {
             use super::*;
             #[test]
             fn round_trip_u64() {
-                round_trips::<u64, $ty<u64>>(stringify!($name), $build);
+                round_trips::<u64, $u64>(stringify!($name), $build);
             }
             #[test]
             fn round_trip_str16() {
-                round_trips::<Str16, $ty<Str16>>(stringify!($name), $build);
+                round_trips::<Str16, $str>(stringify!($name), $build);
             }
             #[test]
             fn damage_u64() {
                 let keys = small::<u64>();
-                let index: $ty<u64> = ($build)(&keys).unwrap();
+                let index: $u64 = ($build)(&keys).unwrap();
                 survives_damage(stringify!($name), &index, &keys);
             }
             #[test]
             fn damage_str16() {
                 let keys = small::<Str16>();
-                let index: $ty<Str16> = ($build)(&keys).unwrap();
+                let index: $str = ($build)(&keys).unwrap();
                 survives_damage(stringify!($name), &index, &keys);
             }
         }
@@ -126,12 +146,43 @@ persist_suite!(zone_map, ZoneMap, |keys| ZoneMap::build(
     keys,
     ZoneMapParams::new(16)
 ));
+persist_suite!(sampled_pgm, SampledPgm, |keys| SampledPgm::build(
+    keys,
+    SampledPgmParams::new(4, 1)
+));
+persist_suite!(radix_spline, RadixSpline, |keys| RadixSpline::build(
+    keys,
+    RadixSplineParams::new(6, 2)
+));
+persist_suite!(rmi, Rmi for any key, |keys| Rmi::build(
+    keys,
+    RmiParams::new(16)
+));
+persist_suite!(btree_model, BTreeModel, |keys| BTreeModel::build(
+    keys,
+    BTreeModelParams {
+        every: 8,
+        tree: BTreeParams::with_slots(4, 4)
+    }
+));
+persist_suite!(fiting, FitingTree, |keys| FitingTree::build(
+    keys,
+    FitingParams {
+        eps: 2,
+        tree: BTreeParams::with_slots(4, 4)
+    }
+));
 
 #[test]
 fn kinds_are_distinct() {
     let kinds = [
         <Pgm<u64> as Persist<u64>>::KIND,
         <ZoneMap<u64> as Persist<u64>>::KIND,
+        <SampledPgm<u64> as Persist<u64>>::KIND,
+        <RadixSpline<u64> as Persist<u64>>::KIND,
+        <Rmi as Persist<u64>>::KIND,
+        <BTreeModel<u64> as Persist<u64>>::KIND,
+        <FitingTree<u64> as Persist<u64>>::KIND,
     ];
     for (i, a) in kinds.iter().enumerate() {
         assert!(!kinds[i + 1..].contains(a), "kind {a} used twice");

@@ -32,7 +32,7 @@ use std::marker::PhantomData;
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
-use crate::mem::persist::{Decoder, Encoder, Persist};
+use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
 use crate::model::linear::LinearModel;
 use crate::model::opt_pla::{optimal_pla_points, OptPlaBuilder};
 use crate::model::points::{cdf_points, CdfPoint};
@@ -40,11 +40,6 @@ use crate::model::segment::Segment;
 
 /// The largest `eps` or `eps_recursive` accepted; windows of this size are already useless.
 const MAX_EPS: usize = 1 << 32;
-
-/// The largest key count a decoded index accepts: windows are computed as `pos + eps + 1` and
-/// must not overflow.
-const MAX_LEN: usize = 1 << 62;
-
 /// Parameters of a [`Pgm`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PgmParams {
