@@ -12,5 +12,6 @@ pub mod rmi;
 pub mod sampled_pgm;
 pub mod sorted;
 pub mod start;
+pub mod zone_map;
 
 pub use sorted::SortedArray;

@@ -1,0 +1,68 @@
+//! Fuzzes the model decoders of every persistable static index: the first byte picks the index
+//! type and the key type (u64 or 16-byte strings), the rest is decoded. Decoding either fails
+//! with a typed error or gives an index whose windows keep `lo <= pos <= hi <= len` for every
+//! query; never a panic, never a huge allocation.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use lidx::mem::btree_model::BTreeModel;
+use lidx::mem::fiting::FitingTree;
+use lidx::mem::persist::{Decoder, Persist};
+use lidx::mem::pgm::Pgm;
+use lidx::mem::radix_spline::RadixSpline;
+use lidx::mem::rmi::Rmi;
+use lidx::mem::sampled_pgm::SampledPgm;
+use lidx::mem::zone_map::ZoneMap;
+use lidx::{Key, Str16};
+
+/// Query keys: the extremes and keys read from the input itself, so that they land near the
+/// decoded model's own keys.
+fn probes<K: Key>(bytes: &[u8]) -> Vec<K> {
+    let mut out = vec![K::MIN, K::MAX];
+    out.extend(
+        bytes
+            .chunks_exact(K::SIZE)
+            .take(64)
+            .map(K::read_from)
+            .filter(|k| k.invalid_reason().is_none()),
+    );
+    out
+}
+
+fn check<K: Key, I: Persist<K>>(bytes: &[u8]) {
+    let mut input = Decoder::new("fuzz", bytes);
+    let Ok(index) = I::decode(&mut input) else {
+        return;
+    };
+    let len = index.len();
+    for key in probes::<K>(bytes) {
+        let w = index.search(key);
+        assert!(
+            w.lo <= w.pos && w.pos <= w.hi && w.hi <= len,
+            "window {w:?} for {key:?}, len {len}"
+        );
+    }
+}
+
+fn by_index<K: Key>(which: u8, bytes: &[u8]) {
+    match which {
+        0 => check::<K, Pgm<K>>(bytes),
+        1 => check::<K, SampledPgm<K>>(bytes),
+        2 => check::<K, RadixSpline<K>>(bytes),
+        3 => check::<K, Rmi>(bytes),
+        4 => check::<K, BTreeModel<K>>(bytes),
+        5 => check::<K, FitingTree<K>>(bytes),
+        _ => check::<K, ZoneMap<K>>(bytes),
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, bytes)) = data.split_first() else {
+        return;
+    };
+    if pick & 0x80 == 0 {
+        by_index::<u64>(pick % 7, bytes);
+    } else {
+        by_index::<Str16>(pick % 7, bytes);
+    }
+});
