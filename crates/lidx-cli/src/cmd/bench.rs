@@ -1,5 +1,6 @@
 //! `lidx bench`: build indexes on a dataset, check every answer, time the lookups, print a
 //! table and optionally write the records (JSON lines or CSV, see `lidx_bench::report`).
+//! With `--on-disk`, the indexes are on-disk ones and the run is `bench_disk`'s.
 
 use std::path::PathBuf;
 
@@ -23,18 +24,22 @@ pub struct Args {
 
     /// Comma-separated indexes, each `name[:param=value]...`, e.g. `pgm:eps=16,rs:err=8,sorted`.
     /// Names: sorted, pgm, rs, rmi, btree, spgm, btree-model, fiting (an unknown one lists
-    /// every parameter and default).
-    #[arg(long, default_value = DEFAULT_INDEXES)]
-    pub index: String,
+    /// every parameter and default). Default: sorted,pgm:eps=64,rs,rmi,btree.
+    /// With --on-disk: btree[:fill=<percent>], zonemap, or a learned index with an optional
+    /// :gran=item|page|<g>; default btree,pgm:eps=64,zonemap.
+    #[arg(long)]
+    pub index: Option<String>,
 
     /// `lookup` (uniform over existing keys), `lookup:uniform` or `lookup:zipf` (YCSB's
-    /// scrambled zipfian, theta 0.99).
+    /// scrambled zipfian, theta 0.99). With --on-disk also `scan` (paper 003: the start key's
+    /// lower bound and the next 99 items) or `scan:<items>`.
     #[arg(long, default_value = "lookup")]
     pub workload: String,
 
     /// Lookups per timed run (accepts 1M, 500K, ...). Costs 16 bytes of memory each.
-    #[arg(long, default_value = "1M")]
-    pub queries: String,
+    /// Default 1M, or 100K with --on-disk (O_DIRECT lookups take 0.1-1 ms each).
+    #[arg(long)]
+    pub queries: Option<String>,
 
     /// Timed runs over all queries; the report gives the median run's mean.
     #[arg(long, default_value_t = 3)]
@@ -57,20 +62,60 @@ pub struct Args {
     /// Also write the records here: `.jsonl`/`.json` for JSON lines, `.csv` for CSV.
     #[arg(long)]
     pub out: Option<PathBuf>,
+
+    /// Benchmark on-disk indexes: build them (or reuse the files `lidx build` wrote in the
+    /// device's directory), then run the workload, counting blocks per operation.
+    #[arg(long)]
+    pub on_disk: bool,
+
+    /// With --on-disk: `file:<dir>` (O_DIRECT), `file-buffered:<dir>`, or `sim:<profile>`
+    /// (hdd, sata-ssd, nvme, optane, ram, or lat=<dur>,bw=<bytes/s>,p=<n>), which charges
+    /// modeled time per request. A simulated device keeps its blocks in memory, loaded from
+    /// --dir when given.
+    #[arg(long, default_value = "sim:nvme", requires = "on_disk")]
+    pub device: String,
+
+    /// With --on-disk and a simulated device: the directory of the index files.
+    #[arg(long, requires = "on_disk")]
+    pub dir: Option<PathBuf>,
+
+    /// With --on-disk: LRU page cache in blocks per index file (0 = none, every read goes to
+    /// the device).
+    #[arg(long, default_value_t = 0, requires = "on_disk")]
+    pub cache_blocks: usize,
+
+    /// With --on-disk: block size in bytes (a power of two; at least 4096 for files).
+    #[arg(long, default_value_t = 4096, requires = "on_disk")]
+    pub block_size: usize,
+
+    /// With --on-disk: the B+-tree's memory-resident levels, comma-separated to compare:
+    /// `inner` (all inner nodes, paper 003's hybrid case), `none`, or a number of top levels.
+    #[arg(long, default_value = "inner", requires = "on_disk")]
+    pub resident: String,
+
+    /// With --on-disk: the learned indexes' leaf fetching (paper 002 G1), comma-separated to
+    /// compare: `all-at-once` (one request per window) or `one-by-one` (a request per block).
+    #[arg(long, default_value = "all-at-once", requires = "on_disk")]
+    pub fetch: String,
+
+    /// With --on-disk: threads splitting the operations of each run.
+    #[arg(long, default_value_t = 1, requires = "on_disk")]
+    pub threads: usize,
+
+    /// With --on-disk: rebuild index files even when the directory already has them.
+    #[arg(long, requires = "on_disk")]
+    pub rebuild: bool,
 }
 
 /// Runs `lidx bench`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.on_disk {
+        return super::bench_disk::run(args);
+    }
     // Every usage error is reported before the (long) benchmark starts.
-    let specs = IndexSpec::parse_list(&args.index)?;
+    let specs = IndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_INDEXES))?;
     let workload = Workload::parse(&args.workload)?;
-    let queries = parse_count(&args.queries)
-        .and_then(|q| usize::try_from(q).ok())
-        .ok_or_else(|| BenchError::BadSpec {
-            what: "query count",
-            got: args.queries.clone(),
-            expected: "a number such as 1000000, 500K or 2M".to_string(),
-        })?;
+    let queries = parse_queries(args.queries.as_deref().unwrap_or("1M"))?;
     if let Some(out) = &args.out {
         Format::for_path(out)?;
     }
@@ -114,4 +159,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("wrote {} records to {}", records.len(), out.display());
     }
     Ok(())
+}
+
+/// Parses `--queries` (`1M`, `500K`, `2000`).
+pub fn parse_queries(text: &str) -> Result<usize, BenchError> {
+    parse_count(text)
+        .and_then(|q| usize::try_from(q).ok())
+        .ok_or_else(|| BenchError::BadSpec {
+            what: "query count",
+            got: text.to_string(),
+            expected: "a number such as 1000000, 500K or 2M".to_string(),
+        })
 }

@@ -1,6 +1,9 @@
 //! The subcommands, one file each, and what they share: progress bars and dataset loading.
 
 pub mod bench;
+pub mod bench_disk;
+pub mod build;
+pub mod disk;
 pub mod gen;
 pub mod stats;
 
@@ -22,6 +25,13 @@ pub enum Command {
     /// baseline, then 2-5 s per index) and about 450 MB of memory at the peak (80 MB keys,
     /// 16 MB queries and true answers, the largest index: the B+-tree's 175 MB).
     Bench(bench::Args),
+    /// Write on-disk indexes of a dataset into a directory (one file per index), for
+    /// `lidx bench --on-disk --device file:<dir>`.
+    ///
+    /// Cost: one pass over the keys per index plus the model build; the files take about
+    /// 16 bytes per key (key + 8-byte payload) plus the B+-tree's inner nodes. 50M keys take
+    /// about 0.8 GB per index and tens of seconds.
+    Build(build::Args),
     /// Write a generated dataset to an SOSD file (u64 count, then the keys, little-endian).
     ///
     /// Cost: the time to generate and sort the keys (under a second per 10M lognormal keys)
@@ -39,6 +49,7 @@ pub enum Command {
 pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Bench(args) => bench::run(args),
+        Command::Build(args) => build::run(args),
         Command::Gen(args) => gen::run(args),
         Command::Stats(args) => stats::run(args),
     }
