@@ -129,7 +129,7 @@ impl<K: Key> ResidentLevels<K> {
             if let Some((p, pos)) = parent {
                 out.nodes[p].children[pos] = idx as u64;
             }
-            if level > 1 && level - 1 >= out.lowest {
+            if level > out.lowest {
                 for (i, &child) in inner.children.iter().enumerate() {
                     let clo = if i == 0 { lo } else { Some(inner.keys[i - 1]) };
                     let chi = inner.keys.get(i).copied().or(hi);

@@ -475,6 +475,18 @@ impl<K: Key> DiskIndex<K> for DiskBTree<K> {
     }
 }
 
+impl<K: Key> std::fmt::Debug for DiskBTree<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiskBTree")
+            .field("file", &self.file())
+            .field("header", &self.header)
+            .field("resident", &self.resident)
+            .field("resident_levels", &self.levels.count())
+            .field("writable", &self.writable)
+            .finish()
+    }
+}
+
 impl<K: Key> Drop for DiskBTree<K> {
     /// Writes the header if updates changed it since the last flush; errors are lost here, so
     /// call [`DiskBTree::flush`] to see them.
