@@ -1,0 +1,278 @@
+//! Header block codec: block 0 of a disk B+-tree file.
+//!
+//! Paper 003 §4.1 keeps a *meta block* first in the file that records the root's address,
+//! because splits can change the root; §6.1 holds it in memory while the index is in use. Ours
+//! holds the root and everything else needed to reopen the tree without a scan: key type and
+//! sizes, height, counts and the first leaf. It is written at build and by
+//! [`super::DiskBTree::flush`]; between flushes the copy in memory is the current one.
+//!
+//! Byte layout of the header (little-endian, in the usable bytes of block 0):
+//!
+//! | offset | size | field                                                        |
+//! |--------|------|--------------------------------------------------------------|
+//! | 0      | 8    | magic `b"lidxBPT1"` as a little-endian `u64` ([`MAGIC`])     |
+//! | 8      | 4    | format version, 1                                            |
+//! | 12     | 4    | key size in bytes                                            |
+//! | 16     | 16   | key type name (`Key::NAME`), UTF-8, zero-padded              |
+//! | 32     | 4    | payload size in bytes                                        |
+//! | 36     | 4    | block size in bytes (checksum trailer included)              |
+//! | 40     | 4    | height: levels including the leaves (1 = the root is a leaf) |
+//! | 44     | 4    | reserved, 0                                                  |
+//! | 48     | 8    | root block                                                   |
+//! | 56     | 8    | first (leftmost) leaf block                                  |
+//! | 64     | 8    | entries                                                      |
+//! | 72     | 8    | leaf nodes                                                   |
+//! | 80     | 8    | inner nodes                                                  |
+//! | 88     | 8    | blocks in the file: 1 + leaves + inner nodes                 |
+//!
+//! [`decode_header`] checks the magic ([`Error::BadMagic`]), the version
+//! ([`Error::UnsupportedVersion`]) and that the fields agree with each other (sizes give a
+//! valid node layout, the block count is the node count plus one, root and first leaf are node
+//! blocks, the height fits the node count, the entries fit the leaves); anything else is
+//! [`Error::Corrupt`] for block 0. The key type is checked by the caller, who knows it.
+
+use crate::error::{Error, Result};
+use crate::key::Key;
+
+use super::node::NodeLayout;
+
+/// Magic number of a disk B+-tree file.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBPT1");
+/// Format version this build writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes of the header.
+pub const HEADER_BYTES: usize = 96;
+/// Largest height accepted from a file: a tree of fanout 3 this tall would hold more than
+/// 2^64 entries, so a larger value can only be corruption.
+pub const MAX_HEIGHT: u32 = 48;
+
+/// The fields of the header block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// Key type name (`Key::NAME`).
+    pub key_name: String,
+    /// Key size in bytes.
+    pub key_size: u32,
+    /// Payload size in bytes.
+    pub payload_size: u32,
+    /// Block size in bytes.
+    pub block_size: u32,
+    /// Levels including the leaves.
+    pub height: u32,
+    /// Root block.
+    pub root: u64,
+    /// Leftmost leaf block.
+    pub first_leaf: u64,
+    /// Entries in the tree.
+    pub entries: u64,
+    /// Leaf nodes.
+    pub leaves: u64,
+    /// Inner nodes.
+    pub inners: u64,
+    /// Blocks in the file (header included).
+    pub blocks: u64,
+}
+
+impl Header {
+    /// The node layout the header's sizes give (`None` if they give none).
+    pub fn layout(&self) -> Option<NodeLayout> {
+        let usable = (self.block_size as usize).checked_sub(crate::io::BLOCK_TRAILER)?;
+        NodeLayout::new(usable, self.key_size as usize, self.payload_size as usize)
+    }
+
+    /// Writes the header into `out[..HEADER_BYTES]` and zeroes the rest of `out`.
+    pub fn encode(&self, out: &mut [u8]) {
+        out.fill(0);
+        out[0..8].copy_from_slice(&MAGIC.to_le_bytes());
+        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        out[12..16].copy_from_slice(&self.key_size.to_le_bytes());
+        let name = self.key_name.as_bytes();
+        let n = name.len().min(16);
+        out[16..16 + n].copy_from_slice(&name[..n]);
+        out[32..36].copy_from_slice(&self.payload_size.to_le_bytes());
+        out[36..40].copy_from_slice(&self.block_size.to_le_bytes());
+        out[40..44].copy_from_slice(&self.height.to_le_bytes());
+        for (at, v) in [
+            (48, self.root),
+            (56, self.first_leaf),
+            (64, self.entries),
+            (72, self.leaves),
+            (80, self.inners),
+            (88, self.blocks),
+        ] {
+            out[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    /// [`Error::KeyTypeMismatch`] unless the file holds keys of type `K`.
+    pub fn check_key<K: Key>(&self, file: &str) -> Result<()> {
+        if self.key_name != K::NAME || self.key_size as usize != K::SIZE {
+            return Err(Error::KeyTypeMismatch {
+                file: file.to_string(),
+                expected: K::NAME,
+                got: self.key_name.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Decodes and validates a header from the usable bytes of block 0 of `file`.
+#[doc(hidden)]
+pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
+    let corrupt = |what: String| Error::Corrupt {
+        file: file.to_string(),
+        block: Some(0),
+        what,
+    };
+    if bytes.len() < HEADER_BYTES {
+        return Err(corrupt(format!(
+            "header needs {HEADER_BYTES} bytes, the block holds {}",
+            bytes.len()
+        )));
+    }
+    let magic = u64_at(bytes, 0);
+    if magic != MAGIC {
+        return Err(Error::BadMagic {
+            file: file.to_string(),
+            expected: MAGIC,
+            got: magic,
+        });
+    }
+    let version = u32_at(bytes, 8);
+    if version != VERSION {
+        return Err(Error::UnsupportedVersion {
+            file: file.to_string(),
+            got: version,
+            supported: VERSION,
+        });
+    }
+    let raw_name = &bytes[16..32];
+    let name_len = raw_name.iter().position(|&b| b == 0).unwrap_or(16);
+    let key_name = std::str::from_utf8(&raw_name[..name_len])
+        .map_err(|_| corrupt("key type name is not UTF-8".to_string()))?
+        .to_string();
+    let header = Header {
+        key_name,
+        key_size: u32_at(bytes, 12),
+        payload_size: u32_at(bytes, 32),
+        block_size: u32_at(bytes, 36),
+        height: u32_at(bytes, 40),
+        root: u64_at(bytes, 48),
+        first_leaf: u64_at(bytes, 56),
+        entries: u64_at(bytes, 64),
+        leaves: u64_at(bytes, 72),
+        inners: u64_at(bytes, 80),
+        blocks: u64_at(bytes, 88),
+    };
+    if !header.block_size.is_power_of_two() || !(512..=1 << 24).contains(&header.block_size) {
+        return Err(corrupt(format!(
+            "block size {} is invalid",
+            header.block_size
+        )));
+    }
+    let Some(layout) = header.layout() else {
+        return Err(corrupt(format!(
+            "key size {} and payload size {} leave no valid node layout in {}-byte blocks",
+            header.key_size, header.payload_size, header.block_size
+        )));
+    };
+    let nodes = header.leaves.checked_add(header.inners);
+    if header.leaves == 0 || nodes.and_then(|n| n.checked_add(1)) != Some(header.blocks) {
+        return Err(corrupt(format!(
+            "{} blocks do not hold the header, {} leaves and {} inner nodes",
+            header.blocks, header.leaves, header.inners
+        )));
+    }
+    let node_block = |b: u64| b >= 1 && b < header.blocks;
+    if !node_block(header.root) || !node_block(header.first_leaf) {
+        return Err(corrupt(format!(
+            "root {} or first leaf {} is not a node block ({} blocks)",
+            header.root, header.first_leaf, header.blocks
+        )));
+    }
+    let height_ok = match header.height {
+        0 => false,
+        1 => header.inners == 0 && header.leaves == 1 && header.root == header.first_leaf,
+        h => h <= MAX_HEIGHT && header.inners >= u64::from(h - 1),
+    };
+    if !height_ok {
+        return Err(corrupt(format!(
+            "height {} does not fit {} leaves and {} inner nodes",
+            header.height, header.leaves, header.inners
+        )));
+    }
+    if header.entries > header.leaves.saturating_mul(layout.leaf_cap as u64) {
+        return Err(corrupt(format!(
+            "{} entries do not fit {} leaves of {}",
+            header.entries, header.leaves, layout.leaf_cap
+        )));
+    }
+    Ok(header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Header {
+        Header {
+            key_name: "u64".to_string(),
+            key_size: 8,
+            payload_size: 8,
+            block_size: 4096,
+            height: 2,
+            root: 3,
+            first_leaf: 1,
+            entries: 300,
+            leaves: 2,
+            inners: 1,
+            blocks: 4,
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let mut buf = vec![0u8; 4092];
+        sample().encode(&mut buf);
+        assert_eq!(decode_header(&buf, "f").unwrap(), sample());
+        sample().check_key::<u64>("f").unwrap();
+        assert!(matches!(
+            sample().check_key::<[u8; 16]>("f"),
+            Err(Error::KeyTypeMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn typed_errors() {
+        let mut buf = vec![0u8; 4092];
+        sample().encode(&mut buf);
+        let mut bad = buf.clone();
+        bad[0] ^= 1;
+        assert!(matches!(
+            decode_header(&bad, "f"),
+            Err(Error::BadMagic { .. })
+        ));
+        let mut bad = buf.clone();
+        bad[8] = 9;
+        assert!(matches!(
+            decode_header(&bad, "f"),
+            Err(Error::UnsupportedVersion { got: 9, .. })
+        ));
+        let mut bad = buf.clone();
+        bad[88] = 9;
+        assert!(matches!(
+            decode_header(&bad, "f"),
+            Err(Error::Corrupt { block: Some(0), .. })
+        ));
+        assert!(decode_header(&buf[..40], "f").is_err());
+    }
+}

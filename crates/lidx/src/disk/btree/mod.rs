@@ -1,0 +1,41 @@
+//! The on-disk B+-tree: fixed-size nodes, one per block, leaves linked for scans, and a chosen
+//! number of top levels kept in memory.
+//!
+//! This is the baseline of paper 003 (§4, Table 2; §6.1 entirely on disk, §6.2 the "hybrid
+//! case" with inner nodes in memory) and the structure every disk learned index in lidx is
+//! measured against: with [`Resident::AllInner`] a lookup reads exactly one block, its leaf, and
+//! [`DiskBTree::inner_bytes_on_disk`] is the memory a learned model must undercut.
+//!
+//! * Layout: block 0 is the header ([`header`]); every other block is one node ([`node`]):
+//!   leaves hold keys and fixed-size payloads (8 bytes by default) and their right sibling's
+//!   block; inner nodes hold separators and child block ids. Capacities follow from the
+//!   device's usable block bytes (block size minus the 4-byte checksum trailer).
+//! * Build: a bulk load from sorted unique keys with a fill factor, written in large sequential
+//!   requests ([`build`](DiskBTree::build)); reopen with [`DiskBTree::open`].
+//! * Reads: [`DiskBTree`] implements [`crate::disk::DiskIndex`] (`get`, `scan`) and adds
+//!   [`DiskBTree::lower_bound`]. Every read names its [`crate::io::IoClass`] (header, inner,
+//!   leaf), so per-class block counts come from the device, as in paper 003 Table 4.
+//! * Updates: [`DiskBTree::insert`] splits up to the root, [`DiskBTree::delete`] never merges;
+//!   [`DiskBTree::flush`] makes them durable. What survives a crash is in [`update`]'s docs.
+//! * Bad files: wrong magic, version or key type, truncation, checksum failures and nodes that
+//!   break the tree's invariants are typed errors ([`crate::Error`]); nothing panics or loops.
+//!
+//! Differences from the paper: paper 003 keeps its in-memory inner nodes in an STX B+-tree
+//! separate from the disk tree; ours are the disk tree's own top levels decoded into compact
+//! vectors and written through on every change, so one file serves every [`Resident`] mode.
+
+mod build;
+pub mod header;
+pub mod node;
+mod params;
+mod resident;
+mod tree;
+pub mod update;
+
+pub use build::BATCH_BLOCKS;
+#[doc(hidden)]
+pub use header::decode_header;
+#[doc(hidden)]
+pub use node::{decode_node, NodeLayout};
+pub use params::{DiskBTreeParams, Resident};
+pub use tree::DiskBTree;

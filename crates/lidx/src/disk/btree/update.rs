@@ -1,0 +1,293 @@
+//! Inserts, deletes and flush: the write path of [`DiskBTree`].
+//!
+//! Paper 003 Table 2 charges a B+-tree insert `2 log_B N` blocks: the descent reads one block
+//! per level and a split writes nodes back up the path. Ours: an insert reads what a lookup
+//! reads, then writes the leaf (one block) when it has room. A full leaf splits in two halves;
+//! the right half goes to a new block appended at the end of the file, and the separator (its
+//! first key) goes into the parent, which may split in turn, up to the root; a root split adds
+//! a new root and the tree grows one level. Nodes are written children first (new right node,
+//! then the left one, then the parent), and resident nodes are changed in memory and written
+//! through, so the resident levels and the file stay the same tree.
+//!
+//! Deletes remove the entry from its leaf and rewrite that one block. Nodes that underflow are
+//! never merged or rebalanced, and a leaf that becomes empty stays in the sibling chain
+//! (scans step over it); separators are left as they are, which keeps every search correct.
+//! Paper 003's workloads have no deletes, so it says nothing about them; not merging keeps a
+//! delete at one block written, and the space is reused by later inserts into the same key
+//! range. Blocks are never freed: the file only grows (like paper 003 §6.3, which does not
+//! reclaim space either).
+//!
+//! What survives a crash: there is no write-ahead log here (issue 4 adds one). Every node write
+//! goes to the device at once, but the header (root, height, counts) is written only by
+//! [`DiskBTree::flush`] (and by `drop` when something changed). After a crash, the file opens
+//! as the tree of the last flush only if nothing was written since; inserts that only changed
+//! leaves in place leave a tree that opens with a stale entry count; a split since the last
+//! flush leaves nodes the old header does not know, which open or the first descent through
+//! them reports as [`Error::Corrupt`]. A torn block write is a checksum error. Call `flush`
+//! after a batch of updates whose durability matters.
+
+use crate::error::{Error, Result};
+use crate::io::{AlignedBuf, IoClass};
+use crate::key::Key;
+
+use super::node::{
+    encode_inner, encode_leaf, leaf_insert, leaf_payload_mut, leaf_remove, NodeLayout,
+};
+use super::resident::ResidentNode;
+use super::tree::{DiskBTree, Step};
+
+impl<K: Key> DiskBTree<K> {
+    fn check_writable(&self, op: &'static str) -> Result<()> {
+        if self.writable {
+            Ok(())
+        } else {
+            Err(Error::ReadOnly { op })
+        }
+    }
+
+    fn write_block(&self, block: u64, buf: &mut AlignedBuf, class: IoClass) -> Result<()> {
+        self.device.write_blocks(block, buf, class)
+    }
+
+    fn allocate(&mut self) -> u64 {
+        let block = self.header.blocks;
+        self.header.blocks += 1;
+        block
+    }
+
+    fn write_resident(&self, idx: usize, buf: &mut AlignedBuf) -> Result<()> {
+        let node = &self.levels.nodes[idx];
+        let children = (0..node.children.len()).map(|i| self.levels.child_block(idx, i));
+        encode_inner(buf, &self.layout, node.level, &node.keys, children);
+        self.write_block(node.block, buf, IoClass::Inner)
+    }
+
+    /// Inserts `key` with `payload` (exactly [`crate::disk::DiskIndex::payload_size`] bytes).
+    /// Returns true when the key was present and its payload was replaced, false when it was
+    /// added. See the [module docs](self) for the blocks written and crash behavior.
+    pub fn insert(&mut self, key: K, payload: &[u8]) -> Result<bool> {
+        self.check_writable("insert")?;
+        if let Some(reason) = key.invalid_reason() {
+            return Err(Error::InvalidKey { index: 0, reason });
+        }
+        if payload.len() != self.layout.payload_size {
+            return Err(Error::InvalidParameter {
+                name: "payload",
+                value: format!("{} bytes", payload.len()),
+                expected: "exactly payload_size() bytes",
+            });
+        }
+        let mut path = Vec::with_capacity(self.header.height as usize);
+        let mut buf = self.block_buf();
+        let (block, bounds) = self.descend(&key, &mut buf, Some(&mut path))?;
+        let (count, found, sibling) = {
+            let leaf = self.leaf(&buf, block, &bounds)?;
+            (leaf.len(), leaf.find(&key), leaf.sibling())
+        };
+        let layout = self.layout;
+        match found {
+            Ok(i) => {
+                leaf_payload_mut(&mut buf, &layout, i).copy_from_slice(payload);
+                self.write_block(block, &mut buf, IoClass::Leaf)?;
+                Ok(true)
+            }
+            Err(pos) if count < layout.leaf_cap => {
+                leaf_insert(&mut buf, &layout, count, pos, &key, payload);
+                self.write_block(block, &mut buf, IoClass::Leaf)?;
+                self.header.entries += 1;
+                self.dirty = true;
+                Ok(false)
+            }
+            Err(pos) => {
+                self.split_leaf(block, &mut buf, pos, key, payload, sibling, path)?;
+                self.header.entries += 1;
+                self.dirty = true;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Splits the full leaf in `buf` (block `block`) while inserting the entry at `pos`.
+    #[allow(clippy::too_many_arguments)]
+    fn split_leaf(
+        &mut self,
+        block: u64,
+        buf: &mut AlignedBuf,
+        pos: usize,
+        key: K,
+        payload: &[u8],
+        sibling: Option<u64>,
+        path: Vec<Step<K>>,
+    ) -> Result<()> {
+        let layout: NodeLayout = self.layout;
+        let ps = layout.payload_size;
+        let (mut keys, mut payloads) = {
+            let leaf = self.leaf(buf, block, &(None, None))?;
+            let keys: Vec<K> = (0..leaf.len()).map(|i| leaf.key(i)).collect();
+            let mut payloads = Vec::with_capacity((leaf.len() + 1) * ps);
+            (0..leaf.len()).for_each(|i| payloads.extend_from_slice(leaf.payload(i)));
+            (keys, payloads)
+        };
+        keys.insert(pos, key);
+        payloads.splice(pos * ps..pos * ps, payload.iter().copied());
+        let left = keys.len().div_ceil(2);
+        let right_block = self.allocate();
+        self.header.leaves += 1;
+        let mut right = self.block_buf();
+        encode_leaf(
+            &mut right,
+            &layout,
+            &keys[left..],
+            &payloads[left * ps..],
+            sibling,
+        );
+        self.write_block(right_block, &mut right, IoClass::Leaf)?;
+        encode_leaf(
+            buf,
+            &layout,
+            &keys[..left],
+            &payloads[..left * ps],
+            Some(right_block),
+        );
+        self.write_block(block, buf, IoClass::Leaf)?;
+        self.insert_separator(path, keys[left], right_block, buf)
+    }
+
+    /// Adds child `right_block` with separator `sep` to the parent at the end of `path`,
+    /// splitting parents up to the root as needed.
+    fn insert_separator(
+        &mut self,
+        mut path: Vec<Step<K>>,
+        mut sep: K,
+        mut right_block: u64,
+        buf: &mut AlignedBuf,
+    ) -> Result<()> {
+        let cap = self.layout.inner_cap;
+        // Arena index of the new right node when its level is resident.
+        let mut right_idx: Option<usize> = None;
+        while let Some(step) = path.pop() {
+            match step {
+                Step::Resident { node, pos } => {
+                    let child = right_idx.map_or(right_block, |i| i as u64);
+                    let n = &mut self.levels.nodes[node];
+                    n.keys.insert(pos, sep);
+                    n.children.insert(pos + 1, child);
+                    if n.children.len() <= cap {
+                        return self.write_resident(node, buf);
+                    }
+                    let half = n.children.len() / 2;
+                    let children = n.children.split_off(half);
+                    let keys = n.keys.split_off(half);
+                    let up = n.keys[half - 1];
+                    n.keys.truncate(half - 1);
+                    let level = n.level;
+                    let new_block = self.allocate();
+                    self.header.inners += 1;
+                    self.levels.nodes.push(ResidentNode {
+                        block: new_block,
+                        level,
+                        keys,
+                        children,
+                    });
+                    let new_idx = self.levels.nodes.len() - 1;
+                    self.write_resident(new_idx, buf)?;
+                    self.write_resident(node, buf)?;
+                    (sep, right_block, right_idx) = (up, new_block, Some(new_idx));
+                }
+                Step::Disk {
+                    block,
+                    node: mut n,
+                    pos,
+                } => {
+                    n.keys.insert(pos, sep);
+                    n.children.insert(pos + 1, right_block);
+                    if n.children.len() <= cap {
+                        encode_inner(buf, &self.layout, n.level, &n.keys, n.children.into_iter());
+                        return self.write_block(block, buf, IoClass::Inner);
+                    }
+                    let half = n.children.len() / 2;
+                    let children = n.children.split_off(half);
+                    let keys = n.keys.split_off(half);
+                    let up = n.keys[half - 1];
+                    n.keys.truncate(half - 1);
+                    let new_block = self.allocate();
+                    self.header.inners += 1;
+                    encode_inner(buf, &self.layout, n.level, &keys, children.into_iter());
+                    self.write_block(new_block, buf, IoClass::Inner)?;
+                    encode_inner(buf, &self.layout, n.level, &n.keys, n.children.into_iter());
+                    self.write_block(block, buf, IoClass::Inner)?;
+                    (sep, right_block, right_idx) = (up, new_block, None);
+                }
+            }
+        }
+        self.grow(sep, right_block, right_idx, buf)
+    }
+
+    /// The root split: a new root above it with two children; the tree grows one level.
+    fn grow(
+        &mut self,
+        sep: K,
+        right_block: u64,
+        right_idx: Option<usize>,
+        buf: &mut AlignedBuf,
+    ) -> Result<()> {
+        let old_root = self.header.root;
+        let level = self.header.height;
+        let root = self.allocate();
+        self.header.inners += 1;
+        self.header.height += 1;
+        self.header.root = root;
+        encode_inner(
+            buf,
+            &self.layout,
+            level,
+            &[sep],
+            [old_root, right_block].into_iter(),
+        );
+        self.write_block(root, buf, IoClass::Inner)?;
+        let target = self.resident.levels(self.header.height);
+        if target > 0 {
+            let (left, right) = match (self.levels.is_empty(), right_idx) {
+                (false, Some(r)) => (self.levels.root as u64, r as u64),
+                _ => (old_root, right_block),
+            };
+            self.levels.push_root(root, level, sep, left, right);
+            while self.levels.count() > target {
+                self.levels.drop_lowest();
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes `key`; returns true when it was present. Rewrites its leaf only (no merging:
+    /// see the [module docs](self)).
+    pub fn delete(&mut self, key: &K) -> Result<bool> {
+        self.check_writable("delete")?;
+        let mut buf = self.block_buf();
+        let (block, bounds) = self.descend(key, &mut buf, None)?;
+        let (count, found) = {
+            let leaf = self.leaf(&buf, block, &bounds)?;
+            (leaf.len(), leaf.find(key))
+        };
+        let Ok(pos) = found else { return Ok(false) };
+        leaf_remove(&mut buf, &self.layout, count, pos);
+        self.write_block(block, &mut buf, IoClass::Leaf)?;
+        self.header.entries -= 1;
+        self.dirty = true;
+        Ok(true)
+    }
+
+    /// Writes the header (root, height, counts) to block 0 and syncs the device: after it
+    /// returns, the file opens as the tree as it is now. A no-op on a read-only tree.
+    pub fn flush(&mut self) -> Result<()> {
+        if !self.writable {
+            return Ok(());
+        }
+        let mut buf = self.block_buf();
+        self.header.encode(&mut buf[..self.layout.usable]);
+        self.write_block(0, &mut buf, IoClass::Header)?;
+        self.device.sync()?;
+        self.dirty = false;
+        Ok(())
+    }
+}

@@ -1,0 +1,244 @@
+//! A disk B+-tree file damaged on disk gives a typed error, never a panic or a wrong answer:
+//! the header (magic, version, inconsistent fields, a flipped byte), a node (count past the
+//! capacity, a child beyond the file, keys out of order, a sibling cycle, a flipped byte) and a
+//! truncated file. Content damage is written back with a valid checksum so that the tree's own
+//! checks, not the device's, must catch it.
+
+use std::path::Path;
+
+use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::DiskIndex;
+use lidx::io::{DeviceKind, IoClass, Storage};
+use lidx::Error;
+
+const BS: usize = 4096;
+/// Children per inner node for u64 keys in 4 KiB blocks: child ids start at this offset.
+const INNER_CHILDREN_AT: usize = 16 + 254 * 8;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    storage: Storage,
+    keys: Vec<u64>,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::new(dir.path(), DeviceKind::File { direct: true }, BS).unwrap();
+    let keys: Vec<u64> = (0..70_000u64).map(|i| i * 3).collect();
+    let tree = DiskBTree::build(
+        &storage,
+        "bt",
+        &keys,
+        |_, k, out| out.copy_from_slice(&k.to_le_bytes()),
+        DiskBTreeParams::default(),
+    )
+    .unwrap();
+    assert_eq!(tree.height(), 3);
+    drop(tree);
+    Fixture {
+        _dir: dir,
+        storage,
+        keys,
+    }
+}
+
+impl Fixture {
+    fn path(&self) -> std::path::PathBuf {
+        self.storage.dir().unwrap().join("bt")
+    }
+
+    /// Changes the usable bytes of `block` and writes it back with a valid checksum.
+    fn rewrite(&self, block: u64, change: impl FnOnce(&mut [u8])) {
+        let device = self.storage.open("bt", true).unwrap();
+        let mut buf = lidx::io::AlignedBuf::zeroed(BS);
+        device
+            .read_blocks(block, &mut buf, IoClass::Header)
+            .unwrap();
+        change(&mut buf[..BS - 4]);
+        device
+            .write_blocks(block, &mut buf, IoClass::Header)
+            .unwrap();
+        device.sync().unwrap();
+    }
+
+    fn read(&self, block: u64) -> Vec<u8> {
+        let device = self.storage.open("bt", false).unwrap();
+        let mut buf = lidx::io::AlignedBuf::zeroed(BS);
+        device
+            .read_blocks(block, &mut buf, IoClass::Header)
+            .unwrap();
+        buf.to_vec()
+    }
+
+    fn root(&self) -> u64 {
+        u64::from_le_bytes(self.read(0)[48..56].try_into().unwrap())
+    }
+
+    fn first_key(&self, block: u64) -> u64 {
+        u64::from_le_bytes(self.read(block)[16..24].try_into().unwrap())
+    }
+
+    fn open(&self, resident: Resident) -> lidx::Result<DiskBTree<u64>> {
+        DiskBTree::open(&self.storage, "bt", resident, false)
+    }
+
+    fn get(&self, resident: Resident, key: u64) -> lidx::Result<bool> {
+        self.open(resident)?.get(&key, &mut [0u8; 8])
+    }
+}
+
+fn flip_raw(path: &Path, offset: usize) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[offset] ^= 0x10;
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn assert_corrupt<T: std::fmt::Debug>(result: lidx::Result<T>, block: u64) {
+    match result {
+        Err(Error::Corrupt { block: got, .. }) => assert_eq!(got, Some(block)),
+        other => panic!("expected Corrupt in block {block}, got {other:?}"),
+    }
+}
+
+#[test]
+fn intact_file_answers() {
+    let f = fixture();
+    let tree = f.open(Resident::AllInner).unwrap();
+    assert_eq!(tree.len(), f.keys.len() as u64);
+    assert!(tree.get(&300, &mut [0u8; 8]).unwrap());
+}
+
+#[test]
+fn header_damage() {
+    let f = fixture();
+    f.rewrite(0, |b| b[0] ^= 1);
+    assert!(matches!(
+        f.open(Resident::None),
+        Err(Error::BadMagic { .. })
+    ));
+
+    let f = fixture();
+    f.rewrite(0, |b| b[8] = 2);
+    assert!(matches!(
+        f.open(Resident::None),
+        Err(Error::UnsupportedVersion { got: 2, .. })
+    ));
+
+    let f = fixture();
+    f.rewrite(0, |b| b[88] ^= 0x40);
+    assert_corrupt(f.open(Resident::None), 0);
+
+    let f = fixture();
+    f.rewrite(0, |b| b[40] = 1);
+    assert_corrupt(f.open(Resident::None), 0);
+
+    let f = fixture();
+    flip_raw(&f.path(), 50);
+    assert!(matches!(
+        f.open(Resident::None),
+        Err(Error::ChecksumMismatch { block: 0, .. })
+    ));
+}
+
+#[test]
+fn truncated_file() {
+    let f = fixture();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(f.path())
+        .unwrap();
+    file.set_len(10 * BS as u64).unwrap();
+    assert!(matches!(
+        f.open(Resident::None),
+        Err(Error::Truncated { .. })
+    ));
+    file.set_len(0).unwrap();
+    assert!(matches!(
+        f.open(Resident::None),
+        Err(Error::Truncated { .. })
+    ));
+}
+
+#[test]
+fn leaf_count_past_capacity() {
+    let f = fixture();
+    let key = f.first_key(5);
+    f.rewrite(5, |b| b[4..8].copy_from_slice(&10_000u32.to_le_bytes()));
+    for mode in [Resident::None, Resident::AllInner] {
+        assert_corrupt(f.get(mode, key), 5);
+    }
+    assert!(f.get(Resident::AllInner, f.first_key(6)).unwrap());
+}
+
+#[test]
+fn leaf_keys_out_of_order() {
+    let f = fixture();
+    let key = f.first_key(7);
+    f.rewrite(7, |b| {
+        let (a, c) = (b[16..24].to_vec(), b[24..32].to_vec());
+        b[16..24].copy_from_slice(&c);
+        b[24..32].copy_from_slice(&a);
+    });
+    assert_corrupt(f.get(Resident::AllInner, key), 7);
+}
+
+#[test]
+fn child_beyond_the_file() {
+    let f = fixture();
+    let root = f.root();
+    f.rewrite(root, |b| {
+        b[INNER_CHILDREN_AT..INNER_CHILDREN_AT + 8].copy_from_slice(&1_000_000u64.to_le_bytes())
+    });
+    assert_corrupt(f.open(Resident::AllInner).map(|_| ()), root);
+    assert_corrupt(f.get(Resident::None, 0), root);
+}
+
+#[test]
+fn child_pointing_to_the_wrong_subtree() {
+    let f = fixture();
+    let root = f.root();
+    // The root's first child replaced by its second: the separators are outside the range.
+    f.rewrite(root, |b| {
+        let second = b[INNER_CHILDREN_AT + 8..INNER_CHILDREN_AT + 16].to_vec();
+        b[INNER_CHILDREN_AT..INNER_CHILDREN_AT + 8].copy_from_slice(&second);
+    });
+    let err = f.open(Resident::AllInner).map(|_| ());
+    assert!(matches!(err, Err(Error::Corrupt { .. })), "{err:?}");
+    let err = f.get(Resident::None, 0);
+    assert!(matches!(err, Err(Error::Corrupt { .. })), "{err:?}");
+}
+
+#[test]
+fn inner_node_with_wrong_level() {
+    let f = fixture();
+    let root = f.root();
+    f.rewrite(root, |b| b[1] = 7);
+    assert_corrupt(f.open(Resident::AllInner).map(|_| ()), root);
+    assert_corrupt(f.get(Resident::None, 3), root);
+}
+
+#[test]
+fn sibling_cycles_end_in_an_error() {
+    let f = fixture();
+    let start = f.first_key(9);
+    f.rewrite(9, |b| b[8..16].copy_from_slice(&3u64.to_le_bytes()));
+    let tree = f.open(Resident::AllInner).unwrap();
+    let err = tree.scan(&start, 100_000, &mut Vec::new(), &mut Vec::new());
+    assert!(matches!(err, Err(Error::Corrupt { .. })), "{err:?}");
+
+    f.rewrite(9, |b| b[8..16].copy_from_slice(&9u64.to_le_bytes()));
+    assert_corrupt(f.get(Resident::AllInner, start), 9);
+}
+
+#[test]
+fn flipped_byte_in_a_leaf() {
+    let f = fixture();
+    let key = f.first_key(11);
+    flip_raw(&f.path(), 11 * BS + 100);
+    let tree = f.open(Resident::AllInner).unwrap();
+    assert!(matches!(
+        tree.get(&key, &mut [0u8; 8]),
+        Err(Error::ChecksumMismatch { block: 11, .. })
+    ));
+    assert!(tree.get(&f.first_key(12), &mut [0u8; 8]).unwrap());
+}

@@ -1,0 +1,86 @@
+//! The disk B+-tree's `memory_bytes` checked against the allocator: what it reports is the heap
+//! it holds (its resident levels and header) plus its own size, in every resident mode, after
+//! build, after open and after inserts that split resident nodes and grow the tree. One test
+//! function, so no other test thread allocates meanwhile.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::DiskIndex;
+use lidx::io::{SimProfile, Storage};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards every call to `System` unchanged and only counts sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: the caller upholds `alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: `ptr` was allocated by `System` with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: the caller upholds `realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Heap bytes `tree` holds: live bytes with it minus live bytes once it is dropped (the storage
+/// keeps its device, so only what the tree itself owns is freed), and what it reports.
+fn held_and_reported(tree: DiskBTree<u64>) -> (isize, isize) {
+    let reported = tree.memory_bytes() as isize - std::mem::size_of::<DiskBTree<u64>>() as isize;
+    let with = LIVE.load(Ordering::Relaxed);
+    drop(tree);
+    (with - LIVE.load(Ordering::Relaxed), reported)
+}
+
+#[test]
+fn memory_bytes_match_the_allocator() {
+    let keys: Vec<u64> = (0..40_000u64).map(|i| i * 4).collect();
+    for mode in [
+        Resident::None,
+        Resident::TopLevels(1),
+        Resident::TopLevels(2),
+        Resident::AllInner,
+    ] {
+        let storage = Storage::in_memory(SimProfile::named("ram").unwrap(), 512).unwrap();
+        let tree = DiskBTree::build(
+            &storage,
+            "t",
+            &keys,
+            |_, _, _| {},
+            DiskBTreeParams {
+                resident: mode,
+                ..DiskBTreeParams::default()
+            },
+        )
+        .unwrap();
+        let (held, reported) = held_and_reported(tree);
+        assert_eq!(reported, held, "{mode:?} after build");
+        let tree = DiskBTree::<u64>::open(&storage, "t", mode, true).unwrap();
+        let (held, reported) = held_and_reported(tree);
+        assert_eq!(reported, held, "{mode:?} after open");
+        let mut tree = DiskBTree::<u64>::open(&storage, "t", mode, true).unwrap();
+        for k in 0..20_000u64 {
+            tree.insert(k * 8 + 1, &[1; 8]).unwrap();
+        }
+        tree.flush().unwrap();
+        let height = tree.height();
+        let (held, reported) = held_and_reported(tree);
+        assert_eq!(reported, held, "{mode:?} after inserts (height {height})");
+    }
+}
