@@ -47,16 +47,20 @@ pub struct Args {
 /// Runs `lidx build`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let specs = DiskIndexSpec::parse_list(&args.index)?;
-    let prefix = if args.buffered { "file-buffered:" } else { "file:" };
+    let prefix = if args.buffered {
+        "file-buffered:"
+    } else {
+        "file:"
+    };
     let device = DeviceChoice::parse(&format!("{prefix}{}", args.dir.display()), None)?;
     let storage = device.storage(args.block_size, 0)?;
     let dataset = load_dataset(&args.dataset, args.seed)?;
     let keys = unique_keys(&dataset);
 
     let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
-        "file", "keys", "build s", "memory", "disk", "device",
-    ]);
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_header(vec!["file", "keys", "build s", "memory", "disk", "device"]);
     for spec in &specs {
         let bar = spinner(&format!("building {}", spec.label()));
         let started = Instant::now();
@@ -74,7 +78,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             storage.describe(),
         ]);
     }
-    println!("{} ({} keys) in {}", dataset.name, keys.len(), args.dir.display());
+    println!(
+        "{} ({} keys) in {}",
+        dataset.name,
+        keys.len(),
+        args.dir.display()
+    );
     println!("{table}");
     Ok(())
 }

@@ -46,6 +46,11 @@ impl PageCache {
         self.capacity
     }
 
+    /// The cache's own counters: hits and misses only (the device counts the rest).
+    pub fn cache_stats(&self) -> IoStats {
+        self.counters.snapshot()
+    }
+
     /// Bytes of memory the cached blocks take when the cache is full.
     pub fn memory_bytes(&self) -> usize {
         self.capacity * self.device.block_size()

@@ -60,7 +60,15 @@ pub struct Storage {
     block_size: usize,
     cache_blocks: usize,
     memory: Mutex<HashMap<String, Arc<SimDevice>>>,
-    opened: Mutex<Vec<Arc<dyn BlockDevice>>>,
+    opened: Mutex<Opened>,
+}
+
+/// Every device a storage handed out, each counted once in [`Storage::stats`]: a file reopened
+/// in memory is the same device again, and a cache's own counters are only its hits and misses.
+#[derive(Default)]
+struct Opened {
+    devices: Vec<Arc<dyn BlockDevice>>,
+    caches: Vec<Arc<PageCache>>,
 }
 
 impl Storage {
@@ -75,7 +83,7 @@ impl Storage {
             block_size,
             cache_blocks: 0,
             memory: Mutex::new(HashMap::new()),
-            opened: Mutex::new(Vec::new()),
+            opened: Mutex::new(Opened::default()),
         })
     }
 
@@ -88,7 +96,7 @@ impl Storage {
             block_size,
             cache_blocks: 0,
             memory: Mutex::new(HashMap::new()),
-            opened: Mutex::new(Vec::new()),
+            opened: Mutex::new(Opened::default()),
         })
     }
 
@@ -196,27 +204,36 @@ impl Storage {
                 unreachable!("in-memory storage is always simulated")
             }
         };
-        let device: Arc<dyn BlockDevice> = if self.cache_blocks > 0 {
-            Arc::new(PageCache::new(device, self.cache_blocks))
-        } else {
-            device
-        };
-        self.opened.lock().push(Arc::clone(&device));
-        Ok(device)
+        let mut opened = self.opened.lock();
+        if !opened.devices.iter().any(|d| Arc::ptr_eq(d, &device)) {
+            opened.devices.push(Arc::clone(&device));
+        }
+        if self.cache_blocks == 0 {
+            return Ok(device);
+        }
+        let cache = Arc::new(PageCache::new(device, self.cache_blocks));
+        opened.caches.push(Arc::clone(&cache));
+        Ok(cache)
     }
 
-    /// The summed counters of every device this storage opened.
+    /// The summed counters of every device this storage opened, each device once, plus the
+    /// hits and misses of their caches.
     pub fn stats(&self) -> IoStats {
-        self.opened
-            .lock()
+        let opened = self.opened.lock();
+        let devices = opened
+            .devices
             .iter()
-            .fold(IoStats::default(), |sum, d| sum + d.stats())
+            .fold(IoStats::default(), |sum, d| sum + d.stats());
+        opened
+            .caches
+            .iter()
+            .fold(devices, |sum, c| sum + c.cache_stats())
     }
 
     /// How the storage does I/O, for reports.
     pub fn describe(&self) -> String {
         let device = match &self.kind {
-            DeviceKind::File { direct: true } => match self.opened.lock().first() {
+            DeviceKind::File { direct: true } => match self.opened.lock().devices.first() {
                 Some(d) => d.describe(),
                 None => "file O_DIRECT".to_string(),
             },
@@ -227,6 +244,37 @@ impl Storage {
             format!("{device}, LRU cache {} blocks per file", self.cache_blocks)
         } else {
             device
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::IoClass;
+
+    #[test]
+    fn reopened_devices_and_caches_count_once() {
+        for cache in [0, 4] {
+            let storage = Storage::ram().with_cache_blocks(cache);
+            let dev = storage.create("f").unwrap();
+            let mut block = vec![0u8; 4096];
+            dev.write_blocks(0, &mut block, IoClass::Leaf).unwrap();
+            let again = storage.open("f", false).unwrap();
+            again.read_blocks(0, &mut block, IoClass::Leaf).unwrap();
+            again.read_blocks(0, &mut block, IoClass::Leaf).unwrap();
+            let s = storage.stats();
+            assert_eq!(s.write_blocks, 1, "cache {cache}");
+            assert_eq!(
+                s.read_blocks,
+                if cache == 0 { 2 } else { 1 },
+                "cache {cache}"
+            );
+            assert_eq!(
+                s.cache_hits,
+                if cache == 0 { 0 } else { 1 },
+                "cache {cache}"
+            );
         }
     }
 }
