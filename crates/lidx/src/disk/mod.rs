@@ -8,6 +8,8 @@
 //! Keys are unique in every on-disk index (map semantics): builders refuse duplicates with
 //! [`crate::Error::DuplicateKey`]. Payloads are fixed-size byte strings (8 bytes by default).
 
+pub mod static_learned;
+
 use crate::error::Result;
 use crate::key::Key;
 
