@@ -15,6 +15,7 @@ use lidx::mem::pgm::{Pgm, PgmParams};
 use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
 use lidx::mem::rmi::{Rmi, RmiParams};
 use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
+use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
 use lidx::StaticIndex;
 
 struct Counting;
@@ -88,6 +89,10 @@ fn reported_bytes_match_the_allocator() {
         (
             "fiting",
             measure(|| FitingTree::build(k, FitingParams::with_eps(16))),
+        ),
+        (
+            "zone-map",
+            measure(|| ZoneMap::build(k, ZoneMapParams::new(64))),
         ),
     ];
     for (name, (reported, held)) in cases {

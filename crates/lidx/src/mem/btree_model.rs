@@ -22,6 +22,7 @@ use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
 use crate::map::OrderedMap;
 use crate::mem::btree::{BTree, BTreeParams};
+use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
 
 /// Parameters of a [`BTreeModel`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,5 +123,61 @@ impl<K: Key> StaticIndex<K> for BTreeModel<K> {
             segments: Some(self.samples),
             height: Some(self.tree.height()),
         }
+    }
+}
+
+/// Encoding (kind [`BTreeModel::KIND`]): `n: u64, every: u64, leaf_slots: u64, inner_slots: u64,
+/// count: u64`, then the `count` sampled keys with their sample numbers as `(key, j: u64)`; the
+/// tree is bulk-loaded again from them. `decode` checks `n <= 2^62`, `1 <= every <= 2^62`, slot
+/// counts the tree accepts, that the keys are valid and strictly increasing (the tree's own
+/// checks), and that the sample numbers strictly increase from 0 and stay below
+/// `ceil(n / every)`, with no samples exactly when `n == 0`.
+impl<K: Key> Persist<K> for BTreeModel<K> {
+    const KIND: u32 = 5;
+
+    fn encode(&self, out: &mut Encoder) {
+        let (leaf_slots, inner_slots) = self.tree.slots();
+        out.usize(self.len);
+        out.usize(self.every);
+        out.usize(leaf_slots);
+        out.usize(inner_slots);
+        out.usize(self.tree.len());
+        for (k, &j) in self.tree.iter() {
+            out.key(k);
+            out.usize(j);
+        }
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self> {
+        let len = input.usize_at_most(MAX_LEN, "key count")?;
+        let every = input.usize_at_most(MAX_LEN, "sampling stride")?;
+        if every == 0 {
+            return Err(input.corrupt("sampling stride is 0"));
+        }
+        let samples = len.div_ceil(every);
+        let leaf_slots = input.usize_at_most(MAX_LEN, "leaf slots")?;
+        let inner_slots = input.usize_at_most(MAX_LEN, "inner slots")?;
+        let count = input.count(K::SIZE + 8, "sample count")?;
+        if count > samples || (count == 0) != (samples == 0) {
+            return Err(input.corrupt(format!("{count} samples of {samples}")));
+        }
+        let mut pairs = Vec::with_capacity(count);
+        for i in 0..count {
+            let key: K = input.key()?;
+            let j = input.usize_at_most(samples - 1, "sample number")?;
+            let in_order = pairs.last().map_or(j == 0, |&(_, p)| p < j);
+            if !in_order {
+                return Err(input.corrupt(format!("sample number {j} out of order at {i}")));
+            }
+            pairs.push((key, j));
+        }
+        let tree = BTree::bulk_load(pairs, BTreeParams::with_slots(leaf_slots, inner_slots))
+            .map_err(|e| input.corrupt(format!("sample tree: {e}")))?;
+        Ok(BTreeModel {
+            tree,
+            every,
+            samples,
+            len,
+        })
     }
 }

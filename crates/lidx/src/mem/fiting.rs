@@ -24,7 +24,9 @@ use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::Key;
 use crate::map::OrderedMap;
 use crate::mem::btree::{BTree, BTreeParams};
+use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
 use crate::model::greedy_pla::greedy_pla;
+use crate::model::linear::LinearModel;
 use crate::model::segment::Segment;
 
 /// Parameters of a [`FitingTree`].
@@ -139,5 +141,77 @@ impl<K: Key> StaticIndex<K> for FitingTree<K> {
             segments: Some(self.segments.len()),
             height: Some(self.tree.height() + 1),
         }
+    }
+}
+
+/// Encoding (kind [`FitingTree::KIND`]): `n: u64, eps: u64, leaf_slots: u64, inner_slots: u64,
+/// count: u64`, then every segment as `(first_key: u64, first_rank: u64, slope: f64,
+/// intercept: f64)` (the model's origin is the first key); the tree over the segments' last keys
+/// is bulk-loaded again from them. `decode` checks `n <= 2^62`, `eps <= 2^62`, slot counts the
+/// tree accepts, segments exactly when `n > 0` (fewer than 2^32), strictly increasing first
+/// keys, first ranks from 0, non-decreasing and at most `n`, finite non-negative slopes and
+/// finite intercepts.
+impl<K: Key> Persist<K> for FitingTree<K> {
+    const KIND: u32 = 6;
+
+    fn encode(&self, out: &mut Encoder) {
+        let (leaf_slots, inner_slots) = self.tree.slots();
+        out.usize(self.len);
+        out.usize(self.eps);
+        out.usize(leaf_slots);
+        out.usize(inner_slots);
+        out.usize(self.segments.len());
+        for s in &self.segments {
+            out.u64(s.first_key);
+            out.usize(s.first_rank);
+            out.f64(s.model.slope);
+            out.f64(s.model.intercept);
+        }
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self> {
+        let len = input.usize_at_most(MAX_LEN, "key count")?;
+        let eps = input.usize_at_most(MAX_LEN, "eps")?;
+        let leaf_slots = input.usize_at_most(MAX_LEN, "leaf slots")?;
+        let inner_slots = input.usize_at_most(MAX_LEN, "inner slots")?;
+        let count = input.count(32, "segment count")?;
+        if (count == 0) != (len == 0) || count > u32::MAX as usize {
+            return Err(input.corrupt(format!("{count} segments over {len} keys")));
+        }
+        let mut segments: Vec<Segment> = Vec::with_capacity(count);
+        for i in 0..count {
+            let first_key = input.u64()?;
+            let first_rank = input.usize_at_most(len, "segment's first rank")?;
+            let slope = input.f64_finite("slope")?;
+            let intercept = input.f64_finite("intercept")?;
+            let in_order = segments.last().map_or(first_rank == 0, |p| {
+                p.first_key < first_key && p.first_rank <= first_rank
+            });
+            if !in_order || slope < 0.0 {
+                return Err(input.corrupt(format!("segment {i} out of order or decreasing")));
+            }
+            segments.push(Segment {
+                first_key,
+                first_rank,
+                model: LinearModel {
+                    x0: first_key,
+                    slope,
+                    intercept,
+                },
+            });
+        }
+        let ends = (0..count).map(|i| {
+            let end = segments.get(i + 1).map_or(u64::MAX, |s| s.first_key - 1);
+            (end, i as u32)
+        });
+        let tree = BTree::bulk_load(ends, BTreeParams::with_slots(leaf_slots, inner_slots))
+            .map_err(|e| input.corrupt(format!("segment tree: {e}")))?;
+        Ok(FitingTree {
+            segments,
+            tree,
+            eps,
+            len,
+            _key: std::marker::PhantomData,
+        })
     }
 }

@@ -10,5 +10,6 @@ pub mod radix_spline;
 pub mod rmi;
 pub mod sampled_pgm;
 pub mod sorted;
+pub mod zone_map;
 
 pub use sorted::SortedArray;

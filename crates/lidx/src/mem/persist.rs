@@ -14,6 +14,10 @@ use crate::error::{Error, Result};
 use crate::index::StaticIndex;
 use crate::key::Key;
 
+/// The largest key count (and window error) a decoded index accepts, so that window arithmetic
+/// such as `pos + eps + 1` cannot overflow whatever the bytes say.
+pub const MAX_LEN: usize = 1 << 62;
+
 /// A static index that can be written to bytes and read back.
 pub trait Persist<K: Key>: StaticIndex<K> + Sized {
     /// Stable identifier written in file headers: which index type the bytes hold.

@@ -32,6 +32,7 @@ use std::marker::PhantomData;
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
+use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
 use crate::model::linear::LinearModel;
 use crate::model::opt_pla::{optimal_pla_points, OptPlaBuilder};
 use crate::model::points::{cdf_points, CdfPoint};
@@ -39,7 +40,6 @@ use crate::model::segment::Segment;
 
 /// The largest `eps` or `eps_recursive` accepted; windows of this size are already useless.
 const MAX_EPS: usize = 1 << 32;
-
 /// Parameters of a [`Pgm`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PgmParams {
@@ -295,6 +295,111 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
             segments: Some(self.segment_count()),
             height: Some(self.height()),
         }
+    }
+}
+
+/// Encoding (kind [`Pgm::KIND`]): `n: u64, eps: u64, eps_recursive: u64, height: u64`, the
+/// `height` level lengths (`u64`, bottom level first), then every segment of every level in the
+/// same order as `(first_key: u64, slope: f64, intercept: f64, next_pos: u64)`. `decode` checks
+/// the parameters' limits, that `n == 0` exactly when there are no levels, that level lengths
+/// strictly decrease to a root of one segment, that each level's first keys are non-decreasing
+/// and start with the bottom level's first key, that slopes are finite and non-negative and
+/// intercepts finite, and that each level's `next_pos` values are non-decreasing, at most the
+/// length of the level below (`n` for the bottom) and end exactly at it.
+impl<K: Key> Persist<K> for Pgm<K> {
+    const KIND: u32 = 1;
+
+    fn encode(&self, out: &mut Encoder) {
+        out.usize(self.n);
+        out.usize(self.params.eps);
+        out.usize(self.params.eps_recursive);
+        out.usize(self.levels.len());
+        for level in &self.levels {
+            out.usize(level.len);
+        }
+        for (key, m) in self.keys.iter().zip(&self.models) {
+            out.u64(*key);
+            out.f64(m.slope);
+            out.f64(m.intercept);
+            out.usize(m.next_pos);
+        }
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self> {
+        const SEGMENT_BYTES: usize = 32;
+        let n = input.usize_at_most(MAX_LEN, "key count")?;
+        let params = PgmParams::new(
+            input.usize_at_most(MAX_EPS, "eps")?,
+            input.usize_at_most(MAX_EPS, "eps_recursive")?,
+        );
+        if params.eps_recursive == 0 {
+            return Err(input.corrupt("eps_recursive is 0"));
+        }
+        let height = input.count(8, "level count")?;
+        if (n == 0) != (height == 0) {
+            return Err(input.corrupt(format!("{height} levels over {n} keys")));
+        }
+        let mut levels = Vec::with_capacity(height);
+        let mut total = 0usize;
+        for l in 0..height {
+            let len = input.usize_at_most(MAX_LEN, "level length")?;
+            let below = levels.last().map_or(usize::MAX, |b: &Level| b.len);
+            if len == 0 || len >= below || (l + 1 == height) != (len == 1) {
+                return Err(input.corrupt(format!(
+                    "level {l} has {len} segments (level below: {below}, height {height})"
+                )));
+            }
+            levels.push(Level { offset: total, len });
+            total += len;
+        }
+        if total > input.remaining() / SEGMENT_BYTES {
+            return Err(input.corrupt(format!("{total} segments do not fit the bytes left")));
+        }
+        let mut keys = Vec::with_capacity(total);
+        let mut models = Vec::with_capacity(total);
+        let mut below_len = n;
+        for (l, level) in levels.iter().enumerate() {
+            for i in 0..level.len {
+                let key = input.u64()?;
+                let slope = input.f64_finite("slope")?;
+                let intercept = input.f64_finite("intercept")?;
+                let next_pos = input.usize_at_most(below_len, "next segment's position")?;
+                let first = i == 0 && (l == 0 || key == keys[0]);
+                let ordered = i > 0 && keys.last().is_some_and(|&p| p <= key);
+                if !(first || ordered) {
+                    return Err(input.corrupt(format!("level {l}: first keys out of order")));
+                }
+                if slope < 0.0 {
+                    return Err(input.corrupt(format!("level {l}: negative slope {slope}")));
+                }
+                let last = i + 1 == level.len;
+                let prev_next = if i == 0 {
+                    0
+                } else {
+                    models.last().map_or(0, |m: &Model| m.next_pos)
+                };
+                if next_pos < prev_next || (last && next_pos != below_len) {
+                    return Err(input.corrupt(format!(
+                        "level {l}: next positions are not non-decreasing up to {below_len}"
+                    )));
+                }
+                keys.push(key);
+                models.push(Model {
+                    slope,
+                    intercept,
+                    next_pos,
+                });
+            }
+            below_len = level.len;
+        }
+        Ok(Pgm {
+            n,
+            params,
+            keys,
+            models,
+            levels,
+            _key: PhantomData,
+        })
     }
 }
 

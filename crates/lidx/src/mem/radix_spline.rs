@@ -23,6 +23,7 @@ use std::marker::PhantomData;
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
+use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
 use crate::model::points::{cdf_points, CdfPoint};
 use crate::model::spline::{interpolate, spline_points};
 
@@ -112,21 +113,7 @@ impl<K: Key> RadixSpline<K> {
                 expected: "large enough that the spline has fewer than 2^32 knots",
             });
         }
-        let min_key = knots.first().map_or(0, |k| k.x);
-        let range = knots.last().map_or(0, |k| k.x - min_key);
-        let range_bits = u64::BITS - range.leading_zeros();
-        // At most 63 so the shift is defined; with 0 radix bits and a range of 2^63 or more
-        // the top prefix is then 1, and the table gets the 3 entries that needs.
-        let shift = range_bits.saturating_sub(params.radix_bits as u32).min(63);
-        let entries = (range >> shift) as usize + 2;
-        let mut table = Vec::with_capacity(entries);
-        for (i, knot) in knots.iter().enumerate() {
-            let prefix = ((knot.x - min_key) >> shift) as usize;
-            while table.len() <= prefix {
-                table.push(i as u32);
-            }
-        }
-        table.resize(entries, knots.len() as u32);
+        let (min_key, shift, table) = radix_table(&knots, params.radix_bits);
         Ok(RadixSpline {
             n: keys.len(),
             params,
@@ -185,6 +172,27 @@ impl<K: Key> RadixSpline<K> {
     }
 }
 
+/// The radix table over `knots`: the first model-space key, the shift that keeps `radix_bits`
+/// bits of a key's offset from it, and for every prefix the first knot at or above it.
+fn radix_table(knots: &[CdfPoint], radix_bits: usize) -> (u64, u32, Vec<u32>) {
+    let min_key = knots.first().map_or(0, |k| k.x);
+    let range = knots.last().map_or(0, |k| k.x - min_key);
+    let range_bits = u64::BITS - range.leading_zeros();
+    // At most 63 so the shift is defined; with 0 radix bits and a range of 2^63 or more
+    // the top prefix is then 1, and the table gets the 3 entries that needs.
+    let shift = range_bits.saturating_sub(radix_bits as u32).min(63);
+    let entries = (range >> shift) as usize + 2;
+    let mut table = Vec::with_capacity(entries);
+    for (i, knot) in knots.iter().enumerate() {
+        let prefix = ((knot.x - min_key) >> shift) as usize;
+        while table.len() <= prefix {
+            table.push(i as u32);
+        }
+    }
+    table.resize(entries, knots.len() as u32);
+    (min_key, shift, table)
+}
+
 impl<K: Key> StaticIndex<K> for RadixSpline<K> {
     #[inline]
     fn search(&self, key: K) -> ApproxPos {
@@ -209,6 +217,75 @@ impl<K: Key> StaticIndex<K> for RadixSpline<K> {
             segments: Some(self.knots.len()),
             height: Some(1),
         }
+    }
+}
+
+/// Encoding (kind [`RadixSpline::KIND`]): `n: u64, radix_bits: u64, max_error: u64, knots: u64`,
+/// the knots as `(x: u64, y: u64)`, then `entries: u64` and the radix table as `u32`s.
+/// `decode` checks the parameters' limits, `n <= 2^62`, that there are knots exactly when
+/// `n > 0`, that knot keys strictly increase and ranks never decrease nor exceed `n`, and that
+/// the table is exactly the one the knots and `radix_bits` give (it is stored so that its size is
+/// bounded by the bytes read, and compared rather than trusted).
+impl<K: Key> Persist<K> for RadixSpline<K> {
+    const KIND: u32 = 3;
+
+    fn encode(&self, out: &mut Encoder) {
+        out.usize(self.n);
+        out.usize(self.params.radix_bits);
+        out.usize(self.params.max_error);
+        out.usize(self.knots.len());
+        for k in &self.knots {
+            out.u64(k.x);
+            out.usize(k.y);
+        }
+        out.usize(self.table.len());
+        for &t in &self.table {
+            out.u32(t);
+        }
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self> {
+        let n = input.usize_at_most(MAX_LEN, "key count")?;
+        let params = RadixSplineParams::new(
+            input.usize_at_most(MAX_RADIX_BITS, "radix bits")?,
+            input.usize_at_most(MAX_ERROR, "max_error")?,
+        );
+        let count = input.count(16, "knot count")?;
+        if (n == 0) != (count == 0) || count > u32::MAX as usize {
+            return Err(input.corrupt(format!("{count} knots over {n} keys")));
+        }
+        let mut knots: Vec<CdfPoint> = Vec::with_capacity(count);
+        for _ in 0..count {
+            let x = input.u64()?;
+            let y = input.usize_at_most(n, "knot rank")?;
+            if knots.last().is_some_and(|p| p.x >= x || p.y > y) {
+                return Err(input.corrupt("knots out of order"));
+            }
+            knots.push(CdfPoint { x, y });
+        }
+        let entries = input.count(4, "radix table length")?;
+        let range = knots.last().map_or(0, |k| k.x - knots[0].x);
+        let shift = (u64::BITS - range.leading_zeros())
+            .saturating_sub(params.radix_bits as u32)
+            .min(63);
+        if entries != (range >> shift) as usize + 2 {
+            return Err(input.corrupt(format!("radix table of {entries} entries")));
+        }
+        let (min_key, shift, table) = radix_table(&knots, params.radix_bits);
+        for &expected in &table {
+            if input.u32()? != expected {
+                return Err(input.corrupt("radix table does not match the knots"));
+            }
+        }
+        Ok(RadixSpline {
+            n,
+            params,
+            min_key,
+            shift,
+            table,
+            knots,
+            _key: PhantomData,
+        })
     }
 }
 

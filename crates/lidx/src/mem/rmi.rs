@@ -48,6 +48,7 @@
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
+use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
 use crate::model::linear::LinearModel;
 use crate::model::points::{cdf_points, CdfPoint};
 
@@ -290,6 +291,97 @@ impl<K: Key> StaticIndex<K> for Rmi {
             segments: Some(self.leaves.len()),
             height: Some(2),
         }
+    }
+}
+
+/// Encoding (kind [`Rmi::KIND`]): `n: u64, leaves: u64`, the root as `(x0: u64, slope: f64,
+/// intercept: f64)`, then every leaf as `(x0: u64, slope: f64, intercept: f64, first: u64,
+/// end: u64, err_lo: i32, err_hi: i32)` (48 bytes). `decode` checks `n <= 2^62`, a leaf count
+/// from 1 to `min(max(n, 1), 2^30)`, finite non-negative slopes and finite intercepts, that the
+/// leaves' `[first, end)` ranges tile `[0, n)` in order, and `err_lo <= err_hi` unless the leaf
+/// is marked as searched whole.
+impl<K: Key> Persist<K> for Rmi {
+    const KIND: u32 = 4;
+
+    fn encode(&self, out: &mut Encoder) {
+        out.usize(self.len);
+        out.usize(self.leaves.len());
+        let root = &self.root.model;
+        out.u64(root.x0);
+        out.f64(root.slope);
+        out.f64(root.intercept);
+        for leaf in &self.leaves {
+            out.u64(leaf.x0);
+            out.f64(leaf.slope);
+            out.f64(leaf.intercept);
+            out.u64(leaf.first);
+            out.u64(leaf.end);
+            out.u32(leaf.err_lo as u32);
+            out.u32(leaf.err_hi as u32);
+        }
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self> {
+        fn line(input: &mut Decoder<'_>) -> Result<LinearModel> {
+            let x0 = input.u64()?;
+            let slope = input.f64_finite("slope")?;
+            let intercept = input.f64_finite("intercept")?;
+            if slope < 0.0 {
+                return Err(input.corrupt(format!("negative slope {slope}")));
+            }
+            Ok(LinearModel {
+                x0,
+                slope,
+                intercept,
+            })
+        }
+        let n = input.usize_at_most(MAX_LEN, "key count")?;
+        let count = input.usize_at_most(RmiParams::MAX_LEAVES.min(n.max(1)), "leaf count")?;
+        if count == 0 {
+            return Err(input.corrupt("no leaves"));
+        }
+        let root = Root {
+            model: line(input)?,
+            last_leaf: count - 1,
+        };
+        if count > input.remaining() / 48 {
+            return Err(input.corrupt(format!("{count} leaves do not fit the bytes left")));
+        }
+        let mut leaves = Vec::with_capacity(count);
+        let mut end = 0;
+        for j in 0..count {
+            let model = line(input)?;
+            let first = input.u64()?;
+            let leaf_end = input.u64()?;
+            let err_lo = input.u32()? as i32;
+            let err_hi = input.u32()? as i32;
+            if first != end || leaf_end < first || leaf_end > n as u64 {
+                return Err(input.corrupt(format!(
+                    "leaf {j} covers [{first}, {leaf_end}) after a leaf ending at {end}"
+                )));
+            }
+            if err_lo != WHOLE_LEAF && err_lo > err_hi {
+                return Err(input.corrupt(format!("leaf {j}: error {err_lo} above {err_hi}")));
+            }
+            end = leaf_end;
+            leaves.push(Leaf {
+                x0: model.x0,
+                slope: model.slope,
+                intercept: model.intercept,
+                first,
+                end,
+                err_lo,
+                err_hi,
+            });
+        }
+        if end != n as u64 {
+            return Err(input.corrupt(format!("leaves cover [0, {end}) of {n} keys")));
+        }
+        Ok(Rmi {
+            root,
+            leaves,
+            len: n,
+        })
     }
 }
 

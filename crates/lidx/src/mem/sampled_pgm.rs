@@ -14,6 +14,7 @@
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
+use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
 use crate::mem::pgm::{Pgm, PgmParams};
 
 /// Parameters of a [`SampledPgm`].
@@ -104,5 +105,34 @@ impl<K: Key> StaticIndex<K> for SampledPgm<K> {
 
     fn shape(&self) -> Shape {
         StaticIndex::shape(&self.inner)
+    }
+}
+
+/// Encoding (kind [`SampledPgm::KIND`]): `n: u64, every: u64`, then the sample's [`Pgm`]
+/// encoding. `decode` checks `1 <= every <= 2^62`, `n <= 2^62`, the inner PGM (see its
+/// encoding) and that it was built on exactly `ceil(n / every)` sampled keys.
+impl<K: Key> Persist<K> for SampledPgm<K> {
+    const KIND: u32 = 2;
+
+    fn encode(&self, out: &mut Encoder) {
+        out.usize(self.n);
+        out.usize(self.every);
+        self.inner.encode(out);
+    }
+
+    fn decode(input: &mut Decoder<'_>) -> Result<Self> {
+        let n = input.usize_at_most(MAX_LEN, "key count")?;
+        let every = input.usize_at_most(MAX_LEN, "sampling stride")?;
+        if every == 0 {
+            return Err(input.corrupt("sampling stride is 0"));
+        }
+        let inner = Pgm::decode(input)?;
+        if inner.len() != n.div_ceil(every) {
+            return Err(input.corrupt(format!(
+                "sample of {} keys for {n} keys sampled every {every}",
+                inner.len()
+            )));
+        }
+        Ok(SampledPgm { n, every, inner })
     }
 }
