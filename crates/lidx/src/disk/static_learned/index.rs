@@ -113,6 +113,15 @@ impl Default for StaticLearnedParams {
     }
 }
 
+impl StaticLearnedParams {
+    /// Records per data block with these parameters and `block_size`-byte blocks (0 when a
+    /// record does not fit): what a zone map's group size should be, for instance.
+    pub fn records_per_block<K: Key>(&self, block_size: usize) -> usize {
+        let block_payload = block_size.saturating_sub(crate::io::BLOCK_TRAILER);
+        records_per_block(block_payload, K::SIZE, self.payload_size)
+    }
+}
+
 /// Data blocks written per request while building (1 MiB with 4 KiB blocks).
 const BUILD_BATCH_BLOCKS: usize = 256;
 
@@ -173,7 +182,7 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
         check_strictly_sorted(keys)?;
         let block_size = storage.block_size();
         let block_payload = block_size - crate::io::BLOCK_TRAILER;
-        let per_block = records_per_block(block_payload, K::SIZE, params.payload_size);
+        let per_block = params.records_per_block::<K>(block_size);
         if per_block == 0 || params.payload_size > u32::MAX as usize {
             return Err(Error::InvalidParameter {
                 name: "payload_size",
