@@ -381,9 +381,10 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
     /// At group size `G > 1` the model's window `[glo, ghi)` bounds the lower bound `j` of
     /// `key` among the group first keys. The first key of group `j` is `>= key`, so the item
     /// lower bound is at most `j G`; the first key of group `j - 1` is `< key`, so it is above
-    /// `(j - 1) G`. Hence the item window `[(glo - 1) G, ghi G)`, clamped to `len`, and the
-    /// search starts in the middle of group `pos - 1`, where keys that are not a group's
-    /// first key lie.
+    /// `(j - 1) G`. Hence the item window `[(glo - 1) G, ghi G)`, clamped to `len`. The search
+    /// starts in the middle of group `pos`: models floor an interpolated position (PGM,
+    /// RadixSpline) or point at the group whose minimum is below the key (zone map), so `pos`
+    /// is usually the group that holds the key, one less than its lower bound `j`.
     pub fn window(&self, key: &K) -> ApproxPos {
         let w = self.model.search(*key);
         let n = self.len;
@@ -399,11 +400,7 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
         let g = self.group;
         let hi = w.hi.saturating_mul(g).min(n);
         let lo = w.lo.saturating_sub(1).saturating_mul(g).min(hi);
-        let pos = w
-            .pos
-            .saturating_sub(1)
-            .saturating_mul(g)
-            .saturating_add(g / 2);
+        let pos = w.pos.saturating_mul(g).saturating_add(g / 2);
         ApproxPos {
             pos: pos.clamp(lo, hi),
             lo,
