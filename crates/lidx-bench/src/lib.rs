@@ -5,6 +5,7 @@
 
 pub mod count;
 pub mod dataset;
+pub mod disk_registry;
 pub mod disk_report;
 pub mod disk_runner;
 pub mod disk_workload;

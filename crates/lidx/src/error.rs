@@ -113,6 +113,15 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A file holds a model of another kind (`Persist::KIND`) than the one it is opened with.
+    ModelKindMismatch {
+        /// The file.
+        file: String,
+        /// The kind requested.
+        expected: u32,
+        /// The kind recorded in the file.
+        got: u32,
+    },
     /// The operation needs write access but the structure was opened read-only.
     ReadOnly {
         /// What was attempted.
@@ -214,6 +223,15 @@ impl fmt::Display for Error {
                 ),
                 None => write!(f, "{file} is corrupt: {what}; rebuild the index"),
             },
+            Error::ModelKindMismatch {
+                file,
+                expected,
+                got,
+            } => write!(
+                f,
+                "{file} holds a model of kind {got} but was opened for kind {expected}; open it \
+                 with the model type it was built with"
+            ),
             Error::ReadOnly { op } => write!(
                 f,
                 "cannot {op}: the index was opened read-only; open it for writing"

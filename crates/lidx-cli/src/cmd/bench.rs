@@ -137,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         !records.is_empty(),
         "none of the indexes `{}` is built into this binary",
-        args.index
+        args.index.as_deref().unwrap_or(DEFAULT_INDEXES)
     );
 
     let first = &records[0];

@@ -9,6 +9,7 @@
 //! [`crate::Error::DuplicateKey`]. Payloads are fixed-size byte strings (8 bytes by default).
 
 pub mod btree;
+pub mod static_learned;
 
 use crate::error::Result;
 use crate::key::Key;

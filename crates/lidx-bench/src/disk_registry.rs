@@ -1,0 +1,349 @@
+//! The on-disk index registry: `--index` specs of `lidx build` and `lidx bench --on-disk`,
+//! built into files and reopened as `Box<dyn DiskIndex<u64>>`.
+//!
+//! ```text
+//! btree                       the disk B+-tree (paper 003 §4), bulk loaded full
+//! btree:fill=70               ... with 70% full nodes
+//! pgm:eps=64                  a static learned index: records in blocks, PGM in memory
+//! pgm:eps=4:gran=16           ... the model over every 16th key (mini-pages, paper 002 G2)
+//! rs:err=32:gran=page         ... a RadixSpline over the first key of every block
+//! zonemap                     the zone map (min key per block)
+//! ```
+//!
+//! Any learned index of the in-memory registry (`pgm`, `spgm`, `rs`, `rmi`, `btree-model`,
+//! `fiting`) takes the same parameters as there, plus `gran=item|page|<g>` (default `item`).
+//! Runtime choices are not part of a spec: the B+-tree's memory-resident levels
+//! ([`Resident`]) and the learned indexes' fetching strategy ([`Fetch`]) are given when the
+//! file is opened, so one file serves every setting.
+//!
+//! Every entry's payload is [`payload_of`] its key, so answers can be checked.
+
+use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::static_learned::{
+    read_kind, Fetch, Granularity, StaticLearned, StaticLearnedParams,
+};
+use lidx::disk::{DiskIndex, DEFAULT_PAYLOAD_SIZE};
+use lidx::io::Storage;
+use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
+use lidx::mem::fiting::{FitingParams, FitingTree};
+use lidx::mem::persist::Persist;
+use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
+use lidx::mem::rmi::{Rmi, RmiParams};
+use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
+use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
+
+use crate::disk_workload::payload_of;
+use crate::error::{BenchError, Result};
+use crate::registry::IndexSpec;
+
+/// The accepted forms, for error messages and help.
+pub const DISK_INDEX_FORMS: &str = "btree[:fill=<percent>], zonemap[:gran=...], or a learned \
+    index of the in-memory registry (pgm, spgm, rs, rmi, btree-model, fiting) with its \
+    parameters and an optional :gran=item|page|<g>";
+
+/// The in-memory model of a static learned index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskModel {
+    /// A learned model from the in-memory registry.
+    Learned(IndexSpec),
+    /// The zone map: the minimum key of every block.
+    ZoneMap,
+}
+
+/// One on-disk index of an `--index` list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskIndexSpec {
+    /// The disk B+-tree.
+    BTree {
+        /// Bulk-load fill, percent of each node's capacity (1..=100).
+        fill: u32,
+    },
+    /// A static learned index (records in blocks, model in memory).
+    Learned {
+        /// The model.
+        model: DiskModel,
+        /// What a model point stands for.
+        granularity: Granularity,
+    },
+}
+
+/// How to open an index file: the runtime choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OpenChoice {
+    /// B+-tree levels kept in memory.
+    pub resident: Resident,
+    /// Learned indexes' fetching strategy.
+    pub fetch: Fetch,
+}
+
+impl DiskIndexSpec {
+    /// Parses one item such as `pgm:eps=64:gran=page` or `btree:fill=70`.
+    pub fn parse(item: &str) -> Result<DiskIndexSpec> {
+        let bad = || BenchError::BadSpec {
+            what: "on-disk index",
+            got: item.to_string(),
+            expected: DISK_INDEX_FORMS.to_string(),
+        };
+        let mut parts: Vec<&str> = item.trim().split(':').collect();
+        let mut granularity = None;
+        let mut fill = None;
+        parts.retain(|part| match part.split_once('=') {
+            Some(("gran", v)) => {
+                granularity = Some(parse_granularity(v));
+                false
+            }
+            Some(("fill", v)) => {
+                fill = Some(v.parse::<u32>().ok().filter(|f| (1..=100).contains(f)));
+                false
+            }
+            _ => true,
+        });
+        match parts.first().copied() {
+            Some("btree") if parts.len() == 1 && granularity.is_none() => {
+                Ok(DiskIndexSpec::BTree {
+                    fill: fill.unwrap_or(Some(100)).ok_or_else(bad)?,
+                })
+            }
+            _ if fill.is_some() => Err(bad()),
+            Some("zonemap") if parts.len() == 1 => Ok(DiskIndexSpec::Learned {
+                model: DiskModel::ZoneMap,
+                granularity: granularity
+                    .unwrap_or(Some(Granularity::Item))
+                    .ok_or_else(bad)?,
+            }),
+            _ => {
+                let spec = IndexSpec::parse(&parts.join(":")).map_err(|_| bad())?;
+                if matches!(spec, IndexSpec::Sorted {} | IndexSpec::Btree { .. }) {
+                    return Err(bad());
+                }
+                Ok(DiskIndexSpec::Learned {
+                    model: DiskModel::Learned(spec),
+                    granularity: granularity
+                        .unwrap_or(Some(Granularity::Item))
+                        .ok_or_else(bad)?,
+                })
+            }
+        }
+    }
+
+    /// Parses a comma-separated list (at least one item).
+    pub fn parse_list(list: &str) -> Result<Vec<DiskIndexSpec>> {
+        let specs = list
+            .split(',')
+            .filter(|item| !item.trim().is_empty())
+            .map(DiskIndexSpec::parse)
+            .collect::<Result<Vec<_>>>()?;
+        if specs.is_empty() {
+            return Err(BenchError::BadSpec {
+                what: "on-disk index list",
+                got: list.to_string(),
+                expected: format!("a comma-separated list of {DISK_INDEX_FORMS}"),
+            });
+        }
+        Ok(specs)
+    }
+
+    /// The canonical spelling, every parameter written out.
+    pub fn label(&self) -> String {
+        match self {
+            DiskIndexSpec::BTree { fill } => format!("btree:fill={fill}"),
+            DiskIndexSpec::Learned { model, granularity } => {
+                let model = match model {
+                    DiskModel::Learned(spec) => spec.label(),
+                    DiskModel::ZoneMap => "zonemap".to_string(),
+                };
+                format!("{model}:gran={}", granularity_text(*granularity))
+            }
+        }
+    }
+
+    /// The file name the index is built in: its label made file-name friendly.
+    pub fn file_name(&self) -> String {
+        format!("{}.lidx", self.label().replace(':', "."))
+    }
+
+    /// True for the B+-tree (the runtime choice that applies is [`Resident`]).
+    pub fn is_btree(&self) -> bool {
+        matches!(self, DiskIndexSpec::BTree { .. })
+    }
+
+    /// Builds the index in `storage` from the sorted unique `keys`.
+    pub fn build(&self, storage: &Storage, keys: &[u64]) -> Result<()> {
+        let name = self.file_name();
+        let payload = |_: usize, k: &u64, out: &mut [u8]| payload_of(*k, out);
+        match *self {
+            DiskIndexSpec::BTree { fill } => {
+                let params = DiskBTreeParams {
+                    fill_factor: f64::from(fill) / 100.0,
+                    ..DiskBTreeParams::default()
+                };
+                DiskBTree::build(storage, &name, keys, payload, params)?.flush()?;
+            }
+            DiskIndexSpec::Learned { model, granularity } => {
+                let params = StaticLearnedParams {
+                    granularity,
+                    ..StaticLearnedParams::default()
+                };
+                let per_block = params.records_per_block::<u64>(storage.block_size());
+                match model {
+                    DiskModel::ZoneMap => {
+                        let group = granularity.group(per_block);
+                        let zone = ZoneMapParams::new((per_block / group).max(1));
+                        learned(storage, &name, keys, params, |k| ZoneMap::build(k, zone))?
+                    }
+                    DiskModel::Learned(spec) => match spec {
+                        IndexSpec::Pgm { eps, eps_rec } => {
+                            learned(storage, &name, keys, params, |k| {
+                                Pgm::build(k, PgmParams::new(eps, eps_rec))
+                            })?
+                        }
+                        IndexSpec::Spgm { every, eps } => {
+                            learned(storage, &name, keys, params, |k| {
+                                SampledPgm::build(k, SampledPgmParams::new(every, eps))
+                            })?
+                        }
+                        IndexSpec::Rs { bits, err } => {
+                            learned(storage, &name, keys, params, |k| {
+                                RadixSpline::build(k, RadixSplineParams::new(bits as usize, err))
+                            })?
+                        }
+                        IndexSpec::Rmi { leaves } => learned(storage, &name, keys, params, |k| {
+                            Rmi::build(k, RmiParams::new(leaves))
+                        })?,
+                        IndexSpec::BtreeModel { every } => {
+                            learned(storage, &name, keys, params, |k| {
+                                BTreeModel::build(k, BTreeModelParams::with_every(every))
+                            })?
+                        }
+                        IndexSpec::Fiting { eps } => learned(storage, &name, keys, params, |k| {
+                            FitingTree::build(k, FitingParams::with_eps(eps))
+                        })?,
+                        IndexSpec::Sorted {} | IndexSpec::Btree { .. } => {
+                            unreachable!("parse refuses them as on-disk models")
+                        }
+                    },
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn learned<M: Persist<u64>>(
+    storage: &Storage,
+    name: &str,
+    keys: &[u64],
+    params: StaticLearnedParams,
+    build_model: impl FnOnce(&[u64]) -> lidx::Result<M>,
+) -> Result<()> {
+    let payload = |_: usize, k: &u64, out: &mut [u8]| payload_of(*k, out);
+    let index = StaticLearned::build(storage, name, keys, payload, params, build_model)?;
+    drop(index);
+    Ok(())
+}
+
+/// Opens the index file `name` of `storage`, whatever it holds (a B+-tree or a static learned
+/// index with any model), read-only, with the runtime `choice`.
+pub fn open(storage: &Storage, name: &str, choice: OpenChoice) -> Result<Box<dyn DiskIndex<u64>>> {
+    let kind = match read_kind(storage, name) {
+        Ok(kind) => kind,
+        Err(lidx::Error::BadMagic { .. }) => {
+            return Ok(Box::new(DiskBTree::<u64>::open(
+                storage,
+                name,
+                choice.resident,
+                false,
+            )?))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let fetch = Some(choice.fetch);
+    Ok(match kind {
+        k if k == <Pgm<u64> as Persist<u64>>::KIND => {
+            open_learned::<Pgm<u64>>(storage, name, fetch)?
+        }
+        k if k == <SampledPgm<u64> as Persist<u64>>::KIND => {
+            open_learned::<SampledPgm<u64>>(storage, name, fetch)?
+        }
+        k if k == <RadixSpline<u64> as Persist<u64>>::KIND => {
+            open_learned::<RadixSpline<u64>>(storage, name, fetch)?
+        }
+        k if k == <Rmi as Persist<u64>>::KIND => open_learned::<Rmi>(storage, name, fetch)?,
+        k if k == <BTreeModel<u64> as Persist<u64>>::KIND => {
+            open_learned::<BTreeModel<u64>>(storage, name, fetch)?
+        }
+        k if k == <FitingTree<u64> as Persist<u64>>::KIND => {
+            open_learned::<FitingTree<u64>>(storage, name, fetch)?
+        }
+        k if k == <ZoneMap<u64> as Persist<u64>>::KIND => {
+            open_learned::<ZoneMap<u64>>(storage, name, fetch)?
+        }
+        other => {
+            return Err(lidx::Error::Corrupt {
+                file: name.to_string(),
+                block: Some(0),
+                what: format!("unknown model kind {other}"),
+            }
+            .into())
+        }
+    })
+}
+
+fn open_learned<M: Persist<u64> + Send + Sync + 'static>(
+    storage: &Storage,
+    name: &str,
+    fetch: Option<Fetch>,
+) -> Result<Box<dyn DiskIndex<u64>>> {
+    Ok(Box::new(StaticLearned::<u64, M>::open(
+        storage, name, fetch,
+    )?))
+}
+
+fn parse_granularity(text: &str) -> Option<Granularity> {
+    match text {
+        "item" => Some(Granularity::Item),
+        "page" => Some(Granularity::Page),
+        g => g
+            .parse::<usize>()
+            .ok()
+            .filter(|&g| g > 0)
+            .map(Granularity::MiniPage),
+    }
+}
+
+fn granularity_text(g: Granularity) -> String {
+    match g {
+        Granularity::Item => "item".to_string(),
+        Granularity::Page => "page".to_string(),
+        Granularity::MiniPage(g) => g.to_string(),
+    }
+}
+
+/// Parses `--resident`: `none`, `inner` (all inner levels) or a number of top levels.
+pub fn parse_resident(text: &str) -> Result<Resident> {
+    match text {
+        "none" => Ok(Resident::None),
+        "inner" => Ok(Resident::AllInner),
+        k => k
+            .parse::<u32>()
+            .map(Resident::TopLevels)
+            .map_err(|_| BenchError::BadSpec {
+                what: "resident levels",
+                got: text.to_string(),
+                expected: "none, inner, or a number of top levels".to_string(),
+            }),
+    }
+}
+
+/// `none`, `inner` or the number, as [`parse_resident`] reads it.
+pub fn resident_text(r: Resident) -> String {
+    match r {
+        Resident::None => "none".to_string(),
+        Resident::AllInner => "inner".to_string(),
+        Resident::TopLevels(k) => k.to_string(),
+    }
+}
+
+/// The payload size every registry index uses.
+pub const PAYLOAD_SIZE: usize = DEFAULT_PAYLOAD_SIZE;

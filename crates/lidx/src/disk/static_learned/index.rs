@@ -1,0 +1,561 @@
+//! [`StaticLearned`]: sorted records in data blocks on disk, a learned model in memory.
+//!
+//! See the module docs of [`super`] for the design and the papers' sections.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crate::disk::DiskIndex;
+use crate::error::{Error, Result};
+use crate::index::ApproxPos;
+use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
+use crate::key::{check_strictly_sorted, Key};
+use crate::mem::persist::{Decoder, Encoder, Persist};
+
+use super::data_block::{encode_data_block, records_per_block};
+use super::fetch::{Fetch, Leaves};
+use super::header::{decode_header, Header, FIRST_DATA_BLOCK};
+
+/// What one model point stands for (paper 002 §5, guideline G2).
+///
+/// With group size `G` (1, `g`, or the records per block), the model is built on the first
+/// key of every group of `G` consecutive records, so it predicts group numbers; the window of
+/// group numbers `[glo, ghi)` becomes the window of items `[(glo - 1) * G, ghi * G)` (see
+/// [`StaticLearned::window`] for why one group more on the left).
+///
+/// Paper 002 eq. 3 fixes the last-mile range `R_i = 2 eps = 2 eps' G`: a model with error
+/// `eps'` in groups searches as many items as an item-level model with `eps = eps' G`, and
+/// needs more memory for it (a tighter fit of fewer points). Eq. 4 gives the expected blocks
+/// read all-at-once, `1 + (R_i - G) / P` for `P` records per block: for the same `R_i` a
+/// larger `G` reads fewer blocks, down to exactly `R_i / P` at page level, where windows start
+/// and end on block boundaries. So to compare granularities at equal `R_i`, give the model
+/// `eps / G`: e.g. item level with PGM `eps = 64` against mini-pages of 16 with `eps = 4`.
+///
+/// The model's own windows add a margin: an eps-bounded model's window is `2 eps + 2` points
+/// wide ([`ApproxPos::from_prediction`]), and the extra group on the left makes a window of
+/// `2 eps' + 3` groups, i.e. `(2 eps' + 3) G` items where the paper counts `2 eps' G`. Small
+/// `eps'` at page level therefore reads several blocks all-at-once; a zone map (exact, window
+/// of one group) reads one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Granularity {
+    /// Every record is a model point; the model predicts item ranks (paper 002's
+    /// recommendation: the least memory for a given last-mile range).
+    #[default]
+    Item,
+    /// Every `g`-th record is a model point (`g >= 1`): between item and page.
+    MiniPage(usize),
+    /// The first record of every data block is a model point; the model predicts blocks.
+    Page,
+}
+
+impl Granularity {
+    /// Records per model point, given the records per block.
+    pub fn group(self, per_block: usize) -> usize {
+        match self {
+            Granularity::Item => 1,
+            Granularity::MiniPage(g) => g,
+            Granularity::Page => per_block,
+        }
+    }
+
+    /// `item`, `mini-page:<g>` or `page`, as [`Granularity::parse`] reads it.
+    pub fn name(self) -> String {
+        match self {
+            Granularity::Item => "item".to_string(),
+            Granularity::MiniPage(g) => format!("mini-page:{g}"),
+            Granularity::Page => "page".to_string(),
+        }
+    }
+
+    /// Parses `item`, `page` or `mini-page:<g>`.
+    pub fn parse(s: &str) -> Result<Granularity> {
+        let bad = || Error::InvalidParameter {
+            name: "granularity",
+            value: s.to_string(),
+            expected: "item, page, or mini-page:<g> with g >= 1",
+        };
+        match s {
+            "item" => Ok(Granularity::Item),
+            "page" => Ok(Granularity::Page),
+            _ => {
+                let g = s.strip_prefix("mini-page:").ok_or_else(bad)?;
+                let g: usize = g.parse().map_err(|_| bad())?;
+                if g == 0 {
+                    return Err(bad());
+                }
+                Ok(Granularity::MiniPage(g))
+            }
+        }
+    }
+}
+
+/// Build parameters of a [`StaticLearned`] (the model's own parameters go to its builder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StaticLearnedParams {
+    /// Bytes of payload per record. Larger payloads mean fewer records per block, so more
+    /// blocks per window.
+    pub payload_size: usize,
+    /// What a model point stands for: coarser means fewer blocks per lookup for the same
+    /// last-mile range but a model that must be more accurate (more memory).
+    pub granularity: Granularity,
+    /// Fetching strategy recorded as the file's default (overridable at open and per call).
+    pub fetch: Fetch,
+}
+
+impl Default for StaticLearnedParams {
+    /// 8-byte payloads, item granularity, all-at-once: paper 002's recommendations.
+    fn default() -> Self {
+        StaticLearnedParams {
+            payload_size: crate::disk::DEFAULT_PAYLOAD_SIZE,
+            granularity: Granularity::Item,
+            fetch: Fetch::AllAtOnce,
+        }
+    }
+}
+
+impl StaticLearnedParams {
+    /// Records per data block with these parameters and `block_size`-byte blocks (0 when a
+    /// record does not fit): what a zone map's group size should be, for instance.
+    pub fn records_per_block<K: Key>(&self, block_size: usize) -> usize {
+        let block_payload = block_size.saturating_sub(crate::io::BLOCK_TRAILER);
+        records_per_block(block_payload, K::SIZE, self.payload_size)
+    }
+}
+
+/// Data blocks written per request while building (1 MiB with 4 KiB blocks).
+const BUILD_BATCH_BLOCKS: usize = 256;
+
+/// The disk-resident static learned index: records on disk, model `M` in memory.
+pub struct StaticLearned<K, M> {
+    device: Arc<dyn BlockDevice>,
+    model: M,
+    len: usize,
+    per_block: usize,
+    group: usize,
+    payload_size: usize,
+    granularity: Granularity,
+    fetch: Fetch,
+    data_blocks: u64,
+    model_bytes: u64,
+    disk_bytes: u64,
+    _key: PhantomData<fn() -> K>,
+}
+
+/// Reads and validates the header of the static learned index file `name`.
+#[doc(hidden)]
+pub fn read_header(storage: &Storage, name: &str) -> Result<Header> {
+    let device = storage.open(name, false)?;
+    header_of(device.as_ref())
+}
+
+/// The model kind (`Persist::KIND`) of the static learned index file `name`, so a caller can
+/// pick the model type to open it with.
+#[doc(hidden)]
+pub fn read_kind(storage: &Storage, name: &str) -> Result<u32> {
+    Ok(read_header(storage, name)?.model_kind)
+}
+
+fn header_of(device: &dyn BlockDevice) -> Result<Header> {
+    let mut buf = AlignedBuf::zeroed(device.block_size());
+    device.read_blocks(0, &mut buf, IoClass::Header)?;
+    decode_header(device.name(), &buf[..device.payload_size()])
+}
+
+impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
+    /// Builds the index file `name` in `storage` from strictly increasing `keys`, entry `i`
+    /// getting the payload `payload_of(i, &keys[i], out)` writes (`out.len()` is the payload
+    /// size). `build_model` builds the model from the keys it must index: all keys at item
+    /// granularity, the first key of every group otherwise, e.g.
+    /// `|keys| Pgm::build(keys, PgmParams::new(64, 8))`.
+    ///
+    /// Errors: `OutOfOrder`, `DuplicateKey`, `InvalidKey` for bad keys; `InvalidParameter` for
+    /// a payload that leaves no room for a record in a block, a mini-page of 0, or a model
+    /// not built on the keys it was given; I/O errors.
+    pub fn build(
+        storage: &Storage,
+        name: &str,
+        keys: &[K],
+        payload_of: impl Fn(usize, &K, &mut [u8]),
+        params: StaticLearnedParams,
+        build_model: impl FnOnce(&[K]) -> Result<M>,
+    ) -> Result<Self> {
+        check_strictly_sorted(keys)?;
+        let block_size = storage.block_size();
+        let block_payload = block_size - crate::io::BLOCK_TRAILER;
+        let per_block = params.records_per_block::<K>(block_size);
+        if per_block == 0 || params.payload_size > u32::MAX as usize {
+            return Err(Error::InvalidParameter {
+                name: "payload_size",
+                value: params.payload_size.to_string(),
+                expected: "small enough for one key and payload to fit in a block",
+            });
+        }
+        if let Granularity::MiniPage(g) = params.granularity {
+            if g == 0 || g > u32::MAX as usize {
+                return Err(Error::InvalidParameter {
+                    name: "granularity",
+                    value: g.to_string(),
+                    expected: "a mini-page of 1 to 2^32 - 1 records",
+                });
+            }
+        }
+        let group = params.granularity.group(per_block);
+        let model = if group == 1 {
+            build_model(keys)?
+        } else {
+            let firsts: Vec<K> = keys.iter().step_by(group).copied().collect();
+            build_model(&firsts)?
+        };
+        let points = keys.len().div_ceil(group);
+        if model.len() != points {
+            return Err(Error::InvalidParameter {
+                name: "build_model",
+                value: format!("a model of {} keys", model.len()),
+                expected: "a model built on exactly the keys it is given",
+            });
+        }
+        let mut encoder = Encoder::new();
+        model.encode(&mut encoder);
+        let model_image = encoder.into_bytes();
+
+        let device = storage.create(name)?;
+        let data_blocks = keys.len().div_ceil(per_block);
+        let mut next = 0;
+        while next < data_blocks {
+            let count = (data_blocks - next).min(BUILD_BATCH_BLOCKS);
+            let mut buf = AlignedBuf::zeroed(count * block_size);
+            for j in 0..count {
+                let start = (next + j) * per_block;
+                let end = (start + per_block).min(keys.len());
+                let out = &mut buf[j * block_size..j * block_size + block_payload];
+                encode_data_block(out, &keys[start..end], params.payload_size, |i, k, p| {
+                    payload_of(start + i, k, p)
+                });
+            }
+            device.write_blocks(FIRST_DATA_BLOCK + next as u64, &mut buf, IoClass::Leaf)?;
+            next += count;
+        }
+        let header = Header {
+            key_size: K::SIZE as u32,
+            key_name: K::NAME.to_string(),
+            payload_size: params.payload_size as u32,
+            block_size: block_size as u32,
+            len: keys.len() as u64,
+            per_block: per_block as u32,
+            granularity: params.granularity,
+            fetch: params.fetch,
+            model_kind: M::KIND,
+            data_blocks: data_blocks as u64,
+            model_bytes: model_image.len() as u64,
+        };
+        let model_blocks = header.model_blocks() as usize;
+        if model_blocks > 0 {
+            let mut buf = AlignedBuf::zeroed(model_blocks * block_size);
+            for (j, chunk) in model_image.chunks(block_payload).enumerate() {
+                buf[j * block_size..j * block_size + chunk.len()].copy_from_slice(chunk);
+            }
+            device.write_blocks(header.model_first_block(), &mut buf, IoClass::Model)?;
+        }
+        let mut buf = AlignedBuf::zeroed(block_size);
+        header.encode(&mut buf);
+        device.write_blocks(0, &mut buf, IoClass::Header)?;
+        device.sync()?;
+        Ok(Self::assemble(device, model, &header, params.fetch))
+    }
+
+    /// Opens the index file `name`: reads the header and the model (kept in memory). `fetch`
+    /// overrides the strategy recorded at build time. Errors: `BadMagic`,
+    /// `UnsupportedVersion`, `KeyTypeMismatch` (file built for another key type),
+    /// `ModelKindMismatch` (another model type), `Truncated`, `ChecksumMismatch`, `Corrupt`.
+    pub fn open(storage: &Storage, name: &str, fetch: Option<Fetch>) -> Result<Self> {
+        let device = storage.open(name, false)?;
+        let header = header_of(device.as_ref())?;
+        let file = device.name().to_string();
+        if header.key_name != K::NAME || header.key_size as usize != K::SIZE {
+            return Err(Error::KeyTypeMismatch {
+                file,
+                expected: K::NAME,
+                got: header.key_name,
+            });
+        }
+        if header.block_size as usize != device.block_size() {
+            return Err(Error::Corrupt {
+                file,
+                block: Some(0),
+                what: format!(
+                    "header: written with {}-byte blocks, opened with {}-byte blocks",
+                    header.block_size,
+                    device.block_size()
+                ),
+            });
+        }
+        if header.model_kind != M::KIND {
+            return Err(Error::ModelKindMismatch {
+                file,
+                expected: M::KIND,
+                got: header.model_kind,
+            });
+        }
+        if device.len_blocks() < header.total_blocks() {
+            return Err(Error::Truncated {
+                file,
+                what: format!(
+                    "{} blocks, the header describes {}",
+                    device.len_blocks(),
+                    header.total_blocks()
+                ),
+            });
+        }
+        let model = read_model::<K, M>(device.as_ref(), &header)?;
+        let points = usize::try_from(header.model_points()).ok();
+        if usize::try_from(header.len).is_err() || points != Some(model.len()) {
+            return Err(Error::Corrupt {
+                file,
+                block: Some(header.model_first_block()),
+                what: format!(
+                    "model covers {} keys, the header says {}",
+                    model.len(),
+                    header.model_points()
+                ),
+            });
+        }
+        let fetch = fetch.unwrap_or(header.fetch);
+        Ok(Self::assemble(device, model, &header, fetch))
+    }
+
+    fn assemble(device: Arc<dyn BlockDevice>, model: M, header: &Header, fetch: Fetch) -> Self {
+        StaticLearned {
+            disk_bytes: header.total_blocks() * u64::from(header.block_size),
+            device,
+            model,
+            len: header.len as usize,
+            per_block: header.per_block as usize,
+            group: header.group() as usize,
+            payload_size: header.payload_size as usize,
+            granularity: header.granularity,
+            fetch,
+            data_blocks: header.data_blocks,
+            model_bytes: header.model_bytes,
+            _key: PhantomData,
+        }
+    }
+
+    /// The in-memory model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// Records per data block.
+    pub fn per_block(&self) -> usize {
+        self.per_block
+    }
+
+    /// Number of data blocks.
+    pub fn data_blocks(&self) -> u64 {
+        self.data_blocks
+    }
+
+    /// Length of the model's encoding on disk, in bytes.
+    pub fn model_disk_bytes(&self) -> u64 {
+        self.model_bytes
+    }
+
+    /// The prediction granularity the file was built with.
+    pub fn granularity(&self) -> Granularity {
+        self.granularity
+    }
+
+    /// The fetching strategy [`DiskIndex::get`] and [`DiskIndex::scan`] use.
+    pub fn fetch(&self) -> Fetch {
+        self.fetch
+    }
+
+    /// Changes the fetching strategy of [`DiskIndex::get`] and [`DiskIndex::scan`].
+    pub fn set_fetch(&mut self, fetch: Fetch) {
+        self.fetch = fetch;
+    }
+
+    /// The window of items that holds `key`'s lower bound: `lo <= lower_bound <= hi <= len`,
+    /// `lo <= pos <= hi` (`pos` is where one-by-one fetching starts).
+    ///
+    /// At group size `G > 1` the model's window `[glo, ghi)` bounds the lower bound `j` of
+    /// `key` among the group first keys. The first key of group `j` is `>= key`, so the item
+    /// lower bound is at most `j G`; the first key of group `j - 1` is `< key`, so it is above
+    /// `(j - 1) G`. Hence the item window `[(glo - 1) G, ghi G)`, clamped to `len`. The search
+    /// starts in the middle of group `pos`: models floor an interpolated position (PGM,
+    /// RadixSpline) or point at the group whose minimum is below the key (zone map), so `pos`
+    /// is usually the group that holds the key, one less than its lower bound `j`.
+    pub fn window(&self, key: &K) -> ApproxPos {
+        let w = self.model.search(*key);
+        let n = self.len;
+        if self.group == 1 {
+            let hi = w.hi.min(n);
+            let lo = w.lo.min(hi);
+            return ApproxPos {
+                pos: w.pos.clamp(lo, hi),
+                lo,
+                hi,
+            };
+        }
+        let g = self.group;
+        let hi = w.hi.saturating_mul(g).min(n);
+        let lo = w.lo.saturating_sub(1).saturating_mul(g).min(hi);
+        let pos = w.pos.saturating_mul(g).saturating_add(g / 2);
+        ApproxPos {
+            pos: pos.clamp(lo, hi),
+            lo,
+            hi,
+        }
+    }
+
+    fn leaves(&self) -> Leaves<'_> {
+        Leaves {
+            device: self.device.as_ref(),
+            len: self.len,
+            per_block: self.per_block,
+            payload_size: self.payload_size,
+        }
+    }
+
+    /// Position of the first entry whose key is `>= key` (`len()` when none), fetching with
+    /// `fetch`.
+    pub fn lower_bound_with(&self, key: &K, fetch: Fetch) -> Result<u64> {
+        let found = self.leaves().find(key, &self.window(key), fetch, false)?;
+        Ok(found.pos as u64)
+    }
+
+    /// [`StaticLearned::lower_bound_with`] with the index's fetching strategy.
+    pub fn lower_bound(&self, key: &K) -> Result<u64> {
+        self.lower_bound_with(key, self.fetch)
+    }
+
+    /// [`DiskIndex::get`] fetching with `fetch`.
+    pub fn get_with(&self, key: &K, payload: &mut [u8], fetch: Fetch) -> Result<bool> {
+        self.check_payload_buffer(payload)?;
+        let found = self.leaves().find(key, &self.window(key), fetch, true)?;
+        let Some(run) = found.run.filter(|_| found.pos < self.len) else {
+            return Ok(false);
+        };
+        let (k, p) = run.record::<K>(found.pos);
+        if k.key_cmp(key) != std::cmp::Ordering::Equal {
+            return Ok(false);
+        }
+        payload[..self.payload_size].copy_from_slice(p);
+        Ok(true)
+    }
+
+    fn check_payload_buffer(&self, payload: &[u8]) -> Result<()> {
+        if payload.len() < self.payload_size {
+            return Err(Error::InvalidParameter {
+                name: "payload",
+                value: format!("a buffer of {} bytes", payload.len()),
+                expected: "a buffer of at least payload_size() bytes",
+            });
+        }
+        Ok(())
+    }
+
+    /// [`DiskIndex::scan`] fetching the first entry with `fetch`; the blocks after the ones
+    /// that lookup read are read in one more request.
+    pub fn scan_with(
+        &self,
+        start: &K,
+        limit: usize,
+        keys: &mut Vec<K>,
+        payloads: &mut Vec<u8>,
+        fetch: Fetch,
+    ) -> Result<usize> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        let leaves = self.leaves();
+        let found = leaves.find(start, &self.window(start), fetch, true)?;
+        let end = found.pos.saturating_add(limit).min(self.len);
+        let Some(run) = found.run.filter(|_| found.pos < end) else {
+            return Ok(0);
+        };
+        let mut append = |run: &super::fetch::Run, from: usize, to: usize| {
+            for i in from..to {
+                let (k, p) = run.record::<K>(i);
+                keys.push(k);
+                payloads.extend_from_slice(p);
+            }
+        };
+        append(&run, found.pos, end.min(run.end()));
+        if end > run.end() {
+            let first = run.last_block() + 1;
+            let last = (end - 1) / self.per_block;
+            let more = leaves.read::<K>(first, last - first + 1)?;
+            append(&more, more.start(), end);
+        }
+        Ok(end - found.pos)
+    }
+}
+
+fn read_model<K: Key, M: Persist<K>>(device: &dyn BlockDevice, header: &Header) -> Result<M> {
+    let block_size = device.block_size();
+    let payload = device.payload_size();
+    let blocks = header.model_blocks() as usize;
+    let mut image = Vec::with_capacity(header.model_bytes as usize);
+    if blocks > 0 {
+        let mut buf = AlignedBuf::zeroed(blocks * block_size);
+        device.read_blocks(header.model_first_block(), &mut buf, IoClass::Model)?;
+        for block in buf.chunks_exact(block_size) {
+            let take = (header.model_bytes as usize - image.len()).min(payload);
+            image.extend_from_slice(&block[..take]);
+        }
+    }
+    let mut decoder = Decoder::new(device.name(), &image);
+    let model = M::decode(&mut decoder)?;
+    decoder.finish()?;
+    Ok(model)
+}
+
+impl<K: Key, M: Persist<K>> DiskIndex<K> for StaticLearned<K, M> {
+    fn len(&self) -> u64 {
+        self.len as u64
+    }
+
+    fn payload_size(&self) -> usize {
+        self.payload_size
+    }
+
+    fn get(&self, key: &K, payload: &mut [u8]) -> Result<bool> {
+        self.get_with(key, payload, self.fetch)
+    }
+
+    fn scan(
+        &self,
+        start: &K,
+        limit: usize,
+        keys: &mut Vec<K>,
+        payloads: &mut Vec<u8>,
+    ) -> Result<usize> {
+        self.scan_with(start, limit, keys, payloads, self.fetch)
+    }
+
+    /// The model's [`crate::StaticIndex::size_in_bytes`] plus this struct (the model's inline part
+    /// counted once).
+    fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() - std::mem::size_of::<M>() + self.model.size_in_bytes()
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.disk_bytes
+    }
+
+    fn describe(&self) -> String {
+        let full = std::any::type_name::<M>();
+        let model = full.split('<').next().unwrap_or(full);
+        let model = model.rsplit("::").next().unwrap_or(model);
+        format!(
+            "static-learned model={model} granularity={} fetch={} payload={} per_block={} \
+             model_bytes={}",
+            self.granularity.name(),
+            self.fetch.name(),
+            self.payload_size,
+            self.per_block,
+            self.model.size_in_bytes()
+        )
+    }
+}
