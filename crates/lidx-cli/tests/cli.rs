@@ -1,9 +1,12 @@
 //! The `lidx` binary end to end on tiny generated data: bench prints its table and writes
-//! records, gen writes a file that stats and bench read, bad arguments exit 2 with one line.
+//! records, gen writes a file that stats and bench read, build writes on-disk indexes that
+//! bench --on-disk reopens on the real and the simulated device, a corrupted index file is a
+//! one-line error, bad arguments exit 2 with one line.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
+use lidx_bench::disk_report::DiskRecord;
 use lidx_bench::report::{read_records, BenchRecord};
 
 fn lidx(args: &[&str]) -> Output {
@@ -86,6 +89,22 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--workload", "scan"],
         &["bench", "--queries", "lots"],
         &["bench", "--out", "records.txt"],
+        &["bench", "--on-disk", "--device", "tape:/x"],
+        &["bench", "--on-disk", "--device", "sim:floppy"],
+        &["bench", "--on-disk", "--index", "btree:fill=0"],
+        &["bench", "--on-disk", "--index", "sorted"],
+        &["bench", "--on-disk", "--resident", "some"],
+        &["bench", "--on-disk", "--fetch", "eventually"],
+        &["bench", "--on-disk", "--workload", "scan:0"],
+        &[
+            "build",
+            "--index",
+            "pgm:gran=0",
+            "--dataset",
+            "gen:normal:1K",
+            "--dir",
+            "/tmp/x",
+        ],
     ] {
         let result = lidx(args);
         let stderr = text(&result.stderr);
@@ -95,4 +114,104 @@ fn bad_arguments_exit_2_with_one_line() {
         assert!(stderr.contains("expected"), "{stderr}");
         assert!(result.stdout.is_empty());
     }
+}
+
+#[test]
+fn build_then_bench_on_disk_on_the_file_and_simulated_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let index_dir = dir.path().join("idx");
+    let index_dir = index_dir.to_str().unwrap();
+    let index = "btree,pgm:eps=16,rs:err=8:gran=page,zonemap";
+    let built = lidx(&[
+        "build",
+        "--index",
+        index,
+        "--dataset",
+        "gen:lognormal:20K",
+        "--dir",
+        index_dir,
+    ]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    assert!(
+        text(&built.stdout).contains("btree.fill=100.lidx"),
+        "{}",
+        text(&built.stdout)
+    );
+
+    for device in [format!("file:{index_dir}"), "sim:hdd".to_string()] {
+        let out = dir.path().join("disk.jsonl");
+        let out = out.to_str().unwrap();
+        let mut args = vec![
+            "bench",
+            "--on-disk",
+            "--device",
+            &device,
+            "--index",
+            index,
+            "--dataset",
+            "gen:lognormal:20K",
+            "--queries",
+            "300",
+            "--runs",
+            "1",
+            "--resident",
+            "inner,none",
+            "--fetch",
+            "all-at-once,one-by-one",
+            "--out",
+            out,
+        ];
+        if device.starts_with("sim") {
+            args.extend(["--dir", index_dir, "--workload", "scan"]);
+        }
+        let result = lidx(&args);
+        assert!(
+            result.status.success(),
+            "{device}: {}",
+            text(&result.stderr)
+        );
+        assert!(
+            text(&result.stderr).contains("reusing"),
+            "{}",
+            text(&result.stderr)
+        );
+        let records: Vec<DiskRecord> = read_records(Path::new(out)).unwrap();
+        assert_eq!(records.len(), 8, "{device}");
+        let inner = records
+            .iter()
+            .find(|r| r.index.ends_with("resident=inner"))
+            .unwrap();
+        assert_eq!(inner.build_s, 0.0, "the file was reused");
+        if device.starts_with("file") {
+            assert_eq!(inner.blocks_per_op, 1.0, "one leaf per lookup");
+            assert!(inner.modeled_us.is_none());
+        } else {
+            assert!(inner.modeled_us.unwrap() > 4800.0, "hdd latency is modeled");
+        }
+    }
+
+    let file = Path::new(index_dir).join("btree.fill=100.lidx");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[4096 + 100] ^= 0xff;
+    std::fs::write(&file, bytes).unwrap();
+    let result = lidx(&[
+        "bench",
+        "--on-disk",
+        "--device",
+        &format!("file:{index_dir}"),
+        "--index",
+        "btree",
+        "--dataset",
+        "gen:lognormal:20K",
+        "--queries",
+        "300",
+        "--runs",
+        "1",
+    ]);
+    let stderr = text(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("corrupt") && stderr.contains("block 1"),
+        "{stderr}"
+    );
 }
