@@ -119,6 +119,22 @@ pub fn branchless_binary<K: Key>(keys: &[K], key: K) -> usize {
 /// The name the rest of the crate calls the default search by.
 pub use branchless_binary as branchless_lower_bound;
 
+/// The first index in `0..len` for which `is_less(i)` is false, by bisection, when `is_less` is
+/// true on a prefix and false after it: the lower bound over items that are not a slice, such
+/// as the keys of a block decoded on demand.
+pub fn lower_bound_by(len: usize, mut is_less: impl FnMut(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if is_less(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// Forward scan.
 #[inline]
 pub fn linear<K: Key>(keys: &[K], key: K) -> usize {

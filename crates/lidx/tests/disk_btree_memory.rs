@@ -3,38 +3,13 @@
 //! build, after open and after inserts that split resident nodes and grow the tree. One test
 //! function, so no other test thread allocates meanwhile.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
-
 use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::DiskIndex;
 use lidx::io::{SimProfile, Storage};
 
-struct Counting;
+mod counting_alloc;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards every call to `System` unchanged and only counts sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: `ptr` was allocated by `System` with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: the caller upholds `realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use counting_alloc::{live, Counting};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -43,9 +18,9 @@ static ALLOCATOR: Counting = Counting;
 /// keeps its device, so only what the tree itself owns is freed), and what it reports.
 fn held_and_reported(tree: DiskBTree<u64>) -> (isize, isize) {
     let reported = tree.memory_bytes() as isize - std::mem::size_of::<DiskBTree<u64>>() as isize;
-    let with = LIVE.load(Ordering::Relaxed);
+    let with = live();
     drop(tree);
-    (with - LIVE.load(Ordering::Relaxed), reported)
+    (with - live(), reported)
 }
 
 #[test]

@@ -4,9 +4,6 @@
 //! (everything it allocated and did not free) and the test compares them with the index's own
 //! figure. One `#[test]` runs all cases in sequence so no other test thread allocates meanwhile.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
-
 use lidx::mem::art::Art;
 use lidx::mem::btree::BTreeParams;
 use lidx::mem::btree_index::BTreeIndex;
@@ -19,40 +16,18 @@ use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
 use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
 use lidx::{OrderedMap, StaticIndex};
 
-struct Counting;
+mod counting_alloc;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards every call to `System` unchanged and only counts sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: `ptr` was allocated by `System` with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: the caller upholds `realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use counting_alloc::{live, Counting};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
 /// Builds an index and returns (reported bytes, live heap bytes it holds).
 fn measure<I: StaticIndex<u64>>(build: impl FnOnce() -> lidx::Result<I>) -> (usize, usize) {
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let index = build().unwrap();
-    let held = LIVE.load(Ordering::Relaxed) - before;
+    let held = live() - before;
     let reported = index.size_in_bytes();
     drop(index);
     (reported, held.max(0) as usize)
@@ -60,9 +35,9 @@ fn measure<I: StaticIndex<u64>>(build: impl FnOnce() -> lidx::Result<I>) -> (usi
 
 /// Like [`measure`], for an ordered map (which owns its keys and values).
 fn measure_map<M: OrderedMap<u64, u64>>(build: impl FnOnce() -> M) -> (usize, usize) {
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = live();
     let map = build();
-    let held = LIVE.load(Ordering::Relaxed) - before;
+    let held = live() - before;
     let reported = map.size_in_bytes();
     drop(map);
     (reported, held.max(0) as usize)

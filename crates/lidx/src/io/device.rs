@@ -67,6 +67,21 @@ pub fn request_blocks(name: &str, block_size: usize, len: usize) -> Result<u64> 
     Ok((len / block_size) as u64)
 }
 
+/// Checks that blocks `first .. first + count` exist in a device of `have` blocks:
+/// [`Error::Truncated`] otherwise.
+pub fn check_in_bounds(name: &str, first: u64, count: u64, have: u64) -> Result<()> {
+    if first.checked_add(count).is_none_or(|end| end > have) {
+        return Err(Error::Truncated {
+            file: name.to_string(),
+            what: format!(
+                "read of blocks {first}..{} past the end ({have} blocks)",
+                first.saturating_add(count)
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Checks a block size: a power of two, at least 512 bytes; real files need a multiple of 4096.
 pub fn check_block_size(block_size: usize, for_file: bool) -> Result<()> {
     let min = if for_file { 4096 } else { 512 };

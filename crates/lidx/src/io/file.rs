@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::error::{Error, Result};
 use crate::io::aligned::{AlignedBuf, IO_ALIGN};
 use crate::io::checksum;
-use crate::io::device::{check_block_size, request_blocks, BlockDevice};
+use crate::io::device::{check_block_size, check_in_bounds, request_blocks, BlockDevice};
 use crate::io::stats::{IoClass, IoCounters, IoStats};
 
 /// How to open a file.
@@ -156,15 +156,7 @@ impl BlockDevice for FileDevice {
     fn read_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
         let count = request_blocks(&self.name, self.block_size, buf.len())?;
         let have = self.len_blocks();
-        if first.checked_add(count).is_none_or(|end| end > have) {
-            return Err(Error::Truncated {
-                file: self.name.clone(),
-                what: format!(
-                    "read of blocks {first}..{} past the end ({have} blocks)",
-                    first.saturating_add(count)
-                ),
-            });
-        }
+        check_in_bounds(&self.name, first, count, have)?;
         let offset = first * self.block_size as u64;
         self.read_at(offset, buf).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {

@@ -41,7 +41,7 @@ use parking_lot::RwLock;
 
 use crate::error::{Error, Result};
 use crate::io::checksum;
-use crate::io::device::{check_block_size, request_blocks, BlockDevice};
+use crate::io::device::{check_block_size, check_in_bounds, request_blocks, BlockDevice};
 use crate::io::stats::{IoClass, IoCounters, IoStats};
 
 /// The cost model of a simulated device.
@@ -257,15 +257,7 @@ impl BlockDevice for SimDevice {
         {
             let blocks = self.blocks.read();
             let have = (blocks.len() / self.block_size) as u64;
-            if first.checked_add(count).is_none_or(|end| end > have) {
-                return Err(Error::Truncated {
-                    file: self.name.clone(),
-                    what: format!(
-                        "read of blocks {first}..{} past the end ({have} blocks)",
-                        first.saturating_add(count)
-                    ),
-                });
-            }
+            check_in_bounds(&self.name, first, count, have)?;
             let start = first as usize * self.block_size;
             buf.copy_from_slice(&blocks[start..start + buf.len()]);
         }

@@ -172,16 +172,7 @@ impl<'a, K: Key> Leaf<'a, K> {
 
     /// Position of the first entry whose key is `>= key` (`len()` when none).
     pub fn lower_bound(&self, key: &K) -> usize {
-        let (mut lo, mut hi) = (0, self.count);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.key(mid).key_lt(key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        crate::search::lower_bound_by(self.count, |i| self.key(i).key_lt(key))
     }
 
     /// `Ok(i)` when entry `i` holds `key`, else `Err(i)` with the position it would take.

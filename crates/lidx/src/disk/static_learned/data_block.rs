@@ -114,16 +114,7 @@ impl<'a, K: Key> DataBlock<'a, K> {
 
     /// Number of records whose key is smaller than `key` (the in-block lower bound).
     pub fn lower_bound(&self, key: &K) -> usize {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.key(mid).key_lt(key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        crate::search::lower_bound_by(self.len(), |i| self.key(i).key_lt(key))
     }
 }
 
