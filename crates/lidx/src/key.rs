@@ -32,6 +32,22 @@ use crate::error::{Error, Result};
 /// A fixed-width 16-byte string key, compared bytewise.
 pub type Str16 = [u8; 16];
 
+/// The `write_to` / `read_from` pair of a numeric key: its little-endian bytes.
+macro_rules! little_endian_codec {
+    () => {
+        #[inline(always)]
+        fn write_to(&self, out: &mut [u8]) {
+            out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
+        }
+        #[inline(always)]
+        fn read_from(bytes: &[u8]) -> Self {
+            let mut raw = [0u8; Self::SIZE];
+            raw.copy_from_slice(&bytes[..Self::SIZE]);
+            Self::from_le_bytes(raw)
+        }
+    };
+}
+
 /// A key an index can be built on. See the module docs for the order and model map of each type.
 pub trait Key: Copy + Debug + Send + Sync + 'static {
     /// Short name used in reports and error messages (`"u64"`, `"str16"`, ...).
@@ -92,16 +108,7 @@ impl Key for u64 {
     fn to_model(self) -> u64 {
         self
     }
-    #[inline(always)]
-    fn write_to(&self, out: &mut [u8]) {
-        out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
-    }
-    #[inline(always)]
-    fn read_from(bytes: &[u8]) -> Self {
-        let mut raw = [0u8; Self::SIZE];
-        raw.copy_from_slice(&bytes[..Self::SIZE]);
-        Self::from_le_bytes(raw)
-    }
+    little_endian_codec!();
 }
 
 impl Key for u32 {
@@ -122,16 +129,7 @@ impl Key for u32 {
     fn to_model(self) -> u64 {
         u64::from(self)
     }
-    #[inline(always)]
-    fn write_to(&self, out: &mut [u8]) {
-        out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
-    }
-    #[inline(always)]
-    fn read_from(bytes: &[u8]) -> Self {
-        let mut raw = [0u8; Self::SIZE];
-        raw.copy_from_slice(&bytes[..Self::SIZE]);
-        Self::from_le_bytes(raw)
-    }
+    little_endian_codec!();
 }
 
 impl Key for i64 {
@@ -152,16 +150,7 @@ impl Key for i64 {
     fn to_model(self) -> u64 {
         (self as u64) ^ (1 << 63)
     }
-    #[inline(always)]
-    fn write_to(&self, out: &mut [u8]) {
-        out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
-    }
-    #[inline(always)]
-    fn read_from(bytes: &[u8]) -> Self {
-        let mut raw = [0u8; Self::SIZE];
-        raw.copy_from_slice(&bytes[..Self::SIZE]);
-        Self::from_le_bytes(raw)
-    }
+    little_endian_codec!();
 }
 
 impl Key for f64 {
@@ -191,16 +180,7 @@ impl Key for f64 {
         self.is_nan()
             .then_some("NaN has no place in the key order; drop or replace NaN values")
     }
-    #[inline(always)]
-    fn write_to(&self, out: &mut [u8]) {
-        out[..Self::SIZE].copy_from_slice(&self.to_le_bytes());
-    }
-    #[inline(always)]
-    fn read_from(bytes: &[u8]) -> Self {
-        let mut raw = [0u8; Self::SIZE];
-        raw.copy_from_slice(&bytes[..Self::SIZE]);
-        Self::from_le_bytes(raw)
-    }
+    little_endian_codec!();
 }
 
 impl Key for Str16 {
@@ -341,5 +321,25 @@ mod tests {
             Err(Error::DuplicateKey { index: 1, .. })
         ));
         assert!(check_sorted::<u64>(&[]).is_ok());
+    }
+
+    fn assert_round_trip<K: Key>(keys: &[K]) {
+        for key in keys {
+            let mut bytes = vec![0xAAu8; K::SIZE + 3];
+            key.write_to(&mut bytes);
+            assert_eq!(&bytes[K::SIZE..], &[0xAA; 3], "writes exactly SIZE bytes");
+            let back = K::read_from(&bytes);
+            assert_eq!(back.key_cmp(key), Ordering::Equal, "{key:?}");
+            assert_eq!(back.to_model(), key.to_model());
+        }
+    }
+
+    #[test]
+    fn on_disk_form_round_trips() {
+        assert_round_trip(&[0u64, 1, u64::MAX, 0x0102_0304_0506_0708]);
+        assert_round_trip(&[0u32, 7, u32::MAX]);
+        assert_round_trip(&[i64::MIN, -1, 0, i64::MAX]);
+        assert_round_trip(&[f64::NEG_INFINITY, -0.0, 0.0, 1.5, f64::MAX]);
+        assert_round_trip(&[[0u8; 16], [0xFF; 16], *b"sixteen bytes!!!"]);
     }
 }
