@@ -22,7 +22,7 @@ use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::static_learned::{
     read_kind, Fetch, Granularity, StaticLearned, StaticLearnedParams,
 };
-use lidx::disk::{DiskIndex, DEFAULT_PAYLOAD_SIZE};
+use lidx::disk::DiskIndex;
 use lidx::io::Storage;
 use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
 use lidx::mem::fiting::{FitingParams, FitingTree};
@@ -168,14 +168,16 @@ impl DiskIndexSpec {
         matches!(self, DiskIndexSpec::BTree { .. })
     }
 
-    /// Builds the index in `storage` from the sorted unique `keys`.
-    pub fn build(&self, storage: &Storage, keys: &[u64]) -> Result<()> {
+    /// Builds the index in `storage` from the sorted unique `keys`, with payloads of
+    /// `payload_size` bytes ([`lidx::disk::DEFAULT_PAYLOAD_SIZE`] is paper 002's 8).
+    pub fn build(&self, storage: &Storage, keys: &[u64], payload_size: usize) -> Result<()> {
         let name = self.file_name();
         let payload = |_: usize, k: &u64, out: &mut [u8]| payload_of(*k, out);
         match *self {
             DiskIndexSpec::BTree { fill } => {
                 let params = DiskBTreeParams {
                     fill_factor: f64::from(fill) / 100.0,
+                    payload_size,
                     ..DiskBTreeParams::default()
                 };
                 DiskBTree::build(storage, &name, keys, payload, params)?.flush()?;
@@ -183,6 +185,7 @@ impl DiskIndexSpec {
             DiskIndexSpec::Learned { model, granularity } => {
                 let params = StaticLearnedParams {
                     granularity,
+                    payload_size,
                     ..StaticLearnedParams::default()
                 };
                 let per_block = params.records_per_block::<u64>(storage.block_size());
@@ -344,6 +347,3 @@ pub fn resident_text(r: Resident) -> String {
         Resident::TopLevels(k) => k.to_string(),
     }
 }
-
-/// The payload size every registry index uses.
-pub const PAYLOAD_SIZE: usize = DEFAULT_PAYLOAD_SIZE;

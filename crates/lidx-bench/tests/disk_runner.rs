@@ -34,7 +34,7 @@ fn block_counts_are_exact_and_answers_checked() {
     let storage = Storage::ram();
     for spec in ["btree", "pgm:eps=16", "zonemap"] {
         let spec = DiskIndexSpec::parse(spec).unwrap();
-        spec.build(&storage, &data.keys).unwrap();
+        spec.build(&storage, &data.keys, 8).unwrap();
     }
     for threads in [1, 3] {
         let bench = DiskBench::prepare(&data, &data.keys, config("lookup", threads)).unwrap();

@@ -102,6 +102,11 @@ pub struct Args {
     #[arg(long, default_value_t = 1, requires = "on_disk")]
     pub threads: usize,
 
+    /// With --on-disk: bytes of payload per key when an index is built (reused files keep
+    /// theirs).
+    #[arg(long, default_value_t = lidx::disk::DEFAULT_PAYLOAD_SIZE, requires = "on_disk")]
+    pub payload_size: usize,
+
     /// With --on-disk: rebuild index files even when the directory already has them.
     #[arg(long, requires = "on_disk")]
     pub rebuild: bool,

@@ -74,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         } else {
             let bar = spinner(&format!("building {}", spec.label()));
             let started = Instant::now();
-            let built = spec.build(&storage, &keys);
+            let built = spec.build(&storage, &keys, args.payload_size);
             bar.finish_and_clear();
             built?;
             started.elapsed().as_secs_f64()

@@ -35,6 +35,11 @@ pub struct Args {
     #[arg(long, default_value_t = 4096)]
     pub block_size: usize,
 
+    /// Bytes of payload stored with every key (the benchmarks fill them from the key's hash).
+    /// Larger payloads mean fewer entries per block, so more blocks.
+    #[arg(long, default_value_t = lidx::disk::DEFAULT_PAYLOAD_SIZE)]
+    pub payload_size: usize,
+
     /// Write with buffered I/O instead of O_DIRECT.
     #[arg(long)]
     pub buffered: bool,
@@ -64,7 +69,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for spec in &specs {
         let bar = spinner(&format!("building {}", spec.label()));
         let started = Instant::now();
-        let built = spec.build(&storage, &keys);
+        let built = spec.build(&storage, &keys, args.payload_size);
         let build_s = started.elapsed().as_secs_f64();
         bar.finish_and_clear();
         built?;
