@@ -5,7 +5,7 @@
 //! every operation:
 //!
 //! - **checks the answer**: a lookup must find the key with the payload
-//!   [`payload_of`](crate::disk_workload::payload_of) derives from it; a scan must return
+//!   [`crate::disk_workload::payload_of`] derives from it; a scan must return
 //!   exactly the keys (and payloads) of the sorted dataset from the start key's lower bound on.
 //!   The first wrong answer fails the run with [`BenchError::WrongResult`].
 //! - **times it**: wall time with [`Instant`] (I/O dominated, so a clock read per operation

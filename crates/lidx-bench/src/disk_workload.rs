@@ -1,7 +1,7 @@
 //! Workloads on on-disk indexes: paper 003's lookup-only and scan-only workloads (§6.1).
 //!
 //! A lookup is `get` of an existing key (uniformly or YCSB-zipfian chosen, as the in-memory
-//! [`Workload`](crate::workload::Workload)); a scan is paper 003's range query: the lower bound
+//! [`crate::workload::Workload`]); a scan is paper 003's range query: the lower bound
 //! of an existing start key and the following items, `len` in all (100 by default: the start
 //! key + the next 99 items).
 

@@ -66,7 +66,7 @@ pub(crate) fn prefetch<T>(ptr: *const T) {
 }
 
 /// Windows of at most this many bytes are prefetched whole before their last-mile search.
-const PREFETCH_WINDOW_BYTES: usize = 4096;
+pub const PREFETCH_WINDOW_BYTES: usize = 4096;
 
 /// Asks the CPU to start loading every cache line of `window` when it is at most
 /// [`PREFETCH_WINDOW_BYTES`] long. A binary search over a window of a few hundred keys otherwise

@@ -25,8 +25,8 @@ pub struct Args {
     /// Comma-separated indexes, each `name[:param=value]...`, e.g. `pgm:eps=16,rs:err=8,sorted`.
     /// Names: sorted, pgm, rs, rmi, btree, spgm, btree-model, fiting (an unknown one lists
     /// every parameter and default). Default: sorted,pgm:eps=64,rs,rmi,btree.
-    /// With --on-disk: btree[:fill=<percent>], zonemap, or a learned index with an optional
-    /// :gran=item|page|<g>; default btree,pgm:eps=64,zonemap.
+    /// With --on-disk: `btree[:fill=<percent>]`, `zonemap`, or a learned index with an optional
+    /// `:gran=item|page|<g>`; default btree,pgm:eps=64,zonemap.
     #[arg(long)]
     pub index: Option<String>,
 
@@ -69,7 +69,7 @@ pub struct Args {
     pub on_disk: bool,
 
     /// With --on-disk: `file:<dir>` (O_DIRECT), `file-buffered:<dir>`, or `sim:<profile>`
-    /// (hdd, sata-ssd, nvme, optane, ram, or lat=<dur>,bw=<bytes/s>,p=<n>), which charges
+    /// (hdd, sata-ssd, nvme, optane, ram, or `lat=<dur>,bw=<bytes/s>,p=<n>`), which charges
     /// modeled time per request. A simulated device keeps its blocks in memory, loaded from
     /// --dir when given.
     #[arg(long, default_value = "sim:nvme", requires = "on_disk")]

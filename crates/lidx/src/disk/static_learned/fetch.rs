@@ -19,7 +19,7 @@
 //! record), or when `last < k` and the block ends the window (the answer is one past it: the
 //! window contract `lower_bound <= hi` says nothing to its right can be smaller). The answer
 //! may thus be the first record of the block after the window; a lookup that needs that
-//! record ([`super::StaticLearned::get`] of a key at the boundary, a scan) reads that one block
+//! record (`get` of a key at the boundary, a scan) reads that one block
 //! too, in its own request, with either strategy. Every data block is read with
 //! [`IoClass::Leaf`].
 
