@@ -11,6 +11,8 @@ use std::ops::Bound;
 
 use lidx::mem::art::{Art, ArtKey};
 use lidx::mem::btree::{BTree, BTreeParams};
+use lidx::mem::start::cost_model::NodeCost;
+use lidx::mem::start::{CostModel, Start, StartParams, Strategy as Tuning};
 use lidx::{Key, OrderedMap, Str16};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -315,6 +317,66 @@ fn run_art_suite<K: MapKey>() {
         }
         Ok(t)
     });
+}
+
+/// START tuned to make multilevel nodes wherever the key bytes allow: multilevel kinds cost
+/// nothing, ART's kinds a lot, and no space limit.
+fn eager_start(strategy: Tuning) -> StartParams {
+    let mut model = CostModel::default();
+    for (i, c) in model.costs.iter_mut().enumerate() {
+        let v = if i < 4 { 100.0 } else { 0.0 };
+        *c = NodeCost {
+            cached: v,
+            header_cached: v,
+            uncached: v,
+        };
+    }
+    StartParams {
+        model,
+        strategy,
+        budget_factor: 1e12,
+    }
+}
+
+fn run_start_suite<K: MapKey>() {
+    run_map_suite::<K, _>("start", |pairs| {
+        Start::bulk_load(pairs, StartParams::default())
+    });
+    for strategy in [Tuning::DynamicProgramming, Tuning::Greedy] {
+        run_map_suite::<K, _>("start-eager", |pairs| {
+            let t = Start::bulk_load(pairs, eager_start(strategy))?;
+            if t.len() > 100 {
+                let mix = t.node_mix();
+                assert!(mix.counts[4..].iter().sum::<usize>() > 0, "{mix}");
+            }
+            Ok(t)
+        });
+    }
+}
+
+#[test]
+fn start_u64() {
+    run_start_suite::<u64>();
+}
+
+#[test]
+fn start_u32() {
+    run_start_suite::<u32>();
+}
+
+#[test]
+fn start_i64() {
+    run_start_suite::<i64>();
+}
+
+#[test]
+fn start_f64() {
+    run_start_suite::<f64>();
+}
+
+#[test]
+fn start_str16() {
+    run_start_suite::<Str16>();
 }
 
 #[test]

@@ -10,8 +10,18 @@
 //! Children are opaque `u64` words (0 = no child); the tree chooses their tagging.
 
 pub mod cache_control;
+pub mod cost_model;
 pub mod multinode;
+#[doc(hidden)]
+pub mod nodes;
+pub mod optimizer;
 pub mod rewired;
+pub mod stats;
+mod tree;
 
+pub use cost_model::{calibrate, CostModel};
 pub use multinode::MultiNode4;
+pub use optimizer::{Strategy, TuneReport};
 pub use rewired::{PageStats, RewiredArray, RewiredParams};
+pub use stats::NodeMix;
+pub use tree::{Start, StartParams};

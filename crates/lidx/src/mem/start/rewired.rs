@@ -275,6 +275,20 @@ impl RewiredArray {
         decode(raw, idx >> self.page_shift)
     }
 
+    /// Slot `idx` in place, raw (page tag included), if it holds an entry of its own page: the
+    /// same load and compare as [`RewiredArray::get`], for a tree that reads child references
+    /// where they are stored. Valid until the next `&mut` call.
+    #[inline]
+    pub fn slot_ref(&self, idx: usize) -> Option<&u64> {
+        if idx >= self.slots {
+            return None;
+        }
+        // SAFETY: as in `get`; the reference lives no longer than `&self`, and every write to
+        // the slots takes `&mut self`.
+        let raw = unsafe { &*self.base.add(idx) };
+        (decode(*raw, idx >> self.page_shift) != 0).then_some(raw)
+    }
+
     /// Stores `word` (`1..=MAX_WORD`) in slot `idx`, replacing what was there.
     ///
     /// May remap pages; if the kernel refuses a mapping, the array switches to the plain
