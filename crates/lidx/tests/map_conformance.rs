@@ -498,6 +498,43 @@ proptest! {
     }
 
     #[test]
+    fn start_matches_btreemap_across_retunes(
+        initial in proptest::collection::btree_map(any::<u16>(), any::<u64>(), 0..200),
+        ops in proptest::collection::vec(op(), 0..300),
+        shift in 0u32..49,
+        retune_every in 1usize..60,
+        greedy in any::<bool>(),
+    ) {
+        let key = |k: u16| if k == u16::MAX { u64::MAX } else { u64::from(k) << shift };
+        let mut reference: BTreeMap<u64, u64> =
+            initial.iter().map(|(&k, &v)| (key(k), v)).collect();
+        let strategy = if greedy { Tuning::Greedy } else { Tuning::DynamicProgramming };
+        let mut t = Start::bulk_load(reference.iter().map(|(&k, &v)| (k, v)), eager_start(strategy))
+            .unwrap();
+        for (i, op) in ops.into_iter().enumerate() {
+            if i % retune_every == 0 {
+                t.retune().unwrap();
+            }
+            match op {
+                Op::Insert(k, v) => prop_assert_eq!(t.insert(key(k), v).unwrap(), reference.insert(key(k), v)),
+                Op::Remove(k) => prop_assert_eq!(t.remove(&key(k)), reference.remove(&key(k))),
+                Op::Get(k) => prop_assert_eq!(t.get(&key(k)), reference.get(&key(k))),
+                Op::LowerBound(k) => prop_assert_eq!(
+                    t.lower_bound(&key(k)),
+                    reference.range(key(k)..).next()
+                ),
+                Op::Range(a, b) => {
+                    let (a, b) = (key(a.min(b)), key(a.max(b)));
+                    prop_assert!(t.range(a..b).eq(reference.range(a..b)));
+                    prop_assert!(t.range(a..=b).eq(reference.range(a..=b)));
+                }
+            }
+            prop_assert_eq!(t.len(), reference.len());
+        }
+        prop_assert!(t.iter().eq(reference.iter()));
+    }
+
+    #[test]
     fn art_matches_btreemap(
         initial in proptest::collection::btree_map(any::<u16>(), any::<u64>(), 0..200),
         ops in proptest::collection::vec(op(), 0..400),

@@ -618,6 +618,7 @@ impl<K, V> NodeRef<K, V> {
     pub fn child_count(&self) -> usize {
         match self.view() {
             View::Rw(n) => n.len(),
+            View::M4(n) => n.len(),
             View::Empty | View::Leaf(_) => 0,
             _ => self.header().map_or(0, Header::count),
         }
