@@ -11,6 +11,7 @@
 
 pub mod cache_control;
 pub mod cost_model;
+pub mod index;
 pub mod multinode;
 #[doc(hidden)]
 pub mod nodes;
