@@ -27,6 +27,13 @@
 //! * **Space budget**: a multilevel node is allowed if its (estimated) size is at most the
 //!   bytes of the ART nodes it replaces; rewired nodes are estimated at half-full shared pages
 //!   (`16` bytes per entry) plus their page bookkeeping.
+//! * **Kernel limits** (not in the paper): every hosted rewired page is a kernel mapping, and
+//!   splitting the array's zero-page mapping around it costs up to two more; Linux allows
+//!   `vm.max_map_count` (65 530 by default) per process, and each rewired node holds a memfd.
+//!   The planner grants rewired nodes, in the order it chooses them, at most half of
+//!   `max_map_count` mappings (3 per non-empty page) and 1 000 nodes; past that, only
+//!   MultiNode4 and ART kinds are considered. Without this, the allocator itself runs out of
+//!   mappings.
 //! * **Greedy** ([`Strategy::Greedy`]): bottom-up, each node takes its cheapest option given
 //!   the choices below it, and a window may not swallow a node already turned multilevel.
 
@@ -96,7 +103,28 @@ struct Planner<'m> {
     key_len: usize,
     greedy: bool,
     budget_factor: f64,
+    /// Kernel mappings still granted to rewired nodes.
+    maps_left: usize,
+    /// Rewired nodes still granted.
+    rewired_left: usize,
     choices: HashMap<usize, Choice>,
+}
+
+/// Rewired nodes one tuning may create (each holds a memfd).
+const MAX_REWIRED_NODES: usize = 1000;
+
+/// Half of the kernel's per-process mapping limit.
+fn mapping_budget() -> usize {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(65_530)
+        / 2
+}
+
+/// Kernel mappings a rewired node of `span` bytes with `entries` children may need.
+fn rewired_maps(span: usize, entries: usize) -> usize {
+    3 * entries.min((1usize << (8 * span)) / 512) + 2
 }
 
 impl Planner<'_> {
@@ -169,7 +197,10 @@ impl Planner<'_> {
             if entries <= 4 {
                 options.push((NodeKind::MultiNode4, 64));
             }
-            if s == 2 || s == 3 {
+            if (s == 2 || s == 3)
+                && self.rewired_left > 0
+                && rewired_maps(s, entries) <= self.maps_left
+            {
                 let kind = if s == 2 {
                     NodeKind::Node64K
                 } else {
@@ -197,6 +228,10 @@ impl Planner<'_> {
         }
         sub.opt = best.0;
         if let Some(choice) = best.1 {
+            if choice.kind != NodeKind::MultiNode4 {
+                self.rewired_left -= 1;
+                self.maps_left -= rewired_maps(choice.span, sub.entries[choice.span] as usize);
+            }
             sub.chosen = true;
             let addr = h as *const _ as usize;
             self.choices.insert(addr, choice);
@@ -260,6 +295,8 @@ pub fn tune<K: ArtKey, V>(
         key_len,
         greedy: strategy == Strategy::Greedy,
         budget_factor,
+        maps_left: mapping_budget(),
+        rewired_left: MAX_REWIRED_NODES,
         choices: HashMap::new(),
     };
     let Some(sub) = planner.plan(root, 0) else {
