@@ -261,7 +261,7 @@ fn probe_tree(kind: Option<NodeKind>) -> Result<(Art<u64, u64>, u64)> {
             .root_mut()
             .find_child_mut(0)
             .expect("the node under test");
-        promote(slot, 1, k, span, 0)?;
+        promote(slot, 1, k, span, 0, false)?;
     }
     let mid = &fragments[fragments.len() / 2];
     let mut b = vec![0u8];

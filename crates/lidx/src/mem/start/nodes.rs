@@ -171,7 +171,7 @@ pub struct RewiredNode<K, V> {
 }
 
 impl<K, V> RewiredNode<K, V> {
-    fn new(prefix: &[u8], prefix_len: usize, span: usize) -> Result<Box<Self>> {
+    fn new(prefix: &[u8], prefix_len: usize, span: usize, flat: bool) -> Result<Box<Self>> {
         let (kind, log2) = if span == 2 {
             (NodeKind::Node64K, NODE64K_SLOTS_LOG2)
         } else {
@@ -181,7 +181,11 @@ impl<K, V> RewiredNode<K, V> {
             header: Header::new(kind, prefix, prefix_len),
             span: span as u8,
             budget: usize::MAX,
-            array: RewiredArray::new(log2)?,
+            array: if flat {
+                RewiredArray::flat(log2)?
+            } else {
+                RewiredArray::new(log2)?
+            },
             _owns: PhantomData,
         }))
     }
@@ -428,13 +432,16 @@ fn cut_frontier<K: ArtKey, V>(
 
 /// Replaces the ART subtree in `slot` (an inner node `depth` key bytes deep, branching within
 /// the key) by one node of multilevel `kind` spanning `span` key bytes after its compressed
-/// path. `replaced_bytes` (the ART nodes it replaces) sets a rewired node's budget.
+/// path. `replaced_bytes` (the ART nodes it replaces) sets a rewired node's budget; `flat`
+/// backs a Node64K/Node16M by a flat huge-page array instead of rewired pages (dense nodes,
+/// see [`RewiredArray::flat`]).
 pub fn promote<K: ArtKey, V>(
     slot: &mut NodeRef<K, V>,
     depth: usize,
     kind: NodeKind,
     span: usize,
     replaced_bytes: usize,
+    flat: bool,
 ) -> Result<()> {
     let header = *slot.header().expect("an inner node");
     let from = depth + header.prefix_len();
@@ -443,7 +450,7 @@ pub fn promote<K: ArtKey, V>(
     let mut node = NodeRef::EMPTY;
     match kind {
         NodeKind::MultiNode4 => node = Multi4::new_ref(prefix, plen, span)?,
-        _ => rewired = Some(RewiredNode::new(prefix, plen, span)?),
+        _ => rewired = Some(RewiredNode::new(prefix, plen, span, flat)?),
     }
     let mut items = Vec::new();
     cut_frontier(slot, depth, from, from + span, &mut items);

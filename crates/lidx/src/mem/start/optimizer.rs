@@ -24,9 +24,18 @@
 //!   of the lookups is taken as cached if `f · cache_bytes ≥ its size`, header cached if
 //!   `f · cache_bytes ≥ 64`, else uncached: the hottest bytes per lookup fill the cache
 //!   (uniform lookups over the keys, as the paper's workload-agnostic model).
-//! * **Space budget**: a multilevel node is allowed if its (estimated) size is at most the
-//!   bytes of the ART nodes it replaces; rewired nodes are estimated at half-full shared pages
-//!   (`16` bytes per entry) plus their page bookkeeping.
+//! * **Space budget** (§III: a multilevel node stays within the budgets of what it replaces, so
+//!   START keeps ART's worst case of 52 bytes per key): a multilevel node over a subtree of `k`
+//!   keys may take `budget_factor ×` the larger of the bytes of the ART nodes it replaces and
+//!   what ART's worst case leaves to it, `52·k` minus the bytes of the ART nodes below its
+//!   window. Rewired nodes are estimated at half-full shared pages (`16` bytes per entry) plus
+//!   their page bookkeeping; flat ones at their whole array.
+//! * **Flat Node64K/Node16M** (not in the paper, which measured "naïve" flat multilevel nodes
+//!   as fast as a Node256, §V, but rejected them for space): where the budget allows the whole
+//!   array (a dense window, above about 15% fill), the node is a flat huge-page array
+//!   ([`super::rewired::RewiredArray::flat`]): no kernel mapping per page, no TLB miss per
+//!   lookup. It is costed as the rewired kind (the same header and slot reads) and preferred
+//!   on a tie.
 //! * **Kernel limits** (not in the paper): every hosted rewired page is a kernel mapping, and
 //!   splitting the array's zero-page mapping around it costs up to two more; Linux allows
 //!   `vm.max_map_count` (65 530 by default) per process, and each rewired node holds a memfd.
@@ -61,6 +70,10 @@ const MAX_SPAN: usize = 4;
 /// Bytes of a rewired node's bookkeeping per virtual page (counts and physical page ids).
 const PAGE_META_BYTES: usize = 6;
 
+/// ART's worst-case space per key (Leis et al. §IV-D; paper 004 §III): the budget a subtree's
+/// keys give the nodes above them.
+const ART_WORST_BYTES_PER_KEY: u64 = 52;
+
 /// What the bottom-up pass knows about one subtree.
 struct Sub {
     keys: u64,
@@ -72,6 +85,8 @@ struct Sub {
     entries: [u64; MAX_SPAN + 1],
     /// Per window: bytes of the ART nodes inside it (this node included).
     inner: [u64; MAX_SPAN + 1],
+    /// Bytes of every ART node of the subtree.
+    bytes: u64,
     /// Per window: a node inside it (below this one) was made multilevel (greedy only).
     blocked: [bool; MAX_SPAN + 1],
     /// This node was made multilevel.
@@ -84,6 +99,8 @@ struct Choice {
     kind: NodeKind,
     span: usize,
     replaced: usize,
+    /// A flat huge-page array instead of rewired pages (Node64K/Node16M only).
+    flat: bool,
 }
 
 /// What a tuning run did.
@@ -156,6 +173,7 @@ impl Planner<'_> {
             front: [0.0; MAX_SPAN + 1],
             entries: [0; MAX_SPAN + 1],
             inner: [own; MAX_SPAN + 1],
+            bytes: own,
             blocked: [false; MAX_SPAN + 1],
             chosen: false,
         };
@@ -170,6 +188,7 @@ impl Planner<'_> {
                 }
                 Some(c) => {
                     sub.keys += c.keys;
+                    sub.bytes += c.bytes;
                     let c_branch = child_depth + child.header().map_or(0, |h| h.prefix_len());
                     for s in 1..=MAX_SPAN {
                         if c_branch >= branch + s {
@@ -193,24 +212,29 @@ impl Planner<'_> {
                 continue;
             }
             let entries = sub.entries[s] as usize;
-            let mut options = Vec::with_capacity(2);
+            let below = sub.bytes - sub.inner[s];
+            let allowed =
+                sub.inner[s].max((ART_WORST_BYTES_PER_KEY * sub.keys).saturating_sub(below)) as f64
+                    * self.budget_factor;
+            let mut options = Vec::with_capacity(3);
             if entries <= 4 {
-                options.push((NodeKind::MultiNode4, 64));
+                options.push((NodeKind::MultiNode4, 64, false));
             }
-            if (s == 2 || s == 3)
-                && self.rewired_left > 0
-                && rewired_maps(s, entries) <= self.maps_left
-            {
+            if s == 2 || s == 3 {
                 let kind = if s == 2 {
                     NodeKind::Node64K
                 } else {
                     NodeKind::Node16M
                 };
-                let pages = (1usize << (8 * s)) / 512;
-                options.push((kind, 256 + entries * 16 + pages * PAGE_META_BYTES));
+                let slots = 1usize << (8 * s);
+                let pages = slots / 512;
+                options.push((kind, 256 + slots * 8 + pages * 2 + pages / 8, true));
+                if self.rewired_left > 0 && rewired_maps(s, entries) <= self.maps_left {
+                    options.push((kind, 256 + entries * 16 + pages * PAGE_META_BYTES, false));
+                }
             }
-            for (kind, bytes) in options {
-                if bytes as f64 > sub.inner[s] as f64 * self.budget_factor {
+            for (kind, bytes, flat) in options {
+                if bytes as f64 > allowed {
                     continue;
                 }
                 let cost = self.cost(kind, sub.keys, bytes) + sub.front[s];
@@ -221,6 +245,7 @@ impl Planner<'_> {
                             kind,
                             span: s,
                             replaced: sub.inner[s] as usize,
+                            flat,
                         }),
                     );
                 }
@@ -228,7 +253,7 @@ impl Planner<'_> {
         }
         sub.opt = best.0;
         if let Some(choice) = best.1 {
-            if choice.kind != NodeKind::MultiNode4 {
+            if choice.kind != NodeKind::MultiNode4 && !choice.flat {
                 self.rewired_left -= 1;
                 self.maps_left -= rewired_maps(choice.span, sub.entries[choice.span] as usize);
             }
@@ -252,7 +277,7 @@ impl Planner<'_> {
         };
         let addr = h as *const _ as usize;
         if let Some(c) = self.choices.get(&addr) {
-            promote(slot, depth, c.kind, c.span, c.replaced)?;
+            promote(slot, depth, c.kind, c.span, c.replaced, c.flat)?;
             report.created[match c.kind {
                 NodeKind::MultiNode4 => 0,
                 NodeKind::Node64K => 1,

@@ -1,6 +1,7 @@
 //! The node mix of an ART or START tree: how many inner nodes of each kind (paper 004 §VI
 //! explains START's results per dataset by which multilevel nodes it chose), and how many
-//! rewired nodes run on the plain fallback instead of shared memfd pages (§III-A).
+//! rewired nodes run on the plain fallback instead of shared memfd pages (§III-A), and how many
+//! are flat on purpose.
 
 use std::fmt;
 
@@ -16,6 +17,8 @@ pub struct NodeMix {
     pub counts: [usize; 7],
     /// Rewired nodes whose slots use the plain fallback (the kernel refused rewiring).
     pub rewired_fallbacks: usize,
+    /// Node64K/Node16M made flat on purpose (dense windows, `RewiredArray::flat`).
+    pub flat: usize,
     /// Resident bytes of all rewired slot arrays.
     pub rewired_resident_bytes: usize,
 }
@@ -28,7 +31,9 @@ impl NodeMix {
             let i = KINDS.iter().position(|&k| k == info.kind).expect("listed");
             mix.counts[i] += 1;
             if let View::Rw(rw) = info.node.view() {
-                mix.rewired_fallbacks += usize::from(!rw.array().is_rewired());
+                let (rewired, flat) = (rw.array().is_rewired(), rw.array().is_flat());
+                mix.rewired_fallbacks += usize::from(!rewired && !flat);
+                mix.flat += usize::from(flat);
                 mix.rewired_resident_bytes += rw.array().resident_bytes();
             }
         });
@@ -51,6 +56,9 @@ impl fmt::Display for NodeMix {
             .map(|(n, c)| format!("{n}={c}"))
             .collect();
         write!(f, "{}", parts.join(" "))?;
+        if self.flat > 0 {
+            write!(f, " (flat: {})", self.flat)?;
+        }
         if self.rewired_fallbacks > 0 {
             write!(f, " (rewired fallbacks: {})", self.rewired_fallbacks)?;
         }
