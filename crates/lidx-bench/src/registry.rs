@@ -213,6 +213,7 @@ fn start_params(budget: usize, strategy: Strategy) -> Result<StartParams> {
         model,
         strategy,
         budget_factor: budget as f64,
+        ..StartParams::default()
     })
 }
 

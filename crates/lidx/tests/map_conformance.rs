@@ -321,7 +321,7 @@ fn run_art_suite<K: MapKey>() {
 
 /// START tuned to make multilevel nodes wherever the key bytes allow: multilevel kinds cost
 /// nothing, ART's kinds a lot, and no space limit.
-fn eager_start(strategy: Tuning) -> StartParams {
+fn eager_start(strategy: Tuning, flat_nodes: bool) -> StartParams {
     let mut model = CostModel::default();
     for (i, c) in model.costs.iter_mut().enumerate() {
         let v = if i < 4 { 100.0 } else { 0.0 };
@@ -335,6 +335,7 @@ fn eager_start(strategy: Tuning) -> StartParams {
         model,
         strategy,
         budget_factor: 1e12,
+        flat_nodes,
     }
 }
 
@@ -342,9 +343,13 @@ fn run_start_suite<K: MapKey>() {
     run_map_suite::<K, _>("start", |pairs| {
         Start::bulk_load(pairs, StartParams::default())
     });
-    for strategy in [Tuning::DynamicProgramming, Tuning::Greedy] {
+    for (strategy, flat) in [
+        (Tuning::DynamicProgramming, false),
+        (Tuning::Greedy, false),
+        (Tuning::DynamicProgramming, true),
+    ] {
         run_map_suite::<K, _>("start-eager", |pairs| {
-            let t = Start::bulk_load(pairs, eager_start(strategy))?;
+            let t = Start::bulk_load(pairs, eager_start(strategy, flat))?;
             if t.len() > 100 {
                 let mix = t.node_mix();
                 assert!(mix.counts[4..].iter().sum::<usize>() > 0, "{mix}");
@@ -504,12 +509,13 @@ proptest! {
         shift in 0u32..49,
         retune_every in 1usize..60,
         greedy in any::<bool>(),
+        flat in any::<bool>(),
     ) {
         let key = |k: u16| if k == u16::MAX { u64::MAX } else { u64::from(k) << shift };
         let mut reference: BTreeMap<u64, u64> =
             initial.iter().map(|(&k, &v)| (key(k), v)).collect();
         let strategy = if greedy { Tuning::Greedy } else { Tuning::DynamicProgramming };
-        let mut t = Start::bulk_load(reference.iter().map(|(&k, &v)| (k, v)), eager_start(strategy))
+        let mut t = Start::bulk_load(reference.iter().map(|(&k, &v)| (k, v)), eager_start(strategy, flat))
             .unwrap();
         for (i, op) in ops.into_iter().enumerate() {
             if i % retune_every == 0 {

@@ -120,6 +120,8 @@ struct Planner<'m> {
     key_len: usize,
     greedy: bool,
     budget_factor: f64,
+    /// Flat Node64K/Node16M allowed.
+    flat: bool,
     /// Kernel mappings still granted to rewired nodes.
     maps_left: usize,
     /// Rewired nodes still granted.
@@ -228,7 +230,9 @@ impl Planner<'_> {
                 };
                 let slots = 1usize << (8 * s);
                 let pages = slots / 512;
-                options.push((kind, 256 + slots * 8 + pages * 2 + pages / 8, true));
+                if self.flat {
+                    options.push((kind, 256 + slots * 8 + pages * 2 + pages / 8, true));
+                }
                 if self.rewired_left > 0 && rewired_maps(s, entries) <= self.maps_left {
                     options.push((kind, 256 + entries * 16 + pages * PAGE_META_BYTES, false));
                 }
@@ -304,7 +308,8 @@ impl Planner<'_> {
 
 /// Re-tunes the tree at `root` holding `len` keys of `key_len` bytes: turns every multilevel
 /// node back into ART nodes, plans with `model` and `strategy`, and transforms in bulk. A
-/// multilevel node may take `budget_factor` times the bytes of the ART nodes it replaces.
+/// multilevel node may take `budget_factor` times its space budget (module docs); `flat`
+/// allows flat Node64K/Node16M.
 pub fn tune<K: ArtKey, V>(
     root: &mut NodeRef<K, V>,
     len: usize,
@@ -312,6 +317,7 @@ pub fn tune<K: ArtKey, V>(
     model: &CostModel,
     strategy: Strategy,
     budget_factor: f64,
+    flat: bool,
 ) -> Result<TuneReport> {
     demote_all(root);
     let mut planner = Planner {
@@ -320,6 +326,7 @@ pub fn tune<K: ArtKey, V>(
         key_len,
         greedy: strategy == Strategy::Greedy,
         budget_factor,
+        flat,
         maps_left: mapping_budget(),
         rewired_left: MAX_REWIRED_NODES,
         choices: HashMap::new(),

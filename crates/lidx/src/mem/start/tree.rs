@@ -34,6 +34,10 @@ pub struct StartParams {
     /// 1.0 (default) is the space rule of §III (START stays within ART's worst-case space);
     /// larger trades memory for more multilevel nodes, so shallower trees.
     pub budget_factor: f64,
+    /// Allow flat huge-page Node64K/Node16M where a window is dense enough for the space
+    /// budget (default). Off, dense windows are rewired like sparse ones: less memory above
+    /// ~15% fill, but a kernel mapping per page and a TLB miss per lookup.
+    pub flat_nodes: bool,
 }
 
 impl Default for StartParams {
@@ -42,6 +46,7 @@ impl Default for StartParams {
             model: CostModel::default(),
             strategy: Strategy::default(),
             budget_factor: 1.0,
+            flat_nodes: true,
         }
     }
 }
@@ -93,6 +98,7 @@ impl<K: ArtKey, V> Start<K, V> {
             &self.params.model,
             self.params.strategy,
             self.params.budget_factor,
+            self.params.flat_nodes,
         )?;
         self.changes = 0;
         self.last_report = report;
