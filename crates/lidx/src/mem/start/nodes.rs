@@ -17,6 +17,9 @@
 //!   A child is read in place from its slot (the tag in the top 16 bits is masked by
 //!   `NodeRef`); a slot is written only through the array (`set` may unshare a page), so a
 //!   child is modified by taking it out and putting it back ([`RewiredNode::with_child`]).
+//! * A Node64K/Node16M over a dense window may instead be *flat*
+//!   ([`RewiredArray::flat`]): the same node and slot encoding over one huge-page array, no
+//!   rewiring (the optimizer decides, see `optimizer.rs`).
 //! * A *fragment* is a node's span of key bytes read big-endian ([`fragment`]); for ART's kinds
 //!   it is one byte.
 //! * [`demote`] turns a multilevel node back into ART nodes over the same key bytes (path
