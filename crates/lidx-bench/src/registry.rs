@@ -31,6 +31,8 @@ use lidx::mem::pgm::{Pgm, PgmParams};
 use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
 use lidx::mem::rmi::{Rmi, RmiParams};
 use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
+use lidx::mem::start::index::RadixIndex;
+use lidx::mem::start::{CostModel, StartParams, Strategy};
 use lidx::mem::SortedArray;
 use lidx::StaticIndex;
 
@@ -177,6 +179,42 @@ index_specs! {
         /// Maximum error in positions: smaller is faster lookups and more segments.
         eps: usize = 64,
     },
+    /// Adaptive radix tree (paper 004's baseline) over the distinct keys, exact answers.
+    Art = "art" {},
+    /// START (paper 004): ART tuned by the dynamic program with the cost model of
+    /// `$LIDX_START_COST_MODEL` (written by `lidx start calibrate`), else the paper's Table I.
+    Start = "start" {
+        /// Space budget of a multilevel node, in times the ART nodes it replaces: larger is
+        /// more multilevel nodes (shallower, more memory).
+        budget: usize = 1,
+    },
+    /// START tuned by the greedy bottom-up variant instead of the dynamic program.
+    StartGreedy = "start-greedy" {
+        /// As for `start`.
+        budget: usize = 1,
+    },
+}
+
+/// The cost model the `start` entries tune with: the file named by `LIDX_START_COST_MODEL`,
+/// else the paper's Table I.
+fn start_params(budget: usize, strategy: Strategy) -> Result<StartParams> {
+    let model = match std::env::var_os("LIDX_START_COST_MODEL") {
+        Some(path) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| BenchError::BadSpec {
+                what: "LIDX_START_COST_MODEL",
+                got: format!("{}: {e}", path.to_string_lossy()),
+                expected: "a file written by `lidx start calibrate`".to_string(),
+            })?;
+            CostModel::parse(&text)?
+        }
+        None => CostModel::default(),
+    };
+    Ok(StartParams {
+        model,
+        strategy,
+        budget_factor: budget as f64,
+        ..StartParams::default()
+    })
 }
 
 impl IndexSpec {
@@ -266,6 +304,15 @@ impl IndexSpec {
             IndexSpec::Fiting { eps } => {
                 Box::new(FitingTree::build(keys, FitingParams::with_eps(eps))?)
             }
+            IndexSpec::Art {} => Box::new(RadixIndex::art(keys)?),
+            IndexSpec::Start { budget } => Box::new(RadixIndex::start(
+                keys,
+                start_params(budget, Strategy::DynamicProgramming)?,
+            )?),
+            IndexSpec::StartGreedy { budget } => Box::new(RadixIndex::start(
+                keys,
+                start_params(budget, Strategy::Greedy)?,
+            )?),
         })
     }
 }

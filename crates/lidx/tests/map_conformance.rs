@@ -11,6 +11,8 @@ use std::ops::Bound;
 
 use lidx::mem::art::{Art, ArtKey};
 use lidx::mem::btree::{BTree, BTreeParams};
+use lidx::mem::start::cost_model::NodeCost;
+use lidx::mem::start::{CostModel, Start, StartParams, Strategy as Tuning};
 use lidx::{Key, OrderedMap, Str16};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -317,6 +319,71 @@ fn run_art_suite<K: MapKey>() {
     });
 }
 
+/// START tuned to make multilevel nodes wherever the key bytes allow: multilevel kinds cost
+/// nothing, ART's kinds a lot, and no space limit.
+fn eager_start(strategy: Tuning, flat_nodes: bool) -> StartParams {
+    let mut model = CostModel::default();
+    for (i, c) in model.costs.iter_mut().enumerate() {
+        let v = if i < 4 { 100.0 } else { 0.0 };
+        *c = NodeCost {
+            cached: v,
+            header_cached: v,
+            uncached: v,
+        };
+    }
+    StartParams {
+        model,
+        strategy,
+        budget_factor: 1e12,
+        flat_nodes,
+    }
+}
+
+fn run_start_suite<K: MapKey>() {
+    run_map_suite::<K, _>("start", |pairs| {
+        Start::bulk_load(pairs, StartParams::default())
+    });
+    for (strategy, flat) in [
+        (Tuning::DynamicProgramming, false),
+        (Tuning::Greedy, false),
+        (Tuning::DynamicProgramming, true),
+    ] {
+        run_map_suite::<K, _>("start-eager", |pairs| {
+            let t = Start::bulk_load(pairs, eager_start(strategy, flat))?;
+            if t.len() > 100 {
+                let mix = t.node_mix();
+                assert!(mix.counts[4..].iter().sum::<usize>() > 0, "{mix}");
+            }
+            Ok(t)
+        });
+    }
+}
+
+#[test]
+fn start_u64() {
+    run_start_suite::<u64>();
+}
+
+#[test]
+fn start_u32() {
+    run_start_suite::<u32>();
+}
+
+#[test]
+fn start_i64() {
+    run_start_suite::<i64>();
+}
+
+#[test]
+fn start_f64() {
+    run_start_suite::<f64>();
+}
+
+#[test]
+fn start_str16() {
+    run_start_suite::<Str16>();
+}
+
 #[test]
 fn art_u64() {
     run_art_suite::<u64>();
@@ -428,6 +495,44 @@ proptest! {
                 Op::Range(a, b) => {
                     let (a, b) = (key(a.min(b)), key(a.max(b)));
                     prop_assert!(t.range(a..b).eq(reference.range(a..b)));
+                }
+            }
+            prop_assert_eq!(t.len(), reference.len());
+        }
+        prop_assert!(t.iter().eq(reference.iter()));
+    }
+
+    #[test]
+    fn start_matches_btreemap_across_retunes(
+        initial in proptest::collection::btree_map(any::<u16>(), any::<u64>(), 0..200),
+        ops in proptest::collection::vec(op(), 0..300),
+        shift in 0u32..49,
+        retune_every in 1usize..60,
+        greedy in any::<bool>(),
+        flat in any::<bool>(),
+    ) {
+        let key = |k: u16| if k == u16::MAX { u64::MAX } else { u64::from(k) << shift };
+        let mut reference: BTreeMap<u64, u64> =
+            initial.iter().map(|(&k, &v)| (key(k), v)).collect();
+        let strategy = if greedy { Tuning::Greedy } else { Tuning::DynamicProgramming };
+        let mut t = Start::bulk_load(reference.iter().map(|(&k, &v)| (k, v)), eager_start(strategy, flat))
+            .unwrap();
+        for (i, op) in ops.into_iter().enumerate() {
+            if i % retune_every == 0 {
+                t.retune().unwrap();
+            }
+            match op {
+                Op::Insert(k, v) => prop_assert_eq!(t.insert(key(k), v).unwrap(), reference.insert(key(k), v)),
+                Op::Remove(k) => prop_assert_eq!(t.remove(&key(k)), reference.remove(&key(k))),
+                Op::Get(k) => prop_assert_eq!(t.get(&key(k)), reference.get(&key(k))),
+                Op::LowerBound(k) => prop_assert_eq!(
+                    t.lower_bound(&key(k)),
+                    reference.range(key(k)..).next()
+                ),
+                Op::Range(a, b) => {
+                    let (a, b) = (key(a.min(b)), key(a.max(b)));
+                    prop_assert!(t.range(a..b).eq(reference.range(a..b)));
+                    prop_assert!(t.range(a..=b).eq(reference.range(a..=b)));
                 }
             }
             prop_assert_eq!(t.len(), reference.len());

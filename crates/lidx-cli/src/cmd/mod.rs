@@ -5,6 +5,7 @@ pub mod bench_disk;
 pub mod build;
 pub mod disk;
 pub mod gen;
+pub mod start;
 pub mod stats;
 
 use std::time::Duration;
@@ -43,6 +44,8 @@ pub enum Command {
     /// Cost: loading the data (8 bytes per key) plus three optimal-PLA passes, about 2 s per
     /// 10M keys.
     Stats(stats::Args),
+    /// START (paper 004): `calibrate` the cost model, node mix `stats`, read-mostly `bench`.
+    Start(start::Args),
 }
 
 /// Runs one subcommand.
@@ -52,6 +55,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Build(args) => build::run(args),
         Command::Gen(args) => gen::run(args),
         Command::Stats(args) => stats::run(args),
+        Command::Start(args) => start::run(args),
     }
 }
 

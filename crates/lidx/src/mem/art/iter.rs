@@ -26,6 +26,7 @@ use std::ops::Bound;
 use super::key_bytes::{ArtKey, MAX_KEY_BYTES};
 use super::node::{Leaf, NodeRef, View};
 use super::tree::prefix_cmp;
+use crate::mem::start::nodes::fragment;
 
 /// One inner node on the path and the position (see [`NodeRef::child_at`]) of the child the
 /// walk is in.
@@ -103,16 +104,17 @@ impl<'a, K: ArtKey, V> Range<'a, K, V> {
                 std::cmp::Ordering::Equal => {}
             }
             depth += node.header().expect("an inner node").prefix_len();
-            let byte = kb[depth];
-            let Some((pos, at, child)) = node.child_at(node.position_ge(byte)) else {
+            let span = node.span();
+            let frag = fragment(&kb[depth..depth + span]);
+            let Some((pos, at, child)) = node.child_at(node.position_ge(frag)) else {
                 return self.advance();
             };
             self.push(node, pos);
-            if at != byte {
+            if at != frag {
                 return self.descend_leftmost(child);
             }
             node = child;
-            depth += 1;
+            depth += span;
         }
     }
 

@@ -32,6 +32,8 @@
 use std::marker::PhantomData;
 use std::mem::{self, size_of};
 
+use crate::mem::start::nodes::{demote, fragment, Multi4, RewiredNode};
+
 /// Prefix bytes an inner node stores (the "pessimistic" part of path compression). A longer
 /// compressed path keeps its length but only its first `MAX_PREFIX` bytes; the rest is read
 /// from a leaf of the subtree when needed (the "optimistic" part, see the module docs of
@@ -52,6 +54,13 @@ pub enum NodeKind {
     Node48 = 2,
     /// Up to 256 children, indexed directly by the key byte.
     Node256 = 3,
+    /// START's multilevel Node4: up to 4 children keyed by fragments of 1 to 4 key bytes
+    /// (paper 004 §III-B; `lidx::mem::start::nodes`).
+    MultiNode4 = 4,
+    /// START's rewired 2-level node: children indexed by 2 key bytes (§III-A).
+    Node64K = 5,
+    /// START's rewired 3-level node: children indexed by 3 key bytes (§III-A).
+    Node16M = 6,
 }
 
 impl NodeKind {
@@ -62,17 +71,41 @@ impl NodeKind {
             NodeKind::Node16 => 16,
             NodeKind::Node48 => 48,
             NodeKind::Node256 => 256,
+            NodeKind::MultiNode4 => 4,
+            NodeKind::Node64K => 1 << 16,
+            NodeKind::Node16M => 1 << 24,
         }
     }
 
-    /// Size of one node of this kind: its whole allocation.
+    /// Size of one node of this kind: its whole allocation (for the rewired kinds, the node
+    /// without its rewired slot pages, see [`NodeRef::node_bytes`]).
     pub const fn size_in_bytes<K, V>(self) -> usize {
         match self {
             NodeKind::Node4 => size_of::<Node4<K, V>>(),
             NodeKind::Node16 => size_of::<Node16<K, V>>(),
             NodeKind::Node48 => size_of::<Node48<K, V>>(),
             NodeKind::Node256 => size_of::<Node256<K, V>>(),
+            NodeKind::MultiNode4 => size_of::<Multi4<K, V>>(),
+            NodeKind::Node64K | NodeKind::Node16M => size_of::<RewiredNode<K, V>>(),
         }
+    }
+
+    /// Key bytes a node of this kind consumes after its prefix: 1 for ART's kinds.
+    pub const fn levels(self) -> usize {
+        match self {
+            NodeKind::Node64K => 2,
+            NodeKind::Node16M => 3,
+            NodeKind::MultiNode4 => 4,
+            _ => 1,
+        }
+    }
+
+    /// True for START's multilevel kinds.
+    pub const fn is_multilevel(self) -> bool {
+        matches!(
+            self,
+            NodeKind::MultiNode4 | NodeKind::Node64K | NodeKind::Node16M
+        )
     }
 
     /// The smallest kind that holds `children` children (at most 256).
@@ -103,7 +136,7 @@ pub struct Header {
 }
 
 impl Header {
-    fn new(kind: NodeKind, prefix: &[u8], prefix_len: usize) -> Self {
+    pub(crate) fn new(kind: NodeKind, prefix: &[u8], prefix_len: usize) -> Self {
         let mut h = Header {
             kind,
             prefix_len: 0,
@@ -275,7 +308,12 @@ fn find16_portable(keys: &[u8; 16], count: usize, byte: u8) -> Option<usize> {
 use find16_portable as find16;
 
 /// Reference to a node or leaf; owns what it points to, like a `Box`. See the module docs.
+///
+/// `repr(transparent)`: a child word stored by START's multilevel nodes (a `u64`, possibly with
+/// a page tag in its top 16 bits, see `lidx::mem::start::rewired`) is read in place as a
+/// `NodeRef`; the address bits are masked with [`ADDR_MASK`] before every dereference.
 #[doc(hidden)]
+#[repr(transparent)]
 pub struct NodeRef<K, V> {
     ptr: *mut u8,
     _owns: PhantomData<Box<Leaf<K, V>>>,
@@ -288,6 +326,9 @@ unsafe impl<K: Send, V: Send> Send for NodeRef<K, V> {}
 unsafe impl<K: Sync, V: Sync> Sync for NodeRef<K, V> {}
 
 const LEAF_TAG: usize = 1;
+
+/// The address bits of a reference word; the bits above are a rewired slot's page tag.
+pub(crate) const ADDR_MASK: usize = (1 << 48) - 1;
 
 /// A node seen as its kind.
 #[doc(hidden)]
@@ -304,6 +345,10 @@ pub enum View<'a, K, V> {
     N48(&'a Node48<K, V>),
     /// A `Node256`.
     N256(&'a Node256<K, V>),
+    /// A START MultiNode4.
+    M4(&'a Multi4<K, V>),
+    /// A START Node64K or Node16M.
+    Rw(&'a RewiredNode<K, V>),
 }
 
 /// A node seen as its kind, mutably.
@@ -321,6 +366,10 @@ pub enum ViewMut<'a, K, V> {
     N48(&'a mut Node48<K, V>),
     /// A `Node256`.
     N256(&'a mut Node256<K, V>),
+    /// A START MultiNode4.
+    M4(&'a mut Multi4<K, V>),
+    /// A START Node64K or Node16M.
+    Rw(&'a mut RewiredNode<K, V>),
 }
 
 impl<K, V> Default for NodeRef<K, V> {
@@ -339,6 +388,7 @@ impl<K, V> NodeRef<K, V> {
     /// A new leaf.
     pub fn leaf(key: K, value: V) -> Self {
         let ptr = Box::into_raw(Box::new(Leaf { key, value })).cast::<u8>();
+        ptr.expose_provenance();
         NodeRef {
             ptr: ptr.map_addr(|a| a | LEAF_TAG),
             _owns: PhantomData,
@@ -346,8 +396,20 @@ impl<K, V> NodeRef<K, V> {
     }
 
     fn from_inner<N: Inner>(node: Box<N>) -> Self {
+        // SAFETY: `Inner` nodes are `repr(C)` with their header first, of kind `N::KIND`.
+        unsafe { Self::from_box(node) }
+    }
+
+    /// Takes ownership of a boxed inner node.
+    ///
+    /// # Safety
+    /// `N` is `repr(C)` (or `repr(transparent)` over such) with a [`Header`] first, whose kind
+    /// is the kind whose [`View`] arm casts to `N`, and the node drops its own children.
+    pub(crate) unsafe fn from_box<N>(node: Box<N>) -> Self {
+        let ptr = Box::into_raw(node).cast::<u8>();
+        ptr.expose_provenance();
         NodeRef {
-            ptr: Box::into_raw(node).cast(),
+            ptr,
             _owns: PhantomData,
         }
     }
@@ -359,10 +421,24 @@ impl<K, V> NodeRef<K, V> {
             Some(N::KIND),
             "node kind checked before the cast"
         );
-        let ptr = mem::take(self).into_raw();
         // SAFETY: the pointer came from `Box::<N>::into_raw` in `from_inner` (the header's kind,
-        // checked above, is `N::KIND`), and `into_raw` released ownership to us.
-        unsafe { Box::from_raw(ptr.cast::<N>()) }
+        // checked above, is `N::KIND`).
+        unsafe { self.take_box::<N>() }
+    }
+
+    /// Takes the inner node out of `self` (left empty) as the box it was made from.
+    ///
+    /// # Safety
+    /// `self` was made by [`Self::from_box`] from a `Box<N>`.
+    pub(crate) unsafe fn take_box<N>(&mut self) -> Box<N> {
+        let ptr = mem::take(self).into_raw();
+        // SAFETY: by the caller, the address came from `Box::<N>::into_raw`, whose provenance
+        // `from_box` exposed; `into_raw` released ownership to us.
+        unsafe {
+            Box::from_raw(std::ptr::with_exposed_provenance_mut::<N>(
+                ptr.addr() & ADDR_MASK,
+            ))
+        }
     }
 
     /// Gives up ownership, returning the tagged pointer.
@@ -370,6 +446,53 @@ impl<K, V> NodeRef<K, V> {
         let ptr = self.ptr;
         mem::forget(self);
         ptr
+    }
+
+    /// Gives up ownership, returning the reference as a child word for START's multilevel
+    /// nodes (at most 48 bits on x86-64 and AArch64 user space).
+    pub(crate) fn into_word(self) -> u64 {
+        self.into_raw().addr() as u64
+    }
+
+    /// Takes ownership of a child word made by [`Self::into_word`] (any page tag in the top
+    /// 16 bits is dropped).
+    ///
+    /// # Safety
+    /// `word` came from `into_word` and is owned by nothing else from now on.
+    pub(crate) unsafe fn from_word(word: u64) -> Self {
+        NodeRef {
+            ptr: std::ptr::with_exposed_provenance_mut(word as usize & ADDR_MASK),
+            _owns: PhantomData,
+        }
+    }
+
+    /// A child word stored in place (by a MultiNode4 or a rewired slot), seen as a reference.
+    ///
+    /// # Safety
+    /// The word is 0 or was made by [`Self::into_word`], possibly with a page tag on top, and
+    /// it owns its node for as long as the returned borrow lives.
+    #[inline(always)]
+    pub(crate) unsafe fn from_word_ref(word: &u64) -> &Self {
+        // SAFETY: `NodeRef` is `repr(transparent)` over one pointer-sized field (64-bit targets
+        // only reach this code: child words are `u64`), and every dereference masks the tag.
+        unsafe { &*(word as *const u64).cast::<Self>() }
+    }
+
+    /// As [`Self::from_word_ref`], mutably. The word must carry no page tag (MultiNode4).
+    ///
+    /// # Safety
+    /// As [`Self::from_word_ref`], and the word is not tagged.
+    #[inline(always)]
+    pub(crate) unsafe fn from_word_mut(word: &mut u64) -> &mut Self {
+        // SAFETY: as in `from_word_ref`.
+        unsafe { &mut *(word as *mut u64).cast::<Self>() }
+    }
+
+    /// The address this reference points to (tag bits off), with the provenance that
+    /// `leaf`/`from_box` exposed.
+    #[inline(always)]
+    fn addr_ptr(&self) -> *mut u8 {
+        std::ptr::with_exposed_provenance_mut(self.ptr.addr() & ADDR_MASK)
     }
 
     /// True when there is no node.
@@ -398,7 +521,7 @@ impl<K, V> NodeRef<K, V> {
         }
         // SAFETY: an untagged non-null pointer points to a live inner node owned by `self`,
         // and every inner node is `repr(C)` with its `Header` first.
-        Some(unsafe { &*self.ptr.cast::<Header>() })
+        Some(unsafe { &*self.addr_ptr().cast::<Header>() })
     }
 
     /// The header of an inner node, mutably.
@@ -408,7 +531,7 @@ impl<K, V> NodeRef<K, V> {
             return None;
         }
         // SAFETY: as in `header`, and `&mut self` gives exclusive access to the node.
-        Some(unsafe { &mut *self.ptr.cast::<Header>() })
+        Some(unsafe { &mut *self.addr_ptr().cast::<Header>() })
     }
 
     /// The node as its kind: the one dispatch point of every read-only traversal.
@@ -417,7 +540,7 @@ impl<K, V> NodeRef<K, V> {
         if self.is_empty() {
             return View::Empty;
         }
-        let addr = self.ptr;
+        let addr = self.addr_ptr();
         if self.is_leaf() {
             // SAFETY: a tagged pointer is a `Box<Leaf>` pointer plus `LEAF_TAG`, owned by `self`.
             return View::Leaf(unsafe { &*addr.map_addr(|a| a & !LEAF_TAG).cast() });
@@ -430,6 +553,8 @@ impl<K, V> NodeRef<K, V> {
                 NodeKind::Node16 => View::N16(&*addr.cast()),
                 NodeKind::Node48 => View::N48(&*addr.cast()),
                 NodeKind::Node256 => View::N256(&*addr.cast()),
+                NodeKind::MultiNode4 => View::M4(&*addr.cast()),
+                NodeKind::Node64K | NodeKind::Node16M => View::Rw(&*addr.cast()),
             }
         }
     }
@@ -440,7 +565,7 @@ impl<K, V> NodeRef<K, V> {
         if self.is_empty() {
             return ViewMut::Empty;
         }
-        let addr = self.ptr;
+        let addr = self.addr_ptr();
         if self.is_leaf() {
             // SAFETY: as in `view`; `&mut self` gives exclusive access.
             return ViewMut::Leaf(unsafe { &mut *addr.map_addr(|a| a & !LEAF_TAG).cast() });
@@ -452,6 +577,8 @@ impl<K, V> NodeRef<K, V> {
                 NodeKind::Node16 => ViewMut::N16(&mut *addr.cast()),
                 NodeKind::Node48 => ViewMut::N48(&mut *addr.cast()),
                 NodeKind::Node256 => ViewMut::N256(&mut *addr.cast()),
+                NodeKind::MultiNode4 => ViewMut::M4(&mut *addr.cast()),
+                NodeKind::Node64K | NodeKind::Node16M => ViewMut::Rw(&mut *addr.cast()),
             }
         }
     }
@@ -470,98 +597,164 @@ impl<K, V> NodeRef<K, V> {
         if !self.is_leaf() {
             return None;
         }
-        let ptr = self.into_raw().map_addr(|a| a & !LEAF_TAG);
-        // SAFETY: a tagged pointer came from `Box::<Leaf>::into_raw` in `leaf`, and
-        // `into_raw` released ownership to us.
-        Some(unsafe { Box::from_raw(ptr.cast()) })
+        let addr = self.into_raw().addr() & ADDR_MASK & !LEAF_TAG;
+        // SAFETY: a tagged pointer came from `Box::<Leaf>::into_raw` in `leaf`, which exposed
+        // its provenance, and `into_raw` released ownership to us.
+        Some(unsafe { Box::from_raw(std::ptr::with_exposed_provenance_mut(addr)) })
     }
 
-    /// The child under key byte `byte`: the hot step of every lookup.
+    /// Key bytes this inner node consumes after its prefix (1 for ART's kinds, the span of a
+    /// MultiNode4, 2 or 3 for the rewired kinds); 1 for anything else.
     #[inline(always)]
-    pub fn find_child(&self, byte: u8) -> Option<&NodeRef<K, V>> {
+    pub fn span(&self) -> usize {
+        match self.view() {
+            View::M4(n) => n.span(),
+            View::Rw(n) => n.span(),
+            _ => 1,
+        }
+    }
+
+    /// Number of children of an inner node (0 otherwise).
+    pub fn child_count(&self) -> usize {
+        match self.view() {
+            View::Rw(n) => n.len(),
+            View::M4(n) => n.len(),
+            View::Empty | View::Leaf(_) => 0,
+            _ => self.header().map_or(0, Header::count),
+        }
+    }
+
+    /// Bytes of this inner node alone: its allocation, plus the resident pages and bookkeeping
+    /// of a rewired node's slot array. 0 for a leaf or no node.
+    pub fn node_bytes(&self) -> usize {
+        match self.view() {
+            View::Rw(n) => n.bytes(),
+            View::Empty | View::Leaf(_) => 0,
+            _ => self.kind().map_or(0, NodeKind::size_in_bytes::<K, V>),
+        }
+    }
+
+    /// The child for the key bytes `kb` at `depth` (just after this node's prefix), and the
+    /// number of key bytes the node consumed: the hot step of every lookup.
+    #[inline(always)]
+    pub fn find_child_in(&self, kb: &[u8], depth: usize) -> Option<(&NodeRef<K, V>, usize)> {
+        match self.view() {
+            View::M4(n) => {
+                let span = n.span();
+                let frag = fragment(kb.get(depth..depth + span)?);
+                n.find(frag).map(|c| (c, span))
+            }
+            View::Rw(n) => {
+                let span = n.span();
+                let frag = fragment(kb.get(depth..depth + span)?);
+                n.find(frag).map(|c| (c, span))
+            }
+            _ => self.find_child(u32::from(*kb.get(depth)?)).map(|c| (c, 1)),
+        }
+    }
+
+    /// The child under fragment `frag` (a key byte for ART's kinds, [`Self::span`] key bytes
+    /// read big-endian for the multilevel ones).
+    #[inline(always)]
+    pub fn find_child(&self, frag: u32) -> Option<&NodeRef<K, V>> {
         match self.view() {
             View::N4(n) => {
                 let count = n.header.count();
                 (0..count)
-                    .find(|&i| n.keys[i] == byte)
+                    .find(|&i| u32::from(n.keys[i]) == frag)
                     .map(|i| &n.children[i])
             }
-            View::N16(n) => find16(&n.keys, n.header.count(), byte).map(|i| &n.children[i]),
-            View::N48(n) => match n.index[usize::from(byte)] {
+            View::N16(n) => {
+                find16(&n.keys, n.header.count(), u8::try_from(frag).ok()?).map(|i| &n.children[i])
+            }
+            View::N48(n) => match *n.index.get(frag as usize)? {
                 0 => None,
                 slot => Some(&n.children[usize::from(slot) - 1]),
             },
             View::N256(n) => {
-                let child = &n.children[usize::from(byte)];
+                let child = n.children.get(frag as usize)?;
                 (!child.is_empty()).then_some(child)
             }
+            View::M4(n) => n.find(frag),
+            View::Rw(n) => n.find(frag),
             View::Empty | View::Leaf(_) => None,
         }
     }
 
-    /// The child under key byte `byte`, mutably.
-    pub fn find_child_mut(&mut self, byte: u8) -> Option<&mut NodeRef<K, V>> {
+    /// The child under fragment `frag`, mutably. `None` for a rewired node, whose slots are
+    /// written through `RewiredNode::with_child` (they carry page tags).
+    pub fn find_child_mut(&mut self, frag: u32) -> Option<&mut NodeRef<K, V>> {
         match self.view_mut() {
             ViewMut::N4(n) => {
                 let count = n.header.count();
                 (0..count)
-                    .find(|&i| n.keys[i] == byte)
+                    .find(|&i| u32::from(n.keys[i]) == frag)
                     .map(|i| &mut n.children[i])
             }
-            ViewMut::N16(n) => find16(&n.keys, n.header.count(), byte).map(|i| &mut n.children[i]),
-            ViewMut::N48(n) => match n.index[usize::from(byte)] {
+            ViewMut::N16(n) => find16(&n.keys, n.header.count(), u8::try_from(frag).ok()?)
+                .map(|i| &mut n.children[i]),
+            ViewMut::N48(n) => match *n.index.get(frag as usize)? {
                 0 => None,
                 slot => Some(&mut n.children[usize::from(slot) - 1]),
             },
             ViewMut::N256(n) => {
-                let child = &mut n.children[usize::from(byte)];
+                let child = n.children.get_mut(frag as usize)?;
                 (!child.is_empty()).then_some(child)
             }
-            ViewMut::Empty | ViewMut::Leaf(_) => None,
+            ViewMut::M4(n) => n.find_mut(frag),
+            ViewMut::Rw(_) | ViewMut::Empty | ViewMut::Leaf(_) => None,
         }
     }
 
-    /// Ordered position of the first child whose key byte is `>= byte`, for [`Self::child_at`].
-    /// Positions are slot numbers for `Node4`/`Node16` and key bytes for `Node48`/`Node256`.
-    pub fn position_ge(&self, byte: u8) -> usize {
+    /// Ordered position of the first child whose fragment is `>= frag`, for
+    /// [`Self::child_at`]. Positions are slot numbers for `Node4`/`Node16`/MultiNode4 and
+    /// fragments for `Node48`/`Node256` and the rewired kinds.
+    pub fn position_ge(&self, frag: u32) -> usize {
         match self.view() {
             View::N4(n) => n.keys[..n.header.count()]
                 .iter()
-                .filter(|&&k| k < byte)
+                .filter(|&&k| u32::from(k) < frag)
                 .count(),
             View::N16(n) => n.keys[..n.header.count()]
                 .iter()
-                .filter(|&&k| k < byte)
+                .filter(|&&k| u32::from(k) < frag)
                 .count(),
-            View::N48(_) | View::N256(_) => usize::from(byte),
+            View::M4(n) => n.position_ge(frag),
+            View::N48(_) | View::N256(_) | View::Rw(_) => frag as usize,
             View::Empty | View::Leaf(_) => 0,
         }
     }
 
     /// The first child at ordered position `>= pos` (see [`Self::position_ge`]), as its
-    /// position, its key byte and the child. Children come in key-byte order.
+    /// position, its fragment and the child. Children come in fragment order.
     #[inline]
-    pub fn child_at(&self, pos: usize) -> Option<(usize, u8, &NodeRef<K, V>)> {
+    pub fn child_at(&self, pos: usize) -> Option<(usize, u32, &NodeRef<K, V>)> {
         match self.view() {
-            View::N4(n) => (pos < n.header.count()).then(|| (pos, n.keys[pos], &n.children[pos])),
-            View::N16(n) => (pos < n.header.count()).then(|| (pos, n.keys[pos], &n.children[pos])),
+            View::N4(n) => {
+                (pos < n.header.count()).then(|| (pos, u32::from(n.keys[pos]), &n.children[pos]))
+            }
+            View::N16(n) => {
+                (pos < n.header.count()).then(|| (pos, u32::from(n.keys[pos]), &n.children[pos]))
+            }
             View::N48(n) => (pos..256)
                 .find(|&b| n.index[b] != 0)
-                .map(|b| (b, b as u8, &n.children[usize::from(n.index[b]) - 1])),
+                .map(|b| (b, b as u32, &n.children[usize::from(n.index[b]) - 1])),
             View::N256(n) => (pos..256)
                 .find(|&b| !n.children[b].is_empty())
-                .map(|b| (b, b as u8, &n.children[b])),
+                .map(|b| (b, b as u32, &n.children[b])),
+            View::M4(n) => n.child_at(pos),
+            View::Rw(n) => n.child_at(pos),
             View::Empty | View::Leaf(_) => None,
         }
     }
 
-    /// All children with their key bytes, in key-byte order.
-    pub fn children(&self) -> impl Iterator<Item = (u8, &NodeRef<K, V>)> {
+    /// All children with their fragments, in fragment order.
+    pub fn children(&self) -> impl Iterator<Item = (u32, &NodeRef<K, V>)> {
         let mut pos = 0;
         std::iter::from_fn(move || {
-            let (at, byte, child) = self.child_at(pos)?;
+            let (at, frag, child) = self.child_at(pos)?;
             pos = at + 1;
-            Some((byte, child))
+            Some((frag, child))
         })
     }
 
@@ -586,17 +779,19 @@ impl<K, V> NodeRef<K, V> {
             NodeKind::Node4 => Self::from_inner(Node4::<K, V>::empty(prefix, prefix_len)),
             NodeKind::Node16 => Self::from_inner(Node16::<K, V>::empty(prefix, prefix_len)),
             NodeKind::Node48 => Self::from_inner(Node48::<K, V>::empty(prefix, prefix_len)),
-            NodeKind::Node256 => Self::from_inner(Node256::<K, V>::empty(prefix, prefix_len)),
+            _ => Self::from_inner(Node256::<K, V>::empty(prefix, prefix_len)),
         }
     }
 
-    /// Adds `child` under key byte `byte` (which must not have a child yet), growing the node
-    /// into the next kind when it is full.
-    pub fn add_child(&mut self, byte: u8, child: NodeRef<K, V>) {
+    /// Adds `child` under fragment `frag` (which must not have a child yet), growing a full
+    /// ART node into the next kind. A full MultiNode4 does not grow: callers demote it first
+    /// (`lidx::mem::start::nodes::demote`).
+    pub fn add_child(&mut self, frag: u32, child: NodeRef<K, V>) {
         let h = self.header().expect("children are added to inner nodes");
-        if h.count() == h.kind().capacity() {
+        if !h.kind().is_multilevel() && h.count() == h.kind().capacity() {
             self.grow();
         }
+        let byte = frag as u8;
         match self.view_mut() {
             ViewMut::N4(n) => {
                 insert_sorted(&mut n.header, &mut n.keys, &mut n.children, byte, child)
@@ -614,6 +809,8 @@ impl<K, V> NodeRef<K, V> {
                 n.children[usize::from(byte)] = child;
                 n.header.count += 1;
             }
+            ViewMut::M4(n) => n.add(frag, child),
+            ViewMut::Rw(n) => n.add(frag, child),
             ViewMut::Empty | ViewMut::Leaf(_) => unreachable!("checked to be an inner node"),
         }
     }
@@ -652,16 +849,32 @@ impl<K, V> NodeRef<K, V> {
                 }
                 *self = Self::from_inner(new);
             }
-            Some(NodeKind::Node256) | None => unreachable!("only a full Node4/16/48 grows"),
+            _ => unreachable!("only a full Node4/16/48 grows"),
         }
     }
 
-    /// Removes and returns the child under key byte `byte` (which must exist). Shrinks the
+    /// Removes and returns the child under fragment `frag` (which must exist). Shrinks the
     /// node when it falls to its shrink threshold (see the module docs), and replaces a
     /// `Node4` left with one child by that child, the child's compressed path becoming this
-    /// node's path, then the key byte, then the child's own path.
-    pub fn remove_child(&mut self, byte: u8) -> NodeRef<K, V> {
+    /// node's path, then the key byte, then the child's own path. A multilevel node left with
+    /// one child is demoted the same way (`lidx::mem::start::nodes::demote`).
+    pub fn remove_child(&mut self, frag: u32) -> NodeRef<K, V> {
+        let byte = frag as u8;
         let removed = match self.view_mut() {
+            ViewMut::M4(n) => {
+                let removed = n.remove(frag);
+                if n.len() <= 1 {
+                    demote(self);
+                }
+                return removed;
+            }
+            ViewMut::Rw(n) => {
+                let removed = n.remove(frag);
+                if n.len() <= 1 {
+                    demote(self);
+                }
+                return removed;
+            }
             ViewMut::N4(n) => remove_sorted(&mut n.header, &mut n.keys, &mut n.children, byte),
             ViewMut::N16(n) => remove_sorted(&mut n.header, &mut n.keys, &mut n.children, byte),
             ViewMut::N48(n) => {
@@ -808,6 +1021,11 @@ impl<K, V> Drop for NodeRef<K, V> {
             Some(NodeKind::Node16) => drop(self.take_inner::<Node16<K, V>>()),
             Some(NodeKind::Node48) => drop(self.take_inner::<Node48<K, V>>()),
             Some(NodeKind::Node256) => drop(self.take_inner::<Node256<K, V>>()),
+            // SAFETY: START makes these kinds with `from_box` of exactly these types.
+            Some(NodeKind::MultiNode4) => drop(unsafe { self.take_box::<Multi4<K, V>>() }),
+            Some(NodeKind::Node64K | NodeKind::Node16M) => {
+                drop(unsafe { self.take_box::<RewiredNode<K, V>>() })
+            }
             None => {}
         }
     }
@@ -845,21 +1063,22 @@ mod tests {
         let mut node = NodeRef::<u8, u32>::new_inner(2, &[], 0);
         let bytes: Vec<u8> = (0..=255u8).map(|b| b.wrapping_mul(97)).collect();
         for (i, &b) in bytes.iter().enumerate() {
-            node.add_child(b, NodeRef::leaf(b, i as u32));
-            let got: Vec<u8> = node.children().map(|(b, _)| b).collect();
+            node.add_child(b.into(), NodeRef::leaf(b, i as u32));
+            let got: Vec<u8> = node.children().map(|(b, _)| b as u8).collect();
             let mut want = bytes[..=i].to_vec();
             want.sort_unstable();
             assert_eq!(got, want);
         }
         for (i, &b) in bytes.iter().enumerate().take(254) {
-            let leaf = node.remove_child(b).into_leaf().unwrap();
+            let leaf = node.remove_child(b.into()).into_leaf().unwrap();
             assert_eq!((leaf.key, leaf.value), (b, i as u32));
             for &rest in &bytes[i + 1..] {
-                assert_eq!(node.find_child(rest).unwrap().as_leaf().unwrap().key, rest);
+                let child = node.find_child(rest.into()).unwrap();
+                assert_eq!(child.as_leaf().unwrap().key, rest);
             }
-            assert!(node.find_child(b).is_none());
+            assert!(node.find_child(b.into()).is_none());
         }
-        let leaf = node.remove_child(bytes[254]);
+        let leaf = node.remove_child(bytes[254].into());
         assert_eq!(leaf.as_leaf().unwrap().key, bytes[254]);
         assert_eq!(
             node.as_leaf().unwrap().key,

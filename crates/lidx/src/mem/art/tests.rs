@@ -33,6 +33,7 @@ fn check_node<K: ArtKey, V>(node: &NodeRef<K, V>, path: &[u8], depth: usize) -> 
         NodeKind::Node16 => 4..=16,
         NodeKind::Node48 => 13..=48,
         NodeKind::Node256 => 37..=256,
+        multilevel => panic!("ART builds no {multilevel:?}"),
     };
     assert!(
         allowed.contains(&count),
@@ -51,7 +52,7 @@ fn check_node<K: ArtKey, V>(node: &NodeRef<K, V>, path: &[u8], depth: usize) -> 
     for (byte, child) in node.children() {
         assert!(last < Some(byte), "children out of order");
         last = Some(byte);
-        own[depth + plen] = byte;
+        own[depth + plen] = byte as u8;
         leaves += check_node(child, &own, depth + plen + 1);
     }
     leaves

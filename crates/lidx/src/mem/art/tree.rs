@@ -3,8 +3,9 @@
 //! and delete; paper 004 §II).
 //!
 //! Every algorithm walks down from the root consuming key bytes: at an inner node, first its
-//! compressed path (`prefix_len` bytes), then one byte to pick the child. `depth` always counts
-//! the key bytes consumed above the current node.
+//! compressed path (`prefix_len` bytes), then one byte to pick the child (for START's
+//! multilevel kinds, the node's [`NodeRef::span`] bytes, read as one fragment). `depth` always
+//! counts the key bytes consumed above the current node.
 //!
 //! * **Lookup** checks the stored prefix bytes (at most [`MAX_PREFIX`]) and skips the rest of a
 //!   longer path unchecked; the full-key comparison at the leaf catches any mismatch there
@@ -26,6 +27,7 @@ use super::key_bytes::{ArtKey, MAX_KEY_BYTES};
 use super::node::{Leaf, NodeKind, NodeRef, View, ViewMut, MAX_PREFIX};
 use crate::error::{Error, Result};
 use crate::map::OrderedMap;
+use crate::mem::start::nodes::{demote, fragment};
 
 /// An adaptive radix tree mapping keys to values. See the module docs of `lidx::mem::art`.
 pub struct Art<K: ArtKey, V> {
@@ -46,6 +48,8 @@ pub struct NodeInfo<'a, K, V> {
     pub prefix_len: usize,
     /// Number of children.
     pub children: usize,
+    /// Key bytes the node consumes after its prefix (1 for ART's kinds).
+    pub span: usize,
 }
 
 impl<K: ArtKey, V> Default for Art<K, V> {
@@ -128,9 +132,10 @@ impl<K: ArtKey, V> Art<K, V> {
     pub fn visit_post_order(&self, mut f: impl FnMut(&NodeInfo<'_, K, V>)) {
         fn walk<K, V>(node: &NodeRef<K, V>, depth: usize, f: &mut impl FnMut(&NodeInfo<'_, K, V>)) {
             let Some(h) = node.header() else { return };
-            let (kind, prefix_len, children) = (h.kind(), h.prefix_len(), h.count());
+            let (kind, prefix_len) = (h.kind(), h.prefix_len());
+            let (children, span) = (node.child_count(), node.span());
             for (_, child) in node.children() {
-                walk(child, depth + prefix_len + 1, f);
+                walk(child, depth + prefix_len + span, f);
             }
             f(&NodeInfo {
                 node,
@@ -138,6 +143,7 @@ impl<K: ArtKey, V> Art<K, V> {
                 depth,
                 prefix_len,
                 children,
+                span,
             });
         }
         walk(&self.root, 0, &mut f);
@@ -185,7 +191,7 @@ pub fn build_subtree<B: AsRef<[u8]>, K, V>(
                 .iter()
                 .take_while(|e| e.0.as_ref()[at] == byte)
                 .count();
-        node.add_child(byte, build_subtree(&mut items[start..end], at + 1));
+        node.add_child(byte.into(), build_subtree(&mut items[start..end], at + 1));
         start = end;
     }
     node
@@ -238,7 +244,7 @@ pub(super) fn prefix_cmp<K: ArtKey, V>(node: &NodeRef<K, V>, kb: &[u8], depth: u
 }
 
 /// The whole compressed path of inner `node` at `depth`, in the first `prefix_len` bytes.
-fn full_prefix<K: ArtKey, V>(node: &NodeRef<K, V>, depth: usize) -> [u8; MAX_KEY_BYTES] {
+pub(crate) fn full_prefix<K: ArtKey, V>(node: &NodeRef<K, V>, depth: usize) -> [u8; MAX_KEY_BYTES] {
     let h = node.header().expect("an inner node");
     let mut out = [0u8; MAX_KEY_BYTES];
     let len = h.prefix_len();
@@ -277,8 +283,8 @@ fn insert_at<K: ArtKey, V>(
         let common = (depth..kb.len()).take_while(|&i| ob[i] == kb[i]).count();
         let at = depth + common;
         let mut node = NodeRef::new_inner(2, &kb[depth..], common);
-        node.add_child(ob[at], mem::take(slot));
-        node.add_child(kb[at], NodeRef::leaf(key, value));
+        node.add_child(ob[at].into(), mem::take(slot));
+        node.add_child(kb[at].into(), NodeRef::leaf(key, value));
         *slot = node;
         return None;
     }
@@ -291,17 +297,36 @@ fn insert_at<K: ArtKey, V>(
         slot.header_mut()
             .expect("an inner node")
             .set_prefix(&path[mismatch + 1..], prefix_len - mismatch - 1);
-        node.add_child(path[mismatch], mem::take(slot));
-        node.add_child(kb[depth + mismatch], NodeRef::leaf(key, value));
+        node.add_child(path[mismatch].into(), mem::take(slot));
+        node.add_child(kb[depth + mismatch].into(), NodeRef::leaf(key, value));
         *slot = node;
         return None;
     }
-    let depth = depth + prefix_len;
-    let byte = kb[depth];
-    if let Some(child) = slot.find_child_mut(byte) {
-        return insert_at(child, key, kb, depth + 1, value);
+    let at = depth + prefix_len;
+    let span = slot.span();
+    let frag = fragment(&kb[at..at + span]);
+    if let ViewMut::Rw(node) = slot.view_mut() {
+        let old = if node.find(frag).is_some() {
+            node.with_child(frag, |child| insert_at(child, key, kb, at + span, value))
+                .flatten()
+        } else {
+            node.add(frag, NodeRef::leaf(key, value));
+            None
+        };
+        if node.degraded() {
+            demote(slot);
+        }
+        return old;
     }
-    slot.add_child(byte, NodeRef::leaf(key, value));
+    if let Some(child) = slot.find_child_mut(frag) {
+        return insert_at(child, key, kb, at + span, value);
+    }
+    if slot.kind() == Some(NodeKind::MultiNode4) && slot.child_count() == 4 {
+        // A full MultiNode4 falls back to ART nodes (paper 004 §I), which take the key.
+        demote(slot);
+        return insert_at(slot, key, kb, depth, value);
+    }
+    slot.add_child(frag, NodeRef::leaf(key, value));
     None
 }
 
@@ -319,16 +344,22 @@ fn remove_at<K: ArtKey, V>(
         return None;
     }
     let depth = depth + h.prefix_len();
-    let byte = kb[depth];
-    let child = slot.find_child_mut(byte)?;
+    let span = slot.span();
+    let frag = fragment(&kb[depth..depth + span]);
+    let child = slot.find_child(frag)?;
     if let Some(leaf) = child.as_leaf() {
         if !leaf.key.key_cmp(key).is_eq() {
             return None;
         }
-        let Leaf { value, .. } = *slot.remove_child(byte).into_leaf().expect("a leaf");
+        let Leaf { value, .. } = *slot.remove_child(frag).into_leaf().expect("a leaf");
         return Some(value);
     }
-    remove_at(child, key, kb, depth + 1)
+    if let ViewMut::Rw(node) = slot.view_mut() {
+        return node
+            .with_child(frag, |child| remove_at(child, key, kb, depth + span))
+            .flatten();
+    }
+    remove_at(slot.find_child_mut(frag)?, key, kb, depth + span)
 }
 
 /// The first leaf `>= key` below `node`, which holds keys sharing `kb[..depth]`; `None` when
@@ -352,25 +383,23 @@ fn lower_bound_in<'a, K: ArtKey, V>(
         Ordering::Equal => {}
     }
     let depth = depth + node.header()?.prefix_len();
-    let byte = kb[depth];
+    let span = node.span();
+    let frag = fragment(&kb[depth..depth + span]);
     if let Some(found) = node
-        .find_child(byte)
-        .and_then(|child| lower_bound_in(child, key, kb, depth + 1))
+        .find_child(frag)
+        .and_then(|child| lower_bound_in(child, key, kb, depth + span))
     {
         return Some(found);
     }
-    let after = node.position_ge(byte.checked_add(1)?);
+    let after = node.position_ge(frag.checked_add(1)?);
     node.child_at(after)?.2.min_leaf()
 }
 
-/// Bytes of the inner nodes below `node`, itself included.
+/// Bytes of the inner nodes below `node`, itself included (rewired nodes by resident pages).
 fn inner_bytes<K, V>(node: &NodeRef<K, V>) -> usize {
     match node.kind() {
         None => 0,
-        Some(kind) => {
-            kind.size_in_bytes::<K, V>()
-                + node.children().map(|(_, c)| inner_bytes(c)).sum::<usize>()
-        }
+        Some(_) => node.node_bytes() + node.children().map(|(_, c)| inner_bytes(c)).sum::<usize>(),
     }
 }
 
@@ -396,8 +425,9 @@ impl<K: ArtKey, V> OrderedMap<K, V> for Art<K, V> {
                 return None;
             }
             depth += h.prefix_len();
-            node = node.find_child(*kb.get(depth)?)?;
-            depth += 1;
+            let (child, span) = node.find_child_in(kb, depth)?;
+            node = child;
+            depth += span;
         }
     }
 

@@ -126,6 +126,26 @@ impl MultiNode4 {
         child & 0u64.wrapping_sub(u64::from(hits != 0))
     }
 
+    /// Position of `fragment` among the keys, if present.
+    #[inline]
+    pub fn find(&self, fragment: u32) -> Option<usize> {
+        let hits = self.hits(fragment);
+        (hits != 0).then(|| hits.trailing_zeros() as usize)
+    }
+
+    /// The child word at position `i` (`i < CAPACITY`), in place.
+    #[inline(always)]
+    pub fn child_word(&self, i: usize) -> &u64 {
+        &self.children[i]
+    }
+
+    /// The child word at position `i` (`i < CAPACITY`), in place and mutably: the caller keeps
+    /// it non-zero for a used position.
+    #[inline(always)]
+    pub fn child_word_mut(&mut self, i: usize) -> &mut u64 {
+        &mut self.children[i]
+    }
+
     /// Position of the first key `>= fragment` (`len()` if none).
     #[inline]
     pub fn lower_bound(&self, fragment: u32) -> usize {

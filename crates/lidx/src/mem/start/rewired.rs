@@ -144,12 +144,25 @@ enum Backing {
     Rewired(Rewiring),
     Plain {
         /// Owns the slots `base` points into.
-        _buf: Vec<u64>,
+        _buf: PlainBuf,
         /// One bit per virtual page ever written.
         touched: Vec<u64>,
         touched_pages: usize,
-        reason: String,
+        /// Virtual pages per unit of resident memory: 1, or the pages of one huge page when the
+        /// buffer is backed by huge pages (a touched huge page is resident as a whole).
+        region_pages: usize,
+        /// Why the array fell back; `None` for an array made flat on purpose
+        /// ([`RewiredArray::flat`]).
+        reason: Option<String>,
     },
+}
+
+/// The memory of a plain (not rewired) array.
+enum PlainBuf {
+    /// A zeroed heap allocation (large ones come from `mmap`, unbacked until written).
+    Heap(Vec<u64>),
+    /// An anonymous mapping aligned to, and advised for, transparent huge pages.
+    Huge(os::HugeBuf),
 }
 
 /// Bookkeeping of the memfd and its pages.
@@ -224,10 +237,11 @@ impl RewiredArray {
             len: 0,
             counts: vec![0; vpages],
             backing: Backing::Plain {
-                _buf: Vec::new(),
+                _buf: PlainBuf::Heap(Vec::new()),
                 touched: Vec::new(),
                 touched_pages: 0,
-                reason: String::new(),
+                region_pages: 1,
+                reason: None,
             },
         };
         let reason = if params.force_fallback {
@@ -263,6 +277,31 @@ impl RewiredArray {
         Ok(array)
     }
 
+    /// An empty flat array of `2^slots_log2` slots: no rewiring, no page sharing, the same slot
+    /// encoding. For dense nodes, where sharing saves nothing and every rewired page would be
+    /// a kernel mapping and a TLB entry: the slots live in one anonymous mapping aligned to
+    /// and advised for transparent huge pages (Linux `MADV_HUGEPAGE`), so a lookup in a node
+    /// of up to 128 MiB misses the TLB rarely. Resident memory is counted by the huge page.
+    /// Where huge pages are unavailable, a zeroed heap buffer.
+    pub fn flat(slots_log2: u32) -> Result<Self> {
+        let mut array = Self::with_params(
+            slots_log2,
+            RewiredParams {
+                force_fallback: true,
+                ..RewiredParams::default()
+            },
+        )?;
+        let (buf, region_pages) = match os::HugeBuf::create(array.slots * 8) {
+            Some(h) => (
+                PlainBuf::Huge(h),
+                (os::HUGE_PAGE_BYTES / array.page_bytes).max(1),
+            ),
+            None => (PlainBuf::Heap(vec![0u64; array.slots]), 1),
+        };
+        array.switch_to(buf, region_pages, None);
+        Ok(array)
+    }
+
     /// The child word in slot `idx`, 0 if the slot is empty or `idx` is out of range.
     #[inline]
     pub fn get(&self, idx: usize) -> u64 {
@@ -273,6 +312,20 @@ impl RewiredArray {
         // range is mapped readable (zero page or memfd pages), or it is the fallback buffer.
         let raw = unsafe { self.base.add(idx).read() };
         decode(raw, idx >> self.page_shift)
+    }
+
+    /// Slot `idx` in place, raw (page tag included), if it holds an entry of its own page: the
+    /// same load and compare as [`RewiredArray::get`], for a tree that reads child references
+    /// where they are stored. Valid until the next `&mut` call.
+    #[inline]
+    pub fn slot_ref(&self, idx: usize) -> Option<&u64> {
+        if idx >= self.slots {
+            return None;
+        }
+        // SAFETY: as in `get`; the reference lives no longer than `&self`, and every write to
+        // the slots takes `&mut self`.
+        let raw = unsafe { &*self.base.add(idx) };
+        (decode(*raw, idx >> self.page_shift) != 0).then_some(raw)
     }
 
     /// Stores `word` (`1..=MAX_WORD`) in slot `idx`, replacing what was there.
@@ -397,7 +450,22 @@ impl RewiredArray {
     pub fn resident_bytes(&self) -> usize {
         match &self.backing {
             Backing::Rewired(rw) => rw.resident_pages * self.page_bytes,
-            Backing::Plain { touched_pages, .. } => touched_pages * self.page_bytes,
+            Backing::Plain {
+                touched,
+                touched_pages,
+                region_pages,
+                ..
+            } => {
+                if *region_pages <= 1 {
+                    return touched_pages * self.page_bytes;
+                }
+                let words = (region_pages / 64).max(1);
+                let regions = touched
+                    .chunks(words)
+                    .filter(|c| c.iter().any(|&w| w != 0))
+                    .count();
+                regions * region_pages * self.page_bytes
+            }
         }
     }
 
@@ -452,8 +520,13 @@ impl RewiredArray {
     pub fn fallback_reason(&self) -> Option<&str> {
         match &self.backing {
             Backing::Rewired(_) => None,
-            Backing::Plain { reason, .. } => Some(reason),
+            Backing::Plain { reason, .. } => reason.as_deref(),
         }
+    }
+
+    /// True for an array made flat on purpose ([`RewiredArray::flat`]).
+    pub fn is_flat(&self) -> bool {
+        matches!(self.backing, Backing::Plain { reason: None, .. })
     }
 
     /// The non-empty slots `(idx, word)` in index order.
@@ -487,14 +560,24 @@ impl RewiredArray {
 
     /// Copies every entry into a zeroed buffer and drops the mapping.
     fn switch_to_plain(&mut self, reason: String) {
-        let mut buf = vec![0u64; self.slots];
+        self.switch_to(PlainBuf::Heap(vec![0u64; self.slots]), 1, Some(reason));
+    }
+
+    /// Copies every entry into `buf` (zeroed, `slots` long) and drops the mapping.
+    fn switch_to(&mut self, mut buf: PlainBuf, region_pages: usize, reason: Option<String>) {
+        let slots = match &mut buf {
+            PlainBuf::Heap(v) => v.as_mut_ptr(),
+            PlainBuf::Huge(h) => h.base(),
+        };
+        // SAFETY: both buffers are `self.slots` zeroed, writable, exclusively owned `u64`s.
+        let dst = unsafe { std::slice::from_raw_parts_mut(slots, self.slots) };
         let mut touched = vec![0u64; self.counts.len().div_ceil(64)];
         let mut touched_pages = 0;
         let page_slots = 1usize << self.page_shift;
         let pages = self
             .counts
             .iter()
-            .zip(buf.chunks_mut(page_slots))
+            .zip(dst.chunks_mut(page_slots))
             .enumerate();
         for (page, (&count, chunk)) in pages {
             if count == 0 {
@@ -512,11 +595,12 @@ impl RewiredArray {
                 }
             }
         }
-        self.base = buf.as_mut_ptr();
+        self.base = slots;
         self.backing = Backing::Plain {
             _buf: buf,
             touched,
             touched_pages,
+            region_pages,
             reason,
         };
     }
@@ -801,6 +885,71 @@ mod os {
         (n > 0).then_some(n as usize)
     }
 
+    /// Bytes of a transparent huge page (x86-64 and AArch64 with 4 KiB pages).
+    pub(super) const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+    /// A zeroed anonymous mapping of whole huge pages, aligned to one, advised for them.
+    pub(super) struct HugeBuf {
+        base: *mut u8,
+        bytes: usize,
+    }
+
+    impl HugeBuf {
+        /// `None` if the size is under one huge page or the kernel refuses.
+        pub(super) fn create(bytes: usize) -> Option<HugeBuf> {
+            if bytes < HUGE_PAGE_BYTES {
+                return None;
+            }
+            let bytes = bytes.next_multiple_of(HUGE_PAGE_BYTES);
+            let over = bytes + HUGE_PAGE_BYTES;
+            // SAFETY: a fresh private anonymous mapping; nothing else refers to it.
+            let raw = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    over,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if raw == libc::MAP_FAILED {
+                return None;
+            }
+            let start = raw as usize;
+            let aligned = start.next_multiple_of(HUGE_PAGE_BYTES);
+            let (head, tail) = (aligned - start, over - (aligned - start) - bytes);
+            // SAFETY: the head and tail are the parts of our mapping outside the aligned range;
+            // unmapping them leaves `aligned..aligned + bytes` mapped. The advice only changes
+            // how that range is backed.
+            unsafe {
+                if head > 0 {
+                    libc::munmap(raw, head);
+                }
+                if tail > 0 {
+                    libc::munmap((aligned + bytes) as *mut libc::c_void, tail);
+                }
+                libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
+            }
+            Some(HugeBuf {
+                base: aligned as *mut u8,
+                bytes,
+            })
+        }
+
+        pub(super) fn base(&self) -> *mut u64 {
+            self.base as *mut u64
+        }
+    }
+
+    impl Drop for HugeBuf {
+        fn drop(&mut self) {
+            // SAFETY: `base..base + bytes` is the mapping this value owns; no slot reference
+            // outlives the array that owns this value.
+            unsafe { libc::munmap(self.base as *mut libc::c_void, self.bytes) };
+        }
+    }
+
     /// A memfd as large as the reservation, and the reservation mapped to the zero page.
     pub(super) struct Mapping {
         fd: libc::c_int,
@@ -952,6 +1101,19 @@ mod os {
 
     pub(super) enum Mapping {}
 
+    pub(super) const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+    pub(super) enum HugeBuf {}
+
+    impl HugeBuf {
+        pub(super) fn create(_bytes: usize) -> Option<HugeBuf> {
+            None
+        }
+        pub(super) fn base(&self) -> *mut u64 {
+            match *self {}
+        }
+    }
+
     impl Mapping {
         pub(super) fn create(_bytes: usize) -> Result<Mapping, String> {
             Err("rewiring needs Linux memfd_create".to_string())
@@ -1102,6 +1264,29 @@ mod tests {
         #[test]
         fn node16m_matches_btreemap(p in params(), ops in ops(NODE16M_SLOTS_LOG2)) {
             run(NODE16M_SLOTS_LOG2, p, ops);
+        }
+    }
+
+    #[test]
+    fn flat_arrays_hold_entries_and_count_resident_memory() {
+        for log2 in [NODE64K_SLOTS_LOG2, NODE16M_SLOTS_LOG2] {
+            let mut a = RewiredArray::flat(log2).unwrap();
+            assert!(a.is_flat() && !a.is_rewired() && a.fallback_reason().is_none());
+            let mut model = BTreeMap::new();
+            for i in 0..300usize {
+                let idx = (i * 7919 + 13) % a.slots();
+                a.set(idx, i as u64 + 1).unwrap();
+                model.insert(idx, i as u64 + 1);
+            }
+            check(&a, &model);
+            let resident = a.resident_bytes();
+            assert!(resident >= a.page_stats().nonempty_pages * page_slots(&a) * 8);
+            assert!(resident <= a.virtual_bytes().next_multiple_of(2 << 20));
+            for (&idx, &w) in model.iter().take(100) {
+                assert_eq!(a.remove(idx), Some(w));
+            }
+            let model: BTreeMap<usize, u64> = model.into_iter().skip(100).collect();
+            check(&a, &model);
         }
     }
 

@@ -1,0 +1,357 @@
+//! START's optimizer: where multilevel nodes replace ART nodes (paper 004 §IV-A/B).
+//!
+//! What the paper says: the cost of a subtree is `C(n) = C_L(n)·#k(n) + Σ_{x ∈ child⁺(n,1)}
+//! C(x)`; an `i`-level node `o` in place of `n` costs `C_L(o)·#k(n) + Σ_{x ∈ child⁺(n,i)}
+//! C(x)`. A dynamic program computes bottom-up, per node, the optimal cost of its subtree and
+//! the summed optimal costs of its descendants `1, 2, ...` levels down, picks the cheapest
+//! option per node, and a second, top-down pass transforms the tree in bulk (§IV-B). A greedy
+//! bottom-up replacement is the simpler alternative. A multilevel node must fit the space
+//! budget of what it replaces (§III).
+//!
+//! What we do:
+//! * **Levels are key bytes.** With path compression, "`i` levels down" is not "`i` key bytes
+//!   on": we use windows of key bytes. For node `n` branching at byte `P`, the window of `s`
+//!   bytes is `P..P+s`; its *frontier* is the set of subtrees that branch at or after `P+s`
+//!   (and the leaves above that), which become the children of an `s`-byte node. Per node and
+//!   `s = 1..=4` we keep the summed optimal cost of the frontier, its size (entries), and the
+//!   bytes of the ART nodes inside the window; a parent combines its children's tables (a child
+//!   whose own branching byte is inside the parent's window contributes its table for the rest
+//!   of the window). This is the paper's cost array, indexed by key bytes.
+//! * **Options** per node: its ART kind; a MultiNode4 for `s = 2..=4` when the frontier has at
+//!   most 4 entries; a Node64K (`s = 2`); a Node16M (`s = 3`). All need the window inside the
+//!   key.
+//! * **Cache state** (§IV-A leaves open which nodes are hot): a node reached by a fraction `f`
+//!   of the lookups is taken as cached if `f · cache_bytes ≥ its size`, header cached if
+//!   `f · cache_bytes ≥ 64`, else uncached: the hottest bytes per lookup fill the cache
+//!   (uniform lookups over the keys, as the paper's workload-agnostic model).
+//! * **Space budget** (§III: a multilevel node stays within the budgets of what it replaces, so
+//!   START keeps ART's worst case of 52 bytes per key): a multilevel node over a subtree of `k`
+//!   keys may take `budget_factor ×` the larger of the bytes of the ART nodes it replaces and
+//!   what ART's worst case leaves to it, `52·k` minus the bytes of the ART nodes below its
+//!   window. Rewired nodes are estimated at half-full shared pages (`16` bytes per entry) plus
+//!   their page bookkeeping; flat ones at their whole array.
+//! * **Flat Node64K/Node16M** (not in the paper, which measured "naïve" flat multilevel nodes
+//!   as fast as a Node256, §V, but rejected them for space): where the budget allows the whole
+//!   array (a dense window, above about 15% fill), the node is a flat huge-page array
+//!   ([`super::rewired::RewiredArray::flat`]): no kernel mapping per page, no TLB miss per
+//!   lookup. It is costed as the rewired kind (the same header and slot reads) and preferred
+//!   on a tie.
+//! * **Kernel limits** (not in the paper): every hosted rewired page is a kernel mapping, and
+//!   splitting the array's zero-page mapping around it costs up to two more; Linux allows
+//!   `vm.max_map_count` (65 530 by default) per process, and each rewired node holds a memfd.
+//!   The planner grants rewired nodes, in the order it chooses them, at most half of
+//!   `max_map_count` mappings (3 per non-empty page) and 1 000 nodes; past that, only
+//!   MultiNode4 and ART kinds are considered. Without this, the allocator itself runs out of
+//!   mappings.
+//! * **Greedy** ([`Strategy::Greedy`]): bottom-up, each node takes its cheapest option given
+//!   the choices below it, and a window may not swallow a node already turned multilevel.
+
+use std::collections::HashMap;
+
+use super::cost_model::{CacheState, CostModel};
+use super::nodes::{demote_all, promote};
+use crate::error::Result;
+use crate::mem::art::node::{NodeKind, NodeRef, ViewMut};
+use crate::mem::art::ArtKey;
+
+/// How the optimizer places multilevel nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// The dynamic program of §IV-B: optimal under the cost model.
+    #[default]
+    DynamicProgramming,
+    /// Greedy bottom-up replacement (§IV-B's first approximation).
+    Greedy,
+}
+
+/// Widest window considered (a MultiNode4 spans up to 4 key bytes).
+const MAX_SPAN: usize = 4;
+
+/// Bytes of a rewired node's bookkeeping per virtual page (counts and physical page ids).
+const PAGE_META_BYTES: usize = 6;
+
+/// ART's worst-case space per key (Leis et al. §IV-D; paper 004 §III): the budget a subtree's
+/// keys give the nodes above them.
+const ART_WORST_BYTES_PER_KEY: u64 = 52;
+
+/// What the bottom-up pass knows about one subtree.
+struct Sub {
+    keys: u64,
+    /// Optimal (or greedy) cost of the subtree.
+    opt: f64,
+    /// Per window `s` (index `s`, `1..=MAX_SPAN`): summed cost of the frontier.
+    front: [f64; MAX_SPAN + 1],
+    /// Per window: frontier entries.
+    entries: [u64; MAX_SPAN + 1],
+    /// Per window: bytes of the ART nodes inside it (this node included).
+    inner: [u64; MAX_SPAN + 1],
+    /// Bytes of every ART node of the subtree.
+    bytes: u64,
+    /// Per window: a node inside it (below this one) was made multilevel (greedy only).
+    blocked: [bool; MAX_SPAN + 1],
+    /// This node was made multilevel.
+    chosen: bool,
+}
+
+/// A decision: the node at this address becomes `kind` over `span` bytes.
+#[derive(Debug, Clone, Copy)]
+struct Choice {
+    kind: NodeKind,
+    span: usize,
+    replaced: usize,
+    /// A flat huge-page array instead of rewired pages (Node64K/Node16M only).
+    flat: bool,
+}
+
+/// What a tuning run did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TuneReport {
+    /// Model cost per lookup of the ART tree (ns).
+    pub art_cost_ns: f64,
+    /// Model cost per lookup after tuning (ns).
+    pub tuned_cost_ns: f64,
+    /// Multilevel nodes created, by kind: MultiNode4, Node64K, Node16M.
+    pub created: [usize; 3],
+}
+
+struct Planner<'m> {
+    model: &'m CostModel,
+    total: f64,
+    key_len: usize,
+    greedy: bool,
+    budget_factor: f64,
+    /// Flat Node64K/Node16M allowed.
+    flat: bool,
+    /// Kernel mappings still granted to rewired nodes.
+    maps_left: usize,
+    /// Rewired nodes still granted.
+    rewired_left: usize,
+    choices: HashMap<usize, Choice>,
+}
+
+/// Rewired nodes one tuning may create (each holds a memfd).
+const MAX_REWIRED_NODES: usize = 1000;
+
+/// Half of the kernel's per-process mapping limit.
+fn mapping_budget() -> usize {
+    std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(65_530)
+        / 2
+}
+
+/// Kernel mappings a rewired node of `span` bytes with `entries` children may need.
+fn rewired_maps(span: usize, entries: usize) -> usize {
+    3 * entries.min((1usize << (8 * span)) / 512) + 2
+}
+
+impl Planner<'_> {
+    fn state(&self, keys: u64, bytes: usize) -> CacheState {
+        let share = keys as f64 / self.total * self.model.cache_bytes as f64;
+        if share >= bytes as f64 {
+            CacheState::Cached
+        } else if share >= 64.0 {
+            CacheState::HeaderCached
+        } else {
+            CacheState::Uncached
+        }
+    }
+
+    fn cost(&self, kind: NodeKind, keys: u64, bytes: usize) -> f64 {
+        self.model.of(kind).get(self.state(keys, bytes)) * keys as f64
+    }
+
+    /// The bottom-up pass over the subtree of `node` (`depth` key bytes deep); `None` for a
+    /// leaf.
+    fn plan<K, V>(&mut self, node: &NodeRef<K, V>, depth: usize) -> Option<Sub> {
+        let h = node.header()?;
+        let kind = h.kind();
+        let branch = depth + h.prefix_len();
+        let own = node.node_bytes() as u64;
+        let mut sub = Sub {
+            keys: 0,
+            opt: 0.0,
+            front: [0.0; MAX_SPAN + 1],
+            entries: [0; MAX_SPAN + 1],
+            inner: [own; MAX_SPAN + 1],
+            bytes: own,
+            blocked: [false; MAX_SPAN + 1],
+            chosen: false,
+        };
+        for (_, child) in node.children() {
+            let child_depth = branch + 1;
+            match self.plan(child, child_depth) {
+                None => {
+                    sub.keys += 1;
+                    for s in 1..=MAX_SPAN {
+                        sub.entries[s] += 1;
+                    }
+                }
+                Some(c) => {
+                    sub.keys += c.keys;
+                    sub.bytes += c.bytes;
+                    let c_branch = child_depth + child.header().map_or(0, |h| h.prefix_len());
+                    for s in 1..=MAX_SPAN {
+                        if c_branch >= branch + s {
+                            sub.front[s] += c.opt;
+                            sub.entries[s] += 1;
+                        } else {
+                            let rest = branch + s - c_branch;
+                            sub.front[s] += c.front[rest];
+                            sub.entries[s] += c.entries[rest];
+                            sub.inner[s] += c.inner[rest];
+                            sub.blocked[s] |= c.blocked[rest] || c.chosen;
+                        }
+                    }
+                }
+            }
+        }
+        let regular = self.cost(kind, sub.keys, own as usize) + sub.front[1];
+        let mut best = (regular, None);
+        for s in 2..=MAX_SPAN {
+            if branch + s > self.key_len || (self.greedy && sub.blocked[s]) {
+                continue;
+            }
+            let entries = sub.entries[s] as usize;
+            let below = sub.bytes - sub.inner[s];
+            let allowed =
+                sub.inner[s].max((ART_WORST_BYTES_PER_KEY * sub.keys).saturating_sub(below)) as f64
+                    * self.budget_factor;
+            let mut options = Vec::with_capacity(3);
+            if entries <= 4 {
+                options.push((NodeKind::MultiNode4, 64, false));
+            }
+            if s == 2 || s == 3 {
+                let kind = if s == 2 {
+                    NodeKind::Node64K
+                } else {
+                    NodeKind::Node16M
+                };
+                let slots = 1usize << (8 * s);
+                let pages = slots / 512;
+                if self.flat {
+                    options.push((kind, 256 + slots * 8 + pages * 2 + pages / 8, true));
+                }
+                if self.rewired_left > 0 && rewired_maps(s, entries) <= self.maps_left {
+                    options.push((kind, 256 + entries * 16 + pages * PAGE_META_BYTES, false));
+                }
+            }
+            for (kind, bytes, flat) in options {
+                if bytes as f64 > allowed {
+                    continue;
+                }
+                let cost = self.cost(kind, sub.keys, bytes) + sub.front[s];
+                if cost < best.0 {
+                    best = (
+                        cost,
+                        Some(Choice {
+                            kind,
+                            span: s,
+                            replaced: sub.inner[s] as usize,
+                            flat,
+                        }),
+                    );
+                }
+            }
+        }
+        sub.opt = best.0;
+        if let Some(choice) = best.1 {
+            if choice.kind != NodeKind::MultiNode4 && !choice.flat {
+                self.rewired_left -= 1;
+                self.maps_left -= rewired_maps(choice.span, sub.entries[choice.span] as usize);
+            }
+            sub.chosen = true;
+            let addr = h as *const _ as usize;
+            self.choices.insert(addr, choice);
+        }
+        Some(sub)
+    }
+
+    /// The top-down pass: applies the choices that survive (a node absorbed into a window
+    /// above it is gone, so its own choice is never reached).
+    fn apply<K: ArtKey, V>(
+        &self,
+        slot: &mut NodeRef<K, V>,
+        depth: usize,
+        report: &mut TuneReport,
+    ) -> Result<()> {
+        let Some(h) = slot.header() else {
+            return Ok(());
+        };
+        let addr = h as *const _ as usize;
+        if let Some(c) = self.choices.get(&addr) {
+            promote(slot, depth, c.kind, c.span, c.replaced, c.flat)?;
+            report.created[match c.kind {
+                NodeKind::MultiNode4 => 0,
+                NodeKind::Node64K => 1,
+                _ => 2,
+            }] += 1;
+        }
+        let branch = depth + slot.header().expect("an inner node").prefix_len() + slot.span();
+        let frags: Vec<u32> = slot.children().map(|(f, _)| f).collect();
+        for f in frags {
+            if let ViewMut::Rw(rw) = slot.view_mut() {
+                rw.with_child(f, |child| self.apply(child, branch, report))
+                    .expect("listed child")?;
+            } else {
+                self.apply(
+                    slot.find_child_mut(f).expect("listed child"),
+                    branch,
+                    report,
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Re-tunes the tree at `root` holding `len` keys of `key_len` bytes: turns every multilevel
+/// node back into ART nodes, plans with `model` and `strategy`, and transforms in bulk. A
+/// multilevel node may take `budget_factor` times its space budget (module docs); `flat`
+/// allows flat Node64K/Node16M.
+pub fn tune<K: ArtKey, V>(
+    root: &mut NodeRef<K, V>,
+    len: usize,
+    key_len: usize,
+    model: &CostModel,
+    strategy: Strategy,
+    budget_factor: f64,
+    flat: bool,
+) -> Result<TuneReport> {
+    demote_all(root);
+    let mut planner = Planner {
+        model,
+        total: len.max(1) as f64,
+        key_len,
+        greedy: strategy == Strategy::Greedy,
+        budget_factor,
+        flat,
+        maps_left: mapping_budget(),
+        rewired_left: MAX_REWIRED_NODES,
+        choices: HashMap::new(),
+    };
+    let Some(sub) = planner.plan(root, 0) else {
+        return Ok(TuneReport::default());
+    };
+    let mut report = TuneReport {
+        tuned_cost_ns: sub.opt / planner.total,
+        ..TuneReport::default()
+    };
+    report.art_cost_ns = regular_cost(&planner, root, 0).0 / planner.total;
+    planner.apply(root, 0, &mut report)?;
+    Ok(report)
+}
+
+/// The model cost of the subtree as it is (ART nodes only), and its key count.
+fn regular_cost<K, V>(p: &Planner<'_>, node: &NodeRef<K, V>, depth: usize) -> (f64, u64) {
+    let Some(h) = node.header() else {
+        return (0.0, u64::from(!node.is_empty()));
+    };
+    let branch = depth + h.prefix_len() + 1;
+    let (below, keys) = node
+        .children()
+        .map(|(_, c)| regular_cost(p, c, branch))
+        .fold((0.0, 0), |(a, k), (c, n)| (a + c, k + n));
+    (p.cost(h.kind(), keys, node.node_bytes()) + below, keys)
+}

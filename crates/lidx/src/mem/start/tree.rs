@@ -1,0 +1,175 @@
+//! [`Start`]: the self-tuning adaptive radix tree (paper 004), an [`Art`] whose subtrees the
+//! optimizer turns into multilevel nodes.
+//!
+//! What the paper says (§I, §IV): START takes an existing ART, determines the most suitable
+//! subtrees with a cost model and transforms them; tuning runs offline and "only runs when
+//! more than 10% of the data was changed"; inserts keep working and multilevel nodes fall back
+//! to regular ART nodes when too many updates occur.
+//!
+//! What we do: `Start` is an [`Art`] (the same nodes, walks and map operations, which know the
+//! multilevel kinds) plus its tuning parameters. [`Start::bulk_load`] builds the ART and tunes
+//! it; [`Start::retune`] demotes every multilevel node and tunes again (callers decide when,
+//! e.g. [`Start::changed_since_tune`] past 10% of the keys). Between tunings, inserts go into
+//! multilevel nodes; a full MultiNode4 and a degraded rewired node fall back to ART nodes (see
+//! `nodes.rs`).
+
+use std::ops::RangeBounds;
+
+use super::cost_model::CostModel;
+use super::optimizer::{tune, Strategy, TuneReport};
+use super::stats::NodeMix;
+use crate::error::Result;
+use crate::map::OrderedMap;
+use crate::mem::art::{Art, ArtKey, Range};
+
+/// How a [`Start`] tunes itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartParams {
+    /// Node costs on this machine ([`super::cost_model::calibrate`]); the default is the
+    /// paper's Table I.
+    pub model: CostModel,
+    /// Dynamic program (optimal under the model) or greedy.
+    pub strategy: Strategy,
+    /// A multilevel node may take this many times the bytes of the ART nodes it replaces.
+    /// 1.0 (default) is the space rule of §III (START stays within ART's worst-case space);
+    /// larger trades memory for more multilevel nodes, so shallower trees.
+    pub budget_factor: f64,
+    /// Allow flat huge-page Node64K/Node16M where a window is dense enough for the space
+    /// budget (default). Off, dense windows are rewired like sparse ones: less memory above
+    /// ~15% fill, but a kernel mapping per page and a TLB miss per lookup.
+    pub flat_nodes: bool,
+}
+
+impl Default for StartParams {
+    fn default() -> Self {
+        StartParams {
+            model: CostModel::default(),
+            strategy: Strategy::default(),
+            budget_factor: 1.0,
+            flat_nodes: true,
+        }
+    }
+}
+
+/// A self-tuning adaptive radix tree. See the module docs.
+pub struct Start<K: ArtKey, V> {
+    art: Art<K, V>,
+    params: StartParams,
+    changes: usize,
+    last_report: TuneReport,
+}
+
+impl<K: ArtKey, V> Start<K, V> {
+    /// An empty, untuned tree.
+    pub fn new(params: StartParams) -> Self {
+        Self::from_art(Art::new(), params)
+    }
+
+    /// Wraps `art` without tuning it.
+    pub fn from_art(art: Art<K, V>, params: StartParams) -> Self {
+        Start {
+            art,
+            params,
+            changes: 0,
+            last_report: TuneReport::default(),
+        }
+    }
+
+    /// Builds from pairs sorted by strictly increasing key (errors as [`Art::bulk_load`]) and
+    /// tunes.
+    pub fn bulk_load<I: IntoIterator<Item = (K, V)>>(
+        pairs: I,
+        params: StartParams,
+    ) -> Result<Self> {
+        let mut t = Self::from_art(Art::bulk_load(pairs)?, params);
+        t.retune()?;
+        Ok(t)
+    }
+
+    /// Runs the optimizer over the whole tree (multilevel nodes are first turned back into ART
+    /// nodes) and transforms it.
+    pub fn retune(&mut self) -> Result<TuneReport> {
+        let len = self.art.len();
+        let key_len = K::SIZE;
+        let report = tune(
+            self.art.root_mut(),
+            len,
+            key_len,
+            &self.params.model,
+            self.params.strategy,
+            self.params.budget_factor,
+            self.params.flat_nodes,
+        )?;
+        self.changes = 0;
+        self.last_report = report;
+        Ok(report)
+    }
+
+    /// Inserts and removals since the last tuning.
+    pub fn changed_since_tune(&self) -> usize {
+        self.changes
+    }
+
+    /// What the last tuning did.
+    pub fn last_report(&self) -> TuneReport {
+        self.last_report
+    }
+
+    /// Inner nodes per kind.
+    pub fn node_mix(&self) -> NodeMix {
+        NodeMix::of(&self.art)
+    }
+
+    /// The underlying tree.
+    pub fn art(&self) -> &Art<K, V> {
+        &self.art
+    }
+
+    /// All entries in key order.
+    pub fn iter(&self) -> Range<'_, K, V> {
+        self.art.iter()
+    }
+}
+
+impl<K: ArtKey, V> OrderedMap<K, V> for Start<K, V> {
+    type Range<'a>
+        = Range<'a, K, V>
+    where
+        V: 'a;
+
+    #[inline]
+    fn get(&self, key: &K) -> Option<&V> {
+        self.art.get(key)
+    }
+
+    fn insert(&mut self, key: K, value: V) -> Result<Option<V>> {
+        let old = self.art.insert(key, value)?;
+        self.changes += usize::from(old.is_none());
+        Ok(old)
+    }
+
+    fn remove(&mut self, key: &K) -> Option<V> {
+        let old = self.art.remove(key);
+        self.changes += usize::from(old.is_some());
+        old
+    }
+
+    fn range<R: RangeBounds<K>>(&self, range: R) -> Self::Range<'_> {
+        self.art.range(range)
+    }
+
+    #[inline]
+    fn lower_bound(&self, key: &K) -> Option<(&K, &V)> {
+        self.art.lower_bound(key)
+    }
+
+    fn len(&self) -> usize {
+        self.art.len()
+    }
+
+    /// Exact heap bytes as for [`Art`], rewired slot arrays counted by resident pages (shared
+    /// pages once) plus their bookkeeping, not by their virtual size.
+    fn size_in_bytes(&self) -> usize {
+        self.art.size_in_bytes() + std::mem::size_of::<Self>() - std::mem::size_of::<Art<K, V>>()
+    }
+}
