@@ -114,7 +114,15 @@ impl DiskIndexSpec {
             }),
             _ => {
                 let spec = IndexSpec::parse(&parts.join(":")).map_err(|_| bad())?;
-                if matches!(spec, IndexSpec::Sorted {} | IndexSpec::Btree { .. }) {
+                if !matches!(
+                    spec,
+                    IndexSpec::Pgm { .. }
+                        | IndexSpec::Spgm { .. }
+                        | IndexSpec::Rs { .. }
+                        | IndexSpec::Rmi { .. }
+                        | IndexSpec::BtreeModel { .. }
+                        | IndexSpec::Fiting { .. }
+                ) {
                     return Err(bad());
                 }
                 Ok(DiskIndexSpec::Learned {
@@ -222,8 +230,12 @@ impl DiskIndexSpec {
                         IndexSpec::Fiting { eps } => learned(storage, &name, keys, params, |k| {
                             FitingTree::build(k, FitingParams::with_eps(eps))
                         })?,
-                        IndexSpec::Sorted {} | IndexSpec::Btree { .. } => {
-                            unreachable!("parse refuses them as on-disk models")
+                        other => {
+                            return Err(BenchError::BadSpec {
+                                what: "on-disk index",
+                                got: other.label(),
+                                expected: DISK_INDEX_FORMS.to_string(),
+                            })
                         }
                     },
                 }

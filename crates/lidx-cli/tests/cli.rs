@@ -93,6 +93,7 @@ fn bad_arguments_exit_2_with_one_line() {
         &["bench", "--on-disk", "--device", "sim:floppy"],
         &["bench", "--on-disk", "--index", "btree:fill=0"],
         &["bench", "--on-disk", "--index", "sorted"],
+        &["bench", "--on-disk", "--index", "art"],
         &["bench", "--on-disk", "--resident", "some"],
         &["bench", "--on-disk", "--fetch", "eventually"],
         &["bench", "--on-disk", "--workload", "scan:0"],
