@@ -227,3 +227,48 @@ fn build_then_bench_on_disk_on_the_file_and_simulated_devices() {
         "{stderr}"
     );
 }
+
+#[test]
+fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model.txt");
+    let model = model.to_str().unwrap();
+    let calibrated = lidx(&["start", "calibrate", "--runs", "3", "--out", model]);
+    assert!(calibrated.status.success(), "{}", text(&calibrated.stderr));
+    assert!(text(&calibrated.stdout).contains("MultiNode4"));
+    assert!(std::fs::metadata(model).unwrap().len() > 0);
+
+    let stats = lidx(&[
+        "start",
+        "stats",
+        "--dataset",
+        "gen:lognormal:20K",
+        "--model",
+        model,
+    ]);
+    assert!(stats.status.success(), "{}", text(&stats.stderr));
+    assert!(
+        text(&stats.stdout).contains("Node4"),
+        "{}",
+        text(&stats.stdout)
+    );
+
+    let bench = lidx(&[
+        "start",
+        "bench",
+        "--dataset",
+        "gen:lognormal:20K",
+        "--withhold",
+        "1K",
+        "--lookups",
+        "5K",
+        "--runs",
+        "1",
+    ]);
+    assert!(bench.status.success(), "{}", text(&bench.stderr));
+    assert!(
+        text(&bench.stdout).contains("START"),
+        "{}",
+        text(&bench.stdout)
+    );
+}
