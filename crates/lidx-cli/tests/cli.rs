@@ -248,7 +248,7 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
     ]);
     assert!(stats.status.success(), "{}", text(&stats.stderr));
     assert!(
-        text(&stats.stdout).contains("Node4"),
+        text(&stats.stdout).contains("N4="),
         "{}",
         text(&stats.stdout)
     );
@@ -267,7 +267,7 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
     ]);
     assert!(bench.status.success(), "{}", text(&bench.stderr));
     assert!(
-        text(&bench.stdout).contains("START"),
+        text(&bench.stdout).contains("start-greedy"),
         "{}",
         text(&bench.stdout)
     );
