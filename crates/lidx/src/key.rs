@@ -225,31 +225,34 @@ pub fn check_strictly_sorted<K: Key>(keys: &[K]) -> Result<()> {
 
 fn check_order<K: Key>(keys: &[K], strict: bool) -> Result<()> {
     for (index, key) in keys.iter().enumerate() {
-        if let Some(reason) = key.invalid_reason() {
-            return Err(Error::InvalidKey { index, reason });
-        }
-        if index == 0 {
-            continue;
-        }
-        let previous = &keys[index - 1];
-        match previous.key_cmp(key) {
-            Ordering::Greater => {
-                return Err(Error::OutOfOrder {
-                    index,
-                    previous: format!("{previous:?}"),
-                    got: format!("{key:?}"),
-                })
-            }
-            Ordering::Equal if strict => {
-                return Err(Error::DuplicateKey {
-                    index,
-                    key: format!("{key:?}"),
-                })
-            }
-            _ => {}
-        }
+        check_next(index, index.checked_sub(1).map(|i| &keys[i]), key, strict)?;
     }
     Ok(())
+}
+
+/// Checks the key at `index` of a stream against the one before it (`previous`, `None` for
+/// the first): [`Error::InvalidKey`] for a NaN, [`Error::OutOfOrder`] for a descent, and, when
+/// `strict`, [`Error::DuplicateKey`] for an equal neighbour. For builders that consume an
+/// iterator and cannot call [`check_sorted`] on a slice.
+pub fn check_next<K: Key>(index: usize, previous: Option<&K>, key: &K, strict: bool) -> Result<()> {
+    if let Some(reason) = key.invalid_reason() {
+        return Err(Error::InvalidKey { index, reason });
+    }
+    let Some(previous) = previous else {
+        return Ok(());
+    };
+    match previous.key_cmp(key) {
+        Ordering::Greater => Err(Error::OutOfOrder {
+            index,
+            previous: format!("{previous:?}"),
+            got: format!("{key:?}"),
+        }),
+        Ordering::Equal if strict => Err(Error::DuplicateKey {
+            index,
+            key: format!("{key:?}"),
+        }),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -272,27 +272,7 @@ impl<K: Key, V> BTree<K, V> {
         let mut leaves = vec![(tree.root, K::MIN)];
         let mut prev: Option<K> = None;
         for (index, (key, value)) in pairs.enumerate() {
-            if let Some(reason) = key.invalid_reason() {
-                return Err(Error::InvalidKey { index, reason });
-            }
-            if let Some(p) = prev {
-                match p.key_cmp(&key) {
-                    Ordering::Less => {}
-                    Ordering::Equal => {
-                        return Err(Error::DuplicateKey {
-                            index,
-                            key: format!("{key:?}"),
-                        })
-                    }
-                    Ordering::Greater => {
-                        return Err(Error::OutOfOrder {
-                            index,
-                            previous: format!("{p:?}"),
-                            got: format!("{key:?}"),
-                        })
-                    }
-                }
-            }
+            crate::key::check_next(index, prev.as_ref(), &key, true)?;
             prev = Some(key);
             let mut leaf = leaves[leaves.len() - 1].0;
             if tree.leaf_len[leaf as usize] as usize == tree.leaf_cap {

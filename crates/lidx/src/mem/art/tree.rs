@@ -77,27 +77,7 @@ impl<K: ArtKey, V> Art<K, V> {
         let mut leaves: Vec<(K::Bytes, NodeRef<K, V>)> = Vec::with_capacity(pairs.size_hint().0);
         let mut prev: Option<K> = None;
         for (index, (key, value)) in pairs.enumerate() {
-            if let Some(reason) = key.invalid_reason() {
-                return Err(Error::InvalidKey { index, reason });
-            }
-            if let Some(p) = prev {
-                match p.key_cmp(&key) {
-                    Ordering::Less => {}
-                    Ordering::Equal => {
-                        return Err(Error::DuplicateKey {
-                            index,
-                            key: format!("{key:?}"),
-                        })
-                    }
-                    Ordering::Greater => {
-                        return Err(Error::OutOfOrder {
-                            index,
-                            previous: format!("{p:?}"),
-                            got: format!("{key:?}"),
-                        })
-                    }
-                }
-            }
+            crate::key::check_next(index, prev.as_ref(), &key, true)?;
             prev = Some(key);
             leaves.push((key.key_bytes(), NodeRef::leaf(key, value)));
         }
