@@ -180,7 +180,7 @@ fn replay_all(dir: &Path) -> (Vec<(Seq, u64)>, lidx::kv::ReplayReport) {
 fn wal_survives_sigkill_with_every_acknowledged_write() {
     let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let dir = root.path().join("wal");
-    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_0a1);
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_00a1);
     let mut acked: BTreeMap<Seq, u64> = BTreeMap::new();
     let mut torn_seen = 0;
     for generation in 0..ITERATIONS {
@@ -261,7 +261,7 @@ fn wal_survives_sigkill_with_every_acknowledged_write() {
 fn manifest_switch_survives_sigkill() {
     let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let dir = root.path().join("manifest");
-    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_0a2);
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_00a2);
     let mut last_acked = 0u64;
     // The live manifest after the previous kill: the next child commits from there on, so an
     // unacknowledged commit of an earlier child may be live.

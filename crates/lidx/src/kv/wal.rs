@@ -1062,7 +1062,10 @@ mod tests {
         (key, v.to_vec())
     }
 
-    fn collect(dir: &Path) -> Result<(Vec<(Seq, Vec<u8>, Option<Vec<u8>>)>, ReplayReport)> {
+    /// A replayed record: sequence number, key, value (`None` for a delete).
+    type Logged = (Seq, Vec<u8>, Option<Vec<u8>>);
+
+    fn collect(dir: &Path) -> Result<(Vec<Logged>, ReplayReport)> {
         let mut out = Vec::new();
         let report = replay(dir, |seq, r| {
             let value = match r {
