@@ -20,6 +20,7 @@ pub mod error;
 pub mod index;
 pub mod io;
 pub mod key;
+pub mod kv;
 pub mod map;
 pub mod mem;
 pub mod model;
