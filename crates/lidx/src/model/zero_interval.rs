@@ -420,7 +420,10 @@ mod tests {
             keys.len()
         );
         assert_eq!(w.lo % per_block, 0, "{w:?}");
-        assert!(w.hi.is_multiple_of(per_block) || w.hi == keys.len(), "{w:?}");
+        assert!(
+            w.hi.is_multiple_of(per_block) || w.hi == keys.len(),
+            "{w:?}"
+        );
     }
 
     proptest! {
