@@ -9,7 +9,9 @@ use lidx::mem::btree_model::BTreeModel;
 use lidx::mem::fiting::FitingTree;
 use lidx::mem::persist::{Decoder, Persist};
 use lidx::mem::pgm::Pgm;
+use lidx::mem::pgm_zero::PgmZero;
 use lidx::mem::radix_spline::RadixSpline;
+use lidx::mem::radix_spline_zero::RadixSplineZero;
 use lidx::mem::rmi::Rmi;
 use lidx::mem::sampled_pgm::SampledPgm;
 use lidx::mem::zone_map::ZoneMap;
@@ -52,6 +54,8 @@ fn by_index<K: Key>(which: u8, bytes: &[u8]) {
         3 => check::<K, Rmi>(bytes),
         4 => check::<K, BTreeModel<K>>(bytes),
         5 => check::<K, FitingTree<K>>(bytes),
+        6 => check::<K, PgmZero<K>>(bytes),
+        7 => check::<K, RadixSplineZero<K>>(bytes),
         _ => check::<K, ZoneMap<K>>(bytes),
     }
 }
@@ -61,8 +65,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if pick & 0x80 == 0 {
-        by_index::<u64>(pick % 7, bytes);
+        by_index::<u64>(pick % 9, bytes);
     } else {
-        by_index::<Str16>(pick % 7, bytes);
+        by_index::<Str16>(pick % 9, bytes);
     }
 });

@@ -8,7 +8,14 @@
 //! pgm:eps=4:gran=16           ... the model over every 16th key (mini-pages, paper 002 G2)
 //! rs:err=32:gran=page         ... a RadixSpline over the first key of every block
 //! zonemap                     the zone map (min key per block)
+//! pgm-zero:pages=1.5          PGM-Disk (paper 002 G3, zero intervals), eps from expected pages
+//! pgm-zero:eps=63:eps_rec=8   ... with eps given
+//! rs-zero:pages=1.2:bits=18   RadixSpline-Disk (zero intervals)
 //! ```
+//!
+//! The zero-interval models are fitted to the file's records per block and predict items
+//! (`gran=item` only); `pages=` is their expected blocks per lookup (paper 002 eq. 4), from which
+//! [`zero_eps_for_expected_pages`] derives `eps` once the records per block are known.
 //!
 //! Any learned index of the in-memory registry (`pgm`, `spgm`, `rs`, `rmi`, `btree-model`,
 //! `fiting`) takes the same parameters as there, plus `gran=item|page|<g>` (default `item`).
@@ -28,19 +35,62 @@ use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
 use lidx::mem::fiting::{FitingParams, FitingTree};
 use lidx::mem::persist::Persist;
 use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::pgm_zero::{PgmZero, PgmZeroParams};
 use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
+use lidx::mem::radix_spline_zero::{RadixSplineZero, RadixSplineZeroParams};
 use lidx::mem::rmi::{Rmi, RmiParams};
 use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
 use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
+use lidx::model::zero_interval::zero_eps_for_expected_pages;
 
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
 
 /// The accepted forms, for error messages and help.
-pub const DISK_INDEX_FORMS: &str = "btree[:fill=<percent>], zonemap[:gran=...], or a learned \
+pub const DISK_INDEX_FORMS: &str = "btree[:fill=<percent>], zonemap[:gran=...], \
+    pgm-zero:pages=<p>|eps=<e>[:eps_rec=<r>], rs-zero:pages=<p>|eps=<e>[:bits=<b>], or a learned \
     index of the in-memory registry (pgm, spgm, rs, rmi, btree-model, fiting) with its \
     parameters and an optional :gran=item|page|<g>";
+
+/// The error of a zero-interval model: given, or expected blocks per lookup (eq. 4, in
+/// thousandths of a block so that specs stay comparable) to derive it from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZeroEps {
+    /// `eps=<e>`.
+    Eps(usize),
+    /// `pages=<p>`, as `p * 1000` rounded.
+    MilliPages(u32),
+}
+
+impl ZeroEps {
+    fn parse(part: &str) -> Option<ZeroEps> {
+        match part.split_once('=')? {
+            ("eps", v) => v.parse().ok().map(ZeroEps::Eps),
+            ("pages", v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|p| p.is_finite() && (1.0..=1e6).contains(p))
+                .map(|p| ZeroEps::MilliPages((p * 1000.0).round() as u32)),
+            _ => None,
+        }
+    }
+
+    fn text(self) -> String {
+        match self {
+            ZeroEps::Eps(e) => format!("eps={e}"),
+            ZeroEps::MilliPages(m) => format!("pages={}", f64::from(m) / 1000.0),
+        }
+    }
+
+    /// The error for `per_block` records per block.
+    pub fn resolve(self, per_block: usize) -> lidx::Result<usize> {
+        match self {
+            ZeroEps::Eps(e) => Ok(e),
+            ZeroEps::MilliPages(m) => zero_eps_for_expected_pages(f64::from(m) / 1000.0, per_block),
+        }
+    }
+}
 
 /// The in-memory model of a static learned index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +99,58 @@ pub enum DiskModel {
     Learned(IndexSpec),
     /// The zone map: the minimum key of every block.
     ZoneMap,
+    /// PGM-Disk: the PGM with disk-based zero intervals (paper 002 G3).
+    PgmZero {
+        /// Error outside the key's page.
+        eps: ZeroEps,
+        /// Upper levels' error.
+        eps_rec: usize,
+    },
+    /// RadixSpline-Disk: RadixSpline with disk-based zero intervals (paper 002 G3).
+    RsZero {
+        /// Error outside the key's page.
+        eps: ZeroEps,
+        /// Radix table bits.
+        bits: usize,
+    },
+}
+
+/// Parses `pgm-zero:...` and `rs-zero:...` (without `gran=`), `None` when `parts` is neither.
+fn parse_zero(parts: &[&str]) -> Option<Option<DiskModel>> {
+    let (&name, rest) = parts.split_first()?;
+    if name != "pgm-zero" && name != "rs-zero" {
+        return None;
+    }
+    let mut eps = None;
+    let mut extra = None;
+    for part in rest {
+        if let Some(e) = ZeroEps::parse(part) {
+            if eps.replace(e).is_some() {
+                return Some(None);
+            }
+            continue;
+        }
+        let value = match (name, part.split_once('=')) {
+            ("pgm-zero", Some(("eps_rec", v))) | ("rs-zero", Some(("bits", v))) => v.parse().ok(),
+            _ => None,
+        };
+        match value {
+            Some(v) if extra.is_none() => extra = Some(v),
+            _ => return Some(None),
+        }
+    }
+    let eps = eps.unwrap_or(ZeroEps::MilliPages(1500));
+    Some(Some(if name == "pgm-zero" {
+        DiskModel::PgmZero {
+            eps,
+            eps_rec: extra.unwrap_or(PgmParams::default().eps_recursive),
+        }
+    } else {
+        DiskModel::RsZero {
+            eps,
+            bits: extra.unwrap_or(RadixSplineParams::default().radix_bits),
+        }
+    }))
 }
 
 /// One on-disk index of an `--index` list.
@@ -112,6 +214,16 @@ impl DiskIndexSpec {
                     .unwrap_or(Some(Granularity::Item))
                     .ok_or_else(bad)?,
             }),
+            _ if parse_zero(&parts).is_some() => {
+                let model = parse_zero(&parts).flatten().ok_or_else(bad)?;
+                if !matches!(granularity, None | Some(Some(Granularity::Item))) {
+                    return Err(bad());
+                }
+                Ok(DiskIndexSpec::Learned {
+                    model,
+                    granularity: Granularity::Item,
+                })
+            }
             _ => {
                 let spec = IndexSpec::parse(&parts.join(":")).map_err(|_| bad())?;
                 if !matches!(
@@ -160,6 +272,12 @@ impl DiskIndexSpec {
                 let model = match model {
                     DiskModel::Learned(spec) => spec.label(),
                     DiskModel::ZoneMap => "zonemap".to_string(),
+                    DiskModel::PgmZero { eps, eps_rec } => {
+                        format!("pgm-zero:{}:eps_rec={eps_rec}", eps.text())
+                    }
+                    DiskModel::RsZero { eps, bits } => {
+                        format!("rs-zero:{}:bits={bits}", eps.text())
+                    }
                 };
                 format!("{model}:gran={}", granularity_text(*granularity))
             }
@@ -202,6 +320,17 @@ impl DiskIndexSpec {
                         let group = granularity.group(per_block);
                         let zone = ZoneMapParams::new((per_block / group).max(1));
                         learned(storage, &name, keys, params, |k| ZoneMap::build(k, zone))?
+                    }
+                    DiskModel::PgmZero { eps, eps_rec } => {
+                        let zero = PgmZeroParams::new(eps.resolve(per_block)?, per_block, eps_rec);
+                        learned(storage, &name, keys, params, |k| PgmZero::build(k, zero))?
+                    }
+                    DiskModel::RsZero { eps, bits } => {
+                        let zero =
+                            RadixSplineZeroParams::new(eps.resolve(per_block)?, per_block, bits);
+                        learned(storage, &name, keys, params, |k| {
+                            RadixSplineZero::build(k, zero)
+                        })?
                     }
                     DiskModel::Learned(spec) => match spec {
                         IndexSpec::Pgm { eps, eps_rec } => {
@@ -293,6 +422,12 @@ pub fn open(storage: &Storage, name: &str, choice: OpenChoice) -> Result<Box<dyn
         }
         k if k == <ZoneMap<u64> as Persist<u64>>::KIND => {
             open_learned::<ZoneMap<u64>>(storage, name, fetch)?
+        }
+        k if k == <PgmZero<u64> as Persist<u64>>::KIND => {
+            open_learned::<PgmZero<u64>>(storage, name, fetch)?
+        }
+        k if k == <RadixSplineZero<u64> as Persist<u64>>::KIND => {
+            open_learned::<RadixSplineZero<u64>>(storage, name, fetch)?
         }
         other => {
             return Err(lidx::Error::Corrupt {

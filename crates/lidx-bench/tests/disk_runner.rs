@@ -106,3 +106,33 @@ fn a_wrong_payload_fails_the_run() {
         "{err}"
     );
 }
+
+#[test]
+fn zero_interval_models_read_their_pages() {
+    let data = dataset();
+    let storage = Storage::ram();
+    for text in [
+        "pgm-zero:eps=0",
+        "rs-zero:eps=0:bits=10",
+        "pgm-zero:pages=1.2",
+    ] {
+        let spec = DiskIndexSpec::parse(text).unwrap();
+        assert_eq!(DiskIndexSpec::parse(&spec.label()).unwrap(), spec, "{text}");
+        spec.build(&storage, &data.keys).unwrap();
+    }
+    assert!(DiskIndexSpec::parse("pgm-zero:eps=1:gran=page").is_err());
+    assert!(DiskIndexSpec::parse("rs-zero:eps=1:pages=2").is_err());
+    let bench = DiskBench::prepare(&data, &data.keys, config("lookup", 1)).unwrap();
+    for (name, most) in [
+        ("pgm-zero.eps=0.eps_rec=8.gran=item.lidx", 1.0),
+        ("rs-zero.eps=0.bits=10.gran=item.lidx", 1.0),
+        ("pgm-zero.pages=1.2.eps_rec=8.gran=item.lidx", 1.2),
+    ] {
+        let index = disk_registry::open(&storage, name, OpenChoice::default()).unwrap();
+        let r = bench
+            .run_index(name, index.as_ref(), &storage, 0.0, &mut Silent)
+            .unwrap();
+        assert!(r.leaf_blocks_per_op >= 1.0, "{name}: {r:?}");
+        assert!(r.leaf_blocks_per_op <= most + 0.05, "{name}: {r:?}");
+    }
+}

@@ -10,7 +10,9 @@ use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
 use lidx::mem::fiting::{FitingParams, FitingTree};
 use lidx::mem::persist::{Decoder, Encoder, Persist};
 use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::pgm_zero::{PgmZero, PgmZeroParams};
 use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
+use lidx::mem::radix_spline_zero::{RadixSplineZero, RadixSplineZeroParams};
 use lidx::mem::rmi::{Rmi, RmiParams};
 use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
 use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
@@ -172,6 +174,13 @@ persist_suite!(fiting, FitingTree, |keys| FitingTree::build(
         tree: BTreeParams::with_slots(4, 4)
     }
 ));
+persist_suite!(pgm_zero, PgmZero, |keys| PgmZero::build(
+    keys,
+    PgmZeroParams::new(1, 4, 1)
+));
+persist_suite!(radix_spline_zero, RadixSplineZero, |keys| {
+    RadixSplineZero::build(keys, RadixSplineZeroParams::new(1, 4, 6))
+});
 
 #[test]
 fn kinds_are_distinct() {
@@ -183,6 +192,8 @@ fn kinds_are_distinct() {
         <Rmi as Persist<u64>>::KIND,
         <BTreeModel<u64> as Persist<u64>>::KIND,
         <FitingTree<u64> as Persist<u64>>::KIND,
+        <PgmZero<u64> as Persist<u64>>::KIND,
+        <RadixSplineZero<u64> as Persist<u64>>::KIND,
     ];
     for (i, a) in kinds.iter().enumerate() {
         assert!(!kinds[i + 1..].contains(a), "kind {a} used twice");

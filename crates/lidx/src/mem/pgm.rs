@@ -136,6 +136,24 @@ impl<K: Key> Pgm<K> {
         Ok(Self::from_bottom(keys.len(), params, bottom))
     }
 
+    /// The index over `n` keys whose bottom level was fitted elsewhere (the page-aware fit of
+    /// [`crate::mem::pgm_zero`]). Each segment's `first_rank` must be the true rank of its first
+    /// CDF point, the first one 0: `search` clamps predictions to the next segment's.
+    #[doc(hidden)]
+    pub fn from_segments(n: usize, params: PgmParams, bottom: Vec<Segment>) -> Result<Self> {
+        params.validate()?;
+        Ok(Self::from_bottom(n, params, bottom))
+    }
+
+    /// The prediction `search` makes for model-space key `v`: its bottom segment's model,
+    /// clamped to the next segment's first rank. The index must not be empty.
+    #[doc(hidden)]
+    #[inline]
+    pub fn predict(&self, v: u64) -> f64 {
+        let i = self.find_segment(v);
+        self.model(i).predict(v).min(self.models[i].next_pos as f64)
+    }
+
     /// Stacks the upper levels on `bottom` (the optimal PLA of the data) and lays them out.
     fn from_bottom(n: usize, params: PgmParams, bottom: Vec<Segment>) -> Self {
         let mut levels_segments = vec![bottom];

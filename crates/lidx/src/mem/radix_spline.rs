@@ -105,24 +105,11 @@ impl<K: Key> RadixSpline<K> {
     pub fn build(keys: &[K], params: RadixSplineParams) -> Result<Self> {
         params.validate()?;
         check_sorted(keys)?;
-        let knots = spline_points(cdf_points(keys), params.max_error);
-        if knots.len() > u32::MAX as usize {
-            return Err(Error::InvalidParameter {
-                name: "max_error",
-                value: params.max_error.to_string(),
-                expected: "large enough that the spline has fewer than 2^32 knots",
-            });
-        }
-        let (min_key, shift, table) = radix_table(&knots, params.radix_bits);
-        Ok(RadixSpline {
-            n: keys.len(),
+        Self::from_knots(
+            keys.len(),
             params,
-            min_key,
-            shift,
-            table,
-            knots,
-            _key: PhantomData,
-        })
+            spline_points(cdf_points(keys), params.max_error),
+        )
     }
 
     /// The knots of the spline.
@@ -135,9 +122,34 @@ impl<K: Key> RadixSpline<K> {
         self.params
     }
 
-    /// Prediction for model-space key `x`.
+    /// The spline over `n` keys through `knots` fitted elsewhere (the page-aware fit of
+    /// [`crate::mem::radix_spline_zero`]), whose ranks may exceed `n`.
+    #[doc(hidden)]
+    pub fn from_knots(n: usize, params: RadixSplineParams, knots: Vec<CdfPoint>) -> Result<Self> {
+        params.validate()?;
+        if knots.len() > u32::MAX as usize {
+            return Err(Error::InvalidParameter {
+                name: "max_error",
+                value: params.max_error.to_string(),
+                expected: "large enough that the spline has fewer than 2^32 knots",
+            });
+        }
+        let (min_key, shift, table) = radix_table(&knots, params.radix_bits);
+        Ok(RadixSpline {
+            n,
+            params,
+            min_key,
+            shift,
+            table,
+            knots,
+            _key: PhantomData,
+        })
+    }
+
+    /// Prediction for model-space key `x` (the index must not be empty).
+    #[doc(hidden)]
     #[inline(always)]
-    fn predict(&self, x: u64) -> f64 {
+    pub fn predict(&self, x: u64) -> f64 {
         let last = self.knots.len() - 1;
         if x <= self.min_key {
             return self.knots[0].y as f64;

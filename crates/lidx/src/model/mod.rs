@@ -10,6 +10,7 @@ pub mod opt_pla;
 pub mod points;
 pub mod segment;
 pub mod spline;
+pub mod zero_interval;
 
 pub use linear::LinearModel;
 pub use points::{cdf_points, CdfPoint};

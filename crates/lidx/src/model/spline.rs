@@ -96,23 +96,39 @@ impl SplineBuilder {
     /// Adds the next point; returns a knot when one is decided.
     #[inline]
     pub fn add_point(&mut self, p: CdfPoint) -> Option<CdfPoint> {
+        if self.max_error == 0 && self.base.is_some() {
+            debug_assert!(p.x > self.base.map_or(0, |b| b.x), "x must increase");
+            self.base = Some(p);
+            return Some(p);
+        }
+        self.add_point_within(p, self.max_error, self.max_error)
+    }
+
+    /// Adds the next point with its own band `[p.y - below, p.y + above]` instead of
+    /// `max_error` either way (the page-aware fit of [`crate::model::zero_interval`]);
+    /// `below + above` must be at least 1, and both ends of the bands non-decreasing along the
+    /// stream. Returns a knot when one is decided.
+    #[inline]
+    pub fn add_point_within(
+        &mut self,
+        p: CdfPoint,
+        below: usize,
+        above: usize,
+    ) -> Option<CdfPoint> {
         let Some(base) = self.base else {
             self.base = Some(p);
             return Some(p);
         };
+        debug_assert!(below + above >= 1, "a band of width 0 needs max_error = 0");
         debug_assert!(p.x > self.prev.unwrap_or(base).x, "x must increase");
-        if self.max_error == 0 {
-            self.base = Some(p);
-            return Some(p);
-        }
         let Some(prev) = self.prev else {
-            self.restart(base, p);
+            self.restart(base, p, below, above);
             return None;
         };
-        let (to_point, to_top, to_bottom) = self.slopes(base, p);
+        let (to_point, to_top, to_bottom) = self.slopes(base, p, below, above);
         if to_point.lt(self.lower) || self.upper.lt(to_point) {
             self.base = Some(prev);
-            self.restart(prev, p);
+            self.restart(prev, p, below, above);
             return Some(prev);
         }
         if to_top.lt(self.upper) {
@@ -130,26 +146,34 @@ impl SplineBuilder {
         self.prev
     }
 
-    fn restart(&mut self, base: CdfPoint, p: CdfPoint) {
-        let (_, to_top, to_bottom) = self.slopes(base, p);
+    fn restart(&mut self, base: CdfPoint, p: CdfPoint, below: usize, above: usize) {
+        let (_, to_top, to_bottom) = self.slopes(base, p, below, above);
         self.upper = to_top;
         self.lower = to_bottom;
         self.prev = Some(p);
     }
 
-    /// Slopes from `base` to `p` and to the top and bottom of its margin-reduced band.
+    /// Slopes from `base` to `p` and to the top and bottom of its margin-reduced band. A side
+    /// of width 0 is reduced past the point (the band then lies strictly on the other side).
     #[inline(always)]
-    fn slopes(&self, base: CdfPoint, p: CdfPoint) -> (Slope, Slope, Slope) {
+    fn slopes(
+        &self,
+        base: CdfPoint,
+        p: CdfPoint,
+        below: usize,
+        above: usize,
+    ) -> (Slope, Slope, Slope) {
         let scale = 1i128 << Y_SCALE_BITS;
-        let magnitude = p.y.saturating_add(self.max_error).saturating_add(1);
+        let magnitude = p.y.saturating_add(above.max(below)).saturating_add(1);
         let margin = 1 + (magnitude >> MARGIN_SHIFT) as i128;
-        let half = (self.max_error as i128 * scale - margin).max(0);
+        let up = above as i128 * scale - margin;
+        let down = below as i128 * scale - margin;
         let dx = i128::from(p.x - base.x);
         let dy = (p.y as i128 - base.y as i128) * scale;
         (
             Slope { dx, dy },
-            Slope { dx, dy: dy + half },
-            Slope { dx, dy: dy - half },
+            Slope { dx, dy: dy + up },
+            Slope { dx, dy: dy - down },
         )
     }
 }
