@@ -7,6 +7,7 @@ pub mod btree_model;
 pub mod fiting;
 pub mod persist;
 pub mod pgm;
+pub mod pgm_compressed;
 pub mod radix_spline;
 pub mod rmi;
 pub mod sampled_pgm;
