@@ -413,7 +413,10 @@ mod tests {
         );
         for (i, k) in keys.iter().enumerate().step_by(13) {
             assert_eq!(cpr.lower_bound(&keys, *k), i);
-            assert_eq!(cpr.lower_bound(&keys, k + 1), keys.partition_point(|x| *x <= *k));
+            assert_eq!(
+                cpr.lower_bound(&keys, k + 1),
+                keys.partition_point(|x| *x <= *k)
+            );
         }
     }
 
