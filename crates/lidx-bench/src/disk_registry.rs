@@ -8,6 +8,11 @@
 //! pgm:eps=4:gran=16           ... the model over every 16th key (mini-pages, paper 002 G2)
 //! rs:err=32:gran=page         ... a RadixSpline over the first key of every block
 //! zonemap                     the zone map (min key per block)
+//! cpr-pgm:eps=64              CprLeCo_PGM_D: the LeCo-compressed PGM (paper 002 G4)
+//! leco-zonemap                the zone map with LeCo-compressed minimums (paper 002 G5)
+//! leco-zonemap-rough          LeCo-Zonemap-D: rough separators, same answers
+//! auto:pages=1.5              the smaller of cpr-pgm and leco-zonemap-rough at 1.5 expected
+//!                             blocks per lookup (paper 002 eq. 4 gives the PGM's eps)
 //! ```
 //!
 //! Any learned index of the in-memory registry (`pgm`, `spgm`, `rs`, `rmi`, `btree-model`,
@@ -26,11 +31,14 @@ use lidx::disk::{DiskIndex, DEFAULT_PAYLOAD_SIZE};
 use lidx::io::Storage;
 use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
 use lidx::mem::fiting::{FitingParams, FitingTree};
+use lidx::mem::leco_zone_map::{LecoZoneMap, RoughLecoZoneMap};
 use lidx::mem::persist::Persist;
 use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::pgm_compressed::{CprPgm, CprPgmParams};
 use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
 use lidx::mem::rmi::{Rmi, RmiParams};
 use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
+use lidx::mem::smallest::{build_smallest, Smallest, SmallestParams};
 use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
 
 use crate::disk_workload::payload_of;
@@ -38,7 +46,8 @@ use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
 
 /// The accepted forms, for error messages and help.
-pub const DISK_INDEX_FORMS: &str = "btree[:fill=<percent>], zonemap[:gran=...], or a learned \
+pub const DISK_INDEX_FORMS: &str = "btree[:fill=<percent>], zonemap[:gran=...], \
+    cpr-pgm[:eps=<n>], leco-zonemap, leco-zonemap-rough, auto[:pages=<expected pages>], or a learned \
     index of the in-memory registry (pgm, spgm, rs, rmi, btree-model, fiting) with its \
     parameters and an optional :gran=item|page|<g>";
 
@@ -49,6 +58,21 @@ pub enum DiskModel {
     Learned(IndexSpec),
     /// The zone map: the minimum key of every block.
     ZoneMap,
+    /// `CprLeCo_PGM_D` with this target eps.
+    CprPgm {
+        /// Target maximum error.
+        eps: usize,
+    },
+    /// The LeCo-compressed zone map, exact or with rough separators (`LeCo-Zonemap-D`).
+    LecoZoneMap {
+        /// Rough separators.
+        rough: bool,
+    },
+    /// The smaller of `CprLeCo_PGM_D` and `LeCo-Zonemap-D` at an expected pages target.
+    Smallest {
+        /// Target expected blocks per lookup, in thousandths.
+        millipages: u32,
+    },
 }
 
 /// One on-disk index of an `--index` list.
@@ -112,6 +136,39 @@ impl DiskIndexSpec {
                     .unwrap_or(Some(Granularity::Item))
                     .ok_or_else(bad)?,
             }),
+            Some(name @ ("cpr-pgm" | "leco-zonemap" | "leco-zonemap-rough" | "auto")) => {
+                let value = |key: &str| {
+                    parts[1..]
+                        .iter()
+                        .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
+                };
+                let known = |key: &str| parts[1..].iter().all(|p| p.starts_with(key));
+                let model = match name {
+                    "cpr-pgm" if known("eps=") => DiskModel::CprPgm {
+                        eps: value("eps")
+                            .map_or(Some(64), |v| v.parse().ok())
+                            .ok_or_else(bad)?,
+                    },
+                    "auto" if known("pages=") => DiskModel::Smallest {
+                        millipages: value("pages")
+                            .map_or(Some(1.5), |v| v.parse::<f64>().ok())
+                            .filter(|p| (1.0..=1000.0).contains(p))
+                            .map(|p| (p * 1000.0).round() as u32)
+                            .ok_or_else(bad)?,
+                    },
+                    "leco-zonemap" if parts.len() == 1 => DiskModel::LecoZoneMap { rough: false },
+                    "leco-zonemap-rough" if parts.len() == 1 => {
+                        DiskModel::LecoZoneMap { rough: true }
+                    }
+                    _ => return Err(bad()),
+                };
+                Ok(DiskIndexSpec::Learned {
+                    model,
+                    granularity: granularity
+                        .unwrap_or(Some(Granularity::Item))
+                        .ok_or_else(bad)?,
+                })
+            }
             _ => {
                 let spec = IndexSpec::parse(&parts.join(":")).map_err(|_| bad())?;
                 if matches!(spec, IndexSpec::Sorted {} | IndexSpec::Btree { .. }) {
@@ -152,6 +209,12 @@ impl DiskIndexSpec {
                 let model = match model {
                     DiskModel::Learned(spec) => spec.label(),
                     DiskModel::ZoneMap => "zonemap".to_string(),
+                    DiskModel::CprPgm { eps } => format!("cpr-pgm:eps={eps}"),
+                    DiskModel::LecoZoneMap { rough: false } => "leco-zonemap".to_string(),
+                    DiskModel::LecoZoneMap { rough: true } => "leco-zonemap-rough".to_string(),
+                    DiskModel::Smallest { millipages } => {
+                        format!("auto:pages={}", f64::from(*millipages) / 1000.0)
+                    }
                 };
                 format!("{model}:gran={}", granularity_text(*granularity))
             }
@@ -186,11 +249,45 @@ impl DiskIndexSpec {
                     ..StaticLearnedParams::default()
                 };
                 let per_block = params.records_per_block::<u64>(storage.block_size());
+                let group = granularity.group(per_block);
+                let zone = ZoneMapParams::new((per_block / group).max(1));
                 match model {
                     DiskModel::ZoneMap => {
-                        let group = granularity.group(per_block);
-                        let zone = ZoneMapParams::new((per_block / group).max(1));
                         learned(storage, &name, keys, params, |k| ZoneMap::build(k, zone))?
+                    }
+                    DiskModel::CprPgm { eps } => learned(storage, &name, keys, params, |k| {
+                        CprPgm::build(k, CprPgmParams::with_eps(eps))
+                    })?,
+                    DiskModel::LecoZoneMap { rough: false } => {
+                        learned(storage, &name, keys, params, |k| {
+                            LecoZoneMap::build(k, zone)
+                        })?
+                    }
+                    DiskModel::LecoZoneMap { rough: true } => {
+                        learned(storage, &name, keys, params, |k| {
+                            RoughLecoZoneMap::build(k, zone)
+                        })?
+                    }
+                    DiskModel::Smallest { millipages } => {
+                        let firsts: Vec<u64>;
+                        let model_keys = if group == 1 {
+                            keys
+                        } else {
+                            firsts = keys.iter().step_by(group).copied().collect();
+                            &firsts
+                        };
+                        let choice = SmallestParams {
+                            per_block: zone.per_block,
+                            expected_pages: f64::from(millipages) / 1000.0,
+                        };
+                        match build_smallest(model_keys, choice)? {
+                            Smallest::Pgm(pgm) => {
+                                learned(storage, &name, keys, params, |_| Ok(*pgm))?
+                            }
+                            Smallest::ZoneMap(zone) => {
+                                learned(storage, &name, keys, params, |_| Ok(zone))?
+                            }
+                        }
                     }
                     DiskModel::Learned(spec) => match spec {
                         IndexSpec::Pgm { eps, eps_rec } => {
@@ -278,6 +375,15 @@ pub fn open(storage: &Storage, name: &str, choice: OpenChoice) -> Result<Box<dyn
         }
         k if k == <ZoneMap<u64> as Persist<u64>>::KIND => {
             open_learned::<ZoneMap<u64>>(storage, name, fetch)?
+        }
+        k if k == <CprPgm<u64> as Persist<u64>>::KIND => {
+            open_learned::<CprPgm<u64>>(storage, name, fetch)?
+        }
+        k if k == <LecoZoneMap<u64> as Persist<u64>>::KIND => {
+            open_learned::<LecoZoneMap<u64>>(storage, name, fetch)?
+        }
+        k if k == <RoughLecoZoneMap<u64> as Persist<u64>>::KIND => {
+            open_learned::<RoughLecoZoneMap<u64>>(storage, name, fetch)?
         }
         other => {
             return Err(lidx::Error::Corrupt {
