@@ -1,20 +1,23 @@
-//! Fuzzes the model decoders of every persistable static index: the first byte picks the index
-//! type and the key type (u64 or 16-byte strings), the rest is decoded. Decoding either fails
-//! with a typed error or gives an index whose windows keep `lo <= pos <= hi <= len` for every
-//! query; never a panic, never a huge allocation.
+//! Fuzzes the model decoders of every persistable static index, and the LeCo array's: the
+//! first byte picks the index type and the key type (u64 or 16-byte strings), the rest is
+//! decoded. Decoding either fails with a typed error or gives an index whose windows keep
+//! `lo <= pos <= hi <= len` for every query; never a panic, never a huge allocation.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use lidx::mem::btree_model::BTreeModel;
 use lidx::mem::fiting::FitingTree;
+use lidx::mem::leco_zone_map::{LecoZoneMap, RoughLecoZoneMap};
 use lidx::mem::persist::{Decoder, Persist};
 use lidx::mem::pgm::Pgm;
+use lidx::mem::pgm_compressed::CprPgm;
 use lidx::mem::pgm_zero::PgmZero;
 use lidx::mem::radix_spline::RadixSpline;
 use lidx::mem::radix_spline_zero::RadixSplineZero;
 use lidx::mem::rmi::Rmi;
 use lidx::mem::sampled_pgm::SampledPgm;
 use lidx::mem::zone_map::ZoneMap;
+use lidx::model::leco::LecoArray;
 use lidx::{Key, Str16};
 
 /// Query keys: the extremes and keys read from the input itself, so that they land near the
@@ -46,6 +49,15 @@ fn check<K: Key, I: Persist<K>>(bytes: &[u8]) {
     }
 }
 
+/// A decoded LeCo array answers every index and both bound searches without panicking.
+fn check_leco(bytes: &[u8]) {
+    let Ok(a) = LecoArray::decode(&mut Decoder::new("fuzz", bytes)) else {
+        return;
+    };
+    let sum = a.iter().take(4096).fold(0u64, u64::wrapping_add);
+    assert!(a.lower_bound(sum) <= a.len() && a.upper_bound(u64::MAX) <= a.len());
+}
+
 fn by_index<K: Key>(which: u8, bytes: &[u8]) {
     match which {
         0 => check::<K, Pgm<K>>(bytes),
@@ -54,9 +66,13 @@ fn by_index<K: Key>(which: u8, bytes: &[u8]) {
         3 => check::<K, Rmi>(bytes),
         4 => check::<K, BTreeModel<K>>(bytes),
         5 => check::<K, FitingTree<K>>(bytes),
-        6 => check::<K, PgmZero<K>>(bytes),
-        7 => check::<K, RadixSplineZero<K>>(bytes),
-        _ => check::<K, ZoneMap<K>>(bytes),
+        6 => check::<K, ZoneMap<K>>(bytes),
+        7 => check::<K, CprPgm<K>>(bytes),
+        8 => check::<K, LecoZoneMap<K>>(bytes),
+        9 => check::<K, RoughLecoZoneMap<K>>(bytes),
+        10 => check::<K, PgmZero<K>>(bytes),
+        11 => check::<K, RadixSplineZero<K>>(bytes),
+        _ => check_leco(bytes),
     }
 }
 
@@ -65,8 +81,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if pick & 0x80 == 0 {
-        by_index::<u64>(pick % 9, bytes);
+        by_index::<u64>(pick % 13, bytes);
     } else {
-        by_index::<Str16>(pick % 9, bytes);
+        by_index::<Str16>(pick % 13, bytes);
     }
 });

@@ -11,6 +11,11 @@
 //! pgm-zero:pages=1.5          PGM-Disk (paper 002 G3, zero intervals), eps from expected pages
 //! pgm-zero:eps=63:eps_rec=8   ... with eps given
 //! rs-zero:pages=1.2:bits=18   RadixSpline-Disk (zero intervals)
+//! cpr-pgm:eps=64              CprLeCo_PGM_D: the LeCo-compressed PGM (paper 002 G4)
+//! leco-zonemap                the zone map with LeCo-compressed minimums (paper 002 G5)
+//! leco-zonemap-rough          LeCo-Zonemap-D: rough separators, same answers
+//! auto:pages=1.5              the smaller of cpr-pgm and leco-zonemap-rough at 1.5 expected
+//!                             blocks per lookup (paper 002 eq. 4 gives the PGM's eps)
 //! ```
 //!
 //! The zero-interval models are fitted to the file's records per block and predict items
@@ -33,13 +38,16 @@ use lidx::disk::DiskIndex;
 use lidx::io::Storage;
 use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
 use lidx::mem::fiting::{FitingParams, FitingTree};
+use lidx::mem::leco_zone_map::{LecoZoneMap, RoughLecoZoneMap};
 use lidx::mem::persist::Persist;
 use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::pgm_compressed::{CprPgm, CprPgmParams};
 use lidx::mem::pgm_zero::{PgmZero, PgmZeroParams};
 use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
 use lidx::mem::radix_spline_zero::{RadixSplineZero, RadixSplineZeroParams};
 use lidx::mem::rmi::{Rmi, RmiParams};
 use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
+use lidx::mem::smallest::{build_smallest, Smallest, SmallestParams};
 use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
 use lidx::model::zero_interval::zero_eps_for_expected_pages;
 
@@ -49,7 +57,8 @@ use crate::registry::IndexSpec;
 
 /// The accepted forms, for error messages and help.
 pub const DISK_INDEX_FORMS: &str = "btree[:fill=<percent>], zonemap[:gran=...], \
-    pgm-zero:pages=<p>|eps=<e>[:eps_rec=<r>], rs-zero:pages=<p>|eps=<e>[:bits=<b>], or a learned \
+    pgm-zero:pages=<p>|eps=<e>[:eps_rec=<r>], rs-zero:pages=<p>|eps=<e>[:bits=<b>], \
+    cpr-pgm[:eps=<n>], leco-zonemap, leco-zonemap-rough, auto[:pages=<expected pages>], or a learned \
     index of the in-memory registry (pgm, spgm, rs, rmi, btree-model, fiting) with its \
     parameters and an optional :gran=item|page|<g>";
 
@@ -112,6 +121,21 @@ pub enum DiskModel {
         eps: ZeroEps,
         /// Radix table bits.
         bits: usize,
+    },
+    /// `CprLeCo_PGM_D` with this target eps.
+    CprPgm {
+        /// Target maximum error.
+        eps: usize,
+    },
+    /// The LeCo-compressed zone map, exact or with rough separators (`LeCo-Zonemap-D`).
+    LecoZoneMap {
+        /// Rough separators.
+        rough: bool,
+    },
+    /// The smaller of `CprLeCo_PGM_D` and `LeCo-Zonemap-D` at an expected pages target.
+    Smallest {
+        /// Target expected blocks per lookup, in thousandths.
+        millipages: u32,
     },
 }
 
@@ -224,6 +248,39 @@ impl DiskIndexSpec {
                     granularity: Granularity::Item,
                 })
             }
+            Some(name @ ("cpr-pgm" | "leco-zonemap" | "leco-zonemap-rough" | "auto")) => {
+                let value = |key: &str| {
+                    parts[1..]
+                        .iter()
+                        .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
+                };
+                let known = |key: &str| parts[1..].iter().all(|p| p.starts_with(key));
+                let model = match name {
+                    "cpr-pgm" if known("eps=") => DiskModel::CprPgm {
+                        eps: value("eps")
+                            .map_or(Some(64), |v| v.parse().ok())
+                            .ok_or_else(bad)?,
+                    },
+                    "auto" if known("pages=") => DiskModel::Smallest {
+                        millipages: value("pages")
+                            .map_or(Some(1.5), |v| v.parse::<f64>().ok())
+                            .filter(|p| (1.0..=1000.0).contains(p))
+                            .map(|p| (p * 1000.0).round() as u32)
+                            .ok_or_else(bad)?,
+                    },
+                    "leco-zonemap" if parts.len() == 1 => DiskModel::LecoZoneMap { rough: false },
+                    "leco-zonemap-rough" if parts.len() == 1 => {
+                        DiskModel::LecoZoneMap { rough: true }
+                    }
+                    _ => return Err(bad()),
+                };
+                Ok(DiskIndexSpec::Learned {
+                    model,
+                    granularity: granularity
+                        .unwrap_or(Some(Granularity::Item))
+                        .ok_or_else(bad)?,
+                })
+            }
             _ => {
                 let spec = IndexSpec::parse(&parts.join(":")).map_err(|_| bad())?;
                 if !matches!(
@@ -278,6 +335,12 @@ impl DiskIndexSpec {
                     DiskModel::RsZero { eps, bits } => {
                         format!("rs-zero:{}:bits={bits}", eps.text())
                     }
+                    DiskModel::CprPgm { eps } => format!("cpr-pgm:eps={eps}"),
+                    DiskModel::LecoZoneMap { rough: false } => "leco-zonemap".to_string(),
+                    DiskModel::LecoZoneMap { rough: true } => "leco-zonemap-rough".to_string(),
+                    DiskModel::Smallest { millipages } => {
+                        format!("auto:pages={}", f64::from(*millipages) / 1000.0)
+                    }
                 };
                 format!("{model}:gran={}", granularity_text(*granularity))
             }
@@ -315,10 +378,10 @@ impl DiskIndexSpec {
                     ..StaticLearnedParams::default()
                 };
                 let per_block = params.records_per_block::<u64>(storage.block_size());
+                let group = granularity.group(per_block);
+                let zone = ZoneMapParams::new((per_block / group).max(1));
                 match model {
                     DiskModel::ZoneMap => {
-                        let group = granularity.group(per_block);
-                        let zone = ZoneMapParams::new((per_block / group).max(1));
                         learned(storage, &name, keys, params, |k| ZoneMap::build(k, zone))?
                     }
                     DiskModel::PgmZero { eps, eps_rec } => {
@@ -331,6 +394,40 @@ impl DiskIndexSpec {
                         learned(storage, &name, keys, params, |k| {
                             RadixSplineZero::build(k, zero)
                         })?
+                    }
+                    DiskModel::CprPgm { eps } => learned(storage, &name, keys, params, |k| {
+                        CprPgm::build(k, CprPgmParams::with_eps(eps))
+                    })?,
+                    DiskModel::LecoZoneMap { rough: false } => {
+                        learned(storage, &name, keys, params, |k| {
+                            LecoZoneMap::build(k, zone)
+                        })?
+                    }
+                    DiskModel::LecoZoneMap { rough: true } => {
+                        learned(storage, &name, keys, params, |k| {
+                            RoughLecoZoneMap::build(k, zone)
+                        })?
+                    }
+                    DiskModel::Smallest { millipages } => {
+                        let firsts: Vec<u64>;
+                        let model_keys = if group == 1 {
+                            keys
+                        } else {
+                            firsts = keys.iter().step_by(group).copied().collect();
+                            &firsts
+                        };
+                        let choice = SmallestParams {
+                            per_block: zone.per_block,
+                            expected_pages: f64::from(millipages) / 1000.0,
+                        };
+                        match build_smallest(model_keys, choice)? {
+                            Smallest::Pgm(pgm) => {
+                                learned(storage, &name, keys, params, |_| Ok(*pgm))?
+                            }
+                            Smallest::ZoneMap(zone) => {
+                                learned(storage, &name, keys, params, |_| Ok(zone))?
+                            }
+                        }
                     }
                     DiskModel::Learned(spec) => match spec {
                         IndexSpec::Pgm { eps, eps_rec } => {
@@ -428,6 +525,15 @@ pub fn open(storage: &Storage, name: &str, choice: OpenChoice) -> Result<Box<dyn
         }
         k if k == <RadixSplineZero<u64> as Persist<u64>>::KIND => {
             open_learned::<RadixSplineZero<u64>>(storage, name, fetch)?
+        }
+        k if k == <CprPgm<u64> as Persist<u64>>::KIND => {
+            open_learned::<CprPgm<u64>>(storage, name, fetch)?
+        }
+        k if k == <LecoZoneMap<u64> as Persist<u64>>::KIND => {
+            open_learned::<LecoZoneMap<u64>>(storage, name, fetch)?
+        }
+        k if k == <RoughLecoZoneMap<u64> as Persist<u64>>::KIND => {
+            open_learned::<RoughLecoZoneMap<u64>>(storage, name, fetch)?
         }
         other => {
             return Err(lidx::Error::Corrupt {

@@ -4,6 +4,7 @@
 //! [`points`], which fix how duplicates are treated once for every algorithm.
 
 pub mod greedy_pla;
+pub mod leco;
 pub mod linear;
 pub mod lsa;
 pub mod opt_pla;

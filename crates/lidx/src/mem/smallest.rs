@@ -1,0 +1,176 @@
+//! The G5 builder option: at a target expected I/O pages per lookup, build both `CprLeCo_PGM_D`
+//! ([`CprPgm`]) and `LeCo-Zonemap-D` ([`RoughLecoZoneMap`]) and keep the smaller.
+//!
+//! Paper 002 §8.1-8.2 (Figs. 8-9) compares, per dataset and per expected I/O pages, the memory
+//! of the compressed PGM and of the rough LeCo zone map, and concludes by hand that the PGM wins
+//! on model-friendly data and the zone map on hard data or at very few pages. This builder makes
+//! that decision per dataset: both are built and [`Smallest`] holds the one with fewer bytes.
+//!
+//! Expected pages follow paper 002 eq. 4 for item-granularity predictions: a window of `R`
+//! items over blocks of `P` records touches `1 + (R - 1) / P` blocks on average. A PGM with
+//! error `eps` has windows of `2 eps + 2` items, so the largest eps within `pages` is
+//! `floor(((pages - 1) * P - 1) / 2)` ([`eps_for_pages`]); below `1 + 1 / P` pages no PGM
+//! fits and the zone map (one block per lookup, its windows are whole blocks) is chosen
+//! without building the PGM.
+
+use crate::error::{Error, Result};
+use crate::index::{ApproxPos, Shape, StaticIndex};
+use crate::key::Key;
+use crate::mem::leco_zone_map::RoughLecoZoneMap;
+use crate::mem::pgm_compressed::{CprPgm, CprPgmParams};
+use crate::mem::zone_map::ZoneMapParams;
+
+/// Parameters of [`build_smallest`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SmallestParams {
+    /// Records per disk block (the zone map's group and eq. 4's `P`).
+    pub per_block: usize,
+    /// Target expected blocks read per lookup, at least 1. Larger lets the PGM use a larger
+    /// eps (fewer segments, less memory) at the price of more blocks per lookup; the zone map
+    /// reads one block whatever the target.
+    pub expected_pages: f64,
+}
+
+impl Default for SmallestParams {
+    /// 255 records per 4 KiB block, 1.5 expected pages (paper 002 §9's setting).
+    fn default() -> Self {
+        SmallestParams {
+            per_block: 255,
+            expected_pages: 1.5,
+        }
+    }
+}
+
+/// The largest PGM eps whose windows touch at most `pages` blocks of `per_block` records on
+/// average (paper 002 eq. 4, item granularity); `None` below `1 + 1 / per_block` pages.
+pub fn eps_for_pages(pages: f64, per_block: usize) -> Option<usize> {
+    let twice = (pages - 1.0) * per_block as f64 - 1.0;
+    (twice >= 1.0).then(|| (twice / 2.0) as usize)
+}
+
+/// Whichever of the two compressed indexes was smaller.
+#[derive(Debug, Clone)]
+pub enum Smallest<K> {
+    /// `CprLeCo_PGM_D` at [`eps_for_pages`].
+    Pgm(Box<CprPgm<K>>),
+    /// `LeCo-Zonemap-D`.
+    ZoneMap(RoughLecoZoneMap<K>),
+}
+
+/// Builds both indexes on sorted `keys` and returns the smaller (the zone map on a tie).
+/// Returns the builders' errors, and `InvalidParameter` for `expected_pages` below 1 or not
+/// finite.
+pub fn build_smallest<K: Key>(keys: &[K], params: SmallestParams) -> Result<Smallest<K>> {
+    if !(params.expected_pages >= 1.0 && params.expected_pages.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "expected_pages",
+            value: params.expected_pages.to_string(),
+            expected: "a finite number of pages, at least 1",
+        });
+    }
+    let zone = RoughLecoZoneMap::build(keys, ZoneMapParams::new(params.per_block))?;
+    let Some(eps) = eps_for_pages(params.expected_pages, params.per_block) else {
+        return Ok(Smallest::ZoneMap(zone));
+    };
+    let pgm = CprPgm::build(keys, CprPgmParams::with_eps(eps))?;
+    Ok(if pgm.size_in_bytes() < zone.size_in_bytes() {
+        Smallest::Pgm(Box::new(pgm))
+    } else {
+        Smallest::ZoneMap(zone)
+    })
+}
+
+impl<K: Key> StaticIndex<K> for Smallest<K> {
+    #[inline]
+    fn search(&self, key: K) -> ApproxPos {
+        match self {
+            Smallest::Pgm(i) => i.search(key),
+            Smallest::ZoneMap(i) => i.search(key),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Smallest::Pgm(i) => i.len(),
+            Smallest::ZoneMap(i) => i.len(),
+        }
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + match self {
+                Smallest::Pgm(i) => i.size_in_bytes(),
+                Smallest::ZoneMap(i) => {
+                    i.size_in_bytes() - std::mem::size_of::<RoughLecoZoneMap<K>>()
+                }
+            }
+    }
+
+    fn shape(&self) -> Shape {
+        match self {
+            Smallest::Pgm(i) => i.shape(),
+            Smallest::ZoneMap(i) => i.shape(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eps_follows_equation_4() {
+        assert_eq!(eps_for_pages(1.5, 255), Some(63));
+        assert_eq!(eps_for_pages(1.0, 255), None);
+        assert_eq!(eps_for_pages(1.01, 255), Some(0));
+        assert_eq!(eps_for_pages(3.0, 255), Some(254));
+    }
+
+    #[test]
+    fn picks_the_smaller() {
+        // Keys 16 apart plus a random walk of at most 60 * 8: within 30 ranks of one line (one
+        // PGM segment) but block minimums hundreds of units off any line.
+        let mut walk = 30u64;
+        let mut state = 1u64;
+        let linear: Vec<u64> = (0..400_000u64)
+            .map(|i| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                walk = match state >> 62 {
+                    0 => walk.saturating_sub(1),
+                    1 => (walk + 1).min(60),
+                    _ => walk,
+                };
+                16 * i + 8 * walk
+            })
+            .collect();
+        let pgm = build_smallest(&linear, SmallestParams::default()).unwrap();
+        assert!(
+            matches!(pgm, Smallest::Pgm(_)),
+            "one segment beats 1569 noisy separators"
+        );
+        let few_pages = SmallestParams {
+            expected_pages: 1.001,
+            ..SmallestParams::default()
+        };
+        let zone = build_smallest(&linear, few_pages).unwrap();
+        assert!(matches!(zone, Smallest::ZoneMap(_)));
+        for k in [0, 7, 1 << 30, u64::MAX] {
+            let want = linear.partition_point(|&x| x < k);
+            assert_eq!(pgm.lower_bound(&linear, k), want);
+            assert_eq!(zone.lower_bound(&linear, k), want);
+        }
+        let bad = SmallestParams {
+            expected_pages: 0.5,
+            ..SmallestParams::default()
+        };
+        assert!(matches!(
+            build_smallest(&linear, bad),
+            Err(Error::InvalidParameter {
+                name: "expected_pages",
+                ..
+            })
+        ));
+    }
+}
