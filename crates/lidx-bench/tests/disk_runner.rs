@@ -118,7 +118,7 @@ fn zero_interval_models_read_their_pages() {
     ] {
         let spec = DiskIndexSpec::parse(text).unwrap();
         assert_eq!(DiskIndexSpec::parse(&spec.label()).unwrap(), spec, "{text}");
-        spec.build(&storage, &data.keys).unwrap();
+        spec.build(&storage, &data.keys, 8).unwrap();
     }
     assert!(DiskIndexSpec::parse("pgm-zero:eps=1:gran=page").is_err());
     assert!(DiskIndexSpec::parse("rs-zero:eps=1:pages=2").is_err());
