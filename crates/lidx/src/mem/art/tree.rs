@@ -391,24 +391,8 @@ impl<K: ArtKey, V> OrderedMap<K, V> for Art<K, V> {
 
     #[inline]
     fn get(&self, key: &K) -> Option<&V> {
-        let kb = key.key_bytes();
-        let kb = kb.as_ref();
-        let mut node = &self.root;
-        let mut depth = 0;
-        loop {
-            if let View::Leaf(leaf) = node.view() {
-                return leaf.key.key_cmp(key).is_eq().then_some(&leaf.value);
-            }
-            let h = node.header()?;
-            let stored = h.stored_prefix();
-            if !stored.iter().zip(&kb[depth..]).all(|(a, b)| a == b) {
-                return None;
-            }
-            depth += h.prefix_len();
-            let (child, span) = node.find_child_in(kb, depth)?;
-            node = child;
-            depth += span;
-        }
+        let leaf = self.root.lookup(key.key_bytes().as_ref())?;
+        leaf.key.key_cmp(key).is_eq().then_some(&leaf.value)
     }
 
     fn insert(&mut self, key: K, value: V) -> Result<Option<V>> {

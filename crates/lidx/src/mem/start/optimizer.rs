@@ -34,8 +34,13 @@
 //!   as fast as a Node256, §V, but rejected them for space): where the budget allows the whole
 //!   array (a dense window, above about 15% fill), the node is a flat huge-page array
 //!   ([`super::rewired::RewiredArray::flat`]): no kernel mapping per page, no TLB miss per
-//!   lookup. It is costed as the rewired kind (the same header and slot reads) and preferred
-//!   on a tie.
+//!   lookup. It is costed as the rewired kind (the same header and slot reads) without the
+//!   page walk below, and preferred on a tie.
+//! * **TLB misses** (not in the paper's model, whose CLFLUSH measurements keep the TLB warm):
+//!   a node read out of cache from 4 KiB pages is charged [`CostModel::page_walk`] more: an
+//!   uncached ART node or MultiNode4, a rewired node unless cached. On a tree far larger than
+//!   the TLB's reach this is what a lookup pays per uncached level, so it favours flat nodes
+//!   and fewer levels.
 //! * **Kernel limits** (not in the paper): every hosted rewired page is a kernel mapping, and
 //!   splitting the array's zero-page mapping around it costs up to two more; Linux allows
 //!   `vm.max_map_count` (65 530 by default) per process, and each rewired node holds a memfd.
@@ -51,7 +56,7 @@ use std::collections::HashMap;
 use super::cost_model::{CacheState, CostModel};
 use super::nodes::{demote_all, promote};
 use crate::error::Result;
-use crate::mem::art::node::{NodeKind, NodeRef, ViewMut};
+use crate::mem::art::node::{NodeKind, NodeRef, View, ViewMut};
 use crate::mem::art::ArtKey;
 
 /// How the optimizer places multilevel nodes.
@@ -158,8 +163,19 @@ impl Planner<'_> {
         }
     }
 
-    fn cost(&self, kind: NodeKind, keys: u64, bytes: usize) -> f64 {
-        self.model.of(kind).get(self.state(keys, bytes)) * keys as f64
+    /// Cost of a node of `kind` reached by `keys` keys' lookups, `bytes` large, `flat` for a
+    /// flat huge-page array: the measured cost plus a page walk where the node is read from a
+    /// 4 KiB page out of cache (see [`CostModel::page_walk`]).
+    fn cost(&self, kind: NodeKind, keys: u64, bytes: usize, flat: bool) -> f64 {
+        let state = self.state(keys, bytes);
+        let walk = match state {
+            _ if flat => false,
+            CacheState::Uncached => true,
+            CacheState::HeaderCached => matches!(kind, NodeKind::Node64K | NodeKind::Node16M),
+            CacheState::Cached => false,
+        };
+        let walk = if walk { self.model.page_walk } else { 0.0 };
+        (self.model.of(kind).get(state) + walk) * keys as f64
     }
 
     /// The bottom-up pass over the subtree of `node` (`depth` key bytes deep); `None` for a
@@ -207,7 +223,7 @@ impl Planner<'_> {
                 }
             }
         }
-        let regular = self.cost(kind, sub.keys, own as usize) + sub.front[1];
+        let regular = self.cost(kind, sub.keys, own as usize, false) + sub.front[1];
         let mut best = (regular, None);
         for s in 2..=MAX_SPAN {
             if branch + s > self.key_len || (self.greedy && sub.blocked[s]) {
@@ -241,7 +257,7 @@ impl Planner<'_> {
                 if bytes as f64 > allowed {
                     continue;
                 }
-                let cost = self.cost(kind, sub.keys, bytes) + sub.front[s];
+                let cost = self.cost(kind, sub.keys, bytes, flat) + sub.front[s];
                 if cost < best.0 {
                     best = (
                         cost,
@@ -353,5 +369,67 @@ fn regular_cost<K, V>(p: &Planner<'_>, node: &NodeRef<K, V>, depth: usize) -> (f
         .children()
         .map(|(_, c)| regular_cost(p, c, branch))
         .fold((0.0, 0), |(a, k), (c, n)| (a + c, k + n));
-    (p.cost(h.kind(), keys, node.node_bytes()) + below, keys)
+    let flat = matches!(node.view(), View::Rw(n) if n.array().is_flat());
+    (
+        p.cost(h.kind(), keys, node.node_bytes(), flat) + below,
+        keys,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn planner(model: &CostModel, total: f64) -> Planner<'_> {
+        Planner {
+            model,
+            total,
+            key_len: 8,
+            greedy: false,
+            budget_factor: 1.0,
+            flat: true,
+            maps_left: 0,
+            rewired_left: 0,
+            choices: HashMap::new(),
+        }
+    }
+
+    #[test]
+    fn page_walks_are_charged_off_huge_pages_and_out_of_cache() {
+        let model = CostModel {
+            page_walk: 40.0,
+            ..CostModel::default()
+        };
+        let plain = |kind, state| model.of(kind).get(state);
+        let big = 1 << 30;
+        // Uncached (a node of one key in a billion): every kind pays the walk except a flat
+        // array.
+        let p = planner(&model, 1e9);
+        assert_eq!(p.state(1, big), CacheState::Uncached);
+        assert_eq!(
+            p.cost(NodeKind::Node4, 1, big, false),
+            plain(NodeKind::Node4, CacheState::Uncached) + 40.0
+        );
+        assert_eq!(
+            p.cost(NodeKind::Node16M, 1, big, true),
+            plain(NodeKind::Node16M, CacheState::Uncached)
+        );
+        // Header cached: only a rewired node, whose slot is on another page.
+        let p = planner(&model, 1000.0);
+        let header = model.cache_bytes / 1000;
+        assert_eq!(p.state(1, header + 1), CacheState::HeaderCached);
+        assert_eq!(
+            p.cost(NodeKind::Node256, 1, header + 1, false),
+            plain(NodeKind::Node256, CacheState::HeaderCached)
+        );
+        assert_eq!(
+            p.cost(NodeKind::Node64K, 1, header + 1, false),
+            plain(NodeKind::Node64K, CacheState::HeaderCached) + 40.0
+        );
+        // Cached: nobody.
+        assert_eq!(
+            p.cost(NodeKind::Node64K, 1000, 64, false),
+            plain(NodeKind::Node64K, CacheState::Cached) * 1000.0
+        );
+    }
 }
