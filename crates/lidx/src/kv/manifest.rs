@@ -46,6 +46,9 @@ use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::kv::stamp::{
+    check_magic_version, corrupt, decode_stamp, encode_stamp, le_u32, le_u64, STAMP_BYTES,
+};
 use crate::kv::wal::Seq;
 
 /// Magic number of a manifest file: `lidxMAN1`.
@@ -57,7 +60,7 @@ pub const VERSION: u32 = 1;
 /// Bytes of a manifest before its body.
 pub const MANIFEST_HEADER_BYTES: usize = 40;
 /// Size of the `CURRENT` file.
-pub const CURRENT_BYTES: usize = 32;
+pub const CURRENT_BYTES: usize = STAMP_BYTES;
 /// Longest file name a manifest accepts.
 pub const MAX_NAME_BYTES: usize = 255;
 /// Largest manifest body accepted (64 MiB).
@@ -89,26 +92,6 @@ fn manifest_number(name: &str) -> Option<u64> {
         return None;
     }
     digits.parse().ok()
-}
-
-fn corrupt(file: &str, what: String) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: None,
-        what,
-    }
-}
-
-fn le_u32(b: &[u8], at: usize) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(a)
-}
-
-fn le_u64(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
 }
 
 fn check_name(name: &str) -> std::result::Result<(), &'static str> {
@@ -159,28 +142,10 @@ pub fn encode_manifest(n: u64, m: &Manifest) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-fn check_magic_version(file: &str, bytes: &[u8], magic: u64) -> Result<()> {
-    if bytes.len() >= 8 && le_u64(bytes, 0) != magic {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: magic,
-            got: le_u64(bytes, 0),
-        });
-    }
-    if bytes.len() >= 12 && le_u32(bytes, 8) != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: le_u32(bytes, 8),
-            supported: VERSION,
-        });
-    }
-    Ok(())
-}
-
 /// Decodes a manifest file: its number and content. Never panics.
 #[doc(hidden)]
 pub fn decode_manifest(file: &str, bytes: &[u8]) -> Result<(u64, Manifest)> {
-    check_magic_version(file, bytes, MANIFEST_MAGIC)?;
+    check_magic_version(file, bytes, MANIFEST_MAGIC, VERSION)?;
     let truncated = |what: String| Error::Truncated {
         file: file.to_string(),
         what,
@@ -305,46 +270,23 @@ impl<'a> Body<'a> {
 /// Encodes the `CURRENT` file naming manifest `n`.
 #[doc(hidden)]
 pub fn encode_current(n: u64) -> [u8; CURRENT_BYTES] {
-    let mut b = [0u8; CURRENT_BYTES];
-    b[0..8].copy_from_slice(&CURRENT_MAGIC.to_le_bytes());
-    b[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    b[16..24].copy_from_slice(&n.to_le_bytes());
-    let crc = crc32c::crc32c(&b[..24]);
-    b[24..28].copy_from_slice(&crc.to_le_bytes());
-    b
+    encode_stamp(CURRENT_MAGIC, VERSION, n)
 }
 
 /// Decodes the `CURRENT` file: the number of the live manifest. Never panics.
 #[doc(hidden)]
 pub fn decode_current(file: &str, bytes: &[u8]) -> Result<u64> {
-    check_magic_version(file, bytes, CURRENT_MAGIC)?;
-    if bytes.len() < CURRENT_BYTES {
-        return Err(Error::Truncated {
-            file: file.to_string(),
-            what: format!("{} bytes of {CURRENT_BYTES}", bytes.len()),
-        });
-    }
+    let n = decode_stamp(file, bytes, CURRENT_MAGIC, VERSION, "CURRENT file")?;
     if bytes.len() > CURRENT_BYTES {
         return Err(corrupt(
             file,
             format!("{} bytes, expected {CURRENT_BYTES}", bytes.len()),
         ));
     }
-    let stored = le_u32(bytes, 24);
-    let got = crc32c::crc32c(&bytes[..24]);
-    if stored != got {
-        return Err(corrupt(
-            file,
-            format!("checksum {got:#010x}, written as {stored:#010x}"),
-        ));
+    if n == 0 {
+        return Err(corrupt(file, "names manifest 0, which never exists".into()));
     }
-    if le_u32(bytes, 12) != 0 || le_u32(bytes, 28) != 0 {
-        return Err(corrupt(file, "reserved bytes are not 0".into()));
-    }
-    match le_u64(bytes, 16) {
-        0 => Err(corrupt(file, "names manifest 0, which never exists".into())),
-        n => Ok(n),
-    }
+    Ok(n)
 }
 
 fn io_err(path: &Path, op: &'static str) -> impl FnOnce(std::io::Error) -> Error {

@@ -18,6 +18,7 @@
 //! them with the new `static_seq`, then [`Wal::remove_up_to`] that sequence number.
 
 pub mod manifest;
+mod stamp;
 pub mod wal;
 
 pub use manifest::{Manifest, ManifestStore};

@@ -108,6 +108,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
 use crate::key::Key;
+use crate::kv::stamp::{corrupt, decode_stamp, encode_stamp, le_u32, le_u64, STAMP_BYTES};
 
 /// A record's sequence number: 1 for the first record ever appended to a log, then one more
 /// per record. 0 means "no record".
@@ -118,7 +119,7 @@ pub const SEGMENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxWAL1");
 /// Format version of segments and records.
 pub const VERSION: u32 = 1;
 /// Size of a segment header.
-pub const SEGMENT_HEADER_BYTES: usize = 32;
+pub const SEGMENT_HEADER_BYTES: usize = STAMP_BYTES;
 /// Size of a record's frame (crc, length, sequence number) before its body.
 pub const FRAME_BYTES: usize = 16;
 /// Largest record body accepted, on append and on read (1 GiB).
@@ -269,14 +270,6 @@ fn name_of(path: &Path) -> String {
     path.display().to_string()
 }
 
-fn corrupt(file: &str, what: String) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: None,
-        what,
-    }
-}
-
 /// Appends record `seq` to `out`.
 #[doc(hidden)]
 pub fn encode_record(seq: Seq, record: &Record<'_>, out: &mut Vec<u8>) {
@@ -295,18 +288,6 @@ pub fn encode_record(seq: Seq, record: &Record<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(value);
     let crc = crc32c::crc32c(&out[start + 4..]);
     out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
-}
-
-fn le_u32(b: &[u8], at: usize) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(a)
-}
-
-fn le_u64(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
 }
 
 /// A frame whose length and checksum are right: (sequence number, body, total bytes).
@@ -401,58 +382,13 @@ pub fn decode_record<'a>(
 /// Writes a segment header for a segment whose first record is `first`.
 #[doc(hidden)]
 pub fn encode_segment_header(first: Seq) -> [u8; SEGMENT_HEADER_BYTES] {
-    let mut h = [0u8; SEGMENT_HEADER_BYTES];
-    h[0..8].copy_from_slice(&SEGMENT_MAGIC.to_le_bytes());
-    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    h[16..24].copy_from_slice(&first.to_le_bytes());
-    let crc = crc32c::crc32c(&h[..24]);
-    h[24..28].copy_from_slice(&crc.to_le_bytes());
-    h
+    encode_stamp(SEGMENT_MAGIC, VERSION, first)
 }
 
 /// Reads a segment header: the sequence number of the segment's first record.
 #[doc(hidden)]
 pub fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<Seq> {
-    if bytes.len() < SEGMENT_HEADER_BYTES {
-        return Err(Error::Truncated {
-            file: file.to_string(),
-            what: format!(
-                "{} bytes, shorter than the {SEGMENT_HEADER_BYTES}-byte segment header",
-                bytes.len()
-            ),
-        });
-    }
-    let magic = le_u64(bytes, 0);
-    if magic != SEGMENT_MAGIC {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: SEGMENT_MAGIC,
-            got: magic,
-        });
-    }
-    let version = le_u32(bytes, 8);
-    if version != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: VERSION,
-        });
-    }
-    let stored = le_u32(bytes, 24);
-    let got = crc32c::crc32c(&bytes[..24]);
-    if stored != got {
-        return Err(corrupt(
-            file,
-            format!("segment header checksum {got:#010x}, written as {stored:#010x}"),
-        ));
-    }
-    if le_u32(bytes, 12) != 0 || le_u32(bytes, 28) != 0 {
-        return Err(corrupt(
-            file,
-            "segment header reserved bytes are not 0".into(),
-        ));
-    }
-    let first = le_u64(bytes, 16);
+    let first = decode_stamp(file, bytes, SEGMENT_MAGIC, VERSION, "segment header")?;
     if first == 0 {
         return Err(corrupt(file, "segment starts at sequence number 0".into()));
     }
