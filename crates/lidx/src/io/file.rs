@@ -272,4 +272,25 @@ mod tests {
             Err(Error::Truncated { .. })
         ));
     }
+
+    #[test]
+    fn buffered_mode_reads_back_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b");
+        let dev = FileDevice::open(&path, 8192, OpenMode::Create, false).unwrap();
+        assert!(!dev.direct());
+        assert!(dev.describe().contains("buffered"), "{}", dev.describe());
+        let mut buf = vec![3u8; 2 * 8192];
+        dev.write_blocks(0, &mut buf, IoClass::Data).unwrap();
+        dev.sync().unwrap();
+        let mut back = vec![0u8; 8192];
+        dev.read_blocks(1, &mut back, IoClass::Data).unwrap();
+        assert!(back[..8192 - 4].iter().all(|&b| b == 3));
+        let s = dev.stats();
+        assert_eq!((s.read_blocks, s.write_blocks, s.syncs), (1, 2, 1));
+        assert!(matches!(
+            FileDevice::open(&path, 1000, OpenMode::ReadOnly, false),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
 }
