@@ -467,6 +467,36 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Applies `op` to the map under test and to the reference, checking that they agree (and that
+/// inclusive ranges agree too when `inclusive`).
+fn apply<M: OrderedMap<u64, u64>>(
+    t: &mut M,
+    reference: &mut BTreeMap<u64, u64>,
+    key: &impl Fn(u16) -> u64,
+    op: Op,
+    inclusive: bool,
+) -> Result<(), TestCaseError> {
+    match op {
+        Op::Insert(k, v) => {
+            prop_assert_eq!(t.insert(key(k), v).unwrap(), reference.insert(key(k), v))
+        }
+        Op::Remove(k) => prop_assert_eq!(t.remove(&key(k)), reference.remove(&key(k))),
+        Op::Get(k) => prop_assert_eq!(t.get(&key(k)), reference.get(&key(k))),
+        Op::LowerBound(k) => {
+            prop_assert_eq!(t.lower_bound(&key(k)), reference.range(key(k)..).next())
+        }
+        Op::Range(a, b) => {
+            let (a, b) = (key(a.min(b)), key(a.max(b)));
+            prop_assert!(t.range(a..b).eq(reference.range(a..b)));
+            if inclusive {
+                prop_assert!(t.range(a..=b).eq(reference.range(a..=b)));
+            }
+        }
+    }
+    prop_assert_eq!(t.len(), reference.len());
+    Ok(())
+}
+
 proptest! {
     #[test]
     fn btree_matches_btreemap(
@@ -484,20 +514,7 @@ proptest! {
             BTreeParams::with_slots(leaf, inner),
         ).unwrap();
         for op in ops {
-            match op {
-                Op::Insert(k, v) => prop_assert_eq!(t.insert(key(k), v).unwrap(), reference.insert(key(k), v)),
-                Op::Remove(k) => prop_assert_eq!(t.remove(&key(k)), reference.remove(&key(k))),
-                Op::Get(k) => prop_assert_eq!(t.get(&key(k)), reference.get(&key(k))),
-                Op::LowerBound(k) => prop_assert_eq!(
-                    t.lower_bound(&key(k)),
-                    reference.range(key(k)..).next()
-                ),
-                Op::Range(a, b) => {
-                    let (a, b) = (key(a.min(b)), key(a.max(b)));
-                    prop_assert!(t.range(a..b).eq(reference.range(a..b)));
-                }
-            }
-            prop_assert_eq!(t.len(), reference.len());
+            apply(&mut t, &mut reference, &key, op, false)?;
         }
         prop_assert!(t.iter().eq(reference.iter()));
     }
@@ -521,21 +538,7 @@ proptest! {
             if i % retune_every == 0 {
                 t.retune().unwrap();
             }
-            match op {
-                Op::Insert(k, v) => prop_assert_eq!(t.insert(key(k), v).unwrap(), reference.insert(key(k), v)),
-                Op::Remove(k) => prop_assert_eq!(t.remove(&key(k)), reference.remove(&key(k))),
-                Op::Get(k) => prop_assert_eq!(t.get(&key(k)), reference.get(&key(k))),
-                Op::LowerBound(k) => prop_assert_eq!(
-                    t.lower_bound(&key(k)),
-                    reference.range(key(k)..).next()
-                ),
-                Op::Range(a, b) => {
-                    let (a, b) = (key(a.min(b)), key(a.max(b)));
-                    prop_assert!(t.range(a..b).eq(reference.range(a..b)));
-                    prop_assert!(t.range(a..=b).eq(reference.range(a..=b)));
-                }
-            }
-            prop_assert_eq!(t.len(), reference.len());
+            apply(&mut t, &mut reference, &key, op, true)?;
         }
         prop_assert!(t.iter().eq(reference.iter()));
     }
@@ -553,21 +556,7 @@ proptest! {
             initial.iter().map(|(&k, &v)| (key(k), v)).collect();
         let mut t = Art::bulk_load(reference.iter().map(|(&k, &v)| (k, v))).unwrap();
         for op in ops {
-            match op {
-                Op::Insert(k, v) => prop_assert_eq!(t.insert(key(k), v).unwrap(), reference.insert(key(k), v)),
-                Op::Remove(k) => prop_assert_eq!(t.remove(&key(k)), reference.remove(&key(k))),
-                Op::Get(k) => prop_assert_eq!(t.get(&key(k)), reference.get(&key(k))),
-                Op::LowerBound(k) => prop_assert_eq!(
-                    t.lower_bound(&key(k)),
-                    reference.range(key(k)..).next()
-                ),
-                Op::Range(a, b) => {
-                    let (a, b) = (key(a.min(b)), key(a.max(b)));
-                    prop_assert!(t.range(a..b).eq(reference.range(a..b)));
-                    prop_assert!(t.range(a..=b).eq(reference.range(a..=b)));
-                }
-            }
-            prop_assert_eq!(t.len(), reference.len());
+            apply(&mut t, &mut reference, &key, op, true)?;
         }
         prop_assert!(t.iter().eq(reference.iter()));
     }

@@ -129,6 +129,23 @@ impl<K: Key> StaticIndex<K> for PgmZero<K> {
     }
 }
 
+/// Writes the page parameters every zero-interval model's encoding starts with.
+pub(crate) fn encode_page_params(out: &mut Encoder, per_block: usize, eps: usize) {
+    out.usize(per_block);
+    out.usize(eps);
+}
+
+/// Reads what [`encode_page_params`] wrote, checking `1 <= per_block <= 2^31` and
+/// `eps <= 2^31`; returns `(per_block, eps, the inner model's error they imply)`.
+pub(crate) fn decode_page_params(input: &mut Decoder<'_>) -> Result<(usize, usize, usize)> {
+    let per_block = input.usize_at_most(MAX_ZERO_PARAM, "records per block")?;
+    let eps = input.usize_at_most(MAX_ZERO_PARAM, "eps")?;
+    if per_block == 0 {
+        return Err(input.corrupt("0 records per block"));
+    }
+    Ok((per_block, eps, zero_interval::half_width(eps, per_block)))
+}
+
 /// Encoding (kind [`PgmZero::KIND`]): `per_block: u64, eps: u64`, then the inner PGM's encoding
 /// (kind 1). `decode` checks `1 <= per_block <= 2^31`, `eps <= 2^31`, the inner PGM as kind 1
 /// does, and that its error is `eps + (per_block - 1) / 2`.
@@ -136,19 +153,13 @@ impl<K: Key> Persist<K> for PgmZero<K> {
     const KIND: u32 = 8;
 
     fn encode(&self, out: &mut Encoder) {
-        out.usize(self.params.per_block);
-        out.usize(self.params.eps);
+        encode_page_params(out, self.params.per_block, self.params.eps);
         self.inner.encode(out);
     }
 
     fn decode(input: &mut Decoder<'_>) -> Result<Self> {
-        let per_block = input.usize_at_most(MAX_ZERO_PARAM, "records per block")?;
-        let eps = input.usize_at_most(MAX_ZERO_PARAM, "eps")?;
-        if per_block == 0 {
-            return Err(input.corrupt("0 records per block"));
-        }
+        let (per_block, eps, expected) = decode_page_params(input)?;
         let inner = Pgm::<K>::decode(input)?;
-        let expected = zero_interval::half_width(eps, per_block);
         if inner.eps() != expected {
             return Err(input.corrupt(format!(
                 "inner PGM error {} (expected {expected})",

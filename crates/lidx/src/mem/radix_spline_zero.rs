@@ -15,9 +15,10 @@ use crate::error::Result;
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
 use crate::mem::persist::{Decoder, Encoder, Persist};
+use crate::mem::pgm_zero::{decode_page_params, encode_page_params};
 use crate::mem::radix_spline::{RadixSpline, RadixSplineParams};
 use crate::model::points::cdf_points;
-use crate::model::zero_interval::{self, MAX_ZERO_PARAM};
+use crate::model::zero_interval;
 
 /// Parameters of a [`RadixSplineZero`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,20 +125,15 @@ impl<K: Key> Persist<K> for RadixSplineZero<K> {
     const KIND: u32 = 9;
 
     fn encode(&self, out: &mut Encoder) {
-        out.usize(self.params.per_block);
-        out.usize(self.params.eps);
+        encode_page_params(out, self.params.per_block, self.params.eps);
         self.inner.encode(out);
     }
 
     fn decode(input: &mut Decoder<'_>) -> Result<Self> {
-        let per_block = input.usize_at_most(MAX_ZERO_PARAM, "records per block")?;
-        let eps = input.usize_at_most(MAX_ZERO_PARAM, "eps")?;
-        if per_block == 0 {
-            return Err(input.corrupt("0 records per block"));
-        }
+        let (per_block, eps, expected) = decode_page_params(input)?;
         let inner = RadixSpline::<K>::decode(input)?;
         let inner_params = inner.params();
-        if inner_params.max_error != zero_interval::half_width(eps, per_block) {
+        if inner_params.max_error != expected {
             return Err(input.corrupt(format!("inner spline error {}", inner_params.max_error)));
         }
         let params = RadixSplineZeroParams::new(eps, per_block, inner_params.radix_bits);
