@@ -127,6 +127,8 @@ pub struct HybridOptions {
     /// One memory budget in bytes for the dynamic stage plus the static stage's models: when
     /// set, the dynamic stage is merged as soon as it holds more than the budget minus the
     /// models (or the trigger fires, whichever comes first). `None`: only the trigger counts.
+    /// While a merge runs, its frozen stage is held besides the new dynamic stage, so the peak
+    /// is up to twice the dynamic share (plus one growth step of a stage's payload arena).
     pub memory_budget: Option<usize>,
     /// Threads that build the new static files of a merge (at least 1): the merged records are
     /// split into this many key ranges of equal counts, one static file each.
