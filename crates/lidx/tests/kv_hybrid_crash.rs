@@ -37,7 +37,7 @@ fn storage(dir: &Path) -> Arc<Storage> {
 
 fn options(generation: u64) -> HybridOptions {
     HybridOptions {
-        model: if generation % 2 == 0 {
+        model: if generation.is_multiple_of(2) {
             StaticModel::LecoZoneMap
         } else {
             StaticModel::Pgm { eps: 8 }
@@ -45,7 +45,7 @@ fn options(generation: u64) -> HybridOptions {
         trigger: MergeTrigger::Constant(40),
         merge_threads: 2,
         wal: WalOptions {
-            fsync: if generation % 3 == 0 {
+            fsync: if generation.is_multiple_of(3) {
                 FsyncPolicy::Always
             } else {
                 FsyncPolicy::Never
