@@ -10,11 +10,12 @@ use crate::error::{Error, Result};
 use crate::index::ApproxPos;
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::{check_strictly_sorted, Key};
-use crate::mem::persist::{Decoder, Encoder, Persist};
+use crate::mem::persist::{Decoder, Persist};
 
-use super::data_block::{encode_data_block, records_per_block};
+use super::data_block::records_per_block;
 use super::fetch::{Fetch, Leaves};
 use super::header::{decode_header, Header, FIRST_DATA_BLOCK};
+use super::writer::StaticLearnedWriter;
 
 /// What one model point stands for (paper 002 §5, guideline G2).
 ///
@@ -122,9 +123,6 @@ impl StaticLearnedParams {
     }
 }
 
-/// Data blocks written per request while building (1 MiB with 4 KiB blocks).
-const BUILD_BATCH_BLOCKS: usize = 256;
-
 /// The disk-resident static learned index: records on disk, model `M` in memory.
 pub struct StaticLearned<K, M> {
     device: Arc<dyn BlockDevice>,
@@ -180,87 +178,21 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
         build_model: impl FnOnce(&[K]) -> Result<M>,
     ) -> Result<Self> {
         check_strictly_sorted(keys)?;
-        let block_size = storage.block_size();
-        let block_payload = block_size - crate::io::BLOCK_TRAILER;
-        let per_block = params.records_per_block::<K>(block_size);
-        if per_block == 0 || params.payload_size > u32::MAX as usize {
-            return Err(Error::InvalidParameter {
-                name: "payload_size",
-                value: params.payload_size.to_string(),
-                expected: "small enough for one key and payload to fit in a block",
-            });
-        }
-        if let Granularity::MiniPage(g) = params.granularity {
-            if g == 0 || g > u32::MAX as usize {
-                return Err(Error::InvalidParameter {
-                    name: "granularity",
-                    value: g.to_string(),
-                    expected: "a mini-page of 1 to 2^32 - 1 records",
-                });
+        let mut writer = StaticLearnedWriter::create(storage, name, params)?;
+        let written = (|| {
+            let mut payload = vec![0u8; params.payload_size];
+            for (i, key) in keys.iter().enumerate() {
+                payload_of(i, key, &mut payload);
+                writer.push(*key, &payload)?;
             }
+            let model = build_model(writer.model_keys())?;
+            writer.finish(model)
+        })();
+        if written.is_err() {
+            // The file has no valid header yet; a failed build leaves nothing behind.
+            let _ = storage.remove(name);
         }
-        let group = params.granularity.group(per_block);
-        let model = if group == 1 {
-            build_model(keys)?
-        } else {
-            let firsts: Vec<K> = keys.iter().step_by(group).copied().collect();
-            build_model(&firsts)?
-        };
-        let points = keys.len().div_ceil(group);
-        if model.len() != points {
-            return Err(Error::InvalidParameter {
-                name: "build_model",
-                value: format!("a model of {} keys", model.len()),
-                expected: "a model built on exactly the keys it is given",
-            });
-        }
-        let mut encoder = Encoder::new();
-        model.encode(&mut encoder);
-        let model_image = encoder.into_bytes();
-
-        let device = storage.create(name)?;
-        let data_blocks = keys.len().div_ceil(per_block);
-        let mut next = 0;
-        while next < data_blocks {
-            let count = (data_blocks - next).min(BUILD_BATCH_BLOCKS);
-            let mut buf = AlignedBuf::zeroed(count * block_size);
-            for j in 0..count {
-                let start = (next + j) * per_block;
-                let end = (start + per_block).min(keys.len());
-                let out = &mut buf[j * block_size..j * block_size + block_payload];
-                encode_data_block(out, &keys[start..end], params.payload_size, |i, k, p| {
-                    payload_of(start + i, k, p)
-                });
-            }
-            device.write_blocks(FIRST_DATA_BLOCK + next as u64, &mut buf, IoClass::Leaf)?;
-            next += count;
-        }
-        let header = Header {
-            key_size: K::SIZE as u32,
-            key_name: K::NAME.to_string(),
-            payload_size: params.payload_size as u32,
-            block_size: block_size as u32,
-            len: keys.len() as u64,
-            per_block: per_block as u32,
-            granularity: params.granularity,
-            fetch: params.fetch,
-            model_kind: M::KIND,
-            data_blocks: data_blocks as u64,
-            model_bytes: model_image.len() as u64,
-        };
-        let model_blocks = header.model_blocks() as usize;
-        if model_blocks > 0 {
-            let mut buf = AlignedBuf::zeroed(model_blocks * block_size);
-            for (j, chunk) in model_image.chunks(block_payload).enumerate() {
-                buf[j * block_size..j * block_size + chunk.len()].copy_from_slice(chunk);
-            }
-            device.write_blocks(header.model_first_block(), &mut buf, IoClass::Model)?;
-        }
-        let mut buf = AlignedBuf::zeroed(block_size);
-        header.encode(&mut buf);
-        device.write_blocks(0, &mut buf, IoClass::Header)?;
-        device.sync()?;
-        Ok(Self::assemble(device, model, &header, params.fetch))
+        written
     }
 
     /// Opens the index file `name`: reads the header and the model (kept in memory). `fetch`
@@ -323,7 +255,12 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
         Ok(Self::assemble(device, model, &header, fetch))
     }
 
-    fn assemble(device: Arc<dyn BlockDevice>, model: M, header: &Header, fetch: Fetch) -> Self {
+    pub(super) fn assemble(
+        device: Arc<dyn BlockDevice>,
+        model: M,
+        header: &Header,
+        fetch: Fetch,
+    ) -> Self {
         StaticLearned {
             disk_bytes: header.total_blocks() * u64::from(header.block_size),
             device,
@@ -496,9 +433,13 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
     /// Hands every record, in key order, to `f`, reading `batch_blocks` data blocks (at least
     /// one) per request with [`IoClass::Data`]: a merge's sequential read, counted apart from the
     /// leaf reads of lookups. Every block is validated, and the key order across blocks checked
-    /// (`Corrupt`).
+    /// (`Corrupt`). The first error `f` returns stops the scan and is returned.
     #[doc(hidden)]
-    pub fn for_each_record(&self, batch_blocks: usize, mut f: impl FnMut(&K, &[u8])) -> Result<()> {
+    pub fn for_each_record(
+        &self,
+        batch_blocks: usize,
+        mut f: impl FnMut(&K, &[u8]) -> Result<()>,
+    ) -> Result<()> {
         let batch = batch_blocks.max(1);
         let block_size = self.device.block_size();
         let payload = self.device.payload_size();
@@ -535,7 +476,7 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
                     }
                 }
                 for r in 0..expected {
-                    f(&block.key(r), block.payload(r));
+                    f(&block.key(r), block.payload(r))?;
                 }
                 previous = Some(block.key(expected - 1));
             }

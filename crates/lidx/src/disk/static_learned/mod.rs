@@ -38,6 +38,8 @@ pub mod data_block;
 pub mod fetch;
 pub mod header;
 pub mod index;
+pub mod writer;
 
 pub use fetch::Fetch;
 pub use index::{read_header, read_kind, Granularity, StaticLearned, StaticLearnedParams};
+pub use writer::StaticLearnedWriter;

@@ -18,7 +18,7 @@ use crate::kv::{Manifest, ManifestStore};
 use crate::mem::btree::BTree;
 
 use super::dynamic::{DynamicMap, Slot, Stage};
-use super::merge::{build_parts, merge_records};
+use super::merge::{merge_into, write_parts};
 use super::options::{HybridOptions, HybridStats};
 use super::recovery::{check_coverage, decode_meta, is_static_file, wal_exists, Meta};
 use super::static_set::{AnyStatic, StaticPart, StaticSet};
@@ -133,18 +133,20 @@ impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
         }
         check_strictly_sorted(keys)?;
         let ps = options.payload_size;
-        let mut payloads = vec![0u8; keys.len() * ps];
-        for (i, k) in keys.iter().enumerate() {
-            payload_of(i, k, &mut payloads[i * ps..(i + 1) * ps]);
-        }
         let wal_dir = dir.join(WAL_DIR);
         // No CURRENT: a log here is a leftover of a create that crashed before its commit.
         if wal_dir.exists() {
             std::fs::remove_dir_all(&wal_dir)
                 .map_err(|e| Error::io(wal_dir.display().to_string(), "remove old log", &e))?;
         }
-        let parts = build_parts(&storage, keys, &payloads, &options, 1)?;
-        drop(payloads);
+        let parts = write_parts(&storage, &options, 1, keys.len(), |out| {
+            let mut payload = vec![0u8; ps];
+            for (i, k) in keys.iter().enumerate() {
+                payload_of(i, k, &mut payload);
+                out.push(*k, &payload)?;
+            }
+            Ok(())
+        })?;
         let (wal, _) = Wal::open(&wal_dir, options.wal, |_, _| Ok(()))?;
         let manifest = Manifest {
             static_files: parts.iter().map(|p| p.name.clone()).collect(),
@@ -685,15 +687,16 @@ impl<K: Key, D: DynamicMap<K>> Inner<K, D> {
             return Ok(());
         };
         let ps = self.options.payload_size;
-        let (keys, payloads) = {
-            let f = frozen.read();
-            let entries = f.entries();
-            merge_records(&v.statics, &f, &entries, ps)?
-        };
         let mut manifest = self.manifest.lock();
         let generation = manifest.1;
-        let parts = build_parts(&self.storage, &keys, &payloads, &self.options, generation)?;
-        drop((keys, payloads));
+        let parts = {
+            let f = frozen.read();
+            let entries = f.entries();
+            let expected = v.statics.len() + f.live();
+            write_parts(&self.storage, &self.options, generation, expected, |out| {
+                merge_into(out, &v.statics, &f, &entries)
+            })?
+        };
         let static_seq = v.frozen_seq;
         let m = Manifest {
             static_files: parts.iter().map(|p| p.name.clone()).collect(),

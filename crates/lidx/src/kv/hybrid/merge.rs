@@ -3,20 +3,24 @@
 //! Paper 002 §9.1: "It scans the leaf pages of the static learned index on disk and merges the
 //! key-value pairs from the dynamic stage with a simple linear algorithm similar to the merge
 //! step in a merge-sort. New learned models are then trained on the merged leaf nodes before
-//! they are written back to the disk." [`merge_records`] is that linear merge: the static
-//! files are read in large sequential requests ([`crate::io::IoClass::Data`], so merges do not
-//! count as lookups' leaf reads); a frozen entry replaces the static record of its key, and a
+//! they are written back to the disk." [`merge_into`] is that linear merge: the static files
+//! are read in large sequential requests ([`crate::io::IoClass::Data`], so merges do not count
+//! as lookups' leaf reads); a frozen entry replaces the static record of its key, and a
 //! tombstone drops it (the static stage is the full state, so no tombstone survives a merge).
-//! [`build_parts`] splits the merged records into `merge_threads` key ranges of equal counts
-//! and builds one file per range, each on its own thread (§9.1's partitioned merge).
 //!
-//! What differs from the paper: the merged keys and payloads are held in memory while the new
-//! files are built (the static learned builder fits its model on a slice of keys), so a merge
-//! needs transient memory of about `(key size + payload size)` bytes per record; the models and
-//! dynamic stage reported by `memory_bytes` do not include it.
+//! The merged records stream into a [`PartsWriter`], which splits them into at most
+//! `merge_threads` key ranges of about equal counts (§9.1's partitioned merge) and writes each
+//! range's data blocks as they fill, in large sequential requests, through a
+//! [`StaticLearnedWriter`]. Payloads are never held in memory; the keys a model is fitted on
+//! are (`K::SIZE` bytes per record, the models being fitted on a slice), until the end of the
+//! merge, when the parts' models are fitted in parallel, one thread per part. What differs from
+//! the paper: it splits the key range before merging and gives each thread its own range to
+//! merge; we merge in one sequential pass (the reads and writes are sequential I/O either way)
+//! and parallelize the model fitting, the part that costs CPU.
 
 use std::sync::Arc;
 
+use crate::disk::static_learned::StaticLearnedWriter;
 use crate::error::Result;
 use crate::io::Storage;
 use crate::key::Key;
@@ -26,108 +30,156 @@ use super::options::HybridOptions;
 use super::recovery::static_file_name;
 use super::static_set::{AnyStatic, StaticPart, StaticSet};
 
-/// Merges the static stage with the frozen stage's `entries` (from [`Stage::entries`]): the
-/// full state in key order, tombstones applied.
-pub fn merge_records<K: Key, D: DynamicMap<K>>(
+/// Streams the merge of the static stage with the frozen stage's `entries` (from
+/// [`Stage::entries`]) into `out`: the full state in key order, tombstones applied.
+pub fn merge_into<K: Key, D: DynamicMap<K>>(
+    out: &mut PartsWriter<'_, K>,
     statics: &StaticSet<K>,
     frozen: &Stage<K, D>,
     entries: &[(K, Slot)],
-    payload_size: usize,
-) -> Result<(Vec<K>, Vec<u8>)> {
-    let total = statics.len() + frozen.live();
-    let mut keys = Vec::with_capacity(total);
-    let mut payloads = Vec::with_capacity(total * payload_size);
+) -> Result<()> {
     let mut next = 0;
-    let push_frozen = |keys: &mut Vec<K>, payloads: &mut Vec<u8>, i: usize| {
-        if let Some(p) = frozen.entry(entries[i].1) {
-            keys.push(entries[i].0);
-            payloads.extend_from_slice(p);
-        }
+    let push_frozen = |out: &mut PartsWriter<'_, K>, i: usize| match frozen.entry(entries[i].1) {
+        Some(p) => out.push(entries[i].0, p),
+        None => Ok(()),
     };
     for part in &statics.parts {
         part.index.for_each_record(|k, p| {
             while next < entries.len() && entries[next].0.key_lt(k) {
-                push_frozen(&mut keys, &mut payloads, next);
+                push_frozen(out, next)?;
                 next += 1;
             }
             if next < entries.len() && !k.key_lt(&entries[next].0) {
-                push_frozen(&mut keys, &mut payloads, next);
+                push_frozen(out, next)?;
                 next += 1;
+                Ok(())
             } else {
-                keys.push(*k);
-                payloads.extend_from_slice(p);
+                out.push(*k, p)
             }
         })?;
     }
     while next < entries.len() {
-        push_frozen(&mut keys, &mut payloads, next);
+        push_frozen(out, next)?;
         next += 1;
     }
-    Ok((keys, payloads))
+    Ok(())
 }
 
-/// Builds the static stage of `keys` (strictly increasing) and `payloads`: at most
-/// `options.merge_threads` files of generation `generation`, of equal record counts, built in
-/// parallel. No file for no record. On error, the files already built are removed.
-pub fn build_parts<K: Key>(
+/// Writes records pushed in strictly increasing key order into at most
+/// `options.merge_threads` static files of one generation, a new file starting once the
+/// current one holds `expected / merge_threads` records.
+pub struct PartsWriter<'a, K> {
+    storage: &'a Arc<Storage>,
+    options: &'a HybridOptions,
+    generation: u64,
+    per_part: usize,
+    open: Vec<(String, StaticLearnedWriter<K>)>,
+}
+
+impl<'a, K: Key> PartsWriter<'a, K> {
+    fn new(
+        storage: &'a Arc<Storage>,
+        options: &'a HybridOptions,
+        generation: u64,
+        expected: usize,
+    ) -> Self {
+        let parts = options.merge_threads.max(1);
+        PartsWriter {
+            storage,
+            options,
+            generation,
+            per_part: expected.div_ceil(parts).max(1),
+            open: Vec::with_capacity(parts),
+        }
+    }
+
+    /// Appends a record. Errors: the writer's (`OutOfOrder`, `DuplicateKey`, I/O).
+    pub fn push(&mut self, key: K, payload: &[u8]) -> Result<()> {
+        let room = self.open.len() < self.options.merge_threads.max(1);
+        if let Some((_, w)) = self.open.last_mut() {
+            if w.len() < self.per_part || !room {
+                return w.push(key, payload);
+            }
+        }
+        let name = static_file_name(self.generation, self.open.len());
+        let params = AnyStatic::<K>::params(self.options);
+        let mut writer = StaticLearnedWriter::create(self.storage, &name, params)?;
+        let pushed = writer.push(key, payload);
+        self.open.push((name, writer));
+        pushed
+    }
+
+    /// Fits the parts' models, one thread per part, and completes the files. On error every
+    /// file of the generation is removed.
+    fn finish(mut self) -> Result<Vec<Arc<StaticPart<K>>>> {
+        let storage = self.storage;
+        let options = self.options;
+        let open = std::mem::take(&mut self.open);
+        let names: Vec<String> = open.iter().map(|(n, _)| n.clone()).collect();
+        let complete = |(name, writer): (String, StaticLearnedWriter<K>)| {
+            let first = writer.model_keys().first().copied();
+            let index = AnyStatic::finish(writer, options)?;
+            let part = StaticPart::new(Arc::clone(storage), name, index, first)?;
+            Ok(part.map(Arc::new))
+        };
+        let results: Vec<Result<Option<Arc<StaticPart<K>>>>> = if open.len() <= 1 {
+            open.into_iter().map(complete).collect()
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = open
+                    .into_iter()
+                    .map(|w| s.spawn(move || complete(w)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a merge thread panicked"))
+                    .collect()
+            })
+        };
+        let mut parts = Vec::with_capacity(results.len());
+        let mut error = None;
+        for r in results {
+            match r {
+                Ok(Some(p)) => parts.push(p),
+                Ok(None) => {}
+                Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        match error {
+            None => Ok(parts),
+            Some(e) => {
+                drop(parts);
+                remove_all(storage, &names);
+                Err(e)
+            }
+        }
+    }
+}
+
+fn remove_all(storage: &Storage, names: &[String]) {
+    for name in names {
+        // A file left behind is not named by any manifest, so the next open removes it.
+        let _ = storage.remove(name);
+    }
+}
+
+/// Builds the static files of generation `generation` from the records `fill` pushes (in
+/// strictly increasing key order; about `expected` of them, which sets the parts' sizes). No
+/// file for no record. On error, every file of the generation is removed.
+pub fn write_parts<K: Key>(
     storage: &Arc<Storage>,
-    keys: &[K],
-    payloads: &[u8],
     options: &HybridOptions,
     generation: u64,
+    expected: usize,
+    fill: impl FnOnce(&mut PartsWriter<'_, K>) -> Result<()>,
 ) -> Result<Vec<Arc<StaticPart<K>>>> {
-    let n = keys.len();
-    let parts = options.merge_threads.min(n);
-    let ps = options.payload_size;
-    let bounds: Vec<(usize, usize)> = (0..parts)
-        .map(|j| (j * n / parts, (j + 1) * n / parts))
-        .collect();
-    let build = |j: usize| -> Result<Arc<StaticPart<K>>> {
-        let (a, b) = bounds[j];
-        let name = static_file_name(generation, j);
-        let index = AnyStatic::build(
-            storage,
-            &name,
-            &keys[a..b],
-            &payloads[a * ps..b * ps],
-            options,
-        );
-        let index = match index {
-            Ok(i) => i,
-            Err(e) => {
-                let _ = storage.remove(&name);
-                return Err(e);
-            }
-        };
-        let part = StaticPart::new(Arc::clone(storage), name, index, Some(keys[a]))?;
-        Ok(Arc::new(part.expect("a part of at least one record")))
-    };
-    let results: Vec<Result<Arc<StaticPart<K>>>> = if parts <= 1 {
-        (0..parts).map(build).collect()
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..parts).map(|j| s.spawn(move || build(j))).collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a merge thread panicked"))
-                .collect()
-        })
-    };
-    let mut out = Vec::with_capacity(parts);
-    let mut error = None;
-    for r in results {
-        match r {
-            Ok(p) => out.push(p),
-            Err(e) => {
-                error.get_or_insert(e);
-            }
-        }
-    }
-    if let Some(e) = error {
-        for p in &out {
-            p.retire();
-        }
+    let mut writer = PartsWriter::new(storage, options, generation, expected);
+    if let Err(e) = fill(&mut writer) {
+        let names: Vec<String> = writer.open.drain(..).map(|(n, _)| n).collect();
+        remove_all(storage, &names);
         return Err(e);
     }
-    Ok(out)
+    writer.finish()
 }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::disk::static_learned::{
-    read_kind, Fetch, Granularity, StaticLearned, StaticLearnedParams,
+    read_kind, Fetch, Granularity, StaticLearned, StaticLearnedParams, StaticLearnedWriter,
 };
 use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
@@ -83,90 +83,49 @@ impl<K: Key> AnyStatic<K> {
         })
     }
 
-    /// Builds the file `name` from strictly increasing `keys` and their `payloads` (one
-    /// `payload_size` chunk each) with the model `options.model` asks for.
-    pub fn build(
-        storage: &Storage,
-        name: &str,
-        keys: &[K],
-        payloads: &[u8],
-        options: &HybridOptions,
-    ) -> Result<Self> {
-        let ps = options.payload_size;
-        let params = StaticLearnedParams {
-            payload_size: ps,
+    /// The parameters of the static files `options` asks for (item granularity).
+    pub fn params(options: &HybridOptions) -> StaticLearnedParams {
+        StaticLearnedParams {
+            payload_size: options.payload_size,
             granularity: Granularity::Item,
             fetch: options.fetch,
-        };
-        let per_block = params.records_per_block::<K>(storage.block_size());
-        let payload_of = |i: usize, _: &K, out: &mut [u8]| {
-            out.copy_from_slice(&payloads[i * ps..(i + 1) * ps]);
-        };
-        let zone = ZoneMapParams::new(per_block.max(1));
+        }
+    }
+
+    /// Completes a file whose records are all written: fits the model `options.model` asks
+    /// for on the writer's keys, then writes it and the header.
+    pub fn finish(writer: StaticLearnedWriter<K>, options: &HybridOptions) -> Result<Self> {
+        let per_block = writer.per_block().max(1);
+        let keys = writer.model_keys();
+        let zone = ZoneMapParams::new(per_block);
         Ok(match options.model {
             StaticModel::Pgm { eps } => {
                 let p = PgmParams::new(eps, PgmParams::default().eps_recursive);
-                AnyStatic::Pgm(StaticLearned::build(
-                    storage,
-                    name,
-                    keys,
-                    payload_of,
-                    params,
-                    |k| Pgm::build(k, p),
-                )?)
+                let model = Pgm::build(keys, p)?;
+                AnyStatic::Pgm(writer.finish(model)?)
             }
             StaticModel::PgmZero { pages } => {
-                let eps = zero_eps_for_expected_pages(pages, per_block.max(1))?;
-                let p =
-                    PgmZeroParams::new(eps, per_block.max(1), PgmParams::default().eps_recursive);
-                AnyStatic::PgmZero(StaticLearned::build(
-                    storage,
-                    name,
-                    keys,
-                    payload_of,
-                    params,
-                    |k| PgmZero::build(k, p),
-                )?)
+                let eps = zero_eps_for_expected_pages(pages, per_block)?;
+                let p = PgmZeroParams::new(eps, per_block, PgmParams::default().eps_recursive);
+                let model = PgmZero::build(keys, p)?;
+                AnyStatic::PgmZero(writer.finish(model)?)
             }
-            StaticModel::CprPgm { eps } => AnyStatic::CprPgm(StaticLearned::build(
-                storage,
-                name,
-                keys,
-                payload_of,
-                params,
-                |k| CprPgm::build(k, CprPgmParams::with_eps(eps)),
-            )?),
-            StaticModel::LecoZoneMap => AnyStatic::RoughLeco(StaticLearned::build(
-                storage,
-                name,
-                keys,
-                payload_of,
-                params,
-                |k| RoughLecoZoneMap::build(k, zone),
-            )?),
+            StaticModel::CprPgm { eps } => {
+                let model = CprPgm::build(keys, CprPgmParams::with_eps(eps))?;
+                AnyStatic::CprPgm(writer.finish(model)?)
+            }
+            StaticModel::LecoZoneMap => {
+                let model = RoughLecoZoneMap::build(keys, zone)?;
+                AnyStatic::RoughLeco(writer.finish(model)?)
+            }
             StaticModel::Auto { pages } => {
-                crate::key::check_strictly_sorted(keys)?;
                 let sp = SmallestParams {
-                    per_block: per_block.max(1),
+                    per_block,
                     expected_pages: pages,
                 };
                 match build_smallest(keys, sp)? {
-                    Smallest::Pgm(m) => AnyStatic::CprPgm(StaticLearned::build(
-                        storage,
-                        name,
-                        keys,
-                        payload_of,
-                        params,
-                        |_| Ok(*m),
-                    )?),
-                    Smallest::ZoneMap(m) => AnyStatic::RoughLeco(StaticLearned::build(
-                        storage,
-                        name,
-                        keys,
-                        payload_of,
-                        params,
-                        |_| Ok(m),
-                    )?),
+                    Smallest::Pgm(m) => AnyStatic::CprPgm(writer.finish(*m)?),
+                    Smallest::ZoneMap(m) => AnyStatic::RoughLeco(writer.finish(m)?),
                 }
             }
         })
@@ -209,7 +168,7 @@ impl<K: Key> AnyStatic<K> {
     }
 
     /// Every record in key order, read sequentially.
-    pub fn for_each_record(&self, f: impl FnMut(&K, &[u8])) -> Result<()> {
+    pub fn for_each_record(&self, f: impl FnMut(&K, &[u8]) -> Result<()>) -> Result<()> {
         each!(self, s => s.for_each_record(MERGE_READ_BLOCKS, f))
     }
 

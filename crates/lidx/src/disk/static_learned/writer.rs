@@ -1,0 +1,307 @@
+//! [`StaticLearnedWriter`]: builds a static learned file from a stream of records.
+//!
+//! [`StaticLearned::build`] takes a slice of keys; a merge (paper 002 §9.1) produces its records
+//! one at a time from the old static files and the frozen dynamic stage. The writer takes them
+//! in key order, packs them into data blocks and writes the blocks in large sequential
+//! requests as they fill, so the payloads are never held in memory. The model is fitted at the
+//! end ([`StaticLearnedWriter::finish`]) on the keys it indexes ([`model_keys`]): every key at
+//! item granularity, the first key of every group otherwise. Those keys are the only part of
+//! the stream kept in memory (`K::SIZE` bytes per record at item granularity, per group at
+//! coarser ones), because the models are fitted on a slice.
+//!
+//! A writer that is dropped without `finish` leaves a file without a valid header (block 0 is
+//! written last), which `open` refuses; the caller removes it.
+//!
+//! [`model_keys`]: StaticLearnedWriter::model_keys
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
+use crate::key::{check_next, Key};
+use crate::mem::persist::{Encoder, Persist};
+
+use super::data_block::encode_data_block;
+use super::header::{Header, FIRST_DATA_BLOCK};
+use super::index::{Granularity, StaticLearned, StaticLearnedParams};
+
+/// Data blocks written per request (1 MiB with 4 KiB blocks).
+const BATCH_BLOCKS: usize = 256;
+
+/// Writes a static learned file from records pushed in strictly increasing key order.
+pub struct StaticLearnedWriter<K> {
+    device: Arc<dyn BlockDevice>,
+    params: StaticLearnedParams,
+    per_block: usize,
+    group: usize,
+    batch: AlignedBuf,
+    batch_blocks: usize,
+    blocks_written: u64,
+    block_keys: Vec<K>,
+    block_payloads: Vec<u8>,
+    model_keys: Vec<K>,
+    last: Option<K>,
+    len: usize,
+    _key: PhantomData<fn() -> K>,
+}
+
+impl<K: Key> StaticLearnedWriter<K> {
+    /// Creates the file `name` in `storage` (replacing any file of that name).
+    ///
+    /// Errors: `InvalidParameter` for a payload that leaves no room for a record in a block or
+    /// a mini-page of 0; I/O errors.
+    pub fn create(storage: &Storage, name: &str, params: StaticLearnedParams) -> Result<Self> {
+        let block_size = storage.block_size();
+        let per_block = params.records_per_block::<K>(block_size);
+        if per_block == 0 || params.payload_size > u32::MAX as usize {
+            return Err(Error::InvalidParameter {
+                name: "payload_size",
+                value: params.payload_size.to_string(),
+                expected: "small enough for one key and payload to fit in a block",
+            });
+        }
+        if let Granularity::MiniPage(g) = params.granularity {
+            if g == 0 || g > u32::MAX as usize {
+                return Err(Error::InvalidParameter {
+                    name: "granularity",
+                    value: g.to_string(),
+                    expected: "a mini-page of 1 to 2^32 - 1 records",
+                });
+            }
+        }
+        let device = storage.create(name)?;
+        Ok(StaticLearnedWriter {
+            device,
+            params,
+            per_block,
+            group: params.granularity.group(per_block),
+            batch: AlignedBuf::zeroed(BATCH_BLOCKS * block_size),
+            batch_blocks: 0,
+            blocks_written: 0,
+            block_keys: Vec::with_capacity(per_block),
+            block_payloads: Vec::with_capacity(per_block * params.payload_size),
+            model_keys: Vec::new(),
+            last: None,
+            len: 0,
+            _key: PhantomData,
+        })
+    }
+
+    /// Appends a record. Errors: `OutOfOrder`, `DuplicateKey` or `InvalidKey` when `key` does
+    /// not follow the previous key; `InvalidParameter` for a payload of another length than
+    /// the params' payload size; I/O errors.
+    pub fn push(&mut self, key: K, payload: &[u8]) -> Result<()> {
+        check_next(self.len, self.last.as_ref(), &key, true)?;
+        if payload.len() != self.params.payload_size {
+            return Err(Error::InvalidParameter {
+                name: "payload",
+                value: format!("{} bytes", payload.len()),
+                expected: "exactly the payload size the file was created with",
+            });
+        }
+        if self.len.is_multiple_of(self.group) {
+            self.model_keys.push(key);
+        }
+        self.last = Some(key);
+        self.block_keys.push(key);
+        self.block_payloads.extend_from_slice(payload);
+        self.len += 1;
+        if self.block_keys.len() == self.per_block {
+            self.seal_block()?;
+        }
+        Ok(())
+    }
+
+    /// Records pushed so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no record was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The keys the model must be built on: all keys at item granularity, the first key of
+    /// every group otherwise.
+    pub fn model_keys(&self) -> &[K] {
+        &self.model_keys
+    }
+
+    /// Records per data block.
+    pub fn per_block(&self) -> usize {
+        self.per_block
+    }
+
+    /// Writes the last data blocks, the model and the header, and syncs the file.
+    ///
+    /// Errors: `InvalidParameter` for a model not built on exactly [`Self::model_keys`]; I/O
+    /// errors.
+    pub fn finish<M: Persist<K>>(mut self, model: M) -> Result<StaticLearned<K, M>> {
+        if model.len() != self.model_keys.len() {
+            return Err(Error::InvalidParameter {
+                name: "build_model",
+                value: format!("a model of {} keys", model.len()),
+                expected: "a model built on exactly the keys it is given",
+            });
+        }
+        if !self.block_keys.is_empty() {
+            self.seal_block()?;
+        }
+        self.write_batch()?;
+        let mut encoder = Encoder::new();
+        model.encode(&mut encoder);
+        let model_image = encoder.into_bytes();
+        let block_size = self.device.block_size();
+        let block_payload = self.device.payload_size();
+        let header = Header {
+            key_size: K::SIZE as u32,
+            key_name: K::NAME.to_string(),
+            payload_size: self.params.payload_size as u32,
+            block_size: block_size as u32,
+            len: self.len as u64,
+            per_block: self.per_block as u32,
+            granularity: self.params.granularity,
+            fetch: self.params.fetch,
+            model_kind: M::KIND,
+            data_blocks: self.blocks_written,
+            model_bytes: model_image.len() as u64,
+        };
+        let model_blocks = header.model_blocks() as usize;
+        if model_blocks > 0 {
+            let mut buf = AlignedBuf::zeroed(model_blocks * block_size);
+            for (j, chunk) in model_image.chunks(block_payload).enumerate() {
+                buf[j * block_size..j * block_size + chunk.len()].copy_from_slice(chunk);
+            }
+            self.device
+                .write_blocks(header.model_first_block(), &mut buf, IoClass::Model)?;
+        }
+        let mut buf = AlignedBuf::zeroed(block_size);
+        header.encode(&mut buf);
+        self.device.write_blocks(0, &mut buf, IoClass::Header)?;
+        self.device.sync()?;
+        Ok(StaticLearned::assemble(
+            self.device,
+            model,
+            &header,
+            self.params.fetch,
+        ))
+    }
+
+    /// Encodes the pending records as the next data block of the batch.
+    fn seal_block(&mut self) -> Result<()> {
+        let block_size = self.device.block_size();
+        let at = self.batch_blocks * block_size;
+        let out = &mut self.batch[at..at + self.device.payload_size()];
+        out.fill(0);
+        let ps = self.params.payload_size;
+        let payloads = &self.block_payloads;
+        encode_data_block(out, &self.block_keys, ps, |i, _, p| {
+            p.copy_from_slice(&payloads[i * ps..(i + 1) * ps]);
+        });
+        self.block_keys.clear();
+        self.block_payloads.clear();
+        self.batch_blocks += 1;
+        if self.batch_blocks == BATCH_BLOCKS {
+            self.write_batch()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the batch's sealed blocks in one request.
+    fn write_batch(&mut self) -> Result<()> {
+        if self.batch_blocks == 0 {
+            return Ok(());
+        }
+        let bytes = self.batch_blocks * self.device.block_size();
+        self.device.write_blocks(
+            FIRST_DATA_BLOCK + self.blocks_written,
+            &mut self.batch[..bytes],
+            IoClass::Leaf,
+        )?;
+        self.blocks_written += self.batch_blocks as u64;
+        self.batch_blocks = 0;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disk::static_learned::Fetch;
+    use crate::disk::DiskIndex;
+    use crate::io::SimProfile;
+    use crate::mem::zone_map::{ZoneMap, ZoneMapParams};
+
+    fn storage() -> Storage {
+        Storage::in_memory(SimProfile::named("ram").unwrap(), 512).unwrap()
+    }
+
+    fn params(granularity: Granularity) -> StaticLearnedParams {
+        StaticLearnedParams {
+            payload_size: 8,
+            granularity,
+            fetch: Fetch::AllAtOnce,
+        }
+    }
+
+    #[test]
+    fn refuses_out_of_order_duplicate_and_misfit_payload() {
+        let s = storage();
+        let mut w = StaticLearnedWriter::<u64>::create(&s, "w", params(Granularity::Item)).unwrap();
+        w.push(5, &[0; 8]).unwrap();
+        assert!(matches!(
+            w.push(4, &[0; 8]),
+            Err(Error::OutOfOrder { index: 1, .. })
+        ));
+        assert!(matches!(
+            w.push(5, &[0; 8]),
+            Err(Error::DuplicateKey { index: 1, .. })
+        ));
+        assert!(matches!(
+            w.push(6, &[0; 7]),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn streamed_file_answers_like_the_records_pushed() {
+        let s = storage();
+        let keys: Vec<u64> = (0..3000u64).map(|i| i * 7 + 3).collect();
+        let g = 16;
+        let mut w =
+            StaticLearnedWriter::<u64>::create(&s, "w", params(Granularity::MiniPage(g))).unwrap();
+        for k in &keys {
+            w.push(*k, &(k * 2).to_le_bytes()).unwrap();
+        }
+        let firsts: Vec<u64> = keys.iter().step_by(g).copied().collect();
+        assert_eq!(w.model_keys(), &firsts[..]);
+        let model = ZoneMap::build(w.model_keys(), ZoneMapParams::new(1)).unwrap();
+        let index = w.finish(model).unwrap();
+        assert_eq!(DiskIndex::len(&index), keys.len() as u64);
+        let mut payload = [0u8; 8];
+        for k in &keys {
+            assert!(index.get(k, &mut payload).unwrap());
+            assert_eq!(u64::from_le_bytes(payload), k * 2);
+            assert!(!index.get(&(k + 1), &mut payload).unwrap());
+        }
+        let reopened = StaticLearned::<u64, ZoneMap<u64>>::open(&s, "w", None).unwrap();
+        assert_eq!(DiskIndex::len(&reopened), keys.len() as u64);
+    }
+
+    #[test]
+    fn a_model_of_other_keys_is_refused() {
+        let s = storage();
+        let mut w = StaticLearnedWriter::<u64>::create(&s, "w", params(Granularity::Item)).unwrap();
+        for k in 0..10u64 {
+            w.push(k, &[0; 8]).unwrap();
+        }
+        let model = ZoneMap::build(&[1u64, 2, 3], ZoneMapParams::new(1)).unwrap();
+        assert!(matches!(
+            w.finish(model),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+}
