@@ -475,15 +475,16 @@ mod tests {
         nodes.extend([(100, 64); 10]);
         nodes.extend([(10, 64); 100]);
         let hot = Hotness::of(nodes, &model);
-        // Whole nodes by density: the 10 nodes of 100 keys, then the root (0.98 keys per
-        // byte) fit in 64·100 bytes; the nodes of 10 keys do not.
-        assert_eq!(hot.cached_density, 10.0 / 64.0);
+        // Whole nodes by density into 1/16 of the cache (400 bytes): 6 of the 10 nodes of
+        // 100 keys fit, the 7th sets the bar.
+        assert_eq!(hot.cached_density, 100.0 / 64.0);
         // 100 header lines: the root, the 10, and 89 of the 100: the bar is 11 keys.
         assert_eq!(hot.header_keys, 11);
         // 10 TLB entries: the root and 9 of the 10.
         assert_eq!(hot.tlb_keys, 101);
         let p = planner(&model, hot);
-        assert_eq!(p.state(1000, 1024), CacheState::Cached);
+        assert_eq!(p.state(101, 64), CacheState::Cached);
+        assert_eq!(p.state(1000, 1024), CacheState::HeaderCached);
         assert_eq!(p.state(10, 64), CacheState::Uncached);
         // A 2 MiB node of 100 keys is not cached, its header is.
         assert_eq!(p.state(100, 2 << 20), CacheState::HeaderCached);
