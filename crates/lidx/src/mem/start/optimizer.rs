@@ -161,7 +161,7 @@ impl Hotness {
                 break;
             }
         }
-        nodes.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        nodes.sort_unstable_by_key(|&(keys, _)| std::cmp::Reverse(keys));
         // More keys than the first node past the cache (or the TLB); 0 where all fit.
         let bar = |n: usize| nodes.get(n).map_or(0, |&(keys, _)| keys + 1);
         Hotness {
