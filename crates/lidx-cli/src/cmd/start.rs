@@ -17,6 +17,8 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 use lidx::mem::art::Art;
+#[cfg(target_os = "linux")]
+use lidx::mem::start::cost_model::measure_page_walk;
 use lidx::mem::start::cost_model::{calibrate, llc_bytes};
 use lidx::mem::start::{CostModel, NodeMix, Start, StartParams, Strategy};
 use lidx::OrderedMap;
@@ -39,7 +41,8 @@ pub struct Args {
 pub enum StartCommand {
     /// Measure the node costs (Table I) on this machine, print and save them.
     ///
-    /// Cost: about a second (7 node kinds x 3 cache states x `--runs` lookups).
+    /// Cost: a few seconds (7 node kinds x 3 cache states x `--runs` lookups, and random reads
+    /// from 256 MiB on small and on huge pages for the cost of a TLB miss).
     Calibrate {
         /// Timed lookups per kind and cache state (the median is kept).
         #[arg(long, default_value_t = 2001)]
@@ -92,7 +95,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         StartCommand::Calibrate { runs, out } => {
             let cache = llc_bytes().unwrap_or(8 << 20);
-            let model = calibrate(runs, cache).context("calibrating the cost model")?;
+            let mut model = calibrate(runs, cache).context("calibrating the cost model")?;
+            #[cfg(target_os = "linux")]
+            {
+                model.page_walk = measure_page_walk().context("timing a page walk")?;
+            }
             println!("{model}");
             std::fs::write(&out, model.to_text())
                 .with_context(|| format!("writing {}", out.display()))?;

@@ -81,14 +81,19 @@ pub struct CostModel {
     /// read from 4 KiB pages out of cache: an uncached ART node or MultiNode4, and a rewired
     /// node unless cached (its header and the slot read sit on different pages). A flat
     /// Node64K/Node16M on huge pages is not charged (a Node16M spans 64 of them). Higher
-    /// favours flat nodes and fewer, wider levels. Not measured by [`calibrate`]: a model
-    /// file sets it (`page_walk N`).
+    /// favours flat nodes and fewer, wider levels. [`measure_page_walk`] measures it (`lidx
+    /// start calibrate` saves it); a model file sets it (`page_walk N`).
     pub page_walk: f64,
+    /// 4 KiB pages the data TLB holds (its reach is this many pages). The optimizer takes the
+    /// pages of the this-many most used nodes as TLB hits and charges [`Self::page_walk`] to
+    /// the others. A model file sets it (`tlb_entries N`).
+    pub tlb_entries: usize,
 }
 
 impl Default for CostModel {
-    /// Table I of the paper (Intel i9-7900X), an 8 MiB cache and a 25 ns page walk (an
-    /// estimate for a walk whose page-table entries are in cache; the paper has no figure).
+    /// Table I of the paper (Intel i9-7900X), an 8 MiB cache, a 25 ns page walk (an
+    /// estimate for a walk whose page-table entries are in cache; the paper has no figure)
+    /// and a 1536-entry TLB (the i9-7900X's second-level data TLB).
     fn default() -> Self {
         let c = |cached, header_cached, uncached| NodeCost {
             cached,
@@ -107,6 +112,7 @@ impl Default for CostModel {
             ],
             cache_bytes: 8 << 20,
             page_walk: 25.0,
+            tlb_entries: 1536,
         }
     }
 }
@@ -136,12 +142,12 @@ impl CostModel {
         self.costs[kind_index(kind)]
     }
 
-    /// The model as text: `cache_bytes N`, `page_walk NS`, then `kind cached header_cached
-    /// uncached` per line.
+    /// The model as text: `cache_bytes N`, `page_walk NS`, `tlb_entries N`, then `kind cached
+    /// header_cached uncached` per line.
     pub fn to_text(&self) -> String {
         let mut s = format!(
-            "cache_bytes {}\npage_walk {:.2}\n",
-            self.cache_bytes, self.page_walk
+            "cache_bytes {}\npage_walk {:.2}\ntlb_entries {}\n",
+            self.cache_bytes, self.page_walk, self.tlb_entries
         );
         for (kind, c) in KINDS.iter().zip(&self.costs) {
             s += &format!(
@@ -161,7 +167,7 @@ impl CostModel {
             Error::InvalidParameter {
             name: "cost model",
             value: line.to_string(),
-            expected: "`cache_bytes N`, `page_walk NS` or `<kind> <cached> <header_cached> <uncached>` (ns)",
+            expected: "`cache_bytes N`, `page_walk NS`, `tlb_entries N` or `<kind> <cached> <header_cached> <uncached>` (ns)",
         }
         };
         let mut model = CostModel::default();
@@ -169,6 +175,10 @@ impl CostModel {
             let fields: Vec<&str> = line.split_whitespace().collect();
             if fields[0] == "cache_bytes" && fields.len() == 2 {
                 model.cache_bytes = fields[1].parse().map_err(|_| bad(line))?;
+                continue;
+            }
+            if fields[0] == "tlb_entries" && fields.len() == 2 {
+                model.tlb_entries = fields[1].parse().map_err(|_| bad(line))?;
                 continue;
             }
             if fields[0] == "page_walk" && fields.len() == 2 {
@@ -228,8 +238,8 @@ impl fmt::Display for CostModel {
         }
         write!(
             f,
-            "cache assumed by the optimizer: {} bytes; TLB miss charged: {:.1} ns",
-            self.cache_bytes, self.page_walk
+            "cache assumed by the optimizer: {} bytes; TLB: {} pages, a miss charged {:.1} ns",
+            self.cache_bytes, self.tlb_entries, self.page_walk
         )
     }
 }
@@ -316,8 +326,82 @@ fn flush_node(art: &Art<u64, u64>, key: u64, keep_header: bool) {
     }
 }
 
+/// Bytes of each buffer [`measure_page_walk`] reads: far beyond any TLB's reach on 4 KiB
+/// pages, within it on 2 MiB pages.
+const WALK_BUFFER_BYTES: usize = 256 << 20;
+
+/// ns per dependent random 8-byte read from a fresh `WALK_BUFFER_BYTES` mapping, advised
+/// `advice` (`MADV_HUGEPAGE` or `MADV_NOHUGEPAGE`): the median of `rounds` rounds of `reads`
+/// reads each.
+#[cfg(target_os = "linux")]
+fn random_read_ns(advice: libc::c_int, reads: usize, rounds: usize) -> Result<f64> {
+    let words = WALK_BUFFER_BYTES / 8;
+    // SAFETY: a private anonymous mapping of fresh pages; checked for failure below.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            WALK_BUFFER_BYTES,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return Err(Error::io(
+            "anonymous memory",
+            "map a buffer to time page walks",
+            &std::io::Error::last_os_error(),
+        ));
+    }
+    // SAFETY: the mapping above, `WALK_BUFFER_BYTES` long; the advice only changes how the
+    // kernel backs it (ignored where unsupported).
+    unsafe { libc::madvise(ptr, WALK_BUFFER_BYTES, advice) };
+    // SAFETY: the mapping is readable and writable, zero-filled, `words` u64 long, and only
+    // used through this slice until it is unmapped below.
+    let buf = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u64>(), words) };
+    // A random cyclic permutation of the words, so every read depends on the one before.
+    let mut next: u64 = 0x9E37_79B9_7F4A_7C15;
+    for (i, w) in buf.iter_mut().enumerate() {
+        next = next
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        *w = (i as u64) ^ (next >> 20);
+    }
+    let result = median_ns(
+        rounds,
+        || (),
+        |()| {
+            let mut x = 1u64;
+            for _ in 0..reads {
+                x = buf[(x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) as usize % words] ^ x;
+            }
+            x
+        },
+    );
+    // SAFETY: unmaps exactly the mapping made above; `buf` is not used after this.
+    unsafe { libc::munmap(ptr, WALK_BUFFER_BYTES) };
+    Ok(result? / reads as f64)
+}
+
+/// The cost of a TLB miss on this machine: the time of a dependent random read from a
+/// 256 MiB buffer on 4 KiB pages minus the same on transparent huge pages (whose TLB entries
+/// cover it), at least 0 ns. On a virtual machine a walk goes through two page tables and
+/// this is often 10x the 25 ns of [`CostModel::default`]. Where huge pages are unavailable the
+/// two reads cost the same and this is about 0: the optimizer then sees no walk anywhere.
+/// Cost: about a second and 512 MiB of memory for the duration.
+#[cfg(target_os = "linux")]
+pub fn measure_page_walk() -> Result<f64> {
+    const READS: usize = 200_000;
+    const ROUNDS: usize = 5;
+    let small = random_read_ns(libc::MADV_NOHUGEPAGE, READS, ROUNDS)?;
+    let huge = random_read_ns(libc::MADV_HUGEPAGE, READS, ROUNDS)?;
+    Ok((small - huge).max(0.0))
+}
+
 /// Measures every kind on this machine (`runs` timed lookups per kind and state, at least 1)
-/// and returns the model with `cache_bytes` for the optimizer.
+/// and returns the model with `cache_bytes` for the optimizer and the default page walk
+/// (`lidx start calibrate` sets it from [`measure_page_walk`]).
 pub fn calibrate(runs: usize, cache_bytes: usize) -> Result<CostModel> {
     let time = |kind: Option<NodeKind>, state: CacheState| -> Result<f64> {
         let (art, k) = probe_tree(kind)?;
@@ -338,6 +422,7 @@ pub fn calibrate(runs: usize, cache_bytes: usize) -> Result<CostModel> {
         cache_bytes,
         ..CostModel::default()
     };
+
     for (i, &kind) in KINDS.iter().enumerate() {
         let m = |s| time(Some(kind), s).map(|t| (t - base).max(0.0));
         model.costs[i] = NodeCost {
@@ -378,8 +463,10 @@ mod tests {
         m.costs[2].uncached = 123.5;
         m.cache_bytes = 12345;
         m.page_walk = 31.5;
+        m.tlb_entries = 2048;
         assert_eq!(CostModel::parse(&m.to_text()).unwrap(), m);
         assert!(CostModel::parse("page_walk -1").is_err());
+        assert!(CostModel::parse("tlb_entries x").is_err());
         assert!(CostModel::parse("Node4 1 2").is_err());
         assert!(CostModel::parse("Node5 1 2 3").is_err());
         assert!(CostModel::parse("Node4 1 -2 3").is_err());
