@@ -65,11 +65,18 @@ pub struct StorageBase {
 }
 
 impl StorageBase {
-    /// A fresh storage named `name`: its directory is emptied first.
-    fn fresh(&self, name: &str) -> Result<Arc<Storage>> {
-        let storage = match (&self.dir, &self.kind) {
-            (Some(base), kind) => {
-                let dir = base.join(name);
+    /// A fresh storage named `name`, its directory emptied first. Stores that keep files
+    /// outside the storage's devices (`needs_dir`: the hybrid's log and manifest) get a
+    /// directory even on an in-memory simulated device: `lidx-ycsb-<pid>/<name>` under the
+    /// system's temporary directory.
+    fn fresh(&self, name: &str, needs_dir: bool) -> Result<Arc<Storage>> {
+        let dir = match &self.dir {
+            Some(base) => Some(base.join(name)),
+            None if needs_dir => Some(scratch_dir().join(name)),
+            None => None,
+        };
+        let storage = match (dir, &self.kind) {
+            (Some(dir), kind) => {
                 remove_dir(&dir)?;
                 Storage::new(&dir, kind.clone(), self.block_size)?
             }
@@ -86,6 +93,21 @@ impl StorageBase {
         };
         Ok(Arc::new(storage.with_cache_blocks(self.cache_blocks)))
     }
+
+    /// Removes a run's directory (and the scratch directory when it is left empty).
+    fn clean(&self, storage: &Storage) -> Result<()> {
+        if let Some(dir) = storage.dir() {
+            remove_dir(dir)?;
+            if self.dir.is_none() {
+                let _ = std::fs::remove_dir(scratch_dir());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn scratch_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("lidx-ycsb-{}", std::process::id()))
 }
 
 fn remove_dir(dir: &std::path::Path) -> Result<()> {
@@ -260,15 +282,17 @@ impl<'a> KvBench<'a> {
     pub fn run_spec(&self, spec: &StoreSpec, progress: &mut dyn Progress) -> Result<KvRecord> {
         let size = self.config.payload_size;
         let build = |storage: Arc<Storage>, keys: &[u64]| spec.build(storage, keys, size);
-        let mut record = self.run_store(&spec.label(), &build, progress)?;
+        let mut record = self.run_store(&spec.label(), spec.needs_dir(), &build, progress)?;
         record.memory_budget = spec.memory_budget();
         Ok(record)
     }
 
-    /// Runs the plan `runs` times on stores `build` makes, checking every read.
+    /// Runs the plan `runs` times on stores `build` makes (on a storage with a directory when
+    /// `needs_dir`), checking every read.
     pub fn run_store(
         &self,
         label: &str,
+        needs_dir: bool,
         build: &BuildFn<'_>,
         progress: &mut dyn Progress,
     ) -> Result<KvRecord> {
@@ -281,7 +305,7 @@ impl<'a> KvBench<'a> {
         progress.begin(&format!("{workload} {label}"), ops * runs as u64);
         for run in 0..runs {
             let name = format!("ycsb-{workload}-{}-{run}", sanitize(label));
-            let storage = self.base.fresh(&name)?;
+            let storage = self.base.fresh(&name, needs_dir)?;
             let built = Instant::now();
             let store = build(Arc::clone(&storage), &self.plan.init)?;
             let build_s = built.elapsed().as_secs_f64();
@@ -322,9 +346,7 @@ impl<'a> KvBench<'a> {
                 merges: store.merge_stats(),
             });
             drop(store);
-            if let Some(dir) = storage.dir() {
-                remove_dir(dir)?;
-            }
+            self.base.clean(&storage)?;
             progress.advance(ops);
         }
         progress.end();

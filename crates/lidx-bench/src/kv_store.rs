@@ -11,13 +11,21 @@
 //! [`StoreSpec`] names what to build (parsed from the command line) and builds it on a fresh
 //! [`Storage`] from the initial keys, every payload [`crate::disk_workload::payload_of`] of
 //! its key.
+//!
+//! The hybrid's write-ahead log is opened with [`FsyncPolicy::Never`] unless asked otherwise:
+//! the B+-tree writes each changed node with one `pwrite` and no `fsync` per insert, so an
+//! acknowledged insert of either survives a process crash and neither survives a power loss;
+//! `--fsync always` measures the hybrid with per-write durability instead.
 
 use std::sync::Arc;
 
 use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::static_learned::Fetch;
 use lidx::disk::DiskIndex;
 use lidx::io::Storage;
 use lidx::key::Key;
+use lidx::kv::hybrid::{HybridOptions, StaticModel};
+use lidx::kv::{FsyncPolicy, HybridIndex, WalOptions};
 use parking_lot::RwLock;
 
 use crate::disk_workload::payload_of;
@@ -100,6 +108,134 @@ impl<K: Key> KvStore<K> for LockedBTree<K> {
     }
 }
 
+/// The hybrid index with its payload size (the index does not report it).
+pub struct HybridStore<K: Key> {
+    index: HybridIndex<K>,
+    payload_size: usize,
+}
+
+impl<K: Key> KvStore<K> for HybridStore<K> {
+    fn get(&self, key: &K, payload: &mut [u8]) -> lidx::Result<bool> {
+        self.index.get(key, payload)
+    }
+
+    fn put(&self, key: K, payload: &[u8]) -> lidx::Result<()> {
+        self.index.put(key, payload)
+    }
+
+    fn payload_size(&self) -> usize {
+        self.payload_size
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.index.memory_bytes()
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.index.disk_bytes()
+    }
+
+    fn describe(&self) -> String {
+        self.index.describe()
+    }
+
+    fn merge_stats(&self) -> MergeStats {
+        let stats = self.index.stats();
+        MergeStats {
+            merges: stats.merges,
+            merge_nanos: stats.merge_nanos,
+            write_stalls: stats.write_stalls,
+        }
+    }
+
+    fn wait_for_merges(&self) -> lidx::Result<()> {
+        self.index.wait_for_merges()
+    }
+}
+
+/// Accepted spellings of the hybrid's static model.
+pub const MODEL_FORMS: &str = "cpr-pgm:eps=<n>, pgm:eps=<n>, pgm-zero:pages=<x>, leco-zonemap \
+                               or auto:pages=<x>";
+
+/// Parses one of [`MODEL_FORMS`].
+pub fn parse_model(spec: &str) -> Result<StaticModel> {
+    let bad = || BenchError::BadSpec {
+        what: "hybrid model",
+        got: spec.to_string(),
+        expected: MODEL_FORMS.to_string(),
+    };
+    let (name, param) = match spec.trim().split_once(':') {
+        Some((name, param)) => (name, Some(param.split_once('=').ok_or_else(bad)?)),
+        None => (spec.trim(), None),
+    };
+    let eps = |p: Option<(&str, &str)>| match p {
+        Some(("eps", v)) => v.parse::<usize>().ok().filter(|&e| e > 0).ok_or_else(bad),
+        _ => Err(bad()),
+    };
+    let pages = |p: Option<(&str, &str)>| match p {
+        Some(("pages", v)) => v
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 1.0)
+            .ok_or_else(bad),
+        _ => Err(bad()),
+    };
+    match name {
+        "pgm" => Ok(StaticModel::Pgm { eps: eps(param)? }),
+        "cpr-pgm" => Ok(StaticModel::CprPgm { eps: eps(param)? }),
+        "pgm-zero" => Ok(StaticModel::PgmZero {
+            pages: pages(param)?,
+        }),
+        "auto" => Ok(StaticModel::Auto {
+            pages: pages(param)?,
+        }),
+        "leco-zonemap" if param.is_none() => Ok(StaticModel::LecoZoneMap),
+        _ => Err(bad()),
+    }
+}
+
+/// Accepted spellings of the log's fsync policy.
+pub const FSYNC_FORMS: &str = "never, always or every:<ms>";
+
+/// Parses one of [`FSYNC_FORMS`].
+pub fn parse_fsync(spec: &str) -> Result<FsyncPolicy> {
+    match spec.trim() {
+        "never" => Ok(FsyncPolicy::Never),
+        "always" => Ok(FsyncPolicy::Always),
+        other => match other.strip_prefix("every:").map(str::parse::<u64>) {
+            Some(Ok(ms)) if ms > 0 => Ok(FsyncPolicy::EveryMs(ms)),
+            _ => Err(BenchError::BadSpec {
+                what: "fsync policy",
+                got: spec.to_string(),
+                expected: FSYNC_FORMS.to_string(),
+            }),
+        },
+    }
+}
+
+fn fsync_label(policy: FsyncPolicy) -> String {
+    match policy {
+        FsyncPolicy::Never => "never".to_string(),
+        FsyncPolicy::Always => "always".to_string(),
+        FsyncPolicy::EveryMs(ms) => format!("every:{ms}"),
+    }
+}
+
+/// The hybrid index's choices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HybridSpec {
+    /// Static model; `None` keeps [`HybridOptions`]'s default.
+    pub model: Option<StaticModel>,
+    /// Leaf fetching of the static stage.
+    pub fetch: Fetch,
+    /// Memory budget as given.
+    pub budget: Option<MemoryBudget>,
+    /// The budget in bytes, once resolved against the B+-tree ([`StoreSpec::resolve`]).
+    pub budget_bytes: Option<u64>,
+    /// The log's fsync policy.
+    pub fsync: FsyncPolicy,
+}
+
 /// The hybrid's memory budget: bytes, or a percentage of the equal-memory B+-tree's memory
 /// in the same run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -169,6 +305,8 @@ pub enum StoreSpec {
         /// Bulk-load fill factor in `(0, 1]`.
         fill_factor: f64,
     },
+    /// The hybrid index.
+    Hybrid(HybridSpec),
 }
 
 impl StoreSpec {
@@ -180,9 +318,41 @@ impl StoreSpec {
         }
     }
 
-    /// The label in reports, e.g. `btree:resident=inner`.
+    /// The hybrid with `model` (parsed by [`parse_model`]; `None` for its default), `fetch`,
+    /// `budget` and the log's `fsync` policy.
+    pub fn hybrid(
+        model: Option<&str>,
+        fetch: Fetch,
+        budget: Option<MemoryBudget>,
+        fsync: FsyncPolicy,
+    ) -> Result<StoreSpec> {
+        Ok(StoreSpec::Hybrid(HybridSpec {
+            model: model.map(parse_model).transpose()?,
+            fetch,
+            budget,
+            budget_bytes: budget.and_then(|b| match b {
+                MemoryBudget::Bytes(n) => Some(n),
+                MemoryBudget::Percent(_) => None,
+            }),
+            fsync,
+        }))
+    }
+
+    /// The label in reports, e.g. `btree:resident=inner` or
+    /// `hybrid:leco-zonemap,fetch=all-at-once,budget=10%,fsync=never`.
     pub fn label(&self) -> String {
         match self {
+            StoreSpec::Hybrid(h) => {
+                let model = h
+                    .model
+                    .map_or_else(|| StaticModel::default().name(), StaticModel::name);
+                let budget = h.budget.map_or("none".to_string(), MemoryBudget::label);
+                format!(
+                    "hybrid:{model},fetch={},budget={budget},fsync={}",
+                    h.fetch.name(),
+                    fsync_label(h.fsync)
+                )
+            }
             StoreSpec::BTree {
                 resident,
                 fill_factor,
@@ -205,19 +375,37 @@ impl StoreSpec {
     pub fn memory_budget(&self) -> Option<u64> {
         match self {
             StoreSpec::BTree { .. } => None,
+            StoreSpec::Hybrid(h) => h.budget_bytes,
         }
     }
 
-    /// The same store with percentage budgets turned into bytes of `btree_memory`.
-    pub fn resolve(&self, btree_memory: u64) -> StoreSpec {
-        let _ = btree_memory;
-        self.clone()
+    /// True when the store keeps files of its own beside the storage's devices (the hybrid's
+    /// log and manifest), so its storage needs a directory.
+    pub fn needs_dir(&self) -> bool {
+        matches!(self, StoreSpec::Hybrid(_))
     }
 
-    /// The same store with `budget`, when it takes one.
+    /// The same store with a percentage budget turned into bytes of `btree_memory`.
+    pub fn resolve(&self, btree_memory: u64) -> StoreSpec {
+        match self {
+            StoreSpec::Hybrid(h) => StoreSpec::Hybrid(HybridSpec {
+                budget_bytes: h.budget.map(|b| b.bytes(btree_memory)),
+                ..h.clone()
+            }),
+            other => other.clone(),
+        }
+    }
+
+    /// The same store with `budget` (unresolved), when it takes one.
     pub fn with_budget(&self, budget: MemoryBudget) -> StoreSpec {
-        let _ = budget;
-        self.clone()
+        match self {
+            StoreSpec::Hybrid(h) => StoreSpec::Hybrid(HybridSpec {
+                budget: Some(budget),
+                budget_bytes: None,
+                ..h.clone()
+            }),
+            other => other.clone(),
+        }
     }
 
     /// Builds the store in `storage` from the sorted unique `keys`, `payload_size`-byte
@@ -241,6 +429,24 @@ impl StoreSpec {
                 };
                 let tree = DiskBTree::build(&storage, "btree", keys, payloads, params)?;
                 Ok(Box::new(LockedBTree::new(tree)))
+            }
+            StoreSpec::Hybrid(ref h) => {
+                let defaults = HybridOptions::default();
+                let options = HybridOptions {
+                    payload_size,
+                    model: h.model.unwrap_or(defaults.model),
+                    fetch: h.fetch,
+                    memory_budget: h
+                        .budget_bytes
+                        .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+                    wal: WalOptions { fsync: h.fsync },
+                    ..defaults
+                };
+                let index = HybridIndex::create(storage, keys, payloads, options)?;
+                Ok(Box::new(HybridStore {
+                    index,
+                    payload_size,
+                }))
             }
         }
     }
