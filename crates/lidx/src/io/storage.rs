@@ -69,6 +69,8 @@ pub struct Storage {
 struct Opened {
     devices: Vec<Arc<dyn BlockDevice>>,
     caches: Vec<Arc<PageCache>>,
+    /// Final counters of the devices and caches of removed files.
+    retired: IoStats,
 }
 
 impl Storage {
@@ -170,6 +172,49 @@ impl Storage {
         }
     }
 
+    /// Removes the file `name` (from the directory, or from memory) and lets go of the devices
+    /// and caches opened on it; their counters stay in [`Storage::stats`]. Handles still held
+    /// elsewhere keep working (an open file outlives its directory entry). A file that does not
+    /// exist is not an error.
+    pub fn remove(&self, name: &str) -> Result<()> {
+        let device_name = match &self.dir {
+            Some(dir) => {
+                let path = dir.join(name);
+                match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(Error::io(path.display().to_string(), "remove", &e)),
+                }
+                path.display().to_string()
+            }
+            None => {
+                self.memory.lock().remove(name);
+                name.to_string()
+            }
+        };
+        let mut opened = self.opened.lock();
+        let Opened {
+            devices,
+            caches,
+            retired,
+        } = &mut *opened;
+        devices.retain(|d| {
+            let keep = d.name() != device_name;
+            if !keep {
+                *retired = *retired + d.stats();
+            }
+            keep
+        });
+        caches.retain(|c| {
+            let keep = c.name() != device_name;
+            if !keep {
+                *retired = *retired + c.cache_stats();
+            }
+            keep
+        });
+        Ok(())
+    }
+
     fn open_device(&self, name: &str, mode: OpenMode) -> Result<Arc<dyn BlockDevice>> {
         let device: Arc<dyn BlockDevice> = match (&self.dir, &self.kind) {
             (Some(dir), DeviceKind::File { direct }) => Arc::new(FileDevice::open(
@@ -223,7 +268,7 @@ impl Storage {
         let devices = opened
             .devices
             .iter()
-            .fold(IoStats::default(), |sum, d| sum + d.stats());
+            .fold(opened.retired, |sum, d| sum + d.stats());
         opened
             .caches
             .iter()

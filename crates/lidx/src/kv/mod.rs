@@ -17,10 +17,12 @@
 //! sequence number), write the new static files, [`ManifestStore::commit`] a manifest naming
 //! them with the new `static_seq`, then [`Wal::remove_up_to`] that sequence number.
 
+pub mod hybrid;
 pub mod manifest;
 mod stamp;
 pub mod wal;
 
+pub use hybrid::HybridIndex;
 pub use manifest::{Manifest, ManifestStore};
 pub use wal::{
     replay, FsyncPolicy, Record, ReplayReport, Seq, TornTail, Wal, WalOptions, WalStats,

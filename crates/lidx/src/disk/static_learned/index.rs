@@ -492,6 +492,59 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
     }
 }
 
+impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
+    /// Hands every record, in key order, to `f`, reading `batch_blocks` data blocks (at least
+    /// one) per request with [`IoClass::Data`]: a merge's sequential read, counted apart from the
+    /// leaf reads of lookups. Every block is validated, and the key order across blocks checked
+    /// (`Corrupt`).
+    #[doc(hidden)]
+    pub fn for_each_record(&self, batch_blocks: usize, mut f: impl FnMut(&K, &[u8])) -> Result<()> {
+        let batch = batch_blocks.max(1);
+        let block_size = self.device.block_size();
+        let payload = self.device.payload_size();
+        let data_blocks = self.data_blocks as usize;
+        let mut previous: Option<K> = None;
+        let mut next = 0;
+        while next < data_blocks {
+            let count = (data_blocks - next).min(batch);
+            let mut buf = AlignedBuf::zeroed(count * block_size);
+            let first = FIRST_DATA_BLOCK + next as u64;
+            self.device.read_blocks(first, &mut buf, IoClass::Data)?;
+            for j in 0..count {
+                let block_no = first + j as u64;
+                let expected = (self.len - (next + j) * self.per_block).min(self.per_block);
+                let bytes = &buf[j * block_size..j * block_size + payload];
+                let block = super::data_block::decode_data_block::<K>(
+                    self.device.name(),
+                    block_no,
+                    bytes,
+                    expected,
+                    self.payload_size,
+                )?;
+                if let Some(p) = previous {
+                    if !p.key_lt(&block.key(0)) {
+                        return Err(Error::Corrupt {
+                            file: self.device.name().to_string(),
+                            block: Some(block_no),
+                            what: format!(
+                                "data block: first key {:?} does not follow the previous \
+                                 block's last key {p:?}",
+                                block.key(0)
+                            ),
+                        });
+                    }
+                }
+                for r in 0..expected {
+                    f(&block.key(r), block.payload(r));
+                }
+                previous = Some(block.key(expected - 1));
+            }
+            next += count;
+        }
+        Ok(())
+    }
+}
+
 fn read_model<K: Key, M: Persist<K>>(device: &dyn BlockDevice, header: &Header) -> Result<M> {
     let block_size = device.block_size();
     let payload = device.payload_size();
