@@ -18,7 +18,10 @@
 //!
 //! Throughput is operations over elapsed time: wall time on real files; on simulated devices
 //! also the modeled elapsed time ([`lidx::io::SimProfile::elapsed_ns`] of the run's requests
-//! and the busiest thread's CPU + modeled time), the figure ratios use there. Blocks per read
+//! and the busiest thread's CPU + modeled time), the figure ratios use there. A writer blocked
+//! on a merge (a write stall) spends no CPU and issues no request, so the modeled time adds the
+//! run's stall time ([`crate::kv_store::MergeStats::stall_nanos`], summed over writers) divided
+//! by the threads: stalls are never hidden by the model. Blocks per read
 //! are the blocks the storage read during the timed part over the reads; in the read-only
 //! workload that is exact, in mixed ones it also counts what inserts and background merges
 //! read (the device counters are not per operation), so it is an upper bound. Each record is
@@ -310,7 +313,9 @@ impl<'a> KvBench<'a> {
             let store = build(Arc::clone(&storage), &self.plan.init)?;
             let build_s = built.elapsed().as_secs_f64();
             let memory = store.memory_bytes() as u64;
+            let stalls_before = store.merge_stats().stall_nanos;
             let (threads, io, elapsed_ns) = self.timed(label, store.as_ref(), &storage)?;
+            let stall_ns = (store.merge_stats().stall_nanos - stalls_before) / threads.len() as u64;
             let drain_started = Instant::now();
             store.wait_for_merges()?;
             let drain_ns = drain_started.elapsed().as_nanos() as u64;
@@ -325,7 +330,7 @@ impl<'a> KvBench<'a> {
             }
             let per_s = |ns: u64| ops as f64 / (ns.max(1) as f64 / 1e9);
             let modeled_ns = match storage.kind() {
-                DeviceKind::Sim(profile) => Some(profile.elapsed_ns(&io, busiest)),
+                DeviceKind::Sim(profile) => Some(profile.elapsed_ns(&io, busiest) + stall_ns),
                 DeviceKind::File { .. } => None,
             };
             let primary_ns = modeled_ns.unwrap_or(elapsed_ns);

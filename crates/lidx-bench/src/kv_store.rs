@@ -40,6 +40,8 @@ pub struct MergeStats {
     pub merge_nanos: u64,
     /// Writes that had to wait for a merge (the dynamic stage was full).
     pub write_stalls: u64,
+    /// Time writers spent waiting for merges, summed over writers, in ns.
+    pub stall_nanos: u64,
 }
 
 /// An updatable on-disk key-value index, shared by the benchmark's threads.
@@ -145,6 +147,7 @@ impl<K: Key> KvStore<K> for HybridStore<K> {
             merges: stats.merges,
             merge_nanos: stats.merge_nanos,
             write_stalls: stats.write_stalls,
+            stall_nanos: stats.stall_nanos,
         }
     }
 
