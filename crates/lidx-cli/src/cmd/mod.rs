@@ -51,9 +51,9 @@ pub enum Command {
     /// index and the disk B+-tree at equal memory (inner nodes resident), every read checked;
     /// `--curve` sweeps memory (Fig. 11) into CSV and SVG.
     ///
-    /// Cost with the defaults (1M lognormal keys, sim:nvme, 100K ops, 3 runs, three workloads,
-    /// two stores): about 30 s on 2 cores, most of it building a fresh store per run, and
-    /// about 100 MB of memory. On `file:<dir>` every read is an O_DIRECT read (0.1-1 ms) and
+    /// Cost with the defaults (1M lognormal keys, sim:nvme, 100K ops, 1 run, three workloads,
+    /// two stores): about 40 s on 2 cores, most of it building stores and the hybrid's merges,
+    /// and about 100 MB of memory; each extra `--runs` adds as much. On `file:<dir>` every read is an O_DIRECT read (0.1-1 ms) and
     /// each run writes about 16 bytes per key to <dir>. `--curve` multiplies the runs by the
     /// B+-tree's levels plus the budgets (about 12 stores per workload).
     Ycsb(ycsb::Args),

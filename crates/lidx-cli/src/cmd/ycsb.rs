@@ -50,8 +50,9 @@ pub struct Args {
     pub threads: usize,
 
     /// The hybrid's memory budget (dynamic stage + static models): bytes (2M) or a percentage
-    /// of the all-inner B+-tree's memory (10%).
-    #[arg(long, default_value = "10%")]
+    /// of the all-inner B+-tree's memory (10%). Default 100%: equal memory. A budget below
+    /// the static model's own size merges after every write.
+    #[arg(long, default_value = "100%")]
     pub memory_budget: String,
 
     /// The hybrid's static model: `cpr-pgm:eps=<n>`, `pgm:eps=<n>`, `pgm-zero:pages=<x>`,
@@ -71,7 +72,8 @@ pub struct Args {
     pub fsync: String,
 
     /// Runs per store and workload (fresh stores each); the report gives the median run.
-    #[arg(long, default_value_t = 3)]
+    /// Each run costs a fresh build of every store.
+    #[arg(long, default_value_t = 1)]
     pub runs: usize,
 
     /// Seed of the dataset and of the workload.
