@@ -298,7 +298,7 @@ impl ThreadRun {
 }
 
 /// CPU time this thread has used, in ns.
-fn thread_cpu_ns() -> u64 {
+pub fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -308,6 +308,7 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn new_histogram() -> Histogram<u64> {
+/// A latency histogram in ns, 1 ns to 1000 s, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 1_000_000_000_000, 3).expect("valid histogram bounds")
 }

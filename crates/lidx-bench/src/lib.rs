@@ -12,11 +12,15 @@ pub mod disk_workload;
 pub mod error;
 pub mod generate;
 pub mod gre;
+pub mod kv_runner;
+pub mod kv_store;
+pub mod plot;
 pub mod registry;
 pub mod report;
 pub mod runner;
 pub mod sosd;
 pub mod stats;
 pub mod workload;
+pub mod ycsb;
 
 pub use error::{BenchError, Result};

@@ -7,6 +7,7 @@ pub mod disk;
 pub mod gen;
 pub mod start;
 pub mod stats;
+pub mod ycsb;
 
 use std::time::Duration;
 
@@ -46,6 +47,16 @@ pub enum Command {
     Stats(stats::Args),
     /// START (paper 004): `calibrate` the cost model, node mix `stats`, read-mostly `bench`.
     Start(start::Args),
+    /// Paper 002's YCSB-derived read-only / write-only / balanced workloads on the hybrid
+    /// index and the disk B+-tree at equal memory (inner nodes resident), every read checked;
+    /// `--curve` sweeps memory (Fig. 11) into CSV and SVG.
+    ///
+    /// Cost with the defaults (1M lognormal keys, sim:nvme, 100K ops, 1 run, three workloads,
+    /// two stores): about 40 s on 2 cores, most of it building stores and the hybrid's merges,
+    /// and about 100 MB of memory; each extra `--runs` adds as much. On `file:<dir>` every read is an O_DIRECT read (0.1-1 ms) and
+    /// each run writes about 16 bytes per key to <dir>. `--curve` multiplies the runs by the
+    /// B+-tree's levels plus the budgets (about 12 stores per workload).
+    Ycsb(ycsb::Args),
 }
 
 /// Runs one subcommand.
@@ -56,6 +67,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Gen(args) => gen::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Start(args) => start::run(args),
+        Command::Ycsb(args) => ycsb::run(args),
     }
 }
 

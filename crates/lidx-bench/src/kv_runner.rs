@@ -1,0 +1,648 @@
+//! The checked runner of the YCSB read/write workloads ([`crate::ycsb`]) on updatable on-disk
+//! stores ([`crate::kv_store`]): throughput, latency, blocks per read, memory, merges.
+//!
+//! Paper 002 §10 reports throughput of read-only, write-only and balanced workloads for its
+//! hybrid indexes and a disk B+-tree at equal memory, and the memory-throughput curve of
+//! Fig. 11. For each store and each of `runs` runs, [`KvBench::run_store`]:
+//!
+//! 1. builds a **fresh** store from the plan's initial keys on a fresh [`Storage`] (a new
+//!    subdirectory of the device's directory, removed after the run, or a new in-memory
+//!    simulated device), untimed;
+//! 2. runs the plan's streams, one thread each, every operation timed (wall clock and, as
+//!    [`crate::disk_runner`] does, thread CPU time + the modeled device time of its requests),
+//!    every read **checked** against [`payload_of`]: a wrong payload or a missing key fails the
+//!    run with [`BenchError::WrongResult`];
+//! 3. calls [`KvStore::wait_for_merges`] and times it separately: the **drain**. Throughput is
+//!    given both without and with the drain (`ops / (timed + drain)`), so merge work a store
+//!    pushed into the background is not hidden.
+//!
+//! Throughput is operations over elapsed time: wall time on real files; on simulated devices
+//! also the modeled elapsed time ([`lidx::io::SimProfile::elapsed_ns`] of the run's requests
+//! and the busiest thread's CPU + modeled time), the figure ratios use there. A writer blocked
+//! on a merge (a write stall) spends no CPU and issues no request, so the modeled time adds the
+//! run's stall time ([`crate::kv_store::MergeStats::stall_nanos`], summed over writers) divided
+//! by the threads: stalls are never hidden by the model. Blocks per read
+//! are the blocks the storage read during the timed part over the reads; in the read-only
+//! workload that is exact, in mixed ones it also counts what inserts and background merges
+//! read (the device counters are not per operation), so it is an upper bound. Each record is
+//! the run with the median throughput, its latency percentiles over all runs.
+//!
+//! [`compare`] runs the equal-memory baseline (disk B+-tree, inner nodes resident) and the other
+//! stores on the same plan and storage kind and fills their ratios to it; [`curve`] sweeps
+//! memory budgets for Fig. 11. Latencies in the [`table`] are modeled on simulated devices, wall
+//! otherwise.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+use hdrhistogram::Histogram;
+use lidx::disk::btree::Resident;
+use lidx::io::sim::thread_modeled_ns;
+use lidx::io::{DeviceKind, IoStats, Storage};
+use serde::{Deserialize, Serialize};
+
+use crate::disk_report::human_bytes;
+use crate::disk_runner::{new_histogram, thread_cpu_ns};
+use crate::disk_workload::payload_of;
+use crate::error::{BenchError, Result};
+use crate::kv_store::{KvStore, MemoryBudget, StoreSpec};
+use crate::report::Machine;
+use crate::runner::Progress;
+use crate::ycsb::{Op, YcsbPlan, YcsbWorkload};
+
+/// Where each run's fresh store lives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StorageBase {
+    /// Directory under which each run gets its own subdirectory (removed afterwards); `None`
+    /// keeps a simulated device in memory.
+    pub dir: Option<PathBuf>,
+    /// The device kind.
+    pub kind: DeviceKind,
+    /// Block size in bytes.
+    pub block_size: usize,
+    /// LRU cache blocks per file (0 = none).
+    pub cache_blocks: usize,
+}
+
+impl StorageBase {
+    /// A fresh storage named `name`, its directory emptied first. Stores that keep files
+    /// outside the storage's devices (`needs_dir`: the hybrid's log and manifest) get a
+    /// directory even on an in-memory simulated device: `lidx-ycsb-<pid>/<name>` under the
+    /// system's temporary directory.
+    fn fresh(&self, name: &str, needs_dir: bool) -> Result<Arc<Storage>> {
+        let dir = match &self.dir {
+            Some(base) => Some(base.join(name)),
+            None if needs_dir => Some(scratch_dir().join(name)),
+            None => None,
+        };
+        let storage = match (dir, &self.kind) {
+            (Some(dir), kind) => {
+                remove_dir(&dir)?;
+                Storage::new(&dir, kind.clone(), self.block_size)?
+            }
+            (None, DeviceKind::Sim(profile)) => {
+                Storage::in_memory(profile.clone(), self.block_size)?
+            }
+            (None, DeviceKind::File { .. }) => {
+                return Err(BenchError::BadSpec {
+                    what: "device",
+                    got: "a file device without a directory".to_string(),
+                    expected: "file:<dir>".to_string(),
+                })
+            }
+        };
+        Ok(Arc::new(storage.with_cache_blocks(self.cache_blocks)))
+    }
+
+    /// Removes a run's directory (and the scratch directory when it is left empty).
+    fn clean(&self, storage: &Storage) -> Result<()> {
+        if let Some(dir) = storage.dir() {
+            remove_dir(dir)?;
+            if self.dir.is_none() {
+                let _ = std::fs::remove_dir(scratch_dir());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn scratch_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("lidx-ycsb-{}", std::process::id()))
+}
+
+fn remove_dir(dir: &std::path::Path) -> Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(BenchError::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// What to run on each store.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KvBenchConfig {
+    /// Operations per run, all threads together.
+    pub ops: usize,
+    /// Threads, each with its own stream.
+    pub threads: usize,
+    /// Runs (fresh store each); the record is the median run.
+    pub runs: usize,
+    /// Seed of the plan.
+    pub seed: u64,
+    /// Bytes of payload per key.
+    pub payload_size: usize,
+}
+
+/// One store on one workload. Times in microseconds, sizes in bytes, throughput in ops/s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KvRecord {
+    /// Dataset name.
+    pub dataset: String,
+    /// Keys loaded before the run (75% of the unique keys).
+    pub n_init: u64,
+    /// Workload label.
+    pub workload: String,
+    /// Store label.
+    pub store: String,
+    /// What the store says it is.
+    pub describe: String,
+    /// Device, as the storage describes it.
+    pub device: String,
+    /// Block size.
+    pub block_size: u64,
+    /// Threads.
+    pub threads: u64,
+    /// Operations per run.
+    pub ops: u64,
+    /// Reads per run.
+    pub reads: u64,
+    /// Inserts per run.
+    pub inserts: u64,
+    /// Runs.
+    pub runs: u64,
+    /// Memory budget given to the store, when it takes one.
+    pub memory_budget: Option<u64>,
+    /// Memory after the build, before the run.
+    pub memory_bytes: u64,
+    /// Memory after the run and the drain.
+    pub memory_end_bytes: u64,
+    /// File bytes after the run and the drain.
+    pub disk_bytes: u64,
+    /// Build wall time (median run), seconds.
+    pub build_s: f64,
+    /// The throughput ratios use: modeled on simulated devices, wall on files.
+    pub ops_per_s: f64,
+    /// Same, counting the drain.
+    pub ops_per_s_incl_drain: f64,
+    /// Operations per second of wall time.
+    pub wall_ops_per_s: f64,
+    /// Operations per second of wall time plus the drain.
+    pub wall_ops_per_s_incl_drain: f64,
+    /// Simulated devices: operations per second of modeled elapsed time.
+    pub modeled_ops_per_s: Option<f64>,
+    /// Wall latency percentiles.
+    pub wall_p50_us: f64,
+    /// 99th percentile wall latency.
+    pub wall_p99_us: f64,
+    /// Simulated devices: modeled latency (CPU + device) percentiles.
+    pub modeled_p50_us: Option<f64>,
+    /// 99th percentile modeled latency.
+    pub modeled_p99_us: Option<f64>,
+    /// Blocks read during the timed part per read (None without reads).
+    pub blocks_per_read: Option<f64>,
+    /// Blocks read per operation.
+    pub read_blocks_per_op: f64,
+    /// Blocks written per operation.
+    pub write_blocks_per_op: f64,
+    /// Merges completed (run + drain).
+    pub merges: u64,
+    /// Seconds spent merging.
+    pub merge_s: f64,
+    /// Writes that waited for a merge.
+    pub write_stalls: u64,
+    /// Wall seconds of the drain.
+    pub drain_s: f64,
+    /// `ops_per_s` over the equal-memory B+-tree's in the same run.
+    pub speedup_vs_btree: Option<f64>,
+    /// `memory_bytes` over the equal-memory B+-tree's.
+    pub memory_vs_btree: Option<f64>,
+    /// Seed of the plan.
+    pub seed: u64,
+    /// CPU model.
+    pub cpu: String,
+    /// CPUs available.
+    pub cores: u64,
+    /// lidx-bench version.
+    pub lidx_version: String,
+}
+
+/// Builds a store on a fresh storage from the initial keys.
+pub type BuildFn<'f> = dyn Fn(Arc<Storage>, &[u64]) -> Result<Box<dyn KvStore<u64>>> + 'f;
+
+/// One workload's plan, ready to run on stores.
+pub struct KvBench<'a> {
+    dataset: &'a str,
+    plan: YcsbPlan,
+    base: &'a StorageBase,
+    config: KvBenchConfig,
+}
+
+/// One thread's measurements.
+struct ThreadRun {
+    wall: Histogram<u64>,
+    modeled: Histogram<u64>,
+    modeled_ns: u64,
+    reads: u64,
+}
+
+/// One run's measurements.
+struct RunFigures {
+    primary: f64,
+    wall: f64,
+    wall_drain: f64,
+    modeled: Option<f64>,
+    primary_drain: f64,
+    io: IoStats,
+    reads: u64,
+    build_s: f64,
+    drain_s: f64,
+    memory: u64,
+    memory_end: u64,
+    disk: u64,
+    describe: String,
+    merges: crate::kv_store::MergeStats,
+}
+
+impl<'a> KvBench<'a> {
+    /// Generates `workload`'s plan over the sorted unique `keys`.
+    pub fn new(
+        dataset: &'a str,
+        keys: &[u64],
+        workload: YcsbWorkload,
+        base: &'a StorageBase,
+        config: KvBenchConfig,
+    ) -> Result<Self> {
+        let plan = YcsbPlan::generate(workload, keys, config.ops, config.threads, config.seed)?;
+        Ok(KvBench {
+            dataset,
+            plan,
+            base,
+            config,
+        })
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &YcsbPlan {
+        &self.plan
+    }
+
+    /// Builds and runs `spec` (its budget already in bytes, see [`StoreSpec::resolve`]).
+    pub fn run_spec(&self, spec: &StoreSpec, progress: &mut dyn Progress) -> Result<KvRecord> {
+        let size = self.config.payload_size;
+        let build = |storage: Arc<Storage>, keys: &[u64]| spec.build(storage, keys, size);
+        let mut record = self.run_store(&spec.label(), spec.needs_dir(), &build, progress)?;
+        record.memory_budget = spec.memory_budget();
+        Ok(record)
+    }
+
+    /// Runs the plan `runs` times on stores `build` makes (on a storage with a directory when
+    /// `needs_dir`), checking every read.
+    pub fn run_store(
+        &self,
+        label: &str,
+        needs_dir: bool,
+        build: &BuildFn<'_>,
+        progress: &mut dyn Progress,
+    ) -> Result<KvRecord> {
+        let runs = self.config.runs.max(1);
+        let ops = self.plan.ops() as u64;
+        let mut wall_all = new_histogram();
+        let mut modeled_all = new_histogram();
+        let mut figures = Vec::with_capacity(runs);
+        let workload = self.plan.workload.label();
+        progress.begin(&format!("{workload} {label}"), ops * runs as u64);
+        for run in 0..runs {
+            let name = format!("ycsb-{workload}-{}-{run}", sanitize(label));
+            let storage = self.base.fresh(&name, needs_dir)?;
+            let built = Instant::now();
+            let store = build(Arc::clone(&storage), &self.plan.init)?;
+            let build_s = built.elapsed().as_secs_f64();
+            let memory = store.memory_bytes() as u64;
+            let stalls_before = store.merge_stats().stall_nanos;
+            let (threads, io, elapsed_ns) = self.timed(label, store.as_ref(), &storage)?;
+            let stall_ns = (store.merge_stats().stall_nanos - stalls_before) / threads.len() as u64;
+            let drain_started = Instant::now();
+            store.wait_for_merges()?;
+            let drain_ns = drain_started.elapsed().as_nanos() as u64;
+
+            let mut busiest = 0;
+            let mut reads = 0;
+            for t in &threads {
+                busiest = busiest.max(t.modeled_ns);
+                reads += t.reads;
+                wall_all.add(&t.wall).expect("same histogram bounds");
+                modeled_all.add(&t.modeled).expect("same histogram bounds");
+            }
+            let per_s = |ns: u64| ops as f64 / (ns.max(1) as f64 / 1e9);
+            let modeled_ns = match storage.kind() {
+                DeviceKind::Sim(profile) => Some(profile.elapsed_ns(&io, busiest) + stall_ns),
+                DeviceKind::File { .. } => None,
+            };
+            let primary_ns = modeled_ns.unwrap_or(elapsed_ns);
+            figures.push(RunFigures {
+                primary: per_s(primary_ns),
+                primary_drain: per_s(primary_ns + drain_ns),
+                wall: per_s(elapsed_ns),
+                wall_drain: per_s(elapsed_ns + drain_ns),
+                modeled: modeled_ns.map(per_s),
+                io,
+                reads,
+                build_s,
+                drain_s: drain_ns as f64 / 1e9,
+                memory,
+                memory_end: store.memory_bytes() as u64,
+                disk: store.disk_bytes(),
+                describe: store.describe(),
+                merges: store.merge_stats(),
+            });
+            drop(store);
+            self.base.clean(&storage)?;
+            progress.advance(ops);
+        }
+        progress.end();
+
+        figures.sort_by(|a, b| a.primary.total_cmp(&b.primary));
+        let m = &figures[figures.len() / 2];
+        let simulated = matches!(self.base.kind, DeviceKind::Sim(_));
+        let pct = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1e3;
+        let machine = Machine::detect();
+        let ops_f = ops.max(1) as f64;
+        Ok(KvRecord {
+            dataset: self.dataset.to_string(),
+            n_init: self.plan.init.len() as u64,
+            workload: workload.to_string(),
+            store: label.to_string(),
+            describe: m.describe.clone(),
+            device: describe_device(&self.base.kind, self.base.cache_blocks),
+            block_size: self.base.block_size as u64,
+            threads: self.plan.streams.len() as u64,
+            ops,
+            reads: m.reads,
+            inserts: ops - m.reads,
+            runs: runs as u64,
+            memory_budget: None,
+            memory_bytes: m.memory,
+            memory_end_bytes: m.memory_end,
+            disk_bytes: m.disk,
+            build_s: m.build_s,
+            ops_per_s: m.primary,
+            ops_per_s_incl_drain: m.primary_drain,
+            wall_ops_per_s: m.wall,
+            wall_ops_per_s_incl_drain: m.wall_drain,
+            modeled_ops_per_s: m.modeled,
+            wall_p50_us: pct(&wall_all, 0.5),
+            wall_p99_us: pct(&wall_all, 0.99),
+            modeled_p50_us: simulated.then(|| pct(&modeled_all, 0.5)),
+            modeled_p99_us: simulated.then(|| pct(&modeled_all, 0.99)),
+            blocks_per_read: (m.reads > 0).then(|| m.io.read_blocks as f64 / m.reads as f64),
+            read_blocks_per_op: m.io.read_blocks as f64 / ops_f,
+            write_blocks_per_op: m.io.write_blocks as f64 / ops_f,
+            merges: m.merges.merges,
+            merge_s: m.merges.merge_nanos as f64 / 1e9,
+            write_stalls: m.merges.write_stalls,
+            drain_s: m.drain_s,
+            speedup_vs_btree: None,
+            memory_vs_btree: None,
+            seed: self.config.seed,
+            cpu: machine.cpu,
+            cores: machine.cores,
+            lidx_version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+
+    /// The timed part: every stream on its own thread. Returns the threads' measurements, the
+    /// storage's I/O and the elapsed wall time.
+    fn timed(
+        &self,
+        label: &str,
+        store: &dyn KvStore<u64>,
+        storage: &Storage,
+    ) -> Result<(Vec<ThreadRun>, IoStats, u64)> {
+        let before = storage.stats();
+        let started = Instant::now();
+        let results: Vec<Result<ThreadRun>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .plan
+                .streams
+                .iter()
+                .map(|stream| scope.spawn(move || run_stream(label, store, stream)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("benchmark thread panicked"))
+                .collect()
+        });
+        let elapsed_ns = started.elapsed().as_nanos() as u64;
+        let io = storage.stats() - before;
+        Ok((results.into_iter().collect::<Result<_>>()?, io, elapsed_ns))
+    }
+}
+
+/// Runs one stream on this thread, checking every read.
+fn run_stream(label: &str, store: &dyn KvStore<u64>, stream: &[Op]) -> Result<ThreadRun> {
+    let size = store.payload_size();
+    let (mut got, mut want) = (vec![0u8; size], vec![0u8; size]);
+    let mut run = ThreadRun {
+        wall: new_histogram(),
+        modeled: new_histogram(),
+        modeled_ns: 0,
+        reads: 0,
+    };
+    for &op in stream {
+        let modeled_before = thread_modeled_ns();
+        let cpu_before = thread_cpu_ns();
+        let started = Instant::now();
+        let checked = match op {
+            Op::Insert(key) => {
+                payload_of(key, &mut want);
+                store.put(key, &want)?;
+                None
+            }
+            Op::Read(key) => {
+                run.reads += 1;
+                Some((key, store.get(&key, &mut got)?))
+            }
+        };
+        let wall = started.elapsed().as_nanos() as u64;
+        let modeled = thread_cpu_ns() - cpu_before + thread_modeled_ns() - modeled_before;
+        run.modeled_ns += modeled;
+        run.wall.saturating_record(wall.max(1));
+        run.modeled.saturating_record(modeled.max(1));
+        if let Some((key, found)) = checked {
+            payload_of(key, &mut want);
+            if !found || got != want {
+                return Err(BenchError::WrongResult {
+                    index: label.to_string(),
+                    op: "get",
+                    key,
+                    what: if found {
+                        format!("payload {got:?}, expected {want:?}")
+                    } else {
+                        "the key was not found".to_string()
+                    },
+                });
+            }
+        }
+    }
+    Ok(run)
+}
+
+fn sanitize(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+fn describe_device(kind: &DeviceKind, cache_blocks: usize) -> String {
+    let device = match kind {
+        DeviceKind::File { direct: true } => "file O_DIRECT".to_string(),
+        DeviceKind::File { direct: false } => "file buffered".to_string(),
+        DeviceKind::Sim(p) => format!("sim:{}", p.name),
+    };
+    if cache_blocks > 0 {
+        format!("{device}, LRU cache {cache_blocks} blocks per file")
+    } else {
+        device
+    }
+}
+
+/// Fills `speedup_vs_btree` and `memory_vs_btree` of every record from the equal-memory
+/// baseline's record of the same workload.
+pub fn fill_ratios(records: &mut [KvRecord]) {
+    let baseline = StoreSpec::baseline().label();
+    let bases: Vec<(String, f64, u64)> = records
+        .iter()
+        .filter(|r| r.store == baseline)
+        .map(|r| (r.workload.clone(), r.ops_per_s, r.memory_bytes))
+        .collect();
+    for r in records.iter_mut() {
+        if let Some((_, ops, memory)) = bases.iter().find(|(w, _, _)| *w == r.workload) {
+            r.speedup_vs_btree = Some(r.ops_per_s / ops);
+            r.memory_vs_btree = Some(r.memory_bytes as f64 / (*memory).max(1) as f64);
+        }
+    }
+}
+
+/// What [`compare`] and [`curve`] run on: the dataset's sorted unique keys, where stores
+/// live, and the run parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct KvSetup<'a> {
+    /// Dataset name for reports.
+    pub dataset: &'a str,
+    /// Sorted unique keys.
+    pub keys: &'a [u64],
+    /// Where each run's store lives.
+    pub base: &'a StorageBase,
+    /// Run parameters.
+    pub config: KvBenchConfig,
+}
+
+impl<'a> KvSetup<'a> {
+    fn bench(&self, workload: YcsbWorkload) -> Result<KvBench<'a>> {
+        KvBench::new(self.dataset, self.keys, workload, self.base, self.config)
+    }
+}
+
+/// Runs the equal-memory B+-tree, then every spec of `others` (percentage budgets resolved
+/// against the B+-tree's memory), on each workload; ratios filled.
+pub fn compare(
+    setup: &KvSetup<'_>,
+    workloads: &[YcsbWorkload],
+    others: &[StoreSpec],
+    progress: &mut dyn Progress,
+) -> Result<Vec<KvRecord>> {
+    let mut records = Vec::new();
+    for &workload in workloads {
+        let bench = setup.bench(workload)?;
+        let baseline = bench.run_spec(&StoreSpec::baseline(), progress)?;
+        let btree_memory = baseline.memory_bytes;
+        records.push(baseline);
+        for spec in others {
+            records.push(bench.run_spec(&spec.resolve(btree_memory), progress)?);
+        }
+    }
+    fill_ratios(&mut records);
+    Ok(records)
+}
+
+/// Paper 002 Fig. 11: on each workload, the B+-tree with 0, 1, ... resident levels (up to all
+/// inner nodes) and `hybrid` at each of `budgets` (percentages of the all-inner B+-tree's
+/// memory). Ratios filled.
+pub fn curve(
+    setup: &KvSetup<'_>,
+    workloads: &[YcsbWorkload],
+    hybrid: &StoreSpec,
+    budgets: &[MemoryBudget],
+    progress: &mut dyn Progress,
+) -> Result<Vec<KvRecord>> {
+    let mut records = Vec::new();
+    for &workload in workloads {
+        let bench = setup.bench(workload)?;
+        let baseline = bench.run_spec(&StoreSpec::baseline(), progress)?;
+        let btree_memory = baseline.memory_bytes;
+        for levels in 0.. {
+            let spec = StoreSpec::BTree {
+                resident: Resident::TopLevels(levels),
+                fill_factor: 1.0,
+            };
+            let record = bench.run_spec(&spec, progress)?;
+            let all = record.memory_bytes >= btree_memory;
+            if !all {
+                records.push(record);
+            }
+            if all || levels >= 16 {
+                break;
+            }
+        }
+        records.push(baseline);
+        for &budget in budgets {
+            let spec = hybrid.with_budget(budget).resolve(btree_memory);
+            records.push(bench.run_spec(&spec, progress)?);
+        }
+    }
+    fill_ratios(&mut records);
+    Ok(records)
+}
+
+/// The terminal table: one row per record, ratios to the equal-memory B+-tree beside.
+pub fn table(records: &[KvRecord]) -> String {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "workload",
+        "store",
+        "memory",
+        "mem/B+",
+        "disk",
+        "Kops/s",
+        "+drain",
+        "x B+",
+        "p50 us",
+        "p99 us",
+        "blocks/read",
+        "merges",
+        "stalls",
+    ]);
+    let ratio = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    for r in records {
+        let (p50, p99) = match (r.modeled_p50_us, r.modeled_p99_us) {
+            (Some(a), Some(b)) => (a, b),
+            _ => (r.wall_p50_us, r.wall_p99_us),
+        };
+        table.add_row(vec![
+            r.workload.clone(),
+            r.store.clone(),
+            human_bytes(r.memory_bytes),
+            ratio(r.memory_vs_btree),
+            human_bytes(r.disk_bytes),
+            format!("{:.2}", r.ops_per_s / 1e3),
+            format!("{:.2}", r.ops_per_s_incl_drain / 1e3),
+            ratio(r.speedup_vs_btree),
+            format!("{p50:.1}"),
+            format!("{p99:.1}"),
+            r.blocks_per_read
+                .map_or("-".to_string(), |b| format!("{b:.3}")),
+            r.merges.to_string(),
+            r.write_stalls.to_string(),
+        ]);
+    }
+    for column in table.column_iter_mut().skip(2) {
+        column.set_cell_alignment(CellAlignment::Right);
+    }
+    table.to_string()
+}

@@ -1,0 +1,482 @@
+//! [`KvStore`]: what the YCSB runner ([`crate::kv_runner`]) needs of an updatable on-disk
+//! index, and its implementations: the disk B+-tree baseline and the hybrid index.
+//!
+//! Paper 002 §10 compares its hybrid indexes with a disk B+-tree whose inner nodes stay in
+//! memory (paper 003's "hybrid case"); that B+-tree's memory is the "equal memory" reference
+//! the hybrid's budget is stated against. [`LockedBTree`] is that baseline:
+//! [`DiskBTree`] takes `&mut self` to insert, so it sits behind a reader-writer lock (reads
+//! share it, inserts hold it exclusively), the usual way a single-writer B+-tree is shared.
+//! The hybrid index ([`lidx::kv::HybridIndex`]) is concurrent itself and needs no wrapper.
+//!
+//! [`StoreSpec`] names what to build (parsed from the command line) and builds it on a fresh
+//! [`Storage`] from the initial keys, every payload [`crate::disk_workload::payload_of`] of
+//! its key.
+//!
+//! The hybrid's write-ahead log is opened with [`FsyncPolicy::Never`] unless asked otherwise:
+//! the B+-tree writes each changed node with one `pwrite` and no `fsync` per insert, so an
+//! acknowledged insert of either survives a process crash and neither survives a power loss;
+//! `--fsync always` measures the hybrid with per-write durability instead.
+
+use std::sync::Arc;
+
+use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::static_learned::Fetch;
+use lidx::disk::DiskIndex;
+use lidx::io::Storage;
+use lidx::key::Key;
+use lidx::kv::hybrid::{HybridOptions, StaticModel};
+use lidx::kv::{FsyncPolicy, HybridIndex, WalOptions};
+use parking_lot::RwLock;
+
+use crate::disk_workload::payload_of;
+use crate::error::{BenchError, Result};
+
+/// Merge figures of a store that merges in the background (zero for others).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeStats {
+    /// Merges completed.
+    pub merges: u64,
+    /// Time spent merging, summed over merges, in ns.
+    pub merge_nanos: u64,
+    /// Writes that had to wait for a merge (the dynamic stage was full).
+    pub write_stalls: u64,
+    /// Time writers spent waiting for merges, summed over writers, in ns.
+    pub stall_nanos: u64,
+}
+
+/// An updatable on-disk key-value index, shared by the benchmark's threads.
+pub trait KvStore<K: Key>: Send + Sync {
+    /// Copies `key`'s payload into `payload` (exactly [`KvStore::payload_size`] bytes) and
+    /// returns true, or returns false when the key is absent.
+    fn get(&self, key: &K, payload: &mut [u8]) -> lidx::Result<bool>;
+    /// Inserts `key` with `payload`, or replaces its payload.
+    fn put(&self, key: K, payload: &[u8]) -> lidx::Result<()>;
+    /// Bytes of payload per key.
+    fn payload_size(&self) -> usize;
+    /// Bytes held in memory (inner nodes, models, dynamic stages), exact.
+    fn memory_bytes(&self) -> usize;
+    /// Bytes of the store's files.
+    fn disk_bytes(&self) -> u64;
+    /// One line for reports.
+    fn describe(&self) -> String;
+    /// Merges and write stalls so far.
+    fn merge_stats(&self) -> MergeStats {
+        MergeStats::default()
+    }
+    /// Blocks until no background work is running or pending; surfaces its errors.
+    fn wait_for_merges(&self) -> lidx::Result<()> {
+        Ok(())
+    }
+}
+
+/// The disk B+-tree behind a reader-writer lock: reads shared, inserts exclusive.
+pub struct LockedBTree<K: Key> {
+    tree: RwLock<DiskBTree<K>>,
+}
+
+impl<K: Key> LockedBTree<K> {
+    /// Wraps an open, writable tree.
+    pub fn new(tree: DiskBTree<K>) -> Self {
+        LockedBTree {
+            tree: RwLock::new(tree),
+        }
+    }
+}
+
+impl<K: Key> KvStore<K> for LockedBTree<K> {
+    fn get(&self, key: &K, payload: &mut [u8]) -> lidx::Result<bool> {
+        self.tree.read().get(key, payload)
+    }
+
+    fn put(&self, key: K, payload: &[u8]) -> lidx::Result<()> {
+        self.tree.write().insert(key, payload).map(|_| ())
+    }
+
+    fn payload_size(&self) -> usize {
+        self.tree.read().payload_size()
+    }
+
+    fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() - std::mem::size_of::<DiskBTree<K>>()
+            + self.tree.read().memory_bytes()
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.tree.read().disk_bytes()
+    }
+
+    fn describe(&self) -> String {
+        self.tree.read().describe()
+    }
+}
+
+/// The hybrid index with its payload size (the index does not report it).
+pub struct HybridStore<K: Key> {
+    index: HybridIndex<K>,
+    payload_size: usize,
+}
+
+impl<K: Key> KvStore<K> for HybridStore<K> {
+    fn get(&self, key: &K, payload: &mut [u8]) -> lidx::Result<bool> {
+        self.index.get(key, payload)
+    }
+
+    fn put(&self, key: K, payload: &[u8]) -> lidx::Result<()> {
+        self.index.put(key, payload)
+    }
+
+    fn payload_size(&self) -> usize {
+        self.payload_size
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.index.memory_bytes()
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.index.disk_bytes()
+    }
+
+    fn describe(&self) -> String {
+        self.index.describe()
+    }
+
+    fn merge_stats(&self) -> MergeStats {
+        let stats = self.index.stats();
+        MergeStats {
+            merges: stats.merges,
+            merge_nanos: stats.merge_nanos,
+            write_stalls: stats.write_stalls,
+            stall_nanos: stats.stall_nanos,
+        }
+    }
+
+    fn wait_for_merges(&self) -> lidx::Result<()> {
+        self.index.wait_for_merges()
+    }
+}
+
+/// Accepted spellings of the hybrid's static model.
+pub const MODEL_FORMS: &str = "cpr-pgm:eps=<n>, pgm:eps=<n>, pgm-zero:pages=<x>, leco-zonemap \
+                               or auto:pages=<x>";
+
+/// Parses one of [`MODEL_FORMS`].
+pub fn parse_model(spec: &str) -> Result<StaticModel> {
+    let bad = || BenchError::BadSpec {
+        what: "hybrid model",
+        got: spec.to_string(),
+        expected: MODEL_FORMS.to_string(),
+    };
+    let (name, param) = match spec.trim().split_once(':') {
+        Some((name, param)) => (name, Some(param.split_once('=').ok_or_else(bad)?)),
+        None => (spec.trim(), None),
+    };
+    let eps = |p: Option<(&str, &str)>| match p {
+        Some(("eps", v)) => v.parse::<usize>().ok().filter(|&e| e > 0).ok_or_else(bad),
+        _ => Err(bad()),
+    };
+    let pages = |p: Option<(&str, &str)>| match p {
+        Some(("pages", v)) => v
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 1.0)
+            .ok_or_else(bad),
+        _ => Err(bad()),
+    };
+    match name {
+        "pgm" => Ok(StaticModel::Pgm { eps: eps(param)? }),
+        "cpr-pgm" => Ok(StaticModel::CprPgm { eps: eps(param)? }),
+        "pgm-zero" => Ok(StaticModel::PgmZero {
+            pages: pages(param)?,
+        }),
+        "auto" => Ok(StaticModel::Auto {
+            pages: pages(param)?,
+        }),
+        "leco-zonemap" if param.is_none() => Ok(StaticModel::LecoZoneMap),
+        _ => Err(bad()),
+    }
+}
+
+/// Accepted spellings of the log's fsync policy.
+pub const FSYNC_FORMS: &str = "never, always or every:<ms>";
+
+/// Parses one of [`FSYNC_FORMS`].
+pub fn parse_fsync(spec: &str) -> Result<FsyncPolicy> {
+    match spec.trim() {
+        "never" => Ok(FsyncPolicy::Never),
+        "always" => Ok(FsyncPolicy::Always),
+        other => match other.strip_prefix("every:").map(str::parse::<u64>) {
+            Some(Ok(ms)) if ms > 0 => Ok(FsyncPolicy::EveryMs(ms)),
+            _ => Err(BenchError::BadSpec {
+                what: "fsync policy",
+                got: spec.to_string(),
+                expected: FSYNC_FORMS.to_string(),
+            }),
+        },
+    }
+}
+
+fn fsync_label(policy: FsyncPolicy) -> String {
+    match policy {
+        FsyncPolicy::Never => "never".to_string(),
+        FsyncPolicy::Always => "always".to_string(),
+        FsyncPolicy::EveryMs(ms) => format!("every:{ms}"),
+    }
+}
+
+/// The hybrid index's choices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HybridSpec {
+    /// Static model; `None` keeps [`HybridOptions`]'s default.
+    pub model: Option<StaticModel>,
+    /// Leaf fetching of the static stage.
+    pub fetch: Fetch,
+    /// Memory budget as given.
+    pub budget: Option<MemoryBudget>,
+    /// The budget in bytes, once resolved against the B+-tree ([`StoreSpec::resolve`]).
+    pub budget_bytes: Option<u64>,
+    /// The log's fsync policy.
+    pub fsync: FsyncPolicy,
+}
+
+/// The hybrid's memory budget: bytes, or a percentage of the equal-memory B+-tree's memory
+/// in the same run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MemoryBudget {
+    /// Bytes (dynamic stage + static models).
+    Bytes(u64),
+    /// Percent of the all-inner B+-tree's memory.
+    Percent(f64),
+}
+
+/// Accepted spellings of a memory budget.
+pub const BUDGET_FORMS: &str = "bytes (1000000, 500K, 2M) or a percentage of the B+-tree's \
+                                memory (10%)";
+
+impl MemoryBudget {
+    /// Parses `<bytes>` (with K/M/G suffixes, powers of 1000) or `<x>%` (x > 0).
+    pub fn parse(spec: &str) -> Result<MemoryBudget> {
+        let bad = || BenchError::BadSpec {
+            what: "memory budget",
+            got: spec.to_string(),
+            expected: BUDGET_FORMS.to_string(),
+        };
+        let spec_t = spec.trim();
+        if let Some(pct) = spec_t.strip_suffix('%') {
+            let x: f64 = pct.parse().map_err(|_| bad())?;
+            return if x.is_finite() && x > 0.0 {
+                Ok(MemoryBudget::Percent(x))
+            } else {
+                Err(bad())
+            };
+        }
+        match crate::count::parse_count(spec_t) {
+            Some(n) if n > 0 => Ok(MemoryBudget::Bytes(n)),
+            _ => Err(bad()),
+        }
+    }
+
+    /// Parses a comma-separated list.
+    pub fn parse_list(spec: &str) -> Result<Vec<MemoryBudget>> {
+        spec.split(',').map(MemoryBudget::parse).collect()
+    }
+
+    /// Bytes, percentages taken of `btree_memory`.
+    pub fn bytes(self, btree_memory: u64) -> u64 {
+        match self {
+            MemoryBudget::Bytes(n) => n,
+            MemoryBudget::Percent(p) => (btree_memory as f64 * p / 100.0).round() as u64,
+        }
+    }
+
+    /// `2000000` or `10%`.
+    pub fn label(self) -> String {
+        match self {
+            MemoryBudget::Bytes(n) => n.to_string(),
+            MemoryBudget::Percent(p) => format!("{p}%"),
+        }
+    }
+}
+
+/// What the runner builds on each fresh storage.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoreSpec {
+    /// The disk B+-tree with the `resident` top levels in memory.
+    BTree {
+        /// Levels kept in memory ([`Resident::AllInner`] is the equal-memory baseline).
+        resident: Resident,
+        /// Bulk-load fill factor in `(0, 1]`.
+        fill_factor: f64,
+    },
+    /// The hybrid index.
+    Hybrid(HybridSpec),
+}
+
+impl StoreSpec {
+    /// The equal-memory baseline: every inner node resident, full leaves.
+    pub fn baseline() -> StoreSpec {
+        StoreSpec::BTree {
+            resident: Resident::AllInner,
+            fill_factor: 1.0,
+        }
+    }
+
+    /// The hybrid with `model` (parsed by [`parse_model`]; `None` for its default), `fetch`,
+    /// `budget` and the log's `fsync` policy.
+    pub fn hybrid(
+        model: Option<&str>,
+        fetch: Fetch,
+        budget: Option<MemoryBudget>,
+        fsync: FsyncPolicy,
+    ) -> Result<StoreSpec> {
+        Ok(StoreSpec::Hybrid(HybridSpec {
+            model: model.map(parse_model).transpose()?,
+            fetch,
+            budget,
+            budget_bytes: budget.and_then(|b| match b {
+                MemoryBudget::Bytes(n) => Some(n),
+                MemoryBudget::Percent(_) => None,
+            }),
+            fsync,
+        }))
+    }
+
+    /// The label in reports, e.g. `btree:resident=inner` or
+    /// `hybrid:leco-zonemap,fetch=all-at-once,budget=10%,fsync=never`.
+    pub fn label(&self) -> String {
+        match self {
+            StoreSpec::Hybrid(h) => {
+                let model = h
+                    .model
+                    .map_or_else(|| StaticModel::default().name(), StaticModel::name);
+                let budget = h.budget.map_or("none".to_string(), MemoryBudget::label);
+                format!(
+                    "hybrid:{model},fetch={},budget={budget},fsync={}",
+                    h.fetch.name(),
+                    fsync_label(h.fsync)
+                )
+            }
+            StoreSpec::BTree {
+                resident,
+                fill_factor,
+            } => {
+                let resident = match resident {
+                    Resident::None => "none".to_string(),
+                    Resident::AllInner => "inner".to_string(),
+                    Resident::TopLevels(k) => k.to_string(),
+                };
+                if *fill_factor == 1.0 {
+                    format!("btree:resident={resident}")
+                } else {
+                    format!("btree:resident={resident},fill={fill_factor}")
+                }
+            }
+        }
+    }
+
+    /// The budget in bytes this store is built with, if it takes one.
+    pub fn memory_budget(&self) -> Option<u64> {
+        match self {
+            StoreSpec::BTree { .. } => None,
+            StoreSpec::Hybrid(h) => h.budget_bytes,
+        }
+    }
+
+    /// True when the store keeps files of its own beside the storage's devices (the hybrid's
+    /// log and manifest), so its storage needs a directory.
+    pub fn needs_dir(&self) -> bool {
+        matches!(self, StoreSpec::Hybrid(_))
+    }
+
+    /// The same store with a percentage budget turned into bytes of `btree_memory`.
+    pub fn resolve(&self, btree_memory: u64) -> StoreSpec {
+        match self {
+            StoreSpec::Hybrid(h) => StoreSpec::Hybrid(HybridSpec {
+                budget_bytes: h.budget.map(|b| b.bytes(btree_memory)),
+                ..h.clone()
+            }),
+            other => other.clone(),
+        }
+    }
+
+    /// The same store with `budget` (unresolved), when it takes one.
+    pub fn with_budget(&self, budget: MemoryBudget) -> StoreSpec {
+        match self {
+            StoreSpec::Hybrid(h) => StoreSpec::Hybrid(HybridSpec {
+                budget: Some(budget),
+                budget_bytes: None,
+                ..h.clone()
+            }),
+            other => other.clone(),
+        }
+    }
+
+    /// Builds the store in `storage` from the sorted unique `keys`, `payload_size`-byte
+    /// payloads derived from each key.
+    pub fn build(
+        &self,
+        storage: Arc<Storage>,
+        keys: &[u64],
+        payload_size: usize,
+    ) -> Result<Box<dyn KvStore<u64>>> {
+        let payloads = |_: usize, key: &u64, out: &mut [u8]| payload_of(*key, out);
+        match *self {
+            StoreSpec::BTree {
+                resident,
+                fill_factor,
+            } => {
+                let params = DiskBTreeParams {
+                    payload_size,
+                    fill_factor,
+                    resident,
+                };
+                let tree = DiskBTree::build(&storage, "btree", keys, payloads, params)?;
+                Ok(Box::new(LockedBTree::new(tree)))
+            }
+            StoreSpec::Hybrid(ref h) => {
+                let defaults = HybridOptions::default();
+                let options = HybridOptions {
+                    payload_size,
+                    model: h.model.unwrap_or(defaults.model),
+                    fetch: h.fetch,
+                    memory_budget: h
+                        .budget_bytes
+                        .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+                    wal: WalOptions { fsync: h.fsync },
+                    ..defaults
+                };
+                let index = HybridIndex::create(storage, keys, payloads, options)?;
+                Ok(Box::new(HybridStore {
+                    index,
+                    payload_size,
+                }))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_locked_btree_reads_what_it_was_given_and_inserts() {
+        let storage = Arc::new(Storage::ram());
+        let keys: Vec<u64> = (0..5000).map(|i| i * 2).collect();
+        let store = StoreSpec::baseline()
+            .build(Arc::clone(&storage), &keys, 8)
+            .unwrap();
+        let (mut got, mut want) = ([0u8; 8], [0u8; 8]);
+        assert!(store.get(&40, &mut got).unwrap());
+        payload_of(40, &mut want);
+        assert_eq!(got, want);
+        assert!(!store.get(&41, &mut got).unwrap());
+        payload_of(41, &mut want);
+        store.put(41, &want).unwrap();
+        assert!(store.get(&41, &mut got).unwrap());
+        assert_eq!(got, want);
+        assert!(store.memory_bytes() > 0 && store.disk_bytes() > 0);
+        assert_eq!(store.merge_stats(), MergeStats::default());
+        assert_eq!(StoreSpec::baseline().label(), "btree:resident=inner");
+    }
+}

@@ -1,0 +1,150 @@
+//! The memory-throughput curve of paper 002 Fig. 11 as CSV and as an SVG line plot.
+//!
+//! Paper 002 plots each index's throughput against the memory it uses: the disk B+-tree moves
+//! along its curve by keeping more levels in memory, the hybrid by its memory budget. We draw
+//! one line per (workload, store family) from [`KvRecord`]s written by
+//! [`crate::kv_runner::curve`]: the family is `btree` for every B+-tree record (0, 1, ... resident
+//! levels up to all inner nodes) and `hybrid` for the others. Memory (x) is on a log scale, as
+//! in the paper, since the budgets span two orders of magnitude; throughput (y) is linear.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use crate::error::{BenchError, Result};
+use crate::kv_runner::KvRecord;
+
+/// One point of the curve, as written to CSV.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CurvePoint {
+    /// Workload label.
+    pub workload: String,
+    /// `btree` or `hybrid`.
+    pub family: String,
+    /// Store label.
+    pub store: String,
+    /// Memory of the store after its build.
+    pub memory_bytes: u64,
+    /// Memory over the all-inner B+-tree's.
+    pub memory_vs_btree: Option<f64>,
+    /// Throughput (modeled on simulated devices, wall on files).
+    pub ops_per_s: f64,
+    /// Throughput counting the merge drain.
+    pub ops_per_s_incl_drain: f64,
+    /// Blocks read per read.
+    pub blocks_per_read: Option<f64>,
+}
+
+/// The points of `records`, in order.
+pub fn points(records: &[KvRecord]) -> Vec<CurvePoint> {
+    records
+        .iter()
+        .map(|r| CurvePoint {
+            workload: r.workload.clone(),
+            family: family(&r.store).to_string(),
+            store: r.store.clone(),
+            memory_bytes: r.memory_bytes,
+            memory_vs_btree: r.memory_vs_btree,
+            ops_per_s: r.ops_per_s,
+            ops_per_s_incl_drain: r.ops_per_s_incl_drain,
+            blocks_per_read: r.blocks_per_read,
+        })
+        .collect()
+}
+
+fn family(store: &str) -> &'static str {
+    if store.starts_with("btree") {
+        "btree"
+    } else {
+        "hybrid"
+    }
+}
+
+/// Writes the curve's points to `path` as CSV (a header row, then one row per record).
+pub fn write_csv(path: &Path, records: &[KvRecord]) -> Result<()> {
+    let fail = |message: String| BenchError::Report {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut writer = csv::Writer::from_path(path).map_err(|e| fail(e.to_string()))?;
+    for point in points(records) {
+        writer.serialize(point).map_err(|e| fail(e.to_string()))?;
+    }
+    writer.flush().map_err(|e| BenchError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    })
+}
+
+/// Draws throughput (Kops/s) against memory (bytes, log scale) to `path` as SVG, one line per
+/// (workload, family), titled `title`.
+pub fn write_svg(path: &Path, records: &[KvRecord], title: &str) -> Result<()> {
+    let fail = |e: &dyn std::fmt::Display| BenchError::Report {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let points = points(records);
+    let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    for p in &points {
+        let name = format!("{} {}", p.workload, p.family);
+        let xy = ((p.memory_bytes.max(1)) as f64, p.ops_per_s / 1e3);
+        match lines.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, line)) => line.push(xy),
+            None => lines.push((name, vec![xy])),
+        }
+    }
+    for (_, line) in &mut lines {
+        line.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let all = lines.iter().flat_map(|(_, l)| l.iter());
+    let (mut x_lo, mut x_hi, mut y_hi) = (f64::MAX, 1.0f64, 0.0f64);
+    for &(x, y) in all {
+        x_lo = x_lo.min(x);
+        x_hi = x_hi.max(x);
+        y_hi = y_hi.max(y);
+    }
+    if x_lo > x_hi {
+        x_lo = 1.0;
+    }
+    let (x_lo, x_hi) = (x_lo / 1.5, x_hi * 1.5);
+    let y_hi = if y_hi > 0.0 { y_hi * 1.1 } else { 1.0 };
+
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)
+        .map_err(|e| fail(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("memory (bytes, log scale)")
+        .y_desc("throughput (Kops/s)")
+        .x_label_formatter(&|x| crate::disk_report::human_bytes(*x as u64))
+        .draw()
+        .map_err(|e| fail(&e))?;
+    for (i, (name, line)) in lines.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2)))
+            .map_err(|e| fail(&e))?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+        chart
+            .draw_series(
+                line.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+            )
+            .map_err(|e| fail(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))
+}

@@ -1,0 +1,208 @@
+//! The YCSB runner checks every read and reports what the plan did; the curve's CSV and SVG.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use lidx::io::{DeviceKind, SimProfile, Storage};
+use lidx_bench::disk_workload::payload_of;
+use lidx_bench::kv_runner::{self, KvBench, KvBenchConfig, KvSetup, StorageBase};
+use lidx_bench::kv_store::{KvStore, MemoryBudget, StoreSpec};
+use lidx_bench::runner::Silent;
+use lidx_bench::ycsb::YcsbWorkload;
+use lidx_bench::{plot, BenchError};
+use parking_lot::RwLock;
+
+/// A `BTreeMap` store; `wrong` answers a wrong payload for that key, `forget` drops inserts.
+struct MapStore {
+    map: RwLock<BTreeMap<u64, Vec<u8>>>,
+    wrong: Option<u64>,
+    forget: bool,
+}
+
+impl KvStore<u64> for MapStore {
+    fn get(&self, key: &u64, payload: &mut [u8]) -> lidx::Result<bool> {
+        match self.map.read().get(key) {
+            Some(p) => {
+                payload.copy_from_slice(p);
+                if self.wrong == Some(*key) {
+                    payload[0] ^= 1;
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn put(&self, key: u64, payload: &[u8]) -> lidx::Result<()> {
+        if !self.forget {
+            self.map.write().insert(key, payload.to_vec());
+        }
+        Ok(())
+    }
+    fn payload_size(&self) -> usize {
+        8
+    }
+    fn memory_bytes(&self) -> usize {
+        self.map.read().len() * 24
+    }
+    fn disk_bytes(&self) -> u64 {
+        0
+    }
+    fn describe(&self) -> String {
+        "BTreeMap".to_string()
+    }
+}
+
+fn map_builder(
+    wrong: Option<u64>,
+    forget: bool,
+) -> impl Fn(Arc<Storage>, &[u64]) -> lidx_bench::Result<Box<dyn KvStore<u64>>> {
+    move |_storage, keys| {
+        let map = keys
+            .iter()
+            .map(|&k| {
+                let mut p = vec![0u8; 8];
+                payload_of(k, &mut p);
+                (k, p)
+            })
+            .collect();
+        Ok(Box::new(MapStore {
+            map: RwLock::new(map),
+            wrong,
+            forget,
+        }))
+    }
+}
+
+fn ram() -> StorageBase {
+    StorageBase {
+        dir: None,
+        kind: DeviceKind::Sim(SimProfile::named("nvme").unwrap()),
+        block_size: 4096,
+        cache_blocks: 0,
+    }
+}
+
+fn config(ops: usize, threads: usize) -> KvBenchConfig {
+    KvBenchConfig {
+        ops,
+        threads,
+        runs: 1,
+        seed: 3,
+        payload_size: 8,
+    }
+}
+
+fn keys(n: u64) -> Vec<u64> {
+    (0..n).map(|i| i * i + 11).collect()
+}
+
+#[test]
+fn a_correct_store_passes_and_the_counts_match_the_plan() {
+    let (k, base) = (keys(4000), ram());
+    let bench = KvBench::new("t", &k, YcsbWorkload::Balanced, &base, config(600, 2)).unwrap();
+    let record = bench
+        .run_store("map", false, &map_builder(None, false), &mut Silent)
+        .unwrap();
+    assert_eq!((record.ops, record.reads, record.inserts), (600, 300, 300));
+    assert_eq!(record.n_init, 3000);
+    assert_eq!(record.threads, 2);
+    assert!(record.ops_per_s > 0.0 && record.modeled_ops_per_s.is_some());
+    assert_eq!(record.blocks_per_read, Some(0.0));
+}
+
+#[test]
+fn a_wrong_payload_fails_the_run() {
+    let (k, base) = (keys(2000), ram());
+    let bench = KvBench::new("t", &k, YcsbWorkload::ReadOnly, &base, config(3000, 1)).unwrap();
+    let target = bench.plan().streams[0]
+        .iter()
+        .find_map(|op| match op {
+            lidx_bench::ycsb::Op::Read(k) => Some(*k),
+            _ => None,
+        })
+        .unwrap();
+    let err = bench
+        .run_store("map", false, &map_builder(Some(target), false), &mut Silent)
+        .unwrap_err();
+    assert!(
+        matches!(&err, BenchError::WrongResult { key, .. } if *key == target),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_lost_insert_fails_the_balanced_run() {
+    let (k, base) = (keys(2000), ram());
+    let bench = KvBench::new("t", &k, YcsbWorkload::Balanced, &base, config(400, 1)).unwrap();
+    let err = bench
+        .run_store("map", false, &map_builder(None, true), &mut Silent)
+        .unwrap_err();
+    assert!(
+        matches!(&err, BenchError::WrongResult { what, .. } if what.contains("not found")),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_btree_baseline_reads_one_block_and_the_curve_draws() {
+    let (k, base) = (keys(30_000), ram());
+    let setup = KvSetup {
+        dataset: "t",
+        keys: &k,
+        base: &base,
+        config: config(500, 1),
+    };
+    let records = kv_runner::compare(&setup, &[YcsbWorkload::ReadOnly], &[], &mut Silent).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].blocks_per_read, Some(1.0));
+    assert_eq!(records[0].speedup_vs_btree, Some(1.0));
+
+    let curve = kv_runner::curve(
+        &setup,
+        &[YcsbWorkload::ReadOnly],
+        &StoreSpec::baseline(),
+        &[MemoryBudget::Percent(50.0)],
+        &mut Silent,
+    )
+    .unwrap();
+    // 22 500 keys: height 2. No resident level (2 blocks per read), then all inner nodes,
+    // then the spec at 50% (the B+-tree again: it takes no budget).
+    let blocks: Vec<f64> = curve.iter().filter_map(|r| r.blocks_per_read).collect();
+    assert_eq!(blocks, [2.0, 1.0, 1.0]);
+    assert!(curve[0].memory_bytes < curve[1].memory_bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, svg) = (dir.path().join("c.csv"), dir.path().join("c.svg"));
+    plot::write_csv(&csv, &curve).unwrap();
+    plot::write_svg(&svg, &curve, "test").unwrap();
+    let csv = std::fs::read_to_string(csv).unwrap();
+    assert_eq!(csv.lines().count(), curve.len() + 1);
+    assert!(csv.starts_with("workload,family,store,memory_bytes"));
+    check_svg(&std::fs::read_to_string(svg).unwrap());
+}
+
+/// The SVG is well formed: every element closed in order, an `<svg>` root, lines drawn.
+fn check_svg(svg: &str) {
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = svg;
+    let mut roots = 0;
+    while let Some(start) = rest.find('<') {
+        let end = rest[start..].find('>').expect("unclosed tag") + start;
+        let tag = &rest[start + 1..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') {
+            continue;
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(open.pop(), Some(name.trim()), "mismatched </{name}>");
+        } else if !tag.ends_with('/') {
+            let name = tag.split_whitespace().next().unwrap();
+            if open.is_empty() {
+                assert_eq!(name, "svg");
+                roots += 1;
+            }
+            open.push(name);
+        }
+    }
+    assert!(open.is_empty() && roots == 1, "unclosed {open:?}");
+    assert!(svg.contains("<polyline") || svg.contains("<path"));
+}

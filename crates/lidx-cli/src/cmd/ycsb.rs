@@ -1,0 +1,225 @@
+//! `lidx ycsb`: paper 002 §10's read/write workloads on the hybrid index and the disk B+-tree
+//! at equal memory, every read checked; with `--curve`, the memory-throughput curve (Fig. 11).
+//!
+//! The dataset's unique keys are split 75/25 (`lidx_bench::ycsb`); each run builds fresh stores
+//! from the 75% (untimed), runs the workload (`lidx_bench::kv_runner`) and drains the merges.
+//! The B+-tree with all inner nodes in memory runs first on every workload: its memory is what
+//! `--memory-budget <x>%` is a percentage of, and every row's ratios are to it.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Parser;
+use lidx::disk::static_learned::Fetch;
+use lidx_bench::kv_runner::{self, KvBenchConfig, KvRecord, KvSetup, StorageBase};
+use lidx_bench::kv_store::{parse_fsync, MemoryBudget, StoreSpec};
+use lidx_bench::report::{self, Format};
+use lidx_bench::ycsb::YcsbWorkload;
+use lidx_bench::{plot, BenchError};
+
+use super::bench::parse_queries;
+use super::disk::{unique_keys, DeviceChoice};
+use super::{load_dataset, Bars};
+
+/// Arguments of `lidx ycsb`.
+#[derive(Debug, Parser)]
+pub struct Args {
+    /// `read-only`, `write-only` (inserts) or `balanced` (50% inserts, 50% reads),
+    /// comma-separated.
+    #[arg(long, default_value = "read-only,balanced,write-only")]
+    pub workload: String,
+
+    /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:gre:l=1000,g=10:1M) or the path
+    /// of an SOSD u64 file. 75% of the unique keys are loaded, inserts come from the rest.
+    #[arg(long, default_value = "gen:lognormal:1M")]
+    pub dataset: String,
+
+    /// `sim:<profile>` (hdd, sata-ssd, nvme, optane, ram, `lat=<dur>,bw=<bytes/s>,p=<n>`:
+    /// modeled time, in memory), `file:<dir>` (O_DIRECT) or `file-buffered:<dir>`. Each run's
+    /// stores live in a fresh subdirectory of <dir>, removed after the run.
+    #[arg(long, default_value = "sim:nvme")]
+    pub device: String,
+
+    /// Operations per run, all threads together (accepts 100K, 1M, ...). Inserts can use at
+    /// most the 25% of keys held out of the initial load.
+    #[arg(long, default_value = "100K")]
+    pub ops: String,
+
+    /// Threads, each running its own slice of the operations.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+
+    /// The hybrid's memory budget (dynamic stage + static models): bytes (2M) or a percentage
+    /// of the all-inner B+-tree's memory (10%). Default 100%: equal memory. A budget below
+    /// the static model's own size merges after every write.
+    #[arg(long, default_value = "100%")]
+    pub memory_budget: String,
+
+    /// The hybrid's static model: `cpr-pgm:eps=<n>`, `pgm:eps=<n>`, `pgm-zero:pages=<x>`,
+    /// `leco-zonemap` or `auto:pages=<x>` (the smaller of the two at that expected I/O).
+    /// Default: the hybrid's own default.
+    #[arg(long)]
+    pub hybrid_model: Option<String>,
+
+    /// The hybrid's leaf fetching (paper 002 G1): `all-at-once` or `one-by-one`.
+    #[arg(long, default_value = "all-at-once")]
+    pub fetch: String,
+
+    /// The hybrid's write-ahead log: `never` fsyncs (the default: like the B+-tree, which
+    /// writes each changed node without an fsync), `always` (fsync per group commit) or
+    /// `every:<ms>`.
+    #[arg(long, default_value = "never")]
+    pub fsync: String,
+
+    /// Runs per store and workload (fresh stores each); the report gives the median run.
+    /// Each run costs a fresh build of every store.
+    #[arg(long, default_value_t = 1)]
+    pub runs: usize,
+
+    /// Seed of the dataset and of the workload.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Bytes of payload per key.
+    #[arg(long, default_value_t = lidx::disk::DEFAULT_PAYLOAD_SIZE)]
+    pub payload_size: usize,
+
+    /// Block size in bytes (a power of two; at least 4096 for files).
+    #[arg(long, default_value_t = 4096)]
+    pub block_size: usize,
+
+    /// LRU page cache in blocks per file (0 = none: every read goes to the device).
+    #[arg(long, default_value_t = 0)]
+    pub cache_blocks: usize,
+
+    /// Also write the records here: `.jsonl`/`.json` for JSON lines, `.csv` for CSV.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+
+    /// Sweep memory: the B+-tree with 0, 1, ... resident levels and the hybrid at each of
+    /// `--budgets` (paper 002 Fig. 11).
+    #[arg(long)]
+    pub curve: bool,
+
+    /// With --curve: the hybrid's budgets, comma-separated.
+    #[arg(long, default_value = "1%,2%,5%,10%,25%,50%,100%", requires = "curve")]
+    pub budgets: String,
+
+    /// With --curve: write the curve's points here as CSV.
+    #[arg(long, requires = "curve")]
+    pub csv: Option<PathBuf>,
+
+    /// With --curve: draw throughput against memory here as SVG.
+    #[arg(long, requires = "curve")]
+    pub svg: Option<PathBuf>,
+}
+
+/// Runs `lidx ycsb`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    // Every usage error is reported before the (long) benchmark starts.
+    let workloads = YcsbWorkload::parse_list(&args.workload)?;
+    let device = DeviceChoice::parse(&args.device, None)?;
+    let ops = parse_queries(&args.ops).map_err(|_| BenchError::BadSpec {
+        what: "operation count",
+        got: args.ops.clone(),
+        expected: "a number such as 100000, 100K or 1M".to_string(),
+    })?;
+    let fetch = Fetch::parse(&args.fetch).map_err(|_| BenchError::BadSpec {
+        what: "fetch",
+        got: args.fetch.clone(),
+        expected: "all-at-once or one-by-one".to_string(),
+    })?;
+    let budget = MemoryBudget::parse(&args.memory_budget)?;
+    let budgets = MemoryBudget::parse_list(&args.budgets)?;
+    let fsync = parse_fsync(&args.fsync)?;
+    let hybrid = StoreSpec::hybrid(args.hybrid_model.as_deref(), fetch, Some(budget), fsync)?;
+    if args.threads == 0 || args.runs == 0 {
+        return Err(BenchError::BadSpec {
+            what: "--threads/--runs",
+            got: format!("{}/{}", args.threads, args.runs),
+            expected: "at least 1 each".to_string(),
+        }
+        .into());
+    }
+    if let Some(out) = &args.out {
+        Format::for_path(out)?;
+    }
+    let base = StorageBase {
+        dir: device.dir.clone(),
+        kind: device.kind.clone(),
+        block_size: args.block_size,
+        cache_blocks: args.cache_blocks,
+    };
+    device
+        .storage(args.block_size, 0)
+        .map_err(|e| BenchError::BadSpec {
+            what: "block size",
+            got: args.block_size.to_string(),
+            expected: e.to_string(),
+        })?;
+
+    let dataset = load_dataset(&args.dataset, args.seed)?;
+    let keys = unique_keys(&dataset);
+    let config = KvBenchConfig {
+        ops,
+        threads: args.threads,
+        runs: args.runs,
+        seed: args.seed,
+        payload_size: args.payload_size,
+    };
+    let setup = KvSetup {
+        dataset: &dataset.name,
+        keys: &keys,
+        base: &base,
+        config,
+    };
+    let mut bars = Bars::default();
+    let records = if args.curve {
+        kv_runner::curve(&setup, &workloads, &hybrid, &budgets, &mut bars)?
+    } else {
+        kv_runner::compare(&setup, &workloads, std::slice::from_ref(&hybrid), &mut bars)?
+    };
+
+    print_header(&records[0]);
+    println!("{}", kv_runner::table(&records));
+    if let Some(out) = &args.out {
+        report::write_records(out, &records)
+            .with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("wrote {} records to {}", records.len(), out.display());
+    }
+    if let Some(csv) = &args.csv {
+        plot::write_csv(csv, &records)?;
+        eprintln!("wrote the curve to {}", csv.display());
+    }
+    if let Some(svg) = &args.svg {
+        let title = format!(
+            "{} on {}: throughput vs memory",
+            records[0].dataset, records[0].device
+        );
+        plot::write_svg(svg, &records, &title)?;
+        eprintln!("drew the curve in {}", svg.display());
+    }
+    Ok(())
+}
+
+fn print_header(first: &KvRecord) {
+    println!(
+        "{} ({} keys loaded), {} ops x {} runs, {} thread(s), {}, {}-byte blocks, seed {}, {} \
+         ({} cores); throughput {}",
+        first.dataset,
+        first.n_init,
+        first.ops,
+        first.runs,
+        first.threads,
+        first.device,
+        first.block_size,
+        first.seed,
+        first.cpu,
+        first.cores,
+        if first.modeled_ops_per_s.is_some() {
+            "modeled (CPU + device model), latencies modeled"
+        } else {
+            "wall clock"
+        }
+    );
+}

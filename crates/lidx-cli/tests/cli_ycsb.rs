@@ -1,0 +1,139 @@
+//! `lidx ycsb` end to end on a tiny dataset: every workload on the simulated and the real
+//! device with records written, the curve's CSV and SVG, bad arguments exit 2 with one line.
+
+use std::process::{Command, Output};
+
+use lidx_bench::kv_runner::KvRecord;
+use lidx_bench::report::read_records;
+
+fn lidx(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lidx"))
+        .args(args)
+        .output()
+        .expect("the lidx binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const SMALL: [&str; 10] = [
+    "ycsb",
+    "--dataset",
+    "gen:lognormal:8K",
+    "--ops",
+    "600",
+    "--runs",
+    "1",
+    "--memory-budget",
+    "5000%",
+    "--seed=5",
+];
+
+#[test]
+fn every_workload_runs_on_the_simulated_and_the_real_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.jsonl");
+    let files = format!("file:{}", dir.path().join("data").display());
+    for device in ["sim:nvme", files.as_str()] {
+        let mut args = SMALL.to_vec();
+        args.extend([
+            "--device",
+            device,
+            "--workload",
+            "read-only,write-only,balanced",
+            "--threads",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let result = lidx(&args);
+        let stdout = text(&result.stdout);
+        assert!(result.status.success(), "{}", text(&result.stderr));
+        assert!(
+            stdout.contains("x B+") && stdout.contains("hybrid:"),
+            "{stdout}"
+        );
+        let records: Vec<KvRecord> = read_records(&out).unwrap();
+        assert_eq!(records.len(), 6);
+        for r in &records {
+            assert_eq!((r.n_init, r.ops, r.threads), (6000, 600, 2));
+            assert!(r.speedup_vs_btree.is_some() && r.ops_per_s > 0.0);
+            assert_eq!(r.modeled_ops_per_s.is_some(), device == "sim:nvme");
+        }
+        let hybrid = records
+            .iter()
+            .find(|r| r.store.starts_with("hybrid:"))
+            .unwrap();
+        let btree = records
+            .iter()
+            .find(|r| r.store.starts_with("btree"))
+            .unwrap();
+        assert_eq!(
+            hybrid.memory_budget,
+            Some((btree.memory_bytes as f64 * 50.0).round() as u64)
+        );
+    }
+    // Every run's directory is removed afterwards.
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("data"))
+        .unwrap()
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn the_curve_writes_a_csv_and_an_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, svg) = (dir.path().join("c.csv"), dir.path().join("c.svg"));
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--workload",
+        "read-only",
+        "--curve",
+        "--budgets",
+        "10%,100%",
+        "--csv",
+        csv.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    let result = lidx(&args);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let csv = std::fs::read_to_string(csv).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    // Header; the B+-tree with no resident level and with all inner nodes; two budgets.
+    assert_eq!(rows.len(), 5, "{csv}");
+    assert_eq!(rows.iter().filter(|r| r.contains(",hybrid,")).count(), 2);
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains("read-only hybrid") && svg.contains("read-only btree"));
+}
+
+#[test]
+fn bad_arguments_exit_2_with_one_line() {
+    let bad: [&[&str]; 8] = [
+        &["ycsb", "--workload", "scan"],
+        &["ycsb", "--dataset", "gen:nope:1K"],
+        &["ycsb", "--device", "tape:x"],
+        &["ycsb", "--memory-budget=0%"],
+        &["ycsb", "--hybrid-model", "pgm:eps=0"],
+        &["ycsb", "--fetch", "sometimes"],
+        &["ycsb", "--fsync", "every:0"],
+        &["ycsb", "--ops", "lots"],
+    ];
+    for args in bad {
+        let result = lidx(args);
+        let stderr = text(&result.stderr);
+        assert_eq!(result.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: bad "), "{stderr}");
+    }
+    // More inserts than the 25% held out.
+    let mut args = SMALL.to_vec();
+    args[4] = "5000";
+    args.extend(["--workload", "write-only"]);
+    let result = lidx(&args);
+    let stderr = text(&result.stderr);
+    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("held out"), "{stderr}");
+}
