@@ -3,7 +3,7 @@
 //! See the module docs of [`super`] for the design and the papers' sections.
 
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
@@ -432,8 +432,10 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
 impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
     /// Hands every record, in key order, to `f`, reading `batch_blocks` data blocks (at least
     /// one) per request with [`IoClass::Data`]: a merge's sequential read, counted apart from the
-    /// leaf reads of lookups. Every block is validated, and the key order across blocks checked
-    /// (`Corrupt`). The first error `f` returns stops the scan and is returned.
+    /// leaf reads of lookups. A reader thread reads the next batch while `f` consumes the
+    /// current one (two buffers, reused), so the device and the CPU work at once. Every block is
+    /// validated, and the key order across blocks checked (`Corrupt`). The first error `f`
+    /// returns stops the scan and is returned.
     #[doc(hidden)]
     pub fn for_each_record(
         &self,
@@ -442,45 +444,85 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
     ) -> Result<()> {
         let batch = batch_blocks.max(1);
         let block_size = self.device.block_size();
-        let payload = self.device.payload_size();
         let data_blocks = self.data_blocks as usize;
-        let mut previous: Option<K> = None;
-        let mut next = 0;
-        while next < data_blocks {
-            let count = (data_blocks - next).min(batch);
-            let mut buf = AlignedBuf::zeroed(count * block_size);
-            let first = FIRST_DATA_BLOCK + next as u64;
-            self.device.read_blocks(first, &mut buf, IoClass::Data)?;
-            for j in 0..count {
-                let block_no = first + j as u64;
-                let expected = (self.len - (next + j) * self.per_block).min(self.per_block);
-                let bytes = &buf[j * block_size..j * block_size + payload];
-                let block = super::data_block::decode_data_block::<K>(
-                    self.device.name(),
-                    block_no,
-                    bytes,
-                    expected,
-                    self.payload_size,
-                )?;
-                if let Some(p) = previous {
-                    if !p.key_lt(&block.key(0)) {
-                        return Err(Error::Corrupt {
-                            file: self.device.name().to_string(),
-                            block: Some(block_no),
-                            what: format!(
-                                "data block: first key {:?} does not follow the previous \
-                                 block's last key {p:?}",
-                                block.key(0)
-                            ),
-                        });
-                    }
-                }
-                for r in 0..expected {
-                    f(&block.key(r), block.payload(r))?;
-                }
-                previous = Some(block.key(expected - 1));
+        let device = &self.device;
+        std::thread::scope(|s| {
+            let (full_tx, full_rx) = mpsc::sync_channel::<Result<(usize, AlignedBuf)>>(1);
+            let (free_tx, free_rx) = mpsc::channel::<AlignedBuf>();
+            for _ in 0..2 {
+                let _ = free_tx.send(AlignedBuf::zeroed(
+                    batch.min(data_blocks.max(1)) * block_size,
+                ));
             }
-            next += count;
+            s.spawn(move || {
+                let mut next = 0;
+                while next < data_blocks {
+                    let Ok(mut buf) = free_rx.recv() else { return };
+                    let count = (data_blocks - next).min(batch);
+                    let first = FIRST_DATA_BLOCK + next as u64;
+                    let read =
+                        device.read_blocks(first, &mut buf[..count * block_size], IoClass::Data);
+                    let failed = read.is_err();
+                    if full_tx.send(read.map(|()| (next, buf))).is_err() || failed {
+                        return;
+                    }
+                    next += count;
+                }
+            });
+            let mut previous: Option<K> = None;
+            let mut consume = || -> Result<()> {
+                for message in &full_rx {
+                    let (next, buf) = message?;
+                    let count = (data_blocks - next).min(batch);
+                    self.decode_batch(next, &buf[..count * block_size], &mut previous, &mut f)?;
+                    let _ = free_tx.send(buf);
+                }
+                Ok(())
+            };
+            let result = consume();
+            drop(full_rx);
+            result
+        })
+    }
+
+    /// Decodes the data blocks in `buf`, the first being data block `next`, and hands their
+    /// records to `f`; `previous` is the last key handed so far.
+    fn decode_batch(
+        &self,
+        next: usize,
+        buf: &[u8],
+        previous: &mut Option<K>,
+        f: &mut impl FnMut(&K, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let block_size = self.device.block_size();
+        let payload = self.device.payload_size();
+        for (j, bytes) in buf.chunks_exact(block_size).enumerate() {
+            let block_no = FIRST_DATA_BLOCK + (next + j) as u64;
+            let expected = (self.len - (next + j) * self.per_block).min(self.per_block);
+            let block = super::data_block::decode_data_block::<K>(
+                self.device.name(),
+                block_no,
+                &bytes[..payload],
+                expected,
+                self.payload_size,
+            )?;
+            if let Some(p) = *previous {
+                if !p.key_lt(&block.key(0)) {
+                    return Err(Error::Corrupt {
+                        file: self.device.name().to_string(),
+                        block: Some(block_no),
+                        what: format!(
+                            "data block: first key {:?} does not follow the previous block's \
+                             last key {p:?}",
+                            block.key(0)
+                        ),
+                    });
+                }
+            }
+            for r in 0..expected {
+                f(&block.key(r), block.payload(r))?;
+            }
+            *previous = Some(block.key(expected - 1));
         }
         Ok(())
     }

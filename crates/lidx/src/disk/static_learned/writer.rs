@@ -113,6 +113,12 @@ impl<K: Key> StaticLearnedWriter<K> {
         Ok(())
     }
 
+    /// Reserves room for the model keys of `records` more records, when the caller knows
+    /// about how many will come (saves the copies of a growing vector).
+    pub fn reserve(&mut self, records: usize) {
+        self.model_keys.reserve(records.div_ceil(self.group));
+    }
+
     /// Records pushed so far.
     pub fn len(&self) -> usize {
         self.len

@@ -104,6 +104,7 @@ impl<'a, K: Key> PartsWriter<'a, K> {
         let name = static_file_name(self.generation, self.open.len());
         let params = AnyStatic::<K>::params(self.options);
         let mut writer = StaticLearnedWriter::create(self.storage, &name, params)?;
+        writer.reserve(self.per_part);
         let pushed = writer.push(key, payload);
         self.open.push((name, writer));
         pushed
