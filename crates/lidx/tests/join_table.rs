@@ -68,6 +68,11 @@ fn forward_windows_read_each_block_once() {
     }
     let read = storage.stats() - before;
     assert_eq!(read.blocks_read(IoClass::Leaf), 40);
+    assert!(
+        read.read_requests < 10,
+        "readahead: {} requests",
+        read.read_requests
+    );
 }
 
 #[test]

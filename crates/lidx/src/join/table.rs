@@ -294,6 +294,7 @@ impl<K: TableKey> Table<K> {
             buf: AlignedBuf::zeroed(0),
             first: 0,
             loaded: 0,
+            ahead: 0,
         }
     }
 
@@ -494,14 +495,28 @@ impl<'t, K: TableKey> Scan<'t, K> {
 /// Otherwise it loads the blocks of records `lo ..= hi` in ONE request, keeping the blocks of the
 /// old run that the new one shares (moved to the front of the buffer), so a sequence of
 /// overlapping windows reads each block once. Record `hi` is read too: the lower bound may be
-/// `hi` itself, and the join then needs its key. The buffer grows to the widest window seen.
+/// `hi` itself, and the join then needs its key.
+///
+/// Readahead (not in the paper, which relies on the OS page cache's own): when a load starts
+/// inside or right after the run it replaces, the probes are walking the table densely (a
+/// table ratio near 1), and a window-sized request per few keys would cost a request latency
+/// per block or two. The reader then reads ahead, doubling the extra blocks per such load up to
+/// [`MAX_READAHEAD_BLOCKS`], so a dense walk reads the table in long requests as a scan does.
+/// A load that jumps past the run resets it: sparse probes (large ratios) read their windows
+/// only. The buffer grows to the widest window plus readahead seen.
 pub struct WindowReader<'t, K> {
     table: &'t Table<K>,
     buf: AlignedBuf,
     /// Record block at the start of `buf`, and how many blocks are held.
     first: u64,
     loaded: usize,
+    /// Blocks read past the window by the next load that continues the run.
+    ahead: usize,
 }
+
+/// Most blocks a [`WindowReader`] reads past a window (256 blocks: 1 MiB of 4 KiB blocks, as a
+/// scan's request).
+pub const MAX_READAHEAD_BLOCKS: usize = 256;
 
 impl<'t, K: TableKey> WindowReader<'t, K> {
     /// The first position in `[lo, hi]` whose key is `>= key`, for a window that holds the
@@ -526,7 +541,14 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
             }
         }
         let last = hi.min(len - 1);
-        self.load(lo_block, last / per)?;
+        let continues = lo_block >= self.first && lo_block <= self.first + self.loaded as u64;
+        self.ahead = if continues && self.loaded > 0 {
+            (self.ahead * 2).clamp(1, MAX_READAHEAD_BLOCKS)
+        } else {
+            0
+        };
+        let end_block = (last / per + self.ahead as u64).min((len - 1) / per);
+        self.load(lo_block, end_block)?;
         Ok(self.search(lo, last, key))
     }
 
