@@ -35,7 +35,9 @@
 use std::hash::Hash;
 use std::marker::PhantomData;
 use std::ops::Range;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
@@ -360,10 +362,95 @@ impl<K: TableKey> Table<K> {
     }
 }
 
+/// Reads a run of blocks chunk by chunk on a background thread, one chunk ahead of its
+/// consumer, so that a scan's CPU work and its next read overlap. Two buffers circulate: the
+/// one the scan reads records from and the one being filled.
+struct Prefetcher {
+    filled: Option<Receiver<Result<AlignedBuf>>>,
+    empty: Option<Sender<AlignedBuf>>,
+    worker: Option<JoinHandle<()>>,
+    name: String,
+}
+
+impl Prefetcher {
+    /// Starts reading device blocks `first .. first + blocks`, `chunk` blocks per request.
+    fn start(device: Arc<dyn BlockDevice>, first: u64, blocks: u64, chunk: usize) -> Prefetcher {
+        let bs = device.block_size();
+        let name = device.name().to_string();
+        let (full_tx, filled) = sync_channel::<Result<AlignedBuf>>(1);
+        let (empty, empty_rx) = channel::<AlignedBuf>();
+        let worker = std::thread::spawn(move || {
+            let mut spare = Some(AlignedBuf::zeroed(chunk * bs));
+            let mut next = first;
+            let end = first + blocks;
+            while next < end {
+                let buf = match spare.take() {
+                    Some(buf) => buf,
+                    None => match empty_rx.recv() {
+                        Ok(buf) => buf,
+                        Err(_) => return,
+                    },
+                };
+                let mut buf = buf;
+                let n = (end - next).min(chunk as u64) as usize;
+                let read = device
+                    .read_blocks(next, &mut buf[..n * bs], IoClass::Data)
+                    .map(|()| buf);
+                let failed = read.is_err();
+                if full_tx.send(read).is_err() || failed {
+                    return;
+                }
+                next += n as u64;
+            }
+        });
+        // The second buffer: the worker fills one while the scan reads the other.
+        let _ = empty.send(AlignedBuf::zeroed(chunk * bs));
+        Prefetcher {
+            filled: Some(filled),
+            empty: Some(empty),
+            worker: Some(worker),
+            name,
+        }
+    }
+
+    /// Hands back the buffer the scan is done with and takes the next chunk.
+    fn next(&mut self, done: AlignedBuf) -> Result<AlignedBuf> {
+        if !done.is_empty() {
+            if let Some(empty) = &self.empty {
+                // The worker may have finished the run; then nobody needs the buffer.
+                let _ = empty.send(done);
+            }
+        }
+        match self.filled.as_ref().map(Receiver::recv) {
+            Some(Ok(read)) => read,
+            _ => Err(Error::Io {
+                file: self.name.clone(),
+                op: "prefetch".to_string(),
+                kind: std::io::ErrorKind::BrokenPipe,
+                message: "the reading thread stopped before the end of the scan".to_string(),
+            }),
+        }
+    }
+}
+
+impl Drop for Prefetcher {
+    fn drop(&mut self) {
+        // Closing both channels stops the worker at its next send or receive.
+        self.filled.take();
+        self.empty.take();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
 /// A sequential reader over a range of records: [`Scan::key`] and [`Scan::value`] of the
-/// current record, [`Scan::advance`] to the next. Reads many blocks per request.
+/// current record, [`Scan::advance`] to the next. Reads [`STREAM_BLOCKS`] blocks per request;
+/// a range longer than that is read by a background thread one request ahead (so blocks read
+/// ahead of where a caller stops early are counted in the device's statistics too).
 pub struct Scan<'t, K> {
     table: &'t Table<K>,
+    prefetch: Option<Prefetcher>,
     buf: AlignedBuf,
     /// Record block held at the start of `buf`, and how many are held.
     first: u64,
@@ -383,9 +470,22 @@ impl<'t, K: TableKey> Scan<'t, K> {
         let (first, slot) = table.locate(pos);
         let total = table.len().div_ceil(table.per_block as u64);
         let chunk = (chunk.max(1) as u64).min(total.max(1)) as usize;
+        let blocks = if pos < end {
+            (end - 1) / table.per_block as u64 + 1 - first
+        } else {
+            0
+        };
+        let (prefetch, buf) = if blocks > chunk as u64 {
+            let device = Arc::clone(&table.device);
+            let p = Prefetcher::start(device, 1 + first, blocks, chunk);
+            (Some(p), AlignedBuf::zeroed(0))
+        } else {
+            (None, AlignedBuf::zeroed(chunk * table.block_size()))
+        };
         let mut scan = Scan {
             table,
-            buf: AlignedBuf::zeroed(chunk * table.block_size()),
+            prefetch,
+            buf,
             first,
             loaded: 0,
             pos,
@@ -405,9 +505,17 @@ impl<'t, K: TableKey> Scan<'t, K> {
         let last = (self.end - 1) / self.table.per_block as u64;
         let blocks = ((last + 1 - self.first) as usize).min(self.chunk);
         let bytes = blocks * self.table.block_size();
-        self.table
-            .device
-            .read_blocks(1 + self.first, &mut self.buf[..bytes], IoClass::Data)?;
+        match &mut self.prefetch {
+            Some(p) => {
+                let done = std::mem::replace(&mut self.buf, AlignedBuf::zeroed(0));
+                self.buf = p.next(done)?;
+            }
+            None => self.table.device.read_blocks(
+                1 + self.first,
+                &mut self.buf[..bytes],
+                IoClass::Data,
+            )?,
+        }
         self.loaded = blocks;
         self.at_block = 0;
         Ok(())
