@@ -91,7 +91,7 @@ fn stream_decoder_checks_magic_version_and_checksums() {
         stream.extend_from_slice(&block[..4092]);
     }
     assert!(decode_saved("i", &stream).is_ok());
-    let cases: [(usize, fn(&Error) -> bool); 5] = [
+    let cases: [(usize, ErrorCheck); 5] = [
         (0, |e| matches!(e, Error::BadMagic { .. })),
         (8, |e| matches!(e, Error::UnsupportedVersion { .. })),
         (40, |e| matches!(e, Error::Corrupt { .. })),
@@ -111,6 +111,9 @@ fn stream_decoder_checks_magic_version_and_checksums() {
         Err(Error::Truncated { .. })
     ));
 }
+
+/// A test of an error's kind.
+type ErrorCheck = fn(&Error) -> bool;
 
 fn check_cursor<K: Key, I: JoinIndex<K>>(index: &I, queries: &[K]) {
     let mut cursor = index.cursor();
