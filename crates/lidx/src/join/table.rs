@@ -35,7 +35,7 @@
 use std::hash::Hash;
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -777,11 +777,99 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     }
 }
 
+/// Writes full buffers on a background thread, in order, while the writer fills the next one;
+/// buffers come back (zeroed) through a channel, or the first write error does.
+struct BackgroundWriter {
+    jobs: Option<SyncSender<(u64, AlignedBuf, usize)>>,
+    done: Receiver<Result<AlignedBuf>>,
+    worker: Option<JoinHandle<()>>,
+    spare: Option<AlignedBuf>,
+}
+
+impl BackgroundWriter {
+    fn start(device: Arc<dyn BlockDevice>, buffer_bytes: usize) -> BackgroundWriter {
+        let (jobs, job_rx) = sync_channel::<(u64, AlignedBuf, usize)>(1);
+        let (done_tx, done) = channel();
+        let worker = std::thread::spawn(move || {
+            for (first, mut buf, bytes) in job_rx {
+                let written = device.write_blocks(first, &mut buf[..bytes], IoClass::Data);
+                buf[..bytes].fill(0);
+                let failed = written.is_err();
+                if done_tx.send(written.map(|()| buf)).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        BackgroundWriter {
+            jobs: Some(jobs),
+            done,
+            worker: Some(worker),
+            spare: Some(AlignedBuf::zeroed(buffer_bytes)),
+        }
+    }
+
+    fn closed(name: &str) -> Error {
+        Error::Io {
+            file: name.to_string(),
+            op: "background write".to_string(),
+            kind: std::io::ErrorKind::BrokenPipe,
+            message: "the writing thread stopped".to_string(),
+        }
+    }
+
+    /// Queues `buf[..bytes]` for device blocks `first ..`; returns an empty buffer.
+    fn write(
+        &mut self,
+        name: &str,
+        first: u64,
+        buf: AlignedBuf,
+        bytes: usize,
+    ) -> Result<AlignedBuf> {
+        let jobs = self.jobs.as_ref().ok_or_else(|| Self::closed(name))?;
+        if jobs.send((first, buf, bytes)).is_err() {
+            return Err(self.done.recv().map_or_else(
+                |_| Self::closed(name),
+                |r| r.err().unwrap_or_else(|| Self::closed(name)),
+            ));
+        }
+        match self.spare.take() {
+            Some(buf) => Ok(buf),
+            None => self.done.recv().map_err(|_| Self::closed(name))?,
+        }
+    }
+
+    /// Waits for every queued write; the first error if one failed.
+    fn finish(&mut self, name: &str) -> Result<()> {
+        self.jobs.take();
+        let mut result = Ok(());
+        for r in self.done.iter() {
+            if let (Err(e), Ok(())) = (r, &result) {
+                result = Err(e);
+            }
+        }
+        if let Some(worker) = self.worker.take() {
+            worker.join().map_err(|_| Self::closed(name))?;
+        }
+        result
+    }
+}
+
+impl Drop for BackgroundWriter {
+    fn drop(&mut self) {
+        self.jobs.take();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
 /// Writes a table: records are packed into blocks in a buffer of [`STREAM_BLOCKS`] blocks that
 /// is written in one request when full; [`TableWriter::finish`] writes the last blocks and then
-/// the header.
+/// the header. Writers from [`TableWriter::create`] write full buffers on a background thread
+/// while the next one fills (two buffers); [`TableWriter::with_buffer`] writes in place.
 pub struct TableWriter<K> {
     device: Arc<dyn BlockDevice>,
+    background: Option<BackgroundWriter>,
     header: TableHeader,
     per_block: usize,
     buf: AlignedBuf,
@@ -796,12 +884,17 @@ impl<K: TableKey> TableWriter<K> {
     /// Creates (or truncates) the table `name` with `value_size`-byte values.
     /// [`Error::InvalidParameter`] when a record does not fit a block.
     pub fn create(storage: &Storage, name: &str, value_size: usize) -> Result<Self> {
-        Self::with_buffer(storage, name, value_size, STREAM_BLOCKS)
+        let mut writer = Self::with_buffer(storage, name, value_size, STREAM_BLOCKS)?;
+        writer.background = Some(BackgroundWriter::start(
+            Arc::clone(&writer.device),
+            writer.buf.len(),
+        ));
+        Ok(writer)
     }
 
     /// [`TableWriter::create`] with a buffer of `blocks` blocks (at least 1): fewer blocks save
     /// memory when many writers are open at once (the Grace hash join's partitions) at the
-    /// price of more, smaller write requests.
+    /// price of more, smaller write requests. Writes happen on the caller's thread.
     pub fn with_buffer(
         storage: &Storage,
         name: &str,
@@ -826,6 +919,7 @@ impl<K: TableKey> TableWriter<K> {
             per_block: header.records_per_block(payload),
             buf: AlignedBuf::zeroed(blocks.max(1) * storage.block_size()),
             device,
+            background: None,
             header,
             first: 0,
             full_blocks: 0,
@@ -911,11 +1005,19 @@ impl<K: TableKey> TableWriter<K> {
             return Ok(());
         }
         let bytes = blocks * self.device.block_size();
-        self.device
-            .write_blocks(1 + self.first, &mut self.buf[..bytes], IoClass::Data)?;
+        match &mut self.background {
+            Some(bg) => {
+                let full = std::mem::replace(&mut self.buf, AlignedBuf::zeroed(0));
+                self.buf = bg.write(self.device.name(), 1 + self.first, full, bytes)?;
+            }
+            None => {
+                self.device
+                    .write_blocks(1 + self.first, &mut self.buf[..bytes], IoClass::Data)?;
+                self.buf[..bytes].fill(0);
+            }
+        }
         self.first += self.full_blocks as u64;
         self.full_blocks = 0;
-        self.buf[..bytes].fill(0);
         Ok(())
     }
 
@@ -931,12 +1033,9 @@ impl<K: TableKey> TableWriter<K> {
 
     /// Writes the last blocks, then the header block, and syncs. Returns the header.
     pub fn finish(mut self) -> Result<TableHeader> {
-        if self.slot > 0 {
-            // The partial block is written and the slot reset so that `flush` counts it once.
-            self.flush()?;
-            self.slot = 0;
-        } else {
-            self.flush()?;
+        self.flush()?;
+        if let Some(bg) = &mut self.background {
+            bg.finish(self.device.name())?;
         }
         let mut block = AlignedBuf::zeroed(self.device.block_size());
         self.header.encode(&mut block);
