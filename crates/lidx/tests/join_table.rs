@@ -245,3 +245,39 @@ mod window_property {
         }
     }
 }
+
+#[test]
+fn dense_walks_stream_and_jumps_leave_the_stream() {
+    // Long enough for readahead to reach its largest and the reader to stream blocks from a
+    // background thread; then windows that jump far ahead, and a dense walk again.
+    let storage = Storage::ram();
+    let keys: Vec<u64> = (0..600_000u64).map(|i| i * 2).collect();
+    write_u64(&storage, "t", &keys);
+    let t = Table::<u64>::open(&storage, "t").unwrap();
+    let mut r = t.window_reader();
+    let mut queries: Vec<u64> = (0..500_000u64).step_by(3).collect();
+    queries.extend((500_000..1_100_000u64).step_by(50_001));
+    queries.extend((1_100_000..1_200_001u64).step_by(5));
+    for q in queries {
+        let truth = keys.partition_point(|&k| k < q) as u64;
+        let got = r
+            .lower_bound(truth.saturating_sub(129), truth + 129, q)
+            .unwrap();
+        assert_eq!(got, truth, "q {q}");
+        match r.found() {
+            Some((k, v)) => {
+                assert_eq!(k, keys[got as usize]);
+                assert_eq!(v, value_of(k));
+            }
+            None => assert_eq!(got, keys.len() as u64),
+        }
+    }
+    let blocks = keys.len().div_ceil(255) as u64;
+    let read = storage.stats();
+    // The dense walks read their blocks about once; the writes are not counted here.
+    assert!(
+        read.read_blocks < blocks + 2 * 256 + 100,
+        "{}",
+        read.read_blocks
+    );
+}

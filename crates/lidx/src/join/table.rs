@@ -300,6 +300,7 @@ impl<K: TableKey> Table<K> {
             run_last: 0,
             run_last_key: K::MIN,
             found: None,
+            stream: None,
         }
     }
 
@@ -377,7 +378,13 @@ struct Prefetcher {
 
 impl Prefetcher {
     /// Starts reading device blocks `first .. first + blocks`, `chunk` blocks per request.
-    fn start(device: Arc<dyn BlockDevice>, first: u64, blocks: u64, chunk: usize) -> Prefetcher {
+    fn start(
+        device: Arc<dyn BlockDevice>,
+        first: u64,
+        blocks: u64,
+        chunk: usize,
+        class: IoClass,
+    ) -> Prefetcher {
         let bs = device.block_size();
         let name = device.name().to_string();
         let (full_tx, filled) = sync_channel::<Result<AlignedBuf>>(1);
@@ -397,7 +404,7 @@ impl Prefetcher {
                 let mut buf = buf;
                 let n = (end - next).min(chunk as u64) as usize;
                 let read = device
-                    .read_blocks(next, &mut buf[..n * bs], IoClass::Data)
+                    .read_blocks(next, &mut buf[..n * bs], class)
                     .map(|()| buf);
                 let failed = read.is_err();
                 if full_tx.send(read).is_err() || failed {
@@ -480,7 +487,7 @@ impl<'t, K: TableKey> Scan<'t, K> {
         };
         let (prefetch, buf) = if blocks > chunk as u64 {
             let device = Arc::clone(&table.device);
-            let p = Prefetcher::start(device, 1 + first, blocks, chunk);
+            let p = Prefetcher::start(device, 1 + first, blocks, chunk, IoClass::Data);
             (Some(p), AlignedBuf::zeroed(0))
         } else {
             (None, AlignedBuf::zeroed(chunk * table.block_size()))
@@ -628,6 +635,17 @@ pub struct WindowReader<'t, K> {
     run_last_key: K,
     /// Byte offset in `buf` of the record at the last answer, if held.
     found: Option<usize>,
+    /// Once readahead is at its largest, the blocks after the run stream in from a background
+    /// reader.
+    stream: Option<WindowStream>,
+}
+
+/// The background reader of a [`WindowReader`] in a dense walk: `next` is the first block it
+/// has not delivered; `spare` the buffer to hand back.
+struct WindowStream {
+    prefetch: Prefetcher,
+    next: u64,
+    spare: AlignedBuf,
 }
 
 /// Most blocks a [`WindowReader`] reads past a window (256 blocks: 1 MiB of 4 KiB blocks, as a
@@ -668,26 +686,82 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         Ok(self.search(lo_block, lo_slot, last, key))
     }
 
-    /// Makes record blocks `from ..= to` the run in memory with one read request at most.
+    /// Makes record blocks `from ..= to` the run in memory with one read request at most, or
+    /// from the background stream when one continues the run.
     fn load(&mut self, from: u64, to: u64) -> Result<()> {
+        let run_end = self.first + self.loaded as u64;
+        if let Some(stream) = &self.stream {
+            if stream.next == run_end && from >= self.first && from <= run_end {
+                let streamed = self.load_streamed(from, to);
+                if streamed.is_err() {
+                    self.stream = None;
+                    self.loaded = 0;
+                }
+                return streamed;
+            }
+            self.stream = None;
+        }
         let bs = self.table.block_size();
         let want = (to - from + 1) as usize;
+        let keep = self.kept(from, to);
         if self.buf.len() < want * bs {
             let mut bigger = AlignedBuf::zeroed(want * bs);
-            let keep = self.kept(from, to);
             if keep > 0 {
                 let src = (from - self.first) as usize * bs;
                 bigger[..keep * bs].copy_from_slice(&self.buf[src..src + keep * bs]);
             }
             self.buf = bigger;
-            return self.finish_load(from, keep, want);
-        }
-        let keep = self.kept(from, to);
-        if keep > 0 {
+        } else if keep > 0 {
             let src = (from - self.first) as usize * bs;
             self.buf.copy_within(src..src + keep * bs, 0);
         }
-        self.finish_load(from, keep, want)
+        self.finish_load(from, keep, want)?;
+        let total = self.table.len().div_ceil(self.table.per_block as u64);
+        let next = self.first + self.loaded as u64;
+        if self.ahead >= MAX_READAHEAD_BLOCKS && next < total {
+            self.stream = Some(WindowStream {
+                prefetch: Prefetcher::start(
+                    Arc::clone(&self.table.device),
+                    1 + next,
+                    total - next,
+                    MAX_READAHEAD_BLOCKS,
+                    IoClass::Leaf,
+                ),
+                next,
+                spare: AlignedBuf::zeroed(0),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`WindowReader::load`] from the stream: keeps the run from `from` on and appends
+    /// streamed chunks until block `to` is held.
+    fn load_streamed(&mut self, from: u64, to: u64) -> Result<()> {
+        let bs = self.table.block_size();
+        let total = self.table.len().div_ceil(self.table.per_block as u64);
+        let keep = (self.first + self.loaded as u64 - from) as usize;
+        let src = (from - self.first) as usize * bs;
+        self.buf.copy_within(src..src + keep * bs, 0);
+        self.first = from;
+        self.loaded = keep;
+        while self.first + self.loaded as u64 <= to {
+            let stream = self.stream.as_mut().expect("streaming");
+            let n = (total - stream.next).min(MAX_READAHEAD_BLOCKS as u64) as usize;
+            let done = std::mem::replace(&mut stream.spare, AlignedBuf::zeroed(0));
+            let chunk = stream.prefetch.next(done)?;
+            let need = (self.loaded + n) * bs;
+            if self.buf.len() < need {
+                let mut bigger = AlignedBuf::zeroed(need);
+                bigger[..self.loaded * bs].copy_from_slice(&self.buf[..self.loaded * bs]);
+                self.buf = bigger;
+            }
+            self.buf[self.loaded * bs..need].copy_from_slice(&chunk[..n * bs]);
+            self.loaded += n;
+            stream.next += n as u64;
+            stream.spare = chunk;
+        }
+        self.set_run_last();
+        Ok(())
     }
 
     /// Blocks of the old run that the run `from ..= to` starts with.
@@ -716,12 +790,17 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
             }
         }
         self.loaded = want;
+        self.set_run_last();
+        Ok(())
+    }
+
+    /// Notes the position and key of the last record held.
+    fn set_run_last(&mut self) {
         let per = self.table.per_block as u64;
-        self.run_last = ((from + want as u64) * per).min(self.table.len()) - 1;
-        let at = (self.run_last / per - from) as usize * bs
+        self.run_last = ((self.first + self.loaded as u64) * per).min(self.table.len()) - 1;
+        let at = (self.run_last / per - self.first) as usize * self.table.block_size()
             + (self.run_last % per) as usize * self.table.record_size();
         self.run_last_key = K::read_from(&self.buf[at..]);
-        Ok(())
     }
 
     /// Lower bound of `key` in `[lo, last]`, all held, where `lo` is slot `lo_slot` of block
