@@ -3,7 +3,7 @@
 //!
 //! For each key of the outer (smaller) table the index over the inner (larger) table returns a
 //! window; the inner table's blocks holding it are read in one request by a
-//! [`WindowReader`], and a binary search in them finds the key's lower bound. The indexes:
+//! [`crate::join::table::WindowReader`], and a binary search in them finds the key's lower bound. The indexes:
 //!
 //! * B+-tree as a model ([`BTreeModel`], §5.2, §6.1): a B+-tree over every `W`-th key, W = 256
 //!   by default; descended from the root for every key, as the paper's baseline.
