@@ -46,8 +46,13 @@ fn round_trip_scan_and_windows() {
                 Some((k, v)) => {
                     assert_eq!(k, keys[got as usize]);
                     assert_eq!(v, value_of(k));
+                    assert_eq!(r.key(got), Some(k));
+                    assert_eq!(r.value(got), Some(v));
                 }
-                None => assert_eq!(got, n as u64),
+                None => {
+                    assert_eq!(got, n as u64);
+                    assert!(!r.holds(got));
+                }
             }
         }
         for q in [0, 1, 2, 3 * n as u64, u64::MAX] {

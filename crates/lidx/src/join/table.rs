@@ -798,9 +798,7 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     fn set_run_last(&mut self) {
         let per = self.table.per_block as u64;
         self.run_last = ((self.first + self.loaded as u64) * per).min(self.table.len()) - 1;
-        let at = (self.run_last / per - self.first) as usize * self.table.block_size()
-            + (self.run_last % per) as usize * self.table.record_size();
-        self.run_last_key = K::read_from(&self.buf[at..]);
+        self.run_last_key = K::read_from(&self.buf[self.offset_of(self.run_last)..]);
     }
 
     /// Lower bound of `key` in `[lo, last]`, all held, where `lo` is slot `lo_slot` of block
@@ -842,6 +840,33 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         }
         self.found = Some(base + at * rs);
         b * per + at as u64
+    }
+
+    /// True when record `pos` is in memory.
+    pub fn holds(&self, pos: u64) -> bool {
+        let b = pos / self.table.per_block as u64;
+        pos < self.table.len() && b >= self.first && b < self.first + self.loaded as u64
+    }
+
+    /// Byte offset in `buf` of record `pos`, which must be held.
+    fn offset_of(&self, pos: u64) -> usize {
+        let per = self.table.per_block as u64;
+        (pos / per - self.first) as usize * self.table.block_size()
+            + (pos % per) as usize * self.table.record_size()
+    }
+
+    /// The key of record `pos`, if it is in memory.
+    pub fn key(&self, pos: u64) -> Option<K> {
+        self.holds(pos)
+            .then(|| K::read_from(&self.buf[self.offset_of(pos)..]))
+    }
+
+    /// The value of record `pos`, if it is in memory.
+    pub fn value(&self, pos: u64) -> Option<&[u8]> {
+        self.holds(pos).then(|| {
+            let at = self.offset_of(pos) + K::SIZE;
+            &self.buf[at..at + self.table.value_size()]
+        })
     }
 
     /// The record at the last [`WindowReader::lower_bound`] answer, when it is in the table:
