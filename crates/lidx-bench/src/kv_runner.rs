@@ -551,10 +551,10 @@ pub fn compare(
     for &workload in workloads {
         let bench = setup.bench(workload)?;
         let baseline = bench.run_spec(&StoreSpec::baseline(), progress)?;
-        let btree_memory = baseline.memory_bytes;
+        let (btree_memory, btree_peak) = (baseline.memory_bytes, baseline.memory_end_bytes);
         records.push(baseline);
         for spec in others {
-            records.push(bench.run_spec(&spec.resolve(btree_memory), progress)?);
+            records.push(bench.run_spec(&spec.resolve(btree_memory, btree_peak), progress)?);
         }
     }
     fill_ratios(&mut records);
@@ -575,7 +575,7 @@ pub fn curve(
     for &workload in workloads {
         let bench = setup.bench(workload)?;
         let baseline = bench.run_spec(&StoreSpec::baseline(), progress)?;
-        let btree_memory = baseline.memory_bytes;
+        let (btree_memory, btree_peak) = (baseline.memory_bytes, baseline.memory_end_bytes);
         for levels in 0.. {
             let spec = StoreSpec::BTree {
                 resident: Resident::TopLevels(levels),
@@ -592,7 +592,7 @@ pub fn curve(
         }
         records.push(baseline);
         for &budget in budgets {
-            let spec = hybrid.with_budget(budget).resolve(btree_memory);
+            let spec = hybrid.with_budget(budget).resolve(btree_memory, btree_peak);
             records.push(bench.run_spec(&spec, progress)?);
         }
     }

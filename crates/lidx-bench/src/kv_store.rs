@@ -247,14 +247,20 @@ pub enum MemoryBudget {
     Bytes(u64),
     /// Percent of the all-inner B+-tree's memory.
     Percent(f64),
+    /// What the B+-tree held at the end of its run of the same workload in the same
+    /// invocation: its peak, as inserts only grow its inner nodes. "Equal memory" over the whole
+    /// run rather than at its start, where the bulk-loaded B+-tree is at its smallest.
+    BTreePeak,
 }
 
 /// Accepted spellings of a memory budget.
-pub const BUDGET_FORMS: &str = "bytes (1000000, 500K, 2M) or a percentage of the B+-tree's \
-                                memory (10%)";
+pub const BUDGET_FORMS: &str = "bytes (1000000, 500K, 2M), a percentage of the B+-tree's \
+                                memory (10%), or `btree-peak` (the B+-tree's memory at the end \
+                                of its run)";
 
 impl MemoryBudget {
-    /// Parses `<bytes>` (with K/M/G suffixes, powers of 1000) or `<x>%` (x > 0).
+    /// Parses `<bytes>` (with K/M/G suffixes, powers of 1000), `<x>%` (x > 0) or
+    /// `btree-peak`.
     pub fn parse(spec: &str) -> Result<MemoryBudget> {
         let bad = || BenchError::BadSpec {
             what: "memory budget",
@@ -262,6 +268,9 @@ impl MemoryBudget {
             expected: BUDGET_FORMS.to_string(),
         };
         let spec_t = spec.trim();
+        if spec_t == "btree-peak" {
+            return Ok(MemoryBudget::BTreePeak);
+        }
         if let Some(pct) = spec_t.strip_suffix('%') {
             let x: f64 = pct.parse().map_err(|_| bad())?;
             return if x.is_finite() && x > 0.0 {
@@ -281,11 +290,13 @@ impl MemoryBudget {
         spec.split(',').map(MemoryBudget::parse).collect()
     }
 
-    /// Bytes, percentages taken of `btree_memory`.
-    pub fn bytes(self, btree_memory: u64) -> u64 {
+    /// Bytes, percentages taken of `btree_memory` (the B+-tree's memory at the start of its
+    /// run), `BTreePeak` being `btree_peak` (at its end).
+    pub fn bytes(self, btree_memory: u64, btree_peak: u64) -> u64 {
         match self {
             MemoryBudget::Bytes(n) => n,
             MemoryBudget::Percent(p) => (btree_memory as f64 * p / 100.0).round() as u64,
+            MemoryBudget::BTreePeak => btree_peak,
         }
     }
 
@@ -294,6 +305,7 @@ impl MemoryBudget {
         match self {
             MemoryBudget::Bytes(n) => n.to_string(),
             MemoryBudget::Percent(p) => format!("{p}%"),
+            MemoryBudget::BTreePeak => "btree-peak".to_string(),
         }
     }
 }
@@ -335,7 +347,7 @@ impl StoreSpec {
             budget,
             budget_bytes: budget.and_then(|b| match b {
                 MemoryBudget::Bytes(n) => Some(n),
-                MemoryBudget::Percent(_) => None,
+                MemoryBudget::Percent(_) | MemoryBudget::BTreePeak => None,
             }),
             fsync,
         }))
@@ -388,11 +400,11 @@ impl StoreSpec {
         matches!(self, StoreSpec::Hybrid(_))
     }
 
-    /// The same store with a percentage budget turned into bytes of `btree_memory`.
-    pub fn resolve(&self, btree_memory: u64) -> StoreSpec {
+    /// The same store with its budget turned into bytes ([`MemoryBudget::bytes`]).
+    pub fn resolve(&self, btree_memory: u64, btree_peak: u64) -> StoreSpec {
         match self {
             StoreSpec::Hybrid(h) => StoreSpec::Hybrid(HybridSpec {
-                budget_bytes: h.budget.map(|b| b.bytes(btree_memory)),
+                budget_bytes: h.budget.map(|b| b.bytes(btree_memory, btree_peak)),
                 ..h.clone()
             }),
             other => other.clone(),
@@ -478,5 +490,16 @@ mod tests {
         assert!(store.memory_bytes() > 0 && store.disk_bytes() > 0);
         assert_eq!(store.merge_stats(), MergeStats::default());
         assert_eq!(StoreSpec::baseline().label(), "btree:resident=inner");
+    }
+
+    #[test]
+    fn budgets_resolve_against_the_btree_at_start_or_peak() {
+        let parse = |s| MemoryBudget::parse(s).unwrap();
+        assert_eq!(parse("10%").bytes(1000, 3000), 100);
+        assert_eq!(parse("2K").bytes(1000, 3000), 2000);
+        assert_eq!(parse("btree-peak").bytes(1000, 3000), 3000);
+        assert_eq!(parse("btree-peak").label(), "btree-peak");
+        assert!(MemoryBudget::parse("peak").is_err());
+        assert!(MemoryBudget::parse("0%").is_err());
     }
 }

@@ -8,8 +8,8 @@ pub mod gen;
 pub mod join;
 pub mod start;
 pub mod stats;
-pub mod ycsb;
 pub mod table;
+pub mod ycsb;
 
 use std::time::Duration;
 

@@ -49,8 +49,10 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 
-    /// The hybrid's memory budget (dynamic stage + static models): bytes (2M) or a percentage
-    /// of the all-inner B+-tree's memory (10%). Default 100%: equal memory. A budget below
+    /// The hybrid's memory budget (dynamic stage + static models): bytes (2M), a percentage
+    /// of the all-inner B+-tree's memory at the start of its run (10%), or `btree-peak`: what
+    /// the B+-tree held at the end of its run of the same workload (inserts grow its inner
+    /// nodes). Default 100%: equal memory at the start. A budget below
     /// the static model's own size merges after every write.
     #[arg(long, default_value = "100%")]
     pub memory_budget: String,
