@@ -7,7 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use lidx::io::{DeviceKind, SimProfile, Storage};
-use lidx::kv::hybrid::{DynamicMap, HybridIndex, HybridOptions, MergeTrigger, StaticModel, StdMap};
+use lidx::kv::hybrid::{
+    DynamicMap, HybridIndex, HybridOptions, MergeTrigger, SortedRuns, StaticModel, StdMap,
+};
 use lidx::kv::{FsyncPolicy, WalOptions};
 use lidx::{Error, Key, Str16};
 use proptest::prelude::*;
@@ -213,11 +215,11 @@ fn every_model_and_key_type() {
     });
 }
 
-#[test]
-fn i64_and_f64_keys_and_std_map_stage() {
+/// Puts, updates and deletes through merges with the dynamic stage `D`, then checks.
+fn i64_keys_with_stage<D: DynamicMap<i64>>() {
     let dir = tempfile::tempdir().unwrap();
     let keys: Vec<i64> = (-500..500).map(|i| i * 10).collect();
-    let h = HybridIndex::<i64, StdMap<i64>>::create_with(
+    let h = HybridIndex::<i64, D>::create_with(
         storage(dir.path()),
         &keys,
         |_, k, out| out.copy_from_slice(&k.to_le_bytes()),
@@ -238,6 +240,12 @@ fn i64_and_f64_keys_and_std_map_stage() {
     assert!(h.stats().merges > 0);
     let probes: Vec<i64> = (-700..700).collect();
     check(&h, &model, &probes);
+}
+
+#[test]
+fn i64_and_f64_keys_and_other_stages() {
+    i64_keys_with_stage::<StdMap<i64>>();
+    i64_keys_with_stage::<SortedRuns<i64>>();
 
     let dir = tempfile::tempdir().unwrap();
     let keys: Vec<f64> = (0..100).map(|i| i as f64 * 0.5 - 20.0).collect();

@@ -191,6 +191,12 @@ impl<K: Key, D: DynamicMap<K>> Stage<K, D> {
             (_, Some(p)) => {
                 let slot = self.slots as Slot;
                 self.map.put(key, slot)?;
+                if self.arena.len() + p.len() > self.arena.capacity() {
+                    // Grow by a quarter, not by doubling: under a memory budget the unused
+                    // capacity counts, and the arena is most of a compact stage's bytes.
+                    let grow = (self.arena.capacity() / 4).max(64 * p.len());
+                    self.arena.reserve_exact(grow);
+                }
                 self.arena.extend_from_slice(p);
                 self.slots += 1;
                 self.live += 1;

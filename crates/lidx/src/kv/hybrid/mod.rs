@@ -16,7 +16,9 @@
 //! # What we do, and how it differs
 //!
 //! * **Stages** ([`dynamic`], [`static_set`]): the dynamic map is pluggable ([`DynamicMap`]:
-//!   lidx's B+-tree by default, `std`'s `BTreeMap` as [`StdMap`]); it holds `Option<payload>`,
+//!   lidx's B+-tree by default, `std`'s `BTreeMap` as [`StdMap`], or [`SortedRuns`], two
+//!   sorted arrays at 12 bytes per `u64` entry against the B+-tree's ~48, which under a memory
+//!   budget holds four times the entries per merge); it holds `Option<payload>`,
 //!   `None` being a tombstone, since deletes must hide static records until the merge drops
 //!   both. The static stage is a list of static learned files ([`StaticModel`] picks the
 //!   model: PGM, PGM with zero intervals (G3), compressed PGM (G4), the rough LeCo zone map
@@ -62,9 +64,11 @@ pub mod index;
 pub mod merge;
 pub mod options;
 pub mod recovery;
+pub mod sorted_runs;
 pub mod static_set;
 
 pub use dynamic::{DynamicMap, Slot, StdMap};
 pub use index::HybridIndex;
 pub use options::{HybridOptions, HybridStats, MergeTrigger, StaticModel};
 pub use recovery::decode_meta;
+pub use sorted_runs::SortedRuns;
