@@ -1,6 +1,6 @@
 //! LeCo learned compression: an immutable sequence of `u64` values with O(1) random access.
 //!
-//! Paper 002 §7 (G4), after LeCo (its reference [18]): "the dataset is divided into multiple
+//! Paper 002 §7 (G4), after LeCo (its reference \[18\]): "the dataset is divided into multiple
 //! partitions, and a linear model (θ0, θ1) is applied to each partition"; each value is stored
 //! as its error from the model in `b` bits, `b` the partition's widest error, so a value is
 //! decoded from its partition's model and one bit-packed error. Paper 002 uses it for the first

@@ -34,9 +34,10 @@
 //!   1. freezes the dynamic stage and rotates the log at that point (writers are held off for
 //!      the rotation only, so the frozen stage holds exactly the records before the new
 //!      segment);
-//!   2. reads the static files sequentially and merges the frozen entries in
-//!      ([`merge::merge_records`]: updates replace, tombstones drop);
-//!   3. builds `merge_threads` new files in parallel, fsynced ([`merge::build_parts`]);
+//!   2. reads the static files sequentially (one batch ahead) and merges the frozen entries
+//!      in ([`merge::merge_into`]: updates replace, tombstones drop), streaming the records
+//!      into up to `merge_threads` new files whose blocks are written as they fill;
+//!   3. fits the new files' models in parallel and fsyncs them ([`merge::write_parts`]);
 //!   4. commits a manifest naming them with `static_seq` = the last frozen record (the commit
 //!      point: a crash before it reopens the old files and replays the frozen records from the
 //!      log, after it the new files);
