@@ -19,6 +19,7 @@ pub mod disk;
 pub mod error;
 pub mod index;
 pub mod io;
+pub mod join;
 pub mod key;
 pub mod kv;
 pub mod map;

@@ -1,0 +1,193 @@
+//! Join tables: round trips through the writer and both readers, the header checks, and the
+//! typed errors for a truncated or corrupted file and a key type mismatch.
+
+use lidx::io::{DeviceKind, IoClass, Storage};
+use lidx::join::table::{read_header, Table, TableHeader, TableWriter, HEADER_BYTES};
+use lidx::{Error, Str16};
+
+fn value_of(k: u64) -> [u8; 8] {
+    k.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes()
+}
+
+fn write_u64(storage: &Storage, name: &str, keys: &[u64]) {
+    let mut w = TableWriter::<u64>::create(storage, name, 8).unwrap();
+    for k in keys {
+        w.push(k, &value_of(*k)).unwrap();
+    }
+    let h = w.finish().unwrap();
+    assert_eq!(h.count, keys.len() as u64);
+}
+
+#[test]
+fn round_trip_scan_and_windows() {
+    let storage = Storage::ram();
+    for n in [0usize, 1, 254, 255, 256, 1000, 70_000] {
+        let keys: Vec<u64> = (0..n as u64).map(|i| i * 3 + 1).collect();
+        write_u64(&storage, "t", &keys);
+        let t = Table::<u64>::open(&storage, "t").unwrap();
+        assert_eq!(t.len(), n as u64);
+        assert_eq!(t.read_keys().unwrap(), keys);
+        let mut scan = t.scan(0..t.len()).unwrap();
+        for &k in &keys {
+            assert_eq!(scan.key(), Some(k));
+            assert_eq!(scan.value(), value_of(k));
+            scan.advance().unwrap();
+        }
+        assert_eq!(scan.key(), None);
+        // Windows that move forward: exact lower bounds for present and absent keys.
+        let mut r = t.window_reader();
+        for q in (0..n as u64 * 3 + 3).step_by(7) {
+            let truth = keys.partition_point(|&k| k < q) as u64;
+            let lo = truth.saturating_sub(300);
+            let hi = (truth + 200).min(n as u64);
+            let got = r.lower_bound(lo, hi, q).unwrap();
+            assert_eq!(got, truth, "n {n} q {q}");
+            if got < n as u64 {
+                assert_eq!(r.key(got), Some(keys[got as usize]));
+                assert_eq!(r.value(got).unwrap(), value_of(keys[got as usize]));
+            }
+        }
+        for q in [0, 1, 2, 3 * n as u64, u64::MAX] {
+            let truth = keys.partition_point(|&k| k < q) as u64;
+            assert_eq!(t.lower_bound_on_disk(q).unwrap(), truth);
+        }
+    }
+}
+
+#[test]
+fn forward_windows_read_each_block_once() {
+    let storage = Storage::ram();
+    let keys: Vec<u64> = (0..255 * 40).collect();
+    write_u64(&storage, "t", &keys);
+    let t = Table::<u64>::open(&storage, "t").unwrap();
+    let before = storage.stats();
+    let mut r = t.window_reader();
+    for q in 0..keys.len() as u64 {
+        let lo = q.saturating_sub(100);
+        assert_eq!(r.lower_bound(lo, q + 100, q).unwrap(), q);
+    }
+    let read = storage.stats() - before;
+    assert_eq!(read.blocks_read(IoClass::Leaf), 40);
+}
+
+#[test]
+fn string_keys_round_trip() {
+    let storage = Storage::ram();
+    let keys: Vec<Str16> = (0..3000u64)
+        .map(|i| {
+            let mut s = *b"common-prefix-00";
+            s[8..].copy_from_slice(&i.to_be_bytes());
+            s
+        })
+        .collect();
+    let mut w = TableWriter::<Str16>::create(&storage, "s", 0).unwrap();
+    for k in &keys {
+        w.push(k, &[]).unwrap();
+    }
+    w.finish().unwrap();
+    let t = Table::<Str16>::open(&storage, "s").unwrap();
+    assert_eq!(t.records_per_block(), 4092 / 16);
+    assert_eq!(t.read_keys().unwrap(), keys);
+    assert!(matches!(
+        Table::<u64>::open(&storage, "s"),
+        Err(Error::KeyTypeMismatch { .. })
+    ));
+}
+
+#[test]
+fn header_decoder_rejects_bad_fields() {
+    let good = TableHeader {
+        count: 5,
+        key_size: 8,
+        value_size: 8,
+    };
+    let mut bytes = [0u8; HEADER_BYTES];
+    good.encode(&mut bytes);
+    assert_eq!(TableHeader::decode("t", &bytes, 4092).unwrap(), good);
+    assert!(matches!(
+        TableHeader::decode("t", &bytes[..10], 4092),
+        Err(Error::Truncated { .. })
+    ));
+    for bad in [
+        TableHeader {
+            key_size: 4,
+            ..good
+        },
+        TableHeader {
+            value_size: 5000,
+            ..good
+        },
+        TableHeader {
+            count: u64::MAX,
+            ..good
+        },
+    ] {
+        bad.encode(&mut bytes);
+        assert!(matches!(
+            TableHeader::decode("t", &bytes, 4092),
+            Err(Error::Corrupt { .. })
+        ));
+    }
+}
+
+#[test]
+fn truncated_extended_and_corrupted_files_are_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::new(dir.path(), DeviceKind::File { direct: true }, 4096).unwrap();
+    let keys: Vec<u64> = (0..2000).collect();
+    write_u64(&storage, "t", &keys);
+    let path = dir.path().join("t");
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(read_header(&storage, "t").unwrap().count, 2000);
+
+    std::fs::write(&path, &bytes[..bytes.len() - 4096]).unwrap();
+    assert!(matches!(
+        Table::<u64>::open(&storage, "t"),
+        Err(Error::Truncated { .. })
+    ));
+
+    let mut longer = bytes.clone();
+    longer.extend_from_slice(&bytes[4096..8192]);
+    std::fs::write(&path, &longer).unwrap();
+    assert!(matches!(
+        Table::<u64>::open(&storage, "t"),
+        Err(Error::Corrupt { .. })
+    ));
+
+    let mut flipped = bytes.clone();
+    flipped[3] ^= 0x40;
+    std::fs::write(&path, &flipped).unwrap();
+    assert!(matches!(
+        Table::<u64>::open(&storage, "t"),
+        Err(Error::ChecksumMismatch { block: 0, .. })
+    ));
+
+    let mut flipped = bytes.clone();
+    flipped[4096 * 3 + 100] ^= 1;
+    std::fs::write(&path, &flipped).unwrap();
+    let t = Table::<u64>::open(&storage, "t").unwrap();
+    assert!(matches!(
+        t.read_keys(),
+        Err(Error::ChecksumMismatch { block: 3, .. })
+    ));
+
+    std::fs::write(&path, []).unwrap();
+    assert!(matches!(
+        Table::<u64>::open(&storage, "t"),
+        Err(Error::Truncated { .. })
+    ));
+}
+
+#[test]
+fn bad_values_are_rejected() {
+    let storage = Storage::ram();
+    assert!(matches!(
+        TableWriter::<u64>::create(&storage, "t", 5000),
+        Err(Error::InvalidParameter { .. })
+    ));
+    let mut w = TableWriter::<u64>::create(&storage, "t", 8).unwrap();
+    assert!(matches!(
+        w.push(&1, &[0; 7]),
+        Err(Error::InvalidParameter { .. })
+    ));
+}
