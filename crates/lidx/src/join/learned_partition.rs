@@ -53,9 +53,12 @@
 //! fallback), and the sampling and partitioning passes.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::io::{AlignedBuf, BlockDevice, IoClass};
+use crate::io::{AlignedBuf, BlockDevice, IoClass, IoStats, Storage};
+use crate::join::table::{Table, TableKey, STREAM_BLOCKS};
+use crate::join::unsorted_btree::{remove_scratch, work_storage};
 use crate::key::Key;
 use crate::mem::pgm::{Pgm, PgmParams};
 use crate::model::linear::LinearModel;
@@ -618,12 +621,22 @@ fn sort_records<K: Key>(recs: &[u8], rs: usize, index: &mut Vec<(K, u32)>) {
 }
 
 /// Reusable buffers of [`join_bucket`].
-#[derive(Default)]
 pub struct JoinScratch<K> {
     left: Vec<u8>,
     right: Vec<u8>,
     left_index: Vec<(K, u32)>,
     right_index: Vec<(K, u32)>,
+}
+
+impl<K> Default for JoinScratch<K> {
+    fn default() -> Self {
+        JoinScratch {
+            left: Vec::new(),
+            right: Vec::new(),
+            left_index: Vec::new(),
+            right_index: Vec::new(),
+        }
+    }
 }
 
 /// Bytes of memory one buffered record of a bucket pair costs in [`join_bucket`].
@@ -770,6 +783,240 @@ pub fn join_bucket<'p, K: Key>(
             None => return Ok(()),
         }
     }
+}
+
+/// What the learned route measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LearnedRouteStats {
+    /// Seconds spent sampling, fitting and partitioning both tables (the index creation).
+    pub index_seconds: f64,
+    /// Seconds spent joining the bucket pairs (output included).
+    pub join_seconds: f64,
+    /// Keys in the union sample the model was fitted on.
+    pub sample_keys: usize,
+    /// Segments of the fitted model.
+    pub segments: usize,
+    /// Buckets per table.
+    pub buckets: usize,
+    /// Runs written per table (left, right).
+    pub runs: (usize, usize),
+    /// Largest bucket pair, in records (both sides).
+    pub largest_pair: u64,
+    /// Bucket pairs joined in key sub-ranges because they exceeded the budget.
+    pub split_pairs: u64,
+    /// Bytes of the model and the two directories in memory.
+    pub index_memory_bytes: usize,
+    /// Bytes of the two bucket files.
+    pub index_disk_bytes: u64,
+    /// I/O of the bucket files while partitioning (the tables' I/O is counted by their storage).
+    pub index_io: IoStats,
+    /// I/O of the bucket files while joining.
+    pub join_io: IoStats,
+    /// Output records.
+    pub matches: u64,
+}
+
+fn scan_records<K: TableKey>(
+    table: &Table<K>,
+    f: &mut dyn FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let mut scan = table.scan(0..table.len())?;
+    while scan.key().is_some() {
+        f(scan.position(), scan.record())?;
+        scan.advance()?;
+    }
+    Ok(())
+}
+
+fn too_little_memory(memory: usize, what: &str) -> Error {
+    Error::InvalidParameter {
+        name: "memory",
+        value: format!("{memory} bytes ({what})"),
+        expected: "a budget above the sample, the model, the run directories and the I/O \
+                   buffers of the learned route (a few MiB for small tables)",
+    }
+}
+
+/// Records the partition arena of a table of `n` records can buffer within `avail` bytes,
+/// keeping room for the run directories it will write.
+fn arena_records(avail: usize, n: u64, record_size: usize, buckets: usize) -> Option<usize> {
+    let per = arena_bytes_per_record(record_size);
+    let dir_per_run = (buckets + 1) * 8;
+    let runs = (n as usize * per).div_ceil(avail.max(1)) + 1;
+    let arena = avail.checked_sub(runs * dir_per_run)?;
+    let records = (arena / per).min(n.max(1) as usize);
+    (records > 0).then_some(records)
+}
+
+/// Splits buckets `0..weights.len()` into `parts` contiguous ranges of about equal weight.
+fn split_ranges(weights: &[u64], parts: usize) -> Vec<std::ops::Range<usize>> {
+    let total: u64 = weights.iter().sum();
+    let mut ranges = Vec::with_capacity(parts);
+    let mut start = 0;
+    let mut acc = 0u64;
+    for (b, w) in weights.iter().enumerate() {
+        acc += w;
+        let done = ranges.len() as u64 + 1;
+        if ranges.len() + 1 < parts && acc * parts as u64 >= total * done {
+            ranges.push(start..b + 1);
+            start = b + 1;
+        }
+    }
+    ranges.push(start..weights.len());
+    while ranges.len() < parts {
+        ranges.push(weights.len()..weights.len());
+    }
+    ranges
+}
+
+/// Joins the unsorted tables `left` and `right` of `storage` by the learned route. Thread `t`
+/// of `sinks.len()` joins the `t`-th contiguous range of bucket pairs and calls `sinks[t](key,
+/// left record, right record)` for each of its matches in key order, so the sinks' outputs
+/// concatenated in order are the whole join sorted by key. `memory` bytes bound the sample,
+/// the model, the directories and every buffer (the sinks' own buffers excepted).
+pub fn join_learned_route<K, S>(
+    storage: &Storage,
+    left: &str,
+    right: &str,
+    memory: usize,
+    params: &LearnedPartitionParams,
+    sinks: &mut [S],
+) -> Result<LearnedRouteStats>
+where
+    K: TableKey,
+    S: FnMut(&K, &[u8], &[u8]) -> Result<()> + Send,
+{
+    params.check()?;
+    if sinks.is_empty() {
+        return Err(Error::InvalidParameter {
+            name: "threads",
+            value: "0".to_string(),
+            expected: "at least 1",
+        });
+    }
+    let lt = Table::<K>::open(storage, left)?;
+    let rt = Table::<K>::open(storage, right)?;
+    let work = work_storage(storage, 0)?;
+    let names = (format!("{left}.buckets"), format!("{right}.buckets"));
+    let result = learned_run(storage, &work, (&lt, &rt), &names, memory, params, sinks);
+    remove_scratch(&work, &names.0);
+    remove_scratch(&work, &names.1);
+    result
+}
+
+fn learned_run<K, S>(
+    storage: &Storage,
+    work: &Storage,
+    (lt, rt): (&Table<K>, &Table<K>),
+    names: &(String, String),
+    memory: usize,
+    params: &LearnedPartitionParams,
+    sinks: &mut [S],
+) -> Result<LearnedRouteStats>
+where
+    K: TableKey,
+    S: FnMut(&K, &[u8], &[u8]) -> Result<()> + Send,
+{
+    let bs = storage.block_size();
+    let scan_bytes = STREAM_BLOCKS * bs;
+    let started = Instant::now();
+    let mut sample = Vec::new();
+    sample_keys::<K>(params, 0, lt.len(), &mut sample, |f| scan_records(lt, f))?;
+    sample_keys::<K>(params, 1, rt.len(), &mut sample, |f| scan_records(rt, f))?;
+    let sample_len = sample.len();
+    if sample.capacity() * K::SIZE + scan_bytes > memory {
+        return Err(too_little_memory(memory, "the sample does not fit"));
+    }
+    let larger = if lt.len() >= rt.len() { lt } else { rt };
+    let per_bucket = (larger.records_per_block() * params.bucket_blocks) as u64;
+    let buckets = larger.len().div_ceil(per_bucket).clamp(1, u32::MAX as u64) as usize;
+    let map = BucketMap::fit(&mut sample, buckets, params.eps)?;
+    drop(sample);
+    let mut held = map.memory_bytes();
+    let mut parts = Vec::with_capacity(2);
+    for (table, name) in [(lt, &names.0), (rt, &names.1)] {
+        let avail = memory
+            .checked_sub(held + scan_bytes + partition_overhead(bs))
+            .ok_or_else(|| too_little_memory(memory, "no room for a partition arena"))?;
+        let records = arena_records(avail, table.len(), table.record_size(), buckets)
+            .ok_or_else(|| too_little_memory(memory, "no room for a partition arena"))?;
+        let part = partition::<K>(
+            work.create(name)?,
+            &map,
+            table.record_size(),
+            records,
+            |f| scan_records(table, f),
+        )?;
+        held += part.memory_bytes();
+        parts.push(part);
+    }
+    let index_io = work.stats();
+    let index_seconds = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let (lp, rp) = (&parts[0], &parts[1]);
+    let threads = sinks.len();
+    let per_thread = memory.saturating_sub(held) / threads;
+    let runs = lp.runs() + rp.runs();
+    let window = (per_thread / 4 / (runs.max(1) * bs)).clamp(1, MAX_WINDOW_BLOCKS);
+    let readers = BucketReader::memory_bytes_for(runs, window, bs);
+    let per_record =
+        lp.record_size().max(rp.record_size()) + std::mem::size_of::<(K, u32)>() + K::SIZE;
+    let cap = per_thread.saturating_sub(readers + scan_bytes) / per_record;
+    if cap < 2 {
+        return Err(too_little_memory(memory, "no room to hold a bucket pair"));
+    }
+    let weights: Vec<u64> = (0..buckets)
+        .map(|b| lp.bucket_len(b) + rp.bucket_len(b))
+        .collect();
+    let largest_pair = weights.iter().copied().max().unwrap_or(0);
+    let split_pairs = weights.iter().filter(|&&w| w > cap as u64).count() as u64;
+    let ranges = split_ranges(&weights, threads);
+    let results: Vec<Result<u64>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = sinks
+            .iter_mut()
+            .zip(ranges)
+            .map(|(sink, range)| {
+                scope.spawn(move || -> Result<u64> {
+                    let mut a = BucketReader::new(lp, window);
+                    let mut b = BucketReader::new(rp, window);
+                    let mut scratch = JoinScratch::default();
+                    let mut n = 0u64;
+                    let mut emit = |k: &K, l: &[u8], r: &[u8]| {
+                        n += 1;
+                        sink(k, l, r)
+                    };
+                    for bucket in range {
+                        join_bucket(&mut a, &mut b, bucket, cap, &mut scratch, &mut emit)?;
+                    }
+                    Ok(n)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a join thread panicked"))
+            .collect()
+    });
+    let mut matches = 0;
+    for r in results {
+        matches += r?;
+    }
+    let total_io = work.stats();
+    Ok(LearnedRouteStats {
+        index_seconds,
+        join_seconds: started.elapsed().as_secs_f64(),
+        sample_keys: sample_len,
+        segments: map.segments(),
+        buckets,
+        runs: (lp.runs(), rp.runs()),
+        largest_pair,
+        split_pairs,
+        index_memory_bytes: held,
+        index_disk_bytes: lp.disk_bytes() + rp.disk_bytes(),
+        join_io: total_io - index_io,
+        index_io,
+        matches,
+    })
 }
 
 #[cfg(test)]
