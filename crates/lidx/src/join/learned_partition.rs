@@ -56,9 +56,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::io::{AlignedBuf, BlockDevice, IoClass, IoStats, Storage};
+use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::join::table::{Table, TableKey, STREAM_BLOCKS};
-use crate::join::unsorted_btree::{remove_scratch, work_storage};
+use crate::join::table_index::IndexLoad;
+use crate::join::unsorted_btree::{remove_scratch, DEFAULT_MEMORY};
+use crate::join::{Sides, TableRef};
 use crate::key::Key;
 use crate::mem::pgm::{Pgm, PgmParams};
 use crate::model::linear::LinearModel;
@@ -91,6 +93,12 @@ impl Default for LearnedPartitionParams {
         }
     }
 }
+
+/// What a join does with one match: `emit(key, left record, right record)`.
+pub type Emit<'a, K> = dyn FnMut(&K, &[u8], &[u8]) -> Result<()> + 'a;
+
+/// What a pass over a table does with each record: `f(position, record bytes)`.
+pub type RecordVisitor<'a> = dyn FnMut(u64, &[u8]) -> Result<()> + 'a;
 
 /// Smallest sample fitted when the table has that many records.
 pub const MIN_SAMPLE: u64 = 1024;
@@ -169,7 +177,7 @@ pub fn sample_keys<K: Key>(
     table: u64,
     n: u64,
     sample: &mut Vec<K>,
-    scan: impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()>,
+    scan: impl FnOnce(&mut RecordVisitor<'_>) -> Result<()>,
 ) -> Result<()> {
     let threshold = params.threshold(n);
     scan(&mut |index, rec| {
@@ -439,7 +447,7 @@ pub fn partition<K: Key>(
     map: &BucketMap,
     record_size: usize,
     arena_records: usize,
-    scan: impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()>,
+    scan: impl FnOnce(&mut RecordVisitor<'_>) -> Result<()>,
 ) -> Result<Partitioned> {
     let per_block = device.payload_size() / record_size;
     if per_block == 0 || arena_records == 0 {
@@ -649,7 +657,7 @@ fn merge<K: Key>(
     s: &mut JoinScratch<K>,
     lrs: usize,
     rrs: usize,
-    emit: &mut dyn FnMut(&K, &[u8], &[u8]) -> Result<()>,
+    emit: &mut Emit<'_, K>,
 ) -> Result<()> {
     sort_records(&s.left, lrs, &mut s.left_index);
     sort_records(&s.right, rrs, &mut s.right_index);
@@ -730,7 +738,7 @@ pub fn join_bucket<'p, K: Key>(
     b: usize,
     cap: usize,
     scratch: &mut JoinScratch<K>,
-    emit: &mut dyn FnMut(&K, &[u8], &[u8]) -> Result<()>,
+    emit: &mut Emit<'_, K>,
 ) -> Result<()> {
     let (lrs, rrs) = (left.part.record_size, right.part.record_size);
     let (ln, rn) = (left.part.bucket_len(b), right.part.bucket_len(b));
@@ -785,41 +793,7 @@ pub fn join_bucket<'p, K: Key>(
     }
 }
 
-/// What the learned route measured.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LearnedRouteStats {
-    /// Seconds spent sampling, fitting and partitioning both tables (the index creation).
-    pub index_seconds: f64,
-    /// Seconds spent joining the bucket pairs (output included).
-    pub join_seconds: f64,
-    /// Keys in the union sample the model was fitted on.
-    pub sample_keys: usize,
-    /// Segments of the fitted model.
-    pub segments: usize,
-    /// Buckets per table.
-    pub buckets: usize,
-    /// Runs written per table (left, right).
-    pub runs: (usize, usize),
-    /// Largest bucket pair, in records (both sides).
-    pub largest_pair: u64,
-    /// Bucket pairs joined in key sub-ranges because they exceeded the budget.
-    pub split_pairs: u64,
-    /// Bytes of the model and the two directories in memory.
-    pub index_memory_bytes: usize,
-    /// Bytes of the two bucket files.
-    pub index_disk_bytes: u64,
-    /// I/O of the bucket files while partitioning (the tables' I/O is counted by their storage).
-    pub index_io: IoStats,
-    /// I/O of the bucket files while joining.
-    pub join_io: IoStats,
-    /// Output records.
-    pub matches: u64,
-}
-
-fn scan_records<K: TableKey>(
-    table: &Table<K>,
-    f: &mut dyn FnMut(u64, &[u8]) -> Result<()>,
-) -> Result<()> {
+fn scan_records<K: TableKey>(table: &Table<K>, f: &mut RecordVisitor<'_>) -> Result<()> {
     let mut scan = table.scan(0..table.len())?;
     while scan.key().is_some() {
         f(scan.position(), scan.record())?;
@@ -869,61 +843,28 @@ fn split_ranges(weights: &[u64], parts: usize) -> Vec<std::ops::Range<usize>> {
     ranges
 }
 
-/// Joins the unsorted tables `left` and `right` of `storage` by the learned route. Thread `t`
-/// of `sinks.len()` joins the `t`-th contiguous range of bucket pairs and calls `sinks[t](key,
-/// left record, right record)` for each of its matches in key order, so the sinks' outputs
-/// concatenated in order are the whole join sorted by key. `memory` bytes bound the sample,
-/// the model, the directories and every buffer (the sinks' own buffers excepted).
-pub fn join_learned_route<K, S>(
-    storage: &Storage,
-    left: &str,
-    right: &str,
-    memory: usize,
-    params: &LearnedPartitionParams,
-    sinks: &mut [S],
-) -> Result<LearnedRouteStats>
-where
-    K: TableKey,
-    S: FnMut(&K, &[u8], &[u8]) -> Result<()> + Send,
-{
-    params.check()?;
-    if sinks.is_empty() {
-        return Err(Error::InvalidParameter {
-            name: "threads",
-            value: "0".to_string(),
-            expected: "at least 1",
-        });
-    }
-    let lt = Table::<K>::open(storage, left)?;
-    let rt = Table::<K>::open(storage, right)?;
-    let work = work_storage(storage, 0)?;
-    let names = (format!("{left}.buckets"), format!("{right}.buckets"));
-    let result = learned_run(storage, &work, (&lt, &rt), &names, memory, params, sinks);
-    remove_scratch(&work, &names.0);
-    remove_scratch(&work, &names.1);
-    result
+/// Both tables partitioned: the index of the learned route.
+struct Prepared {
+    parts: (Partitioned, Partitioned),
+    /// Bytes held in memory: the map and both directories.
+    held: usize,
 }
 
-fn learned_run<K, S>(
+/// Samples both tables, fits the map and partitions both into the files `names` of `storage`
+/// within `memory` bytes.
+fn prepare<K: TableKey>(
     storage: &Storage,
-    work: &Storage,
     (lt, rt): (&Table<K>, &Table<K>),
     names: &(String, String),
     memory: usize,
     params: &LearnedPartitionParams,
-    sinks: &mut [S],
-) -> Result<LearnedRouteStats>
-where
-    K: TableKey,
-    S: FnMut(&K, &[u8], &[u8]) -> Result<()> + Send,
-{
+) -> Result<Prepared> {
+    params.check()?;
     let bs = storage.block_size();
     let scan_bytes = STREAM_BLOCKS * bs;
-    let started = Instant::now();
     let mut sample = Vec::new();
     sample_keys::<K>(params, 0, lt.len(), &mut sample, |f| scan_records(lt, f))?;
     sample_keys::<K>(params, 1, rt.len(), &mut sample, |f| scan_records(rt, f))?;
-    let sample_len = sample.len();
     if sample.capacity() * K::SIZE + scan_bytes > memory {
         return Err(too_little_memory(memory, "the sample does not fit"));
     }
@@ -935,13 +876,12 @@ where
     let mut held = map.memory_bytes();
     let mut parts = Vec::with_capacity(2);
     for (table, name) in [(lt, &names.0), (rt, &names.1)] {
-        let avail = memory
+        let records = memory
             .checked_sub(held + scan_bytes + partition_overhead(bs))
-            .ok_or_else(|| too_little_memory(memory, "no room for a partition arena"))?;
-        let records = arena_records(avail, table.len(), table.record_size(), buckets)
+            .and_then(|avail| arena_records(avail, table.len(), table.record_size(), buckets))
             .ok_or_else(|| too_little_memory(memory, "no room for a partition arena"))?;
         let part = partition::<K>(
-            work.create(name)?,
+            storage.create(name)?,
             &map,
             table.record_size(),
             records,
@@ -950,73 +890,110 @@ where
         held += part.memory_bytes();
         parts.push(part);
     }
-    let index_io = work.stats();
-    let index_seconds = started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    let (lp, rp) = (&parts[0], &parts[1]);
-    let threads = sinks.len();
-    let per_thread = memory.saturating_sub(held) / threads;
-    let runs = lp.runs() + rp.runs();
-    let window = (per_thread / 4 / (runs.max(1) * bs)).clamp(1, MAX_WINDOW_BLOCKS);
-    let readers = BucketReader::memory_bytes_for(runs, window, bs);
-    let per_record =
-        lp.record_size().max(rp.record_size()) + std::mem::size_of::<(K, u32)>() + K::SIZE;
-    let cap = per_thread.saturating_sub(readers + scan_bytes) / per_record;
-    if cap < 2 {
-        return Err(too_little_memory(memory, "no room to hold a bucket pair"));
-    }
-    let weights: Vec<u64> = (0..buckets)
-        .map(|b| lp.bucket_len(b) + rp.bucket_len(b))
-        .collect();
-    let largest_pair = weights.iter().copied().max().unwrap_or(0);
-    let split_pairs = weights.iter().filter(|&&w| w > cap as u64).count() as u64;
-    let ranges = split_ranges(&weights, threads);
-    let results: Vec<Result<u64>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = sinks
-            .iter_mut()
-            .zip(ranges)
-            .map(|(sink, range)| {
-                scope.spawn(move || -> Result<u64> {
-                    let mut a = BucketReader::new(lp, window);
-                    let mut b = BucketReader::new(rp, window);
-                    let mut scratch = JoinScratch::default();
-                    let mut n = 0u64;
-                    let mut emit = |k: &K, l: &[u8], r: &[u8]| {
-                        n += 1;
-                        sink(k, l, r)
-                    };
-                    for bucket in range {
-                        join_bucket(&mut a, &mut b, bucket, cap, &mut scratch, &mut emit)?;
-                    }
-                    Ok(n)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a join thread panicked"))
-            .collect()
-    });
-    let mut matches = 0;
-    for r in results {
-        matches += r?;
-    }
-    let total_io = work.stats();
-    Ok(LearnedRouteStats {
-        index_seconds,
-        join_seconds: started.elapsed().as_secs_f64(),
-        sample_keys: sample_len,
-        segments: map.segments(),
-        buckets,
-        runs: (lp.runs(), rp.runs()),
-        largest_pair,
-        split_pairs,
-        index_memory_bytes: held,
-        index_disk_bytes: lp.disk_bytes() + rp.disk_bytes(),
-        join_io: total_io - index_io,
-        index_io,
-        matches,
+    let right = parts.pop().expect("two tables");
+    let left = parts.pop().expect("two tables");
+    // The map is no longer needed: bucket ids are positions in the directories.
+    held -= map.memory_bytes();
+    Ok(Prepared {
+        parts: (left, right),
+        held,
     })
+}
+
+/// How the join phase spends the budget.
+struct Plan {
+    window: usize,
+    cap: usize,
+    ranges: Vec<std::ops::Range<usize>>,
+}
+
+impl Prepared {
+    fn plan<K: Key>(&self, threads: usize, memory: usize, block_size: usize) -> Result<Plan> {
+        let (lp, rp) = (&self.parts.0, &self.parts.1);
+        let per_thread = memory.saturating_sub(self.held) / threads.max(1);
+        let runs = lp.runs() + rp.runs();
+        let window = (per_thread / 4 / (runs.max(1) * block_size)).clamp(1, MAX_WINDOW_BLOCKS);
+        let readers = BucketReader::memory_bytes_for(runs, window, block_size);
+        let per_record =
+            lp.record_size().max(rp.record_size()) + std::mem::size_of::<(K, u32)>() + K::SIZE;
+        let output = STREAM_BLOCKS * block_size;
+        let cap = per_thread.saturating_sub(readers + output) / per_record;
+        if cap < 2 {
+            return Err(too_little_memory(memory, "no room to hold a bucket pair"));
+        }
+        let weights: Vec<u64> = (0..lp.buckets())
+            .map(|b| lp.bucket_len(b) + rp.bucket_len(b))
+            .collect();
+        Ok(Plan {
+            window,
+            cap,
+            ranges: split_ranges(&weights, threads.max(1)),
+        })
+    }
+
+    /// Joins the bucket pairs of part `t` of `plan`.
+    fn join_part<K: Key>(&self, plan: &Plan, t: usize, emit: &mut Emit<'_, K>) -> Result<()> {
+        let mut a = BucketReader::new(&self.parts.0, plan.window);
+        let mut b = BucketReader::new(&self.parts.1, plan.window);
+        let mut scratch = JoinScratch::default();
+        for bucket in plan.ranges[t].clone() {
+            join_bucket(&mut a, &mut b, bucket, plan.cap, &mut scratch, emit)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs the learned route for [`crate::join::join`]: samples, fits and partitions both tables
+/// (timed as the index; the bucket files go beside the left table and are removed afterwards),
+/// calls `before_join`, then joins the bucket pairs on `threads` threads, each a contiguous
+/// range of pairs written as its own output part, so the output is in key order. `memory`
+/// (default [`DEFAULT_MEMORY`]) bounds the sample, the directories and every buffer.
+pub(crate) fn run<K: TableKey>(
+    left: TableRef<'_>,
+    right: TableRef<'_>,
+    sides: &Sides<'_, K>,
+    threads: usize,
+    memory: Option<u64>,
+    before_join: &mut dyn FnMut(),
+) -> Result<(IndexLoad, (u64, u64))> {
+    let (lt, rt) = if sides.outer_is_left {
+        (sides.outer, sides.inner)
+    } else {
+        (sides.inner, sides.outer)
+    };
+    let memory = memory.unwrap_or(DEFAULT_MEMORY) as usize;
+    let storage = left.storage;
+    let names = (
+        format!("{}.left-buckets", left.name),
+        format!("{}.right-buckets", right.name),
+    );
+    let result = (|| {
+        let started = Instant::now();
+        let prepared = prepare(
+            storage,
+            (lt, rt),
+            &names,
+            memory,
+            &LearnedPartitionParams::default(),
+        )?;
+        let load = IndexLoad {
+            loaded: false,
+            time: started.elapsed(),
+            memory_bytes: prepared.held,
+            file_bytes: prepared.parts.0.disk_bytes() + prepared.parts.1.disk_bytes(),
+        };
+        before_join();
+        let plan = prepared.plan::<K>(threads, memory, storage.block_size())?;
+        let out = sides.write(plan.ranges.len(), |t, w| {
+            prepared.join_part(&plan, t, &mut |k: &K, l: &[u8], r: &[u8]| {
+                w.push(k, &l[K::SIZE..], &r[K::SIZE..])
+            })
+        })?;
+        Ok((load, out))
+    })();
+    remove_scratch(storage, &names.0);
+    remove_scratch(storage, &names.1);
+    result
 }
 
 #[cfg(test)]
@@ -1035,9 +1012,7 @@ mod tests {
             .collect()
     }
 
-    fn scan_of(
-        recs: &[u8],
-    ) -> impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> Result<()>) -> Result<()> + '_ {
+    fn scan_of(recs: &[u8]) -> impl FnOnce(&mut RecordVisitor<'_>) -> Result<()> + '_ {
         move |f| {
             for (i, r) in recs.chunks_exact(16).enumerate() {
                 f(i as u64, r)?;

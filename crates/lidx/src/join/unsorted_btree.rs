@@ -30,12 +30,15 @@
 //!   route: both routes count building their indexes as part of the join (reported apart).
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use crate::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, DeviceKind, IoClass, IoStats, PageCache, Storage};
 use crate::join::table::{Table, TableKey, STREAM_BLOCKS};
+use crate::join::table_index::IndexLoad;
+use crate::join::{Sides, TableRef};
 use crate::key::Key;
 
 /// Expected fill of B+-tree nodes built by random inserts (Yao's `ln 2`).
@@ -81,15 +84,14 @@ pub struct RecordFetcher {
 }
 
 impl RecordFetcher {
-    /// A fetcher of the table `name` of `storage` (already opened as `table`) with a cache of
-    /// `cache_blocks` blocks.
+    /// A fetcher of the table `at` (already opened as `table`) with a cache of `cache_blocks`
+    /// blocks.
     pub fn new<K: TableKey>(
-        storage: &Storage,
-        name: &str,
+        at: TableRef<'_>,
         table: &Table<K>,
         cache_blocks: usize,
     ) -> Result<Self> {
-        let device = storage.open(name, false)?;
+        let device = at.storage.open(at.name, false)?;
         let block_size = device.block_size();
         Ok(RecordFetcher {
             device: PageCache::new(device, cache_blocks),
@@ -175,7 +177,13 @@ impl BTreeBudget {
     /// Splits `memory` bytes for tables of `left` and `right` records (see the module docs).
     /// [`Error::InvalidParameter`] when the budget cannot hold the expected inner nodes and one
     /// scan buffer.
-    pub fn split<K: Key>(memory: usize, left: u64, right: u64, block_size: usize) -> Result<Self> {
+    pub fn split<K: TableKey>(
+        memory: usize,
+        lt: &Table<K>,
+        rt: &Table<K>,
+        block_size: usize,
+    ) -> Result<Self> {
+        let (left, right) = (lt.len(), rt.len());
         let fixed = inner_estimate::<K>(left, block_size)
             + inner_estimate::<K>(right, block_size)
             + STREAM_BLOCKS * block_size;
@@ -187,189 +195,153 @@ impl BTreeBudget {
                 expected: "at least twice the trees' expected inner nodes plus a scan buffer",
             });
         }
-        let tree_cache_blocks = ((half - fixed) / (2 * block_size)).max(1);
+        // Caches no larger than what they can hold: the larger tree's leaves, each table.
+        let leaves = (left.max(right) as f64 * (K::SIZE + 8) as f64
+            / (block_size as f64 * RANDOM_INSERT_FILL)) as usize
+            + 2;
+        let tree_cache_blocks = ((half - fixed) / (2 * block_size)).clamp(1, leaves);
         let tables = (half / block_size).max(2);
-        let total = (left + right).max(1) as f64;
-        let left_blocks = ((tables as f64 * left as f64 / total) as usize).max(1);
+        let total = (lt.disk_bytes() + rt.disk_bytes()).max(1) as f64;
+        let left_share = ((tables as f64 * lt.disk_bytes() as f64 / total) as usize).max(1);
+        let blocks_of = |t: &Table<K>| (t.disk_bytes() / block_size as u64) as usize + 1;
         Ok(BTreeBudget {
             tree_cache_blocks,
-            table_cache_blocks: (left_blocks, tables.saturating_sub(left_blocks).max(1)),
+            table_cache_blocks: (
+                left_share.min(blocks_of(lt)),
+                tables.saturating_sub(left_share).clamp(1, blocks_of(rt)),
+            ),
         })
     }
 }
 
-/// What the B+-tree route measured.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct BTreeRouteStats {
-    /// Seconds spent building both trees.
-    pub index_seconds: f64,
-    /// Seconds spent joining (scan, probes, record fetches, output).
-    pub join_seconds: f64,
-    /// Bytes of the two trees in memory (resident inner nodes), after the build.
-    pub index_memory_bytes: usize,
-    /// Bytes of the two tree files.
-    pub index_disk_bytes: u64,
-    /// I/O of the tree files (the tables' I/O is counted by their storage).
-    pub index_io: IoStats,
-    /// Output records.
-    pub matches: u64,
-}
+/// Memory budget of the unsorted joins when none is given: 1 GiB.
+pub const DEFAULT_MEMORY: u64 = 1 << 30;
 
-/// Joins the unsorted tables `left` and `right` of `storage` by the B+-tree route, calling
-/// `emit(key, left record, right record)` for every pair of records with equal keys, in key
-/// order. `memory` bytes bound the trees' inner nodes and all caches (see [`BTreeBudget`]).
-pub fn join_btree_route<K: TableKey>(
-    storage: &Storage,
-    left: &str,
-    right: &str,
-    memory: usize,
-    emit: &mut dyn FnMut(&K, &[u8], &[u8]) -> Result<()>,
-) -> Result<BTreeRouteStats> {
-    let lt = Table::<K>::open(storage, left)?;
-    let rt = Table::<K>::open(storage, right)?;
-    let budget = BTreeBudget::split::<K>(memory, lt.len(), rt.len(), storage.block_size())?;
-    let work = work_storage(storage, budget.tree_cache_blocks)?;
+/// Runs the B+-tree route for [`crate::join::join`]: builds both trees (timed as the index),
+/// calls `before_join`, then scans the smaller tree in key order, probes the larger, fetches
+/// both records of every match and writes `(key, left value, right value)` in key order.
+/// Returns the index figures, `(count, checksum)` and the I/O of the tree files during the
+/// join (the tables' and the output's I/O is counted by their storages).
+pub(crate) fn run<K: TableKey>(
+    left: TableRef<'_>,
+    right: TableRef<'_>,
+    sides: &Sides<'_, K>,
+    memory: Option<u64>,
+    before_join: &mut dyn FnMut(),
+) -> Result<(IndexLoad, (u64, u64), IoStats)> {
+    let (lt, rt) = if sides.outer_is_left {
+        (sides.outer, sides.inner)
+    } else {
+        (sides.inner, sides.outer)
+    };
+    let memory = memory.unwrap_or(DEFAULT_MEMORY) as usize;
+    let bs = left.storage.block_size();
+    let budget = BTreeBudget::split::<K>(memory, lt, rt, bs)?;
+    let work = work_storage(left.storage, budget.tree_cache_blocks)?;
     let names = (
-        format!("{left}.btree-route"),
-        format!("{right}.btree-route"),
+        format!("{}.left-btree", left.name),
+        format!("{}.right-btree", right.name),
     );
-    let result = run(
-        storage,
-        &work,
-        (&lt, &rt),
-        (left, right),
-        &names,
-        budget,
-        emit,
-    );
+    let result = (|| {
+        let started = Instant::now();
+        let lb = build_position_tree(&work, &names.0, lt)?;
+        let rb = build_position_tree(&work, &names.1, rt)?;
+        let load = IndexLoad {
+            loaded: false,
+            time: started.elapsed(),
+            memory_bytes: lb.memory_bytes() + rb.memory_bytes(),
+            file_bytes: lb.disk_bytes() + rb.disk_bytes(),
+        };
+        before_join();
+        let io_before = work.stats();
+        let out = sides.write(1, |_, w| {
+            let mut lf = RecordFetcher::new(left, lt, budget.table_cache_blocks.0)?;
+            let mut rf = RecordFetcher::new(right, rt, budget.table_cache_blocks.1)?;
+            scan_and_probe(&lb, &rb, lt.len() <= rt.len(), &mut |key, lpos, rpos| {
+                let l = lf.record(lpos)?;
+                let r = rf.record(rpos)?;
+                w.push(key, &l[K::SIZE..], &r[K::SIZE..])
+            })
+        })?;
+        Ok((load, out, work.stats() - io_before))
+    })();
     remove_scratch(&work, &names.0);
     remove_scratch(&work, &names.1);
     result
 }
 
-fn run<K: TableKey>(
-    storage: &Storage,
-    work: &Storage,
-    tables: (&Table<K>, &Table<K>),
-    table_names: (&str, &str),
-    names: &(String, String),
-    budget: BTreeBudget,
-    emit: &mut dyn FnMut(&K, &[u8], &[u8]) -> Result<()>,
-) -> Result<BTreeRouteStats> {
-    let started = std::time::Instant::now();
-    let left_tree = build_position_tree(work, &names.0, tables.0)?;
-    let right_tree = build_position_tree(work, &names.1, tables.1)?;
-    let index_seconds = started.elapsed().as_secs_f64();
-    let started = std::time::Instant::now();
-    let mut fetch = (
-        RecordFetcher::new(
-            storage,
-            table_names.0,
-            tables.0,
-            budget.table_cache_blocks.0,
-        )?,
-        RecordFetcher::new(
-            storage,
-            table_names.1,
-            tables.1,
-            budget.table_cache_blocks.1,
-        )?,
-    );
-    let left_smaller = tables.0.len() <= tables.1.len();
-    let (small, large) = if left_smaller {
-        (&left_tree, &right_tree)
+/// Walks the smaller of the two trees in key order and probes the other; calls
+/// `matched(key, left position, right position)` for every key in both.
+fn scan_and_probe<K: Key>(
+    left: &DiskBTree<K>,
+    right: &DiskBTree<K>,
+    scan_left: bool,
+    matched: &mut dyn FnMut(&K, u64, u64) -> Result<()>,
+) -> Result<()> {
+    let (small, large) = if scan_left {
+        (left, right)
     } else {
-        (&right_tree, &left_tree)
+        (right, left)
     };
     let mut keys = Vec::with_capacity(SCAN_BATCH);
     let mut payloads = Vec::with_capacity(SCAN_BATCH * 8);
     let mut found = [0u8; 8];
     let mut start = K::MIN;
     let mut first = true;
-    let mut matches = 0u64;
     loop {
         keys.clear();
         payloads.clear();
         let n = small.scan(&start, SCAN_BATCH, &mut keys, &mut payloads)?;
         let skip = usize::from(!first && n > 0 && keys[0].key_cmp(&start).is_eq());
-        for i in skip..n {
-            let key = keys[i];
-            if !large.get(&key, &mut found)? {
+        for (i, key) in keys.iter().enumerate().take(n).skip(skip) {
+            if !large.get(key, &mut found)? {
                 continue;
             }
             let small_pos = u64::from_le_bytes(payloads[i * 8..i * 8 + 8].try_into().expect("8"));
             let large_pos = u64::from_le_bytes(found);
-            let (lpos, rpos) = if left_smaller {
-                (small_pos, large_pos)
+            if scan_left {
+                matched(key, small_pos, large_pos)?;
             } else {
-                (large_pos, small_pos)
-            };
-            let lrec = fetch.0.record(lpos)?;
-            let rrec = fetch.1.record(rpos)?;
-            emit(&key, lrec, rrec)?;
-            matches += 1;
+                matched(key, large_pos, small_pos)?;
+            }
         }
         if n < SCAN_BATCH {
-            break;
+            return Ok(());
         }
         start = keys[n - 1];
         first = false;
     }
-    Ok(BTreeRouteStats {
-        index_seconds,
-        join_seconds: started.elapsed().as_secs_f64(),
-        index_memory_bytes: left_tree.memory_bytes() + right_tree.memory_bytes(),
-        index_disk_bytes: left_tree.disk_bytes() + right_tree.disk_bytes(),
-        index_io: work.stats(),
-        matches,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::join::table::TableWriter;
+    use crate::join::{join, JoinAlgo, JoinParams};
 
     #[test]
-    fn joins_in_key_order_and_refuses_duplicates() {
+    fn duplicates_are_refused_and_memory_checked() {
         let storage = Storage::ram();
-        let mut w = TableWriter::<u64>::create(&storage, "l", 8).unwrap();
-        for i in 0..5000u64 {
-            let k = (i * 7919) % 5003;
-            w.push(&k, &(k + 1).to_le_bytes()).unwrap();
-        }
-        w.finish().unwrap();
-        let mut w = TableWriter::<u64>::create(&storage, "r", 4).unwrap();
-        for i in 0..800u64 {
-            let k = (i * 104_729) % 9001;
-            w.push(&k, &(k as u32).to_le_bytes()).unwrap();
-        }
-        w.finish().unwrap();
-        let mut got = Vec::new();
-        let stats = join_btree_route::<u64>(&storage, "l", "r", 4 << 20, &mut |k, l, r| {
-            got.push((*k, l.to_vec(), r.to_vec()));
-            Ok(())
-        })
-        .unwrap();
-        let right: std::collections::BTreeSet<u64> =
-            (0..800u64).map(|i| (i * 104_729) % 9001).collect();
-        let expected: Vec<u64> = right
-            .into_iter()
-            .filter(|k| *k < 5003 && (0..5000).any(|i| (i * 7919) % 5003 == *k))
-            .collect();
-        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), expected);
-        assert_eq!(stats.matches, expected.len() as u64);
-        for (k, l, r) in &got {
-            assert_eq!(&l[..8], &k.to_le_bytes());
-            assert_eq!(&l[8..], &(k + 1).to_le_bytes());
-            assert_eq!(&r[8..], &(*k as u32).to_le_bytes());
-        }
         let mut w = TableWriter::<u64>::create(&storage, "d", 0).unwrap();
         for k in [3u64, 1, 3] {
             w.push(&k, &[]).unwrap();
         }
         w.finish().unwrap();
-        let err = join_btree_route::<u64>(&storage, "d", "r", 4 << 20, &mut |_, _, _| Ok(()));
+        let at = |name| TableRef {
+            storage: &storage,
+            name,
+        };
+        let mut params = JoinParams {
+            algo: JoinAlgo::UnsortedBTree,
+            ..JoinParams::default()
+        };
+        let err = join::<u64>(at("d"), at("d"), at("o"), &params);
         assert!(matches!(err, Err(Error::DuplicateKey { index: 2, .. })));
+        params.memory = Some(1000);
+        let err = join::<u64>(at("d"), at("d"), at("o"), &params);
+        assert!(matches!(
+            err,
+            Err(Error::InvalidParameter { name: "memory", .. })
+        ));
     }
 }

@@ -283,21 +283,7 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
             return ApproxPos::default();
         }
         let v = key.to_model();
-        let i = self.find_segment(v);
-        let model = self.model(i);
-        let next_pos = self.models[i].next_pos;
-        let next_key = self
-            .keys
-            .get(i + 1)
-            .copied()
-            .filter(|_| i + 1 < self.levels[0].len);
-        ApproxPos::for_key(key, self.params.eps, self.n, |x| {
-            if x != v && next_key.is_some_and(|next| x >= next) {
-                // Only v + 1 for non-injective keys: it is the next segment's first key.
-                return next_pos as f64;
-            }
-            model.predict(x).min(next_pos as f64)
-        })
+        self.window_at(self.find_segment(v), key, v)
     }
 
     fn len(&self) -> usize {
@@ -314,6 +300,82 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
             height: Some(self.height()),
         }
     }
+}
+
+impl<K: Key> Pgm<K> {
+    /// The window of `key` (model value `v`) from bottom segment `i`, the last whose first key
+    /// is `<= max(v, first key)`.
+    #[inline(always)]
+    fn window_at(&self, i: usize, key: K, v: u64) -> ApproxPos {
+        let model = self.model(i);
+        let next_pos = self.models[i].next_pos;
+        let next_key = self
+            .keys
+            .get(i + 1)
+            .copied()
+            .filter(|_| i + 1 < self.levels[0].len);
+        ApproxPos::for_key(key, self.params.eps, self.n, |x| {
+            if x != v && next_key.is_some_and(|next| x >= next) {
+                // Only v + 1 for non-injective keys: it is the next segment's first key.
+                return next_pos as f64;
+            }
+            model.predict(x).min(next_pos as f64)
+        })
+    }
+
+    /// A cursor for non-decreasing keys: it walks the bottom level forward instead of
+    /// descending from the root for every key (paper 000 §4.1, optimization 1). See
+    /// [`PgmCursor`].
+    pub fn cursor(&self) -> PgmCursor<'_, K> {
+        PgmCursor { pgm: self, seg: 0 }
+    }
+}
+
+/// A walk along a [`Pgm`]'s bottom level for keys given in non-decreasing order (a join's
+/// sorted outer table): [`PgmCursor::search`] returns the same window as
+/// [`StaticIndex::search`], finding the key's segment by galloping forward from the previous
+/// key's segment, so `m` keys over `s` segments cost `O(m + s)` comparisons at most and no
+/// root-to-leaf descent. A key smaller than the previous one gives a window that may miss
+/// its lower bound.
+pub struct PgmCursor<'a, K> {
+    pgm: &'a Pgm<K>,
+    seg: usize,
+}
+
+impl<K: Key> PgmCursor<'_, K> {
+    /// The window of `key`, which must be `>=` every key searched before with this cursor.
+    #[inline]
+    pub fn search(&mut self, key: K) -> ApproxPos {
+        let pgm = self.pgm;
+        if pgm.n == 0 {
+            return ApproxPos::default();
+        }
+        let v = key.to_model();
+        self.seg = gallop_last_le(&pgm.keys[..pgm.levels[0].len], self.seg, v);
+        pgm.window_at(self.seg, key, v)
+    }
+}
+
+/// The last index `>= from` of sorted `keys` whose key is `<= v` (`from` when none after it
+/// is): galloping forward, then a binary search in the last stride.
+#[inline]
+pub(crate) fn gallop_last_le(keys: &[u64], from: usize, v: u64) -> usize {
+    let mut at = from;
+    let mut step = 1;
+    while at + step < keys.len() && keys[at + step] <= v {
+        at += step;
+        step *= 2;
+    }
+    // keys[at] <= v (or at == from); the answer is in [at, min(at + step, len)).
+    let mut n = (at + step).min(keys.len()) - at;
+    while n > 1 {
+        let half = n / 2;
+        if keys[at + half] <= v {
+            at += half;
+        }
+        n -= half;
+    }
+    at
 }
 
 /// Encoding (kind [`Pgm::KIND`]): `n: u64, eps: u64, eps_recursive: u64, height: u64`, the

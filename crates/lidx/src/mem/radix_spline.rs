@@ -184,6 +184,76 @@ impl<K: Key> RadixSpline<K> {
     }
 }
 
+impl<K: Key> RadixSpline<K> {
+    /// A cursor for non-decreasing keys: it walks the knots forward instead of going through
+    /// the radix table and a binary search for every key (paper 000 §4.1, optimization 1).
+    pub fn cursor(&self) -> RadixSplineCursor<'_, K> {
+        RadixSplineCursor { rs: self, knot: 1 }
+    }
+
+    /// [`RadixSpline::predict`] with the knot search galloping forward from knot `from`
+    /// (which must be at or before the first knot `>= x`); also returns that knot.
+    #[inline(always)]
+    fn predict_from(&self, from: usize, x: u64) -> (f64, usize) {
+        let last = self.knots.len() - 1;
+        if x <= self.min_key || x >= self.knots[last].x {
+            return (self.predict(x), from);
+        }
+        // The first knot >= x is after the first knot and at or before the last.
+        let mut at = from.max(1);
+        let mut step = 1;
+        while self.knots[at].x < x {
+            let next = (at + step).min(last);
+            if self.knots[next].x < x {
+                at = next;
+                step *= 2;
+            } else {
+                // knots[at] < x <= knots[next]: binary search (at, next].
+                let (mut lo, mut hi) = (at + 1, next);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if self.knots[mid].x < x {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                at = lo;
+            }
+        }
+        (interpolate(self.knots[at - 1], self.knots[at], x), at)
+    }
+}
+
+/// A forward walk over a [`RadixSpline`]'s knots for keys in non-decreasing order (a join's
+/// sorted outer table). [`RadixSplineCursor::search`] returns the windows of
+/// [`StaticIndex::search`]; a key smaller than the previous one may get a wrong window.
+pub struct RadixSplineCursor<'a, K> {
+    rs: &'a RadixSpline<K>,
+    knot: usize,
+}
+
+impl<K: Key> RadixSplineCursor<'_, K> {
+    /// The window of `key`, which must be `>=` every key searched before with this cursor.
+    #[inline]
+    pub fn search(&mut self, key: K) -> ApproxPos {
+        let rs = self.rs;
+        if rs.n == 0 {
+            return ApproxPos::default();
+        }
+        let v = key.to_model();
+        let (pred, knot) = rs.predict_from(self.knot, v);
+        self.knot = knot;
+        ApproxPos::for_key(key, rs.params.max_error, rs.n, |x| {
+            if x == v {
+                pred
+            } else {
+                rs.predict_from(knot, x).0
+            }
+        })
+    }
+}
+
 /// The radix table over `knots`: the first model-space key, the shift that keeps `radix_bits`
 /// bits of a key's offset from it, and for every prefix the first knot at or above it.
 fn radix_table(knots: &[CdfPoint], radix_bits: usize) -> (u64, u32, Vec<u32>) {

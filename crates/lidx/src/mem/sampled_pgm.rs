@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
 use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
-use crate::mem::pgm::{Pgm, PgmParams};
+use crate::mem::pgm::{Pgm, PgmCursor, PgmParams};
 
 /// Parameters of a [`SampledPgm`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,35 @@ impl<K: Key> SampledPgm<K> {
 impl<K: Key> StaticIndex<K> for SampledPgm<K> {
     #[inline]
     fn search(&self, key: K) -> ApproxPos {
-        let w = self.inner.search(key);
+        self.scale(self.inner.search(key))
+    }
+
+    fn len(&self) -> usize {
+        self.n
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() - std::mem::size_of::<Pgm<K>>() + self.inner.size_in_bytes()
+    }
+
+    fn shape(&self) -> Shape {
+        StaticIndex::shape(&self.inner)
+    }
+}
+
+impl<K: Key> SampledPgm<K> {
+    /// A cursor for non-decreasing keys, walking the sample PGM's bottom level (paper 000
+    /// §4.1, optimization 1); its windows are those of [`StaticIndex::search`].
+    pub fn cursor(&self) -> SampledPgmCursor<'_, K> {
+        SampledPgmCursor {
+            index: self,
+            inner: self.inner.cursor(),
+        }
+    }
+
+    /// The window in the full keys of the sample's window `w` (see the module docs).
+    #[inline(always)]
+    fn scale(&self, w: ApproxPos) -> ApproxPos {
         let m = self.inner.len();
         let lo = if w.lo == 0 {
             0
@@ -94,17 +122,20 @@ impl<K: Key> StaticIndex<K> for SampledPgm<K> {
             hi,
         }
     }
+}
 
-    fn len(&self) -> usize {
-        self.n
-    }
+/// A [`PgmCursor`] over the sample, its windows scaled to the full keys. Keys must come in
+/// non-decreasing order.
+pub struct SampledPgmCursor<'a, K> {
+    index: &'a SampledPgm<K>,
+    inner: PgmCursor<'a, K>,
+}
 
-    fn size_in_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() - std::mem::size_of::<Pgm<K>>() + self.inner.size_in_bytes()
-    }
-
-    fn shape(&self) -> Shape {
-        StaticIndex::shape(&self.inner)
+impl<K: Key> SampledPgmCursor<'_, K> {
+    /// The window of `key`, which must be `>=` every key searched before with this cursor.
+    #[inline]
+    pub fn search(&mut self, key: K) -> ApproxPos {
+        self.index.scale(self.inner.search(key))
     }
 }
 

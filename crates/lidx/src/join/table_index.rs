@@ -1,0 +1,342 @@
+//! Saved indexes over a table: built once, written next to the table, reloaded for later joins.
+//!
+//! Paper 000 §5.2: "Indexes are built offline and serialized to disk. When used for a join, the
+//! indexes are deserialized first and completely stored in memory." The paper does not say how
+//! a saved index is tied to its table; we store a fingerprint of the table (record count, first
+//! and last key) and the build parameters, so an index is reused only for the table and the
+//! settings it was built for, and rebuilt (and saved again) otherwise. The model bytes are any
+//! [`Persist`] encoding; a checksum covers them besides the device's block checksums, so that
+//! a model is never decoded from bytes that were not written together.
+//!
+//! File layout: one byte stream packed into the payloads of consecutive blocks (each block's
+//! last 4 bytes are the device's crc32c trailer), little-endian:
+//!
+//! | offset | size | field                                                     |
+//! |--------|------|-----------------------------------------------------------|
+//! | 0      | 8    | magic `0x5844_494a_5844_494c` ("LIDXJIDX")                |
+//! | 8      | 4    | format version (1)                                        |
+//! | 12     | 4    | model kind ([`Persist::KIND`])                            |
+//! | 16     | 4    | key size of the table (8 or 16)                           |
+//! | 20     | 4    | reserved, 0                                               |
+//! | 24     | 8    | build parameters tag (see [`IndexSpec::tag`])             |
+//! | 32     | 8    | table record count                                        |
+//! | 40     | 16   | table's first key, zero-padded (zeros when empty)         |
+//! | 56     | 16   | table's last key, zero-padded                             |
+//! | 72     | 8    | model byte length `L`                                     |
+//! | 80     | 4    | crc32c of the model bytes                                 |
+//! | 84     | 4    | crc32c of bytes 0..84                                     |
+//! | 88     | `L`  | model bytes ([`Persist::encode`])                         |
+//!
+//! The file has exactly the blocks the stream needs; more or fewer is [`Error::Corrupt`] or
+//! [`Error::Truncated`].
+
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::io::{AlignedBuf, IoClass, Storage, BLOCK_TRAILER};
+use crate::join::table::{Table, TableKey};
+use crate::mem::persist::{Decoder, Encoder, Persist};
+
+/// Magic number of a saved index file ("LIDXJIDX" read as little-endian bytes).
+pub const INDEX_MAGIC: u64 = u64::from_le_bytes(*b"LIDXJIDX");
+/// Format version written and read.
+pub const INDEX_VERSION: u32 = 1;
+/// Bytes before the model bytes.
+pub const INDEX_HEADER_BYTES: usize = 88;
+
+/// What an index was built on: the table's record count, first and last key, and a tag of the
+/// build parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexSpec {
+    /// Model kind, [`Persist::KIND`].
+    pub kind: u32,
+    /// Key size of the table.
+    pub key_size: u32,
+    /// A number that changes with the build parameters (for example the window setting).
+    pub tag: u64,
+    /// Records in the table.
+    pub count: u64,
+    /// First key, zero-padded to 16 bytes.
+    pub first: [u8; 16],
+    /// Last key, zero-padded to 16 bytes.
+    pub last: [u8; 16],
+}
+
+impl IndexSpec {
+    /// The spec of an index of kind `M::KIND` with parameter tag `tag` over `table`; reads
+    /// the blocks of its first and last record.
+    pub fn of<K: TableKey, M: Persist<K>>(table: &Table<K>, tag: u64) -> Result<IndexSpec> {
+        let mut first = [0u8; 16];
+        let mut last = [0u8; 16];
+        if !table.is_empty() {
+            table.key_at(0)?.write_to(&mut first);
+            table.key_at(table.len() - 1)?.write_to(&mut last);
+        }
+        Ok(IndexSpec {
+            kind: M::KIND,
+            key_size: K::SIZE as u32,
+            tag,
+            count: table.len(),
+            first,
+            last,
+        })
+    }
+
+    fn encode(&self, model_len: u64, model_crc: u32, out: &mut Vec<u8>) {
+        out.extend_from_slice(&INDEX_MAGIC.to_le_bytes());
+        out.extend_from_slice(&INDEX_VERSION.to_le_bytes());
+        out.extend_from_slice(&self.kind.to_le_bytes());
+        out.extend_from_slice(&self.key_size.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&self.tag.to_le_bytes());
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.first);
+        out.extend_from_slice(&self.last);
+        out.extend_from_slice(&model_len.to_le_bytes());
+        out.extend_from_slice(&model_crc.to_le_bytes());
+        let crc = crc32c::crc32c(out);
+        out.extend_from_slice(&crc.to_le_bytes());
+    }
+}
+
+/// Decodes and checks the first [`INDEX_HEADER_BYTES`] of a saved index file: magic, version,
+/// header checksum. Returns the spec, the model's length and its checksum. Never panics.
+#[doc(hidden)]
+pub fn decode_index_header(file: &str, bytes: &[u8]) -> Result<(IndexSpec, u64, u32)> {
+    if bytes.len() < INDEX_HEADER_BYTES {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!(
+                "index header of {} bytes, need {INDEX_HEADER_BYTES}",
+                bytes.len()
+            ),
+        });
+    }
+    let mut d = Decoder::new(file, &bytes[..INDEX_HEADER_BYTES]);
+    let magic = d.u64()?;
+    if magic != INDEX_MAGIC {
+        return Err(Error::BadMagic {
+            file: file.to_string(),
+            expected: INDEX_MAGIC,
+            got: magic,
+        });
+    }
+    let version = d.u32()?;
+    if version != INDEX_VERSION {
+        return Err(Error::UnsupportedVersion {
+            file: file.to_string(),
+            got: version,
+            supported: INDEX_VERSION,
+        });
+    }
+    let kind = d.u32()?;
+    let key_size = d.u32()?;
+    let _reserved = d.u32()?;
+    let tag = d.u64()?;
+    let count = d.u64()?;
+    let mut first = [0u8; 16];
+    first.copy_from_slice(d.take(16)?);
+    let mut last = [0u8; 16];
+    last.copy_from_slice(d.take(16)?);
+    let model_len = d.u64()?;
+    let model_crc = d.u32()?;
+    let header_crc = d.u32()?;
+    if crc32c::crc32c(&bytes[..84]) != header_crc {
+        return Err(Error::Corrupt {
+            file: file.to_string(),
+            block: Some(0),
+            what: "index header checksum does not match".to_string(),
+        });
+    }
+    let spec = IndexSpec {
+        kind,
+        key_size,
+        tag,
+        count,
+        first,
+        last,
+    };
+    Ok((spec, model_len, model_crc))
+}
+
+/// Decodes the whole stream of a saved index file (the payloads of its blocks, concatenated):
+/// the header ([`decode_index_header`]), then checks that the model bytes are all there, that
+/// only zero padding follows them, and their checksum. Returns the spec and the model bytes.
+/// Never panics.
+#[doc(hidden)]
+pub fn decode_saved<'a>(file: &str, bytes: &'a [u8]) -> Result<(IndexSpec, &'a [u8])> {
+    let (spec, model_len, model_crc) = decode_index_header(file, bytes)?;
+    let corrupt = |what: &str| Error::Corrupt {
+        file: file.to_string(),
+        block: None,
+        what: what.to_string(),
+    };
+    let rest = &bytes[INDEX_HEADER_BYTES..];
+    if model_len > rest.len() as u64 {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!("model of {model_len} bytes, {} present", rest.len()),
+        });
+    }
+    let (model, padding) = rest.split_at(model_len as usize);
+    if padding.iter().any(|&b| b != 0) {
+        return Err(corrupt("non-zero bytes after the model"));
+    }
+    if crc32c::crc32c(model) != model_crc {
+        return Err(corrupt("model checksum does not match"));
+    }
+    Ok((spec, model))
+}
+
+/// Writes `model`, built on the table described by `spec`, to the file `name`. Returns the
+/// file's size in bytes.
+pub fn save<K: TableKey, M: Persist<K>>(
+    storage: &Storage,
+    name: &str,
+    spec: &IndexSpec,
+    model: &M,
+) -> Result<u64> {
+    let mut enc = Encoder::new();
+    model.encode(&mut enc);
+    let model_bytes = enc.into_bytes();
+    let mut stream = Vec::with_capacity(INDEX_HEADER_BYTES + model_bytes.len());
+    spec.encode(
+        model_bytes.len() as u64,
+        crc32c::crc32c(&model_bytes),
+        &mut stream,
+    );
+    stream.extend_from_slice(&model_bytes);
+    let bs = storage.block_size();
+    let payload = bs - BLOCK_TRAILER;
+    let blocks = stream.len().div_ceil(payload);
+    let mut buf = AlignedBuf::zeroed(blocks * bs);
+    for (i, chunk) in stream.chunks(payload).enumerate() {
+        buf[i * bs..i * bs + chunk.len()].copy_from_slice(chunk);
+    }
+    let device = storage.create(name)?;
+    device.write_blocks(0, &mut buf, IoClass::Model)?;
+    device.sync()?;
+    Ok((blocks * bs) as u64)
+}
+
+/// Reads the saved index file `name`: its spec and the model bytes (see [`decode_saved`]).
+pub fn read_saved(storage: &Storage, name: &str) -> Result<(IndexSpec, Vec<u8>)> {
+    let device = storage.open(name, false)?;
+    let bs = device.block_size();
+    let payload = device.payload_size();
+    let blocks = device.len_blocks();
+    if blocks == 0 {
+        return Err(Error::Truncated {
+            file: name.to_string(),
+            what: "empty index file".to_string(),
+        });
+    }
+    let mut first = AlignedBuf::zeroed(bs);
+    device.read_blocks(0, &mut first, IoClass::Model)?;
+    let (_, model_len, _) = decode_index_header(name, &first[..payload])?;
+    let want = (INDEX_HEADER_BYTES as u64)
+        .saturating_add(model_len)
+        .div_ceil(payload as u64);
+    if want > blocks {
+        return Err(Error::Truncated {
+            file: name.to_string(),
+            what: format!("{blocks} blocks, the model needs {want}"),
+        });
+    }
+    if want < blocks {
+        return Err(Error::Corrupt {
+            file: name.to_string(),
+            block: None,
+            what: format!("{blocks} blocks, more than the {want} the model needs"),
+        });
+    }
+    let mut buf = AlignedBuf::zeroed(blocks as usize * bs);
+    device.read_blocks(0, &mut buf, IoClass::Model)?;
+    let mut stream = Vec::with_capacity(blocks as usize * payload);
+    for block in buf.chunks(bs) {
+        stream.extend_from_slice(&block[..payload]);
+    }
+    let (spec, model) = decode_saved(name, &stream)?;
+    let model = model.to_vec();
+    Ok((spec, model))
+}
+
+/// How an index came to be in memory for a join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexLoad {
+    /// True when read from its saved file, false when built (and saved).
+    pub loaded: bool,
+    /// Time to build it (read the keys, fit, save), or to load it.
+    pub time: Duration,
+    /// Bytes the index keeps in memory.
+    pub memory_bytes: usize,
+    /// Bytes of its saved file.
+    pub file_bytes: u64,
+}
+
+/// The index of kind `M` over `table` for parameter tag `tag`: loaded from the file `name` of
+/// `storage` when it exists and was built for this table and tag, otherwise built with
+/// `build` on the table's keys (which must be strictly increasing: [`Error::DuplicateKey`] or
+/// [`Error::OutOfOrder`] otherwise) and saved to `name`. A saved file that is corrupt is an
+/// error, not rebuilt silently; delete it to rebuild.
+pub fn load_or_build<K: TableKey, M: Persist<K>>(
+    storage: &Storage,
+    name: &str,
+    table: &Table<K>,
+    tag: u64,
+    build: impl FnOnce(&[K]) -> Result<M>,
+) -> Result<(M, IndexLoad)> {
+    let start = Instant::now();
+    let spec = IndexSpec::of::<K, M>(table, tag)?;
+    if storage.exists(name) {
+        let (saved, bytes) = read_saved(storage, name)?;
+        if saved.kind != M::KIND {
+            return Err(Error::ModelKindMismatch {
+                file: name.to_string(),
+                expected: M::KIND,
+                got: saved.kind,
+            });
+        }
+        if saved == spec {
+            let mut d = Decoder::new(name, &bytes);
+            let model = M::decode(&mut d)?;
+            d.finish()?;
+            if model.len() as u64 != table.len() {
+                return Err(Error::Corrupt {
+                    file: name.to_string(),
+                    block: None,
+                    what: format!(
+                        "index over {} keys for a table of {}",
+                        model.len(),
+                        table.len()
+                    ),
+                });
+            }
+            let memory_bytes = model.size_in_bytes();
+            return Ok((
+                model,
+                IndexLoad {
+                    loaded: true,
+                    time: start.elapsed(),
+                    memory_bytes,
+                    file_bytes: storage.file_bytes(name),
+                },
+            ));
+        }
+    }
+    let keys = table.read_keys()?;
+    crate::key::check_strictly_sorted(&keys)?;
+    let model = build(&keys)?;
+    drop(keys);
+    let file_bytes = save(storage, name, &spec, &model)?;
+    let memory_bytes = model.size_in_bytes();
+    Ok((
+        model,
+        IndexLoad {
+            loaded: false,
+            time: start.elapsed(),
+            memory_bytes,
+            file_bytes,
+        },
+    ))
+}
