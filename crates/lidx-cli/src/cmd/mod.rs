@@ -5,8 +5,10 @@ pub mod bench_disk;
 pub mod build;
 pub mod disk;
 pub mod gen;
+pub mod join;
 pub mod start;
 pub mod stats;
+pub mod table;
 
 use std::time::Duration;
 
@@ -38,6 +40,13 @@ pub enum Command {
     /// Cost: the time to generate and sort the keys (under a second per 10M lognormal keys)
     /// and 8 bytes per key of memory and disk.
     Gen(gen::Args),
+    /// Join two tables on disk (paper 000): sort-merge, hash, grace-hash, or an indexed
+    /// nested-loop join with a B+-tree or a learned index; one JSON line of figures.
+    ///
+    /// Cost: reading both tables once (sort-merge, hash, INLJ at ratio 1) or one window per key
+    /// of the smaller table (INLJ), writing the output; an index is built once (seconds per
+    /// 10M keys) and saved next to the larger table.
+    Join(join::Args),
     /// Print statistics of a dataset: size, duplicates, min/max, PGM segments at eps 8/64/512,
     /// LIPP conflict degree.
     ///
@@ -46,6 +55,8 @@ pub enum Command {
     Stats(stats::Args),
     /// START (paper 004): `calibrate` the cost model, node mix `stats`, read-mostly `bench`.
     Start(start::Args),
+    /// Write join tables from a dataset: `lidx table create --from <dataset> --ratio R`.
+    Table(table::Args),
 }
 
 /// Runs one subcommand.
@@ -54,8 +65,10 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(args),
         Command::Build(args) => build::run(args),
         Command::Gen(args) => gen::run(args),
+        Command::Join(args) => join::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Start(args) => start::run(args),
+        Command::Table(args) => table::run(args),
     }
 }
 

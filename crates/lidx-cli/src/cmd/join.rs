@@ -1,0 +1,149 @@
+//! `lidx join`: join two tables written by `lidx table create` with one algorithm of paper 000
+//! (§5.3) and print one JSON line: join time apart from index build or load time, blocks and
+//! bytes read and written, index size, output count and checksum (see `lidx::join`).
+//!
+//! The tables' directories are opened with `--device`: `file` (O_DIRECT, so every run is
+//! cold-cache) or `sim:<profile>` (the same files on a simulated device). Saved indexes are
+//! written next to the larger table and reused by later joins.
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use lidx::io::{DeviceKind, Storage};
+use lidx::join::{self, JoinAlgo, JoinParams, TableRef};
+use lidx::Str16;
+use lidx_bench::count::parse_count;
+use lidx_bench::BenchError;
+
+/// Arguments of `lidx join`.
+#[derive(Debug, Parser)]
+pub struct Args {
+    /// sort-merge, hash, grace-hash, inlj-btree, inlj-pgm, inlj-sampled-pgm, inlj-rs or
+    /// inlj-rmi.
+    #[arg(long)]
+    pub algo: String,
+
+    /// The left table.
+    #[arg(long)]
+    pub left: PathBuf,
+
+    /// The right table.
+    #[arg(long)]
+    pub right: PathBuf,
+
+    /// The output table (key, left value, right value).
+    #[arg(long)]
+    pub out: PathBuf,
+
+    /// Worker threads: the smaller table is split among them, each writes its own part.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+
+    /// Memory budget in bytes (64Mi, 1G, ...) for the hash joins: hash refuses a smaller
+    /// budget than its hash table, grace-hash partitions to fit it.
+    #[arg(long)]
+    pub memory: Option<String>,
+
+    /// INLJ window in records (256, 1024, 4096): smaller indexes and larger reads as it
+    /// grows. Default: each index's paper setting.
+    #[arg(long)]
+    pub window: Option<usize>,
+
+    /// `file` (O_DIRECT) or `sim:<profile>` (hdd, sata-ssd, nvme, optane, ram,
+    /// lat=<dur>,bw=<bytes/s>,p=<n>).
+    #[arg(long, default_value = "file")]
+    pub device: String,
+}
+
+fn bad(what: &'static str, got: &str, expected: &str) -> BenchError {
+    BenchError::BadSpec {
+        what,
+        got: got.to_string(),
+        expected: expected.to_string(),
+    }
+}
+
+/// A library error made a usage error when it is about a parameter.
+fn usage(error: lidx::Error) -> anyhow::Error {
+    match error {
+        lidx::Error::InvalidParameter {
+            name,
+            value,
+            expected,
+        } => bad(name, &value, expected).into(),
+        other => other.into(),
+    }
+}
+
+fn split(path: &Path) -> (PathBuf, String) {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    (dir, name)
+}
+
+/// Runs `lidx join`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let algo = JoinAlgo::parse(&args.algo).map_err(usage)?;
+    let memory = match &args.memory {
+        None => None,
+        Some(text) => Some(
+            parse_count(text)
+                .ok_or_else(|| bad("memory", text, "a byte count such as 64Mi, 512M or 1G"))?,
+        ),
+    };
+    if args.threads == 0 {
+        return Err(bad("threads", "0", "at least 1").into());
+    }
+    join::inlj::check_window(args.window).map_err(usage)?;
+    let kind = DeviceKind::parse(&args.device).map_err(usage)?;
+    let params = JoinParams {
+        algo,
+        threads: args.threads,
+        memory,
+        window: args.window,
+    };
+    // One storage per directory, so that the device counters are summed once.
+    let paths = [&args.left, &args.right, &args.out];
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut names = Vec::new();
+    for path in paths {
+        let (dir, name) = split(path);
+        if !dirs.contains(&dir) {
+            dirs.push(dir.clone());
+        }
+        names.push((dirs.iter().position(|d| *d == dir).expect("pushed"), name));
+    }
+    let storages = dirs
+        .iter()
+        .map(|d| Storage::new(d, kind.clone(), 4096))
+        .collect::<lidx::Result<Vec<_>>>()?;
+    let at = |i: usize| TableRef {
+        storage: &storages[names[i].0],
+        name: &names[i].1,
+    };
+    let left = join::read_header(at(0).storage, at(0).name)?;
+    let right = join::read_header(at(1).storage, at(1).name)?;
+    join::check_same_key_type(&left, &right, &args.right.display().to_string())?;
+    let report = match left.key_size {
+        16 => join::join::<Str16>(at(0), at(1), at(2), &params),
+        _ => join::join::<u64>(at(0), at(1), at(2), &params),
+    }
+    .map_err(usage)?;
+    let mut line = serde_json::to_value(&report)?;
+    let extra = serde_json::json!({
+        "left": args.left.display().to_string(),
+        "right": args.right.display().to_string(),
+        "out": args.out.display().to_string(),
+        "device": storages[0].describe(),
+    });
+    if let (Some(map), serde_json::Value::Object(more)) = (line.as_object_mut(), extra) {
+        map.extend(more);
+    }
+    println!("{line}");
+    Ok(())
+}
