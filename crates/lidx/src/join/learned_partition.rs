@@ -59,7 +59,7 @@ use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::join::table::{Table, TableKey, STREAM_BLOCKS};
 use crate::join::table_index::IndexLoad;
-use crate::join::unsorted_btree::{remove_scratch, DEFAULT_MEMORY};
+use crate::join::unsorted_btree::{remove_scratch, scratch_name, DEFAULT_MEMORY};
 use crate::join::{Sides, TableRef};
 use crate::key::Key;
 use crate::mem::pgm::{Pgm, PgmParams};
@@ -964,8 +964,8 @@ pub(crate) fn run<K: TableKey>(
     let memory = memory.unwrap_or(DEFAULT_MEMORY) as usize;
     let storage = left.storage;
     let names = (
-        format!("{}.left-buckets", left.name),
-        format!("{}.right-buckets", right.name),
+        scratch_name(left.name, "left-buckets"),
+        scratch_name(right.name, "right-buckets"),
     );
     let result = (|| {
         let started = Instant::now();

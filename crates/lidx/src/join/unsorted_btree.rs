@@ -26,10 +26,13 @@
 //! * One thread: the work is a scan of one tree and ordered probes into the other; splitting it
 //!   would need key ranges of a tree the paper's setup does not have. The learned route runs
 //!   its bucket pairs on threads.
-//! * The trees are scratch files (removed after the join), like the bucket files of the learned
-//!   route: both routes count building their indexes as part of the join (reported apart).
+//! * The trees are scratch files beside the left table, named per process and call
+//!   ([`scratch_name`], so concurrent joins of one table do not collide) and removed after the
+//!   join, like the bucket files of the learned route: both routes count building their
+//!   indexes as part of the join (reported apart, as `index_seconds`).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
@@ -62,6 +65,14 @@ pub fn work_storage(base: &Storage, cache_blocks: usize) -> Result<Storage> {
         }
     };
     Ok(storage.with_cache_blocks(cache_blocks))
+}
+
+/// A scratch file name beside the table `table`, distinct for every call in every process (so
+/// that concurrent joins of the same table do not share it): `<table>.<role>.<pid>-<n>`.
+pub fn scratch_name(table: &str, role: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{table}.{role}.{}-{n}", std::process::id())
 }
 
 /// Removes the scratch file `name` of `storage` (nothing to do in memory).
@@ -239,8 +250,8 @@ pub(crate) fn run<K: TableKey>(
     let budget = BTreeBudget::split::<K>(memory, lt, rt, bs)?;
     let work = work_storage(left.storage, budget.tree_cache_blocks)?;
     let names = (
-        format!("{}.left-btree", left.name),
-        format!("{}.right-btree", right.name),
+        scratch_name(left.name, "left-btree"),
+        scratch_name(right.name, "right-btree"),
     );
     let result = (|| {
         let started = Instant::now();
