@@ -44,6 +44,12 @@
 //!   re-reads the pair, so a pair of `k` budgets costs about `2k` reads of it; only if records
 //!   with ONE key exceed the budget is the join refused ([`Error::InvalidParameter`] on
 //!   `memory`).
+//! * **String keys** ([`crate::Str16`]) reach the model through [`Key::to_model`], their first 8
+//!   bytes big-endian: order-preserving but not injective. That only costs balance, never
+//!   exactness: the bucket function is non-decreasing in the key whatever the model's
+//!   precision, so equal keys always share a bucket and buckets are key ranges, and inside a
+//!   bucket pair keys are compared in full. (The paper's base-256 `f64` mapping loses order
+//!   information past ~7 bytes in the same way; ours loses it past 8.)
 //! * **Duplicate keys** are allowed in either table: a key with `a` records on the left and `b`
 //!   on the right gives `a * b` output records. Records with equal keys are ordered by their
 //!   bytes, so the output does not depend on the order the records arrived in.
@@ -1036,6 +1042,24 @@ mod tests {
             counts[map.bucket(mix(i + 1_000_000) >> 20)] += 1;
         }
         assert!(counts.iter().all(|&c| c > 200 && c < 900), "{counts:?}");
+    }
+
+    proptest::proptest! {
+        /// Buckets never decrease as keys grow and stay below the bucket count, for any sample
+        /// (duplicates included) and any bucket count.
+        #[test]
+        fn bucket_map_is_monotone(
+            mut sample in proptest::collection::vec(0u64..1 << 40, 0..400),
+            mut probes in proptest::collection::vec(0u64..1 << 41, 1..200),
+            buckets in 1usize..500,
+            eps in 1usize..32,
+        ) {
+            let map = BucketMap::fit(&mut sample, buckets, eps).unwrap();
+            probes.sort_unstable();
+            let got: Vec<usize> = probes.iter().map(|&v| map.bucket(v)).collect();
+            proptest::prop_assert!(got.windows(2).all(|w| w[0] <= w[1]));
+            proptest::prop_assert!(got.iter().all(|&b| b < buckets));
+        }
     }
 
     #[test]
