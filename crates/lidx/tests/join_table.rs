@@ -42,9 +42,12 @@ fn round_trip_scan_and_windows() {
             let hi = (truth + 200).min(n as u64);
             let got = r.lower_bound(lo, hi, q).unwrap();
             assert_eq!(got, truth, "n {n} q {q}");
-            if got < n as u64 {
-                assert_eq!(r.key(got), Some(keys[got as usize]));
-                assert_eq!(r.value(got).unwrap(), value_of(keys[got as usize]));
+            match r.found() {
+                Some((k, v)) => {
+                    assert_eq!(k, keys[got as usize]);
+                    assert_eq!(v, value_of(k));
+                }
+                None => assert_eq!(got, n as u64),
             }
         }
         for q in [0, 1, 2, 3 * n as u64, u64::MAX] {
@@ -68,6 +71,11 @@ fn forward_windows_read_each_block_once() {
     }
     let read = storage.stats() - before;
     assert_eq!(read.blocks_read(IoClass::Leaf), 40);
+    assert!(
+        read.read_requests < 10,
+        "readahead: {} requests",
+        read.read_requests
+    );
 }
 
 #[test]
@@ -190,4 +198,86 @@ fn bad_values_are_rejected() {
         w.push(&1, &[0; 7]),
         Err(Error::InvalidParameter { .. })
     ));
+}
+
+mod window_property {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Forward windows of random slack over tables of random record sizes: the lower bound
+        /// and the record found are exact, present keys or absent.
+        #[test]
+        fn forward_windows_are_exact(
+            mut keys in proptest::collection::vec(0u64..1 << 30, 0..4000),
+            mut queries in proptest::collection::vec(0u64..1 << 30, 1..300),
+            value_size in 0usize..40,
+            slack in 0u64..700,
+        ) {
+            keys.sort_unstable();
+            keys.dedup();
+            queries.sort_unstable();
+            let storage = Storage::ram();
+            let mut w = TableWriter::<u64>::create(&storage, "t", value_size).unwrap();
+            for k in &keys {
+                w.push(k, &vec![*k as u8; value_size]).unwrap();
+            }
+            w.finish().unwrap();
+            let t = Table::<u64>::open(&storage, "t").unwrap();
+            let mut r = t.window_reader();
+            let n = keys.len() as u64;
+            for q in queries {
+                let truth = keys.partition_point(|&k| k < q) as u64;
+                let got = r
+                    .lower_bound(truth.saturating_sub(slack), truth + slack / 2, q)
+                    .unwrap();
+                prop_assert_eq!(got, truth);
+                match r.found() {
+                    Some((k, v)) => {
+                        prop_assert_eq!(k, keys[got as usize]);
+                        prop_assert_eq!(v, &vec![k as u8; value_size][..]);
+                    }
+                    None => prop_assert_eq!(got, n),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn dense_walks_stream_and_jumps_leave_the_stream() {
+    // Long enough for readahead to reach its largest and the reader to stream blocks from a
+    // background thread; then windows that jump far ahead, and a dense walk again.
+    let storage = Storage::ram();
+    let keys: Vec<u64> = (0..600_000u64).map(|i| i * 2).collect();
+    write_u64(&storage, "t", &keys);
+    let t = Table::<u64>::open(&storage, "t").unwrap();
+    let mut r = t.window_reader();
+    let mut queries: Vec<u64> = (0..500_000u64).step_by(3).collect();
+    queries.extend((500_000..1_100_000u64).step_by(50_001));
+    queries.extend((1_100_000..1_200_001u64).step_by(5));
+    for q in queries {
+        let truth = keys.partition_point(|&k| k < q) as u64;
+        let got = r
+            .lower_bound(truth.saturating_sub(129), truth + 129, q)
+            .unwrap();
+        assert_eq!(got, truth, "q {q}");
+        match r.found() {
+            Some((k, v)) => {
+                assert_eq!(k, keys[got as usize]);
+                assert_eq!(v, value_of(k));
+            }
+            None => assert_eq!(got, keys.len() as u64),
+        }
+    }
+    let blocks = keys.len().div_ceil(255) as u64;
+    let read = storage.stats();
+    // The dense walks read their blocks about once; the writes are not counted here.
+    assert!(
+        read.read_blocks < blocks + 2 * 256 + 100,
+        "{}",
+        read.read_blocks
+    );
 }

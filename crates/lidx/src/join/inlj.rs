@@ -271,7 +271,7 @@ fn probe<K: TableKey, M: JoinIndex<K>>(
         let hi = (w.hi as u64).max(lo);
         let pos = reader.lower_bound(lo, hi, key)?;
         floor = pos;
-        if let (Some(found), Some(value)) = (reader.key(pos), reader.value(pos)) {
+        if let Some((found, value)) = reader.found() {
             if found == key {
                 sides.emit(out, &key, scan.value(), value)?;
             }

@@ -36,6 +36,11 @@
 //!   dataset's duplicates. The hash joins need unique keys on the build (smaller) side only.
 //! * Key types: `u64` and 16-byte strings ([`crate::Str16`]); tables with different key sizes
 //!   are [`Error::KeyTypeMismatch`]. How models see strings: see [`inlj`].
+//! * I/O overlap (not in the paper, which reads through the OS page cache and its readahead):
+//!   with `O_DIRECT` nothing reads ahead for us, so sequential scans read one 1 MiB request
+//!   ahead on a background thread, output writers write full 1 MiB buffers on one, and the INLJ
+//!   window reader reads ahead (synchronously, doubling up to 1 MiB) while consecutive windows
+//!   stay adjacent, as they do at small table ratios ([`table::WindowReader`]).
 //! * Memory (`--memory`): the in-memory hash join refuses a budget its hash table exceeds, the
 //!   Grace join sizes its partitions to it; the other joins hold one window or one stream
 //!   buffer per table and thread plus the index, and ignore it.

@@ -35,7 +35,9 @@
 use std::hash::Hash;
 use std::marker::PhantomData;
 use std::ops::Range;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
@@ -294,6 +296,11 @@ impl<K: TableKey> Table<K> {
             buf: AlignedBuf::zeroed(0),
             first: 0,
             loaded: 0,
+            ahead: 0,
+            run_last: 0,
+            run_last_key: K::MIN,
+            found: None,
+            stream: None,
         }
     }
 
@@ -359,10 +366,101 @@ impl<K: TableKey> Table<K> {
     }
 }
 
+/// Reads a run of blocks chunk by chunk on a background thread, one chunk ahead of its
+/// consumer, so that a scan's CPU work and its next read overlap. Two buffers circulate: the
+/// one the scan reads records from and the one being filled.
+struct Prefetcher {
+    filled: Option<Receiver<Result<AlignedBuf>>>,
+    empty: Option<Sender<AlignedBuf>>,
+    worker: Option<JoinHandle<()>>,
+    name: String,
+}
+
+impl Prefetcher {
+    /// Starts reading device blocks `first .. first + blocks`, `chunk` blocks per request.
+    fn start(
+        device: Arc<dyn BlockDevice>,
+        first: u64,
+        blocks: u64,
+        chunk: usize,
+        class: IoClass,
+    ) -> Prefetcher {
+        let bs = device.block_size();
+        let name = device.name().to_string();
+        let (full_tx, filled) = sync_channel::<Result<AlignedBuf>>(1);
+        let (empty, empty_rx) = channel::<AlignedBuf>();
+        let worker = std::thread::spawn(move || {
+            let mut spare = Some(AlignedBuf::zeroed(chunk * bs));
+            let mut next = first;
+            let end = first + blocks;
+            while next < end {
+                let buf = match spare.take() {
+                    Some(buf) => buf,
+                    None => match empty_rx.recv() {
+                        Ok(buf) => buf,
+                        Err(_) => return,
+                    },
+                };
+                let mut buf = buf;
+                let n = (end - next).min(chunk as u64) as usize;
+                let read = device
+                    .read_blocks(next, &mut buf[..n * bs], class)
+                    .map(|()| buf);
+                let failed = read.is_err();
+                if full_tx.send(read).is_err() || failed {
+                    return;
+                }
+                next += n as u64;
+            }
+        });
+        // The second buffer: the worker fills one while the scan reads the other.
+        let _ = empty.send(AlignedBuf::zeroed(chunk * bs));
+        Prefetcher {
+            filled: Some(filled),
+            empty: Some(empty),
+            worker: Some(worker),
+            name,
+        }
+    }
+
+    /// Hands back the buffer the scan is done with and takes the next chunk.
+    fn next(&mut self, done: AlignedBuf) -> Result<AlignedBuf> {
+        if !done.is_empty() {
+            if let Some(empty) = &self.empty {
+                // The worker may have finished the run; then nobody needs the buffer.
+                let _ = empty.send(done);
+            }
+        }
+        match self.filled.as_ref().map(Receiver::recv) {
+            Some(Ok(read)) => read,
+            _ => Err(Error::Io {
+                file: self.name.clone(),
+                op: "prefetch".to_string(),
+                kind: std::io::ErrorKind::BrokenPipe,
+                message: "the reading thread stopped before the end of the scan".to_string(),
+            }),
+        }
+    }
+}
+
+impl Drop for Prefetcher {
+    fn drop(&mut self) {
+        // Closing both channels stops the worker at its next send or receive.
+        self.filled.take();
+        self.empty.take();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
 /// A sequential reader over a range of records: [`Scan::key`] and [`Scan::value`] of the
-/// current record, [`Scan::advance`] to the next. Reads many blocks per request.
+/// current record, [`Scan::advance`] to the next. Reads [`STREAM_BLOCKS`] blocks per request;
+/// a range longer than that is read by a background thread one request ahead (so blocks read
+/// ahead of where a caller stops early are counted in the device's statistics too).
 pub struct Scan<'t, K> {
     table: &'t Table<K>,
+    prefetch: Option<Prefetcher>,
     buf: AlignedBuf,
     /// Record block held at the start of `buf`, and how many are held.
     first: u64,
@@ -382,9 +480,22 @@ impl<'t, K: TableKey> Scan<'t, K> {
         let (first, slot) = table.locate(pos);
         let total = table.len().div_ceil(table.per_block as u64);
         let chunk = (chunk.max(1) as u64).min(total.max(1)) as usize;
+        let blocks = if pos < end {
+            (end - 1) / table.per_block as u64 + 1 - first
+        } else {
+            0
+        };
+        let (prefetch, buf) = if blocks > chunk as u64 {
+            let device = Arc::clone(&table.device);
+            let p = Prefetcher::start(device, 1 + first, blocks, chunk, IoClass::Data);
+            (Some(p), AlignedBuf::zeroed(0))
+        } else {
+            (None, AlignedBuf::zeroed(chunk * table.block_size()))
+        };
         let mut scan = Scan {
             table,
-            buf: AlignedBuf::zeroed(chunk * table.block_size()),
+            prefetch,
+            buf,
             first,
             loaded: 0,
             pos,
@@ -404,9 +515,17 @@ impl<'t, K: TableKey> Scan<'t, K> {
         let last = (self.end - 1) / self.table.per_block as u64;
         let blocks = ((last + 1 - self.first) as usize).min(self.chunk);
         let bytes = blocks * self.table.block_size();
-        self.table
-            .device
-            .read_blocks(1 + self.first, &mut self.buf[..bytes], IoClass::Data)?;
+        match &mut self.prefetch {
+            Some(p) => {
+                let done = std::mem::replace(&mut self.buf, AlignedBuf::zeroed(0));
+                self.buf = p.next(done)?;
+            }
+            None => self.table.device.read_blocks(
+                1 + self.first,
+                &mut self.buf[..bytes],
+                IoClass::Data,
+            )?,
+        }
         self.loaded = blocks;
         self.at_block = 0;
         Ok(())
@@ -494,62 +613,155 @@ impl<'t, K: TableKey> Scan<'t, K> {
 /// Otherwise it loads the blocks of records `lo ..= hi` in ONE request, keeping the blocks of the
 /// old run that the new one shares (moved to the front of the buffer), so a sequence of
 /// overlapping windows reads each block once. Record `hi` is read too: the lower bound may be
-/// `hi` itself, and the join then needs its key. The buffer grows to the widest window seen.
+/// `hi` itself, and the join then needs its key.
+///
+/// Readahead (not in the paper, which relies on the OS page cache's own): when a load starts
+/// inside or right after the run it replaces, the probes are walking the table densely (a
+/// table ratio near 1), and a window-sized request per few keys would cost a request latency
+/// per block or two. The reader then reads ahead, doubling the extra blocks per such load up to
+/// [`MAX_READAHEAD_BLOCKS`], so a dense walk reads the table in long requests as a scan does.
+/// A load that jumps past the run resets it: sparse probes (large ratios) read their windows
+/// only. The buffer grows to the widest window plus readahead seen.
 pub struct WindowReader<'t, K> {
     table: &'t Table<K>,
     buf: AlignedBuf,
     /// Record block at the start of `buf`, and how many blocks are held.
     first: u64,
     loaded: usize,
+    /// Blocks read past the window by the next load that continues the run.
+    ahead: usize,
+    /// Position and key of the last record held (meaningless when nothing is held).
+    run_last: u64,
+    run_last_key: K,
+    /// Byte offset in `buf` of the record at the last answer, if held.
+    found: Option<usize>,
+    /// Once readahead is at its largest, the blocks after the run stream in from a background
+    /// reader.
+    stream: Option<WindowStream>,
 }
+
+/// The background reader of a [`WindowReader`] in a dense walk: `next` is the first block it
+/// has not delivered; `spare` the buffer to hand back.
+struct WindowStream {
+    prefetch: Prefetcher,
+    next: u64,
+    spare: AlignedBuf,
+}
+
+/// Most blocks a [`WindowReader`] reads past a window (256 blocks: 1 MiB of 4 KiB blocks, as a
+/// scan's request).
+pub const MAX_READAHEAD_BLOCKS: usize = 256;
 
 impl<'t, K: TableKey> WindowReader<'t, K> {
     /// The first position in `[lo, hi]` whose key is `>= key`, for a window that holds the
     /// lower bound (`lo <= lower_bound(key) <= hi`, the [`crate::ApproxPos`] contract) of a
-    /// sorted table; `hi` is clamped to the table. Afterwards the record at the answer is in
-    /// memory when the answer is below `len()`: see [`WindowReader::key`], [`WindowReader::value`].
+    /// sorted table; `hi` is clamped to the table. Afterwards the record at the answer, when
+    /// the answer is below `len()`, is [`WindowReader::found`].
     pub fn lower_bound(&mut self, lo: u64, hi: u64, key: K) -> Result<u64> {
         let len = self.table.len();
         let hi = hi.min(len);
         let lo = lo.min(hi);
+        self.found = None;
         if lo == len {
             return Ok(len);
         }
         let per = self.table.per_block as u64;
         let lo_block = lo / per;
-        let held = lo_block >= self.first && lo_block < self.first + self.loaded as u64;
-        if held {
-            let run_end = ((self.first + self.loaded as u64) * per).min(len);
-            let last = run_end - 1;
-            if !self.key_unchecked(last).key_lt(&key) {
-                return Ok(self.search(lo, last.min(hi), key));
-            }
+        let lo_slot = (lo - lo_block * per) as usize;
+        let run_end = self.first + self.loaded as u64;
+        if lo_block >= self.first && lo_block < run_end && !self.run_last_key.key_lt(&key) {
+            // The run's last key is >= key: the answer is held, at or before the run's end.
+            let last = self.run_last.min(hi);
+            return Ok(self.search(lo_block, lo_slot, last, key));
         }
         let last = hi.min(len - 1);
-        self.load(lo_block, last / per)?;
-        Ok(self.search(lo, last, key))
+        let continues = lo_block >= self.first && lo_block <= run_end;
+        self.ahead = if continues && self.loaded > 0 {
+            (self.ahead * 2).clamp(1, MAX_READAHEAD_BLOCKS)
+        } else {
+            0
+        };
+        let end_block = (last / per + self.ahead as u64).min((len - 1) / per);
+        self.load(lo_block, end_block)?;
+        Ok(self.search(lo_block, lo_slot, last, key))
     }
 
-    /// Makes record blocks `from ..= to` the run in memory with one read request at most.
+    /// Makes record blocks `from ..= to` the run in memory with one read request at most, or
+    /// from the background stream when one continues the run.
     fn load(&mut self, from: u64, to: u64) -> Result<()> {
+        let run_end = self.first + self.loaded as u64;
+        if let Some(stream) = &self.stream {
+            if stream.next == run_end && from >= self.first && from <= run_end {
+                let streamed = self.load_streamed(from, to);
+                if streamed.is_err() {
+                    self.stream = None;
+                    self.loaded = 0;
+                }
+                return streamed;
+            }
+            self.stream = None;
+        }
         let bs = self.table.block_size();
         let want = (to - from + 1) as usize;
+        let keep = self.kept(from, to);
         if self.buf.len() < want * bs {
             let mut bigger = AlignedBuf::zeroed(want * bs);
-            let keep = self.kept(from, to);
             if keep > 0 {
                 let src = (from - self.first) as usize * bs;
                 bigger[..keep * bs].copy_from_slice(&self.buf[src..src + keep * bs]);
             }
             self.buf = bigger;
-            return self.finish_load(from, keep, want);
-        }
-        let keep = self.kept(from, to);
-        if keep > 0 {
+        } else if keep > 0 {
             let src = (from - self.first) as usize * bs;
             self.buf.copy_within(src..src + keep * bs, 0);
         }
-        self.finish_load(from, keep, want)
+        self.finish_load(from, keep, want)?;
+        let total = self.table.len().div_ceil(self.table.per_block as u64);
+        let next = self.first + self.loaded as u64;
+        if self.ahead >= MAX_READAHEAD_BLOCKS && next < total {
+            self.stream = Some(WindowStream {
+                prefetch: Prefetcher::start(
+                    Arc::clone(&self.table.device),
+                    1 + next,
+                    total - next,
+                    MAX_READAHEAD_BLOCKS,
+                    IoClass::Leaf,
+                ),
+                next,
+                spare: AlignedBuf::zeroed(0),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`WindowReader::load`] from the stream: keeps the run from `from` on and appends
+    /// streamed chunks until block `to` is held.
+    fn load_streamed(&mut self, from: u64, to: u64) -> Result<()> {
+        let bs = self.table.block_size();
+        let total = self.table.len().div_ceil(self.table.per_block as u64);
+        let keep = (self.first + self.loaded as u64 - from) as usize;
+        let src = (from - self.first) as usize * bs;
+        self.buf.copy_within(src..src + keep * bs, 0);
+        self.first = from;
+        self.loaded = keep;
+        while self.first + self.loaded as u64 <= to {
+            let stream = self.stream.as_mut().expect("streaming");
+            let n = (total - stream.next).min(MAX_READAHEAD_BLOCKS as u64) as usize;
+            let done = std::mem::replace(&mut stream.spare, AlignedBuf::zeroed(0));
+            let chunk = stream.prefetch.next(done)?;
+            let need = (self.loaded + n) * bs;
+            if self.buf.len() < need {
+                let mut bigger = AlignedBuf::zeroed(need);
+                bigger[..self.loaded * bs].copy_from_slice(&self.buf[..self.loaded * bs]);
+                self.buf = bigger;
+            }
+            self.buf[self.loaded * bs..need].copy_from_slice(&chunk[..n * bs]);
+            self.loaded += n;
+            stream.next += n as u64;
+            stream.spare = chunk;
+        }
+        self.set_run_last();
+        Ok(())
     }
 
     /// Blocks of the old run that the run `from ..= to` starts with.
@@ -567,77 +779,81 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         self.first = from;
         self.loaded = keep;
         if keep < want {
-            self.table.device.read_blocks(
+            let read = self.table.device.read_blocks(
                 1 + from + keep as u64,
                 &mut self.buf[keep * bs..want * bs],
                 IoClass::Leaf,
-            )?;
+            );
+            if read.is_err() {
+                self.loaded = 0;
+                return read;
+            }
         }
         self.loaded = want;
+        self.set_run_last();
         Ok(())
     }
 
-    /// Lower bound of `key` in `[lo, last]`, all held; `last + 1` when every key there is
-    /// smaller (only possible when `last` is the table's last record or the window's end).
+    /// Notes the position and key of the last record held.
+    fn set_run_last(&mut self) {
+        let per = self.table.per_block as u64;
+        self.run_last = ((self.first + self.loaded as u64) * per).min(self.table.len()) - 1;
+        let at = (self.run_last / per - self.first) as usize * self.table.block_size()
+            + (self.run_last % per) as usize * self.table.record_size();
+        self.run_last_key = K::read_from(&self.buf[at..]);
+    }
+
+    /// Lower bound of `key` in `[lo, last]`, all held, where `lo` is slot `lo_slot` of block
+    /// `lo_block`; `last + 1` when every key there is smaller (only possible when `last` is
+    /// the table's last record or the window's end). Sets `found`. No division: the hot path
+    /// of every INLJ.
     #[inline]
-    fn search(&self, lo: u64, last: u64, key: K) -> u64 {
+    fn search(&mut self, lo_block: u64, lo_slot: usize, last: u64, key: K) -> u64 {
         let per = self.table.per_block as u64;
         let rs = self.table.record_size();
         let bs = self.table.block_size();
-        let mut start = lo;
-        // Skip whole blocks whose last key in range is smaller than the key.
-        loop {
-            let block_last = ((start / per + 1) * per - 1).min(last);
-            if block_last == last || !self.key_unchecked(block_last).key_lt(&key) {
-                break;
+        let (mut b, mut slot) = (lo_block, lo_slot);
+        // Skip whole blocks whose last key is smaller than the key.
+        let end_slot = loop {
+            let block_start = b * per;
+            let base = (b - self.first) as usize * bs;
+            if block_start + per > last {
+                break (last - block_start) as usize;
             }
-            start = block_last + 1;
-        }
-        let block_last = ((start / per + 1) * per - 1).min(last);
-        let base = (start / per - self.first) as usize * bs;
-        let first_slot = (start % per) as usize;
-        let mut n = (block_last - start + 1) as usize;
-        let mut at = 0usize;
+            if !K::read_from(&self.buf[base + (per as usize - 1) * rs..]).key_lt(&key) {
+                break per as usize - 1;
+            }
+            b += 1;
+            slot = 0;
+        };
+        let base = (b - self.first) as usize * bs;
+        let mut n = end_slot + 1 - slot;
+        let mut at = slot;
         while n > 1 {
             let half = n / 2;
-            let k = K::read_from(&self.buf[base + (first_slot + at + half - 1) * rs..]);
-            if k.key_lt(&key) {
+            if K::read_from(&self.buf[base + (at + half - 1) * rs..]).key_lt(&key) {
                 at += half;
             }
             n -= half;
         }
-        let k = K::read_from(&self.buf[base + (first_slot + at) * rs..]);
-        start + at as u64 + u64::from(k.key_lt(&key))
+        if K::read_from(&self.buf[base + at * rs..]).key_lt(&key) {
+            // Every key up to `last` is smaller: the answer is `last + 1`, not held.
+            return b * per + at as u64 + 1;
+        }
+        self.found = Some(base + at * rs);
+        b * per + at as u64
     }
 
-    #[inline(always)]
-    fn byte_offset(&self, pos: u64) -> usize {
-        let per = self.table.per_block as u64;
-        (pos / per - self.first) as usize * self.table.block_size()
-            + (pos % per) as usize * self.table.record_size()
-    }
-
-    #[inline(always)]
-    fn key_unchecked(&self, pos: u64) -> K {
-        K::read_from(&self.buf[self.byte_offset(pos)..])
-    }
-
-    /// True when record `pos` is in memory.
-    pub fn holds(&self, pos: u64) -> bool {
-        let b = pos / self.table.per_block as u64;
-        pos < self.table.len() && b >= self.first && b < self.first + self.loaded as u64
-    }
-
-    /// The key of record `pos`, if it is in memory.
-    pub fn key(&self, pos: u64) -> Option<K> {
-        self.holds(pos).then(|| self.key_unchecked(pos))
-    }
-
-    /// The value of record `pos`, if it is in memory.
-    pub fn value(&self, pos: u64) -> Option<&[u8]> {
-        self.holds(pos).then(|| {
-            let at = self.byte_offset(pos) + K::SIZE;
-            &self.buf[at..at + self.table.value_size()]
+    /// The record at the last [`WindowReader::lower_bound`] answer, when it is in the table:
+    /// its key and value.
+    #[inline]
+    pub fn found(&self) -> Option<(K, &[u8])> {
+        self.found.map(|at| {
+            let v = at + K::SIZE;
+            (
+                K::read_from(&self.buf[at..]),
+                &self.buf[v..v + self.table.value_size()],
+            )
         })
     }
 
@@ -647,11 +863,99 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     }
 }
 
+/// Writes full buffers on a background thread, in order, while the writer fills the next one;
+/// buffers come back (zeroed) through a channel, or the first write error does.
+struct BackgroundWriter {
+    jobs: Option<SyncSender<(u64, AlignedBuf, usize)>>,
+    done: Receiver<Result<AlignedBuf>>,
+    worker: Option<JoinHandle<()>>,
+    spare: Option<AlignedBuf>,
+}
+
+impl BackgroundWriter {
+    fn start(device: Arc<dyn BlockDevice>, buffer_bytes: usize) -> BackgroundWriter {
+        let (jobs, job_rx) = sync_channel::<(u64, AlignedBuf, usize)>(1);
+        let (done_tx, done) = channel();
+        let worker = std::thread::spawn(move || {
+            for (first, mut buf, bytes) in job_rx {
+                let written = device.write_blocks(first, &mut buf[..bytes], IoClass::Data);
+                buf[..bytes].fill(0);
+                let failed = written.is_err();
+                if done_tx.send(written.map(|()| buf)).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        BackgroundWriter {
+            jobs: Some(jobs),
+            done,
+            worker: Some(worker),
+            spare: Some(AlignedBuf::zeroed(buffer_bytes)),
+        }
+    }
+
+    fn closed(name: &str) -> Error {
+        Error::Io {
+            file: name.to_string(),
+            op: "background write".to_string(),
+            kind: std::io::ErrorKind::BrokenPipe,
+            message: "the writing thread stopped".to_string(),
+        }
+    }
+
+    /// Queues `buf[..bytes]` for device blocks `first ..`; returns an empty buffer.
+    fn write(
+        &mut self,
+        name: &str,
+        first: u64,
+        buf: AlignedBuf,
+        bytes: usize,
+    ) -> Result<AlignedBuf> {
+        let jobs = self.jobs.as_ref().ok_or_else(|| Self::closed(name))?;
+        if jobs.send((first, buf, bytes)).is_err() {
+            return Err(self.done.recv().map_or_else(
+                |_| Self::closed(name),
+                |r| r.err().unwrap_or_else(|| Self::closed(name)),
+            ));
+        }
+        match self.spare.take() {
+            Some(buf) => Ok(buf),
+            None => self.done.recv().map_err(|_| Self::closed(name))?,
+        }
+    }
+
+    /// Waits for every queued write; the first error if one failed.
+    fn finish(&mut self, name: &str) -> Result<()> {
+        self.jobs.take();
+        let mut result = Ok(());
+        for r in self.done.iter() {
+            if let (Err(e), Ok(())) = (r, &result) {
+                result = Err(e);
+            }
+        }
+        if let Some(worker) = self.worker.take() {
+            worker.join().map_err(|_| Self::closed(name))?;
+        }
+        result
+    }
+}
+
+impl Drop for BackgroundWriter {
+    fn drop(&mut self) {
+        self.jobs.take();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
 /// Writes a table: records are packed into blocks in a buffer of [`STREAM_BLOCKS`] blocks that
 /// is written in one request when full; [`TableWriter::finish`] writes the last blocks and then
-/// the header.
+/// the header. Writers from [`TableWriter::create`] write full buffers on a background thread
+/// while the next one fills (two buffers); [`TableWriter::with_buffer`] writes in place.
 pub struct TableWriter<K> {
     device: Arc<dyn BlockDevice>,
+    background: Option<BackgroundWriter>,
     header: TableHeader,
     per_block: usize,
     buf: AlignedBuf,
@@ -666,12 +970,17 @@ impl<K: TableKey> TableWriter<K> {
     /// Creates (or truncates) the table `name` with `value_size`-byte values.
     /// [`Error::InvalidParameter`] when a record does not fit a block.
     pub fn create(storage: &Storage, name: &str, value_size: usize) -> Result<Self> {
-        Self::with_buffer(storage, name, value_size, STREAM_BLOCKS)
+        let mut writer = Self::with_buffer(storage, name, value_size, STREAM_BLOCKS)?;
+        writer.background = Some(BackgroundWriter::start(
+            Arc::clone(&writer.device),
+            writer.buf.len(),
+        ));
+        Ok(writer)
     }
 
     /// [`TableWriter::create`] with a buffer of `blocks` blocks (at least 1): fewer blocks save
     /// memory when many writers are open at once (the Grace hash join's partitions) at the
-    /// price of more, smaller write requests.
+    /// price of more, smaller write requests. Writes happen on the caller's thread.
     pub fn with_buffer(
         storage: &Storage,
         name: &str,
@@ -696,6 +1005,7 @@ impl<K: TableKey> TableWriter<K> {
             per_block: header.records_per_block(payload),
             buf: AlignedBuf::zeroed(blocks.max(1) * storage.block_size()),
             device,
+            background: None,
             header,
             first: 0,
             full_blocks: 0,
@@ -781,11 +1091,19 @@ impl<K: TableKey> TableWriter<K> {
             return Ok(());
         }
         let bytes = blocks * self.device.block_size();
-        self.device
-            .write_blocks(1 + self.first, &mut self.buf[..bytes], IoClass::Data)?;
+        match &mut self.background {
+            Some(bg) => {
+                let full = std::mem::replace(&mut self.buf, AlignedBuf::zeroed(0));
+                self.buf = bg.write(self.device.name(), 1 + self.first, full, bytes)?;
+            }
+            None => {
+                self.device
+                    .write_blocks(1 + self.first, &mut self.buf[..bytes], IoClass::Data)?;
+                self.buf[..bytes].fill(0);
+            }
+        }
         self.first += self.full_blocks as u64;
         self.full_blocks = 0;
-        self.buf[..bytes].fill(0);
         Ok(())
     }
 
@@ -801,12 +1119,9 @@ impl<K: TableKey> TableWriter<K> {
 
     /// Writes the last blocks, then the header block, and syncs. Returns the header.
     pub fn finish(mut self) -> Result<TableHeader> {
-        if self.slot > 0 {
-            // The partial block is written and the slot reset so that `flush` counts it once.
-            self.flush()?;
-            self.slot = 0;
-        } else {
-            self.flush()?;
+        self.flush()?;
+        if let Some(bg) = &mut self.background {
+            bg.finish(self.device.name())?;
         }
         let mut block = AlignedBuf::zeroed(self.device.block_size());
         self.header.encode(&mut block);
