@@ -18,8 +18,8 @@ use lidx_bench::BenchError;
 /// Arguments of `lidx join`.
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// sort-merge, hash, grace-hash, inlj-btree, inlj-pgm, inlj-sampled-pgm, inlj-rs or
-    /// inlj-rmi.
+    /// sort-merge, hash, grace-hash, inlj-btree, inlj-pgm, inlj-sampled-pgm, inlj-rs,
+    /// inlj-rmi, or for unsorted tables (sorted output) unsorted-btree or unsorted-learned.
     #[arg(long)]
     pub algo: String,
 
@@ -40,7 +40,8 @@ pub struct Args {
     pub threads: usize,
 
     /// Memory budget in bytes (64Mi, 1G, ...) for the hash joins: hash refuses a smaller
-    /// budget than its hash table, grace-hash partitions to fit it.
+    /// budget than its hash table, grace-hash partitions to fit it. The unsorted joins
+    /// (default 1Gi) size their caches, partition buffers and buckets to it.
     #[arg(long)]
     pub memory: Option<String>,
 

@@ -49,10 +49,12 @@
 
 pub mod hash;
 pub mod inlj;
+pub mod learned_partition;
 pub mod output;
 pub mod sort_merge;
 pub mod table;
 pub mod table_index;
+pub mod unsorted_btree;
 
 use std::ops::Range;
 use std::time::Instant;
@@ -78,11 +80,15 @@ pub enum JoinAlgo {
     GraceHash,
     /// Indexed nested-loop join with an index over the larger table.
     Inlj(InljIndex),
+    /// Unsorted tables: a B+-tree (key -> position) per table by inserts, scan + probe.
+    UnsortedBTree,
+    /// Unsorted tables: learned partitioning into buckets, bucket pairs sorted and joined.
+    UnsortedLearned,
 }
 
 impl JoinAlgo {
     /// Every algorithm, in the order of the CLI's help.
-    pub const ALL: [JoinAlgo; 8] = [
+    pub const ALL: [JoinAlgo; 10] = [
         JoinAlgo::SortMerge,
         JoinAlgo::Hash,
         JoinAlgo::GraceHash,
@@ -91,6 +97,8 @@ impl JoinAlgo {
         JoinAlgo::Inlj(InljIndex::SampledPgm),
         JoinAlgo::Inlj(InljIndex::RadixSpline),
         JoinAlgo::Inlj(InljIndex::Rmi),
+        JoinAlgo::UnsortedBTree,
+        JoinAlgo::UnsortedLearned,
     ];
 
     /// The CLI name: `sort-merge`, `hash`, `grace-hash`, `inlj-btree`, `inlj-pgm`,
@@ -105,6 +113,8 @@ impl JoinAlgo {
             JoinAlgo::Inlj(InljIndex::SampledPgm) => "inlj-sampled-pgm",
             JoinAlgo::Inlj(InljIndex::RadixSpline) => "inlj-rs",
             JoinAlgo::Inlj(InljIndex::Rmi) => "inlj-rmi",
+            JoinAlgo::UnsortedBTree => "unsorted-btree",
+            JoinAlgo::UnsortedLearned => "unsorted-learned",
         }
     }
 
@@ -117,7 +127,7 @@ impl JoinAlgo {
                 name: "algo",
                 value: name.to_string(),
                 expected: "one of sort-merge, hash, grace-hash, inlj-btree, inlj-pgm, \
-                           inlj-sampled-pgm, inlj-rs, inlj-rmi",
+                           inlj-sampled-pgm, inlj-rs, inlj-rmi, unsorted-btree, unsorted-learned",
             })
     }
 
@@ -320,6 +330,7 @@ pub fn join<K: TableKey>(
         before = stats_of(&storages);
         start = Instant::now();
     };
+    let mut scratch_io = IoStats::default();
     let (load, (count, checksum)) = match params.algo {
         JoinAlgo::SortMerge => (None, sort_merge::run(&sides, params.threads)?),
         JoinAlgo::Hash => (None, hash::run(&sides, params.threads, params.memory)?),
@@ -331,9 +342,26 @@ pub fn join<K: TableKey>(
             let (load, out) = inlj::run(&sides, index, params.window, params.threads, &mut mark)?;
             (Some(load), out)
         }
+        JoinAlgo::UnsortedBTree => {
+            let (load, out, io) =
+                unsorted_btree::run(left, right, &sides, params.memory, &mut mark)?;
+            scratch_io = io;
+            (Some(load), out)
+        }
+        JoinAlgo::UnsortedLearned => {
+            let (load, out) = learned_partition::run(
+                left,
+                right,
+                &sides,
+                params.threads,
+                params.memory,
+                &mut mark,
+            )?;
+            (Some(load), out)
+        }
     };
     let join_seconds = start.elapsed().as_secs_f64();
-    let io = stats_of(&storages) - before;
+    let io = stats_of(&storages) - before + scratch_io;
     Ok(JoinReport {
         algo: params.algo.name().to_string(),
         key_type: K::NAME.to_string(),
