@@ -108,6 +108,7 @@ pub fn run<K: TableKey>(
                     } else {
                         K::SIZE + ls
                     };
+                    record[K::SIZE..].fill(0);
                     record[at..at + value.len()].copy_from_slice(value);
                 })
             })?;

@@ -40,7 +40,14 @@ fn mix(mut z: u64) -> u64 {
 /// The 64-bit hash of one output record's bytes that the checksum sums.
 #[inline]
 pub fn record_hash(record: &[u8]) -> u64 {
-    let mut h = mix(record.len() as u64);
+    hash_words(mix(record.len() as u64), record)
+}
+
+/// [`record_hash`] from its first round, `seed = mix(record.len())`, which a writer of records
+/// of one length computes once.
+#[inline(always)]
+fn hash_words(seed: u64, record: &[u8]) -> u64 {
+    let mut h = seed;
     let mut words = record.chunks_exact(8);
     for w in &mut words {
         h = mix(h ^ u64::from_le_bytes(w.try_into().expect("8 bytes")));
@@ -59,6 +66,8 @@ pub struct OutputWriter<K> {
     writer: TableWriter<K>,
     checksum: u64,
     left_size: usize,
+    /// `mix(record length)`, the first round of every record's hash.
+    seed: u64,
 }
 
 impl<K: TableKey> OutputWriter<K> {
@@ -73,6 +82,7 @@ impl<K: TableKey> OutputWriter<K> {
             writer: TableWriter::create(storage, name, left_size + right_size)?,
             checksum: 0,
             left_size,
+            seed: mix((K::SIZE + left_size + right_size) as u64),
         })
     }
 
@@ -81,11 +91,12 @@ impl<K: TableKey> OutputWriter<K> {
     #[inline]
     pub fn push(&mut self, key: &K, left: &[u8], right: &[u8]) -> Result<()> {
         let l = K::SIZE + self.left_size;
+        let seed = self.seed;
         let hash = self.writer.push_with(|record| {
             key.write_to(&mut record[..K::SIZE]);
             record[K::SIZE..l].copy_from_slice(left);
             record[l..].copy_from_slice(right);
-            record_hash(record)
+            hash_words(seed, record)
         })?;
         self.checksum = self.checksum.wrapping_add(hash);
         Ok(())

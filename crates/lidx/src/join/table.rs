@@ -308,6 +308,7 @@ impl<K: TableKey> Table<K> {
             run_last_key: K::MIN,
             found: None,
             stream: None,
+            lo_block: 0,
         }
     }
 
@@ -643,6 +644,9 @@ pub struct WindowReader<'t, K> {
     run_last_key: K,
     /// Byte offset in `buf` of the record at the last answer, if held.
     found: Option<usize>,
+    /// Block of the last window's start: consecutive windows mostly start in one block, whose
+    /// start then costs no division.
+    lo_block: u64,
     /// Once readahead is at its largest, the blocks after the run stream in from a background
     /// reader.
     stream: Option<WindowStream>,
@@ -678,7 +682,10 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
             return Ok(len);
         }
         let per = self.table.per_block as u64;
-        let lo_block = lo / per;
+        if lo.wrapping_sub(self.lo_block * per) >= per {
+            self.lo_block = lo / per;
+        }
+        let lo_block = self.lo_block;
         let lo_slot = (lo - lo_block * per) as usize;
         let run_end = self.first + self.loaded as u64;
         if lo_block >= self.first && lo_block < run_end && !self.run_last_key.key_lt(&key) {
@@ -925,7 +932,8 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
 }
 
 /// Writes full buffers on a background thread, in order, while the writer fills the next one;
-/// buffers come back (zeroed) through a channel, or the first write error does.
+/// buffers come back (not zeroed: see [`TableWriter::flush`]) through a channel, or the first
+/// write error does.
 struct BackgroundWriter {
     jobs: Option<SyncSender<(u64, AlignedBuf, usize)>>,
     done: Receiver<Result<AlignedBuf>>,
@@ -940,7 +948,6 @@ impl BackgroundWriter {
         let worker = std::thread::spawn(move || {
             for (first, mut buf, bytes) in job_rx {
                 let written = device.write_blocks(first, &mut buf[..bytes], IoClass::Data);
-                buf[..bytes].fill(0);
                 let failed = written.is_err();
                 if done_tx.send(written.map(|()| buf)).is_err() || failed {
                     return;
@@ -1175,8 +1182,8 @@ impl<K: TableKey> TableWriter<K> {
         self.bump()
     }
 
-    /// Appends a record that `fill` writes in place (key then value, `fill`'s slice is exactly
-    /// one record and zeroed); returns what `fill` returns. Saves the copy through a record
+    /// Appends a record that `fill` writes in place (key then value; `fill`'s slice is exactly
+    /// one record, holding old bytes that `fill` must overwrite); returns what `fill` returns. Saves the copy through a record
     /// buffer that [`TableWriter::push_record`] costs.
     #[inline]
     pub fn push_with<T>(&mut self, fill: impl FnOnce(&mut [u8]) -> T) -> Result<T> {
@@ -1202,10 +1209,20 @@ impl<K: TableKey> TableWriter<K> {
     }
 
     /// Writes the buffered blocks (the partial last one included) in one request.
+    ///
+    /// Buffers are not zeroed between uses: every record lands at the same offset of its block
+    /// in every buffer, so the bytes outside record slots are zero from the buffer's creation
+    /// (the block trailer is rewritten by each write), and only the slots after the last record
+    /// of a partial block can hold an older record; they are zeroed here.
     fn flush(&mut self) -> Result<()> {
         let blocks = self.full_blocks + usize::from(self.slot > 0);
         if blocks == 0 {
             return Ok(());
+        }
+        if self.slot > 0 {
+            let block = self.full_blocks * self.block_size;
+            let used = block + self.slot * self.record_size;
+            self.buf[used..block + self.block_size].fill(0);
         }
         let bytes = blocks * self.block_size;
         match &mut self.background {
@@ -1216,7 +1233,6 @@ impl<K: TableKey> TableWriter<K> {
             None => {
                 self.device
                     .write_blocks(1 + self.first, &mut self.buf[..bytes], IoClass::Data)?;
-                self.buf[..bytes].fill(0);
             }
         }
         self.first += self.full_blocks as u64;
