@@ -5,11 +5,18 @@
 //! The tables' directories are opened with `--device`: `file` (O_DIRECT, so every run is
 //! cold-cache) or `sim:<profile>` (the same files on a simulated device). Saved indexes are
 //! written next to the larger table and reused by later joins.
+//!
+//! `--algo read-both` and `--algo read-both-write` are not joins but the limit a join at table
+//! ratio 1 is measured against (paper 000 §4.2): reading both tables sequentially through the
+//! same I/O path, without and with writing an output of the join's size (see
+//! `lidx::join::baseline`). They print the same JSON line, so the ratio of two lines is the
+//! ratio to the limit.
 
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use lidx::io::{DeviceKind, Storage};
+use lidx::join::baseline::Baseline;
 use lidx::join::{self, JoinAlgo, JoinParams, TableRef};
 use lidx::Str16;
 use lidx_bench::count::parse_count;
@@ -19,7 +26,9 @@ use lidx_bench::BenchError;
 #[derive(Debug, Parser)]
 pub struct Args {
     /// sort-merge, hash, grace-hash, inlj-btree, inlj-pgm, inlj-sampled-pgm, inlj-rs,
-    /// inlj-rmi, or for unsorted tables (sorted output) unsorted-btree or unsorted-learned.
+    /// inlj-rmi; for unsorted tables (sorted output) unsorted-btree or unsorted-learned; or a
+    /// baseline: read-both (read both tables sequentially, the limit of a join at ratio 1) or
+    /// read-both-write (the same and write an output of the join's size).
     #[arg(long)]
     pub algo: String,
 
@@ -89,7 +98,11 @@ fn split(path: &Path) -> (PathBuf, String) {
 
 /// Runs `lidx join`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let algo = JoinAlgo::parse(&args.algo).map_err(usage)?;
+    let baseline = Baseline::parse(&args.algo);
+    let algo = match baseline {
+        Some(_) => JoinAlgo::SortMerge,
+        None => JoinAlgo::parse(&args.algo).map_err(usage)?,
+    };
     let memory = match &args.memory {
         None => None,
         Some(text) => Some(
@@ -130,9 +143,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let left = join::read_header(at(0).storage, at(0).name)?;
     let right = join::read_header(at(1).storage, at(1).name)?;
     join::check_same_key_type(&left, &right, &args.right.display().to_string())?;
-    let report = match left.key_size {
-        16 => join::join::<Str16>(at(0), at(1), at(2), &params),
-        _ => join::join::<u64>(at(0), at(1), at(2), &params),
+    let report = match (baseline, left.key_size) {
+        (Some(b), 16) => join::baseline::run::<Str16>(b, at(0), at(1), at(2)),
+        (Some(b), _) => join::baseline::run::<u64>(b, at(0), at(1), at(2)),
+        (None, 16) => join::join::<Str16>(at(0), at(1), at(2), &params),
+        (None, _) => join::join::<u64>(at(0), at(1), at(2), &params),
     }
     .map_err(usage)?;
     let mut line = serde_json::to_value(&report)?;

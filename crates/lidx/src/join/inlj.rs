@@ -274,6 +274,8 @@ fn probe<K: TableKey, M: JoinIndex<K>>(
         if let Some((found, value)) = reader.found() {
             if found == key {
                 sides.emit(out, &key, scan.value(), value)?;
+                // Keys are unique: the next outer key's lower bound is past this match.
+                floor = pos + 1;
             }
         }
         scan.advance_sorted()?;

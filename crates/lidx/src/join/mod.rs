@@ -47,6 +47,7 @@
 //!
 //! The unsorted joins (§5.4) add variants to [`JoinAlgo`] and arms to [`join`].
 
+pub mod baseline;
 pub mod hash;
 pub mod inlj;
 pub mod learned_partition;

@@ -15,16 +15,18 @@
 //! every INLJ) also write in key order, and concatenating thread parts keeps it.
 //!
 //! Threads (§6.4): each thread writes its own part file; after all finish, the parts are
-//! copied into the output table in thread order. The paper's threads copy in parallel at
-//! offsets computed from the part sizes; our records are packed per block, so a part that
-//! starts inside a block shares it with the part before; we copy sequentially through one
-//! writer instead, which costs one read and one write of the output (small beside the inputs
-//! for the table ratios the paper studies). Part files are deleted afterwards when the storage
-//! has a directory.
+//! copied into the output table in parallel, at offsets computed from the part sizes, as the
+//! paper's threads do. Our records are packed per block, so a part that starts inside a block
+//! shares it with the part before: each block of the output is written by exactly one thread,
+//! the one whose part holds the block's first record, which reads the few records of the next
+//! part that complete its last block. The copy costs one read and one write of the output,
+//! spread over the threads. (Writing in place without parts would need each part's size
+//! before probing; a key-unique equi-join's count is known only after it.) Part files are
+//! deleted afterwards when the storage has a directory.
 
 use crate::error::Result;
 use crate::io::Storage;
-use crate::join::table::{Table, TableKey, TableWriter};
+use crate::join::table::{write_table_header, Table, TableHeader, TableKey, TableWriter};
 
 /// One splitmix64 round.
 #[inline(always)]
@@ -38,7 +40,14 @@ fn mix(mut z: u64) -> u64 {
 /// The 64-bit hash of one output record's bytes that the checksum sums.
 #[inline]
 pub fn record_hash(record: &[u8]) -> u64 {
-    let mut h = mix(record.len() as u64);
+    hash_words(mix(record.len() as u64), record)
+}
+
+/// [`record_hash`] from its first round, `seed = mix(record.len())`, which a writer of records
+/// of one length computes once.
+#[inline(always)]
+fn hash_words(seed: u64, record: &[u8]) -> u64 {
+    let mut h = seed;
     let mut words = record.chunks_exact(8);
     for w in &mut words {
         h = mix(h ^ u64::from_le_bytes(w.try_into().expect("8 bytes")));
@@ -56,8 +65,9 @@ pub fn record_hash(record: &[u8]) -> u64 {
 pub struct OutputWriter<K> {
     writer: TableWriter<K>,
     checksum: u64,
-    record: Vec<u8>,
     left_size: usize,
+    /// `mix(record length)`, the first round of every record's hash.
+    seed: u64,
 }
 
 impl<K: TableKey> OutputWriter<K> {
@@ -71,20 +81,25 @@ impl<K: TableKey> OutputWriter<K> {
         Ok(OutputWriter {
             writer: TableWriter::create(storage, name, left_size + right_size)?,
             checksum: 0,
-            record: vec![0; K::SIZE + left_size + right_size],
             left_size,
+            seed: mix((K::SIZE + left_size + right_size) as u64),
         })
     }
 
-    /// Appends `(key, left, right)`.
+    /// Appends `(key, left, right)`: written in place in the writer's block buffer and hashed
+    /// there. `left` and `right` must have the value sizes the writer was created with.
     #[inline]
     pub fn push(&mut self, key: &K, left: &[u8], right: &[u8]) -> Result<()> {
         let l = K::SIZE + self.left_size;
-        key.write_to(&mut self.record[..K::SIZE]);
-        self.record[K::SIZE..l].copy_from_slice(left);
-        self.record[l..].copy_from_slice(right);
-        self.checksum = self.checksum.wrapping_add(record_hash(&self.record));
-        self.writer.push_record(&self.record)
+        let seed = self.seed;
+        let hash = self.writer.push_with(|record| {
+            key.write_to(&mut record[..K::SIZE]);
+            record[K::SIZE..l].copy_from_slice(left);
+            record[l..].copy_from_slice(right);
+            hash_words(seed, record)
+        })?;
+        self.checksum = self.checksum.wrapping_add(hash);
+        Ok(())
     }
 
     /// Records written.
@@ -155,25 +170,93 @@ pub fn write_parts<K: TableKey>(
             .collect()
     });
     let mut checksum = 0u64;
+    let mut counts = Vec::with_capacity(parts);
     for r in results {
-        checksum = checksum.wrapping_add(r?.1);
+        let (count, sum) = r?;
+        counts.push(count);
+        checksum = checksum.wrapping_add(sum);
     }
-    let mut writer =
-        TableWriter::<K>::create(out.storage, out.name, out.left_size + out.right_size)?;
-    for name in &names {
-        let part = Table::<K>::open(out.storage, name)?;
-        let mut scan = part.scan(0..part.len())?;
-        while scan.key().is_some() {
-            writer.push_record(scan.record())?;
-            scan.advance()?;
-        }
-    }
-    let header = writer.finish()?;
+    let count = copy_parts::<K>(out, &names, &counts)?;
     if let Some(dir) = out.storage.dir() {
         for name in &names {
             // A leftover part file only wastes space; the output is complete.
             let _ = std::fs::remove_file(dir.join(name));
         }
     }
-    Ok((header.count, checksum))
+    Ok((count, checksum))
+}
+
+/// Copies the part tables `names` (of `counts` records) into the output table, in order, one
+/// thread per part: thread `t` writes the output's record blocks from the first one that starts
+/// inside its part up to the next thread's first, reading the first records of the following
+/// parts for its last, shared block. Every block is written once, by one thread, in 1 MiB
+/// requests. Returns the output's record count.
+fn copy_parts<K: TableKey>(out: OutputSpec<'_>, names: &[String], counts: &[u64]) -> Result<u64> {
+    let total: u64 = counts.iter().sum();
+    let header = TableHeader {
+        count: total,
+        key_size: K::SIZE as u32,
+        value_size: (out.left_size + out.right_size) as u32,
+    };
+    let device = out.storage.create(out.name)?;
+    let per = header.records_per_block(device.payload_size()).max(1) as u64;
+    let mut starts = Vec::with_capacity(counts.len() + 1);
+    let mut at = 0u64;
+    for c in counts {
+        starts.push(at);
+        at += c;
+    }
+    starts.push(total);
+    let parts: Vec<Table<K>> = names
+        .iter()
+        .map(|n| Table::open(out.storage, n))
+        .collect::<Result<_>>()?;
+    // Thread t owns record blocks first_block(t) .. first_block(t + 1).
+    let blocks = total.div_ceil(per);
+    let first_block = |t: usize| {
+        if t == 0 {
+            0
+        } else {
+            starts[t].div_ceil(per).min(blocks)
+        }
+    };
+    let copy = |t: usize| -> Result<()> {
+        let (from, to) = (first_block(t), first_block(t + 1));
+        if from == to {
+            return Ok(());
+        }
+        let range = from * per..(to * per).min(total);
+        let mut writer = TableWriter::<K>::stretch(std::sync::Arc::clone(&device), header, from);
+        for (p, part) in parts.iter().enumerate().skip(t) {
+            let lo = range.start.max(starts[p]);
+            let hi = range.end.min(starts[p + 1]);
+            if lo >= range.end {
+                break;
+            }
+            if lo >= hi {
+                continue;
+            }
+            let mut scan = part.scan(lo - starts[p]..hi - starts[p])?;
+            while scan.key().is_some() {
+                writer.push_record(scan.record())?;
+                scan.advance()?;
+            }
+        }
+        writer.finish_stretch().map(|_| ())
+    };
+    let results: Vec<Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..parts.len())
+            .map(|t| {
+                let copy = &copy;
+                s.spawn(move || copy(t))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("copy worker panicked"))
+            .collect()
+    });
+    results.into_iter().collect::<Result<()>>()?;
+    write_table_header(device.as_ref(), &header)?;
+    Ok(total)
 }

@@ -217,6 +217,10 @@ pub struct Table<K> {
     device: Arc<dyn BlockDevice>,
     header: TableHeader,
     per_block: usize,
+    /// The device's block size and the record size, kept here so that hot loops make no
+    /// virtual call for them.
+    block_size: usize,
+    record_size: usize,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -236,6 +240,8 @@ impl<K: TableKey> Table<K> {
         }
         let per_block = header.records_per_block(device.payload_size());
         Ok(Table {
+            block_size: device.block_size(),
+            record_size: header.record_size(),
             device,
             header,
             per_block,
@@ -264,8 +270,9 @@ impl<K: TableKey> Table<K> {
     }
 
     /// Record size in bytes.
+    #[inline]
     pub fn record_size(&self) -> usize {
-        self.header.record_size()
+        self.record_size
     }
 
     /// Records per block.
@@ -301,6 +308,7 @@ impl<K: TableKey> Table<K> {
             run_last_key: K::MIN,
             found: None,
             stream: None,
+            lo_block: 0,
         }
     }
 
@@ -361,8 +369,9 @@ impl<K: TableKey> Table<K> {
         (pos / per, (pos % per) as usize)
     }
 
+    #[inline]
     fn block_size(&self) -> usize {
-        self.device.block_size()
+        self.block_size
     }
 }
 
@@ -635,6 +644,9 @@ pub struct WindowReader<'t, K> {
     run_last_key: K,
     /// Byte offset in `buf` of the record at the last answer, if held.
     found: Option<usize>,
+    /// Block of the last window's start: consecutive windows mostly start in one block, whose
+    /// start then costs no division.
+    lo_block: u64,
     /// Once readahead is at its largest, the blocks after the run stream in from a background
     /// reader.
     stream: Option<WindowStream>,
@@ -647,6 +659,10 @@ struct WindowStream {
     next: u64,
     spare: AlignedBuf,
 }
+
+/// Records a [`WindowReader`] compares one by one from the window's start before searching
+/// (see `WindowReader::search`): more make dense walks cheaper and sparse probes dearer.
+const DENSE_PROBES: usize = 2;
 
 /// Most blocks a [`WindowReader`] reads past a window (256 blocks: 1 MiB of 4 KiB blocks, as a
 /// scan's request).
@@ -666,7 +682,10 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
             return Ok(len);
         }
         let per = self.table.per_block as u64;
-        let lo_block = lo / per;
+        if lo.wrapping_sub(self.lo_block * per) >= per {
+            self.lo_block = lo / per;
+        }
+        let lo_block = self.lo_block;
         let lo_slot = (lo - lo_block * per) as usize;
         let run_end = self.first + self.loaded as u64;
         if lo_block >= self.first && lo_block < run_end && !self.run_last_key.key_lt(&key) {
@@ -805,12 +824,36 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     /// `lo_block`; `last + 1` when every key there is smaller (only possible when `last` is
     /// the table's last record or the window's end). Sets `found`. No division: the hot path
     /// of every INLJ.
+    ///
+    /// The first [`DENSE_PROBES`] records from `lo` are compared one by one before any
+    /// search: in a dense walk (table ratio near 1, `lo` raised to the previous answer) the
+    /// answer is almost always there, and the join degrades to a streaming merge with one or
+    /// two key comparisons per probe instead of a binary search.
     #[inline]
     fn search(&mut self, lo_block: u64, lo_slot: usize, last: u64, key: K) -> u64 {
         let per = self.table.per_block as u64;
         let rs = self.table.record_size();
         let bs = self.table.block_size();
-        let (mut b, mut slot) = (lo_block, lo_slot);
+        let base = (lo_block - self.first) as usize * bs;
+        let lo = lo_block * per + lo_slot as u64;
+        let probes = (per as usize - lo_slot)
+            .min(DENSE_PROBES)
+            .min((last + 1 - lo) as usize);
+        for i in 0..probes {
+            let at = base + (lo_slot + i) * rs;
+            if !K::read_from(&self.buf[at..]).key_lt(&key) {
+                self.found = Some(at);
+                return lo + i as u64;
+            }
+        }
+        if lo + probes as u64 > last {
+            return last + 1;
+        }
+        let (mut b, mut slot) = (lo_block, lo_slot + probes);
+        if slot == per as usize {
+            b += 1;
+            slot = 0;
+        }
         // Skip whole blocks whose last key is smaller than the key.
         let end_slot = loop {
             let block_start = b * per;
@@ -889,7 +932,8 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
 }
 
 /// Writes full buffers on a background thread, in order, while the writer fills the next one;
-/// buffers come back (zeroed) through a channel, or the first write error does.
+/// buffers come back (not zeroed: see [`TableWriter::flush`]) through a channel, or the first
+/// write error does.
 struct BackgroundWriter {
     jobs: Option<SyncSender<(u64, AlignedBuf, usize)>>,
     done: Receiver<Result<AlignedBuf>>,
@@ -904,7 +948,6 @@ impl BackgroundWriter {
         let worker = std::thread::spawn(move || {
             for (first, mut buf, bytes) in job_rx {
                 let written = device.write_blocks(first, &mut buf[..bytes], IoClass::Data);
-                buf[..bytes].fill(0);
                 let failed = written.is_err();
                 if done_tx.send(written.map(|()| buf)).is_err() || failed {
                     return;
@@ -983,6 +1026,9 @@ pub struct TableWriter<K> {
     background: Option<BackgroundWriter>,
     header: TableHeader,
     per_block: usize,
+    /// The device's block size and the record size (no virtual call per record).
+    block_size: usize,
+    record_size: usize,
     buf: AlignedBuf,
     /// Record block at the start of `buf`; blocks filled in `buf`; records in the current one.
     first: u64,
@@ -1026,23 +1072,64 @@ impl<K: TableKey> TableWriter<K> {
             });
         }
         let device = storage.create(name)?;
-        Ok(TableWriter {
-            per_block: header.records_per_block(payload),
-            buf: AlignedBuf::zeroed(blocks.max(1) * storage.block_size()),
+        Ok(Self::on_device(device, header, blocks, 0))
+    }
+
+    fn on_device(
+        device: Arc<dyn BlockDevice>,
+        header: TableHeader,
+        blocks: usize,
+        first: u64,
+    ) -> Self {
+        let block_size = device.block_size();
+        TableWriter {
+            per_block: header.records_per_block(device.payload_size()),
+            block_size,
+            record_size: header.record_size(),
+            buf: AlignedBuf::zeroed(blocks.max(1) * block_size),
             device,
             background: None,
             header,
-            first: 0,
+            first,
             full_blocks: 0,
             slot: 0,
             _key: PhantomData,
-        })
+        }
+    }
+
+    /// A writer of one stretch of a table that several writers fill at once: its records
+    /// start at record block `first_block` (record `first_block * records_per_block`) of
+    /// `device`, a table file with `header`'s key and value sizes (checked by the caller, as
+    /// [`TableWriter::create`] checks them). Writes on a background thread. Finish it with
+    /// [`TableWriter::finish_stretch`]; whoever made the file writes its header (see
+    /// [`write_table_header`]). What threads use to copy their parts into a join's output at
+    /// computed offsets (paper 000 §6.4).
+    #[doc(hidden)]
+    pub fn stretch(device: Arc<dyn BlockDevice>, header: TableHeader, first_block: u64) -> Self {
+        let mut writer = Self::on_device(device, header, STREAM_BLOCKS, first_block);
+        writer.header.count = 0;
+        writer.background = Some(BackgroundWriter::start(
+            Arc::clone(&writer.device),
+            writer.buf.len(),
+        ));
+        writer
+    }
+
+    /// Writes the last blocks of a [`TableWriter::stretch`] and waits for its writes; returns
+    /// the records it wrote. Writes no header.
+    #[doc(hidden)]
+    pub fn finish_stretch(mut self) -> Result<u64> {
+        self.flush()?;
+        if let Some(bg) = &mut self.background {
+            bg.finish(self.device.name())?;
+        }
+        Ok(self.header.count)
     }
 
     /// Appends a record. `value.len()` must be the table's value size.
     #[inline]
     pub fn push(&mut self, key: &K, value: &[u8]) -> Result<()> {
-        let rs = self.header.record_size();
+        let rs = self.record_size;
         if value.len() != self.header.value_size as usize {
             return Err(Error::InvalidParameter {
                 name: "value",
@@ -1050,7 +1137,7 @@ impl<K: TableKey> TableWriter<K> {
                 expected: "exactly the table's value size",
             });
         }
-        let at = self.full_blocks * self.device.block_size() + self.slot * rs;
+        let at = self.full_blocks * self.block_size + self.slot * rs;
         key.write_to(&mut self.buf[at..at + K::SIZE]);
         self.buf[at + K::SIZE..at + rs].copy_from_slice(value);
         self.bump()
@@ -1059,7 +1146,7 @@ impl<K: TableKey> TableWriter<K> {
     /// Appends a record given as its bytes (key then value), as [`Scan::record`] returns it.
     #[inline]
     pub fn push_record(&mut self, record: &[u8]) -> Result<()> {
-        let rs = self.header.record_size();
+        let rs = self.record_size;
         if record.len() != rs {
             return Err(Error::InvalidParameter {
                 name: "record",
@@ -1067,7 +1154,7 @@ impl<K: TableKey> TableWriter<K> {
                 expected: "exactly the table's record size",
             });
         }
-        let at = self.full_blocks * self.device.block_size() + self.slot * rs;
+        let at = self.full_blocks * self.block_size + self.slot * rs;
         self.buf[at..at + rs].copy_from_slice(record);
         self.bump()
     }
@@ -1076,7 +1163,7 @@ impl<K: TableKey> TableWriter<K> {
     /// size (a join's output: left value, then right value).
     #[inline]
     pub fn push_parts(&mut self, key: &K, parts: &[&[u8]]) -> Result<()> {
-        let rs = self.header.record_size();
+        let rs = self.record_size;
         let total: usize = parts.iter().map(|p| p.len()).sum();
         if total != self.header.value_size as usize {
             return Err(Error::InvalidParameter {
@@ -1085,7 +1172,7 @@ impl<K: TableKey> TableWriter<K> {
                 expected: "exactly the table's value size",
             });
         }
-        let mut at = self.full_blocks * self.device.block_size() + self.slot * rs;
+        let mut at = self.full_blocks * self.block_size + self.slot * rs;
         key.write_to(&mut self.buf[at..at + K::SIZE]);
         at += K::SIZE;
         for part in parts {
@@ -1095,6 +1182,18 @@ impl<K: TableKey> TableWriter<K> {
         self.bump()
     }
 
+    /// Appends a record that `fill` writes in place (key then value; `fill`'s slice is exactly
+    /// one record, holding old bytes that `fill` must overwrite); returns what `fill` returns. Saves the copy through a record
+    /// buffer that [`TableWriter::push_record`] costs.
+    #[inline]
+    pub fn push_with<T>(&mut self, fill: impl FnOnce(&mut [u8]) -> T) -> Result<T> {
+        let rs = self.record_size;
+        let at = self.full_blocks * self.block_size + self.slot * rs;
+        let out = fill(&mut self.buf[at..at + rs]);
+        self.bump()?;
+        Ok(out)
+    }
+
     #[inline]
     fn bump(&mut self) -> Result<()> {
         self.header.count += 1;
@@ -1102,7 +1201,7 @@ impl<K: TableKey> TableWriter<K> {
         if self.slot == self.per_block {
             self.slot = 0;
             self.full_blocks += 1;
-            if self.full_blocks * self.device.block_size() == self.buf.len() {
+            if self.full_blocks * self.block_size == self.buf.len() {
                 self.flush()?;
             }
         }
@@ -1110,12 +1209,22 @@ impl<K: TableKey> TableWriter<K> {
     }
 
     /// Writes the buffered blocks (the partial last one included) in one request.
+    ///
+    /// Buffers are not zeroed between uses: every record lands at the same offset of its block
+    /// in every buffer, so the bytes outside record slots are zero from the buffer's creation
+    /// (the block trailer is rewritten by each write), and only the slots after the last record
+    /// of a partial block can hold an older record; they are zeroed here.
     fn flush(&mut self) -> Result<()> {
         let blocks = self.full_blocks + usize::from(self.slot > 0);
         if blocks == 0 {
             return Ok(());
         }
-        let bytes = blocks * self.device.block_size();
+        if self.slot > 0 {
+            let block = self.full_blocks * self.block_size;
+            let used = block + self.slot * self.record_size;
+            self.buf[used..block + self.block_size].fill(0);
+        }
+        let bytes = blocks * self.block_size;
         match &mut self.background {
             Some(bg) => {
                 let full = std::mem::replace(&mut self.buf, AlignedBuf::zeroed(0));
@@ -1124,7 +1233,6 @@ impl<K: TableKey> TableWriter<K> {
             None => {
                 self.device
                     .write_blocks(1 + self.first, &mut self.buf[..bytes], IoClass::Data)?;
-                self.buf[..bytes].fill(0);
             }
         }
         self.first += self.full_blocks as u64;
@@ -1148,10 +1256,16 @@ impl<K: TableKey> TableWriter<K> {
         if let Some(bg) = &mut self.background {
             bg.finish(self.device.name())?;
         }
-        let mut block = AlignedBuf::zeroed(self.device.block_size());
-        self.header.encode(&mut block);
-        self.device.write_blocks(0, &mut block, IoClass::Header)?;
-        self.device.sync()?;
+        write_table_header(self.device.as_ref(), &self.header)?;
         Ok(self.header)
     }
+}
+
+/// Writes `header` as block 0 of `device` and syncs: the last step of writing a table.
+#[doc(hidden)]
+pub fn write_table_header(device: &dyn BlockDevice, header: &TableHeader) -> Result<()> {
+    let mut block = AlignedBuf::zeroed(device.block_size());
+    header.encode(&mut block);
+    device.write_blocks(0, &mut block, IoClass::Header)?;
+    device.sync()
 }
