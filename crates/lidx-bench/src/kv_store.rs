@@ -24,6 +24,7 @@ use lidx::disk::static_learned::Fetch;
 use lidx::disk::DiskIndex;
 use lidx::io::Storage;
 use lidx::key::Key;
+use lidx::kv::hybrid::{DynamicMap, SortedRuns};
 use lidx::kv::hybrid::{HybridOptions, StaticModel};
 use lidx::kv::{FsyncPolicy, HybridIndex, WalOptions};
 use parking_lot::RwLock;
@@ -111,12 +112,12 @@ impl<K: Key> KvStore<K> for LockedBTree<K> {
 }
 
 /// The hybrid index with its payload size (the index does not report it).
-pub struct HybridStore<K: Key> {
-    index: HybridIndex<K>,
+pub struct HybridStore<K: Key, D: DynamicMap<K>> {
+    index: HybridIndex<K, D>,
     payload_size: usize,
 }
 
-impl<K: Key> KvStore<K> for HybridStore<K> {
+impl<K: Key, D: DynamicMap<K>> KvStore<K> for HybridStore<K, D> {
     fn get(&self, key: &K, payload: &mut [u8]) -> lidx::Result<bool> {
         self.index.get(key, payload)
     }
@@ -237,6 +238,41 @@ pub struct HybridSpec {
     pub budget_bytes: Option<u64>,
     /// The log's fsync policy.
     pub fsync: FsyncPolicy,
+    /// The dynamic stage's map.
+    pub dynamic: DynamicKind,
+}
+
+/// The hybrid's dynamic stage map ([`lidx::kv::hybrid::DynamicMap`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DynamicKind {
+    /// lidx's in-memory B+-tree (the paper's choice and the index's default).
+    #[default]
+    BTree,
+    /// [`SortedRuns`]: two sorted arrays, a quarter of the B+-tree's bytes per entry.
+    SortedRuns,
+}
+
+impl DynamicKind {
+    /// Parses `btree` or `sorted-runs`.
+    pub fn parse(spec: &str) -> Result<DynamicKind> {
+        match spec.trim() {
+            "btree" => Ok(DynamicKind::BTree),
+            "sorted-runs" => Ok(DynamicKind::SortedRuns),
+            other => Err(BenchError::BadSpec {
+                what: "dynamic stage",
+                got: other.to_string(),
+                expected: "btree or sorted-runs".to_string(),
+            }),
+        }
+    }
+
+    /// `btree` or `sorted-runs`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DynamicKind::BTree => "btree",
+            DynamicKind::SortedRuns => "sorted-runs",
+        }
+    }
 }
 
 /// The hybrid's memory budget: bytes, or a percentage of the equal-memory B+-tree's memory
@@ -334,12 +370,13 @@ impl StoreSpec {
     }
 
     /// The hybrid with `model` (parsed by [`parse_model`]; `None` for its default), `fetch`,
-    /// `budget` and the log's `fsync` policy.
+    /// `budget`, the log's `fsync` policy and the `dynamic` stage map.
     pub fn hybrid(
         model: Option<&str>,
         fetch: Fetch,
         budget: Option<MemoryBudget>,
         fsync: FsyncPolicy,
+        dynamic: DynamicKind,
     ) -> Result<StoreSpec> {
         Ok(StoreSpec::Hybrid(HybridSpec {
             model: model.map(parse_model).transpose()?,
@@ -350,6 +387,7 @@ impl StoreSpec {
                 MemoryBudget::Percent(_) | MemoryBudget::BTreePeak => None,
             }),
             fsync,
+            dynamic,
         }))
     }
 
@@ -363,9 +401,10 @@ impl StoreSpec {
                     .map_or_else(|| StaticModel::default().name(), StaticModel::name);
                 let budget = h.budget.map_or("none".to_string(), MemoryBudget::label);
                 format!(
-                    "hybrid:{model},fetch={},budget={budget},fsync={}",
+                    "hybrid:{model},fetch={},budget={budget},fsync={},dynamic={}",
                     h.fetch.name(),
-                    fsync_label(h.fsync)
+                    fsync_label(h.fsync),
+                    h.dynamic.name()
                 )
             }
             StoreSpec::BTree {
@@ -457,11 +496,18 @@ impl StoreSpec {
                     wal: WalOptions { fsync: h.fsync },
                     ..defaults
                 };
-                let index = HybridIndex::create(storage, keys, payloads, options)?;
-                Ok(Box::new(HybridStore {
-                    index,
-                    payload_size,
-                }))
+                Ok(match h.dynamic {
+                    DynamicKind::BTree => Box::new(HybridStore {
+                        index: HybridIndex::create(storage, keys, payloads, options)?,
+                        payload_size,
+                    }),
+                    DynamicKind::SortedRuns => Box::new(HybridStore {
+                        index: HybridIndex::<u64, SortedRuns<u64>>::create_with(
+                            storage, keys, payloads, options,
+                        )?,
+                        payload_size,
+                    }),
+                })
             }
         }
     }

@@ -47,6 +47,13 @@ fn every_workload_runs_on_the_simulated_and_the_real_device() {
             "--out",
             out.to_str().unwrap(),
         ]);
+        // The simulated device runs the default dynamic stage, the real one sorted runs.
+        let dynamic = if device == "sim:nvme" {
+            "btree"
+        } else {
+            "sorted-runs"
+        };
+        args.extend(["--dynamic", dynamic]);
         let result = lidx(&args);
         let stdout = text(&result.stdout);
         assert!(result.status.success(), "{}", text(&result.stderr));
@@ -65,6 +72,11 @@ fn every_workload_runs_on_the_simulated_and_the_real_device() {
             .iter()
             .find(|r| r.store.starts_with("hybrid:"))
             .unwrap();
+        assert!(
+            hybrid.store.ends_with(&format!("dynamic={dynamic}")),
+            "{}",
+            hybrid.store
+        );
         let btree = records
             .iter()
             .find(|r| r.store.starts_with("btree"))
@@ -111,7 +123,7 @@ fn the_curve_writes_a_csv_and_an_svg() {
 
 #[test]
 fn bad_arguments_exit_2_with_one_line() {
-    let bad: [&[&str]; 8] = [
+    let bad: [&[&str]; 9] = [
         &["ycsb", "--workload", "scan"],
         &["ycsb", "--dataset", "gen:nope:1K"],
         &["ycsb", "--device", "tape:x"],
@@ -120,6 +132,7 @@ fn bad_arguments_exit_2_with_one_line() {
         &["ycsb", "--fetch", "sometimes"],
         &["ycsb", "--fsync", "every:0"],
         &["ycsb", "--ops", "lots"],
+        &["ycsb", "--dynamic", "skiplist"],
     ];
     for args in bad {
         let result = lidx(args);

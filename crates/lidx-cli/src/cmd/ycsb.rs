@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Parser;
 use lidx::disk::static_learned::Fetch;
 use lidx_bench::kv_runner::{self, KvBenchConfig, KvRecord, KvSetup, StorageBase};
-use lidx_bench::kv_store::{parse_fsync, MemoryBudget, StoreSpec};
+use lidx_bench::kv_store::{parse_fsync, DynamicKind, MemoryBudget, StoreSpec};
 use lidx_bench::report::{self, Format};
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
@@ -72,6 +72,12 @@ pub struct Args {
     /// `every:<ms>`.
     #[arg(long, default_value = "never")]
     pub fsync: String,
+
+    /// The hybrid's dynamic stage: `btree` (lidx's in-memory B+-tree, the paper's choice) or
+    /// `sorted-runs` (two sorted arrays: 12 bytes per entry against the B+-tree's ~48, so a
+    /// memory budget holds four times the entries and merges come four times less often).
+    #[arg(long, default_value = "btree")]
+    pub dynamic: String,
 
     /// Runs per store and workload (fresh stores each); the report gives the median run.
     /// Each run costs a fresh build of every store.
@@ -134,7 +140,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let budget = MemoryBudget::parse(&args.memory_budget)?;
     let budgets = MemoryBudget::parse_list(&args.budgets)?;
     let fsync = parse_fsync(&args.fsync)?;
-    let hybrid = StoreSpec::hybrid(args.hybrid_model.as_deref(), fetch, Some(budget), fsync)?;
+    let dynamic = DynamicKind::parse(&args.dynamic)?;
+    let hybrid = StoreSpec::hybrid(
+        args.hybrid_model.as_deref(),
+        fetch,
+        Some(budget),
+        fsync,
+        dynamic,
+    )?;
     if args.threads == 0 || args.runs == 0 {
         return Err(BenchError::BadSpec {
             what: "--threads/--runs",
