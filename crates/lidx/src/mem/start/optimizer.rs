@@ -127,6 +127,9 @@ pub struct TuneReport {
     pub tuned_cost_ns: f64,
     /// Multilevel nodes created, by kind: MultiNode4, Node64K, Node16M.
     pub created: [usize; 3],
+    /// Resident bytes of the huge-page arena the tree was moved into (`arena.rs`); 0 if it
+    /// was not (disabled, or the kernel refused).
+    pub arena_bytes: usize,
 }
 
 /// The share of [`CostModel::cache_bytes`] (the last-level cache) whose nodes cost their
