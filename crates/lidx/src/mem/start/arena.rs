@@ -31,8 +31,8 @@
 //!   the tree stays on the global allocator; [`super::TuneReport::arena_bytes`] is then 0.
 
 use std::alloc::Layout;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// Bytes of a transparent huge page (x86-64 and AArch64 with 4 KiB pages).
 pub const HUGE_PAGE_BYTES: usize = 2 << 20;
@@ -210,7 +210,9 @@ mod tests {
         assert_eq!(q.addr() % 8, 0);
         assert_eq!(a.used_bytes(), 16);
         assert_eq!(a.resident_bytes(), HUGE_PAGE_BYTES);
-        assert!(a.alloc(Layout::array::<u8>(HUGE_PAGE_BYTES).unwrap()).is_none());
+        assert!(a
+            .alloc(Layout::array::<u8>(HUGE_PAGE_BYTES).unwrap())
+            .is_none());
         let heap = Box::new(0u64);
         assert!(!contains(std::ptr::from_ref(&*heap).addr()));
     }
