@@ -310,7 +310,8 @@ fn read_mostly(
             String::new()
         } else {
             let ratios: Vec<f64> = (0..runs).map(|r| totals[0][r] / totals[i][r]).collect();
-            format!(" ({:.2}x ART)", median(ratios))
+            let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+            format!(" ({:.2}x ART; rounds {})", median(ratios), each.join(" "))
         };
         println!(
             "{name:<13} {build_s:>10.2} {insert_ns:>10.1} {:>10.1} {:>10.1} {:>10.2}  {}{speedup}",
