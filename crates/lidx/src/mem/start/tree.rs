@@ -26,7 +26,7 @@ use super::optimizer::{tune, Strategy, TuneReport};
 use super::stats::NodeMix;
 use crate::error::Result;
 use crate::map::OrderedMap;
-use crate::mem::art::node::{NodeRef, ViewMut};
+use crate::mem::art::node::{NodeRef, View, ViewMut};
 use crate::mem::art::{Art, ArtKey, Range};
 
 /// How a [`Start`] tunes itself.
@@ -218,7 +218,11 @@ impl<K: ArtKey, V> OrderedMap<K, V> for Start<K, V> {
 
 /// Arena bytes that moving the subtree of `node` may take (alignment padding included).
 fn arena_need<K, V>(node: &NodeRef<K, V>) -> usize {
-    let own = node.layout().map_or(0, |l| l.size() + l.align() - 1);
+    let slots = match node.view() {
+        View::Rw(rw) => rw.array().movable_bytes() + 4095,
+        _ => 0,
+    };
+    let own = slots + node.layout().map_or(0, |l| l.size() + l.align() - 1);
     own + node.children().map(|(_, c)| arena_need(c)).sum::<usize>()
 }
 
@@ -227,6 +231,11 @@ fn arena_need<K, V>(node: &NodeRef<K, V>) -> usize {
 fn move_all<K, V>(slot: &mut NodeRef<K, V>, arena: &mut Arena) -> bool {
     if !slot.move_into(arena) {
         return false;
+    }
+    if let ViewMut::Rw(rw) = slot.view_mut() {
+        if !rw.array_mut().move_into(arena) {
+            return false;
+        }
     }
     let frags: Vec<u32> = slot.children().map(|(f, _)| f).collect();
     for f in frags {
