@@ -187,17 +187,22 @@ index_specs! {
         /// Space budget of a multilevel node, in times the ART nodes it replaces: larger is
         /// more multilevel nodes (shallower, more memory).
         budget: usize = 1,
+        /// 1: the tuned tree's leaves and ART nodes move into a huge-page arena (no page walk
+        /// per level, up to one huge page more memory); 0: they stay on the global allocator.
+        arena: usize = 1,
     },
     /// START tuned by the greedy bottom-up variant instead of the dynamic program.
     StartGreedy = "start-greedy" {
         /// As for `start`.
         budget: usize = 1,
+        /// As for `start`.
+        arena: usize = 1,
     },
 }
 
 /// The cost model the `start` entries tune with: the file named by `LIDX_START_COST_MODEL`,
 /// else the paper's Table I.
-fn start_params(budget: usize, strategy: Strategy) -> Result<StartParams> {
+fn start_params(budget: usize, arena: usize, strategy: Strategy) -> Result<StartParams> {
     let model = match std::env::var_os("LIDX_START_COST_MODEL") {
         Some(path) => {
             let text = std::fs::read_to_string(&path).map_err(|e| BenchError::BadSpec {
@@ -213,6 +218,7 @@ fn start_params(budget: usize, strategy: Strategy) -> Result<StartParams> {
         model,
         strategy,
         budget_factor: budget as f64,
+        huge_arena: arena != 0,
         ..StartParams::default()
     })
 }
@@ -305,13 +311,13 @@ impl IndexSpec {
                 Box::new(FitingTree::build(keys, FitingParams::with_eps(eps))?)
             }
             IndexSpec::Art {} => Box::new(RadixIndex::art(keys)?),
-            IndexSpec::Start { budget } => Box::new(RadixIndex::start(
+            IndexSpec::Start { budget, arena } => Box::new(RadixIndex::start(
                 keys,
-                start_params(budget, Strategy::DynamicProgramming)?,
+                start_params(budget, arena, Strategy::DynamicProgramming)?,
             )?),
-            IndexSpec::StartGreedy { budget } => Box::new(RadixIndex::start(
+            IndexSpec::StartGreedy { budget, arena } => Box::new(RadixIndex::start(
                 keys,
-                start_params(budget, Strategy::Greedy)?,
+                start_params(budget, arena, Strategy::Greedy)?,
             )?),
         })
     }

@@ -336,12 +336,20 @@ fn eager_start(strategy: Tuning, flat_nodes: bool) -> StartParams {
         strategy,
         budget_factor: 1e12,
         flat_nodes,
+        huge_arena: true,
     }
 }
 
 fn run_start_suite<K: MapKey>() {
     run_map_suite::<K, _>("start", |pairs| {
         Start::bulk_load(pairs, StartParams::default())
+    });
+    run_map_suite::<K, _>("start-heap", |pairs| {
+        let params = StartParams {
+            huge_arena: false,
+            ..StartParams::default()
+        };
+        Start::bulk_load(pairs, params)
     });
     for (strategy, flat) in [
         (Tuning::DynamicProgramming, false),

@@ -8,7 +8,9 @@
 //! The read-mostly workload (§VI-B, YCSB-B-like): withhold `--withhold` distinct keys sampled
 //! by YCSB's "latest" distribution (a zipfian with theta 0.99 over ranks, rank 0 the largest
 //! key), build on the rest (START tuned after the build), time inserting the withheld keys in
-//! sampled order, then time `--lookups` lookups of keys drawn uniformly from all of them.
+//! sampled order, then time `--lookups` lookups of keys drawn uniformly from all of them. The
+//! three trees are kept side by side and their lookup runs alternate, so the speedups (medians
+//! of per-round ratios of the time per operation) are paired measurements.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -78,7 +80,7 @@ pub enum StartCommand {
         /// Lookups after the inserts.
         #[arg(long, default_value = "9.5M")]
         lookups: String,
-        /// Timed lookup runs (the median is reported).
+        /// Timed lookup rounds, the trees alternating (medians are reported).
         #[arg(long, default_value_t = 3)]
         runs: usize,
         /// Seed of the dataset and the workload.
@@ -122,8 +124,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 let r = t.last_report();
                 report(label(strategy), &t, t.node_mix());
                 println!(
-                    "  model cost per lookup: ART {:.1} ns -> START {:.1} ns; created MN4={} R64K={} R16M={}",
-                    r.art_cost_ns, r.tuned_cost_ns, r.created[0], r.created[1], r.created[2]
+                    "  model cost per lookup: ART {:.1} ns -> START {:.1} ns; created MN4={} R64K={} R16M={}; huge-page arena {:.1} MiB",
+                    r.art_cost_ns, r.tuned_cost_ns, r.created[0], r.created[1], r.created[2],
+                    r.arena_bytes as f64 / f64::from(1 << 20)
                 );
             }
             Ok(())
@@ -199,6 +202,12 @@ fn count(text: &str, what: &str) -> anyhow::Result<usize> {
         .with_context(|| format!("{what}: `{text}` is not a count such as 500K or 9.5M"))
 }
 
+/// The median of `v` (not empty).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// The read-mostly workload (see the module docs) for ART, START (DP) and START (greedy).
 fn read_mostly(
     dataset: &str,
@@ -251,12 +260,15 @@ fn read_mostly(
         "{:<13} {:>10} {:>10} {:>10} {:>10} {:>10}  node mix after",
         "tree", "build s", "ns/insert", "ns/lookup", "ns/op", "bytes/key"
     );
-    let mut art_total = None;
     let variants: [Option<Strategy>; 3] = [
         None,
         Some(Strategy::DynamicProgramming),
         Some(Strategy::Greedy),
     ];
+    // All three trees stay alive and their lookup runs alternate (art, start, greedy, art,
+    // ...), so a slow spell of a shared machine hits each of them alike; the speedups are
+    // medians of the per-round ratios.
+    let mut trees = Vec::with_capacity(variants.len());
     for variant in variants {
         let t0 = Instant::now();
         let mut map: Start<u64, u64> = match variant {
@@ -272,32 +284,39 @@ fn read_mostly(
             map.insert(k, v)?;
         }
         let insert_ns = t0.elapsed().as_nanos() as f64 / inserts.len().max(1) as f64;
-        let mut times = Vec::with_capacity(runs);
-        for _ in 0..runs {
+        trees.push((variant.map_or("art", label), map, build_s, insert_ns));
+    }
+    let mut totals = vec![Vec::with_capacity(runs); trees.len()];
+    let mut lookup_times = vec![Vec::with_capacity(runs); trees.len()];
+    for _ in 0..runs {
+        for (i, (_, map, _, insert_ns)) in trees.iter().enumerate() {
             let t0 = Instant::now();
             let mut found = 0u64;
             for q in &queries {
                 found += u64::from(black_box(map.get(q)).is_some());
             }
-            times.push(t0.elapsed().as_nanos() as f64 / queries.len().max(1) as f64);
+            let lookup_ns = t0.elapsed().as_nanos() as f64 / queries.len().max(1) as f64;
             if found != queries.len() as u64 {
                 bail!("a lookup of an existing key failed");
             }
+            let total = (insert_ns * inserts.len() as f64 + lookup_ns * queries.len() as f64)
+                / (inserts.len() + queries.len()).max(1) as f64;
+            lookup_times[i].push(lookup_ns);
+            totals[i].push(total);
         }
-        times.sort_by(f64::total_cmp);
-        let lookup_ns = times[runs / 2];
-        let total = (insert_ns * inserts.len() as f64 + lookup_ns * queries.len() as f64)
-            / (inserts.len() + queries.len()).max(1) as f64;
-        let name = variant.map_or("art", label);
-        let speedup = match art_total {
-            None => {
-                art_total = Some(total);
-                String::new()
-            }
-            Some(a) => format!(" ({:.2}x ART)", a / total),
+    }
+    for (i, (name, map, build_s, insert_ns)) in trees.iter().enumerate() {
+        let speedup = if i == 0 {
+            String::new()
+        } else {
+            let ratios: Vec<f64> = (0..runs).map(|r| totals[0][r] / totals[i][r]).collect();
+            let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+            format!(" ({:.2}x ART; rounds {})", median(ratios), each.join(" "))
         };
         println!(
-            "{name:<13} {build_s:>10.2} {insert_ns:>10.1} {lookup_ns:>10.1} {total:>10.1} {:>10.2}  {}{speedup}",
+            "{name:<13} {build_s:>10.2} {insert_ns:>10.1} {:>10.1} {:>10.1} {:>10.2}  {}{speedup}",
+            median(lookup_times[i].clone()),
+            median(totals[i].clone()),
             map.size_in_bytes() as f64 / map.len() as f64,
             map.node_mix()
         );

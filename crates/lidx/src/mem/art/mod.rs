@@ -70,6 +70,10 @@
 //!   `std::mem::take` lifts the subtree out and assignment puts a replacement in.
 //!   [`node::NodeRef::new_inner`], [`node::NodeRef::add_child`], [`node::NodeRef::leaf`],
 //!   [`node::Header::set_prefix`] and [`build_subtree`] build one.
+//! * START may move nodes and leaves into its huge-page arena (`lidx::mem::start::arena`,
+//!   `NodeRef::move_into`). The node code frees such a node by dropping it in place, and
+//!   where it wants a node as a `Box` (growing, shrinking, demoting, removing a leaf) copies
+//!   it out first; lookups do not know the difference. `Art` itself never uses the arena.
 
 mod iter;
 mod key_bytes;

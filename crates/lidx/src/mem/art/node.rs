@@ -29,9 +29,11 @@
 //! [`View`]/[`ViewMut`] and to these functions; the tree algorithms in `tree.rs` and `iter.rs`
 //! only go through them.
 
+use std::alloc::Layout;
 use std::marker::PhantomData;
 use std::mem::{self, size_of};
 
+use crate::mem::start::arena::{self, Arena};
 use crate::mem::start::nodes::{demote, fragment, Multi4, RewiredNode};
 
 /// Prefix bytes an inner node stores (the "pessimistic" part of path compression). A longer
@@ -432,13 +434,67 @@ impl<K, V> NodeRef<K, V> {
     /// `self` was made by [`Self::from_box`] from a `Box<N>`.
     pub(crate) unsafe fn take_box<N>(&mut self) -> Box<N> {
         let ptr = mem::take(self).into_raw();
+        let node = std::ptr::with_exposed_provenance_mut::<N>(ptr.addr() & ADDR_MASK);
+        if arena::contains(node.addr()) {
+            // SAFETY: by the caller, a live `N` moved into an arena by `move_into`; `into_raw`
+            // released ownership to us, and the arena's copy is never read or dropped again.
+            return Box::new(unsafe { node.read() });
+        }
         // SAFETY: by the caller, the address came from `Box::<N>::into_raw`, whose provenance
         // `from_box` exposed; `into_raw` released ownership to us.
-        unsafe {
-            Box::from_raw(std::ptr::with_exposed_provenance_mut::<N>(
-                ptr.addr() & ADDR_MASK,
-            ))
+        unsafe { Box::from_raw(node) }
+    }
+
+    /// The memory layout of this leaf or node, for moving it into an arena; `None` for no
+    /// node and for a rewired node (which stays where it is: its slots are a mapping anyway).
+    pub(crate) fn layout(&self) -> Option<Layout> {
+        if self.is_leaf() {
+            return Some(Layout::new::<Leaf<K, V>>());
         }
+        Some(match self.kind()? {
+            NodeKind::Node4 => Layout::new::<Node4<K, V>>(),
+            NodeKind::Node16 => Layout::new::<Node16<K, V>>(),
+            NodeKind::Node48 => Layout::new::<Node48<K, V>>(),
+            NodeKind::Node256 => Layout::new::<Node256<K, V>>(),
+            NodeKind::MultiNode4 => Layout::new::<Multi4<K, V>>(),
+            NodeKind::Node64K | NodeKind::Node16M => return None,
+        })
+    }
+
+    /// True if this leaf or node lives in an arena (`lidx::mem::start::arena`).
+    pub(crate) fn in_arena(&self) -> bool {
+        !self.is_empty() && arena::contains(self.ptr.addr() & ADDR_MASK)
+    }
+
+    /// Moves this leaf or node (not its children) into `arena` unless it is there already or
+    /// is a rewired node; frees its heap allocation (a copy in an older arena is simply left
+    /// behind). False if the arena is full.
+    pub(crate) fn move_into(&mut self, arena: &mut Arena) -> bool {
+        let Some(layout) = self.layout() else {
+            return true;
+        };
+        let word = self.ptr.addr() & ADDR_MASK;
+        let (at, tag) = (word & !LEAF_TAG, word & LEAF_TAG);
+        if arena.owns(at) {
+            return true;
+        }
+        let Some(dst) = arena.alloc(layout) else {
+            return false;
+        };
+        let src = std::ptr::with_exposed_provenance_mut::<u8>(at);
+        // SAFETY: `src` is the live node or leaf `self` owns, `layout` its type's layout (the
+        // header's kind or the leaf tag says which), `dst` fresh arena memory of that layout:
+        // the bytes move, and ownership with them (`self` is repointed below). A heap original
+        // was allocated by `Box` with that same layout and is freed without being dropped.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, layout.size());
+            if !arena::contains(at) {
+                std::alloc::dealloc(src, layout);
+            }
+        }
+        dst.expose_provenance();
+        self.ptr = std::ptr::with_exposed_provenance_mut(dst.addr() | tag);
+        true
     }
 
     /// Gives up ownership, returning the tagged pointer.
@@ -598,9 +654,15 @@ impl<K, V> NodeRef<K, V> {
             return None;
         }
         let addr = self.into_raw().addr() & ADDR_MASK & !LEAF_TAG;
+        let leaf = std::ptr::with_exposed_provenance_mut::<Leaf<K, V>>(addr);
+        if arena::contains(addr) {
+            // SAFETY: a leaf moved into an arena by `move_into`, released to us by `into_raw`;
+            // the arena's copy is never read or dropped again.
+            return Some(Box::new(unsafe { leaf.read() }));
+        }
         // SAFETY: a tagged pointer came from `Box::<Leaf>::into_raw` in `leaf`, which exposed
         // its provenance, and `into_raw` released ownership to us.
-        Some(unsafe { Box::from_raw(std::ptr::with_exposed_provenance_mut(addr)) })
+        Some(unsafe { Box::from_raw(leaf) })
     }
 
     /// Key bytes this inner node consumes after its prefix (1 for ART's kinds, the span of a
@@ -1063,6 +1125,30 @@ fn remove_sorted<K, V, const N: usize>(
 impl<K, V> Drop for NodeRef<K, V> {
     fn drop(&mut self) {
         if self.is_empty() {
+            return;
+        }
+        if self.in_arena() {
+            let ptr = mem::take(self).into_raw();
+            let at = ptr.addr() & ADDR_MASK & !LEAF_TAG;
+            let p = std::ptr::with_exposed_provenance_mut::<u8>(at);
+            // SAFETY: an arena node or leaf (moved there by `move_into`) is dropped in place,
+            // as the type its tag or header kind says; its memory goes with the arena.
+            unsafe {
+                if ptr.addr() & LEAF_TAG != 0 {
+                    std::ptr::drop_in_place(p.cast::<Leaf<K, V>>());
+                    return;
+                }
+                match (*p.cast::<Header>()).kind {
+                    NodeKind::Node4 => std::ptr::drop_in_place(p.cast::<Node4<K, V>>()),
+                    NodeKind::Node16 => std::ptr::drop_in_place(p.cast::<Node16<K, V>>()),
+                    NodeKind::Node48 => std::ptr::drop_in_place(p.cast::<Node48<K, V>>()),
+                    NodeKind::Node256 => std::ptr::drop_in_place(p.cast::<Node256<K, V>>()),
+                    NodeKind::MultiNode4 => std::ptr::drop_in_place(p.cast::<Multi4<K, V>>()),
+                    NodeKind::Node64K | NodeKind::Node16M => {
+                        unreachable!("rewired nodes are never moved into an arena")
+                    }
+                }
+            }
             return;
         }
         if self.is_leaf() {

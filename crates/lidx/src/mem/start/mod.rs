@@ -8,11 +8,13 @@
 //! * [`optimizer`]: the dynamic program of §IV-B and the greedy variant, then the bulk
 //!   transformation.
 //! * [`stats`]: the node mix; [`index`]: ART and START as exact static indexes for benchmarks.
+//! * [`arena`]: the huge-page block a tuned tree's nodes and leaves are moved into.
 //! * Building blocks that do not depend on ART's node layout: [`rewired`] (the tagged slot array
 //!   whose sparse pages share memfd pages, with a plain fallback), [`multinode`] (MultiNode4's
 //!   cache line), [`cache_control`] (flushes, serialized time stamps, medians). Their children
 //!   are opaque `u64` words (0 = no child); `nodes` stores `NodeRef` words in them.
 
+pub mod arena;
 pub mod cache_control;
 pub mod cost_model;
 pub mod index;

@@ -214,6 +214,11 @@ impl<K, V> RewiredNode<K, V> {
         &self.array
     }
 
+    /// The slot array, mutably (to move a flat one into an arena).
+    pub(crate) fn array_mut(&mut self) -> &mut RewiredArray {
+        &mut self.array
+    }
+
     /// This node's memory: the node, the resident slot pages and their bookkeeping.
     pub fn bytes(&self) -> usize {
         size_of::<Self>() + self.array.resident_bytes() + self.array.metadata_bytes()

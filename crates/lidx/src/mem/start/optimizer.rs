@@ -51,6 +51,10 @@
 //!   per level on top of the cache miss (on this project's VM, 250-300 ns against a 100 ns
 //!   miss, [`super::cost_model::measure_page_walk`]), so it favours flat nodes and fewer
 //!   levels.
+//! * **The arena is not in the model**: the TLB term above charges ART nodes off the TLB's
+//!   reach a page walk even though `Start` then moves them onto huge pages (`arena.rs`),
+//!   so with the arena the model overstates what the ART levels cost and leans towards
+//!   multilevel nodes more than it needs to.
 //! * **Kernel limits** (not in the paper): every hosted rewired page is a kernel mapping, and
 //!   splitting the array's zero-page mapping around it costs up to two more; Linux allows
 //!   `vm.max_map_count` (65 530 by default) per process, and each rewired node holds a memfd.
@@ -127,6 +131,9 @@ pub struct TuneReport {
     pub tuned_cost_ns: f64,
     /// Multilevel nodes created, by kind: MultiNode4, Node64K, Node16M.
     pub created: [usize; 3],
+    /// Resident bytes of the huge-page arena the tree was moved into (`arena.rs`); 0 if it
+    /// was not (disabled, or the kernel refused).
+    pub arena_bytes: usize,
 }
 
 /// The share of [`CostModel::cache_bytes`] (the last-level cache) whose nodes cost their

@@ -49,6 +49,7 @@
 //!   `mmap` and stay unbacked until written, so [`RewiredArray::resident_bytes`] counts the
 //!   pages ever written (the KISS-tree behaviour the paper compares with, §VII-A).
 
+use super::arena::Arena;
 use crate::error::{Error, Result};
 
 /// Bits of a child word; the bits above hold the slot's tag.
@@ -163,6 +164,8 @@ enum PlainBuf {
     Heap(Vec<u64>),
     /// An anonymous mapping aligned to, and advised for, transparent huge pages.
     Huge(os::HugeBuf),
+    /// Slots in a START arena (`arena.rs`), which owns and counts the memory.
+    Arena,
 }
 
 /// Bookkeeping of the memfd and its pages.
@@ -451,6 +454,10 @@ impl RewiredArray {
         match &self.backing {
             Backing::Rewired(rw) => rw.resident_pages * self.page_bytes,
             Backing::Plain {
+                _buf: PlainBuf::Arena,
+                ..
+            } => 0,
+            Backing::Plain {
                 touched,
                 touched_pages,
                 region_pages,
@@ -529,6 +536,42 @@ impl RewiredArray {
         matches!(self.backing, Backing::Plain { reason: None, .. })
     }
 
+    /// Bytes [`RewiredArray::move_into`] would move: a flat array on small pages (one below a
+    /// huge page, so not on one), else 0.
+    pub(crate) fn movable_bytes(&self) -> usize {
+        match &self.backing {
+            Backing::Plain {
+                _buf: PlainBuf::Heap(_),
+                reason: None,
+                ..
+            } => self.slots * 8,
+            _ => 0,
+        }
+    }
+
+    /// Moves the slots of a flat array on small pages into `arena`, which then owns and counts
+    /// their memory (`resident_bytes` becomes 0): a lookup through a flat Node64K (512 KiB)
+    /// then misses no TLB. Nothing for other arrays; false if the arena is full.
+    pub(crate) fn move_into(&mut self, arena: &mut Arena) -> bool {
+        let bytes = self.movable_bytes();
+        if bytes == 0 {
+            return true;
+        }
+        let layout = std::alloc::Layout::from_size_align(bytes, 4096).expect("a valid size");
+        let Some(dst) = arena.alloc(layout) else {
+            return false;
+        };
+        // SAFETY: `base` is the flat heap buffer of `slots` words and `dst` fresh arena memory
+        // of as many bytes; the copy keeps every slot (tags included), then the buffer is
+        // dropped and `base` repointed while `&mut self` excludes readers.
+        unsafe { std::ptr::copy_nonoverlapping(self.base, dst.cast::<u64>(), self.slots) };
+        if let Backing::Plain { _buf, .. } = &mut self.backing {
+            *_buf = PlainBuf::Arena;
+        }
+        self.base = dst.cast();
+        true
+    }
+
     /// The non-empty slots `(idx, word)` in index order.
     pub fn iter(&self) -> Iter<'_> {
         self.iter_from(0)
@@ -568,6 +611,7 @@ impl RewiredArray {
         let slots = match &mut buf {
             PlainBuf::Heap(v) => v.as_mut_ptr(),
             PlainBuf::Huge(h) => h.base(),
+            PlainBuf::Arena => unreachable!("arrays only switch to fresh buffers"),
         };
         // SAFETY: both buffers are `self.slots` zeroed, writable, exclusively owned `u64`s.
         let dst = unsafe { std::slice::from_raw_parts_mut(slots, self.slots) };

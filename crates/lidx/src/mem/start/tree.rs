@@ -12,14 +12,21 @@
 //! e.g. [`Start::changed_since_tune`] past 10% of the keys). Between tunings, inserts go into
 //! multilevel nodes; a full MultiNode4 and a degraded rewired node fall back to ART nodes (see
 //! `nodes.rs`).
+//!
+//! After each tuning the tree is also *placed* (not in the paper, see `arena.rs`): its leaves
+//! and ART nodes are copied in key order into a huge-page [`Arena`] the `Start` owns, so a
+//! lookup's reads below the multilevel nodes miss the cache but not the TLB. Nodes and leaves
+//! made by later inserts come from the global allocator until the next `retune`.
 
 use std::ops::RangeBounds;
 
+use super::arena::Arena;
 use super::cost_model::CostModel;
 use super::optimizer::{tune, Strategy, TuneReport};
 use super::stats::NodeMix;
 use crate::error::Result;
 use crate::map::OrderedMap;
+use crate::mem::art::node::{NodeRef, View, ViewMut};
 use crate::mem::art::{Art, ArtKey, Range};
 
 /// How a [`Start`] tunes itself.
@@ -38,6 +45,10 @@ pub struct StartParams {
     /// budget (default). Off, dense windows are rewired like sparse ones: less memory above
     /// ~15% fill, but a kernel mapping per page and a TLB miss per lookup.
     pub flat_nodes: bool,
+    /// Move the tuned tree's leaves and ART nodes into a huge-page arena (default; see
+    /// `arena.rs`). Trades up to one huge page of memory, and dead copies of nodes changed
+    /// after tuning until the next `retune`, for no page walk per level on large trees.
+    pub huge_arena: bool,
 }
 
 impl Default for StartParams {
@@ -47,6 +58,7 @@ impl Default for StartParams {
             strategy: Strategy::default(),
             budget_factor: 1.0,
             flat_nodes: true,
+            huge_arena: true,
         }
     }
 }
@@ -57,6 +69,9 @@ pub struct Start<K: ArtKey, V> {
     params: StartParams,
     changes: usize,
     last_report: TuneReport,
+    /// Where the tree's nodes were placed by tunings; after `art` so it is dropped after the
+    /// nodes in it.
+    arenas: Vec<Arena>,
 }
 
 impl<K: ArtKey, V> Start<K, V> {
@@ -72,6 +87,7 @@ impl<K: ArtKey, V> Start<K, V> {
             params,
             changes: 0,
             last_report: TuneReport::default(),
+            arenas: Vec::new(),
         }
     }
 
@@ -100,9 +116,29 @@ impl<K: ArtKey, V> Start<K, V> {
             self.params.budget_factor,
             self.params.flat_nodes,
         )?;
+        let mut report = report;
+        if self.params.huge_arena {
+            report.arena_bytes = self.place();
+        }
         self.changes = 0;
         self.last_report = report;
         Ok(report)
+    }
+
+    /// Moves every leaf and ART node into a new arena (see the module docs); the arenas of
+    /// earlier tunings are released once nothing is left in them. Returns the arena's resident
+    /// bytes (0 without one).
+    fn place(&mut self) -> usize {
+        let root = self.art.root_mut();
+        let Some(mut arena) = Arena::new(arena_need(root)) else {
+            return 0;
+        };
+        if move_all(root, &mut arena) {
+            self.arenas.clear();
+        }
+        let bytes = arena.resident_bytes();
+        self.arenas.push(arena);
+        bytes
     }
 
     /// Inserts and removals since the last tuning.
@@ -169,7 +205,108 @@ impl<K: ArtKey, V> OrderedMap<K, V> for Start<K, V> {
 
     /// Exact heap bytes as for [`Art`], rewired slot arrays counted by resident pages (shared
     /// pages once) plus their bookkeeping, not by their virtual size.
+    /// Arenas count by their resident huge pages, in place of the nodes and leaves they hold.
     fn size_in_bytes(&self) -> usize {
-        self.art.size_in_bytes() + std::mem::size_of::<Self>() - std::mem::size_of::<Art<K, V>>()
+        let arenas: usize = self.arenas.iter().map(Arena::resident_bytes).sum();
+        self.art.size_in_bytes() - arena_live(self.art.root())
+            + arenas
+            + self.arenas.capacity() * std::mem::size_of::<Arena>()
+            + std::mem::size_of::<Self>()
+            - std::mem::size_of::<Art<K, V>>()
+    }
+}
+
+/// Arena bytes that moving the subtree of `node` may take (alignment padding included).
+fn arena_need<K, V>(node: &NodeRef<K, V>) -> usize {
+    let slots = match node.view() {
+        View::Rw(rw) => rw.array().movable_bytes() + 4095,
+        _ => 0,
+    };
+    let own = slots + node.layout().map_or(0, |l| l.size() + l.align() - 1);
+    own + node.children().map(|(_, c)| arena_need(c)).sum::<usize>()
+}
+
+/// Moves the subtree in `slot` into `arena`, each node before its children, children in key
+/// order; false if the arena ran out (the tree is whole either way).
+fn move_all<K, V>(slot: &mut NodeRef<K, V>, arena: &mut Arena) -> bool {
+    if !slot.move_into(arena) {
+        return false;
+    }
+    if let ViewMut::Rw(rw) = slot.view_mut() {
+        if !rw.array_mut().move_into(arena) {
+            return false;
+        }
+    }
+    let frags: Vec<u32> = slot.children().map(|(f, _)| f).collect();
+    for f in frags {
+        let moved = if let ViewMut::Rw(rw) = slot.view_mut() {
+            rw.with_child(f, |child| move_all(child, arena))
+        } else {
+            slot.find_child_mut(f).map(|child| move_all(child, arena))
+        };
+        if moved != Some(true) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Bytes of the leaves and nodes below `node` (itself included) that live in an arena.
+fn arena_live<K, V>(node: &NodeRef<K, V>) -> usize {
+    let own = if node.in_arena() {
+        node.layout().map_or(0, |l| l.size())
+    } else {
+        0
+    };
+    own + node.children().map(|(_, c)| arena_live(c)).sum::<usize>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every leaf and ART node is in an arena, the rewired ones never.
+    fn all_placed<K, V>(node: &NodeRef<K, V>) -> bool {
+        node.in_arena() == node.layout().is_some() && node.children().all(|(_, c)| all_placed(c))
+    }
+
+    #[test]
+    fn tuning_places_the_tree_in_one_arena_and_changes_keep_working() {
+        let keys: Vec<u64> = (0..20_000u64).map(|i| i * i * 7 + (i % 13)).collect();
+        let mut t =
+            Start::bulk_load(keys.iter().map(|&k| (k, k)), StartParams::default()).expect("sorted");
+        if t.last_report().arena_bytes == 0 {
+            return; // the kernel refused the arena: nothing to check
+        }
+        assert!(all_placed(t.art().root()));
+        let before = t.size_in_bytes();
+        // Removals copy leaves out of the arena; inserts (and node growth) use the heap.
+        for &k in keys.iter().step_by(3) {
+            assert_eq!(t.remove(&k), Some(k));
+        }
+        for i in 0..5_000u64 {
+            let k = (1 << 40) + i * 977;
+            assert_eq!(t.insert(k, k).expect("valid"), None);
+        }
+        assert!(!all_placed(t.art().root()));
+        assert!(t.size_in_bytes() > before / 2);
+        let report = t.retune().expect("tunes");
+        assert!(report.arena_bytes > 0);
+        assert!(all_placed(t.art().root()));
+        assert_eq!(t.arenas.len(), 1, "the first arena is released");
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(t.get(&k), (i % 3 != 0).then_some(&k));
+        }
+        for i in 0..5_000u64 {
+            let k = (1 << 40) + i * 977;
+            assert_eq!(t.get(&k), Some(&k));
+        }
+        let heap = StartParams {
+            huge_arena: false,
+            ..StartParams::default()
+        };
+        let h = Start::bulk_load(keys.iter().map(|&k| (k, k)), heap).expect("sorted");
+        assert_eq!(h.last_report().arena_bytes, 0);
+        assert!(!h.art().root().in_arena());
     }
 }
