@@ -167,7 +167,15 @@ fn unsorted_and_duplicated_tables_are_rejected() {
     write(&storage, "right", &(0..1000u64).collect::<Vec<_>>(), 2, 8);
     for algo in JoinAlgo::ALL {
         let r = run(&storage, algo, None);
-        if matches!(algo, JoinAlgo::Hash | JoinAlgo::GraceHash) {
+        // The hash joins and the unsorted joins take tables in any order.
+        let any_order = matches!(
+            algo,
+            JoinAlgo::Hash
+                | JoinAlgo::GraceHash
+                | JoinAlgo::UnsortedBTree
+                | JoinAlgo::UnsortedLearned
+        );
+        if any_order {
             assert!(r.is_ok(), "{}", algo.name());
         } else {
             assert!(
@@ -180,6 +188,11 @@ fn unsorted_and_duplicated_tables_are_rejected() {
     write(&storage, "left", &[1u64, 5, 5, 7], 1, 8);
     for algo in JoinAlgo::ALL {
         let r = run(&storage, algo, None);
+        if algo == JoinAlgo::UnsortedLearned {
+            // Learned partitioning joins repeated keys (a x b records, tests/join_unsorted.rs).
+            assert!(r.is_ok(), "{r:?}");
+            continue;
+        }
         assert!(
             matches!(r, Err(Error::DuplicateKey { .. })),
             "{} {r:?}",
