@@ -170,13 +170,17 @@ fn the_btree_baseline_reads_one_block_and_the_curve_draws() {
     let blocks: Vec<f64> = curve.iter().filter_map(|r| r.blocks_per_read).collect();
     assert_eq!(blocks, [2.0, 1.0, 1.0]);
     assert!(curve[0].memory_bytes < curve[1].memory_bytes);
+    // Read-only: what a store may hold over the run is what it held, at the start or the end.
+    for r in &curve {
+        assert_eq!(plot::run_memory(r), r.memory_bytes.max(r.memory_end_bytes));
+    }
     let dir = tempfile::tempdir().unwrap();
     let (csv, svg) = (dir.path().join("c.csv"), dir.path().join("c.svg"));
     plot::write_csv(&csv, &curve).unwrap();
     plot::write_svg(&svg, &curve, "test").unwrap();
     let csv = std::fs::read_to_string(csv).unwrap();
     assert_eq!(csv.lines().count(), curve.len() + 1);
-    assert!(csv.starts_with("workload,family,store,memory_bytes"));
+    assert!(csv.starts_with("workload,family,store,memory_bytes,memory_run_bytes"));
     check_svg(&std::fs::read_to_string(svg).unwrap());
 }
 
