@@ -4,21 +4,12 @@
 //! one-line error, bad arguments exit 2 with one line.
 
 use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+
+use common::{lidx, text};
 
 use lidx_bench::disk_report::DiskRecord;
 use lidx_bench::report::{read_records, BenchRecord};
-
-fn lidx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lidx"))
-        .args(args)
-        .output()
-        .expect("the lidx binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 fn bench_args<'a>(dataset: &'a str, out: &'a str) -> Vec<&'a str> {
     vec![

@@ -2,26 +2,9 @@
 //! prints one JSON line with the same output count and checksum, a saved index is reused by
 //! the next run, string keys and the simulated device work, bad arguments exit 2 with one line.
 
-use std::process::{Command, Output};
+mod common;
 
-fn lidx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lidx"))
-        .args(args)
-        .output()
-        .expect("the lidx binary runs")
-}
-
-fn json_lines(out: &Output) -> Vec<serde_json::Value> {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
-}
+use common::{json_lines, lidx};
 
 fn create(dir: &str, extra: &[&str]) -> Vec<serde_json::Value> {
     let mut args = vec![

@@ -2,26 +2,9 @@
 //! `lidx table create --shuffle`, both routes print the output count and checksum that
 //! sort-merge prints on the same tables sorted, with the index creation time apart.
 
-use std::process::{Command, Output};
+mod common;
 
-fn lidx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lidx"))
-        .args(args)
-        .output()
-        .expect("the lidx binary runs")
-}
-
-fn json_lines(out: &Output) -> Vec<serde_json::Value> {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
-}
+use common::{json_lines, lidx};
 
 #[test]
 fn unsorted_routes_match_sort_merge_on_the_sorted_tables() {

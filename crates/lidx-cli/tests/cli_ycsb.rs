@@ -1,21 +1,12 @@
 //! `lidx ycsb` end to end on a tiny dataset: every workload on the simulated and the real
 //! device with records written, the curve's CSV and SVG, bad arguments exit 2 with one line.
 
-use std::process::{Command, Output};
+mod common;
+
+use common::{lidx, text};
 
 use lidx_bench::kv_runner::KvRecord;
 use lidx_bench::report::read_records;
-
-fn lidx(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lidx"))
-        .args(args)
-        .output()
-        .expect("the lidx binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 const SMALL: [&str; 10] = [
     "ycsb",

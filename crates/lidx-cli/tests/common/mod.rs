@@ -1,0 +1,33 @@
+//! What the CLI tests share: running the `lidx` binary and reading what it prints.
+//!
+//! Each test file uses some of these, so the unused rest is allowed.
+
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+/// Runs the `lidx` binary built for these tests with `args`.
+pub fn lidx(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lidx"))
+        .args(args)
+        .output()
+        .expect("the lidx binary runs")
+}
+
+/// Bytes the binary printed, as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The JSON lines a successful run printed (panics, with its stderr, if it failed).
+pub fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
