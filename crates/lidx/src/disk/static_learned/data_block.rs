@@ -118,6 +118,23 @@ impl<'a, K: Key> DataBlock<'a, K> {
     }
 }
 
+/// Checks that data block `block` of `file`, whose first key is `first`, follows the block
+/// before it, whose last key was `previous` (none for the first block read): `Corrupt` when
+/// the keys do not increase across the boundary.
+pub fn check_follows<K: Key>(file: &str, block: u64, previous: Option<K>, first: K) -> Result<()> {
+    match previous {
+        Some(p) if !p.key_lt(&first) => Err(Error::Corrupt {
+            file: file.to_string(),
+            block: Some(block),
+            what: format!(
+                "data block: first key {first:?} does not follow the previous block's last key \
+                 {p:?}"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Decodes and validates data block `block_no` of `file` from its payload `bytes`: the tag,
 /// a record count equal to `expected_count` (what the layout says the block holds), records
 /// that fit, and strictly increasing, valid keys. Never panics on any input.

@@ -28,7 +28,7 @@ use crate::index::ApproxPos;
 use crate::io::{AlignedBuf, BlockDevice, IoClass};
 use crate::key::Key;
 
-use super::data_block::{decode_data_block, DataBlock};
+use super::data_block::{check_follows, decode_data_block, DataBlock};
 use super::header::FIRST_DATA_BLOCK;
 
 /// How the data blocks of a lookup's window are read (paper 002 G1).
@@ -198,19 +198,7 @@ impl Leaves<'_> {
                 expected,
                 self.payload_size,
             )?;
-            if let Some(p) = previous_last {
-                if !p.key_lt(&block.key(0)) {
-                    return Err(Error::Corrupt {
-                        file: self.device.name().to_string(),
-                        block: Some(block_no),
-                        what: format!(
-                            "data block: first key {:?} does not follow the previous block's \
-                             last key {p:?}",
-                            block.key(0)
-                        ),
-                    });
-                }
-            }
+            check_follows(self.device.name(), block_no, previous_last, block.key(0))?;
             previous_last = Some(block.key(expected - 1));
         }
         let start = first * self.per_block;

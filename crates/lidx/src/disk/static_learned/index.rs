@@ -12,7 +12,7 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::{check_strictly_sorted, Key};
 use crate::mem::persist::{Decoder, Persist};
 
-use super::data_block::records_per_block;
+use super::data_block::{check_follows, decode_data_block, records_per_block};
 use super::fetch::{Fetch, Leaves};
 use super::header::{decode_header, Header, FIRST_DATA_BLOCK};
 use super::writer::StaticLearnedWriter;
@@ -499,26 +499,14 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
         for (j, bytes) in buf.chunks_exact(block_size).enumerate() {
             let block_no = FIRST_DATA_BLOCK + (next + j) as u64;
             let expected = (self.len - (next + j) * self.per_block).min(self.per_block);
-            let block = super::data_block::decode_data_block::<K>(
+            let block = decode_data_block::<K>(
                 self.device.name(),
                 block_no,
                 &bytes[..payload],
                 expected,
                 self.payload_size,
             )?;
-            if let Some(p) = *previous {
-                if !p.key_lt(&block.key(0)) {
-                    return Err(Error::Corrupt {
-                        file: self.device.name().to_string(),
-                        block: Some(block_no),
-                        what: format!(
-                            "data block: first key {:?} does not follow the previous block's \
-                             last key {p:?}",
-                            block.key(0)
-                        ),
-                    });
-                }
-            }
+            check_follows(self.device.name(), block_no, *previous, block.key(0))?;
             for r in 0..expected {
                 f(&block.key(r), block.payload(r))?;
             }
