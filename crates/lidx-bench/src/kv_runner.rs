@@ -304,6 +304,7 @@ impl<'a> KvBench<'a> {
         let mut wall_all = new_histogram();
         let mut modeled_all = new_histogram();
         let mut figures = Vec::with_capacity(runs);
+        let mut device = String::new();
         let workload = self.plan.workload.label();
         progress.begin(&format!("{workload} {label}"), ops * runs as u64);
         for run in 0..runs {
@@ -351,6 +352,7 @@ impl<'a> KvBench<'a> {
                 merges: store.merge_stats(),
             });
             drop(store);
+            device = storage.describe();
             self.base.clean(&storage)?;
             progress.advance(ops);
         }
@@ -368,7 +370,7 @@ impl<'a> KvBench<'a> {
             workload: workload.to_string(),
             store: label.to_string(),
             describe: m.describe.clone(),
-            device: describe_device(&self.base.kind, self.base.cache_blocks),
+            device,
             block_size: self.base.block_size as u64,
             threads: self.plan.streams.len() as u64,
             ops,
@@ -487,19 +489,6 @@ fn sanitize(label: &str) -> String {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect()
-}
-
-fn describe_device(kind: &DeviceKind, cache_blocks: usize) -> String {
-    let device = match kind {
-        DeviceKind::File { direct: true } => "file O_DIRECT".to_string(),
-        DeviceKind::File { direct: false } => "file buffered".to_string(),
-        DeviceKind::Sim(p) => format!("sim:{}", p.name),
-    };
-    if cache_blocks > 0 {
-        format!("{device}, LRU cache {cache_blocks} blocks per file")
-    } else {
-        device
-    }
 }
 
 /// Fills `speedup_vs_btree` and `memory_vs_btree` of every record from the equal-memory
