@@ -215,19 +215,7 @@ impl<'a> DiskBench<'a> {
                     let wall = started.elapsed().as_nanos() as u64;
                     let cpu = thread_cpu_ns() - cpu_before;
                     run.record(wall, cpu + thread_modeled_ns() - modeled_before);
-                    payload_of(key, &mut want);
-                    if !found || got != want {
-                        return Err(BenchError::WrongResult {
-                            index: label.to_string(),
-                            op: "get",
-                            key,
-                            what: if found {
-                                format!("payload {got:?}, expected {want:?}")
-                            } else {
-                                "the key was not found".to_string()
-                            },
-                        });
-                    }
+                    check_get(label, key, found, &got, &mut want)?;
                 }
                 DiskWorkload::Scan { len } => {
                     keys.clear();
@@ -295,6 +283,25 @@ impl ThreadRun {
         self.wall.saturating_record(wall_ns.max(1));
         self.modeled.saturating_record(modeled_ns.max(1));
     }
+}
+
+/// Checks a get of `key` that `found` (or not) the payload `got`: it must be found with
+/// [`payload_of`]`(key)`, written into `want`. `WrongResult` otherwise.
+pub fn check_get(label: &str, key: u64, found: bool, got: &[u8], want: &mut [u8]) -> Result<()> {
+    payload_of(key, want);
+    if found && got == want {
+        return Ok(());
+    }
+    Err(BenchError::WrongResult {
+        index: label.to_string(),
+        op: "get",
+        key,
+        what: if found {
+            format!("payload {got:?}, expected {want:?}")
+        } else {
+            "the key was not found".to_string()
+        },
+    })
 }
 
 /// CPU time this thread has used, in ns.

@@ -45,7 +45,7 @@ use lidx::io::{DeviceKind, IoStats, Storage};
 use serde::{Deserialize, Serialize};
 
 use crate::disk_report::human_bytes;
-use crate::disk_runner::{new_histogram, thread_cpu_ns};
+use crate::disk_runner::{check_get, new_histogram, thread_cpu_ns};
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
 use crate::kv_store::{KvStore, MemoryBudget, StoreSpec};
@@ -466,19 +466,7 @@ fn run_stream(label: &str, store: &dyn KvStore<u64>, stream: &[Op]) -> Result<Th
         run.wall.saturating_record(wall.max(1));
         run.modeled.saturating_record(modeled.max(1));
         if let Some((key, found)) = checked {
-            payload_of(key, &mut want);
-            if !found || got != want {
-                return Err(BenchError::WrongResult {
-                    index: label.to_string(),
-                    op: "get",
-                    key,
-                    what: if found {
-                        format!("payload {got:?}, expected {want:?}")
-                    } else {
-                        "the key was not found".to_string()
-                    },
-                });
-            }
+            check_get(label, key, found, &got, &mut want)?;
         }
     }
     Ok(run)
