@@ -265,8 +265,8 @@ fn too_little_memory_is_a_typed_error() {
     write(&storage, "l", 8, &l);
     write(&storage, "r", 4, &r);
     for result in [
-        learned::<u64>(&storage, 100_000, 1).map(|_| ()),
-        btree::<u64>(&storage, 100_000).map(|_| ()),
+        learned::<u64>(&storage, 10_000, 1).map(|_| ()),
+        btree::<u64>(&storage, 10_000).map(|_| ()),
     ] {
         assert!(matches!(
             result,

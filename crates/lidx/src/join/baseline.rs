@@ -7,7 +7,7 @@
 //! ratio 1 is the time to read both tables sequentially. The paper does not measure that time
 //! or say whether writing the output belongs to it; its join times include writing the output
 //! (§5.3, §6.4). We measure both, in the same session and through the same I/O layer as the
-//! joins (`O_DIRECT` files or a simulated device, [`crate::join::table::STREAM_BLOCKS`] blocks
+//! joins (`O_DIRECT` files or a simulated device, [`crate::join::table::READ_BLOCKS`] blocks
 //! per request, one request read ahead on a background thread), and report them as
 //! [`JoinReport`]s so that ratios are taken between lines of the same format:
 //!
@@ -17,7 +17,7 @@
 //! * [`Baseline::ReadBothWrite`] (`--algo read-both-write`): the same reads, and while the
 //!   smaller table streams, writes an output table of one record per record of the smaller
 //!   table, of the join's output record size (key, left value, right value; the value of the
-//!   larger side is left zero), through the join's output writer path (1 MiB requests written
+//!   larger side is left zero), through the join's output writer path (4 MiB requests written
 //!   on a background thread). That is the largest output a key-unique equi-join can produce,
 //!   and exactly the join's output at table ratio 1 when the smaller table is drawn from the
 //!   larger (as `lidx table create --ratio` does). It adds the output's write to the limit,

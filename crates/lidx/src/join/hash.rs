@@ -196,7 +196,7 @@ pub(crate) fn run_grace<K: TableKey>(
     let need = hash_table_bytes::<K>(outer.len(), outer.value_size());
     let block = sides.out.storage.block_size() as u64;
     let (partitions, buffer_blocks) = match memory {
-        None => (DEFAULT_GRACE_PARTITIONS, crate::join::table::STREAM_BLOCKS),
+        None => (DEFAULT_GRACE_PARTITIONS, crate::join::table::WRITE_BLOCKS),
         Some(budget) => {
             let half = budget / 2;
             let partitions = need.div_ceil(half.max(1)).max(1);

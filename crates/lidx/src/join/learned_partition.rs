@@ -63,7 +63,7 @@ use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
-use crate::join::table::{Table, TableKey, STREAM_BLOCKS};
+use crate::join::table::{Table, TableKey, WRITE_BLOCKS};
 use crate::join::table_index::IndexLoad;
 use crate::join::unsorted_btree::{remove_scratch, scratch_name, DEFAULT_MEMORY};
 use crate::join::{Sides, TableRef};
@@ -867,7 +867,7 @@ fn prepare<K: TableKey>(
 ) -> Result<Prepared> {
     params.check()?;
     let bs = storage.block_size();
-    let scan_bytes = STREAM_BLOCKS * bs;
+    let scan_bytes = lt.scan_memory().max(rt.scan_memory());
     let mut sample = Vec::new();
     sample_keys::<K>(params, 0, lt.len(), &mut sample, |f| scan_records(lt, f))?;
     sample_keys::<K>(params, 1, rt.len(), &mut sample, |f| scan_records(rt, f))?;
@@ -922,7 +922,7 @@ impl Prepared {
         let readers = BucketReader::memory_bytes_for(runs, window, block_size);
         let per_record =
             lp.record_size().max(rp.record_size()) + std::mem::size_of::<(K, u32)>() + K::SIZE;
-        let output = STREAM_BLOCKS * block_size;
+        let output = WRITE_BLOCKS * block_size;
         let cap = per_thread.saturating_sub(readers + output) / per_record;
         if cap < 2 {
             return Err(too_little_memory(memory, "no room to hold a bucket pair"));

@@ -37,10 +37,12 @@
 //! * Key types: `u64` and 16-byte strings ([`crate::Str16`]); tables with different key sizes
 //!   are [`Error::KeyTypeMismatch`]. How models see strings: see [`inlj`].
 //! * I/O overlap (not in the paper, which reads through the OS page cache and its readahead):
-//!   with `O_DIRECT` nothing reads ahead for us, so sequential scans read one 1 MiB request
-//!   ahead on a background thread, output writers write full 1 MiB buffers on one, and the INLJ
-//!   window reader reads ahead (synchronously, doubling up to 1 MiB) while consecutive windows
-//!   stay adjacent, as they do at small table ratios ([`table::WindowReader`]).
+//!   with `O_DIRECT` nothing reads ahead for us, so sequential scans read 4 MiB requests up to
+//!   [`table::PREFETCH_DEPTH`] requests ahead on a background thread, output writers write full
+//!   4 MiB buffers on one (which also sums the output checksum), and the INLJ window reader
+//!   reads ahead (synchronously, doubling up to 4 MiB, then streaming as a scan does) while
+//!   consecutive windows stay adjacent, as they do at small table ratios
+//!   ([`table::WindowReader`]).
 //! * Memory (`--memory`): the in-memory hash join refuses a budget its hash table exceeds, the
 //!   Grace join sizes its partitions to it; the other joins hold one window or one stream
 //!   buffer per table and thread plus the index, and ignore it.

@@ -35,6 +35,7 @@
 use std::hash::Hash;
 use std::marker::PhantomData;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -46,9 +47,14 @@ use crate::key::{check_next, Key, Str16};
 /// Bytes of the table header.
 pub const HEADER_BYTES: usize = 16;
 
-/// Blocks a writer buffers before one write request (1 MiB of 4 KiB blocks), and blocks a
-/// sequential scan reads per request. Larger means fewer, longer requests and more memory.
-pub const STREAM_BLOCKS: usize = 256;
+/// Blocks a sequential scan reads per request (4 MiB of 4 KiB blocks; fewer for a smaller
+/// table). Larger means fewer, longer requests and more memory: on the virtio disk we measure
+/// on, reading two 50M-record tables took 2.5 s in 1 MiB requests and 1.0 s in 4 MiB ones.
+pub const READ_BLOCKS: usize = 1024;
+
+/// Blocks a writer buffers before one write request (1 MiB of 4 KiB blocks); a writer on a
+/// background thread holds two such buffers.
+pub const WRITE_BLOCKS: usize = 256;
 
 /// Largest value a table accepts, in bytes (a record must fit one block in any case).
 pub const MAX_VALUE_SIZE: u32 = 1 << 16;
@@ -291,9 +297,22 @@ impl<K: TableKey> Table<K> {
     }
 
     /// A sequential reader over records `range` (clamped to the table), reading
-    /// [`STREAM_BLOCKS`] blocks per request.
+    /// [`READ_BLOCKS`] blocks per request.
     pub fn scan(&self, range: Range<u64>) -> Result<Scan<'_, K>> {
-        Scan::new(self, range, STREAM_BLOCKS)
+        Scan::new(self, range, READ_BLOCKS)
+    }
+
+    /// Bytes of buffers a [`Table::scan`] over the whole table holds: one request's worth, and
+    /// [`PREFETCH_DEPTH`] more when the table is longer than one request and a background
+    /// reader fills them.
+    pub fn scan_memory(&self) -> usize {
+        let blocks = self.len().div_ceil(self.per_block as u64);
+        let chunk = blocks.min(READ_BLOCKS as u64) as usize * self.block_size();
+        if blocks > READ_BLOCKS as u64 {
+            (PREFETCH_DEPTH + 1) * chunk
+        } else {
+            chunk
+        }
     }
 
     /// A reader for windows that move forward (paper 000 §5.1-5.2); see [`WindowReader`].
@@ -301,12 +320,16 @@ impl<K: TableKey> Table<K> {
         WindowReader {
             table: self,
             buf: AlignedBuf::zeroed(0),
+            origin: 0,
             first: 0,
             loaded: 0,
             ahead: 0,
             run_last: 0,
             run_last_key: K::MIN,
             found: None,
+            next_pos: u64::MAX,
+            next_at: 0,
+            next_block_end: 0,
             stream: None,
             lo_block: 0,
         }
@@ -375,45 +398,53 @@ impl<K: TableKey> Table<K> {
     }
 }
 
-/// Reads a run of blocks chunk by chunk on a background thread, one chunk ahead of its
-/// consumer, so that a scan's CPU work and its next read overlap. Two buffers circulate: the
-/// one the scan reads records from and the one being filled.
+/// Reads a run of blocks chunk by chunk on a background thread, up to [`PREFETCH_DEPTH`]
+/// chunks ahead of its consumer, so that a scan's CPU work and its next reads overlap and a
+/// slow request does not stall the scan. `PREFETCH_DEPTH + 1` buffers circulate: the one the
+/// consumer reads records from and the ones being filled or waiting. Each buffer has `prefix`
+/// blocks of room before the chunk, which the reader leaves alone, so that a consumer can
+/// put the blocks it still needs in front of a new chunk instead of copying the chunk after
+/// them (the [`WindowReader`]'s stream).
 struct Prefetcher {
     filled: Option<Receiver<Result<AlignedBuf>>>,
     empty: Option<Sender<AlignedBuf>>,
     worker: Option<JoinHandle<()>>,
     name: String,
+    /// Bytes of every buffer: `(prefix + chunk)` blocks.
+    buffer_bytes: usize,
 }
 
+/// Chunks a [`Prefetcher`] reads ahead of its consumer. On the virtio disk we measure on, one
+/// chunk ahead left a ratio-1 INLJ waiting for reads 0.7 s of 3 s (requests vary in latency
+/// under a concurrent write stream); three ahead removed the wait.
+pub const PREFETCH_DEPTH: usize = 3;
+
 impl Prefetcher {
-    /// Starts reading device blocks `first .. first + blocks`, `chunk` blocks per request.
+    /// Starts reading device blocks `first .. first + blocks`, `chunk` blocks per request, each
+    /// into a buffer after `prefix` blocks of room.
     fn start(
         device: Arc<dyn BlockDevice>,
-        first: u64,
-        blocks: u64,
+        (first, blocks): (u64, u64),
         chunk: usize,
+        prefix: usize,
         class: IoClass,
     ) -> Prefetcher {
         let bs = device.block_size();
+        let buffer_bytes = (prefix + chunk) * bs;
         let name = device.name().to_string();
-        let (full_tx, filled) = sync_channel::<Result<AlignedBuf>>(1);
+        let (full_tx, filled) = sync_channel::<Result<AlignedBuf>>(PREFETCH_DEPTH);
         let (empty, empty_rx) = channel::<AlignedBuf>();
         let worker = std::thread::spawn(move || {
-            let mut spare = Some(AlignedBuf::zeroed(chunk * bs));
             let mut next = first;
             let end = first + blocks;
             while next < end {
-                let buf = match spare.take() {
-                    Some(buf) => buf,
-                    None => match empty_rx.recv() {
-                        Ok(buf) => buf,
-                        Err(_) => return,
-                    },
+                let Ok(mut buf) = empty_rx.recv() else {
+                    return;
                 };
-                let mut buf = buf;
                 let n = (end - next).min(chunk as u64) as usize;
+                let at = prefix * bs;
                 let read = device
-                    .read_blocks(next, &mut buf[..n * bs], class)
+                    .read_blocks(next, &mut buf[at..at + n * bs], class)
                     .map(|()| buf);
                 let failed = read.is_err();
                 if full_tx.send(read).is_err() || failed {
@@ -422,24 +453,32 @@ impl Prefetcher {
                 next += n as u64;
             }
         });
-        // The second buffer: the worker fills one while the scan reads the other.
-        let _ = empty.send(AlignedBuf::zeroed(chunk * bs));
+        for _ in 0..=PREFETCH_DEPTH {
+            let _ = empty.send(AlignedBuf::zeroed(buffer_bytes));
+        }
         Prefetcher {
             filled: Some(filled),
             empty: Some(empty),
             worker: Some(worker),
             name,
+            buffer_bytes,
         }
     }
 
-    /// Hands back the buffer the scan is done with and takes the next chunk.
-    fn next(&mut self, done: AlignedBuf) -> Result<AlignedBuf> {
-        if !done.is_empty() {
+    /// Hands a buffer back for refilling, if it is one of this reader's (others are dropped).
+    fn give_back(&self, done: AlignedBuf) {
+        if done.len() == self.buffer_bytes {
             if let Some(empty) = &self.empty {
                 // The worker may have finished the run; then nobody needs the buffer.
                 let _ = empty.send(done);
             }
         }
+    }
+
+    /// Hands back the buffer the consumer is done with and takes the next chunk (after the
+    /// buffer's prefix).
+    fn next(&mut self, done: AlignedBuf) -> Result<AlignedBuf> {
+        self.give_back(done);
         match self.filled.as_ref().map(Receiver::recv) {
             Some(Ok(read)) => read,
             _ => Err(Error::Io {
@@ -464,9 +503,10 @@ impl Drop for Prefetcher {
 }
 
 /// A sequential reader over a range of records: [`Scan::key`] and [`Scan::value`] of the
-/// current record, [`Scan::advance`] to the next. Reads [`STREAM_BLOCKS`] blocks per request;
-/// a range longer than that is read by a background thread one request ahead (so blocks read
-/// ahead of where a caller stops early are counted in the device's statistics too).
+/// current record, [`Scan::advance`] to the next. Reads [`READ_BLOCKS`] blocks per request;
+/// a range longer than that is read by a background thread up to [`PREFETCH_DEPTH`] requests
+/// ahead (so blocks read ahead of where a caller stops early are counted in the device's
+/// statistics too).
 pub struct Scan<'t, K> {
     table: &'t Table<K>,
     prefetch: Option<Prefetcher>,
@@ -474,10 +514,12 @@ pub struct Scan<'t, K> {
     /// Record block held at the start of `buf`, and how many are held.
     first: u64,
     loaded: usize,
-    /// Current position, its block index within `buf` and slot within the block.
+    /// Current position, its block index within `buf`, slot within the block, and byte offset
+    /// in `buf` (kept as records advance, so reading one costs no multiplication).
     pos: u64,
     at_block: usize,
     slot: usize,
+    at: usize,
     end: u64,
     chunk: usize,
 }
@@ -496,7 +538,7 @@ impl<'t, K: TableKey> Scan<'t, K> {
         };
         let (prefetch, buf) = if blocks > chunk as u64 {
             let device = Arc::clone(&table.device);
-            let p = Prefetcher::start(device, 1 + first, blocks, chunk, IoClass::Data);
+            let p = Prefetcher::start(device, (1 + first, blocks), chunk, 0, IoClass::Data);
             (Some(p), AlignedBuf::zeroed(0))
         } else {
             (None, AlignedBuf::zeroed(chunk * table.block_size()))
@@ -510,6 +552,7 @@ impl<'t, K: TableKey> Scan<'t, K> {
             pos,
             at_block: 0,
             slot,
+            at: 0,
             end,
             chunk,
         };
@@ -537,12 +580,13 @@ impl<'t, K: TableKey> Scan<'t, K> {
         }
         self.loaded = blocks;
         self.at_block = 0;
+        self.at = self.slot * self.table.record_size();
         Ok(())
     }
 
     #[inline(always)]
     fn offset(&self) -> usize {
-        self.at_block * self.table.block_size() + self.slot * self.table.record_size()
+        self.at
     }
 
     /// The current record's key, or `None` at the end of the range.
@@ -601,9 +645,11 @@ impl<'t, K: TableKey> Scan<'t, K> {
         }
         self.pos += 1;
         self.slot += 1;
+        self.at += self.table.record_size();
         if self.slot == self.table.per_block {
             self.slot = 0;
             self.at_block += 1;
+            self.at = self.at_block * self.table.block_size();
             if self.at_block == self.loaded && self.pos < self.end {
                 self.first += self.loaded as u64;
                 self.fill()?;
@@ -629,12 +675,17 @@ impl<'t, K: TableKey> Scan<'t, K> {
 /// table ratio near 1), and a window-sized request per few keys would cost a request latency
 /// per block or two. The reader then reads ahead, doubling the extra blocks per such load up to
 /// [`MAX_READAHEAD_BLOCKS`], so a dense walk reads the table in long requests as a scan does.
-/// A load that jumps past the run resets it: sparse probes (large ratios) read their windows
-/// only. The buffer grows to the widest window plus readahead seen.
+/// Once readahead is at its largest, the blocks after the run stream in from a background
+/// reader ([`PREFETCH_DEPTH`] requests ahead, as a scan's); the few blocks of the run that the
+/// next window still needs are copied in front of each streamed chunk, not the chunk after
+/// them. A load that jumps past the run resets it: sparse probes (large ratios) read their
+/// windows only. The buffer grows to the widest window plus readahead seen.
 pub struct WindowReader<'t, K> {
     table: &'t Table<K>,
     buf: AlignedBuf,
-    /// Record block at the start of `buf`, and how many blocks are held.
+    /// Byte offset in `buf` of the first block held: 0, or inside a streamed chunk's prefix.
+    origin: usize,
+    /// Record block held first, and how many blocks are held.
     first: u64,
     loaded: usize,
     /// Blocks read past the window by the next load that continues the run.
@@ -644,6 +695,13 @@ pub struct WindowReader<'t, K> {
     run_last_key: K,
     /// Byte offset in `buf` of the record at the last answer, if held.
     found: Option<usize>,
+    /// The record after the last answer when it is held in the same block (`u64::MAX` when
+    /// not): its position and byte offset, and the end of that block's records in `buf`. A
+    /// dense walk asks for it next, and [`WindowReader::lower_bound`] then answers with one
+    /// key comparison.
+    next_pos: u64,
+    next_at: usize,
+    next_block_end: usize,
     /// Block of the last window's start: consecutive windows mostly start in one block, whose
     /// start then costs no division.
     lo_block: u64,
@@ -653,20 +711,24 @@ pub struct WindowReader<'t, K> {
 }
 
 /// The background reader of a [`WindowReader`] in a dense walk: `next` is the first block it
-/// has not delivered; `spare` the buffer to hand back.
+/// has not delivered.
 struct WindowStream {
     prefetch: Prefetcher,
     next: u64,
-    spare: AlignedBuf,
 }
+
+/// Blocks of room before each streamed chunk of a [`WindowReader`]: a run's last blocks that
+/// the next window still needs (one or two in a dense walk, up to a 4096-record window's 17)
+/// are copied there, in front of the chunk, instead of the chunk being copied after them.
+const STREAM_PREFIX_BLOCKS: usize = 32;
 
 /// Records a [`WindowReader`] compares one by one from the window's start before searching
 /// (see `WindowReader::search`): more make dense walks cheaper and sparse probes dearer.
 const DENSE_PROBES: usize = 2;
 
-/// Most blocks a [`WindowReader`] reads past a window (256 blocks: 1 MiB of 4 KiB blocks, as a
+/// Most blocks a [`WindowReader`] reads past a window (1024 blocks: 4 MiB of 4 KiB blocks, as a
 /// scan's request).
-pub const MAX_READAHEAD_BLOCKS: usize = 256;
+pub const MAX_READAHEAD_BLOCKS: usize = 1024;
 
 impl<'t, K: TableKey> WindowReader<'t, K> {
     /// The first position in `[lo, hi]` whose key is `>= key`, for a window that holds the
@@ -674,10 +736,26 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     /// sorted table; `hi` is clamped to the table. Afterwards the record at the answer, when
     /// the answer is below `len()`, is [`WindowReader::found`].
     pub fn lower_bound(&mut self, lo: u64, hi: u64, key: K) -> Result<u64> {
+        if lo == self.next_pos && lo <= hi {
+            let at = self.next_at;
+            if !K::read_from(&self.buf[at..]).key_lt(&key) {
+                self.found = Some(at);
+                self.next_pos = if lo + 1 < self.table.len()
+                    && at + 2 * self.table.record_size() <= self.next_block_end
+                {
+                    self.next_at = at + self.table.record_size();
+                    lo + 1
+                } else {
+                    u64::MAX
+                };
+                return Ok(lo);
+            }
+        }
         let len = self.table.len();
         let hi = hi.min(len);
         let lo = lo.min(hi);
         self.found = None;
+        self.next_pos = u64::MAX;
         if lo == len {
             return Ok(len);
         }
@@ -700,7 +778,9 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         } else {
             0
         };
-        let end_block = (last / per + self.ahead as u64).min((len - 1) / per);
+        // A stream reads ahead on its own: ask it for the window only.
+        let ahead = if self.stream.is_some() { 0 } else { self.ahead };
+        let end_block = (last / per + ahead as u64).min((len - 1) / per);
         self.load(lo_block, end_block)?;
         Ok(self.search(lo_block, lo_slot, last, key))
     }
@@ -723,17 +803,19 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         let bs = self.table.block_size();
         let want = (to - from + 1) as usize;
         let keep = self.kept(from, to);
+        let src = if keep > 0 {
+            self.origin + (from - self.first) as usize * bs
+        } else {
+            0
+        };
         if self.buf.len() < want * bs {
             let mut bigger = AlignedBuf::zeroed(want * bs);
-            if keep > 0 {
-                let src = (from - self.first) as usize * bs;
-                bigger[..keep * bs].copy_from_slice(&self.buf[src..src + keep * bs]);
-            }
+            bigger[..keep * bs].copy_from_slice(&self.buf[src..src + keep * bs]);
             self.buf = bigger;
-        } else if keep > 0 {
-            let src = (from - self.first) as usize * bs;
+        } else {
             self.buf.copy_within(src..src + keep * bs, 0);
         }
+        self.origin = 0;
         self.finish_load(from, keep, want)?;
         let total = self.table.len().div_ceil(self.table.per_block as u64);
         let next = self.first + self.loaded as u64;
@@ -741,43 +823,78 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
             self.stream = Some(WindowStream {
                 prefetch: Prefetcher::start(
                     Arc::clone(&self.table.device),
-                    1 + next,
-                    total - next,
+                    (1 + next, total - next),
                     MAX_READAHEAD_BLOCKS,
+                    STREAM_PREFIX_BLOCKS,
                     IoClass::Leaf,
                 ),
                 next,
-                spare: AlignedBuf::zeroed(0),
             });
         }
         Ok(())
     }
 
     /// [`WindowReader::load`] from the stream: keeps the run from `from` on and appends
-    /// streamed chunks until block `to` is held.
+    /// streamed chunks until block `to` is held. The usual case, a few kept blocks and one
+    /// chunk, copies only the kept blocks, into the chunk buffer's prefix; otherwise the run
+    /// is gathered in `buf`.
     fn load_streamed(&mut self, from: u64, to: u64) -> Result<()> {
         let bs = self.table.block_size();
         let total = self.table.len().div_ceil(self.table.per_block as u64);
         let keep = (self.first + self.loaded as u64 - from) as usize;
-        let src = (from - self.first) as usize * bs;
-        self.buf.copy_within(src..src + keep * bs, 0);
+        let src = self.origin + (from - self.first) as usize * bs;
+        if from + keep as u64 > to {
+            // Everything asked for is held (the table's last blocks): drop the blocks before.
+            self.origin = src;
+            self.first = from;
+            self.loaded = keep;
+            self.set_run_last();
+            return Ok(());
+        }
+        let stream = self.stream.as_mut().expect("streaming");
+        let n = (total - stream.next).min(MAX_READAHEAD_BLOCKS as u64) as usize;
+        if keep <= STREAM_PREFIX_BLOCKS && from + (keep + n) as u64 > to {
+            let mut chunk = stream.prefetch.next(AlignedBuf::zeroed(0))?;
+            let origin = (STREAM_PREFIX_BLOCKS - keep) * bs;
+            chunk[origin..origin + keep * bs].copy_from_slice(&self.buf[src..src + keep * bs]);
+            stream
+                .prefetch
+                .give_back(std::mem::replace(&mut self.buf, chunk));
+            stream.next += n as u64;
+            self.origin = origin;
+            self.first = from;
+            self.loaded = keep + n;
+            self.set_run_last();
+            return Ok(());
+        }
+        if self.origin > 0 || self.buf.len() < keep * bs {
+            // The run lives in a stream chunk: gather it in a buffer of our own.
+            let mut own = AlignedBuf::zeroed((keep + n) * bs);
+            own[..keep * bs].copy_from_slice(&self.buf[src..src + keep * bs]);
+            stream
+                .prefetch
+                .give_back(std::mem::replace(&mut self.buf, own));
+        } else {
+            self.buf.copy_within(src..src + keep * bs, 0);
+        }
+        self.origin = 0;
         self.first = from;
         self.loaded = keep;
         while self.first + self.loaded as u64 <= to {
             let stream = self.stream.as_mut().expect("streaming");
             let n = (total - stream.next).min(MAX_READAHEAD_BLOCKS as u64) as usize;
-            let done = std::mem::replace(&mut stream.spare, AlignedBuf::zeroed(0));
-            let chunk = stream.prefetch.next(done)?;
+            let chunk = stream.prefetch.next(AlignedBuf::zeroed(0))?;
             let need = (self.loaded + n) * bs;
             if self.buf.len() < need {
                 let mut bigger = AlignedBuf::zeroed(need);
                 bigger[..self.loaded * bs].copy_from_slice(&self.buf[..self.loaded * bs]);
                 self.buf = bigger;
             }
-            self.buf[self.loaded * bs..need].copy_from_slice(&chunk[..n * bs]);
+            let at = STREAM_PREFIX_BLOCKS * bs;
+            self.buf[self.loaded * bs..need].copy_from_slice(&chunk[at..at + n * bs]);
+            stream.prefetch.give_back(chunk);
             self.loaded += n;
             stream.next += n as u64;
-            stream.spare = chunk;
         }
         self.set_run_last();
         Ok(())
@@ -793,6 +910,8 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         }
     }
 
+    /// Reads blocks `from + keep .. from + want` after the `keep` blocks at the start of `buf`
+    /// (`origin` is 0).
     fn finish_load(&mut self, from: u64, keep: usize, want: usize) -> Result<()> {
         let bs = self.table.block_size();
         self.first = from;
@@ -834,7 +953,7 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         let per = self.table.per_block as u64;
         let rs = self.table.record_size();
         let bs = self.table.block_size();
-        let base = (lo_block - self.first) as usize * bs;
+        let base = self.origin + (lo_block - self.first) as usize * bs;
         let lo = lo_block * per + lo_slot as u64;
         let probes = (per as usize - lo_slot)
             .min(DENSE_PROBES)
@@ -842,7 +961,7 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         for i in 0..probes {
             let at = base + (lo_slot + i) * rs;
             if !K::read_from(&self.buf[at..]).key_lt(&key) {
-                self.found = Some(at);
+                self.answer(lo + i as u64, at, base);
                 return lo + i as u64;
             }
         }
@@ -857,7 +976,7 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         // Skip whole blocks whose last key is smaller than the key.
         let end_slot = loop {
             let block_start = b * per;
-            let base = (b - self.first) as usize * bs;
+            let base = self.origin + (b - self.first) as usize * bs;
             if block_start + per > last {
                 break (last - block_start) as usize;
             }
@@ -867,7 +986,7 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
             b += 1;
             slot = 0;
         };
-        let base = (b - self.first) as usize * bs;
+        let base = self.origin + (b - self.first) as usize * bs;
         let mut n = end_slot + 1 - slot;
         let mut at = slot;
         while n > 1 {
@@ -881,8 +1000,21 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
             // Every key up to `last` is smaller: the answer is `last + 1`, not held.
             return b * per + at as u64 + 1;
         }
-        self.found = Some(base + at * rs);
+        self.answer(b * per + at as u64, base + at * rs, base);
         b * per + at as u64
+    }
+
+    /// Notes the answer: record `pos`, at byte offset `at` in the block at `base`.
+    #[inline(always)]
+    fn answer(&mut self, pos: u64, at: usize, base: usize) {
+        self.found = Some(at);
+        let rs = self.table.record_size();
+        let block_end = base + self.table.per_block * rs;
+        if pos + 1 < self.table.len() && at + 2 * rs <= block_end {
+            self.next_pos = pos + 1;
+            self.next_at = at + rs;
+            self.next_block_end = block_end;
+        }
     }
 
     /// True when record `pos` is in memory.
@@ -894,7 +1026,8 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     /// Byte offset in `buf` of record `pos`, which must be held.
     fn offset_of(&self, pos: u64) -> usize {
         let per = self.table.per_block as u64;
-        (pos / per - self.first) as usize * self.table.block_size()
+        self.origin
+            + (pos / per - self.first) as usize * self.table.block_size()
             + (pos % per) as usize * self.table.record_size()
     }
 
@@ -933,23 +1066,73 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
 
 /// Writes full buffers on a background thread, in order, while the writer fills the next one;
 /// buffers come back (not zeroed: see [`TableWriter::flush`]) through a channel, or the first
-/// write error does.
+/// write error does. With a [`RecordDigest`] the thread also sums a hash of every record it
+/// writes, off the writer's thread (a join's output checksum, see `join::output`).
 struct BackgroundWriter {
-    jobs: Option<SyncSender<(u64, AlignedBuf, usize)>>,
+    jobs: Option<SyncSender<WriteJob>>,
     done: Receiver<Result<AlignedBuf>>,
     worker: Option<JoinHandle<()>>,
     spare: Option<AlignedBuf>,
+    digest_sum: Arc<AtomicU64>,
+}
+
+/// Device blocks `first ..` from `buf[..bytes]`, which holds `records` records.
+struct WriteJob {
+    first: u64,
+    buf: AlignedBuf,
+    bytes: usize,
+    records: usize,
+}
+
+/// What a [`BackgroundWriter`] needs to hash the records of a buffer: the hash and the layout.
+#[derive(Clone, Copy)]
+struct RecordDigest {
+    hash: fn(&[u8]) -> u64,
+    record_size: usize,
+    per_block: usize,
+    block_size: usize,
+}
+
+impl RecordDigest {
+    /// The wrapping sum of the hashes of the first `records` records packed in `buf`.
+    fn sum(&self, buf: &[u8], records: usize) -> u64 {
+        let rs = self.record_size;
+        let mut sum = 0u64;
+        let mut left = records;
+        for block in buf.chunks(self.block_size) {
+            if left == 0 {
+                break;
+            }
+            let here = left.min(self.per_block);
+            for record in block[..here * rs].chunks_exact(rs) {
+                sum = sum.wrapping_add((self.hash)(record));
+            }
+            left -= here;
+        }
+        sum
+    }
 }
 
 impl BackgroundWriter {
-    fn start(device: Arc<dyn BlockDevice>, buffer_bytes: usize) -> BackgroundWriter {
-        let (jobs, job_rx) = sync_channel::<(u64, AlignedBuf, usize)>(1);
+    fn start(
+        device: Arc<dyn BlockDevice>,
+        buffer_bytes: usize,
+        digest: Option<RecordDigest>,
+    ) -> BackgroundWriter {
+        let (jobs, job_rx) = sync_channel::<WriteJob>(1);
         let (done_tx, done) = channel();
+        let digest_sum = Arc::new(AtomicU64::new(0));
+        let sum = Arc::clone(&digest_sum);
         let worker = std::thread::spawn(move || {
-            for (first, mut buf, bytes) in job_rx {
-                let written = device.write_blocks(first, &mut buf[..bytes], IoClass::Data);
+            for mut job in job_rx {
+                if let Some(d) = &digest {
+                    let add = d.sum(&job.buf[..job.bytes], job.records);
+                    sum.fetch_add(add, Ordering::Relaxed);
+                }
+                let written =
+                    device.write_blocks(job.first, &mut job.buf[..job.bytes], IoClass::Data);
                 let failed = written.is_err();
-                if done_tx.send(written.map(|()| buf)).is_err() || failed {
+                if done_tx.send(written.map(|()| job.buf)).is_err() || failed {
                     return;
                 }
             }
@@ -959,6 +1142,7 @@ impl BackgroundWriter {
             done,
             worker: Some(worker),
             spare: Some(AlignedBuf::zeroed(buffer_bytes)),
+            digest_sum,
         }
     }
 
@@ -971,16 +1155,10 @@ impl BackgroundWriter {
         }
     }
 
-    /// Queues `buf[..bytes]` for device blocks `first ..`; returns an empty buffer.
-    fn write(
-        &mut self,
-        name: &str,
-        first: u64,
-        buf: AlignedBuf,
-        bytes: usize,
-    ) -> Result<AlignedBuf> {
+    /// Queues `job`; returns an empty buffer.
+    fn write(&mut self, name: &str, job: WriteJob) -> Result<AlignedBuf> {
         let jobs = self.jobs.as_ref().ok_or_else(|| Self::closed(name))?;
-        if jobs.send((first, buf, bytes)).is_err() {
+        if jobs.send(job).is_err() {
             return Err(self.done.recv().map_or_else(
                 |_| Self::closed(name),
                 |r| r.err().unwrap_or_else(|| Self::closed(name)),
@@ -992,8 +1170,8 @@ impl BackgroundWriter {
         }
     }
 
-    /// Waits for every queued write; the first error if one failed.
-    fn finish(&mut self, name: &str) -> Result<()> {
+    /// Waits for every queued write; the first error if one failed, else the digest's sum.
+    fn finish(&mut self, name: &str) -> Result<u64> {
         self.jobs.take();
         let mut result = Ok(());
         for r in self.done.iter() {
@@ -1004,7 +1182,7 @@ impl BackgroundWriter {
         if let Some(worker) = self.worker.take() {
             worker.join().map_err(|_| Self::closed(name))?;
         }
-        result
+        result.map(|()| self.digest_sum.load(Ordering::Relaxed))
     }
 }
 
@@ -1017,7 +1195,7 @@ impl Drop for BackgroundWriter {
     }
 }
 
-/// Writes a table: records are packed into blocks in a buffer of [`STREAM_BLOCKS`] blocks that
+/// Writes a table: records are packed into blocks in a buffer of [`WRITE_BLOCKS`] blocks that
 /// is written in one request when full; [`TableWriter::finish`] writes the last blocks and then
 /// the header. Writers from [`TableWriter::create`] write full buffers on a background thread
 /// while the next one fills (two buffers); [`TableWriter::with_buffer`] writes in place.
@@ -1041,10 +1219,39 @@ impl<K: TableKey> TableWriter<K> {
     /// Creates (or truncates) the table `name` with `value_size`-byte values.
     /// [`Error::InvalidParameter`] when a record does not fit a block.
     pub fn create(storage: &Storage, name: &str, value_size: usize) -> Result<Self> {
-        let mut writer = Self::with_buffer(storage, name, value_size, STREAM_BLOCKS)?;
+        Self::create_background(storage, name, value_size, None)
+    }
+
+    /// [`TableWriter::create`] that also sums `hash` over every record's bytes (key then
+    /// value), on the background thread that writes them; [`TableWriter::finish_digest`]
+    /// returns the wrapping sum. What a join's output checksum costs its probing thread:
+    /// nothing.
+    pub fn create_digest(
+        storage: &Storage,
+        name: &str,
+        value_size: usize,
+        hash: fn(&[u8]) -> u64,
+    ) -> Result<Self> {
+        Self::create_background(storage, name, value_size, Some(hash))
+    }
+
+    fn create_background(
+        storage: &Storage,
+        name: &str,
+        value_size: usize,
+        hash: Option<fn(&[u8]) -> u64>,
+    ) -> Result<Self> {
+        let mut writer = Self::with_buffer(storage, name, value_size, WRITE_BLOCKS)?;
+        let digest = hash.map(|hash| RecordDigest {
+            hash,
+            record_size: writer.record_size,
+            per_block: writer.per_block,
+            block_size: writer.block_size,
+        });
         writer.background = Some(BackgroundWriter::start(
             Arc::clone(&writer.device),
             writer.buf.len(),
+            digest,
         ));
         Ok(writer)
     }
@@ -1106,11 +1313,12 @@ impl<K: TableKey> TableWriter<K> {
     /// computed offsets (paper 000 §6.4).
     #[doc(hidden)]
     pub fn stretch(device: Arc<dyn BlockDevice>, header: TableHeader, first_block: u64) -> Self {
-        let mut writer = Self::on_device(device, header, STREAM_BLOCKS, first_block);
+        let mut writer = Self::on_device(device, header, WRITE_BLOCKS, first_block);
         writer.header.count = 0;
         writer.background = Some(BackgroundWriter::start(
             Arc::clone(&writer.device),
             writer.buf.len(),
+            None,
         ));
         writer
     }
@@ -1183,9 +1391,9 @@ impl<K: TableKey> TableWriter<K> {
     }
 
     /// Appends a record that `fill` writes in place (key then value; `fill`'s slice is exactly
-    /// one record, holding old bytes that `fill` must overwrite); returns what `fill` returns. Saves the copy through a record
-    /// buffer that [`TableWriter::push_record`] costs.
-    #[inline]
+    /// one record, holding old bytes that `fill` must overwrite); returns what `fill` returns.
+    /// Saves the copy through a record buffer that [`TableWriter::push_record`] costs.
+    #[inline(always)]
     pub fn push_with<T>(&mut self, fill: impl FnOnce(&mut [u8]) -> T) -> Result<T> {
         let rs = self.record_size;
         let at = self.full_blocks * self.block_size + self.slot * rs;
@@ -1227,8 +1435,13 @@ impl<K: TableKey> TableWriter<K> {
         let bytes = blocks * self.block_size;
         match &mut self.background {
             Some(bg) => {
-                let full = std::mem::replace(&mut self.buf, AlignedBuf::zeroed(0));
-                self.buf = bg.write(self.device.name(), 1 + self.first, full, bytes)?;
+                let job = WriteJob {
+                    first: 1 + self.first,
+                    buf: std::mem::replace(&mut self.buf, AlignedBuf::zeroed(0)),
+                    bytes,
+                    records: self.full_blocks * self.per_block + self.slot,
+                };
+                self.buf = bg.write(self.device.name(), job)?;
             }
             None => {
                 self.device
@@ -1251,13 +1464,20 @@ impl<K: TableKey> TableWriter<K> {
     }
 
     /// Writes the last blocks, then the header block, and syncs. Returns the header.
-    pub fn finish(mut self) -> Result<TableHeader> {
+    pub fn finish(self) -> Result<TableHeader> {
+        self.finish_digest().map(|(header, _)| header)
+    }
+
+    /// [`TableWriter::finish`], also returning the sum of the record hashes of a writer from
+    /// [`TableWriter::create_digest`] (0 for other writers).
+    pub fn finish_digest(mut self) -> Result<(TableHeader, u64)> {
         self.flush()?;
-        if let Some(bg) = &mut self.background {
-            bg.finish(self.device.name())?;
-        }
+        let digest = match &mut self.background {
+            Some(bg) => bg.finish(self.device.name())?,
+            None => 0,
+        };
         write_table_header(self.device.as_ref(), &self.header)?;
-        Ok(self.header)
+        Ok((self.header, digest))
     }
 }
 

@@ -39,7 +39,7 @@ use crate::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, DeviceKind, IoClass, IoStats, PageCache, Storage};
-use crate::join::table::{Table, TableKey, STREAM_BLOCKS};
+use crate::join::table::{Table, TableKey};
 use crate::join::table_index::IndexLoad;
 use crate::join::{Sides, TableRef};
 use crate::key::Key;
@@ -197,7 +197,7 @@ impl BTreeBudget {
         let (left, right) = (lt.len(), rt.len());
         let fixed = inner_estimate::<K>(left, block_size)
             + inner_estimate::<K>(right, block_size)
-            + STREAM_BLOCKS * block_size;
+            + lt.scan_memory().max(rt.scan_memory());
         let half = memory / 2;
         if half <= fixed {
             return Err(Error::InvalidParameter {

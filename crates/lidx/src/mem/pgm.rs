@@ -327,7 +327,21 @@ impl<K: Key> Pgm<K> {
     /// descending from the root for every key (paper 000 §4.1, optimization 1). See
     /// [`PgmCursor`].
     pub fn cursor(&self) -> PgmCursor<'_, K> {
-        PgmCursor { pgm: self, seg: 0 }
+        let mut cursor = PgmCursor {
+            pgm: self,
+            seg: 0,
+            seg_end: u64::MAX,
+            model: LinearModel {
+                x0: 0,
+                slope: 0.0,
+                intercept: 0.0,
+            },
+            next_pos: 0.0,
+        };
+        if self.n > 0 {
+            cursor.enter(0);
+        }
+        cursor
     }
 }
 
@@ -335,11 +349,18 @@ impl<K: Key> Pgm<K> {
 /// sorted outer table): [`PgmCursor::search`] returns the same window as
 /// [`StaticIndex::search`], finding the key's segment by galloping forward from the previous
 /// key's segment, so `m` keys over `s` segments cost `O(m + s)` comparisons at most and no
-/// root-to-leaf descent. A key smaller than the previous one gives a window that may miss
-/// its lower bound.
+/// root-to-leaf descent. The current segment's model, its end (the next segment's first key)
+/// and its cap (the next segment's first position) are held in the cursor, so a key in the
+/// same segment as the one before costs one comparison and one prediction. A key smaller
+/// than the previous one gives a window that may miss its lower bound.
 pub struct PgmCursor<'a, K> {
     pgm: &'a Pgm<K>,
     seg: usize,
+    /// First model-space key of the segment after `seg`; `u64::MAX` after the last.
+    seg_end: u64,
+    model: LinearModel,
+    /// Predictions are capped at the next segment's first position.
+    next_pos: f64,
 }
 
 impl<K: Key> PgmCursor<'_, K> {
@@ -347,12 +368,32 @@ impl<K: Key> PgmCursor<'_, K> {
     #[inline]
     pub fn search(&mut self, key: K) -> ApproxPos {
         let pgm = self.pgm;
-        if pgm.n == 0 {
-            return ApproxPos::default();
-        }
         let v = key.to_model();
-        self.seg = gallop_last_le(&pgm.keys[..pgm.levels[0].len], self.seg, v);
-        pgm.window_at(self.seg, key, v)
+        if v >= self.seg_end {
+            let bottom = &pgm.keys[..pgm.levels[0].len];
+            self.enter(gallop_last_le(bottom, self.seg, v));
+        }
+        if K::MODEL_INJECTIVE {
+            let pred = self.model.predict(v).min(self.next_pos);
+            ApproxPos::from_prediction(pred, pgm.params.eps, pgm.n)
+        } else {
+            pgm.window_at(self.seg, key, v)
+        }
+    }
+
+    /// Makes bottom segment `seg` the current one.
+    #[cold]
+    fn enter(&mut self, seg: usize) {
+        let pgm = self.pgm;
+        let len = pgm.levels[0].len;
+        self.seg = seg;
+        self.seg_end = if seg + 1 < len {
+            pgm.keys[seg + 1]
+        } else {
+            u64::MAX
+        };
+        self.model = pgm.model(seg);
+        self.next_pos = pgm.models[seg].next_pos as f64;
     }
 }
 
