@@ -66,7 +66,7 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::join::table::{Table, TableKey, WRITE_BLOCKS};
 use crate::join::table_index::IndexLoad;
 use crate::join::unsorted_btree::{remove_scratch, scratch_name, DEFAULT_MEMORY};
-use crate::join::{Sides, TableRef};
+use crate::join::{OutputSpec, Sides, TableRef};
 use crate::key::Key;
 use crate::mem::pgm::{Pgm, PgmParams};
 use crate::model::linear::LinearModel;
@@ -910,6 +910,7 @@ fn prepare<K: TableKey>(
 struct Plan {
     window: usize,
     cap: usize,
+    output_blocks: usize,
     ranges: Vec<std::ops::Range<usize>>,
 }
 
@@ -922,7 +923,9 @@ impl Prepared {
         let readers = BucketReader::memory_bytes_for(runs, window, block_size);
         let per_record =
             lp.record_size().max(rp.record_size()) + std::mem::size_of::<(K, u32)>() + K::SIZE;
-        let output = WRITE_BLOCKS * block_size;
+        // Each thread's output writer holds two buffers; a tight budget gets smaller ones.
+        let output_blocks = (per_thread / 8 / block_size).clamp(1, WRITE_BLOCKS);
+        let output = 2 * output_blocks * block_size;
         let cap = per_thread.saturating_sub(readers + output) / per_record;
         if cap < 2 {
             return Err(too_little_memory(memory, "no room to hold a bucket pair"));
@@ -933,6 +936,7 @@ impl Prepared {
         Ok(Plan {
             window,
             cap,
+            output_blocks,
             ranges: split_ranges(&weights, threads.max(1)),
         })
     }
@@ -990,6 +994,13 @@ pub(crate) fn run<K: TableKey>(
         };
         before_join();
         let plan = prepared.plan::<K>(threads, memory, storage.block_size())?;
+        let sides = Sides {
+            out: OutputSpec {
+                write_blocks: plan.output_blocks,
+                ..sides.out
+            },
+            ..*sides
+        };
         let out = sides.write(plan.ranges.len(), |t, w| {
             prepared.join_part(&plan, t, &mut |k: &K, l: &[u8], r: &[u8]| {
                 w.push(k, &l[K::SIZE..], &r[K::SIZE..])

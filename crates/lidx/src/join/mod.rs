@@ -324,6 +324,7 @@ pub fn join<K: TableKey>(
             name: out.name,
             left_size: l.value_size(),
             right_size: r.value_size(),
+            write_blocks: table::WRITE_BLOCKS,
         },
     };
     let storages = [left.storage, right.storage, out.storage];

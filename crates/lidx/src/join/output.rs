@@ -77,17 +77,22 @@ pub struct OutputWriter<K> {
 }
 
 impl<K: TableKey> OutputWriter<K> {
-    /// Creates the output table `name` for values of `left_size + right_size` bytes.
+    /// Creates the output table `name` for values of `left_size + right_size` bytes, written
+    /// in requests of `write_blocks` blocks.
     pub fn create(
         storage: &Storage,
         name: &str,
-        left_size: usize,
-        right_size: usize,
+        (left_size, right_size): (usize, usize),
+        write_blocks: usize,
     ) -> Result<Self> {
-        Ok(OutputWriter {
-            writer: TableWriter::create_digest(storage, name, left_size + right_size, record_hash)?,
-            left_size,
-        })
+        let writer = TableWriter::create_digest(
+            storage,
+            name,
+            left_size + right_size,
+            write_blocks,
+            record_hash,
+        )?;
+        Ok(OutputWriter { writer, left_size })
     }
 
     /// Appends `(key, left, right)`, written in place in the writer's block buffer. `left` and
@@ -131,6 +136,9 @@ pub struct OutputSpec<'a> {
     pub left_size: usize,
     /// Right table's value size.
     pub right_size: usize,
+    /// Blocks per write request of each output writer, which holds two such buffers
+    /// ([`crate::join::table::WRITE_BLOCKS`] unless a memory budget asks for less).
+    pub write_blocks: usize,
 }
 
 /// Runs `work(part, &mut writer)` for `parts` parts (one thread each when `parts > 1`) and
@@ -140,8 +148,14 @@ pub fn write_parts<K: TableKey>(
     parts: usize,
     work: impl Fn(usize, &mut OutputWriter<K>) -> Result<()> + Sync,
 ) -> Result<(u64, u64)> {
-    let create =
-        |name: &str| OutputWriter::<K>::create(out.storage, name, out.left_size, out.right_size);
+    let create = |name: &str| {
+        OutputWriter::<K>::create(
+            out.storage,
+            name,
+            (out.left_size, out.right_size),
+            out.write_blocks,
+        )
+    };
     if parts <= 1 {
         let mut w = create(out.name)?;
         work(0, &mut w)?;

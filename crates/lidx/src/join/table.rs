@@ -54,7 +54,7 @@ pub const READ_BLOCKS: usize = 1024;
 
 /// Blocks a writer buffers before one write request (1 MiB of 4 KiB blocks); a writer on a
 /// background thread holds two such buffers.
-pub const WRITE_BLOCKS: usize = 256;
+pub const WRITE_BLOCKS: usize = 1024;
 
 /// Largest value a table accepts, in bytes (a record must fit one block in any case).
 pub const MAX_VALUE_SIZE: u32 = 1 << 16;
@@ -1219,29 +1219,31 @@ impl<K: TableKey> TableWriter<K> {
     /// Creates (or truncates) the table `name` with `value_size`-byte values.
     /// [`Error::InvalidParameter`] when a record does not fit a block.
     pub fn create(storage: &Storage, name: &str, value_size: usize) -> Result<Self> {
-        Self::create_background(storage, name, value_size, None)
+        Self::create_background(storage, name, value_size, WRITE_BLOCKS, None)
     }
 
-    /// [`TableWriter::create`] that also sums `hash` over every record's bytes (key then
-    /// value), on the background thread that writes them; [`TableWriter::finish_digest`]
-    /// returns the wrapping sum. What a join's output checksum costs its probing thread:
-    /// nothing.
+    /// [`TableWriter::create`] with buffers of `blocks` blocks that also sums `hash` over
+    /// every record's bytes (key then value), on the background thread that writes them;
+    /// [`TableWriter::finish_digest`] returns the wrapping sum. What a join's output checksum
+    /// costs its probing thread: nothing.
     pub fn create_digest(
         storage: &Storage,
         name: &str,
         value_size: usize,
+        blocks: usize,
         hash: fn(&[u8]) -> u64,
     ) -> Result<Self> {
-        Self::create_background(storage, name, value_size, Some(hash))
+        Self::create_background(storage, name, value_size, blocks, Some(hash))
     }
 
     fn create_background(
         storage: &Storage,
         name: &str,
         value_size: usize,
+        blocks: usize,
         hash: Option<fn(&[u8]) -> u64>,
     ) -> Result<Self> {
-        let mut writer = Self::with_buffer(storage, name, value_size, WRITE_BLOCKS)?;
+        let mut writer = Self::with_buffer(storage, name, value_size, blocks)?;
         let digest = hash.map(|hash| RecordDigest {
             hash,
             record_size: writer.record_size,
