@@ -271,15 +271,22 @@ impl PageCache {
         let size = self.block_size();
         let count = request_blocks(self.name(), size, buf.len())?;
         let mut cache = blocks.lock();
-        let missing: Vec<u64> = (0..count)
-            .filter(|&i| !cache.lru.contains(&(first + i)))
-            .collect();
+        let mut missing = Vec::new();
+        for i in 0..count {
+            match cache.lru.get(&(first + i)) {
+                Some(block) => {
+                    let at = i as usize * size;
+                    buf[at..at + size].copy_from_slice(&block.data);
+                }
+                None => missing.push(i),
+            }
+        }
         if let (Some(&lo), Some(&hi)) = (missing.first(), missing.last()) {
             let span = &mut buf[lo as usize * size..(hi as usize + 1) * size];
             self.device.read_blocks(first + lo, span, class)?;
-        }
-        for i in 0..count {
-            if let Some(block) = cache.lru.get(&(first + i)) {
+            // The cached blocks inside the span may be dirty: newer than what was just read.
+            for i in (lo..hi).filter(|i| missing.binary_search(i).is_err()) {
+                let block = cache.lru.peek(&(first + i)).expect("held under the lock");
                 let at = i as usize * size;
                 buf[at..at + size].copy_from_slice(&block.data);
             }
