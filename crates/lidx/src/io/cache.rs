@@ -1,16 +1,48 @@
-//! [`PageCache`]: an LRU cache of blocks in front of any device (paper 003 §6.6).
+//! [`PageCache`]: an LRU cache of blocks in front of any device (paper 003 §6.6), write-through
+//! or write-back.
 //!
 //! Paper 003 §6.6 puts an LRU buffer of N pages between the indexes and the disk and counts how
-//! many fetched blocks it absorbs. Here the cache is itself a [`BlockDevice`], so any structure
-//! runs with or without it unchanged, and N = 0 passes every request through. A read request
-//! whose blocks are all cached is answered from memory (hits); otherwise the blocks from the
-//! first missing one to the last missing one are fetched from the device in ONE request (so an
-//! all-at-once fetch stays one request), the missing ones are cached and counted as misses, and
-//! cached ones inside that span count as hits. Writes go through to the device and refresh
-//! cached copies. Blocks in the cache were verified when fetched.
+//! many fetched blocks it absorbs (a lookup-only study: the buffer only ever serves reads). Here
+//! the cache is itself a [`BlockDevice`], so any structure runs with or without it unchanged,
+//! and N = 0 passes every request through. A read request whose blocks are all cached is
+//! answered from memory (hits); otherwise the blocks from the first missing one to the last
+//! missing one are fetched from the device in ONE request (so an all-at-once fetch stays one
+//! request), the missing ones are cached and counted as misses, and cached ones inside that
+//! span count as hits (and are answered from the cache, not from the fetched span). Blocks in
+//! the cache were verified when fetched, or sealed when written.
+//!
+//! Two ways to treat writes ([`CacheMode`]):
+//!
+//! * **Write-through** ([`PageCache::new`]), paper 003's buffer: a write goes to the device at
+//!   once and refreshes cached copies. What the device counts is exactly what the structure
+//!   wrote; this is how the disk indexes are measured.
+//! * **Write-back** ([`PageCache::write_back`]), what we add: a write seals its blocks (as a
+//!   device would) and puts them in the cache marked dirty, with no device write; reads see
+//!   them. A dirty block reaches the device when it is evicted (together with the dirty blocks
+//!   cached right before and after it, up to [`MAX_RUN_BLOCKS`], in one request; those stay
+//!   cached, now clean) or at [`BlockDevice::sync`], which writes every dirty block in block
+//!   order, each run of consecutive dirty blocks as one request (at most [`MAX_RUN_BLOCKS`]
+//!   each, so the copy it needs stays small), then syncs the device. A write of more blocks
+//!   than the cache holds goes straight to the device and refreshes cached copies (now clean).
+//!   Why: paper 000 §6.3 builds its unclustered B-tree by streaming inserts whose leaf writes
+//!   go through the OS page cache (the kernel flushes them later, under memory pressure from
+//!   the cgroup limit); a tree whose every insert writes its leaf with `O_DIRECT` pays one
+//!   device write per insert, which the paper's tree never did. A write-back cache sized by the
+//!   join's memory budget is the buffer pool a storage engineer would give that tree.
+//!
+//! Errors are never swallowed: a failed eviction write fails the read or write that needed the
+//! room, and the block stays cached and dirty (it is not lost; a later sync retries it); a
+//! failed sync leaves the blocks it could not write dirty. A write-back cache serializes its
+//! requests (it holds its lock across device I/O, so no reader can fetch a stale copy of a
+//! block being evicted); its users build one structure on one thread. A multi-block write that
+//! fails part way may leave some of its blocks written, as on a real device.
+//!
+//! Dropping a write-back cache writes its dirty blocks (best effort: no device sync, and errors
+//! are lost, like the kernel's writeback of a process that never called fsync). Call `sync` and
+//! check its result when the data matters.
 //!
 //! [`BlockDevice::stats`] of a cache is the device's counters (what really reached the disk)
-//! plus the cache's hits and misses.
+//! plus the cache's hits and misses; writes the cache absorbs appear nowhere.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -19,24 +51,70 @@ use lru::LruCache;
 use parking_lot::Mutex;
 
 use crate::error::Result;
+use crate::io::aligned::AlignedBuf;
+use crate::io::checksum;
 use crate::io::device::{request_blocks, BlockDevice};
 use crate::io::stats::{IoClass, IoCounters, IoStats};
+
+/// Largest write request a write-back cache issues (eviction runs and sync runs), in blocks:
+/// 1 MiB with 4 KiB blocks. Larger runs are split; this bounds the extra copy buffer.
+pub const MAX_RUN_BLOCKS: usize = 256;
+
+/// How a [`PageCache`] treats writes (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Every write goes to the device at once; cached copies are refreshed.
+    WriteThrough,
+    /// Writes stay in the cache, dirty, until evicted or synced.
+    WriteBack,
+}
+
+/// A cached block: its bytes (sealed) and whether the device has an older copy.
+struct Cached {
+    data: Box<[u8]>,
+    dirty: bool,
+}
+
+struct Blocks {
+    lru: LruCache<u64, Cached>,
+    /// One past the highest block ever written into the cache (write-back blocks may lie past
+    /// the device's end until they are written).
+    end: u64,
+}
 
 /// An LRU cache of `capacity` blocks over a device.
 pub struct PageCache {
     device: Arc<dyn BlockDevice>,
-    blocks: Option<Mutex<LruCache<u64, Box<[u8]>>>>,
+    blocks: Option<Mutex<Blocks>>,
     capacity: usize,
+    mode: CacheMode,
     counters: IoCounters,
 }
 
 impl PageCache {
-    /// A cache of `capacity` blocks over `device`; 0 means no caching.
+    /// A write-through cache of `capacity` blocks over `device`; 0 means no caching.
     pub fn new(device: Arc<dyn BlockDevice>, capacity: usize) -> PageCache {
+        PageCache::with_mode(device, capacity, CacheMode::WriteThrough)
+    }
+
+    /// A write-back cache of `capacity` blocks over `device`; 0 means no caching (every
+    /// request goes to the device).
+    pub fn write_back(device: Arc<dyn BlockDevice>, capacity: usize) -> PageCache {
+        PageCache::with_mode(device, capacity, CacheMode::WriteBack)
+    }
+
+    /// A cache of `capacity` blocks over `device` treating writes as `mode` says.
+    pub fn with_mode(device: Arc<dyn BlockDevice>, capacity: usize, mode: CacheMode) -> PageCache {
         PageCache {
             device,
-            blocks: NonZeroUsize::new(capacity).map(|n| Mutex::new(LruCache::new(n))),
+            blocks: NonZeroUsize::new(capacity).map(|n| {
+                Mutex::new(Blocks {
+                    lru: LruCache::new(n),
+                    end: 0,
+                })
+            }),
             capacity,
+            mode,
             counters: IoCounters::default(),
         }
     }
@@ -44,6 +122,18 @@ impl PageCache {
     /// Number of blocks the cache can hold.
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// How the cache treats writes.
+    pub fn mode(&self) -> CacheMode {
+        self.mode
+    }
+
+    /// Cached blocks newer than the device's copy (always 0 for write-through).
+    pub fn dirty_blocks(&self) -> usize {
+        self.blocks
+            .as_ref()
+            .map_or(0, |b| b.lock().lru.iter().filter(|(_, c)| c.dirty).count())
     }
 
     /// The cache's own counters: hits and misses only (the device counts the rest).
@@ -55,35 +145,101 @@ impl PageCache {
     pub fn memory_bytes(&self) -> usize {
         self.capacity * self.device.block_size()
     }
-}
 
-impl BlockDevice for PageCache {
-    fn name(&self) -> &str {
-        self.device.name()
+    /// Writes the run of consecutive dirty blocks around `victim` (at most [`MAX_RUN_BLOCKS`])
+    /// in one request and marks them clean. Does not change their recency.
+    fn write_run_around(&self, lru: &mut LruCache<u64, Cached>, victim: u64) -> Result<()> {
+        let dirty = |lru: &LruCache<u64, Cached>, b: u64| lru.peek(&b).is_some_and(|c| c.dirty);
+        let (mut lo, mut hi) = (victim, victim + 1);
+        while hi - lo < MAX_RUN_BLOCKS as u64 && hi < u64::MAX && dirty(lru, hi) {
+            hi += 1;
+        }
+        while hi - lo < MAX_RUN_BLOCKS as u64 && lo > 0 && dirty(lru, lo - 1) {
+            lo -= 1;
+        }
+        self.write_dirty(lru, lo, hi)
     }
 
-    fn block_size(&self) -> usize {
-        self.device.block_size()
+    /// Writes the cached (dirty) blocks `lo..hi` in one request and marks them clean.
+    fn write_dirty(&self, lru: &mut LruCache<u64, Cached>, lo: u64, hi: u64) -> Result<()> {
+        let size = self.block_size();
+        let mut buf = AlignedBuf::zeroed((hi - lo) as usize * size);
+        for (b, out) in (lo..hi).zip(buf.chunks_exact_mut(size)) {
+            out.copy_from_slice(&lru.peek(&b).expect("run blocks are cached").data);
+        }
+        self.device.write_blocks(lo, &mut buf, IoClass::Leaf)?;
+        for b in lo..hi {
+            lru.peek_mut(&b).expect("run blocks are cached").dirty = false;
+        }
+        Ok(())
     }
 
-    fn len_blocks(&self) -> u64 {
-        self.device.len_blocks()
+    /// Caches `data` as block `id` (dirty or not), evicting the least recently used block when
+    /// full; a dirty victim is written first, and if that fails nothing is evicted or cached.
+    fn insert(&self, blocks: &mut Blocks, id: u64, data: &[u8], dirty: bool) -> Result<()> {
+        if let Some(cached) = blocks.lru.get_mut(&id) {
+            cached.data.copy_from_slice(data);
+            cached.dirty |= dirty;
+        } else {
+            if blocks.lru.len() == self.capacity {
+                let (&victim, cached) = blocks.lru.peek_lru().expect("a full cache has an LRU");
+                if cached.dirty {
+                    self.write_run_around(&mut blocks.lru, victim)?;
+                }
+                blocks.lru.pop_lru();
+            }
+            blocks.lru.push(
+                id,
+                Cached {
+                    data: data.into(),
+                    dirty,
+                },
+            );
+        }
+        if dirty {
+            blocks.end = blocks.end.max(id + 1);
+        }
+        Ok(())
     }
 
-    fn read_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
-        let Some(cache) = &self.blocks else {
-            return self.device.read_blocks(first, buf, class);
-        };
+    /// Writes every dirty block in block order, runs of consecutive blocks as one request each.
+    fn write_all_dirty(&self, blocks: &mut Blocks) -> Result<()> {
+        let mut ids: Vec<u64> = blocks
+            .lru
+            .iter()
+            .filter(|(_, c)| c.dirty)
+            .map(|(&id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        let mut i = 0;
+        while i < ids.len() {
+            let mut j = i + 1;
+            while j < ids.len() && ids[j] == ids[j - 1] + 1 && j - i < MAX_RUN_BLOCKS {
+                j += 1;
+            }
+            self.write_dirty(&mut blocks.lru, ids[i], ids[j - 1] + 1)?;
+            i = j;
+        }
+        Ok(())
+    }
+
+    fn read_through(
+        &self,
+        blocks: &Mutex<Blocks>,
+        first: u64,
+        buf: &mut [u8],
+        class: IoClass,
+    ) -> Result<()> {
         let size = self.block_size();
         let count = request_blocks(self.name(), size, buf.len())?;
         let mut missing = Vec::new();
         {
-            let mut cache = cache.lock();
+            let mut cache = blocks.lock();
             for i in 0..count {
-                match cache.get(&(first + i)) {
+                match cache.lru.get(&(first + i)) {
                     Some(block) => {
                         let at = i as usize * size;
-                        buf[at..at + size].copy_from_slice(block);
+                        buf[at..at + size].copy_from_slice(&block.data);
                     }
                     None => missing.push(i),
                 }
@@ -97,30 +253,115 @@ impl BlockDevice for PageCache {
         self.device.read_blocks(first + lo, span, class)?;
         self.counters
             .record_cache(count - missing.len() as u64, missing.len() as u64);
-        let mut cache = cache.lock();
+        let mut cache = blocks.lock();
         for &i in &missing {
             let at = i as usize * size;
-            cache.put(first + i, buf[at..at + size].into());
+            self.insert(&mut cache, first + i, &buf[at..at + size], false)?;
         }
         Ok(())
     }
 
-    fn write_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
-        self.device.write_blocks(first, buf, class)?;
-        if let Some(cache) = &self.blocks {
-            let size = self.block_size();
-            let mut cache = cache.lock();
-            for (i, block) in buf.chunks_exact(size).enumerate() {
-                let id = first + i as u64;
-                if let Some(cached) = cache.get_mut(&id) {
-                    cached.copy_from_slice(block);
+    fn read_back(
+        &self,
+        blocks: &Mutex<Blocks>,
+        first: u64,
+        buf: &mut [u8],
+        class: IoClass,
+    ) -> Result<()> {
+        let size = self.block_size();
+        let count = request_blocks(self.name(), size, buf.len())?;
+        let mut cache = blocks.lock();
+        let mut missing = Vec::new();
+        for i in 0..count {
+            match cache.lru.get(&(first + i)) {
+                Some(block) => {
+                    let at = i as usize * size;
+                    buf[at..at + size].copy_from_slice(&block.data);
                 }
+                None => missing.push(i),
             }
+        }
+        if let (Some(&lo), Some(&hi)) = (missing.first(), missing.last()) {
+            let span = &mut buf[lo as usize * size..(hi as usize + 1) * size];
+            self.device.read_blocks(first + lo, span, class)?;
+            // The cached blocks inside the span may be dirty: newer than what was just read.
+            for i in (lo..hi).filter(|i| missing.binary_search(i).is_err()) {
+                let block = cache.lru.peek(&(first + i)).expect("held under the lock");
+                let at = i as usize * size;
+                buf[at..at + size].copy_from_slice(&block.data);
+            }
+        }
+        self.counters
+            .record_cache(count - missing.len() as u64, missing.len() as u64);
+        for &i in &missing {
+            let at = i as usize * size;
+            self.insert(&mut cache, first + i, &buf[at..at + size], false)?;
+        }
+        Ok(())
+    }
+}
+
+/// Overwrites the cached copies of the blocks of `buf` (just written to the device at `first`),
+/// which are now clean.
+fn refresh(blocks: &mut Blocks, first: u64, buf: &[u8], size: usize) {
+    for (i, block) in buf.chunks_exact(size).enumerate() {
+        if let Some(cached) = blocks.lru.get_mut(&(first + i as u64)) {
+            cached.data.copy_from_slice(block);
+            cached.dirty = false;
+        }
+    }
+}
+
+impl BlockDevice for PageCache {
+    fn name(&self) -> &str {
+        self.device.name()
+    }
+
+    fn block_size(&self) -> usize {
+        self.device.block_size()
+    }
+
+    fn len_blocks(&self) -> u64 {
+        let end = self.blocks.as_ref().map_or(0, |b| b.lock().end);
+        self.device.len_blocks().max(end)
+    }
+
+    fn read_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
+        match (&self.blocks, self.mode) {
+            (None, _) => self.device.read_blocks(first, buf, class),
+            (Some(blocks), CacheMode::WriteThrough) => self.read_through(blocks, first, buf, class),
+            (Some(blocks), CacheMode::WriteBack) => self.read_back(blocks, first, buf, class),
+        }
+    }
+
+    fn write_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
+        let Some(blocks) = &self.blocks else {
+            return self.device.write_blocks(first, buf, class);
+        };
+        let size = self.block_size();
+        let count = request_blocks(self.name(), size, buf.len())?;
+        if self.mode == CacheMode::WriteThrough {
+            self.device.write_blocks(first, buf, class)?;
+            refresh(&mut blocks.lock(), first, buf, size);
+            return Ok(());
+        }
+        let mut cache = blocks.lock();
+        if count > self.capacity as u64 {
+            self.device.write_blocks(first, buf, class)?;
+            refresh(&mut cache, first, buf, size);
+            return Ok(());
+        }
+        checksum::seal_run(buf, first, size);
+        for (i, block) in buf.chunks_exact(size).enumerate() {
+            self.insert(&mut cache, first + i as u64, block, true)?;
         }
         Ok(())
     }
 
     fn sync(&self) -> Result<()> {
+        if let (Some(blocks), CacheMode::WriteBack) = (&self.blocks, self.mode) {
+            self.write_all_dirty(&mut blocks.lock())?;
+        }
         self.device.sync()
     }
 
@@ -133,11 +374,24 @@ impl BlockDevice for PageCache {
     }
 
     fn describe(&self) -> String {
+        let mode = match self.mode {
+            CacheMode::WriteThrough => "write-through",
+            CacheMode::WriteBack => "write-back",
+        };
         format!(
-            "{} + LRU cache of {} blocks",
+            "{} + {mode} LRU cache of {} blocks",
             self.device.describe(),
             self.capacity
         )
+    }
+}
+
+impl Drop for PageCache {
+    fn drop(&mut self) {
+        if let Some(blocks) = &self.blocks {
+            // Best effort (see the module docs): nobody is left to hear an error.
+            let _ = self.write_all_dirty(&mut blocks.lock());
+        }
     }
 }
 
@@ -155,33 +409,35 @@ mod tests {
 
     #[test]
     fn hits_misses_and_eviction() {
-        let cache = PageCache::new(device(8), 2);
-        let mut one = vec![0u8; 4096];
-        cache.read_blocks(1, &mut one, IoClass::Leaf).unwrap();
-        cache.read_blocks(1, &mut one, IoClass::Leaf).unwrap();
-        assert_eq!(one[0], 1);
-        let s = cache.stats();
-        assert_eq!((s.cache_hits, s.cache_misses, s.read_requests), (1, 1, 1));
+        for mode in [CacheMode::WriteThrough, CacheMode::WriteBack] {
+            let cache = PageCache::with_mode(device(8), 2, mode);
+            let mut one = vec![0u8; 4096];
+            cache.read_blocks(1, &mut one, IoClass::Leaf).unwrap();
+            cache.read_blocks(1, &mut one, IoClass::Leaf).unwrap();
+            assert_eq!(one[0], 1);
+            let s = cache.stats();
+            assert_eq!((s.cache_hits, s.cache_misses, s.read_requests), (1, 1, 1));
 
-        let mut three = vec![0u8; 3 * 4096];
-        cache.read_blocks(0, &mut three, IoClass::Leaf).unwrap();
-        assert_eq!([three[0], three[4096], three[8192]], [0, 1, 2]);
-        let s = cache.stats();
-        assert_eq!(s.read_requests, 2, "the span 0..3 is one request");
-        assert_eq!((s.cache_hits, s.cache_misses), (2, 3));
+            let mut three = vec![0u8; 3 * 4096];
+            cache.read_blocks(0, &mut three, IoClass::Leaf).unwrap();
+            assert_eq!([three[0], three[4096], three[8192]], [0, 1, 2]);
+            let s = cache.stats();
+            assert_eq!(s.read_requests, 2, "the span 0..3 is one request");
+            assert_eq!((s.cache_hits, s.cache_misses), (2, 3));
 
-        cache.read_blocks(0, &mut one, IoClass::Leaf).unwrap();
-        assert_eq!(
-            cache.stats().read_requests,
-            2,
-            "block 0 was fetched last, still cached"
-        );
-        cache.read_blocks(1, &mut one, IoClass::Leaf).unwrap();
-        assert_eq!(
-            cache.stats().read_requests,
-            3,
-            "block 1 was least recent, evicted"
-        );
+            cache.read_blocks(0, &mut one, IoClass::Leaf).unwrap();
+            assert_eq!(
+                cache.stats().read_requests,
+                2,
+                "block 0 was fetched last, still cached"
+            );
+            cache.read_blocks(1, &mut one, IoClass::Leaf).unwrap();
+            assert_eq!(
+                cache.stats().read_requests,
+                3,
+                "block 1 was least recent, evicted"
+            );
+        }
     }
 
     #[test]
@@ -199,5 +455,27 @@ mod tests {
         cache.read_blocks(0, &mut one, IoClass::Leaf).unwrap();
         assert_eq!(one[0], 9);
         assert_eq!(cache.stats().cache_hits, 1);
+    }
+
+    #[test]
+    fn write_back_coalesces_sync_and_grows_past_the_device() {
+        let dev = device(2);
+        let cache = PageCache::write_back(Arc::clone(&dev), 8);
+        for b in [5u64, 3, 4, 0] {
+            let mut block = vec![b as u8 + 10; 4096];
+            cache.write_blocks(b, &mut block, IoClass::Leaf).unwrap();
+        }
+        assert_eq!(dev.stats().write_requests, 1, "only the setup write");
+        assert_eq!((cache.len_blocks(), dev.len_blocks()), (6, 2));
+        assert_eq!(cache.dirty_blocks(), 4);
+        cache.sync().unwrap();
+        let s = dev.stats();
+        assert_eq!(s.write_requests, 3, "setup, block 0, blocks 3..6");
+        assert_eq!((s.write_blocks, s.syncs), (2 + 4, 1));
+        assert_eq!(cache.dirty_blocks(), 0);
+        let mut one = vec![0u8; 4096];
+        dev.read_blocks(4, &mut one, IoClass::Leaf).unwrap();
+        assert_eq!(one[0], 14);
+        assert!(cache.describe().contains("write-back"));
     }
 }

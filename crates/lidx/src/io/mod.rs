@@ -16,7 +16,7 @@ pub mod stats;
 pub mod storage;
 
 pub use aligned::AlignedBuf;
-pub use cache::PageCache;
+pub use cache::{CacheMode, PageCache};
 pub use checksum::BLOCK_TRAILER;
 pub use device::{BlockDevice, DEFAULT_BLOCK_SIZE};
 pub use file::FileDevice;

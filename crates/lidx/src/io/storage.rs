@@ -6,7 +6,8 @@
 //! from, and written back to, the same file, or kept only in memory when the storage has no
 //! directory. The same index files can therefore be built once and benchmarked on the real
 //! device and under every simulated profile. With `cache_blocks > 0` every device is wrapped in
-//! its own [`PageCache`] of that many blocks. [`Storage::stats`] sums the counters of every
+//! its own [`PageCache`] of that many blocks (write-through, or write-back with
+//! [`Storage::with_write_back_cache`]). [`Storage::stats`] sums the counters of every
 //! device the storage opened, so a benchmark takes one snapshot before and one after.
 
 use std::collections::HashMap;
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
-use crate::io::cache::PageCache;
+use crate::io::cache::{CacheMode, PageCache};
 use crate::io::device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
 use crate::io::file::{FileDevice, OpenMode};
 use crate::io::sim::{SimDevice, SimProfile};
@@ -59,6 +60,7 @@ pub struct Storage {
     kind: DeviceKind,
     block_size: usize,
     cache_blocks: usize,
+    cache_mode: CacheMode,
     memory: Mutex<HashMap<String, Arc<SimDevice>>>,
     opened: Mutex<Opened>,
 }
@@ -84,6 +86,7 @@ impl Storage {
             kind,
             block_size,
             cache_blocks: 0,
+            cache_mode: CacheMode::WriteThrough,
             memory: Mutex::new(HashMap::new()),
             opened: Mutex::new(Opened::default()),
         })
@@ -97,6 +100,7 @@ impl Storage {
             kind: DeviceKind::Sim(profile),
             block_size,
             cache_blocks: 0,
+            cache_mode: CacheMode::WriteThrough,
             memory: Mutex::new(HashMap::new()),
             opened: Mutex::new(Opened::default()),
         })
@@ -111,9 +115,19 @@ impl Storage {
         .expect("4096 is a valid block size")
     }
 
-    /// Wraps every device opened from now on in an LRU [`PageCache`] of `blocks` blocks.
+    /// Wraps every device opened from now on in a write-through LRU [`PageCache`] of `blocks`
+    /// blocks.
     pub fn with_cache_blocks(mut self, blocks: usize) -> Storage {
         self.cache_blocks = blocks;
+        self.cache_mode = CacheMode::WriteThrough;
+        self
+    }
+
+    /// Wraps every device opened from now on in a write-back LRU [`PageCache`] of `blocks`
+    /// blocks ([`PageCache::write_back`]): writes reach the files at eviction or `sync`.
+    pub fn with_write_back_cache(mut self, blocks: usize) -> Storage {
+        self.cache_blocks = blocks;
+        self.cache_mode = CacheMode::WriteBack;
         self
     }
 
@@ -256,7 +270,11 @@ impl Storage {
         if self.cache_blocks == 0 {
             return Ok(device);
         }
-        let cache = Arc::new(PageCache::new(device, self.cache_blocks));
+        let cache = Arc::new(PageCache::with_mode(
+            device,
+            self.cache_blocks,
+            self.cache_mode,
+        ));
         opened.caches.push(Arc::clone(&cache));
         Ok(cache)
     }
@@ -286,7 +304,14 @@ impl Storage {
             DeviceKind::Sim(p) => format!("sim:{}", p.name),
         };
         if self.cache_blocks > 0 {
-            format!("{device}, LRU cache {} blocks per file", self.cache_blocks)
+            let mode = match self.cache_mode {
+                CacheMode::WriteThrough => "",
+                CacheMode::WriteBack => " write-back",
+            };
+            format!(
+                "{device},{mode} LRU cache {} blocks per file",
+                self.cache_blocks
+            )
         } else {
             device
         }
