@@ -44,8 +44,11 @@
 //!   consecutive windows stay adjacent, as they do at small table ratios
 //!   ([`table::WindowReader`]).
 //! * Memory (`--memory`): the in-memory hash join refuses a budget its hash table exceeds, the
-//!   Grace join sizes its partitions to it; the other joins hold one window or one stream
-//!   buffer per table and thread plus the index, and ignore it.
+//!   Grace join sizes its partitions to it, the unsorted joins size their caches, buckets and
+//!   output buffers to it; the other joins ignore it and hold, per thread, a scan's buffers
+//!   (up to `1 + PREFETCH_DEPTH` requests of 4 MiB: [`table::Table::scan_memory`]), a window
+//!   reader's (its widest window plus readahead, or a stream's buffers), two 4 MiB output
+//!   buffers, and the index.
 //!
 //! The unsorted joins (§5.4) add variants to [`JoinAlgo`] and arms to [`join`].
 
