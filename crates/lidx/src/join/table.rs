@@ -623,7 +623,7 @@ impl<'t, K: TableKey> Scan<'t, K> {
     /// Moves to the next record like [`Scan::advance`], and checks that its key is larger than
     /// the current one: [`Error::OutOfOrder`] or [`Error::DuplicateKey`] (with the position in
     /// the table) otherwise. What the joins on sorted tables stream with.
-    #[inline]
+    #[inline(always)]
     pub fn advance_sorted(&mut self) -> Result<()> {
         let Some(previous) = self.key() else {
             return Ok(());
@@ -638,7 +638,7 @@ impl<'t, K: TableKey> Scan<'t, K> {
     }
 
     /// Moves to the next record, reading the next blocks when the buffer is used up.
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self) -> Result<()> {
         if self.pos >= self.end {
             return Ok(());
@@ -647,13 +647,20 @@ impl<'t, K: TableKey> Scan<'t, K> {
         self.slot += 1;
         self.at += self.table.record_size();
         if self.slot == self.table.per_block {
-            self.slot = 0;
-            self.at_block += 1;
-            self.at = self.at_block * self.table.block_size();
-            if self.at_block == self.loaded && self.pos < self.end {
-                self.first += self.loaded as u64;
-                self.fill()?;
-            }
+            return self.next_block();
+        }
+        Ok(())
+    }
+
+    /// [`Scan::advance`] past the last record of a block.
+    #[inline(never)]
+    fn next_block(&mut self) -> Result<()> {
+        self.slot = 0;
+        self.at_block += 1;
+        self.at = self.at_block * self.table.block_size();
+        if self.at_block == self.loaded && self.pos < self.end {
+            self.first += self.loaded as u64;
+            self.fill()?;
         }
         Ok(())
     }
@@ -735,6 +742,10 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     /// lower bound (`lo <= lower_bound(key) <= hi`, the [`crate::ApproxPos`] contract) of a
     /// sorted table; `hi` is clamped to the table. Afterwards the record at the answer, when
     /// the answer is below `len()`, is [`WindowReader::found`].
+    ///
+    /// Inlined is only the dense walk's case, `lo` at the record after the last answer and
+    /// answering the key; the rest is [`WindowReader::lower_bound_general`].
+    #[inline(always)]
     pub fn lower_bound(&mut self, lo: u64, hi: u64, key: K) -> Result<u64> {
         if lo == self.next_pos && lo <= hi {
             let at = self.next_at;
@@ -751,6 +762,12 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
                 return Ok(lo);
             }
         }
+        self.lower_bound_general(lo, hi, key)
+    }
+
+    /// [`WindowReader::lower_bound`] outside the dense walk's case.
+    #[inline(never)]
+    fn lower_bound_general(&mut self, lo: u64, hi: u64, key: K) -> Result<u64> {
         let len = self.table.len();
         let hi = hi.min(len);
         let lo = lo.min(hi);
