@@ -232,19 +232,7 @@ impl PageCache {
     ) -> Result<()> {
         let size = self.block_size();
         let count = request_blocks(self.name(), size, buf.len())?;
-        let mut missing = Vec::new();
-        {
-            let mut cache = blocks.lock();
-            for i in 0..count {
-                match cache.lru.get(&(first + i)) {
-                    Some(block) => {
-                        let at = i as usize * size;
-                        buf[at..at + size].copy_from_slice(&block.data);
-                    }
-                    None => missing.push(i),
-                }
-            }
-        }
+        let missing = copy_cached(&mut blocks.lock(), first, count, buf);
         let (Some(&lo), Some(&hi)) = (missing.first(), missing.last()) else {
             self.counters.record_cache(count, 0);
             return Ok(());
@@ -271,16 +259,7 @@ impl PageCache {
         let size = self.block_size();
         let count = request_blocks(self.name(), size, buf.len())?;
         let mut cache = blocks.lock();
-        let mut missing = Vec::new();
-        for i in 0..count {
-            match cache.lru.get(&(first + i)) {
-                Some(block) => {
-                    let at = i as usize * size;
-                    buf[at..at + size].copy_from_slice(&block.data);
-                }
-                None => missing.push(i),
-            }
-        }
+        let missing = copy_cached(&mut cache, first, count, buf);
         if let (Some(&lo), Some(&hi)) = (missing.first(), missing.last()) {
             let span = &mut buf[lo as usize * size..(hi as usize + 1) * size];
             self.device.read_blocks(first + lo, span, class)?;
@@ -299,6 +278,23 @@ impl PageCache {
         }
         Ok(())
     }
+}
+
+/// Copies the cached blocks among `count` blocks from `first` into `buf` (hits refresh their
+/// place in the LRU order); returns the indexes (from `first`) of the blocks not cached.
+fn copy_cached(blocks: &mut Blocks, first: u64, count: u64, buf: &mut [u8]) -> Vec<u64> {
+    let size = buf.len() / count.max(1) as usize;
+    let mut missing = Vec::new();
+    for i in 0..count {
+        match blocks.lru.get(&(first + i)) {
+            Some(block) => {
+                let at = i as usize * size;
+                buf[at..at + size].copy_from_slice(&block.data);
+            }
+            None => missing.push(i),
+        }
+    }
+    missing
 }
 
 /// Overwrites the cached copies of the blocks of `buf` (just written to the device at `first`),
