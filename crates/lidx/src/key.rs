@@ -211,6 +211,19 @@ impl Key for Str16 {
     }
 }
 
+/// [`Error::KeyTypeMismatch`] unless a file whose header names key type `name` of `size` bytes
+/// holds keys of type `K`: what every on-disk structure checks when it is opened.
+pub fn check_key_type<K: Key>(file: &str, name: &str, size: u32) -> Result<()> {
+    if name != K::NAME || size as usize != K::SIZE {
+        return Err(Error::KeyTypeMismatch {
+            file: file.to_string(),
+            expected: K::NAME,
+            got: name.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Checks that `keys` are valid and sorted ascending; equal neighbours (duplicates) are allowed.
 ///
 /// Returns [`Error::InvalidKey`] for a NaN and [`Error::OutOfOrder`] for the first descent.

@@ -6,10 +6,11 @@
 //! not written whole. Fixed seeds; the directories live under the target directory (a real
 //! disk, so fsyncs are real).
 
+mod crash_child;
+
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use lidx::kv::wal::{encode_record, segment_path};
@@ -126,38 +127,16 @@ fn manifest_child(dir: &Path) {
 
 /// Runs the child in `mode` on `dir`, kills it after `delay`, returns its complete `ack` lines.
 fn run_and_kill(mode: &str, dir: &Path, generation: u64, delay: Duration) -> Vec<Vec<u64>> {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, mode)
-        .env(DIR_ENV, dir)
-        .env(GEN_ENV, generation.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    // Read while the child runs, so that it never blocks on a full pipe.
-    let reader = std::thread::spawn(move || {
-        let mut acks = Vec::new();
-        let mut r = BufReader::new(stdout);
-        let mut line = String::new();
-        while r.read_line(&mut line).unwrap_or(0) > 0 {
-            // A line cut by the kill has no newline: it was not fully reported, skip it.
-            if let Some(rest) = line.strip_prefix("ack ").and_then(|l| l.strip_suffix('\n')) {
-                acks.push(rest.split(' ').map(|x| x.parse().unwrap()).collect());
-            }
-            line.clear();
-        }
-        acks
-    });
-    std::thread::sleep(delay);
-    child.kill().unwrap();
-    let status = child.wait().unwrap();
-    assert!(
-        !status.success(),
-        "the child must die by the kill, not exit"
-    );
-    reader.join().unwrap()
+    let envs = [
+        (CHILD_ENV, mode.into()),
+        (DIR_ENV, dir.as_os_str().to_owned()),
+        (GEN_ENV, generation.to_string().into()),
+    ];
+    crash_child::run_and_kill(&envs, delay)
+        .iter()
+        .filter_map(|l| l.strip_prefix("ack "))
+        .map(|rest| rest.split(' ').map(|x| x.parse().unwrap()).collect())
+        .collect()
 }
 
 /// Replays `dir`: (seq, key) of every record, checking each value against its key.

@@ -33,6 +33,17 @@ fn options(model: StaticModel, trigger: usize, threads: usize) -> HybridOptions 
     }
 }
 
+/// A u64 store in `dir` loaded with `keys`, each with its version-0 value.
+fn create_u64(dir: &Path, keys: &[u64], opts: HybridOptions) -> HybridIndex<u64> {
+    HybridIndex::create(
+        storage(dir),
+        keys,
+        |_, k, out| out.copy_from_slice(&value(*k, 0)),
+        opts,
+    )
+    .unwrap()
+}
+
 fn value(k: u64, version: u64) -> [u8; PS] {
     (k.wrapping_mul(0x9E37_79B9) ^ version).to_le_bytes()
 }
@@ -277,13 +288,7 @@ fn reopen_read_only_and_file_cleanup() {
     let dir = tempfile::tempdir().unwrap();
     let opts = options(StaticModel::LecoZoneMap, 100, 2);
     let keys: Vec<u64> = (0..1000).map(|i| i * 2).collect();
-    let h = HybridIndex::create(
-        storage(dir.path()),
-        &keys,
-        |_, k, out| out.copy_from_slice(&value(*k, 0)),
-        opts.clone(),
-    )
-    .unwrap();
+    let h = create_u64(dir.path(), &keys, opts.clone());
     let mut model: BTreeMap<u64, [u8; PS]> = keys.iter().map(|&k| (k, value(k, 0))).collect();
     for k in 0..450u64 {
         h.put(k * 5 + 1, &value(k, 1)).unwrap();
@@ -329,13 +334,7 @@ fn memory_budget_and_ratio_trigger() {
     let keys: Vec<u64> = (0..20_000).map(|i| i * 4).collect();
     let mut opts = options(StaticModel::LecoZoneMap, usize::MAX, 1);
     opts.trigger = MergeTrigger::Ratio(10.0);
-    let h = HybridIndex::create(
-        storage(dir.path()),
-        &keys,
-        |_, k, out| out.copy_from_slice(&value(*k, 0)),
-        opts,
-    )
-    .unwrap();
+    let h = create_u64(dir.path(), &keys, opts);
     for k in 0..1999u64 {
         h.put(k * 4 + 1, &value(k, 1)).unwrap();
     }
@@ -351,13 +350,7 @@ fn memory_budget_and_ratio_trigger() {
     let mut opts = options(StaticModel::LecoZoneMap, usize::MAX, 1);
     let budget = 64 * 1024;
     opts.memory_budget = Some(budget);
-    let h = HybridIndex::create(
-        storage(dir.path()),
-        &keys,
-        |_, k, out| out.copy_from_slice(&value(*k, 0)),
-        opts,
-    )
-    .unwrap();
+    let h = create_u64(dir.path(), &keys, opts);
     for k in 0..20_000u64 {
         h.put(k * 4 + 2, &value(k, 1)).unwrap();
         let s = h.stats();
@@ -377,13 +370,7 @@ fn concurrent_readers_and_writers() {
     let dir = tempfile::tempdir().unwrap();
     let opts = options(StaticModel::CprPgm { eps: 16 }, 300, 2);
     let keys: Vec<u64> = (0..4000).map(|i| i * 8).collect();
-    let h = HybridIndex::create(
-        storage(dir.path()),
-        &keys,
-        |_, k, out| out.copy_from_slice(&value(*k, 0)),
-        opts,
-    )
-    .unwrap();
+    let h = create_u64(dir.path(), &keys, opts);
     let per_thread = 1500u64;
     std::thread::scope(|s| {
         for t in 0..4u64 {
@@ -424,13 +411,7 @@ fn concurrent_readers_and_writers() {
 fn small_store(dir: &Path) -> HybridOptions {
     let opts = options(StaticModel::LecoZoneMap, 100, 1);
     let keys: Vec<u64> = (0..500).collect();
-    let h = HybridIndex::create(
-        storage(dir),
-        &keys,
-        |_, k, out| out.copy_from_slice(&value(*k, 0)),
-        opts.clone(),
-    )
-    .unwrap();
+    let h = create_u64(dir, &keys, opts.clone());
     for k in 500..650u64 {
         h.put(k, &value(k, 0)).unwrap();
     }

@@ -9,10 +9,11 @@
 //! of an interrupted merge survives the reopen. Fixed seeds; the directory lives under the
 //! target directory (a real disk).
 
+mod crash_child;
+
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -103,45 +104,25 @@ fn child_entry() {
 type Line = (String, u64, u64, Option<u64>);
 
 fn run_and_kill(dir: &Path, generation: u64, delay: Duration) -> Vec<Line> {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_entry", "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, "1")
-        .env(DIR_ENV, dir)
-        .env(GEN_ENV, generation.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut lines = Vec::new();
-        let mut r = BufReader::new(stdout);
-        let mut line = String::new();
-        while r.read_line(&mut line).unwrap_or(0) > 0 {
-            // A line cut by the kill has no newline: skip it.
-            if let Some(l) = line.strip_suffix('\n') {
-                let f: Vec<&str> = l.split(' ').collect();
-                if f.len() == 4 && (f[0] == "begin" || f[0] == "ack") {
-                    lines.push((
-                        f[0].to_string(),
-                        f[1].parse().unwrap(),
-                        f[2].parse().unwrap(),
-                        f[3].parse().ok(),
-                    ));
-                }
-            }
-            line.clear();
-        }
-        lines
-    });
-    std::thread::sleep(delay);
-    child.kill().unwrap();
-    let status = child.wait().unwrap();
-    assert!(
-        !status.success(),
-        "the child must die by the kill, not exit"
-    );
-    reader.join().unwrap()
+    let envs = [
+        (CHILD_ENV, "1".into()),
+        (DIR_ENV, dir.as_os_str().to_owned()),
+        (GEN_ENV, generation.to_string().into()),
+    ];
+    crash_child::run_and_kill(&envs, delay)
+        .into_iter()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.len() == 4 && (f[0] == "begin" || f[0] == "ack")).then(|| {
+                (
+                    f[0].to_string(),
+                    f[1].parse().unwrap(),
+                    f[2].parse().unwrap(),
+                    f[3].parse().ok(),
+                )
+            })
+        })
+        .collect()
 }
 
 #[test]

@@ -106,14 +106,7 @@ impl Header {
 
     /// [`Error::KeyTypeMismatch`] unless the file holds keys of type `K`.
     pub fn check_key<K: Key>(&self, file: &str) -> Result<()> {
-        if self.key_name != K::NAME || self.key_size as usize != K::SIZE {
-            return Err(Error::KeyTypeMismatch {
-                file: file.to_string(),
-                expected: K::NAME,
-                got: self.key_name.clone(),
-            });
-        }
-        Ok(())
+        crate::key::check_key_type::<K>(file, &self.key_name, self.key_size)
     }
 }
 

@@ -203,13 +203,7 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
         let device = storage.open(name, false)?;
         let header = header_of(device.as_ref())?;
         let file = device.name().to_string();
-        if header.key_name != K::NAME || header.key_size as usize != K::SIZE {
-            return Err(Error::KeyTypeMismatch {
-                file,
-                expected: K::NAME,
-                got: header.key_name,
-            });
-        }
+        crate::key::check_key_type::<K>(&file, &header.key_name, header.key_size)?;
         if header.block_size as usize != device.block_size() {
             return Err(Error::Corrupt {
                 file,
