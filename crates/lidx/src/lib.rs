@@ -15,6 +15,7 @@
 //! assert_eq!(pgm.lower_bound(&keys, 50), 8);
 //! ```
 
+pub mod codec;
 pub mod disk;
 pub mod error;
 pub mod index;

@@ -5,12 +5,13 @@
 use std::marker::PhantomData;
 use std::sync::{mpsc, Arc};
 
+use crate::codec::Decoder;
 use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
 use crate::index::ApproxPos;
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::{check_strictly_sorted, Key};
-use crate::mem::persist::{Decoder, Persist};
+use crate::mem::persist::Persist;
 
 use super::data_block::{check_follows, decode_data_block, records_per_block};
 use super::fetch::{Fetch, Leaves};
