@@ -24,4 +24,13 @@ pub trait Persist<K: Key>: StaticIndex<K> + Sized {
 
     /// Reads an index written by [`Persist::encode`], validating it (see the module docs).
     fn decode(input: &mut Decoder<'_>) -> Result<Self>;
+
+    /// The model's name as tools print it: by default the type's name without its path and
+    /// parameters (`Pgm`, `ZoneMap`); a type that can hold one of several forms names the one
+    /// it holds.
+    fn name(&self) -> String {
+        let full = std::any::type_name::<Self>();
+        let name = full.split('<').next().unwrap_or(full);
+        name.rsplit("::").next().unwrap_or(name).to_string()
+    }
 }

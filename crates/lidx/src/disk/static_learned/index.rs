@@ -564,12 +564,10 @@ impl<K: Key, M: Persist<K>> DiskIndex<K> for StaticLearned<K, M> {
     }
 
     fn describe(&self) -> String {
-        let full = std::any::type_name::<M>();
-        let model = full.split('<').next().unwrap_or(full);
-        let model = model.rsplit("::").next().unwrap_or(model);
         format!(
-            "static-learned model={model} granularity={} fetch={} payload={} per_block={} \
+            "static-learned model={} granularity={} fetch={} payload={} per_block={} \
              model_bytes={}",
+            self.model.name(),
             self.granularity.name(),
             self.fetch.name(),
             self.payload_size,
