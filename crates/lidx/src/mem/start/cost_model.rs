@@ -17,10 +17,10 @@
 
 use std::fmt;
 
-use super::cache_control::{flush_raw, median_ns};
-use super::nodes::promote;
 use crate::error::{Error, Result};
 use crate::map::OrderedMap;
+use crate::mem::art::cache_control::{flush_raw, median_ns};
+use crate::mem::art::multilevel::promote;
 use crate::mem::art::node::{NodeKind, View};
 use crate::mem::art::Art;
 
