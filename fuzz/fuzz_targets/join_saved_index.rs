@@ -5,7 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use lidx::join::table_index::{decode_saved, INDEX_HEADER_BYTES, INDEX_MAGIC, INDEX_VERSION};
-use lidx::mem::persist::{Decoder, Persist};
+use lidx::codec::Decoder;
+use lidx::mem::persist::Persist;
 use lidx::mem::pgm::Pgm;
 
 fuzz_target!(|data: &[u8]| {

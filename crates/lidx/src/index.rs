@@ -11,9 +11,20 @@
 //! so a last-mile search over `keys[lo..hi]` finds the first key `>= k` if the window holds it,
 //! and otherwise the answer is `hi`. That is paper 000 §5.2's index API ("return a search
 //! window whose size is bounded") made precise for absent keys, which the paper leaves open.
+//!
+//! Layers: this module builds on [`crate::key`] and the slice searches of [`crate::search`];
+//! `model` and `mem` build on it.
 
 use crate::key::Key;
-use crate::search;
+use crate::search::{self, LastMile};
+
+/// `lower_bound(key)` over all of `keys`, searching only `window` as `method` does.
+/// The window must satisfy the [`ApproxPos`] contract for `key`.
+#[inline]
+pub fn lower_bound_in<K: Key>(keys: &[K], key: K, window: ApproxPos, method: LastMile) -> usize {
+    let hint = window.pos.clamp(window.lo, window.hi) - window.lo;
+    window.lo + method.lower_bound(&keys[window.lo..window.hi], key, hint)
+}
 
 /// A predicted position and the half-open window `[lo, hi)` around it that an index guarantees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -162,5 +173,28 @@ mod tests {
         assert_eq!((w.pos, w.lo, w.hi), (100, 95, 100));
         let w = ApproxPos::from_prediction(f64::NAN, 4, 0);
         assert_eq!(w, ApproxPos::default());
+    }
+
+    #[test]
+    fn every_last_mile_finds_the_lower_bound_in_a_window() {
+        let keys: Vec<u64> = (0..100u64).map(|i| i * 3).collect();
+        for key in [0, 1, 30, 31, 150, 297, 298, u64::MAX] {
+            let expect = keys.partition_point(|&k| k < key);
+            let window = ApproxPos {
+                pos: expect.saturating_sub(2),
+                lo: expect.saturating_sub(5),
+                hi: (expect + 4).min(keys.len()),
+            };
+            for method in [
+                LastMile::Binary,
+                LastMile::Linear,
+                LastMile::Exponential,
+                LastMile::Interpolation,
+            ] {
+                assert_eq!(lower_bound_in(&keys, key, window, method), expect);
+                let all = ApproxPos::everything(keys.len());
+                assert_eq!(lower_bound_in(&keys, key, all, method), expect);
+            }
+        }
     }
 }

@@ -14,7 +14,16 @@
 //! assert_eq!(pgm.lower_bound(&keys, 49), 7);
 //! assert_eq!(pgm.lower_bound(&keys, 50), 8);
 //! ```
+//!
+//! # Layers
+//!
+//! A module only uses the ones above it in this list: [`error`]; [`key`]; [`codec`] (the byte
+//! encoders every saved model and file uses); [`search`] (last-mile searches on slices);
+//! [`index`] (the window contract, [`StaticIndex`]) and [`map`]; [`model`] (CDF
+//! approximations); [`mem`] (in-memory indexes: inside it, `art` below `start`); [`io`]; then
+//! [`disk`], [`kv`] and [`join`].
 
+pub mod codec;
 pub mod disk;
 pub mod error;
 pub mod index;

@@ -12,8 +12,11 @@
 //! * [`interpolation`] probes where the key's model value falls between the ends of the current
 //!   range, falling back to a bisection step whenever a probe fails to halve the range, so its
 //!   worst case stays logarithmic.
+//!
+//! This module works on plain slices and sits right above [`crate::key`]: the window types and
+//! the index contract of [`crate::index`] build on it ([`crate::index::lower_bound_in`] runs a
+//! [`LastMile`] inside an [`crate::index::ApproxPos`]), never the other way round.
 
-use crate::index::ApproxPos;
 use crate::key::Key;
 
 /// Which last-mile search to run inside a window.
@@ -30,22 +33,18 @@ pub enum LastMile {
     Interpolation,
 }
 
-/// `lower_bound(key)` over all of `keys`, searching only `window` as `method` does.
-/// The window must satisfy the [`ApproxPos`] contract for `key`.
-#[inline]
-pub fn lower_bound_in<K: Key>(keys: &[K], key: K, window: ApproxPos, method: LastMile) -> usize {
-    let slice = &keys[window.lo..window.hi];
-    window.lo
-        + match method {
-            LastMile::Binary => branchless_binary(slice, key),
-            LastMile::Linear => linear(slice, key),
-            LastMile::Exponential => exponential(
-                slice,
-                key,
-                window.pos.clamp(window.lo, window.hi) - window.lo,
-            ),
-            LastMile::Interpolation => interpolation(slice, key),
+impl LastMile {
+    /// Position of the first key `>= key` in `keys`, searched as this method does; `hint` is
+    /// where [`LastMile::Exponential`] starts, the others ignore it.
+    #[inline]
+    pub fn lower_bound<K: Key>(self, keys: &[K], key: K, hint: usize) -> usize {
+        match self {
+            LastMile::Binary => branchless_binary(keys, key),
+            LastMile::Linear => linear(keys, key),
+            LastMile::Exponential => exponential(keys, key, hint),
+            LastMile::Interpolation => interpolation(keys, key),
         }
+    }
 }
 
 /// Ranges longer than this many keys prefetch the next probe's two candidates: without a
@@ -241,14 +240,13 @@ mod tests {
                 "exponential {key} {hint}"
             );
         }
-        let window = ApproxPos::everything(keys.len());
         for method in [
             LastMile::Binary,
             LastMile::Linear,
             LastMile::Exponential,
             LastMile::Interpolation,
         ] {
-            assert_eq!(lower_bound_in(keys, key, window, method), expect);
+            assert_eq!(method.lower_bound(keys, key, keys.len() / 2), expect);
         }
     }
 

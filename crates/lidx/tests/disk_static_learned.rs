@@ -5,12 +5,13 @@
 mod common;
 
 use common::TestKey;
+use lidx::codec::{Decoder, Encoder};
 use lidx::disk::static_learned::{
     read_kind, Fetch, Granularity, StaticLearned, StaticLearnedParams,
 };
 use lidx::disk::DiskIndex;
 use lidx::io::{checksum, DeviceKind, SimProfile, Storage};
-use lidx::mem::persist::{Decoder, Encoder, Persist};
+use lidx::mem::persist::Persist;
 use lidx::{ApproxPos, Error, Key, StaticIndex, Str16};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -5,10 +5,11 @@
 mod common;
 
 use common::TestKey;
+use lidx::codec::{Decoder, Encoder};
 use lidx::mem::btree::BTreeParams;
 use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
 use lidx::mem::fiting::{FitingParams, FitingTree};
-use lidx::mem::persist::{Decoder, Encoder, Persist};
+use lidx::mem::persist::Persist;
 use lidx::mem::pgm::{Pgm, PgmParams};
 use lidx::mem::pgm_zero::{PgmZero, PgmZeroParams};
 use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};

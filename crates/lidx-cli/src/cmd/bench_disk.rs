@@ -102,8 +102,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 })
                 .collect()
         };
-        for (choice, suffix) in choices {
+        for (i, (choice, suffix)) in choices.into_iter().enumerate() {
             let index = disk_registry::open(&storage, &name, choice)?;
+            if i == 0 {
+                eprintln!("note: {name}: {}", index.describe());
+            }
             anyhow::ensure!(
                 index.len() == keys.len() as u64,
                 "{name} holds {} entries but {} has {} distinct keys: it was built from another \

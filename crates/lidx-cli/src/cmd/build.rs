@@ -74,6 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bar.finish_and_clear();
         built?;
         let index = disk_registry::open(&storage, &spec.file_name(), OpenChoice::default())?;
+        eprintln!("note: {}: {}", spec.file_name(), index.describe());
         table.add_row(vec![
             spec.file_name(),
             index.len().to_string(),

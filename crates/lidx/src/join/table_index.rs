@@ -32,10 +32,11 @@
 
 use std::time::{Duration, Instant};
 
+use crate::codec::{Decoder, Encoder};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, IoClass, Storage, BLOCK_TRAILER};
 use crate::join::table::{Table, TableKey};
-use crate::mem::persist::{Decoder, Encoder, Persist};
+use crate::mem::persist::Persist;
 
 /// Magic number of a saved index file ("LIDXJIDX" read as little-endian bytes).
 pub const INDEX_MAGIC: u64 = u64::from_le_bytes(*b"LIDXJIDX");

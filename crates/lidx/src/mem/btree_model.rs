@@ -17,12 +17,13 @@
 
 use std::mem::size_of;
 
+use crate::codec::{Decoder, Encoder, MAX_LEN};
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
 use crate::map::OrderedMap;
 use crate::mem::btree::{BTree, BTreeParams};
-use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
+use crate::mem::persist::Persist;
 
 /// Parameters of a [`BTreeModel`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,12 +19,13 @@
 
 use std::mem::size_of;
 
+use crate::codec::{Decoder, Encoder, MAX_LEN};
 use crate::error::Result;
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::Key;
 use crate::map::OrderedMap;
 use crate::mem::btree::{BTree, BTreeParams};
-use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
+use crate::mem::persist::Persist;
 use crate::model::greedy_pla::greedy_pla;
 use crate::model::linear::LinearModel;
 use crate::model::segment::Segment;

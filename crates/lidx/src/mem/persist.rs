@@ -1,22 +1,18 @@
-//! Saving static indexes: a byte codec every model uses, and the [`Persist`] trait.
+//! Saving static indexes: the [`Persist`] trait, the saved-model format of every index that an
+//! on-disk learned index can hold.
 //!
 //! An on-disk learned index keeps its model in memory and writes it to its file so it can be
 //! reopened without re-reading the keys. Each persistable index writes a little-endian byte
-//! string with an [`Encoder`] and reads it back with a [`Decoder`]. The bytes come from disk, so
-//! decoding is defensive: every read is bounds-checked ([`Decoder`] returns
-//! [`Error::Corrupt`] naming the file and the byte offset, never panics), lengths are checked
-//! against the bytes that remain before anything is allocated, and each `decode` validates the
-//! invariants its `search` relies on (sorted segment keys, ranks within `len`, finite slopes,
-//! child indexes in range), so a decoded index answers every query without panicking. Checksums
-//! of the blocks that hold the bytes are the device's job.
+//! string with a [`crate::codec::Encoder`] and reads it back with a [`crate::codec::Decoder`],
+//! tagged in the file header with its [`Persist::KIND`]. The bytes come from disk, so besides
+//! the codec's bounds checks each `decode` validates the invariants its `search` relies on
+//! (sorted segment keys, ranks within `len`, finite slopes, child indexes in range, all at most
+//! [`crate::codec::MAX_LEN`]), so a decoded index answers every query without panicking.
 
-use crate::error::{Error, Result};
+use crate::codec::{Decoder, Encoder};
+use crate::error::Result;
 use crate::index::StaticIndex;
 use crate::key::Key;
-
-/// The largest key count (and window error) a decoded index accepts, so that window arithmetic
-/// such as `pos + eps + 1` cannot overflow whatever the bytes say.
-pub const MAX_LEN: usize = 1 << 62;
 
 /// A static index that can be written to bytes and read back.
 pub trait Persist<K: Key>: StaticIndex<K> + Sized {
@@ -28,218 +24,13 @@ pub trait Persist<K: Key>: StaticIndex<K> + Sized {
 
     /// Reads an index written by [`Persist::encode`], validating it (see the module docs).
     fn decode(input: &mut Decoder<'_>) -> Result<Self>;
-}
 
-/// Appends little-endian values to a byte vector.
-#[derive(Debug, Default)]
-pub struct Encoder {
-    bytes: Vec<u8>,
-}
-
-impl Encoder {
-    /// An empty encoder.
-    pub fn new() -> Encoder {
-        Encoder::default()
-    }
-
-    /// The bytes written so far.
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.bytes
-    }
-
-    /// Bytes written so far.
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    /// True when nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
-    /// Appends a `u8`.
-    pub fn u8(&mut self, v: u8) {
-        self.bytes.push(v);
-    }
-
-    /// Appends a `u32`.
-    pub fn u32(&mut self, v: u32) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
-
-    /// Appends a `u64`.
-    pub fn u64(&mut self, v: u64) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
-
-    /// Appends a `usize` as a `u64`.
-    pub fn usize(&mut self, v: usize) {
-        self.u64(v as u64);
-    }
-
-    /// Appends an `f64` (its bits).
-    pub fn f64(&mut self, v: f64) {
-        self.u64(v.to_bits());
-    }
-
-    /// Appends a key in its on-disk form ([`Key::write_to`]).
-    pub fn key<K: Key>(&mut self, k: &K) {
-        let at = self.bytes.len();
-        self.bytes.resize(at + K::SIZE, 0);
-        k.write_to(&mut self.bytes[at..]);
-    }
-
-    /// Appends raw bytes.
-    pub fn bytes(&mut self, v: &[u8]) {
-        self.bytes.extend_from_slice(v);
-    }
-}
-
-/// Reads little-endian values from bytes that came from `file`, bounds-checked.
-#[derive(Debug)]
-pub struct Decoder<'a> {
-    file: &'a str,
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Decoder<'a> {
-    /// A decoder over `bytes`, read from `file` (named in errors).
-    pub fn new(file: &'a str, bytes: &'a [u8]) -> Decoder<'a> {
-        Decoder {
-            file,
-            bytes,
-            pos: 0,
-        }
-    }
-
-    /// Bytes not read yet.
-    pub fn remaining(&self) -> usize {
-        self.bytes.len() - self.pos
-    }
-
-    /// Byte offset of the next read.
-    pub fn position(&self) -> usize {
-        self.pos
-    }
-
-    /// An [`Error::Corrupt`] for this file at the current offset.
-    pub fn corrupt(&self, what: impl std::fmt::Display) -> Error {
-        Error::Corrupt {
-            file: self.file.to_string(),
-            block: None,
-            what: format!("model bytes at offset {}: {what}", self.pos),
-        }
-    }
-
-    /// Takes the next `n` raw bytes.
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if n > self.remaining() {
-            return Err(self.corrupt(format!(
-                "needs {n} more bytes, only {} remain",
-                self.remaining()
-            )));
-        }
-        let out = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(out)
-    }
-
-    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
-        let mut out = [0u8; N];
-        out.copy_from_slice(self.take(N)?);
-        Ok(out)
-    }
-
-    /// Reads a `u8`.
-    pub fn u8(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
-    }
-
-    /// Reads a `u32`.
-    pub fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.array()?))
-    }
-
-    /// Reads a `u64`.
-    pub fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.array()?))
-    }
-
-    /// Reads a `u64` that must fit a `usize` and be at most `max`.
-    pub fn usize_at_most(&mut self, max: usize, what: &str) -> Result<usize> {
-        let v = self.u64()?;
-        if v > max as u64 {
-            return Err(self.corrupt(format!("{what} is {v}, more than {max}")));
-        }
-        Ok(v as usize)
-    }
-
-    /// Reads a count of items of `item_bytes` bytes each that follow: refuses a count that
-    /// the remaining bytes cannot hold, so a corrupt count never causes a huge allocation.
-    pub fn count(&mut self, item_bytes: usize, what: &str) -> Result<usize> {
-        let max = self.remaining().saturating_sub(8) / item_bytes.max(1);
-        self.usize_at_most(max, what)
-    }
-
-    /// Reads a finite `f64`.
-    pub fn f64_finite(&mut self, what: &str) -> Result<f64> {
-        let v = f64::from_bits(self.u64()?);
-        if !v.is_finite() {
-            return Err(self.corrupt(format!("{what} is {v}, not a finite number")));
-        }
-        Ok(v)
-    }
-
-    /// Reads a key written by [`Encoder::key`].
-    pub fn key<K: Key>(&mut self) -> Result<K> {
-        Ok(K::read_from(self.take(K::SIZE)?))
-    }
-
-    /// Fails unless every byte was read.
-    pub fn finish(&self) -> Result<()> {
-        if self.remaining() != 0 {
-            return Err(self.corrupt(format!("{} unexpected trailing bytes", self.remaining())));
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn round_trip_and_truncation() {
-        let mut e = Encoder::new();
-        e.u8(3);
-        e.u32(7);
-        e.u64(u64::MAX);
-        e.f64(1.5);
-        e.key(&42u64);
-        e.key(&[7u8; 16]);
-        let bytes = e.into_bytes();
-        let mut d = Decoder::new("m", &bytes);
-        assert_eq!(d.u8().unwrap(), 3);
-        assert_eq!(d.u32().unwrap(), 7);
-        assert_eq!(d.u64().unwrap(), u64::MAX);
-        assert_eq!(d.f64_finite("x").unwrap(), 1.5);
-        assert_eq!(d.key::<u64>().unwrap(), 42);
-        assert_eq!(d.key::<[u8; 16]>().unwrap(), [7u8; 16]);
-        d.finish().unwrap();
-        for cut in 0..bytes.len() {
-            let mut d = Decoder::new("m", &bytes[..cut]);
-            let all = (|| {
-                d.u8()?;
-                d.u32()?;
-                d.u64()?;
-                d.f64_finite("x")?;
-                d.key::<u64>()?;
-                d.key::<[u8; 16]>()
-            })();
-            assert!(matches!(all, Err(Error::Corrupt { .. })), "cut at {cut}");
-        }
-        let mut d = Decoder::new("m", &[0xff; 16]);
-        assert!(d.count(8, "segments").is_err());
+    /// The model's name as tools print it: by default the type's name without its path and
+    /// parameters (`Pgm`, `ZoneMap`); a type that can hold one of several forms names the one
+    /// it holds.
+    fn name(&self) -> String {
+        let full = std::any::type_name::<Self>();
+        let name = full.split('<').next().unwrap_or(full);
+        name.rsplit("::").next().unwrap_or(name).to_string()
     }
 }

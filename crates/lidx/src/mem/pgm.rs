@@ -29,10 +29,11 @@
 
 use std::marker::PhantomData;
 
+use crate::codec::{Decoder, Encoder, MAX_LEN};
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
-use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
+use crate::mem::persist::Persist;
 use crate::model::linear::LinearModel;
 use crate::model::opt_pla::{optimal_pla_points, OptPlaBuilder};
 use crate::model::points::{cdf_points, CdfPoint};

@@ -44,10 +44,11 @@
 
 use std::marker::PhantomData;
 
+use crate::codec::{Decoder, Encoder, MAX_LEN};
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
-use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
+use crate::mem::persist::Persist;
 use crate::model::leco::{LecoArray, LecoParams};
 use crate::model::opt_pla::OptPlaBuilder;
 use crate::model::points::{cdf_points, CdfPoint};

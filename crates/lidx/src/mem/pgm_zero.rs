@@ -16,10 +16,11 @@
 //! ([`zero_interval::zero_expected_pages`]), one when `eps = 0`. Built on the keys with another
 //! records-per-block or granularity, windows stay correct but no longer match blocks.
 
+use crate::codec::{Decoder, Encoder};
 use crate::error::Result;
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
-use crate::mem::persist::{Decoder, Encoder, Persist};
+use crate::mem::persist::Persist;
 use crate::mem::pgm::{Pgm, PgmParams};
 use crate::model::points::cdf_points;
 use crate::model::zero_interval::{self, ZeroPlaBuilder, MAX_ZERO_PARAM};

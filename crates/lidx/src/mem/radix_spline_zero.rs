@@ -11,10 +11,11 @@
 //! only). [`StaticIndex::search`] returns the window of whole pages of
 //! [`zero_interval::page_window`], `1 + 2 eps / P` pages on average.
 
+use crate::codec::{Decoder, Encoder};
 use crate::error::Result;
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
-use crate::mem::persist::{Decoder, Encoder, Persist};
+use crate::mem::persist::Persist;
 use crate::mem::pgm_zero::{decode_page_params, encode_page_params};
 use crate::mem::radix_spline::{RadixSpline, RadixSplineParams};
 use crate::model::points::cdf_points;

@@ -45,10 +45,11 @@
 //! windows widen. That is the RMI's known weakness (paper 000 §6.6: "struggling on ...
 //! lognormal"), reported by `shape()` and window widths rather than hidden.
 
+use crate::codec::{Decoder, Encoder, MAX_LEN};
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
-use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
+use crate::mem::persist::Persist;
 use crate::model::linear::LinearModel;
 use crate::model::points::{cdf_points, CdfPoint};
 

@@ -11,10 +11,11 @@
 //! so the full lower bound lies in `((j - 1) * every, j * every]`, or up to `len` when `j` is
 //! the sample's length. Scaling both ends of `[lo, hi]` that way gives the outer window.
 
+use crate::codec::{Decoder, Encoder, MAX_LEN};
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
-use crate::mem::persist::{Decoder, Encoder, Persist, MAX_LEN};
+use crate::mem::persist::Persist;
 use crate::mem::pgm::{Pgm, PgmCursor, PgmParams};
 
 /// Parameters of a [`SampledPgm`].

@@ -12,6 +12,11 @@
 //! `floor(((pages - 1) * P - 1) / 2)` ([`eps_for_pages`]); below `1 + 1 / P` pages no PGM
 //! fits and the zone map (one block per lookup, its windows are whole blocks) is chosen
 //! without building the PGM.
+//!
+//! The zone map side is itself the smaller of the rough LeCo zone map and the plain zone map
+//! ([`RoughLecoZoneMap::build`] falls back when compressing would not pay), so the choice is
+//! among three and never holds a compressed map larger than the plain one;
+//! [`crate::mem::persist::Persist::name`] of the chosen index says which it is.
 
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
@@ -117,6 +122,30 @@ impl<K: Key> StaticIndex<K> for Smallest<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn never_larger_than_the_plain_zone_map() {
+        use crate::mem::zone_map::ZoneMap;
+        use rand::{Rng, SeedableRng};
+        use rand_chacha::ChaCha8Rng;
+
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut keys: Vec<u64> = (0..20_000).map(|_| rng.gen()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let params = SmallestParams {
+            expected_pages: 1.004,
+            ..SmallestParams::default()
+        };
+        let plain = ZoneMap::build(&keys, ZoneMapParams::new(params.per_block)).unwrap();
+        match build_smallest(&keys, params).unwrap() {
+            Smallest::ZoneMap(zone) => {
+                assert!(!zone.is_compressed(), "random gaps: LeCo does not pay");
+                assert_eq!(zone.size_in_bytes(), plain.size_in_bytes());
+            }
+            Smallest::Pgm(_) => panic!("no PGM fits 1.004 pages"),
+        }
+    }
 
     #[test]
     fn eps_follows_equation_4() {

@@ -23,10 +23,11 @@
 
 use std::cmp::Ordering;
 
+use crate::codec::{Decoder, Encoder};
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
-use crate::mem::persist::{Decoder, Encoder, Persist};
+use crate::mem::persist::Persist;
 use crate::search;
 
 /// Parameters of a [`ZoneMap`].

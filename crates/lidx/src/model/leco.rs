@@ -36,8 +36,8 @@
 //! [`LecoArray::lower_bound`] and [`LecoArray::upper_bound`] binary-search non-decreasing
 //! sequences: first over the partitions' first values, then inside one partition.
 
+use crate::codec::{Decoder, Encoder, MAX_LEN};
 use crate::error::{Error, Result};
-use crate::mem::persist::{Decoder, Encoder, MAX_LEN};
 
 /// Partition sizes the automatic choice tries: `2^4 ..= 2^10`.
 const AUTO_SHIFTS: std::ops::RangeInclusive<u32> = 4..=10;

@@ -5,12 +5,13 @@
 use std::marker::PhantomData;
 use std::sync::{mpsc, Arc};
 
+use crate::codec::Decoder;
 use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
 use crate::index::ApproxPos;
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::{check_strictly_sorted, Key};
-use crate::mem::persist::{Decoder, Persist};
+use crate::mem::persist::Persist;
 
 use super::data_block::{check_follows, decode_data_block, records_per_block};
 use super::fetch::{Fetch, Leaves};
@@ -563,12 +564,10 @@ impl<K: Key, M: Persist<K>> DiskIndex<K> for StaticLearned<K, M> {
     }
 
     fn describe(&self) -> String {
-        let full = std::any::type_name::<M>();
-        let model = full.split('<').next().unwrap_or(full);
-        let model = model.rsplit("::").next().unwrap_or(model);
         format!(
-            "static-learned model={model} granularity={} fetch={} payload={} per_block={} \
+            "static-learned model={} granularity={} fetch={} payload={} per_block={} \
              model_bytes={}",
+            self.model.name(),
             self.granularity.name(),
             self.fetch.name(),
             self.payload_size,

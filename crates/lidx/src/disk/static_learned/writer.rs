@@ -17,10 +17,11 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use crate::codec::Encoder;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::{check_next, Key};
-use crate::mem::persist::{Encoder, Persist};
+use crate::mem::persist::Persist;
 
 use super::data_block::encode_data_block;
 use super::header::{Header, FIRST_DATA_BLOCK};

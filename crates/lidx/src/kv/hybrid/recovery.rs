@@ -25,10 +25,10 @@
 
 use std::path::Path;
 
+use crate::codec::{Decoder, Encoder};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::kv::wal::{ReplayReport, Seq};
-use crate::mem::persist::{Decoder, Encoder};
 
 /// Version of the meta layout.
 pub const META_VERSION: u32 = 1;

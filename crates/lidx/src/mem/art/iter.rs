@@ -24,9 +24,9 @@
 use std::ops::Bound;
 
 use super::key_bytes::{ArtKey, MAX_KEY_BYTES};
+use super::multilevel::fragment;
 use super::node::{Leaf, NodeRef, View};
 use super::tree::prefix_cmp;
-use crate::mem::start::nodes::fragment;
 
 /// One inner node on the path and the position (see [`NodeRef::child_at`]) of the child the
 /// walk is in.

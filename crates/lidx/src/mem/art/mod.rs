@@ -74,11 +74,29 @@
 //!   `NodeRef::move_into`). The node code frees such a node by dropping it in place, and
 //!   where it wants a node as a `Box` (growing, shrinking, demoting, removing a leaf) copies
 //!   it out first; lookups do not know the difference. `Art` itself never uses the arena.
+//!
+//! # Layers: ART below START
+//!
+//! Every node kind lives here, START's multilevel ones included, because the node dispatch
+//! ([`node::NodeRef`]) must know them all: [`multilevel`] (MultiNode4 and the rewired
+//! Node64K/Node16M as node kinds, `promote`/`demote` between them and ART's nodes) and the
+//! building blocks they are made of, which do not depend on ART's node layout: [`rewired`] (the
+//! tagged slot array whose sparse pages share memfd pages), [`multinode`] (MultiNode4's cache
+//! line), [`arena`] (the huge-page block a tuned tree is moved into) and [`cache_control`]
+//! (flushes, serialized time stamps, medians). [`crate::mem::start`] builds on this module (the
+//! cost model, the optimizer that decides where the multilevel kinds go, the tuned map); nothing
+//! here imports it.
 
+pub mod arena;
+pub mod cache_control;
 mod iter;
 mod key_bytes;
 #[doc(hidden)]
+pub mod multilevel;
+pub mod multinode;
+#[doc(hidden)]
 pub mod node;
+pub mod rewired;
 mod tree;
 
 #[cfg(test)]

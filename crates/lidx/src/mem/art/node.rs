@@ -33,8 +33,8 @@ use std::alloc::Layout;
 use std::marker::PhantomData;
 use std::mem::{self, size_of};
 
-use crate::mem::start::arena::{self, Arena};
-use crate::mem::start::nodes::{demote, fragment, Multi4, RewiredNode};
+use super::arena::{self, Arena};
+use super::multilevel::{demote, fragment, Multi4, RewiredNode};
 
 /// Prefix bytes an inner node stores (the "pessimistic" part of path compression). A longer
 /// compressed path keeps its length but only its first `MAX_PREFIX` bytes; the rest is read
@@ -57,7 +57,7 @@ pub enum NodeKind {
     /// Up to 256 children, indexed directly by the key byte.
     Node256 = 3,
     /// START's multilevel Node4: up to 4 children keyed by fragments of 1 to 4 key bytes
-    /// (paper 004 §III-B; `lidx::mem::start::nodes`).
+    /// (paper 004 §III-B; `lidx::mem::art::multilevel`).
     MultiNode4 = 4,
     /// START's rewired 2-level node: children indexed by 2 key bytes (§III-A).
     Node64K = 5,
@@ -312,7 +312,7 @@ use find16_portable as find16;
 /// Reference to a node or leaf; owns what it points to, like a `Box`. See the module docs.
 ///
 /// `repr(transparent)`: a child word stored by START's multilevel nodes (a `u64`, possibly with
-/// a page tag in its top 16 bits, see `lidx::mem::start::rewired`) is read in place as a
+/// a page tag in its top 16 bits, see `lidx::mem::art::rewired`) is read in place as a
 /// `NodeRef`; the address bits are masked with [`ADDR_MASK`] before every dereference.
 #[doc(hidden)]
 #[repr(transparent)]
@@ -461,7 +461,7 @@ impl<K, V> NodeRef<K, V> {
         })
     }
 
-    /// True if this leaf or node lives in an arena (`lidx::mem::start::arena`).
+    /// True if this leaf or node lives in an arena (`lidx::mem::art::arena`).
     pub(crate) fn in_arena(&self) -> bool {
         !self.is_empty() && arena::contains(self.ptr.addr() & ADDR_MASK)
     }
@@ -901,7 +901,7 @@ impl<K, V> NodeRef<K, V> {
 
     /// Adds `child` under fragment `frag` (which must not have a child yet), growing a full
     /// ART node into the next kind. A full MultiNode4 does not grow: callers demote it first
-    /// (`lidx::mem::start::nodes::demote`).
+    /// (`lidx::mem::art::multilevel::demote`).
     pub fn add_child(&mut self, frag: u32, child: NodeRef<K, V>) {
         let h = self.header().expect("children are added to inner nodes");
         if !h.kind().is_multilevel() && h.count() == h.kind().capacity() {
@@ -973,7 +973,7 @@ impl<K, V> NodeRef<K, V> {
     /// node when it falls to its shrink threshold (see the module docs), and replaces a
     /// `Node4` left with one child by that child, the child's compressed path becoming this
     /// node's path, then the key byte, then the child's own path. A multilevel node left with
-    /// one child is demoted the same way (`lidx::mem::start::nodes::demote`).
+    /// one child is demoted the same way (`lidx::mem::art::multilevel::demote`).
     pub fn remove_child(&mut self, frag: u32) -> NodeRef<K, V> {
         let byte = frag as u8;
         let removed = match self.view_mut() {

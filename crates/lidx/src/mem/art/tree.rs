@@ -24,10 +24,10 @@ use std::fmt;
 use std::mem::{self, size_of};
 
 use super::key_bytes::{ArtKey, MAX_KEY_BYTES};
+use super::multilevel::{demote, fragment};
 use super::node::{Leaf, NodeKind, NodeRef, View, ViewMut, MAX_PREFIX};
 use crate::error::{Error, Result};
 use crate::map::OrderedMap;
-use crate::mem::start::nodes::{demote, fragment};
 
 /// An adaptive radix tree mapping keys to values. See the module docs of `lidx::mem::art`.
 pub struct Art<K: ArtKey, V> {

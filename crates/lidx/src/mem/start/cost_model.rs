@@ -8,7 +8,7 @@
 //!
 //! What we do: [`calibrate`] builds, per kind, a real tree `Node4 -> node -> Node4 -> leaf`
 //! (the multilevel kinds made by the same `promote` the optimizer uses) and times
-//! `OrderedMap::get` with the tools of [`super::cache_control`]; the baseline is the tree
+//! `OrderedMap::get` with the tools of [`crate::mem::art::cache_control`]; the baseline is the tree
 //! `Node4 -> Node4 -> leaf`. "Uncached" flushes the node (for a rewired node: its header and
 //! the slot read), "header cached" then reads its first line back. Costs are clamped at 0 ns
 //! (a median below the baseline is noise). [`CostModel::default`] is Table I of the paper, so
@@ -17,10 +17,10 @@
 
 use std::fmt;
 
-use super::cache_control::{flush_raw, median_ns};
-use super::nodes::promote;
 use crate::error::{Error, Result};
 use crate::map::OrderedMap;
+use crate::mem::art::cache_control::{flush_raw, median_ns};
+use crate::mem::art::multilevel::promote;
 use crate::mem::art::node::{NodeKind, View};
 use crate::mem::art::Art;
 

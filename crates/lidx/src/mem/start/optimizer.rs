@@ -40,7 +40,7 @@
 //! * **Flat Node64K/Node16M** (not in the paper, which measured "naïve" flat multilevel nodes
 //!   as fast as a Node256, §V, but rejected them for space): where the budget allows the whole
 //!   array (a dense window, above about 15% fill), the node is a flat huge-page array
-//!   ([`super::rewired::RewiredArray::flat`]): no kernel mapping per page, no TLB miss per
+//!   ([`crate::mem::art::rewired::RewiredArray::flat`]): no kernel mapping per page, no TLB miss per
 //!   lookup. It is costed as the rewired kind (the same header and slot reads) without the
 //!   page walk below, and preferred on a tie.
 //! * **TLB misses** (not in the paper's model, whose CLFLUSH measurements keep the TLB warm):
@@ -68,8 +68,8 @@
 use std::collections::HashMap;
 
 use super::cost_model::{CacheState, CostModel};
-use super::nodes::{demote_all, promote};
 use crate::error::Result;
+use crate::mem::art::multilevel::{demote_all, promote};
 use crate::mem::art::node::{NodeKind, NodeRef, View, ViewMut};
 use crate::mem::art::ArtKey;
 

@@ -20,12 +20,12 @@
 
 use std::ops::RangeBounds;
 
-use super::arena::Arena;
 use super::cost_model::CostModel;
 use super::optimizer::{tune, Strategy, TuneReport};
 use super::stats::NodeMix;
 use crate::error::Result;
 use crate::map::OrderedMap;
+use crate::mem::art::arena::Arena;
 use crate::mem::art::node::{NodeRef, View, ViewMut};
 use crate::mem::art::{Art, ArtKey, Range};
 

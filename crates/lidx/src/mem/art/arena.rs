@@ -6,7 +6,7 @@
 //! ART's allocator put it. Its model measures node costs with a warm TLB (§IV-A).
 //!
 //! What we do differently, and why: on this project's VM a dependent random read on 4 KiB
-//! pages costs a page walk (measured 130-470 ns, [`super::cost_model::measure_page_walk`])
+//! pages costs a page walk (measured 130-470 ns, [`crate::mem::start::cost_model::measure_page_walk`])
 //! on top of the cache miss, and a lookup in a 10M-key tree pays it at every level below the
 //! top and again at the leaf, which no multilevel node replaces. Tuning is a bulk
 //! transformation anyway (§IV-B), so START also *places* the tree: [`Start::retune`] copies
@@ -14,7 +14,7 @@
 //! entries cover the whole tree. Plain [`crate::mem::art::Art`] never uses the arena: it stays
 //! the paper's ART baseline, allocated node by node by the global allocator.
 //!
-//! [`Start::retune`]: super::Start::retune
+//! [`Start::retune`]: crate::mem::start::Start::retune
 //!
 //! # How
 //!
@@ -28,7 +28,7 @@
 //!   `MADV_HUGEPAGE`; dropping the arena maps the range back to `PROT_NONE` (memory returned,
 //!   address space not reused: 1 TiB lasts for hundreds of thousands of tunings).
 //! * If the reservation or the mapping fails (or off Linux), [`Arena::new`] returns `None` and
-//!   the tree stays on the global allocator; [`super::TuneReport::arena_bytes`] is then 0.
+//!   the tree stays on the global allocator; [`crate::mem::start::TuneReport::arena_bytes`] is then 0.
 
 use std::alloc::Layout;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -34,10 +34,10 @@ use std::marker::PhantomData;
 use std::mem::{self, ManuallyDrop};
 
 use super::multinode::{Insert, MultiNode4};
+use super::node::{Header, NodeKind, NodeRef, MAX_PREFIX};
 use super::rewired::{RewiredArray, NODE16M_SLOTS_LOG2, NODE64K_SLOTS_LOG2};
+use super::ArtKey;
 use crate::error::Result;
-use crate::mem::art::node::{Header, NodeKind, NodeRef, MAX_PREFIX};
-use crate::mem::art::ArtKey;
 
 /// The key bytes `bytes` (1 to 4 of them) as one big-endian fragment.
 #[inline(always)]
@@ -425,7 +425,7 @@ fn cut_frontier<K: ArtKey, V>(
                 let frag = frag_of(child);
                 let cut = to - child_depth;
                 if cut > 0 {
-                    let path = crate::mem::art::full_prefix(child, child_depth);
+                    let path = super::full_prefix(child, child_depth);
                     child
                         .header_mut()
                         .expect("an inner node")

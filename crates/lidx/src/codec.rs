@@ -1,0 +1,233 @@
+//! The byte codec every saved model and file format uses: [`Encoder`] and [`Decoder`].
+//!
+//! Models, the static learned index's file, the hybrid index's manifest and the join tables'
+//! saved indexes all write little-endian byte strings with an [`Encoder`] and read them back
+//! with a [`Decoder`]. The bytes come from disk, so decoding is defensive: every read is
+//! bounds-checked ([`Decoder`] returns [`Error::Corrupt`] naming the file and the byte offset,
+//! never panics), and lengths are checked against the bytes that remain before anything is
+//! allocated ([`Decoder::count`]). Checksums of the blocks that hold the bytes are the device's
+//! job.
+//!
+//! This module sits below `model` and `mem` (it needs only [`crate::key`] and
+//! [`crate::error`]), so a model can save itself without knowing about the indexes built on it.
+
+use crate::error::{Error, Result};
+use crate::key::Key;
+
+/// The largest key count (and window error) a decoded index accepts, so that window arithmetic
+/// such as `pos + eps + 1` cannot overflow whatever the bytes say.
+pub const MAX_LEN: usize = 1 << 62;
+
+/// Appends little-endian values to a byte vector.
+#[derive(Debug, Default)]
+pub struct Encoder {
+    bytes: Vec<u8>,
+}
+
+impl Encoder {
+    /// An empty encoder.
+    pub fn new() -> Encoder {
+        Encoder::default()
+    }
+
+    /// The bytes written so far.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// True when nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Appends a `u8`.
+    pub fn u8(&mut self, v: u8) {
+        self.bytes.push(v);
+    }
+
+    /// Appends a `u32`.
+    pub fn u32(&mut self, v: u32) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// Appends a `u64`.
+    pub fn u64(&mut self, v: u64) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// Appends a `usize` as a `u64`.
+    pub fn usize(&mut self, v: usize) {
+        self.u64(v as u64);
+    }
+
+    /// Appends an `f64` (its bits).
+    pub fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+
+    /// Appends a key in its on-disk form ([`Key::write_to`]).
+    pub fn key<K: Key>(&mut self, k: &K) {
+        let at = self.bytes.len();
+        self.bytes.resize(at + K::SIZE, 0);
+        k.write_to(&mut self.bytes[at..]);
+    }
+
+    /// Appends raw bytes.
+    pub fn bytes(&mut self, v: &[u8]) {
+        self.bytes.extend_from_slice(v);
+    }
+}
+
+/// Reads little-endian values from bytes that came from `file`, bounds-checked.
+#[derive(Debug)]
+pub struct Decoder<'a> {
+    file: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder over `bytes`, read from `file` (named in errors).
+    pub fn new(file: &'a str, bytes: &'a [u8]) -> Decoder<'a> {
+        Decoder {
+            file,
+            bytes,
+            pos: 0,
+        }
+    }
+
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    /// Byte offset of the next read.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// An [`Error::Corrupt`] for this file at the current offset.
+    pub fn corrupt(&self, what: impl std::fmt::Display) -> Error {
+        Error::Corrupt {
+            file: self.file.to_string(),
+            block: None,
+            what: format!("model bytes at offset {}: {what}", self.pos),
+        }
+    }
+
+    /// Takes the next `n` raw bytes.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(self.corrupt(format!(
+                "needs {n} more bytes, only {} remain",
+                self.remaining()
+            )));
+        }
+        let out = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+
+    /// Reads a `u8`.
+    pub fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+
+    /// Reads a `u32`.
+    pub fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    /// Reads a `u64`.
+    pub fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// Reads a `u64` that must fit a `usize` and be at most `max`.
+    pub fn usize_at_most(&mut self, max: usize, what: &str) -> Result<usize> {
+        let v = self.u64()?;
+        if v > max as u64 {
+            return Err(self.corrupt(format!("{what} is {v}, more than {max}")));
+        }
+        Ok(v as usize)
+    }
+
+    /// Reads a count of items of `item_bytes` bytes each that follow: refuses a count that
+    /// the remaining bytes cannot hold, so a corrupt count never causes a huge allocation.
+    pub fn count(&mut self, item_bytes: usize, what: &str) -> Result<usize> {
+        let max = self.remaining().saturating_sub(8) / item_bytes.max(1);
+        self.usize_at_most(max, what)
+    }
+
+    /// Reads a finite `f64`.
+    pub fn f64_finite(&mut self, what: &str) -> Result<f64> {
+        let v = f64::from_bits(self.u64()?);
+        if !v.is_finite() {
+            return Err(self.corrupt(format!("{what} is {v}, not a finite number")));
+        }
+        Ok(v)
+    }
+
+    /// Reads a key written by [`Encoder::key`].
+    pub fn key<K: Key>(&mut self) -> Result<K> {
+        Ok(K::read_from(self.take(K::SIZE)?))
+    }
+
+    /// Fails unless every byte was read.
+    pub fn finish(&self) -> Result<()> {
+        if self.remaining() != 0 {
+            return Err(self.corrupt(format!("{} unexpected trailing bytes", self.remaining())));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_truncation() {
+        let mut e = Encoder::new();
+        e.u8(3);
+        e.u32(7);
+        e.u64(u64::MAX);
+        e.f64(1.5);
+        e.key(&42u64);
+        e.key(&[7u8; 16]);
+        let bytes = e.into_bytes();
+        let mut d = Decoder::new("m", &bytes);
+        assert_eq!(d.u8().unwrap(), 3);
+        assert_eq!(d.u32().unwrap(), 7);
+        assert_eq!(d.u64().unwrap(), u64::MAX);
+        assert_eq!(d.f64_finite("x").unwrap(), 1.5);
+        assert_eq!(d.key::<u64>().unwrap(), 42);
+        assert_eq!(d.key::<[u8; 16]>().unwrap(), [7u8; 16]);
+        d.finish().unwrap();
+        for cut in 0..bytes.len() {
+            let mut d = Decoder::new("m", &bytes[..cut]);
+            let all = (|| {
+                d.u8()?;
+                d.u32()?;
+                d.u64()?;
+                d.f64_finite("x")?;
+                d.key::<u64>()?;
+                d.key::<[u8; 16]>()
+            })();
+            assert!(matches!(all, Err(Error::Corrupt { .. })), "cut at {cut}");
+        }
+        let mut d = Decoder::new("m", &[0xff; 16]);
+        assert!(d.count(8, "segments").is_err());
+    }
+}
