@@ -5,11 +5,13 @@
 //! many fetched blocks it absorbs (a lookup-only study: the buffer only ever serves reads). Here
 //! the cache is itself a [`BlockDevice`], so any structure runs with or without it unchanged,
 //! and N = 0 passes every request through. A read request whose blocks are all cached is
-//! answered from memory (hits); otherwise the blocks from the first missing one to the last
-//! missing one are fetched from the device in ONE request (so an all-at-once fetch stays one
-//! request), the missing ones are cached and counted as misses, and cached ones inside that
-//! span count as hits (and are answered from the cache, not from the fetched span). Blocks in
-//! the cache were verified when fetched, or sealed when written.
+//! answered from memory (hits); otherwise, write-through, the blocks from the first missing one
+//! to the last missing one are fetched from the device in ONE request (so an all-at-once fetch
+//! stays one request), the missing ones are cached and counted as misses, and cached ones
+//! inside that span count as hits (and are answered from the cache, not from the fetched
+//! span). Write-back reads each run of missing blocks in its own request instead: a cached
+//! dirty block inside the span may have no valid copy on the device yet. Blocks in the cache
+//! were verified when fetched, or sealed when written.
 //!
 //! Two ways to treat writes ([`CacheMode`]):
 //!
@@ -260,15 +262,19 @@ impl PageCache {
         let count = request_blocks(self.name(), size, buf.len())?;
         let mut cache = blocks.lock();
         let missing = copy_cached(&mut cache, first, count, buf);
-        if let (Some(&lo), Some(&hi)) = (missing.first(), missing.last()) {
-            let span = &mut buf[lo as usize * size..(hi as usize + 1) * size];
-            self.device.read_blocks(first + lo, span, class)?;
-            // The cached blocks inside the span may be dirty: newer than what was just read.
-            for i in (lo..hi).filter(|i| missing.binary_search(i).is_err()) {
-                let block = cache.lru.peek(&(first + i)).expect("held under the lock");
-                let at = i as usize * size;
-                buf[at..at + size].copy_from_slice(&block.data);
+        // One request per run of missing blocks: a span over a cached dirty block would read
+        // that block's device copy, which may never have been written (a hole the device
+        // refuses with a checksum error) and is stale anyway.
+        let mut i = 0;
+        while i < missing.len() {
+            let mut j = i + 1;
+            while j < missing.len() && missing[j] == missing[j - 1] + 1 {
+                j += 1;
             }
+            let (lo, hi) = (missing[i], missing[j - 1] + 1);
+            let span = &mut buf[lo as usize * size..hi as usize * size];
+            self.device.read_blocks(first + lo, span, class)?;
+            i = j;
         }
         self.counters
             .record_cache(count - missing.len() as u64, missing.len() as u64);
