@@ -55,17 +55,22 @@
 pub mod baseline;
 pub mod hash;
 pub mod inlj;
+#[doc(hidden)]
 pub mod learned_partition;
+#[doc(hidden)]
 pub mod output;
 pub mod sort_merge;
 pub mod table;
+#[doc(hidden)]
 pub mod table_index;
+#[doc(hidden)]
 pub mod unsorted_btree;
 
 use std::ops::Range;
 use std::time::Instant;
 
 pub use inlj::InljIndex;
+#[doc(hidden)]
 pub use output::{OutputSpec, OutputWriter};
 pub use table::{
     check_same_key_type, read_header, Scan, Table, TableHeader, TableKey, TableWriter, WindowReader,
@@ -225,9 +230,8 @@ pub struct JoinReport {
     pub output_sorted: bool,
 }
 
-/// The tables of a join in their roles, and where the output goes. The algorithms take it;
-/// public so that joins outside this module (the unsorted ones) can use [`Sides::emit`] and
-/// [`Sides::write`].
+/// The tables of a join in their roles, and where the output goes. The algorithms take it.
+#[doc(hidden)]
 pub struct Sides<'a, K> {
     /// The smaller table, streamed.
     pub outer: &'a Table<K>,
@@ -272,6 +276,7 @@ impl<K: TableKey> Sides<'_, K> {
 
 /// `0..n` split into at most `parts` contiguous ranges of near-equal length (one range for
 /// `n == 0`).
+#[doc(hidden)]
 pub fn split_range(n: u64, parts: usize) -> Vec<Range<u64>> {
     let parts = (parts.max(1) as u64).min(n.max(1));
     (0..parts)
