@@ -208,6 +208,10 @@ pub struct JoinReport {
     pub index_seconds: f64,
     /// True when the index was loaded from its saved file.
     pub index_loaded: bool,
+    /// Where the index came from: `loaded`, `built` (no saved file), or `rebuilt: <why>` when a
+    /// saved file was there but not for these records or settings (`rebuilt: stale`: the table
+    /// was re-created; see [`table_index`]); `None` without an index.
+    pub index: Option<String>,
     /// Bytes the index keeps in memory (0 without one).
     pub index_bytes: u64,
     /// Bytes of the saved index file (0 without one).
@@ -224,8 +228,13 @@ pub struct JoinReport {
     pub bytes_written: u64,
     /// Output records.
     pub output_count: u64,
-    /// Order-independent checksum of the output records ([`output`]).
-    pub checksum: u64,
+    /// Order-independent checksum of the output records ([`output`]); `None` for a
+    /// [`baseline`], which joins nothing (see `read_checksum`).
+    pub checksum: Option<u64>,
+    /// A baseline's sum of the keys it read, only there so the reads cannot be optimized away;
+    /// no join's checksum is comparable to it. `None` (and absent from the JSON) for joins.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub read_checksum: Option<u64>,
     /// True when the output is in key order.
     pub output_sorted: bool,
 }
@@ -385,6 +394,7 @@ pub fn join<K: TableKey>(
         join_seconds,
         index_seconds: load.map_or(0.0, |l| l.time.as_secs_f64()),
         index_loaded: load.is_some_and(|l| l.loaded),
+        index: load.map(|l| l.describe()),
         index_bytes: load.map_or(0, |l| l.memory_bytes as u64),
         index_file_bytes: load.map_or(0, |l| l.file_bytes),
         blocks_read: io.read_blocks,
@@ -393,7 +403,8 @@ pub fn join<K: TableKey>(
         blocks_written: io.write_blocks,
         bytes_written: io.write_bytes,
         output_count: count,
-        checksum,
+        checksum: Some(checksum),
+        read_checksum: None,
         output_sorted: params.algo.output_sorted(),
     })
 }

@@ -203,6 +203,7 @@ pub(crate) fn run<K: TableKey>(
             &LearnedPartitionParams::default(),
         )?;
         let load = IndexLoad {
+            rebuilt: None,
             loaded: false,
             time: started.elapsed(),
             memory_bytes: prepared.held,

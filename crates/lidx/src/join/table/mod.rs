@@ -1,4 +1,4 @@
-//! Join tables: a 16-byte header, then fixed-size `(key, value)` records in blocks.
+//! Join tables: a header block, then fixed-size `(key, value)` records in blocks.
 //!
 //! Paper 000 §5.1 stores a table as "a dense array with a 16-byte header at the start of the
 //! file", divided logically into 4 KiB blocks; readers keep "a set of blocks" in memory large
@@ -14,10 +14,10 @@
 //! * The header has block 0 to itself (the rest of its payload is zero): record `i` is then in
 //!   block `1 + i / per_block` at byte `(i % per_block) * record_size`, with no special first
 //!   block. That costs one block per table.
-//! * The header is exactly the paper's 16 bytes, with no magic number: a table is recognised by
-//!   its name. Its checks are the block checksums, the key size (8 = `u64`, 16 = `str16`, the
-//!   two key types a table holds), and the file size: a file with fewer blocks than the count
-//!   needs is [`Error::Truncated`], one with more is [`Error::Corrupt`].
+//! * The header is the paper's 16 bytes followed by a magic number, a format version and a
+//!   content fingerprint of the records (layout and checks: [`header`]), so that a saved index
+//!   is bound to exactly the records it was built from. A file with fewer blocks than the count
+//!   needs is [`crate::Error::Truncated`], one with more is [`crate::Error::Corrupt`].
 //! * The writer writes the header last (in [`TableWriter::finish`]), so a table whose writer
 //!   never finished fails its header block's checksum instead of looking empty.
 //!
@@ -36,8 +36,8 @@ mod writer;
 
 pub use file::Table;
 pub use header::{
-    check_same_key_type, key_name_of_size, read_header, TableHeader, TableKey, HEADER_BYTES,
-    MAX_VALUE_SIZE,
+    check_same_key_type, key_name_of_size, read_header, record_block_fingerprint, TableHeader,
+    TableKey, HEADER_BYTES, MAX_VALUE_SIZE, TABLE_MAGIC, TABLE_VERSION,
 };
 pub use scan::{Scan, PREFETCH_DEPTH, READ_BLOCKS};
 pub use window::{WindowReader, MAX_READAHEAD_BLOCKS};

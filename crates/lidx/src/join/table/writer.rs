@@ -1,6 +1,7 @@
-//! Writing a table: [`TableWriter`] packs records into blocks and writes the header last; a
-//! [`BackgroundWriter`] writes full buffers on another thread, and a [`RecordDigest`] sums a
-//! hash of each record there (a join's output checksum).
+//! Writing a table: [`TableWriter`] packs records into blocks, sums the content fingerprint
+//! (see [`super::header`]) and writes the header last; a [`BackgroundWriter`] writes full
+//! buffers on another thread and sums there the fingerprint and, for a join's output, a hash
+//! of each record (its checksum), with [`RecordDigest`].
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,7 +9,7 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use super::header::{TableHeader, TableKey, MAX_VALUE_SIZE};
+use super::header::{record_block_fingerprint, TableHeader, TableKey, MAX_VALUE_SIZE};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 
@@ -18,17 +19,19 @@ pub const WRITE_BLOCKS: usize = 1024;
 
 /// Writes full buffers on a background thread, in order, while the writer fills the next one;
 /// buffers come back (not zeroed: see [`TableWriter::flush`]) through a channel, or the first
-/// write error does. With a [`RecordDigest`] the thread also sums a hash of every record it
-/// writes, off the writer's thread (a join's output checksum, see `join::output`).
+/// write error does. The thread also sums the table's content fingerprint over the blocks it
+/// writes and, with a record hash, the hash of every record (a join's output checksum, see
+/// `join::output`), off the writer's thread.
 struct BackgroundWriter {
     jobs: Option<SyncSender<WriteJob>>,
     done: Receiver<Result<AlignedBuf>>,
     worker: Option<JoinHandle<()>>,
     spare: Option<AlignedBuf>,
-    digest_sum: Arc<AtomicU64>,
+    /// The sums of the record hashes and of the fingerprint terms of the blocks written.
+    sums: Arc<[AtomicU64; 2]>,
 }
 
-/// Device blocks `first ..` from `buf[..bytes]`, which holds `records` records.
+/// Record blocks `first ..` from `buf[..bytes]`, which holds `records` records.
 struct WriteJob {
     first: u64,
     buf: AlignedBuf,
@@ -36,32 +39,44 @@ struct WriteJob {
     records: usize,
 }
 
-/// What a [`BackgroundWriter`] needs to hash the records of a buffer: the hash and the layout.
+/// How records are packed in a writer's buffer: what hashing a buffer's records needs.
 #[derive(Clone, Copy)]
 struct RecordDigest {
-    hash: fn(&[u8]) -> u64,
     record_size: usize,
     per_block: usize,
     block_size: usize,
 }
 
 impl RecordDigest {
-    /// The wrapping sum of the hashes of the first `records` records packed in `buf`.
-    fn sum(&self, buf: &[u8], records: usize) -> u64 {
+    /// For the first `records` records packed in `buf`, whose first block is record block
+    /// `first`: the wrapping sum of `hash` over every record (0 without one), and the sum of
+    /// the blocks' fingerprint terms ([`record_block_fingerprint`]).
+    fn sums(
+        &self,
+        buf: &[u8],
+        first: u64,
+        records: usize,
+        hash: Option<fn(&[u8]) -> u64>,
+    ) -> (u64, u64) {
         let rs = self.record_size;
-        let mut sum = 0u64;
+        let (mut digest, mut fingerprint) = (0u64, 0u64);
         let mut left = records;
-        for block in buf.chunks(self.block_size) {
+        for (b, block) in buf.chunks(self.block_size).enumerate() {
             if left == 0 {
                 break;
             }
             let here = left.min(self.per_block);
-            for record in block[..here * rs].chunks_exact(rs) {
-                sum = sum.wrapping_add((self.hash)(record));
+            let bytes = &block[..here * rs];
+            fingerprint =
+                fingerprint.wrapping_add(record_block_fingerprint(first + b as u64, bytes));
+            if let Some(hash) = hash {
+                for record in bytes.chunks_exact(rs) {
+                    digest = digest.wrapping_add(hash(record));
+                }
             }
             left -= here;
         }
-        sum
+        (digest, fingerprint)
     }
 }
 
@@ -69,20 +84,21 @@ impl BackgroundWriter {
     fn start(
         device: Arc<dyn BlockDevice>,
         buffer_bytes: usize,
-        digest: Option<RecordDigest>,
+        layout: RecordDigest,
+        hash: Option<fn(&[u8]) -> u64>,
     ) -> BackgroundWriter {
         let (jobs, job_rx) = sync_channel::<WriteJob>(1);
         let (done_tx, done) = channel();
-        let digest_sum = Arc::new(AtomicU64::new(0));
-        let sum = Arc::clone(&digest_sum);
+        let sums = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let add = Arc::clone(&sums);
         let worker = std::thread::spawn(move || {
             for mut job in job_rx {
-                if let Some(d) = &digest {
-                    let add = d.sum(&job.buf[..job.bytes], job.records);
-                    sum.fetch_add(add, Ordering::Relaxed);
-                }
+                let (digest, fingerprint) =
+                    layout.sums(&job.buf[..job.bytes], job.first, job.records, hash);
+                add[0].fetch_add(digest, Ordering::Relaxed);
+                add[1].fetch_add(fingerprint, Ordering::Relaxed);
                 let written =
-                    device.write_blocks(job.first, &mut job.buf[..job.bytes], IoClass::Data);
+                    device.write_blocks(1 + job.first, &mut job.buf[..job.bytes], IoClass::Data);
                 let failed = written.is_err();
                 if done_tx.send(written.map(|()| job.buf)).is_err() || failed {
                     return;
@@ -94,7 +110,7 @@ impl BackgroundWriter {
             done,
             worker: Some(worker),
             spare: Some(AlignedBuf::zeroed(buffer_bytes)),
-            digest_sum,
+            sums,
         }
     }
 
@@ -122,8 +138,9 @@ impl BackgroundWriter {
         }
     }
 
-    /// Waits for every queued write; the first error if one failed, else the digest's sum.
-    fn finish(&mut self, name: &str) -> Result<u64> {
+    /// Waits for every queued write; the first error if one failed, else the sums of the
+    /// record hashes and of the fingerprint terms.
+    fn finish(&mut self, name: &str) -> Result<(u64, u64)> {
         self.jobs.take();
         let mut result = Ok(());
         for r in self.done.iter() {
@@ -134,7 +151,12 @@ impl BackgroundWriter {
         if let Some(worker) = self.worker.take() {
             worker.join().map_err(|_| Self::closed(name))?;
         }
-        result.map(|()| self.digest_sum.load(Ordering::Relaxed))
+        result.map(|()| {
+            (
+                self.sums[0].load(Ordering::Relaxed),
+                self.sums[1].load(Ordering::Relaxed),
+            )
+        })
     }
 }
 
@@ -164,6 +186,9 @@ pub struct TableWriter<K> {
     first: u64,
     full_blocks: usize,
     slot: usize,
+    /// Fingerprint terms of the blocks written on this thread (a background writer sums its
+    /// own).
+    fingerprint: u64,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -196,17 +221,7 @@ impl<K: TableKey> TableWriter<K> {
         hash: Option<fn(&[u8]) -> u64>,
     ) -> Result<Self> {
         let mut writer = Self::with_buffer(storage, name, value_size, blocks)?;
-        let digest = hash.map(|hash| RecordDigest {
-            hash,
-            record_size: writer.record_size,
-            per_block: writer.per_block,
-            block_size: writer.block_size,
-        });
-        writer.background = Some(BackgroundWriter::start(
-            Arc::clone(&writer.device),
-            writer.buf.len(),
-            digest,
-        ));
+        writer.start_background(hash);
         Ok(writer)
     }
 
@@ -223,6 +238,7 @@ impl<K: TableKey> TableWriter<K> {
             count: 0,
             key_size: K::SIZE as u32,
             value_size: u32::try_from(value_size).unwrap_or(u32::MAX),
+            fingerprint: 0,
         };
         let payload = storage.block_size() - crate::io::BLOCK_TRAILER;
         if header.value_size > MAX_VALUE_SIZE || header.records_per_block(payload) == 0 {
@@ -254,8 +270,29 @@ impl<K: TableKey> TableWriter<K> {
             first,
             full_blocks: 0,
             slot: 0,
+            fingerprint: 0,
             _key: PhantomData,
         }
+    }
+
+    /// How records are packed in this writer's buffer.
+    fn layout(&self) -> RecordDigest {
+        RecordDigest {
+            record_size: self.record_size,
+            per_block: self.per_block,
+            block_size: self.block_size,
+        }
+    }
+
+    /// Moves writes (and the fingerprint, and the sum of `hash` over records if given) to a
+    /// background thread.
+    fn start_background(&mut self, hash: Option<fn(&[u8]) -> u64>) {
+        self.background = Some(BackgroundWriter::start(
+            Arc::clone(&self.device),
+            self.buf.len(),
+            self.layout(),
+            hash,
+        ));
     }
 
     /// A writer of one stretch of a table that several writers fill at once: its records
@@ -269,23 +306,28 @@ impl<K: TableKey> TableWriter<K> {
     pub fn stretch(device: Arc<dyn BlockDevice>, header: TableHeader, first_block: u64) -> Self {
         let mut writer = Self::on_device(device, header, WRITE_BLOCKS, first_block);
         writer.header.count = 0;
-        writer.background = Some(BackgroundWriter::start(
-            Arc::clone(&writer.device),
-            writer.buf.len(),
-            None,
-        ));
+        writer.start_background(None);
         writer
     }
 
     /// Writes the last blocks of a [`TableWriter::stretch`] and waits for its writes; returns
-    /// the records it wrote. Writes no header.
+    /// the records it wrote and the sum of its blocks' fingerprint terms (the table's
+    /// fingerprint is the sum over its stretches). Writes no header.
     #[doc(hidden)]
-    pub fn finish_stretch(mut self) -> Result<u64> {
+    pub fn finish_stretch(mut self) -> Result<(u64, u64)> {
+        let (_, fingerprint) = self.finish_writes()?;
+        Ok((self.header.count, fingerprint))
+    }
+
+    /// Writes the last blocks and waits for the background writes: the sums of the record
+    /// hashes and of the fingerprint terms.
+    fn finish_writes(&mut self) -> Result<(u64, u64)> {
         self.flush()?;
-        if let Some(bg) = &mut self.background {
-            bg.finish(self.device.name())?;
-        }
-        Ok(self.header.count)
+        let (digest, fingerprint) = match &mut self.background {
+            Some(bg) => bg.finish(self.device.name())?,
+            None => (0, 0),
+        };
+        Ok((digest, fingerprint.wrapping_add(self.fingerprint)))
     }
 
     /// Appends a record. `value.len()` must be the table's value size.
@@ -390,7 +432,7 @@ impl<K: TableKey> TableWriter<K> {
         match &mut self.background {
             Some(bg) => {
                 let job = WriteJob {
-                    first: 1 + self.first,
+                    first: self.first,
                     buf: std::mem::replace(&mut self.buf, AlignedBuf::zeroed(0)),
                     bytes,
                     records: self.full_blocks * self.per_block + self.slot,
@@ -398,6 +440,9 @@ impl<K: TableKey> TableWriter<K> {
                 self.buf = bg.write(self.device.name(), job)?;
             }
             None => {
+                let records = self.full_blocks * self.per_block + self.slot;
+                let (_, fingerprint) = self.layout().sums(&self.buf, self.first, records, None);
+                self.fingerprint = self.fingerprint.wrapping_add(fingerprint);
                 self.device
                     .write_blocks(1 + self.first, &mut self.buf[..bytes], IoClass::Data)?;
             }
@@ -417,7 +462,8 @@ impl<K: TableKey> TableWriter<K> {
         self.header.count == 0
     }
 
-    /// Writes the last blocks, then the header block, and syncs. Returns the header.
+    /// Writes the last blocks, then the header block (with the records' fingerprint), and
+    /// syncs. Returns the header.
     pub fn finish(self) -> Result<TableHeader> {
         self.finish_digest().map(|(header, _)| header)
     }
@@ -425,11 +471,8 @@ impl<K: TableKey> TableWriter<K> {
     /// [`TableWriter::finish`], also returning the sum of the record hashes of a writer from
     /// [`TableWriter::create_digest`] (0 for other writers).
     pub fn finish_digest(mut self) -> Result<(TableHeader, u64)> {
-        self.flush()?;
-        let digest = match &mut self.background {
-            Some(bg) => bg.finish(self.device.name())?,
-            None => 0,
-        };
+        let (digest, fingerprint) = self.finish_writes()?;
+        self.header.fingerprint = fingerprint;
         write_table_header(self.device.as_ref(), &self.header)?;
         Ok((self.header, digest))
     }
