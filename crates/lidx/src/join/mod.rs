@@ -10,12 +10,14 @@
 //!
 //! **What lidx gives to answer it for any user's tables:**
 //!
-//! * [`table`]: the table file (§5.1): the paper's 16-byte header, fixed-size records packed
+//! * [`table`]: the table file (§5.1): the paper's 16-byte header (with a magic number, a
+//!   version and a content fingerprint of the records after it), fixed-size records packed
 //!   per block through [`crate::io`] (`O_DIRECT` files or simulated devices, so every run is
 //!   cold-cache and every block read is counted), a buffered writer, a sequential reader and a
 //!   forward window reader that fetches a window's blocks in one request and keeps them.
-//! * [`table_index`]: indexes saved next to their table and reloaded (§5.2), with magic,
-//!   version, checksum and a fingerprint of the table they were built on.
+//! * `table_index`: indexes saved next to their table and reloaded (§5.2), with magic,
+//!   version, checksum and the content fingerprint of the table they were built on; one that
+//!   does not match is rebuilt, never used ([`JoinReport::index`] says `rebuilt: stale`).
 //! * Joins on sorted tables (§5.3), every one writing the same output table
 //!   ([`output`]: `(key, left value, right value)`, with an order-independent checksum that all
 //!   algorithms must reproduce): [`sort_merge`], [`hash`] (in-memory and Grace), and [`inlj`]
@@ -23,7 +25,16 @@
 //! * Threads (§6.4): the smaller table is split in equal ranges, one per thread, each writing
 //!   its own part; the parts are concatenated into the output ([`output::write_parts`]).
 //! * [`JoinReport`]: join time apart from index build or load time, blocks and bytes read and
-//!   written (from [`Storage::stats`]), index size, output count and checksum.
+//!   written (from [`Storage::stats`]), index size and origin, output count and checksum
+//!   (none for the [`baseline`]s, which join nothing).
+//!
+//! **Where things are.** Public, what an embedder uses: [`join`] with [`JoinParams`],
+//! [`JoinAlgo`] and [`InljIndex`], its [`JoinReport`]; tables ([`Table`], [`TableWriter`],
+//! [`read_header`]); the [`baseline`]s. One file per algorithm ([`sort_merge`], [`hash`],
+//! [`inlj`], `unsorted_btree`, `learned_partition/`: sampling and bucket map, partition
+//! writer, bucket reader, bucket join, driver) and per part of a table (`table/`: header,
+//! open table, scan, window reader, writer). Hidden (`#[doc(hidden)]`, for tests and fuzzers):
+//! the saved-index codec, the output writer, the unsorted routes' internals, [`Sides`].
 //!
 //! **Decisions where the paper is silent:**
 //!

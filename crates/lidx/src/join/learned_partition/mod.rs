@@ -42,9 +42,9 @@
 //!   median kept key and drop the records at or above it; after both buckets are read the kept
 //!   records are exactly those of `[lo, hi)`: sort, join, continue from `lo = hi`. Each round
 //!   re-reads the pair, so a pair of `k` budgets costs about `2k` reads of it; only if records
-//!   with ONE key exceed the budget is the join refused ([`Error::InvalidParameter`] on
+//!   with ONE key exceed the budget is the join refused ([`crate::Error::InvalidParameter`] on
 //!   `memory`).
-//! * **String keys** ([`crate::Str16`]) reach the model through [`Key::to_model`], their first 8
+//! * **String keys** ([`crate::Str16`]) reach the model through [`crate::Key::to_model`], their first 8
 //!   bytes big-endian: order-preserving but not injective. That only costs balance, never
 //!   exactness: the bucket function is non-decreasing in the key whatever the model's
 //!   precision, so equal keys always share a bucket and buckets are key ranges, and inside a

@@ -15,7 +15,7 @@
 //!   block `1 + i / per_block` at byte `(i % per_block) * record_size`, with no special first
 //!   block. That costs one block per table.
 //! * The header is the paper's 16 bytes followed by a magic number, a format version and a
-//!   content fingerprint of the records (layout and checks: [`header`]), so that a saved index
+//!   content fingerprint of the records (layout and checks: [`TableHeader`], `table/header.rs`), so that a saved index
 //!   is bound to exactly the records it was built from. A file with fewer blocks than the count
 //!   needs is [`crate::Error::Truncated`], one with more is [`crate::Error::Corrupt`].
 //! * The writer writes the header last (in [`TableWriter::finish`]), so a table whose writer
@@ -24,9 +24,9 @@
 //! Tables carry no order flag: the sorted joins check order while they stream
 //! ([`crate::key::check_next`]), and unsorted tables are plain tables too.
 //!
-//! One file per part: [`header`] (the header's codec, the key types), [`file`] (an open
-//! [`Table`]), [`scan`] (sequential reads, [`Scan`]), [`window`] (an INLJ's forward windows,
-//! [`WindowReader`]), [`writer`] ([`TableWriter`]).
+//! One file per part: `header` (the header's codec, the key types), `file` (an open
+//! [`Table`]), `scan` (sequential reads, [`Scan`]), `window` (an INLJ's forward windows,
+//! [`WindowReader`]), `writer` ([`TableWriter`]).
 
 mod file;
 mod header;

@@ -27,7 +27,7 @@ use crate::io::{AlignedBuf, IoClass};
 /// per block or two. The reader then reads ahead, doubling the extra blocks per such load up to
 /// [`MAX_READAHEAD_BLOCKS`], so a dense walk reads the table in long requests as a scan does.
 /// Once readahead is at its largest, the blocks after the run stream in from a background
-/// reader ([`PREFETCH_DEPTH`] requests ahead, as a scan's); the few blocks of the run that the
+/// reader ([`super::PREFETCH_DEPTH`] requests ahead, as a scan's); the few blocks of the run that the
 /// next window still needs are copied in front of each streamed chunk, not the chunk after
 /// them. A load that jumps past the run resets it: sparse probes (large ratios) read their
 /// windows only. The buffer grows to the widest window plus readahead seen.
@@ -108,7 +108,7 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     /// the answer is below `len()`, is [`WindowReader::found`].
     ///
     /// Inlined is only the dense walk's case, `lo` at the record after the last answer and
-    /// answering the key; the rest is [`WindowReader::lower_bound_general`].
+    /// answering the key; the rest is `WindowReader::lower_bound_general`.
     #[inline(always)]
     pub fn lower_bound(&mut self, lo: u64, hi: u64, key: K) -> Result<u64> {
         if lo == self.next_pos && lo <= hi {

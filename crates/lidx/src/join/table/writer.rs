@@ -347,7 +347,7 @@ impl<K: TableKey> TableWriter<K> {
         self.bump()
     }
 
-    /// Appends a record given as its bytes (key then value), as [`Scan::record`] returns it.
+    /// Appends a record given as its bytes (key then value), as [`super::Scan::record`] returns it.
     #[inline]
     pub fn push_record(&mut self, record: &[u8]) -> Result<()> {
         let rs = self.record_size;
