@@ -17,12 +17,12 @@ fuzz_target!(|data: &[u8]| {
         data[0..8].copy_from_slice(&INDEX_MAGIC.to_le_bytes());
         data[8..12].copy_from_slice(&INDEX_VERSION.to_le_bytes());
         let len = (data.len() - INDEX_HEADER_BYTES) as u64;
-        let len = len.min(u64::from_le_bytes(data[72..80].try_into().unwrap()));
-        data[72..80].copy_from_slice(&len.to_le_bytes());
+        let len = len.min(u64::from_le_bytes(data[48..56].try_into().unwrap()));
+        data[48..56].copy_from_slice(&len.to_le_bytes());
         let model_crc = crc32c::crc32c(&data[INDEX_HEADER_BYTES..INDEX_HEADER_BYTES + len as usize]);
-        data[80..84].copy_from_slice(&model_crc.to_le_bytes());
-        let header_crc = crc32c::crc32c(&data[..84]);
-        data[84..88].copy_from_slice(&header_crc.to_le_bytes());
+        data[56..60].copy_from_slice(&model_crc.to_le_bytes());
+        let header_crc = crc32c::crc32c(&data[..60]);
+        data[60..64].copy_from_slice(&header_crc.to_le_bytes());
         data[INDEX_HEADER_BYTES + len as usize..].fill(0);
     }
     match decode_saved("fuzz", &data) {

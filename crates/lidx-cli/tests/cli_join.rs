@@ -53,6 +53,7 @@ fn every_algorithm_prints_the_same_checksum() {
                 &path("large"),
                 "--out",
                 &path("out"),
+                "--force",
                 "--threads",
                 threads,
             ]);
@@ -80,6 +81,7 @@ fn every_algorithm_prints_the_same_checksum() {
         &path("large"),
         "--out",
         &path("out"),
+        "--force",
         "--device",
         "sim:nvme",
         "--window",
@@ -106,6 +108,7 @@ fn string_keys_and_key_type_mismatch() {
         &format!("{prefix}.large"),
         "--out",
         &format!("{prefix}.out"),
+        "--force",
     ]));
     assert_eq!(lines[0]["key_type"], "str16");
     let out = lidx(&[
@@ -118,6 +121,7 @@ fn string_keys_and_key_type_mismatch() {
         &format!("{ints}.large"),
         "--out",
         &format!("{prefix}.out"),
+        "--force",
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("str16"));

@@ -113,6 +113,7 @@ fn header_decoder_rejects_bad_fields() {
         count: 5,
         key_size: 8,
         value_size: 8,
+        fingerprint: 7,
     };
     let mut bytes = [0u8; HEADER_BYTES];
     good.encode(&mut bytes);

@@ -4,13 +4,18 @@
 //!
 //! The tables' directories are opened with `--device`: `file` (O_DIRECT, so every run is
 //! cold-cache) or `sim:<profile>` (the same files on a simulated device). Saved indexes are
-//! written next to the larger table and reused by later joins.
+//! written next to the larger table and reused by later joins, while they were built on exactly
+//! its records (`"index": "loaded"`; `"rebuilt: stale"` after the table was re-created).
+//!
+//! `--out` is never an input table, and an existing output is replaced only with `--force`
+//! (see `output_path`); both are checked before anything is written.
 //!
 //! `--algo read-both` and `--algo read-both-write` are not joins but the limit a join at table
 //! ratio 1 is measured against (paper 000 §4.2): reading both tables sequentially through the
 //! same I/O path, without and with writing an output of the join's size (see
 //! `lidx::join::baseline`). They print the same JSON line, so the ratio of two lines is the
-//! ratio to the limit.
+//! ratio to the limit, except that their `checksum` is null: they join nothing, and the sum of
+//! the keys they read is printed as `read_checksum`, which no join's checksum equals.
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +26,8 @@ use lidx::join::{self, JoinAlgo, JoinParams, TableRef};
 use lidx::Str16;
 use lidx_bench::count::parse_count;
 use lidx_bench::BenchError;
+
+use super::output_path;
 
 /// Arguments of `lidx join`.
 #[derive(Debug, Parser)]
@@ -40,9 +47,14 @@ pub struct Args {
     #[arg(long)]
     pub right: PathBuf,
 
-    /// The output table (key, left value, right value).
+    /// The output table (key, left value, right value). Never one of the input tables; an
+    /// existing file is refused unless --force is given.
     #[arg(long)]
     pub out: PathBuf,
+
+    /// Replace the output table if it exists.
+    #[arg(long)]
+    pub force: bool,
 
     /// Worker threads: the smaller table is split among them, each writes its own part.
     #[arg(long, default_value_t = 1)]
@@ -114,6 +126,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return Err(bad("threads", "0", "at least 1").into());
     }
     join::inlj::check_window(args.window).map_err(usage)?;
+    output_path::check(
+        &args.out,
+        &[("--left", &args.left), ("--right", &args.right)],
+        args.force,
+    )?;
     let kind = DeviceKind::parse(&args.device).map_err(usage)?;
     let params = JoinParams {
         algo,

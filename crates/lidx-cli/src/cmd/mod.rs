@@ -6,6 +6,7 @@ pub mod build;
 pub mod disk;
 pub mod gen;
 pub mod join;
+pub mod output_path;
 pub mod start;
 pub mod stats;
 pub mod table;

@@ -9,7 +9,9 @@
 //!
 //! Files: with `--out <dir>` (an existing directory, or a path ending in `/`) the tables are
 //! `<dir>/large` and `<dir>/r<R>`; otherwise `--out` is a prefix: `<prefix>.large`,
-//! `<prefix>.r<R>`. One JSON line per table on stdout.
+//! `<prefix>.r<R>`. One JSON line per table on stdout. Tables that exist are refused unless
+//! `--force` is given (checked before anything is written); a replaced table's saved indexes
+//! (`<table>.<index>.idx`) are removed with it.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -24,7 +26,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::disk::unique_keys;
-use super::{load_dataset, spinner};
+use super::{load_dataset, output_path, spinner};
 
 /// Arguments of `lidx table`.
 #[derive(Debug, Parser)]
@@ -70,6 +72,10 @@ pub struct CreateArgs {
     /// Seed of a generated dataset, of the sample and of the shuffle.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+
+    /// Replace tables that exist (and remove the indexes saved next to them).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Runs `lidx table`.
@@ -128,26 +134,34 @@ fn create(args: CreateArgs) -> anyhow::Result<()> {
         .collect::<Option<Vec<u64>>>()
         .ok_or_else(|| bad("ratio", &args.ratio, expected_ratio))?;
     let (dir, prefix) = split_out(&args.out);
+    let names: Vec<String> = std::iter::once(format!("{prefix}large"))
+        .chain(ratios.iter().map(|r| format!("{prefix}r{r}")))
+        .collect();
+    for name in &names {
+        output_path::check(
+            &dir.join(name),
+            &[("--from", Path::new(&args.from))],
+            args.force,
+        )?;
+    }
     let storage = Storage::new(&dir, DeviceKind::File { direct: true }, 4096)?;
     let dataset = load_dataset(&args.from, args.seed)?;
     let keys = unique_keys(&dataset);
     drop(dataset);
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    let mut tables = vec![(format!("{prefix}large"), keys.clone())];
-    for &r in &ratios {
+    let mut tables = vec![(names[0].clone(), keys.clone())];
+    for (&r, name) in ratios.iter().zip(&names[1..]) {
         let take = (keys.len() as u64 / r) as usize;
         let mut picked = index::sample(&mut rng, keys.len(), take).into_vec();
         picked.sort_unstable();
-        tables.push((
-            format!("{prefix}r{r}"),
-            picked.iter().map(|&i| keys[i]).collect(),
-        ));
+        tables.push((name.clone(), picked.iter().map(|&i| keys[i]).collect()));
     }
     drop(keys);
     for (name, mut keys) in tables {
         if args.shuffle {
             keys.shuffle(&mut rng);
         }
+        remove_saved_indexes(&dir, &name)?;
         let bar = spinner(&format!("writing {name}"));
         let started = Instant::now();
         let written = if args.string_keys {
@@ -167,6 +181,24 @@ fn create(args: CreateArgs) -> anyhow::Result<()> {
             "bytes": storage.file_bytes(&name),
         });
         println!("{line}");
+    }
+    Ok(())
+}
+
+/// Removes the indexes `lidx join` saved next to an earlier table `name` in `dir`
+/// (`<name>.<index>.idx`): they describe records about to be replaced. (A stale one left
+/// behind would be rebuilt anyway, its fingerprint no longer matching the table's.)
+fn remove_saved_indexes(dir: &Path, name: &str) -> anyhow::Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let prefix = format!("{name}.");
+    for entry in entries {
+        let entry = entry?;
+        let file = entry.file_name().to_string_lossy().into_owned();
+        if file.starts_with(&prefix) && file.ends_with(".idx") {
+            std::fs::remove_file(entry.path())?;
+        }
     }
     Ok(())
 }

@@ -23,9 +23,10 @@
 //!   larger (as `lidx table create --ratio` does). It adds the output's write to the limit,
 //!   without the join's checksum or any search.
 //!
-//! The reports carry `output_count` (records written, 0 for `read-both`) and a `checksum` that
-//! is the wrapping sum of every key read (as `u64` model values), only there so that the scan
-//! cannot be optimized away; it is not the joins' output checksum.
+//! The reports carry `output_count` (records written, 0 for `read-both`), no `checksum` (a
+//! baseline joins nothing, so it has no output checksum to compare with a join's), and a
+//! `read_checksum`: the wrapping sum of every key read (as `u64` model values), only there so
+//! that the scan cannot be optimized away.
 
 use std::time::Instant;
 
@@ -129,6 +130,7 @@ pub fn run<K: TableKey>(
         join_seconds: seconds,
         index_seconds: 0.0,
         index_loaded: false,
+        index: None,
         index_bytes: 0,
         index_file_bytes: 0,
         blocks_read: io.read_blocks,
@@ -137,7 +139,8 @@ pub fn run<K: TableKey>(
         blocks_written: io.write_blocks,
         bytes_written: io.write_bytes,
         output_count: count,
-        checksum: sum,
+        checksum: None,
+        read_checksum: Some(sum),
         output_sorted: true,
     })
 }

@@ -10,12 +10,14 @@
 //!
 //! **What lidx gives to answer it for any user's tables:**
 //!
-//! * [`table`]: the table file (§5.1): the paper's 16-byte header, fixed-size records packed
+//! * [`table`]: the table file (§5.1): the paper's 16-byte header (with a magic number, a
+//!   version and a content fingerprint of the records after it), fixed-size records packed
 //!   per block through [`crate::io`] (`O_DIRECT` files or simulated devices, so every run is
 //!   cold-cache and every block read is counted), a buffered writer, a sequential reader and a
 //!   forward window reader that fetches a window's blocks in one request and keeps them.
-//! * [`table_index`]: indexes saved next to their table and reloaded (§5.2), with magic,
-//!   version, checksum and a fingerprint of the table they were built on.
+//! * `table_index`: indexes saved next to their table and reloaded (§5.2), with magic,
+//!   version, checksum and the content fingerprint of the table they were built on; one that
+//!   does not match is rebuilt, never used ([`JoinReport::index`] says `rebuilt: stale`).
 //! * Joins on sorted tables (§5.3), every one writing the same output table
 //!   ([`output`]: `(key, left value, right value)`, with an order-independent checksum that all
 //!   algorithms must reproduce): [`sort_merge`], [`hash`] (in-memory and Grace), and [`inlj`]
@@ -23,7 +25,16 @@
 //! * Threads (§6.4): the smaller table is split in equal ranges, one per thread, each writing
 //!   its own part; the parts are concatenated into the output ([`output::write_parts`]).
 //! * [`JoinReport`]: join time apart from index build or load time, blocks and bytes read and
-//!   written (from [`Storage::stats`]), index size, output count and checksum.
+//!   written (from [`Storage::stats`]), index size and origin, output count and checksum
+//!   (none for the [`baseline`]s, which join nothing).
+//!
+//! **Where things are.** Public, what an embedder uses: [`join`] with [`JoinParams`],
+//! [`JoinAlgo`] and [`InljIndex`], its [`JoinReport`]; tables ([`Table`], [`TableWriter`],
+//! [`read_header`]); the [`baseline`]s. One file per algorithm ([`sort_merge`], [`hash`],
+//! [`inlj`], `unsorted_btree`, `learned_partition/`: sampling and bucket map, partition
+//! writer, bucket reader, bucket join, driver) and per part of a table (`table/`: header,
+//! open table, scan, window reader, writer). Hidden (`#[doc(hidden)]`, for tests and fuzzers):
+//! the saved-index codec, the output writer, the unsorted routes' internals, [`Sides`].
 //!
 //! **Decisions where the paper is silent:**
 //!
@@ -55,17 +66,22 @@
 pub mod baseline;
 pub mod hash;
 pub mod inlj;
+#[doc(hidden)]
 pub mod learned_partition;
+#[doc(hidden)]
 pub mod output;
 pub mod sort_merge;
 pub mod table;
+#[doc(hidden)]
 pub mod table_index;
+#[doc(hidden)]
 pub mod unsorted_btree;
 
 use std::ops::Range;
 use std::time::Instant;
 
 pub use inlj::InljIndex;
+#[doc(hidden)]
 pub use output::{OutputSpec, OutputWriter};
 pub use table::{
     check_same_key_type, read_header, Scan, Table, TableHeader, TableKey, TableWriter, WindowReader,
@@ -203,6 +219,10 @@ pub struct JoinReport {
     pub index_seconds: f64,
     /// True when the index was loaded from its saved file.
     pub index_loaded: bool,
+    /// Where the index came from: `loaded`, `built` (no saved file), or `rebuilt: <why>` when a
+    /// saved file was there but not for these records or settings (`rebuilt: stale`: the table
+    /// was re-created; see [`table_index`]); `None` without an index.
+    pub index: Option<String>,
     /// Bytes the index keeps in memory (0 without one).
     pub index_bytes: u64,
     /// Bytes of the saved index file (0 without one).
@@ -219,15 +239,19 @@ pub struct JoinReport {
     pub bytes_written: u64,
     /// Output records.
     pub output_count: u64,
-    /// Order-independent checksum of the output records ([`output`]).
-    pub checksum: u64,
+    /// Order-independent checksum of the output records ([`output`]); `None` for a
+    /// [`baseline`], which joins nothing (see `read_checksum`).
+    pub checksum: Option<u64>,
+    /// A baseline's sum of the keys it read, only there so the reads cannot be optimized away;
+    /// no join's checksum is comparable to it. `None` (and absent from the JSON) for joins.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub read_checksum: Option<u64>,
     /// True when the output is in key order.
     pub output_sorted: bool,
 }
 
-/// The tables of a join in their roles, and where the output goes. The algorithms take it;
-/// public so that joins outside this module (the unsorted ones) can use [`Sides::emit`] and
-/// [`Sides::write`].
+/// The tables of a join in their roles, and where the output goes. The algorithms take it.
+#[doc(hidden)]
 pub struct Sides<'a, K> {
     /// The smaller table, streamed.
     pub outer: &'a Table<K>,
@@ -272,6 +296,7 @@ impl<K: TableKey> Sides<'_, K> {
 
 /// `0..n` split into at most `parts` contiguous ranges of near-equal length (one range for
 /// `n == 0`).
+#[doc(hidden)]
 pub fn split_range(n: u64, parts: usize) -> Vec<Range<u64>> {
     let parts = (parts.max(1) as u64).min(n.max(1));
     (0..parts)
@@ -380,6 +405,7 @@ pub fn join<K: TableKey>(
         join_seconds,
         index_seconds: load.map_or(0.0, |l| l.time.as_secs_f64()),
         index_loaded: load.is_some_and(|l| l.loaded),
+        index: load.map(|l| l.describe()),
         index_bytes: load.map_or(0, |l| l.memory_bytes as u64),
         index_file_bytes: load.map_or(0, |l| l.file_bytes),
         blocks_read: io.read_blocks,
@@ -388,7 +414,8 @@ pub fn join<K: TableKey>(
         blocks_written: io.write_blocks,
         bytes_written: io.write_bytes,
         output_count: count,
-        checksum,
+        checksum: Some(checksum),
+        read_checksum: None,
         output_sorted: params.algo.output_sorted(),
     })
 }

@@ -191,6 +191,7 @@ fn copy_parts<K: TableKey>(out: OutputSpec<'_>, names: &[String], counts: &[u64]
         count: total,
         key_size: K::SIZE as u32,
         value_size: (out.left_size + out.right_size) as u32,
+        fingerprint: 0,
     };
     let device = out.storage.create(out.name)?;
     let per = header.records_per_block(device.payload_size()).max(1) as u64;
@@ -214,10 +215,10 @@ fn copy_parts<K: TableKey>(out: OutputSpec<'_>, names: &[String], counts: &[u64]
             starts[t].div_ceil(per).min(blocks)
         }
     };
-    let copy = |t: usize| -> Result<()> {
+    let copy = |t: usize| -> Result<u64> {
         let (from, to) = (first_block(t), first_block(t + 1));
         if from == to {
-            return Ok(());
+            return Ok(0);
         }
         let range = from * per..(to * per).min(total);
         let mut writer = TableWriter::<K>::stretch(std::sync::Arc::clone(&device), header, from);
@@ -236,9 +237,9 @@ fn copy_parts<K: TableKey>(out: OutputSpec<'_>, names: &[String], counts: &[u64]
                 scan.advance()?;
             }
         }
-        writer.finish_stretch().map(|_| ())
+        writer.finish_stretch().map(|(_, fingerprint)| fingerprint)
     };
-    let results: Vec<Result<()>> = std::thread::scope(|s| {
+    let results: Vec<Result<u64>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..parts.len())
             .map(|t| {
                 let copy = &copy;
@@ -250,7 +251,10 @@ fn copy_parts<K: TableKey>(out: OutputSpec<'_>, names: &[String], counts: &[u64]
             .map(|h| h.join().expect("copy worker panicked"))
             .collect()
     });
-    results.into_iter().collect::<Result<()>>()?;
+    let mut header = header;
+    for fingerprint in results {
+        header.fingerprint = header.fingerprint.wrapping_add(fingerprint?);
+    }
     write_table_header(device.as_ref(), &header)?;
     Ok(total)
 }

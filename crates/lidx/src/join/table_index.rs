@@ -2,9 +2,11 @@
 //!
 //! Paper 000 §5.2: "Indexes are built offline and serialized to disk. When used for a join, the
 //! indexes are deserialized first and completely stored in memory." The paper does not say how
-//! a saved index is tied to its table; we store a fingerprint of the table (record count, first
-//! and last key) and the build parameters, so an index is reused only for the table and the
-//! settings it was built for, and rebuilt (and saved again) otherwise. The model bytes are any
+//! a saved index is tied to its table; we store the table's record count and content
+//! fingerprint (written in the table's header by its writer, see `join::table`) and the build
+//! parameters, so an index is reused only for exactly the records and the settings it was
+//! built for, and rebuilt (and saved again) otherwise: a table re-created in place with other
+//! keys, even with the same count and end keys, never gets the old index. The model bytes are any
 //! [`Persist`] encoding; a checksum covers them besides the device's block checksums, so that
 //! a model is never decoded from bytes that were not written together.
 //!
@@ -14,21 +16,21 @@
 //! | offset | size | field                                                     |
 //! |--------|------|-----------------------------------------------------------|
 //! | 0      | 8    | magic `0x5844_494a_5844_494c` ("LIDXJIDX")                |
-//! | 8      | 4    | format version (1)                                        |
+//! | 8      | 4    | format version (2)                                        |
 //! | 12     | 4    | model kind ([`Persist::KIND`])                            |
 //! | 16     | 4    | key size of the table (8 or 16)                           |
 //! | 20     | 4    | reserved, 0                                               |
 //! | 24     | 8    | build parameters tag (see [`IndexSpec::tag`])             |
 //! | 32     | 8    | table record count                                        |
-//! | 40     | 16   | table's first key, zero-padded (zeros when empty)         |
-//! | 56     | 16   | table's last key, zero-padded                             |
-//! | 72     | 8    | model byte length `L`                                     |
-//! | 80     | 4    | crc32c of the model bytes                                 |
-//! | 84     | 4    | crc32c of bytes 0..84                                     |
-//! | 88     | `L`  | model bytes ([`Persist::encode`])                         |
+//! | 40     | 8    | table's content fingerprint (its header's)                |
+//! | 48     | 8    | model byte length `L`                                     |
+//! | 56     | 4    | crc32c of the model bytes                                 |
+//! | 60     | 4    | crc32c of bytes 0..60                                     |
+//! | 64     | `L`  | model bytes ([`Persist::encode`])                         |
 //!
 //! The file has exactly the blocks the stream needs; more or fewer is [`Error::Corrupt`] or
-//! [`Error::Truncated`].
+//! [`Error::Truncated`]. Version 1 (end keys instead of the fingerprint, which matched a table
+//! re-created with the same count and end keys) is not read: such a file is rebuilt.
 
 use std::time::{Duration, Instant};
 
@@ -41,12 +43,12 @@ use crate::mem::persist::Persist;
 /// Magic number of a saved index file ("LIDXJIDX" read as little-endian bytes).
 pub const INDEX_MAGIC: u64 = u64::from_le_bytes(*b"LIDXJIDX");
 /// Format version written and read.
-pub const INDEX_VERSION: u32 = 1;
+pub const INDEX_VERSION: u32 = 2;
 /// Bytes before the model bytes.
-pub const INDEX_HEADER_BYTES: usize = 88;
+pub const INDEX_HEADER_BYTES: usize = 64;
 
-/// What an index was built on: the table's record count, first and last key, and a tag of the
-/// build parameters.
+/// What an index was built on: the table's record count and content fingerprint, and a tag of
+/// the build parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexSpec {
     /// Model kind, [`Persist::KIND`].
@@ -57,30 +59,20 @@ pub struct IndexSpec {
     pub tag: u64,
     /// Records in the table.
     pub count: u64,
-    /// First key, zero-padded to 16 bytes.
-    pub first: [u8; 16],
-    /// Last key, zero-padded to 16 bytes.
-    pub last: [u8; 16],
+    /// The table's content fingerprint ([`crate::join::TableHeader::fingerprint`]).
+    pub fingerprint: u64,
 }
 
 impl IndexSpec {
-    /// The spec of an index of kind `M::KIND` with parameter tag `tag` over `table`; reads
-    /// the blocks of its first and last record.
-    pub fn of<K: TableKey, M: Persist<K>>(table: &Table<K>, tag: u64) -> Result<IndexSpec> {
-        let mut first = [0u8; 16];
-        let mut last = [0u8; 16];
-        if !table.is_empty() {
-            table.key_at(0)?.write_to(&mut first);
-            table.key_at(table.len() - 1)?.write_to(&mut last);
-        }
-        Ok(IndexSpec {
+    /// The spec of an index of kind `M::KIND` with parameter tag `tag` over `table`.
+    pub fn of<K: TableKey, M: Persist<K>>(table: &Table<K>, tag: u64) -> IndexSpec {
+        IndexSpec {
             kind: M::KIND,
             key_size: K::SIZE as u32,
             tag,
             count: table.len(),
-            first,
-            last,
-        })
+            fingerprint: table.header().fingerprint,
+        }
     }
 
     fn encode(&self, model_len: u64, model_crc: u32, out: &mut Vec<u8>) {
@@ -91,8 +83,7 @@ impl IndexSpec {
         out.extend_from_slice(&0u32.to_le_bytes());
         out.extend_from_slice(&self.tag.to_le_bytes());
         out.extend_from_slice(&self.count.to_le_bytes());
-        out.extend_from_slice(&self.first);
-        out.extend_from_slice(&self.last);
+        out.extend_from_slice(&self.fingerprint.to_le_bytes());
         out.extend_from_slice(&model_len.to_le_bytes());
         out.extend_from_slice(&model_crc.to_le_bytes());
         let crc = crc32c::crc32c(out);
@@ -135,14 +126,11 @@ pub fn decode_index_header(file: &str, bytes: &[u8]) -> Result<(IndexSpec, u64, 
     let _reserved = d.u32()?;
     let tag = d.u64()?;
     let count = d.u64()?;
-    let mut first = [0u8; 16];
-    first.copy_from_slice(d.take(16)?);
-    let mut last = [0u8; 16];
-    last.copy_from_slice(d.take(16)?);
+    let fingerprint = d.u64()?;
     let model_len = d.u64()?;
     let model_crc = d.u32()?;
     let header_crc = d.u32()?;
-    if crc32c::crc32c(&bytes[..84]) != header_crc {
+    if crc32c::crc32c(&bytes[..INDEX_HEADER_BYTES - 4]) != header_crc {
         return Err(Error::Corrupt {
             file: file.to_string(),
             block: Some(0),
@@ -154,8 +142,7 @@ pub fn decode_index_header(file: &str, bytes: &[u8]) -> Result<(IndexSpec, u64, 
         key_size,
         tag,
         count,
-        first,
-        last,
+        fingerprint,
     };
     Ok((spec, model_len, model_crc))
 }
@@ -267,6 +254,10 @@ pub fn read_saved(storage: &Storage, name: &str) -> Result<(IndexSpec, Vec<u8>)>
 pub struct IndexLoad {
     /// True when read from its saved file, false when built (and saved).
     pub loaded: bool,
+    /// Why a saved file was there but not used, when it was rebuilt: `"stale"` (built on
+    /// other records: the table was re-created), `"other parameters"` or `"other format
+    /// version"`.
+    pub rebuilt: Option<&'static str>,
     /// Time to build it (read the keys, fit, save), or to load it.
     pub time: Duration,
     /// Bytes the index keeps in memory.
@@ -275,10 +266,22 @@ pub struct IndexLoad {
     pub file_bytes: u64,
 }
 
+impl IndexLoad {
+    /// `loaded`, `built`, or `rebuilt: <why>` ([`IndexLoad::rebuilt`]).
+    pub fn describe(&self) -> String {
+        match (self.loaded, self.rebuilt) {
+            (true, _) => "loaded".to_string(),
+            (false, Some(why)) => format!("rebuilt: {why}"),
+            (false, None) => "built".to_string(),
+        }
+    }
+}
+
 /// The index of kind `M` over `table` for parameter tag `tag`: loaded from the file `name` of
-/// `storage` when it exists and was built for this table and tag, otherwise built with
-/// `build` on the table's keys (which must be strictly increasing: [`Error::DuplicateKey`] or
-/// [`Error::OutOfOrder`] otherwise) and saved to `name`. A saved file that is corrupt is an
+/// `storage` when it exists and was built for exactly this table's records (its count and
+/// content fingerprint) and tag, otherwise built with `build` on the table's keys (which must
+/// be strictly increasing: [`Error::DuplicateKey`] or [`Error::OutOfOrder`] otherwise) and
+/// saved to `name`, saying why in [`IndexLoad::rebuilt`]. A saved file that is corrupt is an
 /// error, not rebuilt silently; delete it to rebuild.
 pub fn load_or_build<K: TableKey, M: Persist<K>>(
     storage: &Storage,
@@ -288,43 +291,41 @@ pub fn load_or_build<K: TableKey, M: Persist<K>>(
     build: impl FnOnce(&[K]) -> Result<M>,
 ) -> Result<(M, IndexLoad)> {
     let start = Instant::now();
-    let spec = IndexSpec::of::<K, M>(table, tag)?;
-    if storage.exists(name) {
-        let (saved, bytes) = read_saved(storage, name)?;
-        if saved.kind != M::KIND {
-            return Err(Error::ModelKindMismatch {
-                file: name.to_string(),
-                expected: M::KIND,
-                got: saved.kind,
-            });
-        }
-        if saved == spec {
-            let mut d = Decoder::new(name, &bytes);
-            let model = M::decode(&mut d)?;
-            d.finish()?;
-            if model.len() as u64 != table.len() {
-                return Err(Error::Corrupt {
-                    file: name.to_string(),
-                    block: None,
-                    what: format!(
-                        "index over {} keys for a table of {}",
-                        model.len(),
-                        table.len()
-                    ),
-                });
+    let spec = IndexSpec::of::<K, M>(table, tag);
+    let rebuilt = if storage.exists(name) {
+        match read_saved(storage, name) {
+            Err(Error::UnsupportedVersion { .. }) => Some("other format version"),
+            Err(e) => return Err(e),
+            Ok((saved, bytes)) => {
+                if saved.kind != M::KIND {
+                    return Err(Error::ModelKindMismatch {
+                        file: name.to_string(),
+                        expected: M::KIND,
+                        got: saved.kind,
+                    });
+                }
+                if saved == spec {
+                    let model = decode_model::<K, M>(name, &bytes, table)?;
+                    let memory_bytes = model.size_in_bytes();
+                    let load = IndexLoad {
+                        loaded: true,
+                        rebuilt: None,
+                        time: start.elapsed(),
+                        memory_bytes,
+                        file_bytes: storage.file_bytes(name),
+                    };
+                    return Ok((model, load));
+                }
+                Some(if saved.tag != spec.tag {
+                    "other parameters"
+                } else {
+                    "stale"
+                })
             }
-            let memory_bytes = model.size_in_bytes();
-            return Ok((
-                model,
-                IndexLoad {
-                    loaded: true,
-                    time: start.elapsed(),
-                    memory_bytes,
-                    file_bytes: storage.file_bytes(name),
-                },
-            ));
         }
-    }
+    } else {
+        None
+    };
     let keys = table.read_keys()?;
     crate::key::check_strictly_sorted(&keys)?;
     let model = build(&keys)?;
@@ -335,9 +336,34 @@ pub fn load_or_build<K: TableKey, M: Persist<K>>(
         model,
         IndexLoad {
             loaded: false,
+            rebuilt,
             time: start.elapsed(),
             memory_bytes,
             file_bytes,
         },
     ))
+}
+
+/// Decodes the model bytes of a saved index over `table` (the file `name`), checking that it
+/// indexes as many keys as the table has.
+fn decode_model<K: TableKey, M: Persist<K>>(
+    name: &str,
+    bytes: &[u8],
+    table: &Table<K>,
+) -> Result<M> {
+    let mut d = Decoder::new(name, bytes);
+    let model = M::decode(&mut d)?;
+    d.finish()?;
+    if model.len() as u64 != table.len() {
+        return Err(Error::Corrupt {
+            file: name.to_string(),
+            block: None,
+            what: format!(
+                "index over {} keys for a table of {}",
+                model.len(),
+                table.len()
+            ),
+        });
+    }
+    Ok(model)
 }

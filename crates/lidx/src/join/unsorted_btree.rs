@@ -267,6 +267,7 @@ pub(crate) fn run<K: TableKey>(
         let lb = build_position_tree(&work, &names.0, lt)?;
         let rb = build_position_tree(&work, &names.1, rt)?;
         let load = IndexLoad {
+            rebuilt: None,
             loaded: false,
             time: started.elapsed(),
             memory_bytes: lb.memory_bytes() + rb.memory_bytes(),
