@@ -5,12 +5,12 @@
 //! many fetched blocks it absorbs (a lookup-only study: the buffer only ever serves reads). Here
 //! the cache is itself a [`BlockDevice`], so any structure runs with or without it unchanged,
 //! and N = 0 passes every request through. A read request whose blocks are all cached is
-//! answered from memory (hits); otherwise, write-through, the blocks from the first missing one
+//! answered from memory (hits); otherwise the blocks from the first missing one
 //! to the last missing one are fetched from the device in ONE request (so an all-at-once fetch
 //! stays one request), the missing ones are cached and counted as misses, and cached ones
 //! inside that span count as hits (and are answered from the cache, not from the fetched
-//! span). Write-back reads each run of missing blocks in its own request instead: a cached
-//! dirty block inside the span may have no valid copy on the device yet. Blocks in the cache
+//! span). Write-back splits that request at every cached dirty block inside the span: its
+//! device copy may not be valid (never written yet). Blocks in the cache
 //! were verified when fetched, or sealed when written.
 //!
 //! Two ways to treat writes ([`CacheMode`]):
@@ -262,18 +262,27 @@ impl PageCache {
         let count = request_blocks(self.name(), size, buf.len())?;
         let mut cache = blocks.lock();
         let missing = copy_cached(&mut cache, first, count, buf);
-        // One request per run of missing blocks: a span over a cached dirty block would read
-        // that block's device copy, which may never have been written (a hole the device
-        // refuses with a checksum error) and is stale anyway.
+        // From the first to the last missing block in one request, as write-through does, but
+        // never across a cached dirty block: its device copy is stale and may never have been
+        // written (a hole the device refuses with a checksum error). Cached blocks inside a
+        // span answer from the cache.
         let mut i = 0;
         while i < missing.len() {
             let mut j = i + 1;
-            while j < missing.len() && missing[j] == missing[j - 1] + 1 {
+            while j < missing.len()
+                && (missing[j - 1] + 1..missing[j])
+                    .all(|b| !cache.lru.peek(&(first + b)).is_some_and(|c| c.dirty))
+            {
                 j += 1;
             }
             let (lo, hi) = (missing[i], missing[j - 1] + 1);
             let span = &mut buf[lo as usize * size..hi as usize * size];
             self.device.read_blocks(first + lo, span, class)?;
+            for b in (lo..hi).filter(|b| missing.binary_search(b).is_err()) {
+                let block = cache.lru.peek(&(first + b)).expect("held under the lock");
+                let at = b as usize * size;
+                buf[at..at + size].copy_from_slice(&block.data);
+            }
             i = j;
         }
         self.counters
