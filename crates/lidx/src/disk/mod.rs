@@ -5,10 +5,15 @@
 //! disk. Blocks read per operation, split into inner and leaf blocks as paper 003 Table 4 does,
 //! come from the devices' own counters ([`crate::io::IoStats`] by [`crate::io::IoClass`]).
 //!
+//! [`hybrid`] holds the stages of paper 002's hybrid index (dynamic stage in memory, static
+//! learned files on disk, the merge); the durable index built from them is
+//! [`crate::kv::HybridIndex`].
+//!
 //! Keys are unique in every on-disk index (map semantics): builders refuse duplicates with
 //! [`crate::Error::DuplicateKey`]. Payloads are fixed-size byte strings (8 bytes by default).
 
 pub mod btree;
+pub mod hybrid;
 pub mod static_learned;
 
 use crate::error::Result;

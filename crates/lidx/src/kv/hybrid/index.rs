@@ -17,11 +17,12 @@ use crate::kv::wal::{replay, Record, Seq, Wal, WalStats};
 use crate::kv::{Manifest, ManifestStore};
 use crate::mem::btree::BTree;
 
-use super::dynamic::{DynamicMap, Slot, Stage};
-use super::merge::{merge_into, write_parts};
+use crate::disk::hybrid::dynamic::{DynamicMap, Slot, Stage};
+use crate::disk::hybrid::merge::{merge_into, write_parts};
+use crate::disk::hybrid::static_set::{is_static_file, AnyStatic, StaticPart, StaticSet};
+
 use super::options::{HybridOptions, HybridStats};
-use super::recovery::{check_coverage, decode_meta, is_static_file, wal_exists, Meta};
-use super::static_set::{AnyStatic, StaticPart, StaticSet};
+use super::recovery::{check_coverage, decode_meta, wal_exists, Meta};
 
 /// Name of the log directory inside the storage's directory.
 pub const WAL_DIR: &str = "wal";
@@ -139,7 +140,7 @@ impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
             std::fs::remove_dir_all(&wal_dir)
                 .map_err(|e| Error::io(wal_dir.display().to_string(), "remove old log", &e))?;
         }
-        let parts = write_parts(&storage, &options, 1, keys.len(), |out| {
+        let parts = write_parts(&storage, &options.stage(), 1, keys.len(), |out| {
             let mut payload = vec![0u8; ps];
             for (i, k) in keys.iter().enumerate() {
                 payload_of(i, k, &mut payload);
@@ -693,9 +694,13 @@ impl<K: Key, D: DynamicMap<K>> Inner<K, D> {
             let f = frozen.read();
             let entries = f.entries();
             let expected = v.statics.len() + f.live();
-            write_parts(&self.storage, &self.options, generation, expected, |out| {
-                merge_into(out, &v.statics, &f, &entries)
-            })?
+            write_parts(
+                &self.storage,
+                &self.options.stage(),
+                generation,
+                expected,
+                |out| merge_into(out, &v.statics, &f, &entries),
+            )?
         };
         let static_seq = v.frozen_seq;
         let m = Manifest {

@@ -15,7 +15,7 @@
 //!
 //! # What we do, and how it differs
 //!
-//! * **Stages** ([`dynamic`], [`static_set`]): the dynamic map is pluggable ([`DynamicMap`]:
+//! * **Stages** ([`crate::disk::hybrid`]: its `dynamic` and `static_set` modules): the dynamic map is pluggable ([`DynamicMap`]:
 //!   lidx's B+-tree by default, `std`'s `BTreeMap` as [`StdMap`], or [`SortedRuns`], two
 //!   sorted arrays at 12 bytes per `u64` entry against the B+-tree's ~48, which under a memory
 //!   budget holds four times the entries per merge); it holds `Option<payload>`,
@@ -35,21 +35,21 @@
 //!      the rotation only, so the frozen stage holds exactly the records before the new
 //!      segment);
 //!   2. reads the static files sequentially (one batch ahead) and merges the frozen entries
-//!      in ([`merge::merge_into`]: updates replace, tombstones drop), streaming the records
+//!      in ([`crate::disk::hybrid::merge_into`]: updates replace, tombstones drop), streaming the records
 //!      into up to `merge_threads` new files whose blocks are written as they fill;
-//!   3. fits the new files' models in parallel and fsyncs them ([`merge::write_parts`]);
+//!   3. fits the new files' models in parallel and fsyncs them ([`crate::disk::hybrid::write_parts`]);
 //!   4. commits a manifest naming them with `static_seq` = the last frozen record (the commit
 //!      point: a crash before it reopens the old files and replays the frozen records from the
 //!      log, after it the new files);
 //!   5. swaps the version and retires the old files;
 //!   6. removes the log segments up to `static_seq`.
 //!
-//!   Recovery ([`recovery`]) opens the manifest's files, removes unnamed leftovers and replays
+//!   Recovery (`recovery`) opens the manifest's files, removes unnamed leftovers and replays
 //!   the log after `static_seq`. A crash at any point loses no acknowledged write and never
 //!   shows a half-merged state (`tests/kv_hybrid_crash.rs` kills a child process at random
 //!   points, merges included).
 //! * **Trigger and memory**: [`MergeTrigger`] (ratio, default 178, with a floor of
-//!   [`options::MIN_RATIO_ENTRIES`] entries, or constant), and optionally one
+//!   [`MIN_RATIO_ENTRIES`] entries, or constant), and optionally one
 //!   [`HybridOptions::memory_budget`] for dynamic stage plus models that merges earlier when
 //!   it is tighter.
 //! * **Write stalls**: writers never wait for a merge, except when the new dynamic stage is
@@ -60,16 +60,15 @@
 //!   (a key stripe held from log append to stage insert) so the stage applies a key's writes
 //!   in log order; writers of different keys share log groups.
 
-pub mod dynamic;
-pub mod index;
-pub mod merge;
+mod index;
 pub mod options;
+#[doc(hidden)]
 pub mod recovery;
-pub mod sorted_runs;
-pub mod static_set;
 
-pub use dynamic::{DynamicMap, Slot, StdMap};
+pub use crate::disk::hybrid::{
+    DynamicMap, MergeTrigger, Slot, SortedRuns, StaticModel, StdMap, DEFAULT_MERGE_RATIO,
+    MIN_RATIO_ENTRIES,
+};
 pub use index::HybridIndex;
-pub use options::{HybridOptions, HybridStats, MergeTrigger, StaticModel};
+pub use options::{HybridOptions, HybridStats};
 pub use recovery::decode_meta;
-pub use sorted_runs::SortedRuns;

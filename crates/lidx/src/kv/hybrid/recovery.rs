@@ -155,19 +155,10 @@ pub fn check_coverage(dir: &Path, report: &ReplayReport, static_seq: Seq) -> Res
     Ok(())
 }
 
-/// Names of the static files of generation `generation`, one per part.
-pub fn static_file_name(generation: u64, part: usize) -> String {
-    format!("static-{generation:010}-{part:04}.sli")
-}
-
-/// True for names [`static_file_name`] makes.
-pub fn is_static_file(name: &str) -> bool {
-    name.starts_with("static-") && name.ends_with(".sli")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disk::hybrid::static_set::{is_static_file, static_file_name};
 
     #[test]
     fn meta_round_trip_and_bad_bytes() {

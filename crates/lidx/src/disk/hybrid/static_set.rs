@@ -27,7 +27,17 @@ use crate::mem::smallest::{build_smallest, Smallest, SmallestParams};
 use crate::mem::zone_map::ZoneMapParams;
 use crate::model::zero_interval::zero_eps_for_expected_pages;
 
-use super::options::{HybridOptions, StaticModel};
+use super::options::{StageOptions, StaticModel};
+
+/// Names of the static files of generation `generation`, one per part.
+pub fn static_file_name(generation: u64, part: usize) -> String {
+    format!("static-{generation:010}-{part:04}.sli")
+}
+
+/// True for names [`static_file_name`] makes.
+pub fn is_static_file(name: &str) -> bool {
+    name.starts_with("static-") && name.ends_with(".sli")
+}
 
 /// A static learned file with any of the models the hybrid index builds.
 pub enum AnyStatic<K> {
@@ -84,7 +94,7 @@ impl<K: Key> AnyStatic<K> {
     }
 
     /// The parameters of the static files `options` asks for (item granularity).
-    pub fn params(options: &HybridOptions) -> StaticLearnedParams {
+    pub fn params(options: &StageOptions) -> StaticLearnedParams {
         StaticLearnedParams {
             payload_size: options.payload_size,
             granularity: Granularity::Item,
@@ -94,7 +104,7 @@ impl<K: Key> AnyStatic<K> {
 
     /// Completes a file whose records are all written: fits the model `options.model` asks
     /// for on the writer's keys, then writes it and the header.
-    pub fn finish(writer: StaticLearnedWriter<K>, options: &HybridOptions) -> Result<Self> {
+    pub fn finish(writer: StaticLearnedWriter<K>, options: &StageOptions) -> Result<Self> {
         let per_block = writer.per_block().max(1);
         let keys = writer.model_keys();
         let zone = ZoneMapParams::new(per_block);

@@ -26,9 +26,8 @@ use crate::io::Storage;
 use crate::key::Key;
 
 use super::dynamic::{DynamicMap, Slot, Stage};
-use super::options::HybridOptions;
-use super::recovery::static_file_name;
-use super::static_set::{AnyStatic, StaticPart, StaticSet};
+use super::options::StageOptions;
+use super::static_set::{static_file_name, AnyStatic, StaticPart, StaticSet};
 
 /// Streams the merge of the static stage with the frozen stage's `entries` (from
 /// [`Stage::entries`]) into `out`: the full state in key order, tombstones applied.
@@ -70,7 +69,7 @@ pub fn merge_into<K: Key, D: DynamicMap<K>>(
 /// current one holds `expected / merge_threads` records.
 pub struct PartsWriter<'a, K> {
     storage: &'a Arc<Storage>,
-    options: &'a HybridOptions,
+    options: &'a StageOptions,
     generation: u64,
     per_part: usize,
     open: Vec<(String, StaticLearnedWriter<K>)>,
@@ -79,7 +78,7 @@ pub struct PartsWriter<'a, K> {
 impl<'a, K: Key> PartsWriter<'a, K> {
     fn new(
         storage: &'a Arc<Storage>,
-        options: &'a HybridOptions,
+        options: &'a StageOptions,
         generation: u64,
         expected: usize,
     ) -> Self {
@@ -171,7 +170,7 @@ fn remove_all(storage: &Storage, names: &[String]) {
 /// file for no record. On error, every file of the generation is removed.
 pub fn write_parts<K: Key>(
     storage: &Arc<Storage>,
-    options: &HybridOptions,
+    options: &StageOptions,
     generation: u64,
     expected: usize,
     fill: impl FnOnce(&mut PartsWriter<'_, K>) -> Result<()>,
