@@ -90,7 +90,16 @@ pub fn load(spec: &str, seed: u64) -> Result<Dataset> {
 fn load_file(spec: &str) -> Result<Dataset> {
     let path = Path::new(spec);
     if !path.exists() {
-        return Err(bad(spec));
+        // A spec with a colon before any slash is a mistyped spec (`lognormal:10M`), not a file.
+        let looks_like_spec =
+            spec.is_empty() || spec.split('/').next().is_some_and(|s| s.contains(':'));
+        if looks_like_spec {
+            return Err(bad(spec));
+        }
+        return Err(BenchError::NoSuchFile {
+            path: path.to_path_buf(),
+            expected: EXPECTED.into(),
+        });
     }
     let keys = sosd::read_sosd(path)?;
     lidx::key::check_sorted(&keys)?;
@@ -157,6 +166,17 @@ mod tests {
             load(path.to_str().unwrap(), 0),
             Err(BenchError::Index(lidx::Error::OutOfOrder { index: 1, .. }))
         ));
+    }
+
+    #[test]
+    fn a_missing_file_says_no_such_file() {
+        let err = load("no/such/books.sosd", 0).unwrap_err();
+        assert!(matches!(err, BenchError::NoSuchFile { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with("no such file: no/such/books.sosd;"),
+            "{err}"
+        );
     }
 
     #[test]

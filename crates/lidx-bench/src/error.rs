@@ -61,6 +61,13 @@ pub enum BenchError {
     },
     /// The library refused the input.
     Index(lidx::Error),
+    /// A dataset names a file that does not exist.
+    NoSuchFile {
+        /// The path given.
+        path: PathBuf,
+        /// What a dataset may be instead.
+        expected: String,
+    },
     /// A lookup workload was asked to choose existing keys from an empty dataset.
     NoKeys {
         /// The workload label.
@@ -115,6 +122,11 @@ impl fmt::Display for BenchError {
                 "index {index} answered {op}({key}) wrongly: {what}; the run is invalid"
             ),
             BenchError::Index(e) => write!(f, "{e}"),
+            BenchError::NoSuchFile { path, expected } => write!(
+                f,
+                "no such file: {}; a dataset is {expected}",
+                path.display()
+            ),
             BenchError::NoKeys { workload } => write!(
                 f,
                 "workload {workload} chooses existing keys but the dataset is empty; \
@@ -125,15 +137,10 @@ impl fmt::Display for BenchError {
     }
 }
 
-impl std::error::Error for BenchError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BenchError::Io { source, .. } => Some(source),
-            BenchError::Index(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// Every message already says what it wraps (`Io` prints its path and the OS message, `Index`
+/// is the library's error itself), so no variant reports a `source`: a chain printer (anyhow's
+/// `{:#}`) would print the wrapped message a second time.
+impl std::error::Error for BenchError {}
 
 impl From<lidx::Error> for BenchError {
     fn from(e: lidx::Error) -> Self {

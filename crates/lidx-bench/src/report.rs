@@ -18,9 +18,9 @@
 //! | `build_keys_per_s` | keys/s | `n / build_s` |
 //! | `bytes` | B | `StaticIndex::size_in_bytes`: memory of the index, keys excluded |
 //! | `bytes_per_key` | B/key | `bytes / n` |
-//! | `mean_ns` | ns | median over `runs` of the mean time per lookup, last-mile search included, measured on an untimed tight loop over all queries |
+//! | `mean_ns` | ns | a throughput figure: median over `runs` of the mean time per lookup, last-mile search included, measured on a tight loop over all queries timed as a whole, so the CPU overlaps consecutive lookups' memory misses (the table's `mean ns (throughput)`) |
 //! | `mean_ns_min`, `mean_ns_max` | ns | fastest and slowest run's mean (the spread of the runs) |
-//! | `p50_ns`, `p99_ns`, `p999_ns` | ns | latency percentiles of a sample of individually timed lookups (every `sample_every`-th query), timer overhead subtracted |
+//! | `p50_ns`, `p99_ns`, `p999_ns` | ns | latency figures: percentiles of a sample of individually timed lookups (every `sample_every`-th query, each alone between two clock reads, so nothing overlaps it), timer overhead subtracted; `p50` can be several times `mean_ns` for an index whose lookups overlap well back to back (the table's `p50 ns (latency)`) |
 //! | `sample_every` | | the sampling stride of the percentiles |
 //! | `huge_pages` | | whether the binary put large allocations (keys, index nodes) on transparent huge pages |
 //! | `mean_log2_window` | log2(positions) | mean of `log2(max(1, hi - lo))` of the windows: about the last-mile comparisons per lookup |
@@ -228,10 +228,10 @@ pub fn table(records: &[BenchRecord]) -> String {
         "build s",
         "Mkeys/s",
         "bytes/key",
-        "mean ns",
-        "p50",
-        "p99",
-        "p99.9",
+        "mean ns (throughput)",
+        "p50 ns (latency)",
+        "p99 ns",
+        "p99.9 ns",
         "log2 win",
         "segments",
         "height",

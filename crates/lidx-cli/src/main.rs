@@ -1,7 +1,7 @@
 //! `lidx`: the command line of lidx. One file per subcommand in `cmd/` (its arguments, then
 //! `run`); this file only parses the command line and turns errors into one line on stderr and
-//! an exit code: 2 for a usage error (a bad argument or spec, as clap does for its own), 1 for
-//! anything else.
+//! an exit code: 2 for a usage error (a bad argument or spec, a missing input file, as clap does
+//! for its own), 1 for anything else.
 
 mod cmd;
 mod huge_pages;
@@ -28,9 +28,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
-            let usage = error
-                .chain()
-                .any(|cause| matches!(cause.downcast_ref(), Some(BenchError::BadSpec { .. })));
+            let usage = error.chain().any(|cause| {
+                matches!(
+                    cause.downcast_ref(),
+                    Some(BenchError::BadSpec { .. } | BenchError::NoSuchFile { .. })
+                )
+            });
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }

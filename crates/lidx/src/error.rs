@@ -213,8 +213,9 @@ impl fmt::Display for Error {
                 got,
             } => write!(
                 f,
-                "{file} holds {got} keys but was opened for {expected} keys; open it with the \
-                 key type it was built with"
+                "{file} holds {got} keys but was opened for {expected} keys; open it as an \
+                 index of {got} keys (`{got}` is the type parameter to use), or rebuild it \
+                 from {expected} keys"
             ),
             Error::Corrupt { file, block, what } => match block {
                 Some(block) => write!(

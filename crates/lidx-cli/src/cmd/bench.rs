@@ -6,13 +6,27 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Parser;
+use lidx_bench::disk_registry::DISK_INDEX_FORMS;
 use lidx_bench::registry::{parse_count, IndexSpec, DEFAULT_INDEXES};
 use lidx_bench::report::{self, Format};
 use lidx_bench::runner::{self, BenchConfig};
 use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
 
+use super::bench_disk::DEFAULT_DISK_INDEXES;
 use super::{load_dataset, Bars};
+
+/// `--index`'s long help, listing every form the registries accept, so it cannot drift from
+/// them.
+fn index_help() -> String {
+    format!(
+        "Comma-separated indexes, each `name[:param=value]...`, e.g. \
+         `pgm:eps=16,rs:err=8,sorted`; numbers accept K/M/G and Ki/Mi/Gi suffixes.\n\n\
+         In memory: {}. Default: {DEFAULT_INDEXES}.\n\n\
+         With --on-disk: {DISK_INDEX_FORMS}. Default: {DEFAULT_DISK_INDEXES}.",
+        IndexSpec::forms().join(", ")
+    )
+}
 
 /// Arguments of `lidx bench`.
 #[derive(Debug, Parser)]
@@ -23,11 +37,7 @@ pub struct Args {
     pub dataset: String,
 
     /// Comma-separated indexes, each `name[:param=value]...`, e.g. `pgm:eps=16,rs:err=8,sorted`.
-    /// Names: sorted, pgm, rs, rmi, btree, spgm, btree-model, fiting (an unknown one lists
-    /// every parameter and default). Default: sorted,pgm:eps=64,rs,rmi,btree.
-    /// With --on-disk: `btree[:fill=<percent>]`, `zonemap`, or a learned index with an optional
-    /// `:gran=item|page|<g>`; default btree,pgm:eps=64,zonemap.
-    #[arg(long)]
+    #[arg(long, long_help = index_help())]
     pub index: Option<String>,
 
     /// `lookup` (uniform over existing keys), `lookup:uniform` or `lookup:zipf` (YCSB's
@@ -41,11 +51,13 @@ pub struct Args {
     #[arg(long)]
     pub queries: Option<String>,
 
-    /// Timed runs over all queries; the report gives the median run's mean.
+    /// Timed runs over all queries; the report gives the median run's mean ("mean ns
+    /// (throughput)": lookups back to back, whose memory misses the CPU overlaps).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
 
-    /// Time every N-th lookup individually for the p50/p99/p99.9 latencies.
+    /// Time every N-th lookup individually for the p50/p99/p99.9 latencies ("p50 ns
+    /// (latency)": one lookup alone, often slower than the back-to-back mean).
     #[arg(long, default_value_t = 16)]
     pub sample_every: usize,
 

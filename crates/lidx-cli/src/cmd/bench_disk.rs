@@ -52,9 +52,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.small_pages {
         crate::huge_pages::disable();
     }
-    let storage = device.storage(args.block_size, args.cache_blocks)?;
+    device.check_block_size(args.block_size)?;
     let dataset = load_dataset(&args.dataset, args.seed)?;
     let keys = unique_keys(&dataset);
+    device.create_dir()?;
+    let storage = device.storage(args.block_size, args.cache_blocks)?;
     let config = DiskBenchConfig {
         workload,
         queries,

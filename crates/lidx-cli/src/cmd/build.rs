@@ -58,9 +58,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "file:"
     };
     let device = DeviceChoice::parse(&format!("{prefix}{}", args.dir.display()), None)?;
-    let storage = device.storage(args.block_size, 0)?;
+    device.check_block_size(args.block_size)?;
     let dataset = load_dataset(&args.dataset, args.seed)?;
     let keys = unique_keys(&dataset);
+    device.create_dir()?;
+    let storage = device.storage(args.block_size, 0)?;
 
     let mut table = Table::new();
     table

@@ -62,6 +62,43 @@ impl DeviceChoice {
         })
     }
 
+    /// Checks `block_size` for this device without touching the file system.
+    pub fn check_block_size(&self, block_size: usize) -> lidx::Result<()> {
+        lidx::io::check_block_size(block_size, matches!(self.kind, DeviceKind::File { .. }))
+    }
+
+    /// Creates a file device's directory when it does not exist yet, but only its last
+    /// component: a missing parent is more likely a typo than a wish for a new tree, so it is
+    /// refused with what to do. Call it once the inputs are checked, so that a failed command
+    /// leaves no empty directory behind.
+    pub fn create_dir(&self) -> Result<(), BenchError> {
+        let Some(dir) = self
+            .dir
+            .as_ref()
+            .filter(|_| matches!(self.kind, DeviceKind::File { .. }))
+        else {
+            return Ok(());
+        };
+        if dir.is_dir() {
+            return Ok(());
+        }
+        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+        if parent.is_some_and(|p| !p.is_dir()) {
+            return Err(BenchError::BadSpec {
+                what: "device directory",
+                got: dir.display().to_string(),
+                expected: format!(
+                    "a directory whose parent exists ({} does not: create it first)",
+                    parent.map_or_else(String::new, |p| p.display().to_string())
+                ),
+            });
+        }
+        std::fs::create_dir(dir).map_err(|source| BenchError::Io {
+            path: dir.clone(),
+            source,
+        })
+    }
+
     /// Opens the storage with `block_size`-byte blocks and an LRU cache of `cache_blocks`.
     pub fn storage(&self, block_size: usize, cache_blocks: usize) -> lidx::Result<Storage> {
         let storage = match (&self.dir, &self.kind) {

@@ -165,16 +165,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         block_size: args.block_size,
         cache_blocks: args.cache_blocks,
     };
-    device
-        .storage(args.block_size, 0)
-        .map_err(|e| BenchError::BadSpec {
-            what: "block size",
-            got: args.block_size.to_string(),
-            expected: e.to_string(),
-        })?;
+    device.check_block_size(args.block_size)?;
 
     let dataset = load_dataset(&args.dataset, args.seed)?;
     let keys = unique_keys(&dataset);
+    device.create_dir()?;
     let config = KvBenchConfig {
         ops,
         threads: args.threads,

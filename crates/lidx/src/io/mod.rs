@@ -18,7 +18,7 @@ pub mod storage;
 pub use aligned::AlignedBuf;
 pub use cache::{CacheMode, PageCache};
 pub use checksum::BLOCK_TRAILER;
-pub use device::{BlockDevice, DEFAULT_BLOCK_SIZE};
+pub use device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
 pub use file::FileDevice;
 pub use sim::{SimDevice, SimProfile};
 pub use stats::{IoClass, IoStats};
