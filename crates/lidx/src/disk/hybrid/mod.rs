@@ -6,7 +6,7 @@
 //! pluggable in-memory map, [`DynamicMap`], and its payload arena), [`sorted_runs`] (a compact
 //! dynamic map of two sorted runs), [`static_set`] (the static files, routed by first key, and
 //! the one place that opens a hybrid static file of whatever model it holds), [`merge`] (the
-//! streaming merge of a frozen dynamic stage into new static files) and [`options`] (model,
+//! streaming merge of a frozen dynamic stage into new static files) and `options` (model,
 //! trigger, what a merge writes with). The durable index that composes them with a write-ahead
 //! log and a manifest, versions and background merges is [`crate::kv::HybridIndex`]; see
 //! [`crate::kv::hybrid`] for the whole design and how it differs from the paper.
