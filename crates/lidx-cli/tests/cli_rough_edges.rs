@@ -5,6 +5,7 @@
 //! 2. `bench --help` omitted `art`, `start`, `start-greedy`: the list was written by hand;
 //! 5. the table's `mean ns` (back to back) and `p50` (one lookup alone) did not say which was
 //!    which;
+//! 6. `ycsb` printed nothing for 70 s when stderr was not a terminal;
 //! 7. `ycsb --device file:/new/path` created the whole path, and `build` created its directory
 //!    before checking the dataset, leaving it empty on failure;
 //! 9. `KeyTypeMismatch` advised "open it with the key type it was built with" without naming
@@ -16,7 +17,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{lidx, text};
+use common::{lidx, text, without_progress};
 use lidx_bench::registry::IndexSpec;
 
 /// Writes an SOSD file (u64 count, then the keys) of `keys` as given, sorted or not.
@@ -44,7 +45,7 @@ fn an_unsorted_file_says_so_once() {
         ],
     ] {
         let out = lidx(args);
-        let stderr = text(&out.stderr);
+        let stderr = without_progress(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert_eq!(stderr.matches("not sorted").count(), 1, "{stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -99,7 +100,7 @@ fn the_table_says_which_figure_is_throughput_and_which_latency() {
 #[test]
 fn a_missing_dataset_file_says_no_such_file() {
     let out = lidx(&["stats", "--dataset", "no/such/books_200M_uint64"]);
-    let stderr = text(&out.stderr);
+    let stderr = without_progress(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.starts_with("error: no such file: no/such/books_200M_uint64;"),
@@ -190,4 +191,25 @@ fn a_key_type_mismatch_names_both_types_and_what_to_do() {
         "{message}"
     );
     assert!(message.contains("rebuild it from u64 keys"), "{message}");
+}
+
+#[test]
+fn a_long_command_prints_progress_lines_when_stderr_is_not_a_terminal() {
+    let out = lidx(&[
+        "ycsb",
+        "--dataset",
+        "gen:lognormal:2K",
+        "--workload",
+        "read-only",
+        "--ops",
+        "200",
+    ]);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("progress: "))
+        .collect();
+    assert!(lines.len() >= 2, "{stderr}");
+    assert!(lines.iter().any(|l| l.contains("done")), "{stderr}");
 }

@@ -1,4 +1,5 @@
-//! The subcommands, one file each, and what they share: progress bars and dataset loading.
+//! The subcommands, one file each, and what they share: progress (bars on a terminal, lines
+//! otherwise) and dataset loading.
 
 pub mod bench;
 pub mod bench_disk;
@@ -12,7 +13,8 @@ pub mod stats;
 pub mod table;
 pub mod ycsb;
 
-use std::time::Duration;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
 
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -85,15 +87,64 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     }
 }
 
-/// Progress bars on stderr (hidden when stderr is not a terminal).
+/// Progress on stderr: bars on a terminal; otherwise (a log, a pipe, CI) plain lines, one when
+/// a task starts, at most one every [`LINE_EVERY`] while it runs, and one when it ends, so a
+/// long command is never silent.
 #[derive(Debug, Default)]
 pub struct Bars {
     bar: Option<ProgressBar>,
+    line: Option<LineProgress>,
+}
+
+/// How often a progress line may be printed when stderr is not a terminal.
+pub const LINE_EVERY: Duration = Duration::from_secs(2);
+
+/// A task's progress printed as lines.
+#[derive(Debug)]
+struct LineProgress {
+    task: String,
+    total: u64,
+    done: u64,
+    started: Instant,
+    printed: Instant,
+}
+
+impl LineProgress {
+    fn print(&self, what: &str) {
+        let secs = self.started.elapsed().as_secs_f64();
+        if self.total == 0 {
+            eprintln!("progress: {}: {what} ({secs:.1} s)", self.task);
+        } else {
+            let pct = 100.0 * self.done as f64 / self.total as f64;
+            eprintln!(
+                "progress: {}: {what} {}/{} ({pct:.0}%, {secs:.1} s)",
+                self.task, self.done, self.total
+            );
+        }
+    }
+}
+
+/// True when stderr is a terminal, where bars can redraw themselves.
+fn on_terminal() -> bool {
+    std::io::stderr().is_terminal()
 }
 
 impl Progress for Bars {
     fn begin(&mut self, task: &str, total: u64) {
         self.end();
+        if !on_terminal() {
+            let now = Instant::now();
+            let line = LineProgress {
+                task: task.to_string(),
+                total,
+                done: 0,
+                started: now,
+                printed: now,
+            };
+            line.print("started");
+            self.line = Some(line);
+            return;
+        }
         self.bar = Some(if total == 0 {
             spinner(task)
         } else {
@@ -114,17 +165,32 @@ impl Progress for Bars {
         if let Some(bar) = &self.bar {
             bar.inc(done);
         }
+        if let Some(line) = &mut self.line {
+            line.done += done;
+            if line.printed.elapsed() >= LINE_EVERY {
+                line.printed = Instant::now();
+                line.print("at");
+            }
+        }
     }
 
     fn end(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+        if let Some(line) = self.line.take() {
+            line.print("done");
+        }
     }
 }
 
-/// A spinner for a step of unknown length.
+/// A spinner for a step of unknown length; off a terminal, one progress line when it starts
+/// (the step's own output or the next line says when it ended).
 pub fn spinner(task: &str) -> ProgressBar {
+    if !on_terminal() {
+        eprintln!("progress: {task}");
+        return ProgressBar::hidden();
+    }
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{spinner} {msg} {elapsed_precise}")

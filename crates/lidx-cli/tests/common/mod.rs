@@ -31,3 +31,13 @@ pub fn json_lines(out: &Output) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect()
 }
+
+/// What a run printed on stderr besides its progress lines (stderr is a pipe in tests, so
+/// progress comes as `progress: ...` lines).
+pub fn without_progress(stderr: &[u8]) -> String {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| !l.starts_with("progress: "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
