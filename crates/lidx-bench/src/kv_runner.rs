@@ -21,10 +21,15 @@
 //! and the busiest thread's CPU + modeled time), the figure ratios use there. A writer blocked
 //! on a merge (a write stall) spends no CPU and issues no request, so the modeled time adds the
 //! run's stall time ([`crate::kv_store::MergeStats::stall_nanos`], summed over writers) divided
-//! by the threads: stalls are never hidden by the model. Blocks per read
-//! are the blocks the storage read during the timed part over the reads; in the read-only
-//! workload that is exact, in mixed ones it also counts what inserts and background merges
-//! read (the device counters are not per operation), so it is an upper bound. Each record is
+//! by the threads: stalls are never hidden by the model. Blocks are reported apart by what read
+//! or wrote them, from the device's per-class counters over the timed part: blocks per read
+//! are the index's blocks (inner nodes and leaves, [`lidx::io::IoClass::Inner`] and
+//! [`lidx::io::IoClass::Leaf`]) over the reads, exact in the read-only workload; in mixed ones
+//! the B+-tree's insert path reads through the same classes (the counters are not per
+//! operation), so there it is an upper bound, while the hybrid's inserts read nothing. A
+//! merge's sequential reads of the old static files ([`lidx::io::IoClass::Data`]) are
+//! `merge_read_blocks_per_op`, and every block written (log, merges, B+-tree leaves) is
+//! `write_blocks_per_op`. Each record is
 //! the run with the median throughput, its latency percentiles over all runs.
 //!
 //! [`compare`] runs the equal-memory baseline (disk B+-tree, inner nodes resident) and the other
@@ -41,7 +46,7 @@ use comfy_table::{CellAlignment, Table};
 use hdrhistogram::Histogram;
 use lidx::disk::btree::Resident;
 use lidx::io::sim::thread_modeled_ns;
-use lidx::io::{DeviceKind, IoStats, Storage};
+use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 use serde::{Deserialize, Serialize};
 
 use crate::disk_report::human_bytes;
@@ -193,10 +198,13 @@ pub struct KvRecord {
     pub modeled_p50_us: Option<f64>,
     /// 99th percentile modeled latency.
     pub modeled_p99_us: Option<f64>,
-    /// Blocks read during the timed part per read (None without reads).
+    /// Index blocks (inner nodes and leaves) read during the timed part per read (None
+    /// without reads); merges' reads are not in it.
     pub blocks_per_read: Option<f64>,
-    /// Blocks read per operation.
+    /// Blocks read per operation, whatever read them.
     pub read_blocks_per_op: f64,
+    /// Blocks merges read (the old static files, streamed) per operation.
+    pub merge_read_blocks_per_op: f64,
     /// Blocks written per operation.
     pub write_blocks_per_op: f64,
     /// Merges completed (run + drain).
@@ -391,8 +399,13 @@ impl<'a> KvBench<'a> {
             wall_p99_us: pct(&wall_all, 0.99),
             modeled_p50_us: simulated.then(|| pct(&modeled_all, 0.5)),
             modeled_p99_us: simulated.then(|| pct(&modeled_all, 0.99)),
-            blocks_per_read: (m.reads > 0).then(|| m.io.read_blocks as f64 / m.reads as f64),
+            blocks_per_read: (m.reads > 0).then(|| {
+                let index = m.io.class_read_blocks[IoClass::Inner as usize]
+                    + m.io.class_read_blocks[IoClass::Leaf as usize];
+                index as f64 / m.reads as f64
+            }),
             read_blocks_per_op: m.io.read_blocks as f64 / ops_f,
+            merge_read_blocks_per_op: m.io.class_read_blocks[IoClass::Data as usize] as f64 / ops_f,
             write_blocks_per_op: m.io.write_blocks as f64 / ops_f,
             merges: m.merges.merges,
             merge_s: m.merges.merge_nanos as f64 / 1e9,
@@ -592,6 +605,8 @@ pub fn table(records: &[KvRecord]) -> String {
         "p50 us",
         "p99 us",
         "blocks/read",
+        "merge blk/op",
+        "written blk/op",
         "merges",
         "stalls",
     ]);
@@ -614,6 +629,8 @@ pub fn table(records: &[KvRecord]) -> String {
             format!("{p99:.1}"),
             r.blocks_per_read
                 .map_or("-".to_string(), |b| format!("{b:.3}")),
+            format!("{:.3}", r.merge_read_blocks_per_op),
+            format!("{:.3}", r.write_blocks_per_op),
             r.merges.to_string(),
             r.write_stalls.to_string(),
         ]);

@@ -210,3 +210,38 @@ fn check_svg(svg: &str) {
     assert!(open.is_empty() && roots == 1, "unclosed {open:?}");
     assert!(svg.contains("<polyline") || svg.contains("<path"));
 }
+
+/// Regression (issue 12, rough edge 4): `blocks/read` divided every block read, merges' and the
+/// insert path's included, by the reads. The hybrid's inserts read nothing and its merges read
+/// the old static files as `Data`: under writes its blocks per read stay those of its lookups
+/// (about one per read: the zone map reads the key's block, now and then its neighbour), and the
+/// merges' reads are reported apart.
+#[test]
+fn merges_reads_are_reported_apart_from_the_reads() {
+    let (k, base) = (keys(12_000), ram());
+    let setup = KvSetup {
+        dataset: "t",
+        keys: &k,
+        base: &base,
+        config: config(5_000, 1),
+    };
+    let hybrid = StoreSpec::hybrid(
+        None,
+        lidx::disk::static_learned::Fetch::default(),
+        Some(MemoryBudget::Percent(10.0)),
+        lidx::kv::FsyncPolicy::Never,
+        lidx_bench::kv_store::DynamicKind::parse("sorted-runs").unwrap(),
+    )
+    .unwrap();
+    let records =
+        kv_runner::compare(&setup, &[YcsbWorkload::Balanced], &[hybrid], &mut Silent).unwrap();
+    let h = records
+        .iter()
+        .find(|r| r.store.starts_with("hybrid"))
+        .unwrap();
+    assert!(h.merges > 0, "the budget forces merges: {h:?}");
+    assert!(h.merge_read_blocks_per_op > 0.0, "{h:?}");
+    let per_read = h.blocks_per_read.unwrap();
+    assert!(per_read < 1.1, "lookups' blocks only: {per_read}");
+    assert!(h.read_blocks_per_op * h.ops as f64 > per_read * h.reads as f64);
+}
