@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{lidx, text};
+use common::{lidx, text, without_progress};
 
 use lidx_bench::kv_runner::KvRecord;
 use lidx_bench::report::read_records;
@@ -127,7 +127,7 @@ fn bad_arguments_exit_2_with_one_line() {
     ];
     for args in bad {
         let result = lidx(args);
-        let stderr = text(&result.stderr);
+        let stderr = without_progress(&result.stderr);
         assert_eq!(result.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with("error: bad "), "{stderr}");
