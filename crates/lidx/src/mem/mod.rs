@@ -17,6 +17,7 @@ pub mod sampled_pgm;
 pub mod smallest;
 pub mod sorted;
 pub mod start;
+pub mod string_index;
 pub mod zone_map;
 
 pub use sorted::SortedArray;
