@@ -20,6 +20,7 @@ pub mod report;
 pub mod runner;
 pub mod sosd;
 pub mod stats;
+pub mod words;
 pub mod workload;
 pub mod ycsb;
 
