@@ -7,8 +7,15 @@
 //!   `gre:l=<n>,g=<n>` ([`crate::gre`]). The count is everything after the **last** colon, so
 //!   the generator part may itself hold colons and commas: `gen:gre:l=1000,g=10:1M`. Counts
 //!   are read by [`crate::count`]: `1000`, `10K`, `10M`, `1G` (powers of 1000) or `1Mi`.
-//! * anything else is a path to an SOSD `u64` file ([`crate::sosd`]); a path that does not
-//!   exist is a bad spec rather than an I/O error, since it is usually a mistyped generator.
+//! * `gen:words:<count>`: word-like byte-string keys ([`crate::words`]);
+//! * a file of the user's, named by a prefix or extension ([`crate::keyfile`]): `text:<path>`
+//!   or `<path>.txt` (one key a line), `sosd-u32:`, `sosd-i64:`, `sosd-f64:`, `str16:`, and
+//!   `sosd:<path>` or a bare path for an SOSD `u64` file ([`crate::sosd`]). A missing file is
+//!   [`BenchError::NoSuchFile`]; a spec with a colon before any slash that names no file is a
+//!   bad spec, since it is usually a mistyped generator.
+//!
+//! [`load`] gives `u64` keys, what most commands take, and refuses other key types with
+//! [`BenchError::KeyType`]; [`load_any`] gives keys of any type ([`Keys`]).
 //!
 //! The CLI's `--index` option takes a comma-separated list, but `--dataset` takes exactly one
 //! spec, so GRE's comma needs no quoting beyond the shell's.
@@ -21,7 +28,8 @@ use std::path::Path;
 use crate::error::{BenchError, Result};
 use crate::generate::Generator;
 use crate::gre::{self, GreParams};
-use crate::sosd;
+use crate::keyfile::{self, Format, Keys, FILE_FORMS};
+use crate::words;
 
 /// A loaded dataset: sorted u64 keys and what produced them.
 #[derive(Debug, Clone)]
@@ -35,7 +43,53 @@ pub struct Dataset {
 }
 
 const EXPECTED: &str = "gen:<uniform-dense|uniform-sparse|normal|lognormal|zipf-gaps|\
-                        gre:l=<n>,g=<n>>:<count> or a path to an SOSD file";
+                        gre:l=<n>,g=<n>|words>:<count>, text:<path> (or <path>.txt), \
+                        sosd:<path>, sosd-u32:<path>, sosd-i64:<path>, sosd-f64:<path>, \
+                        str16:<path>, or the path of an SOSD u64 file";
+
+/// A loaded dataset of any key type.
+#[derive(Debug, Clone)]
+pub struct AnyDataset {
+    /// Name for reports: the generator or the file name.
+    pub name: String,
+    /// Sorted keys (duplicates possible).
+    pub keys: Keys,
+    /// Facts about how it was made or read.
+    pub notes: Vec<String>,
+}
+
+/// What a `u64` command says to a dataset of another key type.
+const U64_ONLY: &str = "this command takes u64 keys (`lidx stats` and `lidx table create` \
+                        take every key type)";
+
+/// Loads `spec` with `seed`, keys of any type.
+pub fn load_any(spec: &str, seed: u64) -> Result<AnyDataset> {
+    if let Some(count) = spec.strip_prefix("gen:words:") {
+        let n = parse_count(count).ok_or_else(|| bad(spec))?;
+        let keys = words::generate(n, seed);
+        let shared = words::shared_prefix_fraction(&keys);
+        return Ok(AnyDataset {
+            name: format!("words:{count}"),
+            keys: Keys::Bytes(keys),
+            notes: vec![
+                format!("seed {seed}"),
+                format!(
+                    "{:.1}% of the keys share their first 8 bytes with a neighbour",
+                    100.0 * shared
+                ),
+            ],
+        });
+    }
+    if spec.starts_with("gen:") {
+        let d = load(spec, seed)?;
+        return Ok(AnyDataset {
+            name: d.name,
+            keys: Keys::U64(d.keys),
+            notes: d.notes,
+        });
+    }
+    load_file(spec)
+}
 
 fn bad(spec: &str) -> BenchError {
     BenchError::BadSpec {
@@ -52,9 +106,24 @@ pub fn parse_count(text: &str) -> Option<usize> {
 
 /// Loads `spec` (`gen:<generator>:<count>` or a path to an SOSD file) with `seed`.
 pub fn load(spec: &str, seed: u64) -> Result<Dataset> {
-    let Some(body) = spec.strip_prefix("gen:") else {
-        return load_file(spec);
+    let only_u64 = |d: AnyDataset| match d.keys {
+        Keys::U64(keys) => Ok(Dataset {
+            name: d.name,
+            keys,
+            notes: d.notes,
+        }),
+        other => Err(BenchError::KeyType {
+            dataset: d.name,
+            got: other.type_name(),
+            expected: U64_ONLY.to_string(),
+        }),
     };
+    let Some(body) = spec.strip_prefix("gen:") else {
+        return only_u64(load_file(spec)?);
+    };
+    if body.starts_with("words:") {
+        return only_u64(load_any(spec, seed)?);
+    }
     let (generator, count) = body.rsplit_once(':').ok_or_else(|| bad(spec))?;
     let n = parse_count(count).ok_or_else(|| bad(spec))?;
     if generator.starts_with("gre:") {
@@ -87,13 +156,14 @@ pub fn load(spec: &str, seed: u64) -> Result<Dataset> {
     })
 }
 
-fn load_file(spec: &str) -> Result<Dataset> {
-    let path = Path::new(spec);
+fn load_file(spec: &str) -> Result<AnyDataset> {
+    let (format, file) = keyfile::parse_spec(spec);
+    let path = Path::new(file);
     if !path.exists() {
         // A spec with a colon before any slash is a mistyped spec (`lognormal:10M`), not a file.
         let looks_like_spec =
             spec.is_empty() || spec.split('/').next().is_some_and(|s| s.contains(':'));
-        if looks_like_spec {
+        if looks_like_spec && file == spec {
             return Err(bad(spec));
         }
         return Err(BenchError::NoSuchFile {
@@ -101,21 +171,36 @@ fn load_file(spec: &str) -> Result<Dataset> {
             expected: EXPECTED.into(),
         });
     }
-    let keys = sosd::read_sosd(path)?;
-    lidx::key::check_sorted(&keys)?;
+    let (keys, mut notes) = match keyfile::read(format, path) {
+        Err(BenchError::SizeMismatch {
+            header_count,
+            actual_bytes,
+            ..
+        }) if format == Format::SosdU64 && keyfile::looks_like_u32(header_count, actual_bytes) => {
+            return Err(BenchError::BadSpec {
+                what: "dataset",
+                got: spec.to_string(),
+                expected: format!(
+                    "sosd-u32:{file}: its size fits {header_count} u32 keys, not u64 keys \
+                     (one of {FILE_FORMS})"
+                ),
+            });
+        }
+        other => other?,
+    };
+    if format == Format::SosdU64 {
+        notes.push(format!("read from SOSD file {}", path.display()));
+    }
     let name = path
         .file_name()
         .map_or_else(|| spec.to_string(), |f| f.to_string_lossy().into_owned());
-    Ok(Dataset {
-        name,
-        keys,
-        notes: vec![format!("read from SOSD file {}", path.display())],
-    })
+    Ok(AnyDataset { name, keys, notes })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sosd;
 
     #[test]
     fn counts_take_decimal_suffixes() {

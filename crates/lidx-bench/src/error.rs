@@ -68,6 +68,22 @@ pub enum BenchError {
         /// What a dataset may be instead.
         expected: String,
     },
+    /// A text dataset has an empty line (an empty key).
+    EmptyKey {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: u64,
+    },
+    /// A command that takes one key type was given a dataset of another.
+    KeyType {
+        /// The dataset's name.
+        dataset: String,
+        /// Its key type.
+        got: &'static str,
+        /// What the command takes, and which commands take the dataset's type.
+        expected: String,
+    },
     /// A lookup workload was asked to choose existing keys from an empty dataset.
     NoKeys {
         /// The workload label.
@@ -127,6 +143,16 @@ impl fmt::Display for BenchError {
                 "no such file: {}; a dataset is {expected}",
                 path.display()
             ),
+            BenchError::EmptyKey { path, line } => write!(
+                f,
+                "line {line} of {} is empty, and an empty line is no key; remove it",
+                path.display()
+            ),
+            BenchError::KeyType {
+                dataset,
+                got,
+                expected,
+            } => write!(f, "{dataset} holds {got} keys; {expected}"),
             BenchError::NoKeys { workload } => write!(
                 f,
                 "workload {workload} chooses existing keys but the dataset is empty; \

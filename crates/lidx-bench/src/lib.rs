@@ -12,6 +12,7 @@ pub mod disk_workload;
 pub mod error;
 pub mod generate;
 pub mod gre;
+pub mod keyfile;
 pub mod kv_runner;
 pub mod kv_store;
 pub mod plot;

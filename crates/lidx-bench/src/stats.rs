@@ -20,6 +20,7 @@
 use serde::Serialize;
 
 use crate::error::Result;
+use crate::keyfile::Keys;
 
 /// Facts about a sorted key set. See the module docs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -224,4 +225,132 @@ mod tests {
         let json = serde_json::to_string(&s).unwrap();
         assert!(json.contains("\"lipp_conflict_degree\":1"), "{json}");
     }
+}
+
+/// Statistics of keys of any type ([`Keys`]): the figures a model sees are computed on the
+/// keys' model image ([`lidx::Key::to_model`] for fixed-width types, which is exact for the
+/// numbers; the first 8 bytes, big-endian and zero-padded, for strings, as the 16-byte key type
+/// maps them), while counts, duplicates and the extremes are the keys' own.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TypedStats {
+    /// `u64`, `u32`, `i64`, `f64`, `str16` or `text`.
+    pub key_type: &'static str,
+    /// Number of keys.
+    pub size: usize,
+    /// Number of distinct keys.
+    pub distinct: usize,
+    /// Keys equal to their predecessor.
+    pub duplicates: usize,
+    /// Smallest key, printed (strings escaped), if any.
+    pub min: Option<String>,
+    /// Largest key, printed, if any.
+    pub max: Option<String>,
+    /// What the model-space figures below are computed on.
+    pub model_image: &'static str,
+    /// The model image's statistics (its own `min`, `max` and duplicates are the image's).
+    pub model: DatasetStats,
+    /// Strings only: share of keys whose first 8 bytes equal a neighbour's, the keys a model
+    /// of the first 8 bytes cannot tell apart.
+    pub shared_first_8_bytes: Option<f64>,
+    /// Text only: mean key length in bytes.
+    pub mean_length: Option<f64>,
+    /// Text only: longest key in bytes.
+    pub max_length: Option<usize>,
+}
+
+/// The first 8 bytes of a string, big-endian, zero-padded.
+fn head8(key: &[u8]) -> u64 {
+    let mut raw = [0u8; 8];
+    let n = key.len().min(8);
+    raw[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(raw)
+}
+
+/// Computes [`TypedStats`] of sorted `keys`.
+pub fn compute_typed(
+    keys: &Keys,
+    progress: Option<&mut dyn FnMut(&'static str)>,
+) -> Result<TypedStats> {
+    fn fixed<K: lidx::Key>(keys: &[K], show: impl Fn(&K) -> String) -> (Vec<u64>, Basics) {
+        let duplicates = keys
+            .windows(2)
+            .filter(|w| w[0].key_cmp(&w[1]).is_eq())
+            .count();
+        let basics = Basics {
+            duplicates,
+            min: keys.first().map(&show),
+            max: keys.last().map(&show),
+        };
+        (keys.iter().map(|k| k.to_model()).collect(), basics)
+    }
+    let numbers = "the keys themselves (order-preserving map to u64)";
+    let heads = "the first 8 bytes of each key, big-endian, zero-padded";
+    let escape = |k: &[u8]| lidx::mem::string_index::escape(k);
+    let (image, basics, model_image) = match keys {
+        Keys::U64(k) => {
+            let (i, b) = fixed(k, u64::to_string);
+            (i, b, numbers)
+        }
+        Keys::U32(k) => {
+            let (i, b) = fixed(k, u32::to_string);
+            (i, b, numbers)
+        }
+        Keys::I64(k) => {
+            let (i, b) = fixed(k, i64::to_string);
+            (i, b, numbers)
+        }
+        Keys::F64(k) => {
+            let (i, b) = fixed(k, f64::to_string);
+            (i, b, numbers)
+        }
+        Keys::Str16(k) => {
+            let (i, b) = fixed(k, |s| escape(s));
+            (i, b, heads)
+        }
+        Keys::Bytes(k) => {
+            let basics = Basics {
+                duplicates: k.windows(2).filter(|w| w[0] == w[1]).count(),
+                min: k.first().map(|s| escape(s)),
+                max: k.last().map(|s| escape(s)),
+            };
+            (k.iter().map(|s| head8(s)).collect(), basics, heads)
+        }
+    };
+    let model = compute(&image, progress)?;
+    let (shared, mean_length, max_length) = match keys {
+        Keys::Bytes(k) => (
+            Some(crate::words::shared_prefix_fraction(k)),
+            Some(k.iter().map(Vec::len).sum::<usize>() as f64 / k.len().max(1) as f64),
+            k.iter().map(Vec::len).max(),
+        ),
+        Keys::Str16(k) => {
+            let owned: Vec<Vec<u8>> = k.iter().map(|s| s.to_vec()).collect();
+            (
+                Some(crate::words::shared_prefix_fraction(&owned)),
+                None,
+                None,
+            )
+        }
+        _ => (None, None, None),
+    };
+    Ok(TypedStats {
+        key_type: keys.type_name(),
+        size: keys.len(),
+        distinct: keys.len() - basics.duplicates,
+        duplicates: basics.duplicates,
+        min: basics.min,
+        max: basics.max,
+        model_image,
+        model,
+        shared_first_8_bytes: shared,
+        mean_length,
+        max_length,
+    })
+}
+
+/// Counts and extremes of the keys themselves.
+struct Basics {
+    duplicates: usize,
+    min: Option<String>,
+    max: Option<String>,
 }

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
-use lidx_bench::dataset::{self, Dataset};
+use lidx_bench::dataset::{self, AnyDataset, Dataset};
 use lidx_bench::runner::Progress;
 
 /// The subcommands of `lidx`.
@@ -201,13 +201,31 @@ pub fn spinner(task: &str) -> ProgressBar {
     bar
 }
 
-/// Loads a dataset spec behind a spinner and prints its notes to stderr.
+/// Loads a dataset spec behind a spinner and prints its notes to stderr: `u64` keys, what most
+/// commands take (another key type is a [`lidx_bench::BenchError::KeyType`]).
 pub fn load_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {
+    loading(spec, || dataset::load(spec, seed), |d: &Dataset| &d.notes)
+}
+
+/// Loads a dataset spec of any key type, as [`load_dataset`] does.
+pub fn load_any_dataset(spec: &str, seed: u64) -> anyhow::Result<AnyDataset> {
+    loading(
+        spec,
+        || dataset::load_any(spec, seed),
+        |d: &AnyDataset| &d.notes,
+    )
+}
+
+fn loading<D>(
+    spec: &str,
+    load: impl FnOnce() -> lidx_bench::Result<D>,
+    notes: impl Fn(&D) -> &Vec<String>,
+) -> anyhow::Result<D> {
     let bar = spinner(&format!("loading {spec}"));
-    let dataset = dataset::load(spec, seed);
+    let dataset = load();
     bar.finish_and_clear();
     let dataset = dataset?;
-    for note in &dataset.notes {
+    for note in notes(&dataset) {
         eprintln!("note: {note}");
     }
     Ok(dataset)

@@ -15,12 +15,18 @@ use lidx::model::spline::spline_points;
 use lidx::model::zero_interval;
 use lidx_bench::stats;
 
-use super::{load_dataset, spinner};
+use lidx_bench::keyfile::Keys;
+
+use super::{load_any_dataset, load_dataset, spinner};
 
 /// Arguments of `lidx stats`.
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// `gen:<generator>:<count>` or the path of an SOSD u64 file.
+    /// `gen:<generator>:<count>`, the path of an SOSD u64 file, or a file of other keys:
+    /// `text:<path>` (or `<path>.txt`, one key a line), `sosd-u32:`, `sosd-i64:`,
+    /// `sosd-f64:`, `str16:<path>`. Keys of other types than u64 get their model-space
+    /// figures on their model image (see the output's `model_image`); `--zero-interval`
+    /// takes u64 keys.
     #[arg(long)]
     pub dataset: String,
 
@@ -163,13 +169,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.zero_interval {
         return run_zero_interval(&args);
     }
-    let dataset = load_dataset(&args.dataset, args.seed)?;
+    let dataset = load_any_dataset(&args.dataset, args.seed)?;
     let bar = spinner(&format!("statistics of {}", dataset.name));
     let mut stage = |name: &'static str| bar.set_message(format!("{}: {name}", dataset.name));
-    let computed = stats::compute(&dataset.keys, Some(&mut stage));
+    let value = match &dataset.keys {
+        Keys::U64(keys) => stats::compute(keys, Some(&mut stage)).map(|s| serde_json::to_value(&s)),
+        other => stats::compute_typed(other, Some(&mut stage)).map(|s| serde_json::to_value(&s)),
+    };
     bar.finish_and_clear();
-    let computed = computed.with_context(|| format!("statistics of {}", dataset.name))?;
-    let value = serde_json::to_value(&computed).context("encoding the statistics")?;
+    let value = value
+        .with_context(|| format!("statistics of {}", dataset.name))?
+        .context("encoding the statistics")?;
     if args.json {
         println!("{value}");
         return Ok(());

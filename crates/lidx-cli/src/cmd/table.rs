@@ -5,7 +5,10 @@
 //!
 //! `--string-keys` writes 16-byte string keys instead: the integer key big-endian (so the
 //! strings sort as the integers do and models see its 8 bytes exactly), then 8 bytes of its
-//! hash. `--shuffle` writes records in a random (seeded) order, for the unsorted joins.
+//! hash. A dataset of strings (`text:<path>`, `str16:<path>`) makes string tables from the real
+//! strings: a text key of at most 16 bytes is zero-padded to 16 (so `a` and `a\0` become one key,
+//! dropped as a duplicate with a note), a longer one is an error naming it; the value derives
+//! from the 16 bytes. Tables hold `u64` or 16-byte string keys; other key types are refused. `--shuffle` writes records in a random (seeded) order, for the unsorted joins.
 //!
 //! Files: with `--out <dir>` (an existing directory, or a path ending in `/`) the tables are
 //! `<dir>/large` and `<dir>/r<R>`; otherwise `--out` is a prefix: `<prefix>.large`,
@@ -19,14 +22,15 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 use lidx::io::{DeviceKind, Storage};
 use lidx::join::{TableKey, TableWriter};
+use lidx::mem::string_index::escape;
 use lidx::Str16;
+use lidx_bench::keyfile::Keys;
 use lidx_bench::BenchError;
 use rand::seq::{index, SliceRandom};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::disk::unique_keys;
-use super::{load_dataset, output_path, spinner};
+use super::{load_any_dataset, output_path, spinner};
 
 /// Arguments of `lidx table`.
 #[derive(Debug, Parser)]
@@ -48,7 +52,8 @@ pub enum TableCommand {
 /// Arguments of `lidx table create`.
 #[derive(Debug, Parser)]
 pub struct CreateArgs {
-    /// `gen:<generator>:<count>` or the path of an SOSD u64 file. Duplicate keys are dropped.
+    /// `gen:<generator>:<count>`, the path of an SOSD u64 file, or strings: `text:<path>`
+    /// (one key a line, at most 16 bytes each) or `str16:<path>`. Duplicate keys are dropped.
     #[arg(long)]
     pub from: String,
 
@@ -61,7 +66,8 @@ pub struct CreateArgs {
     #[arg(long)]
     pub shuffle: bool,
 
-    /// 16-byte string keys instead of u64.
+    /// 16-byte string keys made from a u64 dataset's keys (big-endian, then a hash); string
+    /// datasets make string tables without it.
     #[arg(long)]
     pub string_keys: bool,
 
@@ -144,45 +150,140 @@ fn create(args: CreateArgs) -> anyhow::Result<()> {
             args.force,
         )?;
     }
-    let storage = Storage::new(&dir, DeviceKind::File { direct: true }, 4096)?;
-    let dataset = load_dataset(&args.from, args.seed)?;
-    let keys = unique_keys(&dataset);
-    drop(dataset);
-    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    let mut tables = vec![(names[0].clone(), keys.clone())];
-    for (&r, name) in ratios.iter().zip(&names[1..]) {
-        let take = (keys.len() as u64 / r) as usize;
-        let mut picked = index::sample(&mut rng, keys.len(), take).into_vec();
-        picked.sort_unstable();
-        tables.push((name.clone(), picked.iter().map(|&i| keys[i]).collect()));
-    }
-    drop(keys);
-    for (name, mut keys) in tables {
-        if args.shuffle {
-            keys.shuffle(&mut rng);
+    let dataset = load_any_dataset(&args.from, args.seed)?;
+    let plan = Plan {
+        dir: &dir,
+        names: &names,
+        ratios: &ratios,
+        args: &args,
+    };
+    match dataset.keys {
+        Keys::U64(keys) => {
+            let mut keys = keys;
+            let before = keys.len();
+            keys.dedup();
+            note_dropped(before, keys.len());
+            if args.string_keys {
+                plan.write_all(keys, |&k| (string_key(k), k))
+            } else {
+                plan.write_all(keys, |&k| (k, k))
+            }
         }
-        remove_saved_indexes(&dir, &name)?;
-        let bar = spinner(&format!("writing {name}"));
-        let started = Instant::now();
-        let written = if args.string_keys {
-            write(&storage, &name, keys.iter().map(|&k| (string_key(k), k)))
-        } else {
-            write(&storage, &name, keys.iter().map(|&k| (k, k)))
-        };
-        bar.finish_and_clear();
-        let count = written?;
-        let line = serde_json::json!({
-            "table": dir.join(&name).display().to_string(),
-            "count": count,
-            "key_type": if args.string_keys { "str16" } else { "u64" },
-            "value_size": 8,
-            "sorted": !args.shuffle,
-            "seconds": started.elapsed().as_secs_f64(),
-            "bytes": storage.file_bytes(&name),
-        });
-        println!("{line}");
+        Keys::Str16(keys) => {
+            let mut keys = keys;
+            let before = keys.len();
+            keys.dedup();
+            note_dropped(before, keys.len());
+            plan.write_all(keys, |&k| (k, str16_int(&k)))
+        }
+        Keys::Bytes(keys) => {
+            let mut padded: Vec<Str16> = Vec::with_capacity(keys.len());
+            for (rank, key) in keys.iter().enumerate() {
+                if key.len() > 16 {
+                    return Err(BenchError::BadSpec {
+                        what: "--from",
+                        got: format!(
+                            "{}: key {} (rank {rank} in key order) is {} bytes",
+                            dataset.name,
+                            escape(key),
+                            key.len()
+                        ),
+                        expected: "text keys of at most 16 bytes: tables hold 16-byte string \
+                                   keys (remove or shorten the longer keys)"
+                            .to_string(),
+                    }
+                    .into());
+                }
+                let mut s = [0u8; 16];
+                s[..key.len()].copy_from_slice(key);
+                padded.push(s);
+            }
+            drop(keys);
+            let before = padded.len();
+            padded.dedup();
+            note_dropped(before, padded.len());
+            plan.write_all(padded, |&k| (k, str16_int(&k)))
+        }
+        other => Err(BenchError::KeyType {
+            dataset: dataset.name,
+            got: other.type_name(),
+            expected: "join tables hold u64 or 16-byte string keys (text keys of at most 16 \
+                       bytes become them)"
+                .to_string(),
+        }
+        .into()),
     }
-    Ok(())
+}
+
+/// Where and how the tables of one `table create` are written.
+struct Plan<'a> {
+    dir: &'a Path,
+    names: &'a [String],
+    ratios: &'a [u64],
+    args: &'a CreateArgs,
+}
+
+impl Plan<'_> {
+    /// Writes the larger table (every key) and one sample per ratio; `record` gives a key's
+    /// table key and the integer its value derives from.
+    fn write_all<K: Copy, T: TableKey>(
+        &self,
+        keys: Vec<K>,
+        record: impl Fn(&K) -> (T, u64),
+    ) -> anyhow::Result<()> {
+        let args = self.args;
+        let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+        let mut tables = vec![(self.names[0].clone(), keys.clone())];
+        for (&r, name) in self.ratios.iter().zip(&self.names[1..]) {
+            let take = (keys.len() as u64 / r) as usize;
+            let mut picked = index::sample(&mut rng, keys.len(), take).into_vec();
+            picked.sort_unstable();
+            tables.push((name.clone(), picked.iter().map(|&i| keys[i]).collect()));
+        }
+        drop(keys);
+        // The dataset is loaded and checked: only now may the directory be created.
+        let storage = Storage::new(self.dir, DeviceKind::File { direct: true }, 4096)?;
+        for (name, mut keys) in tables {
+            if args.shuffle {
+                keys.shuffle(&mut rng);
+            }
+            remove_saved_indexes(self.dir, &name)?;
+            let bar = spinner(&format!("writing {name}"));
+            let started = Instant::now();
+            let written = write(&storage, &name, keys.iter().map(&record));
+            bar.finish_and_clear();
+            let count = written?;
+            let line = serde_json::json!({
+                "table": self.dir.join(&name).display().to_string(),
+                "count": count,
+                "key_type": T::NAME,
+                "value_size": 8,
+                "sorted": !args.shuffle,
+                "seconds": started.elapsed().as_secs_f64(),
+                "bytes": storage.file_bytes(&name),
+            });
+            println!("{line}");
+        }
+        Ok(())
+    }
+}
+
+/// Prints how many duplicate keys were dropped: a table holds each key once.
+fn note_dropped(before: usize, after: usize) {
+    if after < before {
+        eprintln!(
+            "note: {} duplicate keys dropped: a table holds each key once ({after} keys)",
+            before - after
+        );
+    }
+}
+
+/// The integer a 16-byte string key's value derives from: its two halves mixed.
+fn str16_int(key: &Str16) -> u64 {
+    let (hi, lo) = key.split_at(8);
+    let hi = u64::from_be_bytes(hi.try_into().expect("8 bytes"));
+    let lo = u64::from_be_bytes(lo.try_into().expect("8 bytes"));
+    hi ^ lo.rotate_left(29)
 }
 
 /// Removes the indexes `lidx join` saved next to an earlier table `name` in `dir`

@@ -1,0 +1,166 @@
+//! A user's own data through the commands: a word list (text keys) and typed binaries through
+//! `stats`, `table create` and `join`; the commands that take u64 keys refuse other types by
+//! name; a SOSD `*_uint32` file read as u64 says which prefix to use.
+
+mod common;
+
+use std::path::Path;
+
+use common::{json_lines, lidx, text, without_progress};
+
+/// Seeded word-like keys, as a word list would hold them: not in key order, a few repeated.
+fn word_file(path: &Path, max_len: usize) -> Vec<Vec<u8>> {
+    let mut words: Vec<Vec<u8>> = lidx_bench::words::generate(3000, 9)
+        .into_iter()
+        .filter(|w| w.len() <= max_len)
+        .collect();
+    words.reverse();
+    let mut body = Vec::new();
+    for w in words.iter().chain(words.iter().take(10)) {
+        body.extend_from_slice(w);
+        body.push(b'\n');
+    }
+    std::fs::write(path, body).unwrap();
+    words.sort();
+    words
+}
+
+fn sosd(path: &Path, width: usize, items: &[u64]) {
+    let mut b = (items.len() as u64).to_le_bytes().to_vec();
+    for &i in items {
+        b.extend_from_slice(&i.to_le_bytes()[..width]);
+    }
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn stats_reads_text_and_typed_binaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("words.txt");
+    let sorted = word_file(&words, 64);
+    let out = lidx(&["stats", "--dataset", words.to_str().unwrap(), "--json"]);
+    let v = &json_lines(&out)[0];
+    assert_eq!(v["key_type"], "text");
+    assert_eq!(v["size"], sorted.len() + 10);
+    assert_eq!(v["duplicates"], 10);
+    assert_eq!(v["min"], String::from_utf8(sorted[0].clone()).unwrap());
+    assert!(v["shared_first_8_bytes"].as_f64().unwrap() > 0.2, "{v}");
+    let notes = text(&out.stderr);
+    assert!(notes.contains("not in key order"), "{notes}");
+
+    let u32s = dir.path().join("keys_uint32");
+    sosd(&u32s, 4, &[3, 8, 8, 4_000_000_000]);
+    let spec = format!("sosd-u32:{}", u32s.display());
+    let v = &json_lines(&lidx(&["stats", "--dataset", &spec, "--json"]))[0];
+    assert_eq!(
+        (
+            v["key_type"].as_str(),
+            v["size"].as_u64(),
+            v["max"].as_str()
+        ),
+        (Some("u32"), Some(4), Some("4000000000"))
+    );
+    // The same file as a bare path (u64) says which prefix fits it.
+    let out = lidx(&["stats", "--dataset", u32s.to_str().unwrap()]);
+    let stderr = without_progress(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("sosd-u32:"), "{stderr}");
+}
+
+#[test]
+fn commands_that_take_u64_name_the_key_type_they_got() {
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("w.txt");
+    word_file(&words, 64);
+    for args in [
+        &["bench", "--dataset", words.to_str().unwrap()][..],
+        &[
+            "stats",
+            "--zero-interval",
+            "--dataset",
+            words.to_str().unwrap(),
+        ],
+    ] {
+        let out = lidx(args);
+        let stderr = without_progress(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("holds text keys; this command takes u64 keys"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_word_list_becomes_string_tables_that_join() {
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("w.txt");
+    let sorted = word_file(&words, 16);
+    let mut distinct = sorted.clone();
+    distinct.dedup();
+    let out_dir = dir.path().join("t");
+    let spec = format!("text:{}", words.display());
+    let lines = json_lines(&lidx(&[
+        "table",
+        "create",
+        "--from",
+        &spec,
+        "--ratio",
+        "10",
+        "--out",
+        &format!("{}/", out_dir.display()),
+    ]));
+    assert_eq!(lines[0]["key_type"], "str16");
+    assert_eq!(lines[0]["count"], distinct.len());
+    let small = lines[1]["count"].as_u64().unwrap();
+    assert_eq!(small, distinct.len() as u64 / 10);
+    let t = |name: &str| out_dir.join(name).display().to_string();
+    for algo in ["inlj-pgm", "sort-merge"] {
+        let out = json_lines(&lidx(&[
+            "join",
+            "--algo",
+            algo,
+            "--left",
+            &t("r10"),
+            "--right",
+            &t("large"),
+            "--out",
+            &t(&format!("out-{algo}")),
+        ]));
+        assert_eq!(out[0]["output_count"], small, "{algo}");
+    }
+}
+
+#[test]
+fn a_key_longer_than_a_table_key_is_named_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("w.txt");
+    std::fs::write(&words, "short\nanother\nthis-key-is-longer-than-sixteen\n").unwrap();
+    let out_dir = dir.path().join("t");
+    let out = lidx(&[
+        "table",
+        "create",
+        "--from",
+        words.to_str().unwrap(),
+        "--out",
+        &format!("{}/", out_dir.display()),
+    ]);
+    let stderr = without_progress(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("this-key-is-longer-than-sixteen") && stderr.contains("31 bytes"),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists(), "no directory is left behind");
+}
+
+#[test]
+fn an_empty_line_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("w.txt");
+    std::fs::write(&words, "a\nb\n\nc\n").unwrap();
+    let out = lidx(&["stats", "--dataset", words.to_str().unwrap()]);
+    let stderr = without_progress(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("line 3"), "{stderr}");
+}
