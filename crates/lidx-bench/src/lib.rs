@@ -21,6 +21,7 @@ pub mod report;
 pub mod runner;
 pub mod sosd;
 pub mod stats;
+pub mod string_runner;
 pub mod words;
 pub mod workload;
 pub mod ycsb;

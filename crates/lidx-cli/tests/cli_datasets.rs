@@ -1,5 +1,5 @@
 //! A user's own data through the commands: a word list (text keys) and typed binaries through
-//! `stats`, `table create` and `join`; the commands that take u64 keys refuse other types by
+//! `stats`, `bench`, `table create` and `join`; the commands that take u64 keys refuse other types by
 //! name; a SOSD `*_uint32` file read as u64 says which prefix to use.
 
 mod common;
@@ -72,8 +72,18 @@ fn commands_that_take_u64_name_the_key_type_they_got() {
     let dir = tempfile::tempdir().unwrap();
     let words = dir.path().join("w.txt");
     word_file(&words, 64);
+    let build_dir = dir.path().join("idx");
     for args in [
-        &["bench", "--dataset", words.to_str().unwrap()][..],
+        &["ycsb", "--dataset", words.to_str().unwrap()][..],
+        &[
+            "build",
+            "--index",
+            "btree",
+            "--dataset",
+            words.to_str().unwrap(),
+            "--dir",
+            build_dir.to_str().unwrap(),
+        ],
         &[
             "stats",
             "--zero-interval",
@@ -89,6 +99,40 @@ fn commands_that_take_u64_name_the_key_type_they_got() {
             "{stderr}"
         );
     }
+}
+
+#[test]
+fn bench_runs_the_string_indexes_on_a_word_list_and_checks_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("w.txt");
+    word_file(&words, 64);
+    let out_file = dir.path().join("r.jsonl");
+    let out = lidx(&[
+        "bench",
+        "--dataset",
+        words.to_str().unwrap(),
+        "--queries",
+        "2K",
+        "--runs",
+        "1",
+        "--out",
+        out_file.to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for index in ["sorted", "head8:eps=32", "strings:eps=32:threshold=32"] {
+        assert!(stdout.contains(index), "{stdout}");
+    }
+    let records = std::fs::read_to_string(&out_file).unwrap();
+    assert_eq!(records.lines().count(), 3);
+    let bad = lidx(&[
+        "bench",
+        "--dataset",
+        words.to_str().unwrap(),
+        "--index",
+        "pgm",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
 }
 
 #[test]

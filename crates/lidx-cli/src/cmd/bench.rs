@@ -7,14 +7,18 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Parser;
 use lidx_bench::disk_registry::DISK_INDEX_FORMS;
+use lidx_bench::keyfile::Keys;
 use lidx_bench::registry::{parse_count, IndexSpec, DEFAULT_INDEXES};
 use lidx_bench::report::{self, Format};
 use lidx_bench::runner::{self, BenchConfig};
+use lidx_bench::string_runner::{
+    self, StringIndexSpec, DEFAULT_STRING_INDEXES, STRING_INDEX_FORMS,
+};
 use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
 
 use super::bench_disk::DEFAULT_DISK_INDEXES;
-use super::{load_dataset, Bars};
+use super::{load_any_dataset, load_dataset, Bars};
 
 /// `--index`'s long help, listing every form the registries accept, so it cannot drift from
 /// them.
@@ -23,7 +27,8 @@ fn index_help() -> String {
         "Comma-separated indexes, each `name[:param=value]...`, e.g. \
          `pgm:eps=16,rs:err=8,sorted`; numbers accept K/M/G and Ki/Mi/Gi suffixes.\n\n\
          In memory: {}. Default: {DEFAULT_INDEXES}.\n\n\
-         With --on-disk: {DISK_INDEX_FORMS}. Default: {DEFAULT_DISK_INDEXES}.",
+         With --on-disk: {DISK_INDEX_FORMS}. Default: {DEFAULT_DISK_INDEXES}.\n\n\
+         On text keys: {STRING_INDEX_FORMS}. Default: {DEFAULT_STRING_INDEXES}.",
         IndexSpec::forms().join(", ")
     )
 }
@@ -129,6 +134,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.on_disk {
         return super::bench_disk::run(args);
     }
+    if is_text_dataset(&args.dataset) {
+        return run_text(args);
+    }
     // Every usage error is reported before the (long) benchmark starts.
     let specs = IndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_INDEXES))?;
     let workload = Workload::parse(&args.workload)?;
@@ -173,6 +181,77 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(out) = &args.out {
         report::write_records(out, &records)
             .with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("wrote {} records to {}", records.len(), out.display());
+    }
+    Ok(())
+}
+
+/// True for the datasets of text keys: `text:`, a `.txt` path, `gen:words:`.
+fn is_text_dataset(spec: &str) -> bool {
+    spec.starts_with("gen:words:")
+        || matches!(
+            lidx_bench::keyfile::parse_spec(spec).0,
+            lidx_bench::keyfile::Format::Text
+        )
+}
+
+/// `lidx bench` on text keys ([`lidx_bench::string_runner`]): uniform lookups of present
+/// keys, every answer checked, a table (and JSON lines with `--out <file>.jsonl`).
+fn run_text(args: Args) -> anyhow::Result<()> {
+    let specs =
+        StringIndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_STRING_INDEXES))?;
+    if args.workload != "lookup" && args.workload != "lookup:uniform" {
+        return Err(BenchError::BadSpec {
+            what: "workload",
+            got: args.workload.clone(),
+            expected: "lookup (uniform over existing keys) for text keys".to_string(),
+        }
+        .into());
+    }
+    let queries = parse_queries(args.queries.as_deref().unwrap_or("1M"))?;
+    if let Some(out) = &args.out {
+        if out.extension().is_none_or(|e| e != "jsonl") {
+            return Err(BenchError::BadSpec {
+                what: "--out",
+                got: out.display().to_string(),
+                expected: "a .jsonl file for text keys (one JSON record per index)".to_string(),
+            }
+            .into());
+        }
+    }
+    let dataset = load_any_dataset(&args.dataset, args.seed)?;
+    let Keys::Bytes(keys) = &dataset.keys else {
+        return Err(BenchError::KeyType {
+            dataset: dataset.name.clone(),
+            got: dataset.keys.type_name(),
+            expected: "expected text keys".to_string(),
+        }
+        .into());
+    };
+    let records = string_runner::run(
+        &dataset.name,
+        keys,
+        &specs,
+        queries,
+        args.runs,
+        args.seed,
+        &mut Bars::default(),
+    )?;
+    println!(
+        "{} ({} text keys), uniform lookups of present keys, {queries} queries x {} runs, seed {}",
+        dataset.name,
+        keys.len(),
+        args.runs,
+        args.seed
+    );
+    println!("{}", string_runner::table(&records));
+    if let Some(out) = &args.out {
+        let mut text = String::new();
+        for r in &records {
+            text.push_str(&serde_json::to_string(r)?);
+            text.push('\n');
+        }
+        std::fs::write(out, text).with_context(|| format!("writing {}", out.display()))?;
         eprintln!("wrote {} records to {}", records.len(), out.display());
     }
     Ok(())

@@ -1,0 +1,338 @@
+//! The checked benchmark of indexes over byte-string keys (text datasets): what `lidx bench`
+//! runs when the dataset holds text keys.
+//!
+//! Indexes (`--index`, comma-separated):
+//!
+//! * `sorted`: binary search over the whole sorted array (the baseline every ratio is to);
+//! * `head8[:eps=32]`: a PGM on each key's first 8 bytes (big-endian, zero-padded: what the
+//!   16-byte string key type gives a model), its window widened by the largest group of keys
+//!   sharing those 8 bytes, as it must be to stay exact: the index a fixed-width string key
+//!   gets, for comparison;
+//! * `strings[:eps=32][:threshold=32]`: [`lidx::mem::string_index`], the index made for
+//!   byte strings of any length.
+//!
+//! Lookups are uniform over present keys (seeded); every answer is checked against the key's
+//! true position (the first occurrence of a duplicated key). `mean_ns` is the median over runs
+//! of the mean time per lookup back to back (a throughput figure, as in [`crate::report`]);
+//! windows are the mean and largest `hi - lo` over the queries.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::string_index::{StringIndex, StringIndexParams};
+use lidx::{ApproxPos, StaticIndex};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+use crate::error::{BenchError, Result};
+use crate::runner::Progress;
+
+/// The indexes run on text keys when `--index` is not given.
+pub const DEFAULT_STRING_INDEXES: &str = "sorted,head8,strings";
+
+/// The accepted forms, for messages and help.
+pub const STRING_INDEX_FORMS: &str =
+    "sorted, head8[:eps=32], strings[:eps=32][:threshold=32] (text datasets)";
+
+/// One index of a text benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StringIndexSpec {
+    /// Binary search.
+    Sorted,
+    /// A PGM on the first 8 bytes, widened.
+    Head8 {
+        /// The PGM's error.
+        eps: usize,
+    },
+    /// The byte-string index.
+    Strings(StringIndexParams),
+}
+
+impl StringIndexSpec {
+    /// Parses a comma-separated list.
+    pub fn parse_list(list: &str) -> Result<Vec<StringIndexSpec>> {
+        list.split(',')
+            .map(|item| Self::parse(item.trim()))
+            .collect()
+    }
+
+    fn parse(item: &str) -> Result<StringIndexSpec> {
+        let bad = || BenchError::BadSpec {
+            what: "index",
+            got: item.to_string(),
+            expected: STRING_INDEX_FORMS.to_string(),
+        };
+        let mut parts = item.split(':');
+        let name = parts.next().unwrap_or_default();
+        let mut eps = 32;
+        let mut threshold = 32;
+        for part in parts {
+            let (key, value) = part.split_once('=').ok_or_else(bad)?;
+            let value = crate::count::parse_count(value)
+                .and_then(|v| usize::try_from(v).ok())
+                .filter(|&v| v > 0)
+                .ok_or_else(bad)?;
+            match (name, key) {
+                ("head8" | "strings", "eps") => eps = value,
+                ("strings", "threshold") => threshold = value,
+                _ => return Err(bad()),
+            }
+        }
+        match name {
+            "sorted" => Ok(StringIndexSpec::Sorted),
+            "head8" => Ok(StringIndexSpec::Head8 { eps }),
+            "strings" => Ok(StringIndexSpec::Strings(StringIndexParams {
+                eps,
+                threshold,
+            })),
+            _ => Err(bad()),
+        }
+    }
+
+    /// The canonical spelling, every parameter written out.
+    pub fn label(&self) -> String {
+        match self {
+            StringIndexSpec::Sorted => "sorted".to_string(),
+            StringIndexSpec::Head8 { eps } => format!("head8:eps={eps}"),
+            StringIndexSpec::Strings(p) => {
+                format!("strings:eps={}:threshold={}", p.eps, p.threshold)
+            }
+        }
+    }
+}
+
+/// What one index measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct StringRecord {
+    /// The dataset's name.
+    pub dataset: String,
+    /// Keys.
+    pub n: u64,
+    /// The index label.
+    pub index: String,
+    /// Build seconds.
+    pub build_s: f64,
+    /// Bytes of the index (0 for binary search).
+    pub bytes: u64,
+    /// Mean window width over the queries.
+    pub mean_window: f64,
+    /// Largest window width.
+    pub max_window: u64,
+    /// Median over runs of the mean ns per lookup, back to back.
+    pub mean_ns: f64,
+    /// `mean_ns` of `sorted` over this one, when `sorted` ran.
+    pub speedup_vs_binary: Option<f64>,
+}
+
+/// A way to get a window for a key.
+trait Windowed {
+    fn window(&self, key: &[u8]) -> ApproxPos;
+}
+
+struct Whole(usize);
+
+impl Windowed for Whole {
+    fn window(&self, _: &[u8]) -> ApproxPos {
+        ApproxPos {
+            pos: self.0 / 2,
+            lo: 0,
+            hi: self.0,
+        }
+    }
+}
+
+struct Head8 {
+    pgm: Pgm<u64>,
+    widen: usize,
+    n: usize,
+}
+
+/// The first 8 bytes of a key, big-endian, zero-padded.
+fn head(key: &[u8]) -> u64 {
+    let mut raw = [0u8; 8];
+    let n = key.len().min(8);
+    raw[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(raw)
+}
+
+impl Windowed for Head8 {
+    fn window(&self, key: &[u8]) -> ApproxPos {
+        let w = self.pgm.search(head(key));
+        ApproxPos {
+            hi: (w.hi + self.widen).min(self.n),
+            ..w
+        }
+    }
+}
+
+impl Windowed for StringIndex {
+    fn window(&self, key: &[u8]) -> ApproxPos {
+        self.search(key)
+    }
+}
+
+fn build(spec: StringIndexSpec, keys: &[Vec<u8>]) -> Result<(Box<dyn Windowed>, u64)> {
+    Ok(match spec {
+        StringIndexSpec::Sorted => (Box::new(Whole(keys.len())), 0),
+        StringIndexSpec::Head8 { eps } => {
+            let heads: Vec<u64> = keys.iter().map(|k| head(k)).collect();
+            let pgm = Pgm::build(&heads, PgmParams::new(eps, 8))?;
+            let mut widen = 0;
+            let mut i = 0;
+            while i < heads.len() {
+                let j = i + heads[i..].partition_point(|&h| h == heads[i]);
+                widen = widen.max(j - i);
+                i = j;
+            }
+            let bytes = pgm.size_in_bytes() as u64;
+            (
+                Box::new(Head8 {
+                    pgm,
+                    widen,
+                    n: keys.len(),
+                }),
+                bytes,
+            )
+        }
+        StringIndexSpec::Strings(params) => {
+            let index = StringIndex::build(keys, params)?;
+            let bytes = index.size_in_bytes() as u64;
+            (Box::new(index), bytes)
+        }
+    })
+}
+
+/// Runs every spec on sorted `keys` with `queries` uniform lookups of present keys, `runs`
+/// timed runs each; every answer checked.
+pub fn run(
+    dataset: &str,
+    keys: &[Vec<u8>],
+    specs: &[StringIndexSpec],
+    queries: usize,
+    runs: usize,
+    seed: u64,
+    progress: &mut dyn Progress,
+) -> Result<Vec<StringRecord>> {
+    if keys.is_empty() {
+        return Err(BenchError::NoKeys {
+            workload: "lookup".to_string(),
+        });
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let picks: Vec<usize> = (0..queries).map(|_| rng.gen_range(0..keys.len())).collect();
+    // The true answer: the first occurrence of the picked key.
+    let truth: Vec<usize> = picks
+        .iter()
+        .map(|&i| keys[..i].partition_point(|k| k < &keys[i]))
+        .collect();
+    let mut records = Vec::new();
+    for &spec in specs {
+        let label = spec.label();
+        progress.begin(&label, (queries * (runs + 1)) as u64);
+        let started = Instant::now();
+        let (index, bytes) = build(spec, keys)?;
+        let build_s = started.elapsed().as_secs_f64();
+        let (mut sum, mut max) = (0usize, 0usize);
+        for &i in &picks {
+            let w = index.window(&keys[i]);
+            sum += w.hi - w.lo;
+            max = max.max(w.hi - w.lo);
+        }
+        progress.advance(queries as u64);
+        let mut means = Vec::with_capacity(runs);
+        for _ in 0..runs.max(1) {
+            let started = Instant::now();
+            for (&i, &want) in picks.iter().zip(&truth) {
+                let key = &keys[i][..];
+                let w = black_box(index.as_ref()).window(key);
+                let got = w.lo + keys[w.lo..w.hi].partition_point(|k| &k[..] < key);
+                if got != want {
+                    return Err(BenchError::WrongResult {
+                        index: label,
+                        op: "lower_bound",
+                        key: i as u64,
+                        what: format!("answered {got}, the key is at {want}"),
+                    });
+                }
+            }
+            means.push(started.elapsed().as_nanos() as f64 / queries.max(1) as f64);
+            progress.advance(queries as u64);
+        }
+        progress.end();
+        means.sort_by(f64::total_cmp);
+        records.push(StringRecord {
+            dataset: dataset.to_string(),
+            n: keys.len() as u64,
+            index: label,
+            build_s,
+            bytes,
+            mean_window: sum as f64 / queries.max(1) as f64,
+            max_window: max as u64,
+            mean_ns: means[means.len() / 2],
+            speedup_vs_binary: None,
+        });
+    }
+    let base = records
+        .iter()
+        .find(|r| r.index == "sorted")
+        .map(|r| r.mean_ns);
+    for r in &mut records {
+        r.speedup_vs_binary = base.map(|b| b / r.mean_ns);
+    }
+    Ok(records)
+}
+
+/// The terminal table of a text benchmark.
+pub fn table(records: &[StringRecord]) -> String {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "index",
+        "build s",
+        "bytes/key",
+        "mean window",
+        "max window",
+        "mean ns (throughput)",
+        "speedup",
+    ]);
+    for r in records {
+        table.add_row(vec![
+            r.index.clone(),
+            format!("{:.2}", r.build_s),
+            format!("{:.3}", r.bytes as f64 / r.n.max(1) as f64),
+            format!("{:.1}", r.mean_window),
+            r.max_window.to_string(),
+            format!("{:.0}", r.mean_ns),
+            r.speedup_vs_binary
+                .map_or("-".to_string(), |s| format!("{s:.2}x")),
+        ]);
+    }
+    for column in table.column_iter_mut().skip(1) {
+        column.set_cell_alignment(CellAlignment::Right);
+    }
+    table.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Silent;
+
+    #[test]
+    fn specs_parse_and_every_index_answers_right() {
+        let specs =
+            StringIndexSpec::parse_list("sorted,head8:eps=4,strings:eps=2:threshold=3").unwrap();
+        assert_eq!(specs[2].label(), "strings:eps=2:threshold=3");
+        assert!(StringIndexSpec::parse_list("pgm").is_err());
+        assert!(StringIndexSpec::parse_list("strings:threshold=0").is_err());
+        let mut keys = crate::words::generate(5000, 3);
+        keys.insert(10, keys[10].clone());
+        let records = run("w", &keys, &specs, 2000, 2, 1, &mut Silent).unwrap();
+        assert_eq!(records.len(), 3);
+        assert_eq!(records[0].speedup_vs_binary, Some(1.0));
+        assert!(records[2].max_window <= 2 * 2 + 2 + 3);
+    }
+}
