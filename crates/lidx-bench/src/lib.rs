@@ -1,29 +1,20 @@
-//! lidx-bench: datasets, workloads, the checked benchmark runner and its reports.
+//! lidx-bench: datasets, workloads, the checked benchmark runners and their reports.
 //!
 //! Nothing in the `lidx` library depends on this crate; the `lidx` command line is a thin layer
-//! over it.
+//! over it. The folders are the four parts ([`datasets`], [`workloads`], [`runners`],
+//! [`reports`]); each module is also re-exported at the crate root (`lidx_bench::dataset`,
+//! `lidx_bench::runner`, ...), the paths the command line and the tests use.
 
-pub mod count;
-pub mod dataset;
-pub mod disk_registry;
-pub mod disk_report;
-pub mod disk_runner;
-pub mod disk_workload;
+pub mod datasets;
 pub mod error;
-pub mod generate;
-pub mod gre;
-pub mod keyfile;
-pub mod kv_runner;
-pub mod kv_store;
-pub mod plot;
-pub mod registry;
-pub mod report;
-pub mod runner;
-pub mod sosd;
-pub mod stats;
-pub mod string_runner;
-pub mod words;
-pub mod workload;
-pub mod ycsb;
+pub mod reports;
+pub mod runners;
+pub mod workloads;
 
+pub use datasets::{count, dataset, generate, gre, keyfile, sosd, stats, words};
 pub use error::{BenchError, Result};
+pub use reports::{disk_report, plot, report};
+pub use runners::{
+    disk_registry, disk_runner, kv_runner, kv_store, registry, runner, string_runner,
+};
+pub use workloads::{disk_workload, workload, ycsb};

@@ -1,0 +1,6 @@
+//! Reports: the in-memory benchmark's records and tables ([`report`]), the on-disk ones
+//! ([`disk_report`]), and the SVG plots ([`plot`]).
+
+pub mod disk_report;
+pub mod plot;
+pub mod report;

@@ -1,0 +1,12 @@
+//! Runners: the checked benchmark of in-memory indexes ([`runner`], built by [`registry`]),
+//! of byte-string indexes ([`string_runner`]), of on-disk indexes ([`disk_runner`], built and
+//! opened by [`disk_registry`]) and of stores under YCSB ([`kv_runner`], over the adapters of
+//! [`kv_store`]).
+
+pub mod disk_registry;
+pub mod disk_runner;
+pub mod kv_runner;
+pub mod kv_store;
+pub mod registry;
+pub mod runner;
+pub mod string_runner;
