@@ -208,3 +208,36 @@ fn an_empty_line_is_named() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("line 3"), "{stderr}");
 }
+
+#[test]
+fn gen_writes_word_like_keys_as_text_that_stats_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("words.txt");
+    let result = lidx(&[
+        "gen",
+        "--dataset",
+        "gen:words:2K",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 2000);
+    let v = &json_lines(&lidx(&[
+        "stats",
+        "--dataset",
+        out.to_str().unwrap(),
+        "--json",
+    ]))[0];
+    assert_eq!(
+        (v["key_type"].as_str(), v["size"].as_u64()),
+        (Some("text"), Some(2000))
+    );
+    let bad = lidx(&[
+        "gen",
+        "--dataset",
+        "gen:words:2K",
+        "--out",
+        dir.path().join("w.sosd").to_str().unwrap(),
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+}

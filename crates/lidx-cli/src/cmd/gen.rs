@@ -1,22 +1,26 @@
-//! `lidx gen`: write a generated dataset to an SOSD file.
+//! `lidx gen`: write a generated dataset to a file: an SOSD file for `u64` keys, a text file
+//! (one key a line, in key order) for the word-like keys of `gen:words:<count>`.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Parser;
-use lidx_bench::sosd;
+use lidx_bench::keyfile::Keys;
+use lidx_bench::{sosd, BenchError};
 
-use super::{load_dataset, spinner};
+use super::{load_any_dataset, spinner};
 
 /// Arguments of `lidx gen`.
 #[derive(Debug, Parser)]
 pub struct Args {
     /// `gen:<generator>:<count>`, e.g. gen:lognormal:10M, gen:zipf-gaps:1M,
-    /// gen:gre:l=1000,g=10:1M.
+    /// gen:gre:l=1000,g=10:1M, or gen:words:7M (text keys: `--out` must end in `.txt`).
     #[arg(long)]
     pub dataset: String,
 
-    /// The SOSD file to write (replaced if it exists).
+    /// The file to write (replaced if it exists): SOSD, or text for word-like keys.
     #[arg(long)]
     pub out: PathBuf,
 
@@ -27,17 +31,51 @@ pub struct Args {
 
 /// Runs `lidx gen`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let dataset = load_dataset(&args.dataset, args.seed)?;
+    let dataset = load_any_dataset(&args.dataset, args.seed)?;
     let bar = spinner(&format!("writing {}", args.out.display()));
-    let written = sosd::write_sosd(&args.out, &dataset.keys);
+    let written = match &dataset.keys {
+        Keys::U64(keys) => sosd::write_sosd(&args.out, keys).map(|()| 8 + 8 * keys.len() as u64),
+        Keys::Bytes(keys) if args.out.extension().is_some_and(|e| e == "txt") => {
+            write_text(&args.out, keys)
+        }
+        other => {
+            bar.finish_and_clear();
+            return Err(BenchError::BadSpec {
+                what: "--out",
+                got: args.out.display().to_string(),
+                expected: format!(
+                    "a .txt file for text keys ({} holds {} keys)",
+                    dataset.name,
+                    other.type_name()
+                ),
+            }
+            .into());
+        }
+    };
     bar.finish_and_clear();
-    written.with_context(|| format!("writing {}", args.out.display()))?;
+    let bytes = written.with_context(|| format!("writing {}", args.out.display()))?;
     println!(
-        "wrote {} keys of {} to {} ({} bytes)",
+        "wrote {} keys of {} to {} ({bytes} bytes)",
         dataset.keys.len(),
         dataset.name,
         args.out.display(),
-        8 + 8 * dataset.keys.len() as u64
     );
     Ok(())
+}
+
+/// Writes `keys` one a line; returns the bytes written.
+fn write_text(path: &Path, keys: &[Vec<u8>]) -> lidx_bench::Result<u64> {
+    let io = |source| BenchError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut out = BufWriter::new(File::create(path).map_err(io)?);
+    let mut bytes = 0;
+    for key in keys {
+        out.write_all(key).map_err(io)?;
+        out.write_all(b"\n").map_err(io)?;
+        bytes += key.len() as u64 + 1;
+    }
+    out.flush().map_err(io)?;
+    Ok(bytes)
 }
