@@ -1,0 +1,211 @@
+//! Opening a hybrid index: creating one from sorted records, or reopening one (manifest,
+//! static files, leftover removal, log replay), and assembling the running index.
+
+use super::*;
+
+impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
+    /// [`HybridIndex::create`] with any dynamic stage map.
+    pub fn create_with(
+        storage: Arc<Storage>,
+        keys: &[K],
+        payload_of: impl Fn(usize, &K, &mut [u8]),
+        options: HybridOptions,
+    ) -> Result<Self> {
+        options.check()?;
+        let dir = dir_of(&storage)?;
+        if dir.join("CURRENT").exists() {
+            return Err(Error::Io {
+                file: dir.display().to_string(),
+                op: "create hybrid index".to_string(),
+                kind: std::io::ErrorKind::AlreadyExists,
+                message: "the directory already holds an index; open it instead".to_string(),
+            });
+        }
+        check_strictly_sorted(keys)?;
+        let ps = options.payload_size;
+        let wal_dir = dir.join(WAL_DIR);
+        // No CURRENT: a log here is a leftover of a create that crashed before its commit.
+        if wal_dir.exists() {
+            std::fs::remove_dir_all(&wal_dir)
+                .map_err(|e| Error::io(wal_dir.display().to_string(), "remove old log", &e))?;
+        }
+        let parts = write_parts(&storage, &options.stage(), 1, keys.len(), |out| {
+            let mut payload = vec![0u8; ps];
+            for (i, k) in keys.iter().enumerate() {
+                payload_of(i, k, &mut payload);
+                out.push(*k, &payload)?;
+            }
+            Ok(())
+        })?;
+        let (wal, _) = Wal::open(&wal_dir, options.wal, |_, _| Ok(()))?;
+        let manifest = Manifest {
+            static_files: parts.iter().map(|p| p.name.clone()).collect(),
+            wal_segments: vec![WAL_DIR.to_string()],
+            static_seq: 0,
+            meta: Meta::of::<K>(ps, 2).encode(),
+        };
+        let store = ManifestStore::create(&dir, &manifest)?;
+        let stage = Stage::new(ps);
+        Ok(Self::assemble(
+            storage,
+            options,
+            Some(wal),
+            Some(store),
+            2,
+            stage,
+            StaticSet::new(parts),
+            wal_dir,
+        ))
+    }
+
+    /// [`HybridIndex::open`] (or, with `read_only`, [`HybridIndex::open_read_only`]) with any
+    /// dynamic stage map.
+    pub fn open_with(
+        storage: Arc<Storage>,
+        options: HybridOptions,
+        read_only: bool,
+    ) -> Result<Self> {
+        options.check()?;
+        let dir = dir_of(&storage)?;
+        let (store, manifest) = ManifestStore::open(&dir)?;
+        let manifest_file = dir.join("CURRENT").display().to_string();
+        let meta = decode_meta(&manifest_file, &manifest.meta)?;
+        meta.check_key::<K>(&manifest_file)?;
+        if meta.payload_size as usize != options.payload_size {
+            return Err(Error::InvalidParameter {
+                name: "payload_size",
+                value: options.payload_size.to_string(),
+                expected: "the payload size the index was created with",
+            });
+        }
+        let mut parts: Vec<Arc<StaticPart<K>>> = Vec::new();
+        for name in &manifest.static_files {
+            let index = AnyStatic::open(&storage, name, options.fetch)?;
+            let Some(part) = StaticPart::new(Arc::clone(&storage), name.clone(), index, None)?
+            else {
+                continue;
+            };
+            if let Some(prev) = parts.last() {
+                if !prev.first.key_lt(&part.first) {
+                    return Err(Error::Corrupt {
+                        file: manifest_file,
+                        block: None,
+                        what: format!("static file {name} does not follow {}", prev.name),
+                    });
+                }
+            }
+            parts.push(Arc::new(part));
+        }
+        if !read_only {
+            remove_leftovers(&storage, &dir, &manifest.static_files)?;
+        }
+        let wal_dir = dir.join(WAL_DIR);
+        if !wal_exists(&wal_dir)? {
+            return Err(Error::Io {
+                file: wal_dir.display().to_string(),
+                op: "open write-ahead log".to_string(),
+                kind: std::io::ErrorKind::NotFound,
+                message: "the log has no segment; it was removed outside lidx".to_string(),
+            });
+        }
+        let ps = options.payload_size;
+        let mut stage = Stage::<K, D>::new(ps);
+        let static_seq = manifest.static_seq;
+        let apply = |seq: Seq, record: Record<'_>| -> Result<()> {
+            if seq <= static_seq {
+                return Ok(());
+            }
+            let key = record.key_as::<K>()?;
+            match record {
+                Record::Put { value, .. } => {
+                    if value.len() != ps {
+                        return Err(Error::Corrupt {
+                            file: wal_dir.display().to_string(),
+                            block: None,
+                            what: format!(
+                                "record {seq} has a {}-byte payload, the index {ps}",
+                                value.len()
+                            ),
+                        });
+                    }
+                    stage.apply(key, Some(value))
+                }
+                Record::Delete { .. } => stage.apply(key, None),
+            }
+        };
+        let (wal, report) = if read_only {
+            (None, replay(&wal_dir, apply)?)
+        } else {
+            let (wal, report) = Wal::open(&wal_dir, options.wal, apply)?;
+            (Some(wal), report)
+        };
+        check_coverage(&wal_dir, &report, static_seq)?;
+        let store = (!read_only).then_some(store);
+        Ok(Self::assemble(
+            storage,
+            options,
+            wal,
+            store,
+            meta.next_generation,
+            stage,
+            StaticSet::new(parts),
+            wal_dir,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        storage: Arc<Storage>,
+        options: HybridOptions,
+        wal: Option<Wal>,
+        store: Option<ManifestStore>,
+        next_generation: u64,
+        stage: Stage<K, D>,
+        statics: StaticSet<K>,
+        wal_dir: PathBuf,
+    ) -> Self {
+        let writable = wal.is_some();
+        let inner = Arc::new(Inner {
+            storage,
+            options,
+            wal,
+            version: RwLock::new(Arc::new(Version {
+                dynamic: Arc::new(RwLock::new(stage)),
+                frozen: None,
+                frozen_seq: 0,
+                statics: Arc::new(statics),
+            })),
+            gate: RwLock::new(()),
+            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            manifest: Mutex::new((store, next_generation)),
+            merge: Mutex::new(MergeState::default()),
+            merge_cond: Condvar::new(),
+            merges: AtomicU64::new(0),
+            merge_nanos: AtomicU64::new(0),
+            write_stalls: AtomicU64::new(0),
+            stall_nanos: AtomicU64::new(0),
+            wal_dir,
+        });
+        let worker = writable.then(|| {
+            let inner = Arc::clone(&inner);
+            std::thread::spawn(move || inner.merge_loop())
+        });
+        HybridIndex { inner, worker }
+    }
+}
+
+/// Removes the static files in `dir` that `live` does not name.
+fn remove_leftovers(storage: &Storage, dir: &Path, live: &[String]) -> Result<()> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir.display().to_string(), "list directory", &e))?;
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| Error::io(dir.display().to_string(), "list directory", &e))?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if is_static_file(&name) && !live.iter().any(|l| *l == name) {
+            storage.remove(&name)?;
+        }
+    }
+    Ok(())
+}
