@@ -1,0 +1,130 @@
+//! The write-ahead log: makes the hybrid index's in-memory dynamic stage durable.
+//!
+//! Paper 002 §9.1 leaves the dynamic stage volatile ("it must rely on the WAL of the underlying
+//! database ... alternatively, the index can have its own WAL"). We give it its own: every
+//! insert, update or delete is appended here, and acknowledged, before it enters the dynamic
+//! stage; reopening replays the log into a fresh dynamic stage. Once a merge has written the
+//! frozen dynamic stage into static files (and the manifest names them, see
+//! [`crate::kv::manifest`]), the segments holding those records are removed with
+//! [`Wal::remove_up_to`].
+//!
+//! # Files
+//!
+//! A log is a directory of segments `wal-<first seq, 20 digits>.log`, each a 32-byte header then
+//! records back to back. Every record carries its own sequence number ([`Seq`], from 1, one per
+//! record, consecutive across segments), its length and a crc32c. [`Wal::rotate`] closes the
+//! active segment (fsynced) and starts a new one; a new segment is written as a `.tmp` file,
+//! fsynced, renamed and the directory fsynced, so a crash never leaves a half-made header.
+//!
+//! Segment header:
+//!
+//! | offset | size | field                                              |
+//! |--------|------|----------------------------------------------------|
+//! | 0      | 8    | magic `lidxWAL1`                                   |
+//! | 8      | 4    | format version (1)                                 |
+//! | 12     | 4    | reserved, 0                                        |
+//! | 16     | 8    | sequence number of the segment's first record      |
+//! | 24     | 4    | crc32c of bytes 0..24                              |
+//! | 28     | 4    | reserved, 0                                        |
+//!
+//! Record (`len` = size of the body):
+//!
+//! | offset | size  | field                                                   |
+//! |--------|-------|---------------------------------------------------------|
+//! | 0      | 4     | crc32c of bytes 4..16+len (length, seq and body)        |
+//! | 4      | 4     | `len`                                                   |
+//! | 8      | 8     | sequence number                                         |
+//! | 16     | 1     | kind: 1 = put, 2 = delete                               |
+//! | 17     | 4     | key length `k`                                          |
+//! | 21     | k     | key bytes ([`crate::Key::write_to`] form)               |
+//! | 21 + k | rest  | put: the value (`len - 5 - k` bytes); delete: nothing   |
+//!
+//! # Plain buffered files, no `O_DIRECT`
+//!
+//! The on-disk indexes use `O_DIRECT` so that the OS page cache cannot hide their block reads.
+//! The log is the opposite case: it is only ever appended sequentially and read back once, at
+//! recovery, so there is no read to measure and no cache to bypass. `O_DIRECT` would force
+//! block-aligned, block-padded writes (a 30-byte record would cost a 4 KiB write, and the tail
+//! block would be rewritten by every group). A plain [`File`] takes writes of any length, and
+//! `fdatasync` makes them durable; that is all a log needs.
+//!
+//! # Group commit
+//!
+//! [`Wal::append`] may be called from many threads. Leader/follower, with a `parking_lot`
+//! mutex and condition variable: an appender encodes its records into the shared pending buffer
+//! under the mutex (that is where sequence numbers are assigned, so file order is sequence
+//! order), then, if no thread is writing, becomes the leader: it takes the whole pending buffer,
+//! releases the mutex, issues ONE `write` and (under [`FsyncPolicy::Always`]) ONE `fdatasync`,
+//! and wakes everyone. Threads that arrived meanwhile (followers) wait on the condition variable;
+//! their records accumulate in the pending buffer, and when the leader finishes, one of them
+//! becomes the next leader and writes the whole accumulated group. So the number of fsyncs
+//! adapts to the load: one per append when alone, one per group under contention. No thread
+//! sleeps waiting for more work; a group is simply whatever arrived during the previous fsync.
+//! [`Wal::stats`] counts groups and fsyncs.
+//!
+//! # Fsync policies and what a crash loses
+//!
+//! Under every policy an append returns only after its records were handed to the OS with
+//! `write`, so a crash of the *process* (a panic, `SIGKILL`) loses nothing acknowledged. The
+//! policies differ on a crash of the *machine* (power loss, kernel panic):
+//!
+//! - [`FsyncPolicy::Always`]: acknowledged after `fdatasync`: loses nothing acknowledged.
+//! - [`FsyncPolicy::EveryMs`]`(n)`: a background thread calls `fdatasync` every `n` ms:
+//!   loses at most the appends acknowledged in the last `n` ms (plus the duration of a sync).
+//! - [`FsyncPolicy::Never`]: the OS writes back when it likes (Linux: about 30 s by default):
+//!   loses whatever was not written back yet.
+//!
+//! [`Wal::sync`] forces an fsync under any policy; dropping a [`Wal`] makes one last sync.
+//! After a failed `write` or `fsync` the log refuses every later append with the same error:
+//! after a failed fsync the kernel may have dropped the dirty pages, so what is on disk is
+//! unknown and continuing would acknowledge writes that may be lost.
+//!
+//! # Recovery
+//!
+//! [`replay`] reads the segments in order and hands every record to a callback. A crash in the
+//! middle of a write leaves a *torn tail*: the last record (or the last few, of the last group)
+//! partly written. Replay stops there, truncates the segment to its last complete record and
+//! reports it ([`TornTail`]). Whatever is torn was never acknowledged under `Always`, since the
+//! fsync that would acknowledge it had not returned. A damaged record *followed by a valid one*
+//! cannot come from a torn write; it is [`Error::Corrupt`], never silently skipped, as is a
+//! damaged record at the end of any segment but the last (segments are fsynced before the next
+//! one starts), a gap in the sequence numbers, or a record whose checksum is right but whose body
+//! is malformed. One limit: on a power loss (not a process crash), a disk that persists the
+//! pages of one unacknowledged group out of order can leave a valid record after a damaged one
+//! within that group; replay reports it as corrupt rather than guess.
+//!
+//! Recovery reads one segment into memory at a time; segments are as large as the caller lets
+//! them grow between rotations (for the hybrid index, one dynamic stage).
+
+//!
+//! One file per part: `record` (the record and segment-header codec), `replay` (reading
+//! segments back, torn tails, recovery), `writer` (the appending [`Wal`], group commit,
+//! rotation).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::kv::stamp::{corrupt, decode_stamp, encode_stamp, le_u32, le_u64, STAMP_BYTES};
+
+mod record;
+mod replay;
+#[cfg(test)]
+mod tests;
+mod writer;
+
+pub use record::*;
+pub use replay::*;
+pub use writer::*;
+
+/// A record's sequence number: 1 for the first record ever appended to a log, then one more
+/// per record. 0 means "no record".
+pub type Seq = u64;

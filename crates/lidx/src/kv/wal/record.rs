@@ -1,0 +1,201 @@
+//! The codec of records and segment headers: frames, bodies, and the segment stamp.
+
+use super::*;
+
+/// Magic number at the start of every segment: `lidxWAL1`.
+pub const SEGMENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxWAL1");
+/// Format version of segments and records.
+pub const VERSION: u32 = 1;
+/// Size of a segment header.
+pub const SEGMENT_HEADER_BYTES: usize = STAMP_BYTES;
+/// Size of a record's frame (crc, length, sequence number) before its body.
+pub const FRAME_BYTES: usize = 16;
+/// Largest record body accepted, on append and on read (1 GiB).
+pub const MAX_BODY_BYTES: usize = 1 << 30;
+
+pub(super) const KIND_PUT: u8 = 1;
+pub(super) const KIND_DELETE: u8 = 2;
+/// Bytes of a body before the key: kind and key length.
+pub(super) const BODY_PREFIX: usize = 5;
+
+/// One logged operation. Keys are the [`Key::write_to`] bytes of a key (see
+/// [`Record::key_as`]); values are any bytes, fixed or variable length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// Insert or update `key` with `value`.
+    Put {
+        /// The key's on-disk bytes.
+        key: &'a [u8],
+        /// The value.
+        value: &'a [u8],
+    },
+    /// Delete `key` (a tombstone in the dynamic stage).
+    Delete {
+        /// The key's on-disk bytes.
+        key: &'a [u8],
+    },
+}
+
+impl<'a> Record<'a> {
+    /// The key bytes.
+    pub fn key(&self) -> &'a [u8] {
+        match *self {
+            Record::Put { key, .. } | Record::Delete { key } => key,
+        }
+    }
+
+    /// The key decoded as a `K`; [`Error::KeyTypeMismatch`] when its length is not `K::SIZE`.
+    pub fn key_as<K: Key>(&self) -> Result<K> {
+        let key = self.key();
+        if key.len() != K::SIZE {
+            return Err(Error::KeyTypeMismatch {
+                file: "write-ahead log record".to_string(),
+                expected: K::NAME,
+                got: format!("a {}-byte key", key.len()),
+            });
+        }
+        Ok(K::read_from(key))
+    }
+
+    /// Bytes this record takes in the log, frame included.
+    pub fn encoded_len(&self) -> usize {
+        FRAME_BYTES + self.body_len()
+    }
+
+    pub(super) fn body_len(&self) -> usize {
+        BODY_PREFIX
+            + match *self {
+                Record::Put { key, value } => key.len() + value.len(),
+                Record::Delete { key } => key.len(),
+            }
+    }
+}
+
+/// Appends record `seq` to `out`.
+#[doc(hidden)]
+pub fn encode_record(seq: Seq, record: &Record<'_>, out: &mut Vec<u8>) {
+    let start = out.len();
+    let body = record.body_len() as u32;
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&body.to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    let (kind, key, value): (u8, &[u8], &[u8]) = match *record {
+        Record::Put { key, value } => (KIND_PUT, key, value),
+        Record::Delete { key } => (KIND_DELETE, key, &[]),
+    };
+    out.push(kind);
+    out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    out.extend_from_slice(key);
+    out.extend_from_slice(value);
+    let crc = crc32c::crc32c(&out[start + 4..]);
+    out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// A frame whose length and checksum are right: (sequence number, body, total bytes).
+/// `Truncated` when `bytes` ends inside the frame, `Corrupt` when the checksum fails. `offset`
+/// only names the place in errors.
+pub(super) fn decode_frame<'a>(
+    file: &str,
+    offset: u64,
+    bytes: &'a [u8],
+) -> Result<(Seq, &'a [u8], usize)> {
+    if bytes.len() < FRAME_BYTES {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!(
+                "record at offset {offset} has {} of its {FRAME_BYTES} frame bytes",
+                bytes.len()
+            ),
+        });
+    }
+    let len = le_u32(bytes, 4) as usize;
+    if len > MAX_BODY_BYTES {
+        return Err(corrupt(
+            file,
+            format!(
+                "record at offset {offset} claims {len} body bytes, more than {MAX_BODY_BYTES}"
+            ),
+        ));
+    }
+    if bytes.len() - FRAME_BYTES < len {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!(
+                "record at offset {offset} has {} of its {len} body bytes",
+                bytes.len() - FRAME_BYTES
+            ),
+        });
+    }
+    let end = FRAME_BYTES + len;
+    let stored = le_u32(bytes, 0);
+    let got = crc32c::crc32c(&bytes[4..end]);
+    if stored != got {
+        return Err(corrupt(
+            file,
+            format!("record at offset {offset}: checksum {got:#010x}, written as {stored:#010x}"),
+        ));
+    }
+    Ok((le_u64(bytes, 8), &bytes[FRAME_BYTES..end], end))
+}
+
+pub(super) fn decode_body<'a>(file: &str, offset: u64, body: &'a [u8]) -> Result<Record<'a>> {
+    if body.len() < BODY_PREFIX {
+        return Err(corrupt(
+            file,
+            format!("record at offset {offset} has a {}-byte body", body.len()),
+        ));
+    }
+    let key_len = le_u32(body, 1) as usize;
+    if key_len > body.len() - BODY_PREFIX {
+        return Err(corrupt(
+            file,
+            format!("record at offset {offset}: key length {key_len} exceeds its body"),
+        ));
+    }
+    let key = &body[BODY_PREFIX..BODY_PREFIX + key_len];
+    let rest = &body[BODY_PREFIX + key_len..];
+    match body[0] {
+        KIND_PUT => Ok(Record::Put { key, value: rest }),
+        KIND_DELETE if rest.is_empty() => Ok(Record::Delete { key }),
+        KIND_DELETE => Err(corrupt(
+            file,
+            format!(
+                "delete record at offset {offset} has {} trailing bytes",
+                rest.len()
+            ),
+        )),
+        kind => Err(corrupt(
+            file,
+            format!("record at offset {offset} has unknown kind {kind}"),
+        )),
+    }
+}
+
+/// Decodes the record at the start of `bytes` (read at `offset` of `file`): its sequence
+/// number, the record and the bytes it takes. `Truncated` when `bytes` ends inside it,
+/// `Corrupt` for a bad checksum or body. Never panics.
+#[doc(hidden)]
+pub fn decode_record<'a>(
+    file: &str,
+    offset: u64,
+    bytes: &'a [u8],
+) -> Result<(Seq, Record<'a>, usize)> {
+    let (seq, body, n) = decode_frame(file, offset, bytes)?;
+    Ok((seq, decode_body(file, offset, body)?, n))
+}
+
+/// Writes a segment header for a segment whose first record is `first`.
+#[doc(hidden)]
+pub fn encode_segment_header(first: Seq) -> [u8; SEGMENT_HEADER_BYTES] {
+    encode_stamp(SEGMENT_MAGIC, VERSION, first)
+}
+
+/// Reads a segment header: the sequence number of the segment's first record.
+#[doc(hidden)]
+pub fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<Seq> {
+    let first = decode_stamp(file, bytes, SEGMENT_MAGIC, VERSION, "segment header")?;
+    if first == 0 {
+        return Err(corrupt(file, "segment starts at sequence number 0".into()));
+    }
+    Ok(first)
+}
