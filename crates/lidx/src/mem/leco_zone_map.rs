@@ -224,12 +224,14 @@ impl<K: Key, const ROUGH: bool> StaticIndex<K> for LecoZoneMapOf<K, ROUGH> {
     }
 }
 
-/// Encoding (kind 11 exact, 12 rough): a `u8` tag; tag 0: `n: u64, per_block: u64`, then the
+/// Encoding (kind 13 exact, 14 rough; kinds 11 and 12 were the tag-less form before the plain
+/// fallback, given new numbers so that an old file is refused by kind, never misread): a `u8`
+/// tag; tag 0: `n: u64, per_block: u64`, then the
 /// separators as a [`LecoArray`]; tag 1: the plain [`ZoneMap`]'s encoding (kind 7). `decode`
 /// checks, for tag 0, `n <= 2^62`, `1 <= per_block <= 2^62`, `ceil(n / per_block)` separators,
 /// non-decreasing; for tag 1 what [`ZoneMap`]'s `decode` checks.
 impl<K: Key, const ROUGH: bool> Persist<K> for LecoZoneMapOf<K, ROUGH> {
-    const KIND: u32 = if ROUGH { 12 } else { 11 };
+    const KIND: u32 = if ROUGH { 14 } else { 13 };
 
     fn encode(&self, out: &mut Encoder) {
         match &self.held {
