@@ -25,9 +25,7 @@
 
 use std::time::Instant;
 
-use hdrhistogram::Histogram;
 use lidx::disk::DiskIndex;
-use lidx::io::sim::thread_modeled_ns;
 use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 
 use crate::dataset::Dataset;
@@ -36,6 +34,7 @@ use crate::disk_workload::{payload_of, DiskWorkload};
 use crate::error::{BenchError, Result};
 use crate::report::Machine;
 use crate::runner::Progress;
+use crate::runners::core::{check_get, new_histogram, on_threads, ThreadRun};
 
 /// What to run on each on-disk index.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,14 +57,6 @@ pub struct DiskBench<'a> {
     dataset: &'a Dataset,
     queries: Vec<u64>,
     config: DiskBenchConfig,
-}
-
-/// What one thread measured in one run.
-struct ThreadRun {
-    wall: Histogram<u64>,
-    modeled: Histogram<u64>,
-    wall_ns: u64,
-    modeled_ns: u64,
 }
 
 /// One run's figures.
@@ -111,24 +102,15 @@ impl<'a> DiskBench<'a> {
             let before = storage.stats();
             let started = Instant::now();
             let chunk = self.queries.len().div_ceil(threads);
-            let results: Vec<Result<ThreadRun>> = std::thread::scope(|scope| {
-                let handles: Vec<_> = self
-                    .queries
-                    .chunks(chunk)
-                    .map(|part| scope.spawn(move || self.run_part(label, index, part)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("benchmark thread panicked"))
-                    .collect()
+            let results = on_threads(self.queries.chunks(chunk), |part| {
+                self.run_part(label, index, part)
             });
             let elapsed_ns = started.elapsed().as_nanos() as u64;
             let io = storage.stats() - before;
             io_total = io_total + io;
             let mut busiest = 0;
             let (mut wall_sum, mut modeled_sum) = (0u64, 0u64);
-            for run in results {
-                let run = run?;
+            for run in results? {
                 busiest = busiest.max(run.modeled_ns);
                 wall_sum += run.wall_ns;
                 modeled_sum += run.modeled_ns;
@@ -199,31 +181,17 @@ impl<'a> DiskBench<'a> {
         let size = index.payload_size();
         let (mut got, mut want) = (vec![0u8; size], vec![0u8; size]);
         let (mut keys, mut payloads) = (Vec::new(), Vec::new());
-        let mut run = ThreadRun {
-            wall: new_histogram(),
-            modeled: new_histogram(),
-            wall_ns: 0,
-            modeled_ns: 0,
-        };
+        let mut run = ThreadRun::new();
         for &key in part {
-            let modeled_before = thread_modeled_ns();
-            let cpu_before = thread_cpu_ns();
-            let started = Instant::now();
             match self.config.workload {
                 DiskWorkload::Lookup(_) => {
-                    let found = index.get(&key, &mut got)?;
-                    let wall = started.elapsed().as_nanos() as u64;
-                    let cpu = thread_cpu_ns() - cpu_before;
-                    run.record(wall, cpu + thread_modeled_ns() - modeled_before);
+                    let found = run.time(|| Ok(index.get(&key, &mut got)?))?;
                     check_get(label, key, found, &got, &mut want)?;
                 }
                 DiskWorkload::Scan { len } => {
                     keys.clear();
                     payloads.clear();
-                    index.scan(&key, len, &mut keys, &mut payloads)?;
-                    let wall = started.elapsed().as_nanos() as u64;
-                    let cpu = thread_cpu_ns() - cpu_before;
-                    run.record(wall, cpu + thread_modeled_ns() - modeled_before);
+                    run.time(|| Ok(index.scan(&key, len, &mut keys, &mut payloads)?))?;
                     self.check_scan(label, key, len, size, &keys, &payloads)?;
                 }
             }
@@ -273,49 +241,4 @@ impl<'a> DiskBench<'a> {
         }
         Ok(())
     }
-}
-
-impl ThreadRun {
-    /// One operation: `wall_ns` by the clock, `modeled_ns` = CPU time + modeled device time.
-    fn record(&mut self, wall_ns: u64, modeled_ns: u64) {
-        self.wall_ns += wall_ns;
-        self.modeled_ns += modeled_ns;
-        self.wall.saturating_record(wall_ns.max(1));
-        self.modeled.saturating_record(modeled_ns.max(1));
-    }
-}
-
-/// Checks a get of `key` that `found` (or not) the payload `got`: it must be found with
-/// [`payload_of`]`(key)`, written into `want`. `WrongResult` otherwise.
-pub fn check_get(label: &str, key: u64, found: bool, got: &[u8], want: &mut [u8]) -> Result<()> {
-    payload_of(key, want);
-    if found && got == want {
-        return Ok(());
-    }
-    Err(BenchError::WrongResult {
-        index: label.to_string(),
-        op: "get",
-        key,
-        what: if found {
-            format!("payload {got:?}, expected {want:?}")
-        } else {
-            "the key was not found".to_string()
-        },
-    })
-}
-
-/// CPU time this thread has used, in ns.
-pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant Linux defines.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// A latency histogram in ns, 1 ns to 1000 s, 3 significant digits.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 1_000_000_000_000, 3).expect("valid histogram bounds")
 }

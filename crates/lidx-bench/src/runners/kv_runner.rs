@@ -45,17 +45,16 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use hdrhistogram::Histogram;
 use lidx::disk::btree::Resident;
-use lidx::io::sim::thread_modeled_ns;
 use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 use serde::{Deserialize, Serialize};
 
 use crate::disk_report::human_bytes;
-use crate::disk_runner::{check_get, new_histogram, thread_cpu_ns};
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
 use crate::kv_store::{KvStore, MemoryBudget, StoreSpec};
 use crate::report::Machine;
 use crate::runner::Progress;
+use crate::runners::core::{check_get, new_histogram, on_threads, ThreadRun};
 use crate::ycsb::{Op, YcsbPlan, YcsbWorkload};
 
 /// Where each run's fresh store lives.
@@ -240,14 +239,6 @@ pub struct KvBench<'a> {
     config: KvBenchConfig,
 }
 
-/// One thread's measurements.
-struct ThreadRun {
-    wall: Histogram<u64>,
-    modeled: Histogram<u64>,
-    modeled_ns: u64,
-    reads: u64,
-}
-
 /// One run's measurements.
 struct RunFigures {
     primary: f64,
@@ -430,21 +421,12 @@ impl<'a> KvBench<'a> {
     ) -> Result<(Vec<ThreadRun>, IoStats, u64)> {
         let before = storage.stats();
         let started = Instant::now();
-        let results: Vec<Result<ThreadRun>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .plan
-                .streams
-                .iter()
-                .map(|stream| scope.spawn(move || run_stream(label, store, stream)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("benchmark thread panicked"))
-                .collect()
+        let results = on_threads(self.plan.streams.iter(), |stream| {
+            run_stream(label, store, stream)
         });
         let elapsed_ns = started.elapsed().as_nanos() as u64;
         let io = storage.stats() - before;
-        Ok((results.into_iter().collect::<Result<_>>()?, io, elapsed_ns))
+        Ok((results?, io, elapsed_ns))
     }
 }
 
@@ -452,34 +434,18 @@ impl<'a> KvBench<'a> {
 fn run_stream(label: &str, store: &dyn KvStore<u64>, stream: &[Op]) -> Result<ThreadRun> {
     let size = store.payload_size();
     let (mut got, mut want) = (vec![0u8; size], vec![0u8; size]);
-    let mut run = ThreadRun {
-        wall: new_histogram(),
-        modeled: new_histogram(),
-        modeled_ns: 0,
-        reads: 0,
-    };
+    let mut run = ThreadRun::new();
     for &op in stream {
-        let modeled_before = thread_modeled_ns();
-        let cpu_before = thread_cpu_ns();
-        let started = Instant::now();
-        let checked = match op {
+        match op {
             Op::Insert(key) => {
                 payload_of(key, &mut want);
-                store.put(key, &want)?;
-                None
+                run.time(|| Ok(store.put(key, &want)?))?;
             }
             Op::Read(key) => {
                 run.reads += 1;
-                Some((key, store.get(&key, &mut got)?))
+                let found = run.time(|| Ok(store.get(&key, &mut got)?))?;
+                check_get(label, key, found, &got, &mut want)?;
             }
-        };
-        let wall = started.elapsed().as_nanos() as u64;
-        let modeled = thread_cpu_ns() - cpu_before + thread_modeled_ns() - modeled_before;
-        run.modeled_ns += modeled;
-        run.wall.saturating_record(wall.max(1));
-        run.modeled.saturating_record(modeled.max(1));
-        if let Some((key, found)) = checked {
-            check_get(label, key, found, &got, &mut want)?;
         }
     }
     Ok(run)

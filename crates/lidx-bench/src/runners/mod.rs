@@ -1,8 +1,10 @@
 //! Runners: the checked benchmark of in-memory indexes ([`runner`], built by [`registry`]),
 //! of byte-string indexes ([`string_runner`]), of on-disk indexes ([`disk_runner`], built and
 //! opened by [`disk_registry`]) and of stores under YCSB ([`kv_runner`], over the adapters of
-//! [`kv_store`]).
+//! [`kv_store`]); the on-disk and YCSB runners share `core` (thread runs, the checked get,
+//! clocks and histograms).
 
+pub(crate) mod core;
 pub mod disk_registry;
 pub mod disk_runner;
 pub mod kv_runner;
