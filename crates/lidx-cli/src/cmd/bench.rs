@@ -4,12 +4,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Parser;
 use lidx_bench::disk_registry::DISK_INDEX_FORMS;
 use lidx_bench::keyfile::Keys;
-use lidx_bench::registry::{parse_count, IndexSpec, DEFAULT_INDEXES};
-use lidx_bench::report::{self, Format};
+use lidx_bench::registry::{IndexSpec, DEFAULT_INDEXES};
+use lidx_bench::report;
 use lidx_bench::runner::{self, BenchConfig};
 use lidx_bench::string_runner::{
     self, StringIndexSpec, DEFAULT_STRING_INDEXES, STRING_INDEX_FORMS,
@@ -17,6 +16,7 @@ use lidx_bench::string_runner::{
 use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
 
+use super::args::{check_out, parse_ops, write_out};
 use super::bench_disk::DEFAULT_DISK_INDEXES;
 use super::{load_any_dataset, load_dataset, Bars};
 
@@ -140,10 +140,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Every usage error is reported before the (long) benchmark starts.
     let specs = IndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_INDEXES))?;
     let workload = Workload::parse(&args.workload)?;
-    let queries = parse_queries(args.queries.as_deref().unwrap_or("1M"))?;
-    if let Some(out) = &args.out {
-        Format::for_path(out)?;
-    }
+    let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
+    check_out(args.out.as_ref())?;
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -178,12 +176,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         first.cores
     );
     println!("{}", report::table(&records));
-    if let Some(out) = &args.out {
-        report::write_records(out, &records)
-            .with_context(|| format!("writing {}", out.display()))?;
-        eprintln!("wrote {} records to {}", records.len(), out.display());
-    }
-    Ok(())
+    write_out(args.out.as_ref(), &records)
 }
 
 /// True for the datasets of text keys: `text:`, a `.txt` path, `gen:words:`.
@@ -196,7 +189,7 @@ fn is_text_dataset(spec: &str) -> bool {
 }
 
 /// `lidx bench` on text keys ([`lidx_bench::string_runner`]): uniform lookups of present
-/// keys, every answer checked, a table (and JSON lines with `--out <file>.jsonl`).
+/// keys, every answer checked, a table (and the records in `--out`, JSON lines or CSV).
 fn run_text(args: Args) -> anyhow::Result<()> {
     let specs =
         StringIndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_STRING_INDEXES))?;
@@ -208,17 +201,8 @@ fn run_text(args: Args) -> anyhow::Result<()> {
         }
         .into());
     }
-    let queries = parse_queries(args.queries.as_deref().unwrap_or("1M"))?;
-    if let Some(out) = &args.out {
-        if out.extension().is_none_or(|e| e != "jsonl") {
-            return Err(BenchError::BadSpec {
-                what: "--out",
-                got: out.display().to_string(),
-                expected: "a .jsonl file for text keys (one JSON record per index)".to_string(),
-            }
-            .into());
-        }
-    }
+    let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
+    check_out(args.out.as_ref())?;
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
     let Keys::Bytes(keys) = &dataset.keys else {
         return Err(BenchError::KeyType {
@@ -245,25 +229,5 @@ fn run_text(args: Args) -> anyhow::Result<()> {
         args.seed
     );
     println!("{}", string_runner::table(&records));
-    if let Some(out) = &args.out {
-        let mut text = String::new();
-        for r in &records {
-            text.push_str(&serde_json::to_string(r)?);
-            text.push('\n');
-        }
-        std::fs::write(out, text).with_context(|| format!("writing {}", out.display()))?;
-        eprintln!("wrote {} records to {}", records.len(), out.display());
-    }
-    Ok(())
-}
-
-/// Parses `--queries` (`1M`, `500K`, `2000`).
-pub fn parse_queries(text: &str) -> Result<usize, BenchError> {
-    parse_count(text)
-        .and_then(|q| usize::try_from(q).ok())
-        .ok_or_else(|| BenchError::BadSpec {
-            what: "query count",
-            got: text.to_string(),
-            expected: "a number such as 1000000, 500K or 2M".to_string(),
-        })
+    write_out(args.out.as_ref(), &records)
 }

@@ -8,16 +8,13 @@
 
 use std::time::Instant;
 
-use anyhow::Context;
-use lidx::disk::static_learned::Fetch;
 use lidx_bench::disk_registry::{self, parse_resident, resident_text, DiskIndexSpec, OpenChoice};
 use lidx_bench::disk_report::{self, DiskRecord};
 use lidx_bench::disk_runner::{DiskBench, DiskBenchConfig};
 use lidx_bench::disk_workload::DiskWorkload;
-use lidx_bench::report::{self, Format};
-use lidx_bench::BenchError;
 
-use super::bench::{parse_queries, Args};
+use super::args::{check_out, parse_fetches, parse_ops, write_out};
+use super::bench::Args;
 use super::disk::{unique_keys, DeviceChoice};
 use super::{load_dataset, spinner, Bars};
 
@@ -28,27 +25,15 @@ pub const DEFAULT_DISK_INDEXES: &str = "btree,pgm:eps=64,zonemap";
 pub fn run(args: Args) -> anyhow::Result<()> {
     let specs = DiskIndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_DISK_INDEXES))?;
     let workload = DiskWorkload::parse(&args.workload)?;
-    let queries = parse_queries(args.queries.as_deref().unwrap_or("100K"))?;
+    let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("100K"))?;
     let device = DeviceChoice::parse(&args.device, args.dir.clone())?;
     let residents = args
         .resident
         .split(',')
         .map(parse_resident)
         .collect::<Result<Vec<_>, _>>()?;
-    let fetches = args
-        .fetch
-        .split(',')
-        .map(|f| {
-            Fetch::parse(f).map_err(|_| BenchError::BadSpec {
-                what: "fetch",
-                got: f.to_string(),
-                expected: "all-at-once or one-by-one, comma-separated".to_string(),
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if let Some(out) = &args.out {
-        Format::for_path(out)?;
-    }
+    let fetches = parse_fetches(&args.fetch)?;
+    check_out(args.out.as_ref())?;
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -138,10 +123,5 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         first.cores
     );
     println!("{}", disk_report::table(&records));
-    if let Some(out) = &args.out {
-        report::write_records(out, &records)
-            .with_context(|| format!("writing {}", out.display()))?;
-        eprintln!("wrote {} records to {}", records.len(), out.display());
-    }
-    Ok(())
+    write_out(args.out.as_ref(), &records)
 }

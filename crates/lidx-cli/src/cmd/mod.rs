@@ -1,6 +1,7 @@
 //! The subcommands, one file each, and what they share: progress (bars on a terminal, lines
 //! otherwise) and dataset loading.
 
+mod args;
 pub mod bench;
 pub mod bench_disk;
 pub mod build;

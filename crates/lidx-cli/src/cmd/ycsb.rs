@@ -8,16 +8,13 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Parser;
-use lidx::disk::static_learned::Fetch;
 use lidx_bench::kv_runner::{self, KvBenchConfig, KvRecord, KvSetup, StorageBase};
 use lidx_bench::kv_store::{parse_fsync, DynamicKind, MemoryBudget, StoreSpec};
-use lidx_bench::report::{self, Format};
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
 
-use super::bench::parse_queries;
+use super::args::{check_out, parse_fetches, parse_ops, write_out};
 use super::disk::{unique_keys, DeviceChoice};
 use super::{load_dataset, Bars};
 
@@ -127,16 +124,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Every usage error is reported before the (long) benchmark starts.
     let workloads = YcsbWorkload::parse_list(&args.workload)?;
     let device = DeviceChoice::parse(&args.device, None)?;
-    let ops = parse_queries(&args.ops).map_err(|_| BenchError::BadSpec {
-        what: "operation count",
-        got: args.ops.clone(),
-        expected: "a number such as 100000, 100K or 1M".to_string(),
-    })?;
-    let fetch = Fetch::parse(&args.fetch).map_err(|_| BenchError::BadSpec {
-        what: "fetch",
-        got: args.fetch.clone(),
-        expected: "all-at-once or one-by-one".to_string(),
-    })?;
+    let ops = parse_ops("operation count", &args.ops)?;
+    let fetch = match parse_fetches(&args.fetch)?[..] {
+        [one] => one,
+        _ => {
+            return Err(BenchError::BadSpec {
+                what: "fetch",
+                got: args.fetch.clone(),
+                expected: "one of all-at-once or one-by-one".to_string(),
+            }
+            .into())
+        }
+    };
     let budget = MemoryBudget::parse(&args.memory_budget)?;
     let budgets = MemoryBudget::parse_list(&args.budgets)?;
     let fsync = parse_fsync(&args.fsync)?;
@@ -156,9 +155,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         .into());
     }
-    if let Some(out) = &args.out {
-        Format::for_path(out)?;
-    }
+    check_out(args.out.as_ref())?;
     let base = StorageBase {
         dir: device.dir.clone(),
         kind: device.kind.clone(),
@@ -192,11 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     print_header(&records[0]);
     println!("{}", kv_runner::table(&records));
-    if let Some(out) = &args.out {
-        report::write_records(out, &records)
-            .with_context(|| format!("writing {}", out.display()))?;
-        eprintln!("wrote {} records to {}", records.len(), out.display());
-    }
+    write_out(args.out.as_ref(), &records)?;
     if let Some(csv) = &args.csv {
         plot::write_csv(csv, &records)?;
         eprintln!("wrote the curve to {}", csv.display());

@@ -1,0 +1,53 @@
+//! What `bench`, `bench --on-disk` and `ycsb` parse and write alike: operation counts, fetch
+//! modes, and the records file (`--out`), checked before a run starts and written after it.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use lidx::disk::static_learned::Fetch;
+use lidx_bench::registry::parse_count;
+use lidx_bench::report::{self, Format};
+use lidx_bench::BenchError;
+use serde::Serialize;
+
+/// Parses a count of operations (`1M`, `500K`, `2000`) for the option `what`.
+pub fn parse_ops(what: &'static str, text: &str) -> Result<usize, BenchError> {
+    parse_count(text)
+        .and_then(|q| usize::try_from(q).ok())
+        .ok_or_else(|| BenchError::BadSpec {
+            what,
+            got: text.to_string(),
+            expected: "a number such as 1000000, 500K or 2M".to_string(),
+        })
+}
+
+/// Parses a comma-separated list of fetch modes (paper 002 G1).
+pub fn parse_fetches(text: &str) -> Result<Vec<Fetch>, BenchError> {
+    text.split(',')
+        .map(|f| {
+            Fetch::parse(f).map_err(|_| BenchError::BadSpec {
+                what: "fetch",
+                got: f.to_string(),
+                expected: "all-at-once or one-by-one, comma-separated".to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Refuses an `--out` whose extension names no records format, before anything runs.
+pub fn check_out(out: Option<&PathBuf>) -> Result<(), BenchError> {
+    if let Some(out) = out {
+        Format::for_path(out)?;
+    }
+    Ok(())
+}
+
+/// Writes `records` to `--out`, if given, and says so on stderr.
+pub fn write_out<R: Serialize>(out: Option<&PathBuf>, records: &[R]) -> anyhow::Result<()> {
+    if let Some(out) = out {
+        report::write_records(out, records)
+            .with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("wrote {} records to {}", records.len(), out.display());
+    }
+    Ok(())
+}
