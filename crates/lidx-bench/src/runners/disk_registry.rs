@@ -32,7 +32,7 @@
 
 use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::static_learned::{
-    read_kind, Fetch, Granularity, StaticLearned, StaticLearnedParams,
+    AnyStaticLearned, Fetch, Granularity, StaticLearned, StaticLearnedParams,
 };
 use lidx::disk::DiskIndex;
 use lidx::io::Storage;
@@ -484,76 +484,19 @@ fn learned<M: Persist<u64>>(
     Ok(())
 }
 
-/// Opens the index file `name` of `storage`, whatever it holds (a B+-tree or a static learned
-/// index with any model), read-only, with the runtime `choice`.
+/// Opens the index file `name` of `storage`, whatever it holds (a B+-tree, or a static learned
+/// index with any model: [`AnyStaticLearned`]), read-only, with the runtime `choice`.
 pub fn open(storage: &Storage, name: &str, choice: OpenChoice) -> Result<Box<dyn DiskIndex<u64>>> {
-    let kind = match read_kind(storage, name) {
-        Ok(kind) => kind,
-        Err(lidx::Error::BadMagic { .. }) => {
-            return Ok(Box::new(DiskBTree::<u64>::open(
-                storage,
-                name,
-                choice.resident,
-                false,
-            )?))
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let fetch = Some(choice.fetch);
-    Ok(match kind {
-        k if k == <Pgm<u64> as Persist<u64>>::KIND => {
-            open_learned::<Pgm<u64>>(storage, name, fetch)?
-        }
-        k if k == <SampledPgm<u64> as Persist<u64>>::KIND => {
-            open_learned::<SampledPgm<u64>>(storage, name, fetch)?
-        }
-        k if k == <RadixSpline<u64> as Persist<u64>>::KIND => {
-            open_learned::<RadixSpline<u64>>(storage, name, fetch)?
-        }
-        k if k == <Rmi as Persist<u64>>::KIND => open_learned::<Rmi>(storage, name, fetch)?,
-        k if k == <BTreeModel<u64> as Persist<u64>>::KIND => {
-            open_learned::<BTreeModel<u64>>(storage, name, fetch)?
-        }
-        k if k == <FitingTree<u64> as Persist<u64>>::KIND => {
-            open_learned::<FitingTree<u64>>(storage, name, fetch)?
-        }
-        k if k == <ZoneMap<u64> as Persist<u64>>::KIND => {
-            open_learned::<ZoneMap<u64>>(storage, name, fetch)?
-        }
-        k if k == <PgmZero<u64> as Persist<u64>>::KIND => {
-            open_learned::<PgmZero<u64>>(storage, name, fetch)?
-        }
-        k if k == <RadixSplineZero<u64> as Persist<u64>>::KIND => {
-            open_learned::<RadixSplineZero<u64>>(storage, name, fetch)?
-        }
-        k if k == <CprPgm<u64> as Persist<u64>>::KIND => {
-            open_learned::<CprPgm<u64>>(storage, name, fetch)?
-        }
-        k if k == <LecoZoneMap<u64> as Persist<u64>>::KIND => {
-            open_learned::<LecoZoneMap<u64>>(storage, name, fetch)?
-        }
-        k if k == <RoughLecoZoneMap<u64> as Persist<u64>>::KIND => {
-            open_learned::<RoughLecoZoneMap<u64>>(storage, name, fetch)?
-        }
-        other => {
-            return Err(lidx::Error::Corrupt {
-                file: name.to_string(),
-                block: Some(0),
-                what: format!("unknown model kind {other}"),
-            }
-            .into())
-        }
-    })
-}
-
-fn open_learned<M: Persist<u64> + Send + Sync + 'static>(
-    storage: &Storage,
-    name: &str,
-    fetch: Option<Fetch>,
-) -> Result<Box<dyn DiskIndex<u64>>> {
-    Ok(Box::new(StaticLearned::<u64, M>::open(
-        storage, name, fetch,
-    )?))
+    match AnyStaticLearned::<u64>::open(storage, name, Some(choice.fetch)) {
+        Ok(index) => Ok(Box::new(index)),
+        Err(lidx::Error::BadMagic { .. }) => Ok(Box::new(DiskBTree::<u64>::open(
+            storage,
+            name,
+            choice.resident,
+            false,
+        )?)),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn parse_granularity(text: &str) -> Option<Granularity> {

@@ -27,7 +27,9 @@ use crate::key::Key;
 
 use super::dynamic::{DynamicMap, Slot, Stage};
 use super::options::StageOptions;
-use super::static_set::{static_file_name, AnyStatic, StaticPart, StaticSet};
+use super::static_set::{
+    static_file_name, AnyStatic, HybridFile, StaticPart, StaticSet, MERGE_READ_BLOCKS,
+};
 
 /// Streams the merge of the static stage with the frozen stage's `entries` (from
 /// [`Stage::entries`]) into `out`: the full state in key order, tombstones applied.
@@ -43,7 +45,7 @@ pub fn merge_into<K: Key, D: DynamicMap<K>>(
         None => Ok(()),
     };
     for part in &statics.parts {
-        part.index.for_each_record(|k, p| {
+        part.index.for_each_record(MERGE_READ_BLOCKS, |k, p| {
             while next < entries.len() && entries[next].0.key_lt(k) {
                 push_frozen(out, next)?;
                 next += 1;

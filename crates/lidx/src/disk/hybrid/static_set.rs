@@ -12,14 +12,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::disk::static_learned::{
-    read_kind, Fetch, Granularity, StaticLearned, StaticLearnedParams, StaticLearnedWriter,
+    AnyStaticLearned, Granularity, StaticLearnedParams, StaticLearnedWriter,
 };
 use crate::disk::DiskIndex;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::Storage;
 use crate::key::Key;
-use crate::mem::leco_zone_map::{LecoZoneMap, RoughLecoZoneMap};
-use crate::mem::persist::Persist;
+use crate::mem::leco_zone_map::RoughLecoZoneMap;
 use crate::mem::pgm::{Pgm, PgmParams};
 use crate::mem::pgm_compressed::{CprPgm, CprPgmParams};
 use crate::mem::pgm_zero::{PgmZero, PgmZeroParams};
@@ -39,62 +38,22 @@ pub fn is_static_file(name: &str) -> bool {
     name.starts_with("static-") && name.ends_with(".sli")
 }
 
-/// A static learned file with any of the models the hybrid index builds.
-pub enum AnyStatic<K> {
-    /// PGM.
-    Pgm(StaticLearned<K, Pgm<K>>),
-    /// PGM with zero intervals.
-    PgmZero(StaticLearned<K, PgmZero<K>>),
-    /// Compressed PGM.
-    CprPgm(StaticLearned<K, CprPgm<K>>),
-    /// Exact LeCo zone map (opened, never built here).
-    Leco(StaticLearned<K, LecoZoneMap<K>>),
-    /// Rough LeCo zone map.
-    RoughLeco(StaticLearned<K, RoughLecoZoneMap<K>>),
-}
+/// A static file of the hybrid: whatever model it holds ([`AnyStaticLearned`]); a merge
+/// builds the models [`StaticModel`] names.
+pub type AnyStatic<K> = AnyStaticLearned<K>;
 
-macro_rules! each {
-    ($self:expr, $s:ident => $e:expr) => {
-        match $self {
-            AnyStatic::Pgm($s) => $e,
-            AnyStatic::PgmZero($s) => $e,
-            AnyStatic::CprPgm($s) => $e,
-            AnyStatic::Leco($s) => $e,
-            AnyStatic::RoughLeco($s) => $e,
-        }
-    };
-}
-
-fn kind<K: Key, M: Persist<K>>() -> u32 {
-    M::KIND
-}
-
-impl<K: Key> AnyStatic<K> {
-    /// Opens the static learned file `name`, whatever its model kind among those above.
-    pub fn open(storage: &Storage, name: &str, fetch: Fetch) -> Result<Self> {
-        let k = read_kind(storage, name)?;
-        let f = Some(fetch);
-        Ok(if k == kind::<K, Pgm<K>>() {
-            AnyStatic::Pgm(StaticLearned::open(storage, name, f)?)
-        } else if k == kind::<K, PgmZero<K>>() {
-            AnyStatic::PgmZero(StaticLearned::open(storage, name, f)?)
-        } else if k == kind::<K, CprPgm<K>>() {
-            AnyStatic::CprPgm(StaticLearned::open(storage, name, f)?)
-        } else if k == kind::<K, LecoZoneMap<K>>() {
-            AnyStatic::Leco(StaticLearned::open(storage, name, f)?)
-        } else if k == kind::<K, RoughLecoZoneMap<K>>() {
-            AnyStatic::RoughLeco(StaticLearned::open(storage, name, f)?)
-        } else {
-            return Err(Error::Corrupt {
-                file: name.to_string(),
-                block: Some(0),
-                what: format!("model kind {k} is not one a hybrid index builds"),
-            });
-        })
-    }
-
+/// Building the hybrid's static files.
+pub trait HybridFile<K: Key>: Sized {
     /// The parameters of the static files `options` asks for (item granularity).
-    pub fn params(options: &StageOptions) -> StaticLearnedParams {
+    fn params(options: &StageOptions) -> StaticLearnedParams;
+    /// Completes a file whose records are all written: fits the model `options.model` asks
+    /// for on the writer's keys, then writes it and the header.
+    fn finish(writer: StaticLearnedWriter<K>, options: &StageOptions) -> Result<Self>;
+}
+
+impl<K: Key> HybridFile<K> for AnyStatic<K> {
+    /// The parameters of the static files `options` asks for (item granularity).
+    fn params(options: &StageOptions) -> StaticLearnedParams {
         StaticLearnedParams {
             payload_size: options.payload_size,
             granularity: Granularity::Item,
@@ -104,7 +63,7 @@ impl<K: Key> AnyStatic<K> {
 
     /// Completes a file whose records are all written: fits the model `options.model` asks
     /// for on the writer's keys, then writes it and the header.
-    pub fn finish(writer: StaticLearnedWriter<K>, options: &StageOptions) -> Result<Self> {
+    fn finish(writer: StaticLearnedWriter<K>, options: &StageOptions) -> Result<Self> {
         let per_block = writer.per_block().max(1);
         let keys = writer.model_keys();
         let zone = ZoneMapParams::new(per_block);
@@ -140,65 +99,13 @@ impl<K: Key> AnyStatic<K> {
             }
         })
     }
-
-    /// Records held.
-    pub fn len(&self) -> usize {
-        each!(self, s => DiskIndex::len(s) as usize)
-    }
-
-    /// True when the file holds no record.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Bytes kept in memory (the model and the handle).
-    pub fn memory_bytes(&self) -> usize {
-        each!(self, s => DiskIndex::memory_bytes(s))
-    }
-
-    /// Size of the file.
-    pub fn disk_bytes(&self) -> u64 {
-        each!(self, s => DiskIndex::disk_bytes(s))
-    }
-
-    /// Point lookup.
-    pub fn get(&self, key: &K, payload: &mut [u8]) -> Result<bool> {
-        each!(self, s => s.get_with(key, payload, s.fetch()))
-    }
-
-    /// Up to `limit` records from the first key `>= start`.
-    pub fn scan(
-        &self,
-        start: &K,
-        limit: usize,
-        keys: &mut Vec<K>,
-        payloads: &mut Vec<u8>,
-    ) -> Result<usize> {
-        each!(self, s => s.scan_with(start, limit, keys, payloads, s.fetch()))
-    }
-
-    /// Every record in key order, read sequentially.
-    pub fn for_each_record(&self, f: impl FnMut(&K, &[u8]) -> Result<()>) -> Result<()> {
-        each!(self, s => s.for_each_record(MERGE_READ_BLOCKS, f))
-    }
-
-    /// The model's name, for reports.
-    pub fn model_name(&self) -> &'static str {
-        match self {
-            AnyStatic::Pgm(_) => "pgm",
-            AnyStatic::PgmZero(_) => "pgm-zero",
-            AnyStatic::CprPgm(_) => "cpr-pgm",
-            AnyStatic::Leco(_) => "leco-zonemap-exact",
-            AnyStatic::RoughLeco(_) => "leco-zonemap",
-        }
-    }
 }
 
 /// Data blocks read per request by a merge (1 MiB with 4 KiB blocks).
-const MERGE_READ_BLOCKS: usize = 256;
+pub const MERGE_READ_BLOCKS: usize = 256;
 
 /// One file of the static stage.
-pub struct StaticPart<K> {
+pub struct StaticPart<K: Key> {
     /// The file's name in the storage.
     pub name: String,
     /// Its smallest key.
@@ -242,7 +149,7 @@ impl<K: Key> StaticPart<K> {
     }
 }
 
-impl<K> Drop for StaticPart<K> {
+impl<K: Key> Drop for StaticPart<K> {
     fn drop(&mut self) {
         if self.retired.load(Ordering::Acquire) {
             // A file left behind (the removal failed) is not named by the manifest, so the next
@@ -253,7 +160,7 @@ impl<K> Drop for StaticPart<K> {
 }
 
 /// The static stage: parts in key order, the first keys strictly increasing.
-pub struct StaticSet<K> {
+pub struct StaticSet<K: Key> {
     /// The parts.
     pub parts: Vec<Arc<StaticPart<K>>>,
     len: usize,
@@ -262,7 +169,7 @@ pub struct StaticSet<K> {
 impl<K: Key> StaticSet<K> {
     /// A stage of `parts` (in key order).
     pub fn new(parts: Vec<Arc<StaticPart<K>>>) -> Self {
-        let len = parts.iter().map(|p| p.index.len()).sum();
+        let len = parts.iter().map(|p| p.index.len() as usize).sum();
         StaticSet { parts, len }
     }
 

@@ -34,12 +34,14 @@
 //!   after the window; lookups that need that record read its block too, so `get` and `scan`
 //!   are exact at block boundaries for any model.
 
+mod any;
 pub mod data_block;
 pub mod fetch;
 pub mod header;
 pub mod index;
 pub mod writer;
 
+pub use any::AnyStaticLearned;
 pub use fetch::Fetch;
 pub use index::{read_header, read_kind, Granularity, StaticLearned, StaticLearnedParams};
 pub use writer::StaticLearnedWriter;

@@ -27,6 +27,7 @@ use crate::mem::btree::BTree;
 use crate::disk::hybrid::dynamic::{DynamicMap, Slot, Stage};
 use crate::disk::hybrid::merge::{merge_into, write_parts};
 use crate::disk::hybrid::static_set::{is_static_file, AnyStatic, StaticPart, StaticSet};
+use crate::disk::DiskIndex;
 
 use super::options::{HybridOptions, HybridStats};
 use super::recovery::{check_coverage, decode_meta, wal_exists, Meta};

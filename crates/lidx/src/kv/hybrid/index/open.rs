@@ -80,7 +80,7 @@ impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
         }
         let mut parts: Vec<Arc<StaticPart<K>>> = Vec::new();
         for name in &manifest.static_files {
-            let index = AnyStatic::open(&storage, name, options.fetch)?;
+            let index = AnyStatic::open(&storage, name, Some(options.fetch))?;
             let Some(part) = StaticPart::new(Arc::clone(&storage), name.clone(), index, None)?
             else {
                 continue;
