@@ -6,13 +6,21 @@
 //! 002 Table 2). A [`PageCache`] (LRU, paper 003 §6.6) can sit in front of any device. Devices
 //! count every request in [`IoStats`]; every block carries a crc32c trailer checked on read.
 
+#[doc(hidden)]
 pub mod aligned;
+#[doc(hidden)]
 pub mod cache;
+#[doc(hidden)]
 pub mod checksum;
+#[doc(hidden)]
 pub mod device;
+#[doc(hidden)]
 pub mod file;
+#[doc(hidden)]
 pub mod sim;
+#[doc(hidden)]
 pub mod stats;
+#[doc(hidden)]
 pub mod storage;
 
 pub use aligned::AlignedBuf;

@@ -25,11 +25,14 @@
 //! vectors and written through on every change, so one file serves every [`Resident`] mode.
 
 mod build;
+#[doc(hidden)]
 pub mod header;
+#[doc(hidden)]
 pub mod node;
 mod params;
 mod resident;
 mod tree;
+#[doc(hidden)]
 pub mod update;
 
 pub use build::BATCH_BLOCKS;

@@ -35,10 +35,15 @@
 //!   are exact at block boundaries for any model.
 
 mod any;
+#[doc(hidden)]
 pub mod data_block;
+#[doc(hidden)]
 pub mod fetch;
+#[doc(hidden)]
 pub mod header;
+#[doc(hidden)]
 pub mod index;
+#[doc(hidden)]
 pub mod writer;
 
 pub use any::AnyStaticLearned;
