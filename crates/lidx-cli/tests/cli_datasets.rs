@@ -241,3 +241,38 @@ fn gen_writes_word_like_keys_as_text_that_stats_reads_back() {
     ]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn bench_runs_typed_numbers_on_their_image_and_refuses_str16() {
+    let dir = tempfile::tempdir().unwrap();
+    let i64s = dir.path().join("keys_int64");
+    let keys: Vec<i64> = (-2000..2000).map(|i| i * 37).collect();
+    let items: Vec<u64> = keys.iter().map(|&k| k as u64).collect();
+    sosd(&i64s, 8, &items);
+    let spec = format!("sosd-i64:{}", i64s.display());
+    let out = lidx(&[
+        "bench",
+        "--dataset",
+        &spec,
+        "--index",
+        "sorted,pgm",
+        "--queries",
+        "2K",
+        "--runs",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("u64 image"),
+        "{}",
+        text(&out.stderr)
+    );
+    let s16 = dir.path().join("s16");
+    let mut b = 2u64.to_le_bytes().to_vec();
+    b.extend_from_slice(b"aaaaaaaaaaaaaaaabbbbbbbbbbbbbbbb");
+    std::fs::write(&s16, b).unwrap();
+    let out = lidx(&["bench", "--dataset", &format!("str16:{}", s16.display())]);
+    let stderr = without_progress(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("holds str16 keys"), "{stderr}");
+}

@@ -58,6 +58,44 @@ pub struct AnyDataset {
     pub notes: Vec<String>,
 }
 
+impl AnyDataset {
+    /// The dataset as `u64` keys: its own for `u64`; for `u32`, `i64` and `f64`, their
+    /// order-preserving model image ([`lidx::Key::to_model`], injective for these types), on
+    /// which every model already learns, so an in-memory index sees the same points (only the
+    /// last mile compares `u64`s instead of the native type); a note says so. Strings have no
+    /// injective image: `KeyType` for them.
+    pub fn into_numeric_image(self) -> Result<Dataset> {
+        use lidx::Key;
+        fn image<K: Key>(keys: &[K]) -> Vec<u64> {
+            keys.iter().map(|k| k.to_model()).collect()
+        }
+        let AnyDataset {
+            name,
+            keys,
+            mut notes,
+        } = self;
+        let (keys, type_name) = match keys {
+            Keys::U64(keys) => return Ok(Dataset { name, keys, notes }),
+            Keys::U32(k) => (image(&k), "u32"),
+            Keys::I64(k) => (image(&k), "i64"),
+            Keys::F64(k) => (image(&k), "f64"),
+            other => {
+                return Err(BenchError::KeyType {
+                    dataset: name,
+                    got: other.type_name(),
+                    expected: "this command takes numeric keys (u64, u32, i64, f64) or text keys"
+                        .to_string(),
+                })
+            }
+        };
+        notes.push(format!(
+            "{type_name} keys run on their order-preserving u64 image (the values models learn \
+             on; exact for {type_name}): the last mile compares u64s"
+        ));
+        Ok(Dataset { name, keys, notes })
+    }
+}
+
 /// What a `u64` command says to a dataset of another key type.
 const U64_ONLY: &str = "this command takes u64 keys (`lidx stats` and `lidx table create` \
                         take every key type)";

@@ -18,7 +18,7 @@ use lidx_bench::BenchError;
 
 use super::args::{check_out, parse_ops, write_out};
 use super::bench_disk::DEFAULT_DISK_INDEXES;
-use super::{load_any_dataset, load_dataset, Bars};
+use super::{load_any_dataset, Bars};
 
 /// `--index`'s long help, listing every form the registries accept, so it cannot drift from
 /// them.
@@ -36,8 +36,10 @@ fn index_help() -> String {
 /// Arguments of `lidx bench`.
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:uniform-dense:1M) or the path
-    /// of an SOSD u64 file.
+    /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:uniform-dense:1M, gen:words:1M),
+    /// the path of an SOSD u64 file, `sosd-u32:`/`sosd-i64:`/`sosd-f64:<path>` (run on the keys'
+    /// order-preserving u64 image) or `text:<path>` / `<path>.txt` (one key a line: the string
+    /// indexes).
     #[arg(long, default_value = "gen:lognormal:10M")]
     pub dataset: String,
 
@@ -154,7 +156,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         huge_pages: crate::huge_pages::enabled(),
     };
 
-    let dataset = load_dataset(&args.dataset, args.seed)?;
+    let dataset = load_any_dataset(&args.dataset, args.seed)?.into_numeric_image()?;
+    for note in dataset.notes.iter().filter(|n| n.contains("u64 image")) {
+        eprintln!("note: {note}");
+    }
     let mut bars = Bars::default();
     let records = runner::run(&dataset, &specs, config, &mut bars)?;
     anyhow::ensure!(
