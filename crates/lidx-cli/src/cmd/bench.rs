@@ -38,8 +38,8 @@ fn index_help() -> String {
 pub struct Args {
     /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:uniform-dense:1M, gen:words:1M),
     /// the path of an SOSD u64 file, `sosd-u32:`/`sosd-i64:`/`sosd-f64:<path>` (run on the keys'
-    /// order-preserving u64 image) or `text:<path>` / `<path>.txt` (one key a line: the string
-    /// indexes).
+    /// order-preserving u64 image), `text:<path>` / `<path>.txt` (one key a line) or
+    /// `str16:<path>` (both run the string indexes).
     #[arg(long, default_value = "gen:lognormal:10M")]
     pub dataset: String,
 
@@ -184,16 +184,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     write_out(args.out.as_ref(), &records)
 }
 
-/// True for the datasets of text keys: `text:`, a `.txt` path, `gen:words:`.
+/// True for the datasets of string keys: `text:`, a `.txt` path, `gen:words:`, `str16:`.
 fn is_text_dataset(spec: &str) -> bool {
     spec.starts_with("gen:words:")
         || matches!(
             lidx_bench::keyfile::parse_spec(spec).0,
-            lidx_bench::keyfile::Format::Text
+            lidx_bench::keyfile::Format::Text | lidx_bench::keyfile::Format::Str16
         )
 }
 
-/// `lidx bench` on text keys ([`lidx_bench::string_runner`]): uniform lookups of present
+/// `lidx bench` on string keys, text or `str16` ([`lidx_bench::string_runner`]): uniform lookups of present
 /// keys, every answer checked, a table (and the records in `--out`, JSON lines or CSV).
 fn run_text(args: Args) -> anyhow::Result<()> {
     let specs =
@@ -209,13 +209,22 @@ fn run_text(args: Args) -> anyhow::Result<()> {
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
     check_out(args.out.as_ref())?;
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
-    let Keys::Bytes(keys) = &dataset.keys else {
-        return Err(BenchError::KeyType {
-            dataset: dataset.name.clone(),
-            got: dataset.keys.type_name(),
-            expected: "expected text keys".to_string(),
+    // 16-byte strings are byte strings of one length: the same indexes, the same order.
+    let owned: Vec<Vec<u8>>;
+    let keys = match &dataset.keys {
+        Keys::Bytes(keys) => keys,
+        Keys::Str16(keys) => {
+            owned = keys.iter().map(|k| k.to_vec()).collect();
+            &owned
         }
-        .into());
+        other => {
+            return Err(BenchError::KeyType {
+                dataset: dataset.name.clone(),
+                got: other.type_name(),
+                expected: "expected text or str16 keys".to_string(),
+            }
+            .into())
+        }
     };
     let records = string_runner::run(
         &dataset.name,
