@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
-use lidx::disk::static_learned::Fetch;
+use lidx::disk::static_learned::{Fetch, Granularity};
 use lidx::disk::DiskIndex;
 use lidx::io::Storage;
 use lidx::key::Key;
@@ -29,8 +29,10 @@ use lidx::kv::hybrid::{HybridOptions, StaticModel};
 use lidx::kv::{FsyncPolicy, HybridIndex, WalOptions};
 use parking_lot::RwLock;
 
+use crate::disk_registry::{DiskIndexSpec, DiskModel, ZeroEps};
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
+use crate::registry::IndexSpec;
 
 /// Merge figures of a store that merges in the background (zero for others).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -157,45 +159,46 @@ impl<K: Key, D: DynamicMap<K>> KvStore<K> for HybridStore<K, D> {
     }
 }
 
-/// Accepted spellings of the hybrid's static model.
-pub const MODEL_FORMS: &str = "cpr-pgm:eps=<n>, pgm:eps=<n>, pgm-zero:pages=<x>, leco-zonemap \
-                               or auto:pages=<x>";
+/// Accepted spellings of the hybrid's static model: the on-disk registry's spellings
+/// ([`crate::disk_registry`]) of the models a hybrid merge builds.
+pub const MODEL_FORMS: &str = "cpr-pgm[:eps=<n>], pgm[:eps=<n>], pgm-zero:pages=<x>, \
+                               leco-zonemap-rough (also spelled leco-zonemap, the hybrid's \
+                               default) or auto[:pages=<x>]";
 
-/// Parses one of [`MODEL_FORMS`].
+/// Parses one of [`MODEL_FORMS`] with the on-disk registry's parser, so a model is spelled
+/// the same in `--hybrid-model` as in `--index`. The one difference: the hybrid builds only
+/// the rough LeCo zone map, and `leco-zonemap` has always named it here.
 pub fn parse_model(spec: &str) -> Result<StaticModel> {
     let bad = || BenchError::BadSpec {
         what: "hybrid model",
         got: spec.to_string(),
         expected: MODEL_FORMS.to_string(),
     };
-    let (name, param) = match spec.trim().split_once(':') {
-        Some((name, param)) => (name, Some(param.split_once('=').ok_or_else(bad)?)),
-        None => (spec.trim(), None),
-    };
-    let eps = |p: Option<(&str, &str)>| match p {
-        Some(("eps", v)) => v.parse::<usize>().ok().filter(|&e| e > 0).ok_or_else(bad),
-        _ => Err(bad()),
-    };
-    let pages = |p: Option<(&str, &str)>| match p {
-        Some(("pages", v)) => v
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite() && *x >= 1.0)
-            .ok_or_else(bad),
-        _ => Err(bad()),
-    };
-    match name {
-        "pgm" => Ok(StaticModel::Pgm { eps: eps(param)? }),
-        "cpr-pgm" => Ok(StaticModel::CprPgm { eps: eps(param)? }),
-        "pgm-zero" => Ok(StaticModel::PgmZero {
-            pages: pages(param)?,
-        }),
-        "auto" => Ok(StaticModel::Auto {
-            pages: pages(param)?,
-        }),
-        "leco-zonemap" if param.is_none() => Ok(StaticModel::LecoZoneMap),
-        _ => Err(bad()),
+    if spec.trim() == "leco-zonemap" {
+        return Ok(StaticModel::LecoZoneMap);
     }
+    let DiskIndexSpec::Learned {
+        model,
+        granularity: Granularity::Item,
+    } = DiskIndexSpec::parse(spec).map_err(|_| bad())?
+    else {
+        return Err(bad());
+    };
+    Ok(match model {
+        DiskModel::Learned(IndexSpec::Pgm { eps, .. }) if eps > 0 => StaticModel::Pgm { eps },
+        DiskModel::PgmZero {
+            eps: ZeroEps::MilliPages(m),
+            ..
+        } => StaticModel::PgmZero {
+            pages: f64::from(m) / 1000.0,
+        },
+        DiskModel::CprPgm { eps } if eps > 0 => StaticModel::CprPgm { eps },
+        DiskModel::LecoZoneMap { rough: true } => StaticModel::LecoZoneMap,
+        DiskModel::Smallest { millipages } => StaticModel::Auto {
+            pages: f64::from(millipages) / 1000.0,
+        },
+        _ => return Err(bad()),
+    })
 }
 
 /// Accepted spellings of the log's fsync policy.
@@ -516,6 +519,31 @@ impl StoreSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hybrid_models_are_spelled_as_the_disk_registry_spells_them() {
+        let ok = [
+            ("pgm:eps=32", StaticModel::Pgm { eps: 32 }),
+            ("cpr-pgm:eps=16", StaticModel::CprPgm { eps: 16 }),
+            ("pgm-zero:pages=1.5", StaticModel::PgmZero { pages: 1.5 }),
+            ("auto:pages=1.3", StaticModel::Auto { pages: 1.3 }),
+            ("leco-zonemap", StaticModel::LecoZoneMap),
+            ("leco-zonemap-rough", StaticModel::LecoZoneMap),
+        ];
+        for (spec, want) in ok {
+            assert_eq!(parse_model(spec).unwrap(), want, "{spec}");
+        }
+        for spec in [
+            "pgm:eps=0",
+            "rs",
+            "zonemap",
+            "pgm:gran=page",
+            "pgm-zero:eps=8",
+            "btree",
+        ] {
+            assert!(parse_model(spec).is_err(), "{spec}");
+        }
+    }
 
     #[test]
     fn the_locked_btree_reads_what_it_was_given_and_inserts() {
