@@ -45,7 +45,7 @@
 //! The log is the opposite case: it is only ever appended sequentially and read back once, at
 //! recovery, so there is no read to measure and no cache to bypass. `O_DIRECT` would force
 //! block-aligned, block-padded writes (a 30-byte record would cost a 4 KiB write, and the tail
-//! block would be rewritten by every group). A plain [`File`] takes writes of any length, and
+//! block would be rewritten by every group). A plain [`File`](std::fs::File) takes writes of any length, and
 //! `fdatasync` makes them durable; that is all a log needs.
 //!
 //! # Group commit
@@ -86,7 +86,7 @@
 //! partly written. Replay stops there, truncates the segment to its last complete record and
 //! reports it ([`TornTail`]). Whatever is torn was never acknowledged under `Always`, since the
 //! fsync that would acknowledge it had not returned. A damaged record *followed by a valid one*
-//! cannot come from a torn write; it is [`Error::Corrupt`], never silently skipped, as is a
+//! cannot come from a torn write; it is [`Error::Corrupt`](crate::Error::Corrupt), never silently skipped, as is a
 //! damaged record at the end of any segment but the last (segments are fsynced before the next
 //! one starts), a gap in the sequence numbers, or a record whose checksum is right but whose body
 //! is malformed. One limit: on a power loss (not a process crash), a disk that persists the
@@ -95,25 +95,10 @@
 //!
 //! Recovery reads one segment into memory at a time; segments are as large as the caller lets
 //! them grow between rotations (for the hybrid index, one dynamic stage).
-
 //!
-//! One file per part: `record` (the record and segment-header codec), `replay` (reading
-//! segments back, torn tails, recovery), `writer` (the appending [`Wal`], group commit,
-//! rotation).
-
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
-
-use parking_lot::{Condvar, Mutex, MutexGuard};
-
-use crate::error::{Error, Result};
-use crate::key::Key;
-use crate::kv::stamp::{corrupt, decode_stamp, encode_stamp, le_u32, le_u64, STAMP_BYTES};
+//! One file per part, each depending only on those before it: `record` (the record and
+//! segment-header codec, [`Seq`]), `replay` (reading segments back, torn tails, recovery, and
+//! the segment files' names), `writer` (the appending [`Wal`], group commit, rotation).
 
 mod record;
 mod replay;
@@ -121,10 +106,9 @@ mod replay;
 mod tests;
 mod writer;
 
-pub use record::*;
-pub use replay::*;
-pub use writer::*;
-
-/// A record's sequence number: 1 for the first record ever appended to a log, then one more
-/// per record. 0 means "no record".
-pub type Seq = u64;
+pub use record::{
+    decode_record, decode_segment_header, encode_record, encode_segment_header, Record, Seq,
+    FRAME_BYTES, MAX_BODY_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC, VERSION,
+};
+pub use replay::{replay, scan_segment, segment_path, ReplayReport, SegmentScan, TornTail};
+pub use writer::{FsyncPolicy, Wal, WalOptions, WalStats};
