@@ -14,7 +14,7 @@ use super::fetch::Fetch;
 /// With group size `G` (1, `g`, or the records per block), the model is built on the first
 /// key of every group of `G` consecutive records, so it predicts group numbers; the window of
 /// group numbers `[glo, ghi)` becomes the window of items `[(glo - 1) * G, ghi * G)` (see
-/// [`StaticLearned::window`](super::StaticLearned::window) for why one group more on the left).
+/// [`StaticLearned::window`] for why one group more on the left).
 ///
 /// Paper 002 eq. 3 fixes the last-mile range `R_i = 2 eps = 2 eps' G`: a model with error
 /// `eps'` in groups searches as many items as an item-level model with `eps = eps' G`, and
@@ -25,10 +25,13 @@ use super::fetch::Fetch;
 /// `eps / G`: e.g. item level with PGM `eps = 64` against mini-pages of 16 with `eps = 4`.
 ///
 /// The model's own windows add a margin: an eps-bounded model's window is `2 eps + 2` points
-/// wide ([`ApproxPos::from_prediction`](crate::index::ApproxPos::from_prediction)), and the extra group on the left makes a window of
+/// wide ([`ApproxPos::from_prediction`]), and the extra group on the left makes a window of
 /// `2 eps' + 3` groups, i.e. `(2 eps' + 3) G` items where the paper counts `2 eps' G`. Small
 /// `eps'` at page level therefore reads several blocks all-at-once; a zone map (exact, window
 /// of one group) reads one.
+///
+/// [`StaticLearned::window`]: super::StaticLearned::window
+/// [`ApproxPos::from_prediction`]: crate::index::ApproxPos::from_prediction
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Granularity {
     /// Every record is a model point; the model predicts item ranks (paper 002's
@@ -82,7 +85,9 @@ impl Granularity {
     }
 }
 
-/// Build parameters of a [`StaticLearned`](super::StaticLearned) (the model's own parameters go to its builder).
+/// Build parameters of a [`StaticLearned`] (the model's own parameters go to its builder).
+///
+/// [`StaticLearned`]: super::StaticLearned
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StaticLearnedParams {
     /// Bytes of payload per record. Larger payloads mean fewer records per block, so more

@@ -45,7 +45,7 @@
 //! The log is the opposite case: it is only ever appended sequentially and read back once, at
 //! recovery, so there is no read to measure and no cache to bypass. `O_DIRECT` would force
 //! block-aligned, block-padded writes (a 30-byte record would cost a 4 KiB write, and the tail
-//! block would be rewritten by every group). A plain [`File`](std::fs::File) takes writes of any length, and
+//! block would be rewritten by every group). A plain [`File`] takes writes of any length, and
 //! `fdatasync` makes them durable; that is all a log needs.
 //!
 //! # Group commit
@@ -86,7 +86,7 @@
 //! partly written. Replay stops there, truncates the segment to its last complete record and
 //! reports it ([`TornTail`]). Whatever is torn was never acknowledged under `Always`, since the
 //! fsync that would acknowledge it had not returned. A damaged record *followed by a valid one*
-//! cannot come from a torn write; it is [`Error::Corrupt`](crate::Error::Corrupt), never silently skipped, as is a
+//! cannot come from a torn write; it is [`Error::Corrupt`], never silently skipped, as is a
 //! damaged record at the end of any segment but the last (segments are fsynced before the next
 //! one starts), a gap in the sequence numbers, or a record whose checksum is right but whose body
 //! is malformed. One limit: on a power loss (not a process crash), a disk that persists the
@@ -99,6 +99,9 @@
 //! One file per part, each depending only on those before it: `record` (the record and
 //! segment-header codec, [`Seq`]), `replay` (reading segments back, torn tails, recovery, and
 //! the segment files' names), `writer` (the appending [`Wal`], group commit, rotation).
+//!
+//! [`File`]: std::fs::File
+//! [`Error::Corrupt`]: crate::Error::Corrupt
 
 mod record;
 mod replay;
