@@ -37,6 +37,9 @@ use std::marker::PhantomData;
 use crate::error::{Error, Result};
 use crate::key::Key;
 
+/// Block number of the first data block of the file (block 0 is the header).
+pub const FIRST_DATA_BLOCK: u64 = 1;
+
 /// Bytes of the block header (count and tag).
 pub const DATA_BLOCK_HEADER: usize = 8;
 

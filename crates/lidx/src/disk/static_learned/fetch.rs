@@ -28,8 +28,7 @@ use crate::index::ApproxPos;
 use crate::io::{AlignedBuf, BlockDevice, IoClass};
 use crate::key::Key;
 
-use super::data_block::{check_follows, decode_data_block, DataBlock};
-use super::header::FIRST_DATA_BLOCK;
+use super::data_block::{check_follows, decode_data_block, DataBlock, FIRST_DATA_BLOCK};
 
 /// How the data blocks of a lookup's window are read (paper 002 G1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -40,9 +40,9 @@
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
 
-use super::data_block::records_per_block;
+use super::data_block::{records_per_block, FIRST_DATA_BLOCK};
 use super::fetch::Fetch;
-use super::index::Granularity;
+use super::params::Granularity;
 
 /// Magic number at offset 0 of block 0: the bytes `"LIDX-SLI"` read as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"LIDX-SLI");
@@ -86,9 +86,6 @@ pub struct Header {
     /// Length of the encoded model in bytes.
     pub model_bytes: u64,
 }
-
-/// Block number of the first data block.
-pub const FIRST_DATA_BLOCK: u64 = 1;
 
 impl Header {
     /// Items per model point: 1 for item granularity, `g` for mini-pages, `per_block` for pages.

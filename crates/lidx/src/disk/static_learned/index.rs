@@ -10,119 +10,13 @@ use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
 use crate::index::ApproxPos;
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
-use crate::key::{check_strictly_sorted, Key};
+use crate::key::Key;
 use crate::mem::persist::Persist;
 
-use super::data_block::{check_follows, decode_data_block, records_per_block};
+use super::data_block::{check_follows, decode_data_block, FIRST_DATA_BLOCK};
 use super::fetch::{Fetch, Leaves};
-use super::header::{decode_header, Header, FIRST_DATA_BLOCK};
-use super::writer::StaticLearnedWriter;
-
-/// What one model point stands for (paper 002 §5, guideline G2).
-///
-/// With group size `G` (1, `g`, or the records per block), the model is built on the first
-/// key of every group of `G` consecutive records, so it predicts group numbers; the window of
-/// group numbers `[glo, ghi)` becomes the window of items `[(glo - 1) * G, ghi * G)` (see
-/// [`StaticLearned::window`] for why one group more on the left).
-///
-/// Paper 002 eq. 3 fixes the last-mile range `R_i = 2 eps = 2 eps' G`: a model with error
-/// `eps'` in groups searches as many items as an item-level model with `eps = eps' G`, and
-/// needs more memory for it (a tighter fit of fewer points). Eq. 4 gives the expected blocks
-/// read all-at-once, `1 + (R_i - G) / P` for `P` records per block: for the same `R_i` a
-/// larger `G` reads fewer blocks, down to exactly `R_i / P` at page level, where windows start
-/// and end on block boundaries. So to compare granularities at equal `R_i`, give the model
-/// `eps / G`: e.g. item level with PGM `eps = 64` against mini-pages of 16 with `eps = 4`.
-///
-/// The model's own windows add a margin: an eps-bounded model's window is `2 eps + 2` points
-/// wide ([`ApproxPos::from_prediction`]), and the extra group on the left makes a window of
-/// `2 eps' + 3` groups, i.e. `(2 eps' + 3) G` items where the paper counts `2 eps' G`. Small
-/// `eps'` at page level therefore reads several blocks all-at-once; a zone map (exact, window
-/// of one group) reads one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Granularity {
-    /// Every record is a model point; the model predicts item ranks (paper 002's
-    /// recommendation: the least memory for a given last-mile range).
-    #[default]
-    Item,
-    /// Every `g`-th record is a model point (`g >= 1`): between item and page.
-    MiniPage(usize),
-    /// The first record of every data block is a model point; the model predicts blocks.
-    Page,
-}
-
-impl Granularity {
-    /// Records per model point, given the records per block.
-    pub fn group(self, per_block: usize) -> usize {
-        match self {
-            Granularity::Item => 1,
-            Granularity::MiniPage(g) => g,
-            Granularity::Page => per_block,
-        }
-    }
-
-    /// `item`, `mini-page:<g>` or `page`, as [`Granularity::parse`] reads it.
-    pub fn name(self) -> String {
-        match self {
-            Granularity::Item => "item".to_string(),
-            Granularity::MiniPage(g) => format!("mini-page:{g}"),
-            Granularity::Page => "page".to_string(),
-        }
-    }
-
-    /// Parses `item`, `page` or `mini-page:<g>`.
-    pub fn parse(s: &str) -> Result<Granularity> {
-        let bad = || Error::InvalidParameter {
-            name: "granularity",
-            value: s.to_string(),
-            expected: "item, page, or mini-page:<g> with g >= 1",
-        };
-        match s {
-            "item" => Ok(Granularity::Item),
-            "page" => Ok(Granularity::Page),
-            _ => {
-                let g = s.strip_prefix("mini-page:").ok_or_else(bad)?;
-                let g: usize = g.parse().map_err(|_| bad())?;
-                if g == 0 {
-                    return Err(bad());
-                }
-                Ok(Granularity::MiniPage(g))
-            }
-        }
-    }
-}
-
-/// Build parameters of a [`StaticLearned`] (the model's own parameters go to its builder).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StaticLearnedParams {
-    /// Bytes of payload per record. Larger payloads mean fewer records per block, so more
-    /// blocks per window.
-    pub payload_size: usize,
-    /// What a model point stands for: coarser means fewer blocks per lookup for the same
-    /// last-mile range but a model that must be more accurate (more memory).
-    pub granularity: Granularity,
-    /// Fetching strategy recorded as the file's default (overridable at open and per call).
-    pub fetch: Fetch,
-}
-
-impl Default for StaticLearnedParams {
-    /// 8-byte payloads, item granularity, all-at-once: paper 002's recommendations.
-    fn default() -> Self {
-        StaticLearnedParams {
-            payload_size: crate::disk::DEFAULT_PAYLOAD_SIZE,
-            granularity: Granularity::Item,
-            fetch: Fetch::AllAtOnce,
-        }
-    }
-}
-
-impl StaticLearnedParams {
-    /// Records per data block with these parameters and `block_size`-byte blocks (0 when a
-    /// record does not fit): what a zone map's group size should be, for instance.
-    pub fn records_per_block<K: Key>(&self, block_size: usize) -> usize {
-        let block_payload = block_size.saturating_sub(crate::io::BLOCK_TRAILER);
-        records_per_block(block_payload, K::SIZE, self.payload_size)
-    }
-}
+use super::header::{decode_header, Header};
+use super::params::Granularity;
 
 /// The disk-resident static learned index: records on disk, model `M` in memory.
 pub struct StaticLearned<K, M> {
@@ -161,41 +55,6 @@ fn header_of(device: &dyn BlockDevice) -> Result<Header> {
 }
 
 impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
-    /// Builds the index file `name` in `storage` from strictly increasing `keys`, entry `i`
-    /// getting the payload `payload_of(i, &keys[i], out)` writes (`out.len()` is the payload
-    /// size). `build_model` builds the model from the keys it must index: all keys at item
-    /// granularity, the first key of every group otherwise, e.g.
-    /// `|keys| Pgm::build(keys, PgmParams::new(64, 8))`.
-    ///
-    /// Errors: `OutOfOrder`, `DuplicateKey`, `InvalidKey` for bad keys; `InvalidParameter` for
-    /// a payload that leaves no room for a record in a block, a mini-page of 0, or a model
-    /// not built on the keys it was given; I/O errors.
-    pub fn build(
-        storage: &Storage,
-        name: &str,
-        keys: &[K],
-        payload_of: impl Fn(usize, &K, &mut [u8]),
-        params: StaticLearnedParams,
-        build_model: impl FnOnce(&[K]) -> Result<M>,
-    ) -> Result<Self> {
-        check_strictly_sorted(keys)?;
-        let mut writer = StaticLearnedWriter::create(storage, name, params)?;
-        let written = (|| {
-            let mut payload = vec![0u8; params.payload_size];
-            for (i, key) in keys.iter().enumerate() {
-                payload_of(i, key, &mut payload);
-                writer.push(*key, &payload)?;
-            }
-            let model = build_model(writer.model_keys())?;
-            writer.finish(model)
-        })();
-        if written.is_err() {
-            // The file has no valid header yet; a failed build leaves nothing behind.
-            let _ = storage.remove(name);
-        }
-        written
-    }
-
     /// Opens the index file `name`: reads the header and the model (kept in memory). `fetch`
     /// overrides the strategy recorded at build time. Errors: `BadMagic`,
     /// `UnsupportedVersion`, `KeyTypeMismatch` (file built for another key type),

@@ -33,6 +33,18 @@
 //! * The window contract `lo <= lower_bound <= hi` allows the answer to be the first record
 //!   after the window; lookups that need that record read its block too, so `get` and `scan`
 //!   are exact at block boundaries for any model.
+//!
+//! The files depend on each other one way, each only on those before it:
+//!
+//! 1. [`data_block`]: the records of one block, and where the data blocks start in the file.
+//! 2. [`fetch`]: the G1 strategies ([`Fetch`]) and reading a window's data blocks.
+//! 3. `params`: the G2 granularity ([`Granularity`]) and the build parameters
+//!    ([`StaticLearnedParams`]).
+//! 4. [`header`]: block 0, which records the parameters and the file's layout.
+//! 5. [`index`]: [`StaticLearned`], opened from a header and a model; lookups and scans.
+//! 6. [`writer`]: [`StaticLearnedWriter`] and [`StaticLearned::build`], which write a file and
+//!    return it opened.
+//! 7. `any`: [`AnyStaticLearned`], a file opened with whatever model it holds.
 
 mod any;
 #[doc(hidden)]
@@ -43,10 +55,12 @@ pub mod fetch;
 pub mod header;
 #[doc(hidden)]
 pub mod index;
+mod params;
 #[doc(hidden)]
 pub mod writer;
 
 pub use any::AnyStaticLearned;
 pub use fetch::Fetch;
-pub use index::{read_header, read_kind, Granularity, StaticLearned, StaticLearnedParams};
+pub use index::{read_header, read_kind, StaticLearned};
+pub use params::{Granularity, StaticLearnedParams};
 pub use writer::StaticLearnedWriter;

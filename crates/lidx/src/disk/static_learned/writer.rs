@@ -1,4 +1,5 @@
-//! [`StaticLearnedWriter`]: builds a static learned file from a stream of records.
+//! [`StaticLearnedWriter`]: builds a static learned file from a stream of records, and
+//! [`StaticLearned::build`], which builds one from a slice of keys through it.
 //!
 //! [`StaticLearned::build`] takes a slice of keys; a merge (paper 002 §9.1) produces its records
 //! one at a time from the old static files and the frozen dynamic stage. The writer takes them
@@ -20,15 +21,53 @@ use std::sync::Arc;
 use crate::codec::Encoder;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
-use crate::key::{check_next, Key};
+use crate::key::{check_next, check_strictly_sorted, Key};
 use crate::mem::persist::Persist;
 
-use super::data_block::encode_data_block;
-use super::header::{Header, FIRST_DATA_BLOCK};
-use super::index::{Granularity, StaticLearned, StaticLearnedParams};
+use super::data_block::{encode_data_block, FIRST_DATA_BLOCK};
+use super::header::Header;
+use super::index::StaticLearned;
+use super::params::{Granularity, StaticLearnedParams};
 
 /// Data blocks written per request (1 MiB with 4 KiB blocks).
 const BATCH_BLOCKS: usize = 256;
+
+impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
+    /// Builds the index file `name` in `storage` from strictly increasing `keys`, entry `i`
+    /// getting the payload `payload_of(i, &keys[i], out)` writes (`out.len()` is the payload
+    /// size). `build_model` builds the model from the keys it must index: all keys at item
+    /// granularity, the first key of every group otherwise, e.g.
+    /// `|keys| Pgm::build(keys, PgmParams::new(64, 8))`.
+    ///
+    /// Errors: `OutOfOrder`, `DuplicateKey`, `InvalidKey` for bad keys; `InvalidParameter` for
+    /// a payload that leaves no room for a record in a block, a mini-page of 0, or a model
+    /// not built on the keys it was given; I/O errors.
+    pub fn build(
+        storage: &Storage,
+        name: &str,
+        keys: &[K],
+        payload_of: impl Fn(usize, &K, &mut [u8]),
+        params: StaticLearnedParams,
+        build_model: impl FnOnce(&[K]) -> Result<M>,
+    ) -> Result<Self> {
+        check_strictly_sorted(keys)?;
+        let mut writer = StaticLearnedWriter::create(storage, name, params)?;
+        let written = (|| {
+            let mut payload = vec![0u8; params.payload_size];
+            for (i, key) in keys.iter().enumerate() {
+                payload_of(i, key, &mut payload);
+                writer.push(*key, &payload)?;
+            }
+            let model = build_model(writer.model_keys())?;
+            writer.finish(model)
+        })();
+        if written.is_err() {
+            // The file has no valid header yet; a failed build leaves nothing behind.
+            let _ = storage.remove(name);
+        }
+        written
+    }
+}
 
 /// Writes a static learned file from records pushed in strictly increasing key order.
 pub struct StaticLearnedWriter<K> {

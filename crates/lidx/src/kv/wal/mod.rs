@@ -95,25 +95,13 @@
 //!
 //! Recovery reads one segment into memory at a time; segments are as large as the caller lets
 //! them grow between rotations (for the hybrid index, one dynamic stage).
-
 //!
-//! One file per part: `record` (the record and segment-header codec), `replay` (reading
-//! segments back, torn tails, recovery), `writer` (the appending [`Wal`], group commit,
-//! rotation).
-
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
-
-use parking_lot::{Condvar, Mutex, MutexGuard};
-
-use crate::error::{Error, Result};
-use crate::key::Key;
-use crate::kv::stamp::{corrupt, decode_stamp, encode_stamp, le_u32, le_u64, STAMP_BYTES};
+//! One file per part, each depending only on those before it: `record` (the record and
+//! segment-header codec, [`Seq`]), `replay` (reading segments back, torn tails, recovery, and
+//! the segment files' names), `writer` (the appending [`Wal`], group commit, rotation).
+//!
+//! [`File`]: std::fs::File
+//! [`Error::Corrupt`]: crate::Error::Corrupt
 
 mod record;
 mod replay;
@@ -121,10 +109,9 @@ mod replay;
 mod tests;
 mod writer;
 
-pub use record::*;
-pub use replay::*;
-pub use writer::*;
-
-/// A record's sequence number: 1 for the first record ever appended to a log, then one more
-/// per record. 0 means "no record".
-pub type Seq = u64;
+pub use record::{
+    decode_record, decode_segment_header, encode_record, encode_segment_header, Record, Seq,
+    FRAME_BYTES, MAX_BODY_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC, VERSION,
+};
+pub use replay::{replay, scan_segment, segment_path, ReplayReport, SegmentScan, TornTail};
+pub use writer::{FsyncPolicy, Wal, WalOptions, WalStats};

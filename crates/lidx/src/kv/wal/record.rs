@@ -1,6 +1,12 @@
 //! The codec of records and segment headers: frames, bodies, and the segment stamp.
 
-use super::*;
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::kv::stamp::{corrupt, decode_stamp, encode_stamp, le_u32, le_u64, STAMP_BYTES};
+
+/// A record's sequence number: 1 for the first record ever appended to a log, then one more
+/// per record. 0 means "no record".
+pub type Seq = u64;
 
 /// Magic number at the start of every segment: `lidxWAL1`.
 pub const SEGMENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxWAL1");

@@ -1,7 +1,17 @@
 //! Reading a log back: segment names, scanning a segment (torn tails against corruption in
 //! the middle) and replaying every segment in order.
 
-use super::*;
+use std::fs::{self, File, OpenOptions};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::kv::stamp::{corrupt, le_u64};
+
+use super::record::{
+    decode_body, decode_frame, decode_segment_header, Record, Seq, FRAME_BYTES,
+    SEGMENT_HEADER_BYTES,
+};
 
 /// A torn tail found and removed by [`replay`].
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,7 +1,13 @@
 //! Unit tests of the log: codec, replay, torn tails, group commit, rotation.
 
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
 use super::*;
-use std::sync::atomic::AtomicU64;
+use crate::error::{Error, Result};
+use crate::key::Key;
 
 static SYNC_DELAY_US: AtomicU64 = AtomicU64::new(0);
 

@@ -1,7 +1,20 @@
 //! The appending side: [`Wal`], its group commit, fsync policy, rotation and removal of
 //! merged segments.
 
-use super::*;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+
+use super::record::{encode_record, encode_segment_header, Record, Seq, MAX_BODY_BYTES};
+use super::replay::{io_err, list_segments, name_of, replay, segment_path, sync_dir, ReplayReport};
 
 /// When appended records are forced to disk; see the module docs for what each loses on a
 /// crash. Durability costs throughput: `Always` pays one fsync per group of appends.
@@ -395,7 +408,7 @@ impl Inner {
 
     fn sync_file(&self, file: &File, name: &str) -> Result<()> {
         #[cfg(test)]
-        tests::sync_delay();
+        super::tests::sync_delay();
         file.sync_data()
             .map_err(|e| Error::io(name, "fsync log", &e))?;
         self.counters.syncs.fetch_add(1, Ordering::Relaxed);

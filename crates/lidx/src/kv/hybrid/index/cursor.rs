@@ -1,7 +1,15 @@
 //! Scan cursors: a dynamic stage and the static stage read in batches from a start key, for
 //! [`HybridIndex::scan`](super::HybridIndex::scan)'s merge of the three stages.
 
-use super::*;
+use std::ops::Bound;
+
+use parking_lot::RwLock;
+
+use crate::disk::hybrid::dynamic::{DynamicMap, Stage};
+use crate::disk::hybrid::static_set::StaticSet;
+use crate::disk::DiskIndex;
+use crate::error::Result;
+use crate::key::Key;
 
 /// Reads a dynamic stage in batches, from a start key on.
 pub(super) struct MemCursor<'a, K: Key, D: DynamicMap<K>> {

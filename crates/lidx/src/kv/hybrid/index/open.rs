@@ -1,7 +1,51 @@
 //! Opening a hybrid index: creating one from sorted records, or reopening one (manifest,
 //! static files, leftover removal, log replay), and assembling the running index.
 
-use super::*;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::disk::hybrid::dynamic::{DynamicMap, Stage};
+use crate::disk::hybrid::merge::write_parts;
+use crate::disk::hybrid::static_set::{is_static_file, AnyStatic, StaticPart, StaticSet};
+use crate::error::{Error, Result};
+use crate::io::Storage;
+use crate::key::{check_strictly_sorted, Key};
+use crate::kv::hybrid::options::HybridOptions;
+use crate::kv::hybrid::recovery::{check_coverage, decode_meta, wal_exists, Meta};
+use crate::kv::wal::{replay, Record, Seq, Wal};
+use crate::kv::{Manifest, ManifestStore};
+
+use super::state::{dir_of, HybridIndex, Inner, MergeState, Version, STRIPES, WAL_DIR};
+
+impl<K: Key> HybridIndex<K> {
+    /// Creates an index in `storage`'s directory (which must not hold one yet: `Io` of kind
+    /// `AlreadyExists`) with the initial static stage bulk-loaded from strictly increasing
+    /// `keys`, entry `i` getting the payload `payload_of(i, &keys[i], out)` writes.
+    pub fn create(
+        storage: Arc<Storage>,
+        keys: &[K],
+        payload_of: impl Fn(usize, &K, &mut [u8]),
+        options: HybridOptions,
+    ) -> Result<Self> {
+        Self::create_with(storage, keys, payload_of, options)
+    }
+
+    /// Opens the index in `storage`'s directory: the manifest's static files, then the log
+    /// replayed into the dynamic stage (see [`crate::kv::hybrid::recovery`]).
+    pub fn open(storage: Arc<Storage>, options: HybridOptions) -> Result<Self> {
+        Self::open_with(storage, options, false)
+    }
+
+    /// Opens the index for reading only: `put` and `delete` return `Error::ReadOnly`, no merge
+    /// runs, and nothing in the directory changes except that a torn log tail is cut (as
+    /// [`replay`] does).
+    pub fn open_read_only(storage: Arc<Storage>, options: HybridOptions) -> Result<Self> {
+        Self::open_with(storage, options, true)
+    }
+}
 
 impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
     /// [`HybridIndex::create`] with any dynamic stage map.

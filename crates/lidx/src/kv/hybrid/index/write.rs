@@ -1,13 +1,72 @@
 //! Writes and merges: a write's path through the log and the stages, the freeze that makes
 //! room, and the background merge into new static files.
 
-use super::*;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
 
-impl<K: Key, D: DynamicMap<K>> Inner<K, D> {
-    pub(super) fn current(&self) -> Arc<Version<K, D>> {
-        Arc::clone(&self.version.read())
+use parking_lot::RwLock;
+
+use crate::disk::hybrid::dynamic::{DynamicMap, Stage};
+use crate::disk::hybrid::merge::{merge_into, write_parts};
+use crate::disk::hybrid::static_set::StaticSet;
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::kv::hybrid::recovery::Meta;
+use crate::kv::wal::Record;
+use crate::kv::Manifest;
+
+use super::state::{HybridIndex, Inner, Version, STRIPES, WAL_DIR};
+
+impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
+    /// Inserts or updates `key`. Returns once the write is in the log as the fsync policy says
+    /// (acknowledged). Errors: `ReadOnly`, `InvalidParameter` for a payload of another length
+    /// than the index's, `InvalidKey` (NaN), the log's I/O errors, and a background merge's
+    /// error when the write would have to wait for that merge.
+    pub fn put(&self, key: K, payload: &[u8]) -> Result<()> {
+        if payload.len() != self.inner.options.payload_size {
+            return Err(Error::InvalidParameter {
+                name: "payload",
+                value: format!("{} bytes", payload.len()),
+                expected: "exactly the index's payload_size bytes",
+            });
+        }
+        self.inner.write(key, Some(payload), "put")
     }
 
+    /// Deletes `key` (a tombstone until the next merge). Errors as [`HybridIndex::put`].
+    pub fn delete(&self, key: &K) -> Result<()> {
+        self.inner.write(*key, None, "delete")
+    }
+
+    /// Blocks until no merge is running or pending; returns the error of a failed background
+    /// merge (the index keeps serving reads and takes writes until its dynamic stage is full
+    /// again; reopen it to retry the merge).
+    pub fn wait_for_merges(&self) -> Result<()> {
+        let mut m = self.inner.merge.lock();
+        loop {
+            if let Some(e) = &m.error {
+                return Err(e.clone());
+            }
+            if !m.pending && !m.running {
+                return Ok(());
+            }
+            self.inner.merge_cond.wait(&mut m);
+        }
+    }
+
+    /// Freezes the dynamic stage and merges it now (if it holds anything), waiting for the
+    /// merge; for tests and for a clean state before a read-only benchmark.
+    pub fn merge_now(&self) -> Result<()> {
+        self.wait_for_merges()?;
+        if self.inner.freeze(true)? {
+            self.wait_for_merges()?;
+        }
+        Ok(())
+    }
+}
+
+impl<K: Key, D: DynamicMap<K>> Inner<K, D> {
     /// True when the dynamic stage of `v` must be frozen.
     pub(super) fn full(&self, v: &Version<K, D>) -> bool {
         let d = v.dynamic.read();
@@ -127,7 +186,7 @@ impl<K: Key, D: DynamicMap<K>> Inner<K, D> {
         }
     }
 
-    /// One merge of the frozen stage (module docs of [`super`]: steps 2 to 6).
+    /// One merge of the frozen stage (module docs of [`crate::kv::hybrid`]: steps 2 to 6).
     pub(super) fn merge_once(&self) -> Result<()> {
         let start = Instant::now();
         let v = self.current();
