@@ -15,25 +15,15 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::{lidx, text, without_progress};
 use lidx_bench::registry::IndexSpec;
-
-/// Writes an SOSD file (u64 count, then the keys) of `keys` as given, sorted or not.
-fn write_sosd(path: &Path, keys: &[u64]) {
-    let mut bytes = (keys.len() as u64).to_le_bytes().to_vec();
-    for k in keys {
-        bytes.extend_from_slice(&k.to_le_bytes());
-    }
-    std::fs::write(path, bytes).unwrap();
-}
 
 #[test]
 fn an_unsorted_file_says_so_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("unsorted.sosd");
-    write_sosd(&path, &[1, 5, 3, 9]);
+    // The writer writes keys as given: this file is out of order.
+    lidx_bench::sosd::write_sosd(&path, &[1, 5, 3, 9]).unwrap();
     for args in [
         &["stats", "--dataset", path.to_str().unwrap()][..],
         &[

@@ -48,6 +48,18 @@ macro_rules! little_endian_codec {
     };
 }
 
+/// The first 8 bytes of a byte string, big-endian, zero-padded past its end: the model image
+/// of a [`Str16`], and what any model that sees 8 bytes of a string key learns on. Monotone in
+/// byte order (a smaller string never maps higher); strings sharing their first 8 bytes (or
+/// differing only by trailing zeros within them) map alike.
+#[inline]
+pub fn head8(bytes: &[u8]) -> u64 {
+    let mut raw = [0u8; 8];
+    let n = bytes.len().min(8);
+    raw[..n].copy_from_slice(&bytes[..n]);
+    u64::from_be_bytes(raw)
+}
+
 /// A key an index can be built on. See the module docs for the order and model map of each type.
 pub trait Key: Copy + Debug + Send + Sync + 'static {
     /// Short name used in reports and error messages (`"u64"`, `"str16"`, ...).
@@ -195,9 +207,7 @@ impl Key for Str16 {
     }
     #[inline(always)]
     fn to_model(self) -> u64 {
-        let mut head = [0u8; 8];
-        head.copy_from_slice(&self[..8]);
-        u64::from_be_bytes(head)
+        head8(&self)
     }
     #[inline(always)]
     fn write_to(&self, out: &mut [u8]) {

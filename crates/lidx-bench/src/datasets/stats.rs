@@ -258,14 +258,6 @@ pub struct TypedStats {
     pub max_length: Option<usize>,
 }
 
-/// The first 8 bytes of a string, big-endian, zero-padded.
-fn head8(key: &[u8]) -> u64 {
-    let mut raw = [0u8; 8];
-    let n = key.len().min(8);
-    raw[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(raw)
-}
-
 /// Computes [`TypedStats`] of sorted `keys`.
 pub fn compute_typed(
     keys: &Keys,
@@ -313,7 +305,11 @@ pub fn compute_typed(
                 min: k.first().map(|s| escape(s)),
                 max: k.last().map(|s| escape(s)),
             };
-            (k.iter().map(|s| head8(s)).collect(), basics, heads)
+            (
+                k.iter().map(|s| lidx::key::head8(s)).collect(),
+                basics,
+                heads,
+            )
         }
     };
     let model = compute(&image, progress)?;

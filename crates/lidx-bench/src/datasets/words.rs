@@ -129,19 +129,18 @@ pub fn generate(n: usize, seed: u64) -> Vec<Vec<u8>> {
 /// The share of `keys` (sorted) whose first 8 bytes (zero-padded) equal those of a neighbour:
 /// the keys a model that sees only 8 bytes cannot tell apart.
 pub fn shared_prefix_fraction(keys: &[Vec<u8>]) -> f64 {
-    let head = |k: &Vec<u8>| {
-        let mut h = [0u8; 8];
-        let n = k.len().min(8);
-        h[..n].copy_from_slice(&k[..n]);
-        h
-    };
-    let heads: Vec<[u8; 8]> = keys.iter().map(head).collect();
+    let heads: Vec<u64> = keys.iter().map(|k| lidx::key::head8(k)).collect();
+    shared_head_fraction(&heads)
+}
+
+/// The share of sorted `heads` equal to a neighbour.
+pub fn shared_head_fraction(heads: &[u64]) -> f64 {
     let shared = (0..heads.len())
         .filter(|&i| {
             (i > 0 && heads[i - 1] == heads[i]) || (i + 1 < heads.len() && heads[i + 1] == heads[i])
         })
         .count();
-    shared as f64 / keys.len().max(1) as f64
+    shared as f64 / heads.len().max(1) as f64
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
+use lidx::key::head8;
 use lidx::mem::pgm::{Pgm, PgmParams};
 use lidx::mem::string_index::{StringIndex, StringIndexParams};
 use lidx::{ApproxPos, StaticIndex};
@@ -151,17 +152,9 @@ struct Head8 {
     n: usize,
 }
 
-/// The first 8 bytes of a key, big-endian, zero-padded.
-fn head(key: &[u8]) -> u64 {
-    let mut raw = [0u8; 8];
-    let n = key.len().min(8);
-    raw[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(raw)
-}
-
 impl Windowed for Head8 {
     fn window(&self, key: &[u8]) -> ApproxPos {
-        let w = self.pgm.search(head(key));
+        let w = self.pgm.search(head8(key));
         ApproxPos {
             hi: (w.hi + self.widen).min(self.n),
             ..w
@@ -179,7 +172,7 @@ fn build(spec: StringIndexSpec, keys: &[Vec<u8>]) -> Result<(Box<dyn Windowed>, 
     Ok(match spec {
         StringIndexSpec::Sorted => (Box::new(Whole(keys.len())), 0),
         StringIndexSpec::Head8 { eps } => {
-            let heads: Vec<u64> = keys.iter().map(|k| head(k)).collect();
+            let heads: Vec<u64> = keys.iter().map(|k| head8(k)).collect();
             let pgm = Pgm::build(&heads, PgmParams::new(eps, 8))?;
             let mut widen = 0;
             let mut i = 0;

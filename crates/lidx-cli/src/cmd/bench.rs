@@ -18,7 +18,7 @@ use lidx_bench::BenchError;
 
 use super::args::{check_out, parse_ops, write_out};
 use super::bench_disk::DEFAULT_DISK_INDEXES;
-use super::{load_any_dataset, Bars};
+use super::{load_any_dataset, load_numeric_dataset, Bars};
 
 /// `--index`'s long help, listing every form the registries accept, so it cannot drift from
 /// them.
@@ -156,10 +156,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         huge_pages: crate::huge_pages::enabled(),
     };
 
-    let dataset = load_any_dataset(&args.dataset, args.seed)?.into_numeric_image()?;
-    for note in dataset.notes.iter().filter(|n| n.contains("u64 image")) {
-        eprintln!("note: {note}");
-    }
+    let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
     let mut bars = Bars::default();
     let records = runner::run(&dataset, &specs, config, &mut bars)?;
     anyhow::ensure!(

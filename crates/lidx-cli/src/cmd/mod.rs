@@ -208,6 +208,16 @@ pub fn load_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {
     loading(spec, || dataset::load(spec, seed), |d: &Dataset| &d.notes)
 }
 
+/// Loads a dataset of numeric keys as `u64` ([`AnyDataset::into_numeric_image`]), as
+/// [`load_dataset`] does.
+pub fn load_numeric_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {
+    loading(
+        spec,
+        || dataset::load_any(spec, seed)?.into_numeric_image(),
+        |d: &Dataset| &d.notes,
+    )
+}
+
 /// Loads a dataset spec of any key type, as [`load_dataset`] does.
 pub fn load_any_dataset(spec: &str, seed: u64) -> anyhow::Result<AnyDataset> {
     loading(

@@ -301,12 +301,8 @@ impl StringIndex {
 
 /// A key for a message: printable ASCII as is, other bytes as `\xNN`, at most 64 bytes shown.
 pub fn escape(key: &[u8]) -> String {
-    let mut s: String = key
-        .iter()
-        .take(64)
-        .flat_map(|&b| std::ascii::escape_default(b))
-        .map(char::from)
-        .collect();
+    let shown = &key[..key.len().min(64)];
+    let mut s = shown.escape_ascii().to_string();
     if key.len() > 64 {
         s.push_str(&format!("... ({} bytes)", key.len()));
     }
