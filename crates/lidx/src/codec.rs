@@ -193,6 +193,28 @@ impl<'a> Decoder<'a> {
     }
 }
 
+/// Appends `v` as a LEB128 varint.
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads a LEB128 varint from the start of `bytes`: the value and its length, `None` when
+/// `bytes` ends inside it or it is longer than 10 bytes.
+pub fn get_varint(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        v |= u64::from(b & 0x7F).checked_shl(7 * i as u32)?;
+        if b & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +251,16 @@ mod tests {
         }
         let mut d = Decoder::new("m", &[0xff; 16]);
         assert!(d.count(8, "segments").is_err());
+    }
+
+    #[test]
+    fn varints_round_trip_and_refuse_overlong() {
+        for v in [0, 1, 127, 128, 300, u32::MAX as u64, u64::MAX] {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!(get_varint(&out), Some((v, out.len())));
+            assert_eq!(get_varint(&out[..out.len() - 1]), None);
+        }
+        assert_eq!(get_varint(&[0x80; 11]), None);
     }
 }

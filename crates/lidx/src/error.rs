@@ -127,6 +127,29 @@ pub enum Error {
         /// What was attempted.
         op: &'static str,
     },
+    /// A key or value is outside the sizes a store accepts.
+    SizeLimit {
+        /// `"key"` or `"value"`.
+        what: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// Smallest length accepted.
+        min: usize,
+        /// Largest length accepted.
+        max: usize,
+    },
+    /// Another handle (in this or another process) has the store open for writing.
+    Locked {
+        /// The store's directory.
+        dir: String,
+    },
+    /// A directory opened as a store is not one.
+    NotAStore {
+        /// The directory.
+        dir: String,
+        /// What is missing or wrong.
+        what: String,
+    },
 }
 
 impl Error {
@@ -236,6 +259,26 @@ impl fmt::Display for Error {
             Error::ReadOnly { op } => write!(
                 f,
                 "cannot {op}: the index was opened read-only; open it for writing"
+            ),
+            Error::SizeLimit {
+                what,
+                len,
+                min,
+                max,
+            } => write!(
+                f,
+                "a {len}-byte {what} is outside what a store accepts ({min} to {max} bytes); \
+                 shorten it, or keep large {what}s in files and store their names"
+            ),
+            Error::Locked { dir } => write!(
+                f,
+                "the store in {dir} is open for writing elsewhere (its LOCK file is held); \
+                 close that process or handle first, or open this one read-only"
+            ),
+            Error::NotAStore { dir, what } => write!(
+                f,
+                "{dir} is not a lidx store ({what}); name a store's directory, or create one \
+                 with `lidx kv create` or `lidx kv load`"
             ),
         }
     }

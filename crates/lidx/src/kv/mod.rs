@@ -20,10 +20,12 @@
 pub mod hybrid;
 pub mod manifest;
 mod stamp;
+pub mod store;
 pub mod wal;
 
 pub use hybrid::HybridIndex;
 pub use manifest::{Manifest, ManifestStore};
+pub use store::{Store, StoreOptions};
 pub use wal::{
     replay, FsyncPolicy, Record, ReplayReport, Seq, TornTail, Wal, WalOptions, WalStats,
 };

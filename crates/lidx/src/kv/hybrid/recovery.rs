@@ -110,6 +110,20 @@ pub fn decode_meta(file: &str, bytes: &[u8]) -> Result<Meta> {
     })
 }
 
+/// `Io` of kind `NotFound` unless the log directory `dir` holds at least one segment: a
+/// store's log exists from its creation on, so a missing one was removed outside lidx.
+pub fn require_wal(dir: &Path) -> Result<()> {
+    if wal_exists(dir)? {
+        return Ok(());
+    }
+    Err(Error::Io {
+        file: dir.display().to_string(),
+        op: "open write-ahead log".to_string(),
+        kind: std::io::ErrorKind::NotFound,
+        message: "the log has no segment; it was removed outside lidx".to_string(),
+    })
+}
+
 /// True when the log directory `dir` holds at least one segment.
 pub fn wal_exists(dir: &Path) -> Result<bool> {
     let entries = std::fs::read_dir(dir)

@@ -113,5 +113,6 @@ pub use record::{
     decode_record, decode_segment_header, encode_record, encode_segment_header, Record, Seq,
     FRAME_BYTES, MAX_BODY_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC, VERSION,
 };
+pub(crate) use replay::list_segments;
 pub use replay::{replay, scan_segment, segment_path, ReplayReport, SegmentScan, TornTail};
 pub use writer::{FsyncPolicy, Wal, WalOptions, WalStats};

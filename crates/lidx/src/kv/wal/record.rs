@@ -21,6 +21,7 @@ pub const MAX_BODY_BYTES: usize = 1 << 30;
 
 pub(super) const KIND_PUT: u8 = 1;
 pub(super) const KIND_DELETE: u8 = 2;
+pub(super) const KIND_BATCH: u8 = 3;
 /// Bytes of a body before the key: kind and key length.
 pub(super) const BODY_PREFIX: usize = 5;
 
@@ -40,13 +41,21 @@ pub enum Record<'a> {
         /// The key's on-disk bytes.
         key: &'a [u8],
     },
+    /// Several operations that are applied all or not at all: one record, one sequence
+    /// number, so a torn tail cuts a batch whole. `ops` is the owner's encoding (the store's
+    /// is [`crate::kv::store::WriteBatch`]'s); the log only frames and checksums it.
+    Batch {
+        /// The encoded operations.
+        ops: &'a [u8],
+    },
 }
 
 impl<'a> Record<'a> {
-    /// The key bytes.
+    /// The key bytes; empty for a [`Record::Batch`].
     pub fn key(&self) -> &'a [u8] {
         match *self {
             Record::Put { key, .. } | Record::Delete { key } => key,
+            Record::Batch { .. } => &[],
         }
     }
 
@@ -73,6 +82,7 @@ impl<'a> Record<'a> {
             + match *self {
                 Record::Put { key, value } => key.len() + value.len(),
                 Record::Delete { key } => key.len(),
+                Record::Batch { ops } => ops.len(),
             }
     }
 }
@@ -88,6 +98,7 @@ pub fn encode_record(seq: Seq, record: &Record<'_>, out: &mut Vec<u8>) {
     let (kind, key, value): (u8, &[u8], &[u8]) = match *record {
         Record::Put { key, value } => (KIND_PUT, key, value),
         Record::Delete { key } => (KIND_DELETE, key, &[]),
+        Record::Batch { ops } => (KIND_BATCH, &[], ops),
     };
     out.push(kind);
     out.extend_from_slice(&(key.len() as u32).to_le_bytes());
@@ -169,6 +180,11 @@ pub(super) fn decode_body<'a>(file: &str, offset: u64, body: &'a [u8]) -> Result
                 "delete record at offset {offset} has {} trailing bytes",
                 rest.len()
             ),
+        )),
+        KIND_BATCH if key_len == 0 => Ok(Record::Batch { ops: rest }),
+        KIND_BATCH => Err(corrupt(
+            file,
+            format!("batch record at offset {offset} has a {key_len}-byte key"),
         )),
         kind => Err(corrupt(
             file,

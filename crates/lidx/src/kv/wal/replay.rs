@@ -157,7 +157,7 @@ pub(super) fn sync_dir(dir: &Path) -> Result<()> {
 
 /// Segments in `dir` as (first seq from the name, path), sorted; stray `.tmp` files of
 /// interrupted segment creations are removed.
-pub(super) fn list_segments(dir: &Path) -> Result<Vec<(Seq, PathBuf)>> {
+pub(crate) fn list_segments(dir: &Path) -> Result<Vec<(Seq, PathBuf)>> {
     let mut out = Vec::new();
     for entry in fs::read_dir(dir).map_err(io_err(dir, "list directory"))? {
         let entry = entry.map_err(io_err(dir, "list directory"))?;

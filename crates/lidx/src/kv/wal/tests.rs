@@ -35,6 +35,7 @@ fn collect(dir: &Path) -> Result<(Vec<Logged>, ReplayReport)> {
         let value = match r {
             Record::Put { value, .. } => Some(value.to_vec()),
             Record::Delete { .. } => None,
+            Record::Batch { ops } => Some(ops.to_vec()),
         };
         out.push((seq, r.key().to_vec(), value));
         Ok(())
@@ -272,4 +273,28 @@ fn policies_without_fsync_on_append() {
         Wal::open(dir.path(), opts, |_, _| Ok(())),
         Err(Error::InvalidParameter { .. })
     ));
+}
+
+#[test]
+fn a_batch_is_one_record_and_a_torn_batch_is_cut_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let ops = vec![7u8; 300];
+    {
+        let (wal, _) = Wal::open(dir.path(), WalOptions::default(), |_, _| Ok(())).unwrap();
+        wal.append(&[Record::Put {
+            key: b"a",
+            value: b"1",
+        }])
+        .unwrap();
+        assert_eq!(wal.append(&[Record::Batch { ops: &ops }]).unwrap(), 2);
+    }
+    let (logged, _) = collect(dir.path()).unwrap();
+    assert_eq!(logged[1], (2, Vec::new(), Some(ops.clone())));
+    let seg = super::replay::segment_path(dir.path(), 1);
+    let len = std::fs::metadata(&seg).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&seg).unwrap();
+    f.set_len(len - 100).unwrap();
+    let (logged, report) = collect(dir.path()).unwrap();
+    assert_eq!(logged.len(), 1, "the torn batch is dropped whole");
+    assert!(report.torn_tail.is_some());
 }

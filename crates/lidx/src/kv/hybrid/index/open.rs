@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::key::{check_strictly_sorted, Key};
 use crate::kv::hybrid::options::HybridOptions;
-use crate::kv::hybrid::recovery::{check_coverage, decode_meta, wal_exists, Meta};
+use crate::kv::hybrid::recovery::{check_coverage, decode_meta, require_wal, Meta};
 use crate::kv::wal::{replay, Record, Seq, Wal};
 use crate::kv::{Manifest, ManifestStore};
 
@@ -144,14 +144,7 @@ impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
             remove_leftovers(&storage, &dir, &manifest.static_files)?;
         }
         let wal_dir = dir.join(WAL_DIR);
-        if !wal_exists(&wal_dir)? {
-            return Err(Error::Io {
-                file: wal_dir.display().to_string(),
-                op: "open write-ahead log".to_string(),
-                kind: std::io::ErrorKind::NotFound,
-                message: "the log has no segment; it was removed outside lidx".to_string(),
-            });
-        }
+        require_wal(&wal_dir)?;
         let ps = options.payload_size;
         let mut stage = Stage::<K, D>::new(ps);
         let static_seq = manifest.static_seq;
@@ -159,23 +152,31 @@ impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
             if seq <= static_seq {
                 return Ok(());
             }
-            let key = record.key_as::<K>()?;
-            match record {
-                Record::Put { value, .. } => {
-                    if value.len() != ps {
-                        return Err(Error::Corrupt {
-                            file: wal_dir.display().to_string(),
-                            block: None,
-                            what: format!(
-                                "record {seq} has a {}-byte payload, the index {ps}",
-                                value.len()
-                            ),
-                        });
-                    }
-                    stage.apply(key, Some(value))
-                }
-                Record::Delete { .. } => stage.apply(key, None),
+            if let Record::Batch { .. } = record {
+                return Err(Error::Corrupt {
+                    file: wal_dir.display().to_string(),
+                    block: None,
+                    what: format!(
+                        "record {seq} is a batch, which only a kv::Store writes: this log is a \
+                         store's, not a hybrid index's"
+                    ),
+                });
             }
+            let key = record.key_as::<K>()?;
+            let Record::Put { value, .. } = record else {
+                return stage.apply(key, None);
+            };
+            if value.len() != ps {
+                return Err(Error::Corrupt {
+                    file: wal_dir.display().to_string(),
+                    block: None,
+                    what: format!(
+                        "record {seq} has a {}-byte payload, the index {ps}",
+                        value.len()
+                    ),
+                });
+            }
+            stage.apply(key, Some(value))
         };
         let (wal, report) = if read_only {
             (None, replay(&wal_dir, apply)?)

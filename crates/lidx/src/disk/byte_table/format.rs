@@ -1,0 +1,256 @@
+//! The byte table's header, parameters, varints and separators.
+//!
+//! Header (block 0 payload, little-endian):
+//!
+//! | offset | size | field                                                  |
+//! |--------|------|--------------------------------------------------------|
+//! | 0      | 8    | magic `lidxBTB1`                                       |
+//! | 8      | 4    | format version (1)                                     |
+//! | 12     | 4    | block size the file was written with                   |
+//! | 16     | 4    | model `eps`                                            |
+//! | 20     | 4    | model `threshold`                                      |
+//! | 24     | 8    | records                                                |
+//! | 32     | 8    | data blocks (blocks `1..=data_blocks`)                 |
+//! | 40     | 8    | bytes of the record stream                             |
+//! | 48     | 8    | separator entries                                      |
+//! | 56     | 8    | bytes of the separator stream (in the blocks after the data) |
+//! | 64     | 8    | total key bytes                                        |
+//! | 72     | 8    | total value bytes                                      |
+
+use crate::error::{Error, Result};
+use crate::mem::string_index::StringIndexParams;
+
+/// Magic number of a byte table: `lidxBTB1`.
+pub const BYTE_TABLE_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTB1");
+/// Format version of byte tables.
+pub const BYTE_TABLE_VERSION: u32 = 1;
+/// Bytes of the header fields.
+pub(crate) const HEADER_BYTES: usize = 80;
+/// Bytes at the start of every data block: the offset of its first record start.
+pub(crate) const BLOCK_PREFIX: usize = 2;
+/// The block prefix of a data block in which no record starts.
+pub(crate) const NO_START: u16 = u16::MAX;
+
+/// How a byte table is built: its model's parameters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ByteTableParams {
+    /// The separator model's parameters (see [`crate::mem::string_index`]).
+    pub model: StringIndexParams,
+}
+
+/// What a byte table's header records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteTableHeader {
+    /// Block size the file was written with.
+    pub block_size: u32,
+    /// Model parameters.
+    pub params: ByteTableParams,
+    /// Records in the table.
+    pub records: u64,
+    /// Data blocks (blocks `1..=data_blocks`).
+    pub data_blocks: u64,
+    /// Bytes of the record stream.
+    pub stream_bytes: u64,
+    /// Separator entries.
+    pub entries: u64,
+    /// Bytes of the separator stream.
+    pub index_bytes: u64,
+    /// Sum of the key lengths.
+    pub key_bytes: u64,
+    /// Sum of the value lengths.
+    pub value_bytes: u64,
+}
+
+impl ByteTableHeader {
+    /// Writes the header into the start of `out` (a block payload).
+    pub(crate) fn encode(&self, out: &mut [u8]) {
+        let h = self;
+        let fields: [(usize, u64, usize); 12] = [
+            (0, BYTE_TABLE_MAGIC, 8),
+            (8, u64::from(BYTE_TABLE_VERSION), 4),
+            (12, u64::from(h.block_size), 4),
+            (16, h.params.model.eps as u64, 4),
+            (20, h.params.model.threshold as u64, 4),
+            (24, h.records, 8),
+            (32, h.data_blocks, 8),
+            (40, h.stream_bytes, 8),
+            (48, h.entries, 8),
+            (56, h.index_bytes, 8),
+            (64, h.key_bytes, 8),
+            (72, h.value_bytes, 8),
+        ];
+        for (at, v, n) in fields {
+            out[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
+        }
+    }
+
+    /// Blocks the separator stream takes.
+    pub fn index_blocks(&self) -> u64 {
+        let cap =
+            (self.block_size as u64).saturating_sub(crate::io::checksum::BLOCK_TRAILER as u64);
+        self.index_bytes.div_ceil(cap.max(1))
+    }
+}
+
+fn le(bytes: &[u8], at: usize, n: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b[..n].copy_from_slice(&bytes[at..at + n]);
+    u64::from_le_bytes(b)
+}
+
+/// Decodes and checks a header read from block 0 of `file` (a device of `block_size`-byte
+/// blocks and `len_blocks` blocks). Every field is checked against the others and the file's
+/// size, so a table that opens has consistent counts; never panics.
+pub fn decode_header(
+    file: &str,
+    payload: &[u8],
+    block_size: usize,
+    len_blocks: u64,
+) -> Result<ByteTableHeader> {
+    if payload.len() < HEADER_BYTES {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!("header of {} bytes, {HEADER_BYTES} needed", payload.len()),
+        });
+    }
+    let magic = le(payload, 0, 8);
+    if magic != BYTE_TABLE_MAGIC {
+        return Err(Error::BadMagic {
+            file: file.to_string(),
+            expected: BYTE_TABLE_MAGIC,
+            got: magic,
+        });
+    }
+    let version = le(payload, 8, 4) as u32;
+    if version != BYTE_TABLE_VERSION {
+        return Err(Error::UnsupportedVersion {
+            file: file.to_string(),
+            got: version,
+            supported: BYTE_TABLE_VERSION,
+        });
+    }
+    let bad = |what: String| Error::Corrupt {
+        file: file.to_string(),
+        block: Some(0),
+        what,
+    };
+    let h = ByteTableHeader {
+        block_size: le(payload, 12, 4) as u32,
+        params: ByteTableParams {
+            model: StringIndexParams {
+                eps: le(payload, 16, 4) as usize,
+                threshold: le(payload, 20, 4) as usize,
+            },
+        },
+        records: le(payload, 24, 8),
+        data_blocks: le(payload, 32, 8),
+        stream_bytes: le(payload, 40, 8),
+        entries: le(payload, 48, 8),
+        index_bytes: le(payload, 56, 8),
+        key_bytes: le(payload, 64, 8),
+        value_bytes: le(payload, 72, 8),
+    };
+    if h.block_size as usize != block_size {
+        return Err(bad(format!(
+            "written with {}-byte blocks, opened with {block_size}-byte blocks",
+            h.block_size
+        )));
+    }
+    if h.params.model.eps == 0 || h.params.model.threshold == 0 {
+        return Err(bad("model eps and threshold must be at least 1".into()));
+    }
+    let cap = (block_size - crate::io::checksum::BLOCK_TRAILER - BLOCK_PREFIX) as u64;
+    if h.stream_bytes.div_ceil(cap) != h.data_blocks {
+        return Err(bad(format!(
+            "{} stream bytes need {} data blocks, the header says {}",
+            h.stream_bytes,
+            h.stream_bytes.div_ceil(cap),
+            h.data_blocks
+        )));
+    }
+    let need = 1 + h.data_blocks as u128 + h.index_blocks() as u128;
+    if need > len_blocks as u128 {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!("{len_blocks} blocks, the header describes {need}"),
+        });
+    }
+    if h.entries > h.data_blocks || h.entries > h.records || (h.records > 0) != (h.entries > 0) {
+        return Err(bad(format!(
+            "{} separators for {} records in {} data blocks",
+            h.entries, h.records, h.data_blocks
+        )));
+    }
+    let overhead = h.records.saturating_mul(2);
+    if h.key_bytes.saturating_add(h.value_bytes) > h.stream_bytes
+        || h.stream_bytes
+            > h.key_bytes
+                .saturating_add(h.value_bytes)
+                .saturating_add(overhead.saturating_mul(5))
+    {
+        return Err(bad(format!(
+            "{} key and {} value bytes do not fit a {}-byte stream of {} records",
+            h.key_bytes, h.value_bytes, h.stream_bytes, h.records
+        )));
+    }
+    Ok(h)
+}
+
+/// The shortest prefix of `key` that is above `previous` (so `previous < s <= key`), which is
+/// enough to route between the two. `key` must be above `previous`.
+pub fn shortest_separator<'a>(previous: &[u8], key: &'a [u8]) -> &'a [u8] {
+    let common = previous.iter().zip(key).take_while(|(a, b)| a == b).count();
+    &key[..(common + 1).min(key.len())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separators_route_between_neighbours() {
+        let cases: [(&[u8], &[u8]); 5] = [
+            (b"apple", b"apricot"),
+            (b"ab", b"abc"),
+            (b"a", b"b"),
+            (b"", b"x"),
+            (b"abc\xff", b"abd"),
+        ];
+        for (p, k) in cases {
+            let s = shortest_separator(p, k);
+            assert!(p < s && s <= k, "{p:?} < {s:?} <= {k:?}");
+        }
+        assert_eq!(shortest_separator(b"apple", b"apricot"), b"apr");
+    }
+
+    #[test]
+    fn header_round_trips_and_checks_counts() {
+        let h = ByteTableHeader {
+            block_size: 4096,
+            params: ByteTableParams::default(),
+            records: 10,
+            data_blocks: 1,
+            stream_bytes: 100,
+            entries: 1,
+            index_bytes: 5,
+            key_bytes: 40,
+            value_bytes: 40,
+        };
+        let mut block = vec![0u8; 4092];
+        h.encode(&mut block);
+        assert_eq!(decode_header("t", &block, 4096, 3).unwrap(), h);
+        assert!(matches!(
+            decode_header("t", &block, 4096, 2),
+            Err(Error::Truncated { .. })
+        ));
+        assert!(matches!(
+            decode_header("t", &block, 8192, 3),
+            Err(Error::Corrupt { .. })
+        ));
+        block[24] = 0;
+        assert!(matches!(
+            decode_header("t", &block, 4096, 3),
+            Err(Error::Corrupt { .. })
+        ));
+    }
+}

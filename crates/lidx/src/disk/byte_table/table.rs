@@ -1,0 +1,590 @@
+//! Reading a byte table: open, point lookups through the separator model, cursors in both
+//! directions, and a full check.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::io::checksum::BLOCK_TRAILER;
+use crate::io::{BlockDevice, IoClass, Storage};
+use crate::mem::string_index::{escape, StringIndex};
+
+use super::format::{decode_header, ByteTableHeader, BLOCK_PREFIX, HEADER_BYTES, NO_START};
+use crate::codec::get_varint;
+
+/// An open byte table; see the [module docs](crate::disk::byte_table). `Send + Sync`.
+pub struct ByteTable {
+    device: Arc<dyn BlockDevice>,
+    header: ByteTableHeader,
+    /// Record-stream bytes per data block.
+    cap: usize,
+    separators: Vec<u8>,
+    sep_offsets: Vec<u32>,
+    /// Stream position of the first record starting in each entry's block.
+    positions: Vec<u64>,
+    model: StringIndex,
+}
+
+impl std::fmt::Debug for ByteTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ByteTable")
+            .field("file", &self.device.name())
+            .field("records", &self.header.records)
+            .finish()
+    }
+}
+
+impl ByteTable {
+    /// Opens `name` in `storage`: reads and checks the header, reads the separators and
+    /// builds the model over them. Damage is a typed error naming the file (and block).
+    pub fn open(storage: &Storage, name: &str) -> Result<ByteTable> {
+        let device = storage.open(name, false)?;
+        let bs = device.block_size();
+        if device.len_blocks() == 0 {
+            return Err(Error::Truncated {
+                file: device.name().to_string(),
+                what: "an empty file: the header was never written".into(),
+            });
+        }
+        let mut head = vec![0u8; bs];
+        device.read_blocks(0, &mut head, IoClass::Header)?;
+        let header = decode_header(
+            device.name(),
+            &head[..bs - BLOCK_TRAILER],
+            bs,
+            device.len_blocks(),
+        )?;
+        let file = device.name().to_string();
+        let bad = |block: u64, what: String| Error::Corrupt {
+            file: file.clone(),
+            block: Some(block),
+            what,
+        };
+        let mut index = Vec::with_capacity(header.index_bytes as usize);
+        let blocks = header.index_blocks();
+        let first = 1 + header.data_blocks;
+        if blocks > 0 {
+            let mut buf = vec![0u8; blocks as usize * bs];
+            device.read_blocks(first, &mut buf, IoClass::Model)?;
+            for b in buf.chunks(bs) {
+                index.extend_from_slice(&b[..bs - BLOCK_TRAILER]);
+            }
+            index.truncate(header.index_bytes as usize);
+        }
+        let mut separators = Vec::new();
+        let mut sep_offsets = vec![0u32];
+        let mut positions = Vec::with_capacity(header.entries as usize);
+        let mut at = 0usize;
+        let mut pos = 0u64;
+        let payload = bs - BLOCK_TRAILER;
+        for i in 0..header.entries {
+            let block = first + (at / payload) as u64;
+            let (delta, n) = get_varint(&index[at..])
+                .ok_or_else(|| bad(block, format!("separator {i} ends early")))?;
+            at += n;
+            let (len, n) = get_varint(&index[at..])
+                .ok_or_else(|| bad(block, format!("separator {i} ends early")))?;
+            at += n;
+            if len == 0 || len > (index.len() - at) as u64 {
+                return Err(bad(block, format!("separator {i} claims {len} bytes")));
+            }
+            let sep = &index[at..at + len as usize];
+            at += len as usize;
+            pos = pos
+                .checked_add(delta)
+                .filter(|&p| p < header.stream_bytes && (i == 0 || delta > 0))
+                .ok_or_else(|| bad(block, format!("separator {i} points outside the records")))?;
+            if i == 0 && pos != 0 {
+                return Err(bad(
+                    block,
+                    "the first separator does not point at record 0".into(),
+                ));
+            }
+            if i > 0 {
+                let prev = &separators[sep_offsets[i as usize - 1] as usize..];
+                if sep <= prev {
+                    return Err(bad(
+                        block,
+                        format!(
+                            "separator {i} ({}) is not above the one before",
+                            escape(sep)
+                        ),
+                    ));
+                }
+            }
+            separators.extend_from_slice(sep);
+            if separators.len() > u32::MAX as usize {
+                return Err(bad(block, "separators over 4 GiB".into()));
+            }
+            sep_offsets.push(separators.len() as u32);
+            positions.push(pos);
+        }
+        if at != index.len() {
+            return Err(bad(
+                first,
+                format!("{} bytes after the last separator", index.len() - at),
+            ));
+        }
+        ByteTable::assemble(device, header, separators, sep_offsets, positions)
+    }
+
+    pub(crate) fn assemble(
+        device: Arc<dyn BlockDevice>,
+        header: ByteTableHeader,
+        separators: Vec<u8>,
+        sep_offsets: Vec<u32>,
+        positions: Vec<u64>,
+    ) -> Result<ByteTable> {
+        let model = {
+            let seps: Vec<&[u8]> = sep_offsets
+                .windows(2)
+                .map(|w| &separators[w[0] as usize..w[1] as usize])
+                .collect();
+            StringIndex::build(&seps, header.params.model)?
+        };
+        let cap = device.payload_size() - BLOCK_PREFIX;
+        Ok(ByteTable {
+            device,
+            header,
+            cap,
+            separators,
+            sep_offsets,
+            positions,
+            model,
+        })
+    }
+
+    /// The file's name.
+    pub fn name(&self) -> &str {
+        self.device.name()
+    }
+
+    /// What the header records.
+    pub fn header(&self) -> &ByteTableHeader {
+        &self.header
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> u64 {
+        self.header.records
+    }
+
+    /// True for a table of no record.
+    pub fn is_empty(&self) -> bool {
+        self.header.records == 0
+    }
+
+    /// Bytes of memory: separators, their offsets and positions, and the model.
+    pub fn memory_bytes(&self) -> usize {
+        self.separators.capacity()
+            + self.sep_offsets.capacity() * 4
+            + self.positions.capacity() * 8
+            + self.model.size_in_bytes()
+    }
+
+    /// Bytes of the file.
+    pub fn disk_bytes(&self) -> u64 {
+        self.device.len_blocks() * self.device.block_size() as u64
+    }
+
+    fn sep(&self, i: usize) -> &[u8] {
+        &self.separators[self.sep_offsets[i] as usize..self.sep_offsets[i + 1] as usize]
+    }
+
+    /// The entry whose record run may hold `key`: the last separator `<= key`, through the
+    /// model's window. `None` when `key` is below the table.
+    fn locate(&self, key: &[u8]) -> Option<usize> {
+        let n = self.positions.len();
+        if n == 0 {
+            return None;
+        }
+        let w = self.model.search(key);
+        let (mut lo, mut hi) = (w.lo.min(n), w.hi.min(n));
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.sep(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let lb = lo;
+        if lb < n && self.sep(lb) == key {
+            Some(lb)
+        } else {
+            lb.checked_sub(1)
+        }
+    }
+
+    fn entry_end(&self, i: usize) -> u64 {
+        self.positions
+            .get(i + 1)
+            .copied()
+            .unwrap_or(self.header.stream_bytes)
+    }
+
+    /// The value stored under `key`, reading the block its run starts in (and the following
+    /// blocks only when its record runs on into them).
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let Some(i) = self.locate(key) else {
+            return Ok(None);
+        };
+        let mut r = Stream::new(self, self.positions[i], self.entry_end(i), false);
+        while let Some((k, v)) = r.next_record()? {
+            match k.cmp(key) {
+                std::cmp::Ordering::Less => {}
+                std::cmp::Ordering::Equal => return Ok(Some(v.to_vec())),
+                std::cmp::Ordering::Greater => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
+    /// A cursor over the records within `(start, end)`, ascending when `forward`, else
+    /// descending.
+    pub fn cursor(
+        self: &Arc<Self>,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+        forward: bool,
+    ) -> TableCursor {
+        TableCursor {
+            table: Arc::clone(self),
+            start,
+            end,
+            forward,
+            state: CursorState::Unstarted,
+        }
+    }
+
+    /// The records whose start lies in entry `i`'s run, in order.
+    fn entry_records(&self, i: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut r = Stream::new(self, self.positions[i], self.entry_end(i), true);
+        let mut out = Vec::new();
+        while let Some((k, v)) = r.next_record()? {
+            out.push((k.to_vec(), v.to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// Reads every block and checks everything: checksums, each data block's first-start
+    /// field, record framing and order, the counts in the header, and that every key is found
+    /// through the model in the run that holds it. Returns the number of records.
+    pub fn check(&self) -> Result<u64> {
+        let mut r = Stream::new(self, 0, self.header.stream_bytes, true);
+        r.prefixes = Some(Vec::new());
+        let mut previous: Option<Vec<u8>> = None;
+        let (mut records, mut key_bytes, mut value_bytes) = (0u64, 0u64, 0u64);
+        let mut starts: Vec<u64> = Vec::new();
+        let file = self.name().to_string();
+        loop {
+            let pos = r.pos;
+            let Some((k, v)) = r.next_record()? else {
+                break;
+            };
+            let block = 1 + pos / self.cap as u64;
+            let bad = |what: String| Error::Corrupt {
+                file: file.clone(),
+                block: Some(block),
+                what,
+            };
+            if let Some(p) = &previous {
+                if k <= p.as_slice() {
+                    return Err(bad(format!(
+                        "key {} follows {}: keys out of order",
+                        escape(k),
+                        escape(p)
+                    )));
+                }
+            }
+            if starts
+                .last()
+                .is_none_or(|&s| s / self.cap as u64 != pos / self.cap as u64)
+            {
+                starts.push(pos);
+            }
+            let entry = self.locate(k);
+            let expect = self.positions.partition_point(|&p| p <= pos).checked_sub(1);
+            if entry != expect {
+                return Err(bad(format!(
+                    "key {} is not found through the model: it routes to run {entry:?}, the \
+                     record is in run {expect:?}",
+                    escape(k)
+                )));
+            }
+            records += 1;
+            key_bytes += k.len() as u64;
+            value_bytes += v.len() as u64;
+            previous = Some(k.to_vec());
+        }
+        let prefixes = r.prefixes.take().unwrap_or_default();
+        let mut s = starts.iter().peekable();
+        for (b, &prefix) in prefixes.iter().enumerate() {
+            let expected = match s.peek() {
+                Some(&&p) if p / self.cap as u64 == b as u64 => {
+                    s.next();
+                    (p % self.cap as u64) as u16
+                }
+                _ => NO_START,
+            };
+            if prefix != expected {
+                return Err(Error::Corrupt {
+                    file,
+                    block: Some(1 + b as u64),
+                    what: format!("first record start recorded as {prefix}, it is {expected}"),
+                });
+            }
+        }
+        let h = &self.header;
+        if starts != self.positions
+            || records != h.records
+            || key_bytes != h.key_bytes
+            || value_bytes != h.value_bytes
+        {
+            return Err(Error::Corrupt {
+                file,
+                block: Some(0),
+                what: format!(
+                    "the header and separators describe {} records in {} runs, the data holds \
+                     {records} in {}",
+                    h.records,
+                    self.positions.len(),
+                    starts.len()
+                ),
+            });
+        }
+        Ok(records)
+    }
+}
+
+/// Reads the record stream from a position, loading blocks as records need them.
+struct Stream<'a> {
+    table: &'a ByteTable,
+    /// Next record's stream position.
+    pos: u64,
+    /// Where reading stops (a run's end or the stream's).
+    end: u64,
+    /// Stream bytes loaded: `buf[0]` is at stream position `buf_start`.
+    buf: Vec<u8>,
+    buf_start: u64,
+    /// Blocks to read ahead beyond what a record needs (grows for scans).
+    ahead: u64,
+    scan: bool,
+    /// When checking: every loaded block's first-start field, in block order.
+    prefixes: Option<Vec<u16>>,
+}
+
+impl<'a> Stream<'a> {
+    fn new(table: &'a ByteTable, pos: u64, end: u64, scan: bool) -> Stream<'a> {
+        Stream {
+            table,
+            pos,
+            end,
+            buf: Vec::new(),
+            buf_start: pos - pos % table.cap as u64,
+            ahead: 0,
+            scan,
+            prefixes: None,
+        }
+    }
+
+    fn corrupt(&self, what: String) -> Error {
+        Error::Corrupt {
+            file: self.table.name().to_string(),
+            block: Some(1 + self.pos / self.table.cap as u64),
+            what,
+        }
+    }
+
+    /// Makes `buf` hold stream bytes `pos .. pos + n`.
+    fn ensure(&mut self, n: u64) -> Result<()> {
+        let want_end = self.pos + n;
+        if want_end > self.table.header.stream_bytes {
+            return Err(self.corrupt(format!(
+                "a record at stream position {} runs past the end of the records",
+                self.pos
+            )));
+        }
+        let have_end = self.buf_start + self.buf.len() as u64;
+        if want_end <= have_end {
+            return Ok(());
+        }
+        let cap = self.table.cap as u64;
+        // Drop what is consumed, keeping whole blocks aligned.
+        let keep_from = (self.pos / cap) * cap;
+        if keep_from > self.buf_start {
+            let drop = ((keep_from - self.buf_start) as usize).min(self.buf.len());
+            self.buf.drain(..drop);
+            self.buf_start += drop as u64;
+        }
+        let have_end = self.buf_start + self.buf.len() as u64;
+        let first = have_end / cap;
+        let last = ((want_end - 1) / cap + self.ahead).min(self.table.header.data_blocks - 1);
+        let blocks = (last + 1 - first) as usize;
+        let bs = self.table.device.block_size();
+        let mut raw = vec![0u8; blocks * bs];
+        self.table
+            .device
+            .read_blocks(1 + first, &mut raw, IoClass::Leaf)?;
+        for b in raw.chunks(bs) {
+            if let Some(p) = &mut self.prefixes {
+                p.push(u16::from_le_bytes([b[0], b[1]]));
+            }
+            self.buf
+                .extend_from_slice(&b[BLOCK_PREFIX..BLOCK_PREFIX + self.table.cap]);
+        }
+        if self.scan {
+            self.ahead = (self.ahead * 2).clamp(1, 64);
+        }
+        Ok(())
+    }
+
+    fn varint(&mut self) -> Result<u64> {
+        let left = self.table.header.stream_bytes - self.pos;
+        self.ensure(left.min(10))?;
+        let at = (self.pos - self.buf_start) as usize;
+        let (v, n) = get_varint(&self.buf[at..at + left.min(10) as usize])
+            .ok_or_else(|| self.corrupt(format!("bad length at stream position {}", self.pos)))?;
+        self.pos += n as u64;
+        Ok(v)
+    }
+
+    /// The next record before `end`, or `None` at `end`.
+    fn next_record(&mut self) -> Result<Option<(&[u8], &[u8])>> {
+        if self.pos >= self.end {
+            return Ok(None);
+        }
+        let start = self.pos;
+        let klen = self.varint()?;
+        let vlen = self.varint()?;
+        let left = self.table.header.stream_bytes - self.pos;
+        if klen == 0 || klen > left || vlen > left - klen {
+            self.pos = start;
+            return Err(self.corrupt(format!(
+                "record at stream position {start} claims a {klen}-byte key and a {vlen}-byte \
+                 value, {left} bytes are left"
+            )));
+        }
+        self.ensure(klen + vlen)?;
+        let at = (self.pos - self.buf_start) as usize;
+        self.pos += klen + vlen;
+        if self.pos > self.end {
+            return Err(Error::Corrupt {
+                file: self.table.name().to_string(),
+                block: Some(1 + start / self.table.cap as u64),
+                what: format!("record at stream position {start} runs into the next run"),
+            });
+        }
+        let (k, rest) = self.buf[at..at + (klen + vlen) as usize].split_at(klen as usize);
+        Ok(Some((k, rest)))
+    }
+}
+
+const _: () = assert!(HEADER_BYTES <= 4096 - BLOCK_TRAILER);
+
+enum CursorState {
+    Unstarted,
+    /// Forward: the next run to load and the records left of the current one (reversed,
+    /// so `pop` gives the next).
+    Runs {
+        next_run: Option<usize>,
+        buffered: Vec<(Vec<u8>, Vec<u8>)>,
+    },
+    Done,
+}
+
+/// A cursor over a byte table's records in a key range, in either direction; it holds the
+/// table open. Records are read a run (the records starting in one block) at a time.
+pub struct TableCursor {
+    table: Arc<ByteTable>,
+    start: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    forward: bool,
+    state: CursorState,
+}
+
+fn above_start(k: &[u8], start: &Bound<Vec<u8>>) -> bool {
+    match start {
+        Bound::Included(s) => k >= s.as_slice(),
+        Bound::Excluded(s) => k > s.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+fn below_end(k: &[u8], end: &Bound<Vec<u8>>) -> bool {
+    match end {
+        Bound::Included(e) => k <= e.as_slice(),
+        Bound::Excluded(e) => k < e.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+impl TableCursor {
+    /// The next record in the cursor's direction, `None` after the last.
+    pub fn next_record(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        loop {
+            match &mut self.state {
+                CursorState::Done => return Ok(None),
+                CursorState::Unstarted => {
+                    let t = &self.table;
+                    let n = t.positions.len();
+                    let first = if self.forward {
+                        match &self.start {
+                            Bound::Included(s) | Bound::Excluded(s) => t.locate(s).or(Some(0)),
+                            Bound::Unbounded => Some(0),
+                        }
+                    } else {
+                        match &self.end {
+                            Bound::Included(e) | Bound::Excluded(e) => t.locate(e),
+                            Bound::Unbounded => n.checked_sub(1),
+                        }
+                    };
+                    self.state = match first.filter(|&i| i < n) {
+                        Some(i) => CursorState::Runs {
+                            next_run: Some(i),
+                            buffered: Vec::new(),
+                        },
+                        None => CursorState::Done,
+                    };
+                }
+                CursorState::Runs { next_run, buffered } => {
+                    if let Some((k, v)) = buffered.pop() {
+                        let (inside, past) = if self.forward {
+                            (above_start(&k, &self.start), !below_end(&k, &self.end))
+                        } else {
+                            (below_end(&k, &self.end), !above_start(&k, &self.start))
+                        };
+                        if past {
+                            self.state = CursorState::Done;
+                            return Ok(None);
+                        }
+                        if inside {
+                            return Ok(Some((k, v)));
+                        }
+                        continue;
+                    }
+                    let Some(i) = *next_run else {
+                        self.state = CursorState::Done;
+                        return Ok(None);
+                    };
+                    let mut records = self.table.entry_records(i)?;
+                    if self.forward {
+                        records.reverse();
+                        *next_run = (i + 1 < self.table.positions.len()).then_some(i + 1);
+                    } else {
+                        *next_run = i.checked_sub(1);
+                    }
+                    *buffered = records;
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for TableCursor {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}

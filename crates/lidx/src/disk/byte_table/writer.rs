@@ -1,0 +1,232 @@
+//! Writing a byte table: records streamed into data blocks as they come, written 256 blocks
+//! per request, then the separators and the header.
+
+use std::sync::Arc;
+
+use crate::disk::btree::BATCH_BLOCKS;
+use crate::error::{Error, Result};
+use crate::io::{BlockDevice, IoClass, Storage};
+use crate::mem::string_index::escape;
+
+use super::format::{shortest_separator, ByteTableHeader, ByteTableParams, BLOCK_PREFIX, NO_START};
+use super::table::ByteTable;
+use crate::codec::put_varint;
+
+/// Largest block size a byte table takes: in-block offsets are 16-bit.
+const MAX_BLOCK_SIZE: usize = 1 << 16;
+
+/// Writes a byte table from records given in strictly increasing key order.
+pub struct ByteTableWriter {
+    device: Arc<dyn BlockDevice>,
+    params: ByteTableParams,
+    block_size: usize,
+    /// Record-stream bytes per data block.
+    cap: usize,
+    /// Whole blocks not written yet, the first being block `pending_first`.
+    pending: Vec<u8>,
+    pending_first: u64,
+    /// The data block being filled: its payload so far (prefix included).
+    block: Vec<u8>,
+    /// Data blocks completed (written or pending).
+    done_blocks: u64,
+    stream_bytes: u64,
+    records: u64,
+    key_bytes: u64,
+    value_bytes: u64,
+    previous: Vec<u8>,
+    separators: Vec<u8>,
+    sep_offsets: Vec<u32>,
+    positions: Vec<u64>,
+    scratch: Vec<u8>,
+}
+
+impl ByteTableWriter {
+    /// Creates (or truncates) `name` in `storage`.
+    pub fn create(storage: &Storage, name: &str, params: ByteTableParams) -> Result<Self> {
+        if params.model.eps == 0 || params.model.threshold == 0 {
+            return Err(Error::InvalidParameter {
+                name: "byte table model",
+                value: format!("{:?}", params.model),
+                expected: "eps and threshold of at least 1",
+            });
+        }
+        if storage.block_size() > MAX_BLOCK_SIZE {
+            return Err(Error::InvalidParameter {
+                name: "block size",
+                value: storage.block_size().to_string(),
+                expected: "at most 65536 bytes for a byte table (its offsets are 16-bit)",
+            });
+        }
+        let device = storage.create(name)?;
+        let block_size = device.block_size();
+        let cap = device.payload_size() - BLOCK_PREFIX;
+        Ok(ByteTableWriter {
+            device,
+            params,
+            block_size,
+            cap,
+            pending: Vec::new(),
+            pending_first: 1,
+            block: new_block(),
+            done_blocks: 0,
+            stream_bytes: 0,
+            records: 0,
+            key_bytes: 0,
+            value_bytes: 0,
+            previous: Vec::new(),
+            separators: Vec::new(),
+            sep_offsets: vec![0],
+            positions: Vec::new(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Appends a record. Keys must be non-empty and strictly increasing (byte order):
+    /// [`Error::OutOfOrder`] otherwise.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if key.is_empty() {
+            return Err(Error::SizeLimit {
+                what: "key",
+                len: 0,
+                min: 1,
+                max: u32::MAX as usize,
+            });
+        }
+        if self.records > 0 && key <= self.previous.as_slice() {
+            return Err(Error::OutOfOrder {
+                index: self.records as usize,
+                previous: escape(&self.previous),
+                got: escape(key),
+            });
+        }
+        if self.start_of_block_missing() {
+            // The record starts in the block being filled, which has no start yet.
+            let at = (self.block.len() - BLOCK_PREFIX) as u16;
+            self.block[..BLOCK_PREFIX].copy_from_slice(&at.to_le_bytes());
+            let sep = if self.records == 0 {
+                key
+            } else {
+                shortest_separator(&self.previous, key)
+            };
+            self.separators.extend_from_slice(sep);
+            self.sep_offsets.push(self.separators.len() as u32);
+            self.positions.push(self.stream_bytes);
+        }
+        self.scratch.clear();
+        put_varint(&mut self.scratch, key.len() as u64);
+        put_varint(&mut self.scratch, value.len() as u64);
+        let head = std::mem::take(&mut self.scratch);
+        self.push_stream(&head)?;
+        self.scratch = head;
+        self.push_stream(key)?;
+        self.push_stream(value)?;
+        self.records += 1;
+        self.key_bytes += key.len() as u64;
+        self.value_bytes += value.len() as u64;
+        self.previous.clear();
+        self.previous.extend_from_slice(key);
+        Ok(())
+    }
+
+    fn start_of_block_missing(&self) -> bool {
+        u16::from_le_bytes([self.block[0], self.block[1]]) == NO_START
+    }
+
+    fn push_stream(&mut self, mut bytes: &[u8]) -> Result<()> {
+        while !bytes.is_empty() {
+            let room = self.cap - (self.block.len() - BLOCK_PREFIX);
+            let n = room.min(bytes.len());
+            self.block.extend_from_slice(&bytes[..n]);
+            self.stream_bytes += n as u64;
+            bytes = &bytes[n..];
+            if self.block.len() - BLOCK_PREFIX == self.cap {
+                self.complete_block()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn complete_block(&mut self) -> Result<()> {
+        let mut block = std::mem::replace(&mut self.block, new_block());
+        block.resize(self.block_size, 0);
+        self.pending.extend_from_slice(&block);
+        self.done_blocks += 1;
+        if self.pending.len() >= BATCH_BLOCKS * self.block_size {
+            self.flush_pending()?;
+        }
+        Ok(())
+    }
+
+    fn flush_pending(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let blocks = (self.pending.len() / self.block_size) as u64;
+        self.device
+            .write_blocks(self.pending_first, &mut self.pending, IoClass::Data)?;
+        self.pending_first += blocks;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Writes the last data block, the separators and the header, syncs the file and opens it.
+    pub fn finish(mut self) -> Result<ByteTable> {
+        if self.block.len() > BLOCK_PREFIX {
+            self.complete_block()?;
+        }
+        self.flush_pending()?;
+        let mut index = Vec::new();
+        let mut last = 0;
+        for (i, &pos) in self.positions.iter().enumerate() {
+            let sep =
+                &self.separators[self.sep_offsets[i] as usize..self.sep_offsets[i + 1] as usize];
+            put_varint(&mut index, pos - last);
+            put_varint(&mut index, sep.len() as u64);
+            index.extend_from_slice(sep);
+            last = pos;
+        }
+        let header = ByteTableHeader {
+            block_size: self.block_size as u32,
+            params: self.params,
+            records: self.records,
+            data_blocks: self.done_blocks,
+            stream_bytes: self.stream_bytes,
+            entries: self.positions.len() as u64,
+            index_bytes: index.len() as u64,
+            key_bytes: self.key_bytes,
+            value_bytes: self.value_bytes,
+        };
+        let payload = self.device.payload_size();
+        if !index.is_empty() {
+            let blocks = index.len().div_ceil(payload);
+            let mut buf = vec![0u8; blocks * self.block_size];
+            for (i, chunk) in index.chunks(payload).enumerate() {
+                buf[i * self.block_size..i * self.block_size + chunk.len()].copy_from_slice(chunk);
+            }
+            self.device
+                .write_blocks(1 + self.done_blocks, &mut buf, IoClass::Model)?;
+        }
+        let mut head = vec![0u8; self.block_size];
+        header.encode(&mut head);
+        self.device.write_blocks(0, &mut head, IoClass::Header)?;
+        self.device.sync()?;
+        ByteTable::assemble(
+            self.device,
+            header,
+            self.separators,
+            self.sep_offsets,
+            self.positions,
+        )
+    }
+}
+
+fn new_block() -> Vec<u8> {
+    let mut b = Vec::with_capacity(4096);
+    b.extend_from_slice(&NO_START.to_le_bytes());
+    b
+}

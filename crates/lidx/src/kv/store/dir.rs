@@ -1,0 +1,254 @@
+//! A store's directory: its `STORE` identity file, checked on every open, and its `LOCK` file,
+//! which keeps a second writer out.
+//!
+//! `STORE` layout (little-endian, 40 bytes): magic `lidxSTOR` (8), format version (4), engine
+//! (4), block size (4), model eps (4), model threshold (4), key format (4), reserved 0 (4),
+//! crc32c of bytes 0..36 (4).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::mem::string_index::StringIndexParams;
+
+use super::options::{CreateOptions, Engine, KeyFormat};
+
+/// Magic number of a store's `STORE` file: `lidxSTOR`.
+pub const STORE_MAGIC: u64 = u64::from_le_bytes(*b"lidxSTOR");
+/// Format version of stores this build reads and writes.
+pub const STORE_VERSION: u32 = 1;
+/// Name of the identity file.
+pub const STORE_FILE: &str = "STORE";
+/// Name of the lock file.
+pub const LOCK_FILE: &str = "LOCK";
+const STORE_BYTES: usize = 40;
+
+fn shown(dir: &Path) -> String {
+    dir.display().to_string()
+}
+
+/// Encodes the identity of a store created with `options`.
+pub(crate) fn encode_identity(options: &CreateOptions) -> [u8; STORE_BYTES] {
+    let mut b = [0u8; STORE_BYTES];
+    b[0..8].copy_from_slice(&STORE_MAGIC.to_le_bytes());
+    let fields = [
+        STORE_VERSION,
+        options.engine.code(),
+        options.block_size as u32,
+        options.model.eps as u32,
+        options.model.threshold as u32,
+        options.key_format.code(),
+        0,
+    ];
+    for (i, f) in fields.iter().enumerate() {
+        b[8 + 4 * i..12 + 4 * i].copy_from_slice(&f.to_le_bytes());
+    }
+    let crc = crc32c::crc32c(&b[..36]);
+    b[36..40].copy_from_slice(&crc.to_le_bytes());
+    b
+}
+
+/// Decodes a `STORE` file's bytes; `file` names it in errors. Never panics.
+pub fn decode_identity(file: &str, b: &[u8]) -> Result<CreateOptions> {
+    if b.len() < 12 {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!("{} bytes, {STORE_BYTES} expected", b.len()),
+        });
+    }
+    let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]));
+    let magic = u64::from_le_bytes(b[0..8].try_into().unwrap_or([0; 8]));
+    if magic != STORE_MAGIC {
+        return Err(Error::BadMagic {
+            file: file.to_string(),
+            expected: STORE_MAGIC,
+            got: magic,
+        });
+    }
+    if u32_at(8) != STORE_VERSION {
+        return Err(Error::UnsupportedVersion {
+            file: file.to_string(),
+            got: u32_at(8),
+            supported: STORE_VERSION,
+        });
+    }
+    if b.len() != STORE_BYTES {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!("{} bytes, {STORE_BYTES} expected", b.len()),
+        });
+    }
+    let crc = crc32c::crc32c(&b[..36]);
+    if crc != u32_at(36) {
+        return Err(Error::Corrupt {
+            file: file.to_string(),
+            block: None,
+            what: format!("checksum {crc:#010x}, written as {:#010x}", u32_at(36)),
+        });
+    }
+    let bad = |what: String| Error::Corrupt {
+        file: file.to_string(),
+        block: None,
+        what,
+    };
+    let engine = Engine::from_code(u32_at(12))
+        .ok_or_else(|| bad(format!("unknown engine {}", u32_at(12))))?;
+    let key_format = KeyFormat::from_code(u32_at(28))
+        .ok_or_else(|| bad(format!("unknown key format {}", u32_at(28))))?;
+    let options = CreateOptions {
+        engine,
+        block_size: u32_at(16) as usize,
+        model: StringIndexParams {
+            eps: u32_at(20) as usize,
+            threshold: u32_at(24) as usize,
+        },
+        key_format,
+    };
+    check_create(&options).map_err(|e| bad(e.to_string()))?;
+    Ok(options)
+}
+
+/// Checks options for a new store.
+pub(crate) fn check_create(options: &CreateOptions) -> Result<()> {
+    let bs = options.block_size;
+    if bs == 0 || !bs.is_multiple_of(4096) || bs > 1 << 16 {
+        return Err(Error::InvalidParameter {
+            name: "block size",
+            value: bs.to_string(),
+            expected: "a multiple of 4096 up to 65536",
+        });
+    }
+    if options.model.eps == 0 || options.model.threshold == 0 {
+        return Err(Error::InvalidParameter {
+            name: "model",
+            value: format!("{:?}", options.model),
+            expected: "eps and threshold of at least 1",
+        });
+    }
+    Ok(())
+}
+
+/// Reads and checks `dir`'s identity: [`Error::NotAStore`] when the directory or its `STORE`
+/// file is missing.
+pub(crate) fn read_identity(dir: &Path) -> Result<CreateOptions> {
+    if !dir.is_dir() {
+        return Err(Error::NotAStore {
+            dir: shown(dir),
+            what: "no such directory".into(),
+        });
+    }
+    let path = dir.join(STORE_FILE);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(Error::NotAStore {
+                dir: shown(dir),
+                what: format!("it has no {STORE_FILE} file"),
+            })
+        }
+        Err(e) => return Err(Error::io(path.display().to_string(), "read", &e)),
+    };
+    decode_identity(&path.display().to_string(), &bytes)
+}
+
+/// Makes `dir` a new store's directory: it must not exist or be empty. Writes `STORE`
+/// durably.
+pub(crate) fn write_identity(dir: &Path, options: &CreateOptions) -> Result<()> {
+    let io = |what: &str, e: std::io::Error| Error::io(shown(dir), what, &e);
+    if dir.exists() {
+        if dir.join(STORE_FILE).exists() {
+            return Err(Error::InvalidParameter {
+                name: "directory",
+                value: shown(dir),
+                expected: "a directory that is not a store yet (open it instead)",
+            });
+        }
+        let mut entries = fs::read_dir(dir).map_err(|e| io("read directory", e))?;
+        if entries.next().is_some() {
+            return Err(Error::NotAStore {
+                dir: shown(dir),
+                what: "it holds other files; a new store needs an empty or missing directory"
+                    .into(),
+            });
+        }
+    }
+    fs::create_dir_all(dir).map_err(|e| io("create directory", e))?;
+    let tmp = dir.join("STORE.tmp");
+    let mut f = File::create(&tmp).map_err(|e| io("create STORE.tmp", e))?;
+    f.write_all(&encode_identity(options))
+        .and_then(|()| f.sync_all())
+        .map_err(|e| io("write STORE.tmp", e))?;
+    fs::rename(&tmp, dir.join(STORE_FILE)).map_err(|e| io("rename STORE.tmp", e))?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io("sync directory", e))
+}
+
+/// Takes the store's lock: exclusive for a writer, shared for a reader. The lock is held
+/// while the returned file is open; another holder makes this [`Error::Locked`].
+pub(crate) fn lock(dir: &Path, exclusive: bool) -> Result<File> {
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| Error::io(path.display().to_string(), "open lock file", &e))?;
+    let got = if exclusive {
+        file.try_lock()
+    } else {
+        file.try_lock_shared()
+    };
+    match got {
+        Ok(()) => Ok(file),
+        Err(fs::TryLockError::WouldBlock) => Err(Error::Locked { dir: shown(dir) }),
+        Err(fs::TryLockError::Error(e)) => Err(Error::io(path.display().to_string(), "lock", &e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_round_trips_and_refuses_damage() {
+        let o = CreateOptions::default();
+        let b = encode_identity(&o);
+        assert_eq!(decode_identity("STORE", &b).unwrap(), o);
+        let mut flipped = b;
+        flipped[17] ^= 1;
+        assert!(matches!(
+            decode_identity("STORE", &flipped),
+            Err(Error::Corrupt { .. })
+        ));
+        let mut newer = b;
+        newer[8] = 2;
+        assert!(matches!(
+            decode_identity("STORE", &newer),
+            Err(Error::UnsupportedVersion { got: 2, .. })
+        ));
+        assert!(matches!(
+            decode_identity("STORE", &b[..20]),
+            Err(Error::Truncated { .. })
+        ));
+        assert!(matches!(
+            decode_identity("STORE", b"not a store at all"),
+            Err(Error::BadMagic { .. })
+        ));
+    }
+
+    #[test]
+    fn a_second_writer_is_locked_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = lock(dir.path(), true).unwrap();
+        assert!(matches!(lock(dir.path(), true), Err(Error::Locked { .. })));
+        assert!(matches!(lock(dir.path(), false), Err(Error::Locked { .. })));
+        drop(first);
+        let r1 = lock(dir.path(), false).unwrap();
+        let _r2 = lock(dir.path(), false).unwrap();
+        assert!(matches!(lock(dir.path(), true), Err(Error::Locked { .. })));
+        drop(r1);
+    }
+}

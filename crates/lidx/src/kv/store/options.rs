@@ -1,0 +1,145 @@
+//! The store's options: what is fixed when a store is created ([`CreateOptions`], recorded in
+//! its `STORE` file) and what each open chooses ([`StoreOptions`]), and the size limits.
+
+use crate::io::DEFAULT_BLOCK_SIZE;
+use crate::kv::wal::FsyncPolicy;
+use crate::mem::string_index::StringIndexParams;
+
+/// Shortest key a store accepts, in bytes.
+pub const MIN_KEY_BYTES: usize = 1;
+/// Longest key a store accepts, in bytes (4 KiB: a key longer than a block spans blocks).
+pub const MAX_KEY_BYTES: usize = 4096;
+/// Largest value a store accepts, in bytes (16 MiB).
+pub const MAX_VALUE_BYTES: usize = 16 << 20;
+
+/// The engine behind a store's one API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// Paper 002 §9's hybrid index over byte keys: a dynamic stage in memory, a static byte
+    /// table located by a learned model on disk, folded together by merges.
+    #[default]
+    Hybrid,
+}
+
+impl Engine {
+    /// The engine's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Hybrid => "hybrid",
+        }
+    }
+
+    /// The engine named `name`, if any.
+    pub fn parse(name: &str) -> Option<Engine> {
+        match name {
+            "hybrid" => Some(Engine::Hybrid),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            Engine::Hybrid => 1,
+        }
+    }
+
+    pub(crate) fn from_code(code: u32) -> Option<Engine> {
+        match code {
+            1 => Some(Engine::Hybrid),
+            _ => None,
+        }
+    }
+}
+
+/// How keys are shown and parsed by tools: a store holds byte strings either way, and a typed
+/// key is stored in an order-preserving form ([`crate::kv::store::OrderedKey`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KeyFormat {
+    /// Any byte strings (text shows as text, other bytes escaped).
+    #[default]
+    Bytes,
+    /// `u64` keys as 8 big-endian bytes, shown as decimal numbers.
+    U64,
+}
+
+impl KeyFormat {
+    /// The format's name: `bytes` or `u64`.
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyFormat::Bytes => "bytes",
+            KeyFormat::U64 => "u64",
+        }
+    }
+
+    pub(crate) fn code(self) -> u32 {
+        match self {
+            KeyFormat::Bytes => 0,
+            KeyFormat::U64 => 1,
+        }
+    }
+
+    pub(crate) fn from_code(code: u32) -> Option<KeyFormat> {
+        match code {
+            0 => Some(KeyFormat::Bytes),
+            1 => Some(KeyFormat::U64),
+            _ => None,
+        }
+    }
+}
+
+/// What is fixed when a store is created and recorded in its `STORE` file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CreateOptions {
+    /// The engine (default hybrid).
+    pub engine: Engine,
+    /// Block size of the table files (default 4096, a multiple of 4096 up to 65536).
+    pub block_size: usize,
+    /// The static stage's model over separators.
+    pub model: StringIndexParams,
+    /// How tools show keys.
+    pub key_format: KeyFormat,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions {
+            engine: Engine::Hybrid,
+            block_size: DEFAULT_BLOCK_SIZE,
+            model: StringIndexParams::default(),
+            key_format: KeyFormat::Bytes,
+        }
+    }
+}
+
+/// What each open of a store chooses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StoreOptions {
+    /// When a write is acknowledged (default: after `fdatasync`, nothing acknowledged is lost).
+    pub fsync: FsyncPolicy,
+    /// Bytes the dynamic stage may hold before it is frozen and merged (default 64 MiB).
+    pub memory_budget: usize,
+    /// A merge also starts when the dynamic stage holds `1 / merge_ratio` of the static
+    /// stage's records (paper 002 §9.1's ratio trigger, default 178), and at least
+    /// [`crate::kv::hybrid::MIN_RATIO_ENTRIES`].
+    pub merge_ratio: f64,
+    /// Bytes of page cache over the table files (default 8 MiB; 0 for none).
+    pub cache_bytes: usize,
+    /// Read table files with `O_DIRECT`, so the page cache above is all the caching there is
+    /// (for benchmarks at a chosen memory); by default the OS caches them.
+    pub direct_io: bool,
+    /// Open without writing: a shared lock, no log replay into a writable log, no merges.
+    pub read_only: bool,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            fsync: FsyncPolicy::Always,
+            memory_budget: 64 << 20,
+            merge_ratio: crate::disk::hybrid::DEFAULT_MERGE_RATIO,
+            cache_bytes: 8 << 20,
+            direct_io: false,
+            read_only: false,
+        }
+    }
+}

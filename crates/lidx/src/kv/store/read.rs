@@ -1,0 +1,251 @@
+//! Reads: point lookups, snapshots and range iterators over the three stages.
+//!
+//! A read looks at the dynamic stage, then the frozen one, then the table; the first stage
+//! that has the key decides (a tombstone hides older stages). A [`Snapshot`] pins one
+//! [`Version`] of the stages and a sequence number: the stages it pinned stay open (a merged
+//! table is removed only when its last reader lets go), and the dynamic stages keep the
+//! versions it needs (see `memtable`), so it reads the same answers while writes and merges
+//! go on. A range iterator is a merge of one cursor per stage, forward or backward.
+
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use crate::disk::byte_table::TableCursor;
+use crate::error::Result;
+use crate::kv::wal::Seq;
+
+use super::engine::{Inner, Stage, Version};
+use super::memtable::Found;
+
+/// A key and its value, as range iterators yield them.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// The value of `key` in `version` at sequence number `at`.
+pub(crate) fn get_at(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8>>> {
+    for stage in std::iter::once(&version.mem).chain(&version.frozen) {
+        match stage.read().get(key, at) {
+            Found::Absent => {}
+            Found::Deleted => return Ok(None),
+            Found::Value(v) => return Ok(Some(v.to_vec())),
+        }
+    }
+    match &version.table {
+        Some(t) => t.table.get(key),
+        None => Ok(None),
+    }
+}
+
+fn owned(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn inside(k: &[u8], start: &Bound<Vec<u8>>, end: &Bound<Vec<u8>>) -> bool {
+    let above = match start {
+        Bound::Included(s) => k >= s.as_slice(),
+        Bound::Excluded(s) => k > s.as_slice(),
+        Bound::Unbounded => true,
+    };
+    let below = match end {
+        Bound::Included(e) => k <= e.as_slice(),
+        Bound::Excluded(e) => k < e.as_slice(),
+        Bound::Unbounded => true,
+    };
+    above && below
+}
+
+enum Cursor {
+    Mem { stage: Stage, after: Bound<Vec<u8>> },
+    Table(TableCursor),
+}
+
+struct Source {
+    cursor: Cursor,
+    /// The next entry (`None` value: a tombstone); `None` when exhausted.
+    head: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    loaded: bool,
+}
+
+/// A range of a store's entries in key order (or reverse key order), read from one snapshot.
+/// Yields `Result`s: a damaged block ends the iteration with its error.
+pub struct Range {
+    inner: Arc<Inner>,
+    seq: Seq,
+    forward: bool,
+    start: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    sources: Vec<Source>,
+    done: bool,
+}
+
+impl Range {
+    pub(crate) fn new(
+        inner: &Arc<Inner>,
+        version: &Version,
+        seq: Seq,
+        bounds: impl RangeBounds<[u8]>,
+        forward: bool,
+    ) -> Range {
+        inner.retain(seq);
+        let start = owned(bounds.start_bound());
+        let end = owned(bounds.end_bound());
+        let near = if forward { start.clone() } else { end.clone() };
+        let mut sources: Vec<Source> = std::iter::once(&version.mem)
+            .chain(&version.frozen)
+            .map(|stage| Source {
+                cursor: Cursor::Mem {
+                    stage: Arc::clone(stage),
+                    after: near.clone(),
+                },
+                head: None,
+                loaded: false,
+            })
+            .collect();
+        if let Some(t) = &version.table {
+            sources.push(Source {
+                cursor: Cursor::Table(t.table.cursor(start.clone(), end.clone(), forward)),
+                head: None,
+                loaded: false,
+            });
+        }
+        // An empty range (start above end) yields nothing rather than panicking in a map.
+        let empty = match (&start, &end) {
+            (Bound::Included(s), Bound::Included(e)) => s > e,
+            (Bound::Included(s) | Bound::Excluded(s), Bound::Excluded(e))
+            | (Bound::Excluded(s), Bound::Included(e)) => s >= e,
+            _ => false,
+        };
+        Range {
+            inner: Arc::clone(inner),
+            seq,
+            forward,
+            start,
+            end,
+            sources,
+            done: empty,
+        }
+    }
+
+    fn load(&mut self, i: usize) -> Result<()> {
+        let (seq, forward) = (self.seq, self.forward);
+        let s = &mut self.sources[i];
+        if s.loaded {
+            return Ok(());
+        }
+        s.head = match &mut s.cursor {
+            Cursor::Mem { stage, after } => {
+                let next = stage.read().next_entry(after, forward, seq);
+                match next {
+                    Some((k, v)) if inside(&k, &self.start, &self.end) => {
+                        *after = Bound::Excluded(k.clone());
+                        Some((k, v))
+                    }
+                    _ => None,
+                }
+            }
+            Cursor::Table(c) => c.next_record()?.map(|(k, v)| (k, Some(v))),
+        };
+        s.loaded = true;
+        Ok(())
+    }
+
+    /// The next entry, `None` after the last.
+    pub fn next_entry(&mut self) -> Result<Option<Entry>> {
+        while !self.done {
+            for i in 0..self.sources.len() {
+                if let Err(e) = self.load(i) {
+                    self.done = true;
+                    return Err(e);
+                }
+            }
+            // The best key; among equal keys the first (newest) stage wins.
+            let mut best: Option<usize> = None;
+            for (i, s) in self.sources.iter().enumerate() {
+                let Some((k, _)) = &s.head else { continue };
+                let better = match best.and_then(|b| self.sources[b].head.as_ref()) {
+                    None => true,
+                    Some((bk, _)) => {
+                        if self.forward {
+                            k < bk
+                        } else {
+                            k > bk
+                        }
+                    }
+                };
+                if better {
+                    best = Some(i);
+                }
+            }
+            let Some(b) = best else {
+                self.done = true;
+                return Ok(None);
+            };
+            let (key, value) = self.sources[b].head.take().unwrap_or_default();
+            self.sources[b].loaded = false;
+            for s in &mut self.sources {
+                if s.head.as_ref().is_some_and(|(k, _)| *k == key) {
+                    s.head = None;
+                    s.loaded = false;
+                }
+            }
+            if let Some(v) = value {
+                return Ok(Some((key, v)));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Iterator for Range {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_entry().transpose()
+    }
+}
+
+impl Drop for Range {
+    fn drop(&mut self) {
+        self.inner.release(self.seq);
+    }
+}
+
+/// A consistent read view of a store ([`crate::kv::store::Store::snapshot`]): every read
+/// through it sees the store as it was when it was taken, while writes and merges go on. It
+/// keeps the stages it reads alive; drop it when done.
+pub struct Snapshot {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) version: Arc<Version>,
+    pub(crate) seq: Seq,
+}
+
+impl Snapshot {
+    /// The value of `key` when the snapshot was taken.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        get_at(&self.version, key, self.seq)
+    }
+
+    /// The entries within `bounds`, ascending.
+    pub fn range(&self, bounds: impl RangeBounds<[u8]>) -> Range {
+        Range::new(&self.inner, &self.version, self.seq, bounds, true)
+    }
+
+    /// The entries within `bounds`, descending.
+    pub fn range_rev(&self, bounds: impl RangeBounds<[u8]>) -> Range {
+        Range::new(&self.inner, &self.version, self.seq, bounds, false)
+    }
+
+    /// The sequence number of the last write it sees.
+    pub fn seq(&self) -> Seq {
+        self.seq
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        self.inner.release(self.seq);
+    }
+}

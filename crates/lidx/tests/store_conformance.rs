@@ -1,0 +1,304 @@
+//! The store conformance suite: every `Store` engine against `BTreeMap<Vec<u8>, Vec<u8>>`
+//! under proptest sequences of put, delete, batch, range (both directions), snapshot, compact
+//! and reopen, with byte keys of 1 B to 1 KiB and values of 0 B to 1 MiB. A tiny memory
+//! budget makes merges happen every few dozen writes, so the static table, the frozen stage
+//! and the dynamic stage all answer.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::path::Path;
+
+use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
+use lidx::kv::FsyncPolicy;
+use proptest::prelude::*;
+
+const ALL: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Unbounded, Bound::Unbounded);
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
+    Get(Vec<u8>),
+    Range(Option<Vec<u8>>, Option<Vec<u8>>, bool),
+    /// Takes a snapshot, applies the writes, then checks the snapshot still reads the old
+    /// state.
+    SnapshotThen(Vec<(Vec<u8>, Option<Vec<u8>>)>),
+    Compact,
+    Reopen,
+}
+
+fn key() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        8 => prop::collection::vec(prop::sample::select(b"abc\x00\xff".to_vec()), 1..6),
+        1 => prop::collection::vec(any::<u8>(), 1..=1024),
+        1 => (1usize..=1024).prop_map(|n| vec![b'k'; n]),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        10 => prop::collection::vec(any::<u8>(), 0..40),
+        2 => prop::collection::vec(any::<u8>(), 0..9000),
+        1 => (0usize..=(1 << 20)).prop_map(|n| vec![(n % 251) as u8; n]),
+    ]
+}
+
+fn write() -> impl Strategy<Value = (Vec<u8>, Option<Vec<u8>>)> {
+    (key(), prop::option::weighted(0.75, value()))
+}
+
+fn bound() -> impl Strategy<Value = Option<Vec<u8>>> {
+    prop::option::of(key())
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        30 => (key(), value()).prop_map(|(k, v)| Op::Put(k, v)),
+        8 => key().prop_map(Op::Delete),
+        5 => prop::collection::vec(write(), 0..8).prop_map(Op::Batch),
+        10 => key().prop_map(Op::Get),
+        5 => (bound(), bound(), any::<bool>()).prop_map(|(a, b, f)| Op::Range(a, b, f)),
+        3 => prop::collection::vec(write(), 1..6).prop_map(Op::SnapshotThen),
+        1 => Just(Op::Compact),
+        2 => Just(Op::Reopen),
+    ]
+}
+
+fn options() -> StoreOptions {
+    StoreOptions {
+        fsync: FsyncPolicy::Never,
+        memory_budget: 4096,
+        cache_bytes: 64 << 10,
+        ..StoreOptions::default()
+    }
+}
+
+fn expected_range(
+    m: &Model,
+    lo: &Option<Vec<u8>>,
+    hi: &Option<Vec<u8>>,
+    fwd: bool,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let (lo, hi) = (lo.clone(), hi.clone());
+    if let (Some(l), Some(h)) = (&lo, &hi) {
+        if l > h {
+            return Vec::new();
+        }
+    }
+    let lo = lo.map_or(Bound::Unbounded, Bound::Included);
+    let hi = hi.map_or(Bound::Unbounded, Bound::Excluded);
+    let it = m
+        .range::<Vec<u8>, _>((lo, hi))
+        .map(|(k, v)| (k.clone(), v.clone()));
+    if fwd {
+        it.collect()
+    } else {
+        it.rev().collect()
+    }
+}
+
+/// Compares entry lists, reporting the first difference briefly (values can be 1 MiB).
+#[track_caller]
+fn same(got: Vec<(Vec<u8>, Vec<u8>)>, want: Vec<(Vec<u8>, Vec<u8>)>) {
+    let short = |e: Option<&(Vec<u8>, Vec<u8>)>| {
+        e.map(|(k, v)| {
+            format!(
+                "{:?} => {} bytes {:?}",
+                &k[..k.len().min(12)],
+                v.len(),
+                &v[..v.len().min(4)]
+            )
+        })
+    };
+    if let Some(i) = (0..got.len().max(want.len())).find(|&i| got.get(i) != want.get(i)) {
+        panic!(
+            "entry {i} of {} (want {}): got {:?}, want {:?}",
+            got.len(),
+            want.len(),
+            short(got.get(i)),
+            short(want.get(i))
+        );
+    }
+}
+
+#[track_caller]
+fn same_value(key: &[u8], got: Option<Vec<u8>>, want: Option<Vec<u8>>) {
+    if got != want {
+        panic!(
+            "get {:?}: got {:?} bytes, want {:?} bytes",
+            &key[..key.len().min(12)],
+            got.map(|v| v.len()),
+            want.map(|v| v.len())
+        );
+    }
+}
+
+fn got_range(r: impl Iterator<Item = lidx::Result<(Vec<u8>, Vec<u8>)>>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    r.collect::<lidx::Result<_>>().unwrap()
+}
+
+fn bounds<'a>(
+    lo: &'a Option<Vec<u8>>,
+    hi: &'a Option<Vec<u8>>,
+) -> (Bound<&'a [u8]>, Bound<&'a [u8]>) {
+    (
+        lo.as_deref().map_or(Bound::Unbounded, Bound::Included),
+        hi.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
+    )
+}
+
+fn apply_batch(store: &Store, m: &mut Model, writes: &[(Vec<u8>, Option<Vec<u8>>)]) {
+    let mut b = WriteBatch::new();
+    for (k, v) in writes {
+        match v {
+            Some(v) => {
+                b.put(k, v).unwrap();
+                m.insert(k.clone(), v.clone());
+            }
+            None => {
+                b.delete(k).unwrap();
+                m.remove(k);
+            }
+        }
+    }
+    store.write(&b).unwrap();
+}
+
+fn check_all(store: &Store, m: &Model) {
+    same(
+        got_range(store.range(ALL)),
+        expected_range(m, &None, &None, true),
+    );
+}
+
+fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
+    let create = CreateOptions {
+        engine,
+        ..CreateOptions::default()
+    };
+    let mut store = Store::create(dir, &create, &options()).unwrap();
+    let mut m = Model::new();
+    for op in ops {
+        match op {
+            Op::Put(k, v) => {
+                store.put(&k, &v).unwrap();
+                m.insert(k, v);
+            }
+            Op::Delete(k) => {
+                store.delete(&k).unwrap();
+                m.remove(&k);
+            }
+            Op::Batch(w) => apply_batch(&store, &mut m, &w),
+            Op::Get(k) => same_value(&k, store.get(&k).unwrap(), m.get(&k).cloned()),
+            Op::Range(lo, hi, fwd) => {
+                let r = if fwd {
+                    store.range(bounds(&lo, &hi))
+                } else {
+                    store.range_rev(bounds(&lo, &hi))
+                };
+                same(got_range(r), expected_range(&m, &lo, &hi, fwd));
+            }
+            Op::SnapshotThen(w) => {
+                let snap = store.snapshot();
+                let before = m.clone();
+                apply_batch(&store, &mut m, &w);
+                store.compact().unwrap();
+                for (k, _) in &w {
+                    same_value(k, snap.get(k).unwrap(), before.get(k).cloned());
+                    same_value(k, store.get(k).unwrap(), m.get(k).cloned());
+                }
+                let all = (Bound::<&[u8]>::Unbounded, Bound::<&[u8]>::Unbounded);
+                same(
+                    got_range(snap.range(all)),
+                    expected_range(&before, &None, &None, true),
+                );
+                same(
+                    got_range(snap.range_rev(all)),
+                    expected_range(&before, &None, &None, false),
+                );
+            }
+            Op::Compact => store.compact().unwrap(),
+            Op::Reopen => {
+                store.close().unwrap();
+                store = Store::open(dir, &options()).unwrap();
+                check_all(&store, &m);
+            }
+        }
+    }
+    let all = (Bound::<&[u8]>::Unbounded, Bound::<&[u8]>::Unbounded);
+    same(
+        got_range(store.range(all)),
+        expected_range(&m, &None, &None, true),
+    );
+    store.close().unwrap();
+    let report = Store::check(dir).unwrap();
+    assert!(report.is_sound(), "{report:?}");
+    let store = Store::open(dir, &options()).unwrap();
+    for (k, v) in &m {
+        same_value(k, store.get(k).unwrap(), Some(v.clone()));
+    }
+    same(
+        got_range(store.range_rev(all)),
+        expected_range(&m, &None, &None, false),
+    );
+}
+
+const ENGINES: [Engine; 1] = [Engine::Hybrid];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_engine_matches_a_btreemap(ops in prop::collection::vec(op(), 1..120)) {
+        for engine in ENGINES {
+            let dir = tempfile::tempdir().unwrap();
+            run(engine, &dir.path().join("db"), ops.clone());
+        }
+    }
+}
+
+#[test]
+fn many_merges_over_a_large_key_set_stay_exact() {
+    for engine in ENGINES {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let store = Store::create(
+            &path,
+            &CreateOptions {
+                engine,
+                ..CreateOptions::default()
+            },
+            &options(),
+        )
+        .unwrap();
+        let mut m = Model::new();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for i in 0..20_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let k = format!("user{:06}", x % 5000).into_bytes();
+            if i % 7 == 0 {
+                store.delete(&k).unwrap();
+                m.remove(&k);
+            } else {
+                let v = i.to_le_bytes().repeat((x % 5) as usize);
+                store.put(&k, &v).unwrap();
+                m.insert(k, v);
+            }
+        }
+        let stats = store.stats();
+        assert!(stats.merges > 5, "{stats:?}");
+        let all = (Bound::<&[u8]>::Unbounded, Bound::<&[u8]>::Unbounded);
+        same(
+            got_range(store.range(all)),
+            expected_range(&m, &None, &None, true),
+        );
+        for k in (0..5000).map(|i| format!("user{i:06}").into_bytes()) {
+            same_value(&k, store.get(&k).unwrap(), m.get(&k).cloned());
+        }
+    }
+}
