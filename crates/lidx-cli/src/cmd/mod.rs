@@ -8,6 +8,7 @@ pub mod build;
 pub mod disk;
 pub mod gen;
 pub mod join;
+pub mod kv;
 pub mod output_path;
 pub mod start;
 pub mod stats;
@@ -72,6 +73,9 @@ pub enum Command {
     Ycsb(ycsb::Args),
     /// Write join tables from a dataset: `lidx table create --from <dataset> --ratio R`.
     Table(table::Args),
+    /// A store of byte keys and values: `create`, `load`, `get`, `put`, `del`, `scan`,
+    /// `stats`, `check`, `compact`.
+    Kv(kv::Args),
 }
 
 /// Runs one subcommand.
@@ -85,6 +89,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Start(args) => start::run(args),
         Command::Ycsb(args) => ycsb::run(args),
         Command::Table(args) => table::run(args),
+        Command::Kv(args) => kv::run(args),
     }
 }
 

@@ -1,0 +1,203 @@
+//! `lidx kv` end to end: load from each file format, get, put, del, scan in both directions
+//! with bounds and limits, stats, compact, check (sound and damaged), and the errors a user
+//! meets: a directory that is not a store, a second writer, a key over the limit, an unknown
+//! file format, a newer format version.
+
+mod common;
+
+use common::{json_lines, lidx, text};
+
+fn run_ok(args: &[&str]) -> String {
+    let out = lidx(args);
+    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+#[test]
+fn load_get_put_del_scan_stats_compact_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db = db.to_str().unwrap();
+    let tsv = dir.path().join("words.tsv");
+    std::fs::write(&tsv, "pear\t5\napple\t3\nfig\t1\napple\t4\ncafé\tnoir\n").unwrap();
+    let loaded = run_ok(&[
+        "kv",
+        "load",
+        "--db",
+        db,
+        "--from",
+        tsv.to_str().unwrap(),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(loaded.trim()).unwrap();
+    assert_eq!(v["loaded"], 5);
+    assert_eq!(
+        v["table_records"], 4,
+        "apple is given twice and keeps its last value"
+    );
+    assert_eq!(run_ok(&["kv", "get", "--db", db, "apple"]), "4\n");
+    assert_eq!(run_ok(&["kv", "get", "--db", db, "café"]), "noir\n");
+    run_ok(&["kv", "put", "--db", db, "k\\x00\\xff", "tab\\there"]);
+    run_ok(&["kv", "del", "--db", db, "fig"]);
+    let missing = lidx(&["kv", "get", "--db", db, "fig"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(text(&missing.stderr).contains("not in the store"));
+    assert_eq!(
+        run_ok(&["kv", "scan", "--db", db]),
+        "apple\t4\ncafé\tnoir\nk\\x00\\xff\ttab\\there\npear\t5\n"
+    );
+    assert_eq!(
+        run_ok(&[
+            "kv",
+            "scan",
+            "--db",
+            db,
+            "--reverse",
+            "--from",
+            "b",
+            "--to",
+            "pear",
+            "--limit",
+            "1"
+        ]),
+        "k\\x00\\xff\ttab\\there\n"
+    );
+    let lines = json_lines(&lidx(&["kv", "scan", "--db", db, "--json", "--limit", "2"]));
+    assert_eq!(lines[1]["key"], "café");
+    let stats = json_lines(&lidx(&["kv", "compact", "--db", db, "--json"]));
+    assert_eq!(stats[0]["table_records"], 4);
+    assert_eq!(stats[0]["dynamic_keys"], 0);
+    let check = json_lines(&lidx(&["kv", "check", "--db", db, "--json"]));
+    assert_eq!(check[0]["sound"], true);
+    assert_eq!(check[0]["table_records"], 4);
+}
+
+#[test]
+fn sosd_and_text_files_load_with_their_key_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let sosd = dir.path().join("keys.sosd");
+    lidx_bench::sosd::write_sosd(&sosd, &[3, 10, 700, 1 << 40]).unwrap();
+    let db = dir.path().join("nums");
+    let db = db.to_str().unwrap();
+    run_ok(&["kv", "load", "--db", db, "--from", sosd.to_str().unwrap()]);
+    assert_eq!(
+        run_ok(&["kv", "scan", "--db", db, "--from", "10", "--to", "1000"]),
+        "10\t\n700\t\n"
+    );
+    assert_eq!(run_ok(&["kv", "get", "--db", db, "1099511627776"]), "\n");
+    let bad = lidx(&["kv", "get", "--db", db, "ten"]);
+    assert!(
+        text(&bad.stderr).contains("u64 keys"),
+        "{}",
+        text(&bad.stderr)
+    );
+    let txt = dir.path().join("keys.txt");
+    std::fs::write(&txt, "b\na\n").unwrap();
+    let wrong = lidx(&["kv", "load", "--db", db, "--from", txt.to_str().unwrap()]);
+    assert!(!wrong.status.success());
+    assert!(text(&wrong.stderr).contains("load it into a new store"));
+    let words = dir.path().join("words");
+    run_ok(&[
+        "kv",
+        "load",
+        "--db",
+        words.to_str().unwrap(),
+        "--from",
+        txt.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        run_ok(&["kv", "scan", "--db", words.to_str().unwrap()]),
+        "a\t\nb\t\n"
+    );
+}
+
+#[test]
+fn bad_input_gets_errors_that_say_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let out = lidx(&["kv", "get", "--db", plain.to_str().unwrap(), "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("is not a lidx store"),
+        "{}",
+        text(&out.stderr)
+    );
+    let db = dir.path().join("db");
+    let db = db.to_str().unwrap();
+    run_ok(&["kv", "create", "--db", db]);
+    let long = "k".repeat(5000);
+    let out = lidx(&["kv", "put", "--db", db, &long, "v"]);
+    assert!(
+        text(&out.stderr).contains("5000-byte key"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = lidx(&["kv", "put", "--db", db, "", "v"]);
+    assert!(
+        text(&out.stderr).contains("0-byte key"),
+        "{}",
+        text(&out.stderr)
+    );
+    let xls = dir.path().join("data.xls");
+    std::fs::write(&xls, "x").unwrap();
+    let out = lidx(&["kv", "load", "--db", db, "--from", xls.to_str().unwrap()]);
+    assert!(text(&out.stderr).contains(".tsv"), "{}", text(&out.stderr));
+    let out = lidx(&["kv", "create", "--db", db]);
+    assert!(!out.status.success(), "creating over a store is refused");
+    // A store written by a newer lidx is refused by name.
+    let store_file = std::path::Path::new(db).join("STORE");
+    let mut bytes = std::fs::read(&store_file).unwrap();
+    bytes[8] = 9;
+    std::fs::write(&store_file, &bytes).unwrap();
+    let out = lidx(&["kv", "stats", "--db", db]);
+    assert!(
+        text(&out.stderr).contains("format version 9"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn check_names_the_damaged_block_and_a_second_writer_is_locked_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let tsv = dir.path().join("n.tsv");
+    let body: String = (0..3000)
+        .map(|i| format!("key{i:05}\tvalue{i}\n"))
+        .collect();
+    std::fs::write(&tsv, body).unwrap();
+    run_ok(&[
+        "kv",
+        "load",
+        "--db",
+        db.to_str().unwrap(),
+        "--from",
+        tsv.to_str().unwrap(),
+    ]);
+    // Hold the store open for writing in this process: the CLI must be refused.
+    let store = lidx::kv::Store::open(&db, &lidx::kv::StoreOptions::default()).unwrap();
+    let out = lidx(&["kv", "put", "--db", db.to_str().unwrap(), "a", "b"]);
+    assert!(
+        text(&out.stderr).contains("open for writing elsewhere"),
+        "{}",
+        text(&out.stderr)
+    );
+    drop(store);
+    let table = std::fs::read_dir(&db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "lbt"))
+        .unwrap();
+    let mut bytes = std::fs::read(&table).unwrap();
+    bytes[2 * 4096 + 100] ^= 0x20;
+    std::fs::write(&table, &bytes).unwrap();
+    let out = lidx(&["kv", "check", "--db", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("block 2"), "{shown}");
+    assert!(
+        shown.contains(table.file_name().unwrap().to_str().unwrap()),
+        "{shown}"
+    );
+}
