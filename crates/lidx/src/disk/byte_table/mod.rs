@@ -22,7 +22,7 @@
 //!
 //! # Lookups
 //!
-//! Open reads the separators into one arena and builds a [`StringIndex`] over them (the model
+//! Open reads the separators into one arena and builds a [`StringIndex`](crate::mem::string_index::StringIndex) over them (the model
 //! over keys of any length: PGMs on 8-byte chunks, descending into longer prefixes where keys
 //! share them, see [`crate::mem::string_index`]). A lookup asks the model for a window of at most
 //! `2 eps + 2 + threshold` separators, binary-searches the window in memory, and reads the one

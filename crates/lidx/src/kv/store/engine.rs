@@ -305,10 +305,10 @@ fn check_options(options: &StoreOptions) -> Result<()> {
             expected: "at least 4096 bytes",
         });
     }
-    if options.merge_ratio.is_nan() || options.merge_ratio < 1.0 {
+    if let Some(r) = options.merge_ratio.filter(|r| r.is_nan() || *r < 1.0) {
         return Err(Error::InvalidParameter {
             name: "merge ratio",
-            value: options.merge_ratio.to_string(),
+            value: r.to_string(),
             expected: "a number of at least 1",
         });
     }
@@ -423,9 +423,11 @@ impl Inner {
             return false;
         }
         let records = version.table.as_ref().map_or(0, |t| t.table.len());
-        let by_ratio =
-            ((records as f64 / self.options.merge_ratio) as usize).max(MIN_RATIO_ENTRIES);
-        mem.memory_bytes() >= self.options.memory_budget || mem.len() >= by_ratio
+        let by_ratio = self
+            .options
+            .merge_ratio
+            .map(|r| ((records as f64 / r) as usize).max(MIN_RATIO_ENTRIES));
+        mem.memory_bytes() >= self.options.memory_budget || by_ratio.is_some_and(|n| mem.len() >= n)
     }
 
     /// Logs `record` and applies it: the write path of put, delete and batches.
