@@ -10,7 +10,7 @@
 //! batch.put(b"pear", b"5")?.delete(b"apple")?;
 //! store.write(&batch)?; // all of it or none of it, after a crash too
 //! let snapshot = store.snapshot();
-//! for entry in store.range(&b"a"[..]..&b"q"[..]) {
+//! for entry in store.range(b"a".as_slice()..b"q".as_slice()) {
 //!     let (key, value) = entry?;
 //!     println!("{key:?} = {value:?}");
 //! }
@@ -197,12 +197,12 @@ impl Store {
     }
 
     /// The entries within `bounds`, ascending, as of now (a snapshot taken for it).
-    pub fn range(&self, bounds: impl RangeBounds<[u8]>) -> Range {
+    pub fn range<'k>(&self, bounds: impl RangeBounds<&'k [u8]>) -> Range {
         self.snapshot().range(bounds)
     }
 
     /// The entries within `bounds`, descending, as of now.
-    pub fn range_rev(&self, bounds: impl RangeBounds<[u8]>) -> Range {
+    pub fn range_rev<'k>(&self, bounds: impl RangeBounds<&'k [u8]>) -> Range {
         self.snapshot().range_rev(bounds)
     }
 

@@ -35,7 +35,7 @@ pub(crate) fn get_at(version: &Version, key: &[u8], at: Seq) -> Result<Option<Ve
     }
 }
 
-fn owned(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
+fn owned(b: Bound<&&[u8]>) -> Bound<Vec<u8>> {
     match b {
         Bound::Included(k) => Bound::Included(k.to_vec()),
         Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
@@ -82,11 +82,11 @@ pub struct Range {
 }
 
 impl Range {
-    pub(crate) fn new(
+    pub(crate) fn new<'k>(
         inner: &Arc<Inner>,
         version: &Version,
         seq: Seq,
-        bounds: impl RangeBounds<[u8]>,
+        bounds: impl RangeBounds<&'k [u8]>,
         forward: bool,
     ) -> Range {
         inner.retain(seq);
@@ -229,12 +229,12 @@ impl Snapshot {
     }
 
     /// The entries within `bounds`, ascending.
-    pub fn range(&self, bounds: impl RangeBounds<[u8]>) -> Range {
+    pub fn range<'k>(&self, bounds: impl RangeBounds<&'k [u8]>) -> Range {
         Range::new(&self.inner, &self.version, self.seq, bounds, true)
     }
 
     /// The entries within `bounds`, descending.
-    pub fn range_rev(&self, bounds: impl RangeBounds<[u8]>) -> Range {
+    pub fn range_rev<'k>(&self, bounds: impl RangeBounds<&'k [u8]>) -> Range {
         Range::new(&self.inner, &self.version, self.seq, bounds, false)
     }
 
