@@ -20,7 +20,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 use lidx::kv::store::{
-    CreateOptions, Engine, KeyFormat, OrderedKey, Store, StoreOptions, WriteBatch,
+    CreateOptions, Engine, KeyFormat, OrderedKey, Store, StoreOptions, StoreStats, WriteBatch,
 };
 use lidx::kv::FsyncPolicy;
 use lidx_bench::runner::Progress;
@@ -341,16 +341,19 @@ fn options(common: &Common, read_only: bool) -> anyhow::Result<StoreOptions> {
     })
 }
 
+/// `bytes` per record of the table (0 for an empty table).
+fn per_record(s: &StoreStats, bytes: u64) -> f64 {
+    if s.table_records == 0 {
+        0.0
+    } else {
+        bytes as f64 / s.table_records as f64
+    }
+}
+
 fn print_stats(common: &Common, store: &Store) {
     let s = store.stats();
     let id = store.identity();
-    let per_key = |bytes: f64| {
-        if s.table_records == 0 {
-            0.0
-        } else {
-            bytes / s.table_records as f64
-        }
-    };
+    let per_key = |bytes: u64| per_record(&s, bytes);
     if common.json {
         println!(
             "{}",
@@ -361,9 +364,9 @@ fn print_stats(common: &Common, store: &Store) {
                 "table_key_bytes": s.table_key_bytes,
                 "table_value_bytes": s.table_value_bytes,
                 "table_disk_bytes": s.table_disk_bytes,
-                "disk_bytes_per_record": per_key(s.table_disk_bytes as f64),
+                "disk_bytes_per_record": per_key(s.table_disk_bytes),
                 "model_bytes": s.model_bytes,
-                "model_bytes_per_record": per_key(s.model_bytes as f64),
+                "model_bytes_per_record": per_key(s.model_bytes as u64),
                 "dynamic_keys": s.dynamic_keys,
                 "dynamic_bytes": s.dynamic_bytes,
                 "cache_bytes": s.cache_bytes,
@@ -388,12 +391,12 @@ fn print_stats(common: &Common, store: &Store) {
             s.table_key_bytes,
             s.table_value_bytes,
             s.table_disk_bytes,
-            per_key(s.table_disk_bytes as f64)
+            per_key(s.table_disk_bytes)
         );
         println!(
             "model           {} bytes ({:.3} B/record)",
             s.model_bytes,
-            per_key(s.model_bytes as f64)
+            per_key(s.model_bytes as u64)
         );
         println!(
             "dynamic stage   {} keys, {} bytes",
@@ -605,13 +608,7 @@ fn load(common: &Common, from: &Path, compact: bool) -> anyhow::Result<()> {
     store.sync()?;
     let secs = start.elapsed().as_secs_f64();
     let s = store.stats();
-    let per = |b: f64| {
-        if s.table_records == 0 {
-            0.0
-        } else {
-            b / s.table_records as f64
-        }
-    };
+    let per = |bytes: u64| per_record(&s, bytes);
     say(
         common,
         json!({
@@ -620,8 +617,8 @@ fn load(common: &Common, from: &Path, compact: bool) -> anyhow::Result<()> {
             "seconds": secs,
             "records_per_second": records as f64 / secs,
             "table_records": s.table_records,
-            "disk_bytes_per_record": per(s.table_disk_bytes as f64),
-            "model_bytes_per_record": per(s.model_bytes as f64),
+            "disk_bytes_per_record": per(s.table_disk_bytes),
+            "model_bytes_per_record": per(s.model_bytes as u64),
             "merges": s.merges,
             "write_stalls": s.write_stalls,
         }),
@@ -630,8 +627,8 @@ fn load(common: &Common, from: &Path, compact: bool) -> anyhow::Result<()> {
             from.display(),
             records as f64 / secs,
             s.table_records,
-            per(s.table_disk_bytes as f64),
-            per(s.model_bytes as f64),
+            per(s.table_disk_bytes),
+            per(s.model_bytes as u64),
             s.merges,
             s.write_stalls
         ),

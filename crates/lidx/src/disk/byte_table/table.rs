@@ -1,7 +1,7 @@
 //! Reading a byte table: open, point lookups through the separator model, cursors in both
 //! directions, and a full check.
 
-use std::ops::Bound;
+use std::ops::{Bound, Deref};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -358,8 +358,8 @@ impl ByteTable {
 }
 
 /// Reads the record stream from a position, loading blocks as records need them.
-struct Stream<'a> {
-    table: &'a ByteTable,
+struct Stream<T: Deref<Target = ByteTable>> {
+    table: T,
     /// Next record's stream position.
     pos: u64,
     /// Where reading stops (a run's end or the stream's).
@@ -374,14 +374,15 @@ struct Stream<'a> {
     prefixes: Option<Vec<u16>>,
 }
 
-impl<'a> Stream<'a> {
-    fn new(table: &'a ByteTable, pos: u64, end: u64, scan: bool) -> Stream<'a> {
+impl<T: Deref<Target = ByteTable>> Stream<T> {
+    fn new(table: T, pos: u64, end: u64, scan: bool) -> Stream<T> {
+        let buf_start = pos - pos % table.cap as u64;
         Stream {
             table,
             pos,
             end,
             buf: Vec::new(),
-            buf_start: pos - pos % table.cap as u64,
+            buf_start,
             ahead: 0,
             scan,
             prefixes: None,
@@ -484,9 +485,11 @@ const _: () = assert!(HEADER_BYTES <= 4096 - BLOCK_TRAILER);
 
 enum CursorState {
     Unstarted,
-    /// Forward: the next run to load and the records left of the current one (reversed,
+    /// Forward: one stream read on from the first run, so a block is read once.
+    Forward(Stream<Arc<ByteTable>>),
+    /// Backward: the run to load next and what is left of the current one (in key order,
     /// so `pop` gives the next).
-    Runs {
+    Backward {
         next_run: Option<usize>,
         buffered: Vec<(Vec<u8>, Vec<u8>)>,
     },
@@ -494,7 +497,8 @@ enum CursorState {
 }
 
 /// A cursor over a byte table's records in a key range, in either direction; it holds the
-/// table open. Records are read a run (the records starting in one block) at a time.
+/// table open. Forward it streams the blocks in order (with read-ahead); backward it reads a
+/// run (the records starting in one block) at a time.
 pub struct TableCursor {
     table: Arc<ByteTable>,
     start: Bound<Vec<u8>>,
@@ -520,62 +524,79 @@ fn below_end(k: &[u8], end: &Bound<Vec<u8>>) -> bool {
 }
 
 impl TableCursor {
+    fn start(&mut self) -> CursorState {
+        let t = &self.table;
+        let n = t.positions.len();
+        if self.forward {
+            let first = match &self.start {
+                Bound::Included(s) | Bound::Excluded(s) => t.locate(s).unwrap_or(0),
+                Bound::Unbounded => 0,
+            };
+            if first >= n {
+                return CursorState::Done;
+            }
+            let from = t.positions[first];
+            CursorState::Forward(Stream::new(
+                Arc::clone(t),
+                from,
+                t.header.stream_bytes,
+                true,
+            ))
+        } else {
+            let last = match &self.end {
+                Bound::Included(e) | Bound::Excluded(e) => t.locate(e),
+                Bound::Unbounded => n.checked_sub(1),
+            };
+            match last {
+                Some(i) => CursorState::Backward {
+                    next_run: Some(i),
+                    buffered: Vec::new(),
+                },
+                None => CursorState::Done,
+            }
+        }
+    }
+
     /// The next record in the cursor's direction, `None` after the last.
     pub fn next_record(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         loop {
-            match &mut self.state {
+            let (k, v) = match &mut self.state {
                 CursorState::Done => return Ok(None),
                 CursorState::Unstarted => {
-                    let t = &self.table;
-                    let n = t.positions.len();
-                    let first = if self.forward {
-                        match &self.start {
-                            Bound::Included(s) | Bound::Excluded(s) => t.locate(s).or(Some(0)),
-                            Bound::Unbounded => Some(0),
-                        }
-                    } else {
-                        match &self.end {
-                            Bound::Included(e) | Bound::Excluded(e) => t.locate(e),
-                            Bound::Unbounded => n.checked_sub(1),
-                        }
-                    };
-                    self.state = match first.filter(|&i| i < n) {
-                        Some(i) => CursorState::Runs {
-                            next_run: Some(i),
-                            buffered: Vec::new(),
-                        },
-                        None => CursorState::Done,
-                    };
+                    self.state = self.start();
+                    continue;
                 }
-                CursorState::Runs { next_run, buffered } => {
-                    if let Some((k, v)) = buffered.pop() {
-                        let (inside, past) = if self.forward {
-                            (above_start(&k, &self.start), !below_end(&k, &self.end))
-                        } else {
-                            (below_end(&k, &self.end), !above_start(&k, &self.start))
-                        };
-                        if past {
-                            self.state = CursorState::Done;
-                            return Ok(None);
-                        }
-                        if inside {
-                            return Ok(Some((k, v)));
-                        }
-                        continue;
-                    }
-                    let Some(i) = *next_run else {
+                CursorState::Forward(stream) => match stream.next_record()? {
+                    Some((k, v)) => (k.to_vec(), v.to_vec()),
+                    None => {
                         self.state = CursorState::Done;
                         return Ok(None);
-                    };
-                    let mut records = self.table.entry_records(i)?;
-                    if self.forward {
-                        records.reverse();
-                        *next_run = (i + 1 < self.table.positions.len()).then_some(i + 1);
-                    } else {
-                        *next_run = i.checked_sub(1);
                     }
-                    *buffered = records;
-                }
+                },
+                CursorState::Backward { next_run, buffered } => match buffered.pop() {
+                    Some(record) => record,
+                    None => {
+                        let Some(i) = *next_run else {
+                            self.state = CursorState::Done;
+                            return Ok(None);
+                        };
+                        *buffered = self.table.entry_records(i)?;
+                        *next_run = i.checked_sub(1);
+                        continue;
+                    }
+                },
+            };
+            let (inside, past) = if self.forward {
+                (above_start(&k, &self.start), !below_end(&k, &self.end))
+            } else {
+                (below_end(&k, &self.end), !above_start(&k, &self.start))
+            };
+            if past {
+                self.state = CursorState::Done;
+                return Ok(None);
+            }
+            if inside {
+                return Ok(Some((k, v)));
             }
         }
     }

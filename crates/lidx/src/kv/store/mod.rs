@@ -99,7 +99,7 @@ pub struct StoreStats {
     pub dynamic_bytes: usize,
     /// Records in the table on disk.
     pub table_records: u64,
-    /// Key and value bytes in the table.
+    /// Key bytes in the table.
     pub table_key_bytes: u64,
     /// Value bytes in the table.
     pub table_value_bytes: u64,
