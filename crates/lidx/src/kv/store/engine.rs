@@ -125,6 +125,17 @@ fn storage_for(dir: &Path, identity: &CreateOptions, options: &StoreOptions) -> 
         .with_cache_blocks(options.cache_bytes / identity.block_size))
 }
 
+fn check_storage(storage: &Storage, identity: &CreateOptions) -> Result<()> {
+    if storage.block_size() != identity.block_size {
+        return Err(Error::InvalidParameter {
+            name: "storage block size",
+            value: storage.block_size().to_string(),
+            expected: "the store's block size",
+        });
+    }
+    Ok(())
+}
+
 fn encode_meta(next_generation: u64) -> Vec<u8> {
     next_generation.to_le_bytes().to_vec()
 }
@@ -144,6 +155,7 @@ impl Engine {
         dir: &Path,
         identity: &CreateOptions,
         options: &StoreOptions,
+        storage: Option<Arc<Storage>>,
     ) -> Result<Engine> {
         super::dir::check_create(identity)?;
         if options.read_only {
@@ -167,15 +179,27 @@ impl Engine {
             },
         )?;
         drop(lock_file);
-        Engine::open(dir, options)
+        Engine::open(dir, options, storage)
     }
 
     /// Opens the store in `dir`, recovering it (see the module docs).
-    pub(crate) fn open(dir: &Path, options: &StoreOptions) -> Result<Engine> {
+    /// `storage`, when given, serves the table files instead of files in `dir` opened by
+    /// the options (benchmarks on simulated devices); its block size must be the store's.
+    pub(crate) fn open(
+        dir: &Path,
+        options: &StoreOptions,
+        storage: Option<Arc<Storage>>,
+    ) -> Result<Engine> {
         check_options(options)?;
         let identity = read_identity(dir)?;
         let lock_file = lock(dir, !options.read_only)?;
-        let storage = Arc::new(storage_for(dir, &identity, options)?);
+        let storage = match storage {
+            Some(s) => {
+                check_storage(&s, &identity)?;
+                s
+            }
+            None => Arc::new(storage_for(dir, &identity, options)?),
+        };
         let (store, manifest) = ManifestStore::open(dir)?;
         let file = dir.display().to_string();
         let next_generation = decode_meta(&file, &manifest.meta)?;

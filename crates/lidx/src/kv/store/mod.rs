@@ -129,7 +129,22 @@ impl Store {
     /// Creates a store in `dir`, which must not exist or be empty, and opens it.
     pub fn create(dir: &Path, create: &CreateOptions, options: &StoreOptions) -> Result<Store> {
         Ok(Store {
-            engine: engine::Engine::create(dir, create, options)?,
+            engine: engine::Engine::create(dir, create, options, None)?,
+        })
+    }
+
+    /// [`Store::create`] with the table files on `storage` (a simulated device, for
+    /// benchmarks) instead of files the options open in `dir`; the log and manifest stay in
+    /// `dir`. `storage`'s block size must be `create.block_size`.
+    #[doc(hidden)]
+    pub fn create_on(
+        dir: &Path,
+        storage: std::sync::Arc<crate::io::Storage>,
+        create: &CreateOptions,
+        options: &StoreOptions,
+    ) -> Result<Store> {
+        Ok(Store {
+            engine: engine::Engine::create(dir, create, options, Some(storage))?,
         })
     }
 
@@ -138,7 +153,7 @@ impl Store {
     /// errors.
     pub fn open(dir: &Path, options: &StoreOptions) -> Result<Store> {
         Ok(Store {
-            engine: engine::Engine::open(dir, options)?,
+            engine: engine::Engine::open(dir, options, None)?,
         })
     }
 
