@@ -558,7 +558,7 @@ impl Inner {
         }
     }
 
-    fn wait_merges(&self) -> Result<()> {
+    pub(crate) fn wait_merges(&self) -> Result<()> {
         let mut st = self.merge.lock();
         loop {
             if let Some(e) = &st.error {

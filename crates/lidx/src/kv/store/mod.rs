@@ -234,6 +234,13 @@ impl Store {
         self.engine.inner.compact()
     }
 
+    /// Waits until no merge is running or pending (without starting one) and returns the
+    /// error a background merge met, if any: benchmarks time the drain of merge work.
+    #[doc(hidden)]
+    pub fn wait_for_merges(&self) -> Result<()> {
+        self.engine.inner.wait_merges()
+    }
+
     /// Memory, disk bytes, merges and stalls now.
     pub fn stats(&self) -> StoreStats {
         let inner = &self.engine.inner;
