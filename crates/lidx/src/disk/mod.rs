@@ -13,6 +13,7 @@
 //! [`crate::Error::DuplicateKey`]. Payloads are fixed-size byte strings (8 bytes by default).
 
 pub mod btree;
+pub mod byte_btree;
 pub mod byte_table;
 pub mod hybrid;
 pub mod static_learned;

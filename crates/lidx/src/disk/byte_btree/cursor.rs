@@ -1,0 +1,215 @@
+//! Range cursors: the records between two bounds, forward or backward, from the tree as it
+//! was when the cursor was made (it holds that root; the caller keeps the blocks it reads from
+//! being reused, see [`super::space`]).
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use crate::error::Result;
+
+use super::leaf::Slot;
+use super::node::{Kids, Node};
+use super::pages::PageIo;
+use super::tree::ByteBTree;
+
+/// A cursor over a [`ByteBTree`]'s records within bounds, in key order or reverse key order.
+pub struct BTreeCursor {
+    io: PageIo,
+    /// The path to the current leaf: each node and the child taken.
+    stack: Vec<(Arc<Node>, usize)>,
+    slots: Vec<Slot>,
+    /// Forward: the next slot; backward: one past it.
+    pos: usize,
+    forward: bool,
+    start: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    positioned: bool,
+    done: bool,
+}
+
+impl ByteBTree {
+    /// A cursor over the records within `start..end`, ascending when `forward`.
+    pub fn cursor(&self, start: Bound<Vec<u8>>, end: Bound<Vec<u8>>, forward: bool) -> BTreeCursor {
+        BTreeCursor::new(self.io().clone(), self.root(), start, end, forward)
+    }
+}
+
+fn probe(b: &Bound<Vec<u8>>) -> Option<&[u8]> {
+    match b {
+        Bound::Included(k) | Bound::Excluded(k) => Some(k),
+        Bound::Unbounded => None,
+    }
+}
+
+impl BTreeCursor {
+    pub(crate) fn new(
+        io: PageIo,
+        root: Arc<Node>,
+        start: Bound<Vec<u8>>,
+        end: Bound<Vec<u8>>,
+        forward: bool,
+    ) -> BTreeCursor {
+        BTreeCursor {
+            io,
+            stack: vec![(root, 0)],
+            slots: Vec::new(),
+            pos: 0,
+            forward,
+            start,
+            end,
+            positioned: false,
+            done: false,
+        }
+    }
+
+    /// Descends from the node on top of the stack to a leaf, through the child holding `key`
+    /// (or the first or last child), and loads that leaf.
+    fn descend(&mut self, key: Option<&[u8]>) -> Result<()> {
+        loop {
+            let (node, _) = self.stack.last().expect("a path");
+            let node = Arc::clone(node);
+            let i = match key {
+                Some(k) => node.child_index(k),
+                None if self.forward => 0,
+                None => node.len() - 1,
+            };
+            self.stack.last_mut().expect("a path").1 = i;
+            match &node.kids {
+                Kids::Leaves(l) => {
+                    self.slots = self.io.leaf_slots(l[i])?;
+                    self.pos = if self.forward { 0 } else { self.slots.len() };
+                    return Ok(());
+                }
+                Kids::Nodes(n) => self.stack.push((Arc::clone(&n[i]), 0)),
+            }
+        }
+    }
+
+    /// Moves to the next leaf in the cursor's direction; false after the last.
+    fn next_leaf(&mut self) -> Result<bool> {
+        loop {
+            let Some((node, i)) = self.stack.last_mut() else {
+                return Ok(false);
+            };
+            let more = if self.forward {
+                *i + 1 < node.len()
+            } else {
+                *i > 0
+            };
+            if more {
+                if self.forward {
+                    *i += 1;
+                } else {
+                    *i -= 1;
+                }
+                let (node, i) = (Arc::clone(node), *i);
+                match &node.kids {
+                    Kids::Leaves(l) => {
+                        self.slots = self.io.leaf_slots(l[i])?;
+                        self.pos = if self.forward { 0 } else { self.slots.len() };
+                    }
+                    Kids::Nodes(n) => {
+                        self.stack.push((Arc::clone(&n[i]), 0));
+                        self.descend(None)?;
+                    }
+                }
+                return Ok(true);
+            }
+            self.stack.pop();
+        }
+    }
+
+    /// Positions at the first record inside the near bound.
+    fn position(&mut self) -> Result<()> {
+        let near = if self.forward { &self.start } else { &self.end }.clone();
+        self.descend(probe(&near))?;
+        if let Some(k) = probe(&near) {
+            // The first slot at or past the bound, in the cursor's direction.
+            let (mut lo, mut hi) = (0, self.slots.len());
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                let ord = self.io.cmp(self.slots[mid].as_ref(), k)?;
+                let before = match (&near, self.forward) {
+                    (Bound::Included(_), true) => ord.is_lt(),
+                    (Bound::Excluded(_), true) => ord.is_le(),
+                    (Bound::Included(_), false) => ord.is_le(),
+                    (_, false) => ord.is_lt(),
+                    (Bound::Unbounded, true) => false,
+                };
+                if before {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            self.pos = lo;
+        }
+        Ok(())
+    }
+
+    /// The next record, `None` after the last.
+    pub fn next_record(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if self.done {
+            return Ok(None);
+        }
+        if !self.positioned {
+            self.positioned = true;
+            if let Err(e) = self.position() {
+                self.done = true;
+                return Err(e);
+            }
+        }
+        loop {
+            let has = if self.forward {
+                self.pos < self.slots.len()
+            } else {
+                self.pos > 0
+            };
+            if has {
+                break;
+            }
+            match self.next_leaf() {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    return Ok(None);
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
+            }
+        }
+        let at = if self.forward { self.pos } else { self.pos - 1 };
+        let slot = self.slots[at].as_ref();
+        let read = self
+            .io
+            .full_key(slot)
+            .and_then(|k| self.io.value(slot).map(|v| (k, v)));
+        let (key, value) = match read {
+            Ok(kv) => kv,
+            Err(e) => {
+                self.done = true;
+                return Err(e);
+            }
+        };
+        let far = if self.forward { &self.end } else { &self.start };
+        let inside = match far {
+            Bound::Unbounded => true,
+            Bound::Included(b) if self.forward => key <= *b,
+            Bound::Excluded(b) if self.forward => key < *b,
+            Bound::Included(b) => key >= *b,
+            Bound::Excluded(b) => key > *b,
+        };
+        if !inside {
+            self.done = true;
+            return Ok(None);
+        }
+        if self.forward {
+            self.pos += 1;
+        } else {
+            self.pos -= 1;
+        }
+        Ok(Some((key, value)))
+    }
+}

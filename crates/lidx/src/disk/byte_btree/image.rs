@@ -1,0 +1,307 @@
+//! The page file's header and the checkpoint image: what a checkpoint writes so that the tree
+//! can be opened again without reading its leaves.
+//!
+//! The page file (`pages.lbp`) starts with a header block: magic `lidxBTP1`, format version
+//! (u32), block size (u32). Every other block is a leaf or part of an overflow run.
+//!
+//! A checkpoint image (`inner-<generation>.lbi`) is a block file: block 0 holds the header
+//! below, the blocks after it the body, a byte stream of the leaves in key order (block and
+//! separator below it, as varints and bytes) and then the free extents of the page file
+//! (first block and length, varints). The body's crc32c is in the header, on top of every
+//! block's own checksum, so an image is used whole or not at all.
+//!
+//! | offset | size | field                                 |
+//! |--------|------|---------------------------------------|
+//! | 0      | 8    | magic `lidxBTI1`                      |
+//! | 8      | 4    | format version (1)                    |
+//! | 12     | 4    | block size                            |
+//! | 16     | 8    | records                               |
+//! | 24     | 8    | key bytes                             |
+//! | 32     | 8    | value bytes                           |
+//! | 40     | 8    | blocks of the page file               |
+//! | 48     | 8    | leaves                                |
+//! | 56     | 8    | free extents                          |
+//! | 64     | 8    | body bytes                            |
+//! | 72     | 4    | crc32c of the body                    |
+
+use crate::codec::{get_varint, put_varint};
+use crate::error::{Error, Result};
+use crate::io::checksum::BLOCK_TRAILER;
+use crate::io::{BlockDevice, IoClass, Storage};
+
+/// Magic number of a page file: `lidxBTP1`.
+pub const PAGES_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTP1");
+/// Magic number of a checkpoint image: `lidxBTI1`.
+pub const IMAGE_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTI1");
+/// Format version of both files.
+pub const BTREE_VERSION: u32 = 1;
+const IMAGE_HEADER: usize = 76;
+
+/// What a checkpoint image holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Image {
+    /// Records in the tree.
+    pub records: u64,
+    /// Sum of the key lengths.
+    pub key_bytes: u64,
+    /// Sum of the value lengths.
+    pub value_bytes: u64,
+    /// Blocks of the page file at the checkpoint.
+    pub page_blocks: u64,
+    /// The leaves in key order: separator below each (empty for the first), block.
+    pub leaves: Vec<(Vec<u8>, u64)>,
+    /// Free extents of the page file: first block, blocks.
+    pub free: Vec<(u64, u64)>,
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// Writes the header block of a new page file.
+pub(crate) fn write_pages_header(device: &dyn BlockDevice) -> Result<()> {
+    let mut block = vec![0u8; device.block_size()];
+    block[..8].copy_from_slice(&PAGES_MAGIC.to_le_bytes());
+    block[8..12].copy_from_slice(&BTREE_VERSION.to_le_bytes());
+    block[12..16].copy_from_slice(&(device.block_size() as u32).to_le_bytes());
+    device.write_blocks(0, &mut block, IoClass::Header)
+}
+
+/// Checks the header block of a page file.
+pub(crate) fn check_pages_header(device: &dyn BlockDevice) -> Result<()> {
+    let file = device.name().to_string();
+    if device.len_blocks() == 0 {
+        return Err(Error::Truncated {
+            file,
+            what: "an empty page file: its header was never written".into(),
+        });
+    }
+    let mut block = vec![0u8; device.block_size()];
+    device.read_blocks(0, &mut block, IoClass::Header)?;
+    check_magic(&file, &block, PAGES_MAGIC, device.block_size())
+}
+
+fn check_magic(file: &str, block: &[u8], magic: u64, block_size: usize) -> Result<()> {
+    let got = u64_at(block, 0);
+    if got != magic {
+        return Err(Error::BadMagic {
+            file: file.to_string(),
+            expected: magic,
+            got,
+        });
+    }
+    let version = u32_at(block, 8);
+    if version != BTREE_VERSION {
+        return Err(Error::UnsupportedVersion {
+            file: file.to_string(),
+            got: version,
+            supported: BTREE_VERSION,
+        });
+    }
+    let bs = u32_at(block, 12) as usize;
+    if bs != block_size {
+        return Err(Error::Corrupt {
+            file: file.to_string(),
+            block: Some(0),
+            what: format!("written with {bs}-byte blocks, opened with {block_size}"),
+        });
+    }
+    Ok(())
+}
+
+impl Image {
+    /// Writes the image to a new file `name` in `storage` and makes it durable.
+    pub(crate) fn write(&self, storage: &Storage, name: &str) -> Result<u64> {
+        let mut body = Vec::new();
+        for (sep, block) in &self.leaves {
+            put_varint(&mut body, *block);
+            put_varint(&mut body, sep.len() as u64);
+            body.extend_from_slice(sep);
+        }
+        for &(first, len) in &self.free {
+            put_varint(&mut body, first);
+            put_varint(&mut body, len);
+        }
+        let device = storage.create(name)?;
+        let bs = device.block_size();
+        let payload = bs - BLOCK_TRAILER;
+        let blocks = 1 + body.len().div_ceil(payload);
+        let mut buf = vec![0u8; blocks * bs];
+        let fields: [(usize, u64, usize); 11] = [
+            (0, IMAGE_MAGIC, 8),
+            (8, u64::from(BTREE_VERSION), 4),
+            (12, bs as u64, 4),
+            (16, self.records, 8),
+            (24, self.key_bytes, 8),
+            (32, self.value_bytes, 8),
+            (40, self.page_blocks, 8),
+            (48, self.leaves.len() as u64, 8),
+            (56, self.free.len() as u64, 8),
+            (64, body.len() as u64, 8),
+            (72, u64::from(crc32c::crc32c(&body)), 4),
+        ];
+        for (at, v, n) in fields {
+            buf[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
+        }
+        for (i, chunk) in body.chunks(payload).enumerate() {
+            let at = (i + 1) * bs;
+            buf[at..at + chunk.len()].copy_from_slice(chunk);
+        }
+        device.write_blocks(0, &mut buf, IoClass::Data)?;
+        device.sync()?;
+        Ok((blocks * bs) as u64)
+    }
+
+    /// Reads and checks the image `name` in `storage`, written for a page file of blocks
+    /// of `block_size`.
+    pub fn read(storage: &Storage, name: &str) -> Result<Image> {
+        let device = storage.open(name, false)?;
+        let file = device.name().to_string();
+        let bs = device.block_size();
+        let blocks = device.len_blocks();
+        if blocks == 0 {
+            return Err(Error::Truncated {
+                file,
+                what: "an empty checkpoint image".into(),
+            });
+        }
+        let mut buf = vec![0u8; blocks as usize * bs];
+        device.read_blocks(0, &mut buf, IoClass::Data)?;
+        decode_image(&file, &buf, bs)
+    }
+}
+
+/// Decodes an image from its blocks (`buf`, checksums already verified).
+pub fn decode_image(file: &str, buf: &[u8], bs: usize) -> Result<Image> {
+    let bad = |what: String| Error::Corrupt {
+        file: file.to_string(),
+        block: None,
+        what,
+    };
+    if buf.len() < bs || bs <= BLOCK_TRAILER + IMAGE_HEADER {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: "shorter than its header".into(),
+        });
+    }
+    check_magic(file, buf, IMAGE_MAGIC, bs)?;
+    let payload = bs - BLOCK_TRAILER;
+    let body_len = u64_at(buf, 64);
+    let capacity = (buf.len() / bs - 1) as u64 * payload as u64;
+    if body_len > capacity {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!("a {body_len}-byte body in {capacity} bytes of blocks"),
+        });
+    }
+    let mut body = Vec::with_capacity(body_len as usize);
+    for block in buf[bs..].chunks(bs) {
+        let want = (body_len as usize - body.len()).min(payload);
+        body.extend_from_slice(&block[..want]);
+    }
+    let crc = crc32c::crc32c(&body);
+    if crc != u32_at(buf, 72) {
+        return Err(bad(format!(
+            "body checksum {crc:#x}, header says {:#x}",
+            u32_at(buf, 72)
+        )));
+    }
+    let mut at = 0usize;
+    let next = |at: &mut usize, what: &str| -> Result<u64> {
+        let (v, n) =
+            get_varint(&body[*at..]).ok_or_else(|| bad(format!("{what} cut short")))?;
+        *at += n;
+        Ok(v)
+    };
+    let (n_leaves, n_free) = (u64_at(buf, 48), u64_at(buf, 56));
+    if n_leaves.saturating_add(n_free) > body_len {
+        return Err(bad(format!(
+            "{n_leaves} leaves and {n_free} extents in a {body_len}-byte body"
+        )));
+    }
+    let page_blocks = u64_at(buf, 40);
+    let mut leaves = Vec::with_capacity(n_leaves as usize);
+    for i in 0..n_leaves {
+        let block = next(&mut at, "a leaf")?;
+        let len = next(&mut at, "a separator length")? as usize;
+        let sep = body
+            .get(at..at + len)
+            .ok_or_else(|| bad(format!("separator {i} past the end")))?
+            .to_vec();
+        at += len;
+        if block == 0 || block >= page_blocks {
+            return Err(bad(format!("leaf {i} at block {block} of {page_blocks}")));
+        }
+        if i > 0 && leaves.last().is_some_and(|(p, _): &(Vec<u8>, u64)| *p >= sep) {
+            return Err(bad(format!("separator {i} out of order")));
+        }
+        leaves.push((sep, block));
+    }
+    let mut free = Vec::with_capacity(n_free as usize);
+    for i in 0..n_free {
+        let first = next(&mut at, "an extent")?;
+        let len = next(&mut at, "an extent length")?;
+        if first == 0 || len == 0 || first.checked_add(len).is_none_or(|e| e > page_blocks) {
+            return Err(bad(format!(
+                "free extent {i} at {first} of {len} blocks in {page_blocks}"
+            )));
+        }
+        free.push((first, len));
+    }
+    Ok(Image {
+        records: u64_at(buf, 16),
+        key_bytes: u64_at(buf, 24),
+        value_bytes: u64_at(buf, 32),
+        page_blocks,
+        leaves,
+        free,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SimProfile;
+
+    #[test]
+    fn an_image_reads_back_and_damage_is_typed() {
+        let storage = Storage::in_memory(SimProfile::named("ram").unwrap(), 4096).unwrap();
+        let image = Image {
+            records: 3,
+            key_bytes: 9,
+            value_bytes: 4,
+            page_blocks: 100,
+            leaves: (0..2000u64)
+                .map(|i| {
+                    let sep = if i == 0 { Vec::new() } else { i.to_be_bytes().to_vec() };
+                    (sep, i + 1)
+                })
+                .collect(),
+            free: vec![(2001, 3)],
+        };
+        let mut image = image;
+        image.page_blocks = 3000;
+        image.write(&storage, "i").unwrap();
+        assert_eq!(Image::read(&storage, "i").unwrap(), image);
+        let dev = storage.open("i", false).unwrap();
+        let mut buf = vec![0u8; dev.len_blocks() as usize * 4096];
+        dev.read_blocks(0, &mut buf, IoClass::Data).unwrap();
+        let mut flipped = buf.clone();
+        flipped[4096 + 10] ^= 1;
+        assert!(matches!(
+            decode_image("i", &flipped, 4096),
+            Err(Error::Corrupt { .. })
+        ));
+        let mut magic = buf.clone();
+        magic[0] ^= 1;
+        assert!(matches!(
+            decode_image("i", &magic, 4096),
+            Err(Error::BadMagic { .. })
+        ));
+        assert!(decode_image("i", &buf[..4096], 4096).is_err());
+    }
+}

@@ -1,0 +1,306 @@
+//! Leaf pages: sorted records of variable length in one block, with a slot array for binary
+//! search, and the records too large for a leaf, which live in overflow runs.
+//!
+//! Leaf payload (the block minus its checksum trailer), little-endian:
+//!
+//! | offset        | size        | field                                            |
+//! |---------------|-------------|--------------------------------------------------|
+//! | 0             | 1           | kind: 1 (leaf)                                   |
+//! | 1             | 1           | reserved, 0                                      |
+//! | 2             | 2           | records `n`                                      |
+//! | 4             | 4           | bytes used (header, slots and records)           |
+//! | 8             | 2 `n`       | slots: the offset of each record, in key order   |
+//! | ...           |             | records                                          |
+//!
+//! A record is `key length u16, tag u8, value length u32`, then for tag 0 (inline) the key and
+//! the value, for tag 1 (overflow) the first block of its run (u64), a prefix length (u8) and
+//! the key's first bytes (at most [`PREFIX_MAX`]). An overflow run is the key then the value,
+//! written over consecutive blocks of the page file; a record goes there when its inline form
+//! would take more than a quarter of a leaf ([`Geometry::inline_max`]), so every leaf holds at
+//! least four records and a split always has room. With 4 KiB blocks that is any record of
+//! more than about 1 KiB of key and value together.
+
+use crate::error::{Error, Result};
+
+/// Kind byte of a leaf page.
+pub(crate) const LEAF_KIND: u8 = 1;
+/// Bytes of a leaf's header.
+pub(crate) const LEAF_HEADER: usize = 8;
+/// Bytes of a record's fixed part: key length, tag, value length.
+const RECORD_FIXED: usize = 7;
+/// Key bytes an overflow record keeps in its leaf, so most comparisons need no extra read.
+pub(crate) const PREFIX_MAX: usize = 64;
+
+/// Sizes that follow from the block's payload.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Geometry {
+    /// Usable bytes of a block.
+    pub(crate) payload: usize,
+}
+
+impl Geometry {
+    /// Largest record kept inline (fixed part, key and value; its slot not counted).
+    pub(crate) fn inline_max(self) -> usize {
+        (self.payload - LEAF_HEADER) / 4 - 2
+    }
+
+    /// Blocks of an overflow run of `bytes`.
+    pub(crate) fn run_blocks(self, bytes: usize) -> u64 {
+        bytes.div_ceil(self.payload).max(1) as u64
+    }
+}
+
+/// A record as held in memory while its leaf is rewritten.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// Key and value in the leaf.
+    Inline { key: Vec<u8>, value: Vec<u8> },
+    /// Key and value in the run starting at block `first`; `prefix` is the key's start.
+    Overflow {
+        prefix: Vec<u8>,
+        klen: usize,
+        vlen: usize,
+        first: u64,
+    },
+}
+
+impl Slot {
+    /// Bytes of its encoded record plus its slot.
+    pub(crate) fn encoded_len(&self) -> usize {
+        2 + RECORD_FIXED
+            + match self {
+                Slot::Inline { key, value } => key.len() + value.len(),
+                Slot::Overflow { prefix, .. } => 9 + prefix.len(),
+            }
+    }
+
+    /// Key and value lengths.
+    pub(crate) fn lens(&self) -> (usize, usize) {
+        match self {
+            Slot::Inline { key, value } => (key.len(), value.len()),
+            Slot::Overflow { klen, vlen, .. } => (*klen, *vlen),
+        }
+    }
+}
+
+/// A record read in place from a leaf.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SlotRef<'a> {
+    Inline {
+        key: &'a [u8],
+        value: &'a [u8],
+    },
+    Overflow {
+        prefix: &'a [u8],
+        klen: usize,
+        vlen: usize,
+        first: u64,
+    },
+}
+
+impl SlotRef<'_> {
+    pub(crate) fn to_slot(self) -> Slot {
+        match self {
+            SlotRef::Inline { key, value } => Slot::Inline {
+                key: key.to_vec(),
+                value: value.to_vec(),
+            },
+            SlotRef::Overflow {
+                prefix,
+                klen,
+                vlen,
+                first,
+            } => Slot::Overflow {
+                prefix: prefix.to_vec(),
+                klen,
+                vlen,
+                first,
+            },
+        }
+    }
+}
+
+/// Encodes `slots` (in key order, fitting) as a leaf into `payload`, zero-filling the rest.
+pub(crate) fn encode_leaf(slots: &[Slot], payload: &mut [u8]) {
+    payload.fill(0);
+    payload[0] = LEAF_KIND;
+    payload[2..4].copy_from_slice(&(slots.len() as u16).to_le_bytes());
+    let mut at = LEAF_HEADER + 2 * slots.len();
+    for (i, slot) in slots.iter().enumerate() {
+        payload[LEAF_HEADER + 2 * i..LEAF_HEADER + 2 * i + 2]
+            .copy_from_slice(&(at as u16).to_le_bytes());
+        let (klen, vlen) = slot.lens();
+        payload[at..at + 2].copy_from_slice(&(klen as u16).to_le_bytes());
+        payload[at + 3..at + 7].copy_from_slice(&(vlen as u32).to_le_bytes());
+        at += RECORD_FIXED;
+        match slot {
+            Slot::Inline { key, value } => {
+                payload[at - 5] = 0;
+                payload[at..at + key.len()].copy_from_slice(key);
+                at += key.len();
+                payload[at..at + value.len()].copy_from_slice(value);
+                at += value.len();
+            }
+            Slot::Overflow { prefix, first, .. } => {
+                payload[at - 5] = 1;
+                payload[at..at + 8].copy_from_slice(&first.to_le_bytes());
+                payload[at + 8] = prefix.len() as u8;
+                payload[at + 9..at + 9 + prefix.len()].copy_from_slice(prefix);
+                at += 9 + prefix.len();
+            }
+        }
+    }
+    payload[4..8].copy_from_slice(&(at as u32).to_le_bytes());
+}
+
+/// A leaf's payload, checked enough that every slot can be read without going out of bounds.
+#[derive(Clone, Copy)]
+pub(crate) struct LeafRef<'a> {
+    payload: &'a [u8],
+    count: usize,
+    file: &'a str,
+    block: u64,
+}
+
+impl<'a> LeafRef<'a> {
+    /// Checks the header of the leaf in `payload`, read from `block` of `file`.
+    pub(crate) fn parse(payload: &'a [u8], file: &'a str, block: u64) -> Result<LeafRef<'a>> {
+        let bad = |what: String| Error::Corrupt {
+            file: file.to_string(),
+            block: Some(block),
+            what,
+        };
+        if payload.len() < LEAF_HEADER || payload[0] != LEAF_KIND {
+            return Err(bad(format!(
+                "kind {} where a leaf (kind {LEAF_KIND}) was expected",
+                payload.first().copied().unwrap_or(0)
+            )));
+        }
+        let count = u16::from_le_bytes([payload[2], payload[3]]) as usize;
+        let used = u32::from_le_bytes([payload[4], payload[5], payload[6], payload[7]]) as usize;
+        if LEAF_HEADER + 2 * count > used || used > payload.len() {
+            return Err(bad(format!(
+                "{count} records in {used} bytes do not fit a {}-byte leaf",
+                payload.len()
+            )));
+        }
+        Ok(LeafRef {
+            payload: &payload[..used],
+            count,
+            file,
+            block,
+        })
+    }
+
+    /// Records in the leaf.
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Record `i` (`i < len()`); a record running past the leaf is [`Error::Corrupt`].
+    pub(crate) fn slot(&self, i: usize) -> Result<SlotRef<'a>> {
+        let p = self.payload;
+        let bad = |what: &str| Error::Corrupt {
+            file: self.file.to_string(),
+            block: Some(self.block),
+            what: format!("record {i}: {what}"),
+        };
+        let s = LEAF_HEADER + 2 * i;
+        let at = u16::from_le_bytes([p[s], p[s + 1]]) as usize;
+        let fixed = p
+            .get(at..at + RECORD_FIXED)
+            .ok_or_else(|| bad("starts past the end"))?;
+        let klen = u16::from_le_bytes([fixed[0], fixed[1]]) as usize;
+        let tag = fixed[2];
+        let vlen = u32::from_le_bytes([fixed[3], fixed[4], fixed[5], fixed[6]]) as usize;
+        let body = at + RECORD_FIXED;
+        match tag {
+            0 => {
+                let key = p
+                    .get(body..body + klen)
+                    .ok_or_else(|| bad("key past the end"))?;
+                let value = p
+                    .get(body + klen..body + klen + vlen)
+                    .ok_or_else(|| bad("value past the end"))?;
+                Ok(SlotRef::Inline { key, value })
+            }
+            1 => {
+                let head = p
+                    .get(body..body + 9)
+                    .ok_or_else(|| bad("overflow reference past the end"))?;
+                let first = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
+                let plen = head[8] as usize;
+                if plen > PREFIX_MAX || plen > klen || (plen < klen && plen < PREFIX_MAX) {
+                    return Err(bad(&format!("prefix of {plen} bytes for a {klen}-byte key")));
+                }
+                let prefix = p
+                    .get(body + 9..body + 9 + plen)
+                    .ok_or_else(|| bad("key prefix past the end"))?;
+                Ok(SlotRef::Overflow {
+                    prefix,
+                    klen,
+                    vlen,
+                    first,
+                })
+            }
+            t => Err(bad(&format!("unknown record tag {t}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leaf_reads_back_what_was_encoded() {
+        let slots = vec![
+            Slot::Inline {
+                key: b"a".to_vec(),
+                value: Vec::new(),
+            },
+            Slot::Overflow {
+                prefix: vec![7; PREFIX_MAX],
+                klen: 900,
+                vlen: 5000,
+                first: 42,
+            },
+            Slot::Inline {
+                key: b"zz".to_vec(),
+                value: b"value".to_vec(),
+            },
+        ];
+        let mut page = vec![0u8; 4092];
+        encode_leaf(&slots, &mut page);
+        let leaf = LeafRef::parse(&page, "f", 3).unwrap();
+        assert_eq!(leaf.len(), 3);
+        for (i, s) in slots.iter().enumerate() {
+            assert_eq!(&leaf.slot(i).unwrap().to_slot(), s);
+        }
+        let used: usize = LEAF_HEADER + slots.iter().map(Slot::encoded_len).sum::<usize>();
+        assert_eq!(u32::from_le_bytes(page[4..8].try_into().unwrap()) as usize, used);
+    }
+
+    #[test]
+    fn damaged_leaves_are_typed_errors() {
+        let mut page = vec![0u8; 4092];
+        let slots = [Slot::Inline {
+            key: b"k".to_vec(),
+            value: b"v".to_vec(),
+        }];
+        encode_leaf(&slots, &mut page);
+        let mut wrong_kind = page.clone();
+        wrong_kind[0] = 9;
+        assert!(matches!(
+            LeafRef::parse(&wrong_kind, "f", 1),
+            Err(Error::Corrupt { .. })
+        ));
+        let mut long_key = page.clone();
+        long_key[10..12].copy_from_slice(&4000u16.to_le_bytes());
+        let leaf = LeafRef::parse(&long_key, "f", 1).unwrap();
+        assert!(matches!(leaf.slot(0), Err(Error::Corrupt { .. })));
+        let mut many = page;
+        many[2..4].copy_from_slice(&3000u16.to_le_bytes());
+        assert!(LeafRef::parse(&many, "f", 1).is_err());
+    }
+}

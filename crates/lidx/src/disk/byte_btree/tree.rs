@@ -1,0 +1,522 @@
+//! [`ByteBTree`]: open, point lookups, writes (copy-on-write leaves under in-memory inner
+//! nodes), checkpoint images, and a full check.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::disk::byte_table::shortest_separator;
+use crate::error::{Error, Result};
+use crate::io::{IoClass, Storage};
+use crate::kv::wal::Seq;
+
+use super::image::{check_pages_header, write_pages_header, Image};
+use super::leaf::{encode_leaf, LeafRef, Slot, SlotRef, LEAF_HEADER, PREFIX_MAX};
+use super::node::{self, Kid, Kids, Node, MAX_KIDS};
+use super::pages::PageIo;
+use super::space::Space;
+
+/// One write: a key and its new value, or `None` to delete it.
+pub type Op<'a> = (&'a [u8], Option<&'a [u8]>);
+
+/// An open byte B+-tree; see the [module docs](super).
+pub struct ByteBTree {
+    pages: Pages,
+    root: Arc<Node>,
+}
+
+/// The writer's side: page I/O, free space and counts.
+struct Pages {
+    io: PageIo,
+    space: Space,
+    records: u64,
+    key_bytes: u64,
+    value_bytes: u64,
+}
+
+/// What rewriting a leaf left.
+enum Rewrite {
+    /// Nothing changed.
+    Same,
+    /// The leaf's records now live in these leaves (none: it is empty), each with the
+    /// separator below it.
+    Leaves(Vec<(Vec<u8>, u64)>),
+}
+
+impl ByteBTree {
+    /// Creates an empty tree in a new page file `name` of `storage`.
+    pub fn create(storage: &Storage, name: &str) -> Result<ByteBTree> {
+        let device = storage.create(name)?;
+        write_pages_header(device.as_ref())?;
+        device.sync()?;
+        Ok(ByteBTree {
+            pages: Pages {
+                io: PageIo::new(device, false),
+                space: Space::new(1, [], 0),
+                records: 0,
+                key_bytes: 0,
+                value_bytes: 0,
+            },
+            root: Arc::new(Node::empty()),
+        })
+    }
+
+    /// Opens the page file `name` as the checkpoint `image` left it (`None`: the empty tree
+    /// of a store never checkpointed), checkpointed at `seq`. With `read_only`, writes (the
+    /// recovery of the log after the checkpoint) stay in memory.
+    pub fn open(
+        storage: &Storage,
+        name: &str,
+        image: Option<Image>,
+        seq: Seq,
+        read_only: bool,
+    ) -> Result<ByteBTree> {
+        let device = storage.open(name, !read_only)?;
+        check_pages_header(device.as_ref())?;
+        let len = device.len_blocks();
+        let image = image.unwrap_or(Image {
+            page_blocks: 1,
+            ..Image::default()
+        });
+        if image.page_blocks > len {
+            return Err(Error::Truncated {
+                file: device.name().to_string(),
+                what: format!(
+                    "{len} blocks, the checkpoint recorded {}",
+                    image.page_blocks
+                ),
+            });
+        }
+        // Blocks past the checkpoint's end were written after it: free for recovery.
+        let tail = (len > image.page_blocks).then(|| (image.page_blocks, len - image.page_blocks));
+        let space = Space::new(len, image.free.iter().copied().chain(tail), seq);
+        Ok(ByteBTree {
+            pages: Pages {
+                io: PageIo::new(device, read_only),
+                space,
+                records: image.records,
+                key_bytes: image.key_bytes,
+                value_bytes: image.value_bytes,
+            },
+            root: Arc::new(node::build(image.leaves)),
+        })
+    }
+
+    /// The value of `key`, `None` when absent: one leaf read (and the record's run when it
+    /// overflowed).
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        get_in(&self.pages.io, &self.root, key)
+    }
+
+    /// Applies `ops`, sorted by key with no key twice, as the write of sequence number `seq`:
+    /// each leaf they touch is read once and written once to a new block.
+    pub fn apply(&mut self, ops: &[Op<'_>], seq: Seq) -> Result<()> {
+        debug_assert!(ops.windows(2).all(|w| w[0].0 < w[1].0));
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let level = self.root.level;
+        let root = Arc::make_mut(&mut self.root);
+        if let Some(pieces) = self.pages.apply_node(root, ops, true, seq)? {
+            self.root = Arc::new(grow(level + 1, pieces));
+        }
+        while self.root.level > 1 && self.root.len() == 1 {
+            let child = match &self.root.kids {
+                Kids::Nodes(n) => Arc::clone(&n[0]),
+                Kids::Leaves(_) => unreachable!("a level above 1 holds nodes"),
+            };
+            self.root = child;
+        }
+        Ok(())
+    }
+
+    /// Frees the blocks retired at or before `readers` (see [`Space::reclaim`]).
+    pub(crate) fn reclaim(&mut self, readers: Seq) {
+        self.pages.space.reclaim(readers);
+    }
+
+    /// Makes every block written so far durable.
+    pub fn sync(&self) -> Result<()> {
+        self.pages.io.device().sync()
+    }
+
+    /// The image a checkpoint of the tree as it is now writes.
+    pub fn image(&self) -> Image {
+        let mut leaves = Vec::new();
+        self.root.for_each_leaf(&[], &mut |sep, block| {
+            if block != 0 {
+                leaves.push((sep.to_vec(), block));
+            }
+        });
+        Image {
+            records: self.pages.records,
+            key_bytes: self.pages.key_bytes,
+            value_bytes: self.pages.value_bytes,
+            page_blocks: self.pages.space.end(),
+            leaves,
+            free: self.pages.space.free_for_checkpoint(),
+        }
+    }
+
+    /// A checkpoint of the tree at `seq` is durable: the blocks it refers to stay until the
+    /// next one.
+    pub(crate) fn checkpointed(&mut self, seq: Seq) {
+        self.pages.space.checkpointed(seq);
+    }
+
+    /// The root, for a reader that must not see later writes.
+    pub(crate) fn root(&self) -> Arc<Node> {
+        Arc::clone(&self.root)
+    }
+
+    pub(crate) fn io(&self) -> &PageIo {
+        &self.pages.io
+    }
+
+    /// Records in the tree.
+    pub fn len(&self) -> u64 {
+        self.pages.records
+    }
+
+    /// True when the tree holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.pages.records == 0
+    }
+
+    /// Sum of the key lengths.
+    pub fn key_bytes(&self) -> u64 {
+        self.pages.key_bytes
+    }
+
+    /// Sum of the value lengths.
+    pub fn value_bytes(&self) -> u64 {
+        self.pages.value_bytes
+    }
+
+    /// Bytes of memory of the inner nodes.
+    pub fn memory_bytes(&self) -> usize {
+        self.root.memory_bytes()
+    }
+
+    /// Bytes of the page file.
+    pub fn disk_bytes(&self) -> u64 {
+        self.pages.space.end() * self.pages.io.device().block_size() as u64
+    }
+
+    /// Free blocks of the page file.
+    pub fn free_blocks(&self) -> u64 {
+        self.pages.space.free_blocks()
+    }
+
+    /// Reads every leaf and run: checksums, record order, that each key lies in the range its
+    /// separators route to it (so a lookup finds it), the counts, and that no free block is
+    /// in use. Returns the records.
+    pub fn check(&self) -> Result<u64> {
+        let io = &self.pages.io;
+        let file = io.file().to_string();
+        let bad = |block: Option<u64>, what: String| Error::Corrupt {
+            file: file.clone(),
+            block,
+            what,
+        };
+        let mut leaves = Vec::new();
+        self.root.for_each_leaf(&[], &mut |sep, block| {
+            leaves.push((sep.to_vec(), block))
+        });
+        let mut used = HashSet::new();
+        let (mut records, mut key_bytes, mut value_bytes) = (0u64, 0u64, 0u64);
+        let mut previous: Option<Vec<u8>> = None;
+        for (i, (low, block)) in leaves.iter().enumerate() {
+            if *block == 0 {
+                continue;
+            }
+            if !used.insert(*block) {
+                return Err(bad(Some(*block), "a block used twice".into()));
+            }
+            let high = leaves.get(i + 1).map(|(s, _)| s.as_slice());
+            let buf = io.read_leaf(*block)?;
+            let leaf = LeafRef::parse(&buf[..io.geometry.payload], io.file(), *block)?;
+            if leaf.len() == 0 {
+                return Err(bad(Some(*block), "an empty leaf in the tree".into()));
+            }
+            for j in 0..leaf.len() {
+                let slot = leaf.slot(j)?;
+                let key = io.full_key(slot)?;
+                let value = io.value(slot)?;
+                if let SlotRef::Overflow { first, klen, vlen, prefix } = slot {
+                    if key[..prefix.len()] != *prefix {
+                        return Err(bad(Some(*block), format!("record {j}: prefix mismatch")));
+                    }
+                    for b in first..first + io.geometry.run_blocks(klen + vlen) {
+                        if !used.insert(b) {
+                            return Err(bad(Some(b), "a block used twice".into()));
+                        }
+                    }
+                }
+                if previous.as_ref().is_some_and(|p| *p >= key) {
+                    return Err(bad(Some(*block), format!("record {j} out of order")));
+                }
+                if (i > 0 && key.as_slice() < low.as_slice())
+                    || high.is_some_and(|h| key.as_slice() >= h)
+                {
+                    return Err(bad(
+                        Some(*block),
+                        format!("record {j} outside the range its separators route here"),
+                    ));
+                }
+                records += 1;
+                key_bytes += key.len() as u64;
+                value_bytes += value.len() as u64;
+                previous = Some(key);
+            }
+        }
+        let p = &self.pages;
+        if (records, key_bytes, value_bytes) != (p.records, p.key_bytes, p.value_bytes) {
+            return Err(bad(
+                None,
+                format!(
+                    "{records} records of {key_bytes} key and {value_bytes} value bytes, \
+                     the checkpoint says {}, {} and {}",
+                    p.records, p.key_bytes, p.value_bytes
+                ),
+            ));
+        }
+        for (first, len) in p.space.free_for_checkpoint() {
+            if let Some(b) = (first..first + len).find(|b| used.contains(b)) {
+                return Err(bad(Some(b), "a block in use is recorded as free".into()));
+            }
+        }
+        Ok(records)
+    }
+}
+
+/// The value of `key` in the tree under `root`.
+pub(crate) fn get_in(io: &PageIo, root: &Node, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    let mut node = root;
+    let block = loop {
+        let i = node.child_index(key);
+        match &node.kids {
+            Kids::Leaves(l) => break l[i],
+            Kids::Nodes(n) => node = &n[i],
+        }
+    };
+    if block == 0 {
+        return Ok(None);
+    }
+    let buf = io.read_leaf(block)?;
+    let leaf = LeafRef::parse(&buf[..io.geometry.payload], io.file(), block)?;
+    let (mut lo, mut hi) = (0, leaf.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        let slot = leaf.slot(mid)?;
+        match io.cmp(slot, key)? {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return io.value(slot).map(Some),
+        }
+    }
+    Ok(None)
+}
+
+/// A root over `pieces` (nodes one level below `level`), as many levels as they need.
+fn grow(mut level: u8, mut pieces: Vec<(Vec<u8>, Kid)>) -> Node {
+    if pieces.is_empty() {
+        return Node::empty();
+    }
+    if let [(_, Kid::Node(only))] = pieces.as_slice() {
+        return (**only).clone();
+    }
+    loop {
+        if pieces.len() <= MAX_KIDS {
+            return Node::from_list(level, pieces);
+        }
+        pieces = node::pack(level, pieces, true);
+        level += 1;
+    }
+}
+
+impl Pages {
+    /// Applies `ops` (all within `node`'s range) below `node`. Returns `None` when `node`
+    /// was changed in place, or the nodes (with their separators) that replace it, none when
+    /// it became empty.
+    fn apply_node(
+        &mut self,
+        node: &mut Node,
+        ops: &[Op<'_>],
+        rightmost: bool,
+        seq: Seq,
+    ) -> Result<Option<Vec<(Vec<u8>, Kid)>>> {
+        let n = node.len();
+        let mut changes: Vec<(usize, Vec<(Vec<u8>, Kid)>)> = Vec::new();
+        let mut start = 0;
+        while start < ops.len() {
+            let i = node.child_index(ops[start].0);
+            let end = if i + 1 < n {
+                let sep = node.sep(i);
+                start + ops[start..].partition_point(|o| o.0 < sep)
+            } else {
+                ops.len()
+            };
+            let group = &ops[start..end];
+            let right = rightmost && i + 1 == n;
+            match &mut node.kids {
+                Kids::Leaves(blocks) => match self.rewrite_leaf(blocks[i], group, right, seq)? {
+                    Rewrite::Same => {}
+                    Rewrite::Leaves(list) if list.len() == 1 => blocks[i] = list[0].1,
+                    Rewrite::Leaves(list) => changes.push((
+                        i,
+                        list.into_iter().map(|(s, b)| (s, Kid::Leaf(b))).collect(),
+                    )),
+                },
+                Kids::Nodes(children) => {
+                    let child = Arc::make_mut(&mut children[i]);
+                    if let Some(pieces) = self.apply_node(child, group, right, seq)? {
+                        changes.push((i, pieces));
+                    }
+                }
+            }
+            start = end;
+        }
+        if changes.is_empty() {
+            return Ok(None);
+        }
+        let level = node.level;
+        let mut list = std::mem::replace(node, Node::empty()).into_list();
+        for (i, mut pieces) in changes.into_iter().rev() {
+            if let Some(first) = pieces.first_mut() {
+                first.0 = std::mem::take(&mut list[i].0);
+            }
+            list.splice(i..=i, pieces);
+        }
+        if let Some(first) = list.first_mut() {
+            first.0.clear();
+        }
+        if list.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        if list.len() <= MAX_KIDS {
+            *node = Node::from_list(level, list);
+            return Ok(None);
+        }
+        Ok(Some(node::pack(level, list, rightmost)))
+    }
+
+    /// Merges `ops` into the leaf at `block` and writes the result to new blocks.
+    fn rewrite_leaf(
+        &mut self,
+        block: u64,
+        ops: &[Op<'_>],
+        rightmost: bool,
+        seq: Seq,
+    ) -> Result<Rewrite> {
+        let old = self.io.leaf_slots(block)?;
+        let appends = match old.last() {
+            None => true,
+            Some(last) => self.io.cmp(last.as_ref(), ops[0].0)?.is_lt(),
+        };
+        let mut out: Vec<Slot> = Vec::with_capacity(old.len() + ops.len());
+        let mut changed = false;
+        let mut it = old.into_iter().peekable();
+        for &(key, value) in ops {
+            let mut existed = false;
+            while let Some(slot) = it.peek() {
+                match self.io.cmp(slot.as_ref(), key)? {
+                    std::cmp::Ordering::Less => out.push(it.next().expect("peeked")),
+                    std::cmp::Ordering::Equal => {
+                        let gone = it.next().expect("peeked");
+                        self.drop_slot(&gone, seq);
+                        existed = true;
+                        break;
+                    }
+                    std::cmp::Ordering::Greater => break,
+                }
+            }
+            if let Some(v) = value {
+                out.push(self.make_slot(key, v)?);
+                self.records += 1;
+                self.key_bytes += key.len() as u64;
+                self.value_bytes += v.len() as u64;
+                changed = true;
+            } else if existed {
+                changed = true;
+            }
+        }
+        out.extend(it);
+        if !changed {
+            return Ok(Rewrite::Same);
+        }
+        if block != 0 {
+            self.space.retire(block, 1, seq);
+        }
+        if out.is_empty() {
+            return Ok(Rewrite::Leaves(Vec::new()));
+        }
+        let cap = self.io.geometry.payload - LEAF_HEADER;
+        let total: usize = out.iter().map(Slot::encoded_len).sum();
+        let target = if total <= cap || (rightmost && appends) {
+            cap
+        } else {
+            total.div_ceil(total.div_ceil(cap))
+        };
+        let mut pieces: Vec<Vec<Slot>> = vec![Vec::new()];
+        let mut size = 0;
+        for slot in out {
+            let len = slot.encoded_len();
+            if size + len > target && size > 0 {
+                pieces.push(Vec::new());
+                size = 0;
+            }
+            size += len;
+            pieces.last_mut().expect("one piece").push(slot);
+        }
+        let bs = self.io.device().block_size();
+        let mut result = Vec::with_capacity(pieces.len());
+        let mut previous_last: Option<Vec<u8>> = None;
+        let mut buf = vec![0u8; bs];
+        for piece in &pieces {
+            let first_key = self.io.full_key(piece[0].as_ref())?;
+            let sep = match &previous_last {
+                None => Vec::new(),
+                Some(p) => shortest_separator(p, &first_key).to_vec(),
+            };
+            encode_leaf(piece, &mut buf[..self.io.geometry.payload]);
+            let at = self.space.allocate(1);
+            self.io.write(at, &mut buf, IoClass::Leaf)?;
+            result.push((sep, at));
+            if pieces.len() > 1 {
+                previous_last = Some(self.io.full_key(piece[piece.len() - 1].as_ref())?);
+            }
+        }
+        Ok(Rewrite::Leaves(result))
+    }
+
+    /// The record for `key` and `value`: inline, or in a new overflow run when too large.
+    fn make_slot(&mut self, key: &[u8], value: &[u8]) -> Result<Slot> {
+        let g = self.io.geometry;
+        if 7 + key.len() + value.len() <= g.inline_max() {
+            return Ok(Slot::Inline {
+                key: key.to_vec(),
+                value: value.to_vec(),
+            });
+        }
+        let first = self.space.allocate(g.run_blocks(key.len() + value.len()));
+        self.io.write_run(first, key, value)?;
+        Ok(Slot::Overflow {
+            prefix: key[..key.len().min(PREFIX_MAX)].to_vec(),
+            klen: key.len(),
+            vlen: value.len(),
+            first,
+        })
+    }
+
+    /// Takes a replaced or deleted record out of the counts and retires its run.
+    fn drop_slot(&mut self, slot: &Slot, seq: Seq) {
+        let (k, v) = slot.lens();
+        self.records -= 1;
+        self.key_bytes -= k as u64;
+        self.value_bytes -= v as u64;
+        if let Slot::Overflow { first, .. } = slot {
+            let blocks = self.io.geometry.run_blocks(k + v);
+            self.space.retire(*first, blocks, seq);
+        }
+    }
+}
