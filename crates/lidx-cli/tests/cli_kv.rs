@@ -15,6 +15,12 @@ fn run_ok(args: &[&str]) -> String {
 
 #[test]
 fn load_get_put_del_scan_stats_compact_check() {
+    for engine in ["hybrid", "btree"] {
+        each_command_on(engine);
+    }
+}
+
+fn each_command_on(engine: &str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let db = db.to_str().unwrap();
@@ -25,6 +31,8 @@ fn load_get_put_del_scan_stats_compact_check() {
         "load",
         "--db",
         db,
+        "--engine",
+        engine,
         "--from",
         tsv.to_str().unwrap(),
         "--json",
@@ -67,9 +75,23 @@ fn load_get_put_del_scan_stats_compact_check() {
     let stats = json_lines(&lidx(&["kv", "compact", "--db", db, "--json"]));
     assert_eq!(stats[0]["table_records"], 4);
     assert_eq!(stats[0]["dynamic_keys"], 0);
+    assert_eq!(stats[0]["engine"], engine);
     let check = json_lines(&lidx(&["kv", "check", "--db", db, "--json"]));
     assert_eq!(check[0]["sound"], true);
     assert_eq!(check[0]["table_records"], 4);
+    let other = if engine == "btree" { "hybrid" } else { "btree" };
+    let refused = lidx(&[
+        "kv",
+        "load",
+        "--db",
+        db,
+        "--engine",
+        other,
+        "--from",
+        tsv.to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success());
+    assert!(text(&refused.stderr).contains("load into a new directory"));
 }
 
 #[test]
@@ -160,6 +182,12 @@ fn bad_input_gets_errors_that_say_what_to_do() {
 
 #[test]
 fn check_names_the_damaged_block_and_a_second_writer_is_locked_out() {
+    for (engine, damaged) in [("hybrid", "lbt"), ("btree", "lbp")] {
+        damage_and_lock(engine, damaged);
+    }
+}
+
+fn damage_and_lock(engine: &str, damaged: &str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let tsv = dir.path().join("n.tsv");
@@ -172,6 +200,8 @@ fn check_names_the_damaged_block_and_a_second_writer_is_locked_out() {
         "load",
         "--db",
         db.to_str().unwrap(),
+        "--engine",
+        engine,
         "--from",
         tsv.to_str().unwrap(),
     ]);
@@ -187,7 +217,7 @@ fn check_names_the_damaged_block_and_a_second_writer_is_locked_out() {
     let table = std::fs::read_dir(&db)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "lbt"))
+        .find(|p| p.extension().is_some_and(|e| e == damaged))
         .unwrap();
     let mut bytes = std::fs::read(&table).unwrap();
     bytes[2 * 4096 + 100] ^= 0x20;

@@ -1,8 +1,9 @@
 //! The store conformance suite: every `Store` engine against `BTreeMap<Vec<u8>, Vec<u8>>`
 //! under proptest sequences of put, delete, batch, range (both directions), snapshot, compact
 //! and reopen, with byte keys of 1 B to 1 KiB and values of 0 B to 1 MiB. A tiny memory
-//! budget makes merges happen every few dozen writes, so the static table, the frozen stage
-//! and the dynamic stage all answer.
+//! budget makes merges (`hybrid`) and checkpoints (`btree`) happen every few dozen writes, so
+//! the static table, the frozen stage and the dynamic stage all answer, and reopening after a
+//! drop replays the log onto the last checkpoint.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -28,6 +29,9 @@ enum Op {
     SnapshotThen(Vec<(Vec<u8>, Option<Vec<u8>>)>),
     Compact,
     Reopen,
+    /// Drops the store without closing it (no final merge or checkpoint), then opens it: the
+    /// log after the last merge or checkpoint is replayed.
+    DropReopen,
 }
 
 fn key() -> impl Strategy<Value = Vec<u8>> {
@@ -64,6 +68,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => prop::collection::vec(write(), 1..6).prop_map(Op::SnapshotThen),
         1 => Just(Op::Compact),
         2 => Just(Op::Reopen),
+        2 => Just(Op::DropReopen),
     ]
 }
 
@@ -206,6 +211,21 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
                 let before = m.clone();
                 apply_batch(&store, &mut m, &w);
                 store.compact().unwrap();
+                // Writes after the merge or checkpoint reuse what it freed, unless the
+                // snapshot still needs it.
+                let again: Vec<_> = w
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            v.clone().map(|mut v| {
+                                v.push(b'!');
+                                v
+                            }),
+                        )
+                    })
+                    .collect();
+                apply_batch(&store, &mut m, &again);
                 for (k, _) in &w {
                     same_value(k, snap.get(k).unwrap(), before.get(k).cloned());
                     same_value(k, store.get(k).unwrap(), m.get(k).cloned());
@@ -223,6 +243,11 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
             Op::Compact => store.compact().unwrap(),
             Op::Reopen => {
                 store.close().unwrap();
+                store = Store::open(dir, &options()).unwrap();
+                check_all(&store, &m);
+            }
+            Op::DropReopen => {
+                drop(store);
                 store = Store::open(dir, &options()).unwrap();
                 check_all(&store, &m);
             }
@@ -246,7 +271,7 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
     );
 }
 
-const ENGINES: [Engine; 1] = [Engine::Hybrid];
+const ENGINES: [Engine; 2] = [Engine::Hybrid, Engine::BTree];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]

@@ -1,13 +1,14 @@
-//! Crash test of the store: a child process (this test binary, re-executed in "child mode"
-//! through `LIDX_STORE_CRASH_CHILD`) writes byte keys of 6 B to 3 KiB and values of 8 B to
-//! 200 KiB into a `Store` with a tiny memory budget (merges run all the time), in single puts,
-//! deletes and batches of up to 8 keys, printing each operation before it starts (`begin`)
+//! Crash test of the store, for each engine: a child process (this test binary, re-executed
+//! in "child mode" through `LIDX_STORE_CRASH_CHILD`) writes byte keys of 6 B to 3 KiB and
+//! values of 8 B to 200 KiB into a `Store` with a tiny memory budget (merges or checkpoints
+//! run all the time), in single puts, deletes and batches of up to 8 keys, printing each
+//! operation before it starts (`begin`)
 //! and after it is acknowledged (`ack`). The parent kills it with `SIGKILL` after a random
 //! delay, many times over one directory, and after each kill reopens the store and checks that
 //! every acknowledged write is there with its exact value, that the operation in flight is
 //! there whole or not at all (a batch never half-applied), that a full scan shows exactly
-//! what lookups show, that no table file of an interrupted merge survives, and that
-//! `Store::check` finds nothing damaged. Fixed seeds; the directory is on the target's disk.
+//! what lookups show, that no table file or image of an interrupted merge or checkpoint
+//! survives, and that `Store::check` finds nothing damaged. Fixed seeds; the directory is on the target's disk.
 
 mod crash_child;
 
@@ -16,7 +17,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use lidx::kv::store::{CreateOptions, Store, StoreOptions, WriteBatch};
+use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
 use lidx::kv::FsyncPolicy;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -169,10 +170,23 @@ fn run_and_kill(dir: &Path, generation: u64, delay: Duration) -> Vec<Line> {
 }
 
 #[test]
-fn store_survives_sigkill_during_writes_batches_and_merges() {
+fn hybrid_store_survives_sigkill_during_writes_batches_and_merges() {
+    survives_sigkill(Engine::Hybrid);
+}
+
+#[test]
+fn btree_store_survives_sigkill_during_writes_batches_and_checkpoints() {
+    survives_sigkill(Engine::BTree);
+}
+
+fn survives_sigkill(engine: Engine) {
     let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let dir = root.path().join("store");
-    Store::create(&dir, &CreateOptions::default(), &options(0))
+    let create = CreateOptions {
+        engine,
+        ..CreateOptions::default()
+    };
+    Store::create(&dir, &create, &options(0))
         .unwrap()
         .close()
         .unwrap();
@@ -237,21 +251,29 @@ fn store_survives_sigkill_during_writes_batches_and_merges() {
             .collect();
         from_model.sort();
         assert_eq!(from_scan, from_model, "generation {generation}");
-        // Only the live table survives an interrupted merge.
-        let tables = std::fs::read_dir(&dir)
+        // Only the live table (or checkpoint image) survives an interrupted merge (or
+        // checkpoint).
+        let prefix = match engine {
+            Engine::Hybrid => "table-",
+            Engine::BTree => "inner-",
+        };
+        let files = std::fs::read_dir(&dir)
             .unwrap()
             .filter(|e| {
                 let name = e.as_ref().unwrap().file_name();
-                name.to_string_lossy().starts_with("table-")
+                name.to_string_lossy().starts_with(prefix)
             })
             .count();
         let stats = store.stats();
-        assert_eq!(
-            tables,
-            usize::from(stats.table_records > 0),
-            "generation {generation}"
-        );
-        merges_seen += u64::from(stats.table_records > 0);
+        match engine {
+            Engine::Hybrid => assert_eq!(
+                files,
+                usize::from(stats.table_records > 0),
+                "generation {generation}"
+            ),
+            Engine::BTree => assert!(files <= 1, "generation {generation}: {files} images"),
+        }
+        merges_seen += files as u64;
         store.close().unwrap();
         let report = Store::check(&dir).unwrap();
         assert!(report.is_sound(), "generation {generation}: {report:?}");

@@ -60,7 +60,9 @@ pub enum KvCommand {
     Create {
         #[command(flatten)]
         common: Common,
-        /// The engine: hybrid (paper 002's hybrid index over byte keys).
+        /// The engine: `hybrid` (paper 002's hybrid index over byte keys: a dynamic stage in
+        /// memory, a learned static table on disk) or `btree` (a disk B+-tree with its inner
+        /// nodes in memory, durable through the same log).
         #[arg(long, default_value = "hybrid")]
         engine: String,
         /// How keys are given and shown: `bytes` or `u64` (stored big-endian).
@@ -69,11 +71,16 @@ pub enum KvCommand {
     },
     /// Load records from a file (.sosd, .txt, .tsv, .csv), creating the store if needed.
     ///
-    /// Cost: one log write per batch of 4096 records, merges as the dynamic stage fills, and
-    /// one final merge; memory stays within the budget plus the table's model.
+    /// Cost: one log write per batch of 4096 records, merges as the dynamic stage fills (or
+    /// leaf writes and checkpoints, `btree`), and one final merge or checkpoint; memory stays
+    /// within the budget plus the table's model (or the tree's inner nodes).
     Load {
         #[command(flatten)]
         common: Common,
+        /// The engine of a store this creates (`hybrid` or `btree`); an existing store keeps
+        /// its own, and naming another one is an error.
+        #[arg(long)]
+        engine: Option<String>,
         /// The file to load.
         #[arg(long)]
         from: PathBuf,
@@ -132,7 +139,8 @@ pub enum KvCommand {
         #[command(flatten)]
         common: Common,
     },
-    /// Merge everything written so far into the table on disk.
+    /// Fold everything written so far into the store's files: a merge into the table
+    /// (`hybrid`) or a checkpoint of the tree (`btree`); the log is empty after it.
     Compact {
         #[command(flatten)]
         common: Common,
@@ -168,9 +176,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         KvCommand::Load {
             common,
+            engine,
             from,
             no_compact,
-        } => load(&common, &from, !no_compact),
+        } => {
+            let engine = engine.as_deref().map(parse_engine).transpose()?;
+            load(&common, engine, &from, !no_compact)
+        }
         KvCommand::Get { common, key } => {
             let store = Store::open(&common.db, &options(&common, true)?)?;
             let format = store.identity().key_format;
@@ -305,7 +317,8 @@ fn say(common: &Common, json: serde_json::Value, text: String) {
 }
 
 fn parse_engine(name: &str) -> anyhow::Result<Engine> {
-    Engine::parse(name).with_context(|| format!("unknown engine {name:?}; the engines are: hybrid"))
+    Engine::parse(name)
+        .with_context(|| format!("unknown engine {name:?}; the engines are: hybrid, btree"))
 }
 
 fn parse_key_format(name: &str) -> anyhow::Result<KeyFormat> {
@@ -393,23 +406,38 @@ fn print_stats(common: &Common, store: &Store) {
             s.table_disk_bytes,
             per_key(s.table_disk_bytes)
         );
+        let btree = id.engine == Engine::BTree;
         println!(
-            "model           {} bytes ({:.3} B/record)",
+            "{}     {} bytes ({:.3} B/record)",
+            if btree { "inner nodes" } else { "model      " },
             s.model_bytes,
             per_key(s.model_bytes as u64)
         );
-        println!(
-            "dynamic stage   {} keys, {} bytes",
-            s.dynamic_keys, s.dynamic_bytes
-        );
+        if !btree {
+            println!(
+                "dynamic stage   {} keys, {} bytes",
+                s.dynamic_keys, s.dynamic_bytes
+            );
+        }
         println!("log             {} bytes", s.log_disk_bytes);
         println!(
-            "memory          {} bytes (dynamic stage, model, {} bytes of cache)",
-            s.memory_bytes, s.cache_bytes
+            "memory          {} bytes ({}, {} bytes of cache)",
+            s.memory_bytes,
+            if btree {
+                "inner nodes"
+            } else {
+                "dynamic stage, model"
+            },
+            s.cache_bytes
         );
         println!(
-            "since open      {} merges ({:.2} s), {} write stalls ({:.2} s), {} log records replayed",
-            s.merges, s.merge_seconds, s.write_stalls, s.stall_seconds, s.recovered_records
+            "since open      {} {} ({:.2} s), {} write stalls ({:.2} s), {} log records replayed",
+            s.merges,
+            if btree { "checkpoints" } else { "merges" },
+            s.merge_seconds,
+            s.write_stalls,
+            s.stall_seconds,
+            s.recovered_records
         );
     }
 }
@@ -500,7 +528,7 @@ fn load_format(path: &Path) -> anyhow::Result<LoadFormat> {
 /// Records a batch holds before it is written.
 const BATCH_RECORDS: usize = 4096;
 
-fn load(common: &Common, from: &Path, compact: bool) -> anyhow::Result<()> {
+fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> anyhow::Result<()> {
     let format = load_format(from)?;
     if !from.is_file() {
         bail!("{} does not exist or is not a file", from.display());
@@ -516,10 +544,20 @@ fn load(common: &Common, from: &Path, compact: bool) -> anyhow::Result<()> {
     } else {
         let create = CreateOptions {
             key_format,
+            engine: engine.unwrap_or_default(),
             ..CreateOptions::default()
         };
         Store::create(&common.db, &create, &options)?
     };
+    if let Some(engine) = engine.filter(|e| *e != store.identity().engine) {
+        bail!(
+            "{} is a {} store, not {}; load into a new directory to use {}",
+            common.db.display(),
+            store.identity().engine.name(),
+            engine.name(),
+            engine.name()
+        );
+    }
     if store.identity().key_format != key_format {
         bail!(
             "{} holds {} keys but {} has {} keys; load it into a new store",

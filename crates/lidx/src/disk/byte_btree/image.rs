@@ -212,8 +212,7 @@ pub fn decode_image(file: &str, buf: &[u8], bs: usize) -> Result<Image> {
     }
     let mut at = 0usize;
     let next = |at: &mut usize, what: &str| -> Result<u64> {
-        let (v, n) =
-            get_varint(&body[*at..]).ok_or_else(|| bad(format!("{what} cut short")))?;
+        let (v, n) = get_varint(&body[*at..]).ok_or_else(|| bad(format!("{what} cut short")))?;
         *at += n;
         Ok(v)
     };
@@ -236,7 +235,11 @@ pub fn decode_image(file: &str, buf: &[u8], bs: usize) -> Result<Image> {
         if block == 0 || block >= page_blocks {
             return Err(bad(format!("leaf {i} at block {block} of {page_blocks}")));
         }
-        if i > 0 && leaves.last().is_some_and(|(p, _): &(Vec<u8>, u64)| *p >= sep) {
+        if i > 0
+            && leaves
+                .last()
+                .is_some_and(|(p, _): &(Vec<u8>, u64)| *p >= sep)
+        {
             return Err(bad(format!("separator {i} out of order")));
         }
         leaves.push((sep, block));
@@ -277,7 +280,11 @@ mod tests {
             page_blocks: 100,
             leaves: (0..2000u64)
                 .map(|i| {
-                    let sep = if i == 0 { Vec::new() } else { i.to_be_bytes().to_vec() };
+                    let sep = if i == 0 {
+                        Vec::new()
+                    } else {
+                        i.to_be_bytes().to_vec()
+                    };
                     (sep, i + 1)
                 })
                 .collect(),

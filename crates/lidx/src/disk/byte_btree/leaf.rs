@@ -231,7 +231,9 @@ impl<'a> LeafRef<'a> {
                 let first = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
                 let plen = head[8] as usize;
                 if plen > PREFIX_MAX || plen > klen || (plen < klen && plen < PREFIX_MAX) {
-                    return Err(bad(&format!("prefix of {plen} bytes for a {klen}-byte key")));
+                    return Err(bad(&format!(
+                        "prefix of {plen} bytes for a {klen}-byte key"
+                    )));
                 }
                 let prefix = p
                     .get(body + 9..body + 9 + plen)
@@ -278,7 +280,10 @@ mod tests {
             assert_eq!(&leaf.slot(i).unwrap().to_slot(), s);
         }
         let used: usize = LEAF_HEADER + slots.iter().map(Slot::encoded_len).sum::<usize>();
-        assert_eq!(u32::from_le_bytes(page[4..8].try_into().unwrap()) as usize, used);
+        assert_eq!(
+            u32::from_le_bytes(page[4..8].try_into().unwrap()) as usize,
+            used
+        );
     }
 
     #[test]

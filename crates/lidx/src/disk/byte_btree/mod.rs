@@ -9,19 +9,19 @@
 //! [`crate::disk::btree`] (fixed-size keys and payloads, written in place) is what byte
 //! records and a store's durability need:
 //!
-//! * **Variable-length records** ([`leaf`]): a leaf is a slot array over records of any
+//! * **Variable-length records** (`leaf.rs`): a leaf is a slot array over records of any
 //!   length. A record larger than a quarter of a leaf (key and value together; about 1 KiB
 //!   with 4 KiB blocks) goes to an *overflow run* of consecutive blocks and leaves a
 //!   reference and its key's first 64 bytes behind, so a leaf always holds four records or
 //!   more, and a key longer than a block (up to the store's 4 KiB) is handled the same way:
 //!   comparisons read the run only when the 64-byte prefix ties.
-//! * **Inner nodes in memory only** ([`node`]): separators are shortest prefixes, in one
+//! * **Inner nodes in memory only** (`node.rs`): separators are shortest prefixes, in one
 //!   byte arena per node (about 12 bytes per leaf plus a few key bytes: the memory that the
 //!   hybrid engine's budget is compared with). They are never written as blocks; a
-//!   checkpoint writes the list of leaves and their separators as one image ([`image`]), and
+//!   checkpoint writes the list of leaves and their separators as one image (`image.rs`), and
 //!   opening rebuilds the nodes from it without reading a leaf.
 //! * **Copy on write**: a changed leaf goes to a free block and its old block is retired
-//!   ([`space`]), so a crash never leaves a half-written leaf in the tree that recovery
+//!   (`space.rs`), so a crash never leaves a half-written leaf in the tree that recovery
 //!   starts from (the last checkpoint's), and a snapshot or cursor keeps reading the blocks
 //!   of the tree it started from. The writer changes inner nodes in place unless a reader
 //!   holds them ([`std::sync::Arc::make_mut`]), so a write costs what the paper's B+-tree
@@ -45,6 +45,10 @@ mod tree;
 pub use cursor::BTreeCursor;
 pub use image::{decode_image, Image, BTREE_VERSION, IMAGE_MAGIC, PAGES_MAGIC};
 pub use tree::{ByteBTree, Op};
+
+pub(crate) use node::Node;
+pub(crate) use pages::PageIo;
+pub(crate) use tree::get_in;
 
 #[cfg(test)]
 mod tests;

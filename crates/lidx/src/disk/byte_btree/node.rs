@@ -23,6 +23,9 @@ pub(crate) enum Kids {
     Nodes(Vec<Arc<Node>>),
 }
 
+/// Children with the separator below each (the first one's unused), while nodes are rebuilt.
+pub(crate) type Pieces = Vec<(Vec<u8>, Kid)>;
+
 /// One child, while a node is rebuilt.
 #[derive(Clone, Debug)]
 pub(crate) enum Kid {
@@ -53,7 +56,7 @@ impl Node {
 
     /// Builds a node of `level` from its children, each with the separator below it (the
     /// first one's is ignored). `list` must not be empty.
-    pub(crate) fn from_list(level: u8, list: Vec<(Vec<u8>, Kid)>) -> Node {
+    pub(crate) fn from_list(level: u8, list: Pieces) -> Node {
         let mut seps = Vec::new();
         let mut ends = Vec::with_capacity(list.len().saturating_sub(1));
         let mut leaves = Vec::new();
@@ -82,7 +85,7 @@ impl Node {
     }
 
     /// Takes the node apart into its children with their separators (the first one empty).
-    pub(crate) fn into_list(self) -> Vec<(Vec<u8>, Kid)> {
+    pub(crate) fn into_list(self) -> Pieces {
         let seps: Vec<Vec<u8>> = std::iter::once(Vec::new())
             .chain((0..self.ends.len()).map(|j| self.sep(j).to_vec()))
             .collect();
@@ -148,7 +151,7 @@ impl Node {
 /// Packs `list` (children with their separators) into nodes of `level` of at most
 /// [`MAX_KIDS`] children: full ones when `rightmost` (appends fill the right edge), even ones
 /// otherwise. Returns each node with the separator below it.
-pub(crate) fn pack(level: u8, list: Vec<(Vec<u8>, Kid)>, rightmost: bool) -> Vec<(Vec<u8>, Kid)> {
+pub(crate) fn pack(level: u8, list: Pieces, rightmost: bool) -> Pieces {
     let n = list.len();
     let pieces = n.div_ceil(MAX_KIDS);
     let mut out = Vec::with_capacity(pieces);
@@ -159,7 +162,7 @@ pub(crate) fn pack(level: u8, list: Vec<(Vec<u8>, Kid)>, rightmost: bool) -> Vec
         } else {
             n * (p + 1) / pieces - n * p / pieces
         };
-        let mut chunk: Vec<(Vec<u8>, Kid)> = rest.by_ref().take(take).collect();
+        let mut chunk: Pieces = rest.by_ref().take(take).collect();
         let low = std::mem::take(&mut chunk[0].0);
         out.push((low, Kid::Node(Arc::new(Node::from_list(level, chunk)))));
     }
@@ -172,7 +175,7 @@ pub(crate) fn build(leaves: Vec<(Vec<u8>, u64)>) -> Node {
     if leaves.is_empty() {
         return Node::empty();
     }
-    let mut list: Vec<(Vec<u8>, Kid)> = leaves.into_iter().map(|(s, b)| (s, Kid::Leaf(b))).collect();
+    let mut list: Pieces = leaves.into_iter().map(|(s, b)| (s, Kid::Leaf(b))).collect();
     let mut level = 1u8;
     loop {
         if list.len() <= MAX_KIDS {

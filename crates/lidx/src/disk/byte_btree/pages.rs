@@ -54,11 +54,13 @@ impl PageIo {
             let overlay = overlay.read();
             if overlay.contains_key(&first) {
                 for (i, chunk) in buf.chunks_mut(bs).enumerate() {
-                    let b = overlay.get(&(first + i as u64)).ok_or_else(|| Error::Corrupt {
-                        file: self.file().to_string(),
-                        block: Some(first + i as u64),
-                        what: "a run recovery wrote only in part".into(),
-                    })?;
+                    let b = overlay
+                        .get(&(first + i as u64))
+                        .ok_or_else(|| Error::Corrupt {
+                            file: self.file().to_string(),
+                            block: Some(first + i as u64),
+                            what: "a run recovery wrote only in part".into(),
+                        })?;
                     chunk.copy_from_slice(b);
                 }
                 return Ok(buf);

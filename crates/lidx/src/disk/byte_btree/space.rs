@@ -31,7 +31,11 @@ pub(crate) struct Space {
 impl Space {
     /// Space of a file of `end` blocks whose free extents are `free`, checkpointed at
     /// `checkpoint`.
-    pub(crate) fn new(end: u64, free: impl IntoIterator<Item = (u64, u64)>, checkpoint: Seq) -> Space {
+    pub(crate) fn new(
+        end: u64,
+        free: impl IntoIterator<Item = (u64, u64)>,
+        checkpoint: Seq,
+    ) -> Space {
         let mut s = Space {
             end,
             checkpoint,
@@ -166,7 +170,11 @@ mod tests {
         s.reclaim(7);
         assert_eq!(s.free_blocks(), 1, "only block 4 is free");
         s.reclaim(8);
-        assert_eq!(s.free_blocks(), 2, "block 3 was fresh: free once no snapshot needs it");
+        assert_eq!(
+            s.free_blocks(),
+            2,
+            "block 3 was fresh: free once no snapshot needs it"
+        );
         s.checkpointed(9);
         s.reclaim(9);
         assert_eq!(s.free_blocks(), 3, "block 5 after the checkpoint");

@@ -48,7 +48,11 @@ fn agree(tree: &ByteBTree, model: &Model, probes: &[Vec<u8>]) {
     rev.reverse();
     assert_eq!(all(false), rev);
     for w in probes.windows(2) {
-        let (a, b) = if w[0] <= w[1] { (&w[0], &w[1]) } else { (&w[1], &w[0]) };
+        let (a, b) = if w[0] <= w[1] {
+            (&w[0], &w[1])
+        } else {
+            (&w[1], &w[0])
+        };
         for (start, end) in [
             (Bound::Included(a.clone()), Bound::Excluded(b.clone())),
             (Bound::Excluded(a.clone()), Bound::Included(b.clone())),
@@ -140,7 +144,11 @@ fn sorted_appends_fill_leaves_and_deletes_empty_the_tree() {
     // 8-byte keys and values take 25 bytes a record with their slot: 163 a leaf when full.
     let leaves = tree.image().leaves.len() as u64;
     assert!(leaves <= n.div_ceil(163) + 1, "{leaves} leaves");
-    assert!(tree.memory_bytes() < (leaves as usize) * 24, "{} bytes", tree.memory_bytes());
+    assert!(
+        tree.memory_bytes() < (leaves as usize) * 24,
+        "{} bytes",
+        tree.memory_bytes()
+    );
     for k in (0..n).step_by(977) {
         assert_eq!(tree.get(&k.to_be_bytes()).unwrap(), Some(vec![1u8; 8]));
     }

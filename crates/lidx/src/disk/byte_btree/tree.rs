@@ -11,7 +11,7 @@ use crate::kv::wal::Seq;
 
 use super::image::{check_pages_header, write_pages_header, Image};
 use super::leaf::{encode_leaf, LeafRef, Slot, SlotRef, LEAF_HEADER, PREFIX_MAX};
-use super::node::{self, Kid, Kids, Node, MAX_KIDS};
+use super::node::{self, Kid, Kids, Node, Pieces, MAX_KIDS};
 use super::pages::PageIo;
 use super::space::Space;
 
@@ -219,9 +219,8 @@ impl ByteBTree {
             what,
         };
         let mut leaves = Vec::new();
-        self.root.for_each_leaf(&[], &mut |sep, block| {
-            leaves.push((sep.to_vec(), block))
-        });
+        self.root
+            .for_each_leaf(&[], &mut |sep, block| leaves.push((sep.to_vec(), block)));
         let mut used = HashSet::new();
         let (mut records, mut key_bytes, mut value_bytes) = (0u64, 0u64, 0u64);
         let mut previous: Option<Vec<u8>> = None;
@@ -242,7 +241,13 @@ impl ByteBTree {
                 let slot = leaf.slot(j)?;
                 let key = io.full_key(slot)?;
                 let value = io.value(slot)?;
-                if let SlotRef::Overflow { first, klen, vlen, prefix } = slot {
+                if let SlotRef::Overflow {
+                    first,
+                    klen,
+                    vlen,
+                    prefix,
+                } = slot
+                {
                     if key[..prefix.len()] != *prefix {
                         return Err(bad(Some(*block), format!("record {j}: prefix mismatch")));
                     }
@@ -318,7 +323,7 @@ pub(crate) fn get_in(io: &PageIo, root: &Node, key: &[u8]) -> Result<Option<Vec<
 }
 
 /// A root over `pieces` (nodes one level below `level`), as many levels as they need.
-fn grow(mut level: u8, mut pieces: Vec<(Vec<u8>, Kid)>) -> Node {
+fn grow(mut level: u8, mut pieces: Pieces) -> Node {
     if pieces.is_empty() {
         return Node::empty();
     }
@@ -344,9 +349,9 @@ impl Pages {
         ops: &[Op<'_>],
         rightmost: bool,
         seq: Seq,
-    ) -> Result<Option<Vec<(Vec<u8>, Kid)>>> {
+    ) -> Result<Option<Pieces>> {
         let n = node.len();
-        let mut changes: Vec<(usize, Vec<(Vec<u8>, Kid)>)> = Vec::new();
+        let mut changes: Vec<(usize, Pieces)> = Vec::new();
         let mut start = 0;
         while start < ops.len() {
             let i = node.child_index(ops[start].0);

@@ -122,16 +122,17 @@ impl WriteBatch {
 /// Decodes a logged batch (`file` names the log in errors); a damaged batch yields one error
 /// and stops. Never panics.
 pub(crate) fn decode_ops<'a>(
-    file: &'a str,
+    file: &str,
     mut bytes: &'a [u8],
 ) -> impl Iterator<Item = Result<BatchOp<'a>>> + 'a {
+    let file = file.to_string();
     let mut failed = false;
     std::iter::from_fn(move || {
         if bytes.is_empty() || failed {
             return None;
         }
         let bad = |what: &str| Error::Corrupt {
-            file: file.to_string(),
+            file: file.clone(),
             block: None,
             what: format!("batch record: {what}"),
         };

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::disk::byte_btree::{ByteBTree, Image};
 use crate::disk::byte_table::ByteTable;
 use crate::error::{Error, Result};
 use crate::io::{DeviceKind, Storage};
@@ -10,8 +11,9 @@ use crate::kv::manifest::ManifestStore;
 use crate::kv::wal::{list_segments, scan_segment, Record};
 
 use super::batch::decode_ops;
-use super::dir::{lock, read_identity};
-use super::engine::WAL_DIR;
+use super::btree::PAGES_FILE;
+use super::dir::{lock, read_identity, WAL_DIR};
+use super::options::Engine;
 
 /// One damaged thing a check found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,9 +29,10 @@ pub struct Damage {
 /// What [`crate::kv::store::Store::check`] read and found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
-    /// Table files read.
+    /// Table files read (`hybrid`), or 1 for the tree (`btree`: its page file through the
+    /// last checkpoint's image).
     pub tables: usize,
-    /// Records in them, each found through its table's model.
+    /// Records in them, each found through its table's model or the tree's separators.
     pub table_records: u64,
     /// Log segments read.
     pub log_segments: usize,
@@ -74,15 +77,31 @@ pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
     let storage = Storage::new(dir, DeviceKind::File { direct: false }, identity.block_size)?;
     match ManifestStore::open(dir) {
         Err(e) => report.note(e),
-        Ok((_, manifest)) => {
-            for name in &manifest.static_files {
+        Ok((_, manifest)) => match identity.engine {
+            Engine::Hybrid => {
+                for name in &manifest.static_files {
+                    report.tables += 1;
+                    match ByteTable::open(&storage, name).and_then(|t| t.check()) {
+                        Ok(n) => report.table_records += n,
+                        Err(e) => report.note(e),
+                    }
+                }
+            }
+            Engine::BTree => {
                 report.tables += 1;
-                match ByteTable::open(&storage, name).and_then(|t| t.check()) {
+                let image = match manifest.static_files.first() {
+                    Some(name) => Image::read(&storage, name).map(Some),
+                    None => Ok(None),
+                };
+                let checked = image.and_then(|image| {
+                    ByteBTree::open(&storage, PAGES_FILE, image, manifest.static_seq, true)?.check()
+                });
+                match checked {
                     Ok(n) => report.table_records += n,
                     Err(e) => report.note(e),
                 }
             }
-        }
+        },
     }
     let wal_dir = dir.join(WAL_DIR);
     let segments = match list_segments(&wal_dir) {

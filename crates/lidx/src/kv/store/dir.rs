@@ -12,7 +12,14 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::mem::string_index::StringIndexParams;
 
-use super::options::{CreateOptions, Engine, KeyFormat};
+use std::sync::Arc;
+
+use crate::io::{DeviceKind, Storage};
+use crate::kv::hybrid::recovery::{check_coverage, require_wal};
+use crate::kv::manifest::{Manifest, ManifestStore};
+use crate::kv::wal::{replay, Record, Seq, Wal, WalOptions};
+
+use super::options::{CreateOptions, Engine, KeyFormat, StoreOptions};
 
 /// Magic number of a store's `STORE` file: `lidxSTOR`.
 pub const STORE_MAGIC: u64 = u64::from_le_bytes(*b"lidxSTOR");
@@ -206,6 +213,219 @@ pub(crate) fn lock(dir: &Path, exclusive: bool) -> Result<File> {
         Err(fs::TryLockError::WouldBlock) => Err(Error::Locked { dir: shown(dir) }),
         Err(fs::TryLockError::Error(e)) => Err(Error::io(path.display().to_string(), "lock", &e)),
     }
+}
+
+/// Name of the log directory inside a store.
+pub(crate) const WAL_DIR: &str = "wal";
+
+/// The storage of a store's table files: files in `dir`, cached as the options say.
+pub(crate) fn storage_for(
+    dir: &Path,
+    identity: &CreateOptions,
+    options: &StoreOptions,
+) -> Result<Storage> {
+    let kind = DeviceKind::File {
+        direct: options.direct_io,
+    };
+    Ok(Storage::new(dir, kind, identity.block_size)?
+        .with_cache_blocks(options.cache_bytes / identity.block_size))
+}
+
+/// Checks that a storage given for a store has the store's block size.
+pub(crate) fn check_storage(storage: &Storage, identity: &CreateOptions) -> Result<()> {
+    if storage.block_size() != identity.block_size {
+        return Err(Error::InvalidParameter {
+            name: "storage block size",
+            value: storage.block_size().to_string(),
+            expected: "the store's block size",
+        });
+    }
+    Ok(())
+}
+
+/// The manifest's meta of a store: the next file generation.
+pub(crate) fn encode_meta(next_generation: u64) -> Vec<u8> {
+    next_generation.to_le_bytes().to_vec()
+}
+
+/// Reads [`encode_meta`]'s bytes.
+pub(crate) fn decode_meta(file: &str, meta: &[u8]) -> Result<u64> {
+    let b: [u8; 8] = meta.try_into().map_err(|_| Error::Corrupt {
+        file: file.to_string(),
+        block: None,
+        what: format!("store meta of {} bytes, 8 expected", meta.len()),
+    })?;
+    Ok(u64::from_le_bytes(b))
+}
+
+/// Checks the options of an open.
+pub(crate) fn check_options(options: &StoreOptions) -> Result<()> {
+    if options.memory_budget < 4096 {
+        return Err(Error::InvalidParameter {
+            name: "memory budget",
+            value: options.memory_budget.to_string(),
+            expected: "at least 4096 bytes",
+        });
+    }
+    if let Some(r) = options.merge_ratio.filter(|r| r.is_nan() || *r < 1.0) {
+        return Err(Error::InvalidParameter {
+            name: "merge ratio",
+            value: r.to_string(),
+            expected: "a number of at least 1",
+        });
+    }
+    Ok(())
+}
+
+/// Removes the engine's files (`ours`) the manifest does not name: leftovers of an
+/// interrupted merge or checkpoint.
+pub(crate) fn remove_leftovers(
+    dir: &Path,
+    live: &[String],
+    ours: impl Fn(&str) -> bool,
+) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| Error::io(dir.display().to_string(), "list", &e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir.display().to_string(), "list", &e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if ours(&name) && !live.contains(&name) {
+            std::fs::remove_file(entry.path())
+                .map_err(|e| Error::io(entry.path().display().to_string(), "remove", &e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Lays out a new store in `dir` (missing or empty) for either engine: `STORE`, the log, then
+/// a manifest that names no file yet (the log exists before the manifest, so a store with a
+/// manifest always has a log). The engine opens it afterwards.
+pub(crate) fn create_store(
+    dir: &Path,
+    identity: &CreateOptions,
+    options: &StoreOptions,
+) -> Result<()> {
+    check_create(identity)?;
+    if options.read_only {
+        return Err(Error::ReadOnly {
+            op: "create a store",
+        });
+    }
+    write_identity(dir, identity)?;
+    let _lock = lock(dir, true)?;
+    drop(Wal::open(
+        &dir.join(WAL_DIR),
+        WalOptions::default(),
+        |_, _| Ok(()),
+    )?);
+    ManifestStore::create(
+        dir,
+        &Manifest {
+            meta: encode_meta(1),
+            ..Manifest::default()
+        },
+    )?;
+    Ok(())
+}
+
+/// What opening a store's directory finds, before the engine reads its own files.
+pub(crate) struct OpenedDir {
+    pub(crate) identity: CreateOptions,
+    /// Held while the store is open.
+    pub(crate) lock: File,
+    pub(crate) storage: Arc<Storage>,
+    pub(crate) manifest_store: ManifestStore,
+    pub(crate) manifest: Manifest,
+    pub(crate) next_generation: u64,
+    /// The one block file the manifest names (a table or an image), if any.
+    pub(crate) file: Option<String>,
+}
+
+/// Opens `dir` for either engine: checks the options, reads the identity, takes the lock
+/// (shared when read-only), sets up the storage (`storage` when given, see
+/// [`check_storage`]) and reads the manifest, which names at most one `what` file.
+pub(crate) fn open_dir(
+    dir: &Path,
+    options: &StoreOptions,
+    storage: Option<Arc<Storage>>,
+    what: &str,
+) -> Result<OpenedDir> {
+    check_options(options)?;
+    let identity = read_identity(dir)?;
+    let lock = lock(dir, !options.read_only)?;
+    let storage = match storage {
+        Some(s) => {
+            check_storage(&s, &identity)?;
+            s
+        }
+        None => Arc::new(storage_for(dir, &identity, options)?),
+    };
+    let (manifest_store, manifest) = ManifestStore::open(dir)?;
+    let name = shown(dir);
+    let next_generation = decode_meta(&name, &manifest.meta)?;
+    let file = match manifest.static_files.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        more => {
+            return Err(Error::Corrupt {
+                file: name,
+                block: None,
+                what: format!("the manifest names {} {what}, a store has one", more.len()),
+            })
+        }
+    };
+    Ok(OpenedDir {
+        identity,
+        lock,
+        storage,
+        manifest_store,
+        manifest,
+        next_generation,
+        file,
+    })
+}
+
+/// Opens the log of the store `dir` (replays it without a writer when read-only), calling
+/// `apply` with every record after `static_seq` (what the store's files already hold), and
+/// checks that the log covers everything after it. Returns the log's writer (none when
+/// read-only) and the sequence number of the last record.
+pub(crate) fn recover_log(
+    dir: &Path,
+    options: &StoreOptions,
+    static_seq: Seq,
+    mut apply: impl FnMut(Seq, Record<'_>) -> Result<()>,
+) -> Result<(Option<Wal>, Seq)> {
+    let wal_dir = dir.join(WAL_DIR);
+    require_wal(&wal_dir)?;
+    let after = |seq: Seq, record: Record<'_>| {
+        if seq <= static_seq {
+            Ok(())
+        } else {
+            apply(seq, record)
+        }
+    };
+    let (wal, report) = if options.read_only {
+        (None, replay(&wal_dir, after)?)
+    } else {
+        let wal_options = WalOptions {
+            fsync: options.fsync,
+        };
+        let (wal, report) = Wal::open(&wal_dir, wal_options, after)?;
+        (Some(wal), report)
+    };
+    check_coverage(&wal_dir, &report, static_seq)?;
+    Ok((wal, report.next_seq - 1))
+}
+
+/// Bytes of the log's segments in the store `dir`.
+pub(crate) fn log_bytes(dir: &Path) -> u64 {
+    crate::kv::wal::list_segments(&dir.join(WAL_DIR))
+        .map(|s| {
+            s.iter()
+                .map(|(_, p)| std::fs::metadata(p).map_or(0, |m| m.len()))
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

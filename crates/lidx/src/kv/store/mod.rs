@@ -23,54 +23,78 @@
 //!
 //! Keys are 1 to [`MAX_KEY_BYTES`] (4 KiB) bytes, ordered byte-wise; values 0 to
 //! [`MAX_VALUE_BYTES`] (16 MiB). Anything else is [`crate::Error::SizeLimit`], refused before
-//! it is logged. Values live **inline, next to their keys**: in the dynamic stage in memory,
-//! and in the table's record stream on disk, where a record longer than what is left of a
-//! block runs on into the next blocks ([`crate::disk::byte_table`]). So a lookup of a small
-//! record reads one block, and a 1 MiB value is one more sequential request of 256 blocks.
-//! We chose this over a separate value log (WiscKey) because the engine's merge rewrites the
-//! table anyway and a value log would add a second read to every lookup and its own garbage
-//! collection; the cost is that a merge copies large values again, which the benchmarks in the
-//! README measure (`lidx kv load` rate and bytes per key).
+//! it is logged. Where values live depends on the engine and the record's size:
+//!
+//! * `hybrid`: **inline, next to their keys**, in the dynamic stage in memory and in the
+//!   table's record stream on disk, where a record longer than what is left of a block runs
+//!   on into the next blocks ([`crate::disk::byte_table`]). A lookup of a small record reads
+//!   one block; a 1 MiB value is one more sequential request of 256 blocks. A separate value
+//!   log (WiscKey) would add a second read to every lookup and a garbage collector of its own,
+//!   while the merge rewrites the table anyway; the cost is that each merge copies large
+//!   values again (the README's `lidx kv load` figures with 1 KiB values measure it).
+//! * `btree`: **by size**. A record of up to a quarter of a leaf (key and value together:
+//!   about 1 KiB with 4 KiB blocks) is inline in its leaf, so a lookup reads one block; a
+//!   larger one goes to an overflow run of its own blocks, and its leaf keeps a reference
+//!   and the key's first 64 bytes ([`crate::disk::byte_btree`]). A quarter keeps four
+//!   records or more in every leaf, so a split always has room and the inner nodes stay a
+//!   few bytes per record; an update of a large value rewrites its run and one leaf, not
+//!   the neighbours' values.
 //!
 //! Typed keys (`u64`, `u32`, `i64`, `f64`, [`crate::key::Str16`]) are stored through an
 //! order-preserving encoding ([`OrderedKey`]), so their ranges come out in their own order.
 //!
 //! # Engines
 //!
-//! [`Engine::Hybrid`] is paper 002 §9's hybrid index (see [`crate::kv::hybrid`] for the paper
-//! and the merge protocol) over byte keys: writes go to the write-ahead log, then to a
-//! dynamic stage in memory; a merge folds it into one static table whose blocks are located by
-//! a learned model over the keys of any length ([`crate::disk::byte_table`]). The engine is
-//! recorded in the store's `STORE` file; other engines plug in behind the same `Store`.
+//! [`Engine::Hybrid`] (the default) is paper 002 §9's hybrid index (see [`crate::kv::hybrid`]
+//! for the paper and the merge protocol) over byte keys: writes go to the write-ahead log,
+//! then to a dynamic stage in memory; a merge folds it into one static table whose blocks are
+//! located by a learned model over the keys of any length ([`crate::disk::byte_table`]).
+//!
+//! [`Engine::BTree`] is the disk B+-tree it is measured against, at the same durability:
+//! every inner node in memory, one leaf read per lookup, one leaf read and written per
+//! insert, written copy-on-write and made durable by the same log with checkpoints
+//! ([`crate::disk::byte_btree`]; the engine's protocol is in `btree.rs`).
+//!
+//! The engine is recorded in the store's `STORE` file, and [`Store::open`] picks it from
+//! there; another engine plugs in as one more variant behind the same `Store`, [`Snapshot`]
+//! and [`Range`].
 //!
 //! # Durability, batches and snapshots
 //!
-//! Every write is one log record appended (group commit, [`StoreOptions::fsync`]) before it is
-//! applied; a [`WriteBatch`] is one record, so after a crash it is there whole or not at all.
-//! [`Store::snapshot`] pins the stages and a sequence number; its reads do not change while
-//! writes and merges go on. Plain reads see every acknowledged write.
+//! Every write is one log record appended ([`StoreOptions::fsync`]) before it is applied; a
+//! [`WriteBatch`] is one record, so after a crash it is there whole or not at all. The hybrid
+//! engine's writers share group commits; the btree engine's writers take turns for the log
+//! append and the tree update together (its log order is its tree order), so with
+//! `fsync: Always` each of its writes waits for its own `fdatasync`. [`Store::snapshot`] pins
+//! the stages (or the tree's root) and a sequence number; its reads do not change while
+//! writes, merges and checkpoints go on. Plain reads see every acknowledged write.
 //!
 //! # The directory
 //!
 //! `STORE` (identity: engine, block size, model, key format; checked on open, a newer format
 //! version is refused), `LOCK` (held by the one writer, or shared by readers: a second writer
 //! gets [`crate::Error::Locked`]), `CURRENT` and `MANIFEST-*` ([`crate::kv::manifest`]), `wal/`
-//! ([`crate::kv::wal`]) and the live `table-*.lbt`.
+//! ([`crate::kv::wal`]), and the engine's block files: the live `table-*.lbt` (`hybrid`), or
+//! `pages.lbp` and the last checkpoint's `inner-*.lbi` (`btree`).
 
 mod batch;
+mod btree;
 mod check;
 mod dir;
-mod engine;
+mod hybrid;
+mod hybrid_read;
 mod memtable;
 mod options;
 mod ordered;
-mod read;
+mod view;
 
 use std::ops::RangeBounds;
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use crate::error::Result;
+use crate::io::Storage;
 use crate::kv::wal::Record;
 
 pub use batch::{BatchOp, WriteBatch};
@@ -80,12 +104,19 @@ pub use options::{
     CreateOptions, Engine, KeyFormat, StoreOptions, MAX_KEY_BYTES, MAX_VALUE_BYTES, MIN_KEY_BYTES,
 };
 pub use ordered::OrderedKey;
-pub use read::{Entry, Range, Snapshot};
+pub use view::{Entry, Range, Snapshot};
+
+use view::SnapshotOf;
 
 /// A store; see the [module docs](self). `Send + Sync`: share it between threads by
 /// reference or in an `Arc`; every method takes `&self` except [`Store::close`].
 pub struct Store {
-    engine: engine::Engine,
+    engine: Engines,
+}
+
+enum Engines {
+    Hybrid(hybrid::Engine),
+    BTree(btree::BTreeEngine),
 }
 
 /// What a store holds and has done since it was opened.
@@ -93,31 +124,34 @@ pub struct Store {
 pub struct StoreStats {
     /// The engine's name.
     pub engine: &'static str,
-    /// Keys in the dynamic stages (live and frozen), tombstones included.
+    /// Keys in the dynamic stages (live and frozen), tombstones included (`hybrid`; 0 for
+    /// `btree`, which has none).
     pub dynamic_keys: usize,
     /// Bytes of memory of the dynamic stages.
     pub dynamic_bytes: usize,
-    /// Records in the table on disk.
+    /// Records on disk: in the table (`hybrid`) or the tree (`btree`).
     pub table_records: u64,
-    /// Key bytes in the table.
+    /// Key bytes of those records.
     pub table_key_bytes: u64,
-    /// Value bytes in the table.
+    /// Value bytes of those records.
     pub table_value_bytes: u64,
-    /// Bytes of memory of the table's model and separators.
+    /// Bytes of memory of what locates records on disk: the table's model and separators
+    /// (`hybrid`), the inner nodes (`btree`).
     pub model_bytes: usize,
-    /// Bytes of the page cache over table files.
+    /// Bytes of the page cache over the store's block files.
     pub cache_bytes: usize,
-    /// All memory above: dynamic stages, model, cache.
+    /// All memory above: dynamic stages, model or inner nodes, cache.
     pub memory_bytes: usize,
-    /// Bytes of the table file.
+    /// Bytes of the block files: the table (`hybrid`), the page file and the checkpoint
+    /// image (`btree`).
     pub table_disk_bytes: u64,
     /// Bytes of the write-ahead log.
     pub log_disk_bytes: u64,
-    /// Merges completed since open.
+    /// Merges (`hybrid`) or checkpoints (`btree`) completed since open.
     pub merges: u64,
-    /// Seconds spent merging.
+    /// Seconds spent in them.
     pub merge_seconds: f64,
-    /// Writes that waited for a merge.
+    /// Writes that waited for a merge or a checkpoint.
     pub write_stalls: u64,
     /// Seconds writers waited.
     pub stall_seconds: f64,
@@ -128,67 +162,99 @@ pub struct StoreStats {
 impl Store {
     /// Creates a store in `dir`, which must not exist or be empty, and opens it.
     pub fn create(dir: &Path, create: &CreateOptions, options: &StoreOptions) -> Result<Store> {
-        Ok(Store {
-            engine: engine::Engine::create(dir, create, options, None)?,
-        })
+        Store::create_in(dir, None, create, options)
     }
 
-    /// [`Store::create`] with the table files on `storage` (a simulated device, for
+    /// [`Store::create`] with the block files on `storage` (a simulated device, for
     /// benchmarks) instead of files the options open in `dir`; the log and manifest stay in
     /// `dir`. `storage`'s block size must be `create.block_size`.
     #[doc(hidden)]
     pub fn create_on(
         dir: &Path,
-        storage: std::sync::Arc<crate::io::Storage>,
+        storage: Arc<Storage>,
         create: &CreateOptions,
         options: &StoreOptions,
     ) -> Result<Store> {
-        Ok(Store {
-            engine: engine::Engine::create(dir, create, options, Some(storage))?,
-        })
+        Store::create_in(dir, Some(storage), create, options)
+    }
+
+    fn create_in(
+        dir: &Path,
+        storage: Option<Arc<Storage>>,
+        create: &CreateOptions,
+        options: &StoreOptions,
+    ) -> Result<Store> {
+        let engine = match create.engine {
+            Engine::Hybrid => {
+                Engines::Hybrid(hybrid::Engine::create(dir, create, options, storage)?)
+            }
+            Engine::BTree => {
+                Engines::BTree(btree::BTreeEngine::create(dir, create, options, storage)?)
+            }
+        };
+        Ok(Store { engine })
     }
 
     /// Opens the store in `dir`, recovering every acknowledged write. Not a store
     /// ([`crate::Error::NotAStore`]), a newer format, damage, or a second writer are typed
     /// errors.
     pub fn open(dir: &Path, options: &StoreOptions) -> Result<Store> {
-        Ok(Store {
-            engine: engine::Engine::open(dir, options, None)?,
-        })
+        let engine = match dir::read_identity(dir)?.engine {
+            Engine::Hybrid => Engines::Hybrid(hybrid::Engine::open(dir, options, None)?),
+            Engine::BTree => Engines::BTree(btree::BTreeEngine::open(dir, options, None)?),
+        };
+        Ok(Store { engine })
     }
 
-    /// Checks the store in `dir` without opening it for writing: every table block and
-    /// record (each found through the model), every log record. Damage goes in the report.
+    /// Checks the store in `dir` without opening it for writing: every block and record
+    /// (each found through the model or the inner nodes), every log record. Damage goes in
+    /// the report.
     pub fn check(dir: &Path) -> Result<CheckReport> {
         check::check_dir(dir)
     }
 
     /// What the store was created with.
     pub fn identity(&self) -> CreateOptions {
-        self.engine.inner.identity
+        match &self.engine {
+            Engines::Hybrid(e) => e.inner.identity,
+            Engines::BTree(e) => e.inner.identity,
+        }
     }
 
     /// The store's directory.
     pub fn dir(&self) -> &Path {
-        &self.engine.inner.dir
+        match &self.engine {
+            Engines::Hybrid(e) => &e.inner.dir,
+            Engines::BTree(e) => &e.inner.dir,
+        }
     }
 
     /// The value of `key`, `None` when absent.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        read::get_at(&self.engine.inner.current(), key, u64::MAX)
+        match &self.engine {
+            Engines::Hybrid(e) => hybrid_read::get_at(&e.inner.current(), key, u64::MAX),
+            Engines::BTree(e) => e.inner.get(key),
+        }
+    }
+
+    fn write_record(&self, record: Record<'_>) -> Result<()> {
+        match &self.engine {
+            Engines::Hybrid(e) => e.inner.write(record),
+            Engines::BTree(e) => e.inner.write(record),
+        }
     }
 
     /// Sets `key` to `value`; returns once the write is acknowledged (see
     /// [`StoreOptions::fsync`]).
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         batch::check_sizes(key, Some(value))?;
-        self.engine.inner.write(Record::Put { key, value })
+        self.write_record(Record::Put { key, value })
     }
 
     /// Removes `key` (absent keys too: a delete is logged either way).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         batch::check_sizes(key, None)?;
-        self.engine.inner.write(Record::Delete { key })
+        self.write_record(Record::Delete { key })
     }
 
     /// Applies a batch: all of it, or after a crash none of it. An empty batch does nothing.
@@ -196,19 +262,25 @@ impl Store {
         if batch.is_empty() {
             return Ok(());
         }
-        self.engine.inner.write(Record::Batch {
+        self.write_record(Record::Batch {
             ops: batch.encoded(),
         })
     }
 
     /// A read view that stays as it is now while writes and merges go on.
     pub fn snapshot(&self) -> Snapshot {
-        let (version, seq) = self.engine.inner.take_snapshot();
-        Snapshot {
-            inner: std::sync::Arc::clone(&self.engine.inner),
-            version,
-            seq,
-        }
+        let of = match &self.engine {
+            Engines::Hybrid(e) => {
+                let (version, seq) = e.inner.take_snapshot();
+                SnapshotOf::Hybrid(hybrid_read::HybridSnapshot {
+                    inner: Arc::clone(&e.inner),
+                    version,
+                    seq,
+                })
+            }
+            Engines::BTree(e) => SnapshotOf::BTree(e.inner.snapshot()),
+        };
+        Snapshot { of }
     }
 
     /// The entries within `bounds`, ascending, as of now (a snapshot taken for it).
@@ -223,60 +295,105 @@ impl Store {
 
     /// Makes every acknowledged write durable, whatever the fsync policy.
     pub fn sync(&self) -> Result<()> {
-        match self.engine.inner.wal_handle() {
+        let wal = match &self.engine {
+            Engines::Hybrid(e) => e.inner.wal_handle(),
+            Engines::BTree(e) => e.inner.wal_handle(),
+        };
+        match wal {
             Some(wal) => wal.sync().map(|_| ()),
             None => Ok(()),
         }
     }
 
-    /// Merges everything written so far into the table on disk and waits for it.
+    /// Folds everything written so far into the store's files and waits for it: a merge of
+    /// the dynamic stage into the table (`hybrid`), a checkpoint (`btree`). Either way the
+    /// log is empty after it.
     pub fn compact(&self) -> Result<()> {
-        self.engine.inner.compact()
+        match &self.engine {
+            Engines::Hybrid(e) => e.inner.compact(),
+            Engines::BTree(e) => e.inner.compact(),
+        }
     }
 
     /// Waits until no merge is running or pending (without starting one) and returns the
-    /// error a background merge met, if any: benchmarks time the drain of merge work.
+    /// error a background merge met, if any: benchmarks time the drain of merge work. The
+    /// `btree` engine does its checkpoints in the writer that triggers them: nothing to wait
+    /// for.
     #[doc(hidden)]
     pub fn wait_for_merges(&self) -> Result<()> {
-        self.engine.inner.wait_merges()
+        match &self.engine {
+            Engines::Hybrid(e) => e.inner.wait_merges(),
+            Engines::BTree(_) => Ok(()),
+        }
     }
 
     /// Memory, disk bytes, merges and stalls now.
     pub fn stats(&self) -> StoreStats {
-        let inner = &self.engine.inner;
-        let v = inner.current();
-        let (mut dynamic_keys, mut dynamic_bytes) = (0, 0);
-        for stage in std::iter::once(&v.mem).chain(&v.frozen) {
-            let s = stage.read();
-            dynamic_keys += s.len();
-            dynamic_bytes += s.memory_bytes();
-        }
-        let table = v.table.as_ref().map(|t| &t.table);
-        let model_bytes = table.map_or(0, |t| t.memory_bytes());
-        let cache_bytes = inner.storage.cache_blocks() * inner.storage.block_size();
-        StoreStats {
-            engine: inner.identity.engine.name(),
-            dynamic_keys,
-            dynamic_bytes,
-            table_records: table.map_or(0, |t| t.len()),
-            table_key_bytes: table.map_or(0, |t| t.header().key_bytes),
-            table_value_bytes: table.map_or(0, |t| t.header().value_bytes),
-            model_bytes,
-            cache_bytes,
-            memory_bytes: dynamic_bytes + model_bytes + cache_bytes,
-            table_disk_bytes: table.map_or(0, |t| t.disk_bytes()),
-            log_disk_bytes: inner.log_bytes(),
-            merges: inner.merges.load(Ordering::Relaxed),
-            merge_seconds: inner.merge_nanos.load(Ordering::Relaxed) as f64 / 1e9,
-            write_stalls: inner.write_stalls.load(Ordering::Relaxed),
-            stall_seconds: inner.stall_nanos.load(Ordering::Relaxed) as f64 / 1e9,
-            recovered_records: inner.recovered_records,
+        match &self.engine {
+            Engines::Hybrid(e) => hybrid_stats(&e.inner),
+            Engines::BTree(e) => {
+                let inner = &e.inner;
+                let (records, key_bytes, value_bytes, model_bytes, disk) = inner.tree_figures();
+                let cache_bytes = inner.storage.cache_blocks() * inner.storage.block_size();
+                StoreStats {
+                    engine: inner.identity.engine.name(),
+                    table_records: records,
+                    table_key_bytes: key_bytes,
+                    table_value_bytes: value_bytes,
+                    model_bytes,
+                    cache_bytes,
+                    memory_bytes: model_bytes + cache_bytes,
+                    table_disk_bytes: disk,
+                    log_disk_bytes: dir::log_bytes(&inner.dir),
+                    merges: inner.checkpoints.load(Ordering::Relaxed),
+                    merge_seconds: inner.checkpoint_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+                    write_stalls: inner.write_stalls.load(Ordering::Relaxed),
+                    stall_seconds: inner.stall_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+                    recovered_records: inner.recovered_records,
+                    ..StoreStats::default()
+                }
+            }
         }
     }
 
-    /// Waits for a running merge, syncs the log and closes the store, returning any error a
-    /// background merge met. Dropping a store does the same but cannot report errors.
+    /// Finishes background work (a running merge) or checkpoints (`btree`), syncs the log
+    /// and closes the store, returning any error met. Dropping a store stops it too but cannot
+    /// report errors, and leaves more log to replay at the next open.
     pub fn close(self) -> Result<()> {
-        self.engine.close()
+        match self.engine {
+            Engines::Hybrid(e) => e.close(),
+            Engines::BTree(e) => e.close(),
+        }
+    }
+}
+
+fn hybrid_stats(inner: &hybrid::Inner) -> StoreStats {
+    let v = inner.current();
+    let (mut dynamic_keys, mut dynamic_bytes) = (0, 0);
+    for stage in std::iter::once(&v.mem).chain(&v.frozen) {
+        let s = stage.read();
+        dynamic_keys += s.len();
+        dynamic_bytes += s.memory_bytes();
+    }
+    let table = v.table.as_ref().map(|t| &t.table);
+    let model_bytes = table.map_or(0, |t| t.memory_bytes());
+    let cache_bytes = inner.storage.cache_blocks() * inner.storage.block_size();
+    StoreStats {
+        engine: inner.identity.engine.name(),
+        dynamic_keys,
+        dynamic_bytes,
+        table_records: table.map_or(0, |t| t.len()),
+        table_key_bytes: table.map_or(0, |t| t.header().key_bytes),
+        table_value_bytes: table.map_or(0, |t| t.header().value_bytes),
+        model_bytes,
+        cache_bytes,
+        memory_bytes: dynamic_bytes + model_bytes + cache_bytes,
+        table_disk_bytes: table.map_or(0, |t| t.disk_bytes()),
+        log_disk_bytes: dir::log_bytes(&inner.dir),
+        merges: inner.merges.load(Ordering::Relaxed),
+        merge_seconds: inner.merge_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+        write_stalls: inner.write_stalls.load(Ordering::Relaxed),
+        stall_seconds: inner.stall_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+        recovered_records: inner.recovered_records,
     }
 }

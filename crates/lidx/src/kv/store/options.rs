@@ -19,6 +19,10 @@ pub enum Engine {
     /// table located by a learned model on disk, folded together by merges.
     #[default]
     Hybrid,
+    /// A disk B+-tree over byte keys with every inner node in memory, made durable by the
+    /// same log with checkpoints ([`crate::disk::byte_btree`]): the baseline the hybrid is
+    /// measured against, at the same durability.
+    BTree,
 }
 
 impl Engine {
@@ -26,6 +30,7 @@ impl Engine {
     pub fn name(self) -> &'static str {
         match self {
             Engine::Hybrid => "hybrid",
+            Engine::BTree => "btree",
         }
     }
 
@@ -33,6 +38,7 @@ impl Engine {
     pub fn parse(name: &str) -> Option<Engine> {
         match name {
             "hybrid" => Some(Engine::Hybrid),
+            "btree" => Some(Engine::BTree),
             _ => None,
         }
     }
@@ -40,12 +46,14 @@ impl Engine {
     pub(crate) fn code(self) -> u32 {
         match self {
             Engine::Hybrid => 1,
+            Engine::BTree => 2,
         }
     }
 
     pub(crate) fn from_code(code: u32) -> Option<Engine> {
         match code {
             1 => Some(Engine::Hybrid),
+            2 => Some(Engine::BTree),
             _ => None,
         }
     }

@@ -1,7 +1,8 @@
-//! Reads: point lookups, snapshots and range iterators over the three stages.
+//! The hybrid engine's reads: point lookups, snapshots and range iterators over its three
+//! stages.
 //!
 //! A read looks at the dynamic stage, then the frozen one, then the table; the first stage
-//! that has the key decides (a tombstone hides older stages). A [`Snapshot`] pins one
+//! that has the key decides (a tombstone hides older stages). A snapshot pins one
 //! [`Version`] of the stages and a sequence number: the stages it pinned stay open (a merged
 //! table is removed only when its last reader lets go), and the dynamic stages keep the
 //! versions it needs (see `memtable`), so it reads the same answers while writes and merges
@@ -14,11 +15,9 @@ use crate::disk::byte_table::TableCursor;
 use crate::error::Result;
 use crate::kv::wal::Seq;
 
-use super::engine::{Inner, Stage, Version};
+use super::hybrid::{Inner, Stage, Version};
 use super::memtable::Found;
-
-/// A key and its value, as range iterators yield them.
-pub type Entry = (Vec<u8>, Vec<u8>);
+use super::view::Entry;
 
 /// The value of `key` in `version` at sequence number `at`.
 pub(crate) fn get_at(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8>>> {
@@ -69,9 +68,8 @@ struct Source {
     loaded: bool,
 }
 
-/// A range of a store's entries in key order (or reverse key order), read from one snapshot.
-/// Yields `Result`s: a damaged block ends the iteration with its error.
-pub struct Range {
+/// A range of the hybrid engine's entries, merged from its stages, read from one snapshot.
+pub(crate) struct HybridRange {
     inner: Arc<Inner>,
     seq: Seq,
     forward: bool,
@@ -81,15 +79,15 @@ pub struct Range {
     done: bool,
 }
 
-impl Range {
+impl HybridRange {
     pub(crate) fn new<'k>(
         inner: &Arc<Inner>,
         version: &Version,
         seq: Seq,
         bounds: impl RangeBounds<&'k [u8]>,
         forward: bool,
-    ) -> Range {
-        inner.retain(seq);
+    ) -> HybridRange {
+        inner.readers.retain(seq);
         let start = owned(bounds.start_bound());
         let end = owned(bounds.end_bound());
         let near = if forward { start.clone() } else { end.clone() };
@@ -118,7 +116,7 @@ impl Range {
             | (Bound::Excluded(s), Bound::Included(e)) => s >= e,
             _ => false,
         };
-        Range {
+        HybridRange {
             inner: Arc::clone(inner),
             seq,
             forward,
@@ -153,7 +151,7 @@ impl Range {
     }
 
     /// The next entry, `None` after the last.
-    pub fn next_entry(&mut self) -> Result<Option<Entry>> {
+    pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
         while !self.done {
             for i in 0..self.sources.len() {
                 if let Err(e) = self.load(i) {
@@ -199,53 +197,37 @@ impl Range {
     }
 }
 
-impl Iterator for Range {
-    type Item = Result<Entry>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.next_entry().transpose()
-    }
-}
-
-impl Drop for Range {
+impl Drop for HybridRange {
     fn drop(&mut self) {
-        self.inner.release(self.seq);
+        self.inner.readers.release(self.seq);
     }
 }
 
-/// A consistent read view of a store ([`crate::kv::store::Store::snapshot`]): every read
-/// through it sees the store as it was when it was taken, while writes and merges go on. It
-/// keeps the stages it reads alive; drop it when done.
-pub struct Snapshot {
+/// A hybrid engine's read view: pinned stages and a sequence number.
+pub(crate) struct HybridSnapshot {
     pub(crate) inner: Arc<Inner>,
     pub(crate) version: Arc<Version>,
     pub(crate) seq: Seq,
 }
 
-impl Snapshot {
+impl HybridSnapshot {
     /// The value of `key` when the snapshot was taken.
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         get_at(&self.version, key, self.seq)
     }
 
-    /// The entries within `bounds`, ascending.
-    pub fn range<'k>(&self, bounds: impl RangeBounds<&'k [u8]>) -> Range {
-        Range::new(&self.inner, &self.version, self.seq, bounds, true)
-    }
-
-    /// The entries within `bounds`, descending.
-    pub fn range_rev<'k>(&self, bounds: impl RangeBounds<&'k [u8]>) -> Range {
-        Range::new(&self.inner, &self.version, self.seq, bounds, false)
-    }
-
-    /// The sequence number of the last write it sees.
-    pub fn seq(&self) -> Seq {
-        self.seq
+    /// The entries within `bounds`, ascending when `forward`.
+    pub(crate) fn range<'k>(
+        &self,
+        bounds: impl RangeBounds<&'k [u8]>,
+        forward: bool,
+    ) -> HybridRange {
+        HybridRange::new(&self.inner, &self.version, self.seq, bounds, forward)
     }
 }
 
-impl Drop for Snapshot {
+impl Drop for HybridSnapshot {
     fn drop(&mut self) {
-        self.inner.release(self.seq);
+        self.inner.readers.release(self.seq);
     }
 }

@@ -1,5 +1,5 @@
 //! The hybrid engine's state and its life: create, open and recovery, writes, the freeze
-//! and the merge thread.
+//! and the merge thread. Its reads are in `hybrid_read`.
 //!
 //! The order of a merge and what a crash at each step leaves is the one of
 //! [`crate::kv::hybrid`] (freeze and rotate the log, write the new table, commit the manifest,
@@ -21,18 +21,17 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use crate::disk::byte_table::{ByteTable, ByteTableParams, ByteTableWriter};
 use crate::disk::hybrid::MIN_RATIO_ENTRIES;
 use crate::error::{Error, Result};
-use crate::io::{DeviceKind, Storage};
-use crate::kv::hybrid::recovery::{check_coverage, require_wal};
+use crate::io::Storage;
 use crate::kv::manifest::{Manifest, ManifestStore};
-use crate::kv::wal::{replay, Record, Seq, Wal, WalOptions};
+use crate::kv::wal::{Record, Seq, Wal};
 
 use super::batch::{decode_ops, BatchOp};
-use super::dir::{lock, read_identity, write_identity};
+use super::dir::{
+    create_store, encode_meta, open_dir, recover_log, remove_leftovers, OpenedDir, WAL_DIR,
+};
 use super::memtable::MemTable;
 use super::options::{CreateOptions, StoreOptions};
-
-/// Name of the log directory inside a store.
-pub(crate) const WAL_DIR: &str = "wal";
+use super::view::Readers;
 
 /// The name of table generation `g`.
 pub(crate) fn table_name(g: u64) -> String {
@@ -97,8 +96,8 @@ pub(crate) struct Inner {
     gate: RwLock<()>,
     vis: Mutex<Visibility>,
     vis_cond: Condvar,
-    /// Live snapshots: sequence number and count.
-    snapshots: Mutex<std::collections::BTreeMap<Seq, usize>>,
+    /// Live snapshots and ranges.
+    pub(crate) readers: Readers,
     manifest: Mutex<Option<ManifestStore>>,
     next_generation: AtomicU64,
     merge: Mutex<MergeState>,
@@ -117,38 +116,6 @@ pub(crate) struct Engine {
     _lock: File,
 }
 
-fn storage_for(dir: &Path, identity: &CreateOptions, options: &StoreOptions) -> Result<Storage> {
-    let kind = DeviceKind::File {
-        direct: options.direct_io,
-    };
-    Ok(Storage::new(dir, kind, identity.block_size)?
-        .with_cache_blocks(options.cache_bytes / identity.block_size))
-}
-
-fn check_storage(storage: &Storage, identity: &CreateOptions) -> Result<()> {
-    if storage.block_size() != identity.block_size {
-        return Err(Error::InvalidParameter {
-            name: "storage block size",
-            value: storage.block_size().to_string(),
-            expected: "the store's block size",
-        });
-    }
-    Ok(())
-}
-
-fn encode_meta(next_generation: u64) -> Vec<u8> {
-    next_generation.to_le_bytes().to_vec()
-}
-
-fn decode_meta(file: &str, meta: &[u8]) -> Result<u64> {
-    let b: [u8; 8] = meta.try_into().map_err(|_| Error::Corrupt {
-        file: file.to_string(),
-        block: None,
-        what: format!("store meta of {} bytes, 8 expected", meta.len()),
-    })?;
-    Ok(u64::from_le_bytes(b))
-}
-
 impl Engine {
     /// Creates a store in `dir` (missing or empty).
     pub(crate) fn create(
@@ -157,62 +124,27 @@ impl Engine {
         options: &StoreOptions,
         storage: Option<Arc<Storage>>,
     ) -> Result<Engine> {
-        super::dir::check_create(identity)?;
-        if options.read_only {
-            return Err(Error::ReadOnly {
-                op: "create a store",
-            });
-        }
-        write_identity(dir, identity)?;
-        let lock_file = lock(dir, true)?;
-        // The log exists before the manifest, so a store with a manifest always has a log.
-        drop(Wal::open(
-            &dir.join(WAL_DIR),
-            WalOptions::default(),
-            |_, _| Ok(()),
-        )?);
-        ManifestStore::create(
-            dir,
-            &Manifest {
-                meta: encode_meta(1),
-                ..Manifest::default()
-            },
-        )?;
-        drop(lock_file);
+        create_store(dir, identity, options)?;
         Engine::open(dir, options, storage)
     }
 
-    /// Opens the store in `dir`, recovering it (see the module docs).
-    /// `storage`, when given, serves the table files instead of files in `dir` opened by
-    /// the options (benchmarks on simulated devices); its block size must be the store's.
+    /// Opens the store in `dir`, recovering it (see the module docs). `storage`, when given,
+    /// serves the table files instead of files in `dir` opened by the options (benchmarks on
+    /// simulated devices); its block size must be the store's.
     pub(crate) fn open(
         dir: &Path,
         options: &StoreOptions,
         storage: Option<Arc<Storage>>,
     ) -> Result<Engine> {
-        check_options(options)?;
-        let identity = read_identity(dir)?;
-        let lock_file = lock(dir, !options.read_only)?;
-        let storage = match storage {
-            Some(s) => {
-                check_storage(&s, &identity)?;
-                s
-            }
-            None => Arc::new(storage_for(dir, &identity, options)?),
-        };
-        let (store, manifest) = ManifestStore::open(dir)?;
-        let file = dir.display().to_string();
-        let next_generation = decode_meta(&file, &manifest.meta)?;
-        if manifest.static_files.len() > 1 {
-            return Err(Error::Corrupt {
-                file,
-                block: None,
-                what: format!(
-                    "the manifest names {} tables, a store has one",
-                    manifest.static_files.len()
-                ),
-            });
-        }
+        let OpenedDir {
+            identity,
+            lock: lock_file,
+            storage,
+            manifest_store: store,
+            manifest,
+            next_generation,
+            file: _,
+        } = open_dir(dir, options, storage, "tables")?;
         let table = match manifest.static_files.first() {
             Some(name) => Some(Arc::new(TableFile {
                 table: Arc::new(ByteTable::open(&storage, name)?),
@@ -223,32 +155,16 @@ impl Engine {
             None => None,
         };
         if !options.read_only {
-            remove_leftovers(dir, &manifest.static_files)?;
+            remove_leftovers(dir, &manifest.static_files, is_table_name)?;
         }
-        let wal_dir = dir.join(WAL_DIR);
-        require_wal(&wal_dir)?;
         let mut mem = MemTable::default();
         let static_seq = manifest.static_seq;
-        let log_name = wal_dir.display().to_string();
+        let log_name = dir.join(WAL_DIR).display().to_string();
         let mut recovered = 0u64;
-        let apply = |seq: Seq, record: Record<'_>| -> Result<()> {
-            if seq <= static_seq {
-                return Ok(());
-            }
+        let (wal, last) = recover_log(dir, options, static_seq, |seq, record| {
             recovered += 1;
             apply_record(&mut mem, &log_name, seq, record, seq)
-        };
-        let (wal, report) = if options.read_only {
-            (None, replay(&wal_dir, apply)?)
-        } else {
-            let wal_options = WalOptions {
-                fsync: options.fsync,
-            };
-            let (wal, report) = Wal::open(&wal_dir, wal_options, apply)?;
-            (Some(wal), report)
-        };
-        check_coverage(&wal_dir, &report, static_seq)?;
-        let last = report.next_seq - 1;
+        })?;
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
             identity,
@@ -268,7 +184,7 @@ impl Engine {
                 failed: None,
             }),
             vis_cond: Condvar::new(),
-            snapshots: Mutex::new(Default::default()),
+            readers: Readers::default(),
             manifest: Mutex::new((!options.read_only).then_some(store)),
             next_generation: AtomicU64::new(next_generation),
             merge: Mutex::new(MergeState::default()),
@@ -321,39 +237,6 @@ impl Drop for Engine {
     }
 }
 
-fn check_options(options: &StoreOptions) -> Result<()> {
-    if options.memory_budget < 4096 {
-        return Err(Error::InvalidParameter {
-            name: "memory budget",
-            value: options.memory_budget.to_string(),
-            expected: "at least 4096 bytes",
-        });
-    }
-    if let Some(r) = options.merge_ratio.filter(|r| r.is_nan() || *r < 1.0) {
-        return Err(Error::InvalidParameter {
-            name: "merge ratio",
-            value: r.to_string(),
-            expected: "a number of at least 1",
-        });
-    }
-    Ok(())
-}
-
-/// Removes table files the manifest does not name: leftovers of an interrupted merge.
-fn remove_leftovers(dir: &Path, live: &[String]) -> Result<()> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| Error::io(dir.display().to_string(), "list", &e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir.display().to_string(), "list", &e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if is_table_name(&name) && !live.contains(&name) {
-            std::fs::remove_file(entry.path())
-                .map_err(|e| Error::io(entry.path().display().to_string(), "remove", &e))?;
-        }
-    }
-    Ok(())
-}
-
 /// Applies one logged record to `mem` at sequence number `seq`.
 fn apply_record(
     mem: &mut MemTable,
@@ -396,44 +279,17 @@ impl Inner {
     }
 
     /// The current stages and the sequence number everything in them up to is visible at,
-    /// registered as a snapshot until [`Inner::release`].
+    /// registered as a reader until released.
     pub(crate) fn take_snapshot(&self) -> (Arc<Version>, Seq) {
-        let mut snaps = self.snapshots.lock();
+        let mut snaps = self.readers.lock();
         let version = self.version.read();
         let seq = self.vis.lock().visible;
         *snaps.entry(seq).or_insert(0) += 1;
         (Arc::clone(&version), seq)
     }
 
-    /// Registers one more holder of snapshot `seq`.
-    pub(crate) fn retain(&self, seq: Seq) {
-        *self.snapshots.lock().entry(seq).or_insert(0) += 1;
-    }
-
-    /// Lets go of a snapshot [`Inner::take_snapshot`] or [`Inner::retain`] registered.
-    pub(crate) fn release(&self, seq: Seq) {
-        let mut snaps = self.snapshots.lock();
-        if let Some(n) = snaps.get_mut(&seq) {
-            *n -= 1;
-            if *n == 0 {
-                snaps.remove(&seq);
-            }
-        }
-    }
-
     pub(crate) fn wal_handle(&self) -> Option<&Wal> {
         self.wal.as_ref()
-    }
-
-    /// Bytes of the log's segments on disk.
-    pub(crate) fn log_bytes(&self) -> u64 {
-        crate::kv::wal::list_segments(&self.dir.join(WAL_DIR))
-            .map(|s| {
-                s.iter()
-                    .map(|(_, p)| std::fs::metadata(p).map_or(0, |m| m.len()))
-                    .sum()
-            })
-            .unwrap_or(0)
     }
 
     fn wal(&self) -> Result<&Wal> {
@@ -461,7 +317,7 @@ impl Inner {
         let _gate = self.gate.read();
         let seq = wal.append(&[record]).inspect_err(|e| self.fail(e))?;
         let keep = {
-            let snaps = self.snapshots.lock();
+            let snaps = self.readers.lock();
             let visible = self.vis.lock().visible;
             snaps.keys().next().map_or(visible, |&s| s.min(visible))
         };

@@ -1,0 +1,419 @@
+//! The `btree` engine: a [`ByteBTree`] made durable through the store's write-ahead log, with
+//! checkpoints; its reads, snapshots and ranges.
+//!
+//! A write is appended to the log, then applied to the tree (each leaf it touches read once
+//! and written once, to a new block), in one order: writers take turns for both, so the log's
+//! order is the tree's. Every [`StoreOptions::memory_budget`] bytes of log, and at `compact`
+//! and `close`, a **checkpoint** syncs the page file, writes the tree's image
+//! (`inner-<generation>.lbi`), commits the manifest naming it with the last sequence number
+//! it holds, and drops the log up to there; the writer that triggers one waits for it, which
+//! [`crate::kv::store::StoreStats::write_stalls`] counts. Opening reads the last image and
+//! replays the log after it: the tree of the checkpoint is intact, because no block of it is
+//! reused before the next checkpoint commits (see [`crate::disk::byte_btree`]).
+//!
+//! A crash at any step leaves a store that opens with every acknowledged write: before the
+//! manifest commit, the old image and the whole log since it are still there; after it, the
+//! new image holds everything the dropped log held. A new image the manifest does not name is
+//! a leftover and is removed at the next open.
+//!
+//! Reads take the tree's lock shared; a snapshot or range holds the root it started from and
+//! registers its sequence number, so the blocks it may read are not reused until it is
+//! dropped.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::ops::{Bound, RangeBounds};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::disk::byte_btree::{get_in, BTreeCursor, ByteBTree, Image, Node, Op, PageIo};
+use crate::error::{Error, Result};
+use crate::io::Storage;
+use crate::kv::manifest::{Manifest, ManifestStore};
+use crate::kv::wal::{Record, Seq, Wal};
+
+use super::batch::{check_sizes, decode_ops, BatchOp};
+use super::dir::{
+    create_store, encode_meta, open_dir, recover_log, remove_leftovers, OpenedDir, WAL_DIR,
+};
+use super::options::{CreateOptions, StoreOptions};
+use super::view::{Entry, Readers};
+
+/// The page file of a `btree` store.
+pub(crate) const PAGES_FILE: &str = "pages.lbp";
+
+fn image_name(g: u64) -> String {
+    format!("inner-{g:010}.lbi")
+}
+
+fn is_image_name(name: &str) -> bool {
+    name.starts_with("inner-") && name.ends_with(".lbi")
+}
+
+/// The writer's bookkeeping, behind the lock that makes writers take turns.
+struct WriterState {
+    next_generation: u64,
+    image: Option<String>,
+    /// Log bytes appended since the last checkpoint.
+    log_bytes: u64,
+    /// The error that stopped writes (a write half-applied to the tree).
+    failed: Option<Error>,
+}
+
+pub(crate) struct BTreeInner {
+    pub(crate) dir: PathBuf,
+    pub(crate) identity: CreateOptions,
+    options: StoreOptions,
+    pub(crate) storage: Arc<Storage>,
+    wal: Option<Wal>,
+    tree: RwLock<ByteBTree>,
+    /// The last write applied to the tree; changed under the tree's write lock.
+    applied: AtomicU64,
+    readers: Readers,
+    manifest: Mutex<Option<ManifestStore>>,
+    writer: Mutex<WriterState>,
+    pub(crate) checkpoints: AtomicU64,
+    pub(crate) checkpoint_nanos: AtomicU64,
+    pub(crate) write_stalls: AtomicU64,
+    pub(crate) stall_nanos: AtomicU64,
+    pub(crate) recovered_records: u64,
+}
+
+/// An open `btree` engine and its lock.
+pub(crate) struct BTreeEngine {
+    pub(crate) inner: Arc<BTreeInner>,
+    _lock: File,
+}
+
+/// The operations of a logged record, sorted by key, the last one on a key winning.
+fn record_ops<'a>(log: &str, seq: Seq, record: &Record<'a>) -> Result<Vec<Op<'a>>> {
+    let bad = |e: Error| Error::Corrupt {
+        file: log.to_string(),
+        block: None,
+        what: format!("record {seq}: {e}"),
+    };
+    match *record {
+        Record::Put { key, value } => {
+            check_sizes(key, Some(value)).map_err(bad)?;
+            Ok(vec![(key, Some(value))])
+        }
+        Record::Delete { key } => {
+            check_sizes(key, None).map_err(bad)?;
+            Ok(vec![(key, None)])
+        }
+        Record::Batch { ops } => {
+            let mut last: BTreeMap<&'a [u8], Option<&'a [u8]>> = BTreeMap::new();
+            for op in decode_ops(log, ops) {
+                match op? {
+                    BatchOp::Put(k, v) => last.insert(k, Some(v)),
+                    BatchOp::Delete(k) => last.insert(k, None),
+                };
+            }
+            Ok(last.into_iter().collect())
+        }
+    }
+}
+
+impl BTreeEngine {
+    /// Creates a `btree` store in `dir` (missing or empty).
+    pub(crate) fn create(
+        dir: &Path,
+        identity: &CreateOptions,
+        options: &StoreOptions,
+        storage: Option<Arc<Storage>>,
+    ) -> Result<BTreeEngine> {
+        create_store(dir, identity, options)?;
+        BTreeEngine::open(dir, options, storage)
+    }
+
+    /// Opens the `btree` store in `dir`: the last checkpoint, then the log after it. The
+    /// page file is created by the first open of a store that has never checkpointed (until
+    /// then the log holds everything).
+    pub(crate) fn open(
+        dir: &Path,
+        options: &StoreOptions,
+        storage: Option<Arc<Storage>>,
+    ) -> Result<BTreeEngine> {
+        let OpenedDir {
+            identity,
+            lock: lock_file,
+            storage,
+            manifest_store: store,
+            manifest,
+            next_generation,
+            file: image_file,
+        } = open_dir(dir, options, storage, "images")?;
+        if image_file.is_none() && !storage.exists(PAGES_FILE) {
+            if options.read_only {
+                return Err(Error::ReadOnly {
+                    op: "open a btree store that was never opened for writing",
+                });
+            }
+            drop(ByteBTree::create(&storage, PAGES_FILE)?);
+        }
+        let image = image_file
+            .as_deref()
+            .map(|name| Image::read(&storage, name))
+            .transpose()?;
+        let static_seq = manifest.static_seq;
+        let mut tree = ByteBTree::open(&storage, PAGES_FILE, image, static_seq, options.read_only)?;
+        if !options.read_only {
+            remove_leftovers(dir, &manifest.static_files, is_image_name)?;
+        }
+        let log_name = dir.join(WAL_DIR).display().to_string();
+        let mut recovered = 0u64;
+        let mut log_bytes = 0u64;
+        let (wal, last) = recover_log(dir, options, static_seq, |seq, record| {
+            recovered += 1;
+            log_bytes += record.encoded_len() as u64;
+            tree.apply(&record_ops(&log_name, seq, &record)?, seq)?;
+            tree.reclaim(seq);
+            Ok(())
+        })?;
+        let inner = Arc::new(BTreeInner {
+            dir: dir.to_path_buf(),
+            identity,
+            options: *options,
+            storage,
+            wal,
+            tree: RwLock::new(tree),
+            applied: AtomicU64::new(last),
+            readers: Readers::default(),
+            manifest: Mutex::new((!options.read_only).then_some(store)),
+            writer: Mutex::new(WriterState {
+                next_generation,
+                image: image_file,
+                log_bytes,
+                failed: None,
+            }),
+            checkpoints: AtomicU64::new(0),
+            checkpoint_nanos: AtomicU64::new(0),
+            write_stalls: AtomicU64::new(0),
+            stall_nanos: AtomicU64::new(0),
+            recovered_records: recovered,
+        });
+        Ok(BTreeEngine {
+            inner,
+            _lock: lock_file,
+        })
+    }
+
+    /// Checkpoints what the log holds (so the next open replays nothing) and syncs the log.
+    pub(crate) fn close(self) -> Result<()> {
+        if let Some(wal) = &self.inner.wal {
+            let mut st = self.inner.writer.lock();
+            if st.log_bytes > 0 && st.failed.is_none() {
+                self.inner.checkpoint(&mut st)?;
+            }
+            wal.sync()?;
+        }
+        Ok(())
+    }
+}
+
+impl BTreeInner {
+    fn wal(&self) -> Result<&Wal> {
+        self.wal.as_ref().ok_or(Error::ReadOnly { op: "write" })
+    }
+
+    pub(crate) fn wal_handle(&self) -> Option<&Wal> {
+        self.wal.as_ref()
+    }
+
+    /// The value of `key` now.
+    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.tree.read().get(key)
+    }
+
+    /// Logs `record` and applies it to the tree.
+    pub(crate) fn write(&self, record: Record<'_>) -> Result<()> {
+        let wal = self.wal()?;
+        let mut st = self.writer.lock();
+        if let Some(e) = &st.failed {
+            return Err(e.clone());
+        }
+        let seq = wal.append(&[record])?;
+        let ops = record_ops("write", seq, &record)?;
+        {
+            let mut tree = self.tree.write();
+            if let Err(e) = tree.apply(&ops, seq) {
+                // Part of the write may be in the tree: no later write may build on it. The
+                // log has all of it; reopening the store recovers it.
+                st.failed = Some(e.clone());
+                return Err(e);
+            }
+            self.applied.store(seq, Ordering::Release);
+            let readers = self.readers.oldest(seq);
+            tree.reclaim(readers);
+        }
+        st.log_bytes += record.encoded_len() as u64;
+        if st.log_bytes >= self.options.memory_budget as u64 {
+            let start = Instant::now();
+            self.checkpoint(&mut st)?;
+            self.write_stalls.fetch_add(1, Ordering::Relaxed);
+            self.stall_nanos
+                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Checkpoints the tree now (see the module docs); `compact`.
+    pub(crate) fn compact(&self) -> Result<()> {
+        self.wal()?;
+        let mut st = self.writer.lock();
+        if let Some(e) = &st.failed {
+            return Err(e.clone());
+        }
+        self.checkpoint(&mut st)
+    }
+
+    fn checkpoint(&self, st: &mut WriterState) -> Result<()> {
+        let start = Instant::now();
+        let wal = self.wal()?;
+        let (image, seq) = {
+            let tree = self.tree.read();
+            tree.sync()?;
+            (tree.image(), self.applied.load(Ordering::Acquire))
+        };
+        let generation = st.next_generation;
+        let name = image_name(generation);
+        image.write(&self.storage, &name)?;
+        wal.rotate()?;
+        {
+            let mut manifest = self.manifest.lock();
+            let store = manifest
+                .as_mut()
+                .ok_or(Error::ReadOnly { op: "checkpoint" })?;
+            store.commit(&Manifest {
+                static_files: vec![name.clone()],
+                wal_segments: Vec::new(),
+                static_seq: seq,
+                meta: encode_meta(generation + 1),
+            })?;
+        }
+        {
+            let mut tree = self.tree.write();
+            tree.checkpointed(seq);
+            let readers = self.readers.oldest(seq);
+            tree.reclaim(readers);
+        }
+        st.next_generation = generation + 1;
+        st.log_bytes = 0;
+        if let Some(old) = st.image.replace(name) {
+            self.storage.remove(&old)?;
+        }
+        wal.remove_up_to(seq)?;
+        self.checkpoints.fetch_add(1, Ordering::Relaxed);
+        self.checkpoint_nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A view of the tree as it is now, registered as a snapshot until dropped.
+    pub(crate) fn snapshot(self: &Arc<Self>) -> BTreeSnapshot {
+        let tree = self.tree.read();
+        let seq = self.applied.load(Ordering::Acquire);
+        self.readers.retain(seq);
+        BTreeSnapshot {
+            inner: Arc::clone(self),
+            io: tree.io().clone(),
+            root: tree.root(),
+            seq,
+        }
+    }
+
+    /// Records, key bytes, value bytes, inner-node memory, page file and image bytes.
+    pub(crate) fn tree_figures(&self) -> (u64, u64, u64, usize, u64) {
+        let tree = self.tree.read();
+        let image = self
+            .writer
+            .lock()
+            .image
+            .as_deref()
+            .map_or(0, |n| self.storage.file_bytes(n));
+        (
+            tree.len(),
+            tree.key_bytes(),
+            tree.value_bytes(),
+            tree.memory_bytes(),
+            tree.disk_bytes() + image,
+        )
+    }
+}
+
+/// A `btree` engine's read view: the root of the tree when it was taken, and its sequence
+/// number (registered, so the blocks it reads stay).
+pub(crate) struct BTreeSnapshot {
+    inner: Arc<BTreeInner>,
+    io: PageIo,
+    root: Arc<Node>,
+    pub(crate) seq: Seq,
+}
+
+impl BTreeSnapshot {
+    /// The value of `key` in the view.
+    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        get_in(&self.io, &self.root, key)
+    }
+
+    /// The entries within `bounds`, ascending when `forward`.
+    pub(crate) fn range<'k>(
+        &self,
+        bounds: impl RangeBounds<&'k [u8]>,
+        forward: bool,
+    ) -> BTreeRange {
+        let owned = |b: Bound<&&[u8]>| match b {
+            Bound::Included(k) => Bound::Included(k.to_vec()),
+            Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let (start, end) = (owned(bounds.start_bound()), owned(bounds.end_bound()));
+        let empty = match (&start, &end) {
+            (Bound::Included(s), Bound::Included(e)) => s > e,
+            (Bound::Included(s) | Bound::Excluded(s), Bound::Excluded(e))
+            | (Bound::Excluded(s), Bound::Included(e)) => s >= e,
+            _ => false,
+        };
+        self.inner.readers.retain(self.seq);
+        BTreeRange {
+            inner: Arc::clone(&self.inner),
+            seq: self.seq,
+            cursor: (!empty).then(|| {
+                BTreeCursor::new(self.io.clone(), Arc::clone(&self.root), start, end, forward)
+            }),
+        }
+    }
+}
+
+impl Drop for BTreeSnapshot {
+    fn drop(&mut self) {
+        self.inner.readers.release(self.seq);
+    }
+}
+
+/// A range of a `btree` engine's entries, from one snapshot.
+pub(crate) struct BTreeRange {
+    inner: Arc<BTreeInner>,
+    seq: Seq,
+    cursor: Option<BTreeCursor>,
+}
+
+impl BTreeRange {
+    /// The next entry, `None` after the last.
+    pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
+        match &mut self.cursor {
+            Some(c) => c.next_record(),
+            None => Ok(None),
+        }
+    }
+}
+
+impl Drop for BTreeRange {
+    fn drop(&mut self) {
+        self.inner.readers.release(self.seq);
+    }
+}
