@@ -638,8 +638,13 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
         }
     }
     bars.end();
+    let btree = store.identity().engine == Engine::BTree;
     if compact {
-        let bar = super::spinner("merging into the table");
+        let bar = super::spinner(if btree {
+            "checkpointing the tree"
+        } else {
+            "merging into the table"
+        });
         store.compact()?;
         bar.finish_and_clear();
     }
@@ -661,13 +666,16 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
             "write_stalls": s.write_stalls,
         }),
         format!(
-            "loaded {records} records from {} in {secs:.2} s ({:.0} records/s); the table holds {} records, {:.1} bytes/record on disk, model {:.3} bytes/record; {} merges, {} write stalls",
+            "loaded {records} records from {} in {secs:.2} s ({:.0} records/s); the {} holds {} records, {:.1} bytes/record on disk, {} {:.3} bytes/record; {} {}, {} write stalls",
             from.display(),
             records as f64 / secs,
+            if btree { "tree" } else { "table" },
             s.table_records,
             per(s.table_disk_bytes),
+            if btree { "inner nodes" } else { "model" },
             per(s.model_bytes as u64),
             s.merges,
+            if btree { "checkpoints" } else { "merges" },
             s.write_stalls
         ),
     );

@@ -9,8 +9,12 @@
 //! learned files on disk, the merge); the durable index built from them is
 //! [`crate::kv::HybridIndex`].
 //!
+//! [`byte_table`] and [`byte_btree`] hold byte-string keys and values of any length: the
+//! static stage and the B+-tree of the store's two engines ([`crate::kv::store`]).
+//!
 //! Keys are unique in every on-disk index (map semantics): builders refuse duplicates with
-//! [`crate::Error::DuplicateKey`]. Payloads are fixed-size byte strings (8 bytes by default).
+//! [`crate::Error::DuplicateKey`]. The fixed-key indexes' payloads are fixed-size byte strings
+//! (8 bytes by default).
 
 pub mod btree;
 pub mod byte_btree;
