@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
-use super::leaf::Slot;
+use super::leaf::{LeafRef, SlotRef};
 use super::node::{Kids, Node};
 use super::pages::PageIo;
 use super::tree::ByteBTree;
@@ -17,7 +17,10 @@ pub struct BTreeCursor {
     io: PageIo,
     /// The path to the current leaf: each node and the child taken.
     stack: Vec<(Arc<Node>, usize)>,
-    slots: Vec<Slot>,
+    /// The current leaf's block (empty for the empty tree's leaf), its number and records.
+    leaf: Vec<u8>,
+    block: u64,
+    count: usize,
     /// Forward: the next slot; backward: one past it.
     pos: usize,
     forward: bool,
@@ -52,7 +55,9 @@ impl BTreeCursor {
         BTreeCursor {
             io,
             stack: vec![(root, 0)],
-            slots: Vec::new(),
+            leaf: Vec::new(),
+            block: 0,
+            count: 0,
             pos: 0,
             forward,
             start,
@@ -75,11 +80,7 @@ impl BTreeCursor {
             };
             self.stack.last_mut().expect("a path").1 = i;
             match &node.kids {
-                Kids::Leaves(l) => {
-                    self.slots = self.io.leaf_slots(l[i])?;
-                    self.pos = if self.forward { 0 } else { self.slots.len() };
-                    return Ok(());
-                }
+                Kids::Leaves(l) => return self.load(l[i]),
                 Kids::Nodes(n) => self.stack.push((Arc::clone(&n[i]), 0)),
             }
         }
@@ -104,10 +105,7 @@ impl BTreeCursor {
                 }
                 let (node, i) = (Arc::clone(node), *i);
                 match &node.kids {
-                    Kids::Leaves(l) => {
-                        self.slots = self.io.leaf_slots(l[i])?;
-                        self.pos = if self.forward { 0 } else { self.slots.len() };
-                    }
+                    Kids::Leaves(l) => self.load(l[i])?,
                     Kids::Nodes(n) => {
                         self.stack.push((Arc::clone(&n[i]), 0));
                         self.descend(None)?;
@@ -119,16 +117,42 @@ impl BTreeCursor {
         }
     }
 
+    /// Reads the leaf at `block` and stands at its start (or end, backward).
+    fn load(&mut self, block: u64) -> Result<()> {
+        self.block = block;
+        if block == 0 {
+            self.leaf.clear();
+            self.count = 0;
+        } else {
+            self.leaf = self.io.read_leaf(block)?;
+            self.count = self.view()?.len();
+        }
+        self.pos = if self.forward { 0 } else { self.count };
+        Ok(())
+    }
+
+    fn view(&self) -> Result<LeafRef<'_>> {
+        LeafRef::parse(
+            &self.leaf[..self.io.geometry.payload],
+            self.io.file(),
+            self.block,
+        )
+    }
+
+    fn slot(&self, i: usize) -> Result<SlotRef<'_>> {
+        self.view()?.slot(i)
+    }
+
     /// Positions at the first record inside the near bound.
     fn position(&mut self) -> Result<()> {
         let near = if self.forward { &self.start } else { &self.end }.clone();
         self.descend(probe(&near))?;
         if let Some(k) = probe(&near) {
             // The first slot at or past the bound, in the cursor's direction.
-            let (mut lo, mut hi) = (0, self.slots.len());
+            let (mut lo, mut hi) = (0, self.count);
             while lo < hi {
                 let mid = (lo + hi) / 2;
-                let ord = self.io.cmp(self.slots[mid].as_ref(), k)?;
+                let ord = self.io.cmp(self.slot(mid)?, k)?;
                 let before = match (&near, self.forward) {
                     (Bound::Included(_), true) => ord.is_lt(),
                     (Bound::Excluded(_), true) => ord.is_le(),
@@ -161,7 +185,7 @@ impl BTreeCursor {
         }
         loop {
             let has = if self.forward {
-                self.pos < self.slots.len()
+                self.pos < self.count
             } else {
                 self.pos > 0
             };
@@ -181,11 +205,10 @@ impl BTreeCursor {
             }
         }
         let at = if self.forward { self.pos } else { self.pos - 1 };
-        let slot = self.slots[at].as_ref();
-        let read = self
-            .io
-            .full_key(slot)
-            .and_then(|k| self.io.value(slot).map(|v| (k, v)));
+        let read = self.slot(at).and_then(|slot| {
+            let key = self.io.full_key(slot)?;
+            Ok((key, self.io.value(slot)?))
+        });
         let (key, value) = match read {
             Ok(kv) => kv,
             Err(e) => {

@@ -50,41 +50,8 @@ impl Geometry {
     }
 }
 
-/// A record as held in memory while its leaf is rewritten.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Slot {
-    /// Key and value in the leaf.
-    Inline { key: Vec<u8>, value: Vec<u8> },
-    /// Key and value in the run starting at block `first`; `prefix` is the key's start.
-    Overflow {
-        prefix: Vec<u8>,
-        klen: usize,
-        vlen: usize,
-        first: u64,
-    },
-}
-
-impl Slot {
-    /// Bytes of its encoded record plus its slot.
-    pub(crate) fn encoded_len(&self) -> usize {
-        2 + RECORD_FIXED
-            + match self {
-                Slot::Inline { key, value } => key.len() + value.len(),
-                Slot::Overflow { prefix, .. } => 9 + prefix.len(),
-            }
-    }
-
-    /// Key and value lengths.
-    pub(crate) fn lens(&self) -> (usize, usize) {
-        match self {
-            Slot::Inline { key, value } => (key.len(), value.len()),
-            Slot::Overflow { klen, vlen, .. } => (*klen, *vlen),
-        }
-    }
-}
-
 /// A record read in place from a leaf.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SlotRef<'a> {
     Inline {
         key: &'a [u8],
@@ -99,56 +66,57 @@ pub(crate) enum SlotRef<'a> {
 }
 
 impl SlotRef<'_> {
-    pub(crate) fn to_slot(self) -> Slot {
-        match self {
-            SlotRef::Inline { key, value } => Slot::Inline {
-                key: key.to_vec(),
-                value: value.to_vec(),
-            },
-            SlotRef::Overflow {
-                prefix,
-                klen,
-                vlen,
-                first,
-            } => Slot::Overflow {
-                prefix: prefix.to_vec(),
-                klen,
-                vlen,
-                first,
-            },
+    /// Key and value lengths.
+    pub(crate) fn lens(&self) -> (usize, usize) {
+        match *self {
+            SlotRef::Inline { key, value } => (key.len(), value.len()),
+            SlotRef::Overflow { klen, vlen, .. } => (klen, vlen),
         }
     }
 }
 
-/// Encodes `slots` (in key order, fitting) as a leaf into `payload`, zero-filling the rest.
-pub(crate) fn encode_leaf(slots: &[Slot], payload: &mut [u8]) {
+/// The encoded record of `key` and `value` kept inline.
+pub(crate) fn encode_inline(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut r = Vec::with_capacity(RECORD_FIXED + key.len() + value.len());
+    r.extend_from_slice(&(key.len() as u16).to_le_bytes());
+    r.push(0);
+    r.extend_from_slice(&(value.len() as u32).to_le_bytes());
+    r.extend_from_slice(key);
+    r.extend_from_slice(value);
+    r
+}
+
+/// The encoded record of `key` (and a value of `vlen` bytes) whose run starts at `first`.
+pub(crate) fn encode_overflow(key: &[u8], vlen: usize, first: u64) -> Vec<u8> {
+    let prefix = &key[..key.len().min(PREFIX_MAX)];
+    let mut r = Vec::with_capacity(RECORD_FIXED + 9 + prefix.len());
+    r.extend_from_slice(&(key.len() as u16).to_le_bytes());
+    r.push(1);
+    r.extend_from_slice(&(vlen as u32).to_le_bytes());
+    r.extend_from_slice(&first.to_le_bytes());
+    r.push(prefix.len() as u8);
+    r.extend_from_slice(prefix);
+    r
+}
+
+/// Bytes a record takes in a leaf: its encoding and its slot.
+pub(crate) fn leaf_bytes(record: &[u8]) -> usize {
+    record.len() + 2
+}
+
+/// Encodes `records` (encoded records in key order, fitting) as a leaf into `payload`,
+/// zero-filling the rest.
+pub(crate) fn encode_leaf<R: AsRef<[u8]>>(records: &[R], payload: &mut [u8]) {
     payload.fill(0);
     payload[0] = LEAF_KIND;
-    payload[2..4].copy_from_slice(&(slots.len() as u16).to_le_bytes());
-    let mut at = LEAF_HEADER + 2 * slots.len();
-    for (i, slot) in slots.iter().enumerate() {
+    payload[2..4].copy_from_slice(&(records.len() as u16).to_le_bytes());
+    let mut at = LEAF_HEADER + 2 * records.len();
+    for (i, record) in records.iter().enumerate() {
+        let record = record.as_ref();
         payload[LEAF_HEADER + 2 * i..LEAF_HEADER + 2 * i + 2]
             .copy_from_slice(&(at as u16).to_le_bytes());
-        let (klen, vlen) = slot.lens();
-        payload[at..at + 2].copy_from_slice(&(klen as u16).to_le_bytes());
-        payload[at + 3..at + 7].copy_from_slice(&(vlen as u32).to_le_bytes());
-        at += RECORD_FIXED;
-        match slot {
-            Slot::Inline { key, value } => {
-                payload[at - 5] = 0;
-                payload[at..at + key.len()].copy_from_slice(key);
-                at += key.len();
-                payload[at..at + value.len()].copy_from_slice(value);
-                at += value.len();
-            }
-            Slot::Overflow { prefix, first, .. } => {
-                payload[at - 5] = 1;
-                payload[at..at + 8].copy_from_slice(&first.to_le_bytes());
-                payload[at + 8] = prefix.len() as u8;
-                payload[at + 9..at + 9 + prefix.len()].copy_from_slice(prefix);
-                at += 9 + prefix.len();
-            }
-        }
+        payload[at..at + record.len()].copy_from_slice(record);
+        at += record.len();
     }
     payload[4..8].copy_from_slice(&(at as u32).to_le_bytes());
 }
@@ -199,54 +167,73 @@ impl<'a> LeafRef<'a> {
 
     /// Record `i` (`i < len()`); a record running past the leaf is [`Error::Corrupt`].
     pub(crate) fn slot(&self, i: usize) -> Result<SlotRef<'a>> {
+        self.record(i).map(|(slot, _)| slot)
+    }
+
+    /// Record `i` and its encoded bytes.
+    pub(crate) fn record(&self, i: usize) -> Result<(SlotRef<'a>, &'a [u8])> {
         let p = self.payload;
-        let bad = |what: &str| Error::Corrupt {
+        let s = LEAF_HEADER + 2 * i;
+        let at = u16::from_le_bytes([p[s], p[s + 1]]) as usize;
+        decode_record(p, at).map_err(|what| Error::Corrupt {
             file: self.file.to_string(),
             block: Some(self.block),
             what: format!("record {i}: {what}"),
-        };
-        let s = LEAF_HEADER + 2 * i;
-        let at = u16::from_le_bytes([p[s], p[s + 1]]) as usize;
-        let fixed = p
-            .get(at..at + RECORD_FIXED)
-            .ok_or_else(|| bad("starts past the end"))?;
-        let klen = u16::from_le_bytes([fixed[0], fixed[1]]) as usize;
-        let tag = fixed[2];
-        let vlen = u32::from_le_bytes([fixed[3], fixed[4], fixed[5], fixed[6]]) as usize;
-        let body = at + RECORD_FIXED;
-        match tag {
-            0 => {
-                let key = p
-                    .get(body..body + klen)
-                    .ok_or_else(|| bad("key past the end"))?;
-                let value = p
-                    .get(body + klen..body + klen + vlen)
-                    .ok_or_else(|| bad("value past the end"))?;
-                Ok(SlotRef::Inline { key, value })
+        })
+    }
+}
+
+/// The record encoded in `raw` (a record [`LeafRef::record`] read or this module encoded);
+/// `file` names where it came from in errors.
+pub(crate) fn record_slot<'a>(raw: &'a [u8], file: &str) -> Result<SlotRef<'a>> {
+    decode_record(raw, 0)
+        .map(|(slot, _)| slot)
+        .map_err(|what| Error::Corrupt {
+            file: file.to_string(),
+            block: None,
+            what,
+        })
+}
+
+/// Decodes the record at `at` of `p`: the record and its bytes, or what is wrong.
+fn decode_record(p: &[u8], at: usize) -> std::result::Result<(SlotRef<'_>, &[u8]), String> {
+    let fixed = p.get(at..at + RECORD_FIXED).ok_or("starts past the end")?;
+    let klen = u16::from_le_bytes([fixed[0], fixed[1]]) as usize;
+    let tag = fixed[2];
+    let vlen = u32::from_le_bytes([fixed[3], fixed[4], fixed[5], fixed[6]]) as usize;
+    let body = at + RECORD_FIXED;
+    match tag {
+        0 => {
+            let end = body + klen + vlen;
+            if end > p.len() {
+                return Err("key or value past the end".into());
             }
-            1 => {
-                let head = p
-                    .get(body..body + 9)
-                    .ok_or_else(|| bad("overflow reference past the end"))?;
-                let first = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
-                let plen = head[8] as usize;
-                if plen > PREFIX_MAX || plen > klen || (plen < klen && plen < PREFIX_MAX) {
-                    return Err(bad(&format!(
-                        "prefix of {plen} bytes for a {klen}-byte key"
-                    )));
-                }
-                let prefix = p
-                    .get(body + 9..body + 9 + plen)
-                    .ok_or_else(|| bad("key prefix past the end"))?;
-                Ok(SlotRef::Overflow {
-                    prefix,
-                    klen,
-                    vlen,
-                    first,
-                })
-            }
-            t => Err(bad(&format!("unknown record tag {t}"))),
+            let slot = SlotRef::Inline {
+                key: &p[body..body + klen],
+                value: &p[body + klen..end],
+            };
+            Ok((slot, &p[at..end]))
         }
+        1 => {
+            let head = p
+                .get(body..body + 9)
+                .ok_or("overflow reference past the end")?;
+            let first = u64::from_le_bytes(head[..8].try_into().expect("8 bytes"));
+            let plen = head[8] as usize;
+            if plen != klen.min(PREFIX_MAX) {
+                return Err(format!("prefix of {plen} bytes for a {klen}-byte key"));
+            }
+            let end = body + 9 + plen;
+            let prefix = p.get(body + 9..end).ok_or("key prefix past the end")?;
+            let slot = SlotRef::Overflow {
+                prefix,
+                klen,
+                vlen,
+                first,
+            };
+            Ok((slot, &p[at..end]))
+        }
+        t => Err(format!("unknown record tag {t}")),
     }
 }
 
@@ -256,30 +243,36 @@ mod tests {
 
     #[test]
     fn a_leaf_reads_back_what_was_encoded() {
-        let slots = vec![
-            Slot::Inline {
-                key: b"a".to_vec(),
-                value: Vec::new(),
-            },
-            Slot::Overflow {
-                prefix: vec![7; PREFIX_MAX],
-                klen: 900,
-                vlen: 5000,
-                first: 42,
-            },
-            Slot::Inline {
-                key: b"zz".to_vec(),
-                value: b"value".to_vec(),
-            },
+        let long_key = vec![7u8; 900];
+        let records = vec![
+            encode_inline(b"a", b""),
+            encode_overflow(&long_key, 5000, 42),
+            encode_inline(b"zz", b"value"),
         ];
         let mut page = vec![0u8; 4092];
-        encode_leaf(&slots, &mut page);
+        encode_leaf(&records, &mut page);
         let leaf = LeafRef::parse(&page, "f", 3).unwrap();
         assert_eq!(leaf.len(), 3);
-        for (i, s) in slots.iter().enumerate() {
-            assert_eq!(&leaf.slot(i).unwrap().to_slot(), s);
+        assert_eq!(
+            leaf.slot(0).unwrap(),
+            SlotRef::Inline {
+                key: b"a",
+                value: b""
+            }
+        );
+        assert_eq!(
+            leaf.slot(1).unwrap(),
+            SlotRef::Overflow {
+                prefix: &long_key[..PREFIX_MAX],
+                klen: 900,
+                vlen: 5000,
+                first: 42
+            }
+        );
+        for (i, r) in records.iter().enumerate() {
+            assert_eq!(leaf.record(i).unwrap().1, r.as_slice());
         }
-        let used: usize = LEAF_HEADER + slots.iter().map(Slot::encoded_len).sum::<usize>();
+        let used: usize = LEAF_HEADER + records.iter().map(|r| leaf_bytes(r)).sum::<usize>();
         assert_eq!(
             u32::from_le_bytes(page[4..8].try_into().unwrap()) as usize,
             used
@@ -289,11 +282,7 @@ mod tests {
     #[test]
     fn damaged_leaves_are_typed_errors() {
         let mut page = vec![0u8; 4092];
-        let slots = [Slot::Inline {
-            key: b"k".to_vec(),
-            value: b"v".to_vec(),
-        }];
-        encode_leaf(&slots, &mut page);
+        encode_leaf(&[encode_inline(b"k", b"v")], &mut page);
         let mut wrong_kind = page.clone();
         wrong_kind[0] = 9;
         assert!(matches!(

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
 use crate::io::{BlockDevice, IoClass};
 
-use super::leaf::{Geometry, LeafRef, Slot, SlotRef, PREFIX_MAX};
+use super::leaf::{Geometry, SlotRef, PREFIX_MAX};
 
 /// Blocks written by a read-only open's recovery, kept in memory instead of the file.
 type Overlay = Arc<RwLock<HashMap<u64, Box<[u8]>>>>;
@@ -90,18 +90,6 @@ impl PageIo {
         self.read(block, 1, IoClass::Leaf)
     }
 
-    /// The owned records of the leaf at `block` (none for block 0, the empty tree's leaf).
-    pub(crate) fn leaf_slots(&self, block: u64) -> Result<Vec<Slot>> {
-        if block == 0 {
-            return Ok(Vec::new());
-        }
-        let buf = self.read_leaf(block)?;
-        let leaf = LeafRef::parse(&buf[..self.geometry.payload], self.file(), block)?;
-        (0..leaf.len())
-            .map(|i| leaf.slot(i).map(SlotRef::to_slot))
-            .collect()
-    }
-
     /// The first `bytes` bytes of the run at `first`.
     fn run_bytes(&self, first: u64, bytes: usize) -> Result<Vec<u8>> {
         let g = self.geometry;
@@ -167,26 +155,6 @@ impl PageIo {
                     other => Ok(other),
                 }
             }
-        }
-    }
-}
-
-impl Slot {
-    /// The record as if read in place.
-    pub(crate) fn as_ref(&self) -> SlotRef<'_> {
-        match self {
-            Slot::Inline { key, value } => SlotRef::Inline { key, value },
-            Slot::Overflow {
-                prefix,
-                klen,
-                vlen,
-                first,
-            } => SlotRef::Overflow {
-                prefix,
-                klen: *klen,
-                vlen: *vlen,
-                first: *first,
-            },
         }
     }
 }

@@ -1,6 +1,7 @@
 //! [`ByteBTree`]: open, point lookups, writes (copy-on-write leaves under in-memory inner
 //! nodes), checkpoint images, and a full check.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -10,7 +11,10 @@ use crate::io::{IoClass, Storage};
 use crate::kv::wal::Seq;
 
 use super::image::{check_pages_header, write_pages_header, Image};
-use super::leaf::{encode_leaf, LeafRef, Slot, SlotRef, LEAF_HEADER, PREFIX_MAX};
+use super::leaf::{
+    encode_inline, encode_leaf, encode_overflow, leaf_bytes, record_slot, LeafRef, SlotRef,
+    LEAF_HEADER,
+};
 use super::node::{self, Kid, Kids, Node, Pieces, MAX_KIDS};
 use super::pages::PageIo;
 use super::space::Space;
@@ -405,7 +409,8 @@ impl Pages {
         Ok(Some(node::pack(level, list, rightmost)))
     }
 
-    /// Merges `ops` into the leaf at `block` and writes the result to new blocks.
+    /// Merges `ops` into the leaf at `block` and writes the result to new blocks. The
+    /// records it keeps are copied as they are encoded; only new ones are encoded.
     fn rewrite_leaf(
         &mut self,
         block: u64,
@@ -413,41 +418,55 @@ impl Pages {
         rightmost: bool,
         seq: Seq,
     ) -> Result<Rewrite> {
-        let old = self.io.leaf_slots(block)?;
-        let appends = match old.last() {
-            None => true,
-            Some(last) => self.io.cmp(last.as_ref(), ops[0].0)?.is_lt(),
+        let payload = self.io.geometry.payload;
+        let buf = if block == 0 {
+            Vec::new()
+        } else {
+            self.io.read_leaf(block)?
         };
-        let mut out: Vec<Slot> = Vec::with_capacity(old.len() + ops.len());
+        let file = self.io.file().to_string();
+        let leaf = (block != 0)
+            .then(|| LeafRef::parse(&buf[..payload], &file, block))
+            .transpose()?;
+        let n = leaf.map_or(0, |l| l.len());
+        let old = |i: usize| leaf.expect("a leaf when it has records").record(i);
+        let appends = n == 0 || self.io.cmp(old(n - 1)?.0, ops[0].0)?.is_lt();
+        let mut out: Vec<Cow<'_, [u8]>> = Vec::with_capacity(n + ops.len());
         let mut changed = false;
-        let mut it = old.into_iter().peekable();
+        let mut i = 0;
         for &(key, value) in ops {
-            let mut existed = false;
-            while let Some(slot) = it.peek() {
-                match self.io.cmp(slot.as_ref(), key)? {
-                    std::cmp::Ordering::Less => out.push(it.next().expect("peeked")),
-                    std::cmp::Ordering::Equal => {
-                        let gone = it.next().expect("peeked");
-                        self.drop_slot(&gone, seq);
-                        existed = true;
-                        break;
-                    }
-                    std::cmp::Ordering::Greater => break,
+            // The first old record at or past `key`.
+            let (mut lo, mut hi) = (i, n);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if self.io.cmp(old(mid)?.0, key)?.is_lt() {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
                 }
             }
+            for j in i..lo {
+                out.push(Cow::Borrowed(old(j)?.1));
+            }
+            i = lo;
+            if i < n && self.io.cmp(old(i)?.0, key)?.is_eq() {
+                self.drop_record(old(i)?.0, seq);
+                i += 1;
+                changed = true;
+            }
             if let Some(v) = value {
-                out.push(self.make_slot(key, v)?);
+                out.push(Cow::Owned(self.make_record(key, v)?));
                 self.records += 1;
                 self.key_bytes += key.len() as u64;
                 self.value_bytes += v.len() as u64;
                 changed = true;
-            } else if existed {
-                changed = true;
             }
         }
-        out.extend(it);
         if !changed {
             return Ok(Rewrite::Same);
+        }
+        for j in i..n {
+            out.push(Cow::Borrowed(old(j)?.1));
         }
         if block != 0 {
             self.space.retire(block, 1, seq);
@@ -455,73 +474,64 @@ impl Pages {
         if out.is_empty() {
             return Ok(Rewrite::Leaves(Vec::new()));
         }
-        let cap = self.io.geometry.payload - LEAF_HEADER;
-        let total: usize = out.iter().map(Slot::encoded_len).sum();
+        let cap = payload - LEAF_HEADER;
+        let total: usize = out.iter().map(|r| leaf_bytes(r)).sum();
         let target = if total <= cap || (rightmost && appends) {
             cap
         } else {
             total.div_ceil(total.div_ceil(cap))
         };
-        let mut pieces: Vec<Vec<Slot>> = vec![Vec::new()];
+        let mut pieces: Vec<std::ops::Range<usize>> = vec![0..0];
         let mut size = 0;
-        for slot in out {
-            let len = slot.encoded_len();
+        for (j, record) in out.iter().enumerate() {
+            let len = leaf_bytes(record);
             if size + len > target && size > 0 {
-                pieces.push(Vec::new());
+                pieces.push(j..j);
                 size = 0;
             }
             size += len;
-            pieces.last_mut().expect("one piece").push(slot);
+            pieces.last_mut().expect("one piece").end = j + 1;
         }
-        let bs = self.io.device().block_size();
+        let key_of = |record: &[u8]| self.io.full_key(record_slot(record, &file)?);
         let mut result = Vec::with_capacity(pieces.len());
-        let mut previous_last: Option<Vec<u8>> = None;
-        let mut buf = vec![0u8; bs];
-        for piece in &pieces {
-            let first_key = self.io.full_key(piece[0].as_ref())?;
-            let sep = match &previous_last {
-                None => Vec::new(),
-                Some(p) => shortest_separator(p, &first_key).to_vec(),
+        let mut page = vec![0u8; self.io.device().block_size()];
+        for (p, range) in pieces.iter().enumerate() {
+            let sep = if p == 0 {
+                Vec::new()
+            } else {
+                let before = key_of(&out[range.start - 1])?;
+                let first = key_of(&out[range.start])?;
+                shortest_separator(&before, &first).to_vec()
             };
-            encode_leaf(piece, &mut buf[..self.io.geometry.payload]);
+            encode_leaf(&out[range.clone()], &mut page[..payload]);
             let at = self.space.allocate(1);
-            self.io.write(at, &mut buf, IoClass::Leaf)?;
+            self.io.write(at, &mut page, IoClass::Leaf)?;
             result.push((sep, at));
-            if pieces.len() > 1 {
-                previous_last = Some(self.io.full_key(piece[piece.len() - 1].as_ref())?);
-            }
         }
         Ok(Rewrite::Leaves(result))
     }
 
-    /// The record for `key` and `value`: inline, or in a new overflow run when too large.
-    fn make_slot(&mut self, key: &[u8], value: &[u8]) -> Result<Slot> {
+    /// The encoded record for `key` and `value`: inline, or in a new overflow run when too
+    /// large.
+    fn make_record(&mut self, key: &[u8], value: &[u8]) -> Result<Vec<u8>> {
         let g = self.io.geometry;
         if 7 + key.len() + value.len() <= g.inline_max() {
-            return Ok(Slot::Inline {
-                key: key.to_vec(),
-                value: value.to_vec(),
-            });
+            return Ok(encode_inline(key, value));
         }
         let first = self.space.allocate(g.run_blocks(key.len() + value.len()));
         self.io.write_run(first, key, value)?;
-        Ok(Slot::Overflow {
-            prefix: key[..key.len().min(PREFIX_MAX)].to_vec(),
-            klen: key.len(),
-            vlen: value.len(),
-            first,
-        })
+        Ok(encode_overflow(key, value.len(), first))
     }
 
     /// Takes a replaced or deleted record out of the counts and retires its run.
-    fn drop_slot(&mut self, slot: &Slot, seq: Seq) {
+    fn drop_record(&mut self, slot: SlotRef<'_>, seq: Seq) {
         let (k, v) = slot.lens();
         self.records -= 1;
         self.key_bytes -= k as u64;
         self.value_bytes -= v as u64;
-        if let Slot::Overflow { first, .. } = slot {
+        if let SlotRef::Overflow { first, .. } = slot {
             let blocks = self.io.geometry.run_blocks(k + v);
-            self.space.retire(*first, blocks, seq);
+            self.space.retire(first, blocks, seq);
         }
     }
 }
