@@ -481,7 +481,7 @@ impl Pages {
         } else {
             total.div_ceil(total.div_ceil(cap))
         };
-        let mut pieces: Vec<std::ops::Range<usize>> = vec![0..0];
+        let mut pieces: Vec<std::ops::Range<usize>> = Vec::from([0..0]);
         let mut size = 0;
         for (j, record) in out.iter().enumerate() {
             let len = leaf_bytes(record);
