@@ -481,29 +481,31 @@ impl Pages {
         } else {
             total.div_ceil(total.div_ceil(cap))
         };
-        let mut pieces: Vec<std::ops::Range<usize>> = Vec::from([0..0]);
+        // Where each new leaf starts in `out`, then its end.
+        let mut starts = vec![0];
         let mut size = 0;
         for (j, record) in out.iter().enumerate() {
             let len = leaf_bytes(record);
             if size + len > target && size > 0 {
-                pieces.push(j..j);
+                starts.push(j);
                 size = 0;
             }
             size += len;
-            pieces.last_mut().expect("one piece").end = j + 1;
         }
+        starts.push(out.len());
         let key_of = |record: &[u8]| self.io.full_key(record_slot(record, &file)?);
-        let mut result = Vec::with_capacity(pieces.len());
+        let mut result = Vec::with_capacity(starts.len() - 1);
         let mut page = vec![0u8; self.io.device().block_size()];
-        for (p, range) in pieces.iter().enumerate() {
-            let sep = if p == 0 {
+        for w in starts.windows(2) {
+            let (start, end) = (w[0], w[1]);
+            let sep = if start == 0 {
                 Vec::new()
             } else {
-                let before = key_of(&out[range.start - 1])?;
-                let first = key_of(&out[range.start])?;
+                let before = key_of(&out[start - 1])?;
+                let first = key_of(&out[start])?;
                 shortest_separator(&before, &first).to_vec()
             };
-            encode_leaf(&out[range.clone()], &mut page[..payload]);
+            encode_leaf(&out[start..end], &mut page[..payload]);
             let at = self.space.allocate(1);
             self.io.write(at, &mut page, IoClass::Leaf)?;
             result.push((sep, at));
