@@ -377,6 +377,7 @@ fn print_stats(common: &Common, store: &Store) {
                 "table_key_bytes": s.table_key_bytes,
                 "table_value_bytes": s.table_value_bytes,
                 "table_disk_bytes": s.table_disk_bytes,
+                "free_disk_bytes": s.free_disk_bytes,
                 "disk_bytes_per_record": per_key(s.table_disk_bytes),
                 "model_bytes": s.model_bytes,
                 "model_bytes_per_record": per_key(s.model_bytes as u64),
@@ -399,12 +400,13 @@ fn print_stats(common: &Common, store: &Store) {
             id.key_format.name()
         );
         println!(
-            "table           {} records, {} key + {} value bytes, {} bytes on disk ({:.1} B/record)",
+            "table           {} records, {} key + {} value bytes, {} bytes on disk ({:.1} B/record, {} bytes free for reuse)",
             s.table_records,
             s.table_key_bytes,
             s.table_value_bytes,
             s.table_disk_bytes,
-            per_key(s.table_disk_bytes)
+            per_key(s.table_disk_bytes),
+            s.free_disk_bytes
         );
         let btree = id.engine == Engine::BTree;
         println!(

@@ -16,9 +16,9 @@
 //! the value, for tag 1 (overflow) the first block of its run (u64), a prefix length (u8) and
 //! the key's first bytes (at most [`PREFIX_MAX`]). An overflow run is the key then the value,
 //! written over consecutive blocks of the page file; a record goes there when its inline form
-//! would take more than a quarter of a leaf ([`Geometry::inline_max`]), so every leaf holds at
-//! least four records and a split always has room. With 4 KiB blocks that is any record of
-//! more than about 1 KiB of key and value together.
+//! would take more than half a leaf ([`Geometry::inline_max`]), so every leaf holds at least
+//! two records and a split always has room. With 4 KiB blocks that is any record of more than
+//! about 2 KiB of key and value together.
 
 use crate::error::{Error, Result};
 
@@ -41,7 +41,7 @@ pub(crate) struct Geometry {
 impl Geometry {
     /// Largest record kept inline (fixed part, key and value; its slot not counted).
     pub(crate) fn inline_max(self) -> usize {
-        (self.payload - LEAF_HEADER) / 4 - 2
+        (self.payload - LEAF_HEADER) / 2 - 2
     }
 
     /// Blocks of an overflow run of `bytes`.

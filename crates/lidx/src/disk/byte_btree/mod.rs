@@ -10,11 +10,11 @@
 //! records and a store's durability need:
 //!
 //! * **Variable-length records** (`leaf.rs`): a leaf is a slot array over records of any
-//!   length. A record larger than a quarter of a leaf (key and value together; about 1 KiB
-//!   with 4 KiB blocks) goes to an *overflow run* of consecutive blocks and leaves a
-//!   reference and its key's first 64 bytes behind, so a leaf always holds four records or
-//!   more, and a key longer than a block (up to the store's 4 KiB) is handled the same way:
-//!   comparisons read the run only when the 64-byte prefix ties.
+//!   length. A record larger than half a leaf (key and value together; about 2 KiB with
+//!   4 KiB blocks) goes to an *overflow run* of consecutive blocks and leaves a reference and
+//!   its key's first 64 bytes behind, so a leaf always holds two records or more, and a key
+//!   longer than a block (up to the store's 4 KiB) is handled the same way: comparisons read
+//!   the run only when the 64-byte prefix ties.
 //! * **Inner nodes in memory only** (`node.rs`): separators are shortest prefixes, in one
 //!   byte arena per node (about 12 bytes per leaf plus a few key bytes: the memory that the
 //!   hybrid engine's budget is compared with). They are never written as blocks; a

@@ -326,8 +326,9 @@ impl BTreeInner {
         }
     }
 
-    /// Records, key bytes, value bytes, inner-node memory, page file and image bytes.
-    pub(crate) fn tree_figures(&self) -> (u64, u64, u64, usize, u64) {
+    /// Records, key bytes, value bytes, inner-node memory, page file and image bytes, free
+    /// bytes of the page file.
+    pub(crate) fn tree_figures(&self) -> (u64, u64, u64, usize, u64, u64) {
         let tree = self.tree.read();
         let image = self
             .writer
@@ -341,6 +342,7 @@ impl BTreeInner {
             tree.value_bytes(),
             tree.memory_bytes(),
             tree.disk_bytes() + image,
+            tree.free_blocks() * self.storage.block_size() as u64,
         )
     }
 }

@@ -145,6 +145,10 @@ pub struct StoreStats {
     /// Bytes of the block files: the table (`hybrid`), the page file and the checkpoint
     /// image (`btree`).
     pub table_disk_bytes: u64,
+    /// Bytes of the block files that are free for reuse (`btree`: blocks of replaced leaves
+    /// and runs, reused by later writes; the file does not shrink). 0 for `hybrid`, whose
+    /// merges write the table anew.
+    pub free_disk_bytes: u64,
     /// Bytes of the write-ahead log.
     pub log_disk_bytes: u64,
     /// Merges (`hybrid`) or checkpoints (`btree`) completed since open.
@@ -333,7 +337,8 @@ impl Store {
             Engines::Hybrid(e) => hybrid_stats(&e.inner),
             Engines::BTree(e) => {
                 let inner = &e.inner;
-                let (records, key_bytes, value_bytes, model_bytes, disk) = inner.tree_figures();
+                let (records, key_bytes, value_bytes, model_bytes, disk, free) =
+                    inner.tree_figures();
                 let cache_bytes = inner.storage.cache_blocks() * inner.storage.block_size();
                 StoreStats {
                     engine: inner.identity.engine.name(),
@@ -344,6 +349,7 @@ impl Store {
                     cache_bytes,
                     memory_bytes: model_bytes + cache_bytes,
                     table_disk_bytes: disk,
+                    free_disk_bytes: free,
                     log_disk_bytes: dir::log_bytes(&inner.dir),
                     merges: inner.checkpoints.load(Ordering::Relaxed),
                     merge_seconds: inner.checkpoint_nanos.load(Ordering::Relaxed) as f64 / 1e9,
@@ -389,6 +395,7 @@ fn hybrid_stats(inner: &hybrid::Inner) -> StoreStats {
         cache_bytes,
         memory_bytes: dynamic_bytes + model_bytes + cache_bytes,
         table_disk_bytes: table.map_or(0, |t| t.disk_bytes()),
+        free_disk_bytes: 0,
         log_disk_bytes: dir::log_bytes(&inner.dir),
         merges: inner.merges.load(Ordering::Relaxed),
         merge_seconds: inner.merge_nanos.load(Ordering::Relaxed) as f64 / 1e9,
