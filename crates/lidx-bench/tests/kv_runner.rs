@@ -233,8 +233,13 @@ fn merges_reads_are_reported_apart_from_the_reads() {
         lidx_bench::kv_store::DynamicKind::parse("sorted-runs").unwrap(),
     )
     .unwrap();
-    let records =
-        kv_runner::compare(&setup, &[YcsbWorkload::Balanced], &[hybrid], &mut Silent).unwrap();
+    let records = kv_runner::compare(
+        &setup,
+        &[YcsbWorkload::Balanced],
+        &[StoreSpec::baseline(), hybrid],
+        &mut Silent,
+    )
+    .unwrap();
     let h = records
         .iter()
         .find(|r| r.store.starts_with("hybrid"))

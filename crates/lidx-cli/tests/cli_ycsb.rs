@@ -44,12 +44,17 @@ fn every_workload_runs_on_the_simulated_and_the_real_device() {
         } else {
             "sorted-runs"
         };
-        args.extend(["--dynamic", dynamic]);
+        args.extend([
+            "--dynamic",
+            dynamic,
+            "--store",
+            "adapter:btree,adapter:hybrid",
+        ]);
         let result = lidx(&args);
         let stdout = text(&result.stdout);
         assert!(result.status.success(), "{}", text(&result.stderr));
         assert!(
-            stdout.contains("x B+") && stdout.contains("hybrid:"),
+            stdout.contains("x ref") && stdout.contains("hybrid:"),
             "{stdout}"
         );
         let records: Vec<KvRecord> = read_records(&out).unwrap();
@@ -84,6 +89,43 @@ fn every_workload_runs_on_the_simulated_and_the_real_device() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// The default stores run the store's engines through its API, the B+-tree engine first (the
+/// reference); the adapters run beside them in the same invocation.
+#[test]
+fn the_store_engines_run_through_the_api_beside_the_adapters() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.jsonl");
+    // Keys enough for the B+-tree's inner nodes to exceed the store's smallest budget (4 KiB).
+    let mut args = SMALL.to_vec();
+    args[2] = "gen:lognormal:100K";
+    args[8] = "100%";
+    args.extend([
+        "--workload",
+        "read-only,balanced,write-only",
+        "--store",
+        "btree,hybrid,adapter:btree,adapter:hybrid",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let result = lidx(&args);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let records: Vec<KvRecord> = read_records(&out).unwrap();
+    assert_eq!(records.len(), 12);
+    for workload in ["read-only", "balanced", "write-only"] {
+        let of = |prefix: &str| {
+            records
+                .iter()
+                .find(|r| r.workload == workload && r.store.starts_with(prefix))
+                .unwrap_or_else(|| panic!("{workload} {prefix}"))
+        };
+        let (btree, hybrid) = (of("store:btree"), of("store:hybrid"));
+        assert_eq!(btree.speedup_vs_btree, Some(1.0), "the reference");
+        assert_eq!(hybrid.memory_budget, Some(btree.memory_bytes));
+        assert!(hybrid.speedup_vs_btree.is_some() && of("btree:resident").ops_per_s > 0.0);
+        assert!(of("hybrid:").ops_per_s > 0.0);
+    }
+}
+
 #[test]
 fn the_curve_writes_a_csv_and_an_svg() {
     let dir = tempfile::tempdir().unwrap();
@@ -114,7 +156,7 @@ fn the_curve_writes_a_csv_and_an_svg() {
 
 #[test]
 fn bad_arguments_exit_2_with_one_line() {
-    let bad: [&[&str]; 9] = [
+    let bad: [&[&str]; 11] = [
         &["ycsb", "--workload", "scan"],
         &["ycsb", "--dataset", "gen:nope:1K"],
         &["ycsb", "--device", "tape:x"],
@@ -124,6 +166,8 @@ fn bad_arguments_exit_2_with_one_line() {
         &["ycsb", "--fsync", "every:0"],
         &["ycsb", "--ops", "lots"],
         &["ycsb", "--dynamic", "skiplist"],
+        &["ycsb", "--store", "btree,lsm"],
+        &["ycsb", "--store", "hybrid,btree", "--memory-budget", "10%"],
     ];
     for args in bad {
         let result = lidx(args);

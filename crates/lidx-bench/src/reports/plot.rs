@@ -74,7 +74,7 @@ pub fn run_memory(r: &KvRecord) -> u64 {
 }
 
 fn family(store: &str) -> &'static str {
-    if store.starts_with("btree") {
+    if store.trim_start_matches("store:").starts_with("btree") {
         "btree"
     } else {
         "hybrid"

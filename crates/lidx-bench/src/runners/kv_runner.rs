@@ -458,13 +458,12 @@ fn sanitize(label: &str) -> String {
         .collect()
 }
 
-/// Fills `speedup_vs_btree` and `memory_vs_btree` of every record from the equal-memory
-/// baseline's record of the same workload.
-pub fn fill_ratios(records: &mut [KvRecord]) {
-    let baseline = StoreSpec::baseline().label();
+/// Fills `speedup_vs_btree` and `memory_vs_btree` of every record from the record of the
+/// store labelled `reference` on the same workload.
+pub fn fill_ratios(records: &mut [KvRecord], reference: &str) {
     let bases: Vec<(String, f64, u64)> = records
         .iter()
-        .filter(|r| r.store == baseline)
+        .filter(|r| r.store == reference)
         .map(|r| (r.workload.clone(), r.ops_per_s, r.memory_bytes))
         .collect();
     for r in records.iter_mut() {
@@ -495,25 +494,44 @@ impl<'a> KvSetup<'a> {
     }
 }
 
-/// Runs the equal-memory B+-tree, then every spec of `others` (percentage budgets resolved
-/// against the B+-tree's memory), on each workload; ratios filled.
+/// Runs `stores` on each workload, the first one (the reference) first: percentage and
+/// `btree-peak` budgets of the others are resolved against its memory at the start and the
+/// end of its run, and every record's ratios are to it. The reference itself cannot take a
+/// relative budget ([`BenchError::BadSpec`]); with no stores, the equal-memory B+-tree
+/// adapter ([`StoreSpec::baseline`]) runs alone.
 pub fn compare(
     setup: &KvSetup<'_>,
     workloads: &[YcsbWorkload],
-    others: &[StoreSpec],
+    stores: &[StoreSpec],
     progress: &mut dyn Progress,
 ) -> Result<Vec<KvRecord>> {
+    let baseline = [StoreSpec::baseline()];
+    let stores = if stores.is_empty() {
+        &baseline[..]
+    } else {
+        stores
+    };
+    let reference = &stores[0];
+    if reference.relative_budget() {
+        return Err(BenchError::BadSpec {
+            what: "memory budget of the reference store",
+            got: reference.label(),
+            expected: "bytes: the first store is the reference others' percentages are of; \
+                       put a store without a budget (btree, adapter:btree) first"
+                .to_string(),
+        });
+    }
     let mut records = Vec::new();
     for &workload in workloads {
         let bench = setup.bench(workload)?;
-        let baseline = bench.run_spec(&StoreSpec::baseline(), progress)?;
-        let (btree_memory, btree_peak) = (baseline.memory_bytes, baseline.memory_end_bytes);
-        records.push(baseline);
-        for spec in others {
-            records.push(bench.run_spec(&spec.resolve(btree_memory, btree_peak), progress)?);
+        let first = bench.run_spec(reference, progress)?;
+        let (memory, peak) = (first.memory_bytes, first.memory_end_bytes);
+        records.push(first);
+        for spec in &stores[1..] {
+            records.push(bench.run_spec(&spec.resolve(memory, peak), progress)?);
         }
     }
-    fill_ratios(&mut records);
+    fill_ratios(&mut records, &reference.label());
     Ok(records)
 }
 
@@ -552,22 +570,23 @@ pub fn curve(
             records.push(bench.run_spec(&spec, progress)?);
         }
     }
-    fill_ratios(&mut records);
+    fill_ratios(&mut records, &StoreSpec::baseline().label());
     Ok(records)
 }
 
-/// The terminal table: one row per record, ratios to the equal-memory B+-tree beside.
+/// The terminal table: one row per record, ratios to the reference beside (the first store of
+/// [`compare`], the all-inner B+-tree of [`curve`]).
 pub fn table(records: &[KvRecord]) -> String {
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
         "workload",
         "store",
         "memory",
-        "mem/B+",
+        "mem/ref",
         "disk",
         "Kops/s",
         "+drain",
-        "x B+",
+        "x ref",
         "p50 us",
         "p99 us",
         "blocks/read",

@@ -1,5 +1,14 @@
 //! [`KvStore`]: what the YCSB runner ([`crate::kv_runner`]) needs of an updatable on-disk
-//! index, and its implementations: the disk B+-tree baseline and the hybrid index.
+//! index, and its implementations: stores through the library's one store API
+//! ([`lidx::kv::store::Store`], every engine by name: `hybrid`, `btree`), and two adapters
+//! over the fixed-key structures the store's engines generalize, the disk B+-tree
+//! (`adapter:btree`) and the typed hybrid index (`adapter:hybrid`), kept to measure what the
+//! general API costs against them.
+//!
+//! Through the API ([`StoreApi`]), a `u64` key is its 8 big-endian bytes (so byte order is
+//! key order) and the payload is the value; memory is [`lidx::kv::store::StoreStats`]'s
+//! minus the page cache (as the adapters, whose `memory_bytes` never counts the storage's
+//! cache either), disk bytes are the block files and the log.
 //!
 //! Paper 002 §10 compares its hybrid indexes with a disk B+-tree whose inner nodes stay in
 //! memory (paper 003's "hybrid case"); that B+-tree's memory is the "equal memory" reference
@@ -26,6 +35,7 @@ use lidx::io::Storage;
 use lidx::key::Key;
 use lidx::kv::hybrid::{DynamicMap, SortedRuns};
 use lidx::kv::hybrid::{HybridOptions, StaticModel};
+use lidx::kv::store::{CreateOptions, Engine, KeyFormat, Store, StoreOptions, WriteBatch};
 use lidx::kv::{FsyncPolicy, HybridIndex, WalOptions};
 use parking_lot::RwLock;
 
@@ -158,6 +168,95 @@ impl<K: Key, D: DynamicMap<K>> KvStore<K> for HybridStore<K, D> {
         self.index.wait_for_merges()
     }
 }
+
+/// A store through the library's API ([`Store`]), `u64` keys as big-endian bytes.
+pub struct StoreApi {
+    store: Store,
+    payload_size: usize,
+}
+
+impl KvStore<u64> for StoreApi {
+    fn get(&self, key: &u64, payload: &mut [u8]) -> lidx::Result<bool> {
+        match self.store.get(&key.to_be_bytes())? {
+            Some(v) if v.len() == payload.len() => {
+                payload.copy_from_slice(&v);
+                Ok(true)
+            }
+            Some(v) => Err(lidx::Error::Corrupt {
+                file: self.store.dir().display().to_string(),
+                block: None,
+                what: format!(
+                    "key {key}: a {}-byte value where {} bytes were written",
+                    v.len(),
+                    payload.len()
+                ),
+            }),
+            None => Ok(false),
+        }
+    }
+
+    fn put(&self, key: u64, payload: &[u8]) -> lidx::Result<()> {
+        self.store.put(&key.to_be_bytes(), payload)
+    }
+
+    fn payload_size(&self) -> usize {
+        self.payload_size
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let s = self.store.stats();
+        s.memory_bytes - s.cache_bytes
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        let s = self.store.stats();
+        s.table_disk_bytes + s.log_disk_bytes
+    }
+
+    fn describe(&self) -> String {
+        let s = self.store.stats();
+        format!(
+            "store:{}: {} records on disk, {} dynamic keys, {} bytes of model or inner nodes",
+            s.engine, s.table_records, s.dynamic_keys, s.model_bytes
+        )
+    }
+
+    fn merge_stats(&self) -> MergeStats {
+        let s = self.store.stats();
+        MergeStats {
+            merges: s.merges,
+            merge_nanos: (s.merge_seconds * 1e9) as u64,
+            write_stalls: s.write_stalls,
+            stall_nanos: (s.stall_seconds * 1e9) as u64,
+        }
+    }
+
+    fn wait_for_merges(&self) -> lidx::Result<()> {
+        self.store.wait_for_merges()
+    }
+}
+
+/// A store through the API: its engine and options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreApiSpec {
+    /// The engine.
+    pub engine: Engine,
+    /// Memory budget as given (see [`StoreOptions::memory_budget`]); `None` keeps the
+    /// store's default.
+    pub budget: Option<MemoryBudget>,
+    /// The budget in bytes, once resolved against the reference ([`StoreSpec::resolve`]).
+    pub budget_bytes: Option<u64>,
+    /// The log's fsync policy.
+    pub fsync: FsyncPolicy,
+}
+
+/// Keys written per batch while a store through the API is built.
+const BUILD_BATCH: usize = 4096;
+
+/// Accepted names in `--store` lists.
+pub const STORE_FORMS: &str = "hybrid or btree (through the store API), adapter:hybrid (the \
+                               typed hybrid index) or adapter:btree (the fixed-key disk \
+                               B+-tree, inner nodes resident)";
 
 /// Accepted spellings of the hybrid's static model: the on-disk registry's spellings
 /// ([`crate::disk_registry`]) of the models a hybrid merge builds.
@@ -359,8 +458,10 @@ pub enum StoreSpec {
         /// Bulk-load fill factor in `(0, 1]`.
         fill_factor: f64,
     },
-    /// The hybrid index.
+    /// The hybrid index (the typed adapter).
     Hybrid(HybridSpec),
+    /// A store through the library's API.
+    Store(StoreApiSpec),
 }
 
 impl StoreSpec {
@@ -394,10 +495,74 @@ impl StoreSpec {
         }))
     }
 
-    /// The label in reports, e.g. `btree:resident=inner` or
-    /// `hybrid:leco-zonemap,fetch=all-at-once,budget=10%,fsync=never`.
+    /// A store through the API with `engine`, `budget` and the log's `fsync` policy.
+    pub fn store(engine: Engine, budget: Option<MemoryBudget>, fsync: FsyncPolicy) -> StoreSpec {
+        StoreSpec::Store(StoreApiSpec {
+            engine,
+            budget,
+            budget_bytes: budget.and_then(|b| match b {
+                MemoryBudget::Bytes(n) => Some(n),
+                MemoryBudget::Percent(_) | MemoryBudget::BTreePeak => None,
+            }),
+            fsync,
+        })
+    }
+
+    /// Parses a `--store` list ([`STORE_FORMS`]): `hybrid` and `btree` become stores through
+    /// the API with `fsync` (and `hybrid` with `budget`: the `btree` engine's budget is the log
+    /// between its checkpoints, not memory, and keeps the store's default), `adapter:hybrid` is
+    /// `adapter_hybrid` (which carries its own options), `adapter:btree` the equal-memory
+    /// [`StoreSpec::baseline`].
+    pub fn parse_list(
+        spec: &str,
+        budget: Option<MemoryBudget>,
+        fsync: FsyncPolicy,
+        adapter_hybrid: &StoreSpec,
+    ) -> Result<Vec<StoreSpec>> {
+        spec.split(',')
+            .map(|name| match name.trim() {
+                "adapter:btree" => Ok(StoreSpec::baseline()),
+                "adapter:hybrid" => Ok(adapter_hybrid.clone()),
+                other => match Engine::parse(other) {
+                    Some(Engine::BTree) => Ok(StoreSpec::store(Engine::BTree, None, fsync)),
+                    Some(engine) => Ok(StoreSpec::store(engine, budget, fsync)),
+                    None => Err(BenchError::BadSpec {
+                        what: "store",
+                        got: other.to_string(),
+                        expected: STORE_FORMS.to_string(),
+                    }),
+                },
+            })
+            .collect()
+    }
+
+    /// True when its budget is a share of another store's memory (a percentage, or the
+    /// B+-tree's peak), which a reference cannot have.
+    pub fn relative_budget(&self) -> bool {
+        let budget = match self {
+            StoreSpec::BTree { .. } => None,
+            StoreSpec::Hybrid(h) => h.budget,
+            StoreSpec::Store(s) => s.budget,
+        };
+        matches!(
+            budget,
+            Some(MemoryBudget::Percent(_) | MemoryBudget::BTreePeak)
+        )
+    }
+
+    /// The label in reports, e.g. `btree:resident=inner`,
+    /// `hybrid:leco-zonemap,fetch=all-at-once,budget=10%,fsync=never` (the adapters) or
+    /// `store:hybrid,budget=10%,fsync=never` (through the API).
     pub fn label(&self) -> String {
         match self {
+            StoreSpec::Store(s) => {
+                let budget = s.budget.map_or("default".to_string(), MemoryBudget::label);
+                format!(
+                    "store:{},budget={budget},fsync={}",
+                    s.engine.name(),
+                    fsync_label(s.fsync)
+                )
+            }
             StoreSpec::Hybrid(h) => {
                 let model = h
                     .model
@@ -433,13 +598,14 @@ impl StoreSpec {
         match self {
             StoreSpec::BTree { .. } => None,
             StoreSpec::Hybrid(h) => h.budget_bytes,
+            StoreSpec::Store(s) => s.budget_bytes,
         }
     }
 
-    /// True when the store keeps files of its own beside the storage's devices (the hybrid's
-    /// log and manifest), so its storage needs a directory.
+    /// True when the store keeps files of its own beside the storage's devices (a log and a
+    /// manifest), so its storage needs a directory.
     pub fn needs_dir(&self) -> bool {
-        matches!(self, StoreSpec::Hybrid(_))
+        matches!(self, StoreSpec::Hybrid(_) | StoreSpec::Store(_))
     }
 
     /// The same store with its budget turned into bytes ([`MemoryBudget::bytes`]).
@@ -448,6 +614,10 @@ impl StoreSpec {
             StoreSpec::Hybrid(h) => StoreSpec::Hybrid(HybridSpec {
                 budget_bytes: h.budget.map(|b| b.bytes(btree_memory, btree_peak)),
                 ..h.clone()
+            }),
+            StoreSpec::Store(s) => StoreSpec::Store(StoreApiSpec {
+                budget_bytes: s.budget.map(|b| b.bytes(btree_memory, btree_peak)),
+                ..s.clone()
             }),
             other => other.clone(),
         }
@@ -460,6 +630,11 @@ impl StoreSpec {
                 budget: Some(budget),
                 budget_bytes: None,
                 ..h.clone()
+            }),
+            StoreSpec::Store(s) => StoreSpec::Store(StoreApiSpec {
+                budget: Some(budget),
+                budget_bytes: None,
+                ..s.clone()
             }),
             other => other.clone(),
         }
@@ -512,8 +687,61 @@ impl StoreSpec {
                     }),
                 })
             }
+            StoreSpec::Store(ref s) => {
+                Ok(Box::new(build_store_api(s, storage, keys, payload_size)?))
+            }
         }
     }
+}
+
+/// Creates a store through the API in `storage`'s directory (its block files on `storage`)
+/// and loads `keys` in batches, then compacts it: a table (`hybrid`) or a checkpointed tree
+/// (`btree`) holding every key, an empty log.
+fn build_store_api(
+    spec: &StoreApiSpec,
+    storage: Arc<Storage>,
+    keys: &[u64],
+    payload_size: usize,
+) -> Result<StoreApi> {
+    let dir = storage
+        .dir()
+        .ok_or_else(|| BenchError::BadSpec {
+            what: "store",
+            got: "a store through the API on storage without a directory".to_string(),
+            expected: "storage with a directory for the log and manifest".to_string(),
+        })?
+        .to_path_buf();
+    let create = CreateOptions {
+        engine: spec.engine,
+        block_size: storage.block_size(),
+        key_format: KeyFormat::U64,
+        ..CreateOptions::default()
+    };
+    let defaults = StoreOptions::default();
+    let options = StoreOptions {
+        fsync: spec.fsync,
+        memory_budget: spec.budget_bytes.map_or(defaults.memory_budget, |b| {
+            usize::try_from(b).unwrap_or(usize::MAX)
+        }),
+        // The storage carries the run's page cache.
+        cache_bytes: 0,
+        ..defaults
+    };
+    let store = Store::create_on(&dir, storage, &create, &options)?;
+    let mut payload = vec![0u8; payload_size];
+    for chunk in keys.chunks(BUILD_BATCH) {
+        let mut batch = WriteBatch::new();
+        for &k in chunk {
+            payload_of(k, &mut payload);
+            batch.put(&k.to_be_bytes(), &payload)?;
+        }
+        store.write(&batch)?;
+    }
+    store.compact()?;
+    Ok(StoreApi {
+        store,
+        payload_size,
+    })
 }
 
 #[cfg(test)]
@@ -545,13 +773,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_locked_btree_reads_what_it_was_given_and_inserts() {
-        let storage = Arc::new(Storage::ram());
-        let keys: Vec<u64> = (0..5000).map(|i| i * 2).collect();
-        let store = StoreSpec::baseline()
-            .build(Arc::clone(&storage), &keys, 8)
-            .unwrap();
+    /// A store built from the even keys below 10,000 finds 40, not 41, then 41 once put.
+    fn reads_and_inserts(store: &dyn KvStore<u64>) {
         let (mut got, mut want) = ([0u8; 8], [0u8; 8]);
         assert!(store.get(&40, &mut got).unwrap());
         payload_of(40, &mut want);
@@ -562,8 +785,84 @@ mod tests {
         assert!(store.get(&41, &mut got).unwrap());
         assert_eq!(got, want);
         assert!(store.memory_bytes() > 0 && store.disk_bytes() > 0);
+    }
+
+    #[test]
+    fn the_locked_btree_reads_what_it_was_given_and_inserts() {
+        let storage = Arc::new(Storage::ram());
+        let keys: Vec<u64> = (0..5000).map(|i| i * 2).collect();
+        let store = StoreSpec::baseline()
+            .build(Arc::clone(&storage), &keys, 8)
+            .unwrap();
+        reads_and_inserts(store.as_ref());
         assert_eq!(store.merge_stats(), MergeStats::default());
         assert_eq!(StoreSpec::baseline().label(), "btree:resident=inner");
+    }
+
+    #[test]
+    fn store_lists_name_engines_and_adapters() {
+        let adapter = StoreSpec::hybrid(
+            None,
+            Fetch::default(),
+            Some(MemoryBudget::Percent(50.0)),
+            FsyncPolicy::Never,
+            DynamicKind::BTree,
+        )
+        .unwrap();
+        let budget = Some(MemoryBudget::Percent(50.0));
+        let list = StoreSpec::parse_list(
+            "btree, hybrid,adapter:btree,adapter:hybrid",
+            budget,
+            FsyncPolicy::Never,
+            &adapter,
+        )
+        .unwrap();
+        assert_eq!(
+            list[0],
+            StoreSpec::store(Engine::BTree, None, FsyncPolicy::Never)
+        );
+        assert!(
+            !list[0].relative_budget(),
+            "the btree engine's budget is not memory"
+        );
+        assert_eq!(
+            list[1],
+            StoreSpec::store(Engine::Hybrid, budget, FsyncPolicy::Never)
+        );
+        assert!(list[1].relative_budget());
+        assert_eq!(list[2], StoreSpec::baseline());
+        assert_eq!(list[3], adapter);
+        assert_eq!(list[1].label(), "store:hybrid,budget=50%,fsync=never");
+        let err = StoreSpec::parse_list("btree,lsm", budget, FsyncPolicy::Never, &adapter);
+        assert!(matches!(
+            err,
+            Err(BenchError::BadSpec { what: "store", .. })
+        ));
+    }
+
+    #[test]
+    fn a_store_through_the_api_reads_what_it_was_given_and_inserts() {
+        let dir = tempfile::tempdir().unwrap();
+        for engine in [Engine::Hybrid, Engine::BTree] {
+            let storage = Arc::new(
+                Storage::new(
+                    &dir.path().join(engine.name()),
+                    lidx::io::DeviceKind::File { direct: false },
+                    4096,
+                )
+                .unwrap(),
+            );
+            let keys: Vec<u64> = (0..5000).map(|i| i * 2).collect();
+            let store = StoreSpec::store(engine, None, FsyncPolicy::Never)
+                .build(storage, &keys, 8)
+                .unwrap();
+            reads_and_inserts(store.as_ref());
+            let mut short = [0u8; 4];
+            assert!(
+                store.get(&41, &mut short).is_err(),
+                "a value of another size"
+            );
+        }
     }
 
     #[test]

@@ -1,10 +1,13 @@
-//! `lidx ycsb`: paper 002 §10's read/write workloads on the hybrid index and the disk B+-tree
-//! at equal memory, every read checked; with `--curve`, the memory-throughput curve (Fig. 11).
+//! `lidx ycsb`: paper 002 §10's read/write workloads on stores at equal memory, every read
+//! checked; with `--curve`, the memory-throughput curve (Fig. 11).
 //!
-//! The dataset's unique keys are split 75/25 (`lidx_bench::ycsb`); each run builds fresh stores
-//! from the 75% (untimed), runs the workload (`lidx_bench::kv_runner`) and drains the merges.
-//! The B+-tree with all inner nodes in memory runs first on every workload: its memory is what
-//! `--memory-budget <x>%` is a percentage of, and every row's ratios are to it.
+//! `--store` names the stores: the library's store engines through its one API (`btree`,
+//! `hybrid`; later engines by their names) and the fixed-key adapters they generalize
+//! (`adapter:btree`, `adapter:hybrid`), which measure what the API costs. The dataset's
+//! unique keys are split 75/25 (`lidx_bench::ycsb`); each run builds fresh stores from the 75%
+//! (untimed), runs the workload (`lidx_bench::kv_runner`) and drains the merges. The first
+//! store runs first on every workload: its memory is what `--memory-budget <x>%` is a
+//! percentage of, and every row's ratios are to it. `--curve` sweeps the adapters.
 
 use std::path::PathBuf;
 
@@ -46,31 +49,38 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 
-    /// The hybrid's memory budget (dynamic stage + static models): bytes (2M), a percentage
-    /// of the all-inner B+-tree's memory at the start of its run (10%), or `btree-peak`: what
-    /// the B+-tree held at the end of its run of the same workload (inserts grow its inner
-    /// nodes). Default 100%: equal memory at the start. A budget below
-    /// the static model's own size merges after every write.
+    /// The stores, comma-separated; the first is the reference. `btree` and `hybrid` run the
+    /// store's engines through its API (`lidx::kv::store::Store`); `adapter:btree` (the
+    /// fixed-key disk B+-tree, inner nodes resident) and `adapter:hybrid` (the typed hybrid
+    /// index) run the structures they generalize.
+    #[arg(long, default_value = "btree,hybrid")]
+    pub store: String,
+
+    /// The memory budget of the stores that take one (`hybrid`, `adapter:hybrid`; `btree`
+    /// keeps its default log between checkpoints, 64 MB): bytes (2M), a percentage of the reference's memory at the
+    /// start of its run (10%), or `btree-peak`: what the reference held at the end of its run
+    /// of the same workload (inserts grow a B+-tree's inner nodes). Default 100%: equal memory
+    /// at the start. A budget below the static model's own size merges after every write.
     #[arg(long, default_value = "100%")]
     pub memory_budget: String,
 
-    /// The hybrid's static model: `cpr-pgm:eps=<n>`, `pgm:eps=<n>`, `pgm-zero:pages=<x>`,
+    /// `adapter:hybrid`'s static model: `cpr-pgm:eps=<n>`, `pgm:eps=<n>`, `pgm-zero:pages=<x>`,
     /// `leco-zonemap` or `auto:pages=<x>` (the smaller of the two at that expected I/O).
     /// Default: the hybrid's own default.
     #[arg(long)]
     pub hybrid_model: Option<String>,
 
-    /// The hybrid's leaf fetching (paper 002 G1): `all-at-once` or `one-by-one`.
+    /// `adapter:hybrid`'s leaf fetching (paper 002 G1): `all-at-once` or `one-by-one`.
     #[arg(long, default_value = "all-at-once")]
     pub fetch: String,
 
-    /// The hybrid's write-ahead log: `never` fsyncs (the default: like the B+-tree, which
-    /// writes each changed node without an fsync), `always` (fsync per group commit) or
-    /// `every:<ms>`.
+    /// The write-ahead log of every store that has one: `never` fsyncs (the default: like
+    /// `adapter:btree`, which writes each changed node without an fsync), `always` (fsync per
+    /// group commit) or `every:<ms>`.
     #[arg(long, default_value = "never")]
     pub fsync: String,
 
-    /// The hybrid's dynamic stage: `btree` (lidx's in-memory B+-tree, the paper's choice) or
+    /// `adapter:hybrid`'s dynamic stage: `btree` (lidx's in-memory B+-tree, the paper's choice) or
     /// `sorted-runs` (two sorted arrays: 12 bytes per entry against the B+-tree's ~48, so a
     /// memory budget holds four times the entries and merges come four times less often).
     #[arg(long, default_value = "btree")]
@@ -101,8 +111,8 @@ pub struct Args {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
-    /// Sweep memory: the B+-tree with 0, 1, ... resident levels and the hybrid at each of
-    /// `--budgets` (paper 002 Fig. 11).
+    /// Sweep memory: `adapter:btree` with 0, 1, ... resident levels and `adapter:hybrid` at
+    /// each of `--budgets` (paper 002 Fig. 11); `--store` is not used.
     #[arg(long)]
     pub curve: bool,
 
@@ -147,6 +157,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         fsync,
         dynamic,
     )?;
+    let stores = StoreSpec::parse_list(&args.store, Some(budget), fsync, &hybrid)?;
+    if !args.curve && stores[0].relative_budget() {
+        return Err(BenchError::BadSpec {
+            what: "--store",
+            got: args.store.clone(),
+            expected: format!(
+                "a first store without a budget (btree, adapter:btree), or --memory-budget in \
+                 bytes: {} is a share of the first store's memory",
+                budget.label()
+            ),
+        }
+        .into());
+    }
     if args.threads == 0 || args.runs == 0 {
         return Err(BenchError::BadSpec {
             what: "--threads/--runs",
@@ -184,7 +207,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let records = if args.curve {
         kv_runner::curve(&setup, &workloads, &hybrid, &budgets, &mut bars)?
     } else {
-        kv_runner::compare(&setup, &workloads, std::slice::from_ref(&hybrid), &mut bars)?
+        kv_runner::compare(&setup, &workloads, &stores, &mut bars)?
     };
 
     print_header(&records[0]);

@@ -16,6 +16,11 @@
 //! | 56     | 8    | bytes of the separator stream (in the blocks after the data) |
 //! | 64     | 8    | total key bytes                                        |
 //! | 72     | 8    | total value bytes                                      |
+//! | 80     | 4    | shortest key's length (0: not recorded)                |
+//! | 84     | 4    | longest key's length (0: not recorded)                 |
+//!
+//! The key lengths were added without a version change: a table written before them has
+//! zeros there (the header block is zero-filled) and opens with the general locator.
 
 use crate::error::{Error, Result};
 use crate::mem::string_index::StringIndexParams;
@@ -25,7 +30,7 @@ pub const BYTE_TABLE_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTB1");
 /// Format version of byte tables.
 pub const BYTE_TABLE_VERSION: u32 = 1;
 /// Bytes of the header fields.
-pub(crate) const HEADER_BYTES: usize = 80;
+pub(crate) const HEADER_BYTES: usize = 88;
 /// Bytes at the start of every data block: the offset of its first record start.
 pub(crate) const BLOCK_PREFIX: usize = 2;
 /// The block prefix of a data block in which no record starts.
@@ -59,13 +64,15 @@ pub struct ByteTableHeader {
     pub key_bytes: u64,
     /// Sum of the value lengths.
     pub value_bytes: u64,
+    /// The shortest and longest key's lengths, `(0, 0)` when not recorded.
+    pub key_lens: (u32, u32),
 }
 
 impl ByteTableHeader {
     /// Writes the header into the start of `out` (a block payload).
     pub(crate) fn encode(&self, out: &mut [u8]) {
         let h = self;
-        let fields: [(usize, u64, usize); 12] = [
+        let fields: [(usize, u64, usize); 14] = [
             (0, BYTE_TABLE_MAGIC, 8),
             (8, u64::from(BYTE_TABLE_VERSION), 4),
             (12, u64::from(h.block_size), 4),
@@ -78,6 +85,8 @@ impl ByteTableHeader {
             (56, h.index_bytes, 8),
             (64, h.key_bytes, 8),
             (72, h.value_bytes, 8),
+            (80, u64::from(h.key_lens.0), 4),
+            (84, u64::from(h.key_lens.1), 4),
         ];
         for (at, v, n) in fields {
             out[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
@@ -149,6 +158,7 @@ pub fn decode_header(
         index_bytes: le(payload, 56, 8),
         key_bytes: le(payload, 64, 8),
         value_bytes: le(payload, 72, 8),
+        key_lens: (le(payload, 80, 4) as u32, le(payload, 84, 4) as u32),
     };
     if h.block_size as usize != block_size {
         return Err(bad(format!(
@@ -158,6 +168,19 @@ pub fn decode_header(
     }
     if h.params.model.eps == 0 || h.params.model.threshold == 0 {
         return Err(bad("model eps and threshold must be at least 1".into()));
+    }
+    let (short, long) = h.key_lens;
+    let recorded = (short, long) != (0, 0);
+    if recorded
+        && (short == 0
+            || short > long
+            || u128::from(short) * u128::from(h.records) > u128::from(h.key_bytes)
+            || u128::from(long) * u128::from(h.records) < u128::from(h.key_bytes))
+    {
+        return Err(bad(format!(
+            "keys of {short} to {long} bytes cannot sum to {} bytes over {} records",
+            h.key_bytes, h.records
+        )));
     }
     let cap = (block_size - crate::io::checksum::BLOCK_TRAILER - BLOCK_PREFIX) as u64;
     if h.stream_bytes.div_ceil(cap) != h.data_blocks {
@@ -235,10 +258,18 @@ mod tests {
             index_bytes: 5,
             key_bytes: 40,
             value_bytes: 40,
+            key_lens: (4, 4),
         };
         let mut block = vec![0u8; 4092];
         h.encode(&mut block);
         assert_eq!(decode_header("t", &block, 4096, 3).unwrap(), h);
+        // Key lengths that cannot add up to the key bytes are refused.
+        let mut lens = block.clone();
+        lens[84] = 3;
+        assert!(matches!(
+            decode_header("t", &lens, 4096, 3),
+            Err(Error::Corrupt { .. })
+        ));
         assert!(matches!(
             decode_header("t", &block, 4096, 2),
             Err(Error::Truncated { .. })

@@ -37,6 +37,7 @@
 //! well under a byte per key (the store's `stats` reports the figure).
 
 mod format;
+mod locator;
 mod table;
 mod writer;
 
@@ -46,3 +47,6 @@ pub use format::{
 };
 pub use table::{ByteTable, TableCursor};
 pub use writer::ByteTableWriter;
+
+#[cfg(test)]
+mod tests;

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
 use crate::io::{BlockDevice, IoClass, Storage};
-use crate::mem::string_index::{escape, StringIndex};
+use crate::mem::string_index::escape;
 
 use super::format::{decode_header, ByteTableHeader, BLOCK_PREFIX, HEADER_BYTES, NO_START};
+use super::locator::{Locator, Positions};
 use crate::codec::get_varint;
 
 /// An open byte table; see the [module docs](crate::disk::byte_table). `Send + Sync`.
@@ -18,11 +19,9 @@ pub struct ByteTable {
     header: ByteTableHeader,
     /// Record-stream bytes per data block.
     cap: usize,
-    separators: Vec<u8>,
-    sep_offsets: Vec<u32>,
     /// Stream position of the first record starting in each entry's block.
-    positions: Vec<u64>,
-    model: StringIndex,
+    positions: Positions,
+    locator: Locator,
 }
 
 impl std::fmt::Debug for ByteTable {
@@ -135,22 +134,14 @@ impl ByteTable {
         sep_offsets: Vec<u32>,
         positions: Vec<u64>,
     ) -> Result<ByteTable> {
-        let model = {
-            let seps: Vec<&[u8]> = sep_offsets
-                .windows(2)
-                .map(|w| &separators[w[0] as usize..w[1] as usize])
-                .collect();
-            StringIndex::build(&seps, header.params.model)?
-        };
+        let locator = Locator::build(&header, separators, sep_offsets)?;
         let cap = device.payload_size() - BLOCK_PREFIX;
         Ok(ByteTable {
             device,
             header,
             cap,
-            separators,
-            sep_offsets,
-            positions,
-            model,
+            positions: Positions::new(&positions)?,
+            locator,
         })
     }
 
@@ -174,12 +165,9 @@ impl ByteTable {
         self.header.records == 0
     }
 
-    /// Bytes of memory: separators, their offsets and positions, and the model.
+    /// Bytes of memory: the separators' index and the runs' positions.
     pub fn memory_bytes(&self) -> usize {
-        self.separators.capacity()
-            + self.sep_offsets.capacity() * 4
-            + self.positions.capacity() * 8
-            + self.model.size_in_bytes()
+        self.locator.memory_bytes(&self.positions)
     }
 
     /// Bytes of the file.
@@ -187,40 +175,18 @@ impl ByteTable {
         self.device.len_blocks() * self.device.block_size() as u64
     }
 
-    fn sep(&self, i: usize) -> &[u8] {
-        &self.separators[self.sep_offsets[i] as usize..self.sep_offsets[i + 1] as usize]
-    }
-
-    /// The entry whose record run may hold `key`: the last separator `<= key`, through the
-    /// model's window. `None` when `key` is below the table.
+    /// The entry whose record run may hold `key`: the last separator `<= key`. `None` when
+    /// `key` is below the table.
     fn locate(&self, key: &[u8]) -> Option<usize> {
-        let n = self.positions.len();
-        if n == 0 {
-            return None;
-        }
-        let w = self.model.search(key);
-        let (mut lo, mut hi) = (w.lo.min(n), w.hi.min(n));
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.sep(mid) < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let lb = lo;
-        if lb < n && self.sep(lb) == key {
-            Some(lb)
-        } else {
-            lb.checked_sub(1)
-        }
+        self.locator.locate(key, self.positions.len())
     }
 
     fn entry_end(&self, i: usize) -> u64 {
-        self.positions
-            .get(i + 1)
-            .copied()
-            .unwrap_or(self.header.stream_bytes)
+        if i + 1 < self.positions.len() {
+            self.positions.get(i + 1)
+        } else {
+            self.header.stream_bytes
+        }
     }
 
     /// The value stored under `key`, reading the block its run starts in (and the following
@@ -229,7 +195,7 @@ impl ByteTable {
         let Some(i) = self.locate(key) else {
             return Ok(None);
         };
-        let mut r = Stream::new(self, self.positions[i], self.entry_end(i), false);
+        let mut r = Stream::new(self, self.positions.get(i), self.entry_end(i), false);
         while let Some((k, v)) = r.next_record()? {
             match k.cmp(key) {
                 std::cmp::Ordering::Less => {}
@@ -253,13 +219,23 @@ impl ByteTable {
             start,
             end,
             forward,
+            class: IoClass::Leaf,
             state: CursorState::Unstarted,
+        }
+    }
+
+    /// A forward cursor over every record whose reads count as [`IoClass::Data`]: a merge's
+    /// pass over the old table, which reports keep apart from lookups' reads.
+    pub fn merge_cursor(self: &Arc<Self>) -> TableCursor {
+        TableCursor {
+            class: IoClass::Data,
+            ..self.cursor(Bound::Unbounded, Bound::Unbounded, true)
         }
     }
 
     /// The records whose start lies in entry `i`'s run, in order.
     fn entry_records(&self, i: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let mut r = Stream::new(self, self.positions[i], self.entry_end(i), true);
+        let mut r = Stream::new(self, self.positions.get(i), self.entry_end(i), true);
         let mut out = Vec::new();
         while let Some((k, v)) = r.next_record()? {
             out.push((k.to_vec(), v.to_vec()));
@@ -273,6 +249,7 @@ impl ByteTable {
     pub fn check(&self) -> Result<u64> {
         let mut r = Stream::new(self, 0, self.header.stream_bytes, true);
         r.prefixes = Some(Vec::new());
+        r.class = IoClass::Data;
         let mut previous: Option<Vec<u8>> = None;
         let (mut records, mut key_bytes, mut value_bytes) = (0u64, 0u64, 0u64);
         let mut starts: Vec<u64> = Vec::new();
@@ -304,7 +281,7 @@ impl ByteTable {
                 starts.push(pos);
             }
             let entry = self.locate(k);
-            let expect = self.positions.partition_point(|&p| p <= pos).checked_sub(1);
+            let expect = self.positions.run_of(pos);
             if entry != expect {
                 return Err(bad(format!(
                     "key {} is not found through the model: it routes to run {entry:?}, the \
@@ -336,7 +313,7 @@ impl ByteTable {
             }
         }
         let h = &self.header;
-        if starts != self.positions
+        if starts != self.positions.to_vec()
             || records != h.records
             || key_bytes != h.key_bytes
             || value_bytes != h.value_bytes
@@ -370,6 +347,9 @@ struct Stream<T: Deref<Target = ByteTable>> {
     /// Blocks to read ahead beyond what a record needs (grows for scans).
     ahead: u64,
     scan: bool,
+    /// What the reads are counted as: `Leaf` for lookups and ranges, `Data` for a merge's or
+    /// a check's pass over the whole table.
+    class: IoClass,
     /// When checking: every loaded block's first-start field, in block order.
     prefixes: Option<Vec<u16>>,
 }
@@ -385,6 +365,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
             buf_start,
             ahead: 0,
             scan,
+            class: IoClass::Leaf,
             prefixes: None,
         }
     }
@@ -426,7 +407,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
         let mut raw = vec![0u8; blocks * bs];
         self.table
             .device
-            .read_blocks(1 + first, &mut raw, IoClass::Leaf)?;
+            .read_blocks(1 + first, &mut raw, self.class)?;
         for b in raw.chunks(bs) {
             if let Some(p) = &mut self.prefixes {
                 p.push(u16::from_le_bytes([b[0], b[1]]));
@@ -504,6 +485,7 @@ pub struct TableCursor {
     start: Bound<Vec<u8>>,
     end: Bound<Vec<u8>>,
     forward: bool,
+    class: IoClass,
     state: CursorState,
 }
 
@@ -535,13 +517,10 @@ impl TableCursor {
             if first >= n {
                 return CursorState::Done;
             }
-            let from = t.positions[first];
-            CursorState::Forward(Stream::new(
-                Arc::clone(t),
-                from,
-                t.header.stream_bytes,
-                true,
-            ))
+            let from = t.positions.get(first);
+            let mut stream = Stream::new(Arc::clone(t), from, t.header.stream_bytes, true);
+            stream.class = self.class;
+            CursorState::Forward(stream)
         } else {
             let last = match &self.end {
                 Bound::Included(e) | Bound::Excluded(e) => t.locate(e),

@@ -33,6 +33,8 @@ pub struct ByteTableWriter {
     records: u64,
     key_bytes: u64,
     value_bytes: u64,
+    /// Shortest and longest key so far.
+    key_lens: (u32, u32),
     previous: Vec<u8>,
     separators: Vec<u8>,
     sep_offsets: Vec<u32>,
@@ -73,6 +75,7 @@ impl ByteTableWriter {
             records: 0,
             key_bytes: 0,
             value_bytes: 0,
+            key_lens: (u32::MAX, 0),
             previous: Vec::new(),
             separators: Vec::new(),
             sep_offsets: vec![0],
@@ -128,6 +131,8 @@ impl ByteTableWriter {
         self.records += 1;
         self.key_bytes += key.len() as u64;
         self.value_bytes += value.len() as u64;
+        let len = key.len() as u32;
+        self.key_lens = (self.key_lens.0.min(len), self.key_lens.1.max(len));
         self.previous.clear();
         self.previous.extend_from_slice(key);
         Ok(())
@@ -200,6 +205,11 @@ impl ByteTableWriter {
             index_bytes: index.len() as u64,
             key_bytes: self.key_bytes,
             value_bytes: self.value_bytes,
+            key_lens: if self.records == 0 {
+                (0, 0)
+            } else {
+                self.key_lens
+            },
         };
         let payload = self.device.payload_size();
         if !index.is_empty() {

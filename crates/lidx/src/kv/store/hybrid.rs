@@ -302,12 +302,15 @@ impl Inner {
         if mem.len() == 0 {
             return false;
         }
-        let records = version.table.as_ref().map_or(0, |t| t.table.len());
+        let table = version.table.as_ref().map(|t| &t.table);
+        let records = table.map_or(0, |t| t.len());
+        let model = table.map_or(0, |t| t.memory_bytes());
         let by_ratio = self
             .options
             .merge_ratio
             .map(|r| ((records as f64 / r) as usize).max(MIN_RATIO_ENTRIES));
-        mem.memory_bytes() >= self.options.memory_budget || by_ratio.is_some_and(|n| mem.len() >= n)
+        mem.memory_bytes() + model >= self.options.memory_budget
+            || by_ratio.is_some_and(|n| mem.len() >= n)
     }
 
     /// Logs `record` and applies it: the write path of put, delete and batches.
@@ -474,10 +477,7 @@ impl Inner {
         {
             let frozen = frozen.read();
             let mut new = frozen.newest_entries(Seq::MAX).peekable();
-            let mut old = version.table.as_ref().map(|t| {
-                t.table
-                    .cursor(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded, true)
-            });
+            let mut old = version.table.as_ref().map(|t| t.table.merge_cursor());
             let mut old_head = match &mut old {
                 Some(c) => c.next_record()?,
                 None => None,

@@ -124,7 +124,11 @@ impl Default for CreateOptions {
 pub struct StoreOptions {
     /// When a write is acknowledged (default: after `fdatasync`, nothing acknowledged is lost).
     pub fsync: FsyncPolicy,
-    /// Bytes the dynamic stage may hold before it is frozen and merged (default 64 MiB).
+    /// Memory the store may hold besides its cache (default 64 MiB). `hybrid`: the dynamic
+    /// stage and the table's model; the stage is frozen and merged when they reach it (a
+    /// budget below the model's own size merges after every write). `btree`: its inner nodes
+    /// are what they are (about 12 bytes per leaf), and the budget is the log it writes
+    /// between checkpoints, so that both engines replay about as much after a crash.
     pub memory_budget: usize,
     /// With `Some(r)`, a merge also starts when the dynamic stage holds `1 / r` of the static
     /// stage's records (paper 002 §9.1's ratio trigger, 178 there), and at least

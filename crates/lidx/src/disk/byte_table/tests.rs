@@ -1,0 +1,135 @@
+//! The byte table against a `BTreeMap`, with each locator: keys of any length (the string
+//! index over separators) and keys all of 8 bytes (separators as compressed `u64`s), values
+//! from empty to several blocks; lookups of present and absent keys and of probes of other
+//! lengths, cursors both ways between bounds of any length, and the full check.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::io::Storage;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn build(model: &Model) -> Arc<ByteTable> {
+    let storage = Storage::ram();
+    let mut w = ByteTableWriter::create(&storage, "t", ByteTableParams::default()).unwrap();
+    for (k, v) in model {
+        w.add(k, v).unwrap();
+    }
+    Arc::new(w.finish().unwrap())
+}
+
+fn agree(table: &Arc<ByteTable>, model: &Model, probes: &[Vec<u8>]) {
+    assert_eq!(table.check().unwrap(), model.len() as u64);
+    for p in probes.iter().chain(model.keys()) {
+        assert_eq!(table.get(p).unwrap().as_ref(), model.get(p), "get {p:?}");
+    }
+    let bounds = |p: &Vec<u8>| [Bound::Included(p.clone()), Bound::Excluded(p.clone())];
+    let mut pairs = vec![(Bound::Unbounded, Bound::Unbounded)];
+    for a in probes {
+        for b in probes {
+            for s in bounds(a) {
+                for e in bounds(b) {
+                    pairs.push((s.clone(), e));
+                }
+            }
+        }
+        for s in bounds(a) {
+            pairs.push((s.clone(), Bound::Unbounded));
+            pairs.push((Bound::Unbounded, s));
+        }
+    }
+    for (start, end) in pairs {
+        let empty = match (&start, &end) {
+            (Bound::Included(s), Bound::Included(e)) => s > e,
+            (Bound::Included(s) | Bound::Excluded(s), Bound::Excluded(e))
+            | (Bound::Excluded(s), Bound::Included(e)) => s >= e,
+            _ => false,
+        };
+        if empty {
+            continue;
+        }
+        for forward in [true, false] {
+            let mut c = table.cursor(start.clone(), end.clone(), forward);
+            let mut got = Vec::new();
+            while let Some((k, v)) = c.next_record().unwrap() {
+                got.push((k, v));
+            }
+            let mut want: Vec<_> = model
+                .range::<Vec<u8>, _>((start.as_ref(), end.as_ref()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !forward {
+                want.reverse();
+            }
+            assert_eq!(got, want, "{start:?}..{end:?} forward {forward}");
+        }
+    }
+}
+
+fn value() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        10 => prop::collection::vec(any::<u8>(), 0..24),
+        1 => (any::<u8>(), 4000usize..12000).prop_map(|(b, n)| vec![b; n]),
+    ]
+}
+
+fn probe() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0xff]), 1..12),
+        any::<u64>().prop_map(|k| (k >> 40).to_be_bytes().to_vec()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, .. ProptestConfig::default() })]
+
+    #[test]
+    fn fixed_8_byte_keys_agree_with_a_map(
+        keys in prop::collection::btree_map(any::<u64>().prop_map(|k| k >> 40), value(), 0..3000),
+        probes in prop::collection::vec(probe(), 1..5),
+    ) {
+        let model: Model = keys.into_iter().map(|(k, v)| (k.to_be_bytes().to_vec(), v)).collect();
+        let table = build(&model);
+        let fixed = model.is_empty() || table.header().key_lens == (8, 8);
+        prop_assert!(fixed);
+        agree(&table, &model, &probes);
+    }
+
+    #[test]
+    fn keys_of_any_length_agree_with_a_map(
+        model in prop::collection::btree_map(
+            prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0xff]), 1..12),
+            value(),
+            0..1500,
+        ),
+        probes in prop::collection::vec(probe(), 1..5),
+    ) {
+        let table = build(&model);
+        agree(&table, &model, &probes);
+    }
+}
+
+#[test]
+fn eight_byte_keys_take_a_few_bytes_of_memory_per_block() {
+    let model: Model = (0..200_000u64)
+        .map(|i| ((i * 7919) << 8).to_be_bytes().to_vec())
+        .map(|k| (k, vec![1u8; 8]))
+        .collect();
+    let table = build(&model);
+    let blocks = table.header().data_blocks as usize;
+    assert!(
+        table.memory_bytes() < 4 * blocks,
+        "{} bytes for {blocks} blocks",
+        table.memory_bytes()
+    );
+    agree(
+        &table,
+        &model,
+        &[vec![0, 0, 1], 7919u64.to_be_bytes().to_vec()],
+    );
+}
