@@ -313,9 +313,10 @@ impl<'a> KvBench<'a> {
             let store = build(Arc::clone(&storage), &self.plan.init)?;
             let build_s = built.elapsed().as_secs_f64();
             let memory = store.memory_bytes() as u64;
-            let stalls_before = store.merge_stats().stall_nanos;
+            let merges_before = store.merge_stats();
             let (threads, io, elapsed_ns) = self.timed(label, store.as_ref(), &storage)?;
-            let stall_ns = (store.merge_stats().stall_nanos - stalls_before) / threads.len() as u64;
+            let stall_ns =
+                store.merge_stats().since(&merges_before).stall_nanos / threads.len() as u64;
             let drain_started = Instant::now();
             store.wait_for_merges()?;
             let drain_ns = drain_started.elapsed().as_nanos() as u64;
@@ -348,7 +349,7 @@ impl<'a> KvBench<'a> {
                 memory_end: store.memory_bytes() as u64,
                 disk: store.disk_bytes(),
                 describe: store.describe(),
-                merges: store.merge_stats(),
+                merges: store.merge_stats().since(&merges_before),
             });
             drop(store);
             device = storage.describe();

@@ -57,6 +57,18 @@ pub struct MergeStats {
     pub stall_nanos: u64,
 }
 
+impl MergeStats {
+    /// What happened since `before` (a build's merges are not the run's).
+    pub fn since(&self, before: &MergeStats) -> MergeStats {
+        MergeStats {
+            merges: self.merges.saturating_sub(before.merges),
+            merge_nanos: self.merge_nanos.saturating_sub(before.merge_nanos),
+            write_stalls: self.write_stalls.saturating_sub(before.write_stalls),
+            stall_nanos: self.stall_nanos.saturating_sub(before.stall_nanos),
+        }
+    }
+}
+
 /// An updatable on-disk key-value index, shared by the benchmark's threads.
 pub trait KvStore<K: Key>: Send + Sync {
     /// Copies `key`'s payload into `payload` (exactly [`KvStore::payload_size`] bytes) and

@@ -538,44 +538,58 @@ impl TableCursor {
 
     /// The next record in the cursor's direction, `None` after the last.
     pub fn next_record(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        let (mut key, mut value) = (Vec::new(), Vec::new());
+        Ok(self
+            .next_into(&mut key, &mut value)?
+            .then_some((key, value)))
+    }
+
+    /// The next record in the cursor's direction into `key` and `value`, reusing their
+    /// memory (a merge streams every record through two buffers); false after the last.
+    pub fn next_into(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<bool> {
         loop {
-            let (k, v) = match &mut self.state {
-                CursorState::Done => return Ok(None),
+            match &mut self.state {
+                CursorState::Done => return Ok(false),
                 CursorState::Unstarted => {
                     self.state = self.start();
                     continue;
                 }
                 CursorState::Forward(stream) => match stream.next_record()? {
-                    Some((k, v)) => (k.to_vec(), v.to_vec()),
+                    Some((k, v)) => {
+                        key.clear();
+                        key.extend_from_slice(k);
+                        value.clear();
+                        value.extend_from_slice(v);
+                    }
                     None => {
                         self.state = CursorState::Done;
-                        return Ok(None);
+                        return Ok(false);
                     }
                 },
                 CursorState::Backward { next_run, buffered } => match buffered.pop() {
-                    Some(record) => record,
+                    Some((k, v)) => (*key, *value) = (k, v),
                     None => {
                         let Some(i) = *next_run else {
                             self.state = CursorState::Done;
-                            return Ok(None);
+                            return Ok(false);
                         };
                         *buffered = self.table.entry_records(i)?;
                         *next_run = i.checked_sub(1);
                         continue;
                     }
                 },
-            };
+            }
             let (inside, past) = if self.forward {
-                (above_start(&k, &self.start), !below_end(&k, &self.end))
+                (above_start(key, &self.start), !below_end(key, &self.end))
             } else {
-                (below_end(&k, &self.end), !above_start(&k, &self.start))
+                (below_end(key, &self.end), !above_start(key, &self.start))
             };
             if past {
                 self.state = CursorState::Done;
-                return Ok(None);
+                return Ok(false);
             }
             if inside {
-                return Ok(Some((k, v)));
+                return Ok(true);
             }
         }
     }

@@ -478,29 +478,31 @@ impl Inner {
             let frozen = frozen.read();
             let mut new = frozen.newest_entries(Seq::MAX).peekable();
             let mut old = version.table.as_ref().map(|t| t.table.merge_cursor());
-            let mut old_head = match &mut old {
-                Some(c) => c.next_record()?,
-                None => None,
+            // The old table's next record, streamed through two reused buffers.
+            let (mut ok, mut ov) = (Vec::new(), Vec::new());
+            let mut advance = |ok: &mut Vec<u8>, ov: &mut Vec<u8>| match &mut old {
+                Some(c) => c.next_into(ok, ov),
+                None => Ok(false),
             };
+            let mut has_old = advance(&mut ok, &mut ov)?;
             loop {
-                let take_new = match (new.peek(), &old_head) {
-                    (None, None) => break,
-                    (Some(_), None) => true,
-                    (None, Some(_)) => false,
-                    (Some((k, _)), Some((ok, _))) => *k <= ok.as_slice(),
+                let take_new = match (new.peek(), has_old) {
+                    (None, false) => break,
+                    (Some(_), false) => true,
+                    (None, true) => false,
+                    (Some((k, _)), true) => *k <= ok.as_slice(),
                 };
                 if take_new {
                     let (k, v) = new.next().expect("peeked");
-                    if old_head.as_ref().is_some_and(|(ok, _)| ok.as_slice() == k) {
-                        old_head = old.as_mut().map_or(Ok(None), |c| c.next_record())?;
+                    if has_old && ok.as_slice() == k {
+                        has_old = advance(&mut ok, &mut ov)?;
                     }
                     if let Some(v) = v {
                         writer.add(k, v)?;
                     }
                 } else {
-                    let (k, v) = old_head.take().expect("checked");
-                    writer.add(&k, &v)?;
-                    old_head = old.as_mut().map_or(Ok(None), |c| c.next_record())?;
+                    writer.add(&ok, &ov)?;
+                    has_old = advance(&mut ok, &mut ov)?;
                 }
             }
         }

@@ -1,30 +1,45 @@
-//! The hybrid engine's dynamic stage over byte keys: a `BTreeMap` from key to its versions,
-//! each tagged with the sequence number of the write that made it, so a snapshot reads the
-//! newest version at or below its sequence number while writes go on.
+//! The hybrid engine's dynamic stage over byte keys: versions of keys in one byte arena,
+//! ordered by two sorted runs of offsets, so a snapshot reads the newest version at or below
+//! its sequence number while writes go on.
 //!
-//! Paper 002 §9.1 uses a B+-tree of `u64` keys; ours maps byte strings, and keeps more than
-//! one version of a key only while a snapshot may still need an older one: a write drops
-//! every version older than the newest one at or below `keep` (the oldest live snapshot, or
-//! what is visible now), so without snapshots each key holds one version.
+//! Paper 002 §9.1 uses a B+-tree of `u64` keys; its memory per entry decides how many writes
+//! fit the memory budget between merges, so ours keeps entries packed: a write appends
+//! `varint seq | varint key length | varint (value length + 1, or 0 for a tombstone) | key |
+//! value` to the arena (the sequence number zigzag-coded relative to the stage's first, so
+//! 1-3 bytes: writers of several threads may apply in a slightly different order than their
+//! numbers) and its offset (8 bytes) to the **recent** run, kept sorted; when that
+//! run reaches `max(1024, sqrt(2n))` offsets it is merged into the **main** run. An 8-byte key with an
+//! 8-byte value costs 28-30 bytes where a `BTreeMap<Box<[u8]>, _>` costs about 150 (the typed
+//! hybrid index's B+-tree about 48, its sorted runs 12), and a lookup is two binary searches.
+//! Both runs order entries by key, then newest first (sequence number, then arena offset: of
+//! two operations on a key in one batch, the later wins).
+//!
+//! A write does not remove older versions of its key: they stay until a merge of the runs
+//! drops those no reader needs (older than the newest version at or below `keep`, the oldest
+//! live snapshot or what is visible now), and their arena bytes stay until the stage is
+//! merged into the table. So rewriting the same keys fills the budget as new keys do.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
 use std::ops::Bound;
 
+use crate::codec::{get_varint, put_varint};
 use crate::kv::wal::Seq;
 
-/// A key's versions, oldest first; `None` is a tombstone (hides the key in older stages).
-type Versions = Vec<(Seq, Option<Box<[u8]>>)>;
-
-/// Bytes a key's entry costs beyond its key: map node share, the versions vector.
-const ENTRY_OVERHEAD: usize = 64;
-/// Bytes a version costs beyond its value.
-const VERSION_OVERHEAD: usize = 32;
+/// Fewest offsets the recent run holds before it is merged into the main run.
+const RECENT: usize = 1024;
 
 /// The dynamic stage; see the module docs.
 #[derive(Default)]
 pub(crate) struct MemTable {
-    map: BTreeMap<Box<[u8]>, Versions>,
-    bytes: usize,
+    arena: Vec<u8>,
+    main: Vec<u64>,
+    recent: Vec<u64>,
+    /// Distinct keys.
+    keys: usize,
+    /// The `keep` of the last write: what a merge of the runs may drop below.
+    keep: Seq,
+    /// The sequence number entries are coded relative to: the first one applied.
+    base: Seq,
 }
 
 /// What a stage says about a key at a sequence number.
@@ -37,52 +52,211 @@ pub(crate) enum Found<'a> {
     Value(&'a [u8]),
 }
 
+/// One decoded entry.
+#[derive(Clone, Copy)]
+struct Entry<'a> {
+    seq: Seq,
+    key: &'a [u8],
+    value: Option<&'a [u8]>,
+    at: u64,
+}
+
+impl<'a> Entry<'a> {
+    /// Key order, then newest first.
+    fn order(&self, other: &Entry<'_>) -> Ordering {
+        self.key
+            .cmp(other.key)
+            .then(other.seq.cmp(&self.seq))
+            .then(other.at.cmp(&self.at))
+    }
+
+    fn found(self) -> Found<'a> {
+        match self.value {
+            None => Found::Deleted,
+            Some(v) => Found::Value(v),
+        }
+    }
+}
+
 impl MemTable {
-    /// Keys held.
+    /// Distinct keys held (tombstones included).
     pub(crate) fn len(&self) -> usize {
-        self.map.len()
+        self.keys
     }
 
-    /// Bytes of memory, estimated from the keys, values and per-entry overheads.
+    /// Bytes of memory: the arena and both runs, as allocated.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.bytes
+        self.arena.capacity() + 8 * (self.main.capacity() + self.recent.capacity())
     }
 
-    /// Records a write of sequence number `seq`, dropping versions no reader needs (see the
-    /// module docs).
+    fn entry(&self, at: u64) -> Entry<'_> {
+        let a = &self.arena[at as usize..];
+        let wrote = "an entry this stage wrote";
+        let (zig, n0) = get_varint(a).expect(wrote);
+        let delta = (zig >> 1) ^ (zig & 1).wrapping_neg();
+        let seq = self.base.wrapping_add(delta);
+        let (klen, n1) = get_varint(&a[n0..]).expect(wrote);
+        let (tag, n2) = get_varint(&a[n0 + n1..]).expect(wrote);
+        let k = n0 + n1 + n2;
+        let key = &a[k..k + klen as usize];
+        let value = tag
+            .checked_sub(1)
+            .map(|vlen| &a[k + klen as usize..k + klen as usize + vlen as usize]);
+        Entry {
+            seq,
+            key,
+            value,
+            at,
+        }
+    }
+
+    /// In `run`, the first position whose entry is not before (`key`, newest at or below
+    /// `at`): the newest version of `key` at or below `at` when the key has one.
+    fn seek(&self, run: &[u64], key: &[u8], at: Seq) -> usize {
+        run.partition_point(|&o| {
+            let e = self.entry(o);
+            match e.key.cmp(key) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal => e.seq > at,
+            }
+        })
+    }
+
+    /// The newest version of `key` at or below `at` in `run`.
+    fn newest_in(&self, run: &[u64], key: &[u8], at: Seq) -> Option<Entry<'_>> {
+        let i = self.seek(run, key, at);
+        run.get(i).map(|&o| self.entry(o)).filter(|e| e.key == key)
+    }
+
+    fn newest(&self, key: &[u8], at: Seq) -> Option<Entry<'_>> {
+        match (
+            self.newest_in(&self.recent, key, at),
+            self.newest_in(&self.main, key, at),
+        ) {
+            (Some(a), Some(b)) => Some(if a.order(&b).is_le() { a } else { b }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Records a write of sequence number `seq`; versions older than the newest one at or
+    /// below `keep` may be dropped (see the module docs).
     pub(crate) fn apply(&mut self, seq: Seq, key: &[u8], value: Option<&[u8]>, keep: Seq) {
-        let cost = |v: &Option<Box<[u8]>>| VERSION_OVERHEAD + v.as_ref().map_or(0, |v| v.len());
-        let versions = match self.map.get_mut(key) {
-            Some(v) => v,
-            None => {
-                self.bytes += ENTRY_OVERHEAD + key.len();
-                self.map.entry(key.into()).or_default()
-            }
-        };
-        let new = (seq, value.map(Box::from));
-        self.bytes += cost(&new.1);
-        let at = versions.partition_point(|(s, _)| *s < seq);
-        if versions.get(at).is_some_and(|(s, _)| *s == seq) {
-            // A later operation on the same key in the same batch wins.
-            let old = std::mem::replace(&mut versions[at], new);
-            self.bytes -= cost(&old.1);
-        } else {
-            versions.insert(at, new);
+        self.keep = self.keep.max(keep);
+        if self.newest(key, Seq::MAX).is_none() {
+            self.keys += 1;
         }
-        // The newest version at or below `keep` stays; everything older goes.
-        let newest_kept = versions
-            .partition_point(|(s, _)| *s <= keep)
-            .saturating_sub(1);
-        if newest_kept > 0 {
-            for (_, v) in versions.drain(..newest_kept) {
-                self.bytes -= cost(&v);
-            }
+        if self.arena.is_empty() {
+            self.base = seq;
         }
+        let need = 10 + 10 + 10 + key.len() + value.map_or(0, <[u8]>::len);
+        if self.arena.capacity() - self.arena.len() < need {
+            let step = (self.arena.capacity() / 4).max(4096).max(need);
+            self.arena.reserve_exact(step);
+        }
+        let at = self.arena.len() as u64;
+        let delta = seq.wrapping_sub(self.base) as i64;
+        put_varint(&mut self.arena, ((delta << 1) ^ (delta >> 63)) as u64);
+        put_varint(&mut self.arena, key.len() as u64);
+        put_varint(&mut self.arena, value.map_or(0, |v| v.len() as u64 + 1));
+        self.arena.extend_from_slice(key);
+        if let Some(v) = value {
+            self.arena.extend_from_slice(v);
+        }
+        let new = self.entry(at);
+        let pos = self
+            .recent
+            .partition_point(|&o| self.entry(o).order(&new).is_lt());
+        if self.recent.capacity() == 0 {
+            self.recent.reserve_exact(self.recent_capacity());
+        }
+        self.recent.insert(pos, at);
+        if self.recent.len() >= self.recent_capacity() {
+            self.merge_runs();
+        }
+    }
+
+    /// Merges the recent run into the main one, dropping versions no reader needs.
+    ///
+    /// Main runs between the recent run's keys are copied as blocks, found by binary search,
+    /// so a merge costs a copy of the offsets and a search per recent key, not a comparison
+    /// per entry (the entries sit in the arena in write order: comparing them is a cache miss
+    /// each). Only the versions of keys the recent run holds are pruned.
+    fn merge_runs(&mut self) {
+        let mut merged = Vec::with_capacity(self.main.len() + self.recent.len());
+        let (mut i, mut j) = (0, 0);
+        while j < self.recent.len() {
+            let key = self.entry(self.recent[j]).key;
+            let p = i + self.main[i..].partition_point(|&o| self.entry(o).key < key);
+            merged.extend_from_slice(&self.main[i..p]);
+            let (mut a, mut b) = (p, j);
+            let a_end = p + self.main[p..].partition_point(|&o| self.entry(o).key == key);
+            let b_end = j + self.recent[j..].partition_point(|&o| self.entry(o).key == key);
+            // Newest first: every version until the first at or below `keep` is kept.
+            let mut settled = false;
+            while !settled && (a < a_end || b < b_end) {
+                let take_main = b == b_end
+                    || (a < a_end
+                        && self
+                            .entry(self.main[a])
+                            .order(&self.entry(self.recent[b]))
+                            .is_le());
+                let o = if take_main {
+                    a += 1;
+                    self.main[a - 1]
+                } else {
+                    b += 1;
+                    self.recent[b - 1]
+                };
+                settled = self.entry(o).seq <= self.keep;
+                merged.push(o);
+            }
+            (i, j) = (a_end, b_end);
+        }
+        merged.extend_from_slice(&self.main[i..]);
+        self.main = merged;
+        self.recent = Vec::with_capacity(self.recent_capacity());
+    }
+
+    /// Offsets the recent run takes before a merge: `sqrt(2n)` balances the shift of an
+    /// insertion into it against the copy of the main run per merge.
+    fn recent_capacity(&self) -> usize {
+        RECENT.max((2 * self.main.len()).isqrt())
     }
 
     /// The key's newest version at or below `at`.
     pub(crate) fn get(&self, key: &[u8], at: Seq) -> Found<'_> {
-        self.map.get(key).map_or(Found::Absent, |v| newest(v, at))
+        self.newest(key, at).map_or(Found::Absent, |e| e.found())
+    }
+
+    /// In `run`, the first key past `after` in the given direction.
+    fn next_key<'a>(
+        &'a self,
+        run: &[u64],
+        after: &Bound<&[u8]>,
+        forward: bool,
+    ) -> Option<&'a [u8]> {
+        let pos = |k: &[u8], past: bool| {
+            run.partition_point(|&o| {
+                let c = self.entry(o).key.cmp(k);
+                c.is_lt() || (past && c.is_eq())
+            })
+        };
+        if forward {
+            let i = match *after {
+                Bound::Unbounded => 0,
+                Bound::Included(k) => pos(k, false),
+                Bound::Excluded(k) => pos(k, true),
+            };
+            run.get(i).map(|&o| self.entry(o).key)
+        } else {
+            let i = match *after {
+                Bound::Unbounded => run.len(),
+                Bound::Included(k) => pos(k, true),
+                Bound::Excluded(k) => pos(k, false),
+            };
+            i.checked_sub(1).map(|i| self.entry(run[i]).key)
+        }
     }
 
     /// The first key after `after` (from the start when `Unbounded`) in the given direction
@@ -93,46 +267,58 @@ impl MemTable {
         forward: bool,
         at: Seq,
     ) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-        let bound = match after {
+        let mut bound = match after {
             Bound::Included(k) => Bound::Included(k.as_slice()),
             Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
             Bound::Unbounded => Bound::Unbounded,
         };
-        let range: (Bound<&[u8]>, Bound<&[u8]>) = if forward {
-            (bound, Bound::Unbounded)
-        } else {
-            (Bound::Unbounded, bound)
-        };
-        let mut it = self.map.range::<[u8], _>(range);
-        let mut step = || if forward { it.next() } else { it.next_back() };
-        while let Some((k, v)) = step() {
-            match newest(v, at) {
-                Found::Absent => continue,
-                Found::Deleted => return Some((k.to_vec(), None)),
-                Found::Value(v) => return Some((k.to_vec(), Some(v.to_vec()))),
+        loop {
+            let a = self.next_key(&self.main, &bound, forward);
+            let b = self.next_key(&self.recent, &bound, forward);
+            let key = match (a, b) {
+                (Some(a), Some(b)) => {
+                    if (a <= b) == forward {
+                        a
+                    } else {
+                        b
+                    }
+                }
+                (a, b) => a.or(b)?,
+            };
+            match self.get(key, at) {
+                Found::Absent => bound = Bound::Excluded(key),
+                Found::Deleted => return Some((key.to_vec(), None)),
+                Found::Value(v) => return Some((key.to_vec(), Some(v.to_vec()))),
             }
         }
-        None
     }
 
     /// Every key's newest version at or below `at`, in key order (what a merge writes).
     pub(crate) fn newest_entries(&self, at: Seq) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
-        self.map
-            .iter()
-            .filter_map(move |(k, v)| match newest(v, at) {
-                Found::Absent => None,
-                Found::Deleted => Some((&k[..], None)),
-                Found::Value(v) => Some((&k[..], Some(v))),
-            })
-    }
-}
-
-fn newest(versions: &Versions, at: Seq) -> Found<'_> {
-    let i = versions.partition_point(|(s, _)| *s <= at);
-    match i.checked_sub(1).map(|i| &versions[i].1) {
-        None => Found::Absent,
-        Some(None) => Found::Deleted,
-        Some(Some(v)) => Found::Value(v),
+        let (mut i, mut j) = (0, 0);
+        let mut last: Option<&[u8]> = None;
+        std::iter::from_fn(move || loop {
+            let take_main = match (self.main.get(i), self.recent.get(j)) {
+                (Some(&a), Some(&b)) => self.entry(a).order(&self.entry(b)).is_le(),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => return None,
+            };
+            let o = if take_main {
+                i += 1;
+                self.main[i - 1]
+            } else {
+                j += 1;
+                self.recent[j - 1]
+            };
+            let e = self.entry(o);
+            // Newest first within a key: the first version at or below `at` answers.
+            if last == Some(e.key) || e.seq > at {
+                continue;
+            }
+            last = Some(e.key);
+            return Some((e.key, e.value));
+        })
     }
 }
 
@@ -163,10 +349,9 @@ mod tests {
             value(&m, b"j", 5),
             Some(Some(b"later in the batch".to_vec()))
         );
-        let before = m.memory_bytes();
-        m.apply(4, b"k", Some(b"four"), 4); // nothing needs "one" or "three" now
-        assert!(m.memory_bytes() < before + 10);
-        assert_eq!(value(&m, b"k", 3), None);
+        assert_eq!(m.len(), 2);
+        m.apply(4, b"k", Some(b"four"), 4);
+        assert_eq!(value(&m, b"k", 4), Some(Some(b"four".to_vec())));
         assert_eq!(
             m.next_entry(&Bound::Excluded(b"j".to_vec()), true, 9),
             Some((b"k".to_vec(), Some(b"four".to_vec())))
@@ -176,5 +361,75 @@ mod tests {
             Some((b"j".to_vec(), Some(b"later in the batch".to_vec())))
         );
         assert_eq!(m.next_entry(&Bound::Unbounded, true, 0), None);
+        let all: Vec<_> = m.newest_entries(9).collect();
+        assert_eq!(
+            all,
+            vec![
+                (&b"j"[..], Some(&b"later in the batch"[..])),
+                (&b"k"[..], Some(&b"four"[..]))
+            ]
+        );
+    }
+
+    #[test]
+    fn writers_applying_out_of_order_keep_the_higher_number_newest() {
+        let mut m = MemTable::default();
+        // Thread B's write (11) lands first, then a run merge, then thread A's (10).
+        m.apply(11, b"k", Some(b"eleven"), 9);
+        for i in 0..RECENT as u64 - 1 {
+            m.apply(12 + i, &(1000 + i).to_be_bytes(), Some(b"x"), 9);
+        }
+        assert!(m.recent.is_empty(), "the runs merged");
+        m.apply(10, b"k", Some(b"ten"), 9);
+        assert_eq!(value(&m, b"k", u64::MAX), Some(Some(b"eleven".to_vec())));
+        assert_eq!(value(&m, b"k", 10), Some(Some(b"ten".to_vec())));
+        for i in 0..RECENT as u64 {
+            m.apply(5000 + i, &(1000 + i).to_be_bytes(), Some(b"y"), 9);
+        }
+        assert_eq!(value(&m, b"k", u64::MAX), Some(Some(b"eleven".to_vec())));
+        assert_eq!(value(&m, b"k", 10), Some(Some(b"ten".to_vec())));
+        let newest: Vec<_> = m.newest_entries(u64::MAX).collect();
+        assert_eq!(newest.len(), RECENT + 1);
+        assert_eq!(newest.last(), Some(&(&b"k"[..], Some(&b"eleven"[..]))));
+    }
+
+    #[test]
+    fn runs_merge_and_keep_what_snapshots_need() {
+        let mut m = MemTable::default();
+        let n = 5 * RECENT as u64;
+        for i in 0..n {
+            let key = (i % 700).to_be_bytes();
+            // A snapshot at 100 stays open: versions at or below it that it reads survive.
+            m.apply(i + 1, &key, Some(&i.to_le_bytes()), 100.min(i));
+        }
+        assert_eq!(m.len(), 700);
+        for k in 0..700u64 {
+            let newest = (0..n).rev().find(|i| i % 700 == k).unwrap();
+            let key = k.to_be_bytes();
+            assert_eq!(
+                value(&m, &key, n),
+                Some(Some(newest.to_le_bytes().to_vec()))
+            );
+            let at_100 = (0..100).rev().find(|i| i % 700 == k);
+            assert_eq!(
+                value(&m, &key, 100),
+                at_100.map(|i| Some(i.to_le_bytes().to_vec()))
+            );
+        }
+        // Every version above the snapshot may be read by a newer one: none was dropped.
+        assert_eq!(m.main.len() + m.recent.len(), n as usize);
+        // The snapshot is gone: the next merges drop what nobody reads.
+        for i in n..2 * n {
+            m.apply(i + 1, &(i % 700).to_be_bytes(), Some(&i.to_le_bytes()), i);
+        }
+        assert!(m.main.len() + m.recent.len() < n as usize);
+        let all: Vec<_> = m.newest_entries(2 * n).collect();
+        assert_eq!(all.len(), 700);
+        for (k, v) in all {
+            let k = u64::from_be_bytes(k.try_into().unwrap());
+            let newest = (n..2 * n).rev().find(|i| i % 700 == k).unwrap();
+            assert_eq!(v, Some(&newest.to_le_bytes()[..]));
+        }
+        assert!(m.memory_bytes() < 2 * 40 * n as usize);
     }
 }
