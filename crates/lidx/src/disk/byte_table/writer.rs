@@ -123,11 +123,20 @@ impl ByteTableWriter {
         self.scratch.clear();
         put_varint(&mut self.scratch, key.len() as u64);
         put_varint(&mut self.scratch, value.len() as u64);
-        let head = std::mem::take(&mut self.scratch);
-        self.push_stream(&head)?;
-        self.scratch = head;
-        self.push_stream(key)?;
-        self.push_stream(value)?;
+        let len = self.scratch.len() + key.len() + value.len();
+        if len < self.cap - (self.block.len() - BLOCK_PREFIX) {
+            // The usual case: the record fits in the block with room to spare.
+            self.block.extend_from_slice(&self.scratch);
+            self.block.extend_from_slice(key);
+            self.block.extend_from_slice(value);
+            self.stream_bytes += len as u64;
+        } else {
+            let head = std::mem::take(&mut self.scratch);
+            self.push_stream(&head)?;
+            self.scratch = head;
+            self.push_stream(key)?;
+            self.push_stream(value)?;
+        }
         self.records += 1;
         self.key_bytes += key.len() as u64;
         self.value_bytes += value.len() as u64;
