@@ -35,7 +35,9 @@ use lidx::io::Storage;
 use lidx::key::Key;
 use lidx::kv::hybrid::{DynamicMap, SortedRuns};
 use lidx::kv::hybrid::{HybridOptions, StaticModel};
-use lidx::kv::store::{CreateOptions, Engine, KeyFormat, Store, StoreOptions, WriteBatch};
+use lidx::kv::store::{
+    CreateOptions, Engine, KeyFormat, Store, StoreOptions, WriteBatch, MIN_MEMORY_BUDGET,
+};
 use lidx::kv::{FsyncPolicy, HybridIndex, WalOptions};
 use parking_lot::RwLock;
 
@@ -732,8 +734,11 @@ fn build_store_api(
     let defaults = StoreOptions::default();
     let options = StoreOptions {
         fsync: spec.fsync,
+        // A relative budget of a tiny reference can fall below what a store accepts.
         memory_budget: spec.budget_bytes.map_or(defaults.memory_budget, |b| {
-            usize::try_from(b).unwrap_or(usize::MAX)
+            usize::try_from(b)
+                .unwrap_or(usize::MAX)
+                .max(MIN_MEMORY_BUDGET)
         }),
         // The storage carries the run's page cache.
         cache_bytes: 0,

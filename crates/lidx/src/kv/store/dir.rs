@@ -19,7 +19,7 @@ use crate::kv::hybrid::recovery::{check_coverage, require_wal};
 use crate::kv::manifest::{Manifest, ManifestStore};
 use crate::kv::wal::{replay, Record, Seq, Wal, WalOptions};
 
-use super::options::{CreateOptions, Engine, KeyFormat, StoreOptions};
+use super::options::{CreateOptions, Engine, KeyFormat, StoreOptions, MIN_MEMORY_BUDGET};
 
 /// Magic number of a store's `STORE` file: `lidxSTOR`.
 pub const STORE_MAGIC: u64 = u64::from_le_bytes(*b"lidxSTOR");
@@ -260,7 +260,7 @@ pub(crate) fn decode_meta(file: &str, meta: &[u8]) -> Result<u64> {
 
 /// Checks the options of an open.
 pub(crate) fn check_options(options: &StoreOptions) -> Result<()> {
-    if options.memory_budget < 4096 {
+    if options.memory_budget < MIN_MEMORY_BUDGET {
         return Err(Error::InvalidParameter {
             name: "memory budget",
             value: options.memory_budget.to_string(),

@@ -11,6 +11,8 @@ pub const MIN_KEY_BYTES: usize = 1;
 pub const MAX_KEY_BYTES: usize = 4096;
 /// Largest value a store accepts, in bytes (16 MiB).
 pub const MAX_VALUE_BYTES: usize = 16 << 20;
+/// Smallest [`StoreOptions::memory_budget`] an open accepts, in bytes (one block).
+pub const MIN_MEMORY_BUDGET: usize = 4096;
 
 /// The engine behind a store's one API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -124,7 +126,8 @@ impl Default for CreateOptions {
 pub struct StoreOptions {
     /// When a write is acknowledged (default: after `fdatasync`, nothing acknowledged is lost).
     pub fsync: FsyncPolicy,
-    /// Memory the store may hold besides its cache (default 64 MiB). `hybrid`: the dynamic
+    /// Memory the store may hold besides its cache (default 64 MiB, at least
+    /// [`MIN_MEMORY_BUDGET`]). `hybrid`: the dynamic
     /// stage and the table's model; the stage is frozen and merged when they reach it (a
     /// budget below the model's own size merges after every write). `btree`: its inner nodes
     /// are what they are (about 12 bytes per leaf), and the budget is the log it writes
