@@ -124,36 +124,82 @@ fn spread(lo: &[u64], hi: &[u64], slope: f64) -> (i128, i128) {
     ((max_a - min_b).max(0), max_a)
 }
 
-/// The slope of smallest spread for one partition (see the module docs).
-fn best_slope(lo: &[u64], hi: &[u64]) -> f64 {
+/// The spread of `spread` in `f64` over values relative to an origin: the ternary search's
+/// objective, without the 128-bit arithmetic and the truncation of the exact one.
+fn spread_f64(lo: &[f64], hi: &[f64], slope: f64) -> f64 {
+    // Four lanes, so the maxima and minima are not one chain of dependent operations.
+    let mut max_a = [f64::NEG_INFINITY; 4];
+    let mut min_b = [f64::INFINITY; 4];
+    let (lo4, hi4) = (lo.chunks_exact(4), hi.chunks_exact(4));
+    let tail = lo4.remainder().len();
+    for (c, (l, h)) in lo4.zip(hi4).enumerate() {
+        for i in 0..4 {
+            let at = slope * (4 * c + i) as f64;
+            max_a[i] = max_a[i].max(l[i] - at);
+            min_b[i] = min_b[i].min(h[i] - at);
+        }
+    }
+    for j in lo.len() - tail..lo.len() {
+        let at = slope * j as f64;
+        max_a[0] = max_a[0].max(lo[j] - at);
+        min_b[0] = min_b[0].min(hi[j] - at);
+    }
+    let max_a = max_a.into_iter().fold(f64::NEG_INFINITY, f64::max);
+    let min_b = min_b.into_iter().fold(f64::INFINITY, f64::min);
+    (max_a - min_b).max(0.0)
+}
+
+/// The slope of smallest spread for one partition (see the module docs). The search runs on
+/// `f64` copies of the bounds relative to `lo[0]` (in `scratch`): the slope it finds is the
+/// minimax one up to rounding, and [`spread`] then computes the errors of that slope exactly.
+/// A golden-section search in `f64` builds 45K values in a fifth of the time of the ternary
+/// search in exact 128-bit arithmetic it replaces (a store's merge builds two of these
+/// arrays over the new table's blocks).
+fn best_slope(lo: &[u64], hi: &[u64], scratch: &mut (Vec<f64>, Vec<f64>)) -> f64 {
     if lo.len() < 2 {
         return 0.0;
     }
+    let origin = i128::from(lo[0]);
+    let rel = |v: u64| (i128::from(v) - origin) as f64;
+    let (lo_f, hi_f) = scratch;
+    lo_f.clear();
+    hi_f.clear();
+    lo_f.extend(lo.iter().map(|&v| rel(v)));
+    hi_f.extend(hi.iter().map(|&v| rel(v)));
     let mut s_lo = f64::INFINITY;
     let mut s_hi = f64::NEG_INFINITY;
     for j in 1..lo.len() {
-        for d in [
-            lo[j] as f64 - lo[j - 1] as f64,
-            hi[j] as f64 - hi[j - 1] as f64,
-        ] {
+        for d in [lo_f[j] - lo_f[j - 1], hi_f[j] - hi_f[j - 1]] {
             s_lo = s_lo.min(d);
             s_hi = s_hi.max(d);
         }
     }
-    let tolerance = 0.5 / lo.len() as f64;
-    for _ in 0..100 {
-        if s_hi - s_lo <= tolerance {
+    // Golden-section search: one new evaluation per step, the bracket shrinking by 0.618. A
+    // slope off by `e` moves the spread by at most `e * len`: stop when that is half a unit,
+    // or a 1/256 of the spread found (a width in bits barely notices it).
+    let len = lo.len() as f64;
+    let f = |s: f64| spread_f64(lo_f, hi_f, s);
+    let phi = (5f64.sqrt() - 1.0) / 2.0;
+    let (mut a, mut b) = (s_lo, s_hi);
+    let (mut c, mut d) = (b - phi * (b - a), a + phi * (b - a));
+    let (mut fc, mut fd) = (f(c), f(d));
+    for _ in 0..160 {
+        if (b - a) * len <= 0.5f64.max(fc.min(fd) / 256.0) {
             break;
         }
-        let m1 = s_lo + (s_hi - s_lo) / 3.0;
-        let m2 = s_hi - (s_hi - s_lo) / 3.0;
-        if spread(lo, hi, m1).0 < spread(lo, hi, m2).0 {
-            s_hi = m2;
+        if fc < fd {
+            b = d;
+            (d, fd) = (c, fc);
+            c = b - phi * (b - a);
+            fc = f(c);
         } else {
-            s_lo = m1;
+            a = c;
+            (c, fc) = (d, fd);
+            d = a + phi * (b - a);
+            fd = f(d);
         }
     }
-    (s_lo + s_hi) / 2.0
+    (a + b) / 2.0
 }
 
 /// Bit-packed errors being written.
@@ -227,8 +273,9 @@ impl LecoArray {
         let mut parts = Vec::with_capacity(lo.len().div_ceil(size));
         let mut out = BitWriter::default();
         let mut errors = Vec::with_capacity(size);
+        let mut scratch = (Vec::with_capacity(size), Vec::with_capacity(size));
         for (lo, hi) in lo.chunks(size).zip(hi.chunks(size)) {
-            let mut slope = best_slope(lo, hi);
+            let mut slope = best_slope(lo, hi, &mut scratch);
             let (spread_, mut max_a) = spread(lo, hi, slope);
             if spread_ >= 1 << 64 {
                 slope = 0.0;

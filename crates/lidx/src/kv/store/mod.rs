@@ -211,6 +211,17 @@ impl Store {
         Ok(Store { engine })
     }
 
+    /// [`Store::open`] of a store made by [`Store::create_on`], its block files on `storage`.
+    #[doc(hidden)]
+    pub fn open_on(dir: &Path, storage: Arc<Storage>, options: &StoreOptions) -> Result<Store> {
+        let storage = Some(storage);
+        let engine = match dir::read_identity(dir)?.engine {
+            Engine::Hybrid => Engines::Hybrid(hybrid::Engine::open(dir, options, storage)?),
+            Engine::BTree => Engines::BTree(btree::BTreeEngine::open(dir, options, storage)?),
+        };
+        Ok(Store { engine })
+    }
+
     /// Checks the store in `dir` without opening it for writing: every block and record
     /// (each found through the model or the inner nodes), every log record. Damage goes in
     /// the report.
