@@ -60,6 +60,23 @@ pub fn head8(bytes: &[u8]) -> u64 {
     u64::from_be_bytes(raw)
 }
 
+/// Byte order of two byte strings, as `a.cmp(b)`, comparing the first 8 bytes as one integer
+/// when both have them: a merge compares every record of a table once, and for short keys the
+/// call into `memcmp` cost more than the comparison (a quarter of a merge's time).
+#[inline]
+pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return x.cmp(&y);
+        }
+        if a.len() == 8 && b.len() == 8 {
+            return std::cmp::Ordering::Equal;
+        }
+    }
+    a.cmp(b)
+}
+
 /// A key an index can be built on. See the module docs for the order and model map of each type.
 pub trait Key: Copy + Debug + Send + Sync + 'static {
     /// Short name used in reports and error messages (`"u64"`, `"str16"`, ...).

@@ -233,6 +233,14 @@ impl ByteTable {
         }
     }
 
+    /// Every record in order, without copying: a merge's pass over the old table, whose
+    /// reads count as [`IoClass::Data`].
+    pub(crate) fn merge_records(self: &Arc<Self>) -> MergeRecords {
+        let mut stream = Stream::new(Arc::clone(self), 0, self.header.stream_bytes, true);
+        stream.class = IoClass::Data;
+        MergeRecords(stream)
+    }
+
     /// The records whose start lies in entry `i`'s run, in order.
     fn entry_records(&self, i: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let mut r = Stream::new(self, self.positions.get(i), self.entry_end(i), true);
@@ -436,6 +444,19 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
         if self.pos >= self.end {
             return Ok(None);
         }
+        // The usual record: both lengths one byte each, the whole record loaded.
+        let at = (self.pos - self.buf_start) as usize;
+        if let Some(&[k, v]) = self.buf.get(at..at + 2) {
+            let (klen, vlen) = (usize::from(k), usize::from(v));
+            let len = 2 + klen + vlen;
+            if k != 0 && k < 0x80 && v < 0x80 && at + len <= self.buf.len() {
+                if self.pos + len as u64 <= self.end {
+                    self.pos += len as u64;
+                    let (key, value) = self.buf[at + 2..at + len].split_at(klen);
+                    return Ok(Some((key, value)));
+                }
+            }
+        }
         let start = self.pos;
         let klen = self.varint()?;
         let vlen = self.varint()?;
@@ -463,6 +484,18 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
 }
 
 const _: () = assert!(HEADER_BYTES <= 4096 - BLOCK_TRAILER);
+
+/// [`ByteTable::merge_records`]: a table's records streamed in order, each borrowed from the
+/// stream's buffer until the next.
+pub(crate) struct MergeRecords(Stream<Arc<ByteTable>>);
+
+impl MergeRecords {
+    /// The next record, `None` after the last.
+    #[inline]
+    pub(crate) fn next_record(&mut self) -> Result<Option<(&[u8], &[u8])>> {
+        self.0.next_record()
+    }
+}
 
 enum CursorState {
     Unstarted,

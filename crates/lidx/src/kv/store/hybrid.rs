@@ -22,6 +22,7 @@ use crate::disk::byte_table::{ByteTable, ByteTableParams, ByteTableWriter};
 use crate::disk::hybrid::MIN_RATIO_ENTRIES;
 use crate::error::{Error, Result};
 use crate::io::Storage;
+use crate::key::cmp_bytes;
 use crate::kv::manifest::{Manifest, ManifestStore};
 use crate::kv::wal::{Record, Seq, Wal};
 
@@ -475,34 +476,36 @@ impl Inner {
         };
         let mut writer = ByteTableWriter::create(&self.storage, &name, params)?;
         {
+            // The old table's records drive the merge, borrowed from its stream: before each,
+            // the new entries below it; then the record itself unless a new entry replaces it.
             let frozen = frozen.read();
             let mut new = frozen.newest_entries(Seq::MAX).peekable();
-            let mut old = version.table.as_ref().map(|t| t.table.merge_cursor());
-            // The old table's next record, streamed through two reused buffers.
-            let (mut ok, mut ov) = (Vec::new(), Vec::new());
-            let mut advance = |ok: &mut Vec<u8>, ov: &mut Vec<u8>| match &mut old {
-                Some(c) => c.next_into(ok, ov),
-                None => Ok(false),
-            };
-            let mut has_old = advance(&mut ok, &mut ov)?;
-            loop {
-                let take_new = match (new.peek(), has_old) {
-                    (None, false) => break,
-                    (Some(_), false) => true,
-                    (None, true) => false,
-                    (Some((k, _)), true) => *k <= ok.as_slice(),
-                };
-                if take_new {
-                    let (k, v) = new.next().expect("peeked");
-                    if has_old && ok.as_slice() == k {
-                        has_old = advance(&mut ok, &mut ov)?;
+            if let Some(old) = &version.table {
+                let mut old = old.table.merge_records();
+                while let Some((ok, ov)) = old.next_record()? {
+                    let mut replaced = false;
+                    while let Some(&(k, v)) = new.peek() {
+                        let order = cmp_bytes(k, ok);
+                        if order.is_gt() {
+                            break;
+                        }
+                        if let Some(v) = v {
+                            writer.add(k, v)?;
+                        }
+                        new.next();
+                        if order.is_eq() {
+                            replaced = true;
+                            break;
+                        }
                     }
-                    if let Some(v) = v {
-                        writer.add(k, v)?;
+                    if !replaced {
+                        writer.add(ok, ov)?;
                     }
-                } else {
-                    writer.add(&ok, &ov)?;
-                    has_old = advance(&mut ok, &mut ov)?;
+                }
+            }
+            for (k, v) in new {
+                if let Some(v) = v {
+                    writer.add(k, v)?;
                 }
             }
         }
