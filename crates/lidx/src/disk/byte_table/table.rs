@@ -449,12 +449,15 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
         if let Some(&[k, v]) = self.buf.get(at..at + 2) {
             let (klen, vlen) = (usize::from(k), usize::from(v));
             let len = 2 + klen + vlen;
-            if k != 0 && k < 0x80 && v < 0x80 && at + len <= self.buf.len() {
-                if self.pos + len as u64 <= self.end {
-                    self.pos += len as u64;
-                    let (key, value) = self.buf[at + 2..at + len].split_at(klen);
-                    return Ok(Some((key, value)));
-                }
+            if k != 0
+                && k < 0x80
+                && v < 0x80
+                && at + len <= self.buf.len()
+                && self.pos + len as u64 <= self.end
+            {
+                self.pos += len as u64;
+                let (key, value) = self.buf[at + 2..at + len].split_at(klen);
+                return Ok(Some((key, value)));
             }
         }
         let start = self.pos;
