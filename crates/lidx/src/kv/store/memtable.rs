@@ -23,6 +23,7 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 
 use crate::codec::{get_varint, put_varint};
+use crate::key::cmp_bytes;
 use crate::kv::wal::Seq;
 
 /// Fewest offsets the recent run holds before it is merged into the main run.
@@ -40,6 +41,8 @@ pub(crate) struct MemTable {
     keep: Seq,
     /// The sequence number entries are coded relative to: the first one applied.
     base: Seq,
+    /// Where the largest key's newest version is: a write above it appends to both runs.
+    largest: Option<u64>,
 }
 
 /// What a stage says about a key at a sequence number.
@@ -143,7 +146,12 @@ impl MemTable {
     /// below `keep` may be dropped (see the module docs).
     pub(crate) fn apply(&mut self, seq: Seq, key: &[u8], value: Option<&[u8]>, keep: Seq) {
         self.keep = self.keep.max(keep);
-        if self.newest(key, Seq::MAX).is_none() {
+        // A key above every key held (a load in key order) is new and goes last in both runs:
+        // no search.
+        let above = self
+            .largest
+            .is_none_or(|o| cmp_bytes(key, self.entry(o).key).is_gt());
+        if above || self.newest(key, Seq::MAX).is_none() {
             self.keys += 1;
         }
         if self.arena.is_empty() {
@@ -163,16 +171,30 @@ impl MemTable {
         if let Some(v) = value {
             self.arena.extend_from_slice(v);
         }
-        let new = self.entry(at);
-        let pos = self
-            .recent
-            .partition_point(|&o| self.entry(o).order(&new).is_lt());
         if self.recent.capacity() == 0 {
             self.recent.reserve_exact(self.recent_capacity());
         }
-        self.recent.insert(pos, at);
+        if above {
+            self.largest = Some(at);
+            self.recent.push(at);
+        } else {
+            let new = self.entry(at);
+            let pos = self
+                .recent
+                .partition_point(|&o| self.entry(o).order(&new).is_lt());
+            self.recent.insert(pos, at);
+        }
         if self.recent.len() >= self.recent_capacity() {
             self.merge_runs();
+        }
+    }
+
+    /// True when every key of the recent run is above every key of the main run: the merge
+    /// is an append.
+    fn recent_above_main(&self) -> bool {
+        match (self.main.last(), self.recent.first()) {
+            (Some(&m), Some(&r)) => cmp_bytes(self.entry(r).key, self.entry(m).key).is_gt(),
+            _ => true,
         }
     }
 
@@ -183,6 +205,30 @@ impl MemTable {
     /// per entry (the entries sit in the arena in write order: comparing them is a cache miss
     /// each). Only the versions of keys the recent run holds are pruned.
     fn merge_runs(&mut self) {
+        if self.recent_above_main() {
+            // Appended, the recent run's own versions pruned as below.
+            let mut kept = Vec::with_capacity(self.recent.len());
+            let (mut last, mut settled) = (None, false);
+            for &o in &self.recent {
+                let e = self.entry(o);
+                if last != Some(e.key) {
+                    (last, settled) = (Some(e.key), false);
+                }
+                if !settled {
+                    kept.push(o);
+                    settled = e.seq <= self.keep;
+                }
+            }
+            // Grown by a quarter, not doubled: the capacity counts against the budget.
+            let need = self.main.len() + kept.len();
+            if self.main.capacity() < need {
+                let step = (self.main.capacity() / 4).max(kept.len());
+                self.main.reserve_exact(step.max(need - self.main.len()));
+            }
+            self.main.extend_from_slice(&kept);
+            self.recent = Vec::with_capacity(self.recent_capacity());
+            return;
+        }
         let mut merged = Vec::with_capacity(self.main.len() + self.recent.len());
         let (mut i, mut j) = (0, 0);
         while j < self.recent.len() {
@@ -391,6 +437,43 @@ mod tests {
         let newest: Vec<_> = m.newest_entries(u64::MAX).collect();
         assert_eq!(newest.len(), RECENT + 1);
         assert_eq!(newest.last(), Some(&(&b"k"[..], Some(&b"eleven"[..]))));
+    }
+
+    #[test]
+    fn keys_in_order_append_and_rewrites_of_the_largest_are_pruned() {
+        let mut m = MemTable::default();
+        let n = 3 * RECENT as u64;
+        let mut seq = 0;
+        for i in 0..n {
+            seq += 1;
+            m.apply(seq, &i.to_be_bytes(), Some(&i.to_le_bytes()), seq);
+            if i % 10 == 0 {
+                // The largest key again: a snapshot at `seq - 1` must still read the old value.
+                seq += 1;
+                m.apply(seq, &i.to_be_bytes(), Some(b"again"), seq - 1);
+                assert_eq!(
+                    value(&m, &i.to_be_bytes(), seq - 1),
+                    Some(Some(i.to_le_bytes().to_vec()))
+                );
+            }
+        }
+        assert_eq!(m.len(), n as usize);
+        for i in 0..n {
+            let want = if i % 10 == 0 {
+                b"again".to_vec()
+            } else {
+                i.to_le_bytes().to_vec()
+            };
+            assert_eq!(value(&m, &i.to_be_bytes(), seq), Some(Some(want)));
+        }
+        let all: Vec<_> = m.newest_entries(seq).map(|(k, _)| k.to_vec()).collect();
+        assert_eq!(
+            all,
+            (0..n).map(|i| i.to_be_bytes().to_vec()).collect::<Vec<_>>()
+        );
+        // Every merge of the runs was an append; the versions no snapshot needs are gone.
+        assert!(m.main.len() + m.recent.len() < (n + n / 10) as usize);
+        assert!(m.main.capacity() < m.main.len() + m.main.len() / 4 + RECENT);
     }
 
     #[test]
