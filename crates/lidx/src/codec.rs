@@ -202,6 +202,12 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Bytes [`put_varint`] writes for `v`.
+#[inline]
+pub fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// Reads a LEB128 varint from the start of `bytes`: the value and its length, `None` when
 /// `bytes` ends inside it or it is longer than 10 bytes.
 pub fn get_varint(bytes: &[u8]) -> Option<(u64, usize)> {
@@ -218,6 +224,25 @@ pub fn get_varint(bytes: &[u8]) -> Option<(u64, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn varint_len_is_what_put_varint_writes() {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u32::MAX as u64,
+            u64::MAX >> 1,
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            assert_eq!(varint_len(v), out.len(), "{v}");
+        }
+    }
 
     #[test]
     fn round_trip_and_truncation() {

@@ -19,7 +19,9 @@ use crate::kv::hybrid::recovery::{check_coverage, require_wal};
 use crate::kv::manifest::{Manifest, ManifestStore};
 use crate::kv::wal::{replay, Record, Seq, Wal, WalOptions};
 
-use super::options::{CreateOptions, Engine, KeyFormat, StoreOptions, MIN_MEMORY_BUDGET};
+use super::options::{
+    CreateOptions, Engine, KeyFormat, StoreOptions, MAX_MEMORY_BUDGET, MIN_MEMORY_BUDGET,
+};
 
 /// Magic number of a store's `STORE` file: `lidxSTOR`.
 pub const STORE_MAGIC: u64 = u64::from_le_bytes(*b"lidxSTOR");
@@ -260,11 +262,11 @@ pub(crate) fn decode_meta(file: &str, meta: &[u8]) -> Result<u64> {
 
 /// Checks the options of an open.
 pub(crate) fn check_options(options: &StoreOptions) -> Result<()> {
-    if options.memory_budget < MIN_MEMORY_BUDGET {
+    if !(MIN_MEMORY_BUDGET..=MAX_MEMORY_BUDGET).contains(&options.memory_budget) {
         return Err(Error::InvalidParameter {
             name: "memory budget",
             value: options.memory_budget.to_string(),
-            expected: "at least 4096 bytes",
+            expected: "from 4096 bytes to 256 GiB",
         });
     }
     if let Some(r) = options.merge_ratio.filter(|r| r.is_nan() || *r < 1.0) {

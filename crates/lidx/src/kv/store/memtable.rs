@@ -7,10 +7,13 @@
 //! `varint seq | varint key length | varint (value length + 1, or 0 for a tombstone) | key |
 //! value` to the arena (the sequence number zigzag-coded relative to the stage's first, so
 //! 1-3 bytes: writers of several threads may apply in a slightly different order than their
-//! numbers) and its offset (8 bytes) to the **recent** run, kept sorted; when that
-//! run reaches `max(1024, sqrt(2n))` offsets it is merged into the **main** run. An 8-byte key with an
-//! 8-byte value costs 28-30 bytes where a `BTreeMap<Box<[u8]>, _>` costs about 150 (the typed
-//! hybrid index's B+-tree about 48, its sorted runs 12), and a lookup is two binary searches.
+//! numbers) and its offset (5 bytes) to the **recent** run, kept sorted; when that run
+//! reaches `max(1024, sqrt(2n))` offsets it is merged into the **main** run. An 8-byte key
+//! with an 8-byte value costs 24-26 bytes where a `BTreeMap<Box<[u8]>, _>` costs about 150
+//! (the typed hybrid index's B+-tree about 48 and its sorted runs 20, key, slot and payload,
+//! with no version kept), and a lookup is two binary searches. Keys written in order (a load)
+//! skip both: a key above the largest held is appended, and a merge of the runs whose recent
+//! keys all lie above the main run's is an append.
 //! Both runs order entries by key, then newest first (sequence number, then arena offset: of
 //! two operations on a key in one batch, the later wins).
 //!
@@ -26,6 +29,28 @@ use crate::codec::{get_varint, put_varint};
 use crate::key::cmp_bytes;
 use crate::kv::wal::Seq;
 
+/// An arena offset in 5 bytes (the arena stays below 1 TiB: the memory budget is at most
+/// [`super::options::MAX_MEMORY_BUDGET`]); 3 bytes an entry less than a `u64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Off([u8; OFF_BYTES]);
+
+const OFF_BYTES: usize = 5;
+
+impl Off {
+    fn new(at: usize) -> Off {
+        let at = at as u64;
+        assert!(at >> (8 * OFF_BYTES) == 0, "a dynamic stage of over 1 TiB");
+        let b = at.to_le_bytes();
+        Off([b[0], b[1], b[2], b[3], b[4]])
+    }
+
+    #[inline]
+    fn get(self) -> u64 {
+        let [a, b, c, d, e] = self.0;
+        u64::from_le_bytes([a, b, c, d, e, 0, 0, 0])
+    }
+}
+
 /// Fewest offsets the recent run holds before it is merged into the main run.
 const RECENT: usize = 1024;
 
@@ -33,8 +58,8 @@ const RECENT: usize = 1024;
 #[derive(Default)]
 pub(crate) struct MemTable {
     arena: Vec<u8>,
-    main: Vec<u64>,
-    recent: Vec<u64>,
+    main: Vec<Off>,
+    recent: Vec<Off>,
     /// Distinct keys.
     keys: usize,
     /// The `keep` of the last write: what a merge of the runs may drop below.
@@ -42,7 +67,7 @@ pub(crate) struct MemTable {
     /// The sequence number entries are coded relative to: the first one applied.
     base: Seq,
     /// Where the largest key's newest version is: a write above it appends to both runs.
-    largest: Option<u64>,
+    largest: Option<Off>,
 }
 
 /// What a stage says about a key at a sequence number.
@@ -89,10 +114,11 @@ impl MemTable {
 
     /// Bytes of memory: the arena and both runs, as allocated.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.arena.capacity() + 8 * (self.main.capacity() + self.recent.capacity())
+        self.arena.capacity() + OFF_BYTES * (self.main.capacity() + self.recent.capacity())
     }
 
-    fn entry(&self, at: u64) -> Entry<'_> {
+    fn entry(&self, at: Off) -> Entry<'_> {
+        let at = at.get();
         let a = &self.arena[at as usize..];
         let wrote = "an entry this stage wrote";
         let (zig, n0) = get_varint(a).expect(wrote);
@@ -115,7 +141,7 @@ impl MemTable {
 
     /// In `run`, the first position whose entry is not before (`key`, newest at or below
     /// `at`): the newest version of `key` at or below `at` when the key has one.
-    fn seek(&self, run: &[u64], key: &[u8], at: Seq) -> usize {
+    fn seek(&self, run: &[Off], key: &[u8], at: Seq) -> usize {
         run.partition_point(|&o| {
             let e = self.entry(o);
             match e.key.cmp(key) {
@@ -127,7 +153,7 @@ impl MemTable {
     }
 
     /// The newest version of `key` at or below `at` in `run`.
-    fn newest_in(&self, run: &[u64], key: &[u8], at: Seq) -> Option<Entry<'_>> {
+    fn newest_in(&self, run: &[Off], key: &[u8], at: Seq) -> Option<Entry<'_>> {
         let i = self.seek(run, key, at);
         run.get(i).map(|&o| self.entry(o)).filter(|e| e.key == key)
     }
@@ -162,7 +188,7 @@ impl MemTable {
             let step = (self.arena.capacity() / 4).max(4096).max(need);
             self.arena.reserve_exact(step);
         }
-        let at = self.arena.len() as u64;
+        let at = Off::new(self.arena.len());
         let delta = seq.wrapping_sub(self.base) as i64;
         put_varint(&mut self.arena, ((delta << 1) ^ (delta >> 63)) as u64);
         put_varint(&mut self.arena, key.len() as u64);
@@ -278,7 +304,7 @@ impl MemTable {
     /// In `run`, the first key past `after` in the given direction.
     fn next_key<'a>(
         &'a self,
-        run: &[u64],
+        run: &[Off],
         after: &Bound<&[u8]>,
         forward: bool,
     ) -> Option<&'a [u8]> {

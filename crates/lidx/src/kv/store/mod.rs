@@ -102,8 +102,8 @@ pub use batch::{BatchOp, WriteBatch};
 pub use check::{CheckReport, Damage};
 pub use dir::{decode_identity, LOCK_FILE, STORE_FILE, STORE_MAGIC, STORE_VERSION};
 pub use options::{
-    CreateOptions, Engine, KeyFormat, StoreOptions, MAX_KEY_BYTES, MAX_VALUE_BYTES, MIN_KEY_BYTES,
-    MIN_MEMORY_BUDGET,
+    CreateOptions, Engine, KeyFormat, StoreOptions, MAX_KEY_BYTES, MAX_MEMORY_BUDGET,
+    MAX_VALUE_BYTES, MIN_KEY_BYTES, MIN_MEMORY_BUDGET,
 };
 pub use ordered::OrderedKey;
 pub use view::{Entry, Range, Snapshot};

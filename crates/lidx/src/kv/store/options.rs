@@ -13,6 +13,9 @@ pub const MAX_KEY_BYTES: usize = 4096;
 pub const MAX_VALUE_BYTES: usize = 16 << 20;
 /// Smallest [`StoreOptions::memory_budget`] an open accepts, in bytes (one block).
 pub const MIN_MEMORY_BUDGET: usize = 4096;
+/// Largest [`StoreOptions::memory_budget`] an open accepts, in bytes (256 GiB: the hybrid
+/// engine's dynamic stage addresses its entries with 5-byte offsets).
+pub const MAX_MEMORY_BUDGET: usize = 1 << 38;
 
 /// The engine behind a store's one API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -126,8 +129,8 @@ impl Default for CreateOptions {
 pub struct StoreOptions {
     /// When a write is acknowledged (default: after `fdatasync`, nothing acknowledged is lost).
     pub fsync: FsyncPolicy,
-    /// Memory the store may hold besides its cache (default 64 MiB, at least
-    /// [`MIN_MEMORY_BUDGET`]). `hybrid`: the dynamic
+    /// Memory the store may hold besides its cache (default 64 MiB, from
+    /// [`MIN_MEMORY_BUDGET`] to [`MAX_MEMORY_BUDGET`]). `hybrid`: the dynamic
     /// stage and the table's model; the stage is frozen and merged when they reach it (a
     /// budget below the model's own size merges after every write). `btree`: its inner nodes
     /// are what they are (about 12 bytes per leaf), and the budget is the log it writes
