@@ -299,6 +299,29 @@ pub fn check_next<K: Key>(index: usize, previous: Option<&K>, key: &K, strict: b
 mod tests {
     use super::*;
 
+    #[test]
+    fn cmp_bytes_is_byte_order() {
+        let keys: [&[u8]; 12] = [
+            b"",
+            b"a",
+            b"abcdefg",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefgha",
+            b"abcdefgi",
+            b"abcdefh",
+            &[0xff; 8],
+            &[0xff; 9],
+            &[0, 0, 0, 0, 0, 0, 0, 0],
+            &[0, 0, 0, 0, 0, 0, 0, 0, 0],
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(cmp_bytes(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
+    }
+
     fn assert_model_order<K: Key>(sorted: &[K]) {
         for pair in sorted.windows(2) {
             assert!(pair[0].key_lt(&pair[1]), "{:?} !< {:?}", pair[0], pair[1]);

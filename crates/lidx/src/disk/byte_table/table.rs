@@ -12,6 +12,7 @@ use crate::mem::string_index::escape;
 use super::format::{decode_header, ByteTableHeader, BLOCK_PREFIX, HEADER_BYTES, NO_START};
 use super::locator::{Locator, Positions};
 use crate::codec::get_varint;
+use crate::key::cmp_bytes;
 
 /// An open byte table; see the [module docs](crate::disk::byte_table). `Send + Sync`.
 pub struct ByteTable {
@@ -197,7 +198,7 @@ impl ByteTable {
         };
         let mut r = Stream::new(self, self.positions.get(i), self.entry_end(i), false);
         while let Some((k, v)) = r.next_record()? {
-            match k.cmp(key) {
+            match cmp_bytes(k, key) {
                 std::cmp::Ordering::Less => {}
                 std::cmp::Ordering::Equal => return Ok(Some(v.to_vec())),
                 std::cmp::Ordering::Greater => return Ok(None),
@@ -219,17 +220,7 @@ impl ByteTable {
             start,
             end,
             forward,
-            class: IoClass::Leaf,
             state: CursorState::Unstarted,
-        }
-    }
-
-    /// A forward cursor over every record whose reads count as [`IoClass::Data`]: a merge's
-    /// pass over the old table, which reports keep apart from lookups' reads.
-    pub fn merge_cursor(self: &Arc<Self>) -> TableCursor {
-        TableCursor {
-            class: IoClass::Data,
-            ..self.cursor(Bound::Unbounded, Bound::Unbounded, true)
         }
     }
 
@@ -521,7 +512,6 @@ pub struct TableCursor {
     start: Bound<Vec<u8>>,
     end: Bound<Vec<u8>>,
     forward: bool,
-    class: IoClass,
     state: CursorState,
 }
 
@@ -554,9 +544,12 @@ impl TableCursor {
                 return CursorState::Done;
             }
             let from = t.positions.get(first);
-            let mut stream = Stream::new(Arc::clone(t), from, t.header.stream_bytes, true);
-            stream.class = self.class;
-            CursorState::Forward(stream)
+            CursorState::Forward(Stream::new(
+                Arc::clone(t),
+                from,
+                t.header.stream_bytes,
+                true,
+            ))
         } else {
             let last = match &self.end {
                 Bound::Included(e) | Bound::Excluded(e) => t.locate(e),
@@ -581,7 +574,7 @@ impl TableCursor {
     }
 
     /// The next record in the cursor's direction into `key` and `value`, reusing their
-    /// memory (a merge streams every record through two buffers); false after the last.
+    /// memory; false after the last.
     pub fn next_into(&mut self, key: &mut Vec<u8>, value: &mut Vec<u8>) -> Result<bool> {
         loop {
             match &mut self.state {
