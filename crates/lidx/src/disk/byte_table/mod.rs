@@ -9,9 +9,10 @@
 //! trailer, so a flipped bit is an error naming the file and block.
 //!
 //! * A record is `varint(key length) varint(value length) key value`. Records are packed into
-//!   the data blocks' payloads back to back, in key order, and a record runs on into the next
-//!   blocks when it does not fit: a key longer than a block (or a 1 MiB value) simply spans
-//!   consecutive blocks, read in one request once its length is known. Each data block starts
+//!   the data blocks' payloads back to back, in key order. A record that fits in a block but
+//!   not in the rest of the current one starts the next block (the rest is zero padding), so
+//!   it is read in one block; a longer one (a key longer than a block, a 1 MiB value) runs on
+//!   across consecutive blocks, read in one request once its length is known. Each data block starts
 //!   with a 2-byte field: the offset of the first record that starts in it (`0xFFFF` when none
 //!   does, inside a long value), which `check` compares against the separators.
 //! * The separator stream has one entry per data block in which a record starts: the stream

@@ -11,7 +11,7 @@ use crate::mem::string_index::escape;
 
 use super::format::{decode_header, ByteTableHeader, BLOCK_PREFIX, HEADER_BYTES, NO_START};
 use super::locator::{Locator, Positions};
-use crate::codec::get_varint;
+use crate::codec::{get_varint, varint_len};
 use crate::key::cmp_bytes;
 
 /// An open byte table; see the [module docs](crate::disk::byte_table). `Send + Sync`.
@@ -253,11 +253,11 @@ impl ByteTable {
         let (mut records, mut key_bytes, mut value_bytes) = (0u64, 0u64, 0u64);
         let mut starts: Vec<u64> = Vec::new();
         let file = self.name().to_string();
-        loop {
-            let pos = r.pos;
-            let Some((k, v)) = r.next_record()? else {
-                break;
-            };
+        while let Some((k, vlen)) = r.next_record()?.map(|(k, v)| (k.to_vec(), v.len())) {
+            let k = k.as_slice();
+            // Where the record started (after any padding before it).
+            let pos = r.pos
+                - (varint_len(k.len() as u64) + varint_len(vlen as u64) + k.len() + vlen) as u64;
             let block = 1 + pos / self.cap as u64;
             let bad = |what: String| Error::Corrupt {
                 file: file.clone(),
@@ -290,7 +290,7 @@ impl ByteTable {
             }
             records += 1;
             key_bytes += k.len() as u64;
-            value_bytes += v.len() as u64;
+            value_bytes += vlen as u64;
             previous = Some(k.to_vec());
         }
         let prefixes = r.prefixes.take().unwrap_or_default();
@@ -432,24 +432,36 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
 
     /// The next record before `end`, or `None` at `end`.
     fn next_record(&mut self) -> Result<Option<(&[u8], &[u8])>> {
-        if self.pos >= self.end {
-            return Ok(None);
-        }
-        // The usual record: both lengths one byte each, the whole record loaded.
-        let at = (self.pos - self.buf_start) as usize;
-        if let Some(&[k, v]) = self.buf.get(at..at + 2) {
-            let (klen, vlen) = (usize::from(k), usize::from(v));
-            let len = 2 + klen + vlen;
-            if k != 0
-                && k < 0x80
-                && v < 0x80
-                && at + len <= self.buf.len()
-                && self.pos + len as u64 <= self.end
-            {
-                self.pos += len as u64;
-                let (key, value) = self.buf[at + 2..at + len].split_at(klen);
-                return Ok(Some((key, value)));
+        loop {
+            if self.pos >= self.end {
+                return Ok(None);
             }
+            // The usual record: both lengths one byte each, the whole record loaded.
+            let at = (self.pos - self.buf_start) as usize;
+            if let Some(&[k, v]) = self.buf.get(at..at + 2) {
+                let (klen, vlen) = (usize::from(k), usize::from(v));
+                let len = 2 + klen + vlen;
+                if k != 0
+                    && k < 0x80
+                    && v < 0x80
+                    && at + len <= self.buf.len()
+                    && self.pos + len as u64 <= self.end
+                {
+                    self.pos += len as u64;
+                    let (key, value) = self.buf[at + 2..at + len].split_at(klen);
+                    return Ok(Some((key, value)));
+                }
+            }
+            if self.table.header.version < 2 {
+                break;
+            }
+            // From version 2, a zero where a record would start pads the block's rest.
+            self.ensure(1)?;
+            if self.buf[(self.pos - self.buf_start) as usize] != 0 {
+                break;
+            }
+            let cap = self.table.cap as u64;
+            self.pos = (self.pos / cap + 1) * cap;
         }
         let start = self.pos;
         let klen = self.varint()?;

@@ -133,3 +133,26 @@ fn eight_byte_keys_take_a_few_bytes_of_memory_per_block() {
         &[vec![0, 0, 1], 7919u64.to_be_bytes().to_vec()],
     );
 }
+
+#[test]
+fn a_record_that_fits_a_block_is_read_in_one_block() {
+    // 1000-byte values: four records to a 4 KiB block, so without padding one in four would
+    // straddle a boundary and take two blocks to read.
+    let model: Model = (0..2_000u64)
+        .map(|i| ((i * 7919) << 8).to_be_bytes().to_vec())
+        .map(|k| (k.clone(), k.repeat(125)))
+        .collect();
+    let storage = Storage::ram();
+    let mut w = ByteTableWriter::create(&storage, "t", ByteTableParams::default()).unwrap();
+    for (k, v) in &model {
+        w.add(k, v).unwrap();
+    }
+    let table = Arc::new(w.finish().unwrap());
+    assert_eq!(table.header().version, BYTE_TABLE_VERSION);
+    let before = storage.stats().read_blocks;
+    for (k, v) in &model {
+        assert_eq!(table.get(k).unwrap().as_ref(), Some(v));
+    }
+    assert_eq!(storage.stats().read_blocks - before, model.len() as u64);
+    agree(&table, &model, &[vec![0, 0, 1], vec![0xff; 9]]);
+}

@@ -9,7 +9,10 @@ use crate::io::{BlockDevice, IoClass, Storage};
 use crate::key::cmp_bytes;
 use crate::mem::string_index::escape;
 
-use super::format::{shortest_separator, ByteTableHeader, ByteTableParams, BLOCK_PREFIX, NO_START};
+use super::format::{
+    shortest_separator, ByteTableHeader, ByteTableParams, BLOCK_PREFIX, BYTE_TABLE_VERSION,
+    NO_START,
+};
 use super::table::ByteTable;
 use crate::codec::{put_varint, varint_len};
 
@@ -116,6 +119,18 @@ impl ByteTableWriter {
                 got: escape(key),
             });
         }
+        let (klen, vlen) = (key.len() as u64, value.len() as u64);
+        let len = varint_len(klen) + varint_len(vlen) + key.len() + value.len();
+        let room = self.cap - (self.block.len() - BLOCK_PREFIX);
+        if len > room && len <= self.cap {
+            // It fits a block but not this one's rest: it starts the next, the rest padding.
+            self.stream_bytes += room as u64;
+            self.complete_block()?;
+        }
+        let previous = match self.previous_in_block {
+            Some((at, len)) => &self.block[at..at + len],
+            None => self.previous.as_slice(),
+        };
         if u16::from_le_bytes([self.block[0], self.block[1]]) == NO_START {
             // The record starts in the block being filled, which has no start yet.
             let sep = if self.records == 0 {
@@ -129,8 +144,6 @@ impl ByteTableWriter {
             let at = (self.block.len() - BLOCK_PREFIX) as u16;
             self.block[..BLOCK_PREFIX].copy_from_slice(&at.to_le_bytes());
         }
-        let (klen, vlen) = (key.len() as u64, value.len() as u64);
-        let len = varint_len(klen) + varint_len(vlen) + key.len() + value.len();
         if len < self.cap - (self.block.len() - BLOCK_PREFIX) {
             // The usual case: the record fits in the block with room to spare. Its lengths go
             // straight into the block (written to a buffer and copied, the copy read bytes
@@ -220,6 +233,7 @@ impl ByteTableWriter {
             last = pos;
         }
         let header = ByteTableHeader {
+            version: BYTE_TABLE_VERSION,
             block_size: self.block_size as u32,
             params: self.params,
             records: self.records,

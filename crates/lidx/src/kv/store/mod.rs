@@ -32,13 +32,14 @@
 //!   log (WiscKey) would add a second read to every lookup and a garbage collector of its
 //!   own. What decided it, and where it stops holding (`lidx ycsb --store btree,hybrid
 //!   --dataset gen:lognormal:400K --payload-size <n> --workload read-only,write-only --ops
-//!   30K`, sim:nvme, 300K records, equal memory): with 8-byte values the hybrid reads 1.004
-//!   blocks per lookup (0.99x the B+-tree) and writes 13.2x as fast; with 1000-byte values it
-//!   reads 1.243 blocks (a record straddles a block boundary one time in four: 0.81x) and
-//!   writes at 0.39x, every merge rewriting 300 MB of values for the ~1,200 writes the budget
-//!   holds (72 blocks merged per write). So inline is right for small values and wrong for
-//!   large ones; values above a size belong in a value log, which this engine does not have
-//!   yet (see the README's limitations).
+//!   30K`, sim:nvme, 300K records, equal memory): with 8-byte values the hybrid reads one
+//!   block per lookup (0.99x the B+-tree) and writes 11.9x as fast; with 1000-byte values it
+//!   still reads one block per lookup (1.005x; before records were kept from straddling a
+//!   block boundary, one in four did: 1.24 blocks, 0.81x) but writes at 0.48x, every merge
+//!   rewriting 300 MB of values for the ~1,300 writes the budget holds (57 blocks merged per
+//!   write). So inline is right for small values and wrong for large ones under writes;
+//!   values above a size belong in a value log, which this engine does not have yet (see the
+//!   README's limitations).
 //! * `btree`: **by size**. A record of up to half a leaf (key and value together: about
 //!   2 KiB with 4 KiB blocks) is inline in its leaf, so a lookup reads one block; a larger
 //!   one goes to an overflow run of its own blocks, and its leaf keeps a reference and the
