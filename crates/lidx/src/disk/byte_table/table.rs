@@ -229,7 +229,11 @@ impl ByteTable {
     pub(crate) fn merge_records(self: &Arc<Self>) -> MergeRecords {
         let mut stream = Stream::new(Arc::clone(self), 0, self.header.stream_bytes, true);
         stream.class = IoClass::Data;
-        MergeRecords(stream)
+        MergeRecords {
+            stream,
+            read: 0,
+            name: self.name().to_string(),
+        }
     }
 
     /// The records whose start lies in entry `i`'s run, in order.
@@ -493,13 +497,36 @@ const _: () = assert!(HEADER_BYTES <= 4096 - BLOCK_TRAILER);
 
 /// [`ByteTable::merge_records`]: a table's records streamed in order, each borrowed from the
 /// stream's buffer until the next.
-pub(crate) struct MergeRecords(Stream<Arc<ByteTable>>);
+pub(crate) struct MergeRecords {
+    stream: Stream<Arc<ByteTable>>,
+    read: u64,
+    /// The file's name, for the error.
+    name: String,
+}
 
 impl MergeRecords {
-    /// The next record, `None` after the last.
+    /// The next record, `None` after the last. A stream that ends before the header's count of
+    /// records (a damaged block that still passes its checksum) is `Corrupt`, so a merge never
+    /// drops the rest of a table without a word.
     #[inline]
     pub(crate) fn next_record(&mut self) -> Result<Option<(&[u8], &[u8])>> {
-        self.0.next_record()
+        let expected = self.stream.table.header.records;
+        if self.read == expected {
+            return Ok(None);
+        }
+        self.read += 1;
+        let read = self.read;
+        match self.stream.next_record()? {
+            Some(r) => Ok(Some(r)),
+            None => Err(Error::Corrupt {
+                file: self.name.clone(),
+                block: None,
+                what: format!(
+                    "the record stream ends after {} records, the header says {expected}",
+                    read - 1
+                ),
+            }),
+        }
     }
 }
 
