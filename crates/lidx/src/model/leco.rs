@@ -27,8 +27,9 @@
 //! * **Minimax slope.** LeCo fits least squares; the width depends on the *spread* of the
 //!   errors, so we minimise the spread: for intervals `[lo_j, hi_j]` the spread for slope `s` is
 //!   `max_j(lo_j - s*j) - min_j(hi_j - s*j)` (clamped at 0), a convex function of `s` that a
-//!   ternary search minimises; exact values are the case `lo_j == hi_j`. Given the slope, the
-//!   value picked in interval `j` is the one nearest the line, which achieves that spread.
+//!   golden-section search minimises (in `f64`, to within 1/256 of the spread); exact values
+//!   are the case `lo_j == hi_j`. Given the slope, the value picked in interval `j` is the one
+//!   nearest the line, which achieves that spread.
 //! * **Memory.** Per partition 24 bytes (base, slope, bit offset and width packed in one word),
 //!   then the bit-packed errors with one padding word so a read of two words never leaves the
 //!   vector.
@@ -124,7 +125,7 @@ fn spread(lo: &[u64], hi: &[u64], slope: f64) -> (i128, i128) {
     ((max_a - min_b).max(0), max_a)
 }
 
-/// The spread of `spread` in `f64` over values relative to an origin: the ternary search's
+/// [`spread`]'s spread in `f64` over values relative to an origin: the slope search's
 /// objective, without the 128-bit arithmetic and the truncation of the exact one.
 fn spread_f64(lo: &[f64], hi: &[f64], slope: f64) -> f64 {
     // Four lanes, so the maxima and minima are not one chain of dependent operations.

@@ -11,7 +11,7 @@ use crate::mem::string_index::escape;
 
 use super::format::{decode_header, ByteTableHeader, BLOCK_PREFIX, HEADER_BYTES, NO_START};
 use super::locator::{Locator, Positions};
-use crate::codec::{get_varint, varint_len};
+use crate::codec::get_varint;
 use crate::key::cmp_bytes;
 
 /// An open byte table; see the [module docs](crate::disk::byte_table). `Send + Sync`.
@@ -259,9 +259,7 @@ impl ByteTable {
         let file = self.name().to_string();
         while let Some((k, vlen)) = r.next_record()?.map(|(k, v)| (k.to_vec(), v.len())) {
             let k = k.as_slice();
-            // Where the record started (after any padding before it).
-            let pos = r.pos
-                - (varint_len(k.len() as u64) + varint_len(vlen as u64) + k.len() + vlen) as u64;
+            let pos = r.record_start;
             let block = 1 + pos / self.cap as u64;
             let bad = |what: String| Error::Corrupt {
                 file: file.clone(),
@@ -355,6 +353,8 @@ struct Stream<T: Deref<Target = ByteTable>> {
     class: IoClass,
     /// When checking: every loaded block's first-start field, in block order.
     prefixes: Option<Vec<u16>>,
+    /// Where the last record [`Stream::next_record`] returned started (after any padding).
+    record_start: u64,
 }
 
 impl<T: Deref<Target = ByteTable>> Stream<T> {
@@ -370,6 +370,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
             scan,
             class: IoClass::Leaf,
             prefixes: None,
+            record_start: pos,
         }
     }
 
@@ -451,6 +452,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
                     && at + len <= self.buf.len()
                     && self.pos + len as u64 <= self.end
                 {
+                    self.record_start = self.pos;
                     self.pos += len as u64;
                     let (key, value) = self.buf[at + 2..at + len].split_at(klen);
                     return Ok(Some((key, value)));
@@ -468,6 +470,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
             self.pos = (self.pos / cap + 1) * cap;
         }
         let start = self.pos;
+        self.record_start = start;
         let klen = self.varint()?;
         let vlen = self.varint()?;
         let left = self.table.header.stream_bytes - self.pos;
