@@ -126,8 +126,8 @@ impl BTreeEngine {
         options: &StoreOptions,
         storage: Option<Arc<Storage>>,
     ) -> Result<BTreeEngine> {
-        create_store(dir, identity, options)?;
-        BTreeEngine::open(dir, options, storage)
+        let held = create_store(dir, identity, options)?;
+        BTreeEngine::open_dir_as(dir, options, storage, Some(held))
     }
 
     /// Opens the `btree` store in `dir`: the last checkpoint, then the log after it. The
@@ -138,6 +138,16 @@ impl BTreeEngine {
         options: &StoreOptions,
         storage: Option<Arc<Storage>>,
     ) -> Result<BTreeEngine> {
+        BTreeEngine::open_dir_as(dir, options, storage, None)
+    }
+
+    /// [`BTreeEngine::open`] with the lock `held` when the store was just created.
+    fn open_dir_as(
+        dir: &Path,
+        options: &StoreOptions,
+        storage: Option<Arc<Storage>>,
+        held: Option<File>,
+    ) -> Result<BTreeEngine> {
         let OpenedDir {
             identity,
             lock: lock_file,
@@ -146,7 +156,7 @@ impl BTreeEngine {
             manifest,
             next_generation,
             file: image_file,
-        } = open_dir(dir, options, storage, "images")?;
+        } = open_dir(dir, options, storage, "images", held)?;
         if image_file.is_none() && !storage.exists(PAGES_FILE) {
             if options.read_only {
                 return Err(Error::ReadOnly {

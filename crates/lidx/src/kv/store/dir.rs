@@ -301,12 +301,14 @@ pub(crate) fn remove_leftovers(
 
 /// Lays out a new store in `dir` (missing or empty) for either engine: `STORE`, the log, then
 /// a manifest that names no file yet (the log exists before the manifest, so a store with a
-/// manifest always has a log). The engine opens it afterwards.
+/// manifest always has a log). Returns the lock, which the engine's open keeps: dropped and
+/// taken again, it could be refused (`Locked`) while another thread of the process forks a
+/// child, which holds the lock until it execs.
 pub(crate) fn create_store(
     dir: &Path,
     identity: &CreateOptions,
     options: &StoreOptions,
-) -> Result<()> {
+) -> Result<File> {
     check_create(identity)?;
     if options.read_only {
         return Err(Error::ReadOnly {
@@ -314,7 +316,7 @@ pub(crate) fn create_store(
         });
     }
     write_identity(dir, identity)?;
-    let _lock = lock(dir, true)?;
+    let held = lock(dir, true)?;
     drop(Wal::open(
         &dir.join(WAL_DIR),
         WalOptions::default(),
@@ -327,7 +329,7 @@ pub(crate) fn create_store(
             ..Manifest::default()
         },
     )?;
-    Ok(())
+    Ok(held)
 }
 
 /// What opening a store's directory finds, before the engine reads its own files.
@@ -344,17 +346,21 @@ pub(crate) struct OpenedDir {
 }
 
 /// Opens `dir` for either engine: checks the options, reads the identity, takes the lock
-/// (shared when read-only), sets up the storage (`storage` when given, see
+/// (shared when read-only; `held` when [`create_store`] just took it), sets up the storage (`storage` when given, see
 /// [`check_storage`]) and reads the manifest, which names at most one `what` file.
 pub(crate) fn open_dir(
     dir: &Path,
     options: &StoreOptions,
     storage: Option<Arc<Storage>>,
     what: &str,
+    held: Option<File>,
 ) -> Result<OpenedDir> {
     check_options(options)?;
     let identity = read_identity(dir)?;
-    let lock = lock(dir, !options.read_only)?;
+    let lock = match held {
+        Some(file) => file,
+        None => lock(dir, !options.read_only)?,
+    };
     let storage = match storage {
         Some(s) => {
             check_storage(&s, &identity)?;

@@ -125,8 +125,8 @@ impl Engine {
         options: &StoreOptions,
         storage: Option<Arc<Storage>>,
     ) -> Result<Engine> {
-        create_store(dir, identity, options)?;
-        Engine::open(dir, options, storage)
+        let held = create_store(dir, identity, options)?;
+        Engine::open_dir_as(dir, options, storage, Some(held))
     }
 
     /// Opens the store in `dir`, recovering it (see the module docs). `storage`, when given,
@@ -137,6 +137,16 @@ impl Engine {
         options: &StoreOptions,
         storage: Option<Arc<Storage>>,
     ) -> Result<Engine> {
+        Engine::open_dir_as(dir, options, storage, None)
+    }
+
+    /// [`Engine::open`] with the lock `held` when the store was just created.
+    fn open_dir_as(
+        dir: &Path,
+        options: &StoreOptions,
+        storage: Option<Arc<Storage>>,
+        held: Option<File>,
+    ) -> Result<Engine> {
         let OpenedDir {
             identity,
             lock: lock_file,
@@ -145,7 +155,7 @@ impl Engine {
             manifest,
             next_generation,
             file: _,
-        } = open_dir(dir, options, storage, "tables")?;
+        } = open_dir(dir, options, storage, "tables", held)?;
         let table = match manifest.static_files.first() {
             Some(name) => Some(Arc::new(TableFile {
                 table: Arc::new(ByteTable::open(&storage, name)?),
