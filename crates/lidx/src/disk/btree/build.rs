@@ -3,7 +3,7 @@
 //! Paper 003 bulk loads its B+-tree before every workload (§5.2) and measures build time
 //! (§6.3, Figure 7). We build bottom-up in one pass: the leaves left to right in blocks
 //! `1..=L`, then each inner level after the one below it, the root last, so the whole file is
-//! one ascending run of blocks written [`BATCH_BLOCKS`] at a time (1 MiB requests with 4 KiB
+//! one ascending run of blocks written 256 at a time (1 MiB requests with 4 KiB
 //! blocks), then the header in block 0.
 //!
 //! Entries are spread evenly: with `n` entries and a per-leaf target `t = floor(capacity *
@@ -13,8 +13,9 @@
 //! the first key of the child to its right. The resident levels are filled in memory as they
 //! are written, so a build reads nothing back.
 
+use crate::disk::block_batch::BlockBatch;
 use crate::error::{Error, Result};
-use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage, BLOCK_TRAILER};
+use crate::io::{IoClass, Storage, BLOCK_TRAILER};
 use crate::key::{check_strictly_sorted, Key};
 
 use super::header::Header;
@@ -22,54 +23,6 @@ use super::node::{encode_inner, leaf_payload_mut, write_leaf_header, write_leaf_
 use super::params::DiskBTreeParams;
 use super::resident::{ResidentLevels, ResidentNode};
 use super::tree::DiskBTree;
-
-/// Blocks per write request during a build.
-pub const BATCH_BLOCKS: usize = 256;
-
-/// Writes consecutive blocks from block 1 on, [`BATCH_BLOCKS`] per request.
-struct BatchWriter<'d> {
-    device: &'d dyn BlockDevice,
-    buf: AlignedBuf,
-    block_size: usize,
-    filled: usize,
-    next: u64,
-}
-
-impl<'d> BatchWriter<'d> {
-    fn new(device: &'d dyn BlockDevice) -> Self {
-        let block_size = device.block_size();
-        BatchWriter {
-            device,
-            buf: AlignedBuf::zeroed(block_size * BATCH_BLOCKS),
-            block_size,
-            filled: 0,
-            next: 1,
-        }
-    }
-
-    /// The next block to fill, zeroed.
-    fn block(&mut self) -> Result<&mut [u8]> {
-        if self.filled == BATCH_BLOCKS {
-            self.flush()?;
-        }
-        let at = self.filled * self.block_size;
-        self.filled += 1;
-        let block = &mut self.buf[at..at + self.block_size];
-        block.fill(0);
-        Ok(block)
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        if self.filled > 0 {
-            let len = self.filled * self.block_size;
-            self.device
-                .write_blocks(self.next, &mut self.buf[..len], IoClass::Leaf)?;
-            self.next += self.filled as u64;
-            self.filled = 0;
-        }
-        Ok(())
-    }
-}
 
 /// Start of part `j` of `n` items split evenly into `parts`.
 fn split_at(n: usize, parts: usize, j: usize) -> usize {
@@ -115,12 +68,12 @@ impl<K: Key> DiskBTree<K> {
             first.push(first[l - 1] + sizes[l - 1] as u64);
         }
 
-        let mut writer = BatchWriter::new(device.as_ref());
+        let mut writer = BlockBatch::new(device.block_size(), 1, IoClass::Leaf);
         let leaves = sizes[0];
         let mut mins: Vec<K> = Vec::with_capacity(leaves);
         for j in 0..leaves {
             let (s, e) = (split_at(n, leaves, j), split_at(n, leaves, j + 1));
-            let block = writer.block()?;
+            let block = writer.block(device.as_ref())?;
             let sibling = (j + 1 < leaves).then(|| first[0] + j as u64 + 1);
             write_leaf_header(block, e - s, sibling);
             for (slot, i) in (s..e).enumerate() {
@@ -148,7 +101,7 @@ impl<K: Key> DiskBTree<K> {
                 let separators = &mins[s + 1..e];
                 let child_blocks = (s..e).map(|c| first[l - 1] + c as u64);
                 encode_inner(
-                    writer.block()?,
+                    writer.block(device.as_ref())?,
                     &layout,
                     l as u32,
                     separators,
@@ -171,7 +124,7 @@ impl<K: Key> DiskBTree<K> {
             below_base = base;
             mins = next_mins;
         }
-        writer.flush()?;
+        writer.flush(device.as_ref())?;
         drop(writer);
 
         let inners: u64 = sizes[1..].iter().map(|&s| s as u64).sum();

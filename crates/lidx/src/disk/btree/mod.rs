@@ -35,7 +35,6 @@ mod tree;
 #[doc(hidden)]
 pub mod update;
 
-pub use build::BATCH_BLOCKS;
 #[doc(hidden)]
 pub use header::decode_header;
 #[doc(hidden)]

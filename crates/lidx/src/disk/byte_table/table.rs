@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
-use crate::io::{BlockDevice, IoClass, Storage};
+use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::mem::string_index::escape;
 
 use super::format::{decode_header, ByteTableHeader, BLOCK_PREFIX, HEADER_BYTES, NO_START};
@@ -355,6 +355,9 @@ struct Stream<T: Deref<Target = ByteTable>> {
     prefixes: Option<Vec<u16>>,
     /// Where the last record [`Stream::next_record`] returned started (after any padding).
     record_start: u64,
+    /// The blocks of the last read, kept for the next: aligned, so an `O_DIRECT` device
+    /// reads into it without a bounce buffer of its own.
+    raw: AlignedBuf,
 }
 
 impl<T: Deref<Target = ByteTable>> Stream<T> {
@@ -371,6 +374,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
             class: IoClass::Leaf,
             prefixes: None,
             record_start: pos,
+            raw: AlignedBuf::zeroed(0),
         }
     }
 
@@ -408,10 +412,11 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
         let last = ((want_end - 1) / cap + self.ahead).min(self.table.header.data_blocks - 1);
         let blocks = (last + 1 - first) as usize;
         let bs = self.table.device.block_size();
-        let mut raw = vec![0u8; blocks * bs];
-        self.table
-            .device
-            .read_blocks(1 + first, &mut raw, self.class)?;
+        if self.raw.len() < blocks * bs {
+            self.raw = AlignedBuf::zeroed(blocks * bs);
+        }
+        let raw = &mut self.raw[..blocks * bs];
+        self.table.device.read_blocks(1 + first, raw, self.class)?;
         for b in raw.chunks(bs) {
             if let Some(p) = &mut self.prefixes {
                 p.push(u16::from_le_bytes([b[0], b[1]]));

@@ -1,11 +1,12 @@
 //! Writing a byte table: records streamed into data blocks as they come, written 256 blocks
-//! per request, then the separators and the header.
+//! per request from an aligned buffer ([`crate::disk::block_batch`]), then the separators and
+//! the header.
 
 use std::sync::Arc;
 
-use crate::disk::btree::BATCH_BLOCKS;
+use crate::disk::block_batch::BlockBatch;
 use crate::error::{Error, Result};
-use crate::io::{BlockDevice, IoClass, Storage};
+use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::cmp_bytes;
 use crate::mem::string_index::escape;
 
@@ -26,13 +27,10 @@ pub struct ByteTableWriter {
     block_size: usize,
     /// Record-stream bytes per data block.
     cap: usize,
-    /// Whole blocks not written yet, the first being block `pending_first`.
-    pending: Vec<u8>,
-    pending_first: u64,
+    /// Completed data blocks, written a batch at a time.
+    batch: BlockBatch,
     /// The data block being filled: its payload so far (prefix included).
     block: Vec<u8>,
-    /// Data blocks completed (written or pending).
-    done_blocks: u64,
     stream_bytes: u64,
     records: u64,
     key_bytes: u64,
@@ -74,10 +72,8 @@ impl ByteTableWriter {
             params,
             block_size,
             cap,
-            pending: Vec::new(),
-            pending_first: 1,
+            batch: BlockBatch::new(block_size, 1, IoClass::Data),
             block: new_block(),
-            done_blocks: 0,
             stream_bytes: 0,
             records: 0,
             key_bytes: 0,
@@ -192,25 +188,10 @@ impl ByteTableWriter {
             self.previous.clear();
             self.previous.extend_from_slice(&self.block[at..at + len]);
         }
-        let mut block = std::mem::replace(&mut self.block, new_block());
-        block.resize(self.block_size, 0);
-        self.pending.extend_from_slice(&block);
-        self.done_blocks += 1;
-        if self.pending.len() >= BATCH_BLOCKS * self.block_size {
-            self.flush_pending()?;
-        }
-        Ok(())
-    }
-
-    fn flush_pending(&mut self) -> Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let blocks = (self.pending.len() / self.block_size) as u64;
-        self.device
-            .write_blocks(self.pending_first, &mut self.pending, IoClass::Data)?;
-        self.pending_first += blocks;
-        self.pending.clear();
+        let block = self.batch.block(self.device.as_ref())?;
+        block[..self.block.len()].copy_from_slice(&self.block);
+        self.block.truncate(BLOCK_PREFIX);
+        self.block[..BLOCK_PREFIX].copy_from_slice(&NO_START.to_le_bytes());
         Ok(())
     }
 
@@ -219,7 +200,8 @@ impl ByteTableWriter {
         if self.block.len() > BLOCK_PREFIX {
             self.complete_block()?;
         }
-        self.flush_pending()?;
+        self.batch.flush(self.device.as_ref())?;
+        let data_blocks = self.batch.blocks();
         let mut index = Vec::new();
         let mut last = 0;
         for (i, &pos) in self.positions.iter().enumerate() {
@@ -235,7 +217,7 @@ impl ByteTableWriter {
             block_size: self.block_size as u32,
             params: self.params,
             records: self.records,
-            data_blocks: self.done_blocks,
+            data_blocks,
             stream_bytes: self.stream_bytes,
             entries: self.positions.len() as u64,
             index_bytes: index.len() as u64,
@@ -250,14 +232,14 @@ impl ByteTableWriter {
         let payload = self.device.payload_size();
         if !index.is_empty() {
             let blocks = index.len().div_ceil(payload);
-            let mut buf = vec![0u8; blocks * self.block_size];
+            let mut buf = AlignedBuf::zeroed(blocks * self.block_size);
             for (i, chunk) in index.chunks(payload).enumerate() {
                 buf[i * self.block_size..i * self.block_size + chunk.len()].copy_from_slice(chunk);
             }
             self.device
-                .write_blocks(1 + self.done_blocks, &mut buf, IoClass::Model)?;
+                .write_blocks(1 + data_blocks, &mut buf, IoClass::Model)?;
         }
-        let mut head = vec![0u8; self.block_size];
+        let mut head = AlignedBuf::zeroed(self.block_size);
         header.encode(&mut head);
         self.device.write_blocks(0, &mut head, IoClass::Header)?;
         self.device.sync()?;

@@ -19,6 +19,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::codec::Encoder;
+use crate::disk::block_batch::BlockBatch;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::{check_next, check_strictly_sorted, Key};
@@ -28,9 +29,6 @@ use super::data_block::{encode_data_block, FIRST_DATA_BLOCK};
 use super::header::Header;
 use super::index::StaticLearned;
 use super::params::{Granularity, StaticLearnedParams};
-
-/// Data blocks written per request (1 MiB with 4 KiB blocks).
-const BATCH_BLOCKS: usize = 256;
 
 impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
     /// Builds the index file `name` in `storage` from strictly increasing `keys`, entry `i`
@@ -75,9 +73,7 @@ pub struct StaticLearnedWriter<K> {
     params: StaticLearnedParams,
     per_block: usize,
     group: usize,
-    batch: AlignedBuf,
-    batch_blocks: usize,
-    blocks_written: u64,
+    batch: BlockBatch,
     block_keys: Vec<K>,
     block_payloads: Vec<u8>,
     model_keys: Vec<K>,
@@ -116,9 +112,7 @@ impl<K: Key> StaticLearnedWriter<K> {
             params,
             per_block,
             group: params.granularity.group(per_block),
-            batch: AlignedBuf::zeroed(BATCH_BLOCKS * block_size),
-            batch_blocks: 0,
-            blocks_written: 0,
+            batch: BlockBatch::new(block_size, FIRST_DATA_BLOCK, IoClass::Leaf),
             block_keys: Vec::with_capacity(per_block),
             block_payloads: Vec::with_capacity(per_block * params.payload_size),
             model_keys: Vec::new(),
@@ -195,7 +189,7 @@ impl<K: Key> StaticLearnedWriter<K> {
         if !self.block_keys.is_empty() {
             self.seal_block()?;
         }
-        self.write_batch()?;
+        self.batch.flush(self.device.as_ref())?;
         let mut encoder = Encoder::new();
         model.encode(&mut encoder);
         let model_image = encoder.into_bytes();
@@ -211,7 +205,7 @@ impl<K: Key> StaticLearnedWriter<K> {
             granularity: self.params.granularity,
             fetch: self.params.fetch,
             model_kind: M::KIND,
-            data_blocks: self.blocks_written,
+            data_blocks: self.batch.blocks(),
             model_bytes: model_image.len() as u64,
         };
         let model_blocks = header.model_blocks() as usize;
@@ -237,10 +231,8 @@ impl<K: Key> StaticLearnedWriter<K> {
 
     /// Encodes the pending records as the next data block of the batch.
     fn seal_block(&mut self) -> Result<()> {
-        let block_size = self.device.block_size();
-        let at = self.batch_blocks * block_size;
-        let out = &mut self.batch[at..at + self.device.payload_size()];
-        out.fill(0);
+        let payload = self.device.payload_size();
+        let out = &mut self.batch.block(self.device.as_ref())?[..payload];
         let ps = self.params.payload_size;
         let payloads = &self.block_payloads;
         encode_data_block(out, &self.block_keys, ps, |i, _, p| {
@@ -248,26 +240,6 @@ impl<K: Key> StaticLearnedWriter<K> {
         });
         self.block_keys.clear();
         self.block_payloads.clear();
-        self.batch_blocks += 1;
-        if self.batch_blocks == BATCH_BLOCKS {
-            self.write_batch()?;
-        }
-        Ok(())
-    }
-
-    /// Writes the batch's sealed blocks in one request.
-    fn write_batch(&mut self) -> Result<()> {
-        if self.batch_blocks == 0 {
-            return Ok(());
-        }
-        let bytes = self.batch_blocks * self.device.block_size();
-        self.device.write_blocks(
-            FIRST_DATA_BLOCK + self.blocks_written,
-            &mut self.batch[..bytes],
-            IoClass::Leaf,
-        )?;
-        self.blocks_written += self.batch_blocks as u64;
-        self.batch_blocks = 0;
         Ok(())
     }
 }
