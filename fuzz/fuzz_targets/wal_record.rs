@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use lidx::kv::wal::{
-    decode_record, encode_record, encode_segment_header, scan_segment, FRAME_BYTES,
+    decode_record, encode_record, encode_segment_header, scan_segment, WalRecovery, FRAME_BYTES,
     SEGMENT_HEADER_BYTES,
 };
 
@@ -25,9 +25,12 @@ fuzz_target!(|data: &[u8]| {
         s.extend_from_slice(&data[1..]);
         segment = s;
     }
-    for last in [false, true] {
+    for (last, mode) in [false, true]
+        .into_iter()
+        .flat_map(|l| WalRecovery::ALL.map(|m| (l, m)))
+    {
         let mut next = None;
-        match scan_segment("fuzz", &segment, last, |seq, _| {
+        match scan_segment("fuzz", &segment, last, mode, |seq, _| {
             if let Some(n) = next {
                 assert_eq!(seq, n);
             }
@@ -37,7 +40,10 @@ fuzz_target!(|data: &[u8]| {
             Ok(scan) => {
                 assert!(scan.valid_len >= SEGMENT_HEADER_BYTES && scan.valid_len <= segment.len());
                 assert!(scan.next_seq >= scan.first_seq);
-                assert!(last || scan.valid_len == segment.len());
+                let cut = scan.valid_len < segment.len();
+                assert_eq!(cut, scan.damage.is_some());
+                assert!(!cut || last || mode == WalRecovery::PointInTime);
+                assert!(!cut || mode != WalRecovery::AbsoluteConsistency);
             }
             Err(e) => assert!(!e.to_string().is_empty()),
         }

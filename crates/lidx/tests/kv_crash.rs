@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use lidx::kv::wal::{encode_record, segment_path};
-use lidx::kv::{replay, FsyncPolicy, Manifest, ManifestStore, Record, Seq, Wal, WalOptions};
+use lidx::kv::{
+    replay, FsyncPolicy, Manifest, ManifestStore, Record, Seq, Wal, WalOptions, WalRecovery,
+};
 use lidx::Key;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -64,6 +66,7 @@ fn child_entry() {
 fn wal_child(dir: &Path, generation: u64) {
     let opts = WalOptions {
         fsync: FsyncPolicy::Always,
+        ..WalOptions::default()
     };
     let (wal, _) = Wal::open(dir, opts, |_, _| Ok(())).unwrap();
     let start = Instant::now();
@@ -142,7 +145,7 @@ fn run_and_kill(mode: &str, dir: &Path, generation: u64, delay: Duration) -> Vec
 /// Replays `dir`: (seq, key) of every record, checking each value against its key.
 fn replay_all(dir: &Path) -> (Vec<(Seq, u64)>, lidx::kv::ReplayReport) {
     let mut got = Vec::new();
-    let report = replay(dir, |seq, r| {
+    let report = replay(dir, WalRecovery::default(), |seq, r| {
         let key = r.key_as::<u64>()?;
         match r {
             Record::Put { value, .. } => assert_eq!(value, value_of(key), "value of {key}"),
@@ -203,15 +206,12 @@ fn wal_survives_sigkill_with_every_acknowledged_write() {
         let (got, report2) = replay_all(&dir);
         if generation % 3 == 2 {
             let torn = report2
-                .torn_tail
+                .dropped
                 .expect("the simulated torn write is reported");
             torn_seen += 1;
             assert!(torn.bytes > 0);
         } else {
-            assert_eq!(
-                report2.torn_tail, None,
-                "the first replay cut any torn tail"
-            );
+            assert_eq!(report2.dropped, None, "the first replay cut any torn tail");
         }
         assert_eq!(got, before, "the torn record is never exposed");
         // Consecutive sequence numbers from 1, and every acknowledged record at its place.

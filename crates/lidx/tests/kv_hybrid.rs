@@ -28,6 +28,7 @@ fn options(model: StaticModel, trigger: usize, threads: usize) -> HybridOptions 
         merge_threads: threads,
         wal: WalOptions {
             fsync: FsyncPolicy::Never,
+            ..WalOptions::default()
         },
         ..HybridOptions::default()
     }

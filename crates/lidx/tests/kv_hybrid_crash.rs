@@ -51,6 +51,7 @@ fn options(generation: u64) -> HybridOptions {
             } else {
                 FsyncPolicy::Never
             },
+            ..WalOptions::default()
         },
         ..HybridOptions::default()
     }

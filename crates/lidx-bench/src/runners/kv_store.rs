@@ -685,7 +685,10 @@ impl StoreSpec {
                     memory_budget: h
                         .budget_bytes
                         .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
-                    wal: WalOptions { fsync: h.fsync },
+                    wal: WalOptions {
+                        fsync: h.fsync,
+                        ..WalOptions::default()
+                    },
                     ..defaults
                 };
                 Ok(match h.dynamic {

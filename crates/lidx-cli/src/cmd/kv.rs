@@ -22,7 +22,7 @@ use clap::{Parser, Subcommand};
 use lidx::kv::store::{
     CreateOptions, Engine, KeyFormat, OrderedKey, Store, StoreOptions, StoreStats, WriteBatch,
 };
-use lidx::kv::FsyncPolicy;
+use lidx::kv::{FsyncPolicy, WalRecovery};
 use lidx_bench::runner::Progress;
 use serde_json::json;
 
@@ -51,6 +51,13 @@ pub struct Common {
     /// decides; `lidx kv` still syncs before it exits), or `<n>ms` (a sync every n ms).
     #[arg(long, default_value = "always")]
     pub fsync: String,
+    /// What opening does with a damaged log: `torn-tail` (the default: cut only an incomplete
+    /// last record, left by a crash mid-append), `tolerate-corrupted-tail` (also drop a
+    /// complete last record that fails its checksum, keeping a copy beside the log),
+    /// `point-in-time` (stop at the first damaged record anywhere and set everything after it
+    /// aside), `absolute-consistency` (refuse any damage). What is dropped is printed.
+    #[arg(long, default_value = "torn-tail")]
+    pub recovery: WalRecovery,
 }
 
 /// The `lidx kv` subcommands.
@@ -184,7 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             load(&common, engine, &from, !no_compact)
         }
         KvCommand::Get { common, key } => {
-            let store = Store::open(&common.db, &options(&common, true)?)?;
+            let store = open(&common, true)?;
             let format = store.identity().key_format;
             let k = parse_key(format, &key)?;
             match store.get(&k)? {
@@ -200,14 +207,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
         KvCommand::Put { common, key, value } => {
-            let store = Store::open(&common.db, &options(&common, false)?)?;
+            let store = open(&common, false)?;
             let k = parse_key(store.identity().key_format, &key)?;
             store.put(&k, &unescape(&value)?)?;
             store.close()?;
             Ok(())
         }
         KvCommand::Del { common, key } => {
-            let store = Store::open(&common.db, &options(&common, false)?)?;
+            let store = open(&common, false)?;
             let k = parse_key(store.identity().key_format, &key)?;
             store.delete(&k)?;
             store.close()?;
@@ -220,7 +227,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             limit,
             reverse,
         } => {
-            let store = Store::open(&common.db, &options(&common, true)?)?;
+            let store = open(&common, true)?;
             let format = store.identity().key_format;
             let lo = from.map(|k| parse_key(format, &k)).transpose()?;
             let hi = to.map(|k| parse_key(format, &k)).transpose()?;
@@ -250,7 +257,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         KvCommand::Stats { common } => {
-            let store = Store::open(&common.db, &options(&common, true)?)?;
+            let store = open(&common, true)?;
             print_stats(&common, &store);
             Ok(())
         }
@@ -299,7 +306,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             Ok(())
         }
         KvCommand::Compact { common } => {
-            let store = Store::open(&common.db, &options(&common, false)?)?;
+            let store = open(&common, false)?;
             store.compact()?;
             print_stats(&common, &store);
             store.close()?;
@@ -350,8 +357,25 @@ fn options(common: &Common, read_only: bool) -> anyhow::Result<StoreOptions> {
         fsync,
         memory_budget: usize::try_from(budget).unwrap_or(usize::MAX),
         read_only,
+        recovery: common.recovery,
         ..StoreOptions::default()
     })
+}
+
+/// Opens the store of `common`, saying on stderr what the open cut of a damaged log.
+fn open(common: &Common, read_only: bool) -> anyhow::Result<Store> {
+    let store = Store::open(&common.db, &options(common, read_only)?)?;
+    warn_dropped(&store);
+    Ok(store)
+}
+
+fn warn_dropped(store: &Store) {
+    if let Some(dropped) = store.recovery() {
+        eprintln!(
+            "warning: the log of {} was damaged: {dropped}",
+            store.dir().display()
+        );
+    }
 }
 
 /// `bytes` per record of the table (0 for an empty table).
@@ -542,7 +566,7 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
         KeyFormat::Bytes
     };
     let store = if common.db.exists() {
-        Store::open(&common.db, &options)?
+        open(common, false)?
     } else {
         let create = CreateOptions {
             key_format,

@@ -27,5 +27,6 @@ pub use hybrid::HybridIndex;
 pub use manifest::{Manifest, ManifestStore};
 pub use store::{Store, StoreOptions};
 pub use wal::{
-    replay, FsyncPolicy, Record, ReplayReport, Seq, TornTail, Wal, WalOptions, WalStats,
+    replay, DamageKind, Dropped, FsyncPolicy, Record, ReplayReport, Seq, Wal, WalOptions,
+    WalRecovery, WalStats,
 };

@@ -34,7 +34,7 @@ use crate::disk::byte_btree::{get_in, BTreeCursor, ByteBTree, Image, Node, Op, P
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::kv::manifest::{Manifest, ManifestStore};
-use crate::kv::wal::{Record, Seq, Wal};
+use crate::kv::wal::{Dropped, Record, Seq, Wal};
 
 use super::batch::{check_sizes, decode_ops, BatchOp};
 use super::dir::{
@@ -70,6 +70,8 @@ pub(crate) struct BTreeInner {
     options: StoreOptions,
     pub(crate) storage: Arc<Storage>,
     wal: Option<Wal>,
+    /// What opening cut of a damaged log.
+    pub(crate) dropped: Option<Dropped>,
     tree: RwLock<ByteBTree>,
     /// The last write applied to the tree; changed under the tree's write lock.
     applied: AtomicU64,
@@ -177,7 +179,7 @@ impl BTreeEngine {
         let log_name = dir.join(WAL_DIR).display().to_string();
         let mut recovered = 0u64;
         let mut log_bytes = 0u64;
-        let (wal, last) = recover_log(dir, options, static_seq, |seq, record| {
+        let (wal, last, dropped) = recover_log(dir, options, static_seq, |seq, record| {
             recovered += 1;
             log_bytes += record.encoded_len() as u64;
             tree.apply(&record_ops(&log_name, seq, &record)?, seq)?;
@@ -190,6 +192,7 @@ impl BTreeEngine {
             options: *options,
             storage,
             wal,
+            dropped,
             tree: RwLock::new(tree),
             applied: AtomicU64::new(last),
             readers: Readers::default(),

@@ -8,7 +8,7 @@ use crate::disk::byte_table::ByteTable;
 use crate::error::{Error, Result};
 use crate::io::{DeviceKind, Storage};
 use crate::kv::manifest::ManifestStore;
-use crate::kv::wal::{list_segments, scan_segment, Record};
+use crate::kv::wal::{list_segments, scan_segment, Record, WalRecovery};
 
 use super::batch::decode_ops;
 use super::btree::PAGES_FILE;
@@ -122,7 +122,8 @@ pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
             }
         };
         let mut records = 0u64;
-        let scanned = scan_segment(&file, &bytes, i + 1 == segments.len(), |_, r| {
+        let last = i + 1 == segments.len();
+        let scanned = scan_segment(&file, &bytes, last, WalRecovery::TornTail, |_, r| {
             records += 1;
             if let Record::Batch { ops } = r {
                 for op in decode_ops(&file, ops) {

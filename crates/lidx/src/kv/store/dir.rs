@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::io::{DeviceKind, Storage};
 use crate::kv::hybrid::recovery::{check_coverage, require_wal};
 use crate::kv::manifest::{Manifest, ManifestStore};
-use crate::kv::wal::{replay, Record, Seq, Wal, WalOptions};
+use crate::kv::wal::{replay_read_only, Dropped, Record, Seq, Wal, WalOptions};
 
 use super::options::{
     CreateOptions, Engine, KeyFormat, StoreOptions, MAX_MEMORY_BUDGET, MIN_MEMORY_BUDGET,
@@ -396,13 +396,14 @@ pub(crate) fn open_dir(
 /// Opens the log of the store `dir` (replays it without a writer when read-only), calling
 /// `apply` with every record after `static_seq` (what the store's files already hold), and
 /// checks that the log covers everything after it. Returns the log's writer (none when
-/// read-only) and the sequence number of the last record.
+/// read-only), the sequence number of the last record, and what the recovery mode dropped of
+/// a damaged log (a read-only open changes no file: it reports what it skipped).
 pub(crate) fn recover_log(
     dir: &Path,
     options: &StoreOptions,
     static_seq: Seq,
     mut apply: impl FnMut(Seq, Record<'_>) -> Result<()>,
-) -> Result<(Option<Wal>, Seq)> {
+) -> Result<(Option<Wal>, Seq, Option<Dropped>)> {
     let wal_dir = dir.join(WAL_DIR);
     require_wal(&wal_dir)?;
     let after = |seq: Seq, record: Record<'_>| {
@@ -413,16 +414,17 @@ pub(crate) fn recover_log(
         }
     };
     let (wal, report) = if options.read_only {
-        (None, replay(&wal_dir, after)?)
+        (None, replay_read_only(&wal_dir, options.recovery, after)?)
     } else {
         let wal_options = WalOptions {
             fsync: options.fsync,
+            recovery: options.recovery,
         };
         let (wal, report) = Wal::open(&wal_dir, wal_options, after)?;
         (Some(wal), report)
     };
     check_coverage(&wal_dir, &report, static_seq)?;
-    Ok((wal, report.next_seq - 1))
+    Ok((wal, report.next_seq - 1, report.dropped))
 }
 
 /// Bytes of the log's segments in the store `dir`.

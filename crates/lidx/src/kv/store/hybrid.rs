@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::key::cmp_bytes;
 use crate::kv::manifest::{Manifest, ManifestStore};
-use crate::kv::wal::{Record, Seq, Wal};
+use crate::kv::wal::{Dropped, Record, Seq, Wal};
 
 use super::batch::{decode_ops, BatchOp};
 use super::dir::{
@@ -92,6 +92,8 @@ pub(crate) struct Inner {
     pub(crate) options: StoreOptions,
     pub(crate) storage: Arc<Storage>,
     wal: Option<Wal>,
+    /// What opening cut of a damaged log.
+    pub(crate) dropped: Option<Dropped>,
     version: RwLock<Arc<Version>>,
     /// Writers hold it shared from log append to publication; a freeze holds it exclusive.
     gate: RwLock<()>,
@@ -172,7 +174,7 @@ impl Engine {
         let static_seq = manifest.static_seq;
         let log_name = dir.join(WAL_DIR).display().to_string();
         let mut recovered = 0u64;
-        let (wal, last) = recover_log(dir, options, static_seq, |seq, record| {
+        let (wal, last, dropped) = recover_log(dir, options, static_seq, |seq, record| {
             recovered += 1;
             apply_record(&mut mem, &log_name, seq, record, seq)
         })?;
@@ -182,6 +184,7 @@ impl Engine {
             options: *options,
             storage,
             wal,
+            dropped,
             version: RwLock::new(Arc::new(Version {
                 mem: Arc::new(RwLock::new(mem)),
                 frozen: None,

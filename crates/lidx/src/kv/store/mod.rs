@@ -104,7 +104,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::io::Storage;
-use crate::kv::wal::Record;
+use crate::kv::wal::{Dropped, Record};
 
 pub use batch::{BatchOp, WriteBatch};
 pub use check::{CheckReport, Damage};
@@ -243,6 +243,15 @@ impl Store {
         match &self.engine {
             Engines::Hybrid(e) => e.inner.identity,
             Engines::BTree(e) => e.inner.identity,
+        }
+    }
+
+    /// What this open cut of a damaged log (see [`StoreOptions::recovery`]); `None` when the
+    /// log was whole. A read-only open cuts nothing and reports what it skipped.
+    pub fn recovery(&self) -> Option<&Dropped> {
+        match &self.engine {
+            Engines::Hybrid(e) => e.inner.dropped.as_ref(),
+            Engines::BTree(e) => e.inner.dropped.as_ref(),
         }
     }
 

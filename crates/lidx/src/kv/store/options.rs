@@ -2,7 +2,7 @@
 //! its `STORE` file) and what each open chooses ([`StoreOptions`]), and the size limits.
 
 use crate::io::DEFAULT_BLOCK_SIZE;
-use crate::kv::wal::FsyncPolicy;
+use crate::kv::wal::{FsyncPolicy, WalRecovery};
 use crate::mem::string_index::StringIndexParams;
 
 /// Shortest key a store accepts, in bytes.
@@ -149,6 +149,9 @@ pub struct StoreOptions {
     pub direct_io: bool,
     /// Open without writing: a shared lock, no log replay into a writable log, no merges.
     pub read_only: bool,
+    /// What opening does with a damaged log (default: cut only an incomplete last record; see
+    /// [`WalRecovery`]). What it dropped is [`crate::kv::store::Store::recovery`].
+    pub recovery: WalRecovery,
 }
 
 impl Default for StoreOptions {
@@ -160,6 +163,7 @@ impl Default for StoreOptions {
             cache_bytes: 8 << 20,
             direct_io: false,
             read_only: false,
+            recovery: WalRecovery::TornTail,
         }
     }
 }

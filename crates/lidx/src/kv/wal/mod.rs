@@ -83,13 +83,15 @@
 //!
 //! [`replay`] reads the segments in order and hands every record to a callback. A crash in the
 //! middle of a write leaves a *torn tail*: the last record (or the last few, of the last group)
-//! partly written. Replay stops there, truncates the segment to its last complete record and
-//! reports it ([`TornTail`]). Whatever is torn was never acknowledged under `Always`, since the
-//! fsync that would acknowledge it had not returned. A damaged record *followed by a valid one*
-//! cannot come from a torn write; it is [`Error::Corrupt`], never silently skipped, as is a
-//! damaged record at the end of any segment but the last (segments are fsynced before the next
-//! one starts), a gap in the sequence numbers, or a record whose checksum is right but whose body
-//! is malformed. One limit: on a power loss (not a process crash), a disk that persists the
+//! partly written. Whatever is torn was never acknowledged under `Always`, since the fsync that
+//! would acknowledge it had not returned; by default replay cuts it and reports it
+//! ([`Dropped`]). A *complete* last record that fails its checksum may have been acknowledged,
+//! so by default it is [`Error::Corrupt`]; the user's [`WalRecovery`] mode decides what may be
+//! cut instead (see its table). A damaged record *followed by a valid one* cannot
+//! come from a torn write; it is [`Error::Corrupt`] unless the mode is point-in-time, never
+//! silently skipped, as is a damaged record at the end of any segment but the last (segments
+//! are fsynced before the next one starts). A gap in the sequence numbers, or a record whose
+//! checksum is right but whose body is malformed, is always an error. One limit: on a power loss (not a process crash), a disk that persists the
 //! pages of one unacknowledged group out of order can leave a valid record after a damaged one
 //! within that group; replay reports it as corrupt rather than guess.
 //!
@@ -97,13 +99,15 @@
 //! them grow between rotations (for the hybrid index, one dynamic stage).
 //!
 //! One file per part, each depending only on those before it: `record` (the record and
-//! segment-header codec, [`Seq`]), `replay` (reading segments back, torn tails, recovery, and
+//! segment-header codec, [`Seq`]), `recovery` (the recovery modes and what a replay
+//! dropped), `replay` (reading segments back, torn tails, recovery, and
 //! the segment files' names), `writer` (the appending [`Wal`], group commit, rotation).
 //!
 //! [`File`]: std::fs::File
 //! [`Error::Corrupt`]: crate::Error::Corrupt
 
 mod record;
+mod recovery;
 mod replay;
 #[cfg(test)]
 mod tests;
@@ -113,6 +117,7 @@ pub use record::{
     decode_record, decode_segment_header, encode_record, encode_segment_header, Record, Seq,
     FRAME_BYTES, MAX_BODY_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC, VERSION,
 };
+pub use recovery::{DamageKind, Dropped, WalRecovery};
 pub(crate) use replay::list_segments;
-pub use replay::{replay, scan_segment, segment_path, ReplayReport, SegmentScan, TornTail};
+pub use replay::{replay, replay_read_only, scan_segment, segment_path, ReplayReport, SegmentScan};
 pub use writer::{FsyncPolicy, Wal, WalOptions, WalStats};

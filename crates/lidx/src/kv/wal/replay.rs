@@ -1,8 +1,8 @@
-//! Reading a log back: segment names, scanning a segment (torn tails against corruption in
-//! the middle) and replaying every segment in order.
+//! Reading a log back: segment names, scanning a segment (what is damaged, and what the
+//! recovery mode does with it: [`WalRecovery`]) and replaying every segment in order.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -12,17 +12,7 @@ use super::record::{
     decode_body, decode_frame, decode_segment_header, Record, Seq, FRAME_BYTES,
     SEGMENT_HEADER_BYTES,
 };
-
-/// A torn tail found and removed by [`replay`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TornTail {
-    /// The segment it was in (always the last one).
-    pub file: PathBuf,
-    /// Offset of the first incomplete record: the segment's new length.
-    pub offset: u64,
-    /// Bytes cut off.
-    pub bytes: u64,
-}
+use super::recovery::{DamageKind, Dropped, WalRecovery};
 
 /// What [`replay`] found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,8 +25,8 @@ pub struct ReplayReport {
     pub first_seq: Seq,
     /// Sequence number the next appended record gets.
     pub next_seq: Seq,
-    /// The torn tail cut off the last segment, if any.
-    pub torn_tail: Option<TornTail>,
+    /// What the recovery mode cut off the log, if anything.
+    pub dropped: Option<Dropped>,
 }
 
 /// The path of the segment whose first record is `first`.
@@ -66,6 +56,9 @@ pub struct SegmentScan {
     pub next_seq: Seq,
     /// Bytes up to the end of its last valid record.
     pub valid_len: usize,
+    /// Why the segment's valid records end before its bytes do: what the recovery mode lets
+    /// replay cut at `valid_len` (`None` when they end together).
+    pub damage: Option<DamageKind>,
 }
 
 /// True when a record frame with a right checksum and a sequence number `>= next` starts
@@ -88,19 +81,22 @@ pub(super) fn valid_record_after(bytes: &[u8], from: usize, next: Seq) -> bool {
 }
 
 /// Walks the records of one segment (`bytes`, the whole file) and hands each to `on_record`.
-/// A damaged record with nothing valid after it is a torn tail: allowed only in the `last`
-/// segment, reported through `valid_len < bytes.len()`. Everything else wrong is an error (see
-/// the module docs). Never panics.
+/// A damaged record ends the walk where `recovery` allows it to be cut (reported through
+/// `damage` and `valid_len < bytes.len()`), and is an error naming what to do everywhere else
+/// (see [`WalRecovery`]). Only the `last` segment may end with a damaged record, except
+/// under [`WalRecovery::PointInTime`]. Never panics.
 #[doc(hidden)]
 pub fn scan_segment(
     file: &str,
     bytes: &[u8],
     last: bool,
+    recovery: WalRecovery,
     mut on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<SegmentScan> {
     let first = decode_segment_header(file, bytes)?;
     let mut pos = SEGMENT_HEADER_BYTES;
     let mut next = first;
+    let mut damage = None;
     while pos < bytes.len() {
         match decode_frame(file, pos as u64, &bytes[pos..]) {
             Ok((seq, body, n)) => {
@@ -119,20 +115,29 @@ pub fn scan_segment(
                 pos += n;
             }
             Err(e) => {
-                if valid_record_after(bytes, pos + 1, next) {
+                let follows = valid_record_after(bytes, pos + 1, next);
+                let incomplete = last
+                    && !follows
+                    && (matches!(e, Error::Truncated { .. })
+                        || bytes[pos..].iter().all(|&b| b == 0));
+                let at_end = last && !follows;
+                let cut = match recovery {
+                    WalRecovery::AbsoluteConsistency => false,
+                    WalRecovery::TornTail => at_end && incomplete,
+                    WalRecovery::TolerateCorruptedTail => at_end,
+                    WalRecovery::PointInTime => true,
+                };
+                if !cut {
                     return Err(corrupt(
                         file,
-                        format!(
-                            "damaged record in the middle of the log, valid records follow: {e}"
-                        ),
+                        damage_message(&e, follows, last, incomplete, recovery),
                     ));
                 }
-                if !last {
-                    return Err(corrupt(
-                        file,
-                        format!("a segment that is not the last ends with a damaged record: {e}"),
-                    ));
-                }
+                damage = Some(if incomplete {
+                    DamageKind::Incomplete
+                } else {
+                    DamageKind::Corrupt
+                });
                 break;
             }
         }
@@ -141,7 +146,40 @@ pub fn scan_segment(
         first_seq: first,
         next_seq: next,
         valid_len: pos,
+        damage,
     })
+}
+
+/// Why a damaged record stops a replay in `recovery` mode, and which mode would go on.
+fn damage_message(
+    e: &Error,
+    follows: bool,
+    last: bool,
+    incomplete: bool,
+    recovery: WalRecovery,
+) -> String {
+    let (what, modes) = if follows {
+        (
+            "a damaged record in the middle of the log, valid records follow",
+            "point-in-time drops it and everything after it",
+        )
+    } else if !last {
+        (
+            "a segment that is not the last ends with a damaged record",
+            "point-in-time drops it and everything after it",
+        )
+    } else if incomplete {
+        (
+            "the last record is incomplete (a crash in the middle of an append)",
+            "torn-tail, the default, cuts it",
+        )
+    } else {
+        (
+            "the last record is complete but damaged, so it may have been acknowledged",
+            "tolerate-corrupted-tail or point-in-time drops it, keeping a copy",
+        )
+    };
+    format!("{what}: {e}; recovery mode {recovery} stops here (recovery mode {modes})")
 }
 
 pub(super) fn io_err(path: &Path, op: &str) -> impl FnOnce(std::io::Error) -> Error {
@@ -173,12 +211,33 @@ pub(crate) fn list_segments(dir: &Path) -> Result<Vec<(Seq, PathBuf)>> {
     Ok(out)
 }
 
-/// Replays the log in `dir`: hands every record, in sequence order, to `on_record`; truncates a
-/// torn tail off the last segment and reports it. An error from `on_record` stops the replay
-/// and is returned. On any error the callback may already have seen some records: discard what
-/// it built. A directory without segments replays nothing (`next_seq` 1).
+/// Replays the log in `dir`: hands every record, in sequence order, to `on_record`; cuts what
+/// `recovery` lets it cut of a damaged log and reports it (see [`WalRecovery`]). An error
+/// from `on_record` stops the replay and is returned. On any error the callback may already
+/// have seen some records: discard what it built. A directory without segments replays
+/// nothing (`next_seq` 1).
 pub fn replay(
     dir: &Path,
+    recovery: WalRecovery,
+    on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
+) -> Result<ReplayReport> {
+    replay_with(dir, recovery, true, on_record)
+}
+
+/// [`replay`] without changing any file: what the mode would cut is skipped and reported, but
+/// stays where it is (a read-only open).
+pub fn replay_read_only(
+    dir: &Path,
+    recovery: WalRecovery,
+    on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
+) -> Result<ReplayReport> {
+    replay_with(dir, recovery, false, on_record)
+}
+
+fn replay_with(
+    dir: &Path,
+    recovery: WalRecovery,
+    cut: bool,
     mut on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<ReplayReport> {
     let segments = list_segments(dir)?;
@@ -187,7 +246,7 @@ pub fn replay(
         records: 0,
         first_seq: 0,
         next_seq: 1,
-        torn_tail: None,
+        dropped: None,
     };
     let mut bytes = Vec::new();
     for (i, (named, path)) in segments.iter().enumerate() {
@@ -197,7 +256,7 @@ pub fn replay(
             .and_then(|mut f| f.read_to_end(&mut bytes))
             .map_err(io_err(path, "read segment"))?;
         let last = i + 1 == segments.len();
-        let scan = scan_segment(&file, &bytes, last, |seq, r| {
+        let scan = scan_segment(&file, &bytes, last, recovery, |seq, r| {
             report.records += 1;
             on_record(seq, r)
         })?;
@@ -221,20 +280,74 @@ pub fn replay(
             report.first_seq = scan.first_seq;
         }
         report.next_seq = scan.next_seq;
-        if scan.valid_len < bytes.len() {
-            let f = OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(io_err(path, "open segment to cut its torn tail"))?;
-            f.set_len(scan.valid_len as u64)
-                .and_then(|()| f.sync_all())
-                .map_err(io_err(path, "cut torn tail"))?;
-            report.torn_tail = Some(TornTail {
+        if let Some(kind) = scan.damage {
+            let mut dropped = Dropped {
+                kind,
                 file: path.clone(),
                 offset: scan.valid_len as u64,
                 bytes: (bytes.len() - scan.valid_len) as u64,
-            });
+                first_seq: scan.next_seq,
+                kept_in: None,
+                cut,
+                segments: segments[i + 1..].iter().map(|(_, p)| p.clone()).collect(),
+            };
+            if cut {
+                if kind == DamageKind::Corrupt {
+                    dropped.kept_in = Some(keep_aside(path, &bytes[scan.valid_len..])?);
+                }
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(io_err(path, "open segment to cut it"))?;
+                f.set_len(scan.valid_len as u64)
+                    .and_then(|()| f.sync_all())
+                    .map_err(io_err(path, "cut segment"))?;
+                for later in &mut dropped.segments {
+                    let to = aside_name(later)?;
+                    fs::rename(&*later, &to).map_err(io_err(later, "rename dropped segment"))?;
+                    *later = to;
+                }
+                sync_dir(dir)?;
+            }
+            report.segments = i + 1;
+            report.dropped = Some(dropped);
+            break;
         }
     }
     Ok(report)
+}
+
+/// A free name beside `path` for what a replay drops from it: `<path>.dropped`, or with a
+/// number after it when an earlier replay left one.
+fn aside_name(path: &Path) -> Result<PathBuf> {
+    let base = format!("{}.dropped", path.display());
+    for n in 0..1000 {
+        let name = if n == 0 {
+            PathBuf::from(&base)
+        } else {
+            PathBuf::from(format!("{base}.{n}"))
+        };
+        if !name.exists() {
+            return Ok(name);
+        }
+    }
+    Err(Error::InvalidParameter {
+        name: "log directory",
+        value: base,
+        expected: "fewer than 1000 files of dropped log records beside a segment: move them away",
+    })
+}
+
+/// Copies the bytes a replay cuts from `path` into a new file beside it, synced, and names it.
+fn keep_aside(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+    let to = aside_name(path)?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&to)
+        .map_err(io_err(&to, "create"))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(io_err(&to, "write dropped records"))?;
+    Ok(to)
 }

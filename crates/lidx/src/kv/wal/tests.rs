@@ -30,8 +30,12 @@ fn put(k: u64, v: &[u8]) -> (Vec<u8>, Vec<u8>) {
 type Logged = (Seq, Vec<u8>, Option<Vec<u8>>);
 
 fn collect(dir: &Path) -> Result<(Vec<Logged>, ReplayReport)> {
+    collect_with(dir, WalRecovery::default())
+}
+
+fn collect_with(dir: &Path, mode: WalRecovery) -> Result<(Vec<Logged>, ReplayReport)> {
     let mut out = Vec::new();
-    let report = replay(dir, |seq, r| {
+    let report = replay(dir, mode, |seq, r| {
         let value = match r {
             Record::Put { value, .. } => Some(value.to_vec()),
             Record::Delete { .. } => None,
@@ -63,7 +67,7 @@ fn round_trip_reopen_and_key_decoding() {
     let (recs, report) = collect(dir.path()).unwrap();
     assert_eq!(report.records, 10);
     assert_eq!((report.first_seq, report.next_seq), (1, 11));
-    assert_eq!(report.torn_tail, None);
+    assert_eq!(report.dropped, None);
     for (i, (seq, key, value)) in recs.iter().enumerate() {
         let i = i as u64;
         assert_eq!(*seq, i + 1);
@@ -97,23 +101,140 @@ fn torn_tail_at_every_offset_stops_cleanly() {
         let (got, report) = collect(dir.path()).unwrap();
         assert_eq!(got.len(), 3, "cut at {cut}");
         assert_eq!(report.next_seq, 4);
-        let torn = report.torn_tail.expect("torn tail reported");
+        let torn = report.dropped.expect("torn tail reported");
         assert_eq!(torn.offset, start as u64);
         assert_eq!(torn.bytes, (cut - start) as u64);
         assert_eq!(fs::metadata(&seg).unwrap().len(), start as u64, "truncated");
         // A second replay sees a clean log.
-        assert_eq!(collect(dir.path()).unwrap().1.torn_tail, None);
+        assert_eq!(collect(dir.path()).unwrap().1.dropped, None);
     }
-    // A garbled (not just short) last record is a torn tail too.
+    // The file system extended the file but wrote zeros: incomplete too.
+    let mut zeros = full[..start].to_vec();
+    zeros.extend_from_slice(&[0; 40]);
+    fs::write(&seg, &zeros).unwrap();
+    let (got, report) = collect(dir.path()).unwrap();
+    let dropped = report.dropped.unwrap();
+    assert_eq!((got.len(), dropped.kind), (3, DamageKind::Incomplete));
+    assert_eq!(dropped.kept_in, None);
+}
+
+/// Issue 13: a complete last record whose checksum fails was cut as a torn tail, even under
+/// `FsyncPolicy::Always`, where it may have been acknowledged. Now the default refuses it, and
+/// the modes that drop it keep a copy.
+#[test]
+fn a_complete_damaged_last_record_is_refused_unless_the_mode_drops_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write_some(dir.path(), 4);
+    let seg = segment_path(dir.path(), 1);
+    let full = fs::read(&seg).unwrap();
+    let start = full.len() - Record::Delete { key: &[0; 8] }.encoded_len();
     let mut garbled = full.clone();
     let n = garbled.len();
     garbled[n - 3] ^= 0x40;
-    fs::write(&seg, &garbled).unwrap();
-    let (got, report) = collect(dir.path()).unwrap();
-    assert_eq!(
-        (got.len(), report.torn_tail.unwrap().offset),
-        (3, start as u64)
+    for mode in [WalRecovery::AbsoluteConsistency, WalRecovery::TornTail] {
+        fs::write(&seg, &garbled).unwrap();
+        match collect_with(dir.path(), mode) {
+            Err(Error::Corrupt { what, .. }) => {
+                assert!(what.contains("complete but damaged"), "{what}");
+                assert!(what.contains("tolerate-corrupted-tail"), "{what}");
+            }
+            other => panic!("{mode}: {other:?}"),
+        }
+        assert_eq!(fs::read(&seg).unwrap(), garbled, "{mode} changes nothing");
+    }
+    for mode in [WalRecovery::TolerateCorruptedTail, WalRecovery::PointInTime] {
+        fs::write(&seg, &garbled).unwrap();
+        let (got, report) = collect_with(dir.path(), mode).unwrap();
+        let dropped = report.dropped.expect("reported");
+        assert_eq!(got.len(), 3, "{mode}");
+        assert_eq!(
+            (dropped.kind, dropped.offset, dropped.first_seq),
+            (DamageKind::Corrupt, start as u64, 4)
+        );
+        let kept = dropped.kept_in.expect("a copy is kept");
+        assert_eq!(fs::read(&kept).unwrap(), &garbled[start..]);
+        assert_eq!(fs::metadata(&seg).unwrap().len(), start as u64);
+        fs::remove_file(kept).unwrap();
+    }
+}
+
+#[test]
+fn absolute_consistency_refuses_even_a_torn_tail_and_read_only_cuts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write_some(dir.path(), 4);
+    let seg = segment_path(dir.path(), 1);
+    let full = fs::read(&seg).unwrap();
+    let torn = &full[..full.len() - 3];
+    fs::write(&seg, torn).unwrap();
+    let got = collect_with(dir.path(), WalRecovery::AbsoluteConsistency);
+    assert!(
+        matches!(&got, Err(Error::Corrupt { what, .. }) if what.contains("incomplete")),
+        "{got:?}"
     );
+    let mut seen = 0;
+    let report = replay_read_only(dir.path(), WalRecovery::TornTail, |_, _| {
+        seen += 1;
+        Ok(())
+    })
+    .unwrap();
+    let dropped = report.dropped.unwrap();
+    assert_eq!(
+        (seen, dropped.cut, dropped.kind),
+        (3, false, DamageKind::Incomplete)
+    );
+    assert_eq!(
+        fs::read(&seg).unwrap(),
+        torn,
+        "a read-only replay changes no file"
+    );
+}
+
+#[test]
+fn point_in_time_stops_at_the_first_damage_and_sets_the_rest_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let (k, v) = put(1, b"value");
+    let rec = Record::Put { key: &k, value: &v };
+    {
+        let (wal, _) = Wal::open(dir.path(), WalOptions::default(), |_, _| Ok(())).unwrap();
+        wal.append(&[rec, rec, rec]).unwrap();
+        wal.rotate().unwrap();
+        wal.append(&[rec, rec]).unwrap();
+        wal.rotate().unwrap();
+        wal.append(&[rec]).unwrap();
+    }
+    let first = segment_path(dir.path(), 1);
+    let full = fs::read(&first).unwrap();
+    // Damage record 2 of the first segment: valid records follow it.
+    let at = SEGMENT_HEADER_BYTES + rec.encoded_len() + 20;
+    let mut bad = full.clone();
+    bad[at] ^= 1;
+    fs::write(&first, &bad).unwrap();
+    for mode in [WalRecovery::TornTail, WalRecovery::TolerateCorruptedTail] {
+        assert!(matches!(
+            collect_with(dir.path(), mode),
+            Err(Error::Corrupt { .. })
+        ));
+    }
+    let (got, report) = collect_with(dir.path(), WalRecovery::PointInTime).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!((report.next_seq, report.segments), (2, 1));
+    let dropped = report.dropped.unwrap();
+    assert_eq!((dropped.kind, dropped.first_seq), (DamageKind::Corrupt, 2));
+    assert_eq!(dropped.segments.len(), 2);
+    for s in &dropped.segments {
+        assert!(s.to_string_lossy().ends_with(".log.dropped"), "{s:?}");
+        assert!(s.exists());
+    }
+    assert_eq!(
+        fs::read(dropped.kept_in.unwrap()).unwrap(),
+        &bad[SEGMENT_HEADER_BYTES + rec.encoded_len()..]
+    );
+    // The log goes on from record 2 in the first segment.
+    let (wal, _) = Wal::open(dir.path(), WalOptions::default(), |_, _| Ok(())).unwrap();
+    assert_eq!(wal.append(&[rec]).unwrap(), 2);
+    drop(wal);
+    let (got, report) = collect(dir.path()).unwrap();
+    assert_eq!((got.len(), report.dropped), (2, None));
 }
 
 #[test]
@@ -245,7 +366,10 @@ fn group_commit_one_fsync_per_group() {
 fn policies_without_fsync_on_append() {
     for policy in [FsyncPolicy::EveryMs(1), FsyncPolicy::Never] {
         let dir = tempfile::tempdir().unwrap();
-        let opts = WalOptions { fsync: policy };
+        let opts = WalOptions {
+            fsync: policy,
+            ..WalOptions::default()
+        };
         let (wal, _) = Wal::open(dir.path(), opts, |_, _| Ok(())).unwrap();
         for i in 0..20 {
             let (k, v) = put(i, b"v");
@@ -268,6 +392,7 @@ fn policies_without_fsync_on_append() {
     let dir = tempfile::tempdir().unwrap();
     let opts = WalOptions {
         fsync: FsyncPolicy::EveryMs(0),
+        ..WalOptions::default()
     };
     assert!(matches!(
         Wal::open(dir.path(), opts, |_, _| Ok(())),
@@ -296,5 +421,5 @@ fn a_batch_is_one_record_and_a_torn_batch_is_cut_whole() {
     f.set_len(len - 100).unwrap();
     let (logged, report) = collect(dir.path()).unwrap();
     assert_eq!(logged.len(), 1, "the torn batch is dropped whole");
-    assert!(report.torn_tail.is_some());
+    assert!(report.dropped.is_some());
 }

@@ -14,6 +14,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use crate::error::{Error, Result};
 
 use super::record::{encode_record, encode_segment_header, Record, Seq, MAX_BODY_BYTES};
+use super::recovery::WalRecovery;
 use super::replay::{io_err, list_segments, name_of, replay, segment_path, sync_dir, ReplayReport};
 
 /// When appended records are forced to disk; see the module docs for what each loses on a
@@ -34,6 +35,8 @@ pub enum FsyncPolicy {
 pub struct WalOptions {
     /// When appends are made durable (default [`FsyncPolicy::Always`]).
     pub fsync: FsyncPolicy,
+    /// What opening does with a damaged log (default [`WalRecovery::TornTail`]).
+    pub recovery: WalRecovery,
 }
 
 /// Counters of a [`Wal`] since it was opened.
@@ -157,7 +160,7 @@ impl Wal {
             });
         }
         fs::create_dir_all(dir).map_err(io_err(dir, "create directory"))?;
-        let report = replay(dir, on_record)?;
+        let report = replay(dir, options.recovery, on_record)?;
         let mut segments = list_segments(dir)?;
         let file = match segments.last() {
             Some((_, path)) => OpenOptions::new()

@@ -15,7 +15,7 @@ use crate::io::Storage;
 use crate::key::{check_strictly_sorted, Key};
 use crate::kv::hybrid::options::HybridOptions;
 use crate::kv::hybrid::recovery::{check_coverage, decode_meta, require_wal, Meta};
-use crate::kv::wal::{replay, Record, Seq, Wal};
+use crate::kv::wal::{replay_read_only, Record, Seq, Wal};
 use crate::kv::{Manifest, ManifestStore};
 
 use super::state::{dir_of, HybridIndex, Inner, MergeState, Version, STRIPES, WAL_DIR};
@@ -179,7 +179,10 @@ impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
             stage.apply(key, Some(value))
         };
         let (wal, report) = if read_only {
-            (None, replay(&wal_dir, apply)?)
+            (
+                None,
+                replay_read_only(&wal_dir, options.wal.recovery, apply)?,
+            )
         } else {
             let (wal, report) = Wal::open(&wal_dir, options.wal, apply)?;
             (Some(wal), report)
