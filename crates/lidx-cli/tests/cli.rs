@@ -72,6 +72,43 @@ fn gen_writes_a_file_that_stats_and_bench_read() {
     );
 }
 
+/// Issue 13: `lidx gen` replaced an existing `--out` without asking. Now it is refused (exit
+/// 2, the file untouched) unless `--force`, and a dataset file is never its own output.
+#[test]
+fn gen_replaces_an_existing_file_only_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("keys.sosd");
+    let file = file.to_str().unwrap();
+    std::fs::write(file, b"mine").unwrap();
+    let result = lidx(&["gen", "--dataset", "gen:lognormal:1000", "--out", file]);
+    assert_eq!(result.status.code(), Some(2), "{}", text(&result.stderr));
+    assert!(
+        text(&result.stderr).contains("--force"),
+        "{}",
+        text(&result.stderr)
+    );
+    assert_eq!(std::fs::read(file).unwrap(), b"mine");
+    let forced = [
+        "gen",
+        "--dataset",
+        "gen:lognormal:1000",
+        "--out",
+        file,
+        "--force",
+    ];
+    let result = lidx(&forced);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    assert_eq!(std::fs::metadata(file).unwrap().len(), 8 + 8 * 1000);
+    let result = lidx(&["gen", "--dataset", file, "--out", file, "--force"]);
+    assert_eq!(result.status.code(), Some(2), "{}", text(&result.stderr));
+    assert!(
+        text(&result.stderr).contains("not an input"),
+        "{}",
+        text(&result.stderr)
+    );
+    assert_eq!(std::fs::metadata(file).unwrap().len(), 8 + 8 * 1000);
+}
+
 #[test]
 fn bad_arguments_exit_2_with_one_line() {
     for args in [

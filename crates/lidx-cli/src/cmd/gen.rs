@@ -1,5 +1,6 @@
 //! `lidx gen`: write a generated dataset to a file: an SOSD file for `u64` keys, a text file
-//! (one key a line, in key order) for the word-like keys of `gen:words:<count>`.
+//! (one key a line, in key order) for the word-like keys of `gen:words:<count>`. An existing
+//! `--out` is replaced only with `--force` ([`super::output_path`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -10,7 +11,7 @@ use clap::Parser;
 use lidx_bench::keyfile::Keys;
 use lidx_bench::{sosd, BenchError};
 
-use super::{load_any_dataset, spinner};
+use super::{load_any_dataset, output_path, spinner};
 
 /// Arguments of `lidx gen`.
 #[derive(Debug, Parser)]
@@ -20,9 +21,14 @@ pub struct Args {
     #[arg(long)]
     pub dataset: String,
 
-    /// The file to write (replaced if it exists): SOSD, or text for word-like keys.
+    /// The file to write: SOSD, or text for word-like keys. An existing file is replaced
+    /// only with `--force`.
     #[arg(long)]
     pub out: PathBuf,
+
+    /// Replace `--out` if it exists.
+    #[arg(long)]
+    pub force: bool,
 
     /// Seed of the generator.
     #[arg(long, default_value_t = 42)]
@@ -31,6 +37,18 @@ pub struct Args {
 
 /// Runs `lidx gen`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    // Checked before generating, which can take minutes; a dataset read from a file is an
+    // input the output must not be.
+    let source = args
+        .dataset
+        .split_once(':')
+        .map_or(args.dataset.as_str(), |(_, path)| path);
+    let inputs: Vec<(&str, &Path)> = [Path::new(&args.dataset), Path::new(source)]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|p| ("--dataset", p))
+        .collect();
+    output_path::check(&args.out, &inputs, args.force)?;
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
     let bar = spinner(&format!("writing {}", args.out.display()));
     let written = match &dataset.keys {

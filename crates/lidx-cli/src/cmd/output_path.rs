@@ -1,5 +1,5 @@
 //! The rule of every command that writes a user's file (`lidx join --out`, `lidx table create
-//! --out`): an output is never one of the command's inputs (compared as files: the same path,
+//! --out`, `lidx gen --out`): an output is never one of the command's inputs (compared as files: the same path,
 //! or another path to the same file, by device and inode), and an existing file is replaced
 //! only when `--force` asks for it. Both are checked before anything is opened for writing, so
 //! a refused command leaves every file as it was (issue 13: `lidx join --out` naming an input
@@ -34,7 +34,7 @@ pub fn check(out: &Path, inputs: &[(&str, &Path)], force: bool) -> Result<(), Be
         if out == *input || same_file(out, input) {
             return Err(refuse(
                 out,
-                format!("an output that is not an input (it is the table of {flag})"),
+                format!("an output that is not an input (it is the input of {flag})"),
             ));
         }
     }
