@@ -230,6 +230,46 @@ fn sibling_cycles_end_in_an_error() {
     assert_corrupt(f.get(Resident::AllInner, start), 9);
 }
 
+/// Issue 13: a leaf whose sibling link was edited to skip the next leaf (keys still ascending,
+/// no cycle, a valid checksum) made a scan skip a leaf's keys silently. With the inner nodes
+/// resident, the link is checked against the tree.
+#[test]
+fn a_sibling_link_that_skips_a_leaf_is_corrupt() {
+    let f = fixture();
+    let start = f.first_key(9);
+    let tree = f.open(Resident::AllInner).unwrap();
+    let (mut keys, mut payloads) = (Vec::new(), Vec::new());
+    tree.scan(&start, 2_000, &mut keys, &mut payloads).unwrap();
+    let whole = keys.clone();
+    drop(tree);
+    f.rewrite(9, |b| b[8..16].copy_from_slice(&11u64.to_le_bytes()));
+    let tree = f.open(Resident::AllInner).unwrap();
+    keys.clear();
+    let err = tree.scan(&start, 2_000, &mut keys, &mut payloads);
+    match err {
+        Err(Error::Corrupt { block, what, .. }) => {
+            assert_eq!(block, Some(9));
+            assert!(what.contains("sibling link names block 11"), "{what}");
+            assert!(
+                what.contains("routes the keys after it to block 10"),
+                "{what}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(keys.len() < whole.len() && whole.starts_with(&keys));
+    // The last leaf must not link on.
+    let last = tree.leaf_count();
+    let end = f.first_key(last);
+    drop(tree);
+    f.rewrite(last, |b| b[8..16].copy_from_slice(&5u64.to_le_bytes()));
+    let tree = f.open(Resident::AllInner).unwrap();
+    assert_corrupt(
+        tree.scan(&end, 1_000_000, &mut Vec::new(), &mut Vec::new()),
+        last,
+    );
+}
+
 #[test]
 fn flipped_byte_in_a_leaf() {
     let f = fixture();

@@ -11,7 +11,12 @@
 //! gave it, so a corrupt child pointer is reported as [`Error::Corrupt`] instead of answering
 //! wrongly or looping. A scan follows right-sibling links, reading each next leaf with one
 //! request; it stops with `Corrupt` when the chain is longer than the leaf count (a cycle) or
-//! its keys stop ascending.
+//! its keys stop ascending. When every inner node is resident (the default), each link is also
+//! checked against the tree at no I/O cost: it must name the leaf the tree routes the keys
+//! after the current leaf to, and that leaf's keys must lie in the range its parents give it,
+//! so a link edited under a valid checksum cannot skip leaves silently. With inner nodes on
+//! disk that check would cost inner reads per leaf, changing what a scan reads (paper 003
+//! Table 2: `log_B N + z/B`), so there a scan trusts links that keep the keys ascending.
 
 use std::sync::Arc;
 
@@ -286,6 +291,19 @@ impl<K: Key> DiskBTree<K> {
         &self,
         key: &K,
         buf: &mut AlignedBuf,
+        path: Option<&mut Vec<Step<K>>>,
+    ) -> Result<(u64, Bounds<K>)> {
+        let routed = self.route(key, buf, path)?;
+        self.device.read_blocks(routed.0, buf, IoClass::Leaf)?;
+        Ok(routed)
+    }
+
+    /// The leaf block `key` routes to and the key range its parents give it, through the inner
+    /// nodes only (no I/O when they are all resident); `buf` holds the last inner node read.
+    fn route(
+        &self,
+        key: &K,
+        buf: &mut AlignedBuf,
         mut path: Option<&mut Vec<Step<K>>>,
     ) -> Result<(u64, Bounds<K>)> {
         let mut bounds: Bounds<K> = (None, None);
@@ -324,7 +342,6 @@ impl<K: Key> DiskBTree<K> {
             block = child;
             level -= 1;
         }
-        self.device.read_blocks(block, buf, IoClass::Leaf)?;
         Ok((block, bounds))
     }
 
@@ -371,6 +388,29 @@ impl<K: Key> DiskBTree<K> {
                 }
                 leaf.sibling()
             };
+            // With every inner node in memory, the next leaf is checked against the tree: it must
+            // be the leaf the tree routes the first key past this one's range to, so a sibling
+            // link edited under a valid checksum cannot make a scan skip leaves silently.
+            let routed = match &bounds.1 {
+                Some(hi) if self.levels.holds_level(1) => Some(self.route(hi, &mut buf, None)?),
+                _ => None,
+            };
+            let linked = |to: Option<u64>| match to {
+                Some(b) => format!("block {b}"),
+                None => "no leaf".to_string(),
+            };
+            if self.levels.holds_level(1) && routed.as_ref().map(|r| r.0) != next {
+                return Err(corrupt(
+                    self.file(),
+                    block,
+                    format!(
+                        "the leaf's right sibling link names {}, the tree routes the keys after \
+                         it to {}",
+                        linked(next),
+                        linked(routed.as_ref().map(|r| r.0))
+                    ),
+                ));
+            }
             let Some(next) = next else { return Ok(()) };
             hops += 1;
             if hops >= self.header.leaves {
@@ -385,7 +425,7 @@ impl<K: Key> DiskBTree<K> {
             }
             self.device.read_blocks(next, &mut buf, IoClass::Leaf)?;
             block = next;
-            bounds = (None, None);
+            bounds = routed.map_or((None, None), |r| r.1);
             first = false;
         }
     }
