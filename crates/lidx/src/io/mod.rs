@@ -5,6 +5,8 @@
 //! ([`SimDevice`], blocks in memory, time charged by a cost model from paper 000 §3 and paper
 //! 002 Table 2). A [`PageCache`] (LRU, paper 003 §6.6) can sit in front of any device. Devices
 //! count every request in [`IoStats`]; every block carries a crc32c trailer checked on read.
+//! For tests, a [`FaultDevice`] injects the failed, torn and out-of-space writes, failed syncs
+//! and damaged reads a [`FaultPlan`] arms, into every device of a storage.
 
 #[doc(hidden)]
 pub mod aligned;
@@ -14,6 +16,8 @@ pub mod cache;
 pub mod checksum;
 #[doc(hidden)]
 pub mod device;
+#[doc(hidden)]
+pub mod fault;
 #[doc(hidden)]
 pub mod file;
 #[doc(hidden)]
@@ -27,6 +31,7 @@ pub use aligned::AlignedBuf;
 pub use cache::{CacheMode, PageCache};
 pub use checksum::BLOCK_TRAILER;
 pub use device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
+pub use fault::{FaultDevice, FaultPlan, WriteFault};
 pub use file::FileDevice;
 pub use sim::{SimDevice, SimProfile};
 pub use stats::{IoClass, IoStats};

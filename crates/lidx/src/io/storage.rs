@@ -19,6 +19,7 @@ use parking_lot::Mutex;
 use crate::error::{Error, Result};
 use crate::io::cache::{CacheMode, PageCache};
 use crate::io::device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
+use crate::io::fault::{FaultDevice, FaultPlan};
 use crate::io::file::{FileDevice, OpenMode};
 use crate::io::sim::{SimDevice, SimProfile};
 use crate::io::stats::IoStats;
@@ -61,6 +62,7 @@ pub struct Storage {
     block_size: usize,
     cache_blocks: usize,
     cache_mode: CacheMode,
+    faults: Option<Arc<FaultPlan>>,
     memory: Mutex<HashMap<String, Arc<SimDevice>>>,
     opened: Mutex<Opened>,
 }
@@ -87,6 +89,7 @@ impl Storage {
             block_size,
             cache_blocks: 0,
             cache_mode: CacheMode::WriteThrough,
+            faults: None,
             memory: Mutex::new(HashMap::new()),
             opened: Mutex::new(Opened::default()),
         })
@@ -101,6 +104,7 @@ impl Storage {
             block_size,
             cache_blocks: 0,
             cache_mode: CacheMode::WriteThrough,
+            faults: None,
             memory: Mutex::new(HashMap::new()),
             opened: Mutex::new(Opened::default()),
         })
@@ -128,6 +132,13 @@ impl Storage {
     pub fn with_write_back_cache(mut self, blocks: usize) -> Storage {
         self.cache_blocks = blocks;
         self.cache_mode = CacheMode::WriteBack;
+        self
+    }
+
+    /// Injects `plan`'s faults into every device opened from now on (under its cache, when it
+    /// has one): for tests of what a structure does when its device fails.
+    pub fn with_faults(mut self, plan: Arc<FaultPlan>) -> Storage {
+        self.faults = Some(plan);
         self
     }
 
@@ -267,6 +278,10 @@ impl Storage {
         if !opened.devices.iter().any(|d| Arc::ptr_eq(d, &device)) {
             opened.devices.push(Arc::clone(&device));
         }
+        let device: Arc<dyn BlockDevice> = match &self.faults {
+            Some(plan) => Arc::new(FaultDevice::new(device, Arc::clone(plan))),
+            None => device,
+        };
         if self.cache_blocks == 0 {
             return Ok(device);
         }

@@ -78,6 +78,20 @@
 //! the stages (or the tree's root) and a sequence number; its reads do not change while
 //! writes, merges and checkpoints go on. Plain reads see every acknowledged write.
 //!
+//! # When the device fails
+//!
+//! A failed write or sync of a block file is a typed error, and no acknowledged write is lost
+//! (`tests/store_faults.rs` strikes every kind of fault at many points): it is in the log.
+//! The hybrid engine keeps a failed merge's error: writes go on into the dynamic stage until
+//! it fills, then every write gets the error, even once the device works again (the merge is
+//! not retried); reopening the store recovers from the log. The btree engine refuses every
+//! write after a page write of an update failed (part of the update may be in the tree); a
+//! failed checkpoint leaves the previous one in force and is tried again at the next write. A
+//! write that met the fault
+//! returns the error and is there whole or not at all after a reopen. What is not covered:
+//! faults of the log and manifest files themselves (plain files, not block devices), and a
+//! power loss that forgets unsynced writes.
+//!
 //! # The directory
 //!
 //! `STORE` (identity: engine, block size, model, key format; checked on open, a newer format
