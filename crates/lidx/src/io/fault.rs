@@ -11,7 +11,7 @@
 //! crash or a dying disk leaves it. Counting write requests rather than bytes keeps a plan
 //! deterministic for a given sequence of operations.
 //!
-//! What it does not model: faults of the files outside a [`Storage`] (the write-ahead log and
+//! What it does not model: faults of the files outside a [`Storage`](crate::io::Storage) (the write-ahead log and
 //! the manifest are plain files), and a power loss that forgets writes not yet synced.
 
 use std::sync::Arc;

@@ -40,8 +40,8 @@ impl<K: Key> HybridIndex<K> {
     }
 
     /// Opens the index for reading only: `put` and `delete` return `Error::ReadOnly`, no merge
-    /// runs, and nothing in the directory changes except that a torn log tail is cut (as
-    /// [`replay`] does).
+    /// runs, and nothing in the directory changes: what the recovery mode would cut of a
+    /// damaged log is skipped ([`crate::kv::wal::replay_read_only`]).
     pub fn open_read_only(storage: Arc<Storage>, options: HybridOptions) -> Result<Self> {
         Self::open_with(storage, options, true)
     }
