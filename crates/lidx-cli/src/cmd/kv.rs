@@ -26,6 +26,7 @@ use lidx::kv::{FsyncPolicy, WalRecovery};
 use lidx_bench::runner::Progress;
 use serde_json::json;
 
+use super::kv_torture::{self, TortureArgs};
 use super::Bars;
 
 /// Arguments of `lidx kv`.
@@ -152,6 +153,11 @@ pub enum KvCommand {
         #[command(flatten)]
         common: Common,
     },
+    /// Crash-test a new store: a writer child killed at random points, cycle after cycle,
+    /// each followed by a check that every acknowledged write survived and nothing else
+    /// appeared (`--power-loss` also cuts the unsynced end of the log). Exit code 1 on any
+    /// violation.
+    Torture(TortureArgs),
 }
 
 /// Runs `lidx kv`.
@@ -305,6 +311,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        KvCommand::Torture(args) => kv_torture::run(args),
         KvCommand::Compact { common } => {
             let store = open(&common, false)?;
             store.compact()?;

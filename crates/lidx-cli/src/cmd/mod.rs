@@ -9,6 +9,7 @@ pub mod disk;
 pub mod gen;
 pub mod join;
 pub mod kv;
+pub mod kv_torture;
 pub mod output_path;
 pub mod start;
 pub mod stats;

@@ -12,8 +12,11 @@ use super::record::Seq;
 /// What replay does with a damaged record.
 ///
 /// A crash in the middle of an append leaves the last record *incomplete*: its frame runs past
-/// the end of the file, or the file ends in zeros where the record should be (a file system
-/// that extended the file before writing its data). That record was never acknowledged under
+/// the end of the file, or the file ends in zeros from inside the record on (a file system
+/// that grew the file before writing its data; at least a frame's 16 bytes of zeros, or zeros
+/// from a 4 KiB page boundary, since file systems zero whole pages). One limit of that rule: a
+/// complete last record damaged elsewhere whose own bytes end in such a run of zeros is taken
+/// for zero-filled and cut; it is reported and its bytes are kept beside the log. That record was never acknowledged under
 /// [`FsyncPolicy::Always`](super::FsyncPolicy::Always), so cutting it loses nothing promised.
 /// A *complete* record whose checksum fails is different: its bytes reached the file, and
 /// under `Always` it may have been acknowledged; dropping it would lose a write silently. The
@@ -95,6 +98,10 @@ impl FromStr for WalRecovery {
 pub enum DamageKind {
     /// The last record was incomplete: a crash in the middle of an append.
     Incomplete,
+    /// The last record ends in zeros to the end of the file: a power loss on a file system
+    /// that grew the file before the record's data reached the disk. Treated as incomplete
+    /// (its bytes are kept beside the log all the same).
+    ZeroFilled,
     /// A complete record failed its checksum or did not decode.
     Corrupt,
 }
@@ -112,8 +119,8 @@ pub struct Dropped {
     pub bytes: u64,
     /// The sequence number the first dropped record had or would have had.
     pub first_seq: Seq,
-    /// Where the cut bytes were copied (`None` for an incomplete tail, which holds nothing a
-    /// reader could use, and when not `cut`).
+    /// Where the cut bytes were copied (`None` for a record cut short by the end of the file,
+    /// which holds nothing a reader could use, and when not `cut`).
     pub kept_in: Option<PathBuf>,
     /// False for a read-only open, which skips what it would cut and changes no file.
     pub cut: bool,
@@ -126,6 +133,7 @@ impl fmt::Display for Dropped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let what = match self.kind {
             DamageKind::Incomplete => "an incomplete last record (a crash mid-append)",
+            DamageKind::ZeroFilled => "a last record that ends in zeros (a power loss)",
             DamageKind::Corrupt => "a damaged record",
         };
         write!(

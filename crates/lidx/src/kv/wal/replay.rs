@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::kv::stamp::{corrupt, le_u64};
+use crate::kv::stamp::{corrupt, le_u32, le_u64};
 
 use super::record::{
     decode_body, decode_frame, decode_segment_header, Record, Seq, FRAME_BYTES,
@@ -116,10 +116,9 @@ pub fn scan_segment(
             }
             Err(e) => {
                 let follows = valid_record_after(bytes, pos + 1, next);
-                let incomplete = last
-                    && !follows
-                    && (matches!(e, Error::Truncated { .. })
-                        || bytes[pos..].iter().all(|&b| b == 0));
+                let zeroed = zero_filled(bytes, pos);
+                let incomplete =
+                    last && !follows && (matches!(e, Error::Truncated { .. }) || zeroed);
                 let at_end = last && !follows;
                 let cut = match recovery {
                     WalRecovery::AbsoluteConsistency => false,
@@ -133,10 +132,10 @@ pub fn scan_segment(
                         damage_message(&e, follows, last, incomplete, recovery),
                     ));
                 }
-                damage = Some(if incomplete {
-                    DamageKind::Incomplete
-                } else {
-                    DamageKind::Corrupt
+                damage = Some(match (incomplete, zeroed) {
+                    (true, true) => DamageKind::ZeroFilled,
+                    (true, false) => DamageKind::Incomplete,
+                    (false, _) => DamageKind::Corrupt,
                 });
                 break;
             }
@@ -149,6 +148,28 @@ pub fn scan_segment(
         damage,
     })
 }
+
+/// Zeros a file system leaves where a record's data never reached the disk: the segment is
+/// zero from `pos` on, or ends in a run of zeros that begins inside the record at `pos` (before
+/// the end its frame claims) and is at least a frame's 16 bytes long or begins at a 4 KiB
+/// page boundary. The pages of a file grown before its data was written read as zeros after a
+/// power loss, whole pages at a time; a bit flip does not zero a record's tail.
+fn zero_filled(bytes: &[u8], pos: usize) -> bool {
+    let run = bytes[pos..].iter().rev().take_while(|&&b| b == 0).count();
+    let rest = bytes.len() - pos;
+    if run == rest {
+        return true;
+    }
+    if run == 0 || rest < FRAME_BYTES {
+        return false;
+    }
+    let start = bytes.len() - run;
+    let claimed = FRAME_BYTES + le_u32(bytes, pos + 4) as usize;
+    start < pos + claimed.min(rest) && (run >= FRAME_BYTES || start.is_multiple_of(PAGE))
+}
+
+/// The page size file systems zero a never-written part of a file in.
+const PAGE: usize = 4096;
 
 /// Why a damaged record stops a replay in `recovery` mode, and which mode would go on.
 fn damage_message(
@@ -292,7 +313,7 @@ fn replay_with(
                 segments: segments[i + 1..].iter().map(|(_, p)| p.clone()).collect(),
             };
             if cut {
-                if kind == DamageKind::Corrupt {
+                if kind != DamageKind::Incomplete {
                     dropped.kept_in = Some(keep_aside(path, &bytes[scan.valid_len..])?);
                 }
                 let f = OpenOptions::new()

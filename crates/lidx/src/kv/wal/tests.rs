@@ -108,14 +108,19 @@ fn torn_tail_at_every_offset_stops_cleanly() {
         // A second replay sees a clean log.
         assert_eq!(collect(dir.path()).unwrap().1.dropped, None);
     }
-    // The file system extended the file but wrote zeros: incomplete too.
-    let mut zeros = full[..start].to_vec();
-    zeros.extend_from_slice(&[0; 40]);
-    fs::write(&seg, &zeros).unwrap();
-    let (got, report) = collect(dir.path()).unwrap();
-    let dropped = report.dropped.unwrap();
-    assert_eq!((got.len(), dropped.kind), (3, DamageKind::Incomplete));
-    assert_eq!(dropped.kept_in, None);
+    // The file system grew the file but the data never reached the disk: zeros where the
+    // record is (all of it, or its tail), incomplete too; its bytes are kept all the same.
+    for from in [start, start + 10] {
+        let mut zeros = full[..from].to_vec();
+        zeros.resize(full.len() + 24, 0);
+        fs::write(&seg, &zeros).unwrap();
+        let (got, report) = collect(dir.path()).unwrap();
+        let dropped = report.dropped.unwrap();
+        assert_eq!((got.len(), dropped.kind), (3, DamageKind::ZeroFilled));
+        let kept = dropped.kept_in.unwrap();
+        assert_eq!(fs::read(&kept).unwrap(), &zeros[start..]);
+        fs::remove_file(kept).unwrap();
+    }
 }
 
 /// Issue 13: a complete last record whose checksum fails was cut as a torn tail, even under

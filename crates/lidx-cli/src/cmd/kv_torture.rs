@@ -1,0 +1,564 @@
+//! `lidx kv torture`: the store's crash test as a command (issue 13), for any number of cycles.
+//!
+//! Each cycle runs a writer child (this binary again, with the hidden `--child` flag) on the
+//! store in `--db`: `--writers` threads put, delete and batch-write (2 to 8 keys) byte keys of
+//! 6 B to 3 KiB and values of 8 B to 200 KiB under a small memory budget, so merges (`hybrid`)
+//! or checkpoints (`btree`) run all the time. The child prints each operation before it starts
+//! (`begin`) and once it is acknowledged (`ack`); the parent kills it with `SIGKILL` after a
+//! random delay, reopens the store, and checks that
+//! - every acknowledged write is there with its exact value (no write lost),
+//! - nothing is there that no operation wrote (no phantom), and an operation in flight at the
+//!   kill is there whole or not at all (a batch never half-applied),
+//! - a full scan shows exactly what lookups show,
+//! - only the live table (or the last checkpoint's image) survives an interrupted merge, and
+//!   `Store::check` finds nothing damaged.
+//!
+//! `--power-loss` also simulates losing what the disk had not made durable: the child writes
+//! with `fsync always` and one writer (so the log's order is the acknowledgement order), and
+//! after the kill the parent loses what was written after the last acknowledged record, as a
+//! file system loses it: the log's last segment ends at a random point after that record, or
+//! keeps its size with the pages from a random page boundary on zeroed (a file system that
+//! grew the file before its data reached the disk). Every acknowledged write must still be
+//! there. What it does not
+//! simulate: the loss of block-file writes that were not synced (merges sync a table before
+//! the manifest names it, so a lost one is a leftover the open removes).
+//!
+//! Any violation ends the command with exit code 1 and a message naming the cycle, the key and
+//! what was expected; the store is left as it was for a look.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
+use lidx::kv::wal::{scan_segment, SEGMENT_HEADER_BYTES};
+use lidx::kv::{FsyncPolicy, WalRecovery};
+use lidx_bench::BenchError;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::json;
+
+/// Arguments of `lidx kv torture`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TortureArgs {
+    /// A directory that does not exist yet: the store the cycles write (left for a look).
+    #[arg(long)]
+    pub db: PathBuf,
+    /// Kill-and-recover cycles.
+    #[arg(long, default_value_t = 100)]
+    pub cycles: u64,
+    /// The engine: `hybrid` or `btree`.
+    #[arg(long, default_value = "hybrid")]
+    pub engine: String,
+    /// Seed of the delays and of the children's operations.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Writer threads of the child (1 with `--power-loss`).
+    #[arg(long, default_value_t = 2)]
+    pub writers: u64,
+    /// The longest a child runs before the kill, in milliseconds (each cycle draws a delay
+    /// from a fifth of it up to it).
+    #[arg(long, default_value_t = 400)]
+    pub max_delay_ms: u64,
+    /// Also cut the unsynced end of the log after each kill (see the command's docs).
+    #[arg(long)]
+    pub power_loss: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Run as the writer child of cycle `N` (used by the command itself).
+    #[arg(long, hide = true)]
+    pub child: Option<u64>,
+}
+
+/// Keys the children write.
+const KEYS: u64 = 2_000;
+/// A child that outlives this was not killed (its parent died): it stops.
+const CHILD_LIFETIME: Duration = Duration::from_secs(120);
+
+fn options(args: &TortureArgs, cycle: u64) -> StoreOptions {
+    StoreOptions {
+        fsync: if args.power_loss || cycle.is_multiple_of(3) {
+            FsyncPolicy::Always
+        } else {
+            FsyncPolicy::Never
+        },
+        memory_budget: 256 << 10,
+        cache_bytes: 1 << 20,
+        recovery: WalRecovery::TornTail,
+        ..StoreOptions::default()
+    }
+}
+
+fn writers(args: &TortureArgs) -> u64 {
+    if args.power_loss {
+        1
+    } else {
+        args.writers.max(1)
+    }
+}
+
+/// Key `k`'s bytes: a name, then padding that makes some keys long (up to 3 KiB).
+fn key_bytes(k: u64) -> Vec<u8> {
+    let mut key = format!("key{k:05}").into_bytes();
+    let pad = if k.is_multiple_of(97) {
+        3000
+    } else {
+        (k % 7 * 40) as usize
+    };
+    key.resize(key.len() + pad, b'.');
+    key
+}
+
+/// The value written with `version`: its 8 bytes repeated, 8 B to 200 KiB.
+fn value_bytes(version: u64) -> Vec<u8> {
+    let len = if version.is_multiple_of(61) {
+        200 << 10
+    } else {
+        8 * (1 + (version % 50) as usize)
+    };
+    version.to_le_bytes().repeat(len / 8)
+}
+
+/// Runs `lidx kv torture`.
+pub fn run(args: TortureArgs) -> anyhow::Result<()> {
+    let engine = Engine::parse(&args.engine)
+        .with_context(|| format!("--engine {:?}: use hybrid or btree", args.engine))?;
+    if let Some(cycle) = args.child {
+        return child(&args, cycle);
+    }
+    if args.cycles == 0 || args.max_delay_ms < 5 {
+        bail!("--cycles must be at least 1 and --max-delay-ms at least 5");
+    }
+    if args.db.exists() {
+        return Err(BenchError::BadSpec {
+            what: "db",
+            got: args.db.display().to_string(),
+            expected: "a directory that does not exist yet: lidx kv torture writes a store of \
+                       its own"
+                .to_string(),
+        }
+        .into());
+    }
+    let create = CreateOptions {
+        engine,
+        ..CreateOptions::default()
+    };
+    Store::create(&args.db, &create, &options(&args, 0))?.close()?;
+    let mut state = Parent {
+        model: (0..KEYS).map(|k| (k, None)).collect(),
+        seq: 0,
+        summary: Summary::default(),
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+    let started = Instant::now();
+    for cycle in 1..=args.cycles {
+        let delay = rng.gen_range(args.max_delay_ms / 5..=args.max_delay_ms);
+        let lines = run_child(&args, cycle, Duration::from_millis(delay))?;
+        let in_flight = state.account(&lines);
+        if args.power_loss {
+            state.summary.log_bytes_cut += cut_log(&args.db, state.seq, &mut rng)?;
+        }
+        state
+            .verify(&args, engine, cycle, &in_flight)
+            .with_context(|| {
+                format!(
+                    "cycle {cycle}: the store in {} is left as it is",
+                    args.db.display()
+                )
+            })?;
+        if cycle % 10 == 0 || cycle == args.cycles {
+            eprintln!(
+                "progress: torture: {cycle}/{} cycles, {} writes acknowledged ({:.0} s)",
+                args.cycles,
+                state.summary.acknowledged,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let s = &state.summary;
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "engine": engine.name(),
+                "cycles": args.cycles,
+                "power_loss": args.power_loss,
+                "acknowledged": s.acknowledged,
+                "in_flight": s.in_flight,
+                "in_flight_applied": s.in_flight_applied,
+                "batches_in_flight": s.batches_in_flight,
+                "merges_seen": s.merges_seen,
+                "log_bytes_cut": s.log_bytes_cut,
+                "lost": 0,
+                "phantoms": 0,
+                "seconds": started.elapsed().as_secs_f64(),
+            })
+        );
+    } else {
+        println!(
+            "{} cycles ({}{}): {} writes acknowledged, 0 lost, 0 phantoms; {} operations in \
+             flight at a kill ({} applied whole, {} batches), none half-applied; {} merges or \
+             checkpoints committed{}",
+            args.cycles,
+            engine.name(),
+            if args.power_loss { ", power loss" } else { "" },
+            s.acknowledged,
+            s.in_flight,
+            s.in_flight_applied,
+            s.batches_in_flight,
+            s.merges_seen,
+            if args.power_loss {
+                format!("; {} unsynced log bytes cut", s.log_bytes_cut)
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
+/// What the cycles found, for the summary.
+#[derive(Default)]
+struct Summary {
+    acknowledged: u64,
+    in_flight: u64,
+    in_flight_applied: u64,
+    batches_in_flight: u64,
+    merges_seen: u64,
+    log_bytes_cut: u64,
+}
+
+/// The parent's model: each key's last acknowledged version (`None`: absent), and the store's
+/// last sequence number after the previous recovery.
+struct Parent {
+    model: BTreeMap<u64, Option<u64>>,
+    seq: u64,
+    summary: Summary,
+}
+
+/// One operation a child reported: its writer, keys and version (`None` for a delete).
+type Op = (u64, Vec<u64>, Option<u64>);
+
+impl Parent {
+    /// Applies the acknowledged operations of `lines` to the model; returns those in flight.
+    /// With one writer, the `i`th acknowledged operation has sequence number `seq + i`.
+    fn account(&mut self, lines: &[(bool, Op)]) -> Vec<Op> {
+        let mut in_flight: BTreeMap<u64, Op> = BTreeMap::new();
+        for (ack, op) in lines {
+            if *ack {
+                for &k in &op.1 {
+                    self.model.insert(k, op.2);
+                }
+                in_flight.remove(&op.0);
+                self.summary.acknowledged += 1;
+                self.seq += 1;
+            } else {
+                in_flight.insert(op.0, op.clone());
+            }
+        }
+        in_flight.into_values().collect()
+    }
+
+    fn verify(
+        &mut self,
+        args: &TortureArgs,
+        engine: Engine,
+        cycle: u64,
+        in_flight: &[Op],
+    ) -> anyhow::Result<()> {
+        let store = Store::open(&args.db, &options(args, cycle))?;
+        let mut got = BTreeMap::new();
+        for k in 0..KEYS {
+            let version = match store.get(&key_bytes(k))? {
+                None => None,
+                Some(v) => Some(version_of(k, &v)?),
+            };
+            got.insert(k, version);
+        }
+        for (_, keys, version) in in_flight {
+            self.summary.in_flight += 1;
+            self.summary.batches_in_flight += u64::from(keys.len() > 1);
+            // The keys it changes (a delete of an absent key changes nothing).
+            let changes: Vec<u64> = keys
+                .iter()
+                .copied()
+                .filter(|k| self.model[k] != *version)
+                .collect();
+            let applied = changes.iter().filter(|k| got[*k] == *version).count();
+            if applied > 0 && applied < changes.len() {
+                bail!(
+                    "an operation on keys {keys:?} in flight at the kill is half applied: {applied} \
+                     of its {} changes are there",
+                    changes.len()
+                );
+            }
+            if applied > 0 {
+                self.summary.in_flight_applied += 1;
+                for k in changes {
+                    self.model.insert(k, *version);
+                }
+            }
+        }
+        for (k, want) in &self.model {
+            let have = got[k];
+            if have != *want {
+                let what = match (want, have) {
+                    (Some(_), None) => "an acknowledged write is lost",
+                    (None, Some(_)) => "a phantom: a key no surviving write set",
+                    _ => "the value is not the last acknowledged one",
+                };
+                bail!("key {k}: {what}: expected version {want:?}, found {have:?}");
+            }
+        }
+        let scanned: Vec<(Vec<u8>, u64)> = store
+            .range(..)
+            .map(|e| {
+                let (k, v) = e?;
+                Ok((k, u64::from_le_bytes(v[..8].try_into()?)))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let mut expected: Vec<(Vec<u8>, u64)> = self
+            .model
+            .iter()
+            .filter_map(|(k, v)| v.map(|v| (key_bytes(*k), v)))
+            .collect();
+        expected.sort();
+        if scanned != expected {
+            bail!(
+                "a full scan shows {} records, lookups {}",
+                scanned.len(),
+                expected.len()
+            );
+        }
+        let prefix = match engine {
+            Engine::Hybrid => "table-",
+            Engine::BTree => "inner-",
+        };
+        let live: Vec<String> = std::fs::read_dir(&args.db)?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(prefix))
+            .collect();
+        if live.len() > 1 {
+            bail!("{live:?}: an interrupted merge or checkpoint left a file behind");
+        }
+        // The live file's generation counts the merges or checkpoints done so far.
+        if let Some(generation) = live
+            .first()
+            .and_then(|n| n[prefix.len()..].split('.').next()?.parse().ok())
+        {
+            self.summary.merges_seen = generation;
+        }
+        self.seq = store.snapshot().seq();
+        store.close()?;
+        let report = Store::check(&args.db)?;
+        if !report.is_sound() {
+            bail!("lidx kv check finds damage: {:?}", report.damage);
+        }
+        Ok(())
+    }
+}
+
+fn version_of(key: u64, value: &[u8]) -> anyhow::Result<u64> {
+    let v = value
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .with_context(|| format!("key {key}: a value of {} bytes", value.len()))?;
+    if value != value_bytes(v) {
+        bail!("key {key}: the value of version {v} is damaged");
+    }
+    Ok(v)
+}
+
+/// Spawns the child of `cycle`, kills it after `delay`, and returns what it reported:
+/// `(acknowledged, op)` a line. A line cut by the kill is left out.
+fn run_child(args: &TortureArgs, cycle: u64, delay: Duration) -> anyhow::Result<Vec<(bool, Op)>> {
+    let exe = std::env::current_exe().context("the path of this program")?;
+    let mut command = Command::new(exe);
+    command
+        .args(["kv", "torture", "--db"])
+        .arg(&args.db)
+        .args(["--engine", &args.engine, "--seed", &args.seed.to_string()])
+        .args(["--writers", &args.writers.to_string()])
+        .args(["--child", &cycle.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if args.power_loss {
+        command.arg("--power-loss");
+    }
+    let mut child = command.spawn().context("start the writer child")?;
+    let stdout = child.stdout.take().context("the child's output")?;
+    let reader = std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        let mut r = BufReader::new(stdout);
+        let mut line = String::new();
+        while r.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Some(whole) = line.strip_suffix('\n') {
+                lines.push(whole.to_string());
+            }
+            line.clear();
+        }
+        lines
+    });
+    std::thread::sleep(delay);
+    child.kill().context("kill the child")?;
+    let status = child.wait()?;
+    let lines = reader.join().expect("the reader thread does not panic");
+    if status.success() {
+        bail!("cycle {cycle}: the child exited by itself before the kill");
+    }
+    if let Some(error) = lines.iter().find(|l| l.starts_with("error")) {
+        bail!("cycle {cycle}: the child failed: {error}");
+    }
+    Ok(lines.iter().filter_map(|l| parse_line(l)).collect())
+}
+
+/// `begin|ack <writer> <k,k,...> <version|del>`.
+fn parse_line(line: &str) -> Option<(bool, Op)> {
+    let f: Vec<&str> = line.split(' ').collect();
+    let [kind, writer, keys, what] = f[..] else {
+        return None;
+    };
+    let ack = match kind {
+        "begin" => false,
+        "ack" => true,
+        _ => return None,
+    };
+    let keys = keys
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    Some((ack, (writer.parse().ok()?, keys, what.parse().ok())))
+}
+
+/// The child of `cycle`: writes until killed, reporting each operation on stdout. An error
+/// is reported as a line `error ...` and ends it.
+fn child(args: &TortureArgs, cycle: u64) -> anyhow::Result<()> {
+    let store = match Store::open(&args.db, &options(args, cycle)) {
+        Ok(s) => s,
+        Err(e) => {
+            println!("error {e}");
+            return Err(e.into());
+        }
+    };
+    let start = Instant::now();
+    let writers = writers(args);
+    std::thread::scope(|s| {
+        for t in 0..writers {
+            let store = &store;
+            s.spawn(move || {
+                let mut rng = ChaCha8Rng::seed_from_u64(args.seed ^ (cycle << 8 | t));
+                let mut i = 0u64;
+                while start.elapsed() < CHILD_LIFETIME {
+                    // Writer t owns the keys = t mod writers: one operation in flight per key.
+                    let n = if rng.gen_range(0..3) == 0 {
+                        rng.gen_range(2..=8)
+                    } else {
+                        1
+                    };
+                    let mut keys: Vec<u64> = (0..n)
+                        .map(|_| rng.gen_range(0..KEYS / writers) * writers + t)
+                        .collect();
+                    keys.sort_unstable();
+                    keys.dedup();
+                    let version = cycle << 32 | t << 24 | i;
+                    let delete = rng.gen_range(0..4) == 0;
+                    let list = keys
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",");
+                    let what = if delete {
+                        "del".to_string()
+                    } else {
+                        version.to_string()
+                    };
+                    let say = |kind: &str| {
+                        let mut out = std::io::stdout().lock();
+                        // The parent reads until the kill; a write error means it is gone.
+                        let _ =
+                            writeln!(out, "{kind} {t} {list} {what}").and_then(|()| out.flush());
+                    };
+                    say("begin");
+                    let value = value_bytes(version);
+                    let done = if keys.len() == 1 {
+                        let k = key_bytes(keys[0]);
+                        if delete {
+                            store.delete(&k)
+                        } else {
+                            store.put(&k, &value)
+                        }
+                    } else {
+                        let mut b = WriteBatch::new();
+                        for &k in &keys {
+                            let added = if delete {
+                                b.delete(&key_bytes(k))
+                            } else {
+                                b.put(&key_bytes(k), &value)
+                            };
+                            if let Err(e) = added {
+                                println!("error {e}");
+                                return;
+                            }
+                        }
+                        store.write(&b)
+                    };
+                    if let Err(e) = done {
+                        println!("error {e}");
+                        return;
+                    }
+                    say("ack");
+                    i += 1;
+                }
+            });
+        }
+    });
+    Ok(())
+}
+
+/// Power loss: what the disk had not made durable after the end of record `acked` (the last
+/// acknowledged one) is lost, as a file system loses it: either the file ends at a random point
+/// after it (its size was persisted with the data), or its size stays and the pages from a
+/// random page boundary after it on read as zeros (the size was persisted before the data).
+/// Returns the bytes lost.
+fn cut_log(db: &Path, acked: u64, rng: &mut ChaCha8Rng) -> anyhow::Result<u64> {
+    let wal = db.join("wal");
+    let last = std::fs::read_dir(&wal)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .max()
+        .with_context(|| format!("{} holds no log segment", wal.display()))?;
+    let bytes = std::fs::read(&last)?;
+    let name = last.display().to_string();
+    // Where each record ends; the torn tail a kill may leave is cut by the scan's default mode.
+    let mut at = SEGMENT_HEADER_BYTES;
+    let mut keep = SEGMENT_HEADER_BYTES;
+    scan_segment(&name, &bytes, true, WalRecovery::TornTail, |seq, record| {
+        at += record.encoded_len();
+        if seq <= acked {
+            keep = at;
+        }
+        Ok(())
+    })?;
+    let cut_at = if rng.gen_bool(0.5) {
+        rng.gen_range(keep..=bytes.len())
+    } else {
+        let first_page = keep.div_ceil(PAGE);
+        let last_page = bytes.len().div_ceil(PAGE);
+        (rng.gen_range(first_page..=last_page) * PAGE).min(bytes.len())
+    };
+    let mut kept = bytes[..cut_at].to_vec();
+    if cut_at % PAGE == 0 && rng.gen_bool(0.5) {
+        kept.resize(bytes.len(), 0);
+    }
+    std::fs::write(&last, &kept)?;
+    Ok((bytes.len() - cut_at) as u64)
+}
+
+/// The page size a file system persists and zeros a file in.
+const PAGE: usize = 4096;
