@@ -124,7 +124,7 @@ mod tests {
         let keys = StoreKeys::Ranked(ranked);
         assert_eq!(keys.type_name(), "i64");
         assert_eq!(keys.name(2), "the i64 key of rank 2");
-        assert_eq!(keys.with(2, |b| i64::from_ordered_bytes(b)), Some(7));
+        assert_eq!(keys.with(2, i64::from_ordered_bytes), Some(7));
 
         let text = RankedKeys::encode(&Keys::Bytes(vec![b"b".to_vec(), b"ab".to_vec()]));
         assert_eq!((text.get(0), text.get(1)), (&b"ab"[..], &b"b"[..]));
