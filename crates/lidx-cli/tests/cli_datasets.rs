@@ -342,9 +342,20 @@ fn ycsb_runs_every_key_type_through_the_store_api() {
             assert!(r.store.starts_with("store:"), "{}", r.store);
         }
 
-        let refused = lidx(&["ycsb", "--dataset", &spec, "--store", "adapter:btree"]);
+        let device_dir = dir.path().join(format!("refused-{type_name}"));
+        let device = format!("file-buffered:{}", device_dir.display());
+        let refused = lidx(&[
+            "ycsb",
+            "--dataset",
+            &spec,
+            "--store",
+            "adapter:btree",
+            "--device",
+            &device,
+        ]);
         let stderr = without_progress(&refused.stderr);
         assert_eq!(refused.status.code(), Some(1), "{spec}: {stderr}");
+        assert!(!device_dir.exists(), "{spec}: a directory left behind");
         assert!(
             stderr.contains(&format!("holds {type_name} keys"))
                 && stderr.contains("--store btree,hybrid"),

@@ -201,6 +201,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
     let (keys, key_bytes) = store_keys(dataset.keys);
     let key_bytes = Arc::new(key_bytes);
+    // Refused before the device's directory is made, so a refusal leaves nothing behind.
+    let checked = if args.curve {
+        vec![StoreSpec::baseline()]
+    } else {
+        stores
+    };
+    for spec in &checked {
+        spec.check_keys(&dataset.name, &key_bytes)?;
+    }
     device.create_dir()?;
     let config = KvBenchConfig {
         ops,
@@ -220,7 +229,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let records = if args.curve {
         kv_runner::curve(&setup, &workloads, &hybrid, &budgets, &mut bars)?
     } else {
-        kv_runner::compare(&setup, &workloads, &stores, &mut bars)?
+        kv_runner::compare(&setup, &workloads, &checked, &mut bars)?
     };
 
     print_header(&records[0]);
