@@ -8,6 +8,7 @@ use lidx_bench::disk_workload::payload_of;
 use lidx_bench::kv_runner::{self, KvBench, KvBenchConfig, KvSetup, StorageBase};
 use lidx_bench::kv_store::{KvStore, MemoryBudget, StoreSpec};
 use lidx_bench::runner::Silent;
+use lidx_bench::store_keys::StoreKeys;
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
 use parking_lot::RwLock;
@@ -92,6 +93,16 @@ fn config(ops: usize, threads: usize) -> KvBenchConfig {
     }
 }
 
+/// `workload`'s plan over the `u64` keys `k`.
+fn u64_bench<'a>(
+    k: &[u64],
+    workload: YcsbWorkload,
+    base: &'a StorageBase,
+    config: KvBenchConfig,
+) -> KvBench<'a> {
+    KvBench::new("t", k, Arc::new(StoreKeys::U64), workload, base, config).unwrap()
+}
+
 fn keys(n: u64) -> Vec<u64> {
     (0..n).map(|i| i * i + 11).collect()
 }
@@ -99,7 +110,7 @@ fn keys(n: u64) -> Vec<u64> {
 #[test]
 fn a_correct_store_passes_and_the_counts_match_the_plan() {
     let (k, base) = (keys(4000), ram());
-    let bench = KvBench::new("t", &k, YcsbWorkload::Balanced, &base, config(600, 2)).unwrap();
+    let bench = u64_bench(&k, YcsbWorkload::Balanced, &base, config(600, 2));
     let record = bench
         .run_store("map", false, &map_builder(None, false), &mut Silent)
         .unwrap();
@@ -113,7 +124,7 @@ fn a_correct_store_passes_and_the_counts_match_the_plan() {
 #[test]
 fn a_wrong_payload_fails_the_run() {
     let (k, base) = (keys(2000), ram());
-    let bench = KvBench::new("t", &k, YcsbWorkload::ReadOnly, &base, config(3000, 1)).unwrap();
+    let bench = u64_bench(&k, YcsbWorkload::ReadOnly, &base, config(3000, 1));
     let target = bench.plan().streams[0]
         .iter()
         .find_map(|op| match op {
@@ -133,7 +144,7 @@ fn a_wrong_payload_fails_the_run() {
 #[test]
 fn a_lost_insert_fails_the_balanced_run() {
     let (k, base) = (keys(2000), ram());
-    let bench = KvBench::new("t", &k, YcsbWorkload::Balanced, &base, config(400, 1)).unwrap();
+    let bench = u64_bench(&k, YcsbWorkload::Balanced, &base, config(400, 1));
     let err = bench
         .run_store("map", false, &map_builder(None, true), &mut Silent)
         .unwrap_err();
@@ -149,6 +160,7 @@ fn the_btree_baseline_reads_one_block_and_the_curve_draws() {
     let setup = KvSetup {
         dataset: "t",
         keys: &k,
+        key_bytes: &Arc::new(StoreKeys::U64),
         base: &base,
         config: config(500, 1),
     };
@@ -222,6 +234,7 @@ fn merges_reads_are_reported_apart_from_the_reads() {
     let setup = KvSetup {
         dataset: "t",
         keys: &k,
+        key_bytes: &Arc::new(StoreKeys::U64),
         base: &base,
         config: config(5_000, 1),
     };
@@ -249,4 +262,58 @@ fn merges_reads_are_reported_apart_from_the_reads() {
     let per_read = h.blocks_per_read.unwrap();
     assert!(per_read < 1.1, "lookups' blocks only: {per_read}");
     assert!(h.read_blocks_per_op * h.ops as f64 > per_read * h.reads as f64);
+}
+
+/// Keys of another type run on the stores through the API as ranks into their byte keys, every
+/// read checked; an adapter is refused by key type, naming the stores that take it.
+#[test]
+fn text_keys_run_through_the_store_api_and_the_adapters_refuse_them() {
+    let words = lidx_bench::words::generate(3000, 4);
+    let ranked = lidx_bench::store_keys::RankedKeys::encode(&lidx_bench::keyfile::Keys::Bytes(
+        words.clone(),
+    ));
+    let ranks = ranked.ranks();
+    let key_bytes = Arc::new(StoreKeys::Ranked(ranked));
+    let base = ram();
+    let setup = KvSetup {
+        dataset: "words",
+        keys: &ranks,
+        key_bytes: &key_bytes,
+        base: &base,
+        config: config(600, 2),
+    };
+    let stores = [
+        StoreSpec::store(
+            lidx::kv::store::Engine::BTree,
+            None,
+            lidx::kv::FsyncPolicy::Never,
+        ),
+        StoreSpec::store(
+            lidx::kv::store::Engine::Hybrid,
+            Some(MemoryBudget::Bytes(1 << 20)),
+            lidx::kv::FsyncPolicy::Never,
+        ),
+    ];
+    let workloads = [YcsbWorkload::ReadOnly, YcsbWorkload::Balanced];
+    let records = kv_runner::compare(&setup, &workloads, &stores, &mut Silent).unwrap();
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        assert_eq!(r.n_init, (ranks.len() * 3 / 4) as u64);
+        assert!(r.reads > 0 && r.ops_per_s > 0.0, "{r:?}");
+    }
+    let err =
+        kv_runner::compare(&setup, &workloads, &[StoreSpec::baseline()], &mut Silent).unwrap_err();
+    assert!(
+        matches!(&err, BenchError::KeyType { got: "text", .. })
+            && err.to_string().contains("--store btree,hybrid"),
+        "{err}"
+    );
+    let curve = kv_runner::curve(
+        &setup,
+        &workloads,
+        &StoreSpec::baseline(),
+        &[MemoryBudget::Percent(50.0)],
+        &mut Silent,
+    );
+    assert!(matches!(curve, Err(BenchError::KeyType { .. })));
 }

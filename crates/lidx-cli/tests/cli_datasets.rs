@@ -1,12 +1,16 @@
 //! A user's own data through the commands: a word list (text keys) and typed binaries through
-//! `stats`, `bench`, `table create` and `join`; the commands that take u64 keys refuse other types by
-//! name; a SOSD `*_uint32` file read as u64 says which prefix to use.
+//! `stats`, `bench`, `table create`, `join` and `ycsb` (every key type through the store API);
+//! typed numbers through `build` and `bench --on-disk` (on their u64 image), strings refused there
+//! with what to use; the commands that take u64 keys refuse other types by name; a SOSD
+//! `*_uint32` file read as u64 says which prefix to use.
 
 mod common;
 
 use std::path::Path;
 
 use common::{json_lines, lidx, text, without_progress};
+use lidx_bench::kv_runner::KvRecord;
+use lidx_bench::report::read_records;
 
 /// Seeded word-like keys, as a word list would hold them: not in key order, a few repeated.
 fn word_file(path: &Path, max_len: usize) -> Vec<Vec<u8>> {
@@ -72,26 +76,14 @@ fn commands_that_take_u64_name_the_key_type_they_got() {
     let dir = tempfile::tempdir().unwrap();
     let words = dir.path().join("w.txt");
     word_file(&words, 64);
-    let build_dir = dir.path().join("idx");
-    for args in [
-        &["ycsb", "--dataset", words.to_str().unwrap()][..],
-        &[
-            "build",
-            "--index",
-            "btree",
-            "--dataset",
-            words.to_str().unwrap(),
-            "--dir",
-            build_dir.to_str().unwrap(),
-        ],
-        &[
+    {
+        let args = [
             "stats",
             "--zero-interval",
             "--dataset",
             words.to_str().unwrap(),
-        ],
-    ] {
-        let out = lidx(args);
+        ];
+        let out = lidx(&args);
         let stderr = without_progress(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(
@@ -286,4 +278,152 @@ fn bench_runs_typed_numbers_on_their_image_and_str16_on_the_string_indexes() {
         "{}",
         text(&out.stdout)
     );
+}
+
+/// Writes a dataset of each typed form (2,000 keys each) and a word list; returns their specs
+/// and key type names.
+fn typed_files(dir: &Path) -> Vec<(String, &'static str)> {
+    let u32s: Vec<u64> = (0..2000u64).map(|i| i * 2_000_003).collect();
+    let i64s: Vec<u64> = (-1000..1000i64).map(|i| (i * 7919) as u64).collect();
+    let f64s: Vec<u64> = (-1000..1000)
+        .map(|i| (f64::from(i) * 0.37).to_bits())
+        .collect();
+    let mut s16 = 2000u64.to_le_bytes().to_vec();
+    for i in 0..2000u32 {
+        s16.extend_from_slice(format!("key-{i:012}").as_bytes());
+    }
+    let paths = [("u32", 4, u32s), ("i64", 8, i64s), ("f64", 8, f64s)];
+    let mut specs = Vec::new();
+    for (name, width, items) in paths {
+        let path = dir.join(format!("keys_{name}"));
+        sosd(&path, width, &items);
+        specs.push((format!("sosd-{name}:{}", path.display()), name));
+    }
+    let path = dir.join("keys_str16");
+    std::fs::write(&path, s16).unwrap();
+    specs.push((format!("str16:{}", path.display()), "str16"));
+    let words = dir.join("words.txt");
+    word_file(&words, 64);
+    specs.push((words.display().to_string(), "text"));
+    specs
+}
+
+/// `ycsb` used to refuse every key type but u64 by name: now the stores through the API take
+/// each (keys as their order-preserving bytes), every read checked; the adapters still index
+/// u64 values and say which stores take the type.
+#[test]
+fn ycsb_runs_every_key_type_through_the_store_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.jsonl");
+    for (spec, type_name) in typed_files(dir.path()) {
+        let result = lidx(&[
+            "ycsb",
+            "--dataset",
+            &spec,
+            "--store",
+            "btree,hybrid",
+            "--workload",
+            "read-only,balanced",
+            "--ops",
+            "300",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let stderr = text(&result.stderr);
+        assert!(result.status.success(), "{spec}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{type_name} keys")),
+            "{spec}: {stderr}"
+        );
+        let records: Vec<KvRecord> = read_records(&out).unwrap();
+        assert_eq!(records.len(), 4, "{spec}");
+        for r in &records {
+            assert!(r.n_init > 1000 && r.reads > 0 && r.ops_per_s > 0.0, "{r:?}");
+            assert!(r.store.starts_with("store:"), "{}", r.store);
+        }
+
+        let device_dir = dir.path().join(format!("refused-{type_name}"));
+        let device = format!("file-buffered:{}", device_dir.display());
+        let refused = lidx(&[
+            "ycsb",
+            "--dataset",
+            &spec,
+            "--store",
+            "adapter:btree",
+            "--device",
+            &device,
+        ]);
+        let stderr = without_progress(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(1), "{spec}: {stderr}");
+        assert!(!device_dir.exists(), "{spec}: a directory left behind");
+        assert!(
+            stderr.contains(&format!("holds {type_name} keys"))
+                && stderr.contains("--store btree,hybrid"),
+            "{spec}: {stderr}"
+        );
+    }
+}
+
+/// `build` and `bench --on-disk` used to refuse every key type but u64: typed numbers now go
+/// on disk on their order-preserving u64 image (a note says so), and the string forms are
+/// refused by key type, naming the store that puts byte keys on disk, with nothing written.
+#[test]
+fn build_and_bench_on_disk_take_typed_numbers_and_name_the_store_for_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    for (spec, type_name) in typed_files(dir.path()) {
+        let index_dir = dir.path().join(format!("idx-{type_name}"));
+        let build = lidx(&[
+            "build",
+            "--index",
+            "btree,pgm:eps=16",
+            "--dataset",
+            &spec,
+            "--dir",
+            index_dir.to_str().unwrap(),
+            "--buffered",
+        ]);
+        let stderr = without_progress(&build.stderr);
+        if type_name == "str16" || type_name == "text" {
+            assert_eq!(build.status.code(), Some(1), "{spec}: {stderr}");
+            assert!(
+                stderr.contains(&format!("holds {type_name} keys"))
+                    && stderr.contains("lidx ycsb --store btree,hybrid"),
+                "{spec}: {stderr}"
+            );
+            assert!(!index_dir.exists(), "{spec}: a directory left behind");
+            continue;
+        }
+        assert!(build.status.success(), "{spec}: {stderr}");
+        assert!(stderr.contains("u64 image"), "{spec}: {stderr}");
+        assert!(
+            text(&build.stdout).contains("2000 keys"),
+            "{}",
+            text(&build.stdout)
+        );
+
+        let bench = lidx(&[
+            "bench",
+            "--on-disk",
+            "--device",
+            "sim:nvme",
+            "--dir",
+            index_dir.to_str().unwrap(),
+            "--dataset",
+            &spec,
+            "--index",
+            "btree,pgm:eps=16",
+            "--queries",
+            "500",
+            "--runs",
+            "1",
+        ]);
+        let stderr = without_progress(&bench.stderr);
+        assert!(bench.status.success(), "{spec}: {stderr}");
+        assert!(stderr.contains("reusing"), "{spec}: {stderr}");
+        let stdout = text(&bench.stdout);
+        assert!(
+            stdout.contains("(2000 keys)") && stdout.contains("pgm"),
+            "{stdout}"
+        );
+    }
 }

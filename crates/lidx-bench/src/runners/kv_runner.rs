@@ -55,6 +55,7 @@ use crate::kv_store::{KvStore, MemoryBudget, StoreSpec};
 use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{check_get, new_histogram, on_threads, ThreadRun};
+use crate::store_keys::StoreKeys;
 use crate::ycsb::{Op, YcsbPlan, YcsbWorkload};
 
 /// Where each run's fresh store lives.
@@ -234,6 +235,7 @@ pub type BuildFn<'f> = dyn Fn(Arc<Storage>, &[u64]) -> Result<Box<dyn KvStore<u6
 /// One workload's plan, ready to run on stores.
 pub struct KvBench<'a> {
     dataset: &'a str,
+    key_bytes: Arc<StoreKeys>,
     plan: YcsbPlan,
     base: &'a StorageBase,
     config: KvBenchConfig,
@@ -258,10 +260,12 @@ struct RunFigures {
 }
 
 impl<'a> KvBench<'a> {
-    /// Generates `workload`'s plan over the sorted unique `keys`.
+    /// Generates `workload`'s plan over the sorted unique `keys`, which stores through the API
+    /// write as `key_bytes` makes them.
     pub fn new(
         dataset: &'a str,
         keys: &[u64],
+        key_bytes: Arc<StoreKeys>,
         workload: YcsbWorkload,
         base: &'a StorageBase,
         config: KvBenchConfig,
@@ -269,6 +273,7 @@ impl<'a> KvBench<'a> {
         let plan = YcsbPlan::generate(workload, keys, config.ops, config.threads, config.seed)?;
         Ok(KvBench {
             dataset,
+            key_bytes,
             plan,
             base,
             config,
@@ -283,7 +288,9 @@ impl<'a> KvBench<'a> {
     /// Builds and runs `spec` (its budget already in bytes, see [`StoreSpec::resolve`]).
     pub fn run_spec(&self, spec: &StoreSpec, progress: &mut dyn Progress) -> Result<KvRecord> {
         let size = self.config.payload_size;
-        let build = |storage: Arc<Storage>, keys: &[u64]| spec.build(storage, keys, size);
+        spec.check_keys(self.dataset, &self.key_bytes)?;
+        let build =
+            |storage: Arc<Storage>, keys: &[u64]| spec.build(storage, keys, &self.key_bytes, size);
         let mut record = self.run_store(&spec.label(), spec.needs_dir(), &build, progress)?;
         record.memory_budget = spec.memory_budget();
         Ok(record)
@@ -481,8 +488,10 @@ pub fn fill_ratios(records: &mut [KvRecord], reference: &str) {
 pub struct KvSetup<'a> {
     /// Dataset name for reports.
     pub dataset: &'a str,
-    /// Sorted unique keys.
+    /// Sorted unique keys: the dataset's own `u64` keys, or ranks into `key_bytes`.
     pub keys: &'a [u64],
+    /// What each key is as a store's byte key ([`StoreKeys`]).
+    pub key_bytes: &'a Arc<StoreKeys>,
     /// Where each run's store lives.
     pub base: &'a StorageBase,
     /// Run parameters.
@@ -491,7 +500,14 @@ pub struct KvSetup<'a> {
 
 impl<'a> KvSetup<'a> {
     fn bench(&self, workload: YcsbWorkload) -> Result<KvBench<'a>> {
-        KvBench::new(self.dataset, self.keys, workload, self.base, self.config)
+        KvBench::new(
+            self.dataset,
+            self.keys,
+            Arc::clone(self.key_bytes),
+            workload,
+            self.base,
+            self.config,
+        )
     }
 }
 
@@ -513,6 +529,9 @@ pub fn compare(
         stores
     };
     let reference = &stores[0];
+    for spec in stores {
+        spec.check_keys(setup.dataset, setup.key_bytes)?;
+    }
     if reference.relative_budget() {
         return Err(BenchError::BadSpec {
             what: "memory budget of the reference store",
@@ -546,6 +565,7 @@ pub fn curve(
     budgets: &[MemoryBudget],
     progress: &mut dyn Progress,
 ) -> Result<Vec<KvRecord>> {
+    StoreSpec::baseline().check_keys(setup.dataset, setup.key_bytes)?;
     let mut records = Vec::new();
     for &workload in workloads {
         let bench = setup.bench(workload)?;

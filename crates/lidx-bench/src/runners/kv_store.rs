@@ -6,7 +6,8 @@
 //! general API costs against them.
 //!
 //! Through the API ([`StoreApi`]), a `u64` key is its 8 big-endian bytes (so byte order is
-//! key order) and the payload is the value; memory is [`lidx::kv::store::StoreStats`]'s
+//! key order), a key of any other type is a rank into the dataset's order-preserving byte keys
+//! ([`crate::store_keys`]), and the payload is the value; memory is [`lidx::kv::store::StoreStats`]'s
 //! minus the page cache (as the adapters, whose `memory_bytes` never counts the storage's
 //! cache either), disk bytes are the block files and the log.
 //!
@@ -45,6 +46,7 @@ use crate::disk_registry::{DiskIndexSpec, DiskModel, ZeroEps};
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
+use crate::store_keys::StoreKeys;
 
 /// Merge figures of a store that merges in the background (zero for others).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -183,15 +185,16 @@ impl<K: Key, D: DynamicMap<K>> KvStore<K> for HybridStore<K, D> {
     }
 }
 
-/// A store through the library's API ([`Store`]), `u64` keys as big-endian bytes.
+/// A store through the library's API ([`Store`]), the runner's keys made bytes by [`StoreKeys`].
 pub struct StoreApi {
     store: Store,
+    keys: Arc<StoreKeys>,
     payload_size: usize,
 }
 
 impl KvStore<u64> for StoreApi {
     fn get(&self, key: &u64, payload: &mut [u8]) -> lidx::Result<bool> {
-        match self.store.get(&key.to_be_bytes())? {
+        match self.keys.with(*key, |k| self.store.get(k))? {
             Some(v) if v.len() == payload.len() => {
                 payload.copy_from_slice(&v);
                 Ok(true)
@@ -200,7 +203,8 @@ impl KvStore<u64> for StoreApi {
                 file: self.store.dir().display().to_string(),
                 block: None,
                 what: format!(
-                    "key {key}: a {}-byte value where {} bytes were written",
+                    "{}: a {}-byte value where {} bytes were written",
+                    self.keys.name(*key),
                     v.len(),
                     payload.len()
                 ),
@@ -210,7 +214,7 @@ impl KvStore<u64> for StoreApi {
     }
 
     fn put(&self, key: u64, payload: &[u8]) -> lidx::Result<()> {
-        self.store.put(&key.to_be_bytes(), payload)
+        self.keys.with(key, |k| self.store.put(k, payload))
     }
 
     fn payload_size(&self) -> usize {
@@ -654,14 +658,41 @@ impl StoreSpec {
         }
     }
 
+    /// True for the typed adapters (`adapter:btree`, `adapter:hybrid`), which index `u64`
+    /// values, not the byte keys of [`StoreKeys`].
+    pub fn is_adapter(&self) -> bool {
+        !matches!(self, StoreSpec::Store(_))
+    }
+
+    /// Checks that this store takes `dataset`'s keys: every store through the API does; the
+    /// typed adapters take `u64` keys only ([`BenchError::KeyType`], naming what to run
+    /// instead).
+    pub fn check_keys(&self, dataset: &str, keys: &StoreKeys) -> Result<()> {
+        if !self.is_adapter() || *keys == StoreKeys::U64 {
+            return Ok(());
+        }
+        Err(BenchError::KeyType {
+            dataset: dataset.to_string(),
+            got: keys.type_name(),
+            expected: format!(
+                "{} indexes u64 keys (as do --curve's stores); the stores through the API take \
+                 every key type: --store btree,hybrid",
+                self.label()
+            ),
+        })
+    }
+
     /// Builds the store in `storage` from the sorted unique `keys`, `payload_size`-byte
-    /// payloads derived from each key.
+    /// payloads derived from each key; a store through the API writes each key as `key_bytes`
+    /// makes it (the adapters take [`StoreKeys::U64`] only: [`StoreSpec::check_keys`]).
     pub fn build(
         &self,
         storage: Arc<Storage>,
         keys: &[u64],
+        key_bytes: &Arc<StoreKeys>,
         payload_size: usize,
     ) -> Result<Box<dyn KvStore<u64>>> {
+        self.check_keys("this dataset", key_bytes)?;
         let payloads = |_: usize, key: &u64, out: &mut [u8]| payload_of(*key, out);
         match *self {
             StoreSpec::BTree {
@@ -704,9 +735,13 @@ impl StoreSpec {
                     }),
                 })
             }
-            StoreSpec::Store(ref s) => {
-                Ok(Box::new(build_store_api(s, storage, keys, payload_size)?))
-            }
+            StoreSpec::Store(ref s) => Ok(Box::new(build_store_api(
+                s,
+                storage,
+                keys,
+                key_bytes,
+                payload_size,
+            )?)),
         }
     }
 }
@@ -720,6 +755,7 @@ fn build_store_api(
     spec: &StoreApiSpec,
     storage: Arc<Storage>,
     keys: &[u64],
+    key_bytes: &Arc<StoreKeys>,
     payload_size: usize,
 ) -> Result<StoreApi> {
     let dir = storage
@@ -733,7 +769,10 @@ fn build_store_api(
     let create = CreateOptions {
         engine: spec.engine,
         block_size: storage.block_size(),
-        key_format: KeyFormat::U64,
+        key_format: match **key_bytes {
+            StoreKeys::U64 => KeyFormat::U64,
+            StoreKeys::Ranked(_) => KeyFormat::Bytes,
+        },
         ..CreateOptions::default()
     };
     let defaults = StoreOptions::default();
@@ -759,7 +798,7 @@ fn build_store_api(
         let mut batch = WriteBatch::new();
         for &k in chunk {
             payload_of(k, &mut payload);
-            batch.put(&k.to_be_bytes(), &payload)?;
+            key_bytes.with(k, |key| batch.put(key, &payload))?;
         }
         store.write(&batch)?;
     }
@@ -767,6 +806,7 @@ fn build_store_api(
     store.close()?;
     Ok(StoreApi {
         store: Store::open_on(&dir, storage, &options)?,
+        keys: Arc::clone(key_bytes),
         payload_size,
     })
 }
@@ -819,7 +859,7 @@ mod tests {
         let storage = Arc::new(Storage::ram());
         let keys: Vec<u64> = (0..5000).map(|i| i * 2).collect();
         let store = StoreSpec::baseline()
-            .build(Arc::clone(&storage), &keys, 8)
+            .build(Arc::clone(&storage), &keys, &Arc::new(StoreKeys::U64), 8)
             .unwrap();
         reads_and_inserts(store.as_ref());
         assert_eq!(store.merge_stats(), MergeStats::default());
@@ -881,7 +921,7 @@ mod tests {
             );
             let keys: Vec<u64> = (0..5000).map(|i| i * 2).collect();
             let store = StoreSpec::store(engine, None, FsyncPolicy::Never)
-                .build(storage, &keys, 8)
+                .build(storage, &keys, &Arc::new(StoreKeys::U64), 8)
                 .unwrap();
             reads_and_inserts(store.as_ref());
             let mut short = [0u8; 4];

@@ -1,7 +1,7 @@
 //! Runners: the checked benchmark of in-memory indexes ([`runner`], built by [`registry`]),
 //! of byte-string indexes ([`string_runner`]), of on-disk indexes ([`disk_runner`], built and
 //! opened by [`disk_registry`]) and of stores under YCSB ([`kv_runner`], over the adapters of
-//! [`kv_store`]); the on-disk and YCSB runners share `core` (thread runs, the checked get,
+//! [`kv_store`], every key type made bytes by [`store_keys`]); the on-disk and YCSB runners share `core` (thread runs, the checked get,
 //! clocks and histograms).
 
 pub(crate) mod core;
@@ -11,4 +11,5 @@ pub mod kv_runner;
 pub mod kv_store;
 pub mod registry;
 pub mod runner;
+pub mod store_keys;
 pub mod string_runner;

@@ -31,8 +31,7 @@ use lidx::mem::pgm::{Pgm, PgmParams};
 use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
 use lidx::mem::rmi::{Rmi, RmiParams};
 use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
-use lidx::mem::start::index::RadixIndex;
-use lidx::mem::start::{CostModel, StartParams, Strategy};
+use lidx::mem::start::{CostModel, RadixIndex, StartParams, Strategy};
 use lidx::mem::SortedArray;
 use lidx::StaticIndex;
 

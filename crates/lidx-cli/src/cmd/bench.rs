@@ -39,7 +39,7 @@ pub struct Args {
     /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:uniform-dense:1M, gen:words:1M),
     /// the path of an SOSD u64 file, `sosd-u32:`/`sosd-i64:`/`sosd-f64:<path>` (run on the keys'
     /// order-preserving u64 image), `text:<path>` / `<path>.txt` (one key a line) or
-    /// `str16:<path>` (both run the string indexes).
+    /// `str16:<path>` (both run the string indexes; `--on-disk` takes the numeric ones).
     #[arg(long, default_value = "gen:lognormal:10M")]
     pub dataset: String,
 

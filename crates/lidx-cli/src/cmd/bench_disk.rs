@@ -15,8 +15,8 @@ use lidx_bench::disk_workload::DiskWorkload;
 
 use super::args::{check_out, parse_fetches, parse_ops, write_out};
 use super::bench::Args;
-use super::disk::{unique_keys, DeviceChoice};
-use super::{load_dataset, spinner, Bars};
+use super::disk::{load_disk_dataset, unique_keys, DeviceChoice};
+use super::{spinner, Bars};
 
 /// The indexes `lidx bench --on-disk` runs when `--index` is not given.
 pub const DEFAULT_DISK_INDEXES: &str = "btree,pgm:eps=64,zonemap";
@@ -38,8 +38,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         crate::huge_pages::disable();
     }
     device.check_block_size(args.block_size)?;
-    let dataset = load_dataset(&args.dataset, args.seed)?;
-    let keys = unique_keys(&dataset);
+    let dataset = load_disk_dataset(&args.dataset, args.seed)?;
+    let keys = unique_keys(&dataset.keys);
     device.create_dir()?;
     let storage = device.storage(args.block_size, args.cache_blocks)?;
     let config = DiskBenchConfig {

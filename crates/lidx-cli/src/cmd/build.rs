@@ -10,8 +10,8 @@ use comfy_table::Table;
 use lidx_bench::disk_registry::{self, DiskIndexSpec, OpenChoice};
 use lidx_bench::disk_report::human_bytes;
 
-use super::disk::{unique_keys, DeviceChoice};
-use super::{load_dataset, spinner};
+use super::disk::{load_disk_dataset, unique_keys, DeviceChoice};
+use super::spinner;
 
 /// Arguments of `lidx build`.
 #[derive(Debug, Parser)]
@@ -22,7 +22,10 @@ pub struct Args {
     #[arg(long)]
     pub index: String,
 
-    /// `gen:<generator>:<count>` or the path of an SOSD u64 file. Duplicate keys are dropped.
+    /// `gen:<generator>:<count>`, the path of an SOSD u64 file, or `sosd-u32:`, `sosd-i64:`,
+    /// `sosd-f64:<path>` (built on the keys' order-preserving u64 image). String keys (text,
+    /// str16) go on disk through the store instead (`lidx ycsb`, `lidx kv load`). Duplicate
+    /// keys are dropped.
     #[arg(long)]
     pub dataset: String,
 
@@ -59,8 +62,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let device = DeviceChoice::parse(&format!("{prefix}{}", args.dir.display()), None)?;
     device.check_block_size(args.block_size)?;
-    let dataset = load_dataset(&args.dataset, args.seed)?;
-    let keys = unique_keys(&dataset);
+    let dataset = load_disk_dataset(&args.dataset, args.seed)?;
+    let keys = unique_keys(&dataset.keys);
     device.create_dir()?;
     let storage = device.storage(args.block_size, 0)?;
 

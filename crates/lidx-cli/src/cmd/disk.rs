@@ -1,10 +1,17 @@
 //! What `lidx build` and `lidx bench --on-disk` share: the device option, the storage it
 //! opens, and the keys an on-disk index is built on.
+//!
+//! The on-disk indexes of `lidx_bench::disk_registry` hold `u64` keys. A dataset of `u32`,
+//! `i64` or `f64` keys is built on its order-preserving `u64` image (what every model learns
+//! on, injective for these types), as the in-memory `lidx bench` runs it, and a note says so.
+//! Strings have no such image: 16-byte strings and text are refused by key type, naming what
+//! puts byte keys on disk (the store, through `lidx ycsb` or `lidx kv load`).
 
 use std::path::PathBuf;
 
 use lidx::io::{DeviceKind, SimProfile, Storage};
-use lidx_bench::dataset::Dataset;
+use lidx_bench::dataset::{self, Dataset};
+use lidx_bench::keyfile::Keys;
 use lidx_bench::BenchError;
 
 /// Where index files live and what device serves them, from `--device` and `--dir`.
@@ -112,15 +119,41 @@ impl DeviceChoice {
     }
 }
 
-/// The dataset's keys without duplicates: on-disk indexes hold each key once. Prints a note
-/// when duplicates were dropped.
-pub fn unique_keys(dataset: &Dataset) -> Vec<u64> {
-    let mut keys = dataset.keys.clone();
+/// What `build` and `bench --on-disk` say to string keys.
+const STRINGS_ON_DISK: &str = "the on-disk indexes hold numeric keys (u64; u32, i64 and f64 \
+    on their order-preserving u64 image); byte-string keys go on disk through the store: \
+    `lidx ycsb --store btree,hybrid --dataset <the same spec>` benchmarks it, `lidx kv load` \
+    fills one from a .txt file";
+
+/// Loads a dataset for the on-disk indexes (module docs): numeric keys as `u64`, strings
+/// refused with [`BenchError::KeyType`].
+pub fn load_disk_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {
+    super::loading(
+        spec,
+        || {
+            let any = dataset::load_any(spec, seed)?;
+            if let Keys::Str16(_) | Keys::Bytes(_) = any.keys {
+                return Err(BenchError::KeyType {
+                    dataset: any.name,
+                    got: any.keys.type_name(),
+                    expected: STRINGS_ON_DISK.to_string(),
+                });
+            }
+            any.into_numeric_image()
+        },
+        |d: &Dataset| &d.notes,
+    )
+}
+
+/// Sorted keys without duplicates: on-disk indexes and stores hold each key once. Prints a
+/// note when duplicates were dropped.
+pub fn unique_keys(sorted: &[u64]) -> Vec<u64> {
+    let mut keys = sorted.to_vec();
     keys.dedup();
-    if keys.len() < dataset.keys.len() {
+    if keys.len() < sorted.len() {
         eprintln!(
             "note: {} duplicate keys dropped: on-disk indexes hold each key once ({} keys)",
-            dataset.keys.len() - keys.len(),
+            sorted.len() - keys.len(),
             keys.len()
         );
     }

@@ -8,18 +8,26 @@
 //! (untimed), runs the workload (`lidx_bench::kv_runner`) and drains the merges. The first
 //! store runs first on every workload: its memory is what `--memory-budget <x>%` is a
 //! percentage of, and every row's ratios are to it. `--curve` sweeps the adapters.
+//!
+//! A dataset of any key type runs on the stores through the API: `u64` keys as 8 big-endian
+//! bytes, the others (`u32`, `i64`, `f64`, `str16`, text) as their order-preserving bytes, the
+//! workload drawn over their ranks (`lidx_bench::store_keys`). The adapters index `u64` values
+//! and refuse other types by name.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Parser;
+use lidx_bench::keyfile::Keys;
 use lidx_bench::kv_runner::{self, KvBenchConfig, KvRecord, KvSetup, StorageBase};
 use lidx_bench::kv_store::{parse_fsync, DynamicKind, MemoryBudget, StoreSpec};
+use lidx_bench::store_keys::{RankedKeys, StoreKeys};
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
 
 use super::args::{check_out, parse_fetches, parse_ops, write_out};
 use super::disk::{unique_keys, DeviceChoice};
-use super::{load_dataset, Bars};
+use super::{load_any_dataset, Bars};
 
 /// Arguments of `lidx ycsb`.
 #[derive(Debug, Parser)]
@@ -29,8 +37,11 @@ pub struct Args {
     #[arg(long, default_value = "read-only,balanced,write-only")]
     pub workload: String,
 
-    /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:gre:l=1000,g=10:1M) or the path
-    /// of an SOSD u64 file. 75% of the unique keys are loaded, inserts come from the rest.
+    /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:gre:l=1000,g=10:1M, gen:words:1M),
+    /// the path of an SOSD u64 file, or a file of the user's: `text:<path>` (or `<path>.txt`,
+    /// one key a line), `sosd-u32:`, `sosd-i64:`, `sosd-f64:`, `str16:<path>`. Keys other than
+    /// u64 run on the stores through the API only. 75% of the unique keys are loaded, inserts
+    /// come from the rest.
     #[arg(long, default_value = "gen:lognormal:1M")]
     pub dataset: String,
 
@@ -187,8 +198,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     device.check_block_size(args.block_size)?;
 
-    let dataset = load_dataset(&args.dataset, args.seed)?;
-    let keys = unique_keys(&dataset);
+    let dataset = load_any_dataset(&args.dataset, args.seed)?;
+    let (keys, key_bytes) = store_keys(dataset.keys);
+    let key_bytes = Arc::new(key_bytes);
+    // Refused before the device's directory is made, so a refusal leaves nothing behind.
+    let checked = if args.curve {
+        vec![StoreSpec::baseline()]
+    } else {
+        stores
+    };
+    for spec in &checked {
+        spec.check_keys(&dataset.name, &key_bytes)?;
+    }
     device.create_dir()?;
     let config = KvBenchConfig {
         ops,
@@ -200,6 +221,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let setup = KvSetup {
         dataset: &dataset.name,
         keys: &keys,
+        key_bytes: &key_bytes,
         base: &base,
         config,
     };
@@ -207,7 +229,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let records = if args.curve {
         kv_runner::curve(&setup, &workloads, &hybrid, &budgets, &mut bars)?
     } else {
-        kv_runner::compare(&setup, &workloads, &stores, &mut bars)?
+        kv_runner::compare(&setup, &workloads, &checked, &mut bars)?
     };
 
     print_header(&records[0]);
@@ -226,6 +248,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         eprintln!("drew the curve in {}", svg.display());
     }
     Ok(())
+}
+
+/// The runner's keys and what they are as a store's bytes: a `u64` dataset's unique keys
+/// themselves, any other's ranks into its order-preserving byte keys (a note says so).
+fn store_keys(keys: Keys) -> (Vec<u64>, StoreKeys) {
+    if let Keys::U64(keys) = keys {
+        return (unique_keys(&keys), StoreKeys::U64);
+    }
+    let ranked = RankedKeys::encode(&keys);
+    eprintln!(
+        "note: {} {} keys ({} distinct) run as their order-preserving bytes on the stores through \
+         the API",
+        keys.len(),
+        keys.type_name(),
+        ranked.len()
+    );
+    (ranked.ranks(), StoreKeys::Ranked(ranked))
 }
 
 fn print_header(first: &KvRecord) {

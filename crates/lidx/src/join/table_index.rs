@@ -10,6 +10,21 @@
 //! [`Persist`] encoding; a checksum covers them besides the device's block checksums, so that
 //! a model is never decoded from bytes that were not written together.
 //!
+//! Why these files are not opened through `disk::static_learned::AnyStaticLearned` (issue 12
+//! asked whether they could be): that opener reads a static learned *file*, records in its own
+//! data blocks plus the model that locates them, and maps the model kind the file records to a
+//! model type because its callers (the hybrid's static stage, the benchmarks) take whatever the
+//! file holds. A join index is the other half of §5.2's arrangement: a model alone, over records
+//! that live in someone else's file (the table, whose format and fingerprint `join::table`
+//! owns), deserialized completely into memory. Opening it as a static learned file would need
+//! either a second copy of the table's records in data blocks (the table is the data) or a
+//! static learned file without data blocks, which `AnyStaticLearned` could not search. Nor is
+//! the dispatch by kind needed: the join's algorithm (`inlj-pgm`, `inlj-rs`, ...) names the
+//! model type, so [`load_or_build`] is typed by it, and a file of another kind is
+//! [`Error::ModelKindMismatch`]. What both share is below them: each model's [`Persist`]
+//! encoding and the kind numbers of `docs/format.md`. The binding to the table's content
+//! fingerprint (issue 13) stays here, in the header below.
+//!
 //! File layout: one byte stream packed into the payloads of consecutive blocks (each block's
 //! last 4 bytes are the device's crc32c trailer), little-endian:
 //!

@@ -9,7 +9,7 @@
 //! Expected pages follow paper 002 eq. 4 for item-granularity predictions: a window of `R`
 //! items over blocks of `P` records touches `1 + (R - 1) / P` blocks on average. A PGM with
 //! error `eps` has windows of `2 eps + 2` items, so the largest eps within `pages` is
-//! `floor(((pages - 1) * P - 1) / 2)` ([`eps_for_pages`]); below `1 + 1 / P` pages no PGM
+//! `floor(((pages - 1) * P - 1) / 2)` (`eps_for_pages`); below `1 + 1 / P` pages no PGM
 //! fits and the zone map (one block per lookup, its windows are whole blocks) is chosen
 //! without building the PGM.
 //!
@@ -48,7 +48,7 @@ impl Default for SmallestParams {
 
 /// The largest PGM eps whose windows touch at most `pages` blocks of `per_block` records on
 /// average (paper 002 eq. 4, item granularity); `None` below `1 + 1 / per_block` pages.
-pub fn eps_for_pages(pages: f64, per_block: usize) -> Option<usize> {
+fn eps_for_pages(pages: f64, per_block: usize) -> Option<usize> {
     let twice = (pages - 1.0) * per_block as f64 - 1.0;
     (twice >= 1.0).then(|| (twice / 2.0) as usize)
 }
@@ -56,7 +56,7 @@ pub fn eps_for_pages(pages: f64, per_block: usize) -> Option<usize> {
 /// Whichever of the two compressed indexes was smaller.
 #[derive(Debug, Clone)]
 pub enum Smallest<K> {
-    /// `CprLeCo_PGM_D` at [`eps_for_pages`].
+    /// `CprLeCo_PGM_D` at `eps_for_pages`.
     Pgm(Box<CprPgm<K>>),
     /// `LeCo-Zonemap-D`.
     ZoneMap(RoughLecoZoneMap<K>),

@@ -79,7 +79,7 @@ const STEP: usize = 7;
 /// The chunk of `key` at depth `d`: bytes `[d, d + 7)` big-endian, zero past the end, then
 /// `min(len - d, 8)` in the low byte (see the module docs).
 #[inline]
-pub fn chunk_at(key: &[u8], d: usize) -> u64 {
+fn chunk_at(key: &[u8], d: usize) -> u64 {
     let rest = key.get(d..).unwrap_or(&[]);
     let mut raw = [0u8; 8];
     let take = rest.len().min(STEP);

@@ -24,11 +24,11 @@
 //! ```
 //!
 //! This is a band of half-width `h = eps + ⌊(P - 1)/2⌋` around the page's centre
-//! `c(y) = p P + ⌊(P - 1)/2⌋` ([`center`], [`half_width`]): the optimal PLA
+//! `c(y) = p P + ⌊(P - 1)/2⌋` (`center`, [`half_width`]): the optimal PLA
 //! ([`crate::model::opt_pla`]) is reused unchanged, with its exact `f64` guarantee, on the
 //! points `(x, c(y))` with the ordinary error `h`. The spline corridor ([`crate::model::spline`])
 //! must keep knots on the true points, so it takes each point with its own asymmetric band
-//! ([`page_band`], [`SplineBuilder::add_point_within`]): eq. 5's interval exactly. For odd `P`
+//! (`page_band`, [`SplineBuilder::add_point_within`]): eq. 5's interval exactly. For odd `P`
 //! (255 records of 16 bytes in a 4 KiB block) the centred band is eq. 5's interval exactly; for
 //! even `P` the PLA gives up the last position on the right (`P - 2` instead of `P - 1`). Centres, and both ends
 //! of the bands, are non-decreasing in `y`, as the fitters need.
@@ -85,7 +85,7 @@ pub fn validate(eps: usize, per_block: usize) -> Result<()> {
 
 /// The centre of the page-aware band of rank `y`: `⌊y/P⌋ P + ⌊(P - 1)/2⌋` (see module docs).
 #[inline]
-pub fn center(y: usize, per_block: usize) -> usize {
+fn center(y: usize, per_block: usize) -> usize {
     y / per_block * per_block + (per_block - 1) / 2
 }
 
@@ -203,7 +203,7 @@ pub fn zero_pla_points(
 
 /// The knots of the page-aware spline of a stream of CDF points: the greedy spline corridor
 /// where each point `(x, y)` keeps its own rank (knots are CDF points, interpolation is exact at
-/// them) and gets the band [`page_band`] of its rank. Unlike the PLA, the spline cannot use
+/// them) and gets the band `page_band` of its rank. Unlike the PLA, the spline cannot use
 /// the centred points: its knots lie on the points it fits, and centres form a staircase whose
 /// every step would be a knot.
 pub fn zero_spline_points(
@@ -231,7 +231,7 @@ pub fn zero_spline_points(
 /// `(y - p P + eps, (p + 1) P - 1 - y + eps)` for `p = ⌊y/P⌋` (for odd `P` the same interval
 /// as `center(y) ± half_width`, one position wider on the right for even `P`).
 #[inline]
-pub fn page_band(y: usize, eps: usize, per_block: usize) -> (usize, usize) {
+fn page_band(y: usize, eps: usize, per_block: usize) -> (usize, usize) {
     let offset = y % per_block;
     (offset + eps, per_block - 1 - offset + eps)
 }

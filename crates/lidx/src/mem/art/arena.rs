@@ -96,6 +96,7 @@ impl Arena {
     }
 
     /// Bytes handed out, padding included.
+    #[cfg(test)]
     pub fn used_bytes(&self) -> usize {
         self.used
     }

@@ -6,10 +6,10 @@
 //! clearing the cache for these nodes using CLFLUSH"; §V adds a "header cached" case where only
 //! the node's first cache line is warm. This module provides the three tools that needs:
 //!
-//! * [`flush`] / [`flush_raw`]: `CLFLUSH` every 64-byte line of a byte range, then `MFENCE` so
+//! * `flush` (tests) / [`flush_raw`]: `CLFLUSH` every 64-byte line of a byte range, then `MFENCE` so
 //!   the flushes complete before the next load (x86-64). Elsewhere there is no unprivileged
 //!   line flush, so the fallback evicts *everything* by reading a 64 MiB buffer
-//!   ([`evict_caches`]), larger than any last-level cache we target; slower, same effect on the
+//!   (`evict_caches`), larger than any last-level cache we target; slower, same effect on the
 //!   measured node.
 //! * [`timestamp`]: a serialized time stamp. On x86-64 `RDTSC` between two `LFENCE`s, converted
 //!   with [`ticks_per_ns`] (calibrated once against the monotonic clock); elsewhere the monotonic
@@ -27,10 +27,12 @@ use crate::error::{Error, Result};
 /// Bytes of a cache line.
 pub const CACHE_LINE: usize = 64;
 
-/// Bytes read by [`evict_caches`]: larger than the last-level caches we target.
+/// Bytes read by `evict_caches`: larger than the last-level caches we target.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 pub const EVICT_BYTES: usize = 64 << 20;
 
 /// Evicts the cache lines holding `value` from every cache level.
+#[cfg(test)]
 pub fn flush<T: ?Sized>(value: &T) {
     // SAFETY: a reference points to `size_of_val` readable bytes.
     unsafe { flush_raw(value as *const T as *const u8, std::mem::size_of_val(value)) }
@@ -62,7 +64,9 @@ pub unsafe fn flush_raw(ptr: *const u8, len: usize) {
     }
 }
 
-/// Evicts (most of) every cache by reading [`EVICT_BYTES`] of other data, one load per line.
+/// Evicts (most of) every cache by reading `EVICT_BYTES` of other data, one load per line:
+/// where CLFLUSH is not available.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 pub fn evict_caches() {
     static BUFFER: OnceLock<Vec<u8>> = OnceLock::new();
     // Written with non-zero bytes so the pages are real memory, not the shared zero page.

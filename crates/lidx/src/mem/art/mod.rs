@@ -25,7 +25,7 @@
 //!   leaf), no `Box<dyn>`. Node16 search uses SSE2 on x86_64 and a branchless mask elsewhere;
 //!   Node48 has its 256-byte child index. Nodes grow when full and shrink at three quarters of
 //!   the smaller kind's capacity (hysteresis), a `Node4` with one child merges into it.
-//! * **Path compression** is the hybrid: up to [`node::MAX_PREFIX`] = 8 prefix bytes are
+//! * **Path compression** is the hybrid: up to `node::MAX_PREFIX` = 8 prefix bytes are
 //!   stored and checked (which covers every `u64`, `u32`, `i64` and `f64` path), longer paths
 //!   (only 16-byte strings have them) are skipped by lookups and verified by the full-key
 //!   comparison at the leaf. Insert and `lower_bound` need the skipped bytes themselves and read
@@ -53,23 +53,23 @@
 //! and an optimizer that walks it bottom-up and replaces subtrees. The hooks, all
 //! `#[doc(hidden)] pub`:
 //!
-//! * [`node::NodeKind`] is the explicit tag in every inner node's [`node::Header`]; a new kind
-//!   is a new variant, a new [`node::View`]/[`node::ViewMut`] arm, and new arms in the
-//!   dispatching functions of [`node::NodeRef`] (`find_child`, `child_at`, `position_ge`,
-//!   `add_child`, `remove_child`, `Drop`) and [`node::NodeKind::size_in_bytes`]. A multilevel
+//! * `node::NodeKind` is the explicit tag in every inner node's `node::Header`; a new kind
+//!   is a new variant, a new `node::View`/`node::ViewMut` arm, and new arms in the
+//!   dispatching functions of `node::NodeRef` (`find_child`, `child_at`, `position_ge`,
+//!   `add_child`, `remove_child`, `Drop`) and `node::NodeKind::size_in_bytes`. A multilevel
 //!   kind's `find_child` consumes more than one byte; the walks in `tree.rs`/`iter.rs` add one
 //!   byte per level today, which is where a consumed-bytes count from the node comes in.
-//!   `get` has its own walk, [`node::NodeRef::lookup`], the hot path: ART's four kinds are
+//!   `get` has its own walk, `node::NodeRef::lookup`, the hot path: ART's four kinds are
 //!   dispatched inline first and no page tag is masked except where a rewired slot is read, so
 //!   a tree without multilevel nodes looks up as fast as before they existed (measured against
 //!   the pre-START tree in one process: equal within 2% with the tree in cache).
 //! * [`Art::visit_post_order`] reports every inner node bottom-up as a [`NodeInfo`]: kind,
 //!   depth (key bytes consumed above it), prefix length, child count, and the node, whose
-//!   [`node::NodeRef::children`] give the subtree shape.
-//! * [`Art::root_mut`] and [`node::NodeRef::find_child_mut`] reach any subtree's slot;
+//!   `node::NodeRef::children` give the subtree shape.
+//! * [`Art::root_mut`] and `node::NodeRef::find_child_mut` reach any subtree's slot;
 //!   `std::mem::take` lifts the subtree out and assignment puts a replacement in.
-//!   [`node::NodeRef::new_inner`], [`node::NodeRef::add_child`], [`node::NodeRef::leaf`],
-//!   [`node::Header::set_prefix`] and [`build_subtree`] build one.
+//!   `node::NodeRef::new_inner`, `node::NodeRef::add_child`, `node::NodeRef::leaf`,
+//!   `node::Header::set_prefix` and [`build_subtree`] build one.
 //! * START may move nodes and leaves into its huge-page arena (`lidx::mem::start::arena`,
 //!   `NodeRef::move_into`). The node code frees such a node by dropping it in place, and
 //!   where it wants a node as a `Box` (growing, shrinking, demoting, removing a leaf) copies
@@ -78,25 +78,24 @@
 //! # Layers: ART below START
 //!
 //! Every node kind lives here, START's multilevel ones included, because the node dispatch
-//! ([`node::NodeRef`]) must know them all: [`multilevel`] (MultiNode4 and the rewired
+//! (`node::NodeRef`) must know them all: `multilevel` (MultiNode4 and the rewired
 //! Node64K/Node16M as node kinds, `promote`/`demote` between them and ART's nodes) and the
-//! building blocks they are made of, which do not depend on ART's node layout: [`rewired`] (the
-//! tagged slot array whose sparse pages share memfd pages), [`multinode`] (MultiNode4's cache
-//! line), [`arena`] (the huge-page block a tuned tree is moved into) and [`cache_control`]
+//! building blocks they are made of, which do not depend on ART's node layout: `rewired` (the
+//! tagged slot array whose sparse pages share memfd pages), `multinode` (MultiNode4's cache
+//! line), `arena` (the huge-page block a tuned tree is moved into) and `cache_control`
 //! (flushes, serialized time stamps, medians). [`crate::mem::start`] builds on this module (the
 //! cost model, the optimizer that decides where the multilevel kinds go, the tuned map); nothing
-//! here imports it.
+//! here imports it. These modules are the crate's own: START publishes the building blocks an
+//! embedder can use (`MultiNode4`, `RewiredArray`) from [`crate::mem::start`].
 
-pub mod arena;
-pub mod cache_control;
+pub(crate) mod arena;
+pub(crate) mod cache_control;
 mod iter;
 mod key_bytes;
-#[doc(hidden)]
-pub mod multilevel;
-pub mod multinode;
-#[doc(hidden)]
-pub mod node;
-pub mod rewired;
+pub(crate) mod multilevel;
+pub(crate) mod multinode;
+pub(crate) mod node;
+pub(crate) mod rewired;
 mod tree;
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //!
 //! What we do: [`calibrate`] builds, per kind, a real tree `Node4 -> node -> Node4 -> leaf`
 //! (the multilevel kinds made by the same `promote` the optimizer uses) and times
-//! `OrderedMap::get` with the tools of [`crate::mem::art::cache_control`]; the baseline is the tree
+//! `OrderedMap::get` with the tools of `crate::mem::art::cache_control`; the baseline is the tree
 //! `Node4 -> Node4 -> leaf`. "Uncached" flushes the node (for a rewired node: its header and
 //! the slot read), "header cached" then reads its first line back. Costs are clamped at 0 ns
 //! (a median below the baseline is noise). [`CostModel::default`] is Table I of the paper, so

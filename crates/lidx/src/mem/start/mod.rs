@@ -2,10 +2,12 @@
 //! a cost model and an optimizer.
 //!
 //! * [`Start`] (`tree.rs`): the map, an [`crate::mem::art::Art`] plus tuning; `retune()`.
-//! * [`cost_model`]: Table I measured on this machine (`calibrate`), saved and loaded as text.
-//! * [`optimizer`]: the dynamic program of §IV-B and the greedy variant, then the bulk
-//!   transformation.
-//! * [`stats`]: the node mix; [`index`]: ART and START as exact static indexes for benchmarks.
+//! * [`CostModel`] (`cost_model.rs`): Table I measured on this machine ([`calibrate`]), saved
+//!   and loaded as text.
+//! * [`Strategy`] (`optimizer.rs`): the dynamic program of §IV-B and the greedy variant, then
+//!   the bulk transformation.
+//! * [`NodeMix`] (`stats.rs`): the node mix; [`RadixIndex`] (`index.rs`): ART and START as
+//!   exact static indexes for benchmarks.
 //!
 //! Layers: START builds on ART and ART never imports START. The multilevel node kinds
 //! (MultiNode4, the rewired Node64K/Node16M, `promote`/`demote`) and their building blocks
@@ -14,15 +16,17 @@
 //! this module decides where they go. Their children are opaque `u64` words (0 = no child);
 //! `art::multilevel` stores `NodeRef` words in them.
 
+#[doc(hidden)]
 pub mod cost_model;
-pub mod index;
-pub mod optimizer;
-pub mod stats;
+mod index;
+mod optimizer;
+mod stats;
 mod tree;
 
 pub use crate::mem::art::multinode::MultiNode4;
 pub use crate::mem::art::rewired::{PageStats, RewiredArray, RewiredParams};
-pub use cost_model::{calibrate, CostModel};
+pub use cost_model::{calibrate, CostModel, NodeCost};
+pub use index::RadixIndex;
 pub use optimizer::{Strategy, TuneReport};
 pub use stats::NodeMix;
 pub use tree::{Start, StartParams};
