@@ -14,6 +14,7 @@ pub mod output_path;
 pub mod start;
 pub mod stats;
 pub mod table;
+pub mod verify;
 pub mod ycsb;
 
 use std::io::IsTerminal;
@@ -75,8 +76,11 @@ pub enum Command {
     /// Write join tables from a dataset: `lidx table create --from <dataset> --ratio R`.
     Table(table::Args),
     /// A store of byte keys and values: `create`, `load`, `get`, `put`, `del`, `scan`,
-    /// `stats`, `check`, `compact`.
+    /// `stats`, `check`, `compact`, `torture`.
     Kv(kv::Args),
+    /// Read every index file and table in a directory (and the store, if it holds one),
+    /// verifying every checksum and cross-link; name what is damaged (exit code 1).
+    Verify(verify::Args),
 }
 
 /// Runs one subcommand.
@@ -91,6 +95,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Ycsb(args) => ycsb::run(args),
         Command::Table(args) => table::run(args),
         Command::Kv(args) => kv::run(args),
+        Command::Verify(args) => verify::run(args),
     }
 }
 

@@ -356,6 +356,29 @@ impl<K: Key> DiskBTree<K> {
         Ok(())
     }
 
+    /// Reads the whole tree: every inner node (opened with [`Resident::AllInner`] they are all
+    /// read and checked at open) and every leaf along the sibling chain, each link checked
+    /// against the tree and each leaf's keys against its parents' range, and counts the
+    /// entries against the header: what `lidx verify` runs. Returns the entries read.
+    pub fn verify(&self) -> Result<u64> {
+        let mut entries = 0u64;
+        self.walk(&K::MIN, |_, _| {
+            entries += 1;
+            true
+        })?;
+        if entries != self.len() {
+            return Err(corrupt(
+                self.file(),
+                0,
+                format!(
+                    "{entries} entries along the leaves, the header says {}",
+                    self.len()
+                ),
+            ));
+        }
+        Ok(entries)
+    }
+
     /// Calls `visit` on the entries with keys `>= start` in key order until it returns false or
     /// the entries end. Reads the leaf of `start`, then each right sibling with one request.
     fn walk(&self, start: &K, mut visit: impl FnMut(K, &[u8]) -> bool) -> Result<()> {

@@ -136,6 +136,12 @@ impl<K: Key> AnyStaticLearned<K> {
         each!(self, s => s.for_each_record(blocks, f))
     }
 
+    /// Reads and checks every record and the model's window of each key (see
+    /// [`StaticLearned::verify`]); returns the records read.
+    pub fn verify(&self) -> Result<u64> {
+        each!(self, s => s.verify())
+    }
+
     /// The model's short name, as `--index` specs spell it (`pgm`, `rs`, `leco-zonemap`...).
     pub fn model_name(&self) -> &'static str {
         use AnyStaticLearned as A;

@@ -389,6 +389,40 @@ fn read_model<K: Key, M: Persist<K>>(device: &dyn BlockDevice, header: &Header) 
     Ok(model)
 }
 
+impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
+    /// Reads every record ([`Self::for_each_record`]: every data block's checksum and layout,
+    /// the key order across blocks) and checks that the model's window of each key holds the
+    /// key's position (`lo <= pos <= hi`, the [`ApproxPos`] contract: a lookup of the key finds
+    /// it), and that the records are as many as the header says: what `lidx verify` runs.
+    /// Returns the records read; `Corrupt` names the first key the model misses.
+    pub fn verify(&self) -> Result<u64> {
+        let mut at = 0u64;
+        self.for_each_record(256, |key, _| {
+            let w = self.window(key);
+            if !(w.lo as u64 <= at && at <= w.hi as u64) {
+                return Err(Error::Corrupt {
+                    file: self.device.name().to_string(),
+                    block: Some(FIRST_DATA_BLOCK + at / self.per_block as u64),
+                    what: format!(
+                        "the model's window {}..{} for the key at position {at} does not hold it",
+                        w.lo, w.hi
+                    ),
+                });
+            }
+            at += 1;
+            Ok(())
+        })?;
+        if at != self.len as u64 {
+            return Err(Error::Corrupt {
+                file: self.device.name().to_string(),
+                block: None,
+                what: format!("{at} records read, the header says {}", self.len),
+            });
+        }
+        Ok(at)
+    }
+}
+
 impl<K: Key, M: Persist<K>> DiskIndex<K> for StaticLearned<K, M> {
     fn len(&self) -> u64 {
         self.len as u64

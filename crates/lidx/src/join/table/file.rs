@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::header::{read_header_of, TableHeader, TableKey};
+use super::header::{read_header_of, record_block_fingerprint, TableHeader, TableKey};
 use super::scan::{Scan, PREFETCH_DEPTH, READ_BLOCKS};
 use super::window::WindowReader;
 use crate::error::{Error, Result};
@@ -122,6 +122,41 @@ impl<K: TableKey> Table<K> {
             scan.advance()?;
         }
         Ok(keys)
+    }
+
+    /// Reads every record block (each block's checksum) and sums the content fingerprint over
+    /// them, which must be the header's: what `lidx verify` runs. Returns the records read.
+    pub fn verify(&self) -> Result<u64> {
+        let blocks = self.len().div_ceil(self.per_block.max(1) as u64);
+        let batch = 256u64;
+        let mut buf = AlignedBuf::zeroed(batch as usize * self.block_size);
+        let (mut fingerprint, mut left) = (0u64, self.len());
+        let mut first = 0;
+        while first < blocks {
+            let count = (blocks - first).min(batch);
+            let bytes = &mut buf[..count as usize * self.block_size];
+            self.device.read_blocks(1 + first, bytes, IoClass::Data)?;
+            for (b, block) in bytes.chunks(self.block_size).enumerate() {
+                let here = left.min(self.per_block as u64);
+                let records = &block[..here as usize * self.record_size];
+                fingerprint =
+                    fingerprint.wrapping_add(record_block_fingerprint(first + b as u64, records));
+                left -= here;
+            }
+            first += count;
+        }
+        if fingerprint != self.header.fingerprint {
+            return Err(Error::Corrupt {
+                file: self.name().to_string(),
+                block: None,
+                what: format!(
+                    "the records' content fingerprint is {fingerprint:#018x}, the header says \
+                     {:#018x}: a block was changed under a valid checksum",
+                    self.header.fingerprint
+                ),
+            });
+        }
+        Ok(self.len())
     }
 
     /// The key of record `pos` by reading its block (one request); for partitioning work
