@@ -43,6 +43,19 @@ fn bytes_of<'a>(obj: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a [u8]> {
     }
 }
 
+/// The value `lookup` finds for `key` as `bytes`, or `default` when there is none.
+fn value_or<'py>(
+    key: &Bound<'py, PyAny>,
+    default: Option<Bound<'py, PyAny>>,
+    lookup: impl FnOnce(Python<'py>, &[u8]) -> PyResult<Option<Vec<u8>>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = key.py();
+    Ok(match lookup(py, bytes_of(key, "key")?)? {
+        Some(value) => Some(PyBytes::new(py, &value).into_any()),
+        None => default,
+    })
+}
+
 /// The optional bound of a range.
 fn edge<'a>(obj: &'a Option<Bound<'_, PyAny>>, included: bool) -> PyResult<Edge<&'a [u8]>> {
     Ok(match obj {
@@ -106,6 +119,7 @@ impl PyStore {
     /// write after it is on disk, False never syncs (until close), a number of milliseconds
     /// syncs in the background that often. `memory_budget` and `cache_bytes` in bytes.
     #[staticmethod]
+    #[allow(clippy::too_many_arguments)] // one per keyword argument of `Store.open`
     #[pyo3(signature = (path, *, create = true, engine = "hybrid", read_only = false, fsync = None, memory_budget = None, cache_bytes = None))]
     fn open(
         py: Python<'_>,
@@ -166,12 +180,7 @@ impl PyStore {
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let py = key.py();
-        let key = bytes_of(key, "key")?;
-        Ok(match self.with(py, |s| s.get(key))? {
-            Some(value) => Some(PyBytes::new(py, &value).into_any()),
-            None => default,
-        })
+        value_or(key, default, |py, key| self.with(py, |s| s.get(key)))
     }
 
     /// put(key, value): sets `key` to `value`; returns once the write is acknowledged.
@@ -237,8 +246,8 @@ impl PyStore {
 
     /// write(batch): applies `batch`, all of it or (after a crash too) none of it.
     fn write(&self, py: Python<'_>, batch: &PyBatch) -> PyResult<()> {
-        let batch = batch.batch.lock();
-        self.with(py, |s| s.write(&batch))
+        // The batch's lock is taken with the GIL released, as the store's is (module docs).
+        self.with(py, |s| s.write(&batch.batch.lock()))
     }
 
     /// stats() -> dict: memory, disk bytes, merges and stalls now.
@@ -341,14 +350,9 @@ impl PySnapshot {
         key: &Bound<'py, PyAny>,
         default: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let py = key.py();
-        let key = bytes_of(key, "key")?;
-        Ok(
-            match py.allow_threads(|| self.snapshot.get(key)).or_raise()? {
-                Some(value) => Some(PyBytes::new(py, &value).into_any()),
-                None => default,
-            },
-        )
+        value_or(key, default, |py, key| {
+            py.allow_threads(|| self.snapshot.get(key)).or_raise()
+        })
     }
 
     /// range(start=None, end=None, reverse=False) -> iterator of (key, value), as of the snapshot.
