@@ -16,6 +16,10 @@
 //! `casting="safe"`, such as `uint32` queries on a `uint64` index), and refused otherwise (an
 //! `int64` array on a `uint64` index: negative values have no place there). Lists and tuples
 //! are converted to the index's dtype, raising numpy's `OverflowError` for a value out of range.
+//!
+//! `float64` keys are in lidx's order, IEEE 754's total order: `-0.0` comes before `0.0` (numpy
+//! holds them equal), NaN is refused in keys, and a NaN query goes after every key (before them
+//! with its sign bit set). Only there can an answer differ from `numpy.searchsorted`'s.
 
 use lidx::Key;
 use numpy::ndarray::Dimension;
