@@ -89,6 +89,19 @@ pub enum BenchError {
         /// The workload label.
         workload: String,
     },
+    /// A count asks for more memory than the machine has.
+    TooLarge {
+        /// What the count sizes (`dataset`, `queries`, ...).
+        what: &'static str,
+        /// The count given.
+        count: u64,
+        /// Bytes it needs.
+        bytes: u128,
+        /// Bytes available (free memory and swap).
+        available: u64,
+        /// The largest count that fits.
+        fits: u64,
+    },
     /// A report file could not be encoded or decoded.
     Report {
         /// The file.
@@ -118,6 +131,17 @@ impl fmt::Display for BenchError {
                 got,
                 expected,
             } => write!(f, "bad {what} `{got}`: expected {expected}"),
+            BenchError::TooLarge {
+                what,
+                count,
+                bytes,
+                available,
+                fits,
+            } => write!(
+                f,
+                "{what} of {count} would need {bytes} bytes of memory, {available} are available \
+                 (free memory and swap); give at most about {fits}"
+            ),
             BenchError::WrongAnswer {
                 index,
                 key,

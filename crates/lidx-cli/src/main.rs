@@ -1,7 +1,8 @@
 //! `lidx`: the command line of lidx. One file per subcommand in `cmd/` (its arguments, then
 //! `run`); this file only parses the command line and turns errors into one line on stderr and
-//! an exit code: 2 for a usage error (a bad argument or spec, a missing input file, as clap does
-//! for its own), 1 for anything else.
+//! an exit code: 2 for a usage error (a bad argument or spec, a parameter the library refuses,
+//! a missing input file, a count the machine's memory cannot hold, as clap does for its own), 1
+//! for anything else.
 
 mod cmd;
 mod huge_pages;
@@ -28,11 +29,19 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
+            // A parameter the library refuses (`rs:bits=99`, `btree:leaf=1`) is the user's
+            // input too, however deep it was found.
+            let refused = |e: &lidx::Error| matches!(e, lidx::Error::InvalidParameter { .. });
             let usage = error.chain().any(|cause| {
                 matches!(
                     cause.downcast_ref(),
-                    Some(BenchError::BadSpec { .. } | BenchError::NoSuchFile { .. })
-                )
+                    Some(
+                        BenchError::BadSpec { .. }
+                            | BenchError::NoSuchFile { .. }
+                            | BenchError::TooLarge { .. }
+                    )
+                ) || matches!(cause.downcast_ref(), Some(BenchError::Index(e)) if refused(e))
+                    || cause.downcast_ref::<lidx::Error>().is_some_and(refused)
             });
             ExitCode::from(if usage { 2 } else { 1 })
         }

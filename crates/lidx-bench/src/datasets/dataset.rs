@@ -104,6 +104,9 @@ const U64_ONLY: &str = "this command takes u64 keys (`lidx stats` and `lidx tabl
 pub fn load_any(spec: &str, seed: u64) -> Result<AnyDataset> {
     if let Some(count) = spec.strip_prefix("gen:words:") {
         let n = parse_count(count).ok_or_else(|| bad(spec))?;
+        // A word is a vector (24 bytes) and its bytes, a dozen on average, and the generator
+        // deduplicates through a set of them.
+        crate::count::check_fits("dataset", n as u64, 96)?;
         let keys = words::generate(n, seed);
         let shared = words::shared_prefix_fraction(&keys);
         return Ok(AnyDataset {
@@ -164,6 +167,8 @@ pub fn load(spec: &str, seed: u64) -> Result<Dataset> {
     }
     let (generator, count) = body.rsplit_once(':').ok_or_else(|| bad(spec))?;
     let n = parse_count(count).ok_or_else(|| bad(spec))?;
+    // The keys and the generator's working copy.
+    crate::count::check_fits("dataset", n as u64, 16)?;
     if generator.starts_with("gre:") {
         let params = GreParams::parse(generator).map_err(|_| bad(spec))?;
         let out = gre::generate(params, n, seed)?;

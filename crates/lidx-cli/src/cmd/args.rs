@@ -11,14 +11,18 @@ use lidx_bench::BenchError;
 use serde::Serialize;
 
 /// Parses a count of operations (`1M`, `500K`, `2000`) for the option `what`.
+/// The operations are drawn up front (16 bytes each at most), so a count the machine cannot
+/// hold is refused here.
 pub fn parse_ops(what: &'static str, text: &str) -> Result<usize, BenchError> {
-    parse_count(text)
+    let n = parse_count(text)
         .and_then(|q| usize::try_from(q).ok())
         .ok_or_else(|| BenchError::BadSpec {
             what,
             got: text.to_string(),
             expected: "a number such as 1000000, 500K or 2M".to_string(),
-        })
+        })?;
+    lidx_bench::count::check_fits(what, n as u64, 16)?;
+    Ok(n)
 }
 
 /// Parses a comma-separated list of fetch modes (paper 002 G1).

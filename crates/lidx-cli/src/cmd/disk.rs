@@ -106,8 +106,10 @@ impl DeviceChoice {
         })
     }
 
-    /// Opens the storage with `block_size`-byte blocks and an LRU cache of `cache_blocks`.
-    pub fn storage(&self, block_size: usize, cache_blocks: usize) -> lidx::Result<Storage> {
+    /// Opens the storage with `block_size`-byte blocks and an LRU cache of `cache_blocks`
+    /// (refused up front when a full cache would not fit the machine's memory).
+    pub fn storage(&self, block_size: usize, cache_blocks: usize) -> anyhow::Result<Storage> {
+        check_cache(block_size, cache_blocks)?;
         let storage = match (&self.dir, &self.kind) {
             (Some(dir), kind) => Storage::new(dir, kind.clone(), block_size)?,
             (None, DeviceKind::Sim(profile)) => Storage::in_memory(profile.clone(), block_size)?,
@@ -117,6 +119,12 @@ impl DeviceChoice {
         };
         Ok(storage.with_cache_blocks(cache_blocks))
     }
+}
+
+/// Refuses a page cache of `blocks` blocks of `block_size` bytes that the machine could not
+/// hold once full (each block also costs its slot, about 64 bytes).
+pub fn check_cache(block_size: usize, blocks: usize) -> Result<(), BenchError> {
+    lidx_bench::count::check_fits("--cache-blocks", blocks as u64, block_size as u64 + 64)
 }
 
 /// What `build` and `bench --on-disk` say to string keys.

@@ -190,6 +190,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .into());
     }
     check_out(args.out.as_ref())?;
+    super::disk::check_cache(args.block_size, args.cache_blocks)?;
     let base = StorageBase {
         dir: device.dir.clone(),
         kind: device.kind.clone(),
