@@ -116,6 +116,14 @@ impl fmt::Display for BenchError {
         match self {
             BenchError::Io { path, source } => write!(f, "{}: {source}", path.display()),
             BenchError::SizeMismatch {
+                path, actual_bytes, ..
+            } if *actual_bytes < crate::sosd::HEADER_BYTES as u64 => write!(
+                f,
+                "{}: {actual_bytes} bytes, too short for the 8-byte SOSD header: the file is \
+                 empty, truncated or not an SOSD file",
+                path.display()
+            ),
+            BenchError::SizeMismatch {
                 path,
                 header_count,
                 expected_bytes,

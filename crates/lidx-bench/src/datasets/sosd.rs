@@ -165,6 +165,14 @@ mod tests {
                 other => panic!("{} bytes: {other:?}", bytes.len()),
             }
         }
+        // Issue 13: an empty file claimed a header ("header says 0 keys (8 bytes)").
+        std::fs::write(&path, b"").unwrap();
+        let said = read_sosd(&path).unwrap_err().to_string();
+        assert!(
+            said.contains("0 bytes, too short for the 8-byte SOSD header"),
+            "{said}"
+        );
+        assert!(!said.contains("header says"), "{said}");
     }
 
     #[test]

@@ -71,6 +71,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     bar.finish_and_clear();
+    if written.is_err() {
+        // A partial file (a full disk) would read as a broken dataset later: nothing is left.
+        let _ = std::fs::remove_file(&args.out);
+    }
     let bytes = written.with_context(|| format!("writing {}", args.out.display()))?;
     println!(
         "wrote {} keys of {} to {} ({bytes} bytes)",
