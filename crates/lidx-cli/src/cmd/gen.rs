@@ -71,8 +71,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     };
     bar.finish_and_clear();
-    if written.is_err() {
+    if written.is_err() && std::fs::metadata(&args.out).is_ok_and(|m| m.is_file()) {
         // A partial file (a full disk) would read as a broken dataset later: nothing is left.
+        // Only a regular file: `--out /dev/...` is never removed.
         let _ = std::fs::remove_file(&args.out);
     }
     let bytes = written.with_context(|| format!("writing {}", args.out.display()))?;
