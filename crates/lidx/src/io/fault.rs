@@ -11,8 +11,10 @@
 //! crash or a dying disk leaves it. Counting write requests rather than bytes keeps a plan
 //! deterministic for a given sequence of operations.
 //!
-//! What it does not model: faults of the files outside a [`Storage`](crate::io::Storage) (the write-ahead log and
-//! the manifest are plain files), and a power loss that forgets writes not yet synced.
+//! A store opened on such a storage also puts its write-ahead log's appends and fsyncs under
+//! the plan (they count as write requests and syncs like the devices'); the manifest's files
+//! are not. What it does not model: a power loss that forgets writes not yet synced (`lidx kv
+//! torture --power-loss` simulates that for the log).
 
 use std::sync::Arc;
 
@@ -36,8 +38,41 @@ pub enum WriteFault {
     FailSync,
 }
 
+/// Which requests a plan counts and strikes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FaultScope {
+    /// Every request: the storage's devices and the log of a store opened on it.
+    #[default]
+    All,
+    /// The storage's block devices only (table files, pages, images).
+    Devices,
+    /// A store's write-ahead log only.
+    Log,
+}
+
+/// Who asks the plan about a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FaultSource {
+    /// A block device of the storage.
+    Device,
+    /// A store's write-ahead log.
+    Log,
+}
+
+impl FaultScope {
+    fn covers(self, source: FaultSource) -> bool {
+        match self {
+            FaultScope::All => true,
+            FaultScope::Devices => source == FaultSource::Device,
+            FaultScope::Log => source == FaultSource::Log,
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
+    /// Which requests count and can fail.
+    scope: FaultScope,
     /// Write requests to let through before the armed fault.
     countdown: Option<(u64, WriteFault)>,
     /// A sync fault waiting for the next sync.
@@ -68,6 +103,11 @@ impl FaultPlan {
         self.state.lock().countdown = Some((requests, fault));
     }
 
+    /// Counts and strikes only the requests of `scope` (default: all of them).
+    pub fn scope(&self, scope: FaultScope) {
+        self.state.lock().scope = scope;
+    }
+
     /// After the first fault, fail every write and sync (`true`), or only the one (`false`,
     /// the default).
     pub fn sticky(&self, sticky: bool) {
@@ -82,9 +122,10 @@ impl FaultPlan {
     /// Stops injecting: pending faults are dropped and a dead device works again.
     pub fn disarm(&self) {
         let mut s = self.state.lock();
-        let injected = s.injected;
+        let (injected, scope) = (s.injected, s.scope);
         *s = State {
             injected,
+            scope,
             ..State::default()
         };
     }
@@ -94,9 +135,13 @@ impl FaultPlan {
         self.state.lock().injected
     }
 
-    /// What the next write request gets: `None` to go through, or the fault.
-    fn on_write(&self) -> Option<WriteFault> {
+    /// What the next write request gets: `None` to go through, or the fault. Files outside
+    /// a storage that take part in its plan (a store's log) ask it too.
+    pub(crate) fn on_write(&self, source: FaultSource) -> Option<WriteFault> {
         let mut s = self.state.lock();
+        if !s.scope.covers(source) {
+            return None;
+        }
         if s.dead {
             s.injected += 1;
             return Some(WriteFault::Error);
@@ -122,8 +167,11 @@ impl FaultPlan {
     }
 
     /// True when the next sync fails.
-    fn on_sync(&self) -> bool {
+    pub(crate) fn on_sync(&self, source: FaultSource) -> bool {
         let mut s = self.state.lock();
+        if !s.scope.covers(source) {
+            return false;
+        }
         let fail = s.dead || s.sync_pending;
         s.sync_pending = false;
         fail
@@ -193,7 +241,7 @@ impl BlockDevice for FaultDevice {
 
     fn write_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
         let op = format!("write blocks from {first}");
-        match self.plan.on_write() {
+        match self.plan.on_write(FaultSource::Device) {
             None => self.inner.write_blocks(first, buf, class),
             Some(WriteFault::Error | WriteFault::FailSync) => {
                 Err(self.injected(&op, std::io::ErrorKind::Other, "I/O error"))
@@ -221,7 +269,7 @@ impl BlockDevice for FaultDevice {
     }
 
     fn sync(&self) -> Result<()> {
-        if self.plan.on_sync() {
+        if self.plan.on_sync(FaultSource::Device) {
             return Err(self.injected("sync", std::io::ErrorKind::Other, "fsync failed"));
         }
         self.inner.sync()

@@ -31,7 +31,7 @@ pub use aligned::AlignedBuf;
 pub use cache::{CacheMode, PageCache};
 pub use checksum::BLOCK_TRAILER;
 pub use device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
-pub use fault::{FaultDevice, FaultPlan, WriteFault};
+pub use fault::{FaultDevice, FaultPlan, FaultScope, WriteFault};
 pub use file::FileDevice;
 pub use sim::{SimDevice, SimProfile};
 pub use stats::{IoClass, IoStats};

@@ -142,6 +142,11 @@ impl Storage {
         self
     }
 
+    /// The fault plan of [`Storage::with_faults`], if any.
+    pub fn faults(&self) -> Option<&Arc<FaultPlan>> {
+        self.faults.as_ref()
+    }
+
     /// LRU cache blocks per file (0 = none).
     pub fn cache_blocks(&self) -> usize {
         self.cache_blocks

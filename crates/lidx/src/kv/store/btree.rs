@@ -179,13 +179,19 @@ impl BTreeEngine {
         let log_name = dir.join(WAL_DIR).display().to_string();
         let mut recovered = 0u64;
         let mut log_bytes = 0u64;
-        let (wal, last, dropped) = recover_log(dir, options, static_seq, |seq, record| {
-            recovered += 1;
-            log_bytes += record.encoded_len() as u64;
-            tree.apply(&record_ops(&log_name, seq, &record)?, seq)?;
-            tree.reclaim(seq);
-            Ok(())
-        })?;
+        let (wal, last, dropped) = recover_log(
+            dir,
+            options,
+            storage.faults().cloned(),
+            static_seq,
+            |seq, record| {
+                recovered += 1;
+                log_bytes += record.encoded_len() as u64;
+                tree.apply(&record_ops(&log_name, seq, &record)?, seq)?;
+                tree.reclaim(seq);
+                Ok(())
+            },
+        )?;
         let inner = Arc::new(BTreeInner {
             dir: dir.to_path_buf(),
             identity,

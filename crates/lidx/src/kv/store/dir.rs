@@ -14,7 +14,7 @@ use crate::mem::string_index::StringIndexParams;
 
 use std::sync::Arc;
 
-use crate::io::{DeviceKind, Storage};
+use crate::io::{DeviceKind, FaultPlan, Storage};
 use crate::kv::hybrid::recovery::{check_coverage, require_wal};
 use crate::kv::manifest::{Manifest, ManifestStore};
 use crate::kv::wal::{replay_read_only, Dropped, Record, Seq, Wal, WalOptions};
@@ -393,7 +393,8 @@ pub(crate) fn open_dir(
     })
 }
 
-/// Opens the log of the store `dir` (replays it without a writer when read-only), calling
+/// Opens the log of the store `dir` (replays it without a writer when read-only; its appends
+/// and fsyncs under `faults`, the plan of the storage a test opened the store on), calling
 /// `apply` with every record after `static_seq` (what the store's files already hold), and
 /// checks that the log covers everything after it. Returns the log's writer (none when
 /// read-only), the sequence number of the last record, and what the recovery mode dropped of
@@ -401,6 +402,7 @@ pub(crate) fn open_dir(
 pub(crate) fn recover_log(
     dir: &Path,
     options: &StoreOptions,
+    faults: Option<Arc<FaultPlan>>,
     static_seq: Seq,
     mut apply: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<(Option<Wal>, Seq, Option<Dropped>)> {
@@ -420,7 +422,7 @@ pub(crate) fn recover_log(
             fsync: options.fsync,
             recovery: options.recovery,
         };
-        let (wal, report) = Wal::open(&wal_dir, wal_options, after)?;
+        let (wal, report) = Wal::open_with_faults(&wal_dir, wal_options, faults, after)?;
         (Some(wal), report)
     };
     check_coverage(&wal_dir, &report, static_seq)?;

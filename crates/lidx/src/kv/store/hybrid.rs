@@ -174,10 +174,16 @@ impl Engine {
         let static_seq = manifest.static_seq;
         let log_name = dir.join(WAL_DIR).display().to_string();
         let mut recovered = 0u64;
-        let (wal, last, dropped) = recover_log(dir, options, static_seq, |seq, record| {
-            recovered += 1;
-            apply_record(&mut mem, &log_name, seq, record, seq)
-        })?;
+        let (wal, last, dropped) = recover_log(
+            dir,
+            options,
+            storage.faults().cloned(),
+            static_seq,
+            |seq, record| {
+                recovered += 1;
+                apply_record(&mut mem, &log_name, seq, record, seq)
+            },
+        )?;
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
             identity,

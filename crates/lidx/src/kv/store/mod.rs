@@ -80,8 +80,10 @@
 //!
 //! # When the device fails
 //!
-//! A failed write or sync of a block file is a typed error, and no acknowledged write is lost
-//! (`tests/store_faults.rs` strikes every kind of fault at many points): it is in the log.
+//! A failed write or sync of a block file or of the log is a typed error, and no acknowledged
+//! write is lost (`tests/store_faults.rs` strikes every kind of fault at many points of both):
+//! a block file's failure leaves the write in the log, and a log that failed refuses every
+//! later append (see [`crate::kv::wal`]), so nothing is acknowledged that it may not hold.
 //! The hybrid engine keeps a failed merge's error: writes go on into the dynamic stage until
 //! it fills, then every write gets the error, even once the device works again (the merge is
 //! not retried); reopening the store recovers from the log. The btree engine refuses every
@@ -89,8 +91,8 @@
 //! failed checkpoint leaves the previous one in force and is tried again at the next write. A
 //! write that met the fault
 //! returns the error and is there whole or not at all after a reopen. What is not covered:
-//! faults of the log and manifest files themselves (plain files, not block devices), and a
-//! power loss that forgets unsynced writes.
+//! faults of the manifest's files, and a power loss that forgets unsynced block-file writes
+//! (`lidx kv torture --power-loss` drops the log's unsynced end).
 //!
 //! # The directory
 //!

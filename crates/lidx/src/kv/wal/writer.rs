@@ -12,6 +12,8 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
+use crate::io::fault::FaultSource;
+use crate::io::{FaultPlan, WriteFault};
 
 use super::record::{encode_record, encode_segment_header, Record, Seq, MAX_BODY_BYTES};
 use super::recovery::WalRecovery;
@@ -122,6 +124,8 @@ impl State {
 pub(super) struct Inner {
     dir: PathBuf,
     policy: FsyncPolicy,
+    /// Faults injected into appends and fsyncs (tests: [`Wal::open_with_faults`]).
+    faults: Option<Arc<FaultPlan>>,
     state: Mutex<State>,
     cond: Condvar,
     counters: Counters,
@@ -152,6 +156,19 @@ impl Wal {
         options: WalOptions,
         on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
     ) -> Result<(Wal, ReplayReport)> {
+        Wal::open_with_faults(dir, options, None, on_record)
+    }
+
+    /// [`Wal::open`] with `faults`' write faults injected into its appends (a torn one writes
+    /// half the group's bytes) and its sync faults into its fsyncs: for tests of what the log's
+    /// owner does when the log's disk fails.
+    #[doc(hidden)]
+    pub fn open_with_faults(
+        dir: &Path,
+        options: WalOptions,
+        faults: Option<Arc<FaultPlan>>,
+        on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
+    ) -> Result<(Wal, ReplayReport)> {
         if let FsyncPolicy::EveryMs(0) = options.fsync {
             return Err(Error::InvalidParameter {
                 name: "fsync",
@@ -177,6 +194,7 @@ impl Wal {
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
             policy: options.fsync,
+            faults,
             state: Mutex::new(State {
                 pending: Vec::new(),
                 spare: Vec::new(),
@@ -396,6 +414,22 @@ impl Inner {
     fn write_group(&self, file: &File, name: &str, batch: &[u8], sync: bool) -> Result<()> {
         if !batch.is_empty() {
             let mut f = file;
+            let fault = self
+                .faults
+                .as_ref()
+                .and_then(|p| p.on_write(FaultSource::Log));
+            if let Some(fault) = fault.filter(|&f| f != WriteFault::FailSync) {
+                if fault == WriteFault::Torn {
+                    f.write_all(&batch[..batch.len() / 2])
+                        .map_err(|e| Error::io(name, "append to log", &e))?;
+                }
+                let kind = match fault {
+                    WriteFault::NoSpace => std::io::ErrorKind::StorageFull,
+                    _ => std::io::ErrorKind::Other,
+                };
+                let e = std::io::Error::new(kind, format!("injected fault: {fault:?}"));
+                return Err(Error::io(name, "append to log", &e));
+            }
             f.write_all(batch)
                 .map_err(|e| Error::io(name, "append to log", &e))?;
             self.counters.groups.fetch_add(1, Ordering::Relaxed);
@@ -412,6 +446,14 @@ impl Inner {
     fn sync_file(&self, file: &File, name: &str) -> Result<()> {
         #[cfg(test)]
         super::tests::sync_delay();
+        if self
+            .faults
+            .as_ref()
+            .is_some_and(|p| p.on_sync(FaultSource::Log))
+        {
+            let e = std::io::Error::other("injected fault: fsync failed");
+            return Err(Error::io(name, "fsync log", &e));
+        }
         file.sync_data()
             .map_err(|e| Error::io(name, "fsync log", &e))?;
         self.counters.syncs.fetch_add(1, Ordering::Relaxed);
