@@ -282,3 +282,72 @@ fn flipped_byte_in_a_leaf() {
     ));
     assert!(tree.get(&f.first_key(12), &mut [0u8; 8]).unwrap());
 }
+
+/// Issue 13: the disk B+-tree's write path on a device that fails. It has no log, so what
+/// must hold is that every fault is a typed error (never a panic), that the tree in memory
+/// keeps answering every key it holds or a typed error, and that the file reopened on a sound
+/// device either opens and answers with typed errors at worst, or is refused with a typed
+/// error: never a panic.
+#[test]
+fn write_faults_are_typed_errors() {
+    use lidx::io::{FaultPlan, WriteFault};
+    use std::sync::Arc;
+    let mut struck = 0;
+    for fault in [
+        WriteFault::Error,
+        WriteFault::NoSpace,
+        WriteFault::Torn,
+        WriteFault::FailSync,
+    ] {
+        for after in [0, 1, 3, 9, 27] {
+            let dir = tempfile::tempdir().unwrap();
+            let plan = FaultPlan::new();
+            let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, BS)
+                .unwrap()
+                .with_faults(Arc::clone(&plan));
+            let keys: Vec<u64> = (0..5_000u64).map(|i| i * 4).collect();
+            let mut tree = DiskBTree::build(
+                &storage,
+                "bt",
+                &keys,
+                |_, k, out| out.copy_from_slice(&k.to_le_bytes()),
+                DiskBTreeParams::default(),
+            )
+            .unwrap();
+            plan.fail_write_after(after, fault);
+            let mut failed = false;
+            for i in 0..3_000u64 {
+                let key = i * 4 + 1;
+                match tree.insert(key, &key.to_le_bytes()) {
+                    Ok(_) => {}
+                    Err(e) => {
+                        assert!(matches!(e, Error::Io { .. }), "{fault:?}/{after}: {e:?}");
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+            if let Err(e) = tree.flush() {
+                assert!(matches!(e, Error::Io { .. }), "{fault:?}/{after}: {e:?}");
+                failed = true;
+            }
+            struck += usize::from(failed);
+            for &k in keys.iter().step_by(97) {
+                if let Err(e) = tree.get(&k, &mut [0u8; 8]) {
+                    assert!(!e.to_string().is_empty());
+                }
+            }
+            drop(tree);
+            plan.disarm();
+            let sound = Storage::new(dir.path(), DeviceKind::File { direct: false }, BS).unwrap();
+            if let Ok(tree) = DiskBTree::<u64>::open(&sound, "bt", Resident::AllInner, false) {
+                for &k in keys.iter().step_by(97) {
+                    if let Ok(found) = tree.get(&k, &mut [0u8; 8]) {
+                        assert!(found, "{fault:?}/{after}: key {k} of the bulk load is gone");
+                    }
+                }
+            }
+        }
+    }
+    assert!(struck >= 15, "{struck} runs met their fault");
+}
