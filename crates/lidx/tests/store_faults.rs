@@ -1,6 +1,6 @@
 //! Every `Store` engine on a device that fails (issue 13): failed, out-of-space and torn writes
-//! and failed syncs of the table and page files, and of the write-ahead log's appends and
-//! fsyncs, struck at many points of a run whose tiny memory budget makes merges (`hybrid`) and
+//! and failed syncs of the table and page files, of the write-ahead log's appends and fsyncs,
+//! and of the manifest's commits, struck at many points of a run whose tiny memory budget makes merges (`hybrid`) and
 //! checkpoints (`btree`) write all along; and blocks that read back damaged.
 //!
 //! What must hold: every fault is a typed error, never a panic; a write that returned `Ok`
@@ -149,8 +149,9 @@ fn typed(e: &Error) {
 fn write_faults_lose_no_acknowledged_write() {
     let mut struck = 0;
     let points = [
-        (FaultScope::Devices, &[0, 1, 2, 3, 5, 8, 13, 21, 34][..]),
-        (FaultScope::Log, &[0, 3, 40, 250][..]),
+        (FaultScope::Devices, &[0, 1, 3, 8, 21, 34][..]),
+        (FaultScope::Log, &[0, 40, 250][..]),
+        (FaultScope::Manifest, &[0, 1, 4][..]),
     ];
     for engine in ENGINES {
         for (scope, afters) in points {
@@ -211,7 +212,7 @@ fn write_faults_lose_no_acknowledged_write() {
             }
         }
     }
-    assert!(struck >= 90, "{struck} runs met their fault");
+    assert!(struck >= 80, "{struck} runs met their fault");
 }
 
 #[test]

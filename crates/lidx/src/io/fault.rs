@@ -11,9 +11,9 @@
 //! crash or a dying disk leaves it. Counting write requests rather than bytes keeps a plan
 //! deterministic for a given sequence of operations.
 //!
-//! A store opened on such a storage also puts its write-ahead log's appends and fsyncs under
-//! the plan (they count as write requests and syncs like the devices'); the manifest's files
-//! are not. What it does not model: a power loss that forgets writes not yet synced (`lidx kv
+//! A store opened on such a storage also puts its write-ahead log's appends and fsyncs and its
+//! manifest's commits under the plan (they count as write requests and syncs like the
+//! devices'). What it does not model: a power loss that forgets writes not yet synced (`lidx kv
 //! torture --power-loss` simulates that for the log).
 
 use std::sync::Arc;
@@ -41,13 +41,15 @@ pub enum WriteFault {
 /// Which requests a plan counts and strikes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FaultScope {
-    /// Every request: the storage's devices and the log of a store opened on it.
+    /// Every request: the storage's devices, and the log and manifest of a store opened on it.
     #[default]
     All,
     /// The storage's block devices only (table files, pages, images).
     Devices,
     /// A store's write-ahead log only.
     Log,
+    /// A store's manifest commits only.
+    Manifest,
 }
 
 /// Who asks the plan about a request.
@@ -57,6 +59,8 @@ pub(crate) enum FaultSource {
     Device,
     /// A store's write-ahead log.
     Log,
+    /// A store's manifest.
+    Manifest,
 }
 
 impl FaultScope {
@@ -65,11 +69,12 @@ impl FaultScope {
             FaultScope::All => true,
             FaultScope::Devices => source == FaultSource::Device,
             FaultScope::Log => source == FaultSource::Log,
+            FaultScope::Manifest => source == FaultSource::Manifest,
         }
     }
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct State {
     /// Which requests count and can fail.
     scope: FaultScope,
@@ -77,6 +82,8 @@ struct State {
     countdown: Option<(u64, WriteFault)>,
     /// A sync fault waiting for the next sync.
     sync_pending: bool,
+    /// Syncs to let through before one fails.
+    sync_countdown: Option<u64>,
     /// Once a fault struck, every later write and sync fails too (a dead device).
     sticky: bool,
     dead: bool,
@@ -87,7 +94,7 @@ struct State {
 }
 
 /// The faults to inject, shared by the devices of one storage. See the module docs.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct FaultPlan {
     state: Mutex<State>,
 }
@@ -101,6 +108,11 @@ impl FaultPlan {
     /// Lets `requests` write requests through, then strikes the next one with `fault`.
     pub fn fail_write_after(&self, requests: u64, fault: WriteFault) {
         self.state.lock().countdown = Some((requests, fault));
+    }
+
+    /// Lets `syncs` syncs through, then fails the next one.
+    pub fn fail_sync_after(&self, syncs: u64) {
+        self.state.lock().sync_countdown = Some(syncs);
     }
 
     /// Counts and strikes only the requests of `scope` (default: all of them).
@@ -149,12 +161,13 @@ impl FaultPlan {
         match s.countdown {
             Some((0, fault)) => {
                 s.countdown = None;
-                s.injected += 1;
                 s.dead = s.sticky;
                 if fault == WriteFault::FailSync {
+                    // Counted when the sync fails.
                     s.sync_pending = true;
                     None
                 } else {
+                    s.injected += 1;
                     Some(fault)
                 }
             }
@@ -172,8 +185,22 @@ impl FaultPlan {
         if !s.scope.covers(source) {
             return false;
         }
-        let fail = s.dead || s.sync_pending;
+        let counted = match s.sync_countdown {
+            Some(0) => {
+                s.sync_countdown = None;
+                true
+            }
+            Some(n) => {
+                s.sync_countdown = Some(n - 1);
+                false
+            }
+            None => false,
+        };
+        let fail = s.dead || s.sync_pending || counted;
         s.sync_pending = false;
+        if fail {
+            s.injected += 1;
+        }
         fail
     }
 
@@ -328,6 +355,6 @@ mod tests {
         assert!(dev.sync().is_err());
         plan.disarm();
         dev.write_blocks(0, &mut buf, IoClass::Data).unwrap();
-        assert_eq!(plan.injected(), 6);
+        assert_eq!(plan.injected(), 7, "each failed request and sync once");
     }
 }

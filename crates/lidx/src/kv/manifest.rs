@@ -44,8 +44,11 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::io::fault::FaultSource;
+use crate::io::{FaultPlan, WriteFault};
 use crate::kv::stamp::{
     check_magic_version, corrupt, decode_stamp, encode_stamp, le_u32, le_u64, STAMP_BYTES,
 };
@@ -294,19 +297,41 @@ fn io_err(path: &Path, op: &'static str) -> impl FnOnce(std::io::Error) -> Error
     move |e| Error::io(file, op, &e)
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+/// The error of a fault `plan` injected into `op` on `path`.
+fn injected(path: &Path, op: &'static str, what: &str) -> Error {
+    io_err(path, op)(std::io::Error::other(format!("injected fault: {what}")))
+}
+
+fn write_synced(path: &Path, bytes: &[u8], faults: Option<&FaultPlan>) -> Result<()> {
     let mut f = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .open(path)
         .map_err(io_err(path, "create"))?;
+    match faults.and_then(|p| p.on_write(FaultSource::Manifest)) {
+        Some(WriteFault::Torn) => {
+            f.write_all(&bytes[..bytes.len() / 2])
+                .map_err(io_err(path, "write"))?;
+            return Err(injected(path, "write and fsync", "torn write"));
+        }
+        Some(WriteFault::Error | WriteFault::NoSpace) => {
+            return Err(injected(path, "write and fsync", "write failed"));
+        }
+        Some(WriteFault::FailSync) | None => {}
+    }
     f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .map_err(io_err(path, "write and fsync"))
+        .map_err(io_err(path, "write and fsync"))?;
+    if faults.is_some_and(|p| p.on_sync(FaultSource::Manifest)) {
+        return Err(injected(path, "write and fsync", "fsync failed"));
+    }
+    f.sync_all().map_err(io_err(path, "write and fsync"))
 }
 
-fn sync_dir(dir: &Path) -> Result<()> {
+fn sync_dir(dir: &Path, faults: Option<&FaultPlan>) -> Result<()> {
+    if faults.is_some_and(|p| p.on_sync(FaultSource::Manifest)) {
+        return Err(injected(dir, "fsync directory", "fsync failed"));
+    }
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(io_err(dir, "fsync directory"))
@@ -317,6 +342,8 @@ fn sync_dir(dir: &Path) -> Result<()> {
 pub struct ManifestStore {
     dir: PathBuf,
     number: u64,
+    /// Faults injected into commits (tests: [`ManifestStore::set_faults`]).
+    faults: Option<Arc<FaultPlan>>,
 }
 
 impl ManifestStore {
@@ -335,6 +362,7 @@ impl ManifestStore {
         let mut store = ManifestStore {
             dir: dir.to_path_buf(),
             number: 0,
+            faults: None,
         };
         store.commit(manifest)?;
         Ok(store)
@@ -366,6 +394,7 @@ impl ManifestStore {
             ManifestStore {
                 dir: dir.to_path_buf(),
                 number: n,
+                faults: None,
             },
             manifest,
         ))
@@ -377,13 +406,16 @@ impl ManifestStore {
     pub fn commit(&mut self, manifest: &Manifest) -> Result<u64> {
         let n = self.number + 1;
         let bytes = encode_manifest(n, manifest)?;
-        write_synced(&manifest_path(&self.dir, n), &bytes)?;
+        let faults = self.faults.as_deref();
+        write_synced(&manifest_path(&self.dir, n), &bytes, faults)?;
         let tmp = self.dir.join("CURRENT.tmp");
-        write_synced(&tmp, &encode_current(n))?;
+        write_synced(&tmp, &encode_current(n), faults)?;
         let current = self.dir.join("CURRENT");
         fs::rename(&tmp, &current).map_err(io_err(&current, "rename CURRENT.tmp over"))?;
-        sync_dir(&self.dir)?;
+        // From the rename on, manifest `n` may be live: the next commit must not rewrite it in
+        // place, even when the directory's fsync below fails.
         self.number = n;
+        sync_dir(&self.dir, faults)?;
         for entry in fs::read_dir(&self.dir).map_err(io_err(&self.dir, "list directory"))? {
             let entry = entry.map_err(io_err(&self.dir, "list directory"))?;
             let old = entry
@@ -396,6 +428,13 @@ impl ManifestStore {
             }
         }
         Ok(n)
+    }
+
+    /// Injects `faults`' write and sync faults into later commits (tests of what a manifest's
+    /// owner does when its disk fails).
+    #[doc(hidden)]
+    pub fn set_faults(&mut self, faults: Option<Arc<FaultPlan>>) {
+        self.faults = faults;
     }
 
     /// Number of the live manifest.
@@ -516,5 +555,29 @@ mod tests {
         );
         fs::copy(&mpath, manifest_path(dir.path(), 9)).unwrap();
         assert!(matches!(open(), Err(Error::Corrupt { .. })), "wrong number");
+    }
+
+    /// A commit whose directory fsync failed after the rename had made its manifest live
+    /// left the store's number behind, so the next commit rewrote the live manifest in place
+    /// (a crash during that write would leave no readable manifest). The next commit now takes
+    /// the next number.
+    #[test]
+    fn a_commit_after_a_failed_directory_sync_does_not_rewrite_the_live_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = sample;
+        let mut store = ManifestStore::create(dir.path(), &m(1)).unwrap();
+        let plan = FaultPlan::new();
+        store.set_faults(Some(Arc::clone(&plan)));
+        // The manifest's and CURRENT.tmp's fsyncs pass, the directory's fails.
+        plan.fail_sync_after(2);
+        assert!(store.commit(&m(2)).is_err());
+        assert_eq!(
+            ManifestStore::open(dir.path()).unwrap().1,
+            m(2),
+            "live after the rename"
+        );
+        assert_eq!(store.commit(&m(3)).unwrap(), 3);
+        let (again, live) = ManifestStore::open(dir.path()).unwrap();
+        assert_eq!((again.number(), live), (3, m(3)));
     }
 }

@@ -368,7 +368,8 @@ pub(crate) fn open_dir(
         }
         None => Arc::new(storage_for(dir, &identity, options)?),
     };
-    let (manifest_store, manifest) = ManifestStore::open(dir)?;
+    let (mut manifest_store, manifest) = ManifestStore::open(dir)?;
+    manifest_store.set_faults(storage.faults().cloned());
     let name = shown(dir);
     let next_generation = decode_meta(&name, &manifest.meta)?;
     let file = match manifest.static_files.as_slice() {
