@@ -80,8 +80,9 @@
 //!
 //! # When the device fails
 //!
-//! A failed write or sync of a block file or of the log is a typed error, and no acknowledged
-//! write is lost (`tests/store_faults.rs` strikes every kind of fault at many points of both):
+//! A failed write or sync of a block file, of the log or of a manifest commit is a typed
+//! error, and no acknowledged write is lost (`tests/store_faults.rs` strikes every kind of
+//! fault at many points of each):
 //! a block file's failure leaves the write in the log, and a log that failed refuses every
 //! later append (see [`crate::kv::wal`]), so nothing is acknowledged that it may not hold.
 //! The hybrid engine keeps a failed merge's error: writes go on into the dynamic stage until
@@ -90,9 +91,9 @@
 //! write after a page write of an update failed (part of the update may be in the tree); a
 //! failed checkpoint leaves the previous one in force and is tried again at the next write. A
 //! write that met the fault
-//! returns the error and is there whole or not at all after a reopen. What is not covered:
-//! faults of the manifest's files, and a power loss that forgets unsynced block-file writes
-//! (`lidx kv torture --power-loss` drops the log's unsynced end).
+//! returns the error and is there whole or not at all after a reopen. What is not covered: a
+//! power loss that forgets unsynced block-file writes (`lidx kv torture --power-loss` drops the
+//! log's unsynced end).
 //!
 //! # The directory
 //!
