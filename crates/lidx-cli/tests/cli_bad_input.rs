@@ -84,3 +84,24 @@ fn parameters_the_library_refuses_are_usage_errors() {
         usage_error(&args, says);
     }
 }
+
+/// `--threads 0` was refused by `ycsb` but ran one thread under `bench --on-disk`: both refuse
+/// it now, as a usage error.
+#[test]
+fn zero_threads_are_refused_by_every_command() {
+    let disk = [
+        "bench",
+        "--on-disk",
+        "--dataset",
+        "gen:lognormal:1000",
+        "--device",
+        "sim:nvme",
+        "--threads",
+        "0",
+    ];
+    usage_error(&disk, "--threads");
+    usage_error(
+        &["ycsb", "--dataset", "gen:lognormal:1000", "--threads", "0"],
+        "--threads",
+    );
+}

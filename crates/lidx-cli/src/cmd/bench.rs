@@ -28,7 +28,10 @@ fn index_help() -> String {
          `pgm:eps=16,rs:err=8,sorted`; numbers accept K/M/G and Ki/Mi/Gi suffixes.\n\n\
          In memory: {}. Default: {DEFAULT_INDEXES}.\n\n\
          With --on-disk: {DISK_INDEX_FORMS}. Default: {DEFAULT_DISK_INDEXES}.\n\n\
-         On text keys: {STRING_INDEX_FORMS}. Default: {DEFAULT_STRING_INDEXES}.",
+         On text keys: {STRING_INDEX_FORMS}. Default: {DEFAULT_STRING_INDEXES}.\n\n\
+         Zero is meaningful where it is accepted: `eps=0` and `err=0` ask for an exact model \
+         (every window one position wide: as many segments as that takes), `bits=0` for a \
+         radix table of one slot (the spline search does all the work).",
         IndexSpec::forms().join(", ")
     )
 }
@@ -117,8 +120,13 @@ pub struct Args {
     #[arg(long, default_value = "all-at-once", requires = "on_disk")]
     pub fetch: String,
 
-    /// With --on-disk: threads splitting the operations of each run.
-    #[arg(long, default_value_t = 1, requires = "on_disk")]
+    /// With --on-disk: threads splitting the operations of each run (at least 1).
+    #[arg(
+        long,
+        default_value_t = 1,
+        requires = "on_disk",
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+    )]
     pub threads: usize,
 
     /// With --on-disk: bytes of payload per key when an index is built (reused files keep
