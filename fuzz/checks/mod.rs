@@ -29,8 +29,11 @@ pub mod store_identity;
 mod store_ops;
 pub mod wal_record;
 
+/// A target's body: runs one input, panics on a wrong answer.
+pub type Check = fn(&[u8]);
+
 /// Every target by name, with its check: what the corpus replay runs.
-pub const TARGETS: [(&str, fn(&[u8])); 16] = [
+pub const TARGETS: [(&str, Check); 16] = [
     ("byte_table", byte_table::check),
     ("disk_btree_header", disk_btree_header::check),
     ("disk_btree_node", disk_btree_node::check),
