@@ -1,0 +1,53 @@
+//! The bodies of the fuzz targets, as plain functions: each module's `check(data)` runs one
+//! input and panics on a wrong answer. The fuzz crate builds this folder as its library (each
+//! `fuzz_targets/<name>.rs` only hands libFuzzer's inputs to `<name>::check`), and the
+//! workspace's `fuzz_corpus` test includes it with `#[path]` to replay every corpus in
+//! `fuzz/corpus/<name>/` without libFuzzer or a nightly toolchain.
+//!
+//! Two kinds (DESIGN.md, style 7): one target per decoder of bytes from disk (any bytes decode
+//! to something consistent or give a typed error), and model-based targets that run operation
+//! sequences against a `BTreeMap` through the fault-injecting device (`store_hybrid_ops`,
+//! `store_btree_ops`, `disk_btree_ops`). Paths inside go through `super::`, so the folder
+//! works both as a crate root and as a module.
+
+pub mod byte_table;
+pub mod disk_btree_header;
+pub mod disk_btree_node;
+pub mod disk_btree_ops;
+pub mod disk_data_block;
+pub mod disk_static_header;
+pub mod hybrid_meta;
+mod input;
+pub mod join_saved_index;
+pub mod join_table_header;
+pub mod manifest_decode;
+pub mod model_decode;
+pub mod sosd_decode;
+pub mod store_btree_ops;
+pub mod store_hybrid_ops;
+pub mod store_identity;
+mod store_ops;
+pub mod wal_record;
+
+/// A target's body: runs one input, panics on a wrong answer.
+pub type Check = fn(&[u8]);
+
+/// Every target by name, with its check: what the corpus replay runs.
+pub const TARGETS: [(&str, Check); 16] = [
+    ("byte_table", byte_table::check),
+    ("disk_btree_header", disk_btree_header::check),
+    ("disk_btree_node", disk_btree_node::check),
+    ("disk_btree_ops", disk_btree_ops::check),
+    ("disk_data_block", disk_data_block::check),
+    ("disk_static_header", disk_static_header::check),
+    ("hybrid_meta", hybrid_meta::check),
+    ("join_saved_index", join_saved_index::check),
+    ("join_table_header", join_table_header::check),
+    ("manifest_decode", manifest_decode::check),
+    ("model_decode", model_decode::check),
+    ("sosd_decode", sosd_decode::check),
+    ("store_btree_ops", store_btree_ops::check),
+    ("store_hybrid_ops", store_hybrid_ops::check),
+    ("store_identity", store_identity::check),
+    ("wal_record", wal_record::check),
+];

@@ -1,0 +1,9 @@
+//! Model-based check of the `hybrid` store engine: random operation sequences through the
+//! fault-injecting device against a `BTreeMap` (see [`super::store_ops`]).
+
+use lidx::kv::store::Engine;
+
+/// Runs the operations `data` decodes to on a new `hybrid` store.
+pub fn check(data: &[u8]) {
+    super::store_ops::run(Engine::Hybrid, data);
+}
