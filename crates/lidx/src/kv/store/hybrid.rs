@@ -99,6 +99,8 @@ pub(crate) struct Inner {
     gate: RwLock<()>,
     vis: Mutex<Visibility>,
     vis_cond: Condvar,
+    /// `vis.visible`, readable without the lock (plain reads check it first).
+    visible_now: AtomicU64,
     /// Live snapshots and ranges.
     pub(crate) readers: Readers,
     manifest: Mutex<Option<ManifestStore>>,
@@ -204,6 +206,7 @@ impl Engine {
                 failed: None,
             }),
             vis_cond: Condvar::new(),
+            visible_now: AtomicU64::new(last),
             readers: Readers::default(),
             manifest: Mutex::new((!options.read_only).then_some(store)),
             next_generation: AtomicU64::new(next_generation),
@@ -358,6 +361,22 @@ impl Inner {
         self.vis_cond.notify_all();
     }
 
+    /// Waits until `seq` is visible (its writer and every earlier one published), or the
+    /// store failed.
+    pub(crate) fn wait_visible(&self, seq: Seq) -> Result<()> {
+        if self.visible_now.load(Ordering::Acquire) >= seq {
+            return Ok(());
+        }
+        let mut vis = self.vis.lock();
+        while vis.visible < seq {
+            if let Some(e) = &vis.failed {
+                return Err(e.clone());
+            }
+            self.vis_cond.wait(&mut vis);
+        }
+        Ok(())
+    }
+
     /// Marks `seq` applied and waits until every write before it is too, so a writer reads
     /// its own write and a snapshot never sees a later write without an earlier one.
     fn publish(&self, seq: Seq) -> Result<()> {
@@ -368,6 +387,7 @@ impl Inner {
             vis.applied.remove(&next);
             vis.visible = next;
         }
+        self.visible_now.store(vis.visible, Ordering::Release);
         self.vis_cond.notify_all();
         while vis.visible < seq {
             if let Some(e) = &vis.failed {

@@ -34,6 +34,33 @@ pub(crate) fn get_at(version: &Version, key: &[u8], at: Seq) -> Result<Option<Ve
     }
 }
 
+/// The value of `key` now ([`crate::kv::store::Store::get`]): the dynamic stage's newest
+/// version once its sequence number is visible, else the frozen stage's or the table's (all
+/// visible: a freeze waits for the writes in progress). A plain read takes the newest version
+/// rather than reading at the visible sequence number because it registers no snapshot, so a
+/// merge of the stage's runs may drop older versions under it; and it waits for that version
+/// to be visible because a version applied but not yet published (its writer waiting for an
+/// earlier one) would otherwise be seen by this read and then not by a snapshot taken after
+/// it, as if the write had gone back.
+pub(crate) fn get_latest(inner: &Inner, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    let version = inner.current();
+    let newest = {
+        let mem = version.mem.read();
+        mem.newest_version(key).map(|(found, seq)| {
+            let value = match found {
+                Found::Value(v) => Some(v.to_vec()),
+                _ => None,
+            };
+            (value, seq)
+        })
+    };
+    if let Some((value, seq)) = newest {
+        inner.wait_visible(seq)?;
+        return Ok(value);
+    }
+    get_at(&version, key, Seq::MAX)
+}
+
 fn owned(b: Bound<&&[u8]>) -> Bound<Vec<u8>> {
     match b {
         Bound::Included(k) => Bound::Included(k.to_vec()),

@@ -301,6 +301,12 @@ impl MemTable {
         self.newest(key, at).map_or(Found::Absent, |e| e.found())
     }
 
+    /// The key's newest version and its sequence number, `None` when the stage has none: what
+    /// a read of the latest state takes, before it waits for that number to be visible.
+    pub(crate) fn newest_version(&self, key: &[u8]) -> Option<(Found<'_>, Seq)> {
+        self.newest(key, Seq::MAX).map(|e| (e.found(), e.seq))
+    }
+
     /// In `run`, the first key past `after` in the given direction.
     fn next_key<'a>(
         &'a self,

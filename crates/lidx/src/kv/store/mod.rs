@@ -76,7 +76,9 @@
 //! append and the tree update together (its log order is its tree order), so with
 //! `fsync: Always` each of its writes waits for its own `fdatasync`. [`Store::snapshot`] pins
 //! the stages (or the tree's root) and a sequence number; its reads do not change while
-//! writes, merges and checkpoints go on. Plain reads see every acknowledged write.
+//! writes, merges and checkpoints go on. Plain reads see every acknowledged write, and never a
+//! write a snapshot taken after them would not see: a version applied but not yet published
+//! (its writer waiting for an earlier one) is waited for, not returned early.
 //!
 //! # When the device fails
 //!
@@ -283,7 +285,7 @@ impl Store {
     /// The value of `key`, `None` when absent.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         match &self.engine {
-            Engines::Hybrid(e) => hybrid_read::get_at(&e.inner.current(), key, u64::MAX),
+            Engines::Hybrid(e) => hybrid_read::get_latest(&e.inner, key),
             Engines::BTree(e) => e.inner.get(key),
         }
     }
