@@ -5,6 +5,7 @@
 //! ```text
 //! byte-table          lidx::disk::byte_table: sorted records in blocks, located by the string
 //!                     index over one separator per block (eps 32), one block per lookup
+//!                     (paper 002 §9's static stage, over byte keys)
 //! byte-table:eps=16   ... with the separator model's eps (smaller: narrower windows, more memory)
 //! byte-btree          lidx::disk::byte_btree: the byte B+-tree, inner nodes in memory, one
 //!                     leaf read per lookup (paper 002 §10's equal-memory baseline)

@@ -1,6 +1,6 @@
 //! The checked runner for on-disk indexes over byte-string keys
-//! ([`crate::byte_disk_registry`]): the lookup and scan workloads of
-//! [`crate::disk_runner`], on the same runs, threads, I/O accounting and record
+//! ([`crate::byte_disk_registry`]): paper 003 §6.1's lookup-only and scan workloads, as
+//! [`crate::disk_runner`] runs them, on the same runs, threads, I/O accounting and record
 //! (`disk_runner::measure`), so the figures sit in the same [`DiskRecord`] table.
 //!
 //! A query is the rank of a key in the dataset's sorted unique keys ([`RankedKeys`]), drawn as
