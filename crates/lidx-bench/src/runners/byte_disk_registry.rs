@@ -19,7 +19,8 @@
 //! `BadMagic` error, never a figure of the wrong structure.
 //!
 //! Every record's value is [`payload_of_bytes`] its key, `payload_size` bytes, so answers can
-//! be checked. Keys are the dataset's sorted unique byte strings (a `str16` key is its 16
+//! be checked. The byte B+-tree takes keys of up to [`MAX_KEY_BYTES`] (4 KiB), as the store's
+//! `btree` engine does; a longer one is [`lidx::Error::SizeLimit`]. Keys are the dataset's sorted unique byte strings (a `str16` key is its 16
 //! bytes).
 
 use std::ops::Bound;
@@ -28,6 +29,7 @@ use std::sync::Arc;
 use lidx::disk::byte_btree::{ByteBTree, Image};
 use lidx::disk::byte_table::{ByteTable, ByteTableParams, ByteTableWriter};
 use lidx::io::Storage;
+use lidx::kv::store::MAX_KEY_BYTES;
 use lidx::mem::string_index::StringIndexParams;
 
 use crate::disk_registry::parse_items;
@@ -264,7 +266,17 @@ impl ByteIndexSpec {
                     let ranks = first..(first + BTREE_BATCH).min(keys.len());
                     values.clear();
                     for rank in ranks.clone() {
-                        payload_of_bytes(keys.get(rank), &mut value);
+                        let key = keys.get(rank);
+                        if key.len() > MAX_KEY_BYTES {
+                            return Err(lidx::Error::SizeLimit {
+                                what: "key",
+                                len: key.len(),
+                                min: 1,
+                                max: MAX_KEY_BYTES,
+                            }
+                            .into());
+                        }
+                        payload_of_bytes(key, &mut value);
                         values.extend_from_slice(&value);
                     }
                     let ops: Vec<(&[u8], Option<&[u8]>)> = ranks
@@ -340,5 +352,20 @@ mod tests {
             ["byte-btree.lidx", "byte-btree.image.lidx"]
         );
         assert!(parse_byte_list(" , ").is_err());
+    }
+
+    #[test]
+    fn a_key_over_the_byte_btree_limit_is_a_typed_error() {
+        let long = vec![b'k'; MAX_KEY_BYTES + 1];
+        let keys = RankedKeys::encode(&crate::keyfile::Keys::Bytes(vec![b"a".to_vec(), long]));
+        let storage = Storage::ram();
+        let err = ByteIndexSpec::BTree.build(&storage, &keys, 8).unwrap_err();
+        assert!(
+            matches!(err, BenchError::Index(lidx::Error::SizeLimit { len, .. }) if len == MAX_KEY_BYTES + 1),
+            "{err}"
+        );
+        ByteIndexSpec::Table { eps: 8 }
+            .build(&storage, &keys, 8)
+            .unwrap();
     }
 }
