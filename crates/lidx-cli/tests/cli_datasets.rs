@@ -1,7 +1,7 @@
 //! A user's own data through the commands: a word list (text keys) and typed binaries through
 //! `stats`, `bench`, `table create`, `join` and `ycsb` (every key type through the store API);
-//! typed numbers through `build` and `bench --on-disk` (on their u64 image), strings refused there
-//! with what to use; the commands that take u64 keys refuse other types by name; a SOSD
+//! every key type through `build` and `bench --on-disk` (numbers on their u64 image, strings into
+//! the byte-key indexes), an index of the other kind refused; the commands that take u64 keys refuse other types by name; a SOSD
 //! `*_uint32` file read as u64 says which prefix to use.
 
 mod common;
@@ -364,18 +364,52 @@ fn ycsb_runs_every_key_type_through_the_store_api() {
     }
 }
 
-/// `build` and `bench --on-disk` used to refuse every key type but u64: typed numbers now go
-/// on disk on their order-preserving u64 image (a note says so), and the string forms are
-/// refused by key type, naming the store that puts byte keys on disk, with nothing written.
+/// `build` and `bench --on-disk` used to refuse every key type but u64: typed numbers go on
+/// disk on their order-preserving u64 image (a note says so), and the string forms (text,
+/// str16), once refused with a pointer to the store, into the byte-key indexes; an index of the
+/// other kind is refused by name as a usage error, with nothing written.
 #[test]
-fn build_and_bench_on_disk_take_typed_numbers_and_name_the_store_for_strings() {
+fn build_and_bench_on_disk_take_every_key_type_and_refuse_the_other_kind_of_index() {
     let dir = tempfile::tempdir().unwrap();
     for (spec, type_name) in typed_files(dir.path()) {
+        let strings = type_name == "str16" || type_name == "text";
+        let (indexes, other, fits) = if strings {
+            (
+                "byte-table:eps=16,byte-btree",
+                "btree",
+                "byte-table[:eps=<e>] or byte-btree",
+            )
+        } else {
+            ("btree,pgm:eps=16", "byte-table", "btree[:fill=<percent>]")
+        };
+        let refused_dir = dir.path().join(format!("refused-{type_name}"));
+        let refused_device = format!("file-buffered:{}", refused_dir.display());
+        for command in [
+            [
+                "build",
+                "--buffered",
+                "--dir",
+                refused_dir.to_str().unwrap(),
+            ],
+            ["bench", "--on-disk", "--device", &refused_device],
+        ] {
+            let mut args = command.to_vec();
+            args.extend(["--dataset", &spec, "--index", other]);
+            let refused = lidx(&args);
+            let stderr = without_progress(&refused.stderr);
+            assert_eq!(refused.status.code(), Some(2), "{spec} {args:?}: {stderr}");
+            assert!(
+                stderr.contains(&format!("`{other}`")) && stderr.contains(fits),
+                "{spec}: {stderr}"
+            );
+            assert!(!refused_dir.exists(), "{spec}: a directory left behind");
+        }
+
         let index_dir = dir.path().join(format!("idx-{type_name}"));
         let build = lidx(&[
             "build",
             "--index",
-            "btree,pgm:eps=16",
+            indexes,
             "--dataset",
             &spec,
             "--dir",
@@ -383,47 +417,45 @@ fn build_and_bench_on_disk_take_typed_numbers_and_name_the_store_for_strings() {
             "--buffered",
         ]);
         let stderr = without_progress(&build.stderr);
-        if type_name == "str16" || type_name == "text" {
-            assert_eq!(build.status.code(), Some(1), "{spec}: {stderr}");
-            assert!(
-                stderr.contains(&format!("holds {type_name} keys"))
-                    && stderr.contains("lidx ycsb --store btree,hybrid"),
-                "{spec}: {stderr}"
-            );
-            assert!(!index_dir.exists(), "{spec}: a directory left behind");
-            continue;
-        }
         assert!(build.status.success(), "{spec}: {stderr}");
-        assert!(stderr.contains("u64 image"), "{spec}: {stderr}");
-        assert!(
-            text(&build.stdout).contains("2000 keys"),
-            "{}",
-            text(&build.stdout)
-        );
+        let stdout = text(&build.stdout);
+        if strings {
+            for file in [
+                "byte-table.eps=16.lidx",
+                "byte-btree.lidx",
+                "byte-btree.image.lidx",
+            ] {
+                assert!(index_dir.join(file).is_file(), "{spec}: {file} missing");
+            }
+        } else {
+            assert!(stderr.contains("u64 image"), "{spec}: {stderr}");
+        }
+        if type_name != "text" {
+            assert!(stdout.contains("2000 keys"), "{stdout}");
+        }
 
-        let bench = lidx(&[
-            "bench",
-            "--on-disk",
-            "--device",
-            "sim:nvme",
-            "--dir",
-            index_dir.to_str().unwrap(),
-            "--dataset",
-            &spec,
-            "--index",
-            "btree,pgm:eps=16",
-            "--queries",
-            "500",
-            "--runs",
-            "1",
-        ]);
-        let stderr = without_progress(&bench.stderr);
-        assert!(bench.status.success(), "{spec}: {stderr}");
-        assert!(stderr.contains("reusing"), "{spec}: {stderr}");
-        let stdout = text(&bench.stdout);
-        assert!(
-            stdout.contains("(2000 keys)") && stdout.contains("pgm"),
-            "{stdout}"
-        );
+        let file_device = format!("--device=file-buffered:{}", index_dir.display());
+        let sim_dir = format!("--dir={}", index_dir.display());
+        for (workload, device) in [
+            ("lookup", ["--device=sim:nvme", &sim_dir]),
+            ("scan:50", [&file_device, "--threads=2"]),
+        ] {
+            let mut args = vec!["bench", "--on-disk", "--dataset", &spec, "--index", indexes];
+            args.extend(device);
+            args.extend(["--workload", workload, "--queries", "500", "--runs", "1"]);
+            let bench = lidx(&args);
+            let stderr = without_progress(&bench.stderr);
+            assert!(bench.status.success(), "{spec} {workload}: {stderr}");
+            assert!(stderr.contains("reusing"), "{spec}: {stderr}");
+            let stdout = text(&bench.stdout);
+            let first = if strings { "byte-table:eps=16" } else { "pgm" };
+            assert!(
+                stdout.contains(workload) && stdout.contains(first),
+                "{stdout}"
+            );
+            if strings {
+                assert!(stdout.contains("byte-btree"), "{stdout}");
+            }
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! What the on-disk and the YCSB runner share: one thread's measurements ([`ThreadRun`]: wall
 //! and modeled latency histograms and sums, operations counted), running parts of a plan on
-//! threads ([`on_threads`]), the checked get ([`check_get`]), the clocks and the histogram
+//! threads ([`on_threads`]), the checked get ([`check_get`], [`check_payload`]), the clocks and the histogram
 //! bounds. Each runner keeps only what is its own: what an operation is and how a run's
 //! figures become a record.
 
@@ -76,6 +76,12 @@ pub(crate) fn on_threads<P: Send>(
 /// [`payload_of`]`(key)`, written into `want`. `WrongResult` otherwise.
 pub fn check_get(label: &str, key: u64, found: bool, got: &[u8], want: &mut [u8]) -> Result<()> {
     payload_of(key, want);
+    check_payload(label, key, found, got, want)
+}
+
+/// Checks a get of the key `key` names (the key, or its rank) that `found` (or not) the
+/// payload `got`: it must be found with `want`. `WrongResult` otherwise.
+pub fn check_payload(label: &str, key: u64, found: bool, got: &[u8], want: &[u8]) -> Result<()> {
     if found && got == want {
         return Ok(());
     }

@@ -306,19 +306,7 @@ impl DiskIndexSpec {
 
     /// Parses a comma-separated list (at least one item).
     pub fn parse_list(list: &str) -> Result<Vec<DiskIndexSpec>> {
-        let specs = list
-            .split(',')
-            .filter(|item| !item.trim().is_empty())
-            .map(DiskIndexSpec::parse)
-            .collect::<Result<Vec<_>>>()?;
-        if specs.is_empty() {
-            return Err(BenchError::BadSpec {
-                what: "on-disk index list",
-                got: list.to_string(),
-                expected: format!("a comma-separated list of {DISK_INDEX_FORMS}"),
-            });
-        }
-        Ok(specs)
+        parse_items(list, DISK_INDEX_FORMS, DiskIndexSpec::parse)
     }
 
     /// The canonical spelling, every parameter written out.
@@ -469,6 +457,28 @@ impl DiskIndexSpec {
         }
         Ok(())
     }
+}
+
+/// Parses a comma-separated list of on-disk index specs of the `forms` that `parse` reads
+/// (at least one item).
+pub(crate) fn parse_items<T>(
+    list: &str,
+    forms: &str,
+    parse: impl Fn(&str) -> Result<T>,
+) -> Result<Vec<T>> {
+    let specs = list
+        .split(',')
+        .filter(|item| !item.trim().is_empty())
+        .map(parse)
+        .collect::<Result<Vec<_>>>()?;
+    if specs.is_empty() {
+        return Err(BenchError::BadSpec {
+            what: "on-disk index list",
+            got: list.to_string(),
+            expected: format!("a comma-separated list of {forms}"),
+        });
+    }
+    Ok(specs)
 }
 
 fn learned<M: Persist<u64>>(

@@ -22,6 +22,10 @@
 //! simulated ones, [`lidx::io::SimProfile::elapsed_ns`] of the run's requests with the busiest
 //! thread's serial time (CPU + modeled device time), which applies the profile's parallelism and
 //! bandwidth limits. Each figure is the median over runs.
+//!
+//! The runs, the I/O accounting and the record are `measure`, generic over what a query is:
+//! a `u64` key here, the rank of a byte-string key in [`crate::byte_disk_runner`], which
+//! checks its answers the same way.
 
 use std::time::Instant;
 
@@ -90,90 +94,16 @@ impl<'a> DiskBench<'a> {
         build_s: f64,
         progress: &mut dyn Progress,
     ) -> Result<DiskRecord> {
-        let runs = self.config.runs.max(1);
-        let threads = self.config.threads.max(1);
-        let ops = self.queries.len() as u64;
-        let mut figures = Vec::with_capacity(runs);
-        let mut io_total = IoStats::default();
-        let mut wall_all = new_histogram();
-        let mut modeled_all = new_histogram();
-        progress.begin(&format!("{label}: {} runs", runs), ops * runs as u64);
-        for _ in 0..runs {
-            let before = storage.stats();
-            let started = Instant::now();
-            let chunk = self.queries.len().div_ceil(threads);
-            let results = on_threads(self.queries.chunks(chunk), |part| {
-                self.run_part(label, index, part)
-            });
-            let elapsed_ns = started.elapsed().as_nanos() as u64;
-            let io = storage.stats() - before;
-            io_total = io_total + io;
-            let mut busiest = 0;
-            let (mut wall_sum, mut modeled_sum) = (0u64, 0u64);
-            for run in results? {
-                busiest = busiest.max(run.modeled_ns);
-                wall_sum += run.wall_ns;
-                modeled_sum += run.modeled_ns;
-                wall_all.add(&run.wall).expect("same histogram bounds");
-                modeled_all
-                    .add(&run.modeled)
-                    .expect("same histogram bounds");
-            }
-            let modeled_elapsed = match storage.kind() {
-                DeviceKind::Sim(profile) => profile.elapsed_ns(&io, busiest),
-                DeviceKind::File { .. } => elapsed_ns,
-            };
-            figures.push(RunFigures {
-                wall_us: wall_sum as f64 / ops as f64 / 1e3,
-                modeled_us: modeled_sum as f64 / ops as f64 / 1e3,
-                wall_ops_per_s: ops as f64 / (elapsed_ns.max(1) as f64 / 1e9),
-                modeled_ops_per_s: ops as f64 / (modeled_elapsed.max(1) as f64 / 1e9),
-            });
-            progress.advance(ops);
-        }
-        progress.end();
-
-        let total_ops = (ops * runs as u64) as f64;
-        let per_op = |v: u64| v as f64 / total_ops;
-        let simulated = matches!(storage.kind(), DeviceKind::Sim(_));
-        let median = |f: fn(&RunFigures) -> f64| {
-            let mut v: Vec<f64> = figures.iter().map(f).collect();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let machine = Machine::detect();
-        let cached = io_total.cache_hits + io_total.cache_misses;
-        Ok(DiskRecord {
-            dataset: self.dataset.name.clone(),
-            n: index.len(),
-            workload: self.config.workload.label(),
-            index: label.to_string(),
-            device: storage.describe(),
-            block_size: storage.block_size() as u64,
-            cache_blocks: storage.cache_blocks() as u64,
-            memory_bytes: index.memory_bytes() as u64,
-            disk_bytes: index.disk_bytes(),
-            build_s,
-            blocks_per_op: per_op(io_total.read_blocks),
-            inner_blocks_per_op: per_op(io_total.blocks_read(IoClass::Inner)),
-            leaf_blocks_per_op: per_op(io_total.blocks_read(IoClass::Leaf)),
-            requests_per_op: per_op(io_total.read_requests),
-            cache_hit_ratio: (cached > 0).then(|| io_total.cache_hits as f64 / cached as f64),
-            wall_us: median(|f| f.wall_us),
-            wall_p50_us: wall_all.value_at_quantile(0.5) as f64 / 1e3,
-            wall_p99_us: wall_all.value_at_quantile(0.99) as f64 / 1e3,
-            wall_ops_per_s: median(|f| f.wall_ops_per_s),
-            modeled_us: simulated.then(|| median(|f| f.modeled_us)),
-            modeled_p99_us: simulated.then(|| modeled_all.value_at_quantile(0.99) as f64 / 1e3),
-            modeled_ops_per_s: simulated.then(|| median(|f| f.modeled_ops_per_s)),
-            queries: ops,
-            runs: runs as u64,
-            threads: threads as u64,
-            seed: self.config.seed,
-            cpu: machine.cpu,
-            cores: machine.cores,
-            lidx_version: env!("CARGO_PKG_VERSION").to_string(),
-        })
+        let facts = (index.len(), index.memory_bytes(), index.disk_bytes());
+        let measured = Measured::new(&self.dataset.name, label, facts, build_s);
+        measure(
+            &measured,
+            &self.config,
+            &self.queries,
+            storage,
+            progress,
+            |part| self.run_part(label, index, part),
+        )
     }
 
     /// Runs `part` of the queries on this thread, checking each answer.
@@ -241,4 +171,131 @@ impl<'a> DiskBench<'a> {
         }
         Ok(())
     }
+}
+
+/// What a record says about the index measured, besides the figures.
+pub(crate) struct Measured<'a> {
+    /// Dataset name.
+    pub dataset: &'a str,
+    /// Index label.
+    pub label: &'a str,
+    /// Entries in the index.
+    pub len: u64,
+    /// Bytes the index keeps in memory.
+    pub memory_bytes: usize,
+    /// Bytes of its files.
+    pub disk_bytes: u64,
+    /// Build wall time in seconds (0 when reopened).
+    pub build_s: f64,
+}
+
+impl<'a> Measured<'a> {
+    /// The index `label` of `dataset`, with `(len, memory_bytes, disk_bytes)` as `facts`.
+    pub fn new(dataset: &'a str, label: &'a str, facts: (u64, usize, u64), build_s: f64) -> Self {
+        let (len, memory_bytes, disk_bytes) = facts;
+        Measured {
+            dataset,
+            label,
+            len,
+            memory_bytes,
+            disk_bytes,
+            build_s,
+        }
+    }
+}
+
+/// Runs `queries` `config.runs` times on `config.threads` threads (`run_part` runs and checks
+/// one thread's share) and makes the record: the I/O of `storage` per operation, wall and
+/// modeled times (module docs). What the runners over every key type share.
+pub(crate) fn measure<Q: Sync>(
+    measured: &Measured<'_>,
+    config: &DiskBenchConfig,
+    queries: &[Q],
+    storage: &Storage,
+    progress: &mut dyn Progress,
+    run_part: impl Fn(&[Q]) -> Result<ThreadRun> + Sync,
+) -> Result<DiskRecord> {
+    let label = measured.label;
+    let runs = config.runs.max(1);
+    let threads = config.threads.max(1);
+    let ops = queries.len() as u64;
+    let mut figures = Vec::with_capacity(runs);
+    let mut io_total = IoStats::default();
+    let mut wall_all = new_histogram();
+    let mut modeled_all = new_histogram();
+    progress.begin(&format!("{label}: {} runs", runs), ops * runs as u64);
+    for _ in 0..runs {
+        let before = storage.stats();
+        let started = Instant::now();
+        let chunk = queries.len().div_ceil(threads).max(1);
+        let results = on_threads(queries.chunks(chunk), &run_part);
+        let elapsed_ns = started.elapsed().as_nanos() as u64;
+        let io = storage.stats() - before;
+        io_total = io_total + io;
+        let mut busiest = 0;
+        let (mut wall_sum, mut modeled_sum) = (0u64, 0u64);
+        for run in results? {
+            busiest = busiest.max(run.modeled_ns);
+            wall_sum += run.wall_ns;
+            modeled_sum += run.modeled_ns;
+            wall_all.add(&run.wall).expect("same histogram bounds");
+            modeled_all
+                .add(&run.modeled)
+                .expect("same histogram bounds");
+        }
+        let modeled_elapsed = match storage.kind() {
+            DeviceKind::Sim(profile) => profile.elapsed_ns(&io, busiest),
+            DeviceKind::File { .. } => elapsed_ns,
+        };
+        figures.push(RunFigures {
+            wall_us: wall_sum as f64 / ops as f64 / 1e3,
+            modeled_us: modeled_sum as f64 / ops as f64 / 1e3,
+            wall_ops_per_s: ops as f64 / (elapsed_ns.max(1) as f64 / 1e9),
+            modeled_ops_per_s: ops as f64 / (modeled_elapsed.max(1) as f64 / 1e9),
+        });
+        progress.advance(ops);
+    }
+    progress.end();
+
+    let total_ops = (ops * runs as u64) as f64;
+    let per_op = |v: u64| v as f64 / total_ops;
+    let simulated = matches!(storage.kind(), DeviceKind::Sim(_));
+    let median = |f: fn(&RunFigures) -> f64| {
+        let mut v: Vec<f64> = figures.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let machine = Machine::detect();
+    let cached = io_total.cache_hits + io_total.cache_misses;
+    Ok(DiskRecord {
+        dataset: measured.dataset.to_string(),
+        n: measured.len,
+        workload: config.workload.label(),
+        index: label.to_string(),
+        device: storage.describe(),
+        block_size: storage.block_size() as u64,
+        cache_blocks: storage.cache_blocks() as u64,
+        memory_bytes: measured.memory_bytes as u64,
+        disk_bytes: measured.disk_bytes,
+        build_s: measured.build_s,
+        blocks_per_op: per_op(io_total.read_blocks),
+        inner_blocks_per_op: per_op(io_total.blocks_read(IoClass::Inner)),
+        leaf_blocks_per_op: per_op(io_total.blocks_read(IoClass::Leaf)),
+        requests_per_op: per_op(io_total.read_requests),
+        cache_hit_ratio: (cached > 0).then(|| io_total.cache_hits as f64 / cached as f64),
+        wall_us: median(|f| f.wall_us),
+        wall_p50_us: wall_all.value_at_quantile(0.5) as f64 / 1e3,
+        wall_p99_us: wall_all.value_at_quantile(0.99) as f64 / 1e3,
+        wall_ops_per_s: median(|f| f.wall_ops_per_s),
+        modeled_us: simulated.then(|| median(|f| f.modeled_us)),
+        modeled_p99_us: simulated.then(|| modeled_all.value_at_quantile(0.99) as f64 / 1e3),
+        modeled_ops_per_s: simulated.then(|| median(|f| f.modeled_ops_per_s)),
+        queries: ops,
+        runs: runs as u64,
+        threads: threads as u64,
+        seed: config.seed,
+        cpu: machine.cpu,
+        cores: machine.cores,
+        lidx_version: env!("CARGO_PKG_VERSION").to_string(),
+    })
 }

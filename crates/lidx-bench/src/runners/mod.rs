@@ -1,9 +1,12 @@
 //! Runners: the checked benchmark of in-memory indexes ([`runner`], built by [`registry`]),
 //! of byte-string indexes ([`string_runner`]), of on-disk indexes ([`disk_runner`], built and
-//! opened by [`disk_registry`]) and of stores under YCSB ([`kv_runner`], over the adapters of
+//! opened by [`disk_registry`]; over byte-string keys [`byte_disk_runner`], built and opened by
+//! [`byte_disk_registry`], on the same measurement) and of stores under YCSB ([`kv_runner`], over the adapters of
 //! [`kv_store`], every key type made bytes by [`store_keys`]); the on-disk and YCSB runners share `core` (thread runs, the checked get,
 //! clocks and histograms).
 
+pub mod byte_disk_registry;
+pub mod byte_disk_runner;
 pub(crate) mod core;
 pub mod disk_registry;
 pub mod disk_runner;

@@ -3,7 +3,8 @@
 //! A lookup is `get` of an existing key (uniformly or YCSB-zipfian chosen, as the in-memory
 //! [`crate::workload::Workload`]); a scan is paper 003's range query: the lower bound
 //! of an existing start key and the following items, `len` in all (100 by default: the start
-//! key + the next 99 items).
+//! key + the next 99 items). On byte-string keys the query keys are ranks into the sorted
+//! keys ([`DiskWorkload::generate`] over `0..n`), and [`payload_of_bytes`] is the payload.
 
 use crate::error::{BenchError, Result};
 use crate::workload::{KeyChoice, Workload, YCSB_ZIPF_THETA};
@@ -70,7 +71,24 @@ impl DiskWorkload {
 /// The payload the benchmarks store with `key`: its FNV-1a hash, little-endian, zero-padded to
 /// the payload size. Derived from the key alone, so every answer can be checked.
 pub fn payload_of(key: u64, out: &mut [u8]) {
-    let hash = crate::workload::fnv1a64(key).to_le_bytes();
+    fill_payload(crate::workload::fnv1a64(key), out);
+}
+
+/// The payload the benchmarks store with a byte-string key: [`payload_of`]'s form over the
+/// 64-bit FNV-1a hash of the key's bytes. The one definition the byte-key indexes are built
+/// with and checked against.
+pub fn payload_of_bytes(key: &[u8], out: &mut [u8]) {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let hash = key
+        .iter()
+        .fold(OFFSET, |h, &b| (h ^ u64::from(b)).wrapping_mul(PRIME));
+    fill_payload(hash, out);
+}
+
+/// `hash`, little-endian, cut or zero-padded to `out`.
+fn fill_payload(hash: u64, out: &mut [u8]) {
+    let hash = hash.to_le_bytes();
     let n = out.len().min(8);
     out[..n].copy_from_slice(&hash[..n]);
     out[n..].fill(0);
@@ -102,6 +120,11 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(&a[8..], &[0u8; 8]);
         payload_of(6, &mut b);
+        assert_ne!(a, b);
+        payload_of_bytes(b"word", &mut a);
+        payload_of_bytes(b"word", &mut b);
+        assert_eq!((a, &a[8..]), (b, &[0u8; 8][..]));
+        payload_of_bytes(b"words", &mut b);
         assert_ne!(a, b);
     }
 }

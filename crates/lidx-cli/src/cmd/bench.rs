@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
+use lidx_bench::byte_disk_registry::BYTE_INDEX_FORMS;
 use lidx_bench::disk_registry::DISK_INDEX_FORMS;
 use lidx_bench::keyfile::Keys;
 use lidx_bench::registry::{IndexSpec, DEFAULT_INDEXES};
@@ -17,8 +18,8 @@ use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
 
 use super::args::{check_out, parse_ops, write_out};
-use super::bench_disk::DEFAULT_DISK_INDEXES;
-use super::{load_any_dataset, load_numeric_dataset, Bars};
+use super::bench_disk::{DEFAULT_BYTE_INDEXES, DEFAULT_DISK_INDEXES};
+use super::{is_string_dataset, load_any_dataset, load_numeric_dataset, Bars};
 
 /// `--index`'s long help, listing every form the registries accept, so it cannot drift from
 /// them.
@@ -28,6 +29,8 @@ fn index_help() -> String {
          `pgm:eps=16,rs:err=8,sorted`; numbers accept K/M/G and Ki/Mi/Gi suffixes.\n\n\
          In memory: {}. Default: {DEFAULT_INDEXES}.\n\n\
          With --on-disk: {DISK_INDEX_FORMS}. Default: {DEFAULT_DISK_INDEXES}.\n\n\
+         With --on-disk on text or str16 keys: {BYTE_INDEX_FORMS}. Default: \
+         {DEFAULT_BYTE_INDEXES}.\n\n\
          On text keys: {STRING_INDEX_FORMS}. Default: {DEFAULT_STRING_INDEXES}.\n\n\
          Zero is meaningful where it is accepted: `eps=0` and `err=0` ask for an exact model \
          (every window one position wide: as many segments as that takes), `bits=0` for a \
@@ -42,7 +45,7 @@ pub struct Args {
     /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:uniform-dense:1M, gen:words:1M),
     /// the path of an SOSD u64 file, `sosd-u32:`/`sosd-i64:`/`sosd-f64:<path>` (run on the keys'
     /// order-preserving u64 image), `text:<path>` / `<path>.txt` (one key a line) or
-    /// `str16:<path>` (both run the string indexes; `--on-disk` takes the numeric ones).
+    /// `str16:<path>` (both run the string indexes; with `--on-disk`, the byte-key ones).
     #[arg(long, default_value = "gen:lognormal:10M")]
     pub dataset: String,
 
@@ -144,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.on_disk {
         return super::bench_disk::run(args);
     }
-    if is_text_dataset(&args.dataset) {
+    if is_string_dataset(&args.dataset) {
         return run_text(args);
     }
     // Every usage error is reported before the (long) benchmark starts.
@@ -187,15 +190,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     println!("{}", report::table(&records));
     write_out(args.out.as_ref(), &records)
-}
-
-/// True for the datasets of string keys: `text:`, a `.txt` path, `gen:words:`, `str16:`.
-fn is_text_dataset(spec: &str) -> bool {
-    spec.starts_with("gen:words:")
-        || matches!(
-            lidx_bench::keyfile::parse_spec(spec).0,
-            lidx_bench::keyfile::Format::Text | lidx_bench::keyfile::Format::Str16
-        )
 }
 
 /// `lidx bench` on string keys, text or `str16` ([`lidx_bench::string_runner`]): uniform lookups of present

@@ -5,9 +5,15 @@
 //! (`--resident` for the B+-tree, `--fetch` for the learned indexes), open it read-only and run
 //! the workload with `lidx_bench::disk_runner`. Opening after the build means the measured
 //! index holds in memory exactly what a reopened index holds.
+//!
+//! String datasets (text, str16) run the byte-key indexes (`byte-table`, `byte-btree`) with
+//! `lidx_bench::byte_disk_runner` instead, on the same workloads, checks and table; they have
+//! no runtime choice, so `--resident` and `--fetch` do not apply to them.
 
-use std::time::Instant;
-
+use lidx::disk::btree::Resident;
+use lidx::disk::static_learned::Fetch;
+use lidx_bench::byte_disk_registry::ByteIndexSpec;
+use lidx_bench::byte_disk_runner::ByteDiskBench;
 use lidx_bench::disk_registry::{self, parse_resident, resident_text, DiskIndexSpec, OpenChoice};
 use lidx_bench::disk_report::{self, DiskRecord};
 use lidx_bench::disk_runner::{DiskBench, DiskBenchConfig};
@@ -15,15 +21,24 @@ use lidx_bench::disk_workload::DiskWorkload;
 
 use super::args::{check_out, parse_fetches, parse_ops, write_out};
 use super::bench::Args;
-use super::disk::{load_disk_dataset, unique_keys, DeviceChoice};
-use super::{spinner, Bars};
+use super::build::timed;
+use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
+use super::{is_string_dataset, Bars};
 
 /// The indexes `lidx bench --on-disk` runs when `--index` is not given.
 pub const DEFAULT_DISK_INDEXES: &str = "btree,pgm:eps=64,zonemap";
 
+/// The indexes `lidx bench --on-disk` runs on string keys when `--index` is not given.
+pub const DEFAULT_BYTE_INDEXES: &str = "byte-table,byte-btree";
+
 /// Runs `lidx bench --on-disk`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let specs = DiskIndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_DISK_INDEXES))?;
+    let default = if is_string_dataset(&args.dataset) {
+        DEFAULT_BYTE_INDEXES
+    } else {
+        DEFAULT_DISK_INDEXES
+    };
+    let indexes = DiskIndexes::parse(args.index.as_deref().unwrap_or(default), &args.dataset)?;
     let workload = DiskWorkload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("100K"))?;
     let device = DeviceChoice::parse(&args.device, args.dir.clone())?;
@@ -38,10 +53,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         crate::huge_pages::disable();
     }
     device.check_block_size(args.block_size)?;
-    let dataset = load_disk_dataset(&args.dataset, args.seed)?;
-    let keys = unique_keys(&dataset.keys);
-    device.create_dir()?;
-    let storage = device.storage(args.block_size, args.cache_blocks)?;
     let config = DiskBenchConfig {
         workload,
         queries,
@@ -49,63 +60,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         threads: args.threads,
         seed: args.seed,
     };
-    let bench = DiskBench::prepare(&dataset, &keys, config)?;
-
-    let mut records: Vec<DiskRecord> = Vec::new();
-    let mut bars = Bars::default();
-    for spec in &specs {
-        let name = spec.file_name();
-        let build_s = if storage.exists(&name) && !args.rebuild {
-            eprintln!("note: reusing {name}; pass --rebuild to build it again");
-            0.0
-        } else {
-            let bar = spinner(&format!("building {}", spec.label()));
-            let started = Instant::now();
-            let built = spec.build(&storage, &keys, args.payload_size);
-            bar.finish_and_clear();
-            built?;
-            started.elapsed().as_secs_f64()
-        };
-        let choices: Vec<(OpenChoice, String)> = if spec.is_btree() {
-            residents
-                .iter()
-                .map(|&resident| {
-                    let choice = OpenChoice {
-                        resident,
-                        ..OpenChoice::default()
-                    };
-                    (choice, format!(":resident={}", resident_text(resident)))
-                })
-                .collect()
-        } else {
-            fetches
-                .iter()
-                .map(|&fetch| {
-                    let choice = OpenChoice {
-                        fetch,
-                        ..OpenChoice::default()
-                    };
-                    (choice, format!(":fetch={}", fetch.name()))
-                })
-                .collect()
-        };
-        for (i, (choice, suffix)) in choices.into_iter().enumerate() {
-            let index = disk_registry::open(&storage, &name, choice)?;
-            if i == 0 {
-                eprintln!("note: {name}: {}", index.describe());
-            }
-            anyhow::ensure!(
-                index.len() == keys.len() as u64,
-                "{name} holds {} entries but {} has {} distinct keys: it was built from another \
-                 dataset; pass --rebuild",
-                index.len(),
-                dataset.name,
-                keys.len()
-            );
-            let label = format!("{}{suffix}", spec.label());
-            records.push(bench.run_index(&label, index.as_ref(), &storage, build_s, &mut bars)?);
+    let records = match indexes {
+        DiskIndexes::Numeric(specs) => {
+            let runtime = Runtime { residents, fetches };
+            run_numeric(&args, &specs, &device, config, &runtime)?
         }
-    }
+        DiskIndexes::Bytes(specs) => run_bytes(&args, &specs, &device, config)?,
+    };
 
     let first = &records[0];
     println!(
@@ -124,4 +85,125 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     println!("{}", disk_report::table(&records));
     write_out(args.out.as_ref(), &records)
+}
+
+/// The runtime choices of the numeric indexes: the B+-tree's resident levels, the learned
+/// indexes' fetching strategies.
+struct Runtime {
+    residents: Vec<Resident>,
+    fetches: Vec<Fetch>,
+}
+
+/// Builds (or reuses) and runs the numeric indexes, once per runtime choice.
+fn run_numeric(
+    args: &Args,
+    specs: &[DiskIndexSpec],
+    device: &DeviceChoice,
+    config: DiskBenchConfig,
+    runtime: &Runtime,
+) -> anyhow::Result<Vec<DiskRecord>> {
+    let dataset = load_disk_dataset(&args.dataset, args.seed)?;
+    let keys = unique_keys(&dataset.keys);
+    device.create_dir()?;
+    let storage = device.storage(args.block_size, args.cache_blocks)?;
+    let bench = DiskBench::prepare(&dataset, &keys, config)?;
+
+    let mut records: Vec<DiskRecord> = Vec::new();
+    let mut bars = Bars::default();
+    for spec in specs {
+        let name = spec.file_name();
+        let build_s = if storage.exists(&name) && !args.rebuild {
+            eprintln!("note: reusing {name}; pass --rebuild to build it again");
+            0.0
+        } else {
+            timed(&spec.label(), || {
+                spec.build(&storage, &keys, args.payload_size)
+            })?
+        };
+        let choices: Vec<(OpenChoice, String)> = if spec.is_btree() {
+            runtime
+                .residents
+                .iter()
+                .map(|&resident| {
+                    let choice = OpenChoice {
+                        resident,
+                        ..OpenChoice::default()
+                    };
+                    (choice, format!(":resident={}", resident_text(resident)))
+                })
+                .collect()
+        } else {
+            runtime
+                .fetches
+                .iter()
+                .map(|&fetch| {
+                    let choice = OpenChoice {
+                        fetch,
+                        ..OpenChoice::default()
+                    };
+                    (choice, format!(":fetch={}", fetch.name()))
+                })
+                .collect()
+        };
+        for (i, (choice, suffix)) in choices.into_iter().enumerate() {
+            let index = disk_registry::open(&storage, &name, choice)?;
+            if i == 0 {
+                eprintln!("note: {name}: {}", index.describe());
+            }
+            check_len(&name, index.len(), keys.len(), &dataset.name)?;
+            let label = format!("{}{suffix}", spec.label());
+            records.push(bench.run_index(&label, index.as_ref(), &storage, build_s, &mut bars)?);
+        }
+    }
+    Ok(records)
+}
+
+/// Builds (or reuses) and runs the byte-key indexes.
+fn run_bytes(
+    args: &Args,
+    specs: &[ByteIndexSpec],
+    device: &DeviceChoice,
+    config: DiskBenchConfig,
+) -> anyhow::Result<Vec<DiskRecord>> {
+    let (name, keys) = load_byte_keys(&args.dataset, args.seed)?;
+    device.create_dir()?;
+    let storage = device.storage(args.block_size, args.cache_blocks)?;
+    let bench = ByteDiskBench::prepare(&name, &keys, args.payload_size, config)?;
+    let mut records = Vec::new();
+    let mut bars = Bars::default();
+    for spec in specs {
+        let files = spec.file_names();
+        let build_s = if files.iter().all(|f| storage.exists(f)) && !args.rebuild {
+            eprintln!(
+                "note: reusing {}; pass --rebuild to build it again",
+                files.join(" + ")
+            );
+            0.0
+        } else {
+            timed(&spec.label(), || {
+                spec.build(&storage, &keys, args.payload_size)
+            })?
+        };
+        let index = spec.open(&storage)?;
+        eprintln!("note: {}: {}", spec.file_name(), index.describe());
+        check_len(&spec.file_name(), index.len(), keys.len(), &name)?;
+        records.push(bench.run_index(
+            &spec.label(),
+            index.as_ref(),
+            &storage,
+            build_s,
+            &mut bars,
+        )?);
+    }
+    Ok(records)
+}
+
+/// An index reused from its file must hold the dataset's distinct keys.
+fn check_len(file: &str, len: u64, keys: usize, dataset: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        len == keys as u64,
+        "{file} holds {len} entries but {dataset} has {keys} distinct keys: it was built from \
+         another dataset; pass --rebuild"
+    );
+    Ok(())
 }

@@ -4,15 +4,22 @@
 //! The on-disk indexes of `lidx_bench::disk_registry` hold `u64` keys. A dataset of `u32`,
 //! `i64` or `f64` keys is built on its order-preserving `u64` image (what every model learns
 //! on, injective for these types), as the in-memory `lidx bench` runs it, and a note says so.
-//! Strings have no such image: 16-byte strings and text are refused by key type, naming what
-//! puts byte keys on disk (the store, through `lidx ycsb` or `lidx kv load`).
+//! Strings have no such image: text and 16-byte strings go to the byte-key indexes of
+//! `lidx_bench::byte_disk_registry` (the byte table, the byte B+-tree). Which kind a dataset
+//! takes is read from its spec, so an index of the other kind is refused by name
+//! ([`DiskIndexes::parse`]) before any data is read or directory created.
 
 use std::path::PathBuf;
 
 use lidx::io::{DeviceKind, SimProfile, Storage};
+use lidx_bench::byte_disk_registry::{parse_byte_list, ByteIndexSpec, BYTE_INDEX_FORMS};
 use lidx_bench::dataset::{self, Dataset};
+use lidx_bench::disk_registry::{DiskIndexSpec, DISK_INDEX_FORMS};
 use lidx_bench::keyfile::Keys;
+use lidx_bench::store_keys::RankedKeys;
 use lidx_bench::BenchError;
+
+use super::is_string_dataset;
 
 /// Where index files live and what device serves them, from `--device` and `--dir`.
 #[derive(Debug, Clone)]
@@ -127,14 +134,58 @@ pub fn check_cache(block_size: usize, blocks: usize) -> Result<(), BenchError> {
     lidx_bench::count::check_fits("--cache-blocks", blocks as u64, block_size as u64 + 64)
 }
 
-/// What `build` and `bench --on-disk` say to string keys.
-const STRINGS_ON_DISK: &str = "the on-disk indexes hold numeric keys (u64; u32, i64 and f64 \
-    on their order-preserving u64 image); byte-string keys go on disk through the store: \
-    `lidx ycsb --store btree,hybrid --dataset <the same spec>` benchmarks it, `lidx kv load` \
-    fills one from a .txt file";
+/// The indexes of an `--index` list, of the kind the dataset's keys take.
+#[derive(Debug)]
+pub enum DiskIndexes {
+    /// Indexes over numeric keys (on their `u64` image).
+    Numeric(Vec<DiskIndexSpec>),
+    /// Indexes over byte-string keys.
+    Bytes(Vec<ByteIndexSpec>),
+}
 
-/// Loads a dataset for the on-disk indexes (module docs): numeric keys as `u64`, strings
-/// refused with [`BenchError::KeyType`].
+impl DiskIndexes {
+    /// Parses `list` for the dataset `dataset` (its key type read from the spec, see
+    /// [`is_string_dataset`]): byte-key indexes for strings, numeric ones otherwise. An index of
+    /// the other kind is refused by name with [`BenchError::BadSpec`] (a usage error) listing
+    /// the indexes that fit, before anything is read or created.
+    pub fn parse(list: &str, dataset: &str) -> Result<DiskIndexes, BenchError> {
+        let strings = is_string_dataset(dataset);
+        for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            if ByteIndexSpec::is_byte_name(item) != strings {
+                let (what, expected) = if strings {
+                    (
+                        "on-disk index for string keys",
+                        format!(
+                            "{BYTE_INDEX_FORMS} ({dataset} holds byte-string keys; `{item}` \
+                             indexes numeric ones)"
+                        ),
+                    )
+                } else {
+                    (
+                        "on-disk index for numeric keys",
+                        format!(
+                            "{DISK_INDEX_FORMS} ({dataset} holds numeric keys; `{item}` \
+                             indexes byte strings: text or str16 datasets)"
+                        ),
+                    )
+                };
+                return Err(BenchError::BadSpec {
+                    what,
+                    got: item.to_string(),
+                    expected,
+                });
+            }
+        }
+        Ok(if strings {
+            DiskIndexes::Bytes(parse_byte_list(list)?)
+        } else {
+            DiskIndexes::Numeric(DiskIndexSpec::parse_list(list)?)
+        })
+    }
+}
+
+/// Loads a dataset for the numeric on-disk indexes (module docs) as `u64`; a string dataset
+/// the spec did not show ([`is_string_dataset`]) is [`BenchError::KeyType`].
 pub fn load_disk_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {
     super::loading(
         spec,
@@ -144,7 +195,7 @@ pub fn load_disk_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {
                 return Err(BenchError::KeyType {
                     dataset: any.name,
                     got: any.keys.type_name(),
-                    expected: STRINGS_ON_DISK.to_string(),
+                    expected: format!("the byte-key indexes take them: {BYTE_INDEX_FORMS}"),
                 });
             }
             any.into_numeric_image()
@@ -153,17 +204,39 @@ pub fn load_disk_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {
     )
 }
 
+/// Loads a dataset of string keys for the byte-key indexes: its name and its sorted unique
+/// keys (a `str16` key as its 16 bytes), with a note when duplicates were dropped. Numeric keys
+/// are [`BenchError::KeyType`].
+pub fn load_byte_keys(spec: &str, seed: u64) -> anyhow::Result<(String, RankedKeys)> {
+    let any = super::load_any_dataset(spec, seed)?;
+    if !matches!(any.keys, Keys::Str16(_) | Keys::Bytes(_)) {
+        return Err(BenchError::KeyType {
+            dataset: any.name,
+            got: any.keys.type_name(),
+            expected: format!("the byte-key indexes ({BYTE_INDEX_FORMS}) take text or str16 keys"),
+        }
+        .into());
+    }
+    let keys = RankedKeys::encode(&any.keys);
+    note_dropped(any.keys.len(), keys.len());
+    Ok((any.name, keys))
+}
+
 /// Sorted keys without duplicates: on-disk indexes and stores hold each key once. Prints a
 /// note when duplicates were dropped.
 pub fn unique_keys(sorted: &[u64]) -> Vec<u64> {
     let mut keys = sorted.to_vec();
     keys.dedup();
-    if keys.len() < sorted.len() {
+    note_dropped(sorted.len(), keys.len());
+    keys
+}
+
+/// Says how many duplicate keys of `all` were dropped, leaving `unique`.
+fn note_dropped(all: usize, unique: usize) {
+    if unique < all {
         eprintln!(
-            "note: {} duplicate keys dropped: on-disk indexes hold each key once ({} keys)",
-            sorted.len() - keys.len(),
-            keys.len()
+            "note: {} duplicate keys dropped: on-disk indexes hold each key once ({unique} keys)",
+            all - unique
         );
     }
-    keys
 }

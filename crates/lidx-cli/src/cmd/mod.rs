@@ -213,6 +213,16 @@ pub fn spinner(task: &str) -> ProgressBar {
     bar
 }
 
+/// True for the datasets of string keys: `text:`, a `.txt` path, `gen:words:`, `str16:`.
+/// Decided from the spec alone, so a command can check its arguments before reading data.
+pub fn is_string_dataset(spec: &str) -> bool {
+    spec.starts_with("gen:words:")
+        || matches!(
+            lidx_bench::keyfile::parse_spec(spec).0,
+            lidx_bench::keyfile::Format::Text | lidx_bench::keyfile::Format::Str16
+        )
+}
+
 /// Loads a dataset spec behind a spinner and prints its notes to stderr: `u64` keys, what most
 /// commands take (another key type is a [`lidx_bench::BenchError::KeyType`]).
 pub fn load_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {

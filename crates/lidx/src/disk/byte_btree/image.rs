@@ -114,8 +114,11 @@ fn check_magic(file: &str, block: &[u8], magic: u64, block_size: usize) -> Resul
 }
 
 impl Image {
-    /// Writes the image to a new file `name` in `storage` and makes it durable.
-    pub(crate) fn write(&self, storage: &Storage, name: &str) -> Result<u64> {
+    /// Writes the image to a new file `name` in `storage` and makes it durable; returns its
+    /// bytes. With the page file synced first ([`super::ByteBTree::sync`]), the two files are
+    /// a tree that [`super::ByteBTree::open`] reopens: the store's checkpoint, or a tree built
+    /// once and saved (`lidx build`).
+    pub fn write(&self, storage: &Storage, name: &str) -> Result<u64> {
         let mut body = Vec::new();
         for (sep, block) in &self.leaves {
             put_varint(&mut body, *block);
