@@ -161,3 +161,31 @@ fn a_missing_directory_is_a_usage_error() {
     assert_eq!(code, Some(2), "{shown}");
     assert!(shown.contains("an existing directory"), "{shown}");
 }
+
+#[test]
+fn byte_key_indexes_are_verified_through_their_own_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("w.txt");
+    let (w, d) = (words.to_str().unwrap(), dir.path().join("idx"));
+    run_ok(&["gen", "--dataset", "gen:words:5K", "--out", w]);
+    let built = [
+        "build",
+        "--index",
+        "byte-table,byte-btree",
+        "--dataset",
+        w,
+        "--dir",
+    ];
+    run_ok(&[&built[..], &[d.to_str().unwrap()]].concat());
+    let (code, shown) = verify(&d);
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(shown.contains("byte B+-tree: 5000 records"), "{shown}");
+    assert!(shown.contains("byte table: 5000 records"), "{shown}");
+    let pages = d.join("byte-btree.lidx");
+    let mut bytes = std::fs::read(&pages).unwrap();
+    bytes[2 * 4096 + 64] ^= 0x04;
+    std::fs::write(&pages, &bytes).unwrap();
+    let (code, shown) = verify(&d);
+    assert_eq!(code, Some(1), "{shown}");
+    assert!(shown.contains("DAMAGED  byte-btree.image.lidx"), "{shown}");
+}

@@ -8,8 +8,10 @@
 //!   against the header;
 //! - a static learned index (`pgm`, `rs`, zone maps, ...): every data block in order, the key
 //!   order across blocks, every key found in its model's window, the count against the header;
-//! - a byte table (a store's static stage, or `lidx build` of string keys): every block and
-//!   record, every key found through its model;
+//! - a byte table (`lidx build --index byte-table` of string keys): every block and record,
+//!   every key found through its model;
+//! - a byte B+-tree (`lidx build --index byte-btree`: a page file and the image that lists its
+//!   leaves): every leaf, every key found through the inner nodes;
 //! - a join table (`lidx table create`): every record block, the content fingerprint against
 //!   the header's;
 //! - a saved join index (`<table>.<index>.idx`): its header and model checksums, and its binding
@@ -29,6 +31,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Parser;
 use lidx::disk::btree::{DiskBTree, Resident};
+use lidx::disk::byte_btree::{ByteBTree, Image};
 use lidx::disk::byte_table::ByteTable;
 use lidx::disk::static_learned::AnyStaticLearned;
 use lidx::io::{DeviceKind, Storage};
@@ -55,6 +58,10 @@ enum Kind {
     DiskBTree,
     StaticLearned,
     ByteTable,
+    /// A byte B+-tree's checkpoint image, which lists the leaves of its page file.
+    ByteBTreeImage,
+    /// A byte B+-tree's page file, read through its image.
+    ByteBTreePages,
     JoinTable,
     JoinIndex,
 }
@@ -65,6 +72,8 @@ impl Kind {
             Kind::DiskBTree => "disk B+-tree",
             Kind::StaticLearned => "static learned index",
             Kind::ByteTable => "byte table",
+            Kind::ByteBTreeImage => "byte B+-tree",
+            Kind::ByteBTreePages => "byte B+-tree pages",
             Kind::JoinTable => "join table",
             Kind::JoinIndex => "saved join index",
         }
@@ -81,6 +90,7 @@ fn le_u32(b: &[u8], at: usize) -> Option<u32> {
 
 /// The kind of the file whose first bytes are `head`, and the block size its header gives.
 fn classify(head: &[u8]) -> Option<(Kind, usize)> {
+    use lidx::disk::byte_btree::{IMAGE_MAGIC, PAGES_MAGIC};
     use lidx::disk::byte_table::BYTE_TABLE_MAGIC;
     use lidx::join::table::TABLE_MAGIC;
     use lidx::join::table_index::INDEX_MAGIC;
@@ -91,6 +101,8 @@ fn classify(head: &[u8]) -> Option<(Kind, usize)> {
             Some((Kind::StaticLearned, block(36)))
         }
         m if m == BYTE_TABLE_MAGIC => Some((Kind::ByteTable, block(12))),
+        m if m == IMAGE_MAGIC => Some((Kind::ByteBTreeImage, block(12))),
+        m if m == PAGES_MAGIC => Some((Kind::ByteBTreePages, block(12))),
         m if m == INDEX_MAGIC => Some((Kind::JoinIndex, 4096)),
         _ if le_u64(head, 16) == Some(TABLE_MAGIC) => Some((Kind::JoinTable, 4096)),
         _ => None,
@@ -143,7 +155,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .filter(|(_, k)| k.is_some_and(|(k, _)| k == Kind::JoinTable))
         .map(|(n, _)| n.as_str())
         .collect();
+    let store = dir.join("STORE").is_file();
     for (name, kind) in &kinds {
+        // A store's table, pages and images were read by its check.
+        if store && kind.is_some() {
+            continue;
+        }
         let result = match kind {
             None => continue,
             Some((kind, block_size)) => verify_file(dir, name, *kind, *block_size, &tables),
@@ -253,6 +270,24 @@ fn verify_file(
             let n = ByteTable::open(&storage, name)?.check()?;
             format!("{n} records, each found through its model")
         }
+        Kind::ByteBTreeImage => {
+            let pages = pages_of(name)?;
+            let image = Image::read(&storage, name)?;
+            let n = ByteBTree::open(&storage, &pages, Some(image), 0, true)?.check()?;
+            format!("{n} records in {pages}, each found through the inner nodes")
+        }
+        Kind::ByteBTreePages => {
+            let image = name
+                .strip_suffix(".lidx")
+                .map(|s| format!("{s}.image.lidx"));
+            match image.filter(|i| dir.join(i).is_file()) {
+                Some(image) => format!("read through {image}"),
+                None => anyhow::bail!(
+                    "no image of its leaves beside it ({}): nothing can read it as a tree",
+                    name
+                ),
+            }
+        }
         Kind::JoinTable => {
             let header = read_header(&storage, name)?;
             let n = match header.key_size {
@@ -289,6 +324,17 @@ fn verify_file(
             }
         }
     })
+}
+
+/// The page file of a byte B+-tree's image `X.image.lidx` (as `lidx build` names them): `X.lidx`.
+fn pages_of(image: &str) -> anyhow::Result<String> {
+    match image.strip_suffix(".image.lidx") {
+        Some(base) => Ok(format!("{base}.lidx")),
+        None => anyhow::bail!(
+            "an image not named `<index>.image.lidx`, so its page file is unknown (a store's \
+             image is checked with its store)"
+        ),
+    }
 }
 
 /// The key types a typed header names.
