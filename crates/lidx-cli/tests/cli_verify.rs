@@ -14,42 +14,34 @@ fn run_ok(args: &[&str]) {
     assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
 }
 
+/// Join tables `t.r1` and `t.large` of `rows` keys in `dir`, and the saved index `inlj-pgm`
+/// leaves beside `t.large`.
+fn tables_and_index(dir: &Path, rows: &str) {
+    let t = dir.join("t");
+    let t = t.to_str().unwrap();
+    let from = format!("gen:lognormal:{rows}");
+    run_ok(&[
+        "table", "create", "--from", &from, "--ratio", "1", "--out", t,
+    ]);
+    let (r1, large, out) = (format!("{t}.r1"), format!("{t}.large"), dir.join("out"));
+    let join = [
+        "join", "--algo", "inlj-pgm", "--left", &r1, "--right", &large, "--out",
+    ];
+    run_ok(&[&join[..], &[out.to_str().unwrap()]].concat());
+}
+
 /// Builds index files, join tables and a saved join index in `dir`.
 fn fill(dir: &Path) {
     let d = dir.to_str().unwrap();
-    run_ok(&[
+    let build = [
         "build",
         "--index",
         "btree,pgm:eps=16,zonemap",
         "--dataset",
         "gen:lognormal:30K",
-        "--dir",
-        d,
-    ]);
-    let t = dir.join("t");
-    let t = t.to_str().unwrap();
-    run_ok(&[
-        "table",
-        "create",
-        "--from",
-        "gen:lognormal:8K",
-        "--ratio",
-        "1",
-        "--out",
-        t,
-    ]);
-    let (r1, large, out) = (format!("{t}.r1"), format!("{t}.large"), dir.join("out"));
-    run_ok(&[
-        "join",
-        "--algo",
-        "inlj-pgm",
-        "--left",
-        &r1,
-        "--right",
-        &large,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    ];
+    run_ok(&[&build[..], &["--dir", d]].concat());
+    tables_and_index(dir, "8K");
 }
 
 /// Rewrites block `block` of `path` with `change` applied and a valid checksum.
@@ -108,31 +100,7 @@ fn a_sound_directory_verifies_and_damage_is_named() {
     );
     // A saved index of another table of the same name is stale.
     let other = tempfile::tempdir().unwrap();
-    let t = other.path().join("t");
-    let t = t.to_str().unwrap();
-    run_ok(&[
-        "table",
-        "create",
-        "--from",
-        "gen:lognormal:9K",
-        "--ratio",
-        "1",
-        "--out",
-        t,
-    ]);
-    let (r1, large) = (format!("{t}.r1"), format!("{t}.large"));
-    let out = other.path().join("out");
-    run_ok(&[
-        "join",
-        "--algo",
-        "inlj-pgm",
-        "--left",
-        &r1,
-        "--right",
-        &large,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    tables_and_index(other.path(), "9K");
     let idx = dir.path().join("t.large.pgm.idx");
     std::fs::copy(other.path().join("t.large.pgm.idx"), &idx).unwrap();
     let (_, shown) = verify(dir.path());

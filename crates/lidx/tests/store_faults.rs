@@ -34,6 +34,15 @@ fn options() -> StoreOptions {
     }
 }
 
+/// A new `engine` store in `dir` on a storage whose faults `plan` injects.
+fn create(engine: Engine, dir: &Path, plan: &Arc<FaultPlan>, options: &StoreOptions) -> Store {
+    let create = CreateOptions {
+        engine,
+        ..CreateOptions::default()
+    };
+    Store::create_on(dir, storage(dir, Some(Arc::clone(plan))), &create, options).unwrap()
+}
+
 fn storage(dir: &Path, plan: Option<Arc<FaultPlan>>) -> Arc<Storage> {
     let storage = Storage::new(dir, DeviceKind::File { direct: false }, 4096).unwrap();
     Arc::new(match plan {
@@ -161,17 +170,7 @@ fn write_faults_lose_no_acknowledged_write() {
             {
                 let dir = tempfile::tempdir().unwrap();
                 let plan = FaultPlan::new();
-                let create = CreateOptions {
-                    engine,
-                    ..CreateOptions::default()
-                };
-                let store = Store::create_on(
-                    dir.path(),
-                    storage(dir.path(), Some(Arc::clone(&plan))),
-                    &create,
-                    &options(),
-                )
-                .unwrap();
+                let store = create(engine, dir.path(), &plan, &options());
                 plan.scope(scope);
                 plan.fail_write_after(after, fault);
                 let case = format!("{engine:?}, {fault:?} after {after} requests of {scope:?}");
@@ -220,20 +219,11 @@ fn damaged_reads_are_errors_never_wrong_values() {
     for engine in ENGINES {
         let dir = tempfile::tempdir().unwrap();
         let plan = FaultPlan::new();
-        let create = CreateOptions {
-            engine,
-            ..CreateOptions::default()
+        let options = StoreOptions {
+            memory_budget: 64 << 10,
+            ..options()
         };
-        let store = Store::create_on(
-            dir.path(),
-            storage(dir.path(), Some(Arc::clone(&plan))),
-            &create,
-            &StoreOptions {
-                memory_budget: 64 << 10,
-                ..options()
-            },
-        )
-        .unwrap();
+        let store = create(engine, dir.path(), &plan, &options);
         let mut model = Model::new();
         for n in 0..2_000 {
             let (changes, done) = write(&store, n);
