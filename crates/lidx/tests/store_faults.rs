@@ -250,3 +250,41 @@ fn damaged_reads_are_errors_never_wrong_values() {
         store.close().unwrap();
     }
 }
+
+/// A btree checkpoint whose manifest went live but whose directory fsync failed left the
+/// store's generation behind, so the next checkpoint rewrote in place the image the live
+/// manifest names (a crash during that rewrite would leave it naming a broken image). The next
+/// checkpoint now writes an image of its own.
+#[test]
+fn a_checkpoint_after_a_failed_one_writes_a_new_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = FaultPlan::new();
+    let store = create(Engine::BTree, dir.path(), &plan, &options());
+    let images = || {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("inner-"))
+            .collect();
+        names.sort();
+        names
+    };
+    store.put(b"a", b"1").unwrap();
+    store.compact().unwrap();
+    store.put(b"b", b"2").unwrap();
+    plan.scope(FaultScope::Manifest);
+    // The manifest's and CURRENT.tmp's fsyncs pass, the directory's fails after the rename.
+    plan.fail_sync_after(2);
+    assert!(store.compact().is_err());
+    let live = images().pop().unwrap();
+    plan.disarm();
+    store.put(b"c", b"3").unwrap();
+    store.compact().unwrap();
+    let newest = images().pop().unwrap();
+    assert!(newest > live, "{newest} must not be {live} rewritten");
+    store.close().unwrap();
+    let store = Store::open_on(dir.path(), storage(dir.path(), None), &options()).unwrap();
+    for (k, v) in [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")] {
+        assert_eq!(store.get(k).unwrap().as_deref(), Some(&v[..]));
+    }
+}

@@ -130,8 +130,14 @@ pub fn run(args: TortureArgs) -> anyhow::Result<()> {
     if let Some(cycle) = args.child {
         return child(&args, cycle);
     }
-    if args.cycles == 0 || args.max_delay_ms < 5 {
-        bail!("--cycles must be at least 1 and --max-delay-ms at least 5");
+    let longest = CHILD_LIFETIME.as_millis() as u64 / 2;
+    if args.cycles == 0 || !(5..=longest).contains(&args.max_delay_ms) {
+        return Err(BenchError::BadSpec {
+            what: "--cycles/--max-delay-ms",
+            got: format!("{}/{}", args.cycles, args.max_delay_ms),
+            expected: format!("at least 1 cycle and a delay of 5 to {longest} ms"),
+        }
+        .into());
     }
     if args.db.exists() {
         return Err(BenchError::BadSpec {
@@ -318,7 +324,12 @@ impl Parent {
             .range(..)
             .map(|e| {
                 let (k, v) = e?;
-                Ok((k, u64::from_le_bytes(v[..8].try_into()?)))
+                let version = u64::from_le_bytes(
+                    v.get(..8)
+                        .and_then(|b| b.try_into().ok())
+                        .context("a scanned value shorter than 8 bytes")?,
+                );
+                Ok((k, version))
             })
             .collect::<anyhow::Result<_>>()?;
         let mut expected: Vec<(Vec<u8>, u64)> = self
@@ -386,12 +397,18 @@ fn run_child(args: &TortureArgs, cycle: u64, delay: Duration) -> anyhow::Result<
         .args(["--writers", &args.writers.to_string()])
         .args(["--child", &cycle.to_string()])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+        .stderr(Stdio::piped());
     if args.power_loss {
         command.arg("--power-loss");
     }
     let mut child = command.spawn().context("start the writer child")?;
     let stdout = child.stdout.take().context("the child's output")?;
+    let mut stderr = child.stderr.take().context("the child's error output")?;
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+        text
+    });
     let reader = std::thread::spawn(move || {
         let mut lines = Vec::new();
         let mut r = BufReader::new(stdout);
@@ -408,8 +425,13 @@ fn run_child(args: &TortureArgs, cycle: u64, delay: Duration) -> anyhow::Result<
     child.kill().context("kill the child")?;
     let status = child.wait()?;
     let lines = reader.join().expect("the reader thread does not panic");
-    if status.success() {
-        bail!("cycle {cycle}: the child exited by itself before the kill");
+    let errors = errors.join().expect("the reader thread does not panic");
+    // Only the kill may end the child: a panic or an abort is what a torture run is for.
+    if std::os::unix::process::ExitStatusExt::signal(&status) != Some(libc::SIGKILL) {
+        bail!(
+            "cycle {cycle}: the child ended by itself ({status}) before the kill: {}",
+            errors.trim()
+        );
     }
     if let Some(error) = lines.iter().find(|l| l.starts_with("error")) {
         bail!("cycle {cycle}: the child failed: {error}");

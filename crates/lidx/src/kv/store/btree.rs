@@ -298,7 +298,11 @@ impl BTreeInner {
             tree.sync()?;
             (tree.image(), self.applied.load(Ordering::Acquire))
         };
+        // The generation is taken before anything is written: a checkpoint that fails after
+        // its manifest went live (a failed directory fsync) must not have the next one rewrite
+        // the image that manifest names.
         let generation = st.next_generation;
+        st.next_generation = generation + 1;
         let name = image_name(generation);
         image.write(&self.storage, &name)?;
         wal.rotate()?;
@@ -320,7 +324,6 @@ impl BTreeInner {
             let readers = self.readers.oldest(seq);
             tree.reclaim(readers);
         }
-        st.next_generation = generation + 1;
         st.log_bytes = 0;
         if let Some(old) = st.image.replace(name) {
             self.storage.remove(&old)?;

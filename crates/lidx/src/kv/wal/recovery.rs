@@ -32,9 +32,9 @@ use super::record::Seq;
 /// RocksDB's `kTolerateCorruptedTailRecords` cuts both kinds of tail, and its default is
 /// point-in-time; ours is the stricter `TornTail`, which cuts only what a crash makes and
 /// asks the user before dropping a record that may have been acknowledged. Whatever a replay
-/// cuts is reported ([`Dropped`]); bytes cut from a complete record or dropped by
-/// `PointInTime` are first copied beside the segment (`<segment>.dropped`), and whole
-/// segments dropped are renamed so (no longer read as log), so nothing is destroyed.
+/// cuts is reported ([`Dropped`]); the bytes cut are first copied beside the segment
+/// (`<segment>.dropped`, synced with its directory before the cut), and whole segments dropped
+/// are renamed so (no longer read as log), so nothing is destroyed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum WalRecovery {
     /// Any damage is an error, an incomplete last record included; nothing is ever cut.
@@ -119,8 +119,9 @@ pub struct Dropped {
     pub bytes: u64,
     /// The sequence number the first dropped record had or would have had.
     pub first_seq: Seq,
-    /// Where the cut bytes were copied (`None` for a record cut short by the end of the file,
-    /// which holds nothing a reader could use, and when not `cut`).
+    /// Where the cut bytes were copied before the cut (`None` only when not `cut`): a record
+    /// that looks cut short by the end of the file may be a complete one whose length field
+    /// flipped, so its bytes are kept too.
     pub kept_in: Option<PathBuf>,
     /// False for a read-only open, which skips what it would cut and changes no file.
     pub cut: bool,

@@ -313,9 +313,10 @@ fn replay_with(
                 segments: segments[i + 1..].iter().map(|(_, p)| p.clone()).collect(),
             };
             if cut {
-                if kind != DamageKind::Incomplete {
-                    dropped.kept_in = Some(keep_aside(path, &bytes[scan.valid_len..])?);
-                }
+                // Even a record cut short by the end of the file is kept: a flipped bit in a
+                // complete record's length field makes it look so.
+                dropped.kept_in = Some(keep_aside(path, &bytes[scan.valid_len..])?);
+                sync_dir(dir)?;
                 let f = OpenOptions::new()
                     .write(true)
                     .open(path)
@@ -339,10 +340,10 @@ fn replay_with(
 }
 
 /// A free name beside `path` for what a replay drops from it: `<path>.dropped`, or with a
-/// number after it when an earlier replay left one.
+/// number after it when an earlier replay left one (each crash can leave one).
 fn aside_name(path: &Path) -> Result<PathBuf> {
     let base = format!("{}.dropped", path.display());
-    for n in 0..1000 {
+    for n in 0..ASIDE_LIMIT {
         let name = if n == 0 {
             PathBuf::from(&base)
         } else {
@@ -352,12 +353,18 @@ fn aside_name(path: &Path) -> Result<PathBuf> {
             return Ok(name);
         }
     }
-    Err(Error::InvalidParameter {
-        name: "log directory",
-        value: base,
-        expected: "fewer than 1000 files of dropped log records beside a segment: move them away",
-    })
+    Err(Error::io(
+        base,
+        "name a file for the log bytes a replay drops",
+        &std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{ASIDE_LIMIT} such files are beside the segment already: move them away"),
+        ),
+    ))
 }
+
+/// Most files of dropped bytes kept beside one segment.
+const ASIDE_LIMIT: usize = 100_000;
 
 /// Copies the bytes a replay cuts from `path` into a new file beside it, synced, and names it.
 fn keep_aside(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
