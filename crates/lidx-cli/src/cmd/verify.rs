@@ -146,9 +146,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if dir.join("STORE").is_file() {
         verdicts.push(check_store(dir));
     }
+    let heads: Vec<Vec<u8>> = names
+        .iter()
+        .map(|n| head(&dir.join(n)).unwrap_or_default())
+        .collect();
     let kinds: Vec<(String, Option<(Kind, usize)>)> = names
         .iter()
-        .map(|n| (n.clone(), head(&dir.join(n)).and_then(|h| classify(&h))))
+        .zip(&heads)
+        .map(|(n, h)| (n.clone(), classify(h)))
         .collect();
     let tables: Vec<&str> = kinds
         .iter()
@@ -156,14 +161,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(|(n, _)| n.as_str())
         .collect();
     let store = dir.join("STORE").is_file();
-    for (name, kind) in &kinds {
+    for ((name, kind), head) in kinds.iter().zip(&heads) {
         // A store's table, pages and images were read by its check.
         if store && kind.is_some() {
             continue;
         }
         let result = match kind {
             None => continue,
-            Some((kind, block_size)) => verify_file(dir, name, *kind, *block_size, &tables),
+            Some((kind, block_size)) => verify_file(dir, name, head, *kind, *block_size, &tables),
         };
         verdicts.push(Verdict {
             file: name.clone(),
@@ -239,15 +244,15 @@ fn check_store(dir: &Path) -> Verdict {
 fn verify_file(
     dir: &Path,
     name: &str,
+    head: &[u8],
     kind: Kind,
     block_size: usize,
     tables: &[&str],
 ) -> anyhow::Result<String> {
     let storage = Storage::new(dir, DeviceKind::File { direct: false }, block_size)?;
-    let head = head(&dir.join(name)).unwrap_or_default();
     Ok(match kind {
         Kind::DiskBTree => {
-            let n = typed(&key_name(&head), |k| match k {
+            let n = typed(&key_name(head), |k| match k {
                 KeyOf::U64 => btree::<u64>(&storage, name),
                 KeyOf::U32 => btree::<u32>(&storage, name),
                 KeyOf::I64 => btree::<i64>(&storage, name),
@@ -257,7 +262,7 @@ fn verify_file(
             format!("{n} entries")
         }
         Kind::StaticLearned => {
-            let n = typed(&key_name(&head), |k| match k {
+            let n = typed(&key_name(head), |k| match k {
                 KeyOf::U64 => learned::<u64>(&storage, name),
                 KeyOf::U32 => learned::<u32>(&storage, name),
                 KeyOf::I64 => learned::<i64>(&storage, name),

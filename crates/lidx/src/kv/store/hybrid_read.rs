@@ -21,11 +21,27 @@ use super::view::Entry;
 
 /// The value of `key` in `version` at sequence number `at`.
 pub(crate) fn get_at(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8>>> {
-    for stage in std::iter::once(&version.mem).chain(&version.frozen) {
-        match stage.read().get(key, at) {
+    match version.mem.read().get(key, at) {
+        Found::Absent => below_dynamic(version, key, at),
+        found => Ok(owned_value(found)),
+    }
+}
+
+/// A found version as the value a read returns (`None` for a tombstone).
+fn owned_value(found: Found<'_>) -> Option<Vec<u8>> {
+    match found {
+        Found::Value(v) => Some(v.to_vec()),
+        _ => None,
+    }
+}
+
+/// The value of `key` at `at` in the frozen stage and the table: what a read takes when the
+/// dynamic stage has no version of the key.
+fn below_dynamic(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8>>> {
+    if let Some(frozen) = &version.frozen {
+        match frozen.read().get(key, at) {
             Found::Absent => {}
-            Found::Deleted => return Ok(None),
-            Found::Value(v) => return Ok(Some(v.to_vec())),
+            found => return Ok(owned_value(found)),
         }
     }
     match &version.table {
@@ -46,19 +62,14 @@ pub(crate) fn get_latest(inner: &Inner, key: &[u8]) -> Result<Option<Vec<u8>>> {
     let version = inner.current();
     let newest = {
         let mem = version.mem.read();
-        mem.newest_version(key).map(|(found, seq)| {
-            let value = match found {
-                Found::Value(v) => Some(v.to_vec()),
-                _ => None,
-            };
-            (value, seq)
-        })
+        mem.newest_version(key)
+            .map(|(found, seq)| (owned_value(found), seq))
     };
     if let Some((value, seq)) = newest {
         inner.wait_visible(seq)?;
         return Ok(value);
     }
-    get_at(&version, key, Seq::MAX)
+    below_dynamic(&version, key, Seq::MAX)
 }
 
 fn owned(b: Bound<&&[u8]>) -> Bound<Vec<u8>> {
