@@ -17,7 +17,8 @@
 //!
 //! # Layers
 //!
-//! A module only uses the ones above it in this list: [`error`]; [`key`]; [`codec`] (the byte
+//! A module only uses the ones above it in this list: [`error`]; [`spec`] (names and
+//! parameters as written in specs); [`key`]; [`codec`] (the byte
 //! encoders every saved model and file uses); [`search`] (last-mile searches on slices);
 //! [`index`] (the window contract, [`StaticIndex`]) and [`map`]; [`model`] (CDF
 //! approximations); [`mem`] (in-memory indexes: inside it, `art` below `start`); [`io`]; then
@@ -35,11 +36,12 @@ pub mod map;
 pub mod mem;
 pub mod model;
 pub mod search;
+pub mod spec;
 
 pub use error::{Error, Result};
 pub use index::{ApproxPos, Shape, StaticIndex};
 pub use key::{Key, Str16};
-pub use map::OrderedMap;
+pub use map::{BulkLoad, OrderedMap};
 
 /// The README's library example, compiled and run as a doctest so it stays true.
 #[cfg(doctest)]

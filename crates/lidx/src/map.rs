@@ -53,3 +53,17 @@ pub trait OrderedMap<K: Key, V> {
     /// Bytes the map holds in memory: nodes, keys and values (not what values point to).
     fn size_in_bytes(&self) -> usize;
 }
+
+/// A map built at once from entries in strictly increasing key order: what a bulk load is for
+/// every updatable index (paper 001 §II: each is measured bulk-loaded, then updated).
+///
+/// Errors: [`crate::Error::OutOfOrder`] for a descent, [`crate::Error::DuplicateKey`] for a
+/// repeated key, [`crate::Error::InvalidKey`] for a NaN, [`crate::Error::InvalidParameter`] for
+/// bad `params`; nothing is built then.
+pub trait BulkLoad<K: Key, V>: OrderedMap<K, V> + Sized {
+    /// The map's tuning parameters.
+    type Params: Clone + Default + std::fmt::Debug;
+
+    /// Builds the map from `entries`.
+    fn load_sorted(entries: Vec<(K, V)>, params: &Self::Params) -> crate::Result<Self>;
+}

@@ -19,7 +19,7 @@
 //!
 //! # Adding an index
 //!
-//! One row in the `index_specs!` table below (variant, name, parameters with types and
+//! One row in the `lidx::param_specs!` table below (variant, name, parameters with types and
 //! defaults, docs) gives the enum variant, its parsing, its label and its help line; one arm in
 //! [`IndexSpec::build`] builds it.
 
@@ -37,166 +37,85 @@ use lidx::StaticIndex;
 
 pub use crate::count::{parse_count, show_count};
 use crate::error::{BenchError, Result};
+use crate::map_index::MapIndex;
 
 /// The indexes `lidx bench` runs when `--index` is not given.
 pub const DEFAULT_INDEXES: &str = "sorted,pgm:eps=64,rs,rmi,btree";
 
-/// A value an index parameter can take, parsed with the `K`/`M`/`G` suffixes.
-pub trait ParamValue: Sized + Copy {
-    /// Parses `text`, `None` when it is not a number of this type.
-    fn parse_param(text: &str) -> Option<Self>;
-    /// The value as a number, for reports.
-    fn to_u64(self) -> u64;
-}
-
-macro_rules! param_value_for_unsigned {
-    ($($t:ty),*) => {$(
-        impl ParamValue for $t {
-            fn parse_param(text: &str) -> Option<Self> {
-                parse_count(text.trim()).and_then(|v| <$t>::try_from(v).ok())
-            }
-            fn to_u64(self) -> u64 {
-                self as u64
-            }
-        }
-    )*};
-}
-param_value_for_unsigned!(u32, u64, usize);
-
-macro_rules! index_specs {
-    ($(
-        $(#[doc = $doc:literal])*
-        $variant:ident = $name:literal {
-            $( $(#[doc = $pdoc:literal])* $param:ident : $ty:ty = $default:literal ),* $(,)?
-        }
-    ),* $(,)?) => {
-        /// One index of an `--index` list, with its parameters. See the module docs.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum IndexSpec {
-            $(
-                $(#[doc = $doc])*
-                $variant { $( $(#[doc = $pdoc])* $param: $ty ),* }
-            ),*
-        }
-
-        impl IndexSpec {
-            /// Every accepted form with its defaults, e.g. `rs[:bits=18][:err=32]`.
-            pub fn forms() -> Vec<String> {
-                vec![$(
-                    concat!($name $(, "[:", stringify!($param), "=", stringify!($default), "]")*)
-                        .to_string()
-                ),*]
-            }
-
-            /// The index's name as spelled in specs (`rs`, `btree-model`, ...).
-            pub fn name(&self) -> &'static str {
-                match self {
-                    $( IndexSpec::$variant { .. } => $name, )*
-                }
-            }
-
-            /// The parameters with their values, in declaration order.
-            pub fn params(&self) -> Vec<(&'static str, u64)> {
-                match *self {
-                    $( IndexSpec::$variant { $($param),* } => {
-                        vec![$( (stringify!($param), ParamValue::to_u64($param)) ),*]
-                    } )*
-                }
-            }
-
-            fn from_parts(name: &str, pairs: &[(&str, &str)]) -> Option<Self> {
-                match name {
-                    $( $name => {
-                        $( let mut $param: $ty = $default; )*
-                        let mut seen: Vec<&str> = Vec::new();
-                        for pair in pairs {
-                            if seen.contains(&pair.0) {
-                                return None;
-                            }
-                            seen.push(pair.0);
-                            match pair.0 {
-                                $( stringify!($param) => {
-                                    $param = <$ty as ParamValue>::parse_param(pair.1)?;
-                                } )*
-                                _ => return None,
-                            }
-                        }
-                        Some(IndexSpec::$variant { $($param),* })
-                    } )*
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-index_specs! {
-    /// Binary search over the whole array: the baseline every speedup is measured against.
-    Sorted = "sorted" {},
-    /// PGM-index (paper 001): optimal piecewise linear segments with error `eps`, recursively.
-    Pgm = "pgm" {
-        /// Maximum error in positions: smaller is faster lookups and more segments (memory).
-        eps: usize = 64,
-        /// Error of the upper levels: smaller is more upper segments and shorter level scans.
-        eps_rec: usize = 8,
-    },
-    /// RadixSpline (Kipf et al., the learned index paper 000 §2.2 evaluates): a spline with error `err` and a radix table on its points.
-    Rs = "rs" {
-        /// Radix table bits: more bits is a larger table and a narrower spline search.
-        bits: u32 = 18,
-        /// Spline error in positions: smaller is faster lookups and more spline points.
-        err: usize = 32,
-    },
-    /// Two-stage recursive model index (RMI): a root model choosing one of `leaves` linear
-    /// models.
-    Rmi = "rmi" {
-        /// Second-stage models: more is smaller errors and more memory (the library's default,
-        /// 2^20, is measured in `lidx::mem::rmi`).
-        leaves: usize = 1048576,
-    },
-    /// B+-tree over the sorted keys (the classic structure learned indexes must beat).
-    Btree = "btree" {
-        /// Key-position slots per leaf (16 bytes each): larger is fewer, bigger leaves.
-        leaf: usize = 16,
-        /// Separators per inner node: larger is fewer levels and longer in-node searches.
-        inner: usize = 15,
-    },
-    /// Sampled PGM: a PGM over every `every`-th key with error `eps` on the sample.
-    Spgm = "spgm" {
-        /// Sampling stride: larger is a smaller index and wider windows.
-        every: usize = 128,
-        /// Error on the sample: smaller is more segments and narrower windows.
-        eps: usize = 2,
-    },
-    /// B+-tree over every `every`-th key, used as a model: the window is one stride.
-    BtreeModel = "btree-model" {
-        /// Sampling stride: larger is a smaller tree and wider windows.
-        every: usize = 256,
-    },
-    /// FITing-tree: greedy segments with error `eps` in a B+-tree.
-    Fiting = "fiting" {
-        /// Maximum error in positions: smaller is faster lookups and more segments.
-        eps: usize = 64,
-    },
-    /// Adaptive radix tree (paper 004's baseline) over the distinct keys, exact answers.
-    Art = "art" {},
-    /// START (paper 004): ART tuned by the dynamic program with the cost model of
-    /// `$LIDX_START_COST_MODEL` (written by `lidx start calibrate`), else the paper's Table I.
-    Start = "start" {
-        /// Space budget of a multilevel node, in times the ART nodes it replaces: larger is
-        /// more multilevel nodes (shallower, more memory).
-        budget: usize = 1,
-        /// 1: the tuned tree's leaves and ART nodes move into a huge-page arena (no page walk
-        /// per level, up to one huge page more memory); 0: they stay on the global allocator.
-        arena: usize = 1,
-    },
-    /// START tuned by the greedy bottom-up variant instead of the dynamic program.
-    StartGreedy = "start-greedy" {
-        /// As for `start`.
-        budget: usize = 1,
-        /// As for `start`.
-        arena: usize = 1,
-    },
+lidx::param_specs! {
+    /// One index of an `--index` list, with its parameters. See the module docs.
+    pub enum IndexSpec {
+        /// Binary search over the whole array: the baseline every speedup is measured against.
+        Sorted = "sorted" {},
+        /// PGM-index (paper 001): optimal piecewise linear segments with error `eps`, recursively.
+        Pgm = "pgm" {
+            /// Maximum error in positions: smaller is faster lookups and more segments (memory).
+            eps: usize = 64,
+            /// Error of the upper levels: smaller is more upper segments and shorter level scans.
+            eps_rec: usize = 8,
+        },
+        /// RadixSpline (Kipf et al., the learned index paper 000 §2.2 evaluates): a spline with error `err` and a radix table on its points.
+        Rs = "rs" {
+            /// Radix table bits: more bits is a larger table and a narrower spline search.
+            bits: u32 = 18,
+            /// Spline error in positions: smaller is faster lookups and more spline points.
+            err: usize = 32,
+        },
+        /// Two-stage recursive model index (RMI): a root model choosing one of `leaves` linear
+        /// models.
+        Rmi = "rmi" {
+            /// Second-stage models: more is smaller errors and more memory (the library's default,
+            /// 2^20, is measured in `lidx::mem::rmi`).
+            leaves: usize = 1048576,
+        },
+        /// B+-tree over the sorted keys (the classic structure learned indexes must beat).
+        Btree = "btree" {
+            /// Key-position slots per leaf (16 bytes each): larger is fewer, bigger leaves.
+            leaf: usize = 16,
+            /// Separators per inner node: larger is fewer levels and longer in-node searches.
+            inner: usize = 15,
+        },
+        /// Sampled PGM: a PGM over every `every`-th key with error `eps` on the sample.
+        Spgm = "spgm" {
+            /// Sampling stride: larger is a smaller index and wider windows.
+            every: usize = 128,
+            /// Error on the sample: smaller is more segments and narrower windows.
+            eps: usize = 2,
+        },
+        /// B+-tree over every `every`-th key, used as a model: the window is one stride.
+        BtreeModel = "btree-model" {
+            /// Sampling stride: larger is a smaller tree and wider windows.
+            every: usize = 256,
+        },
+        /// FITing-tree: greedy segments with error `eps` in a B+-tree.
+        Fiting = "fiting" {
+            /// Maximum error in positions: smaller is faster lookups and more segments.
+            eps: usize = 64,
+        },
+        /// Adaptive radix tree (paper 004's baseline) over the distinct keys, exact answers.
+        Art = "art" {},
+        /// START (paper 004): ART tuned by the dynamic program with the cost model of
+        /// `$LIDX_START_COST_MODEL` (written by `lidx start calibrate`), else the paper's Table I.
+        Start = "start" {
+            /// Space budget of a multilevel node, in times the ART nodes it replaces: larger is
+            /// more multilevel nodes (shallower, more memory).
+            budget: usize = 1,
+            /// 1: the tuned tree's leaves and ART nodes move into a huge-page arena (no page walk
+            /// per level, up to one huge page more memory); 0: they stay on the global allocator.
+            arena: usize = 1,
+        },
+        /// START tuned by the greedy bottom-up variant instead of the dynamic program.
+        StartGreedy = "start-greedy" {
+            /// As for `start`.
+            budget: usize = 1,
+            /// As for `start`.
+            arena: usize = 1,
+        },
+    }
+    extra
+    /// An updatable map (`lidx::mem::MapSpec`) used as a static index: each distinct key maps to
+    /// its first position, found by `get` (present) or `lower_bound` (absent).
+    Map(lidx::mem::MapSpec)
 }
 
 /// The cost model the `start` entries tune with: the file named by `LIDX_START_COST_MODEL`,
@@ -230,13 +149,7 @@ impl IndexSpec {
             got: item.to_string(),
             expected: accepted_forms(),
         };
-        let mut parts = item.trim().split(':');
-        let name = parts.next().unwrap_or_default();
-        let mut pairs = Vec::new();
-        for part in parts {
-            let (key, value) = part.split_once('=').ok_or_else(bad)?;
-            pairs.push((key.trim(), value.trim()));
-        }
+        let (name, pairs) = lidx::spec::split_item(item).ok_or_else(bad)?;
         IndexSpec::from_parts(name, &pairs).ok_or_else(bad)
     }
 
@@ -255,16 +168,6 @@ impl IndexSpec {
             });
         }
         Ok(specs)
-    }
-
-    /// The canonical spelling with every parameter, round numbers short: `rs:bits=18:err=32`,
-    /// `rmi:leaves=1Mi`. It parses back to the same spec.
-    pub fn label(&self) -> String {
-        let mut label = self.name().to_string();
-        for (key, value) in self.params() {
-            label.push_str(&format!(":{key}={}", show_count(value)));
-        }
-        label
     }
 
     /// The parameters alone in plain digits for machine reading, `bits=18:err=32` (empty when
@@ -318,6 +221,7 @@ impl IndexSpec {
                 keys,
                 start_params(budget, arena, Strategy::Greedy)?,
             )?),
+            IndexSpec::Map(spec) => Box::new(MapIndex::build(&spec, keys)?),
         })
     }
 }

@@ -52,7 +52,7 @@ use std::ptr;
 
 use crate::error::{Error, Result};
 use crate::key::Key;
-use crate::map::OrderedMap;
+use crate::map::{BulkLoad, OrderedMap};
 
 /// Id of "no node" in the leaf chain.
 const NIL: u32 = u32::MAX;
@@ -765,6 +765,14 @@ impl<K: Key, V> BTree<K, V> {
             }
         }
         self.write_inner(parent, &pkeys, &pchildren);
+    }
+}
+
+impl<K: Key, V> BulkLoad<K, V> for BTree<K, V> {
+    type Params = BTreeParams;
+
+    fn load_sorted(entries: Vec<(K, V)>, params: &BTreeParams) -> Result<Self> {
+        Self::bulk_load(entries, *params)
     }
 }
 

@@ -5,7 +5,9 @@ pub mod btree;
 pub mod btree_index;
 pub mod btree_model;
 pub mod fiting;
+pub mod key_map;
 pub mod leco_zone_map;
+pub mod map_spec;
 pub mod persist;
 pub mod pgm;
 pub mod pgm_compressed;
@@ -20,4 +22,6 @@ pub mod start;
 pub mod string_index;
 pub mod zone_map;
 
+pub use key_map::KeyMap;
+pub use map_spec::MapSpec;
 pub use sorted::SortedArray;

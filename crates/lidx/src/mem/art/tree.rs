@@ -383,6 +383,14 @@ fn inner_bytes<K, V>(node: &NodeRef<K, V>) -> usize {
     }
 }
 
+impl<K: ArtKey, V> crate::map::BulkLoad<K, V> for Art<K, V> {
+    type Params = ();
+
+    fn load_sorted(entries: Vec<(K, V)>, _params: &()) -> Result<Self> {
+        Self::bulk_load(entries)
+    }
+}
+
 impl<K: ArtKey, V> OrderedMap<K, V> for Art<K, V> {
     type Range<'a>
         = super::iter::Range<'a, K, V>

@@ -1,0 +1,65 @@
+//! An updatable map ([`lidx::mem::MapSpec`]) used as a static index, so that `lidx bench
+//! --index alex,sorted` times its lookups against binary search on the same queries.
+//!
+//! Each distinct key maps to the position of its first occurrence; [`StaticIndex::search`]
+//! answers an exact window (`lo == pos == hi`): a present key by `get` (the lookup paper 001
+//! times), an absent one by `lower_bound`.
+
+use lidx::mem::{KeyMap, MapSpec};
+use lidx::{ApproxPos, Shape, StaticIndex};
+
+use crate::error::Result;
+
+/// A map from each distinct key to its first position.
+pub struct MapIndex {
+    map: Box<dyn KeyMap>,
+    len: usize,
+}
+
+impl MapIndex {
+    /// The map `spec` bulk-loaded with the distinct keys of sorted `keys`.
+    pub fn build(spec: &MapSpec, keys: &[u64]) -> Result<MapIndex> {
+        lidx::key::check_sorted(keys)?;
+        let entries = (0..keys.len())
+            .filter(|&i| i == 0 || keys[i - 1] < keys[i])
+            .map(|i| (keys[i], i as u64))
+            .collect();
+        Ok(MapIndex {
+            map: spec.build(entries)?,
+            len: keys.len(),
+        })
+    }
+}
+
+impl StaticIndex<u64> for MapIndex {
+    #[inline]
+    fn search(&self, key: u64) -> ApproxPos {
+        let pos = match self.map.get(key) {
+            Some(p) => p as usize,
+            None => self
+                .map
+                .lower_bound(key)
+                .map_or(self.len, |(_, p)| p as usize),
+        };
+        ApproxPos {
+            pos,
+            lo: pos,
+            hi: pos,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.map.size_in_bytes()
+    }
+
+    fn shape(&self) -> Shape {
+        Shape {
+            segments: None,
+            height: None,
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Parameter specs as people write them on a command line: `alex:density=0.7`-style names with
+//! `:param=value` pairs, and counts such as `10M` or `leaves=1Mi`.
+//!
+//! One count parser for every number lidx reads from a spec: digits (with optional `_`
+//! separators) and an optional suffix, `K`/`M`/`G` (either case) for powers of 1000 or
+//! `Ki`/`Mi`/`Gi` for powers of 1024. No sign, no fraction, no surrounding blanks; an overflowing
+//! value is refused.
+//!
+//! [`param_specs!`](crate::param_specs) turns a table of names, parameters, defaults and docs
+//! into an enum with its parsing, canonical label and help forms. The store's `log` engine names
+//! its index with it ([`crate::mem::MapSpec`]) and the benchmark registries use the same table
+//! shape, so a name means the same thing in every command.
+
+/// Parses `123`, `64K`, `1M`, `2G`, `64Ki`, `1Mi`, `1Gi` (and `_` digit separators).
+pub fn parse_count(text: &str) -> Option<u64> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+        .unwrap_or(text.len());
+    let (digits, suffix) = text.split_at(split);
+    let digits: String = digits.chars().filter(|&c| c != '_').collect();
+    if digits.is_empty() {
+        return None;
+    }
+    let base: u64 = digits.parse().ok()?;
+    let multiplier: u64 = match suffix {
+        "" => 1,
+        "K" | "k" => 1_000,
+        "M" | "m" => 1_000_000,
+        "G" | "g" => 1_000_000_000,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        _ => return None,
+    };
+    base.checked_mul(multiplier)
+}
+
+/// `1000000` -> `1M`, `2000000000` -> `2G`, `1048576` -> `1Mi`; other values as plain digits.
+pub fn show_count(v: u64) -> String {
+    match v {
+        0 => "0".to_string(),
+        v if v % 1_000_000_000 == 0 => format!("{}G", v / 1_000_000_000),
+        v if v % 1_000_000 == 0 => format!("{}M", v / 1_000_000),
+        v if v % (1 << 30) == 0 => format!("{}Gi", v >> 30),
+        v if v % (1 << 20) == 0 => format!("{}Mi", v >> 20),
+        v => v.to_string(),
+    }
+}
+
+/// A value a spec parameter can take, parsed with the `K`/`M`/`G` suffixes.
+pub trait ParamValue: Sized + Copy {
+    /// Parses `text`, `None` when it is not a number of this type.
+    fn parse_param(text: &str) -> Option<Self>;
+    /// The value as a number, for reports and labels.
+    fn to_u64(self) -> u64;
+}
+
+macro_rules! param_value_for_unsigned {
+    ($($t:ty),*) => {$(
+        impl ParamValue for $t {
+            fn parse_param(text: &str) -> Option<Self> {
+                parse_count(text.trim()).and_then(|v| <$t>::try_from(v).ok())
+            }
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+        }
+    )*};
+}
+param_value_for_unsigned!(u32, u64, usize);
+
+/// Splits `name:key=value:key=value` into its name and pairs; `None` when a part has no `=`.
+pub fn split_item(item: &str) -> Option<(&str, Vec<(&str, &str)>)> {
+    let mut parts = item.trim().split(':');
+    let name = parts.next().unwrap_or_default();
+    let mut pairs = Vec::new();
+    for part in parts {
+        let (key, value) = part.split_once('=')?;
+        pairs.push((key.trim(), value.trim()));
+    }
+    Some((name, pairs))
+}
+
+/// Declares a spec enum from a table: each row `Variant = "name" { param: type = default, ... }`
+/// with doc comments, and optionally one trailing `extra Variant(Type)` whose type is another
+/// spec enum of this macro, tried for names the rows do not have. The enum gets `forms` (every
+/// accepted form with its defaults), `name`, `params` (in declaration order), `from_parts`
+/// (`None` for an unknown name, an unknown or repeated parameter or a value that does not parse)
+/// and `label` (the canonical spelling with every parameter, round numbers short).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! param_specs {
+    (
+        $(#[doc = $edoc:literal])*
+        pub enum $enum:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                $variant:ident = $name:literal {
+                    $( $(#[doc = $pdoc:literal])* $param:ident : $ty:ty = $default:literal ),* $(,)?
+                }
+            ),* $(,)?
+        }
+        $( extra $(#[doc = $xdoc:literal])* $xvariant:ident($xty:ty) )?
+    ) => {
+        $(#[doc = $edoc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $enum {
+            $(
+                $(#[doc = $doc])*
+                $variant { $( $(#[doc = $pdoc])* $param: $ty ),* },
+            )*
+            $( $(#[doc = $xdoc])* $xvariant($xty), )?
+        }
+
+        impl $enum {
+            /// Every accepted form with its defaults, e.g. `rs[:bits=18][:err=32]`.
+            pub fn forms() -> Vec<String> {
+                #[allow(unused_mut)]
+                let mut forms: Vec<String> = vec![$(
+                    concat!($name $(, "[:", stringify!($param), "=", stringify!($default), "]")*)
+                        .to_string()
+                ),*];
+                $(
+                    for form in <$xty>::forms() {
+                        if !forms.contains(&form) {
+                            forms.push(form);
+                        }
+                    }
+                )?
+                forms
+            }
+
+            /// The name as spelled in specs.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( $enum::$variant { .. } => $name, )*
+                    $( $enum::$xvariant(inner) => {
+                        let _: &$xty = inner;
+                        inner.name()
+                    } )?
+                }
+            }
+
+            /// The parameters with their values, in declaration order.
+            pub fn params(&self) -> Vec<(&'static str, u64)> {
+                match *self {
+                    $( $enum::$variant { $($param),* } => {
+                        vec![$( (stringify!($param), $crate::spec::ParamValue::to_u64($param)) ),*]
+                    } )*
+                    $( $enum::$xvariant(inner) => {
+                        let _: &$xty = &inner;
+                        inner.params()
+                    } )?
+                }
+            }
+
+            /// The spec named `name` with `pairs` set over its defaults.
+            pub fn from_parts(name: &str, pairs: &[(&str, &str)]) -> Option<Self> {
+                match name {
+                    $( $name => {
+                        $( let mut $param: $ty = $default; )*
+                        let mut seen: Vec<&str> = Vec::new();
+                        for pair in pairs {
+                            if seen.contains(&pair.0) {
+                                return None;
+                            }
+                            seen.push(pair.0);
+                            match pair.0 {
+                                $( stringify!($param) => {
+                                    $param = <$ty as $crate::spec::ParamValue>::parse_param(pair.1)?;
+                                } )*
+                                _ => return None,
+                            }
+                        }
+                        Some($enum::$variant { $($param),* })
+                    } )*
+                    _ => {
+                        $( return <$xty>::from_parts(name, pairs).map($enum::$xvariant); )?
+                        #[allow(unreachable_code)]
+                        None
+                    }
+                }
+            }
+
+            /// The canonical spelling with every parameter, round numbers short
+            /// (`rmi:leaves=1Mi`); it parses back to the same spec.
+            pub fn label(&self) -> String {
+                let mut label = self.name().to_string();
+                for (key, value) in self.params() {
+                    label.push_str(&format!(":{key}={}", $crate::spec::show_count(value)));
+                }
+                label
+            }
+        }
+    };
+}
