@@ -36,6 +36,13 @@ pub trait KeyMap: Send + Sync {
 
     /// Bytes the map holds in memory.
     fn size_in_bytes(&self) -> usize;
+
+    /// False for a map without key order (the hash baseline): its `lower_bound` and `scan` are
+    /// still correct but cost a pass over every entry, so callers that need order (scans, the
+    /// lookups of absent keys) refuse such a map up front instead of timing that pass.
+    fn ordered(&self) -> bool {
+        true
+    }
 }
 
 impl<M: OrderedMap<u64, u64> + Send + Sync> KeyMap for M {
