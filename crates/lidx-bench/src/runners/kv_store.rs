@@ -272,9 +272,10 @@ pub struct StoreApiSpec {
 const BUILD_BATCH: usize = 4096;
 
 /// Accepted names in `--store` lists.
-pub const STORE_FORMS: &str = "hybrid or btree (through the store API), adapter:hybrid (the \
-                               typed hybrid index) or adapter:btree (the fixed-key disk \
-                               B+-tree, inner nodes resident)";
+pub const STORE_FORMS: &str = "hybrid, btree or log:<map> (through the store API; <map> is an \
+                               updatable map such as alex or btree:leaf=16, as `lidx bench \
+                               --help` lists them), adapter:hybrid (the typed hybrid index) or \
+                               adapter:btree (the fixed-key disk B+-tree, inner nodes resident)";
 
 /// Accepted spellings of the hybrid's static model: the on-disk registry's spellings
 /// ([`crate::disk_registry`]) of the models a hybrid merge builds.
@@ -577,7 +578,7 @@ impl StoreSpec {
                 let budget = s.budget.map_or("default".to_string(), MemoryBudget::label);
                 format!(
                     "store:{},budget={budget},fsync={}",
-                    s.engine.name(),
+                    s.engine.label(),
                     fsync_label(s.fsync)
                 )
             }
@@ -668,8 +669,20 @@ impl StoreSpec {
     /// typed adapters take `u64` keys only ([`BenchError::KeyType`], naming what to run
     /// instead).
     pub fn check_keys(&self, dataset: &str, keys: &StoreKeys) -> Result<()> {
-        if !self.is_adapter() || *keys == StoreKeys::U64 {
+        if *keys == StoreKeys::U64 {
             return Ok(());
+        }
+        if let StoreSpec::Store(s) = self {
+            if !matches!(s.engine, Engine::Log(_)) {
+                return Ok(());
+            }
+            return Err(BenchError::KeyType {
+                dataset: dataset.to_string(),
+                got: keys.type_name(),
+                expected: "u64 keys: the log engine's keys are 8 bytes (paper 001's setting); \
+                           --store btree,hybrid take every key type"
+                    .to_string(),
+            });
         }
         Err(BenchError::KeyType {
             dataset: dataset.to_string(),
@@ -792,7 +805,13 @@ fn build_store_api(
         memory_budget: options.memory_budget.max(defaults.memory_budget),
         ..options
     };
-    let store = Store::create_on(&dir, Arc::clone(&storage), &create, &load)?;
+    // A `log` store has no block files: its records are its log, in the directory.
+    let is_log = matches!(spec.engine, Engine::Log(_));
+    let store = if is_log {
+        Store::create(&dir, &create, &load)?
+    } else {
+        Store::create_on(&dir, Arc::clone(&storage), &create, &load)?
+    };
     let mut payload = vec![0u8; payload_size];
     for chunk in keys.chunks(BUILD_BATCH) {
         let mut batch = WriteBatch::new();
@@ -805,7 +824,11 @@ fn build_store_api(
     store.compact()?;
     store.close()?;
     Ok(StoreApi {
-        store: Store::open_on(&dir, storage, &options)?,
+        store: if is_log {
+            Store::open(&dir, &options)?
+        } else {
+            Store::open_on(&dir, storage, &options)?
+        },
         keys: Arc::clone(key_bytes),
         payload_size,
     })
