@@ -96,6 +96,11 @@ pub trait KvStore<K: Key>: Send + Sync {
     fn wait_for_merges(&self) -> lidx::Result<()> {
         Ok(())
     }
+    /// Puts into `out` (cleared first) the first `len` entries at or after `start`, ascending,
+    /// and returns true; false when this store has no ordered scan (the typed adapters).
+    fn scan(&self, _start: &K, _len: usize, _out: &mut Vec<(K, Vec<u8>)>) -> lidx::Result<bool> {
+        Ok(false)
+    }
 }
 
 /// The disk B+-tree behind a reader-writer lock: reads shared, inserts exclusive.
@@ -215,6 +220,30 @@ impl KvStore<u64> for StoreApi {
 
     fn put(&self, key: u64, payload: &[u8]) -> lidx::Result<()> {
         self.keys.with(key, |k| self.store.put(k, payload))
+    }
+
+    fn scan(&self, start: &u64, len: usize, out: &mut Vec<(u64, Vec<u8>)>) -> lidx::Result<bool> {
+        out.clear();
+        let entries: Vec<_> = self.keys.with(*start, |k| {
+            Ok(self
+                .store
+                .range(k..)
+                .take(len)
+                .collect::<lidx::Result<Vec<_>>>())
+        })??;
+        for (key, value) in entries {
+            let key = match &*self.keys {
+                StoreKeys::U64 => key.as_slice().try_into().ok().map(u64::from_be_bytes),
+                StoreKeys::Ranked(ranked) => ranked.rank_of(&key),
+            };
+            let key = key.ok_or_else(|| lidx::Error::Corrupt {
+                file: self.store.dir().display().to_string(),
+                block: None,
+                what: "a scan returned a key the benchmark never wrote".to_string(),
+            })?;
+            out.push((key, value));
+        }
+        Ok(true)
     }
 
     fn payload_size(&self) -> usize {
