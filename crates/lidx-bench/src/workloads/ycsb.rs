@@ -554,10 +554,13 @@ mod tests {
                 .map(|w| YcsbWorkload::parse(w).unwrap())[which];
             let k = keys(n);
             let pool = (n as usize - n as usize * 3 / 4) / threads * threads;
-            let ops = match workload.insert_fraction() {
-                f if f == 0.0 => ops,
-                f if f < 1.0 => ops.min(((pool as f64 / f) as usize).saturating_sub(2 * threads)),
-                _ => ops.min(pool),
+            let f = workload.insert_fraction();
+            let ops = if f == 0.0 {
+                ops
+            } else if f < 1.0 {
+                ops.min(((pool as f64 / f) as usize).saturating_sub(2 * threads))
+            } else {
+                ops.min(pool)
             };
             let plan = YcsbPlan::generate(workload, &k, ops, threads, seed).unwrap();
             check(&plan, &k, ops);
