@@ -64,6 +64,12 @@
 //! insert, written copy-on-write and made durable by the same log with checkpoints
 //! ([`crate::disk::byte_btree`]; the engine's protocol is in `btree.rs`).
 //!
+//! [`Engine::Log`] is paper 001 §III's end-to-end setting (Viper): records appended to the log
+//! and never moved, an updatable in-memory map chosen by name ([`crate::mem::MapSpec`]) from
+//! each 8-byte key to its newest operation; reads come from the memory-mapped log, snapshots
+//! follow each key's chain of operations back, and reopening rebuilds the map from the log
+//! (the engine's protocol and its limits are in `log.rs`).
+//!
 //! The engine is recorded in the store's `STORE` file, and [`Store::open`] picks it from
 //! there; another engine plugs in as one more variant behind the same `Store`, [`Snapshot`]
 //! and [`Range`].
@@ -103,7 +109,8 @@
 //! version is refused), `LOCK` (held by the one writer, or shared by readers: a second writer
 //! gets [`crate::Error::Locked`]), `CURRENT` and `MANIFEST-*` ([`crate::kv::manifest`]), `wal/`
 //! ([`crate::kv::wal`]), and the engine's block files: the live `table-*.lbt` (`hybrid`), or
-//! `pages.lbp` and the last checkpoint's `inner-*.lbi` (`btree`).
+//! `pages.lbp` and the last checkpoint's `inner-*.lbi` (`btree`); a `log` store has none (its
+//! log is its data).
 
 mod batch;
 mod btree;
