@@ -194,10 +194,14 @@ pub struct KvRecord {
     pub wall_p50_us: f64,
     /// 99th percentile wall latency.
     pub wall_p99_us: f64,
+    /// 99.9th percentile wall latency.
+    pub wall_p999_us: f64,
     /// Simulated devices: modeled latency (CPU + device) percentiles.
     pub modeled_p50_us: Option<f64>,
     /// 99th percentile modeled latency.
     pub modeled_p99_us: Option<f64>,
+    /// 99.9th percentile modeled latency.
+    pub modeled_p999_us: Option<f64>,
     /// Index blocks (inner nodes and leaves) read during the timed part per read (None
     /// without reads); merges' reads are not in it.
     pub blocks_per_read: Option<f64>,
@@ -405,8 +409,10 @@ impl<'a> KvBench<'a> {
             modeled_ops_per_s: m.modeled,
             wall_p50_us: pct(&wall_all, 0.5),
             wall_p99_us: pct(&wall_all, 0.99),
+            wall_p999_us: pct(&wall_all, 0.999),
             modeled_p50_us: simulated.then(|| pct(&modeled_all, 0.5)),
             modeled_p99_us: simulated.then(|| pct(&modeled_all, 0.99)),
+            modeled_p999_us: simulated.then(|| pct(&modeled_all, 0.999)),
             blocks_per_read: (m.reads > 0).then(|| {
                 let index = m.io.class_read_blocks[IoClass::Inner as usize]
                     + m.io.class_read_blocks[IoClass::Leaf as usize];
@@ -690,6 +696,7 @@ pub fn table(records: &[KvRecord]) -> String {
         "x ref",
         "p50 us",
         "p99 us",
+        "p99.9 us",
         "blocks/read",
         "merge blk/op",
         "written blk/op",
@@ -698,9 +705,9 @@ pub fn table(records: &[KvRecord]) -> String {
     ]);
     let ratio = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
     for r in records {
-        let (p50, p99) = match (r.modeled_p50_us, r.modeled_p99_us) {
-            (Some(a), Some(b)) => (a, b),
-            _ => (r.wall_p50_us, r.wall_p99_us),
+        let (p50, p99, p999) = match (r.modeled_p50_us, r.modeled_p99_us, r.modeled_p999_us) {
+            (Some(a), Some(b), Some(c)) => (a, b, c),
+            _ => (r.wall_p50_us, r.wall_p99_us, r.wall_p999_us),
         };
         table.add_row(vec![
             r.workload.clone(),
@@ -713,6 +720,7 @@ pub fn table(records: &[KvRecord]) -> String {
             ratio(r.speedup_vs_btree),
             format!("{p50:.1}"),
             format!("{p99:.1}"),
+            format!("{p999:.1}"),
             r.blocks_per_read
                 .map_or("-".to_string(), |b| format!("{b:.3}")),
             format!("{:.3}", r.merge_read_blocks_per_op),
