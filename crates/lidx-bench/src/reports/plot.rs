@@ -100,10 +100,6 @@ pub fn write_csv(path: &Path, records: &[KvRecord]) -> Result<()> {
 /// Draws throughput (Kops/s) against memory (bytes, log scale) to `path` as SVG, one line per
 /// (workload, family), titled `title`.
 pub fn write_svg(path: &Path, records: &[KvRecord], title: &str) -> Result<()> {
-    let fail = |e: &dyn std::fmt::Display| BenchError::Report {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
     let points = points(records);
     let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for p in &points {
@@ -114,57 +110,107 @@ pub fn write_svg(path: &Path, records: &[KvRecord], title: &str) -> Result<()> {
             None => lines.push((name, vec![xy])),
         }
     }
+    let axes = Axes {
+        x: "memory over the run (bytes, log scale)",
+        y: "throughput (Kops/s)",
+        x_log: true,
+        x_bytes: true,
+    };
+    write_lines(path, title, &axes, lines)
+}
+
+/// The axes of a line plot: their captions, and whether x is on a log scale and in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Axes<'a> {
+    /// Caption of the x axis.
+    pub x: &'a str,
+    /// Caption of the y axis.
+    pub y: &'a str,
+    /// A log scale for x (values at or below 0 are drawn at the smallest positive one).
+    pub x_log: bool,
+    /// x labels as byte sizes.
+    pub x_bytes: bool,
+}
+
+/// Draws named lines of (x, y) points (each sorted by x, drawn with its points) to `path` as
+/// SVG, titled `title`: the one plot writer of every figure lidx draws.
+pub fn write_lines(
+    path: &Path,
+    title: &str,
+    axes: &Axes<'_>,
+    mut lines: Vec<(String, Vec<(f64, f64)>)>,
+) -> Result<()> {
+    let fail = |e: &dyn std::fmt::Display| BenchError::Report {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
     for (_, line) in &mut lines {
         line.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if axes.x_log {
+            for p in line.iter_mut() {
+                p.0 = p.0.max(1e-3);
+            }
+        }
     }
     let all = lines.iter().flat_map(|(_, l)| l.iter());
-    let (mut x_lo, mut x_hi, mut y_hi) = (f64::MAX, 1.0f64, 0.0f64);
+    let (mut x_lo, mut x_hi, mut y_hi) = (f64::MAX, f64::MIN, 0.0f64);
     for &(x, y) in all {
         x_lo = x_lo.min(x);
         x_hi = x_hi.max(x);
         y_hi = y_hi.max(y);
     }
     if x_lo > x_hi {
-        x_lo = 1.0;
+        (x_lo, x_hi) = (1.0, 1.0);
     }
-    let (x_lo, x_hi) = (x_lo / 1.5, x_hi * 1.5);
     let y_hi = if y_hi > 0.0 { y_hi * 1.1 } else { 1.0 };
-
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let mut chart = ChartBuilder::on(&root)
+    let mut builder = ChartBuilder::on(&root);
+    builder
         .caption(title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(44)
-        .y_label_area_size(64)
-        .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)
-        .map_err(|e| fail(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("memory over the run (bytes, log scale)")
-        .y_desc("throughput (Kops/s)")
-        .x_label_formatter(&|x| crate::disk_report::human_bytes(*x as u64))
-        .draw()
-        .map_err(|e| fail(&e))?;
-    for (i, (name, line)) in lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2)))
-            .map_err(|e| fail(&e))?
-            .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
-        chart
-            .draw_series(
-                line.iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
-            )
-            .map_err(|e| fail(&e))?;
+        .y_label_area_size(64);
+    let bytes = |x: &f64| crate::disk_report::human_bytes(*x as u64);
+    let plain = |x: &f64| format!("{x}");
+    let x_format: &dyn Fn(&f64) -> String = if axes.x_bytes { &bytes } else { &plain };
+    macro_rules! draw {
+        ($chart:expr) => {{
+            let mut chart = $chart.map_err(|e| fail(&e))?;
+            chart
+                .configure_mesh()
+                .x_desc(axes.x)
+                .y_desc(axes.y)
+                .x_label_formatter(x_format)
+                .draw()
+                .map_err(|e| fail(&e))?;
+            for (i, (name, line)) in lines.iter().enumerate() {
+                let color = Palette99::pick(i).to_rgba();
+                chart
+                    .draw_series(LineSeries::new(line.iter().copied(), color.stroke_width(2)))
+                    .map_err(|e| fail(&e))?
+                    .label(name.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color));
+                chart
+                    .draw_series(
+                        line.iter()
+                            .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+                    )
+                    .map_err(|e| fail(&e))?;
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| fail(&e))?;
+        }};
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(&e))?;
+    if axes.x_log {
+        draw!(builder.build_cartesian_2d((x_lo / 1.5..x_hi * 1.5).log_scale(), 0.0..y_hi));
+    } else {
+        let pad = ((x_hi - x_lo) * 0.05).max(1.0);
+        draw!(builder.build_cartesian_2d(x_lo - pad..x_hi + pad, 0.0..y_hi));
+    }
     root.present().map_err(|e| fail(&e))
 }

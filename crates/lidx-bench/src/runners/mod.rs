@@ -5,6 +5,7 @@
 //! [`kv_store`], every key type made bytes by [`store_keys`]); the on-disk and YCSB runners share `core` (thread runs, the checked get,
 //! clocks and histograms).
 
+pub mod approx_dimension;
 pub mod byte_disk_registry;
 pub mod byte_disk_runner;
 pub(crate) mod core;

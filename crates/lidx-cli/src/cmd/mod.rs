@@ -5,6 +5,7 @@ mod args;
 pub mod bench;
 pub mod bench_disk;
 pub mod build;
+pub mod dims;
 pub mod disk;
 pub mod gen;
 pub mod join;
@@ -44,6 +45,9 @@ pub enum Command {
     /// 16 bytes per key (key + 8-byte payload) plus the B+-tree's inner nodes. 50M keys take
     /// about 0.8 GB per index and tens of seconds.
     Build(build::Args),
+    /// Paper 001 §IV's design dimensions of updatable learned indexes, one command each, with a
+    /// table, CSV and SVG: `approx` (approximation algorithms, Fig. 17a-b).
+    Dims(dims::Args),
     /// Write a generated dataset to an SOSD file (u64 count, then the keys, little-endian).
     ///
     /// Cost: the time to generate and sort the keys (under a second per 10M lognormal keys)
@@ -95,6 +99,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Bench(args) => bench::run(args),
         Command::Build(args) => build::run(args),
+        Command::Dims(args) => dims::run(args),
         Command::Gen(args) => gen::run(args),
         Command::Join(args) => join::run(args),
         Command::Stats(args) => stats::run(args),
