@@ -93,3 +93,33 @@ fn the_approximation_dimension_writes_its_figures() {
     let bad = lidx(&["dims", "approx", "--eps", "0"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
 }
+
+/// `lidx dims structure` routes every query to its leaf through each structure (checked) and
+/// draws Fig. 17c.
+#[test]
+fn the_structure_dimension_routes_to_the_same_leaves() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("s.svg");
+    let result = lidx(&[
+        "dims",
+        "structure",
+        "--dataset",
+        "gen:lognormal:20K",
+        "--eps",
+        "4,64",
+        "--queries",
+        "10K",
+        "--runs",
+        "1",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let stdout = text(&result.stdout);
+    for s in ["rmi", "ats", "btree", "lrs"] {
+        assert!(stdout.contains(s), "{s}: {stdout}");
+    }
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    let bad = lidx(&["dims", "structure", "--structures", "rmi,skiplist"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+}

@@ -20,3 +20,4 @@ pub mod registry;
 pub mod runner;
 pub mod store_keys;
 pub mod string_runner;
+pub mod structure_dimension;

@@ -46,7 +46,8 @@ pub enum Command {
     /// about 0.8 GB per index and tens of seconds.
     Build(build::Args),
     /// Paper 001 §IV's design dimensions of updatable learned indexes, one command each, with a
-    /// table, CSV and SVG: `approx` (approximation algorithms, Fig. 17a-b).
+    /// table, CSV and SVG: `approx` (approximation algorithms, Fig. 17a-b), `structure` (index
+    /// structures over the same leaves, Fig. 17c).
     Dims(dims::Args),
     /// Write a generated dataset to an SOSD file (u64 count, then the keys, little-endian).
     ///
