@@ -11,7 +11,7 @@ use comfy_table::{CellAlignment, Table};
 use lidx_bench::approx_dimension::{self, ApproxRecord};
 use lidx_bench::disk_report::human_bytes;
 use lidx_bench::plot::{write_lines, Axes};
-use lidx_bench::structure_dimension;
+use lidx_bench::structure_dimension::{self, STRUCTURES};
 use lidx_bench::BenchError;
 
 use super::args::{check_out, parse_ops, write_out};
