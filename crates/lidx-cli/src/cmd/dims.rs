@@ -236,6 +236,17 @@ fn structure(args: StructureArgs) -> anyhow::Result<()> {
         .split(',')
         .map(|s| s.trim().to_string())
         .collect();
+    if let Some(bad) = structures
+        .iter()
+        .find(|s| !STRUCTURES.contains(&s.as_str()))
+    {
+        return Err(BenchError::BadSpec {
+            what: "structure",
+            got: bad.clone(),
+            expected: STRUCTURES.join(", "),
+        }
+        .into());
+    }
     check_figures(args.out.as_ref(), &[&args.svg])?;
     let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
     let records = structure_dimension::run(
