@@ -305,7 +305,14 @@ mod tests {
         let mut old = buf.clone();
         old[8] = 1;
         let refused = decode_header(&old, "f").unwrap_err();
-        assert!(matches!(refused, Error::UnsupportedVersion { got: 1, supported: 2, .. }));
+        assert!(matches!(
+            refused,
+            Error::UnsupportedVersion {
+                got: 1,
+                supported: 2,
+                ..
+            }
+        ));
         assert!(refused.to_string().contains("rebuild"), "{refused}");
         assert!(decode_header(&buf[..40], "f").is_err());
     }

@@ -365,10 +365,20 @@ mod tests {
         let mut old = block.clone();
         old[8] = 1;
         let refused = decode_header("f", &old).unwrap_err();
-        assert!(matches!(refused, Error::UnsupportedVersion { got: 1, supported: 2, .. }));
+        assert!(matches!(
+            refused,
+            Error::UnsupportedVersion {
+                got: 1,
+                supported: 2,
+                ..
+            }
+        ));
         assert!(refused.to_string().contains("rebuild"), "{refused}");
         let mut long = block.clone();
         long[120] = 200;
-        assert!(matches!(decode_header("f", &long), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            decode_header("f", &long),
+            Err(Error::Corrupt { .. })
+        ));
     }
 }
