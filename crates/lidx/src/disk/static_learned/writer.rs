@@ -310,6 +310,40 @@ mod tests {
     }
 
     #[test]
+    fn the_build_parameters_are_recorded_and_exposed_on_open() {
+        let s = storage();
+        let built = StaticLearnedParams {
+            model_params: "zonemap:per_block=1".to_string(),
+            fetch: Fetch::OneByOne,
+            ..params(Granularity::MiniPage(4))
+        };
+        let mut w = StaticLearnedWriter::<u64>::create(&s, "w", built.clone()).unwrap();
+        for k in 0..100u64 {
+            w.push(k, &[0; 8]).unwrap();
+        }
+        let model = ZoneMap::build(w.model_keys(), ZoneMapParams::new(1)).unwrap();
+        assert_eq!(w.finish(model).unwrap().params(), &built);
+        let reopened =
+            StaticLearned::<u64, ZoneMap<u64>>::open(&s, "w", Some(Fetch::AllAtOnce)).unwrap();
+        assert_eq!(
+            reopened.params(),
+            &built,
+            "the recorded default fetch, not the one opened with"
+        );
+        let too_long = StaticLearnedParams {
+            model_params: "x".repeat(129),
+            ..built
+        };
+        assert!(matches!(
+            StaticLearnedWriter::<u64>::create(&s, "w2", too_long),
+            Err(Error::InvalidParameter {
+                name: "model_params",
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn a_model_of_other_keys_is_refused() {
         let s = storage();
         let mut w = StaticLearnedWriter::<u64>::create(&s, "w", params(Granularity::Item)).unwrap();
