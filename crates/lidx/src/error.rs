@@ -302,3 +302,14 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Asserts that `e` refuses a file of format version `got` that this build, which reads
+/// `supported`, cannot read, and tells the user to rebuild it.
+#[cfg(test)]
+pub(crate) fn assert_refused_as_old(e: Error, got: u32, supported: u32) {
+    assert!(
+        matches!(e, Error::UnsupportedVersion { got: g, supported: s, .. } if g == got && s == supported),
+        "{e}"
+    );
+    assert!(e.to_string().contains("rebuild"), "{e}");
+}

@@ -504,45 +504,27 @@ fn learned<M: Persist<u64>>(
 /// index with any model: [`AnyStaticLearned`]), read-only, with the runtime `choice`. Nothing
 /// is checked against a spec: [`DiskIndexSpec::open`] is the open of a file asked for by name.
 pub fn open(storage: &Storage, name: &str, choice: OpenChoice) -> Result<Box<dyn DiskIndex<u64>>> {
-    Ok(match Opened::open(storage, name, choice)? {
-        Opened::BTree(tree) => Box::new(tree),
-        Opened::Learned(index) => Box::new(index),
-    })
+    Ok(open_recorded(storage, name, choice)?.0)
 }
 
-/// A numeric index file, opened as what its magic says it is.
-enum Opened {
-    BTree(DiskBTree<u64>),
-    Learned(AnyStaticLearned<u64>),
-}
-
-impl Opened {
-    fn open(storage: &Storage, name: &str, choice: OpenChoice) -> Result<Opened> {
-        match AnyStaticLearned::<u64>::open(storage, name, Some(choice.fetch)) {
-            Ok(index) => Ok(Opened::Learned(index)),
-            Err(lidx::Error::BadMagic { .. }) => Ok(Opened::BTree(DiskBTree::<u64>::open(
-                storage,
-                name,
-                choice.resident,
-                false,
-            )?)),
-            Err(e) => Err(e.into()),
+/// The numeric index file `name`, opened as what its magic says it is, and the spec label its
+/// header records.
+fn open_recorded(
+    storage: &Storage,
+    name: &str,
+    choice: OpenChoice,
+) -> Result<(Box<dyn DiskIndex<u64>>, String)> {
+    match AnyStaticLearned::<u64>::open(storage, name, Some(choice.fetch)) {
+        Ok(index) => {
+            let label = learned_label(index.params());
+            Ok((Box::new(index), label))
         }
-    }
-
-    /// The spec label its header records.
-    fn recorded_label(&self) -> String {
-        match self {
-            Opened::BTree(tree) => btree_label(&tree.params()),
-            Opened::Learned(index) => learned_label(index.params()),
+        Err(lidx::Error::BadMagic { .. }) => {
+            let tree = DiskBTree::<u64>::open(storage, name, choice.resident, false)?;
+            let label = btree_label(&tree.params());
+            Ok((Box::new(tree), label))
         }
-    }
-
-    fn payload_size(&self) -> usize {
-        match self {
-            Opened::BTree(tree) => tree.payload_size(),
-            Opened::Learned(index) => index.payload_size(),
-        }
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -583,8 +565,8 @@ impl DiskIndexSpec {
         payload_size: usize,
     ) -> Result<Box<dyn DiskIndex<u64>>> {
         let name = self.file_name();
-        let opened = Opened::open(storage, &name, choice)?;
-        let holds = (opened.recorded_label(), opened.payload_size());
+        let (index, label) = open_recorded(storage, &name, choice)?;
+        let holds = (label, index.payload_size());
         if holds != (self.label(), payload_size) {
             return Err(lidx::Error::IndexMismatch {
                 file: name,
@@ -593,10 +575,7 @@ impl DiskIndexSpec {
             }
             .into());
         }
-        Ok(match opened {
-            Opened::BTree(tree) => Box::new(tree),
-            Opened::Learned(index) => Box::new(index),
-        })
+        Ok(index)
     }
 
     /// The spec whose [`Self::file_name`] is `name`, `None` when no spec is named so. A label
