@@ -1,6 +1,8 @@
 //! `lidx gen`: write a generated dataset to a file: an SOSD file for `u64` keys, a text file
 //! (one key a line, in key order) for the word-like keys of `gen:words:<count>`. An existing
-//! `--out` is replaced only with `--force` ([`super::output_path`]).
+//! `--out` is replaced only with `--force` ([`super::output_path`]), and then only once the new
+//! file is whole: it is written beside `--out` and renamed over it, so a failed write (a full
+//! disk) keeps the old file.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
