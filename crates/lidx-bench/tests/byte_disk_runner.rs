@@ -6,6 +6,7 @@
 use lidx::disk::byte_btree::ByteBTree;
 use lidx::disk::byte_table::{ByteTableParams, ByteTableWriter};
 use lidx::io::Storage;
+use lidx::mem::string_index::StringIndexParams;
 use lidx_bench::byte_disk_registry::ByteIndexSpec;
 use lidx_bench::byte_disk_runner::ByteDiskBench;
 use lidx_bench::disk_registry::{self, OpenChoice};
@@ -68,10 +69,15 @@ fn a_damaged_answer_fails_the_run() {
     let keys = words();
     let storage = Storage::ram();
     let spec = ByteIndexSpec::Table { eps: 16 };
+    // The table the spec names (eps 16), so that opening it by the spec accepts it.
+    let params = ByteTableParams {
+        model: StringIndexParams {
+            eps: 16,
+            ..StringIndexParams::default()
+        },
+    };
     let write = |skip: Option<usize>, value: &dyn Fn(&[u8]) -> Vec<u8>| {
-        let mut writer =
-            ByteTableWriter::create(&storage, &spec.file_name(), ByteTableParams::default())
-                .unwrap();
+        let mut writer = ByteTableWriter::create(&storage, &spec.file_name(), params).unwrap();
         for rank in (0..keys.len()).filter(|&r| Some(r) != skip) {
             writer.add(keys.get(rank), &value(keys.get(rank))).unwrap();
         }

@@ -4,7 +4,7 @@
 //! |---|---|
 //! | bad input: `OutOfOrder` (unsorted keys), `DuplicateKey`, `InvalidKey` (NaN), `InvalidParameter`, `SizeLimit`; a bad dataset spec or an empty text key | `ValueError` |
 //! | `Io` | `FileNotFoundError`, `PermissionError`, `FileExistsError` by the OS error's kind, else `OSError` |
-//! | bytes that are not what they should be: `ChecksumMismatch`, `Truncated`, `BadMagic`, `UnsupportedVersion`, `KeyTypeMismatch`, `ModelKindMismatch`, `Corrupt`; an SOSD file whose size disagrees with its header | [`CorruptError`] (an `OSError`) |
+//! | bytes that are not what they should be: `ChecksumMismatch`, `Truncated`, `BadMagic`, `UnsupportedVersion`, `KeyTypeMismatch`, `ModelKindMismatch`, `IndexMismatch`, `Corrupt`; an SOSD file whose size disagrees with its header | [`CorruptError`] (an `OSError`) |
 //! | `Locked`: another handle writes the store | [`LockedError`] (an `OSError`) |
 //! | `NotAStore` | [`NotAStoreError`] (an `OSError`) |
 //! | `ReadOnly`: a write to a store opened read-only | [`ReadOnlyError`] (an `OSError`) |
@@ -85,7 +85,8 @@ pub(crate) fn lidx_error(err: Error) -> PyErr {
         | Error::UnsupportedVersion { .. }
         | Error::KeyTypeMismatch { .. }
         | Error::Corrupt { .. }
-        | Error::ModelKindMismatch { .. } => CorruptError::new_err(message),
+        | Error::ModelKindMismatch { .. }
+        | Error::IndexMismatch { .. } => CorruptError::new_err(message),
         Error::Locked { .. } => LockedError::new_err(message),
         Error::NotAStore { .. } => NotAStoreError::new_err(message),
         Error::ReadOnly { .. } => ReadOnlyError::new_err(message),

@@ -122,6 +122,17 @@ pub enum Error {
         /// The kind recorded in the file.
         got: u32,
     },
+    /// A file is a valid index, but not the one asked for: its header records other build
+    /// parameters (another fill factor, eps, granularity...) than the caller's spec, e.g. two
+    /// files renamed into each other's names.
+    IndexMismatch {
+        /// The file.
+        file: String,
+        /// What its header records, spelled as the caller spells specs.
+        holds: String,
+        /// What was asked for.
+        asked: String,
+    },
     /// The operation needs write access but the structure was opened read-only.
     ReadOnly {
         /// What was attempted.
@@ -256,6 +267,12 @@ impl fmt::Display for Error {
                 "{file} holds a model of kind {got} but was opened for kind {expected}; open it \
                  with the model type it was built with"
             ),
+            Error::IndexMismatch { file, holds, asked } => write!(
+                f,
+                "{file} holds {holds} but {asked} was asked for: the file is not the index \
+                 its name says (renamed or copied over?); rebuild it with the parameters asked \
+                 for, or ask for what it holds"
+            ),
             Error::ReadOnly { op } => write!(
                 f,
                 "cannot {op}: the index was opened read-only; open it for writing"
@@ -285,3 +302,14 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// Asserts that `e` refuses a file of format version `got` that this build, which reads
+/// `supported`, cannot read, and tells the user to rebuild it.
+#[cfg(test)]
+pub(crate) fn assert_refused_as_old(e: Error, got: u32, supported: u32) {
+    assert!(
+        matches!(e, Error::UnsupportedVersion { got: g, supported: s, .. } if g == got && s == supported),
+        "{e}"
+    );
+    assert!(e.to_string().contains("rebuild"), "{e}");
+}

@@ -446,3 +446,18 @@ fn growing_tree_keeps_its_resident_levels() {
         check_against(&tree, &model, &probes);
     }
 }
+
+/// The header records the build parameters (payload size, fill factor) and the reopened tree
+/// exposes them with the resident levels it was opened with: what `lidx bench --on-disk`
+/// checks a file against (issue 13, fix 3).
+#[test]
+fn build_parameters_survive_a_reopen() {
+    let storage = small_storage();
+    let keys: Vec<u64> = (0..500).collect();
+    let built = params(16, 0.7, Resident::AllInner);
+    let tree = DiskBTree::build(&storage, "p", &keys, |_, _, _| {}, built).unwrap();
+    assert_eq!(tree.params(), built);
+    drop(tree);
+    let reopened = DiskBTree::<u64>::open(&storage, "p", Resident::None, false).unwrap();
+    assert_eq!(reopened.params(), params(16, 0.7, Resident::None));
+}

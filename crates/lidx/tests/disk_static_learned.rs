@@ -368,7 +368,7 @@ fn reopen_in_memory_and_from_a_file() {
     };
     let storage = small_blocks();
     drop(
-        StaticLearned::build(&storage, "sl", &keys, payload_of, params, |k| {
+        StaticLearned::build(&storage, "sl", &keys, payload_of, params.clone(), |k| {
             Stride::build(k, 3)
         })
         .unwrap(),
@@ -477,16 +477,16 @@ fn bad_input_is_refused() {
     };
     let p = StaticLearnedParams::default();
     assert!(matches!(
-        build(&[3, 1], p),
+        build(&[3, 1], p.clone()),
         Err(Error::OutOfOrder { index: 1, .. })
     ));
     assert!(matches!(
-        build(&[1, 1], p),
+        build(&[1, 1], p.clone()),
         Err(Error::DuplicateKey { index: 1, .. })
     ));
     let huge = StaticLearnedParams {
         payload_size: 600,
-        ..p
+        ..p.clone()
     };
     assert!(matches!(
         build(&[1], huge),
@@ -497,7 +497,7 @@ fn bad_input_is_refused() {
     ));
     let zero = StaticLearnedParams {
         granularity: Granularity::MiniPage(0),
-        ..p
+        ..p.clone()
     };
     assert!(matches!(
         build(&[1], zero),
@@ -506,7 +506,7 @@ fn bad_input_is_refused() {
             ..
         })
     ));
-    let wrong = StaticLearned::build(&storage, "sl", &[1u64, 2, 3], payload_of, p, |k| {
+    let wrong = StaticLearned::build(&storage, "sl", &[1u64, 2, 3], payload_of, p.clone(), |k| {
         Stride::build(&k[..1], 1)
     });
     assert!(matches!(
@@ -524,7 +524,7 @@ fn bad_input_is_refused() {
     assert_eq!(Fetch::parse("one-by-one").unwrap(), Fetch::OneByOne);
 
     let keys: Vec<u64> = (0..100).collect();
-    let index = StaticLearned::build(&storage, "sl", &keys, payload_of, p, |k| {
+    let index = StaticLearned::build(&storage, "sl", &keys, payload_of, p.clone(), |k| {
         Stride::build(k, 4)
     })
     .unwrap();
@@ -608,7 +608,7 @@ fn corrupt_header_is_reported() {
         Err(Error::UnsupportedVersion { got: 9, .. })
     ));
     edit_block(&path, 0, true, |b| {
-        b[8] = 1;
+        b[8] = 2;
         b[40] ^= 0x40; // len no longer matches the data block count
     });
     assert!(matches!(

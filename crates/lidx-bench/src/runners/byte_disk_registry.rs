@@ -192,6 +192,37 @@ impl ByteIndexSpec {
         item.trim().starts_with("byte-")
     }
 
+    /// The spec whose [`Self::file_name`] is `name` (`byte-table.eps=16.lidx`), `None` when no
+    /// spec is named so.
+    pub fn from_file_name(name: &str) -> Option<ByteIndexSpec> {
+        let stem = name.strip_suffix(".lidx")?;
+        ByteIndexSpec::parse(&stem.replace('.', ":"))
+            .ok()
+            .filter(|spec| spec.file_name() == name)
+    }
+
+    /// [`lidx::Error::IndexMismatch`] unless `model`, the separator model a byte table `file`
+    /// records, is this spec's (eps as asked, the threshold at its default); `Ok` for a byte
+    /// B+-tree spec, which has no model.
+    pub fn check_table(&self, file: &str, model: StringIndexParams) -> Result<()> {
+        let ByteIndexSpec::Table { eps } = *self else {
+            return Ok(());
+        };
+        let asked = StringIndexParams {
+            eps,
+            ..StringIndexParams::default()
+        };
+        if model != asked {
+            return Err(lidx::Error::IndexMismatch {
+                file: file.to_string(),
+                holds: table_label(model),
+                asked: table_label(asked),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
     /// Parses one item: `byte-table`, `byte-table:eps=16` or `byte-btree`.
     pub fn parse(item: &str) -> Result<ByteIndexSpec> {
         let bad = || BenchError::BadSpec {
@@ -296,13 +327,18 @@ impl ByteIndexSpec {
     }
 
     /// Opens the index's files in `storage` read-only. A file holding another structure is
-    /// [`lidx::Error::BadMagic`].
+    /// [`lidx::Error::BadMagic`]; a byte table built with other model parameters than this
+    /// spec's (its header records them) is [`lidx::Error::IndexMismatch`], so two tables
+    /// swapped in a `--dir` never report each other's figures. A byte B+-tree has no build
+    /// parameters beyond its block size, which opening checks.
     pub fn open(&self, storage: &Storage) -> Result<Box<dyn ByteDiskIndex>> {
-        match self {
-            ByteIndexSpec::Table { .. } => Ok(Box::new(Arc::new(ByteTable::open(
-                storage,
-                &self.file_name(),
-            )?))),
+        match *self {
+            ByteIndexSpec::Table { .. } => {
+                let name = self.file_name();
+                let table = ByteTable::open(storage, &name)?;
+                self.check_table(&name, table.header().params.model)?;
+                Ok(Box::new(Arc::new(table)))
+            }
             ByteIndexSpec::BTree => {
                 let image_name = self.image_name();
                 let image = Image::read(storage, &image_name)?;
@@ -318,6 +354,14 @@ impl ByteIndexSpec {
             }
         }
     }
+}
+
+/// A byte table's spec label with its model's threshold, which specs leave at its default.
+fn table_label(model: StringIndexParams) -> String {
+    format!(
+        "byte-table:eps={} (separator threshold {})",
+        model.eps, model.threshold
+    )
 }
 
 /// Parses a comma-separated list of byte-key indexes (at least one item).

@@ -139,6 +139,27 @@ pub enum DiskModel {
     },
 }
 
+impl DiskModel {
+    /// The model's part of a spec's label, every parameter written out (`pgm:eps=64:eps_rec=4`):
+    /// what a static learned file records as its model's parameters.
+    pub fn label(&self) -> String {
+        match self {
+            DiskModel::Learned(spec) => spec.label(),
+            DiskModel::ZoneMap => "zonemap".to_string(),
+            DiskModel::PgmZero { eps, eps_rec } => {
+                format!("pgm-zero:{}:eps_rec={eps_rec}", eps.text())
+            }
+            DiskModel::RsZero { eps, bits } => format!("rs-zero:{}:bits={bits}", eps.text()),
+            DiskModel::CprPgm { eps } => format!("cpr-pgm:eps={eps}"),
+            DiskModel::LecoZoneMap { rough: false } => "leco-zonemap".to_string(),
+            DiskModel::LecoZoneMap { rough: true } => "leco-zonemap-rough".to_string(),
+            DiskModel::Smallest { millipages } => {
+                format!("auto:pages={}", f64::from(*millipages) / 1000.0)
+            }
+        }
+    }
+}
+
 /// Parses `pgm-zero:...` and `rs-zero:...` (without `gran=`), `None` when `parts` is neither.
 fn parse_zero(parts: &[&str]) -> Option<Option<DiskModel>> {
     let (&name, rest) = parts.split_first()?;
@@ -314,23 +335,7 @@ impl DiskIndexSpec {
         match self {
             DiskIndexSpec::BTree { fill } => format!("btree:fill={fill}"),
             DiskIndexSpec::Learned { model, granularity } => {
-                let model = match model {
-                    DiskModel::Learned(spec) => spec.label(),
-                    DiskModel::ZoneMap => "zonemap".to_string(),
-                    DiskModel::PgmZero { eps, eps_rec } => {
-                        format!("pgm-zero:{}:eps_rec={eps_rec}", eps.text())
-                    }
-                    DiskModel::RsZero { eps, bits } => {
-                        format!("rs-zero:{}:bits={bits}", eps.text())
-                    }
-                    DiskModel::CprPgm { eps } => format!("cpr-pgm:eps={eps}"),
-                    DiskModel::LecoZoneMap { rough: false } => "leco-zonemap".to_string(),
-                    DiskModel::LecoZoneMap { rough: true } => "leco-zonemap-rough".to_string(),
-                    DiskModel::Smallest { millipages } => {
-                        format!("auto:pages={}", f64::from(*millipages) / 1000.0)
-                    }
-                };
-                format!("{model}:gran={}", granularity_text(*granularity))
+                format!("{}:gran={}", model.label(), granularity_text(*granularity))
             }
         }
     }
@@ -363,6 +368,7 @@ impl DiskIndexSpec {
                 let params = StaticLearnedParams {
                     granularity,
                     payload_size,
+                    model_params: model.label(),
                     ..StaticLearnedParams::default()
                 };
                 let per_block = params.records_per_block::<u64>(storage.block_size());
@@ -495,17 +501,103 @@ fn learned<M: Persist<u64>>(
 }
 
 /// Opens the index file `name` of `storage`, whatever it holds (a B+-tree, or a static learned
-/// index with any model: [`AnyStaticLearned`]), read-only, with the runtime `choice`.
+/// index with any model: [`AnyStaticLearned`]), read-only, with the runtime `choice`. Nothing
+/// is checked against a spec: [`DiskIndexSpec::open`] is the open of a file asked for by name.
 pub fn open(storage: &Storage, name: &str, choice: OpenChoice) -> Result<Box<dyn DiskIndex<u64>>> {
+    Ok(open_recorded(storage, name, choice)?.0)
+}
+
+/// The numeric index file `name`, opened as what its magic says it is, and the spec label its
+/// header records.
+fn open_recorded(
+    storage: &Storage,
+    name: &str,
+    choice: OpenChoice,
+) -> Result<(Box<dyn DiskIndex<u64>>, String)> {
     match AnyStaticLearned::<u64>::open(storage, name, Some(choice.fetch)) {
-        Ok(index) => Ok(Box::new(index)),
-        Err(lidx::Error::BadMagic { .. }) => Ok(Box::new(DiskBTree::<u64>::open(
-            storage,
-            name,
-            choice.resident,
-            false,
-        )?)),
+        Ok(index) => {
+            let label = learned_label(index.params());
+            Ok((Box::new(index), label))
+        }
+        Err(lidx::Error::BadMagic { .. }) => {
+            let tree = DiskBTree::<u64>::open(storage, name, choice.resident, false)?;
+            let label = btree_label(&tree.params());
+            Ok((Box::new(tree), label))
+        }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// The spec label of a disk B+-tree built with `params` (`btree:fill=70`); a fill factor that
+/// is no whole percent is written out (`btree:fill=70.5`), so it matches no spec.
+pub fn btree_label(params: &DiskBTreeParams) -> String {
+    let percent = params.fill_factor * 100.0;
+    if (percent - percent.round()).abs() < 1e-9 {
+        format!("btree:fill={}", percent.round())
+    } else {
+        format!("btree:fill={percent}")
+    }
+}
+
+/// The spec label of a static learned file built with `params`: its model's parameters as
+/// [`DiskIndexSpec::build`] records them and its granularity (`pgm:eps=64:eps_rec=4:gran=item`).
+/// A file whose builder recorded no model parameters says so, and matches no spec.
+pub fn learned_label(params: &StaticLearnedParams) -> String {
+    let model = if params.model_params.is_empty() {
+        "a model of unrecorded parameters"
+    } else {
+        &params.model_params
+    };
+    format!("{model}:gran={}", granularity_text(params.granularity))
+}
+
+impl DiskIndexSpec {
+    /// Opens this index's file ([`Self::file_name`]) in `storage` read-only with the runtime
+    /// `choice`, after checking that the file is this index built with `payload_size`-byte
+    /// payloads: what its header records (the B+-tree's fill factor; a learned file's model,
+    /// its parameters and the granularity; the payload size) must be what was asked for. A
+    /// file of other parameters under this name (two files swapped in a `--dir`) is
+    /// [`lidx::Error::IndexMismatch`], never figures reported under the wrong label.
+    pub fn open(
+        &self,
+        storage: &Storage,
+        choice: OpenChoice,
+        payload_size: usize,
+    ) -> Result<Box<dyn DiskIndex<u64>>> {
+        let name = self.file_name();
+        let (index, label) = open_recorded(storage, &name, choice)?;
+        let holds = (label, index.payload_size());
+        if holds != (self.label(), payload_size) {
+            return Err(lidx::Error::IndexMismatch {
+                file: name,
+                holds: format!("{} with {}-byte payloads", holds.0, holds.1),
+                asked: format!("{} with {payload_size}-byte payloads", self.label()),
+            }
+            .into());
+        }
+        Ok(index)
+    }
+
+    /// The spec whose [`Self::file_name`] is `name`, `None` when no spec is named so. A label
+    /// turns `:` into `.` and may itself hold dots (`pages=1.5`), so every reading of the
+    /// name's dots is tried (names of more than 12 dots are no spec's).
+    pub fn from_file_name(name: &str) -> Option<DiskIndexSpec> {
+        let stem = name.strip_suffix(".lidx")?;
+        let parts: Vec<&str> = stem.split('.').collect();
+        let dots = parts.len() - 1;
+        if dots > 12 {
+            return None;
+        }
+        (0u32..1 << dots).find_map(|colons| {
+            let mut text = parts[0].to_string();
+            for (i, part) in parts[1..].iter().enumerate() {
+                text.push(if colons >> i & 1 == 1 { ':' } else { '.' });
+                text.push_str(part);
+            }
+            DiskIndexSpec::parse(&text)
+                .ok()
+                .filter(|spec| spec.file_name() == name)
+        })
     }
 }
 

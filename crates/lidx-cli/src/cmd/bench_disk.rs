@@ -14,7 +14,7 @@ use lidx::disk::btree::Resident;
 use lidx::disk::static_learned::Fetch;
 use lidx_bench::byte_disk_registry::ByteIndexSpec;
 use lidx_bench::byte_disk_runner::ByteDiskBench;
-use lidx_bench::disk_registry::{self, parse_resident, resident_text, DiskIndexSpec, OpenChoice};
+use lidx_bench::disk_registry::{parse_resident, resident_text, DiskIndexSpec, OpenChoice};
 use lidx_bench::disk_report::{self, DiskRecord};
 use lidx_bench::disk_runner::{DiskBench, DiskBenchConfig};
 use lidx_bench::disk_workload::DiskWorkload;
@@ -146,7 +146,7 @@ fn run_numeric(
                 .collect()
         };
         for (i, (choice, suffix)) in choices.into_iter().enumerate() {
-            let index = disk_registry::open(&storage, &name, choice)?;
+            let index = spec.open(&storage, choice, args.payload_size)?;
             if i == 0 {
                 eprintln!("note: {name}: {}", index.describe());
             }

@@ -10,7 +10,6 @@ use clap::Parser;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::Table;
 use lidx::io::Storage;
-use lidx_bench::disk_registry;
 use lidx_bench::disk_report::human_bytes;
 
 use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
@@ -81,8 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             for spec in &specs {
                 let build = || spec.build(&storage, &keys, args.payload_size);
                 let open = || {
-                    let index =
-                        disk_registry::open(&storage, &spec.file_name(), Default::default())?;
+                    let index = spec.open(&storage, Default::default(), args.payload_size)?;
                     Ok((
                         index.describe(),
                         (index.len(), index.memory_bytes(), index.disk_bytes()),

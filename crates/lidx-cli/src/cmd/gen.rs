@@ -1,12 +1,13 @@
 //! `lidx gen`: write a generated dataset to a file: an SOSD file for `u64` keys, a text file
 //! (one key a line, in key order) for the word-like keys of `gen:words:<count>`. An existing
-//! `--out` is replaced only with `--force` ([`super::output_path`]).
+//! `--out` is replaced only with `--force` ([`super::output_path`]), and then only once the new
+//! file is whole: it is written beside `--out` and renamed over it, so a failed write (a full
+//! disk) keeps the old file.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::Parser;
 use lidx_bench::keyfile::Keys;
 use lidx_bench::{sosd, BenchError};
@@ -50,14 +51,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .collect();
     output_path::check(&args.out, &inputs, args.force)?;
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
-    let bar = spinner(&format!("writing {}", args.out.display()));
-    let written = match &dataset.keys {
-        Keys::U64(keys) => sosd::write_sosd(&args.out, keys).map(|()| 8 + 8 * keys.len() as u64),
+    type Writer<'a> = Box<dyn FnOnce(&Path) -> lidx_bench::Result<u64> + 'a>;
+    let write: Writer = match &dataset.keys {
+        Keys::U64(keys) => {
+            Box::new(|path: &Path| sosd::write_sosd(path, keys).map(|()| 8 + 8 * keys.len() as u64))
+        }
         Keys::Bytes(keys) if args.out.extension().is_some_and(|e| e == "txt") => {
-            write_text(&args.out, keys)
+            Box::new(|path: &Path| write_text(path, keys))
         }
         other => {
-            bar.finish_and_clear();
             return Err(BenchError::BadSpec {
                 what: "--out",
                 got: args.out.display().to_string(),
@@ -67,16 +69,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     other.type_name()
                 ),
             }
-            .into());
+            .into())
         }
     };
+    let bar = spinner(&format!("writing {}", args.out.display()));
+    // Written beside --out and renamed over it only when whole: a failed write (a full disk)
+    // leaves the old file as it was, and no partial file that would read as a broken dataset.
+    let written = output_path::replace(&args.out, write);
     bar.finish_and_clear();
-    if written.is_err() && std::fs::metadata(&args.out).is_ok_and(|m| m.is_file()) {
-        // A partial file (a full disk) would read as a broken dataset later: nothing is left.
-        // Only a regular file: `--out /dev/...` is never removed.
-        let _ = std::fs::remove_file(&args.out);
-    }
-    let bytes = written.with_context(|| format!("writing {}", args.out.display()))?;
+    let bytes = written?;
     println!(
         "wrote {} keys of {} to {} ({bytes} bytes)",
         dataset.keys.len(),

@@ -56,7 +56,8 @@ pub struct Common {
     /// last record, left by a crash mid-append), `tolerate-corrupted-tail` (also drop a
     /// complete last record that fails its checksum, keeping a copy beside the log),
     /// `point-in-time` (stop at the first damaged record anywhere and set everything after it
-    /// aside), `absolute-consistency` (refuse any damage). What is dropped is printed.
+    /// aside), `absolute-consistency` (refuse any damage). What is dropped is printed. No mode
+    /// cuts at a record the store's tables already hold: that is an error, nothing changed.
     #[arg(long, default_value = "torn-tail")]
     pub recovery: WalRecovery,
 }

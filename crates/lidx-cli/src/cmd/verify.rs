@@ -18,6 +18,12 @@
 //!   to the table beside it (the same record count and content fingerprint: a stale index is
 //!   damage, since `lidx join` would refuse it).
 //!
+//! A file named as `lidx build` names an index (`btree.fill=70.lidx`,
+//! `pgm.eps=64.eps_rec=4.gran=item.lidx`, `byte-table.eps=16.lidx`) must hold that index: its
+//! header records its build parameters, and a file holding others (renamed over another's
+//! name) is damage ([`lidx::Error::IndexMismatch`]), since `lidx bench --on-disk` would refuse
+//! it. A file of another name is read as whatever it holds.
+//!
 //! What it cannot see: a record of a static learned file or B+-tree changed under a valid
 //! checksum that keeps the keys in order and within the model's error (those files carry no
 //! content fingerprint; join tables do).
@@ -39,6 +45,8 @@ use lidx::join::table_index::read_saved;
 use lidx::join::{read_header, Table};
 use lidx::kv::store::Store;
 use lidx::{Key, Str16};
+use lidx_bench::byte_disk_registry::ByteIndexSpec;
+use lidx_bench::disk_registry::{self, DiskIndexSpec};
 use serde_json::json;
 
 /// Arguments of `lidx verify`.
@@ -259,6 +267,8 @@ fn verify_file(
                 KeyOf::F64 => btree::<f64>(&storage, name),
                 KeyOf::Str16 => btree::<Str16>(&storage, name),
             })?;
+            let header = lidx::disk::btree::decode_header(head, name)?;
+            check_name(name, &disk_registry::btree_label(&header.params()))?;
             format!("{n} entries")
         }
         Kind::StaticLearned => {
@@ -269,10 +279,16 @@ fn verify_file(
                 KeyOf::F64 => learned::<f64>(&storage, name),
                 KeyOf::Str16 => learned::<Str16>(&storage, name),
             })?;
+            let params = lidx::disk::static_learned::read_header(&storage, name)?.params();
+            check_name(name, &disk_registry::learned_label(&params))?;
             format!("{n} records, each in its model's window")
         }
         Kind::ByteTable => {
-            let n = ByteTable::open(&storage, name)?.check()?;
+            let table = ByteTable::open(&storage, name)?;
+            let n = table.check()?;
+            if let Some(spec) = ByteIndexSpec::from_file_name(name) {
+                spec.check_table(name, table.header().params.model)?;
+            }
             format!("{n} records, each found through its model")
         }
         Kind::ByteBTreeImage => {
@@ -329,6 +345,20 @@ fn verify_file(
             }
         }
     })
+}
+
+/// [`lidx::Error::IndexMismatch`] when `name` is the file name `lidx build` gives a numeric
+/// index spec and the file's header records another (`holds`, a spec label).
+fn check_name(name: &str, holds: &str) -> anyhow::Result<()> {
+    match DiskIndexSpec::from_file_name(name) {
+        Some(spec) if spec.label() != holds => Err(lidx::Error::IndexMismatch {
+            file: name.to_string(),
+            holds: holds.to_string(),
+            asked: format!("{} (its name)", spec.label()),
+        }
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// The page file of a byte B+-tree's image `X.image.lidx` (as `lidx build` names them): `X.lidx`.

@@ -140,6 +140,7 @@ impl<K: Key> DiskBTree<K> {
             leaves: leaves as u64,
             inners,
             blocks: 1 + leaves as u64 + inners,
+            fill_factor: params.fill_factor,
         };
         let levels = if arena.is_empty() {
             ResidentLevels::empty()

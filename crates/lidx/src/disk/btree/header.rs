@@ -3,7 +3,10 @@
 //! Paper 003 §4.1 keeps a *meta block* first in the file that records the root's address,
 //! because splits can change the root; §6.1 holds it in memory while the index is in use. Ours
 //! holds the root and everything else needed to reopen the tree without a scan: key type and
-//! sizes, height, counts and the first leaf. It is written at build and by
+//! sizes, height, counts and the first leaf, and what the file is (the magic) with every build
+//! parameter ([`super::DiskBTreeParams`]'s payload size and fill factor; which levels stay in
+//! memory is chosen at open, so it is not recorded), so a caller can check that a file is the
+//! tree it asked for ([`Header::params`]). It is written at build and by
 //! [`super::DiskBTree::flush`]; between flushes the copy in memory is the current one.
 //!
 //! Byte layout of the header (little-endian, in the usable bytes of block 0):
@@ -11,7 +14,7 @@
 //! | offset | size | field                                                        |
 //! |--------|------|--------------------------------------------------------------|
 //! | 0      | 8    | magic `b"lidxBPT1"` as a little-endian `u64` ([`MAGIC`])     |
-//! | 8      | 4    | format version, 1                                            |
+//! | 8      | 4    | format version, 2                                            |
 //! | 12     | 4    | key size in bytes                                            |
 //! | 16     | 16   | key type name (`Key::NAME`), UTF-8, zero-padded              |
 //! | 32     | 4    | payload size in bytes                                        |
@@ -24,6 +27,10 @@
 //! | 72     | 8    | leaf nodes                                                   |
 //! | 80     | 8    | inner nodes                                                  |
 //! | 88     | 8    | blocks in the file: 1 + leaves + inner nodes                 |
+//! | 96     | 8    | build fill factor, `f64` bits, in `(0, 1]`                   |
+//!
+//! Version 1 had no fill factor; its files are refused ([`Error::UnsupportedVersion`]: rebuild
+//! them).
 //!
 //! [`decode_header`] checks the magic ([`Error::BadMagic`]), the version
 //! ([`Error::UnsupportedVersion`]) and that the fields agree with each other (sizes give a
@@ -35,19 +42,20 @@ use crate::error::{Error, Result};
 use crate::key::Key;
 
 use super::node::NodeLayout;
+use super::params::DiskBTreeParams;
 
 /// Magic number of a disk B+-tree file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBPT1");
-/// Format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// Format version this build writes and reads (2: the build fill factor is recorded).
+pub const VERSION: u32 = 2;
 /// Bytes of the header.
-pub const HEADER_BYTES: usize = 96;
+pub const HEADER_BYTES: usize = 104;
 /// Largest height accepted from a file: a tree of fanout 3 this tall would hold more than
 /// 2^64 entries, so a larger value can only be corruption.
 pub const MAX_HEIGHT: u32 = 48;
 
 /// The fields of the header block.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Header {
     /// Key type name (`Key::NAME`).
     pub key_name: String,
@@ -71,6 +79,8 @@ pub struct Header {
     pub inners: u64,
     /// Blocks in the file (header included).
     pub blocks: u64,
+    /// Fraction of each node's capacity the bulk load filled, in `(0, 1]`.
+    pub fill_factor: f64,
 }
 
 impl Header {
@@ -78,6 +88,16 @@ impl Header {
     pub fn layout(&self) -> Option<NodeLayout> {
         let usable = (self.block_size as usize).checked_sub(crate::io::BLOCK_TRAILER)?;
         NodeLayout::new(usable, self.key_size as usize, self.payload_size as usize)
+    }
+
+    /// The build parameters the file records. Which levels stay in memory is not one of them
+    /// (it is chosen at open): the result carries the default.
+    pub fn params(&self) -> DiskBTreeParams {
+        DiskBTreeParams {
+            payload_size: self.payload_size as usize,
+            fill_factor: self.fill_factor,
+            ..DiskBTreeParams::default()
+        }
     }
 
     /// Writes the header into `out[..HEADER_BYTES]` and zeroes the rest of `out`.
@@ -99,6 +119,7 @@ impl Header {
             (72, self.leaves),
             (80, self.inners),
             (88, self.blocks),
+            (96, self.fill_factor.to_bits()),
         ] {
             out[at..at + 8].copy_from_slice(&v.to_le_bytes());
         }
@@ -165,7 +186,14 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         leaves: u64_at(bytes, 72),
         inners: u64_at(bytes, 80),
         blocks: u64_at(bytes, 88),
+        fill_factor: f64::from_bits(u64_at(bytes, 96)),
     };
+    if header.params().check().is_err() {
+        return Err(corrupt(format!(
+            "fill factor {} is not in (0, 1]",
+            header.fill_factor
+        )));
+    }
     if !header.block_size.is_power_of_two() || !(512..=1 << 24).contains(&header.block_size) {
         return Err(corrupt(format!(
             "block size {} is invalid",
@@ -229,6 +257,7 @@ mod tests {
             leaves: 2,
             inners: 1,
             blocks: 4,
+            fill_factor: 0.7,
         }
     }
 
@@ -237,6 +266,7 @@ mod tests {
         let mut buf = vec![0u8; 4092];
         sample().encode(&mut buf);
         assert_eq!(decode_header(&buf, "f").unwrap(), sample());
+        assert_eq!(sample().params().fill_factor, 0.7);
         sample().check_key::<u64>("f").unwrap();
         assert!(matches!(
             sample().check_key::<[u8; 16]>("f"),
@@ -266,6 +296,15 @@ mod tests {
             decode_header(&bad, "f"),
             Err(Error::Corrupt { block: Some(0), .. })
         ));
+        let mut bad = buf.clone();
+        bad[96..104].copy_from_slice(&1.5f64.to_bits().to_le_bytes());
+        assert!(matches!(
+            decode_header(&bad, "f"),
+            Err(Error::Corrupt { block: Some(0), .. })
+        ));
+        let mut old = buf.clone();
+        old[8] = 1;
+        crate::error::assert_refused_as_old(decode_header(&old, "f").unwrap_err(), 1, 2);
         assert!(decode_header(&buf[..40], "f").is_err());
     }
 }

@@ -27,7 +27,7 @@ use crate::key::Key;
 
 use super::header::{decode_header, Header};
 use super::node::{child_index, decode_node, Inner, Leaf, Node, NodeLayout};
-use super::params::Resident;
+use super::params::{DiskBTreeParams, Resident};
 use super::resident::ResidentLevels;
 
 /// A B+-tree whose nodes are blocks of one file, with a chosen number of top levels in memory.
@@ -180,6 +180,16 @@ impl<K: Key> DiskBTree<K> {
             writable,
             dirty: false,
         })
+    }
+
+    /// The build parameters the file records (payload size and fill factor), with the
+    /// resident levels it is open with: what a caller checks a file against before trusting
+    /// that it is the tree it asked for.
+    pub fn params(&self) -> DiskBTreeParams {
+        DiskBTreeParams {
+            resident: self.resident,
+            ..self.header.params()
+        }
     }
 
     /// Levels including the leaves (1 when the root is a leaf).

@@ -103,7 +103,7 @@ impl<'a, K: Key> PartsWriter<'a, K> {
             }
         }
         let name = static_file_name(self.generation, self.open.len());
-        let params = AnyStatic::<K>::params(self.options);
+        let params = <AnyStatic<K> as HybridFile<K>>::params(self.options);
         let mut writer = StaticLearnedWriter::create(self.storage, &name, params)?;
         writer.reserve(self.per_part);
         let pushed = writer.push(key, payload);

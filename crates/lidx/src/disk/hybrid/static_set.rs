@@ -58,6 +58,7 @@ impl<K: Key> HybridFile<K> for AnyStatic<K> {
             payload_size: options.payload_size,
             granularity: Granularity::Item,
             fetch: options.fetch,
+            model_params: format!("hybrid:{}", options.model.name()),
         }
     }
 

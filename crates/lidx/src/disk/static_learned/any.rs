@@ -19,7 +19,7 @@ use crate::mem::rmi::Rmi;
 use crate::mem::sampled_pgm::SampledPgm;
 use crate::mem::zone_map::ZoneMap;
 
-use super::{read_kind, Fetch, StaticLearned};
+use super::{read_kind, Fetch, StaticLearned, StaticLearnedParams};
 
 /// A static learned file with any model lidx saves (see `docs/format.md`, "Model encodings").
 pub enum AnyStaticLearned<K: Key> {
@@ -120,6 +120,11 @@ impl<K: Key> AnyStaticLearned<K> {
                 })
             }
         })
+    }
+
+    /// The build parameters the file records ([`StaticLearned::params`]).
+    pub fn params(&self) -> &StaticLearnedParams {
+        each!(self, s => s.params())
     }
 
     /// The fetch strategy lookups use.

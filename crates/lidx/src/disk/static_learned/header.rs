@@ -15,7 +15,7 @@
 //! | offset | size | field                                                            |
 //! |--------|------|------------------------------------------------------------------|
 //! | 0      | 8    | magic `"LIDX-SLI"` ([`MAGIC`])                                   |
-//! | 8      | 4    | format version ([`VERSION`] = 1)                                 |
+//! | 8      | 4    | format version ([`VERSION`] = 2)                                 |
 //! | 12     | 4    | key size in bytes (`Key::SIZE`)                                  |
 //! | 16     | 16   | key type name (`Key::NAME`), ASCII, zero-padded                  |
 //! | 32     | 4    | payload size in bytes                                            |
@@ -32,6 +32,14 @@
 //! | 96     | 8    | model blocks (`ceil(model_bytes / block payload)`)               |
 //! | 104    | 8    | model bytes                                                      |
 //! | 112    | 8    | model points: keys the model was built on (`ceil(len / group)`)  |
+//! | 120    | 4    | length of the model's parameters text, at most 128               |
+//! | 124    | 128  | the model's parameters as its builder names them (`pgm:eps=64:eps_rec=4`), UTF-8, zero-padded |
+//!
+//! With the magic (the file's kind), the key type, the payload size, the granularity, the
+//! default fetch strategy and the model kind, the parameters text makes the header record every
+//! build parameter: a caller opening a file checks it is the index it asked for
+//! ([`super::StaticLearned::params`]). Version 1 had no parameters text; its files are refused
+//! with [`Error::UnsupportedVersion`] (rebuild them).
 //!
 //! Every derived field is stored and checked against the others by [`decode_header`], so a
 //! header that passes its checksum but was written wrong (or forged) is refused with
@@ -42,16 +50,19 @@ use crate::io::checksum::BLOCK_TRAILER;
 
 use super::data_block::{records_per_block, FIRST_DATA_BLOCK};
 use super::fetch::Fetch;
-use super::params::Granularity;
+use super::params::{Granularity, StaticLearnedParams};
 
 /// Magic number at offset 0 of block 0: the bytes `"LIDX-SLI"` read as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"LIDX-SLI");
 
-/// The format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this build writes and reads (2: the model's parameters are recorded).
+pub const VERSION: u32 = 2;
 
 /// Bytes of block 0's payload the header uses.
-pub const HEADER_BYTES: usize = 120;
+pub const HEADER_BYTES: usize = 252;
+
+/// Longest model parameters text the header holds, in bytes.
+pub const MODEL_PARAMS_BYTES: usize = 128;
 
 /// Longest key type name the header holds.
 const KEY_NAME_BYTES: usize = 16;
@@ -85,6 +96,8 @@ pub struct Header {
     pub data_blocks: u64,
     /// Length of the encoded model in bytes.
     pub model_bytes: u64,
+    /// The model's parameters as its builder named them (empty: not named).
+    pub model_params: String,
 }
 
 impl Header {
@@ -150,6 +163,19 @@ impl Header {
         put(out, 96, &self.model_blocks().to_le_bytes());
         put(out, 104, &self.model_bytes.to_le_bytes());
         put(out, 112, &self.model_points().to_le_bytes());
+        let text = &self.model_params.as_bytes()[..self.model_params.len().min(MODEL_PARAMS_BYTES)];
+        put(out, 120, &(text.len() as u32).to_le_bytes());
+        put(out, 124, text);
+    }
+
+    /// The build parameters the header records.
+    pub fn params(&self) -> StaticLearnedParams {
+        StaticLearnedParams {
+            payload_size: self.payload_size as usize,
+            granularity: self.granularity,
+            fetch: self.fetch,
+            model_params: self.model_params.clone(),
+        }
     }
 }
 
@@ -248,6 +274,16 @@ pub fn decode_header(file: &str, block: &[u8]) -> Result<Header> {
     };
     let fetch = Fetch::from_code(u32_at(block, 64))
         .ok_or_else(|| corrupt(format!("fetch code {} is not valid", u32_at(block, 64))))?;
+    let text_len = u32_at(block, 120) as usize;
+    let raw_text = &block[124..124 + MODEL_PARAMS_BYTES];
+    let model_params = match raw_text.get(..text_len).map(std::str::from_utf8) {
+        Some(Ok(text)) if raw_text[text_len..].iter().all(|&b| b == 0) => text.to_string(),
+        _ => {
+            return Err(corrupt(format!(
+                "model parameters text of {text_len} bytes is not valid"
+            )))
+        }
+    };
     let header = Header {
         key_size,
         key_name,
@@ -260,6 +296,7 @@ pub fn decode_header(file: &str, block: &[u8]) -> Result<Header> {
         model_kind: u32_at(block, 68),
         data_blocks: u64_at(block, 80),
         model_bytes: u64_at(block, 104),
+        model_params,
     };
     let expect = |offset: usize, field: &str, want: u64| {
         let got = u64_at(block, offset);
@@ -299,6 +336,7 @@ mod tests {
             model_kind: 7,
             data_blocks: 4,
             model_bytes: 5000,
+            model_params: "pgm:eps=64:eps_rec=4".to_string(),
         }
     }
 
@@ -323,6 +361,15 @@ mod tests {
         assert!(matches!(
             decode_header("f", &block[..100]),
             Err(Error::Truncated { .. })
+        ));
+        let mut old = block.clone();
+        old[8] = 1;
+        crate::error::assert_refused_as_old(decode_header("f", &old).unwrap_err(), 1, 2);
+        let mut long = block.clone();
+        long[120] = 200;
+        assert!(matches!(
+            decode_header("f", &long),
+            Err(Error::Corrupt { .. })
         ));
     }
 }

@@ -16,10 +16,11 @@ use crate::mem::persist::Persist;
 use super::data_block::{check_follows, decode_data_block, FIRST_DATA_BLOCK};
 use super::fetch::{Fetch, Leaves};
 use super::header::{decode_header, Header};
-use super::params::Granularity;
+use super::params::{Granularity, StaticLearnedParams};
 
 /// The disk-resident static learned index: records on disk, model `M` in memory.
 pub struct StaticLearned<K, M> {
+    built: StaticLearnedParams,
     device: Arc<dyn BlockDevice>,
     model: M,
     len: usize,
@@ -106,16 +107,17 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
             });
         }
         let fetch = fetch.unwrap_or(header.fetch);
-        Ok(Self::assemble(device, model, &header, fetch))
+        Ok(Self::assemble(device, model, header, fetch))
     }
 
     pub(super) fn assemble(
         device: Arc<dyn BlockDevice>,
         model: M,
-        header: &Header,
+        header: Header,
         fetch: Fetch,
     ) -> Self {
         StaticLearned {
+            built: header.params(),
             disk_bytes: header.total_blocks() * u64::from(header.block_size),
             device,
             model,
@@ -129,6 +131,13 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
             model_bytes: header.model_bytes,
             _key: PhantomData,
         }
+    }
+
+    /// The build parameters the file records (its default fetch strategy among them; the one
+    /// lookups use is [`Self::fetch`]) and the model's parameters as its builder named them:
+    /// what a caller checks a file against before trusting that it is the index it asked for.
+    pub fn params(&self) -> &StaticLearnedParams {
+        &self.built
     }
 
     /// The in-memory model.

@@ -49,9 +49,10 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
         build_model: impl FnOnce(&[K]) -> Result<M>,
     ) -> Result<Self> {
         check_strictly_sorted(keys)?;
+        let payload_size = params.payload_size;
         let mut writer = StaticLearnedWriter::create(storage, name, params)?;
         let written = (|| {
-            let mut payload = vec![0u8; params.payload_size];
+            let mut payload = vec![0u8; payload_size];
             for (i, key) in keys.iter().enumerate() {
                 payload_of(i, key, &mut payload);
                 writer.push(*key, &payload)?;
@@ -85,9 +86,10 @@ pub struct StaticLearnedWriter<K> {
 impl<K: Key> StaticLearnedWriter<K> {
     /// Creates the file `name` in `storage` (replacing any file of that name).
     ///
-    /// Errors: `InvalidParameter` for a payload that leaves no room for a record in a block or
-    /// a mini-page of 0; I/O errors.
+    /// Errors: `InvalidParameter` for a payload that leaves no room for a record in a block, a
+    /// mini-page of 0, or a model parameters text over 128 bytes; I/O errors.
     pub fn create(storage: &Storage, name: &str, params: StaticLearnedParams) -> Result<Self> {
+        params.check_model_params()?;
         let block_size = storage.block_size();
         let per_block = params.records_per_block::<K>(block_size);
         if per_block == 0 || params.payload_size > u32::MAX as usize {
@@ -109,12 +111,12 @@ impl<K: Key> StaticLearnedWriter<K> {
         let device = storage.create(name)?;
         Ok(StaticLearnedWriter {
             device,
-            params,
             per_block,
             group: params.granularity.group(per_block),
             batch: BlockBatch::new(block_size, FIRST_DATA_BLOCK, IoClass::Leaf),
             block_keys: Vec::with_capacity(per_block),
             block_payloads: Vec::with_capacity(per_block * params.payload_size),
+            params,
             model_keys: Vec::new(),
             last: None,
             len: 0,
@@ -207,6 +209,7 @@ impl<K: Key> StaticLearnedWriter<K> {
             model_kind: M::KIND,
             data_blocks: self.batch.blocks(),
             model_bytes: model_image.len() as u64,
+            model_params: std::mem::take(&mut self.params.model_params),
         };
         let model_blocks = header.model_blocks() as usize;
         if model_blocks > 0 {
@@ -221,12 +224,8 @@ impl<K: Key> StaticLearnedWriter<K> {
         header.encode(&mut buf);
         self.device.write_blocks(0, &mut buf, IoClass::Header)?;
         self.device.sync()?;
-        Ok(StaticLearned::assemble(
-            self.device,
-            model,
-            &header,
-            self.params.fetch,
-        ))
+        let fetch = header.fetch;
+        Ok(StaticLearned::assemble(self.device, model, header, fetch))
     }
 
     /// Encodes the pending records as the next data block of the batch.
@@ -261,6 +260,7 @@ mod tests {
             payload_size: 8,
             granularity,
             fetch: Fetch::AllAtOnce,
+            model_params: String::new(),
         }
     }
 
@@ -307,6 +307,40 @@ mod tests {
         }
         let reopened = StaticLearned::<u64, ZoneMap<u64>>::open(&s, "w", None).unwrap();
         assert_eq!(DiskIndex::len(&reopened), keys.len() as u64);
+    }
+
+    #[test]
+    fn the_build_parameters_are_recorded_and_exposed_on_open() {
+        let s = storage();
+        let built = StaticLearnedParams {
+            model_params: "zonemap:per_block=1".to_string(),
+            fetch: Fetch::OneByOne,
+            ..params(Granularity::MiniPage(4))
+        };
+        let mut w = StaticLearnedWriter::<u64>::create(&s, "w", built.clone()).unwrap();
+        for k in 0..100u64 {
+            w.push(k, &[0; 8]).unwrap();
+        }
+        let model = ZoneMap::build(w.model_keys(), ZoneMapParams::new(1)).unwrap();
+        assert_eq!(w.finish(model).unwrap().params(), &built);
+        let reopened =
+            StaticLearned::<u64, ZoneMap<u64>>::open(&s, "w", Some(Fetch::AllAtOnce)).unwrap();
+        assert_eq!(
+            reopened.params(),
+            &built,
+            "the recorded default fetch, not the one opened with"
+        );
+        let too_long = StaticLearnedParams {
+            model_params: "x".repeat(129),
+            ..built
+        };
+        assert!(matches!(
+            StaticLearnedWriter::<u64>::create(&s, "w2", too_long),
+            Err(Error::InvalidParameter {
+                name: "model_params",
+                ..
+            })
+        ));
     }
 
     #[test]

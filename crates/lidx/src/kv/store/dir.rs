@@ -21,7 +21,7 @@ use std::sync::Arc;
 use crate::io::{DeviceKind, FaultPlan, Storage};
 use crate::kv::hybrid::recovery::{check_coverage, require_wal};
 use crate::kv::manifest::{Manifest, ManifestStore};
-use crate::kv::wal::{replay_read_only, Dropped, Record, Seq, Wal, WalOptions};
+use crate::kv::wal::{replay_covered, Dropped, Record, Seq, Wal, WalOptions};
 
 use super::options::{
     CreateOptions, Engine, KeyFormat, StoreOptions, MAX_MEMORY_BUDGET, MIN_MEMORY_BUDGET,
@@ -452,13 +452,15 @@ pub(crate) fn recover_log(
         }
     };
     let (wal, report) = if options.read_only {
-        (None, replay_read_only(&wal_dir, options.recovery, after)?)
+        let report = replay_covered(&wal_dir, options.recovery, static_seq, true, after)?;
+        (None, report)
     } else {
         let wal_options = WalOptions {
             fsync: options.fsync,
             recovery: options.recovery,
         };
-        let (wal, report) = Wal::open_with_faults(&wal_dir, wal_options, faults, after)?;
+        let (wal, report) =
+            Wal::open_with_faults(&wal_dir, wal_options, faults, static_seq, after)?;
         (Some(wal), report)
     };
     check_coverage(&wal_dir, &report, static_seq)?;

@@ -119,5 +119,7 @@ pub use record::{
 };
 pub use recovery::{DamageKind, Dropped, WalRecovery};
 pub(crate) use replay::list_segments;
-pub use replay::{replay, replay_read_only, scan_segment, segment_path, ReplayReport, SegmentScan};
+pub use replay::{
+    replay, replay_covered, replay_read_only, scan_segment, segment_path, ReplayReport, SegmentScan,
+};
 pub use writer::{FsyncPolicy, Wal, WalOptions, WalStats};

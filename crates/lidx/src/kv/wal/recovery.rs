@@ -35,6 +35,11 @@ use super::record::Seq;
 /// cuts is reported ([`Dropped`]); the bytes cut are first copied beside the segment
 /// (`<segment>.dropped`, synced with its directory before the cut), and whole segments dropped
 /// are renamed so (no longer read as log), so nothing is destroyed.
+///
+/// No mode cuts at a record that the log's owner already holds elsewhere (a store's tables
+/// hold every record up to the manifest's sequence number): that record is not lost, and a cut
+/// there would leave a log ending before the tables. Replay refuses such a cut before it
+/// changes any file and says why ([`super::replay_covered`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum WalRecovery {
     /// Any damage is an error, an incomplete last record included; nothing is ever cut.

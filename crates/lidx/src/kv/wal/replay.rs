@@ -242,7 +242,7 @@ pub fn replay(
     recovery: WalRecovery,
     on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<ReplayReport> {
-    replay_with(dir, recovery, true, on_record)
+    replay_covered(dir, recovery, 0, false, on_record)
 }
 
 /// [`replay`] without changing any file: what the mode would cut is skipped and reported, but
@@ -252,15 +252,25 @@ pub fn replay_read_only(
     recovery: WalRecovery,
     on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<ReplayReport> {
-    replay_with(dir, recovery, false, on_record)
+    replay_covered(dir, recovery, 0, true, on_record)
 }
 
-fn replay_with(
+/// [`replay`] (or [`replay_read_only`]) of the log of an owner whose other files (a store's
+/// tables) already hold every record up to `covered`. Where the recovery mode would cut the
+/// log at a damaged record numbered `covered` or below, replay stops with [`Error::Corrupt`]
+/// before any file changes: that record is not lost (the tables hold it), so it is no reason
+/// to cut, and a cut there would leave a log that ends before the tables do (the records
+/// after it that only the log holds dropped with it). The error says so and what to do,
+/// instead of the "segments missing" that the owner's coverage check would report after the
+/// cut.
+pub fn replay_covered(
     dir: &Path,
     recovery: WalRecovery,
-    cut: bool,
+    covered: Seq,
+    read_only: bool,
     mut on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<ReplayReport> {
+    let cut = !read_only;
     let segments = list_segments(dir)?;
     let mut report = ReplayReport {
         segments: segments.len(),
@@ -302,6 +312,17 @@ fn replay_with(
         }
         report.next_seq = scan.next_seq;
         if let Some(kind) = scan.damage {
+            if scan.next_seq <= covered {
+                return Err(covered_damage(
+                    &file,
+                    &bytes,
+                    &scan,
+                    kind,
+                    covered,
+                    &segments[i + 1..],
+                    recovery,
+                ));
+            }
             let mut dropped = Dropped {
                 kind,
                 file: path.clone(),
@@ -337,6 +358,54 @@ fn replay_with(
         }
     }
     Ok(report)
+}
+
+/// The error of a damaged record numbered `covered` or below (see [`replay_covered`]): where it
+/// is, that the tables hold it, what a cut would lose, and what to do.
+fn covered_damage(
+    file: &str,
+    bytes: &[u8],
+    scan: &SegmentScan,
+    kind: DamageKind,
+    covered: Seq,
+    later: &[(Seq, PathBuf)],
+    recovery: WalRecovery,
+) -> Error {
+    let what = match kind {
+        DamageKind::Incomplete => "incomplete",
+        DamageKind::ZeroFilled => "zero-filled",
+        DamageKind::Corrupt => "damaged",
+    };
+    let uncovered = if valid_record_after(bytes, scan.valid_len + 1, covered + 1) {
+        format!(
+            "records from {} on, which only the log holds, follow it",
+            covered + 1
+        )
+    } else if !later.is_empty() {
+        format!(
+            "{} later segment(s) follow it, with the records from {} on that only the log \
+             holds",
+            later.len(),
+            covered + 1
+        )
+    } else {
+        format!(
+            "no readable record after it: the log would end before record {}, which the \
+             tables hold, and new records would reuse numbers the tables have",
+            covered + 1
+        )
+    };
+    corrupt(
+        file,
+        format!(
+            "record {} at offset {} is {what}, but the table files already hold every record \
+             up to {covered}, so it is not lost and is no reason to cut the log; recovery mode \
+             {recovery} would cut there, and {uncovered}. Nothing was changed. Restore this \
+             log segment from a backup if there is one; `lidx kv check` names every damaged \
+             record",
+            scan.next_seq, scan.valid_len
+        ),
+    )
 }
 
 /// A free name beside `path` for what a replay drops from it: `<path>.dropped`, or with a

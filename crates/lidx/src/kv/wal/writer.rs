@@ -17,7 +17,9 @@ use crate::io::{FaultPlan, WriteFault};
 
 use super::record::{encode_record, encode_segment_header, Record, Seq, MAX_BODY_BYTES};
 use super::recovery::WalRecovery;
-use super::replay::{io_err, list_segments, name_of, replay, segment_path, sync_dir, ReplayReport};
+use super::replay::{
+    io_err, list_segments, name_of, replay_covered, segment_path, sync_dir, ReplayReport,
+};
 
 /// When appended records are forced to disk; see the module docs for what each loses on a
 /// crash. Durability costs throughput: `Always` pays one fsync per group of appends.
@@ -156,17 +158,20 @@ impl Wal {
         options: WalOptions,
         on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
     ) -> Result<(Wal, ReplayReport)> {
-        Wal::open_with_faults(dir, options, None, on_record)
+        Wal::open_with_faults(dir, options, None, 0, on_record)
     }
 
     /// [`Wal::open`] with `faults`' write faults injected into its appends (a torn one writes
-    /// half the group's bytes) and its sync faults into its fsyncs: for tests of what the log's
-    /// owner does when the log's disk fails.
+    /// half the group's bytes) and its sync faults into its fsyncs (for tests of what the log's
+    /// owner does when the log's disk fails), for an owner whose other files already hold
+    /// every record up to `covered` (0: none): a cut the recovery mode would make at or below
+    /// it is refused before any file changes (see [`replay_covered`]).
     #[doc(hidden)]
     pub fn open_with_faults(
         dir: &Path,
         options: WalOptions,
         faults: Option<Arc<FaultPlan>>,
+        covered: Seq,
         on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
     ) -> Result<(Wal, ReplayReport)> {
         if let FsyncPolicy::EveryMs(0) = options.fsync {
@@ -177,7 +182,7 @@ impl Wal {
             });
         }
         fs::create_dir_all(dir).map_err(io_err(dir, "create directory"))?;
-        let report = replay(dir, options.recovery, on_record)?;
+        let report = replay_covered(dir, options.recovery, covered, false, on_record)?;
         let mut segments = list_segments(dir)?;
         let file = match segments.last() {
             Some((_, path)) => OpenOptions::new()

@@ -15,7 +15,7 @@ use crate::io::Storage;
 use crate::key::{check_strictly_sorted, Key};
 use crate::kv::hybrid::options::HybridOptions;
 use crate::kv::hybrid::recovery::{check_coverage, decode_meta, require_wal, Meta};
-use crate::kv::wal::{replay_read_only, Record, Seq, Wal};
+use crate::kv::wal::{replay_covered, Record, Seq, Wal};
 use crate::kv::{Manifest, ManifestStore};
 
 use super::state::{dir_of, HybridIndex, Inner, MergeState, Version, STRIPES, WAL_DIR};
@@ -179,12 +179,14 @@ impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
             stage.apply(key, Some(value))
         };
         let (wal, report) = if read_only {
+            let recovery = options.wal.recovery;
             (
                 None,
-                replay_read_only(&wal_dir, options.wal.recovery, apply)?,
+                replay_covered(&wal_dir, recovery, static_seq, true, apply)?,
             )
         } else {
-            let (wal, report) = Wal::open(&wal_dir, options.wal, apply)?;
+            let (wal, report) =
+                Wal::open_with_faults(&wal_dir, options.wal, None, static_seq, apply)?;
             (Some(wal), report)
         };
         check_coverage(&wal_dir, &report, static_seq)?;
