@@ -297,12 +297,16 @@ proptest! {
         }
     }
 
+    /// Each case runs the log engine over one of the maps, so that every map gets cases
+    /// without multiplying the suite's time by their number.
     #[test]
-    fn the_log_engine_matches_a_btreemap(ops in prop::collection::vec(op(key8), 1..120)) {
-        for engine in log_engines() {
-            let dir = tempfile::tempdir().unwrap();
-            run(engine, &dir.path().join("db"), ops.clone());
-        }
+    fn the_log_engine_matches_a_btreemap(
+        ops in prop::collection::vec(op(key8), 1..120),
+        which in 0usize..64,
+    ) {
+        let engines = log_engines();
+        let dir = tempfile::tempdir().unwrap();
+        run(engines[which % engines.len()], &dir.path().join("db"), ops);
     }
 }
 
