@@ -20,6 +20,7 @@ pub mod smallest;
 pub mod sorted;
 pub mod start;
 pub mod string_index;
+pub mod xindex;
 pub mod zone_map;
 
 pub use key_map::KeyMap;
