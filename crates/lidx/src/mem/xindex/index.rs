@@ -44,11 +44,22 @@ use crate::key::{check_next, Key};
 /// `error_bound / MERGE_TOLERANCE`.
 const MERGE_TOLERANCE: f64 = 4.0;
 
+/// Structure updates an index has made since it was built.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct XIndexStats {
+    /// Two-phase compactions of one group.
+    pub compactions: usize,
+    /// Group splits (each also a compaction, not counted above).
+    pub splits: usize,
+    /// Merges of two neighbouring groups.
+    pub merges: usize,
+}
+
 /// A concurrent learned index from `K` to `V`. See the module docs.
 pub struct XIndex<K: Key, V: Copy> {
     root: ArcSwap<Root<K, V>>,
     len: AtomicUsize,
-    maintenance: Mutex<()>,
+    maintenance: Mutex<XIndexStats>,
     params: XIndexParams,
 }
 
@@ -86,7 +97,7 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndex<K, V> {
         Ok(XIndex {
             root: ArcSwap::from_pointee(Root::new(pivots, slots, params.root_error_bound as f64)),
             len: AtomicUsize::new(entries.len()),
-            maintenance: Mutex::new(()),
+            maintenance: Mutex::new(XIndexStats::default()),
             params,
         })
     }
@@ -221,6 +232,11 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndex<K, V> {
                 .sum::<usize>()
     }
 
+    /// Structure updates so far (waits for one in progress to finish).
+    pub fn stats(&self) -> XIndexStats {
+        *self.maintenance.lock()
+    }
+
     /// The root, for the single-threaded view.
     pub(crate) fn root(&self) -> Arc<Root<K, V>> {
         self.root.load_full()
@@ -228,7 +244,7 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndex<K, V> {
 
     /// Maintains the group that holds `key` if it still needs it (see the module docs).
     fn maintain(&self, key: &K) {
-        let Some(_maintenance) = self.maintenance.try_lock() else {
+        let Some(mut stats) = self.maintenance.try_lock() else {
             return;
         };
         let p = &self.params;
@@ -246,12 +262,14 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndex<K, V> {
         if overflow && (records > p.max_group() || misfit) {
             if let Some(cut) = self.split_key(&root, i, &group) {
                 self.split(&root, i, &group, cut);
+                stats.splits += 1;
                 return;
             }
         }
         self.compact(&root.slots[i], &group);
-        if removals {
-            self.merge_neighbours(key);
+        stats.compactions += 1;
+        if removals && self.merge_neighbours(key) {
+            stats.merges += 1;
         }
     }
 
@@ -316,8 +334,8 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndex<K, V> {
     }
 
     /// Merges the group holding `key` with its left or else its right neighbour when both are
-    /// small and fit one model well.
-    fn merge_neighbours(&self, key: &K) {
+    /// small and fit one model well; true when it did.
+    fn merge_neighbours(&self, key: &K) -> bool {
         let p = &self.params;
         let root = self.root.load_full();
         let at = root.locate(key);
@@ -337,7 +355,7 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndex<K, V> {
                     .then_some((i, left, right))
             });
         let Some((i, left, right)) = pair else {
-            return;
+            return false;
         };
         left.buffer.freeze();
         right.buffer.freeze();
@@ -352,6 +370,7 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndex<K, V> {
             p.root_error_bound as f64,
         )));
         array.settle();
+        true
     }
 }
 

@@ -25,6 +25,6 @@ mod root;
 #[cfg(test)]
 mod tests;
 
-pub use index::XIndex;
+pub use index::{XIndex, XIndexStats};
 pub use map::{XIndexMap, XIndexRange};
 pub use params::XIndexParams;

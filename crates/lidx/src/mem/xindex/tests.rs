@@ -149,3 +149,65 @@ fn maps_are_send_and_sync() {
     is::<XIndex<u64, u64>>();
     is::<XIndexMap<f64, u64>>();
 }
+
+/// The two phases of a compaction, step by step: writes through the old group after the merge
+/// reach the new array through its forwards, and after phase 2 the old cells are sealed.
+#[test]
+fn two_phase_compaction_keeps_writes_made_through_the_old_group() {
+    use std::sync::Arc;
+
+    use super::buffer::DeltaBuffer;
+    use super::cell::Op;
+    use super::group::{build_arrays, merge, Group, GroupArray, GroupWrite};
+
+    let done = |w: GroupWrite<u64>| match w {
+        GroupWrite::Done { previous, .. } => Some(previous),
+        GroupWrite::Retry => None,
+    };
+    let array = Arc::new(GroupArray::new(&[(10u64, 1u64), (20, 2)], 32.0));
+    let g0 = Group::new(array, Arc::new(DeltaBuffer::new()));
+    assert_eq!(done(g0.write(&15, Op::Put(3), 100)), Some(None));
+
+    // Phase 1: freeze, publish the group with a temporary buffer, merge.
+    let temp = Arc::new(DeltaBuffer::new());
+    g0.buffer.freeze();
+    let g1 = g0.with_temp(Arc::clone(&temp));
+    assert_eq!(
+        done(g0.write(&17, Op::Put(4), 100)),
+        None,
+        "frozen buffer took a record"
+    );
+    assert_eq!(done(g1.write(&17, Op::Put(4), 100)), Some(None));
+    let arrays = build_arrays(merge(&[&g1]), &[&g1], &[], 32.0);
+    assert_eq!(&*arrays[0].keys, &[10, 15, 20]);
+    let g2 = Group::new(Arc::clone(&arrays[0]), temp);
+
+    // Between the phases both groups write the same cells.
+    assert_eq!(done(g1.write(&10, Op::Put(11), 100)), Some(Some(1)));
+    assert_eq!(done(g1.write(&15, Op::Put(13), 100)), Some(Some(3)));
+    assert_eq!(done(g1.write(&20, Op::Remove, 100)), Some(Some(2)));
+    assert_eq!(
+        [10, 15, 17, 20].map(|k| g2.get(&k)),
+        [Some(11), Some(13), Some(4), None]
+    );
+    assert_eq!(done(g2.write(&10, Op::Put(21), 100)), Some(Some(11)));
+    assert_eq!(g1.get(&10), Some(21));
+
+    // Phase 2: the new array takes the final values, the old cells are sealed.
+    arrays[0].settle();
+    assert_eq!(
+        done(g1.write(&10, Op::Put(0), 100)),
+        None,
+        "sealed cell written"
+    );
+    assert_eq!(
+        done(g1.write(&15, Op::Remove, 100)),
+        None,
+        "sealed cell written"
+    );
+    assert_eq!(g1.get(&10), Some(21));
+    assert_eq!(done(g2.write(&10, Op::Put(31), 100)), Some(Some(21)));
+    assert_eq!((g2.get(&10), g1.get(&10)), (Some(31), Some(21)));
+    assert_eq!(done(g2.write(&20, Op::Put(5), 100)), Some(None));
+    assert_eq!(g2.get(&20), Some(5));
+}
