@@ -238,8 +238,8 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndex<K, V> {
     }
 
     /// The root, for the single-threaded view.
-    pub(crate) fn root(&self) -> Arc<Root<K, V>> {
-        self.root.load_full()
+    pub(crate) fn root(&self) -> arc_swap::Guard<Arc<Root<K, V>>> {
+        self.root.load()
     }
 
     /// Maintains the group that holds `key` if it still needs it (see the module docs).

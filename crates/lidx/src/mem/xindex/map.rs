@@ -66,7 +66,7 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndexMap<K, V> {
     }
 
     fn root<'a>(&'a self) -> &'a Root<K, V> {
-        held(&*self.index.root())
+        held(&**self.index.root())
     }
 
     fn group<'a>(&'a self, root: &'a Root<K, V>, i: usize) -> &'a Group<K, V> {
