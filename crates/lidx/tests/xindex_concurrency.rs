@@ -85,7 +85,7 @@ fn writer(index: &XIndex<u64, u64>, updates: &Owned, churn: &Owned, w: usize) {
                         assert_eq!(index.insert(k, value).unwrap(), None, "{k}");
                         Some(value)
                     }
-                    Some(v) if step % 3 == 0 => {
+                    Some(v) if step.is_multiple_of(3) => {
                         assert_eq!(index.insert(k, value).unwrap(), Some(v), "{k}");
                         Some(value)
                     }
@@ -139,7 +139,7 @@ fn reader(index: &XIndex<u64, u64>, updates: &Owned, churn: &Owned, r: usize) {
                     seen[i]
                 );
                 seen[i] = x;
-                if seq % 2 == 0 && updates.seq[i].load(SeqCst) == seq {
+                if seq.is_multiple_of(2) && updates.seq[i].load(SeqCst) == seq {
                     assert_eq!(got, committed, "key {}", update_key(i));
                 }
             }
@@ -147,7 +147,7 @@ fn reader(index: &XIndex<u64, u64>, updates: &Owned, churn: &Owned, r: usize) {
                 let seq = churn.seq[i].load(SeqCst);
                 let committed = churn.committed(i);
                 let got = index.get(&churn_key(i));
-                if seq % 2 == 0 && churn.seq[i].load(SeqCst) == seq {
+                if seq.is_multiple_of(2) && churn.seq[i].load(SeqCst) == seq {
                     assert_eq!(got, committed, "key {}", churn_key(i));
                 }
             }

@@ -90,9 +90,12 @@ impl<K: Key, V: Clone + Send + 'static> Default for SkipListMap<K, V> {
 /// The bounds of a range, as the list's keys.
 type Bounds<K> = (Bound<ByKeyOrder<K>>, Bound<ByKeyOrder<K>>);
 
+/// The list's own range iterator over our bounds.
+type ListRange<'a, K, V> = Range<'a, ByKeyOrder<K>, Bounds<K>, ByKeyOrder<K>, V>;
+
 /// The iterator of [`SkipListMap::range`].
 pub struct SkipListRange<'a, K: Key, V> {
-    inner: Option<Range<'a, ByKeyOrder<K>, Bounds<K>, ByKeyOrder<K>, V>>,
+    inner: Option<ListRange<'a, K, V>>,
 }
 
 impl<'a, K: Key, V: Send + 'static> Iterator for SkipListRange<'a, K, V> {

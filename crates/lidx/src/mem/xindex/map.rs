@@ -65,7 +65,7 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndexMap<K, V> {
         self.index.group_count()
     }
 
-    fn root<'a>(&'a self) -> &'a Root<K, V> {
+    fn root(&self) -> &Root<K, V> {
         held(&**self.index.root())
     }
 
