@@ -14,7 +14,10 @@ use crate::error::{Error, Result};
 use crate::map::BulkLoad;
 use crate::mem::art::Art;
 use crate::mem::btree::{BTree, BTreeParams};
+use crate::mem::hash_map::HashKeyMap;
 use crate::mem::key_map::KeyMap;
+use crate::mem::skiplist::SkipListMap;
+use crate::mem::xindex::{XIndexMap, XIndexParams};
 
 crate::param_specs! {
     /// One updatable map with its parameters. See the module docs.
@@ -28,6 +31,23 @@ crate::param_specs! {
         },
         /// The adaptive radix tree (`mem::art`): the trie baseline.
         Art = "art" {},
+        /// XIndex (`mem::xindex`), the concurrent learned index, through its single-threaded
+        /// view.
+        Xindex = "xindex" {
+            /// Records per group at bulk load (a group splits past four times this).
+            group: usize = 1024,
+            /// Mean model error (positions) before a model or group is split.
+            error: usize = 32,
+            /// Records a group's delta buffer takes before a compaction.
+            buffer: usize = 256,
+            /// Mean error (groups) of the root RMI before it gets more models.
+            root_error: usize = 32,
+        },
+        /// `crossbeam-skiplist`'s concurrent skip list (`mem::skiplist`): the skip-list baseline.
+        Skiplist = "skiplist" {},
+        /// A `hashbrown` hash map (`mem::hash_map`): point lookups only; its `lower_bound` and
+        /// `scan` pass over every entry (`KeyMap::ordered` is false).
+        Hash = "hash" {},
     }
 }
 
@@ -63,6 +83,22 @@ impl MapSpec {
                 &BTreeParams::with_slots(leaf, inner),
             )?),
             MapSpec::Art {} => Box::new(Art::load_sorted(entries, &())?),
+            MapSpec::Xindex {
+                group,
+                error,
+                buffer,
+                root_error,
+            } => Box::new(XIndexMap::load_sorted(
+                entries,
+                &XIndexParams {
+                    group_size: group,
+                    error_bound: error,
+                    buffer_size: buffer,
+                    root_error_bound: root_error,
+                },
+            )?),
+            MapSpec::Skiplist {} => Box::new(SkipListMap::load_sorted(entries, &())?),
+            MapSpec::Hash {} => Box::new(HashKeyMap::load_sorted(entries)?),
         })
     }
 }
