@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::map::BulkLoad;
 use crate::mem::art::Art;
 use crate::mem::btree::{BTree, BTreeParams};
+use crate::mem::dynamic_pgm::{DynamicPgm, DynamicPgmParams};
 use crate::mem::key_map::KeyMap;
 
 crate::param_specs! {
@@ -28,6 +29,16 @@ crate::param_specs! {
         },
         /// The adaptive radix tree (`mem::art`): the trie baseline.
         Art = "art" {},
+        /// The dynamic PGM-index (`mem::dynamic_pgm`): LSM-style levels of static PGMs.
+        Dpgm = "dpgm" {
+            /// Error of each level's PGM: larger is smaller models, wider windows per level.
+            eps: usize = 64,
+            /// Error of the PGMs' upper levels: larger is fewer levels, wider windows in each.
+            eps_rec: usize = 8,
+            /// Entries of the first level (the insert buffer): larger is fewer merges and
+            /// levels, a longer shift per insert.
+            base: usize = 256,
+        },
     }
 }
 
@@ -63,6 +74,10 @@ impl MapSpec {
                 &BTreeParams::with_slots(leaf, inner),
             )?),
             MapSpec::Art {} => Box::new(Art::load_sorted(entries, &())?),
+            MapSpec::Dpgm { eps, eps_rec, base } => Box::new(DynamicPgm::load_sorted(
+                entries,
+                &DynamicPgmParams::new(eps, eps_rec, base),
+            )?),
         })
     }
 }

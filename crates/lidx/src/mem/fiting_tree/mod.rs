@@ -1,0 +1,5 @@
+//! The updatable FITing-tree.
+
+mod stats;
+
+pub use stats::RetrainStats;
