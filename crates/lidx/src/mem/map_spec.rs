@@ -15,6 +15,7 @@ use crate::map::BulkLoad;
 use crate::mem::art::Art;
 use crate::mem::btree::{BTree, BTreeParams};
 use crate::mem::dynamic_pgm::{DynamicPgm, DynamicPgmParams};
+use crate::mem::fiting_tree::{FitingBuffer, FitingInplace, FitingMapParams};
 use crate::mem::key_map::KeyMap;
 
 crate::param_specs! {
@@ -38,6 +39,23 @@ crate::param_specs! {
             /// Entries of the first level (the insert buffer): larger is fewer merges and
             /// levels, a longer shift per insert.
             base: usize = 256,
+        },
+        /// The updatable FITing-tree inserting in place (`mem::fiting_tree::Inplace`).
+        FitingInplace = "fiting-inplace" {
+            /// Segment error: larger is fewer segments, longer searches within one.
+            eps: usize = 64,
+            /// Free slots per segment, split between its ends: larger is fewer retrains,
+            /// more keys shifted per insert.
+            reserve: usize = 256,
+        },
+        /// The updatable FITing-tree with a delta buffer per segment
+        /// (`mem::fiting_tree::Buffer`).
+        FitingBuffer = "fiting-buffer" {
+            /// Segment error: larger is fewer segments, longer searches within one.
+            eps: usize = 64,
+            /// Delta buffer capacity per segment: larger is fewer retrains, longer buffer
+            /// inserts.
+            reserve: usize = 256,
         },
     }
 }
@@ -77,6 +95,14 @@ impl MapSpec {
             MapSpec::Dpgm { eps, eps_rec, base } => Box::new(DynamicPgm::load_sorted(
                 entries,
                 &DynamicPgmParams::new(eps, eps_rec, base),
+            )?),
+            MapSpec::FitingInplace { eps, reserve } => Box::new(FitingInplace::load_sorted(
+                entries,
+                &FitingMapParams::new(eps, reserve),
+            )?),
+            MapSpec::FitingBuffer { eps, reserve } => Box::new(FitingBuffer::load_sorted(
+                entries,
+                &FitingMapParams::new(eps, reserve),
             )?),
         })
     }

@@ -94,7 +94,10 @@ impl<K: Key, V> Level<K, V> {
     pub(crate) fn take(&mut self) -> (Vec<K>, Vec<Option<V>>) {
         self.index = None;
         self.live = 0;
-        (std::mem::take(&mut self.keys), std::mem::take(&mut self.values))
+        (
+            std::mem::take(&mut self.keys),
+            std::mem::take(&mut self.values),
+        )
     }
 }
 

@@ -61,7 +61,12 @@ impl<K: Key, V> DynamicPgm<K, V> {
     pub fn bulk_load(entries: Vec<(K, V)>, params: DynamicPgmParams) -> Result<Self> {
         let mut map = Self::new(params)?;
         for (index, (key, _)) in entries.iter().enumerate() {
-            check_next(index, index.checked_sub(1).map(|i| &entries[i].0), key, true)?;
+            check_next(
+                index,
+                index.checked_sub(1).map(|i| &entries[i].0),
+                key,
+                true,
+            )?;
         }
         if entries.is_empty() {
             return Ok(map);
@@ -199,7 +204,11 @@ impl<K: Key, V> OrderedMap<K, V> for DynamicPgm<K, V> {
     }
 
     fn range<R: RangeBounds<K>>(&self, range: R) -> Range<'_, K, V> {
-        Range::new(&self.levels, range.start_bound().cloned(), range.end_bound().cloned())
+        Range::new(
+            &self.levels,
+            range.start_bound().cloned(),
+            range.end_bound().cloned(),
+        )
     }
 
     fn lower_bound(&self, key: &K) -> Option<(&K, &V)> {
@@ -235,12 +244,28 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         let mut live = 0;
         for (i, level) in map.levels.iter().enumerate() {
-            let cap = if i == 0 { map.params.base - 1 } else { map.capacity(i) };
+            let cap = if i == 0 {
+                map.params.base - 1
+            } else {
+                map.capacity(i)
+            };
             assert!(level.len() <= cap, "level {i}: {} > {cap}", level.len());
-            assert!(level.keys.windows(2).all(|w| w[0] < w[1]), "level {i} unsorted");
-            assert!(level.keys.iter().all(|k| seen.insert(*k)), "level {i}: a key twice");
-            assert_eq!(level.live, level.values.iter().filter(|v| v.is_some()).count());
-            assert!(i > 0 || level.live == level.len(), "tombstone in the buffer");
+            assert!(
+                level.keys.windows(2).all(|w| w[0] < w[1]),
+                "level {i} unsorted"
+            );
+            assert!(
+                level.keys.iter().all(|k| seen.insert(*k)),
+                "level {i}: a key twice"
+            );
+            assert_eq!(
+                level.live,
+                level.values.iter().filter(|v| v.is_some()).count()
+            );
+            assert!(
+                i > 0 || level.live == level.len(),
+                "tombstone in the buffer"
+            );
             live += level.live;
         }
         assert_eq!(live, map.len());
@@ -281,7 +306,10 @@ mod tests {
         ));
         assert!(matches!(
             DynamicPgm::<u64, u64>::new(DynamicPgmParams::new(8, 0, 4)),
-            Err(Error::InvalidParameter { name: "eps_recursive", .. })
+            Err(Error::InvalidParameter {
+                name: "eps_recursive",
+                ..
+            })
         ));
     }
 }

@@ -72,6 +72,11 @@ impl<'a, K: Key, V> Iterator for Range<'a, K, V> {
         let level = &self.levels[l];
         let at = self.cursors[l];
         self.cursors[l] = level.live_from(at + 1).unwrap_or(usize::MAX);
-        Some((key, level.values[at].as_ref().expect("cursors rest on live entries")))
+        Some((
+            key,
+            level.values[at]
+                .as_ref()
+                .expect("cursors rest on live entries"),
+        ))
     }
 }
