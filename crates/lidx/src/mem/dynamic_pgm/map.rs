@@ -24,7 +24,7 @@
 //! a tombstone. Level `i`'s capacity is `base * 2^i` rather than the sum of `base^j` the
 //! reference uses for its buffer; the parameter is the buffer's size.
 
-use std::ops::{Bound, RangeBounds};
+use std::ops::RangeBounds;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
@@ -212,7 +212,20 @@ impl<K: Key, V> OrderedMap<K, V> for DynamicPgm<K, V> {
     }
 
     fn lower_bound(&self, key: &K) -> Option<(&K, &V)> {
-        self.range((Bound::Included(*key), Bound::Unbounded)).next()
+        let mut best: Option<(&K, &V)> = None;
+        for level in self.levels.iter().filter(|l| l.live > 0) {
+            let Some(at) = level.live_from(level.position(key)) else {
+                continue;
+            };
+            let k = &level.keys[at];
+            if best.is_none_or(|(b, _)| k.key_lt(b)) {
+                best = Some((k, level.values[at].as_ref()?));
+            }
+            if k.key_cmp(key).is_eq() {
+                break;
+            }
+        }
+        best
     }
 
     fn len(&self) -> usize {

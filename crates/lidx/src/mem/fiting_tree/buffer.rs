@@ -30,6 +30,8 @@ pub struct Buffer<K, V> {
     /// Entries of the base that are not tombstones.
     live: usize,
     model: LinearModel,
+    /// The model's error bound; the base never moves, so it stays `eps`.
+    eps: usize,
     delta_keys: Vec<K>,
     delta_values: Vec<V>,
     reserve: usize,
@@ -39,7 +41,7 @@ impl<K: Key, V> Buffer<K, V> {
     /// The base position of `key`, if the base has a slot (live or tombstone) for it.
     #[inline]
     fn in_base(&self, key: &K) -> Option<usize> {
-        let at = model_lower_bound(&self.model, &self.keys, key);
+        let at = model_lower_bound(&self.model, &self.keys, key, self.eps);
         (at < self.keys.len() && self.keys[at].key_cmp(key).is_eq()).then_some(at)
     }
 
@@ -70,12 +72,13 @@ pub struct BufferCursor {
 impl<K: Key, V> InsertStrategy<K, V> for Buffer<K, V> {
     type Cursor = BufferCursor;
 
-    fn build(keys: Vec<K>, values: Vec<V>, model: LinearModel, reserve: usize) -> Self {
+    fn build(keys: Vec<K>, values: Vec<V>, model: LinearModel, eps: usize, reserve: usize) -> Self {
         Buffer {
             live: keys.len(),
             keys,
             values: values.into_iter().map(Some).collect(),
             model,
+            eps,
             delta_keys: Vec::with_capacity(reserve),
             delta_values: Vec::with_capacity(reserve),
             reserve,
@@ -168,7 +171,7 @@ impl<K: Key, V> InsertStrategy<K, V> for Buffer<K, V> {
             Bound::Excluded(k) => self.in_delta(k).map_or_else(|at| at, |at| at + 1),
         };
         BufferCursor {
-            base: start_position(&self.model, &self.keys, start),
+            base: start_position(&self.model, &self.keys, start, self.eps),
             delta,
         }
     }
@@ -214,7 +217,7 @@ mod tests {
         ) {
             let keys: Vec<u32> = initial.iter().copied().collect();
             let model = LinearModel { x0: 0, slope: 0.1, intercept: 0.0 };
-            let mut seg = Buffer::build(keys.clone(), keys.clone(), model, reserve);
+            let mut seg = Buffer::build(keys.clone(), keys.clone(), model, 0, reserve);
             let mut want: std::collections::BTreeMap<u32, u32> = keys.iter().map(|k| (*k, *k)).collect();
             for (insert, k) in ops {
                 if insert {

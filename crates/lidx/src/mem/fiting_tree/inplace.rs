@@ -31,6 +31,8 @@ pub struct Inplace<K, V> {
     lo: usize,
     hi: usize,
     model: LinearModel,
+    /// Bound on the model's error now: `eps`, plus one per insert or remove since the build.
+    err: usize,
 }
 
 impl<K: Key, V> Inplace<K, V> {
@@ -47,7 +49,7 @@ impl<K: Key, V> Inplace<K, V> {
 impl<K: Key, V> InsertStrategy<K, V> for Inplace<K, V> {
     type Cursor = usize;
 
-    fn build(keys: Vec<K>, values: Vec<V>, model: LinearModel, reserve: usize) -> Self {
+    fn build(keys: Vec<K>, values: Vec<V>, model: LinearModel, eps: usize, reserve: usize) -> Self {
         let before = reserve / 2;
         let after = reserve - before;
         let n = keys.len();
@@ -66,12 +68,13 @@ impl<K: Key, V> InsertStrategy<K, V> for Inplace<K, V> {
             lo: before,
             hi: before + n,
             model,
+            err: eps,
         }
     }
 
     #[inline]
     fn get(&self, key: &K) -> Option<&V> {
-        let at = model_lower_bound(&self.model, self.live(), key);
+        let at = model_lower_bound(&self.model, self.live(), key, self.err);
         let slot = self.lo + at;
         if slot < self.hi && self.keys[slot].key_cmp(key).is_eq() {
             self.values[slot].as_ref()
@@ -82,7 +85,7 @@ impl<K: Key, V> InsertStrategy<K, V> for Inplace<K, V> {
 
     fn insert(&mut self, key: K, value: V) -> Insert<V> {
         let n = self.hi - self.lo;
-        let at = model_lower_bound(&self.model, self.live(), &key);
+        let at = model_lower_bound(&self.model, self.live(), &key, self.err);
         let slot = self.lo + at;
         if at < n && self.keys[slot].key_cmp(&key).is_eq() {
             let old = self.values[slot].replace(value).expect("entries are live");
@@ -106,12 +109,13 @@ impl<K: Key, V> InsertStrategy<K, V> for Inplace<K, V> {
         } else {
             return Insert::Full(value);
         }
+        self.err += 1;
         Insert::Added
     }
 
     fn remove(&mut self, key: &K) -> Option<V> {
         let n = self.hi - self.lo;
-        let at = model_lower_bound(&self.model, self.live(), key);
+        let at = model_lower_bound(&self.model, self.live(), key, self.err);
         let slot = self.lo + at;
         if at == n || !self.keys[slot].key_cmp(key).is_eq() {
             return None;
@@ -128,6 +132,7 @@ impl<K: Key, V> InsertStrategy<K, V> for Inplace<K, V> {
             self.values[slot..self.hi].rotate_left(1);
             self.hi -= 1;
         }
+        self.err += 1;
         old
     }
 
@@ -154,7 +159,7 @@ impl<K: Key, V> InsertStrategy<K, V> for Inplace<K, V> {
     }
 
     fn seek(&self, start: Bound<&K>) -> usize {
-        self.lo + start_position(&self.model, self.live(), start)
+        self.lo + start_position(&self.model, self.live(), start, self.err)
     }
 
     #[inline]
@@ -197,7 +202,7 @@ mod tests {
         ) {
             let keys: Vec<u32> = initial.iter().copied().collect();
             let model = LinearModel { x0: 0, slope: 0.1, intercept: 0.0 };
-            let mut seg = Inplace::build(keys.clone(), keys.clone(), model, reserve);
+            let mut seg = Inplace::build(keys.clone(), keys.clone(), model, 0, reserve);
             let mut want: std::collections::BTreeMap<u32, u32> = keys.iter().map(|k| (*k, *k)).collect();
             for (insert, k) in ops {
                 if insert {

@@ -114,7 +114,7 @@ impl<K: Key, V, S: InsertStrategy<K, V>> FitingMap<K, V, S> {
             .into_iter()
             .enumerate()
             .map(|(i, (model, keys, values))| Node {
-                segment: S::build(keys, values, model, params.reserve),
+                segment: S::build(keys, values, model, params.eps, params.reserve),
                 next: if i as u32 == count { NIL } else { i as u32 + 1 },
             })
             .collect();
@@ -156,7 +156,7 @@ impl<K: Key, V, S: InsertStrategy<K, V>> FitingMap<K, V, S> {
     /// Re-segments segment `s` with the new entry `(key, value)`, which it has no room for.
     fn retrain(&mut self, s: u32, key: K, value: V) -> Result<()> {
         let start = Instant::now();
-        let empty = S::build(Vec::new(), Vec::new(), LinearModel::default(), 0);
+        let empty = S::build(Vec::new(), Vec::new(), LinearModel::default(), 0, 0);
         let old = std::mem::replace(&mut self.nodes[s as usize].segment, empty);
         let (mut keys, mut values) = old.into_sorted();
         let at = keys.partition_point(|k| k.key_lt(&key));
@@ -173,7 +173,7 @@ impl<K: Key, V, S: InsertStrategy<K, V>> FitingMap<K, V, S> {
         let mut current = s;
         for (i, (model, keys, values)) in pieces.into_iter().enumerate() {
             let lower = keys[0];
-            let segment = S::build(keys, values, model, self.params.reserve);
+            let segment = S::build(keys, values, model, self.params.eps, self.params.reserve);
             if i == 0 {
                 self.nodes[s as usize].segment = segment;
                 continue;

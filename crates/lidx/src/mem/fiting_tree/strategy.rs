@@ -11,14 +11,17 @@
 //! never resolves versions.
 //!
 //! Every segment keeps its model from the last retrain: the line fitted by the greedy cone
-//! ([`crate::model::greedy_pla`]) to the ranks its entries had then, from 0. Inserts and
-//! removes since then move ranks by at most their count, so a search starts at the prediction
-//! and gallops ([`crate::search::exponential`]): exact whatever the drift, `O(log(eps +
-//! drift))` comparisons. The paper's window of `eps + reserve` would be the same bound made
-//! explicit; the gallop needs no bound to stay correct.
+//! ([`crate::model::greedy_pla`]) to the ranks its entries had then, from 0, within `eps`. A
+//! segment knows how far its entries may have moved since (in place: one rank per insert or
+//! remove; a buffer's base never moves), so a search reads the window of the prediction
+//! widened by that drift, as PGM's last mile does (paper 003 §2: a binary search on
+//! `[pred - error, pred + error]`; paper 003 §2's in-place bound `e + ε`). If the answer lands
+//! on the window's edge with the key beyond it, a gallop from there finishes the search, so
+//! the search stays exact even for a key whose model value is shared (`Str16`).
 
 use std::ops::Bound;
 
+use crate::index::ApproxPos;
 use crate::key::Key;
 use crate::model::linear::LinearModel;
 use crate::search;
@@ -41,8 +44,8 @@ pub trait InsertStrategy<K: Key, V>: Sized {
     type Cursor: Copy;
 
     /// A segment over `keys` (sorted, distinct) and their `values`, predicting ranks with
-    /// `model` (rank 0 is the first key), with room for `reserve` more entries.
-    fn build(keys: Vec<K>, values: Vec<V>, model: LinearModel, reserve: usize) -> Self;
+    /// `model` (rank 0 is the first key) within `eps`, with room for `reserve` more entries.
+    fn build(keys: Vec<K>, values: Vec<V>, model: LinearModel, eps: usize, reserve: usize) -> Self;
 
     /// The value stored under `key`.
     fn get(&self, key: &K) -> Option<&V>;
@@ -69,20 +72,40 @@ pub trait InsertStrategy<K: Key, V>: Sized {
     fn next<'a>(&'a self, cursor: &mut Self::Cursor) -> Option<(&'a K, &'a V)>;
 }
 
-/// Lower bound of `key` in `keys` by the segment's `model`: its prediction, then a gallop.
+/// Lower bound of `key` in `keys` by the segment's `model`, whose prediction is within `err`
+/// of the rank: a branchless search of the window, a gallop if the answer lies beyond it.
 #[inline]
-pub(crate) fn model_lower_bound<K: Key>(model: &LinearModel, keys: &[K], key: &K) -> usize {
-    let hint = model.predict(key.to_model()) as usize;
-    search::exponential(keys, *key, hint)
+pub(crate) fn model_lower_bound<K: Key>(
+    model: &LinearModel,
+    keys: &[K],
+    key: &K,
+    err: usize,
+) -> usize {
+    let w = ApproxPos::from_prediction(model.predict(key.to_model()), err, keys.len());
+    let window = &keys[w.lo..w.hi];
+    search::prefetch_window(window);
+    let at = w.lo + search::branchless_lower_bound(window, *key);
+    let left_ok = at > w.lo || at == 0 || keys[at - 1].key_lt(key);
+    let right_ok = at < w.hi || at == keys.len() || !keys[at].key_lt(key);
+    if left_ok && right_ok {
+        at
+    } else {
+        search::exponential(keys, *key, at)
+    }
 }
 
-/// The first position of sorted `keys` after `start`.
-pub(crate) fn start_position<K: Key>(model: &LinearModel, keys: &[K], start: Bound<&K>) -> usize {
+/// The first position of sorted `keys` after `start` (`model` within `err` as above).
+pub(crate) fn start_position<K: Key>(
+    model: &LinearModel,
+    keys: &[K],
+    start: Bound<&K>,
+    err: usize,
+) -> usize {
     match start {
         Bound::Unbounded => 0,
-        Bound::Included(k) => model_lower_bound(model, keys, k),
+        Bound::Included(k) => model_lower_bound(model, keys, k, err),
         Bound::Excluded(k) => {
-            let at = model_lower_bound(model, keys, k);
+            let at = model_lower_bound(model, keys, k, err);
             at + usize::from(at < keys.len() && keys[at].key_cmp(k).is_eq())
         }
     }
