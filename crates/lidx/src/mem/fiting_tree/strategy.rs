@@ -59,6 +59,11 @@ pub trait InsertStrategy<K: Key, V>: Sized {
     /// Number of entries.
     fn len(&self) -> usize;
 
+    /// True when the segment holds no entry.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The entries in key order, consuming the segment (for a retrain).
     fn into_sorted(self) -> (Vec<K>, Vec<V>);
 
