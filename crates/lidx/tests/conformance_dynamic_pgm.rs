@@ -1,6 +1,6 @@
 //! The dynamic PGM against `BTreeMap`: the shared seeded suite for `u64`, `f64` and `i64` keys
 //! at first levels small enough that the suite's maps merge many times (and, with `base = 1`,
-//! at every insert), proptest operation sequences, and the typed refusals of bad input.
+//! at every insert) and with PGMs from levels of 1 or 40 entries, proptest operation sequences, and the typed refusals of bad input.
 
 use std::collections::BTreeMap;
 
@@ -13,8 +13,8 @@ use proptest::prelude::*;
 
 fn params() -> Vec<DynamicPgmParams> {
     vec![
-        DynamicPgmParams::new(2, 1, 1),
-        DynamicPgmParams::new(4, 2, 7),
+        DynamicPgmParams::new(2, 1, 1).with_min_indexed(1),
+        DynamicPgmParams::new(4, 2, 7).with_min_indexed(40),
         DynamicPgmParams::default(),
     ]
 }
@@ -72,13 +72,14 @@ proptest! {
         ops in proptest::collection::vec(op(), 0..400),
         base in 1usize..12,
         eps in 0usize..6,
+        min_indexed in 0usize..64,
     ) {
         let key = |k: u16| if k == u16::MAX { u64::MAX } else { u64::from(k) << 40 };
         let mut reference: BTreeMap<u64, u64> =
             initial.iter().map(|(&k, &v)| (key(k), v)).collect();
         let mut t = DynamicPgm::bulk_load(
             reference.iter().map(|(&k, &v)| (k, v)).collect(),
-            DynamicPgmParams::new(eps, 1, base),
+            DynamicPgmParams::new(eps, 1, base).with_min_indexed(min_indexed),
         ).unwrap();
         for op in ops {
             apply(&mut t, &mut reference, &key, op, true)?;

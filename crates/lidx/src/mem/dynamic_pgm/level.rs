@@ -2,11 +2,13 @@
 //! and the last-mile search read), their values beside them, `None` marking a tombstone.
 //!
 //! The first level (the buffer) has no model and is searched by a binary search over all of
-//! it; every other level is immutable between merges and carries a [`Pgm`] over its keys
-//! (paper 001 §II-B, "a learned index at each layer"). The PGM-index's `DynamicPGMIndex`
-//! builds models only on levels of 2^24 entries and more and binary-searches the others; we
-//! build one on every level below the buffer, since a level's PGM costs a fraction of the
-//! merge that made it and turns the `log2(size)` probes of a binary search into one window.
+//! it; every other level is immutable between merges and, from
+//! [`super::DynamicPgmParams::min_indexed`] entries on, carries a [`Pgm`] over its keys (paper
+//! 001 §II-B, "a learned index at each layer"); smaller levels are binary-searched, as the
+//! PGM-index's `DynamicPGMIndex` does below its `MinIndexedLevel`. A level's PGM is rebuilt by
+//! every merge into it, and every insert passes through every level's merges, so each indexed
+//! level costs every insert one key's share of a PGM build; small levels are cheap to search
+//! without one.
 
 use std::cmp::Ordering;
 
@@ -37,9 +39,14 @@ impl<K: Key, V> Level<K, V> {
         }
     }
 
-    /// A level over sorted, distinct, live entries, with a PGM over its keys.
-    pub(crate) fn indexed(keys: Vec<K>, values: Vec<Option<V>>, params: PgmParams) -> Result<Self> {
-        let index = Some(Pgm::build(&keys, params)?);
+    /// A level over sorted, distinct, live entries, with a PGM over its keys when `pgm` is
+    /// given.
+    pub(crate) fn sorted(
+        keys: Vec<K>,
+        values: Vec<Option<V>>,
+        pgm: Option<PgmParams>,
+    ) -> Result<Self> {
+        let index = pgm.map(|p| Pgm::build(&keys, p)).transpose()?;
         Ok(Level {
             live: keys.len(),
             keys,
@@ -148,7 +155,7 @@ mod tests {
             let (keys, values) = merge_live(a, b);
             prop_assert_eq!(&keys, &want);
             prop_assert!(values.iter().zip(&keys).all(|(v, k)| *v == Some(*k)));
-            let level = Level::indexed(keys.clone(), values, PgmParams::new(2, 1)).unwrap();
+            let level = Level::sorted(keys.clone(), values, Some(PgmParams::new(2, 1))).unwrap();
             for (i, k) in keys.iter().enumerate() {
                 prop_assert_eq!(level.find(k), Some(i));
                 if let Some(next) = k.checked_add(1) {

@@ -8,7 +8,7 @@
 //! PGM ([`super::level`]). When an insert fills the buffer, the buffer and levels `1..j` are
 //! merged into level `j`, the first level that can hold them all with its own entries
 //! (`DynamicPGMIndex`'s rule with base 2), the levels below are emptied and level `j`'s PGM is
-//! rebuilt: one retrain in [`DynamicPgm::stats`]. A bulk load puts everything in the smallest
+//! rebuilt if it is large enough to have one: one retrain in [`DynamicPgm::stats`]. A bulk load puts everything in the smallest
 //! level that holds it.
 //!
 //! What we do differently from the PGM-index's `DynamicPGMIndex`, and why: [`OrderedMap`]'s
@@ -78,7 +78,7 @@ impl<K: Key, V> DynamicPgm<K, V> {
         let (keys, values): (Vec<K>, Vec<Option<V>>) =
             entries.into_iter().map(|(k, v)| (k, Some(v))).unzip();
         map.len = keys.len();
-        map.levels[target] = Level::indexed(keys, values, params.pgm)?;
+        map.levels[target] = Level::sorted(keys, values, params.pgm_for(map.len))?;
         Ok(map)
     }
 
@@ -138,7 +138,8 @@ impl<K: Key, V> DynamicPgm<K, V> {
         for level in &mut self.levels[1..=target] {
             run = merge_live(run, level.take());
         }
-        self.levels[target] = Level::indexed(run.0, run.1, self.params.pgm)?;
+        let pgm = self.params.pgm_for(run.0.len());
+        self.levels[target] = Level::sorted(run.0, run.1, pgm)?;
         self.stats.record(start);
         Ok(())
     }
@@ -292,7 +293,7 @@ mod tests {
             base in 1usize..9,
         ) {
             let entries: Vec<(u64, u64)> = (0..initial).map(|k| (k * 3, k)).collect();
-            let mut map = DynamicPgm::bulk_load(entries, DynamicPgmParams::new(4, 2, base)).unwrap();
+            let mut map = DynamicPgm::bulk_load(entries, DynamicPgmParams::new(4, 2, base).with_min_indexed(16)).unwrap();
             check_invariants(&map);
             for (insert, k) in ops {
                 if insert {

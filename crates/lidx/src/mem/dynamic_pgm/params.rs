@@ -16,15 +16,20 @@ pub struct DynamicPgmParams {
     /// `i >= 1` holds at most `base * 2^i` entries. Larger means fewer merges and levels but a
     /// longer shift per insert into the buffer. Default 256; 1 to 2^24.
     pub base: usize,
+    /// Levels of at least this many entries get a PGM; smaller ones are binary-searched.
+    /// Smaller means faster lookups in the middle levels but a PGM build more per insert (every
+    /// merge into an indexed level rebuilds its PGM). Default 2^18 (see the `Default` impl).
+    pub min_indexed: usize,
 }
 
 impl Default for DynamicPgmParams {
-    /// PGM's defaults (eps 64, eps_recursive 8) and a first level of 256 entries (4 KiB of
-    /// `u64` pairs).
+    /// PGM's defaults (eps 64, eps_recursive 8), a first level of 256 entries (4 KiB of
+    /// `u64` pairs), PGMs on levels of 2^18 entries and more: MINDEX_NOTE
     fn default() -> Self {
         DynamicPgmParams {
             pgm: PgmParams::default(),
             base: 256,
+            min_indexed: 1 << 18,
         }
     }
 }
@@ -35,7 +40,21 @@ impl DynamicPgmParams {
         DynamicPgmParams {
             pgm: PgmParams::new(eps, eps_recursive),
             base,
+            ..Self::default()
         }
+    }
+
+    /// These parameters with PGMs on levels of at least `min_indexed` entries.
+    pub fn with_min_indexed(self, min_indexed: usize) -> Self {
+        DynamicPgmParams {
+            min_indexed,
+            ..self
+        }
+    }
+
+    /// The PGM parameters for a level of `len` entries, `None` when it gets no PGM.
+    pub(crate) fn pgm_for(&self, len: usize) -> Option<PgmParams> {
+        (len >= self.min_indexed).then_some(self.pgm)
     }
 
     /// `InvalidParameter` for a first level of 0 or above 2^24 entries, or bad PGM errors.
