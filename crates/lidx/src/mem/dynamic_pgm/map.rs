@@ -28,7 +28,7 @@ use std::ops::RangeBounds;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::key::{check_next, Key};
+use crate::key::{check_strictly_sorted, Key};
 use crate::map::{BulkLoad, OrderedMap};
 use crate::mem::dynamic_pgm::level::{merge_live, Level};
 use crate::mem::dynamic_pgm::params::DynamicPgmParams;
@@ -60,23 +60,16 @@ impl<K: Key, V> DynamicPgm<K, V> {
     /// [`BulkLoad::load_sorted`].
     pub fn bulk_load(entries: Vec<(K, V)>, params: DynamicPgmParams) -> Result<Self> {
         let mut map = Self::new(params)?;
-        for (index, (key, _)) in entries.iter().enumerate() {
-            check_next(
-                index,
-                index.checked_sub(1).map(|i| &entries[i].0),
-                key,
-                true,
-            )?;
-        }
-        if entries.is_empty() {
+        let (keys, values): (Vec<K>, Vec<Option<V>>) =
+            entries.into_iter().map(|(k, v)| (k, Some(v))).unzip();
+        check_strictly_sorted(&keys)?;
+        if keys.is_empty() {
             return Ok(map);
         }
         let target = (1..)
-            .find(|&i| map.capacity(i) >= entries.len())
+            .find(|&i| map.capacity(i) >= keys.len())
             .expect("a level holds any length");
         map.ensure_levels(target);
-        let (keys, values): (Vec<K>, Vec<Option<V>>) =
-            entries.into_iter().map(|(k, v)| (k, Some(v))).unzip();
         map.len = keys.len();
         map.levels[target] = Level::sorted(keys, values, params.pgm_for(map.len))?;
         Ok(map)

@@ -25,7 +25,7 @@ use std::ops::{Bound, RangeBounds};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::key::{check_next, Key};
+use crate::key::{check_strictly_sorted, Key};
 use crate::map::{BulkLoad, OrderedMap};
 use crate::mem::btree::BTree;
 use crate::mem::fiting_tree::params::FitingMapParams;
@@ -92,16 +92,9 @@ impl<K: Key, V, S: InsertStrategy<K, V>> FitingMap<K, V, S> {
     /// [`BulkLoad::load_sorted`].
     pub fn bulk_load(entries: Vec<(K, V)>, params: FitingMapParams) -> Result<Self> {
         params.validate()?;
-        for (index, (key, _)) in entries.iter().enumerate() {
-            check_next(
-                index,
-                index.checked_sub(1).map(|i| &entries[i].0),
-                key,
-                true,
-            )?;
-        }
         let len = entries.len();
         let (keys, values): (Vec<K>, Vec<V>) = entries.into_iter().unzip();
+        check_strictly_sorted(&keys)?;
         let pieces = pieces(keys, values, params.eps)?;
         let count = segment_id(pieces.len() - 1)?;
         let bounds: Vec<(K, u32)> = pieces
