@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 use crate::map::BulkLoad;
 use crate::mem::art::Art;
 use crate::mem::btree::{BTree, BTreeParams};
+use crate::mem::dynamic_pgm::{DynamicPgm, DynamicPgmParams};
+use crate::mem::fiting_tree::{FitingBuffer, FitingInplace, FitingMapParams};
 use crate::mem::hash_map::HashKeyMap;
 use crate::mem::key_map::KeyMap;
 use crate::mem::skiplist::SkipListMap;
@@ -48,6 +50,33 @@ crate::param_specs! {
         /// A `hashbrown` hash map (`mem::hash_map`): point lookups only; its `lower_bound` and
         /// `scan` pass over every entry (`KeyMap::ordered` is false).
         Hash = "hash" {},
+        /// The dynamic PGM-index (`mem::dynamic_pgm`): LSM-style levels of static PGMs.
+        Dpgm = "dpgm" {
+            /// Error of each level's PGM: larger is smaller models, wider windows per level.
+            eps: usize = 64,
+            /// Error of the PGMs' upper levels: larger is fewer levels, wider windows in each.
+            eps_rec: usize = 8,
+            /// Entries of the first level (the insert buffer): larger is fewer merges and
+            /// levels, a longer shift per insert.
+            base: usize = 256,
+        },
+        /// The updatable FITing-tree inserting in place (`mem::fiting_tree::Inplace`).
+        FitingInplace = "fiting-inplace" {
+            /// Segment error: larger is fewer segments, longer searches within one.
+            eps: usize = 64,
+            /// Free slots per segment, split between its ends: larger is fewer retrains,
+            /// more keys shifted per insert.
+            reserve: usize = 256,
+        },
+        /// The updatable FITing-tree with a delta buffer per segment
+        /// (`mem::fiting_tree::Buffer`).
+        FitingBuffer = "fiting-buffer" {
+            /// Segment error: larger is fewer segments, longer searches within one.
+            eps: usize = 64,
+            /// Delta buffer capacity per segment: larger is fewer retrains, longer buffer
+            /// inserts.
+            reserve: usize = 256,
+        },
     }
 }
 
@@ -99,6 +128,18 @@ impl MapSpec {
             )?),
             MapSpec::Skiplist {} => Box::new(SkipListMap::load_sorted(entries, &())?),
             MapSpec::Hash {} => Box::new(HashKeyMap::load_sorted(entries)?),
+            MapSpec::Dpgm { eps, eps_rec, base } => Box::new(DynamicPgm::load_sorted(
+                entries,
+                &DynamicPgmParams::new(eps, eps_rec, base),
+            )?),
+            MapSpec::FitingInplace { eps, reserve } => Box::new(FitingInplace::load_sorted(
+                entries,
+                &FitingMapParams::new(eps, reserve),
+            )?),
+            MapSpec::FitingBuffer { eps, reserve } => Box::new(FitingBuffer::load_sorted(
+                entries,
+                &FitingMapParams::new(eps, reserve),
+            )?),
         })
     }
 }

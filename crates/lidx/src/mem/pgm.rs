@@ -71,7 +71,7 @@ impl PgmParams {
         PgmParams { eps, eps_recursive }
     }
 
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.eps > MAX_EPS {
             return Err(Error::InvalidParameter {
                 name: "eps",

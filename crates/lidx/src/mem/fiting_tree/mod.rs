@@ -1,0 +1,27 @@
+//! The updatable FITing-tree (paper 001 §II-B.1 and §IV-D; paper 003 §2): greedy segments of
+//! error `eps` under a B+-tree, assembled from an insertion strategy — [`Inplace`] (free slots
+//! at both ends of a segment) or [`Buffer`] (a sorted delta buffer per segment) — and counting
+//! its retrains ([`RetrainStats`]). `map` says how segments are found and re-segmented,
+//! `strategy` what a strategy is.
+
+mod buffer;
+mod inplace;
+mod map;
+mod params;
+mod range;
+mod stats;
+mod strategy;
+
+pub use buffer::{Buffer, BufferCursor};
+pub use inplace::Inplace;
+pub use map::FitingMap;
+pub use params::FitingMapParams;
+pub use range::Range;
+pub use stats::RetrainStats;
+pub use strategy::{Insert, InsertStrategy};
+
+/// The FITing-tree inserting in place.
+pub type FitingInplace<K, V> = FitingMap<K, V, Inplace<K, V>>;
+
+/// The FITing-tree inserting into per-segment delta buffers.
+pub type FitingBuffer<K, V> = FitingMap<K, V, Buffer<K, V>>;
