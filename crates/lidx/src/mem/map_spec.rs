@@ -15,6 +15,7 @@ use crate::map::BulkLoad;
 use crate::mem::art::Art;
 use crate::mem::btree::{BTree, BTreeParams};
 use crate::mem::key_map::KeyMap;
+use crate::mem::lipp::{Lipp, LippParams};
 
 crate::param_specs! {
     /// One updatable map with its parameters. See the module docs.
@@ -28,6 +29,19 @@ crate::param_specs! {
         },
         /// The adaptive radix tree (`mem::art`): the trie baseline.
         Art = "art" {},
+        /// LIPP (`mem::lipp`): learned, precise positions, conflicts make child nodes.
+        Lipp = "lipp" {
+            /// 1: fit nodes with FMCD; 0: the middle-thirds line (more conflicts, deeper).
+            fmcd: usize = 1,
+            /// Rebuild a subtree at this many times its built size: larger is fewer rebuilds.
+            growth: usize = 4,
+            /// ... if this percent of its inserts made a child: larger is fewer rebuilds.
+            conflicts: usize = 10,
+            /// Nodes built from more entries never rebuild on insert: larger is more rebuilds.
+            fixed: usize = 1000000,
+            /// Rebuild a subtree removes left under 1/shrink of its built size: larger is later.
+            shrink: usize = 4,
+        },
     }
 }
 
@@ -63,6 +77,33 @@ impl MapSpec {
                 &BTreeParams::with_slots(leaf, inner),
             )?),
             MapSpec::Art {} => Box::new(Art::load_sorted(entries, &())?),
+            MapSpec::Lipp {
+                fmcd,
+                growth,
+                conflicts,
+                fixed,
+                shrink,
+            } => {
+                let params = LippParams {
+                    fmcd: match fmcd {
+                        0 => false,
+                        1 => true,
+                        _ => {
+                            return Err(Error::InvalidParameter {
+                                name: "fmcd",
+                                value: fmcd.to_string(),
+                                expected: "0 (off) or 1 (on)",
+                            })
+                        }
+                    },
+                    growth,
+                    conflict_percent: conflicts,
+                    fixed_size: fixed,
+                    shrink,
+                    ..LippParams::default()
+                };
+                Box::new(Lipp::load_sorted(entries, &params)?)
+            }
         })
     }
 }

@@ -7,6 +7,7 @@ pub mod btree_model;
 pub mod fiting;
 pub mod key_map;
 pub mod leco_zone_map;
+pub mod lipp;
 pub mod map_spec;
 pub mod persist;
 pub mod pgm;
