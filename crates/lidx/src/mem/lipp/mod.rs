@@ -55,4 +55,4 @@ use insert::Inserted;
 pub use iter::Range;
 pub use model::LippKey;
 pub use params::LippParams;
-pub use tree::Lipp;
+pub use tree::{Lipp, LippShape};

@@ -15,6 +15,19 @@ use super::Inserted;
 use crate::error::{Error, Result};
 use crate::map::{BulkLoad, OrderedMap};
 
+/// The shape of a [`Lipp`] tree, from [`Lipp::shape`].
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LippShape {
+    /// Nodes, the root included.
+    pub nodes: usize,
+    /// Slots of all nodes.
+    pub slots: usize,
+    /// Depth of the deepest entry (1: in the root).
+    pub max_depth: usize,
+    /// Mean depth of an entry.
+    pub mean_depth: f64,
+}
+
 /// LIPP, an updatable learned index with precise positions (Wu et al., VLDB 2021), as an
 /// ordered map. See the module docs of [`crate::mem::lipp`].
 pub struct Lipp<K, V> {
@@ -56,6 +69,30 @@ impl<K: LippKey, V> Lipp<K, V> {
     /// The parameters the map was made with.
     pub fn params(&self) -> &LippParams {
         &self.params
+    }
+
+    /// The tree's shape: nodes, slots, the deepest entry's depth and the mean depth of an
+    /// entry (the root is depth 1): what a lookup costs, in node visits.
+    pub fn shape(&self) -> LippShape {
+        let mut shape = LippShape::default();
+        let mut depth_sum = 0usize;
+        let mut stack = vec![(&self.root, 1usize)];
+        while let Some((node, depth)) = stack.pop() {
+            shape.nodes += 1;
+            shape.slots += node.slots.len();
+            for slot in node.slots.iter() {
+                match slot {
+                    Slot::Null => {}
+                    Slot::Data(..) => {
+                        depth_sum += depth;
+                        shape.max_depth = shape.max_depth.max(depth);
+                    }
+                    Slot::Node(child) => stack.push((child, depth + 1)),
+                }
+            }
+        }
+        shape.mean_depth = depth_sum as f64 / self.root.size.max(1) as f64;
+        shape
     }
 
     /// The root, for the invariant checks of the unit tests.
