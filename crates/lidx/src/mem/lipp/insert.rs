@@ -10,8 +10,9 @@
 //! new child).
 
 use super::model::LippKey;
-use super::node::{Node, Slot};
+use super::node::Node;
 use super::params::LippParams;
+use super::slots::{Slot, SlotMut};
 
 /// What an insert below a node did.
 pub(crate) enum Inserted<V> {
@@ -25,17 +26,16 @@ impl<K: LippKey, V> Node<K, V> {
     /// Inserts `key` (image `m`) with `value` below this node. See the module docs.
     pub(crate) fn insert(&mut self, key: K, m: u64, value: V, params: &LippParams) -> Inserted<V> {
         let pos = self.model.predict(m, self.slots.len());
-        let slot = &mut self.slots[pos];
-        let conflict = match slot {
-            Slot::Null => {
-                *slot = Slot::Data(key, value);
+        let conflict = match self.slots.get_mut(pos) {
+            SlotMut::Null => {
+                self.slots.set(pos, Slot::Data(key, value));
                 false
             }
-            Slot::Data(k, v) if k.key_cmp(&key).is_eq() => {
+            SlotMut::Data(k, v) if k.key_cmp(&key).is_eq() => {
                 return Inserted::Replaced(std::mem::replace(v, value));
             }
-            Slot::Data(..) => {
-                let Slot::Data(old_key, old_value) = std::mem::replace(slot, Slot::Null) else {
+            SlotMut::Data(..) => {
+                let Slot::Data(old_key, old_value) = self.slots.take(pos) else {
                     unreachable!("matched DATA above")
                 };
                 let old_m = old_key.to_model();
@@ -44,10 +44,10 @@ impl<K: LippKey, V> Node<K, V> {
                 } else {
                     Node::two((key, value), m, (old_key, old_value), old_m)
                 };
-                *slot = Slot::Node(Box::new(child));
+                self.slots.set(pos, Slot::Node(Box::new(child)));
                 true
             }
-            Slot::Node(child) => match child.insert(key, m, value, params) {
+            SlotMut::Node(child) => match child.insert(key, m, value, params) {
                 Inserted::Replaced(old) => return Inserted::Replaced(old),
                 Inserted::Added {
                     conflict,
@@ -55,7 +55,7 @@ impl<K: LippKey, V> Node<K, V> {
                 } => {
                     let wants = self.counts_insert(conflict, params);
                     if child_wants && !wants {
-                        if let Slot::Node(child) = &mut self.slots[pos] {
+                        if let SlotMut::Node(child) = self.slots.get_mut(pos) {
                             child.rebuild(params);
                         }
                     }
@@ -73,8 +73,8 @@ impl<K: LippKey, V> Node<K, V> {
     /// Counts one new entry below this node; true when the node now wants a rebuild.
     fn counts_insert(&mut self, conflict: bool, params: &LippParams) -> bool {
         self.size += 1;
-        self.inserts += 1;
-        self.conflicts += usize::from(conflict);
+        self.inserts = self.inserts.saturating_add(1);
+        self.conflicts = self.conflicts.saturating_add(u32::from(conflict));
         params.grown(self.size, self.build_size, self.inserts, self.conflicts)
     }
 }

@@ -16,11 +16,12 @@
 use std::ops::Bound;
 
 use super::model::LippKey;
-use super::node::{Node, Slot};
+use super::node::Node;
+use super::slots::{SlotRef, Slots};
 
 /// Iterator over a [`super::Lipp`]'s entries in a key range, in key order.
 pub struct Range<'a, K, V> {
-    stack: Vec<(&'a [Slot<K, V>], usize)>,
+    stack: Vec<(&'a Slots<K, V>, usize)>,
     end: Bound<K>,
 }
 
@@ -30,7 +31,7 @@ impl<'a, K: LippKey, V> Range<'a, K, V> {
         let mut stack = Vec::with_capacity(8);
         let (key, inclusive) = match start {
             Bound::Unbounded => {
-                stack.push((&root.slots[..], 0));
+                stack.push((&root.slots, 0));
                 return Range { stack, end };
             }
             Bound::Included(k) => (k, true),
@@ -40,19 +41,19 @@ impl<'a, K: LippKey, V> Range<'a, K, V> {
         let mut node = root;
         loop {
             let pos = node.model.predict(m, node.slots.len());
-            match &node.slots[pos] {
-                Slot::Node(child) => {
-                    stack.push((&node.slots[..], pos + 1));
+            match node.slots.get(pos) {
+                SlotRef::Node(child) => {
+                    stack.push((&node.slots, pos + 1));
                     node = child;
                 }
-                Slot::Data(k, _)
+                SlotRef::Data(k, _)
                     if k.key_cmp(key).is_gt() || (inclusive && k.key_cmp(key).is_eq()) =>
                 {
-                    stack.push((&node.slots[..], pos));
+                    stack.push((&node.slots, pos));
                     break;
                 }
                 _ => {
-                    stack.push((&node.slots[..], pos + 1));
+                    stack.push((&node.slots, pos + 1));
                     break;
                 }
             }
@@ -75,21 +76,21 @@ impl<'a, K: LippKey, V> Iterator for Range<'a, K, V> {
     fn next(&mut self) -> Option<Self::Item> {
         while let Some(top) = self.stack.last_mut() {
             let (slots, i) = *top;
-            let Some(slot) = slots.get(i) else {
+            if i >= slots.len() {
                 self.stack.pop();
                 continue;
-            };
+            }
             top.1 += 1;
-            match slot {
-                Slot::Null => {}
-                Slot::Data(k, v) => {
+            match slots.get(i) {
+                SlotRef::Null => {}
+                SlotRef::Data(k, v) => {
                     if self.before_end(k) {
                         return Some((k, v));
                     }
                     self.stack.clear();
                     return None;
                 }
-                Slot::Node(child) => self.stack.push((&child.slots[..], 0)),
+                SlotRef::Node(child) => self.stack.push((&child.slots, 0)),
             }
         }
         None
@@ -101,24 +102,24 @@ impl<K: LippKey, V> Node<K, V> {
     /// the predicted path, then the first entry to the right at the deepest level that has one.
     pub(crate) fn lower_bound(&self, key: &K, m: u64) -> Option<(&K, &V)> {
         let pos = self.model.predict(m, self.slots.len());
-        match &self.slots[pos] {
-            Slot::Node(child) => {
+        match self.slots.get(pos) {
+            SlotRef::Node(child) => {
                 if let Some(found) = child.lower_bound(key, m) {
                     return Some(found);
                 }
             }
-            Slot::Data(k, v) if !k.key_cmp(key).is_lt() => return Some((k, v)),
+            SlotRef::Data(k, v) if !k.key_cmp(key).is_lt() => return Some((k, v)),
             _ => {}
         }
-        first_entry(&self.slots[pos + 1..])
+        first_entry(&self.slots, pos + 1)
     }
 }
 
-/// The first entry below `slots`, in key order.
-fn first_entry<K, V>(slots: &[Slot<K, V>]) -> Option<(&K, &V)> {
-    slots.iter().find_map(|slot| match slot {
-        Slot::Null => None,
-        Slot::Data(k, v) => Some((k, v)),
-        Slot::Node(child) => first_entry(&child.slots),
+/// The first entry below `slots[from..]`, in key order.
+fn first_entry<K, V>(slots: &Slots<K, V>, from: usize) -> Option<(&K, &V)> {
+    (from..slots.len()).find_map(|i| match slots.get(i) {
+        SlotRef::Null => None,
+        SlotRef::Data(k, v) => Some((k, v)),
+        SlotRef::Node(child) => first_entry(&child.slots, 0),
     })
 }

@@ -21,9 +21,8 @@
 //!   [`crate::Key::to_model`], relative to the node's first key. Only key types with an
 //!   injective model image ([`LippKey`]: `u64`, `u32`, `i64`, `f64`) are allowed: `Str16`
 //!   keys sharing their first 8 bytes could never be told apart by a model.
-//! * `node.rs`: the node, its slots as an enum (a flag per slot, no bitmap: paper 003 §4's
-//!   on-disk layout, which in memory also puts the flag in the entry's cache line), statistics,
-//!   bulk build.
+//! * `node.rs`: the node, its statistics, bulk build; `slots.rs`: its slot array, a flag
+//!   byte per slot (no bitmap, as paper 003 §4's layout) beside untagged items.
 //! * `insert.rs`: insert with conflict-driven child creation, updates of present keys, and the
 //!   statistics that trigger rebuilds (`rebuild.rs`), as the reference.
 //! * `remove.rs`: removes (the reference has none): `NULL` the slot, drop empty children,
@@ -37,7 +36,7 @@
 //! key; inserting a present key updates it (the reference would build a child of two equal
 //! keys); no pool of pre-built two-key nodes (the reference allocates ten million at start);
 //! removes; the spread fit. Memory: `size_in_bytes` walks the tree and counts every node
-//! and slot (24 bytes a slot for `u64 -> u64`).
+//! and slot (17 bytes a slot for `u64 -> u64`, the reference's 16 and 2 bits).
 
 mod insert;
 mod iter;
@@ -46,6 +45,7 @@ mod node;
 mod params;
 mod rebuild;
 mod remove;
+mod slots;
 mod tree;
 
 #[cfg(test)]

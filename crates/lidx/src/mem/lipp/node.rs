@@ -2,12 +2,8 @@
 //! `NODE` (a child), and the statistics that decide when its subtree is rebuilt.
 //!
 //! Paper 003 §2 (Figure 1(d)) describes LIPP's single node type: a data array whose elements
-//! are one of the three kinds, a bit array saying which, and a linear model. The reference keeps
-//! two bitmaps beside an array of untagged unions. We follow paper 003 §4's on-disk layout
-//! instead, a flag in each slot and no bitmap: a slot is a Rust enum, so the kind is read from
-//! the same cache line as the entry or child it tags, and a lookup touches one line per level
-//! instead of two (bitmap and item). The cost is space: a `u64 -> u64` slot is 24 bytes
-//! against the reference's 16 bytes and 2 bits.
+//! are one of the three kinds, a type array saying which, and a linear model; the slot array
+//! and its flags are `slots.rs`.
 //!
 //! Invariants: every key below slot `i` of a node is predicted to `i` by the node's model; a
 //! child holds at least one entry; `size` counts the entries of the subtree.
@@ -18,40 +14,33 @@
 
 use super::model::{slots_per_key, LinearModel};
 use super::params::LippParams;
-
-/// One slot of a node.
-pub(crate) enum Slot<K, V> {
-    /// Empty: no key predicted here so far (or its entry was removed).
-    Null,
-    /// One entry.
-    Data(K, V),
-    /// Two or more entries predicted here, in a child node.
-    Node(Box<Node<K, V>>),
-}
+use super::slots::{Slot, SlotRef, Slots};
 
 /// A node. See the module docs.
+///
+/// A lookup reads the model and the slot arrays' addresses and length, the first 56 bytes;
+/// `repr(C)` keeps them first and the alignment keeps them in one cache line. The insert
+/// counters saturate: they only matter for nodes built from at most `LippParams::fixed_size`
+/// entries, far below `u32::MAX`.
+#[repr(C, align(64))]
 pub(crate) struct Node<K, V> {
     pub(crate) model: LinearModel,
-    pub(crate) slots: Box<[Slot<K, V>]>,
+    pub(crate) slots: Slots<K, V>,
     pub(crate) size: usize,
     pub(crate) build_size: usize,
-    pub(crate) inserts: usize,
-    pub(crate) conflicts: usize,
+    pub(crate) inserts: u32,
+    pub(crate) conflicts: u32,
 }
 
 /// Slots of the node made for two keys that met in one slot (the reference's choice).
 pub(crate) const TWO_SLOTS: usize = 8;
-
-fn null_slots<K, V>(n: usize) -> Box<[Slot<K, V>]> {
-    std::iter::repeat_with(|| Slot::Null).take(n).collect()
-}
 
 impl<K, V> Node<K, V> {
     /// An empty node of one slot: what an empty map's root is.
     pub(crate) fn empty() -> Self {
         Node {
             model: LinearModel::FLAT,
-            slots: null_slots(1),
+            slots: Slots::new(1),
             size: 0,
             build_size: 0,
             inserts: 0,
@@ -62,9 +51,9 @@ impl<K, V> Node<K, V> {
     /// The node made when `(a, va)` and `(b, vb)`, images `ma < mb`, meet in one slot.
     pub(crate) fn two(a: (K, V), ma: u64, b: (K, V), mb: u64) -> Self {
         let model = LinearModel::two(ma, mb, TWO_SLOTS);
-        let mut slots = null_slots(TWO_SLOTS);
-        slots[model.predict(ma, TWO_SLOTS)] = Slot::Data(a.0, a.1);
-        slots[model.predict(mb, TWO_SLOTS)] = Slot::Data(b.0, b.1);
+        let mut slots = Slots::new(TWO_SLOTS);
+        slots.set(model.predict(ma, TWO_SLOTS), Slot::Data(a.0, a.1));
+        slots.set(model.predict(mb, TWO_SLOTS), Slot::Data(b.0, b.1));
         Node {
             model,
             slots,
@@ -92,21 +81,27 @@ impl<K, V> Node<K, V> {
                 (LinearModel::fit(keys, slot_count, params.fmcd), slot_count)
             }
         };
-        let mut slots = null_slots(slot_count);
+        let mut slots = Slots::new(slot_count);
         let mut start = 0;
+        let mut pos = keys.first().map_or(0, |&k| model.predict(k, slot_count));
         while start < n {
-            let pos = model.predict(keys[start], slot_count);
             let mut end = start + 1;
-            while end < n && model.predict(keys[end], slot_count) == pos {
+            let mut next = pos;
+            while end < n {
+                next = model.predict(keys[end], slot_count);
+                if next != pos {
+                    break;
+                }
                 end += 1;
             }
-            slots[pos] = if end == start + 1 {
+            let slot = if end == start + 1 {
                 let (k, v) = entries.next().expect("one entry per key");
                 Slot::Data(k, v)
             } else {
                 Slot::Node(Box::new(Node::build(&keys[start..end], entries, params)))
             };
-            start = end;
+            slots.set(pos, slot);
+            (start, pos) = (end, next);
         }
         Node {
             model,
@@ -120,7 +115,7 @@ impl<K, V> Node<K, V> {
 
     /// Moves every entry of the subtree, in key order, to the end of `out`.
     pub(crate) fn drain_into(self, out: &mut Vec<(K, V)>) {
-        for slot in self.slots.into_vec() {
+        for slot in self.slots.into_contents() {
             match slot {
                 Slot::Null => {}
                 Slot::Data(k, v) => out.push((k, v)),
@@ -131,17 +126,17 @@ impl<K, V> Node<K, V> {
 
     /// Bytes of the subtree: this node's struct and slots and every child's.
     pub(crate) fn size_in_bytes(&self) -> usize {
-        let own = std::mem::size_of_val::<[Slot<K, V>]>(&self.slots);
-        own + self
-            .children()
-            .map(|c| std::mem::size_of::<Node<K, V>>() + c.size_in_bytes())
-            .sum::<usize>()
+        self.slots.size_in_bytes()
+            + self
+                .children()
+                .map(|c| std::mem::size_of::<Node<K, V>>() + c.size_in_bytes())
+                .sum::<usize>()
     }
 
     /// The children, in slot order.
     pub(crate) fn children(&self) -> impl Iterator<Item = &Node<K, V>> {
         self.slots.iter().filter_map(|s| match s {
-            Slot::Node(c) => Some(&**c),
+            SlotRef::Node(c) => Some(c),
             _ => None,
         })
     }

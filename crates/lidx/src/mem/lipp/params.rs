@@ -71,13 +71,13 @@ impl LippParams {
         &self,
         size: usize,
         build_size: usize,
-        inserts: usize,
-        conflicts: usize,
+        inserts: u32,
+        conflicts: u32,
     ) -> bool {
         build_size <= self.fixed_size
             && size >= self.min_rebuild
             && size >= build_size.saturating_mul(self.growth)
-            && conflicts.saturating_mul(100) >= inserts.saturating_mul(self.conflict_percent)
+            && u64::from(conflicts) * 100 >= u64::from(inserts) * self.conflict_percent as u64
     }
 
     /// True when a node with these statistics should be rebuilt after a remove.

@@ -16,35 +16,35 @@
 //! amortized over them. Lookups never see a stale entry: a removed slot is `NULL` at once.
 
 use super::model::LippKey;
-use super::node::{Node, Slot};
+use super::node::Node;
 use super::params::LippParams;
+use super::slots::{Slot, SlotMut};
 
 impl<K: LippKey, V> Node<K, V> {
     /// Removes `key` (image `m`) from this subtree, returning its value.
     pub(crate) fn remove(&mut self, key: &K, m: u64, params: &LippParams) -> Option<V> {
         let pos = self.model.predict(m, self.slots.len());
-        let slot = &mut self.slots[pos];
-        let value = match slot {
-            Slot::Null => return None,
-            Slot::Data(k, _) => {
+        let value = match self.slots.get_mut(pos) {
+            SlotMut::Null => return None,
+            SlotMut::Data(k, _) => {
                 if !k.key_cmp(key).is_eq() {
                     return None;
                 }
-                let Slot::Data(_, v) = std::mem::replace(slot, Slot::Null) else {
+                let Slot::Data(_, v) = self.slots.take(pos) else {
                     unreachable!("matched DATA above")
                 };
                 v
             }
-            Slot::Node(child) => {
+            SlotMut::Node(child) => {
                 let v = child.remove(key, m, params)?;
                 match child.size {
-                    0 => *slot = Slot::Null,
+                    0 => drop(self.slots.take(pos)),
                     1 => {
-                        let Slot::Node(child) = std::mem::replace(slot, Slot::Null) else {
+                        let Slot::Node(child) = self.slots.take(pos) else {
                             unreachable!("matched NODE above")
                         };
                         let (k, last) = child.into_entries().pop().expect("one entry left");
-                        *slot = Slot::Data(k, last);
+                        self.slots.set(pos, Slot::Data(k, last));
                     }
                     size if params.shrunk(size, child.build_size) => child.rebuild(params),
                     _ => {}

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
-use super::node::{Node, Slot};
+use super::node::Node;
+use super::slots::SlotRef;
 use super::{Lipp, LippKey, LippParams};
 use crate::{Error, OrderedMap};
 
@@ -17,8 +18,8 @@ fn check_node<K: LippKey, V>(node: &Node<K, V>, is_root: bool) -> usize {
     let mut count = 0;
     for (i, slot) in node.slots.iter().enumerate() {
         match slot {
-            Slot::Null => {}
-            Slot::Data(k, _) => {
+            SlotRef::Null => {}
+            SlotRef::Data(k, _) => {
                 assert_eq!(
                     node.model.predict(k.to_model(), slots),
                     i,
@@ -26,7 +27,7 @@ fn check_node<K: LippKey, V>(node: &Node<K, V>, is_root: bool) -> usize {
                 );
                 count += 1;
             }
-            Slot::Node(child) => {
+            SlotRef::Node(child) => {
                 let below = check_node(child, false);
                 assert!(below >= 2, "a child of {below} entries");
                 let mut keys = Vec::new();
@@ -50,9 +51,9 @@ fn check_node<K: LippKey, V>(node: &Node<K, V>, is_root: bool) -> usize {
 fn collect_keys<K: Copy, V>(node: &Node<K, V>, out: &mut Vec<K>) {
     for slot in node.slots.iter() {
         match slot {
-            Slot::Null => {}
-            Slot::Data(k, _) => out.push(*k),
-            Slot::Node(c) => collect_keys(c, out),
+            SlotRef::Null => {}
+            SlotRef::Data(k, _) => out.push(*k),
+            SlotRef::Node(c) => collect_keys(c, out),
         }
     }
 }
@@ -177,4 +178,10 @@ proptest! {
         check(&map);
         prop_assert!(map.iter().map(|(k, v)| (*k, *v)).eq(reference.into_iter()));
     }
+}
+
+#[test]
+fn a_node_header_starts_a_cache_line() {
+    assert_eq!(std::mem::size_of::<Node<u64, u64>>(), 128);
+    assert_eq!(std::mem::align_of::<Node<u64, u64>>(), 64);
 }

@@ -9,8 +9,9 @@ use std::ops::{Bound, RangeBounds};
 
 use super::iter::Range;
 use super::model::LippKey;
-use super::node::{Node, Slot};
+use super::node::Node;
 use super::params::LippParams;
+use super::slots::SlotRef;
 use super::Inserted;
 use crate::error::{Error, Result};
 use crate::map::{BulkLoad, OrderedMap};
@@ -82,12 +83,12 @@ impl<K: LippKey, V> Lipp<K, V> {
             shape.slots += node.slots.len();
             for slot in node.slots.iter() {
                 match slot {
-                    Slot::Null => {}
-                    Slot::Data(..) => {
+                    SlotRef::Null => {}
+                    SlotRef::Data(..) => {
                         depth_sum += depth;
                         shape.max_depth = shape.max_depth.max(depth);
                     }
-                    Slot::Node(child) => stack.push((child, depth + 1)),
+                    SlotRef::Node(child) => stack.push((child, depth + 1)),
                 }
             }
         }
@@ -113,10 +114,10 @@ impl<K: LippKey, V> OrderedMap<K, V> for Lipp<K, V> {
         let m = key.to_model();
         let mut node = &self.root;
         loop {
-            match &node.slots[node.model.predict(m, node.slots.len())] {
-                Slot::Node(child) => node = child,
-                Slot::Data(k, v) => return k.key_cmp(key).is_eq().then_some(v),
-                Slot::Null => return None,
+            match node.slots.get(node.model.predict(m, node.slots.len())) {
+                SlotRef::Node(child) => node = child,
+                SlotRef::Data(k, v) => return k.key_cmp(key).is_eq().then_some(v),
+                SlotRef::Null => return None,
             }
         }
     }
