@@ -18,11 +18,11 @@ use super::slots::{Slot, SlotRef, Slots};
 
 /// A node. See the module docs.
 ///
-/// A lookup reads the model and the slot arrays' addresses and length, the first 56 bytes;
-/// `repr(C)` keeps them first and the alignment keeps them in one cache line. The insert
-/// counters saturate: they only matter for nodes built from at most `LippParams::fixed_size`
-/// entries, far below `u32::MAX`.
-#[repr(C, align(64))]
+/// A lookup reads the model and the slot arrays' addresses and length, the first 56 bytes,
+/// which `repr(C)` keeps together. (Aligning the node to a cache line measured slower on
+/// inserts: the allocator's aligned path.) The insert counters saturate: they only matter for
+/// nodes built from at most `LippParams::fixed_size` entries, far below `u32::MAX`.
+#[repr(C)]
 pub(crate) struct Node<K, V> {
     pub(crate) model: LinearModel,
     pub(crate) slots: Slots<K, V>,

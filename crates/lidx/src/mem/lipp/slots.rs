@@ -5,10 +5,10 @@
 //! layout replaces the bitmap with a flag per slot. We keep a flag per slot (a byte, read
 //! with one load, no bit arithmetic) but in an array beside the items rather than inside each
 //! one: a tagged item (a Rust enum) is 24 bytes for `u64 -> u64`, the untagged one 16, and
-//! with the flag 17. Measured on 10M lognormal keys against the enum layout: a third less
-//! memory, and bulk loads and lookups that no longer pay for the extra bytes (the build's
-//! time went mostly to faulting in and clearing pages). A lookup reads the flag and the item
-//! at one position, two independent loads issued together.
+//! with the flag 17. Measured on 10M lognormal keys against the enum layout: 2.11 GB became
+//! 1.54 GB, and the bulk load went from 0.6x to 1.0-1.2x the reference's speed (its time went
+//! mostly to faulting in and clearing pages). A lookup prefetches the item at the predicted
+//! position before it reads the flag, so the two loads overlap.
 //!
 //! The unsafe code is confined to this file: an item is initialized exactly when its flag is
 //! not `NULL`, and read as the variant its flag names. [`Slots`] hands out the safe views
@@ -73,9 +73,25 @@ impl<K, V> Slots<K, V> {
         self.flags.len()
     }
 
+    /// Starts loading item `i` into the cache, so that reading flag `i` and then the item
+    /// costs one memory latency, not two in a row (measured: the flag load took half of an
+    /// insert's time on 10M keys without it).
+    #[inline(always)]
+    fn prefetch(&self, i: usize) {
+        // SAFETY: a prefetch is a hint that never faults and reads nothing the program sees;
+        // SSE, which it needs, is part of every x86_64 target.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                self.items.as_ptr().wrapping_add(i).cast(),
+            );
+        }
+    }
+
     /// Slot `i`.
     #[inline(always)]
     pub(crate) fn get(&self, i: usize) -> SlotRef<'_, K, V> {
+        self.prefetch(i);
         match self.flags[i] {
             NULL => SlotRef::Null,
             DATA => {
@@ -95,6 +111,7 @@ impl<K, V> Slots<K, V> {
     /// Slot `i`, mutably.
     #[inline(always)]
     pub(crate) fn get_mut(&mut self, i: usize) -> SlotMut<'_, K, V> {
+        self.prefetch(i);
         match self.flags[i] {
             NULL => SlotMut::Null,
             DATA => {

@@ -181,7 +181,12 @@ proptest! {
 }
 
 #[test]
-fn a_node_header_starts_a_cache_line() {
-    assert_eq!(std::mem::size_of::<Node<u64, u64>>(), 128);
-    assert_eq!(std::mem::align_of::<Node<u64, u64>>(), 64);
+fn a_u64_slot_costs_17_bytes() {
+    let map = Lipp::bulk_load(vec![(1u64, 1u64), (2, 2)], LippParams::default()).unwrap();
+    let slots = map.shape().slots;
+    assert_eq!(slots, 8);
+    assert_eq!(
+        map.size_in_bytes(),
+        std::mem::size_of::<Lipp<u64, u64>>() + slots * 17
+    );
 }

@@ -5,7 +5,7 @@
 //! answers "absent" (paper 003 §2). The root is held in the map itself; an empty map's root is
 //! a node of one `NULL` slot.
 
-use std::ops::{Bound, RangeBounds};
+use std::ops::RangeBounds;
 
 use super::iter::Range;
 use super::model::LippKey;
@@ -152,12 +152,7 @@ impl<K: LippKey, V> OrderedMap<K, V> for Lipp<K, V> {
     }
 
     fn range<R: RangeBounds<K>>(&self, range: R) -> Range<'_, K, V> {
-        let end = match range.end_bound() {
-            Bound::Included(k) => Bound::Included(*k),
-            Bound::Excluded(k) => Bound::Excluded(*k),
-            Bound::Unbounded => Bound::Unbounded,
-        };
-        Range::new(&self.root, range.start_bound(), end)
+        Range::new(&self.root, range.start_bound(), range.end_bound().cloned())
     }
 
     fn lower_bound(&self, key: &K) -> Option<(&K, &V)> {
