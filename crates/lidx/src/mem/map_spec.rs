@@ -18,6 +18,7 @@ use crate::mem::dynamic_pgm::{DynamicPgm, DynamicPgmParams};
 use crate::mem::fiting_tree::{FitingBuffer, FitingInplace, FitingMapParams};
 use crate::mem::hash_map::HashKeyMap;
 use crate::mem::key_map::KeyMap;
+use crate::mem::lipp::{Lipp, LippParams};
 use crate::mem::skiplist::SkipListMap;
 use crate::mem::xindex::{XIndexMap, XIndexParams};
 
@@ -76,6 +77,19 @@ crate::param_specs! {
             /// Delta buffer capacity per segment: larger is fewer retrains, longer buffer
             /// inserts.
             reserve: usize = 256,
+        },
+        /// LIPP (`mem::lipp`): learned, precise positions, conflicts make child nodes.
+        Lipp = "lipp" {
+            /// 1: fit nodes with FMCD; 0: the middle-thirds line (more conflicts, deeper).
+            fmcd: usize = 1,
+            /// Rebuild a subtree at this many times its built size: larger is fewer rebuilds.
+            growth: usize = 4,
+            /// ... if this percent of its inserts made a child: larger is fewer rebuilds.
+            conflicts: usize = 10,
+            /// Nodes built from more entries never rebuild on insert: larger is more rebuilds.
+            fixed: usize = 1000000,
+            /// Rebuild a subtree removes left under 1/shrink of its built size: larger is later.
+            shrink: usize = 4,
         },
     }
 }
@@ -140,6 +154,33 @@ impl MapSpec {
                 entries,
                 &FitingMapParams::new(eps, reserve),
             )?),
+            MapSpec::Lipp {
+                fmcd,
+                growth,
+                conflicts,
+                fixed,
+                shrink,
+            } => {
+                let params = LippParams {
+                    fmcd: match fmcd {
+                        0 => false,
+                        1 => true,
+                        _ => {
+                            return Err(Error::InvalidParameter {
+                                name: "fmcd",
+                                value: fmcd.to_string(),
+                                expected: "0 (off) or 1 (on)",
+                            })
+                        }
+                    },
+                    growth,
+                    conflict_percent: conflicts,
+                    fixed_size: fixed,
+                    shrink,
+                    ..LippParams::default()
+                };
+                Box::new(Lipp::load_sorted(entries, &params)?)
+            }
         })
     }
 }

@@ -10,6 +10,7 @@ pub mod fiting_tree;
 pub mod hash_map;
 pub mod key_map;
 pub mod leco_zone_map;
+pub mod lipp;
 pub mod map_spec;
 pub mod persist;
 pub mod pgm;

@@ -1,0 +1,58 @@
+//! LIPP, an updatable learned index with precise positions (Wu, Zhang, Chen, Yu, Xu,
+//! *Updatable Learned Index with Precise Positions*, VLDB 2021), as an owned ordered map.
+//!
+//! # What the design says
+//!
+//! Paper 003 §2 (Figure 1(d)) and §3 summarize it: one node type, a linear model over a data
+//! array whose slots are `DATA` (a key and its payload), `NULL` or `NODE` (a child). A bulk
+//! load fits each node's model with FMCD, the "fastest minimum conflict degree" algorithm, puts
+//! a key that lands alone in its slot there as `DATA`, and builds a child the same way for the
+//! keys that share a slot. A lookup follows the models down and compares one key at the end:
+//! no search, the position is precise. An insert that meets a `NULL` slot fills it; one that
+//! meets `DATA` creates a child for the two keys (a conflict). Nodes keep statistics on the
+//! insert path and a subtree whose keys outgrew its model is rebuilt. The LIPP paper is not in
+//! `shared/papers/`; we learned the details from its reference implementation
+//! (`github.com/Jiacheng-WU/lipp`, `src/core/lipp.h`) and wrote our own.
+//!
+//! # What we do, a file per concept
+//!
+//! * `model.rs`: the node model and its fitting (FMCD, the reference's middle-thirds
+//!   fallback, and our spread fit that guarantees every build ends); keys through
+//!   [`crate::Key::to_model`], relative to the node's first key. Only key types with an
+//!   injective model image ([`LippKey`]: `u64`, `u32`, `i64`, `f64`) are allowed: `Str16`
+//!   keys sharing their first 8 bytes could never be told apart by a model.
+//! * `node.rs`: the node, its statistics, bulk build; `slots.rs`: its slot array, a flag
+//!   byte per slot (no bitmap, as paper 003 §4's layout) beside untagged items.
+//! * `insert.rs`: insert with conflict-driven child creation, updates of present keys, and the
+//!   statistics that trigger rebuilds (`rebuild.rs`), as the reference.
+//! * `remove.rs`: removes (the reference has none): `NULL` the slot, drop empty children,
+//!   fold one-entry children back into their slot, rebuild subtrees that became sparse.
+//! * `iter.rs`: ordered iteration ([`Range`]) and `lower_bound`, right for absent keys.
+//! * `tree.rs`: [`Lipp`], lookups, and the [`crate::OrderedMap`] and [`crate::BulkLoad`]
+//!   implementations. `params.rs`: [`LippParams`], defaults as the reference.
+//!
+//! Differences from the reference, all deliberate: slot flags instead of bitmaps; the model
+//! is evaluated in `f64` relative to the node's first key instead of `long double` on the raw
+//! key; inserting a present key updates it (the reference would build a child of two equal
+//! keys); no pool of pre-built two-key nodes (the reference allocates ten million at start);
+//! removes; the spread fit. Memory: `size_in_bytes` walks the tree and counts every node
+//! and slot (17 bytes a slot for `u64 -> u64`, the reference's 16 and 2 bits).
+
+mod insert;
+mod iter;
+mod model;
+mod node;
+mod params;
+mod rebuild;
+mod remove;
+mod slots;
+mod tree;
+
+#[cfg(test)]
+mod tests;
+
+use insert::Inserted;
+pub use iter::Range;
+pub use model::LippKey;
+pub use params::LippParams;
+pub use tree::{Lipp, LippShape};
