@@ -16,6 +16,6 @@ pub use error::{BenchError, Result};
 pub use reports::{disk_report, plot, report};
 pub use runners::{
     byte_disk_registry, byte_disk_runner, disk_registry, disk_runner, kv_runner, kv_store,
-    map_index, registry, runner, store_keys, string_runner,
+    map_index, map_runner, recovery_runner, registry, runner, store_keys, string_runner,
 };
 pub use workloads::{disk_workload, workload, ycsb};

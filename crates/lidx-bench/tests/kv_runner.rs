@@ -317,3 +317,56 @@ fn text_keys_run_through_the_store_api_and_the_adapters_refuse_them() {
     );
     assert!(matches!(curve, Err(BenchError::KeyType { .. })));
 }
+
+/// YCSB's core workloads run on the stores through the API (the `log` engine too), every
+/// read, read-modify-write and scan checked; the adapters have no scan and are refused E.
+#[test]
+fn ycsb_core_workloads_run_on_every_engine() {
+    let k = keys(4000);
+    let key_bytes = Arc::new(StoreKeys::U64);
+    let base = ram();
+    let setup = KvSetup {
+        dataset: "t",
+        keys: &k,
+        key_bytes: &key_bytes,
+        base: &base,
+        config: KvBenchConfig {
+            payload_size: 200,
+            ..config(400, 2)
+        },
+    };
+    let never = lidx::kv::FsyncPolicy::Never;
+    let log = lidx::kv::store::Engine::parse("log:btree").unwrap();
+    let stores = [
+        StoreSpec::store(lidx::kv::store::Engine::BTree, None, never),
+        StoreSpec::store(log, None, never),
+    ];
+    let workloads: Vec<YcsbWorkload> = ["a", "b:uniform", "c", "d", "e", "f"]
+        .iter()
+        .map(|w| YcsbWorkload::parse(w).unwrap())
+        .collect();
+    let records = kv_runner::compare(&setup, &workloads, &stores, &mut Silent).unwrap();
+    assert_eq!(records.len(), 12);
+    for r in &records {
+        assert_eq!(r.ops, 400, "{r:?}");
+        assert!(r.ops_per_s > 0.0, "{r:?}");
+    }
+    let e = [YcsbWorkload::parse("e").unwrap()];
+    let err = kv_runner::compare(&setup, &e, &[StoreSpec::baseline()], &mut Silent).unwrap_err();
+    assert!(matches!(err, BenchError::BadSpec { .. }), "{err}");
+    let words = lidx_bench::words::generate(3000, 4);
+    let ranked =
+        lidx_bench::store_keys::RankedKeys::encode(&lidx_bench::keyfile::Keys::Bytes(words));
+    let ranks = ranked.ranks();
+    let text = Arc::new(StoreKeys::Ranked(ranked));
+    let text_setup = KvSetup {
+        dataset: "words",
+        keys: &ranks,
+        key_bytes: &text,
+        ..setup
+    };
+    let records = kv_runner::compare(&text_setup, &e, &stores[..1], &mut Silent).unwrap();
+    assert!(records[0].reads > 300, "{:?}", records[0]);
+    let err = kv_runner::compare(&text_setup, &e, &stores[1..], &mut Silent).unwrap_err();
+    assert!(matches!(err, BenchError::KeyType { .. }), "{err}");
+}

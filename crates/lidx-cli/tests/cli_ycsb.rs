@@ -185,3 +185,41 @@ fn bad_arguments_exit_2_with_one_line() {
     assert_eq!(result.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("held out"), "{stderr}");
 }
+
+/// The `log` engine over a map, on YCSB's core workloads with paper 001's 200-byte values.
+#[test]
+fn the_log_engine_runs_ycsb_core_workloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = format!("file:{}", dir.path().join("data").display());
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--device",
+        files.as_str(),
+        "--store",
+        "btree,log:btree,log:art",
+        "--workload",
+        "a,c,d,e:uniform,f",
+        "--payload-size",
+        "200",
+    ]);
+    let result = lidx(&args);
+    let stdout = text(&result.stdout);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    for want in [
+        "log:btree:leaf=16:inner=15",
+        "log:art",
+        "a:zipf",
+        "e:uniform",
+        "d:latest",
+    ] {
+        assert!(stdout.contains(want), "{want}: {stdout}");
+    }
+    let bad = lidx(&[
+        "ycsb",
+        "--store",
+        "log:alexx",
+        "--dataset",
+        "gen:lognormal:8K",
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+}

@@ -114,7 +114,8 @@ impl PyStore {
 #[pymethods]
 impl PyStore {
     /// Opens the store in `path`; creates one there when `path` is missing or empty and
-    /// `create` is true. `engine` ("hybrid" or "btree") applies to a new store only; an
+    /// `create` is true. `engine` ("hybrid", "btree" or "log:<map>", e.g. "log:btree",
+    /// whose keys are 8 bytes) applies to a new store only; an
     /// existing one opens with the engine it was created with. `fsync`: True acknowledges a
     /// write after it is on disk, False never syncs (until close), a number of milliseconds
     /// syncs in the background that often. `memory_budget` and `cache_bytes` in bytes.
@@ -133,7 +134,8 @@ impl PyStore {
     ) -> PyResult<PyStore> {
         let engine = Engine::parse(engine).ok_or_else(|| {
             PyValueError::new_err(format!(
-                "engine {engine:?} is unknown; use \"hybrid\" or \"btree\""
+                "engine {engine:?} is unknown; use {}",
+                Engine::forms()
             ))
         })?;
         let defaults = StoreOptions::default();
@@ -271,6 +273,7 @@ impl PyStore {
         d.set_item("write_stalls", s.write_stalls)?;
         d.set_item("stall_seconds", s.stall_seconds)?;
         d.set_item("recovered_records", s.recovered_records)?;
+        d.set_item("recovery_seconds", s.recovery_seconds)?;
         Ok(d)
     }
 

@@ -132,3 +132,28 @@ def test_stats_close_and_errors(tmp_path, engine):
         lidx.Store.open(tmp_path / "junk")
     with pytest.raises(ValueError, match="engine"):
         lidx.Store.open(tmp_path / "other", engine="lsm")
+
+
+def test_log_engine_takes_8_byte_keys(tmp_path):
+    rng = random.Random(9)
+    model = {}
+    with lidx.Store.open(tmp_path / "db", engine="log:btree", fsync=False) as db:
+        for _ in range(2_000):
+            key = rng.randrange(500).to_bytes(8, "big")
+            if rng.random() < 0.7:
+                value = bytes(rng.randrange(256) for _ in range(rng.randrange(30)))
+                db.put(key, value)
+                model[key] = value
+            else:
+                db.delete(key)
+                model.pop(key, None)
+        with pytest.raises(Exception):
+            db.put(b"short", b"v")
+        assert list(db.range()) == sorted(model.items())
+    with lidx.Store.open(tmp_path / "db") as db:
+        stats = db.stats()
+        assert stats["engine"] == "log"
+        assert stats["table_records"] == len(model)
+        assert stats["recovery_seconds"] >= 0
+        for key, value in model.items():
+            assert db.get(key) == value

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
 use lidx::kv::FsyncPolicy;
+use lidx::mem::MapSpec;
 use proptest::prelude::*;
 
 const ALL: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Unbounded, Bound::Unbounded);
@@ -34,12 +35,22 @@ enum Op {
     DropReopen,
 }
 
-fn key() -> impl Strategy<Value = Vec<u8>> {
+fn key() -> BoxedStrategy<Vec<u8>> {
     prop_oneof![
         8 => prop::collection::vec(prop::sample::select(b"abc\x00\xff".to_vec()), 1..6),
         1 => prop::collection::vec(any::<u8>(), 1..=1024),
         1 => (1usize..=1024).prop_map(|n| vec![b'k'; n]),
     ]
+    .boxed()
+}
+
+/// The `log` engine's keys: 8 bytes, mostly from a small alphabet so that keys repeat.
+fn key8() -> BoxedStrategy<Vec<u8>> {
+    prop_oneof![
+        8 => prop::collection::vec(prop::sample::select(b"ab\x00\xff".to_vec()), 8),
+        1 => prop::collection::vec(any::<u8>(), 8),
+    ]
+    .boxed()
 }
 
 fn value() -> impl Strategy<Value = Vec<u8>> {
@@ -50,22 +61,24 @@ fn value() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-fn write() -> impl Strategy<Value = (Vec<u8>, Option<Vec<u8>>)> {
-    (key(), prop::option::weighted(0.75, value()))
+fn write(key: BoxedStrategy<Vec<u8>>) -> impl Strategy<Value = (Vec<u8>, Option<Vec<u8>>)> {
+    (key, prop::option::weighted(0.75, value()))
 }
 
 fn bound() -> impl Strategy<Value = Option<Vec<u8>>> {
     prop::option::of(key())
 }
 
-fn op() -> impl Strategy<Value = Op> {
+/// Operations on keys from `key`; range bounds are any keys (for the `log` engine, bounds of
+/// other lengths than its keys').
+fn op(key: fn() -> BoxedStrategy<Vec<u8>>) -> impl Strategy<Value = Op> {
     prop_oneof![
         30 => (key(), value()).prop_map(|(k, v)| Op::Put(k, v)),
         8 => key().prop_map(Op::Delete),
-        5 => prop::collection::vec(write(), 0..8).prop_map(Op::Batch),
+        5 => prop::collection::vec(write(key()), 0..8).prop_map(Op::Batch),
         10 => key().prop_map(Op::Get),
         5 => (bound(), bound(), any::<bool>()).prop_map(|(a, b, f)| Op::Range(a, b, f)),
-        3 => prop::collection::vec(write(), 1..6).prop_map(Op::SnapshotThen),
+        3 => prop::collection::vec(write(key()), 1..6).prop_map(Op::SnapshotThen),
         1 => Just(Op::Compact),
         2 => Just(Op::Reopen),
         2 => Just(Op::DropReopen),
@@ -277,12 +290,78 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_engine_matches_a_btreemap(ops in prop::collection::vec(op(), 1..120)) {
+    fn every_engine_matches_a_btreemap(ops in prop::collection::vec(op(key), 1..120)) {
         for engine in ENGINES {
             let dir = tempfile::tempdir().unwrap();
             run(engine, &dir.path().join("db"), ops.clone());
         }
     }
+
+    #[test]
+    fn the_log_engine_matches_a_btreemap(ops in prop::collection::vec(op(key8), 1..120)) {
+        for engine in log_engines() {
+            let dir = tempfile::tempdir().unwrap();
+            run(engine, &dir.path().join("db"), ops.clone());
+        }
+    }
+}
+
+/// The `log` engine over every map it can be given, small nodes where a map has them.
+fn log_engines() -> Vec<Engine> {
+    MapSpec::forms()
+        .iter()
+        .map(|form| {
+            let name = form.split('[').next().unwrap();
+            let spec = match name {
+                "btree" => "btree:leaf=4:inner=4",
+                other => other,
+            };
+            Engine::Log(MapSpec::parse(spec).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn a_log_store_refuses_keys_of_other_lengths_and_keeps_its_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let engine = Engine::parse("log:btree:leaf=8").unwrap();
+    let create = CreateOptions {
+        engine,
+        ..CreateOptions::default()
+    };
+    let store = Store::create(&path, &create, &options()).unwrap();
+    assert!(matches!(
+        store.put(b"short", b"v"),
+        Err(lidx::Error::SizeLimit { len: 5, .. })
+    ));
+    let mut batch = WriteBatch::new();
+    batch
+        .put(b"12345678", b"ok")
+        .unwrap()
+        .put(b"123456789", b"no")
+        .unwrap();
+    assert!(matches!(
+        store.write(&batch),
+        Err(lidx::Error::SizeLimit { len: 9, .. })
+    ));
+    assert_eq!(
+        store.get(b"12345678").unwrap(),
+        None,
+        "a refused batch wrote nothing"
+    );
+    assert_eq!(store.get(b"short").unwrap(), None);
+    store.put(b"12345678", b"ok").unwrap();
+    store.close().unwrap();
+    let store = Store::open(&path, &options()).unwrap();
+    assert_eq!(store.identity().engine, engine);
+    assert_eq!(store.identity().engine.label(), "log:btree:leaf=8:inner=15");
+    assert_eq!(store.get(b"12345678").unwrap(), Some(b"ok".to_vec()));
+    let stats = store.stats();
+    assert_eq!(
+        (stats.engine, stats.table_records, stats.recovered_records),
+        ("log", 1, 1)
+    );
 }
 
 #[test]

@@ -49,12 +49,12 @@ use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 use serde::{Deserialize, Serialize};
 
 use crate::disk_report::human_bytes;
-use crate::disk_workload::payload_of;
+use crate::disk_workload::{payload_of, payload_version, versioned_payload};
 use crate::error::{BenchError, Result};
 use crate::kv_store::{KvStore, MemoryBudget, StoreSpec};
 use crate::report::Machine;
 use crate::runner::Progress;
-use crate::runners::core::{check_get, new_histogram, on_threads, ThreadRun};
+use crate::runners::core::{new_histogram, on_threads, ThreadRun};
 use crate::store_keys::StoreKeys;
 use crate::ycsb::{Op, YcsbPlan, YcsbWorkload};
 
@@ -289,6 +289,15 @@ impl<'a> KvBench<'a> {
     pub fn run_spec(&self, spec: &StoreSpec, progress: &mut dyn Progress) -> Result<KvRecord> {
         let size = self.config.payload_size;
         spec.check_keys(self.dataset, &self.key_bytes)?;
+        if self.plan.workload.scans() && spec.is_adapter() {
+            return Err(BenchError::BadSpec {
+                what: "store for a workload with scans",
+                got: spec.label(),
+                expected: "a store through the API (hybrid, btree, log:<map>): the typed \
+                           adapters have no ordered scan"
+                    .to_string(),
+            });
+        }
         let build =
             |storage: Arc<Storage>, keys: &[u64]| spec.build(storage, keys, &self.key_bytes, size);
         let mut record = self.run_store(&spec.label(), spec.needs_dir(), &build, progress)?;
@@ -438,10 +447,12 @@ impl<'a> KvBench<'a> {
     }
 }
 
-/// Runs one stream on this thread, checking every read.
+/// Runs one stream on this thread, checking every read: a value must be one its key was
+/// given ([`payload_version`]), a scan must start at its (present) start key and go up.
 fn run_stream(label: &str, store: &dyn KvStore<u64>, stream: &[Op]) -> Result<ThreadRun> {
     let size = store.payload_size();
     let (mut got, mut want) = (vec![0u8; size], vec![0u8; size]);
+    let mut entries = Vec::new();
     let mut run = ThreadRun::new();
     for &op in stream {
         match op {
@@ -452,11 +463,80 @@ fn run_stream(label: &str, store: &dyn KvStore<u64>, stream: &[Op]) -> Result<Th
             Op::Read(key) => {
                 run.reads += 1;
                 let found = run.time(|| Ok(store.get(&key, &mut got)?))?;
-                check_get(label, key, found, &got, &mut want)?;
+                check_value(label, "get", key, found, &got)?;
+            }
+            Op::Update(key, version) => {
+                versioned_payload(key, version, &mut want);
+                run.time(|| Ok(store.put(key, &want)?))?;
+            }
+            Op::ReadModifyWrite(key, version) => {
+                run.reads += 1;
+                let found = run.time(|| {
+                    let found = store.get(&key, &mut got)?;
+                    versioned_payload(key, version, &mut want);
+                    store.put(key, &want)?;
+                    Ok(found)
+                })?;
+                check_value(label, "read-modify-write", key, found, &got)?;
+            }
+            Op::Scan(key, len) => {
+                run.reads += 1;
+                let scanned = run.time(|| Ok(store.scan(&key, len as usize, &mut entries)?))?;
+                check_scan(label, key, len as usize, scanned, &entries)?;
             }
         }
     }
     Ok(run)
+}
+
+/// Checks that a read of `key` found a value the key was given.
+fn check_value(label: &str, op: &'static str, key: u64, found: bool, got: &[u8]) -> Result<()> {
+    if found && payload_version(key, got).is_some() {
+        return Ok(());
+    }
+    Err(BenchError::WrongResult {
+        index: label.to_string(),
+        op,
+        key,
+        what: if found {
+            format!("payload {got:?} is no version of the key's")
+        } else {
+            "the key was not found".to_string()
+        },
+    })
+}
+
+/// Checks a scan of at most `len` entries from the present key `start`.
+fn check_scan(
+    label: &str,
+    start: u64,
+    len: usize,
+    scanned: bool,
+    entries: &[(u64, Vec<u8>)],
+) -> Result<()> {
+    let wrong = |what: String| BenchError::WrongResult {
+        index: label.to_string(),
+        op: "scan",
+        key: start,
+        what,
+    };
+    if !scanned {
+        return Err(wrong("the store has no ordered scan".to_string()));
+    }
+    if entries.first().map(|e| e.0) != Some(start) || entries.len() > len {
+        return Err(wrong(format!(
+            "{} entries from {:?}, expected up to {len} from the start key",
+            entries.len(),
+            entries.first().map(|e| e.0)
+        )));
+    }
+    if entries.windows(2).any(|w| w[0].0 >= w[1].0) {
+        return Err(wrong("the keys do not go up".to_string()));
+    }
+    for (key, value) in entries {
+        check_value(label, "scan", *key, true, value)?;
+    }
+    Ok(())
 }
 
 fn sanitize(label: &str) -> String {

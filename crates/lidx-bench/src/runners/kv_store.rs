@@ -96,6 +96,11 @@ pub trait KvStore<K: Key>: Send + Sync {
     fn wait_for_merges(&self) -> lidx::Result<()> {
         Ok(())
     }
+    /// Puts into `out` (cleared first) the first `len` entries at or after `start`, ascending,
+    /// and returns true; false when this store has no ordered scan (the typed adapters).
+    fn scan(&self, _start: &K, _len: usize, _out: &mut Vec<(K, Vec<u8>)>) -> lidx::Result<bool> {
+        Ok(false)
+    }
 }
 
 /// The disk B+-tree behind a reader-writer lock: reads shared, inserts exclusive.
@@ -217,6 +222,30 @@ impl KvStore<u64> for StoreApi {
         self.keys.with(key, |k| self.store.put(k, payload))
     }
 
+    fn scan(&self, start: &u64, len: usize, out: &mut Vec<(u64, Vec<u8>)>) -> lidx::Result<bool> {
+        out.clear();
+        let entries: Vec<_> = self.keys.with(*start, |k| {
+            Ok(self
+                .store
+                .range(k..)
+                .take(len)
+                .collect::<lidx::Result<Vec<_>>>())
+        })??;
+        for (key, value) in entries {
+            let key = match &*self.keys {
+                StoreKeys::U64 => key.as_slice().try_into().ok().map(u64::from_be_bytes),
+                StoreKeys::Ranked(ranked) => ranked.rank_of(&key),
+            };
+            let key = key.ok_or_else(|| lidx::Error::Corrupt {
+                file: self.store.dir().display().to_string(),
+                block: None,
+                what: "a scan returned a key the benchmark never wrote".to_string(),
+            })?;
+            out.push((key, value));
+        }
+        Ok(true)
+    }
+
     fn payload_size(&self) -> usize {
         self.payload_size
     }
@@ -272,9 +301,10 @@ pub struct StoreApiSpec {
 const BUILD_BATCH: usize = 4096;
 
 /// Accepted names in `--store` lists.
-pub const STORE_FORMS: &str = "hybrid or btree (through the store API), adapter:hybrid (the \
-                               typed hybrid index) or adapter:btree (the fixed-key disk \
-                               B+-tree, inner nodes resident)";
+pub const STORE_FORMS: &str = "hybrid, btree or log:<map> (through the store API; <map> is an \
+                               updatable map such as alex or btree:leaf=16, as `lidx bench \
+                               --help` lists them), adapter:hybrid (the typed hybrid index) or \
+                               adapter:btree (the fixed-key disk B+-tree, inner nodes resident)";
 
 /// Accepted spellings of the hybrid's static model: the on-disk registry's spellings
 /// ([`crate::disk_registry`]) of the models a hybrid merge builds.
@@ -577,7 +607,7 @@ impl StoreSpec {
                 let budget = s.budget.map_or("default".to_string(), MemoryBudget::label);
                 format!(
                     "store:{},budget={budget},fsync={}",
-                    s.engine.name(),
+                    s.engine.label(),
                     fsync_label(s.fsync)
                 )
             }
@@ -668,8 +698,20 @@ impl StoreSpec {
     /// typed adapters take `u64` keys only ([`BenchError::KeyType`], naming what to run
     /// instead).
     pub fn check_keys(&self, dataset: &str, keys: &StoreKeys) -> Result<()> {
-        if !self.is_adapter() || *keys == StoreKeys::U64 {
+        if *keys == StoreKeys::U64 {
             return Ok(());
+        }
+        if let StoreSpec::Store(s) = self {
+            if !matches!(s.engine, Engine::Log(_)) {
+                return Ok(());
+            }
+            return Err(BenchError::KeyType {
+                dataset: dataset.to_string(),
+                got: keys.type_name(),
+                expected: "u64 keys: the log engine's keys are 8 bytes (paper 001's setting); \
+                           --store btree,hybrid take every key type"
+                    .to_string(),
+            });
         }
         Err(BenchError::KeyType {
             dataset: dataset.to_string(),
@@ -792,7 +834,13 @@ fn build_store_api(
         memory_budget: options.memory_budget.max(defaults.memory_budget),
         ..options
     };
-    let store = Store::create_on(&dir, Arc::clone(&storage), &create, &load)?;
+    // A `log` store has no block files: its records are its log, in the directory.
+    let is_log = matches!(spec.engine, Engine::Log(_));
+    let store = if is_log {
+        Store::create(&dir, &create, &load)?
+    } else {
+        Store::create_on(&dir, Arc::clone(&storage), &create, &load)?
+    };
     let mut payload = vec![0u8; payload_size];
     for chunk in keys.chunks(BUILD_BATCH) {
         let mut batch = WriteBatch::new();
@@ -805,7 +853,11 @@ fn build_store_api(
     store.compact()?;
     store.close()?;
     Ok(StoreApi {
-        store: Store::open_on(&dir, storage, &options)?,
+        store: if is_log {
+            Store::open(&dir, &options)?
+        } else {
+            Store::open_on(&dir, storage, &options)?
+        },
         keys: Arc::clone(key_bytes),
         payload_size,
     })

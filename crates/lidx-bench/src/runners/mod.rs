@@ -13,6 +13,8 @@ pub mod disk_runner;
 pub mod kv_runner;
 pub mod kv_store;
 pub mod map_index;
+pub mod map_runner;
+pub mod recovery_runner;
 pub mod registry;
 pub mod runner;
 pub mod store_keys;

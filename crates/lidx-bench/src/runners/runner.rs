@@ -43,7 +43,7 @@ use crate::report::{BenchRecord, Machine};
 use crate::workload::Workload;
 
 /// Lookups between two clock reads (and progress updates) in a timed loop.
-const CHUNK: usize = 1 << 16;
+pub(crate) const CHUNK: usize = 1 << 16;
 
 /// Receives progress of long steps. `total == 0` means the length is unknown (a build).
 pub trait Progress {
@@ -299,7 +299,7 @@ fn timed_loop(
 }
 
 /// Median cost of reading the clock twice around nothing, in ns.
-fn timer_overhead_ns() -> u64 {
+pub(crate) fn timer_overhead_ns() -> u64 {
     let mut samples: Vec<u64> = (0..1001)
         .map(|_| {
             let start = Instant::now();
@@ -311,7 +311,7 @@ fn timer_overhead_ns() -> u64 {
     samples[samples.len() / 2]
 }
 
-fn median(sorted: &[f64]) -> f64 {
+pub(crate) fn median(sorted: &[f64]) -> f64 {
     let mid = sorted.len() / 2;
     if sorted.len() % 2 == 1 {
         sorted[mid]

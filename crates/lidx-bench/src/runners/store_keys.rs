@@ -108,6 +108,20 @@ impl RankedKeys {
         let start = if rank == 0 { 0 } else { self.ends[rank - 1] };
         &self.bytes[start..self.ends[rank]]
     }
+
+    /// The rank of `key`, if it is one of the keys.
+    pub fn rank_of(&self, key: &[u8]) -> Option<u64> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.get(mid).cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u64),
+            }
+        }
+        None
+    }
 }
 
 #[cfg(test)]

@@ -74,6 +74,32 @@ pub fn payload_of(key: u64, out: &mut [u8]) {
     fill_payload(crate::workload::fnv1a64(key), out);
 }
 
+/// Version `version` of `key`'s payload, for workloads that update values: the first 8 bytes
+/// are [`payload_of`]'s for `key` mixed with the version, the next 8 the version, the rest
+/// zeros; version 0 is [`payload_of`] itself. A payload under 16 bytes has no room for a
+/// version and is always version 0's.
+pub fn versioned_payload(key: u64, version: u64, out: &mut [u8]) {
+    let version = if out.len() < 16 { 0 } else { version };
+    fill_payload(
+        crate::workload::fnv1a64(key) ^ version.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        out,
+    );
+    if version != 0 {
+        out[8..16].copy_from_slice(&version.to_le_bytes());
+    }
+}
+
+/// The version `got` is of `key`'s payload ([`versioned_payload`]), `None` when it is none.
+pub fn payload_version(key: u64, got: &[u8]) -> Option<u64> {
+    let version = match got.get(8..16) {
+        Some(v) => u64::from_le_bytes(v.try_into().ok()?),
+        None => 0,
+    };
+    let mut want = vec![0u8; got.len()];
+    versioned_payload(key, version, &mut want);
+    (want == got).then_some(version)
+}
+
 /// The payload the benchmarks store with a byte-string key: [`payload_of`]'s form over the
 /// 64-bit FNV-1a hash of the key's bytes. The one definition the byte-key indexes are built
 /// with and checked against.

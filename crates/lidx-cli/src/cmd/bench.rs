@@ -8,6 +8,7 @@ use clap::Parser;
 use lidx_bench::byte_disk_registry::BYTE_INDEX_FORMS;
 use lidx_bench::disk_registry::DISK_INDEX_FORMS;
 use lidx_bench::keyfile::Keys;
+use lidx_bench::map_runner::{self, InsertConfig};
 use lidx_bench::registry::{IndexSpec, DEFAULT_INDEXES};
 use lidx_bench::report;
 use lidx_bench::runner::{self, BenchConfig};
@@ -55,7 +56,9 @@ pub struct Args {
 
     /// `lookup` (uniform over existing keys), `lookup:uniform` or `lookup:zipf` (YCSB's
     /// scrambled zipfian, theta 0.99). With --on-disk also `scan` (paper 003: the start key's
-    /// lower bound and the next 99 items) or `scan:<items>`.
+    /// lower bound and the next 99 items) or `scan:<items>`. In memory also `insert`: bulk load
+    /// a random half of the distinct keys, time inserting the other half in random order
+    /// (updatable maps only: the map names in --index's list, `btree` and `art`).
     #[arg(long, default_value = "lookup")]
     pub workload: String,
 
@@ -152,6 +155,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     // Every usage error is reported before the (long) benchmark starts.
     let specs = IndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_INDEXES))?;
+    if args.workload.trim() == map_runner::INSERT_WORKLOAD {
+        return run_inserts(args, &specs);
+    }
     let workload = Workload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
     check_out(args.out.as_ref())?;
@@ -187,6 +193,31 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         first.seed,
         first.cpu,
         first.cores
+    );
+    println!("{}", report::table(&records));
+    write_out(args.out.as_ref(), &records)
+}
+
+/// `lidx bench --workload insert` ([`lidx_bench::map_runner`]): bulk load a random half of the
+/// distinct keys, insert the other half, every answer checked; a table (and `--out`).
+fn run_inserts(args: Args, specs: &[IndexSpec]) -> anyhow::Result<()> {
+    map_runner::check_specs(specs)?;
+    check_out(args.out.as_ref())?;
+    if args.small_pages {
+        crate::huge_pages::disable();
+    }
+    let config = InsertConfig {
+        runs: args.runs,
+        seed: args.seed,
+        sample_every: args.sample_every,
+        huge_pages: crate::huge_pages::enabled(),
+    };
+    let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
+    let records = map_runner::run(&dataset, specs, config, &mut Bars::default())?;
+    let first = &records[0];
+    println!(
+        "{} ({} distinct keys), bulk load half then insert {} in random order, {} runs, seed {}, {} ({} cores)",
+        first.dataset, first.n, first.queries, first.runs, first.seed, first.cpu, first.cores
     );
     println!("{}", report::table(&records));
     write_out(args.out.as_ref(), &records)

@@ -69,8 +69,11 @@ pub enum KvCommand {
         #[command(flatten)]
         common: Common,
         /// The engine: `hybrid` (paper 002's hybrid index over byte keys: a dynamic stage in
-        /// memory, a learned static table on disk) or `btree` (a disk B+-tree with its inner
-        /// nodes in memory, durable through the same log).
+        /// memory, a learned static table on disk), `btree` (a disk B+-tree with its inner
+        /// nodes in memory, durable through the same log) or `log:<map>` (paper 001's setting:
+        /// records in a log on disk, an in-memory map such as `log:alex` or
+        /// `log:btree:leaf=16` from each 8-byte key to its record; `lidx bench --help` lists
+        /// the maps).
         #[arg(long, default_value = "hybrid")]
         engine: String,
         /// How keys are given and shown: `bytes` or `u64` (stored big-endian).
@@ -85,8 +88,8 @@ pub enum KvCommand {
     Load {
         #[command(flatten)]
         common: Common,
-        /// The engine of a store this creates (`hybrid` or `btree`); an existing store keeps
-        /// its own, and naming another one is an error.
+        /// The engine of a store this creates (`hybrid`, `btree` or `log:<map>`); an existing
+        /// store keeps its own, and naming another one is an error.
         #[arg(long)]
         engine: Option<String>,
         /// The file to load.
@@ -177,11 +180,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             store.close()?;
             say(
                 &common,
-                json!({"created": common.db.display().to_string(), "engine": create.engine.name(), "keys": create.key_format.name()}),
+                json!({"created": common.db.display().to_string(), "engine": create.engine.label(), "keys": create.key_format.name()}),
                 format!(
                     "created {} ({} engine, {} keys)",
                     common.db.display(),
-                    create.engine.name(),
+                    create.engine.label(),
                     create.key_format.name()
                 ),
             );
@@ -331,8 +334,12 @@ fn say(common: &Common, json: serde_json::Value, text: String) {
 }
 
 fn parse_engine(name: &str) -> anyhow::Result<Engine> {
-    Engine::parse(name)
-        .with_context(|| format!("unknown engine {name:?}; the engines are: hybrid, btree"))
+    Engine::parse(name).with_context(|| {
+        format!(
+            "unknown engine {name:?}; the engines are: {}",
+            Engine::forms()
+        )
+    })
 }
 
 fn parse_key_format(name: &str) -> anyhow::Result<KeyFormat> {
@@ -402,7 +409,7 @@ fn print_stats(common: &Common, store: &Store) {
         println!(
             "{}",
             json!({
-                "engine": s.engine,
+                "engine": id.engine.label(),
                 "keys": id.key_format.name(),
                 "table_records": s.table_records,
                 "table_key_bytes": s.table_key_bytes,
@@ -422,14 +429,32 @@ fn print_stats(common: &Common, store: &Store) {
                 "write_stalls": s.write_stalls,
                 "stall_seconds": s.stall_seconds,
                 "recovered_records": s.recovered_records,
+                "recovery_seconds": s.recovery_seconds,
             })
         );
     } else {
         println!(
             "engine          {} ({} keys)",
-            s.engine,
+            id.engine.label(),
             id.key_format.name()
         );
+        if let Engine::Log(_) = id.engine {
+            println!(
+                "records         {} live keys in a {} byte log",
+                s.table_records, s.log_disk_bytes
+            );
+            println!(
+                "map             {} keys (deleted ones kept while open), {} bytes ({:.3} B/record)",
+                s.dynamic_keys,
+                s.model_bytes,
+                per_key(s.model_bytes as u64)
+            );
+            println!(
+                "recovery        {:.3} s: {} log records replayed into the map",
+                s.recovery_seconds, s.recovered_records
+            );
+            return;
+        }
         println!(
             "table           {} records, {} key + {} value bytes, {} bytes on disk ({:.1} B/record, {} bytes free for reuse)",
             s.table_records,
@@ -464,13 +489,14 @@ fn print_stats(common: &Common, store: &Store) {
             s.cache_bytes
         );
         println!(
-            "since open      {} {} ({:.2} s), {} write stalls ({:.2} s), {} log records replayed",
+            "since open      {} {} ({:.2} s), {} write stalls ({:.2} s), {} log records replayed in {:.3} s",
             s.merges,
             if btree { "checkpoints" } else { "merges" },
             s.merge_seconds,
             s.write_stalls,
             s.stall_seconds,
-            s.recovered_records
+            s.recovered_records,
+            s.recovery_seconds
         );
     }
 }
@@ -586,9 +612,9 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
         bail!(
             "{} is a {} store, not {}; load into a new directory to use {}",
             common.db.display(),
-            store.identity().engine.name(),
-            engine.name(),
-            engine.name()
+            store.identity().engine.label(),
+            engine.label(),
+            engine.label()
         );
     }
     if store.identity().key_format != key_format {
@@ -671,8 +697,10 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
         }
     }
     bars.end();
-    let btree = store.identity().engine == Engine::BTree;
-    if compact {
+    let engine = store.identity().engine;
+    let btree = engine == Engine::BTree;
+    let log = matches!(engine, Engine::Log(_));
+    if compact && !log {
         let bar = super::spinner(if btree {
             "checkpointing the tree"
         } else {
@@ -698,19 +726,30 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
             "merges": s.merges,
             "write_stalls": s.write_stalls,
         }),
-        format!(
-            "loaded {records} records from {} in {secs:.2} s ({:.0} records/s); the {} holds {} records, {:.1} bytes/record on disk, {} {:.3} bytes/record; {} {}, {} write stalls",
-            from.display(),
-            records as f64 / secs,
-            if btree { "tree" } else { "table" },
-            s.table_records,
-            per(s.table_disk_bytes),
-            if btree { "inner nodes" } else { "model" },
-            per(s.model_bytes as u64),
-            s.merges,
-            if btree { "checkpoints" } else { "merges" },
-            s.write_stalls
-        ),
+        if log {
+            format!(
+                "loaded {records} records from {} in {secs:.2} s ({:.0} records/s); the store holds {} records, {:.1} bytes/record of log on disk, map {:.3} bytes/record",
+                from.display(),
+                records as f64 / secs,
+                s.table_records,
+                per(s.log_disk_bytes),
+                per(s.model_bytes as u64),
+            )
+        } else {
+            format!(
+                "loaded {records} records from {} in {secs:.2} s ({:.0} records/s); the {} holds {} records, {:.1} bytes/record on disk, {} {:.3} bytes/record; {} {}, {} write stalls",
+                from.display(),
+                records as f64 / secs,
+                if btree { "tree" } else { "table" },
+                s.table_records,
+                per(s.table_disk_bytes),
+                if btree { "inner nodes" } else { "model" },
+                per(s.model_bytes as u64),
+                s.merges,
+                if btree { "checkpoints" } else { "merges" },
+                s.write_stalls
+            )
+        },
     );
     store.close()?;
     Ok(())

@@ -50,7 +50,7 @@ pub struct TortureArgs {
     /// Kill-and-recover cycles.
     #[arg(long, default_value_t = 100)]
     pub cycles: u64,
-    /// The engine: `hybrid` or `btree`.
+    /// The engine: `hybrid`, `btree` or `log:<map>` (e.g. `log:btree`).
     #[arg(long, default_value = "hybrid")]
     pub engine: String,
     /// Seed of the delays and of the children's operations.
@@ -101,8 +101,12 @@ fn writers(args: &TortureArgs) -> u64 {
     }
 }
 
-/// Key `k`'s bytes: a name, then padding that makes some keys long (up to 3 KiB).
-fn key_bytes(k: u64) -> Vec<u8> {
+/// Key `k`'s bytes: a name, then padding that makes some keys long (up to 3 KiB); for the
+/// `log` engine, whose keys are 8 bytes, `k` big-endian.
+fn key_bytes(engine: Engine, k: u64) -> Vec<u8> {
+    if let Engine::Log(_) = engine {
+        return k.to_be_bytes().to_vec();
+    }
     let mut key = format!("key{k:05}").into_bytes();
     let pad = if k.is_multiple_of(97) {
         3000
@@ -126,7 +130,7 @@ fn value_bytes(version: u64) -> Vec<u8> {
 /// Runs `lidx kv torture`.
 pub fn run(args: TortureArgs) -> anyhow::Result<()> {
     let engine = Engine::parse(&args.engine)
-        .with_context(|| format!("--engine {:?}: use hybrid or btree", args.engine))?;
+        .with_context(|| format!("--engine {:?}: use {}", args.engine, Engine::forms()))?;
     if let Some(cycle) = args.child {
         return child(&args, cycle);
     }
@@ -190,7 +194,7 @@ pub fn run(args: TortureArgs) -> anyhow::Result<()> {
         println!(
             "{}",
             json!({
-                "engine": engine.name(),
+                "engine": engine.label(),
                 "cycles": args.cycles,
                 "power_loss": args.power_loss,
                 "acknowledged": s.acknowledged,
@@ -210,7 +214,7 @@ pub fn run(args: TortureArgs) -> anyhow::Result<()> {
              flight at a kill ({} applied whole, {} batches), none half-applied; {} merges or \
              checkpoints committed{}",
             args.cycles,
-            engine.name(),
+            engine.label(),
             if args.power_loss { ", power loss" } else { "" },
             s.acknowledged,
             s.in_flight,
@@ -279,7 +283,7 @@ impl Parent {
         let store = Store::open(&args.db, &options(args, cycle))?;
         let mut got = BTreeMap::new();
         for k in 0..KEYS {
-            let version = match store.get(&key_bytes(k))? {
+            let version = match store.get(&key_bytes(engine, k))? {
                 None => None,
                 Some(v) => Some(version_of(k, &v)?),
             };
@@ -335,7 +339,7 @@ impl Parent {
         let mut expected: Vec<(Vec<u8>, u64)> = self
             .model
             .iter()
-            .filter_map(|(k, v)| v.map(|v| (key_bytes(*k), v)))
+            .filter_map(|(k, v)| v.map(|v| (key_bytes(engine, *k), v)))
             .collect();
         expected.sort();
         if scanned != expected {
@@ -345,9 +349,11 @@ impl Parent {
                 expected.len()
             );
         }
+        // A `log` store has no block files to leave behind.
         let prefix = match engine {
             Engine::Hybrid => "table-",
             Engine::BTree => "inner-",
+            Engine::Log(_) => "\0",
         };
         let live: Vec<String> = std::fs::read_dir(&args.db)?
             .filter_map(|e| e.ok())
@@ -461,6 +467,7 @@ fn parse_line(line: &str) -> Option<(bool, Op)> {
 /// The child of `cycle`: writes until killed, reporting each operation on stdout. An error
 /// is reported as a line `error ...` and ends it.
 fn child(args: &TortureArgs, cycle: u64) -> anyhow::Result<()> {
+    let engine = Engine::parse(&args.engine).context("--engine")?;
     let store = match Store::open(&args.db, &options(args, cycle)) {
         Ok(s) => s,
         Err(e) => {
@@ -509,7 +516,7 @@ fn child(args: &TortureArgs, cycle: u64) -> anyhow::Result<()> {
                     say("begin");
                     let value = value_bytes(version);
                     let done = if keys.len() == 1 {
-                        let k = key_bytes(keys[0]);
+                        let k = key_bytes(engine, keys[0]);
                         if delete {
                             store.delete(&k)
                         } else {
@@ -519,9 +526,9 @@ fn child(args: &TortureArgs, cycle: u64) -> anyhow::Result<()> {
                         let mut b = WriteBatch::new();
                         for &k in &keys {
                             let added = if delete {
-                                b.delete(&key_bytes(k))
+                                b.delete(&key_bytes(engine, k))
                             } else {
-                                b.put(&key_bytes(k), &value)
+                                b.put(&key_bytes(engine, k), &value)
                             };
                             if let Err(e) = added {
                                 println!("error {e}");

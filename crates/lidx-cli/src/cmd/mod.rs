@@ -11,6 +11,7 @@ pub mod join;
 pub mod kv;
 pub mod kv_torture;
 pub mod output_path;
+pub mod recovery;
 pub mod start;
 pub mod stats;
 pub mod table;
@@ -75,6 +76,12 @@ pub enum Command {
     Ycsb(ycsb::Args),
     /// Write join tables from a dataset: `lidx table create --from <dataset> --ratio R`.
     Table(table::Args),
+    /// Paper 001's recovery time (Fig. 16) and space (Table III) of the `log` store engine
+    /// over each updatable map: load, reopen (rebuilding the map from the log), check.
+    ///
+    /// Cost: per map, one load of the dataset (about 230 bytes of log per key with 200-byte
+    /// values) and `--runs` reopenings; memory is the map plus the log's pages.
+    Recovery(recovery::Args),
     /// A store of byte keys and values: `create`, `load`, `get`, `put`, `del`, `scan`,
     /// `stats`, `check`, `compact`, `torture`.
     Kv(kv::Args),
@@ -94,6 +101,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Start(args) => start::run(args),
         Command::Ycsb(args) => ycsb::run(args),
         Command::Table(args) => table::run(args),
+        Command::Recovery(args) => recovery::run(args),
         Command::Kv(args) => kv::run(args),
         Command::Verify(args) => verify::run(args),
     }

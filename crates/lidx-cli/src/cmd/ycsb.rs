@@ -32,8 +32,12 @@ use super::{load_any_dataset, Bars};
 /// Arguments of `lidx ycsb`.
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// `read-only`, `write-only` (inserts) or `balanced` (50% inserts, 50% reads),
-    /// comma-separated.
+    /// `read-only`, `write-only` (inserts) or `balanced` (50% inserts, 50% reads) (paper
+    /// 002), or YCSB's core workloads (paper 001 §III): `a` (50% reads, 50% updates), `b`
+    /// (95/5), `c` (reads), `d` (95% reads of the latest keys, 5% inserts), `e` (95% scans of
+    /// 1-100 items, 5% inserts; stores through the API only), `f` (50% reads, 50%
+    /// read-modify-writes), zipfian keys (`a:uniform` for uniform ones); comma-separated.
+    /// Paper 001 uses 200-byte values: `--payload-size 200`.
     #[arg(long, default_value = "read-only,balanced,write-only")]
     pub workload: String,
 

@@ -83,6 +83,7 @@ pub(crate) struct BTreeInner {
     pub(crate) write_stalls: AtomicU64,
     pub(crate) stall_nanos: AtomicU64,
     pub(crate) recovered_records: u64,
+    pub(crate) recovery_seconds: f64,
 }
 
 /// An open `btree` engine and its lock.
@@ -150,6 +151,7 @@ impl BTreeEngine {
         storage: Option<Arc<Storage>>,
         held: Option<File>,
     ) -> Result<BTreeEngine> {
+        let opened_at = Instant::now();
         let OpenedDir {
             identity,
             lock: lock_file,
@@ -214,6 +216,7 @@ impl BTreeEngine {
             write_stalls: AtomicU64::new(0),
             stall_nanos: AtomicU64::new(0),
             recovered_records: recovered,
+            recovery_seconds: opened_at.elapsed().as_secs_f64(),
         });
         Ok(BTreeEngine {
             inner,

@@ -13,6 +13,7 @@ use crate::kv::wal::{list_segments, scan_segment, Record, WalRecovery};
 use super::batch::decode_ops;
 use super::btree::PAGES_FILE;
 use super::dir::{lock, read_identity, WAL_DIR};
+use super::log_record;
 use super::options::Engine;
 
 /// One damaged thing a check found.
@@ -101,6 +102,8 @@ pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
                     Err(e) => report.note(e),
                 }
             }
+            // A log store's records are its log, read below.
+            Engine::Log(_) => {}
         },
     }
     let wal_dir = dir.join(WAL_DIR);
@@ -123,12 +126,28 @@ pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
         };
         let mut records = 0u64;
         let last = i + 1 == segments.len();
-        let scanned = scan_segment(&file, &bytes, last, WalRecovery::TornTail, |_, r| {
+        let log_engine = matches!(identity.engine, Engine::Log(_));
+        let scanned = scan_segment(&file, &bytes, last, WalRecovery::TornTail, |seq, r| {
             records += 1;
-            if let Record::Batch { ops } = r {
-                for op in decode_ops(&file, ops) {
-                    op?;
+            match r {
+                Record::Batch { ops } if log_engine => {
+                    for op in log_record::decode_ops(&file, seq, ops) {
+                        op?;
+                    }
                 }
+                Record::Batch { ops } => {
+                    for op in decode_ops(&file, ops) {
+                        op?;
+                    }
+                }
+                _ if log_engine => {
+                    return Err(Error::Corrupt {
+                        file: file.clone(),
+                        block: None,
+                        what: format!("record {seq} is not a log engine record"),
+                    })
+                }
+                _ => {}
             }
             Ok(())
         });

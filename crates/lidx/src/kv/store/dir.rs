@@ -1,9 +1,12 @@
 //! A store's directory: its `STORE` identity file, checked on every open, and its `LOCK` file,
 //! which keeps a second writer out.
 //!
-//! `STORE` layout (little-endian, 40 bytes): magic `lidxSTOR` (8), format version (4), engine
-//! (4), block size (4), model eps (4), model threshold (4), key format (4), reserved 0 (4),
-//! crc32c of bytes 0..36 (4).
+//! `STORE` layout (little-endian): magic `lidxSTOR` (8), format version (4), engine (4), block
+//! size (4), model eps (4), model threshold (4), key format (4), length `n` of the engine's spec
+//! (4), crc32c of bytes 0..36 and of the spec (4), then the spec: `n` bytes of text. Version 1
+//! (`hybrid`, `btree`) has no spec (`n` = 0, 40 bytes); version 2 is a `log` store, whose spec
+//! is its map's label (`alex:...`, see [`crate::mem::MapSpec`]), so that reopening it builds
+//! the same map. A version-1 build refuses a version-2 store as a newer format.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
@@ -11,6 +14,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::mem::string_index::StringIndexParams;
+use crate::mem::MapSpec;
 
 use std::sync::Arc;
 
@@ -25,8 +29,9 @@ use super::options::{
 
 /// Magic number of a store's `STORE` file: `lidxSTOR`.
 pub const STORE_MAGIC: u64 = u64::from_le_bytes(*b"lidxSTOR");
-/// Format version of stores this build reads and writes.
-pub const STORE_VERSION: u32 = 1;
+/// Newest format version of stores this build reads and writes (1 without an engine spec, 2
+/// with one).
+pub const STORE_VERSION: u32 = 2;
 /// Name of the identity file.
 pub const STORE_FILE: &str = "STORE";
 /// Name of the lock file.
@@ -38,24 +43,34 @@ fn shown(dir: &Path) -> String {
 }
 
 /// Encodes the identity of a store created with `options`.
-pub(crate) fn encode_identity(options: &CreateOptions) -> [u8; STORE_BYTES] {
-    let mut b = [0u8; STORE_BYTES];
+pub(crate) fn encode_identity(options: &CreateOptions) -> Vec<u8> {
+    let spec = match options.engine {
+        Engine::Log(map) => map.label(),
+        _ => String::new(),
+    };
+    let mut b = vec![0u8; STORE_BYTES];
     b[0..8].copy_from_slice(&STORE_MAGIC.to_le_bytes());
     let fields = [
-        STORE_VERSION,
+        if spec.is_empty() { 1 } else { 2 },
         options.engine.code(),
         options.block_size as u32,
         options.model.eps as u32,
         options.model.threshold as u32,
         options.key_format.code(),
-        0,
+        spec.len() as u32,
     ];
     for (i, f) in fields.iter().enumerate() {
         b[8 + 4 * i..12 + 4 * i].copy_from_slice(&f.to_le_bytes());
     }
-    let crc = crc32c::crc32c(&b[..36]);
+    b.extend_from_slice(spec.as_bytes());
+    let crc = identity_crc(&b);
     b[36..40].copy_from_slice(&crc.to_le_bytes());
     b
+}
+
+/// The checksum of a `STORE` file's bytes: the fixed part before it, then the spec after it.
+fn identity_crc(b: &[u8]) -> u32 {
+    crc32c::crc32c_append(crc32c::crc32c(&b[..36]), &b[STORE_BYTES..])
 }
 
 /// Decodes a `STORE` file's bytes; `file` names it in errors. Never panics.
@@ -75,20 +90,26 @@ pub fn decode_identity(file: &str, b: &[u8]) -> Result<CreateOptions> {
             got: magic,
         });
     }
-    if u32_at(8) != STORE_VERSION {
+    let version = u32_at(8);
+    if !(1..=STORE_VERSION).contains(&version) {
         return Err(Error::UnsupportedVersion {
             file: file.to_string(),
-            got: u32_at(8),
+            got: version,
             supported: STORE_VERSION,
         });
     }
-    if b.len() != STORE_BYTES {
+    let spec_len = if b.len() >= STORE_BYTES {
+        u32_at(32) as usize
+    } else {
+        0
+    };
+    if b.len() < STORE_BYTES || b.len() - STORE_BYTES != spec_len {
         return Err(Error::Truncated {
             file: file.to_string(),
-            what: format!("{} bytes, {STORE_BYTES} expected", b.len()),
+            what: format!("{} bytes, {} expected", b.len(), STORE_BYTES + spec_len),
         });
     }
-    let crc = crc32c::crc32c(&b[..36]);
+    let crc = identity_crc(b);
     if crc != u32_at(36) {
         return Err(Error::Corrupt {
             file: file.to_string(),
@@ -101,8 +122,22 @@ pub fn decode_identity(file: &str, b: &[u8]) -> Result<CreateOptions> {
         block: None,
         what,
     };
-    let engine = Engine::from_code(u32_at(12))
-        .ok_or_else(|| bad(format!("unknown engine {}", u32_at(12))))?;
+    let spec = std::str::from_utf8(&b[STORE_BYTES..])
+        .map_err(|_| bad("the engine's spec is not text".to_string()))?;
+    let engine = match (u32_at(12), version) {
+        (1, 1) => Engine::Hybrid,
+        (2, 1) => Engine::BTree,
+        (3, 2) => Engine::Log(MapSpec::parse(spec).map_err(|_| {
+            bad(format!(
+                "the log engine's map `{spec}` is not one this build has"
+            ))
+        })?),
+        (code, _) => {
+            return Err(bad(format!(
+                "unknown engine {code} in a version {version} file"
+            )))
+        }
+    };
     let key_format = KeyFormat::from_code(u32_at(28))
         .ok_or_else(|| bad(format!("unknown key format {}", u32_at(28))))?;
     let options = CreateOptions {
@@ -450,17 +485,34 @@ mod tests {
         let o = CreateOptions::default();
         let b = encode_identity(&o);
         assert_eq!(decode_identity("STORE", &b).unwrap(), o);
-        let mut flipped = b;
+        let mut flipped = b.clone();
         flipped[17] ^= 1;
         assert!(matches!(
             decode_identity("STORE", &flipped),
             Err(Error::Corrupt { .. })
         ));
-        let mut newer = b;
-        newer[8] = 2;
+        let mut newer = b.clone();
+        newer[8] = 3;
         assert!(matches!(
             decode_identity("STORE", &newer),
-            Err(Error::UnsupportedVersion { got: 2, .. })
+            Err(Error::UnsupportedVersion { got: 3, .. })
+        ));
+        let log = CreateOptions {
+            engine: Engine::Log(MapSpec::parse("btree:leaf=32").unwrap()),
+            ..CreateOptions::default()
+        };
+        let b2 = encode_identity(&log);
+        assert_eq!(decode_identity("STORE", &b2).unwrap(), log);
+        let mut flipped = b2.clone();
+        let last = flipped.len() - 1;
+        flipped[last] ^= 1;
+        assert!(matches!(
+            decode_identity("STORE", &flipped),
+            Err(Error::Corrupt { .. })
+        ));
+        assert!(matches!(
+            decode_identity("STORE", &b2[..b2.len() - 1]),
+            Err(Error::Truncated { .. })
         ));
         assert!(matches!(
             decode_identity("STORE", &b[..20]),

@@ -112,6 +112,7 @@ pub(crate) struct Inner {
     pub(crate) write_stalls: AtomicU64,
     pub(crate) stall_nanos: AtomicU64,
     pub(crate) recovered_records: u64,
+    pub(crate) recovery_seconds: f64,
 }
 
 /// An open hybrid engine: its state, merge thread and lock.
@@ -151,6 +152,7 @@ impl Engine {
         storage: Option<Arc<Storage>>,
         held: Option<File>,
     ) -> Result<Engine> {
+        let opened_at = Instant::now();
         let OpenedDir {
             identity,
             lock: lock_file,
@@ -217,6 +219,7 @@ impl Engine {
             write_stalls: AtomicU64::new(0),
             stall_nanos: AtomicU64::new(0),
             recovered_records: recovered,
+            recovery_seconds: opened_at.elapsed().as_secs_f64(),
         });
         let worker = if options.read_only {
             None

@@ -64,6 +64,12 @@
 //! insert, written copy-on-write and made durable by the same log with checkpoints
 //! ([`crate::disk::byte_btree`]; the engine's protocol is in `btree.rs`).
 //!
+//! [`Engine::Log`] is paper 001 §III's end-to-end setting (Viper): records appended to the log
+//! and never moved, an updatable in-memory map chosen by name ([`crate::mem::MapSpec`]) from
+//! each 8-byte key to its newest operation; reads come from the memory-mapped log, snapshots
+//! follow each key's chain of operations back, and reopening rebuilds the map from the log
+//! (the engine's protocol and its limits are in `log.rs`).
+//!
 //! The engine is recorded in the store's `STORE` file, and [`Store::open`] picks it from
 //! there; another engine plugs in as one more variant behind the same `Store`, [`Snapshot`]
 //! and [`Range`].
@@ -103,7 +109,8 @@
 //! version is refused), `LOCK` (held by the one writer, or shared by readers: a second writer
 //! gets [`crate::Error::Locked`]), `CURRENT` and `MANIFEST-*` ([`crate::kv::manifest`]), `wal/`
 //! ([`crate::kv::wal`]), and the engine's block files: the live `table-*.lbt` (`hybrid`), or
-//! `pages.lbp` and the last checkpoint's `inner-*.lbi` (`btree`).
+//! `pages.lbp` and the last checkpoint's `inner-*.lbi` (`btree`); a `log` store has none (its
+//! log is its data).
 
 mod batch;
 mod btree;
@@ -111,6 +118,9 @@ mod check;
 mod dir;
 mod hybrid;
 mod hybrid_read;
+mod log;
+mod log_read;
+mod log_record;
 mod memtable;
 mod options;
 mod ordered;
@@ -146,6 +156,7 @@ pub struct Store {
 enum Engines {
     Hybrid(hybrid::Engine),
     BTree(btree::BTreeEngine),
+    Log(log::LogEngine),
 }
 
 /// What a store holds and has done since it was opened.
@@ -190,6 +201,9 @@ pub struct StoreStats {
     pub stall_seconds: f64,
     /// Log records replayed at open.
     pub recovered_records: u64,
+    /// Seconds the open took to recover: read the files, replay the log, and (`log`) rebuild
+    /// the map from it (paper 001 Fig. 16's recovery time).
+    pub recovery_seconds: f64,
 }
 
 impl Store {
@@ -224,6 +238,8 @@ impl Store {
             Engine::BTree => {
                 Engines::BTree(btree::BTreeEngine::create(dir, create, options, storage)?)
             }
+            Engine::Log(_) if storage.is_some() => return Err(log_has_no_block_files()),
+            Engine::Log(_) => Engines::Log(log::LogEngine::create(dir, create, options)?),
         };
         Ok(Store { engine })
     }
@@ -235,6 +251,7 @@ impl Store {
         let engine = match dir::read_identity(dir)?.engine {
             Engine::Hybrid => Engines::Hybrid(hybrid::Engine::open(dir, options, None)?),
             Engine::BTree => Engines::BTree(btree::BTreeEngine::open(dir, options, None)?),
+            Engine::Log(_) => Engines::Log(log::LogEngine::open(dir, options)?),
         };
         Ok(Store { engine })
     }
@@ -246,6 +263,7 @@ impl Store {
         let engine = match dir::read_identity(dir)?.engine {
             Engine::Hybrid => Engines::Hybrid(hybrid::Engine::open(dir, options, storage)?),
             Engine::BTree => Engines::BTree(btree::BTreeEngine::open(dir, options, storage)?),
+            Engine::Log(_) => return Err(log_has_no_block_files()),
         };
         Ok(Store { engine })
     }
@@ -262,6 +280,7 @@ impl Store {
         match &self.engine {
             Engines::Hybrid(e) => e.inner.identity,
             Engines::BTree(e) => e.inner.identity,
+            Engines::Log(e) => e.inner.identity,
         }
     }
 
@@ -271,6 +290,7 @@ impl Store {
         match &self.engine {
             Engines::Hybrid(e) => e.inner.dropped.as_ref(),
             Engines::BTree(e) => e.inner.dropped.as_ref(),
+            Engines::Log(e) => e.inner.dropped.as_ref(),
         }
     }
 
@@ -279,6 +299,7 @@ impl Store {
         match &self.engine {
             Engines::Hybrid(e) => &e.inner.dir,
             Engines::BTree(e) => &e.inner.dir,
+            Engines::Log(e) => &e.inner.dir,
         }
     }
 
@@ -287,6 +308,7 @@ impl Store {
         match &self.engine {
             Engines::Hybrid(e) => hybrid_read::get_latest(&e.inner, key),
             Engines::BTree(e) => e.inner.get(key),
+            Engines::Log(e) => e.inner.get(key),
         }
     }
 
@@ -294,6 +316,7 @@ impl Store {
         match &self.engine {
             Engines::Hybrid(e) => e.inner.write(record),
             Engines::BTree(e) => e.inner.write(record),
+            Engines::Log(e) => e.inner.write(record),
         }
     }
 
@@ -332,6 +355,7 @@ impl Store {
                 })
             }
             Engines::BTree(e) => SnapshotOf::BTree(e.inner.snapshot()),
+            Engines::Log(e) => SnapshotOf::Log(log_read::LogSnapshot::new(&e.inner)),
         };
         Snapshot { of }
     }
@@ -351,6 +375,7 @@ impl Store {
         let wal = match &self.engine {
             Engines::Hybrid(e) => e.inner.wal_handle(),
             Engines::BTree(e) => e.inner.wal_handle(),
+            Engines::Log(e) => e.inner.wal_handle(),
         };
         match wal {
             Some(wal) => wal.sync().map(|_| ()),
@@ -365,6 +390,7 @@ impl Store {
         match &self.engine {
             Engines::Hybrid(e) => e.inner.compact(),
             Engines::BTree(e) => e.inner.compact(),
+            Engines::Log(e) => e.inner.compact(),
         }
     }
 
@@ -377,6 +403,7 @@ impl Store {
         match &self.engine {
             Engines::Hybrid(e) => e.inner.wait_merges(),
             Engines::BTree(_) => Ok(()),
+            Engines::Log(_) => Ok(()),
         }
     }
 
@@ -405,9 +432,11 @@ impl Store {
                     write_stalls: inner.write_stalls.load(Ordering::Relaxed),
                     stall_seconds: inner.stall_nanos.load(Ordering::Relaxed) as f64 / 1e9,
                     recovered_records: inner.recovered_records,
+                    recovery_seconds: inner.recovery_seconds,
                     ..StoreStats::default()
                 }
             }
+            Engines::Log(e) => log_stats(&e.inner),
         }
     }
 
@@ -418,7 +447,37 @@ impl Store {
         match self.engine {
             Engines::Hybrid(e) => e.close(),
             Engines::BTree(e) => e.close(),
+            Engines::Log(e) => e.close(),
         }
+    }
+}
+
+/// A `log` store was asked to put its block files on a given storage: it has none.
+fn log_has_no_block_files() -> crate::Error {
+    crate::Error::InvalidParameter {
+        name: "storage",
+        value: "a storage for block files".into(),
+        expected: "none for a log store: its records are in its log (open it with Store::open)",
+    }
+}
+
+fn log_stats(inner: &log::LogInner) -> StoreStats {
+    let (map_keys, map_bytes) = {
+        let map = inner.map.read();
+        (map.len(), map.size_in_bytes())
+    };
+    let live = inner.live.load(Ordering::Relaxed);
+    StoreStats {
+        engine: inner.identity.engine.name(),
+        dynamic_keys: map_keys,
+        table_records: live,
+        table_key_bytes: live * 8,
+        model_bytes: map_bytes,
+        memory_bytes: map_bytes,
+        log_disk_bytes: dir::log_bytes(&inner.dir),
+        recovered_records: inner.recovered_records,
+        recovery_seconds: inner.recovery_seconds,
+        ..StoreStats::default()
     }
 }
 
@@ -451,5 +510,6 @@ fn hybrid_stats(inner: &hybrid::Inner) -> StoreStats {
         write_stalls: inner.write_stalls.load(Ordering::Relaxed),
         stall_seconds: inner.stall_nanos.load(Ordering::Relaxed) as f64 / 1e9,
         recovered_records: inner.recovered_records,
+        recovery_seconds: inner.recovery_seconds,
     }
 }

@@ -11,6 +11,7 @@ use crate::kv::wal::Seq;
 
 use super::btree::{BTreeRange, BTreeSnapshot};
 use super::hybrid_read::{HybridRange, HybridSnapshot};
+use super::log_read::{LogRange, LogSnapshot};
 
 /// A key and its value, as range iterators yield them.
 pub type Entry = (Vec<u8>, Vec<u8>);
@@ -18,6 +19,7 @@ pub type Entry = (Vec<u8>, Vec<u8>);
 pub(crate) enum SnapshotOf {
     Hybrid(HybridSnapshot),
     BTree(BTreeSnapshot),
+    Log(LogSnapshot),
 }
 
 /// A consistent read view of a store ([`crate::kv::store::Store::snapshot`]): every read
@@ -33,6 +35,7 @@ impl Snapshot {
         match &self.of {
             SnapshotOf::Hybrid(s) => s.get(key),
             SnapshotOf::BTree(s) => s.get(key),
+            SnapshotOf::Log(s) => s.get(key),
         }
     }
 
@@ -51,6 +54,7 @@ impl Snapshot {
             of: match &self.of {
                 SnapshotOf::Hybrid(s) => RangeOf::Hybrid(s.range(bounds, forward)),
                 SnapshotOf::BTree(s) => RangeOf::BTree(s.range(bounds, forward)),
+                SnapshotOf::Log(s) => RangeOf::Log(s.range(bounds, forward)),
             },
         }
     }
@@ -60,6 +64,7 @@ impl Snapshot {
         match &self.of {
             SnapshotOf::Hybrid(s) => s.seq,
             SnapshotOf::BTree(s) => s.seq,
+            SnapshotOf::Log(s) => s.seq,
         }
     }
 }
@@ -67,6 +72,7 @@ impl Snapshot {
 enum RangeOf {
     Hybrid(HybridRange),
     BTree(BTreeRange),
+    Log(LogRange),
 }
 
 /// A range of a store's entries in key order (or reverse key order), read from one snapshot.
@@ -81,6 +87,7 @@ impl Range {
         match &mut self.of {
             RangeOf::Hybrid(r) => r.next_entry(),
             RangeOf::BTree(r) => r.next_entry(),
+            RangeOf::Log(r) => r.next_entry(),
         }
     }
 }

@@ -1,0 +1,216 @@
+//! Paper 001's recovery time (Fig. 16) and space table (Table III) of the `log` store engine
+//! over each updatable map (`lidx recovery`).
+//!
+//! For each map, a `log` store is created in its own directory and loaded with the dataset's
+//! distinct keys, each with a `payload_size`-byte value ([`payload_of`]; paper 001 uses 200
+//! bytes), in batches of 4096, then closed. Each of `runs` reopenings rebuilds the map from the
+//! log ([`lidx::kv::store::Store`]'s `log` engine: one pass over the log, then a bulk load) and
+//! is timed by the store itself ([`lidx::kv::store::StoreStats::recovery_seconds`]); the record
+//! gives the median. After the first reopening every key's value is read back and checked.
+//!
+//! Space, per paper 001 Table III's three columns, from the map's own accounting
+//! (`size_in_bytes`, which counts each entry's key and its 8-byte record place):
+//! `index_bytes` is the structure alone (the map's bytes less 16 per key: models, inner nodes,
+//! gaps and slack), `index_keys_bytes` adds the keys (8 per key), and
+//! `index_keys_values_bytes` adds the values (`payload_size` per key) as paper 001 counts them
+//! in memory; `log_bytes` is what the store keeps on disk (keys, values, framing).
+
+use std::path::Path;
+use std::time::Instant;
+
+use lidx::kv::store::{CreateOptions, Engine, KeyFormat, Store, StoreOptions, WriteBatch};
+use lidx::kv::FsyncPolicy;
+use lidx::mem::MapSpec;
+use serde::{Deserialize, Serialize};
+
+use crate::dataset::Dataset;
+use crate::disk_workload::payload_of;
+use crate::error::{BenchError, Result};
+use crate::report::Machine;
+use crate::runner::{median, Progress};
+
+/// Records per batch while a store is loaded.
+const LOAD_BATCH: usize = 4096;
+
+/// One map's recovery and space figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecoveryRecord {
+    /// Dataset name.
+    pub dataset: String,
+    /// Distinct keys loaded.
+    pub n: u64,
+    /// The map, as `log:<map>` spells it.
+    pub map: String,
+    /// Bytes of value per key.
+    pub payload_size: u64,
+    /// Seconds to load the store (batches through the API).
+    pub load_s: f64,
+    /// Median seconds of a reopening: log replay and map rebuild.
+    pub recovery_s: f64,
+    /// Fastest reopening.
+    pub recovery_s_min: f64,
+    /// Slowest reopening.
+    pub recovery_s_max: f64,
+    /// Records recovered per second (median reopening).
+    pub records_per_s: f64,
+    /// The map's structure alone, bytes.
+    pub index_bytes: u64,
+    /// Structure and keys, bytes.
+    pub index_keys_bytes: u64,
+    /// Structure, keys and values, bytes.
+    pub index_keys_values_bytes: u64,
+    /// The store's log on disk, bytes.
+    pub log_bytes: u64,
+    /// Reopenings timed.
+    pub runs: u64,
+    /// CPU model.
+    pub cpu: String,
+    /// CPUs available.
+    pub cores: u64,
+    /// lidx-bench version.
+    pub lidx_version: String,
+}
+
+/// Runs every map of `maps` on `dataset`, each store in its own directory under `dir` (removed
+/// afterwards).
+pub fn run(
+    dataset: &Dataset,
+    maps: &[MapSpec],
+    dir: &Path,
+    payload_size: usize,
+    runs: usize,
+    progress: &mut dyn Progress,
+) -> Result<Vec<RecoveryRecord>> {
+    if runs == 0 {
+        return Err(BenchError::BadSpec {
+            what: "run count",
+            got: "0".to_string(),
+            expected: "a number of at least 1".to_string(),
+        });
+    }
+    let mut keys = dataset.keys.clone();
+    keys.dedup();
+    let machine = Machine::detect();
+    maps.iter()
+        .map(|map| {
+            let label = map.label();
+            let path = dir.join(format!("log-{}", label.replace([':', '='], "_")));
+            let record = run_map(dataset, &keys, map, &path, payload_size, runs, progress);
+            let removed = std::fs::remove_dir_all(&path);
+            let mut record = record?;
+            removed.map_err(|e| BenchError::Io {
+                path: path.clone(),
+                source: e,
+            })?;
+            record.cpu = machine.cpu.clone();
+            record.cores = machine.cores;
+            Ok(record)
+        })
+        .collect()
+}
+
+fn run_map(
+    dataset: &Dataset,
+    keys: &[u64],
+    map: &MapSpec,
+    path: &Path,
+    payload_size: usize,
+    runs: usize,
+    progress: &mut dyn Progress,
+) -> Result<RecoveryRecord> {
+    let label = map.label();
+    let create = CreateOptions {
+        engine: Engine::Log(*map),
+        key_format: KeyFormat::U64,
+        ..CreateOptions::default()
+    };
+    let options = StoreOptions {
+        fsync: FsyncPolicy::Never,
+        ..StoreOptions::default()
+    };
+    progress.begin(&format!("load log:{label}"), keys.len() as u64);
+    let start = Instant::now();
+    let store = Store::create(path, &create, &options)?;
+    let mut payload = vec![0u8; payload_size];
+    for chunk in keys.chunks(LOAD_BATCH) {
+        let mut batch = WriteBatch::new();
+        for &k in chunk {
+            payload_of(k, &mut payload);
+            batch.put(&k.to_be_bytes(), &payload)?;
+        }
+        store.write(&batch)?;
+        progress.advance(chunk.len() as u64);
+    }
+    store.close()?;
+    let load_s = start.elapsed().as_secs_f64();
+    progress.end();
+
+    progress.begin(&format!("recover log:{label}"), runs as u64);
+    let mut times = Vec::with_capacity(runs);
+    let mut figures = None;
+    for run in 0..runs {
+        let store = Store::open(path, &options)?;
+        let stats = store.stats();
+        times.push(stats.recovery_seconds);
+        if stats.table_records != keys.len() as u64 {
+            return Err(wrong(
+                &label,
+                0,
+                format!(
+                    "{} records recovered of {}",
+                    stats.table_records,
+                    keys.len()
+                ),
+            ));
+        }
+        if run == 0 {
+            for &k in keys {
+                payload_of(k, &mut payload);
+                let got = store.get(&k.to_be_bytes())?;
+                if got.as_deref() != Some(payload.as_slice()) {
+                    return Err(wrong(&label, k, format!("{got:?} after recovery")));
+                }
+            }
+            figures = Some((stats.model_bytes as u64, stats.log_disk_bytes));
+        }
+        store.close()?;
+        progress.advance(1);
+    }
+    progress.end();
+    times.sort_by(f64::total_cmp);
+    let (map_bytes, log_bytes) = figures.unwrap_or_default();
+    let n = keys.len() as u64;
+    let recovery_s = median(&times);
+    Ok(RecoveryRecord {
+        dataset: dataset.name.clone(),
+        n,
+        map: label,
+        payload_size: payload_size as u64,
+        load_s,
+        recovery_s,
+        recovery_s_min: times[0],
+        recovery_s_max: times[times.len() - 1],
+        records_per_s: if recovery_s > 0.0 {
+            n as f64 / recovery_s
+        } else {
+            0.0
+        },
+        index_bytes: map_bytes.saturating_sub(16 * n),
+        index_keys_bytes: map_bytes.saturating_sub(8 * n),
+        index_keys_values_bytes: map_bytes.saturating_sub(8 * n) + n * payload_size as u64,
+        log_bytes,
+        runs: runs as u64,
+        cpu: String::new(),
+        cores: 0,
+        lidx_version: env!("CARGO_PKG_VERSION").to_string(),
+    })
+}
+
+fn wrong(label: &str, key: u64, what: String) -> BenchError {
+    BenchError::WrongResult {
+        index: format!("log:{label}"),
+        op: "recovery",
+        key,
+        what,
+    }
+}

@@ -1,0 +1,124 @@
+//! `lidx recovery`: paper 001's recovery time (Fig. 16) and space table (Table III) of the
+//! `log` store engine over each updatable map ([`lidx_bench::recovery_runner`]): load a store,
+//! reopen it `--runs` times (each rebuilds the map from the log), check every value, and print
+//! a table (and the records in `--out`, JSON lines or CSV).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+use lidx::mem::MapSpec;
+use lidx_bench::disk_report::human_bytes;
+use lidx_bench::recovery_runner::{self, RecoveryRecord};
+
+use super::args::{check_out, write_out};
+use super::{load_numeric_dataset, Bars};
+
+/// Arguments of `lidx recovery`.
+#[derive(Debug, Parser)]
+pub struct Args {
+    /// The keys (u64 datasets: `gen:<generator>:<count>` or an SOSD file).
+    #[arg(long, default_value = "gen:lognormal:1M")]
+    pub dataset: String,
+
+    /// Comma-separated maps, each `name[:param=value]...` as `lidx bench --help` lists them
+    /// (the maps only); default every map with its defaults.
+    #[arg(long)]
+    pub index: Option<String>,
+
+    /// Bytes of value per key (paper 001: 200).
+    #[arg(long, default_value_t = 200)]
+    pub payload_size: usize,
+
+    /// Reopenings timed per map; the table gives the median.
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+
+    /// Directory for the stores (each removed after its map ran); default a temporary one.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+
+    /// Seed of generated datasets.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Also write the records here (`.jsonl` or `.csv`); an existing file is refused.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `lidx recovery`.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let maps = match &args.index {
+        Some(list) => list
+            .split(',')
+            .filter(|m| !m.trim().is_empty())
+            .map(|m| MapSpec::parse(m.trim()))
+            .collect::<lidx::Result<Vec<_>>>()?,
+        None => MapSpec::forms()
+            .iter()
+            .map(|form| MapSpec::parse(form.split('[').next().unwrap_or_default()))
+            .collect::<lidx::Result<Vec<_>>>()?,
+    };
+    anyhow::ensure!(!maps.is_empty(), "--index names no map");
+    check_out(args.out.as_ref())?;
+    let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
+    let temp;
+    let dir = match &args.dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)?;
+            dir.clone()
+        }
+        None => {
+            temp = tempfile::tempdir()?;
+            temp.path().to_path_buf()
+        }
+    };
+    let records = recovery_runner::run(
+        &dataset,
+        &maps,
+        &dir,
+        args.payload_size,
+        args.runs,
+        &mut Bars::default(),
+    )?;
+    println!(
+        "{} ({} distinct keys, {}-byte values), {} reopenings each, {} ({} cores)",
+        dataset.name, records[0].n, args.payload_size, args.runs, records[0].cpu, records[0].cores
+    );
+    println!("{}", table(&records));
+    write_out(args.out.as_ref(), &records)
+}
+
+fn table(records: &[RecoveryRecord]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_header([
+        "map",
+        "recovery s",
+        "Mrec/s",
+        "index",
+        "index+keys",
+        "index+keys+values",
+        "log on disk",
+        "load s",
+    ]);
+    for r in records {
+        t.add_row([
+            r.map.clone(),
+            format!("{:.3}", r.recovery_s),
+            format!("{:.2}", r.records_per_s / 1e6),
+            human_bytes(r.index_bytes),
+            human_bytes(r.index_keys_bytes),
+            human_bytes(r.index_keys_values_bytes),
+            human_bytes(r.log_bytes),
+            format!("{:.2}", r.load_s),
+        ]);
+    }
+    for column in 1..8 {
+        if let Some(c) = t.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}

@@ -1,0 +1,421 @@
+//! The `log` engine: paper 001 §III's end-to-end setting (Viper) as a `Store` engine. Every
+//! record is appended to a log on disk; an updatable in-memory map, chosen by name
+//! ([`crate::mem::MapSpec`]: any of `lidx bench`'s maps), holds each key's newest record's place.
+//!
+//! **Writes** are the store's write-ahead log records ([`crate::kv::wal`]: checksummed,
+//! fsynced as [`StoreOptions::fsync`] says), with this engine's body ([`super::log_record`]).
+//! Writers take turns for the append and the map update together, as the `btree` engine's do:
+//! each record's `prev` must name the record before it on its key. A write is acknowledged
+//! after its record is in the log and its places in the map.
+//!
+//! **Reads** find the place in the map and read the operation there from the log's segments,
+//! which are memory-mapped: as in Viper, where records sit in persistent memory, a read is a map
+//! lookup and a copy, no system call. Every operation read is checked against its own crc32c.
+//!
+//! **Snapshots** pin a sequence number and follow each key's `prev` chain back to the newest
+//! record at or before it ([`super::log_read`]). A delete keeps its key in the map (marked
+//! [`TOMBSTONE`]) while the store is open, so a snapshot taken before it still finds the older
+//! value; reopening drops those entries.
+//!
+//! **Reopening** rebuilds the map from the log (the "recovery time" of paper 001 Fig. 16):
+//! every record is read once, the newest place of each live key is kept in a hash map, and the
+//! chosen map is bulk-loaded from them in key order, which is how each index is fastest to build
+//! (ALEX, LIPP and PGM have bulk loads; inserting one by one would measure their inserts, not
+//! a recovery). The time is in [`crate::kv::store::StoreStats::recovery_seconds`].
+//!
+//! What this engine does not do: the log is never compacted. Every update and delete stays on
+//! disk, as in paper 001's runs; `compact` only syncs the log. Keys are exactly 8 bytes (the
+//! paper's `u64` keys, big-endian so that byte order is numeric order): a put of another length
+//! is [`Error::SizeLimit`]; a get of one is `None`.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use memmap2::{Mmap, MmapOptions};
+use parking_lot::{Mutex, RwLock};
+
+use crate::error::{Error, Result};
+use crate::kv::wal::{
+    list_segments, segment_path, Dropped, Record, Seq, Wal, FRAME_BYTES, MAX_BODY_BYTES,
+    SEGMENT_HEADER_BYTES,
+};
+use crate::mem::KeyMap;
+
+use super::batch::{decode_ops as decode_batch, BatchOp};
+use super::dir::{create_store, open_dir, recover_log, OpenedDir, WAL_DIR};
+use super::log_record::{
+    decode_op, decode_ops, encode_op, key_of, Loc, LogOp, MAX_SEGMENTS, NO_LOC, TOMBSTONE,
+};
+use super::options::{CreateOptions, Engine, StoreOptions};
+
+/// A segment is closed and a new one started before a record would take it past this size.
+const SEGMENT_BYTES: u64 = 1 << 30;
+/// Bytes of address space mapped per segment: the largest segment there can be (one record of
+/// the largest body alone).
+const MAP_BYTES: usize = SEGMENT_HEADER_BYTES + FRAME_BYTES + MAX_BODY_BYTES;
+
+/// One log segment, mapped for reading.
+pub(crate) struct Segment {
+    name: String,
+    map: Mmap,
+    /// Bytes written and readable; nothing at or past it is read.
+    len: AtomicU64,
+}
+
+impl Segment {
+    fn open(path: &Path) -> Result<Segment> {
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|e| Error::io(&name, "open segment", &e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io(&name, "stat segment", &e))?
+            .len();
+        // SAFETY: the mapping is read only and covers more than the file: bytes past its end are
+        // never read (`len` bounds every read, and only grows as appends complete). The file is
+        // only appended to, by this store's log, which holds the store's lock; nothing truncates
+        // it while it is mapped (a log cut happens in the replay before any segment is mapped).
+        let map = unsafe { MmapOptions::new().len(MAP_BYTES).map(&file) }
+            .map_err(|e| Error::io(&name, "map segment", &e))?;
+        Ok(Segment {
+            name,
+            map,
+            len: AtomicU64::new(len),
+        })
+    }
+
+    /// The operation at `offset`, checked.
+    fn op_at(&self, offset: u64) -> Result<LogOp<'_>> {
+        let len = self.len.load(Ordering::Acquire) as usize;
+        let start = (offset as usize).min(len);
+        decode_op(
+            &self.name,
+            &format_args!("at offset {offset}"),
+            &self.map[start..len],
+        )
+        .map(|(op, _)| op)
+    }
+}
+
+/// The operation at `place`, which must be on `key`.
+pub(crate) fn op_at(segments: &[Arc<Segment>], place: u64, key: u64) -> Result<LogOp<'_>> {
+    let loc = Loc::unpack(place);
+    let segment = segments.get(loc.segment).ok_or_else(|| Error::Corrupt {
+        file: "log".to_string(),
+        block: None,
+        what: format!(
+            "a place names segment {} of {}",
+            loc.segment,
+            segments.len()
+        ),
+    })?;
+    let op = segment.op_at(loc.offset)?;
+    if op.key != key {
+        return Err(Error::Corrupt {
+            file: segment.name.clone(),
+            block: None,
+            what: format!(
+                "the operation at offset {} is on key {}, not {key}",
+                loc.offset, op.key
+            ),
+        });
+    }
+    Ok(op)
+}
+
+/// Bytes from a record's start to its first operation: the frame, then the body's kind and
+/// key length (a batch has no key).
+const OPS_START: u64 = (FRAME_BYTES + 5) as u64;
+
+struct Writer {
+    /// Where the next record goes in the last segment.
+    offset: u64,
+    /// The error that stopped writes (a record logged but not in the map).
+    failed: Option<Error>,
+    body: Vec<u8>,
+}
+
+pub(crate) struct LogInner {
+    pub(crate) dir: PathBuf,
+    pub(crate) identity: CreateOptions,
+    wal: Option<Wal>,
+    pub(crate) dropped: Option<Dropped>,
+    pub(crate) map: RwLock<Box<dyn KeyMap>>,
+    pub(crate) segments: RwLock<Vec<Arc<Segment>>>,
+    writer: Mutex<Writer>,
+    /// The last write in the map; changed under the map's write lock.
+    pub(crate) applied: AtomicU64,
+    /// Keys whose newest record is a put.
+    pub(crate) live: AtomicU64,
+    pub(crate) recovered_records: u64,
+    pub(crate) recovery_seconds: f64,
+}
+
+/// An open `log` engine and its lock.
+pub(crate) struct LogEngine {
+    pub(crate) inner: Arc<LogInner>,
+    _lock: File,
+}
+
+/// A key and its new value (`None`: deleted).
+type KeyOp<'a> = (u64, Option<&'a [u8]>);
+
+/// The operations of a store record, the last one on a key winning, keys checked.
+fn store_ops<'a>(record: &Record<'a>) -> Result<Vec<KeyOp<'a>>> {
+    match *record {
+        Record::Put { key, value } => Ok(vec![(key_of(key)?, Some(value))]),
+        Record::Delete { key } => Ok(vec![(key_of(key)?, None)]),
+        Record::Batch { ops } => {
+            let mut last: Vec<KeyOp<'a>> = Vec::new();
+            for op in decode_batch("batch", ops) {
+                let (key, value) = match op? {
+                    BatchOp::Put(k, v) => (key_of(k)?, Some(v)),
+                    BatchOp::Delete(k) => (key_of(k)?, None),
+                };
+                match last.iter_mut().find(|(k, _)| *k == key) {
+                    Some(slot) => slot.1 = value,
+                    None => last.push((key, value)),
+                }
+            }
+            Ok(last)
+        }
+    }
+}
+
+impl LogEngine {
+    /// Creates a `log` store in `dir` (missing or empty).
+    pub(crate) fn create(
+        dir: &Path,
+        identity: &CreateOptions,
+        options: &StoreOptions,
+    ) -> Result<LogEngine> {
+        let held = create_store(dir, identity, options)?;
+        LogEngine::open_as(dir, options, Some(held))
+    }
+
+    /// Opens the `log` store in `dir`, rebuilding its map from the log.
+    pub(crate) fn open(dir: &Path, options: &StoreOptions) -> Result<LogEngine> {
+        LogEngine::open_as(dir, options, None)
+    }
+
+    fn open_as(dir: &Path, options: &StoreOptions, held: Option<File>) -> Result<LogEngine> {
+        let start = Instant::now();
+        let OpenedDir {
+            identity,
+            lock,
+            storage,
+            ..
+        } = open_dir(dir, options, None, "files", held)?;
+        let Engine::Log(spec) = identity.engine else {
+            return Err(Error::InvalidParameter {
+                name: "engine",
+                value: identity.engine.label(),
+                expected: "a log store",
+            });
+        };
+        let wal_dir = dir.join(WAL_DIR);
+        let firsts: Vec<Seq> = list_segments(&wal_dir)?.iter().map(|(s, _)| *s).collect();
+        let mut newest: HashMap<u64, u64> = HashMap::new();
+        let mut offsets: Vec<u64> = vec![SEGMENT_HEADER_BYTES as u64; firsts.len()];
+        let mut recovered = 0u64;
+        let log_name = wal_dir.display().to_string();
+        let (wal, last, dropped) =
+            recover_log(dir, options, storage.faults().cloned(), 0, |seq, record| {
+                recovered += 1;
+                let segment = firsts.partition_point(|&f| f <= seq).saturating_sub(1);
+                let offset = offsets[segment];
+                offsets[segment] += record.encoded_len() as u64;
+                let Record::Batch { ops } = record else {
+                    return Err(Error::Corrupt {
+                        file: log_name.clone(),
+                        block: None,
+                        what: format!("record {seq} is not a log engine record"),
+                    });
+                };
+                for op in decode_ops(&log_name, seq, ops) {
+                    let (at, op) = op?;
+                    let place = Loc {
+                        segment,
+                        offset: offset + OPS_START + at as u64,
+                    }
+                    .pack();
+                    match op.value {
+                        Some(_) => newest.insert(op.key, place),
+                        None => newest.remove(&op.key),
+                    };
+                }
+                Ok(())
+            })?;
+        let mut entries: Vec<(u64, u64)> = newest.into_iter().collect();
+        entries.sort_unstable();
+        let live = entries.len() as u64;
+        let map = spec.build(entries)?;
+        let mut segments = Vec::new();
+        for (_, path) in list_segments(&wal_dir)? {
+            segments.push(Arc::new(Segment::open(&path)?));
+        }
+        let offset = segments.last().map_or(SEGMENT_HEADER_BYTES as u64, |s| {
+            s.len.load(Ordering::Relaxed)
+        });
+        let inner = Arc::new(LogInner {
+            dir: dir.to_path_buf(),
+            identity,
+            wal,
+            dropped,
+            map: RwLock::new(map),
+            segments: RwLock::new(segments),
+            writer: Mutex::new(Writer {
+                offset,
+                failed: None,
+                body: Vec::new(),
+            }),
+            applied: AtomicU64::new(last),
+            live: AtomicU64::new(live),
+            recovered_records: recovered,
+            recovery_seconds: start.elapsed().as_secs_f64(),
+        });
+        Ok(LogEngine { inner, _lock: lock })
+    }
+
+    /// Syncs the log and closes the store.
+    pub(crate) fn close(self) -> Result<()> {
+        match &self.inner.wal {
+            Some(wal) => wal.sync().map(|_| ()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl LogInner {
+    pub(crate) fn wal_handle(&self) -> Option<&Wal> {
+        self.wal.as_ref()
+    }
+
+    /// The value of `key` now.
+    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let Ok(key) = key_of(key) else {
+            return Ok(None);
+        };
+        let place = match self.map.read().get(key) {
+            Some(place) if place & TOMBSTONE == 0 => place,
+            _ => return Ok(None),
+        };
+        let segments = self.segments.read();
+        let op = op_at(&segments, place, key)?;
+        Ok(op.value.map(<[u8]>::to_vec))
+    }
+
+    /// Logs `record` and puts its places in the map.
+    pub(crate) fn write(&self, record: Record<'_>) -> Result<()> {
+        let wal = self.wal.as_ref().ok_or(Error::ReadOnly { op: "write" })?;
+        let ops = store_ops(&record)?;
+        let mut st = self.writer.lock();
+        if let Some(e) = &st.failed {
+            return Err(e.clone());
+        }
+        // Writers take turns, so the log's next sequence number is this record's.
+        let seq = wal.last_seq() + 1;
+        let (log_ops, was_live): (Vec<LogOp<'_>>, Vec<bool>) = {
+            let map = self.map.read();
+            ops.iter()
+                .map(|&(key, value)| {
+                    let old = map.get(key);
+                    let op = LogOp {
+                        key,
+                        prev: old.map_or(NO_LOC, |p| p & !TOMBSTONE),
+                        seq,
+                        value,
+                    };
+                    (op, old.is_some_and(|p| p & TOMBSTONE == 0))
+                })
+                .unzip()
+        };
+        let mut body = std::mem::take(&mut st.body);
+        body.clear();
+        let mut starts = Vec::with_capacity(log_ops.len());
+        for op in &log_ops {
+            starts.push(body.len() as u64);
+            encode_op(op, &mut body);
+        }
+        let logged = Record::Batch { ops: &body };
+        let bytes = logged.encoded_len() as u64;
+        if st.offset > SEGMENT_HEADER_BYTES as u64 && st.offset + bytes > SEGMENT_BYTES {
+            self.start_segment(wal, &mut st)?;
+        }
+        let appended = wal.append(&[logged])?;
+        if appended != seq {
+            let e = Error::Corrupt {
+                file: self.dir.join(WAL_DIR).display().to_string(),
+                block: None,
+                what: format!("a record expected as {seq} was logged as {appended}"),
+            };
+            st.failed = Some(e.clone());
+            return Err(e);
+        }
+        let record_at = st.offset;
+        let segments = self.segments.read();
+        let segment = segments.len() - 1;
+        st.offset += bytes;
+        segments[segment].len.store(st.offset, Ordering::Release);
+        drop(segments);
+        st.body = body;
+        let mut map = self.map.write();
+        let mut live = self.live.load(Ordering::Relaxed);
+        for ((op, was), start) in log_ops.iter().zip(was_live).zip(starts) {
+            let place = Loc {
+                segment,
+                offset: record_at + OPS_START + start,
+            }
+            .pack();
+            let value = if op.value.is_some() {
+                place
+            } else {
+                place | TOMBSTONE
+            };
+            if let Err(e) = map.insert(op.key, value) {
+                // The record is logged but part of it may be missing from the map: no later
+                // write may build its `prev` on that; reopening rebuilds the map from the log.
+                st.failed = Some(e.clone());
+                return Err(e);
+            }
+            live = live + u64::from(op.value.is_some()) - u64::from(was);
+        }
+        self.live.store(live, Ordering::Relaxed);
+        self.applied.store(seq, Ordering::Release);
+        Ok(())
+    }
+
+    /// Closes the last segment and maps the new one.
+    fn start_segment(&self, wal: &Wal, st: &mut Writer) -> Result<()> {
+        if self.segments.read().len() >= MAX_SEGMENTS {
+            return Err(Error::InvalidParameter {
+                name: "log size",
+                value: format!("{MAX_SEGMENTS} segments"),
+                expected: "fewer segments than a place can name (8 Mi of 1 GiB)",
+            });
+        }
+        let first = wal.rotate()?;
+        let path = segment_path(&self.dir.join(WAL_DIR), first);
+        let segment = Segment::open(&path)?;
+        st.offset = segment.len.load(Ordering::Relaxed);
+        self.segments.write().push(Arc::new(segment));
+        Ok(())
+    }
+
+    /// Makes every acknowledged write durable: the log is all there is to fold.
+    pub(crate) fn compact(&self) -> Result<()> {
+        match &self.wal {
+            Some(wal) => wal.sync().map(|_| ()),
+            None => Ok(()),
+        }
+    }
+
+    /// The sequence number a snapshot taken now reads at, consistent with the map.
+    pub(crate) fn snapshot_seq(&self) -> Seq {
+        let _map = self.map.read();
+        self.applied.load(Ordering::Acquire)
+    }
+}
