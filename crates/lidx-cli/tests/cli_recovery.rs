@@ -30,13 +30,19 @@ fn every_map_recovers_and_reports_its_space() {
     assert_eq!(records.len(), 2);
     for r in &records {
         assert_eq!((r.n, r.payload_size, r.runs), (5000, 200, 2), "{r:?}");
-        assert!(r.recovery_s > 0.0 && r.recovery_s_min <= r.recovery_s_max, "{r:?}");
+        assert!(
+            r.recovery_s > 0.0 && r.recovery_s_min <= r.recovery_s_max,
+            "{r:?}"
+        );
         assert!(r.index_keys_bytes == r.index_bytes + 8 * r.n, "{r:?}");
         assert!(r.log_bytes > r.n * 200, "{r:?}");
     }
     assert_eq!(records[0].map, "btree:leaf=8:inner=15");
     assert!(
-        std::fs::read_dir(dir.path().join("stores")).unwrap().next().is_none(),
+        std::fs::read_dir(dir.path().join("stores"))
+            .unwrap()
+            .next()
+            .is_none(),
         "the stores are removed"
     );
     let bad = lidx(&["recovery", "--index", "pgm"]);

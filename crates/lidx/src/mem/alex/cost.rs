@@ -49,11 +49,11 @@ pub(crate) fn expected_cost(
     let capacity = capacity_for(n, density);
     let mut model = *model;
     model.scale(capacity as f64 / n as f64);
-    let mut stats = PlacementStats::default();
-    let mut last: Option<usize> = None;
+    let mut stats = PlacementStats::new();
+    let mut next_free = 0;
     for i in 0..n {
         let predicted = model.slot(key_at(i), capacity);
-        let mut actual = last.map_or(predicted, |l| predicted.max(l + 1));
+        let mut actual = predicted.max(next_free);
         let remaining = n - i;
         if capacity - actual < remaining {
             actual = capacity - remaining;
@@ -64,69 +64,80 @@ pub(crate) fn expected_cost(
             break;
         }
         stats.add(actual, predicted);
-        last = Some(actual);
+        next_free = actual + 1;
     }
     stats.cost(insert_fraction)
 }
 
-/// Bits of an error's mantissa looked up in [`log2_of_error`]'s table.
+/// Bits of an error's mantissa looked up in [`LOG2_TABLE`].
 const TABLE_BITS: u32 = 10;
+
+/// `log2(1 + i / 1024)` for `i < 1024`.
+static LOG2_TABLE: std::sync::LazyLock<Vec<f64>> = std::sync::LazyLock::new(|| {
+    (0..1usize << TABLE_BITS)
+        .map(|i| ((i + (1 << TABLE_BITS)) as f64).log2() - f64::from(TABLE_BITS))
+        .collect()
+});
 
 /// `log2(error + 1)`: the expected exponential-search iterations for a key `error` slots from
 /// its prediction. Exact below 1024; above, the exponent plus the logarithm of the next 10
 /// bits from a table, which is at most `log2(1 + 1/1024)`, 0.0014 iterations, too low. The bulk
 /// load spent two fifths of its time in `f64::log2` (perf, 10M lognormal keys: the fanout
 /// tree's coarse levels have errors of thousands of slots).
-#[inline]
-fn log2_of_error(error: usize) -> f64 {
-    static TABLE: std::sync::LazyLock<Vec<f64>> = std::sync::LazyLock::new(|| {
-        (0..1usize << TABLE_BITS)
-            .map(|i| ((i + (1 << TABLE_BITS)) as f64).log2() - f64::from(TABLE_BITS))
-            .collect()
-    });
+#[inline(always)]
+fn log2_of_error(table: &[f64], error: usize) -> f64 {
     let x = error as u64 + 1;
     let exponent = x.ilog2();
-    if exponent < TABLE_BITS {
+    let mantissa = if exponent < TABLE_BITS {
         // Small errors: exact, as the fraction of an exact power of two.
-        return TABLE[((x << (TABLE_BITS - exponent)) as usize) & ((1 << TABLE_BITS) - 1)]
-            + f64::from(exponent);
-    }
-    TABLE[((x >> (exponent - TABLE_BITS)) as usize) & ((1 << TABLE_BITS) - 1)] + f64::from(exponent)
+        x << (TABLE_BITS - exponent)
+    } else {
+        x >> (exponent - TABLE_BITS)
+    };
+    table[mantissa as usize & ((1 << TABLE_BITS) - 1)] + f64::from(exponent)
 }
 
 /// Running averages of search iterations and shifts over placed keys.
-#[derive(Debug, Default)]
 pub(crate) struct PlacementStats {
+    table: &'static [f64],
     log_error: f64,
     count: usize,
-    last: Option<usize>,
+    /// One past the last placed slot (0 before any).
+    end: usize,
     run_start: usize,
     shifts: u64,
 }
 
 impl PlacementStats {
-    /// A key placed at `actual`, predicted at `predicted`; keys come in slot order.
-    #[inline]
-    pub(crate) fn add(&mut self, actual: usize, predicted: usize) {
-        self.log_error += log2_of_error(actual.abs_diff(predicted));
-        match self.last {
-            Some(last) if actual > last + 1 => {
-                let run = (last + 1 - self.run_start) as u64;
-                self.shifts += run * run / 4;
-                self.run_start = actual;
-            }
-            None => self.run_start = actual,
-            _ => {}
+    pub(crate) fn new() -> Self {
+        PlacementStats {
+            table: &LOG2_TABLE,
+            log_error: 0.0,
+            count: 0,
+            end: 0,
+            run_start: 0,
+            shifts: 0,
         }
-        self.last = Some(actual);
+    }
+
+    /// A key placed at `actual`, predicted at `predicted`; keys come in slot order.
+    #[inline(always)]
+    pub(crate) fn add(&mut self, actual: usize, predicted: usize) {
+        self.log_error += log2_of_error(self.table, actual.abs_diff(predicted));
+        if actual > self.end || self.count == 0 {
+            let run = (self.end - self.run_start) as u64;
+            self.shifts += run * run / 4;
+            self.run_start = actual;
+        }
+        self.end = actual + 1;
         self.count += 1;
     }
 
     pub(crate) fn cost(&self, insert_fraction: f64) -> NodeCost {
-        let Some(last) = self.last else {
+        if self.count == 0 {
             return NodeCost::default();
-        };
-        let run = (last + 1 - self.run_start) as u64;
+        }
+        let run = (self.end - self.run_start) as u64;
         let count = self.count as f64;
         let search_iterations = self.log_error / count;
         let shifts = (self.shifts + run * run / 4) as f64 / count;
@@ -161,19 +172,19 @@ mod tests {
     fn tabulated_logarithms_are_close() {
         for e in (0..5000).chain([1 << 20, 123_456_789, usize::MAX >> 1]) {
             let exact = ((e + 1) as f64).log2();
-            let got = log2_of_error(e);
+            let got = log2_of_error(&LOG2_TABLE, e);
             assert!(
                 got <= exact + 1e-12 && exact - got < 0.0015,
                 "{e}: {got} vs {exact}"
             );
         }
-        assert_eq!(log2_of_error(0), 0.0);
-        assert_eq!(log2_of_error(7), 3.0);
+        assert_eq!(log2_of_error(&LOG2_TABLE, 0), 0.0);
+        assert_eq!(log2_of_error(&LOG2_TABLE, 7), 3.0);
     }
 
     #[test]
     fn packed_runs_count_quadratic_shifts() {
-        let mut p = PlacementStats::default();
+        let mut p = PlacementStats::new();
         for slot in 0..10 {
             p.add(slot, slot);
         }

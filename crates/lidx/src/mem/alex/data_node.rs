@@ -23,7 +23,7 @@ use std::cmp::Ordering;
 use std::mem::size_of;
 
 use super::cost::{self, NodeCost, NODE_LOOKUP_WEIGHT, SEARCH_ITERATION_WEIGHT, SHIFT_WEIGHT};
-use super::model::{self, LinearModel};
+use super::model::{self, LinearModel, ModelBuilder};
 use super::params::Derived;
 use crate::key::Key;
 
@@ -73,24 +73,23 @@ pub(crate) struct DataNode<K, V> {
 }
 
 impl<K: Key, V: Default> DataNode<K, V> {
-    /// A node holding the sorted `keys` with `values`, placed by `model` (already scaled to
-    /// `capacity` slots, `capacity > keys.len()`).
+    /// A node holding `n` entries in increasing key order, placed by `model` (already scaled
+    /// to `capacity` slots, `capacity > n`, or 1 when empty).
     pub(crate) fn lay_out(
-        keys: &[K],
-        values: impl IntoIterator<Item = V>,
+        n: usize,
+        entries: impl IntoIterator<Item = (K, V)>,
         model: LinearModel,
         capacity: usize,
         d: &Derived,
     ) -> Self {
-        debug_assert!(capacity > keys.len() || (keys.is_empty() && capacity > 0));
-        let n = keys.len();
+        debug_assert!(capacity > n || (n == 0 && capacity > 0));
         let mut slot_keys = vec![K::MAX; capacity];
         let mut slot_values: Vec<V> = Vec::with_capacity(capacity);
         slot_values.resize_with(capacity, V::default);
         let mut bitmap = vec![0u64; capacity.div_ceil(64)];
-        let mut values = values.into_iter();
         let mut next_free = 0usize;
-        for (i, &key) in keys.iter().enumerate() {
+        let (mut first, mut last) = (None, None);
+        for (i, (key, value)) in entries.into_iter().enumerate() {
             let predicted = (model.predict(key.to_model()) as usize).min(capacity);
             let mut pos = predicted.max(next_free);
             if capacity - pos < n - i {
@@ -98,9 +97,11 @@ impl<K: Key, V: Default> DataNode<K, V> {
             }
             slot_keys[next_free..pos].fill(key);
             slot_keys[pos] = key;
-            slot_values[pos] = values.next().expect("one value per key");
+            slot_values[pos] = value;
             bitmap[pos / 64] |= 1 << (pos % 64);
             next_free = pos + 1;
+            first.get_or_insert(key);
+            last = Some(key);
         }
         let mut node = DataNode {
             model,
@@ -114,8 +115,8 @@ impl<K: Key, V: Default> DataNode<K, V> {
             shifts: 0,
             search_iterations: 0,
             inserts: 0,
-            min_key: keys.first().copied(),
-            max_key: keys.last().copied(),
+            min_key: first,
+            max_key: last,
             inserts_past_right: 0,
             inserts_past_left: 0,
             duplication: 0,
@@ -141,7 +142,7 @@ impl<K: Key, V: Default> DataNode<K, V> {
         if n > 0 {
             model.scale(capacity as f64 / n as f64);
         }
-        Self::lay_out(keys, values, model, capacity, d)
+        Self::lay_out(n, keys.iter().copied().zip(values), model, capacity, d)
     }
 
     fn set_thresholds(&mut self, d: &Derived) {
@@ -278,8 +279,17 @@ impl<K: Key, V: Default> DataNode<K, V> {
     /// The slot holding `key`.
     #[inline(always)]
     pub(crate) fn find(&self, key: &K) -> Option<usize> {
-        let (upper, _) = self.upper_bound_from(self.predict(key), key);
+        let from = self.predict(key);
+        self.prefetch_value(from);
+        let (upper, _) = self.upper_bound_from(from, key);
         self.holding(upper, key)
+    }
+
+    /// Prefetches the value slot at `slot`, where the key most likely is: its cache miss then
+    /// overlaps the key's instead of following the search.
+    #[inline(always)]
+    fn prefetch_value(&self, slot: usize) {
+        crate::search::prefetch(self.values.as_ptr().wrapping_add(slot));
     }
 
     /// The slot holding `key`, given `upper`, the first slot whose key is `> key`: the slot
@@ -423,11 +433,9 @@ impl<K: Key, V: Default> DataNode<K, V> {
     pub(crate) fn drain(&mut self) -> (Vec<K>, Vec<V>) {
         let mut keys = Vec::with_capacity(self.num_keys);
         let mut values = Vec::with_capacity(self.num_keys);
-        let mut at = self.next_occupied(0);
-        while let Some(i) = at {
+        for i in occupied_slots(&self.bitmap) {
             keys.push(self.keys[i]);
             values.push(std::mem::take(&mut self.values[i]));
-            at = self.next_occupied(i + 1);
         }
         self.bitmap.fill(0);
         self.num_keys = 0;
@@ -436,7 +444,8 @@ impl<K: Key, V: Default> DataNode<K, V> {
 
     /// Rebuilds the node at `density`. Its model is kept and scaled to the new capacity, or
     /// refitted when `retrain` or when it holds few keys; an append-mostly node keeps its
-    /// keys where they are and leaves the new room on the side it grows to.
+    /// keys where they are and leaves the new room on the side it grows to. Entries move
+    /// straight from the old slots to the new ones.
     pub(crate) fn resize(
         &mut self,
         density: f64,
@@ -450,10 +459,16 @@ impl<K: Key, V: Default> DataNode<K, V> {
         }
         let (old_capacity, n) = (self.capacity(), self.num_keys);
         let capacity = cost::capacity_for(n, density);
-        let (keys, values) = self.drain();
+        let old_keys = std::mem::take(&mut self.keys);
+        let mut old_values = std::mem::take(&mut self.values);
+        let old_bitmap = std::mem::take(&mut self.bitmap);
         let mut model = self.model;
         if n < RETRAIN_BELOW || retrain {
-            model = model::fit(n, |i| keys[i].to_model());
+            let mut builder = ModelBuilder::default();
+            for (rank, i) in occupied_slots(&old_bitmap).enumerate() {
+                builder.add(old_keys[i].to_model(), rank as f64);
+            }
+            model = builder.build();
             if keep_left {
                 model.scale(old_capacity as f64 / n as f64);
             } else if keep_right {
@@ -467,7 +482,9 @@ impl<K: Key, V: Default> DataNode<K, V> {
         } else if !keep_left {
             model.scale(capacity as f64 / old_capacity as f64);
         }
-        let rebuilt = Self::lay_out(&keys, values, model, capacity, d);
+        let entries =
+            occupied_slots(&old_bitmap).map(|i| (old_keys[i], std::mem::take(&mut old_values[i])));
+        let rebuilt = Self::lay_out(n, entries, model, capacity, d);
         self.model = rebuilt.model;
         self.keys = rebuilt.keys;
         self.values = rebuilt.values;
@@ -546,6 +563,20 @@ impl<K: Key, V: Default> DataNode<K, V> {
         assert_eq!(count, self.num_keys);
         assert!(self.num_keys <= self.capacity());
     }
+}
+
+/// The set bits of `bitmap`, in increasing order.
+fn occupied_slots(bitmap: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    bitmap.iter().enumerate().flat_map(|(word, &bits)| {
+        let mut bits = bits;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                word * 64 + bit
+            })
+        })
+    })
 }
 
 #[cfg(test)]
