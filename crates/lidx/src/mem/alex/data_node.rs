@@ -329,7 +329,7 @@ impl<K: Key, V: Default> DataNode<K, V> {
         if let Some(at) = self.holding(upper, &key) {
             return Ok(Some(std::mem::replace(&mut self.values[at], value)));
         }
-        if self.inserts % 64 == 0 && self.catastrophic() {
+        if self.inserts.is_multiple_of(64) && self.catastrophic() {
             return Err((Full::Catastrophic, value));
         }
         let (predicted, upper) = if self.num_keys >= self.expansion_threshold {
