@@ -12,6 +12,7 @@
 
 use crate::error::{Error, Result};
 use crate::map::BulkLoad;
+use crate::mem::alex::{Alex, AlexParams};
 use crate::mem::art::Art;
 use crate::mem::btree::{BTree, BTreeParams};
 use crate::mem::dynamic_pgm::{DynamicPgm, DynamicPgmParams};
@@ -90,6 +91,19 @@ crate::param_specs! {
             fixed: usize = 1000000,
             /// Rebuild a subtree removes left under 1/shrink of its built size: larger is later.
             shrink: usize = 4,
+        },
+        /// ALEX (`mem::alex`): gapped-array data nodes under model-routed inner nodes.
+        Alex = "alex" {
+            /// Largest node in bytes: larger is a shallower tree, slower worst-case inserts.
+            node_bytes: usize = 16777216,
+            /// Density after a data node grows, percent: lower is fewer shifts, more memory.
+            min_density: u32 = 60,
+            /// Density after the bulk load, percent.
+            init_density: u32 = 70,
+            /// Density at which a data node grows or splits, percent.
+            max_density: u32 = 80,
+            /// Expected share of inserts the cost model plans for, percent.
+            inserts: u32 = 100,
         },
     }
 }
@@ -181,6 +195,22 @@ impl MapSpec {
                 };
                 Box::new(Lipp::load_sorted(entries, &params)?)
             }
+            MapSpec::Alex {
+                node_bytes,
+                min_density,
+                init_density,
+                max_density,
+                inserts,
+            } => Box::new(Alex::load_sorted(
+                entries,
+                &AlexParams {
+                    max_node_bytes: node_bytes,
+                    min_density_percent: min_density,
+                    init_density_percent: init_density,
+                    max_density_percent: max_density,
+                    expected_insert_percent: inserts,
+                },
+            )?),
         })
     }
 }

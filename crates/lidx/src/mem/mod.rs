@@ -1,5 +1,6 @@
 //! In-memory indexes: static indexes over sorted keys they do not own, and owned ordered maps.
 
+pub mod alex;
 pub mod art;
 pub mod btree;
 pub mod btree_index;

@@ -1,0 +1,637 @@
+//! ALEX's data node: a gapped array of keys and values with a bitmap of occupied slots, placed
+//! by a linear model and searched by exponential search from the model's prediction (paper 003
+//! §2-3 on ALEX's node layout; paper 001 §II-A, "Gap" insertion: "ALEX ... reserves gaps in the
+//! array so that most inserts land in a free slot near the predicted position").
+//!
+//! Layout and invariants (those of the reference implementation):
+//!
+//! * `keys`, `values` and `bitmap` have one slot per position; a set bit marks a key.
+//! * A gap holds a copy of the next key to its right, or `K::MAX` when no key follows, so
+//!   `keys` is sorted and a search never reads the bitmap. The last slot holding a given key
+//!   is then the key itself (or a trailing gap when the key is `K::MAX`, the one case where
+//!   a lookup checks the bitmap).
+//! * Gap values hold `V::default()`: this is why [`super::Alex`] asks `V: Default` (a safe
+//!   layout without `MaybeUninit`; the reference leaves them uninitialised).
+//!
+//! Inserts go where the model predicts, or to the nearest gap in the run they fall in; when
+//! the slot is taken, entries shift towards the closest gap. At `max_density` the node grows
+//! to `min_density`, keeping its model scaled (or retrained when it holds under 50 keys, or on
+//! request); below `min_density` after a removal it shrinks to `max_density`. Whether it grows,
+//! or is instead split, is for [`super::update`] to decide from the counters kept here.
+
+use std::cmp::Ordering;
+use std::mem::size_of;
+
+use super::cost::{self, NodeCost, NODE_LOOKUP_WEIGHT, SEARCH_ITERATION_WEIGHT, SHIFT_WEIGHT};
+use super::model::{self, LinearModel, ModelBuilder};
+use super::params::Derived;
+use crate::key::Key;
+
+/// No neighbour in the leaf chain.
+pub(crate) const NIL: u32 = u32::MAX;
+/// Nodes under this many keys are retrained on every resize.
+const RETRAIN_BELOW: usize = 50;
+/// A node is append-mostly when this share of its inserts landed past its ends.
+const APPEND_MOSTLY: f64 = 0.9;
+/// Shifts per insert above which a node is split whatever its expected cost.
+const CATASTROPHIC_SHIFTS: f64 = 100.0;
+
+/// Why an insert did not happen and the node must change first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Full {
+    /// Measured cost is well above the expected one: retrain or split.
+    CostDeviation,
+    /// Shifts per insert are catastrophic: split.
+    Catastrophic,
+    /// The node cannot grow past the largest node size: split.
+    AtMaxSize,
+}
+
+/// One data node. See the module docs.
+#[derive(Debug)]
+pub(crate) struct DataNode<K, V> {
+    pub(crate) model: LinearModel,
+    pub(crate) keys: Vec<K>,
+    pub(crate) values: Vec<V>,
+    bitmap: Vec<u64>,
+    pub(crate) num_keys: usize,
+    expansion_threshold: usize,
+    contraction_threshold: usize,
+    /// Expected cost when last built or retrained, and its expected shifts per insert.
+    pub(crate) expected: NodeCost,
+    shifts: u64,
+    search_iterations: u64,
+    inserts: u64,
+    min_key: Option<K>,
+    max_key: Option<K>,
+    inserts_past_right: u64,
+    inserts_past_left: u64,
+    /// log2 of the number of parent slots pointing here.
+    pub(crate) duplication: u8,
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+}
+
+impl<K: Key, V: Default> DataNode<K, V> {
+    /// A node holding `n` entries in increasing key order, placed by `model` (already scaled
+    /// to `capacity` slots, `capacity > n`, or 1 when empty).
+    pub(crate) fn lay_out(
+        n: usize,
+        entries: impl IntoIterator<Item = (K, V)>,
+        model: LinearModel,
+        capacity: usize,
+        d: &Derived,
+    ) -> Self {
+        debug_assert!(capacity > n || (n == 0 && capacity > 0));
+        let mut slot_keys = vec![K::MAX; capacity];
+        let mut slot_values: Vec<V> = Vec::with_capacity(capacity);
+        slot_values.resize_with(capacity, V::default);
+        let mut bitmap = vec![0u64; capacity.div_ceil(64)];
+        let mut next_free = 0usize;
+        let (mut first, mut last) = (None, None);
+        for (i, (key, value)) in entries.into_iter().enumerate() {
+            let predicted = (model.predict(key.to_model()) as usize).min(capacity);
+            let mut pos = predicted.max(next_free);
+            if capacity - pos < n - i {
+                pos = capacity - (n - i);
+            }
+            slot_keys[next_free..pos].fill(key);
+            slot_keys[pos] = key;
+            slot_values[pos] = value;
+            bitmap[pos / 64] |= 1 << (pos % 64);
+            next_free = pos + 1;
+            first.get_or_insert(key);
+            last = Some(key);
+        }
+        let mut node = DataNode {
+            model,
+            keys: slot_keys,
+            values: slot_values,
+            bitmap,
+            num_keys: n,
+            expansion_threshold: 0,
+            contraction_threshold: 0,
+            expected: NodeCost::default(),
+            shifts: 0,
+            search_iterations: 0,
+            inserts: 0,
+            min_key: first,
+            max_key: last,
+            inserts_past_right: 0,
+            inserts_past_left: 0,
+            duplication: 0,
+            prev: NIL,
+            next: NIL,
+        };
+        node.set_thresholds(d);
+        node
+    }
+
+    /// A node built from sorted `keys` at `density`, its model fitted on them (`model` when
+    /// given, already fitted on ranks), with the expected cost computed.
+    pub(crate) fn build(
+        keys: &[K],
+        values: impl IntoIterator<Item = V>,
+        fitted: Option<LinearModel>,
+        density: f64,
+        d: &Derived,
+    ) -> Self {
+        let n = keys.len();
+        let mut model = fitted.unwrap_or_else(|| model::fit(n, |i| keys[i].to_model()));
+        let capacity = cost::capacity_for(n, density);
+        if n > 0 {
+            model.scale(capacity as f64 / n as f64);
+        }
+        Self::lay_out(n, keys.iter().copied().zip(values), model, capacity, d)
+    }
+
+    fn set_thresholds(&mut self, d: &Derived) {
+        let capacity = self.capacity();
+        self.expansion_threshold = ((capacity as f64 * d.max_density) as usize)
+            .max(self.num_keys + 1)
+            .min(capacity);
+        self.contraction_threshold = (capacity as f64 * d.min_density) as usize;
+    }
+
+    #[inline(always)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.keys.len()
+    }
+
+    #[inline(always)]
+    pub(crate) fn is_occupied(&self, i: usize) -> bool {
+        self.bitmap[i / 64] >> (i % 64) & 1 == 1
+    }
+
+    /// The first occupied slot at or after `from`.
+    pub(crate) fn next_occupied(&self, from: usize) -> Option<usize> {
+        if from >= self.capacity() {
+            return None;
+        }
+        let mut word = from / 64;
+        let mut bits = self.bitmap[word] & (u64::MAX << (from % 64));
+        loop {
+            if bits != 0 {
+                let i = word * 64 + bits.trailing_zeros() as usize;
+                return (i < self.capacity()).then_some(i);
+            }
+            word += 1;
+            if word == self.bitmap.len() {
+                return None;
+            }
+            bits = self.bitmap[word];
+        }
+    }
+
+    /// The free slot nearest to `pos` (`pos <= capacity`); the node always has one.
+    fn closest_gap(&self, pos: usize) -> usize {
+        let capacity = self.capacity();
+        let right = (pos < capacity).then(|| {
+            let mut word = pos / 64;
+            let mut free = !self.bitmap[word] & (u64::MAX << (pos % 64));
+            while free == 0 && word + 1 < self.bitmap.len() {
+                word += 1;
+                free = !self.bitmap[word];
+            }
+            let i = word * 64 + free.trailing_zeros() as usize;
+            i.min(capacity)
+        });
+        let right = right.filter(|&i| i < capacity);
+        let limit = right.map_or(usize::MAX, |r| r - pos);
+        let left = (pos > 0).then(|| {
+            let mut word = (pos - 1) / 64;
+            let shift = 63 - (pos - 1) % 64;
+            let mut free = (!self.bitmap[word]) << shift >> shift;
+            while free == 0 && word > 0 && (pos - word * 64) <= limit {
+                word -= 1;
+                free = !self.bitmap[word];
+            }
+            (free != 0).then(|| word * 64 + 63 - free.leading_zeros() as usize)
+        });
+        match (left.flatten(), right) {
+            (Some(l), Some(r)) => {
+                if pos - l < r - pos {
+                    l
+                } else {
+                    r
+                }
+            }
+            (Some(l), None) => l,
+            (None, Some(r)) => r,
+            (None, None) => unreachable!("a data node always keeps a free slot"),
+        }
+    }
+
+    /// The model's slot for `key`.
+    #[inline(always)]
+    fn predict(&self, key: &K) -> usize {
+        self.model.slot(key.to_model(), self.capacity())
+    }
+
+    /// The first slot whose key is `> key` (`capacity` when none), searching exponentially
+    /// outwards from `from`, and the number of doublings it took.
+    #[inline(always)]
+    fn upper_bound_from(&self, from: usize, key: &K) -> (usize, u32) {
+        let keys = &self.keys[..];
+        let mut bound = 1;
+        let mut iterations = 0;
+        let (lo, hi) = if key.key_lt(&keys[from]) {
+            while bound <= from && key.key_lt(&keys[from - bound]) {
+                bound *= 2;
+                iterations += 1;
+            }
+            (from - bound.min(from), from - bound / 2)
+        } else {
+            let size = keys.len() - from;
+            while bound < size && !key.key_lt(&keys[from + bound]) {
+                bound *= 2;
+                iterations += 1;
+            }
+            (from + bound / 2 + 1, from + bound.min(size))
+        };
+        (
+            lo + keys[lo..hi].partition_point(|k| !key.key_lt(k)),
+            iterations,
+        )
+    }
+
+    /// The first slot whose key is `>= key` (`capacity` when none), searching exponentially
+    /// outwards from `from`.
+    #[inline(always)]
+    fn lower_bound_from(&self, from: usize, key: &K) -> usize {
+        let keys = &self.keys[..];
+        let mut bound = 1;
+        let (lo, hi) = if !keys[from].key_lt(key) {
+            while bound <= from && !keys[from - bound].key_lt(key) {
+                bound *= 2;
+            }
+            (from - bound.min(from), from - bound / 2)
+        } else {
+            let size = keys.len() - from;
+            while bound < size && keys[from + bound].key_lt(key) {
+                bound *= 2;
+            }
+            (from + bound / 2 + 1, from + bound.min(size))
+        };
+        lo + keys[lo..hi].partition_point(|k| k.key_lt(key))
+    }
+
+    /// The slot holding `key`.
+    #[inline(always)]
+    pub(crate) fn find(&self, key: &K) -> Option<usize> {
+        let from = self.predict(key);
+        self.prefetch_value(from);
+        let (upper, _) = self.upper_bound_from(from, key);
+        self.holding(upper, key)
+    }
+
+    /// Prefetches the value slot at `slot`, where the key most likely is: its cache miss then
+    /// overlaps the key's instead of following the search.
+    #[inline(always)]
+    fn prefetch_value(&self, slot: usize) {
+        crate::search::prefetch(self.values.as_ptr().wrapping_add(slot));
+    }
+
+    /// The slot holding `key`, given `upper`, the first slot whose key is `> key`: the slot
+    /// before it, unless `key` is `K::MAX`, which trailing gaps also hold.
+    #[inline(always)]
+    fn holding(&self, upper: usize, key: &K) -> Option<usize> {
+        let at = upper.checked_sub(1)?;
+        if self.keys[at].key_cmp(key) != Ordering::Equal {
+            return None;
+        }
+        if key.key_lt(&K::MAX) {
+            return Some(at);
+        }
+        let last = (0..=at).rev().find(|&i| self.is_occupied(i))?;
+        (self.keys[last].key_cmp(key) == Ordering::Equal).then_some(last)
+    }
+
+    /// The first occupied slot whose key is `>= key` (`> key` when `exclusive`).
+    pub(crate) fn seek(&self, key: &K, exclusive: bool) -> Option<usize> {
+        if self.num_keys == 0 {
+            return None;
+        }
+        let from = self.predict(key);
+        let pos = if exclusive {
+            self.upper_bound_from(from, key).0
+        } else {
+            self.lower_bound_from(from, key)
+        };
+        self.next_occupied(pos)
+    }
+
+    /// Inserts or updates `key`. `Ok(Some(old))` for an update, `Ok(None)` for a new key, and
+    /// `Err` (with the value handed back) when the node must be retrained or split first.
+    pub(crate) fn insert(&mut self, key: K, value: V, d: &Derived) -> Result<Option<V>, (Full, V)> {
+        let predicted = self.predict(&key);
+        let (upper, iterations) = self.upper_bound_from(predicted, &key);
+        if let Some(at) = self.holding(upper, &key) {
+            return Ok(Some(std::mem::replace(&mut self.values[at], value)));
+        }
+        if self.inserts.is_multiple_of(64) && self.catastrophic() {
+            return Err((Full::Catastrophic, value));
+        }
+        let (predicted, upper) = if self.num_keys >= self.expansion_threshold {
+            if self.significant_cost_deviation() {
+                return Err((Full::CostDeviation, value));
+            }
+            if self.catastrophic() {
+                return Err((Full::Catastrophic, value));
+            }
+            if self.num_keys as f64 > d.max_data_slots as f64 * d.min_density {
+                return Err((Full::AtMaxSize, value));
+            }
+            let (keep_left, keep_right) = (self.append_mostly_right(), self.append_mostly_left());
+            self.resize(d.min_density, false, keep_left, keep_right, d);
+            let predicted = self.predict(&key);
+            (predicted, self.upper_bound_from(predicted, &key).0)
+        } else {
+            (predicted, upper)
+        };
+        self.search_iterations += u64::from(iterations);
+        let pos = if predicted <= upper || upper == self.capacity() || self.is_occupied(upper) {
+            upper
+        } else {
+            let next = self.next_occupied(upper).unwrap_or(self.capacity());
+            predicted.min(next - 1)
+        };
+        if pos < self.capacity() && !self.is_occupied(pos) {
+            self.place(pos, key, value);
+        } else {
+            self.insert_with_shifts(pos, key, value);
+        }
+        self.num_keys += 1;
+        self.inserts += 1;
+        if self.max_key.is_none_or(|m| m.key_lt(&key)) {
+            self.max_key = Some(key);
+            self.inserts_past_right += 1;
+        }
+        if self.min_key.is_none_or(|m| key.key_lt(&m)) {
+            self.min_key = Some(key);
+            self.inserts_past_left += 1;
+        }
+        Ok(None)
+    }
+
+    /// Puts `key` into the free slot `pos` and refreshes the gaps before it.
+    fn place(&mut self, pos: usize, key: K, value: V) {
+        self.keys[pos] = key;
+        self.values[pos] = value;
+        self.bitmap[pos / 64] |= 1 << (pos % 64);
+        self.refill_gaps_before(pos);
+    }
+
+    /// Gaps just before `pos` take the key at `pos` (the next key to their right).
+    fn refill_gaps_before(&mut self, pos: usize) {
+        let key = self.keys[pos];
+        let mut j = pos;
+        while j > 0 && !self.is_occupied(j - 1) {
+            j -= 1;
+            self.keys[j] = key;
+        }
+    }
+
+    /// Inserts `key` so that it ends just before the entry now at `pos` (`pos` may be the
+    /// capacity), moving entries one slot towards the closest gap.
+    fn insert_with_shifts(&mut self, pos: usize, key: K, value: V) {
+        let gap = self.closest_gap(pos);
+        self.bitmap[gap / 64] |= 1 << (gap % 64);
+        if gap >= pos {
+            self.keys.copy_within(pos..gap, pos + 1);
+            self.values[pos..=gap].rotate_right(1);
+            self.shifts += (gap - pos) as u64;
+            self.keys[pos] = key;
+            self.values[pos] = value;
+            self.refill_gaps_before(pos);
+        } else {
+            self.keys.copy_within(gap + 1..pos, gap);
+            self.values[gap..pos].rotate_left(1);
+            self.shifts += (pos - gap - 1) as u64;
+            self.keys[pos - 1] = key;
+            self.values[pos - 1] = value;
+            self.refill_gaps_before(gap);
+        }
+    }
+
+    /// Removes `key`, shrinking the node when it falls under `min_density`.
+    pub(crate) fn remove(&mut self, key: &K, d: &Derived) -> Option<V> {
+        let pos = self.find(key)?;
+        let value = std::mem::take(&mut self.values[pos]);
+        self.bitmap[pos / 64] &= !(1 << (pos % 64));
+        let next = self.keys.get(pos + 1).copied().unwrap_or(K::MAX);
+        self.keys[pos] = next;
+        self.refill_gaps_before(pos);
+        self.num_keys -= 1;
+        if self.num_keys < self.contraction_threshold {
+            self.resize(d.max_density, false, false, false, d);
+        }
+        Some(value)
+    }
+
+    /// Takes every entry out, in key order, leaving the node empty.
+    pub(crate) fn drain(&mut self) -> (Vec<K>, Vec<V>) {
+        let mut keys = Vec::with_capacity(self.num_keys);
+        let mut values = Vec::with_capacity(self.num_keys);
+        for i in occupied_slots(&self.bitmap) {
+            keys.push(self.keys[i]);
+            values.push(std::mem::take(&mut self.values[i]));
+        }
+        self.bitmap.fill(0);
+        self.num_keys = 0;
+        (keys, values)
+    }
+
+    /// Rebuilds the node at `density`. Its model is kept and scaled to the new capacity, or
+    /// refitted when `retrain` or when it holds few keys; an append-mostly node keeps its
+    /// keys where they are and leaves the new room on the side it grows to. Entries move
+    /// straight from the old slots to the new ones.
+    pub(crate) fn resize(
+        &mut self,
+        density: f64,
+        retrain: bool,
+        keep_left: bool,
+        keep_right: bool,
+        d: &Derived,
+    ) {
+        if self.num_keys == 0 {
+            return;
+        }
+        let (old_capacity, n) = (self.capacity(), self.num_keys);
+        let capacity = cost::capacity_for(n, density);
+        let old_keys = std::mem::take(&mut self.keys);
+        let mut old_values = std::mem::take(&mut self.values);
+        let old_bitmap = std::mem::take(&mut self.bitmap);
+        let mut model = self.model;
+        if n < RETRAIN_BELOW || retrain {
+            let mut builder = ModelBuilder::default();
+            for (rank, i) in occupied_slots(&old_bitmap).enumerate() {
+                builder.add(old_keys[i].to_model(), rank as f64);
+            }
+            model = builder.build();
+            if keep_left {
+                model.scale(old_capacity as f64 / n as f64);
+            } else if keep_right {
+                model.scale(old_capacity as f64 / n as f64);
+                model.b += (capacity - old_capacity.min(capacity)) as f64;
+            } else {
+                model.scale(capacity as f64 / n as f64);
+            }
+        } else if keep_right {
+            model.b += capacity as f64 - old_capacity as f64;
+        } else if !keep_left {
+            model.scale(capacity as f64 / old_capacity as f64);
+        }
+        let entries =
+            occupied_slots(&old_bitmap).map(|i| (old_keys[i], std::mem::take(&mut old_values[i])));
+        let rebuilt = Self::lay_out(n, entries, model, capacity, d);
+        self.model = rebuilt.model;
+        self.keys = rebuilt.keys;
+        self.values = rebuilt.values;
+        self.bitmap = rebuilt.bitmap;
+        self.num_keys = n;
+        self.set_thresholds(d);
+    }
+
+    fn append_mostly_right(&self) -> bool {
+        self.inserts > 0 && self.inserts_past_right as f64 / self.inserts as f64 > APPEND_MOSTLY
+    }
+
+    fn append_mostly_left(&self) -> bool {
+        self.inserts > 0 && self.inserts_past_left as f64 / self.inserts as f64 > APPEND_MOSTLY
+    }
+
+    pub(crate) fn shifts_per_insert(&self) -> f64 {
+        if self.inserts == 0 {
+            0.0
+        } else {
+            self.shifts as f64 / self.inserts as f64
+        }
+    }
+
+    /// Measured cost per operation. Lookups (`&self`) are not counted, so every counted
+    /// operation is an insert; the reference counts both.
+    pub(crate) fn empirical_cost(&self) -> f64 {
+        if self.inserts == 0 {
+            return 0.0;
+        }
+        SEARCH_ITERATION_WEIGHT * self.search_iterations as f64 / self.inserts as f64
+            + SHIFT_WEIGHT * self.shifts_per_insert()
+    }
+
+    fn significant_cost_deviation(&self) -> bool {
+        let measured = self.empirical_cost();
+        self.model.a != 0.0 && measured > NODE_LOOKUP_WEIGHT && measured > 1.5 * self.expected.cost
+    }
+
+    fn catastrophic(&self) -> bool {
+        (self.model.a != 0.0 && self.shifts_per_insert() > CATASTROPHIC_SHIFTS)
+            || self.expected.shifts > CATASTROPHIC_SHIFTS
+    }
+
+    /// Forgets the measured counters (after a retrain).
+    pub(crate) fn reset_counters(&mut self) {
+        self.shifts = 0;
+        self.search_iterations = 0;
+        self.inserts = 0;
+        self.inserts_past_left = 0;
+        self.inserts_past_right = 0;
+    }
+
+    /// Bytes of this node: its slots, bitmap and header.
+    pub(crate) fn size_in_bytes(&self) -> usize {
+        size_of::<Self>()
+            + self.capacity() * (size_of::<K>() + size_of::<V>())
+            + self.bitmap.len() * 8
+    }
+
+    /// Checks the layout invariants (tests).
+    #[cfg(test)]
+    pub(crate) fn check(&self) {
+        let mut count = 0;
+        for i in 0..self.capacity() {
+            if i + 1 < self.capacity() {
+                assert!(!self.keys[i + 1].key_lt(&self.keys[i]), "sorted at {i}");
+            }
+            if self.is_occupied(i) {
+                count += 1;
+            } else {
+                let want = self.next_occupied(i).map_or(K::MAX, |j| self.keys[j]);
+                assert_eq!(self.keys[i].key_cmp(&want), Ordering::Equal, "gap {i}");
+            }
+        }
+        assert_eq!(count, self.num_keys);
+        assert!(self.num_keys <= self.capacity());
+    }
+}
+
+/// The set bits of `bitmap`, in increasing order.
+fn occupied_slots(bitmap: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    bitmap.iter().enumerate().flat_map(|(word, &bits)| {
+        let mut bits = bits;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                word * 64 + bit
+            })
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mem::alex::params::AlexParams;
+    use proptest::prelude::*;
+
+    fn derived() -> Derived {
+        AlexParams::default().derive(16).unwrap()
+    }
+
+    proptest! {
+        #[test]
+        fn inserts_and_removes_keep_the_layout(
+            start in proptest::collection::btree_set(0u64..5000, 0..60),
+            ops in proptest::collection::vec((any::<bool>(), 0u64..5000), 0..300),
+        ) {
+            let d = derived();
+            let keys: Vec<u64> = start.iter().copied().collect();
+            let mut node = DataNode::build(&keys, keys.iter().map(|k| k * 2), None, 0.7, &d);
+            let mut reference: std::collections::BTreeMap<u64, u64> =
+                keys.iter().map(|&k| (k, k * 2)).collect();
+            node.check();
+            for (insert, k) in ops {
+                if insert {
+                    match node.insert(k, k + 1, &d) {
+                        Ok(old) => prop_assert_eq!(old, reference.insert(k, k + 1)),
+                        Err((_, v)) => {
+                            node.resize(d.min_density, true, false, false, &d);
+                            prop_assert_eq!(node.insert(k, v, &d).unwrap(), reference.insert(k, v));
+                        }
+                    }
+                } else {
+                    prop_assert_eq!(node.remove(&k, &d), reference.remove(&k));
+                }
+                node.check();
+                prop_assert_eq!(node.find(&k).map(|i| node.values[i]), reference.get(&k).copied());
+                let want = reference.range(k..).next().map(|e| *e.0);
+                prop_assert_eq!(node.seek(&k, false).map(|i| node.keys[i]), want);
+                let want = reference.range(k + 1..).next().map(|e| *e.0);
+                prop_assert_eq!(node.seek(&k, true).map(|i| node.keys[i]), want);
+            }
+        }
+    }
+
+    #[test]
+    fn the_largest_key_is_found_beside_trailing_gaps() {
+        let d = derived();
+        let keys = [1u64, 5, u64::MAX];
+        let mut node = DataNode::build(&keys, [1u64, 2, 3], None, 0.5, &d);
+        node.check();
+        assert_eq!(node.find(&u64::MAX).map(|i| node.values[i]), Some(3));
+        assert_eq!(node.remove(&u64::MAX, &d), Some(3));
+        assert_eq!(node.find(&u64::MAX), None);
+        node.check();
+    }
+}

@@ -1,0 +1,52 @@
+//! ALEX's inner ("model") node: a linear model that maps a key straight to one of a
+//! power-of-two array of child slots, with no search (paper 001 §II-A: "ALEX ... inner nodes
+//! ... compute the child to visit with their model"; the "ATS" asymmetric tree).
+//!
+//! A child may own several neighbouring slots: `2^duplication` of them, aligned to their
+//! count, which is what lets a child split sideways without touching the parent's model, and
+//! lets the parent double its slots (every child's duplication rises by one) when a child
+//! owning a single slot splits.
+//!
+//! Children are tagged `u32` ids into the map's two arenas: [`LEAF`] set for a data node.
+//! The reference holds pointers; ids keep the nodes in two vectors and a slot at 4 bytes.
+
+use std::mem::size_of;
+
+use super::model::LinearModel;
+
+/// Tag bit of a data-node id.
+pub(crate) const LEAF: u32 = 1 << 31;
+
+/// One inner node.
+#[derive(Debug)]
+pub(crate) struct InnerNode {
+    pub(crate) model: LinearModel,
+    pub(crate) children: Vec<u32>,
+    /// log2 of the number of slots pointing here in the parent.
+    pub(crate) duplication: u8,
+}
+
+impl InnerNode {
+    /// The child for model image `m`.
+    #[inline(always)]
+    pub(crate) fn child(&self, m: u64) -> (u32, usize) {
+        let slot = self.model.slot(m, self.children.len());
+        (self.children[slot], slot)
+    }
+
+    /// Doubles the slots: each child's run doubles, the model's output doubles (exactly: a
+    /// power-of-two scale), so every key keeps its child.
+    pub(crate) fn double(&mut self) {
+        self.children = self.children.iter().flat_map(|&c| [c, c]).collect();
+        self.model.scale(2.0);
+    }
+
+    /// The first slot of the run holding `slot`, for a child with `2^duplication` slots.
+    pub(crate) fn run_start(slot: usize, duplication: u8) -> usize {
+        slot & !((1usize << duplication) - 1)
+    }
+
+    pub(crate) fn size_in_bytes(&self) -> usize {
+        size_of::<Self>() + self.children.len() * size_of::<u32>()
+    }
+}

@@ -1,0 +1,255 @@
+//! ALEX, an updatable adaptive learned index (Ding et al., SIGMOD 2020), as an owned ordered
+//! map: [`Alex`].
+//!
+//! Paper 001 ("Cutting learned index into pieces", §II-A) takes ALEX apart into its insertion
+//! strategy, "Gap" (gapped arrays filled by model-based insertion), its structure, "ATS" (an
+//! asymmetric tree whose inner nodes route by model and whose shape a cost model chooses), and
+//! its retraining (expand, split sideways or down, driven by the cost model and density); paper
+//! 003 §2-3 describes the node layout. The ALEX paper itself is not in our folder; the
+//! algorithm follows the reference implementation (`microsoft/ALEX`), read, not copied.
+//!
+//! One file per concept:
+//!
+//! * [`model`]: the linear models, least squares with sampling;
+//! * [`cost`]: the cost model (search iterations, shifts, traversal, model size);
+//! * [`data_node`]: the gapped array with its bitmap, exponential search, inserts with shifts,
+//!   removes with contraction, resizing;
+//! * [`inner_node`]: routing by model into power-of-two child slots, children owning runs;
+//! * [`fanout`]: the fanout tree that sizes nodes at bulk load;
+//! * `build`: the bulk load; `update`: inserts, expansion, retraining and splits, removes;
+//!   `iter`: ranges over the chain of data nodes.
+//!
+//! Where we differ from the reference, and why:
+//!
+//! * Nodes live in two arenas indexed by `u32` (data nodes and inner nodes); data nodes are
+//!   chained left to right for scans. A split reuses the old node's id, so ids never free.
+//! * Models subtract a per-node base key in integer arithmetic before going to `f64` (see
+//!   [`model`]), so `u64` keys past 2^53 keep their precision inside a node.
+//! * The key domain is not expanded at the root: a key beyond the bulk-loaded range goes to
+//!   the outermost data node, which splits (down, if sideways would leave a half empty) as it
+//!   fills. Appending far past the loaded range therefore deepens the right edge instead of
+//!   widening the root; correct, slower for append-only workloads (not measured).
+//! * Splits always cut in two (the reference's default "decide between retraining and
+//!   splitting in two"), and never propagate upwards (the reference's default too). Inner nodes
+//!   are never merged or shrunk, and data nodes only shrink (as in the reference).
+//! * Lookups do not count themselves (`get` takes `&self` and maps are `Sync`); the measured
+//!   cost that triggers retraining counts inserts only. The reference counts both.
+//! * Keys: [`AlexKey`] is implemented for `u64`, `u32`, `i64` and `f64`, whose model images are
+//!   injective. `Str16` is refused at compile time: the model sees only its first 8 bytes, so
+//!   keys sharing them would pile into one predicted slot and defeat the gapped array.
+//! * Values must be `Default` (gap slots hold one; see [`data_node`]).
+
+mod build;
+pub(crate) mod cost;
+pub(crate) mod data_node;
+pub(crate) mod fanout;
+pub(crate) mod inner_node;
+mod iter;
+pub(crate) mod model;
+mod params;
+mod update;
+
+use std::cmp::Ordering;
+use std::mem::size_of;
+use std::ops::{Bound, RangeBounds};
+
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::map::{BulkLoad, OrderedMap};
+use data_node::DataNode;
+use inner_node::{InnerNode, LEAF};
+pub use iter::Range;
+pub use params::AlexParams;
+use params::Derived;
+
+/// A key type ALEX supports: one whose model image ([`Key::to_model`]) is injective.
+pub trait AlexKey: Key {}
+impl AlexKey for u64 {}
+impl AlexKey for u32 {}
+impl AlexKey for i64 {}
+impl AlexKey for f64 {}
+
+/// Id of the leftmost data node: the bulk load builds it first, and a split keeps the left
+/// half under the old id.
+const FIRST_LEAF: u32 = 0;
+
+/// ALEX as an ordered map. See the module docs.
+#[derive(Debug)]
+pub struct Alex<K, V> {
+    params: AlexParams,
+    derived: Derived,
+    inners: Vec<InnerNode>,
+    leaves: Vec<DataNode<K, V>>,
+    /// Tagged id of the root ([`LEAF`] set for a data node).
+    root: u32,
+    len: usize,
+}
+
+/// Counts of nodes and of the updates that reshaped them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AlexStats {
+    /// Data nodes.
+    pub data_nodes: usize,
+    /// Inner nodes.
+    pub inner_nodes: usize,
+    /// Longest root-to-data-node path, counting the data node.
+    pub depth: usize,
+}
+
+impl<K: AlexKey, V: Default> Alex<K, V> {
+    /// An empty map.
+    pub fn new(params: AlexParams) -> Result<Self> {
+        Self::bulk_load(Vec::new(), params)
+    }
+
+    /// The map holding `entries`, which must be in strictly increasing key order.
+    pub fn bulk_load(entries: Vec<(K, V)>, params: AlexParams) -> Result<Self> {
+        let derived = params.derive(size_of::<(K, V)>())?;
+        for (index, pair) in entries.iter().enumerate() {
+            crate::key::check_next(
+                index,
+                index.checked_sub(1).map(|i| &entries[i].0),
+                &pair.0,
+                true,
+            )?;
+        }
+        Ok(build::bulk_load(entries, params, derived))
+    }
+
+    /// The parameters the map was built with.
+    pub fn params(&self) -> &AlexParams {
+        &self.params
+    }
+
+    /// Node counts and depth.
+    pub fn stats(&self) -> AlexStats {
+        fn depth<K, V>(map: &Alex<K, V>, node: u32) -> usize {
+            if node & LEAF != 0 {
+                return 1;
+            }
+            let inner = &map.inners[node as usize];
+            let mut children = inner.children.clone();
+            children.dedup();
+            1 + children.iter().map(|&c| depth(map, c)).max().unwrap_or(0)
+        }
+        AlexStats {
+            data_nodes: self.leaves.len(),
+            inner_nodes: self.inners.len(),
+            depth: depth(self, self.root),
+        }
+    }
+
+    /// The data node for model image `m`, and its parent with the slot taken there.
+    #[inline(always)]
+    fn descend(&self, m: u64) -> (u32, Option<(u32, usize)>) {
+        let mut node = self.root;
+        let mut parent = None;
+        while node & LEAF == 0 {
+            let (child, slot) = self.inners[node as usize].child(m);
+            parent = Some((node, slot));
+            node = child;
+        }
+        (node & !LEAF, parent)
+    }
+
+    /// The data node for `key`.
+    #[inline(always)]
+    fn leaf_for(&self, key: &K) -> &DataNode<K, V> {
+        let m = key.to_model();
+        let mut node = self.root;
+        while node & LEAF == 0 {
+            node = self.inners[node as usize].child(m).0;
+        }
+        &self.leaves[(node & !LEAF) as usize]
+    }
+
+    /// The first entry at or after `key` (after it when `exclusive`), as a leaf id and slot.
+    fn seek(&self, key: &K, exclusive: bool) -> (u32, usize) {
+        let (leaf, _) = self.descend(key.to_model());
+        match self.leaves[leaf as usize].seek(key, exclusive) {
+            Some(slot) => (leaf, slot),
+            None => (self.leaves[leaf as usize].next, 0),
+        }
+    }
+}
+
+impl<K: AlexKey, V: Default> BulkLoad<K, V> for Alex<K, V> {
+    type Params = AlexParams;
+
+    fn load_sorted(entries: Vec<(K, V)>, params: &AlexParams) -> Result<Self> {
+        Self::bulk_load(entries, *params)
+    }
+}
+
+impl<K: AlexKey, V: Default> OrderedMap<K, V> for Alex<K, V> {
+    type Range<'a>
+        = Range<'a, K, V>
+    where
+        V: 'a;
+
+    #[inline]
+    fn get(&self, key: &K) -> Option<&V> {
+        let leaf = self.leaf_for(key);
+        leaf.find(key).map(|i| &leaf.values[i])
+    }
+
+    fn insert(&mut self, key: K, value: V) -> Result<Option<V>> {
+        if let Some(reason) = key.invalid_reason() {
+            return Err(Error::InvalidKey { index: 0, reason });
+        }
+        Ok(self.insert_valid(key, value))
+    }
+
+    fn remove(&mut self, key: &K) -> Option<V> {
+        let (leaf, _) = self.descend(key.to_model());
+        let removed = self.leaves[leaf as usize].remove(key, &self.derived);
+        if removed.is_some() {
+            self.len -= 1;
+        }
+        removed
+    }
+
+    fn range<R: RangeBounds<K>>(&self, range: R) -> Range<'_, K, V> {
+        let (leaf, slot) = match range.start_bound() {
+            Bound::Included(k) => self.seek(k, false),
+            Bound::Excluded(k) => self.seek(k, true),
+            Bound::Unbounded => (FIRST_LEAF, 0),
+        };
+        Range::new(self, leaf, slot, range.end_bound().cloned())
+    }
+
+    fn lower_bound(&self, key: &K) -> Option<(&K, &V)> {
+        self.range((Bound::Included(*key), Bound::Unbounded)).next()
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        size_of::<Self>()
+            + self
+                .leaves
+                .iter()
+                .map(DataNode::size_in_bytes)
+                .sum::<usize>()
+            + self
+                .inners
+                .iter()
+                .map(InnerNode::size_in_bytes)
+                .sum::<usize>()
+    }
+}
+
+/// Whether `key` is past the end bound of a range.
+#[inline]
+fn past_end<K: Key>(key: &K, end: &Bound<K>) -> bool {
+    match end {
+        Bound::Included(e) => key.key_cmp(e) == Ordering::Greater,
+        Bound::Excluded(e) => key.key_cmp(e) != Ordering::Less,
+        Bound::Unbounded => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+//! Structural invariants of [`Alex`] under bulk loads and random updates: every data node's
+//! layout, the leaf chain in key order, child runs aligned to their duplication, and every key
+//! reachable by routing.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// Small nodes, so that a few thousand keys make a deep tree with many splits.
+fn small() -> AlexParams {
+    AlexParams {
+        max_node_bytes: 4096,
+        ..AlexParams::default()
+    }
+}
+
+fn check<K: AlexKey, V: Default>(map: &Alex<K, V>) {
+    // Child runs: aligned, of the child's duplication, each child in one run.
+    let mut reached = vec![0usize; map.leaves.len()];
+    let mut stack = vec![map.root];
+    while let Some(node) = stack.pop() {
+        if node & LEAF != 0 {
+            reached[(node & !LEAF) as usize] += 1;
+            continue;
+        }
+        let inner = &map.inners[node as usize];
+        assert!(inner.children.len().is_power_of_two());
+        let mut i = 0;
+        while i < inner.children.len() {
+            let child = inner.children[i];
+            let run = 1usize << map.duplication_of(child);
+            assert_eq!(i % run, 0, "run alignment");
+            assert!(
+                inner.children[i..i + run].iter().all(|&c| c == child),
+                "run"
+            );
+            stack.push(child);
+            i += run;
+        }
+    }
+    assert!(
+        reached.iter().all(|&r| r == 1),
+        "every leaf in the tree once"
+    );
+    // The chain visits every leaf, in key order, and every key routes to its leaf.
+    let (mut leaf, mut seen, mut count) = (FIRST_LEAF, 0, 0);
+    let mut last: Option<K> = None;
+    while leaf != data_node::NIL {
+        let node = &map.leaves[leaf as usize];
+        node.check();
+        for i in (0..node.capacity()).filter(|&i| node.is_occupied(i)) {
+            let k = node.keys[i];
+            assert!(last.is_none_or(|l| l.key_lt(&k)), "chain order");
+            assert_eq!(map.descend(k.to_model()).0, leaf, "routing of {k:?}");
+            last = Some(k);
+            count += 1;
+        }
+        if node.next != data_node::NIL {
+            assert_eq!(map.leaves[node.next as usize].prev, leaf);
+        }
+        seen += 1;
+        leaf = node.next;
+    }
+    assert_eq!(seen, map.leaves.len());
+    assert_eq!(count, map.len());
+}
+
+#[test]
+fn bulk_load_shapes_skewed_keys_into_a_tree() {
+    let entries: Vec<(u64, u64)> = (0..20_000u64).map(|i| (i * i * i + i, i)).collect();
+    let map = Alex::bulk_load(entries.clone(), small()).unwrap();
+    check(&map);
+    assert!(
+        map.stats().inner_nodes > 0 && map.stats().data_nodes > 10,
+        "{:?}",
+        map.stats()
+    );
+    for (k, v) in &entries {
+        assert_eq!(map.get(k), Some(v));
+    }
+}
+
+#[test]
+fn appends_past_the_loaded_range_split_the_edge() {
+    let mut map = Alex::bulk_load((0..1000u64).map(|i| (i * 10, i)).collect(), small()).unwrap();
+    for i in 1000..20_000u64 {
+        assert_eq!(map.insert(i * 10, i).unwrap(), None);
+    }
+    for i in (0..1000u64).rev() {
+        assert_eq!(map.insert(i * 10 + 5, i).unwrap(), None);
+    }
+    check(&map);
+    assert_eq!(map.len(), 21_000);
+    assert!(map.stats().depth < 40, "{:?}", map.stats());
+}
+
+#[test]
+fn removes_shrink_nodes() {
+    let mut map = Alex::bulk_load((0..5000u64).map(|i| (i, i)).collect(), small()).unwrap();
+    let full = map.size_in_bytes();
+    for i in (0..5000u64).filter(|i| i % 10 != 0) {
+        assert_eq!(map.remove(&i), Some(i));
+    }
+    check(&map);
+    assert!(
+        map.size_in_bytes() < full / 2,
+        "{} vs {full}",
+        map.size_in_bytes()
+    );
+}
+
+#[test]
+fn bad_parameters_are_refused() {
+    let bad = AlexParams {
+        init_density_percent: 90,
+        ..AlexParams::default()
+    };
+    assert!(matches!(
+        Alex::<u64, u64>::new(bad),
+        Err(Error::InvalidParameter { .. })
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn random_updates_keep_the_invariants(
+        start in proptest::collection::btree_set(any::<u16>(), 0..400),
+        ops in proptest::collection::vec((0u8..3, any::<u16>()), 0..1500),
+    ) {
+        let spread = |k: u16| u64::from(k) * u64::from(k) * 1_000_003;
+        let entries: Vec<(u64, u64)> = start.iter().map(|&k| (spread(k), u64::from(k))).collect();
+        let mut map = Alex::bulk_load(entries.clone(), small()).unwrap();
+        let mut reference: BTreeMap<u64, u64> = entries.into_iter().collect();
+        for (op, k) in ops {
+            let key = spread(k);
+            match op {
+                0 | 1 => prop_assert_eq!(map.insert(key, u64::from(op)).unwrap(), reference.insert(key, u64::from(op))),
+                _ => prop_assert_eq!(map.remove(&key), reference.remove(&key)),
+            }
+        }
+        check(&map);
+        prop_assert!(map.range(..).map(|(k, v)| (*k, *v)).eq(reference.into_iter()));
+    }
+}
