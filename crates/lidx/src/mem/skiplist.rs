@@ -9,7 +9,7 @@
 //! keep their node alive only while they exist. A node stays alive as long as it is linked in
 //! the list, and only `insert` and `remove`, which take `&mut self`, unlink nodes; so a
 //! reference into a linked node is valid for as long as the map is borrowed. That is the
-//! `SAFETY` of the one `unsafe` block ([`held`]); the trait's shape requires it.
+//! `SAFETY` of the one `unsafe` block (`held`); the trait's shape requires it.
 
 use std::cmp::Ordering;
 use std::ops::{Bound, RangeBounds};

@@ -152,7 +152,7 @@ impl std::fmt::Debug for Wal {
 
 impl Wal {
     /// Opens the log in `dir` (created if missing), replaying every record into `on_record`
-    /// first (see [`replay`]), and returns it ready for appends after the last record.
+    /// first (see [`super::replay`]), and returns it ready for appends after the last record.
     pub fn open(
         dir: &Path,
         options: WalOptions,

@@ -10,12 +10,12 @@
 //!
 //! One file per concept:
 //!
-//! * [`model`]: the linear models, least squares with sampling;
-//! * [`cost`]: the cost model (search iterations, shifts, traversal, model size);
-//! * [`data_node`]: the gapped array with its bitmap, exponential search, inserts with shifts,
+//! * `model`: the linear models, least squares with sampling;
+//! * `cost`: the cost model (search iterations, shifts, traversal, model size);
+//! * `data_node`: the gapped array with its bitmap, exponential search, inserts with shifts,
 //!   removes with contraction, resizing;
-//! * [`inner_node`]: routing by model into power-of-two child slots, children owning runs;
-//! * [`fanout`]: the fanout tree that sizes nodes at bulk load;
+//! * `inner_node`: routing by model into power-of-two child slots, children owning runs;
+//! * `fanout`: the fanout tree that sizes nodes at bulk load;
 //! * `build`: the bulk load; `update`: inserts, expansion, retraining and splits, removes;
 //!   `iter`: ranges over the chain of data nodes.
 //!
@@ -24,7 +24,7 @@
 //! * Nodes live in two arenas indexed by `u32` (data nodes and inner nodes); data nodes are
 //!   chained left to right for scans. A split reuses the old node's id, so ids never free.
 //! * Models subtract a per-node base key in integer arithmetic before going to `f64` (see
-//!   [`model`]), so `u64` keys past 2^53 keep their precision inside a node.
+//!   `model`), so `u64` keys past 2^53 keep their precision inside a node.
 //! * The key domain is not expanded at the root: a key beyond the bulk-loaded range goes to
 //!   the outermost data node, which splits (down, if sideways would leave a half empty) as it
 //!   fills. Appending far past the loaded range therefore deepens the right edge instead of
@@ -37,7 +37,7 @@
 //! * Keys: [`AlexKey`] is implemented for `u64`, `u32`, `i64` and `f64`, whose model images are
 //!   injective. `Str16` is refused at compile time: the model sees only its first 8 bytes, so
 //!   keys sharing them would pile into one predicted slot and defeat the gapped array.
-//! * Values must be `Default` (gap slots hold one; see [`data_node`]).
+//! * Values must be `Default` (gap slots hold one; see `data_node`).
 
 mod build;
 pub(crate) mod cost;
