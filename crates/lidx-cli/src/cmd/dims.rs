@@ -42,22 +42,14 @@ pub enum Dimension {
     Structure(StructureArgs),
 }
 
-/// Arguments of `lidx dims structure`.
+/// What every dimension takes: the keys, the timed loops, the records file.
 #[derive(Debug, Parser)]
-pub struct StructureArgs {
+pub struct Common {
     /// The keys (u64 datasets: `gen:<generator>:<count>` or an SOSD file).
     #[arg(long, default_value = "gen:lognormal:1M")]
     pub dataset: String,
 
-    /// The structures, comma-separated: rmi, ats, btree, lrs.
-    #[arg(long, default_value = "rmi,ats,btree,lrs")]
-    pub structures: String,
-
-    /// Opt-PLA errors of the leaves, comma-separated (larger: fewer leaves).
-    #[arg(long, default_value = "4,16,64,256,1024")]
-    pub eps: String,
-
-    /// Root-to-leaf lookups per timed loop.
+    /// Lookups per timed loop (inside a leaf for `approx`, root to leaf for `structure`).
     #[arg(long, default_value = "1M")]
     pub queries: String,
 
@@ -72,6 +64,22 @@ pub struct StructureArgs {
     /// Write the records here (`.jsonl` or `.csv`); an existing file is refused.
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// Arguments of `lidx dims structure`.
+#[derive(Debug, Parser)]
+pub struct StructureArgs {
+    /// The structures, comma-separated: rmi, ats, btree, lrs.
+    #[arg(long, default_value = "rmi,ats,btree,lrs")]
+    pub structures: String,
+
+    /// Opt-PLA errors of the leaves, comma-separated (larger: fewer leaves).
+    #[arg(long, default_value = "4,16,64,256,1024")]
+    pub eps: String,
+
+    /// The dataset, the timed loops and where the records go.
+    #[command(flatten)]
+    pub common: Common,
 
     /// Draw root-to-leaf time against the leaf count (Fig. 17c) here as SVG.
     #[arg(long)]
@@ -81,10 +89,6 @@ pub struct StructureArgs {
 /// Arguments of `lidx dims approx`.
 #[derive(Debug, Parser)]
 pub struct ApproxArgs {
-    /// The keys (u64 datasets: `gen:<generator>:<count>` or an SOSD file).
-    #[arg(long, default_value = "gen:lognormal:1M")]
-    pub dataset: String,
-
     /// Partition sizes of LSA and LSA-gap, comma-separated.
     #[arg(long, default_value = "64,256,1024,4096,16384")]
     pub sizes: String,
@@ -93,21 +97,9 @@ pub struct ApproxArgs {
     #[arg(long, default_value = "4,16,64,256,1024")]
     pub eps: String,
 
-    /// Leaf lookups per timed loop.
-    #[arg(long, default_value = "1M")]
-    pub queries: String,
-
-    /// Timed loops; the table gives the median.
-    #[arg(long, default_value_t = 3)]
-    pub runs: usize,
-
-    /// Seed of the dataset and the queries.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
-
-    /// Write the records here (`.jsonl` or `.csv`); an existing file is refused.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
+    /// The dataset, the timed loops and where the records go.
+    #[command(flatten)]
+    pub common: Common,
 
     /// Draw lookup time against average error (Fig. 17a) here as SVG.
     #[arg(long)]
@@ -145,24 +137,24 @@ fn counts(what: &'static str, list: &str) -> anyhow::Result<Vec<usize>> {
 fn approx(args: ApproxArgs) -> anyhow::Result<()> {
     let sizes = counts("partition sizes", &args.sizes)?;
     let eps = counts("maximum errors", &args.eps)?;
-    let queries = parse_ops("query count", &args.queries)?;
-    check_out(args.out.as_ref())?;
+    let queries = parse_ops("query count", &args.common.queries)?;
+    check_out(args.common.out.as_ref())?;
     for svg in [&args.svg_time, &args.svg_leaves].into_iter().flatten() {
         anyhow::ensure!(!svg.exists(), "{} exists; name a new file", svg.display());
     }
-    let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
+    let dataset = load_numeric_dataset(&args.common.dataset, args.common.seed)?;
     let records = approx_dimension::run(
         &dataset,
         &sizes,
         &eps,
         queries,
-        args.runs,
-        args.seed,
+        args.common.runs,
+        args.common.seed,
         &mut Bars::default(),
     )?;
     println!(
         "{} ({} distinct keys), {} leaf lookups x {} runs, {}",
-        dataset.name, records[0].n, queries, args.runs, records[0].cpu
+        dataset.name, records[0].n, queries, args.common.runs, records[0].cpu
     );
     println!("{}", approx_table(&records));
     let lines = |y: fn(&ApproxRecord) -> f64| {
@@ -202,7 +194,7 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
         )?;
         eprintln!("wrote {}", path.display());
     }
-    write_out(args.out.as_ref(), &records)
+    write_out(args.common.out.as_ref(), &records)
 }
 
 /// Refuses, before anything runs, a records file of no known format and figures that exist.
@@ -230,7 +222,7 @@ fn lines_of<'a>(
 
 fn structure(args: StructureArgs) -> anyhow::Result<()> {
     let eps = counts("leaf errors", &args.eps)?;
-    let queries = parse_ops("query count", &args.queries)?;
+    let queries = parse_ops("query count", &args.common.queries)?;
     let structures: Vec<String> = args
         .structures
         .split(',')
@@ -247,20 +239,20 @@ fn structure(args: StructureArgs) -> anyhow::Result<()> {
         }
         .into());
     }
-    check_figures(args.out.as_ref(), &[&args.svg])?;
-    let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
+    check_figures(args.common.out.as_ref(), &[&args.svg])?;
+    let dataset = load_numeric_dataset(&args.common.dataset, args.common.seed)?;
     let records = structure_dimension::run(
         &dataset,
         &structures,
         &eps,
         queries,
-        args.runs,
-        args.seed,
+        args.common.runs,
+        args.common.seed,
         &mut Bars::default(),
     )?;
     println!(
         "{} ({} distinct keys), {} root-to-leaf lookups x {} runs, {}",
-        dataset.name, records[0].n, queries, args.runs, records[0].cpu
+        dataset.name, records[0].n, queries, args.common.runs, records[0].cpu
     );
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_header([
@@ -305,7 +297,7 @@ fn structure(args: StructureArgs) -> anyhow::Result<()> {
         )?;
         eprintln!("wrote {}", path.display());
     }
-    write_out(args.out.as_ref(), &records)
+    write_out(args.common.out.as_ref(), &records)
 }
 
 fn approx_table(records: &[ApproxRecord]) -> Table {
