@@ -354,6 +354,18 @@ fn ycsb_core_workloads_run_on_every_engine() {
     let e = [YcsbWorkload::parse("e").unwrap()];
     let err = kv_runner::compare(&setup, &e, &[StoreSpec::baseline()], &mut Silent).unwrap_err();
     assert!(matches!(err, BenchError::BadSpec { .. }), "{err}");
+    let hash = lidx::kv::store::Engine::parse("log:hash").unwrap();
+    let err = kv_runner::compare(
+        &setup,
+        &e,
+        &[StoreSpec::store(hash, None, never)],
+        &mut Silent,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, BenchError::BadSpec { .. }) && err.to_string().contains("log:hash scans"),
+        "{err}"
+    );
     let words = lidx_bench::words::generate(3000, 4);
     let ranked =
         lidx_bench::store_keys::RankedKeys::encode(&lidx_bench::keyfile::Keys::Bytes(words));

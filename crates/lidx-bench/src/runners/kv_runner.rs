@@ -293,12 +293,17 @@ impl<'a> KvBench<'a> {
     pub fn run_spec(&self, spec: &StoreSpec, progress: &mut dyn Progress) -> Result<KvRecord> {
         let size = self.config.payload_size;
         spec.check_keys(self.dataset, &self.key_bytes)?;
-        if self.plan.workload.scans() && spec.is_adapter() {
+        let unordered_log = matches!(
+            spec,
+            StoreSpec::Store(s) if matches!(s.engine, lidx::kv::store::Engine::Log(lidx::mem::MapSpec::Hash {}))
+        );
+        if self.plan.workload.scans() && (spec.is_adapter() || unordered_log) {
             return Err(BenchError::BadSpec {
                 what: "store for a workload with scans",
                 got: spec.label(),
-                expected: "a store through the API (hybrid, btree, log:<map>): the typed \
-                           adapters have no ordered scan"
+                expected: "a store through the API (hybrid, btree, log:<map>) over an ordered \
+                           map: the typed adapters have no ordered scan, and log:hash scans by a \
+                           pass over every key"
                     .to_string(),
             });
         }
