@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::report::Machine;
-use crate::runner::{median, Progress};
+use crate::runner::{check_positive, median, Progress};
 
 /// ALEX's initial data-node density: keys per slot of a gapped array.
 pub const GAP_DENSITY: f64 = 0.7;
@@ -191,13 +191,7 @@ pub fn run(
     seed: u64,
     progress: &mut dyn Progress,
 ) -> Result<Vec<ApproxRecord>> {
-    if queries == 0 || runs == 0 {
-        return Err(BenchError::BadSpec {
-            what: "query or run count",
-            got: "0".to_string(),
-            expected: "at least 1".to_string(),
-        });
-    }
+    check_positive(&[("query count", queries), ("run count", runs)])?;
     let mut keys = dataset.keys.clone();
     keys.dedup();
     if keys.is_empty() {

@@ -28,7 +28,7 @@ use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
 use crate::report::{BenchRecord, Machine};
-use crate::runner::{median, timer_overhead_ns, Progress, CHUNK};
+use crate::runner::{check_positive, median, timer_overhead_ns, Progress, CHUNK};
 
 /// The workload label insert records carry.
 pub const INSERT_WORKLOAD: &str = "insert";
@@ -108,18 +108,10 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> Result<Vec<BenchRecord>> {
     let maps = check_specs(specs)?;
-    for (what, value) in [
+    check_positive(&[
         ("run count", config.runs),
         ("sampling stride", config.sample_every),
-    ] {
-        if value == 0 {
-            return Err(BenchError::BadSpec {
-                what,
-                got: "0".to_string(),
-                expected: "a number of at least 1".to_string(),
-            });
-        }
-    }
+    ])?;
     if dataset.keys.len() < 2 {
         return Err(BenchError::NoKeys {
             workload: INSERT_WORKLOAD.to_string(),

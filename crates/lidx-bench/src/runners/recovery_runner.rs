@@ -27,7 +27,7 @@ use crate::dataset::Dataset;
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
 use crate::report::Machine;
-use crate::runner::{median, Progress};
+use crate::runner::{check_positive, median, Progress};
 
 /// Records per batch while a store is loaded.
 const LOAD_BATCH: usize = 4096;
@@ -81,13 +81,7 @@ pub fn run(
     runs: usize,
     progress: &mut dyn Progress,
 ) -> Result<Vec<RecoveryRecord>> {
-    if runs == 0 {
-        return Err(BenchError::BadSpec {
-            what: "run count",
-            got: "0".to_string(),
-            expected: "a number of at least 1".to_string(),
-        });
-    }
+    check_positive(&[("run count", runs)])?;
     let mut keys = dataset.keys.clone();
     keys.dedup();
     let machine = Machine::detect();

@@ -114,19 +114,11 @@ impl<'a> Bench<'a> {
         config: BenchConfig,
         progress: &mut dyn Progress,
     ) -> Result<Self> {
-        for (what, value) in [
+        check_positive(&[
             ("query count", config.queries),
             ("run count", config.runs),
             ("sampling stride", config.sample_every),
-        ] {
-            if value == 0 {
-                return Err(BenchError::BadSpec {
-                    what,
-                    got: "0".to_string(),
-                    expected: "a number of at least 1".to_string(),
-                });
-            }
-        }
+        ])?;
         let keys = &dataset.keys;
         let queries = config
             .workload
@@ -296,6 +288,19 @@ fn timed_loop(
         progress.advance(chunk.len() as u64);
     }
     total
+}
+
+/// Refuses the first count that is 0 ([`BenchError::BadSpec`] naming it): every runner's
+/// queries, runs and strides must be at least 1.
+pub(crate) fn check_positive(counts: &[(&'static str, usize)]) -> Result<()> {
+    match counts.iter().find(|(_, value)| *value == 0) {
+        Some(&(what, _)) => Err(BenchError::BadSpec {
+            what,
+            got: "0".to_string(),
+            expected: "a number of at least 1".to_string(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Median cost of reading the clock twice around nothing, in ns.

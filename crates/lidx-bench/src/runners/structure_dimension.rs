@@ -36,7 +36,7 @@ use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::map_index::MapIndex;
 use crate::report::Machine;
-use crate::runner::{median, Progress};
+use crate::runner::{check_positive, median, Progress};
 
 /// The structures, as `--structures` names them.
 pub const STRUCTURES: [&str; 4] = ["rmi", "ats", "btree", "lrs"];
@@ -107,13 +107,7 @@ pub fn run(
     seed: u64,
     progress: &mut dyn Progress,
 ) -> Result<Vec<StructureRecord>> {
-    if queries == 0 || runs == 0 {
-        return Err(BenchError::BadSpec {
-            what: "query or run count",
-            got: "0".to_string(),
-            expected: "at least 1".to_string(),
-        });
-    }
+    check_positive(&[("query count", queries), ("run count", runs)])?;
     for s in structures {
         if !STRUCTURES.contains(&s.as_str()) {
             return Err(BenchError::BadSpec {

@@ -138,10 +138,10 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
     let sizes = counts("partition sizes", &args.sizes)?;
     let eps = counts("maximum errors", &args.eps)?;
     let queries = parse_ops("query count", &args.common.queries)?;
-    check_out(args.common.out.as_ref())?;
-    for svg in [&args.svg_time, &args.svg_leaves].into_iter().flatten() {
-        anyhow::ensure!(!svg.exists(), "{} exists; name a new file", svg.display());
-    }
+    check_figures(
+        args.common.out.as_ref(),
+        &[&args.svg_time, &args.svg_leaves],
+    )?;
     let dataset = load_numeric_dataset(&args.common.dataset, args.common.seed)?;
     let records = approx_dimension::run(
         &dataset,
