@@ -278,9 +278,19 @@ impl<K: Key, V: Copy> Group<K, V> {
                 taken < limit
             });
         }
+        // A key removed from the array (or the buffer) and inserted again into the buffer (or
+        // the temporary buffer) while this scan ran is seen in both: keep the value read last,
+        // which was current later. The stable sort keeps the buffer's before the temporary's.
         from_buffers.sort_by(|a, b| a.0.key_cmp(&b.0));
+        from_buffers.dedup_by(|later, earlier| {
+            let same = later.0.key_cmp(&earlier.0).is_eq();
+            if same {
+                std::mem::swap(later, earlier);
+            }
+            same
+        });
         merge_sorted(from_array, from_buffers, limit, out, |a, b| {
-            a.0.key_lt(&b.0)
+            a.0.key_cmp(&b.0)
         });
     }
 
@@ -292,23 +302,28 @@ impl<K: Key, V: Copy> Group<K, V> {
     }
 }
 
-/// Appends the first `limit` items of the merge of sorted `a` and `b` to `out`.
+/// Appends the first `limit` items of the merge of sorted `a` and `b` (each without repeats)
+/// to `out`; where both hold an item that compares equal, `b`'s is taken and `a`'s dropped.
 pub(crate) fn merge_sorted<T>(
     a: Vec<T>,
     b: Vec<T>,
     limit: usize,
     out: &mut Vec<T>,
-    less: impl Fn(&T, &T) -> bool,
+    cmp: impl Fn(&T, &T) -> std::cmp::Ordering,
 ) {
+    use std::cmp::Ordering::{Equal, Greater, Less};
     let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
     for _ in 0..limit {
-        let take_a = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => !less(y, x),
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
+        let order = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => cmp(x, y),
+            (Some(_), None) => Less,
+            (None, Some(_)) => Greater,
             (None, None) => break,
         };
-        out.extend(if take_a { a.next() } else { b.next() });
+        if order == Equal {
+            a.next();
+        }
+        out.extend(if order == Less { a.next() } else { b.next() });
     }
 }
 

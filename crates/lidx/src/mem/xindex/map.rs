@@ -112,7 +112,7 @@ impl<K: Key, V: Copy + Send + Sync + 'static> XIndexMap<K, V> {
         from_buffer.sort_by(|a, b| a.0.key_cmp(b.0));
         let mut out = Vec::with_capacity(from_array.len() + from_buffer.len());
         merge_sorted(from_array, from_buffer, usize::MAX, &mut out, |a, b| {
-            a.0.key_lt(b.0)
+            a.0.key_cmp(b.0)
         });
         out
     }

@@ -211,3 +211,28 @@ fn two_phase_compaction_keeps_writes_made_through_the_old_group() {
     assert_eq!(done(g2.write(&20, Op::Put(5), 100)), Some(None));
     assert_eq!(g2.get(&20), Some(5));
 }
+
+/// Regression (CI, stop 23): a scan read a key's array record, the key was removed and
+/// inserted again into the buffer, and the scan read it there too: the key came out twice.
+/// `collect` sees that interleaving as a group whose array and buffers all hold the key live;
+/// it must give the key once, with the value read last (the temporary buffer's).
+#[test]
+fn a_key_seen_in_array_and_buffers_during_a_scan_comes_out_once() {
+    use super::buffer::DeltaBuffer;
+    use super::group::{Group, GroupArray};
+    use std::sync::Arc;
+
+    let array = Arc::new(GroupArray::new(&[(10u64, 1u64), (20, 2), (30, 3)], 2.0));
+    let buffer = Arc::new(DeltaBuffer::new());
+    buffer.insert(20, 4);
+    buffer.insert(25, 5);
+    let temp = Arc::new(DeltaBuffer::new());
+    temp.insert(20, 6);
+    let group = Group::new(array, buffer).with_temp(temp);
+    for limit in 1..=5 {
+        let mut out = Vec::new();
+        group.collect(&0, None, limit, &mut out);
+        let all = [(10, 1), (20, 6), (25, 5), (30, 3)];
+        assert_eq!(out, all[..limit.min(4)], "limit {limit}");
+    }
+}
