@@ -18,7 +18,6 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use hdrhistogram::Histogram;
 use lidx::mem::{KeyMap, MapSpec};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -29,6 +28,7 @@ use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
 use crate::report::{BenchRecord, Machine};
 use crate::runner::{check_positive, median, timer_overhead_ns, Progress, CHUNK};
+use crate::runners::core::new_histogram;
 
 /// The workload label insert records carry.
 pub const INSERT_WORKLOAD: &str = "insert";
@@ -169,7 +169,7 @@ fn run_map(
     means.sort_by(f64::total_cmp);
     builds.sort_by(f64::total_cmp);
 
-    let mut latency = Histogram::<u64>::new(3).expect("3 significant digits is a valid precision");
+    let mut latency = new_histogram();
     let mut map = map_spec.build(split.loaded.clone())?;
     for (i, &(key, value)) in split.inserts.iter().enumerate() {
         if i % config.sample_every == 0 {

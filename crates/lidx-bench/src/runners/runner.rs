@@ -40,6 +40,7 @@ use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
 use crate::report::{BenchRecord, Machine};
+use crate::runners::core::new_histogram;
 use crate::workload::Workload;
 
 /// Lookups between two clock reads (and progress updates) in a timed loop.
@@ -257,8 +258,7 @@ impl<'a> Bench<'a> {
 
     /// Times every `sample_every`-th lookup on its own.
     fn sample_latencies(&self, index: &dyn StaticIndex<u64>, keys: &[u64]) -> Histogram<u64> {
-        let mut histogram =
-            Histogram::<u64>::new(3).expect("3 significant digits is a valid precision");
+        let mut histogram = new_histogram();
         for &key in self.queries.iter().step_by(self.config.sample_every) {
             let start = Instant::now();
             black_box(index.lower_bound(keys, black_box(key)));
