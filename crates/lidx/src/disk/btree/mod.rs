@@ -25,8 +25,12 @@
 //! vectors and written through on every change, so one file serves every [`Resident`] mode.
 
 mod build;
+mod check;
+#[doc(hidden)]
+pub mod free;
 #[doc(hidden)]
 pub mod header;
+mod merge;
 #[doc(hidden)]
 pub mod node;
 mod params;
@@ -35,6 +39,10 @@ mod tree;
 #[doc(hidden)]
 pub mod update;
 
+#[doc(hidden)]
+pub use check::TreeCheck;
+#[doc(hidden)]
+pub use free::decode_free_block;
 #[doc(hidden)]
 pub use header::decode_header;
 #[doc(hidden)]

@@ -30,14 +30,14 @@ use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, IoClass};
 use crate::key::Key;
 
-use super::node::{
-    encode_inner, encode_leaf, leaf_insert, leaf_payload_mut, leaf_remove, NodeLayout,
-};
+use super::free::FreeLayout;
+use super::merge::Entries;
+use super::node::{encode_inner, encode_leaf, leaf_insert, leaf_payload_mut, NodeLayout};
 use super::resident::ResidentNode;
 use super::tree::{DiskBTree, Step};
 
 impl<K: Key> DiskBTree<K> {
-    fn check_writable(&self, op: &'static str) -> Result<()> {
+    pub(super) fn check_writable(&self, op: &'static str) -> Result<()> {
         if self.writable {
             Ok(())
         } else {
@@ -45,17 +45,25 @@ impl<K: Key> DiskBTree<K> {
         }
     }
 
-    fn write_block(&self, block: u64, buf: &mut AlignedBuf, class: IoClass) -> Result<()> {
+    pub(super) fn write_block(
+        &self,
+        block: u64,
+        buf: &mut AlignedBuf,
+        class: IoClass,
+    ) -> Result<()> {
         self.device.write_blocks(block, buf, class)
     }
 
+    /// A block for a new node: the lowest free one, else one appended to the file.
     fn allocate(&mut self) -> u64 {
-        let block = self.header.blocks;
-        self.header.blocks += 1;
-        block
+        self.free.take().unwrap_or_else(|| {
+            let block = self.header.blocks;
+            self.header.blocks += 1;
+            block
+        })
     }
 
-    fn write_resident(&self, idx: usize, buf: &mut AlignedBuf) -> Result<()> {
+    pub(super) fn write_resident(&self, idx: usize, buf: &mut AlignedBuf) -> Result<()> {
         let node = &self.levels.nodes[idx];
         let children = (0..node.children.len()).map(|i| self.levels.child_block(idx, i));
         encode_inner(buf, &self.layout, node.level, &node.keys, children);
@@ -121,13 +129,11 @@ impl<K: Key> DiskBTree<K> {
     ) -> Result<()> {
         let layout: NodeLayout = self.layout;
         let ps = layout.payload_size;
-        let (mut keys, mut payloads) = {
-            let leaf = self.leaf(buf, block, &(None, None))?;
-            let keys: Vec<K> = (0..leaf.len()).map(|i| leaf.key(i)).collect();
-            let mut payloads = Vec::with_capacity((leaf.len() + 1) * ps);
-            (0..leaf.len()).for_each(|i| payloads.extend_from_slice(leaf.payload(i)));
-            (keys, payloads)
-        };
+        let Entries {
+            mut keys,
+            mut payloads,
+            ..
+        } = self.entries(buf, block, &(None, None))?;
         keys.insert(pos, key);
         payloads.splice(pos * ps..pos * ps, payload.iter().copied());
         let left = keys.len().div_ceil(2);
@@ -259,30 +265,20 @@ impl<K: Key> DiskBTree<K> {
         Ok(())
     }
 
-    /// Removes `key`; returns true when it was present. Rewrites its leaf only (no merging:
-    /// see the [module docs](self)).
-    pub fn delete(&mut self, key: &K) -> Result<bool> {
-        self.check_writable("delete")?;
-        let mut buf = self.block_buf();
-        let (block, bounds) = self.descend(key, &mut buf, None)?;
-        let (count, found) = {
-            let leaf = self.leaf(&buf, block, &bounds)?;
-            (leaf.len(), leaf.find(key))
-        };
-        let Ok(pos) = found else { return Ok(false) };
-        leaf_remove(&mut buf, &self.layout, count, pos);
-        self.write_block(block, &mut buf, IoClass::Leaf)?;
-        self.header.entries -= 1;
-        self.dirty = true;
-        Ok(true)
-    }
-
-    /// Writes the header (root, height, counts) to block 0 and syncs the device: after it
-    /// returns, the file opens as the tree as it is now. A no-op on a read-only tree.
+    /// Writes the free list's chain ([`super::free`]), syncs, writes the header (root, height,
+    /// counts, free list) to block 0 and syncs again: after it returns, the file opens as the
+    /// tree as it is now, and a crash before the header is written leaves the previous header
+    /// naming nodes and chain blocks that were synced. A no-op on a read-only tree.
     pub fn flush(&mut self) -> Result<()> {
         if !self.writable {
             return Ok(());
         }
+        let layout = FreeLayout {
+            usable: self.layout.usable,
+        };
+        self.header.free_head = self.free.store(self.device.as_ref(), &layout)?;
+        self.header.free_blocks = self.free.len();
+        self.device.sync()?;
         let mut buf = self.block_buf();
         self.header.encode(&mut buf[..self.layout.usable]);
         self.write_block(0, &mut buf, IoClass::Header)?;

@@ -1,0 +1,464 @@
+//! The disk B+-tree's deletes that merge, its free list and its storage size (issue 16): op
+//! sequences against `BTreeMap` with the tree's invariants checked after every step, blocks
+//! reused after deletes, a damaged free list, and crashes in the middle of merges.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::DiskIndex;
+use lidx::io::{DeviceKind, FaultPlan, IoClass, SimProfile, Storage, WriteFault};
+use lidx::Error;
+use proptest::prelude::*;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const MODES: [Resident; 4] = [
+    Resident::None,
+    Resident::AllInner,
+    Resident::TopLevels(1),
+    Resident::TopLevels(2),
+];
+
+/// 512-byte blocks: 30 entries a leaf, 31 children an inner node (u64 keys, 8-byte payloads),
+/// so a few hundred keys make a tree of three or four levels that splits and merges all the time.
+fn small_storage() -> Storage {
+    Storage::in_memory(SimProfile::named("ram").unwrap(), 512).unwrap()
+}
+
+fn params(fill_factor: f64, resident: Resident) -> DiskBTreeParams {
+    DiskBTreeParams {
+        payload_size: 8,
+        fill_factor,
+        resident,
+    }
+}
+
+fn payload(key: u64, version: u64) -> [u8; 8] {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ version).to_le_bytes()
+}
+
+/// The tree's invariants (every node but the root at least the minimum fill, separators and
+/// key ranges, the sibling chain, counts, the free list disjoint from the tree, resident nodes
+/// equal to their blocks) and its storage figures.
+fn check_invariants(tree: &DiskBTree<u64>, model: &BTreeMap<u64, [u8; 8]>, step: usize) {
+    let check = tree.check().unwrap_or_else(|e| panic!("step {step}: {e}"));
+    assert_eq!(
+        check.under_min, 0,
+        "step {step}: nodes under the minimum fill"
+    );
+    assert_eq!(check.entries, model.len() as u64, "step {step}");
+    assert_eq!(tree.len(), model.len() as u64, "step {step}");
+    let storage = tree.storage_bytes();
+    let block = 512;
+    assert_eq!(
+        storage.used,
+        (1 + check.leaves + check.inners) * block,
+        "step {step}"
+    );
+    assert_eq!(storage.free, check.free * block, "step {step}");
+    assert!(
+        storage.allocated >= storage.used + storage.free,
+        "step {step}"
+    );
+    assert_eq!(
+        tree.resident_levels(),
+        tree.params().resident.levels(tree.height())
+    );
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(u64, u64),
+    Delete(u64),
+    DeleteRange(u64, u64),
+    Get(u64),
+    LowerBound(u64),
+    Scan(u64, usize),
+    Flush,
+    Reopen(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u64..1500, any::<u64>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        5 => (0u64..1500).prop_map(Op::Delete),
+        1 => (0u64..1500, 1u64..200).prop_map(|(k, n)| Op::DeleteRange(k, n)),
+        2 => (0u64..1500).prop_map(Op::Get),
+        1 => (0u64..1500).prop_map(Op::LowerBound),
+        1 => (0u64..1500, 0usize..80).prop_map(|(k, n)| Op::Scan(k, n)),
+        1 => Just(Op::Flush),
+        1 => (0usize..4).prop_map(Op::Reopen),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Random op sequences on a small-block tree agree with `BTreeMap`, and after every step
+    /// the tree keeps its invariants: deletes merge and borrow so no node but the root is under
+    /// the minimum fill, and merged-away blocks are free, never reachable.
+    #[test]
+    fn op_sequences_keep_the_invariants(
+        initial in proptest::collection::btree_set(0u64..1500, 0..600),
+        ops in proptest::collection::vec(op(), 1..160),
+        fill in prop_oneof![Just(1.0f64), Just(0.5)],
+        mode in 0usize..4,
+    ) {
+        let storage = small_storage();
+        let keys: Vec<u64> = initial.iter().copied().collect();
+        let mut model: BTreeMap<u64, [u8; 8]> = keys.iter().map(|&k| (k, payload(k, 0))).collect();
+        let mut tree = DiskBTree::build(
+            &storage,
+            "t",
+            &keys,
+            |_, k, out| out.copy_from_slice(&payload(*k, 0)),
+            params(fill, MODES[mode]),
+        )
+        .unwrap();
+        check_invariants(&tree, &model, 0);
+        let mut buf = [0u8; 8];
+        for (step, op) in ops.iter().enumerate() {
+            match *op {
+                Op::Insert(k, v) => {
+                    let replaced = tree.insert(k, &payload(k, v)).unwrap();
+                    prop_assert_eq!(replaced, model.insert(k, payload(k, v)).is_some());
+                }
+                Op::Delete(k) => {
+                    prop_assert_eq!(tree.delete(&k).unwrap(), model.remove(&k).is_some());
+                }
+                Op::DeleteRange(k, n) => {
+                    for key in k..k + n {
+                        prop_assert_eq!(tree.delete(&key).unwrap(), model.remove(&key).is_some());
+                    }
+                }
+                Op::Get(k) => {
+                    let found = tree.get(&k, &mut buf).unwrap();
+                    prop_assert_eq!(found.then_some(buf), model.get(&k).copied());
+                }
+                Op::LowerBound(k) => {
+                    let found = tree.lower_bound(&k, &mut buf).unwrap();
+                    let want = model.range(k..).next().map(|(k, p)| (*k, *p));
+                    prop_assert_eq!(found.map(|f| (f, buf)), want);
+                }
+                Op::Scan(k, n) => {
+                    let (mut keys, mut payloads) = (Vec::new(), Vec::new());
+                    tree.scan(&k, n, &mut keys, &mut payloads).unwrap();
+                    let want: Vec<(u64, [u8; 8])> =
+                        model.range(k..).take(n).map(|(k, p)| (*k, *p)).collect();
+                    prop_assert_eq!(keys, want.iter().map(|w| w.0).collect::<Vec<_>>());
+                    prop_assert_eq!(payloads, want.iter().flat_map(|w| w.1).collect::<Vec<_>>());
+                }
+                Op::Flush => tree.flush().unwrap(),
+                Op::Reopen(m) => {
+                    drop(tree);
+                    tree = DiskBTree::open(&storage, "t", MODES[m], true).unwrap();
+                }
+            }
+            check_invariants(&tree, &model, step + 1);
+        }
+    }
+}
+
+/// Deleting every key merges the tree down to one leaf and frees every other block; inserting
+/// the same keys again takes the free blocks and the file does not grow, cycle after cycle.
+#[test]
+fn delete_all_then_reinsert_reuses_the_blocks() {
+    for mode in MODES {
+        let storage = small_storage();
+        let mut tree =
+            DiskBTree::<u64>::build(&storage, "r", &[], |_, _, _| {}, params(1.0, mode)).unwrap();
+        let mut keys: Vec<u64> = (0..4000u64).map(|i| i * 7).collect();
+        keys.shuffle(&mut ChaCha8Rng::seed_from_u64(5));
+        for &k in &keys {
+            tree.insert(k, &payload(k, 1)).unwrap();
+        }
+        tree.flush().unwrap();
+        let full = tree.storage_bytes();
+        let height = tree.height();
+        assert!(height >= 3, "a tree of several levels: {height}");
+        assert_eq!(full.free, 0);
+        for cycle in 0..2 {
+            for &k in &keys {
+                assert!(tree.delete(&k).unwrap(), "{mode:?}: delete {k}");
+            }
+            let check = tree.check().unwrap();
+            assert_eq!((tree.len(), tree.height(), check.leaves), (0, 1, 1));
+            let empty = tree.storage_bytes();
+            assert_eq!(empty.used, 2 * 512, "the header and one leaf");
+            assert_eq!(empty.allocated, full.allocated);
+            assert_eq!(
+                empty.free,
+                full.used - empty.used,
+                "every other block is free"
+            );
+            tree.flush().unwrap();
+            drop(tree);
+            tree = DiskBTree::open(&storage, "r", mode, true).unwrap();
+            assert_eq!(
+                tree.storage_bytes(),
+                empty,
+                "the free list survives a reopen"
+            );
+            for &k in &keys {
+                assert!(!tree.insert(k, &payload(k, cycle)).unwrap());
+            }
+            let again = tree.storage_bytes();
+            assert_eq!(
+                again.allocated, full.allocated,
+                "{mode:?} cycle {cycle}: the file grew"
+            );
+            assert_eq!(again.used, full.used, "the same inserts, the same tree");
+            assert_eq!(tree.height(), height);
+            assert_eq!(tree.check().unwrap().under_min, 0);
+            for &k in keys.iter().step_by(37) {
+                let mut buf = [0u8; 8];
+                assert!(tree.get(&k, &mut buf).unwrap());
+                assert_eq!(buf, payload(k, cycle));
+            }
+        }
+    }
+}
+
+/// The blocks a delete reads and writes (the merge module's docs): one leaf written when the
+/// leaf keeps the minimum fill; a merge or a borrow reads the sibling and writes two or three
+/// blocks per level it reaches.
+#[test]
+fn blocks_a_delete_reads_and_writes() {
+    let storage = small_storage();
+    let keys: Vec<u64> = (0..3000u64).collect();
+    let mut tree = DiskBTree::build(
+        &storage,
+        "b",
+        &keys,
+        |_, k, out| out.copy_from_slice(&payload(*k, 0)),
+        params(1.0, Resident::AllInner),
+    )
+    .unwrap();
+    // Leaves of 30: the first 23 deletes of a leaf keep it at 7 or more (the minimum, 30 / 4).
+    for k in 0..23u64 {
+        let before = storage.stats();
+        tree.delete(&k).unwrap();
+        let d = storage.stats() - before;
+        assert_eq!((d.read_blocks, d.write_blocks), (1, 1), "delete {k}");
+        assert_eq!(d.blocks_read(IoClass::Leaf), 1);
+    }
+    let leaves = tree.leaf_count();
+    let before = storage.stats();
+    tree.delete(&23).unwrap();
+    let d = storage.stats() - before;
+    // 6 left and 30 in the right sibling: a borrow (36 >= 2 * 7), both leaves and the parent.
+    assert_eq!((d.read_blocks, d.write_blocks), (2, 3));
+    assert_eq!(tree.leaf_count(), leaves);
+    let mut merges = 0;
+    for k in 24..1000u64 {
+        let before = storage.stats();
+        tree.delete(&k).unwrap();
+        let d = storage.stats() - before;
+        assert!(
+            d.read_blocks <= 2,
+            "no inner reads with every inner node resident"
+        );
+        merges += u64::from(d.write_blocks == 2);
+    }
+    assert!(merges > 0);
+    assert!(tree.leaf_count() < leaves);
+    assert_eq!(tree.check().unwrap().under_min, 0);
+}
+
+struct FileTree {
+    _dir: tempfile::TempDir,
+    storage: Storage,
+    path: std::path::PathBuf,
+}
+
+const BS: usize = 4096;
+
+/// A tree in a real file with a free list: 60 000 keys, all but every 50th deleted, flushed.
+fn file_tree_with_free_blocks() -> FileTree {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, BS).unwrap();
+    let keys: Vec<u64> = (0..60_000u64).collect();
+    let mut tree = DiskBTree::build(
+        &storage,
+        "f",
+        &keys,
+        |_, k, out| out.copy_from_slice(&payload(*k, 0)),
+        DiskBTreeParams::default(),
+    )
+    .unwrap();
+    for k in keys.iter().filter(|k| *k % 50 != 0) {
+        tree.delete(k).unwrap();
+    }
+    tree.flush().unwrap();
+    assert!(tree.storage_bytes().free > 0);
+    drop(tree);
+    let path = dir.path().join("f");
+    FileTree {
+        _dir: dir,
+        storage,
+        path,
+    }
+}
+
+impl FileTree {
+    fn header(&self) -> Vec<u8> {
+        std::fs::read(&self.path).unwrap()[..BS].to_vec()
+    }
+
+    fn free_head(&self) -> u64 {
+        u64::from_le_bytes(self.header()[104..112].try_into().unwrap())
+    }
+
+    fn open(&self) -> lidx::Result<DiskBTree<u64>> {
+        DiskBTree::open(&self.storage, "f", Resident::None, false)
+    }
+
+    /// Changes the usable bytes of `block` and writes it back with a valid checksum.
+    fn rewrite(&self, block: u64, change: impl FnOnce(&mut [u8])) {
+        let device = self.storage.open("f", true).unwrap();
+        let mut buf = lidx::io::AlignedBuf::zeroed(BS);
+        device
+            .read_blocks(block, &mut buf, IoClass::Header)
+            .unwrap();
+        change(&mut buf[..BS - 4]);
+        device
+            .write_blocks(block, &mut buf, IoClass::Header)
+            .unwrap();
+        device.sync().unwrap();
+    }
+}
+
+/// A flipped byte in a free-list block is a checksum error naming the file and the block; a
+/// free-list block changed under a valid checksum so that it lists a block of the tree, or
+/// damaged in its own fields, is `Corrupt` naming the file and the block.
+#[test]
+fn a_damaged_free_list_is_a_typed_error() {
+    let f = file_tree_with_free_blocks();
+    let tree = f.open().unwrap();
+    assert_eq!(tree.verify().unwrap(), 1200);
+    drop(tree);
+    let head = f.free_head();
+    assert_ne!(head, u64::MAX);
+
+    let mut bytes = std::fs::read(&f.path).unwrap();
+    bytes[head as usize * BS + 40] ^= 0x08;
+    std::fs::write(&f.path, &bytes).unwrap();
+    match f.open() {
+        Err(Error::ChecksumMismatch { file, block, .. }) => {
+            assert_eq!(block, head);
+            assert!(file.ends_with('f'), "{file}");
+        }
+        other => panic!("expected a checksum error in block {head}, got {other:?}"),
+    }
+
+    let f = file_tree_with_free_blocks();
+    let head = f.free_head();
+    // Block 1 is the first leaf: never freed, reachable from the root.
+    f.rewrite(head, |b| b[16..24].copy_from_slice(&1u64.to_le_bytes()));
+    match f.open() {
+        Err(Error::Corrupt { file, block, what }) => {
+            assert_eq!(block, Some(1), "{what}");
+            assert!(what.contains("free list and reachable"), "{what}");
+            assert!(file.ends_with('f'), "{file}");
+        }
+        other => panic!("expected Corrupt naming block 1, got {other:?}"),
+    }
+
+    let f = file_tree_with_free_blocks();
+    let head = f.free_head();
+    f.rewrite(head, |b| b[0] = 1);
+    assert!(matches!(f.open(), Err(Error::Corrupt { block: Some(b), .. }) if b == head));
+    let f = file_tree_with_free_blocks();
+    let head = f.free_head();
+    f.rewrite(head, |b| b[8..16].copy_from_slice(&head.to_le_bytes()));
+    assert!(matches!(f.open(), Err(Error::Corrupt { block: Some(b), .. }) if b == head));
+}
+
+/// What `update`'s docs claim for a crash in the middle of deletes that merge: the device dies
+/// at the k-th write request of a run of deletes (borrows, leaf and inner merges, root
+/// collapses) and the tree is dropped without a flush reaching the disk. Reopened on a sound
+/// device, the file either is refused with a typed error naming a block, or opens and every
+/// read answers as the last flush or the deletes did, or fails with such an error: a key that
+/// was never deleted is never reported missing, a key never inserted is never found.
+#[test]
+fn a_crash_during_merges_loses_no_entry_silently() {
+    let keys: Vec<u64> = (0..2400u64).map(|i| i * 2).collect();
+    let mut deleted: Vec<u64> = keys.iter().copied().filter(|k| k % 12 != 0).collect();
+    deleted.shuffle(&mut ChaCha8Rng::seed_from_u64(9));
+    let gone: BTreeSet<u64> = deleted.iter().copied().collect();
+    let build = |storage: &Storage, mode| {
+        DiskBTree::build(
+            storage,
+            "c",
+            &keys,
+            |_, k, out| out.copy_from_slice(&payload(*k, 0)),
+            params(1.0, mode),
+        )
+        .unwrap()
+    };
+    // The write requests the deletes make, measured on a sound device.
+    let storage = small_storage();
+    let mut tree = build(&storage, Resident::None);
+    let before = storage.stats();
+    deleted
+        .iter()
+        .for_each(|k| assert!(tree.delete(k).unwrap()));
+    let writes = (storage.stats() - before).write_requests;
+    assert!(
+        tree.leaf_count() < 60,
+        "deletes merged: {} leaves",
+        tree.leaf_count()
+    );
+    let typed = |e: &Error| {
+        matches!(
+            e,
+            Error::Corrupt { block: Some(_), .. } | Error::ChecksumMismatch { .. }
+        )
+    };
+    let (mut refused, mut failed_reads) = (0, 0);
+    let mut rng = ChaCha8Rng::seed_from_u64(10);
+    for i in 0..120 {
+        let after = rng.gen_range(0..writes);
+        let mode = MODES[i % 4];
+        let plan = FaultPlan::new();
+        let storage = small_storage().with_faults(Arc::clone(&plan));
+        let mut tree = build(&storage, mode);
+        plan.sticky(true);
+        plan.fail_write_after(after, WriteFault::Error);
+        let struck = deleted.iter().any(|k| tree.delete(k).is_err());
+        assert!(struck, "write {after} of {writes} failed");
+        drop(tree);
+        plan.disarm();
+        let tree = match DiskBTree::<u64>::open(&storage, "c", MODES[(i + 1) % 4], false) {
+            Ok(tree) => tree,
+            Err(e) => {
+                assert!(typed(&e), "write {after}: {e:?}");
+                refused += 1;
+                continue;
+            }
+        };
+        let mut buf = [0u8; 8];
+        for probe in (0..4800u64).step_by(3) {
+            match tree.get(&probe, &mut buf) {
+                Ok(true) => {
+                    assert!(probe % 2 == 0, "write {after}: {probe} was never inserted");
+                    assert_eq!(buf, payload(probe, 0));
+                }
+                Ok(false) => assert!(
+                    probe % 2 == 1 || gone.contains(&probe),
+                    "write {after}: {probe} is missing and was never deleted"
+                ),
+                Err(e) => {
+                    assert!(typed(&e), "write {after}: {e:?}");
+                    failed_reads += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        refused + failed_reads > 0,
+        "some crashes left damage the checks caught"
+    );
+}
