@@ -117,7 +117,7 @@ impl<K: Key> DiskBTree<K> {
         };
         let Ok(pos) = found else { return Ok(false) };
         leaf_remove(&mut buf, &self.layout, count, pos);
-        self.header.entries -= 1;
+        self.header.entries = self.header.entries.saturating_sub(1);
         self.dirty = true;
         let rebalance = count - 1 < min_entries(self.layout.leaf_cap)
             && path.last().is_some_and(|p| self.step_len(p) >= 2);
@@ -211,7 +211,7 @@ impl<K: Key> DiskBTree<K> {
             encode_leaf(&mut out, &layout, &keys, &payloads, right.sibling);
             self.write_block(lb, &mut out, IoClass::Leaf)?;
             self.free.give(rb);
-            self.header.leaves -= 1;
+            self.header.leaves = self.header.leaves.saturating_sub(1);
             return self.remove_child(path, left_pos);
         }
         let half = total / 2;
@@ -311,7 +311,7 @@ impl<K: Key> DiskBTree<K> {
             Place::Disk(block) => block,
         };
         self.free.give(block);
-        self.header.inners -= 1;
+        self.header.inners = self.header.inners.saturating_sub(1);
     }
 
     /// Removes separator `i` and child `i + 1` of the parent at the end of `path` (a child
@@ -407,8 +407,8 @@ impl<K: Key> DiskBTree<K> {
     fn collapse_root(&mut self, child: u64, resident_child: Option<usize>) -> Result<()> {
         let old = self.header.root;
         self.free.give(old);
-        self.header.inners -= 1;
-        self.header.height -= 1;
+        self.header.inners = self.header.inners.saturating_sub(1);
+        self.header.height = self.header.height.saturating_sub(1);
         self.header.root = child;
         if !self.levels.is_empty() {
             match resident_child {

@@ -1,29 +1,42 @@
-//! Inserts, deletes and flush: the write path of [`DiskBTree`].
+//! Inserts, flush and what a crash leaves: the write path of [`DiskBTree`] (deletes are in
+//! [`super::merge`]).
 //!
 //! Paper 003 Table 2 charges a B+-tree insert `2 log_B N` blocks: the descent reads one block
 //! per level and a split writes nodes back up the path. Ours: an insert reads what a lookup
 //! reads, then writes the leaf (one block) when it has room. A full leaf splits in two halves;
-//! the right half goes to a new block appended at the end of the file, and the separator (its
+//! the right half goes to a new block, the lowest one on the free list ([`super::free`]: blocks
+//! that merges gave back) or else one appended at the end of the file, and the separator (its
 //! first key) goes into the parent, which may split in turn, up to the root; a root split adds
 //! a new root and the tree grows one level. Nodes are written children first (new right node,
 //! then the left one, then the parent), and resident nodes are changed in memory and written
 //! through, so the resident levels and the file stay the same tree.
 //!
-//! Deletes remove the entry from its leaf and rewrite that one block. Nodes that underflow are
-//! never merged or rebalanced, and a leaf that becomes empty stays in the sibling chain
-//! (scans step over it); separators are left as they are, which keeps every search correct.
-//! Paper 003's workloads have no deletes, so it says nothing about them; not merging keeps a
-//! delete at one block written, and the space is reused by later inserts into the same key
-//! range. Blocks are never freed: the file only grows (like paper 003 §6.3, which does not
-//! reclaim space either).
+//! **What survives a crash.** This tree has no write-ahead log. (The `Store`'s `btree` engine,
+//! which has one, does not use it: it runs on [`crate::disk::byte_btree`], copy on write, and
+//! replays its log from a checkpoint. Paper 003's indexes have no log either.) Every node write
+//! goes to the device at once; the header (root, height, counts, free list) is written only by
+//! [`DiskBTree::flush`] (and by `drop` when something changed), after the free list's chain and
+//! a sync. After a crash the file opens with the header of the last flush over the nodes as the
+//! writes since left them:
 //!
-//! What survives a crash: there is no write-ahead log here (issue 4 adds one). Every node write
-//! goes to the device at once, but the header (root, height, counts) is written only by
-//! [`DiskBTree::flush`] (and by `drop` when something changed). After a crash, the file opens
-//! as the tree of the last flush only if nothing was written since; inserts that only changed
-//! leaves in place leave a tree that opens with a stale entry count; a split since the last
-//! flush leaves nodes the old header does not know, which open or the first descent through
-//! them reports as [`Error::Corrupt`]. A torn block write is a checksum error. Call `flush`
+//! * nothing written since the last flush: the tree of the last flush;
+//! * inserts, updates and deletes that changed leaves in place: the new entries, with a stale
+//!   entry count;
+//! * a merge, borrow or root collapse since the last flush: each is ordered so that an
+//!   interrupted one leaves nodes whose keys lie outside the range their parent gives them,
+//!   which every read checks, and never drops an entry silently (receiver, parent, giver: see
+//!   [`super::merge`]). Reads answer as before or after the operation, or fail with
+//!   [`Error::Corrupt`] naming the block (at open, when the node is resident). Blocks freed
+//!   since the last flush are not on the persisted free list: they leak until a rebuild;
+//! * a split since the last flush: the new right node, then the trimmed left node, then the
+//!   parent are written, so a split cut off before its parent's write leaves the moved entries
+//!   reachable only along the sibling chain (lookups miss them, scans see them). Nodes a split
+//!   appended past the old header's block count are [`Error::Corrupt`] when a read reaches them;
+//!   a block the last flush listed as free and a split reused since is reachable from the root,
+//!   and opening refuses the file with [`Error::Corrupt`] naming the block.
+//!
+//! A torn block write is a checksum error. `crates/lidx/tests/disk_btree_merge.rs` kills the
+//! device at a random write of a run of merging deletes and checks these claims; call `flush`
 //! after a batch of updates whose durability matters.
 
 use crate::error::{Error, Result};
