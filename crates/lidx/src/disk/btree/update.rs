@@ -7,9 +7,11 @@
 //! the right half goes to a new block, the lowest one on the free list ([`super::free`]: blocks
 //! that merges gave back) or else one appended at the end of the file, and the separator (its
 //! first key) goes into the parent, which may split in turn, up to the root; a root split adds
-//! a new root and the tree grows one level. Nodes are written children first (new right node,
-//! then the left one, then the parent), and resident nodes are changed in memory and written
-//! through, so the resident levels and the file stay the same tree.
+//! a new root and the tree grows one level, and flushes (below). Nodes are written new right
+//! halves first, bottom-up, then the parent that takes the last separator, then the left
+//! halves, top-down (so a split costs no more writes than before, in another order: see the
+//! crash rules below), and resident nodes are changed in memory and written through, so the
+//! resident levels and the file stay the same tree.
 //!
 //! **What survives a crash.** This tree has no write-ahead log. (The `Store`'s `btree` engine,
 //! which has one, does not use it: it runs on [`crate::disk::byte_btree`], copy on write, and
@@ -22,22 +24,23 @@
 //! * nothing written since the last flush: the tree of the last flush;
 //! * inserts, updates and deletes that changed leaves in place: the new entries, with a stale
 //!   entry count;
-//! * a merge, borrow or root collapse since the last flush: each is ordered so that an
+//! * a split, merge, borrow or root collapse since the last flush: each writes the node that
+//!   receives entries first, then the parent, then the node that gives them (a split's new
+//!   right half receives, its left half gives; see [`super::merge`] for the others). An
 //!   interrupted one leaves nodes whose keys lie outside the range their parent gives them,
-//!   which every read checks, and never drops an entry silently (receiver, parent, giver: see
-//!   [`super::merge`]). Reads answer as before or after the operation, or fail with
-//!   [`Error::Corrupt`] naming the block (at open, when the node is resident). Blocks freed
-//!   since the last flush are not on the persisted free list: they leak until a rebuild;
-//! * a split since the last flush: the new right node, then the trimmed left node, then the
-//!   parent are written, so a split cut off before its parent's write leaves the moved entries
-//!   reachable only along the sibling chain (lookups miss them, scans see them). Nodes a split
-//!   appended past the old header's block count are [`Error::Corrupt`] when a read reaches them;
-//!   a block the last flush listed as free and a split reused since is reachable from the root,
-//!   and opening refuses the file with [`Error::Corrupt`] naming the block.
+//!   which every read checks, while the moved entries are still where the parent routes to:
+//!   reads answer as before or after the operation, or fail with [`Error::Corrupt`] naming the
+//!   block (at open, when the node is resident), and no entry is lost silently. A root split
+//!   flushes between the new root and the left halves, since the old header names the old
+//!   root: one header write and two syncs per level the tree grows. Nodes a split appended
+//!   past the old header's block count are [`Error::Corrupt`] when a read reaches them; a block
+//!   the last flush listed as free and a split reused since is reachable from the root, and
+//!   opening refuses the file with [`Error::Corrupt`] naming the block. Blocks freed since the
+//!   last flush are not on the persisted free list: they leak until a rebuild.
 //!
 //! A torn block write is a checksum error. `crates/lidx/tests/disk_btree_merge.rs` kills the
-//! device at a random write of a run of merging deletes and checks these claims; call `flush`
-//! after a batch of updates whose durability matters.
+//! device at random writes of a run of merging deletes and of a run of splitting inserts and
+//! checks these claims; call `flush` after a batch of updates whose durability matters.
 
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, IoClass};
@@ -48,6 +51,10 @@ use super::merge::Entries;
 use super::node::{encode_inner, encode_leaf, leaf_insert, leaf_payload_mut, NodeLayout};
 use super::resident::ResidentNode;
 use super::tree::{DiskBTree, Step};
+
+/// The left half of a split (its block, encoded, and its class), written after the parent that
+/// names the right half.
+type Trimmed = (u64, AlignedBuf, IoClass);
 
 impl<K: Key> DiskBTree<K> {
     pub(super) fn check_writable(&self, op: &'static str) -> Result<()> {
@@ -76,11 +83,25 @@ impl<K: Key> DiskBTree<K> {
         })
     }
 
-    pub(super) fn write_resident(&self, idx: usize, buf: &mut AlignedBuf) -> Result<()> {
+    /// Encodes resident node `idx` into `buf`; returns its block.
+    fn encode_resident(&self, idx: usize, buf: &mut AlignedBuf) -> u64 {
         let node = &self.levels.nodes[idx];
         let children = (0..node.children.len()).map(|i| self.levels.child_block(idx, i));
         encode_inner(buf, &self.layout, node.level, &node.keys, children);
-        self.write_block(node.block, buf, IoClass::Inner)
+        node.block
+    }
+
+    pub(super) fn write_resident(&self, idx: usize, buf: &mut AlignedBuf) -> Result<()> {
+        let block = self.encode_resident(idx, buf);
+        self.write_block(block, buf, IoClass::Inner)
+    }
+
+    /// Writes the left halves of a split, top-down, once the parents name the right halves.
+    fn write_trimmed(&self, trimmed: Vec<Trimmed>) -> Result<()> {
+        for (block, mut buf, class) in trimmed.into_iter().rev() {
+            self.write_block(block, &mut buf, class)?;
+        }
+        Ok(())
     }
 
     /// Inserts `key` with `payload` (exactly [`crate::disk::DiskIndex::payload_size`] bytes).
@@ -120,9 +141,9 @@ impl<K: Key> DiskBTree<K> {
                 Ok(false)
             }
             Err(pos) => {
-                self.split_leaf(block, &mut buf, pos, key, payload, sibling, path)?;
                 self.header.entries += 1;
                 self.dirty = true;
+                self.split_leaf(block, &mut buf, pos, key, payload, sibling, path)?;
                 Ok(false)
             }
         }
@@ -161,25 +182,28 @@ impl<K: Key> DiskBTree<K> {
             sibling,
         );
         self.write_block(right_block, &mut right, IoClass::Leaf)?;
+        let mut trimmed = self.block_buf();
         encode_leaf(
-            buf,
+            &mut trimmed,
             &layout,
             &keys[..left],
             &payloads[..left * ps],
             Some(right_block),
         );
-        self.write_block(block, buf, IoClass::Leaf)?;
-        self.insert_separator(path, keys[left], right_block, buf)
+        let trimmed = vec![(block, trimmed, IoClass::Leaf)];
+        self.insert_separator(path, keys[left], right_block, buf, trimmed)
     }
 
     /// Adds child `right_block` with separator `sep` to the parent at the end of `path`,
-    /// splitting parents up to the root as needed.
+    /// splitting parents up to the root as needed; `trimmed` holds the left halves split so
+    /// far, written after the parent that names their right halves (module docs).
     fn insert_separator(
         &mut self,
         mut path: Vec<Step<K>>,
         mut sep: K,
         mut right_block: u64,
         buf: &mut AlignedBuf,
+        mut trimmed: Vec<Trimmed>,
     ) -> Result<()> {
         let cap = self.layout.inner_cap;
         // Arena index of the new right node when its level is resident.
@@ -192,7 +216,8 @@ impl<K: Key> DiskBTree<K> {
                     n.keys.insert(pos, sep);
                     n.children.insert(pos + 1, child);
                     if n.children.len() <= cap {
-                        return self.write_resident(node, buf);
+                        self.write_resident(node, buf)?;
+                        return self.write_trimmed(trimmed);
                     }
                     let half = n.children.len() / 2;
                     let children = n.children.split_off(half);
@@ -210,7 +235,8 @@ impl<K: Key> DiskBTree<K> {
                     });
                     let new_idx = self.levels.nodes.len() - 1;
                     self.write_resident(new_idx, buf)?;
-                    self.write_resident(node, buf)?;
+                    let mut left = self.block_buf();
+                    trimmed.push((self.encode_resident(node, &mut left), left, IoClass::Inner));
                     (sep, right_block, right_idx) = (up, new_block, Some(new_idx));
                 }
                 Step::Disk {
@@ -222,7 +248,8 @@ impl<K: Key> DiskBTree<K> {
                     n.children.insert(pos + 1, right_block);
                     if n.children.len() <= cap {
                         encode_inner(buf, &self.layout, n.level, &n.keys, n.children.into_iter());
-                        return self.write_block(block, buf, IoClass::Inner);
+                        self.write_block(block, buf, IoClass::Inner)?;
+                        return self.write_trimmed(trimmed);
                     }
                     let half = n.children.len() / 2;
                     let children = n.children.split_off(half);
@@ -233,13 +260,25 @@ impl<K: Key> DiskBTree<K> {
                     self.header.inners += 1;
                     encode_inner(buf, &self.layout, n.level, &keys, children.into_iter());
                     self.write_block(new_block, buf, IoClass::Inner)?;
-                    encode_inner(buf, &self.layout, n.level, &n.keys, n.children.into_iter());
-                    self.write_block(block, buf, IoClass::Inner)?;
+                    let mut left = self.block_buf();
+                    encode_inner(
+                        &mut left,
+                        &self.layout,
+                        n.level,
+                        &n.keys,
+                        n.children.into_iter(),
+                    );
+                    trimmed.push((block, left, IoClass::Inner));
                     (sep, right_block, right_idx) = (up, new_block, None);
                 }
             }
         }
-        self.grow(sep, right_block, right_idx, buf)
+        self.grow(sep, right_block, right_idx, buf)?;
+        // The header must name the new root before the old one, now its left child, loses
+        // the right half: a crash after it and before the flush would leave the old header
+        // naming a trimmed root.
+        self.flush()?;
+        self.write_trimmed(trimmed)
     }
 
     /// The root split: a new root above it with two children; the tree grows one level.
