@@ -3,8 +3,8 @@
 //! Paper 003 §6.3 measures storage after writes and does not reuse invalid space; its footnote
 //! says reusing it needs bookkeeping of free space and costs extra work. A B+-tree's nodes are
 //! all one block, so the bookkeeping is one block id per free block: a merge or a root collapse
-//! gives its block here ([`FreeList::give`]), a split takes the lowest free block before it
-//! appends to the file ([`FreeList::take`]), so the file stops growing while deletes make room.
+//! gives its block here, a split takes the lowest free block before it appends to the file,
+//! so the file stops growing while deletes make room.
 //! Taking and giving cost no I/O: the list lives in memory between flushes.
 //!
 //! [`super::DiskBTree::flush`] persists it as a chain of *free-list blocks* made of free blocks

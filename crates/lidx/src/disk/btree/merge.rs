@@ -36,7 +36,7 @@
 //! receiving node, the parent and, for a borrow, the sibling (2 or 3 blocks) per level it
 //! reaches; a root collapse rewrites the old root once (with its one child) before it frees
 //! it. Resident nodes are changed in memory and written through like every other change
-//! ([`super::resident`]); a root collapse that takes a resident level away under
+//! (`resident.rs`); a root collapse that takes a resident level away under
 //! [`super::Resident::TopLevels`] reads the levels again, one request per node.
 //!
 //! **Write order** (the tree has no log, see [`super::update`]): the node that receives
