@@ -1,31 +1,23 @@
 //! The disk B+-tree's deletes that merge, its free list and its storage size (issue 16): op
-//! sequences against `BTreeMap` with the tree's invariants checked after every step, blocks
-//! reused after deletes, a damaged free list, and crashes in the middle of merges.
+//! sequences against `BTreeMap` with the tree's invariants checked after every step, the
+//! blocks a delete reads and writes, blocks reused after deletes, and crashes in the middle of
+//! merges and splits. (A damaged free list: `disk_btree_corrupt.rs`.)
+
+mod disk_btree_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::DiskIndex;
-use lidx::io::{DeviceKind, FaultPlan, IoClass, SimProfile, Storage, WriteFault};
+use lidx::io::{FaultPlan, IoClass, Storage, WriteFault};
 use lidx::Error;
 use proptest::prelude::*;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-const MODES: [Resident; 4] = [
-    Resident::None,
-    Resident::AllInner,
-    Resident::TopLevels(1),
-    Resident::TopLevels(2),
-];
-
-/// 512-byte blocks: 30 entries a leaf, 31 children an inner node (u64 keys, 8-byte payloads),
-/// so a few hundred keys make a tree of three or four levels that splits and merges all the time.
-fn small_storage() -> Storage {
-    Storage::in_memory(SimProfile::named("ram").unwrap(), 512).unwrap()
-}
+use disk_btree_common::{small_storage, MODES};
 
 fn params(fill_factor: f64, resident: Resident) -> DiskBTreeParams {
     DiskBTreeParams {
@@ -39,10 +31,33 @@ fn payload(key: u64, version: u64) -> [u8; 8] {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ version).to_le_bytes()
 }
 
+/// [`payload`] repeated to `size` bytes.
+fn wide(key: u64, version: u64, size: usize) -> Vec<u8> {
+    payload(key, version)
+        .iter()
+        .cycle()
+        .take(size)
+        .copied()
+        .collect()
+}
+
+/// A tree of `keys` in `storage`, payloads [`wide`] version 0.
+fn build(storage: &Storage, name: &str, keys: &[u64], params: DiskBTreeParams) -> DiskBTree<u64> {
+    let size = params.payload_size;
+    DiskBTree::build(
+        storage,
+        name,
+        keys,
+        |_, k, out| out.copy_from_slice(&wide(*k, 0, size)),
+        params,
+    )
+    .unwrap()
+}
+
 /// The tree's invariants (every node but the root at least the minimum fill, separators and
 /// key ranges, the sibling chain, counts, the free list disjoint from the tree, resident nodes
 /// equal to their blocks) and its storage figures.
-fn check_invariants(tree: &DiskBTree<u64>, model: &BTreeMap<u64, [u8; 8]>, step: usize) {
+fn check_invariants(tree: &DiskBTree<u64>, model: &BTreeMap<u64, Vec<u8>>, step: usize) {
     let check = tree.check().unwrap_or_else(|e| panic!("step {step}: {e}"));
     assert_eq!(
         check.under_min, 0,
@@ -104,26 +119,24 @@ proptest! {
         initial in proptest::collection::btree_set(0u64..1500, 0..600),
         ops in proptest::collection::vec(op(), 1..160),
         fill in prop_oneof![Just(1.0f64), Just(0.5)],
+        size in prop_oneof![Just(8usize), Just(40)],
         mode in 0usize..4,
     ) {
         let storage = small_storage();
         let keys: Vec<u64> = initial.iter().copied().collect();
-        let mut model: BTreeMap<u64, [u8; 8]> = keys.iter().map(|&k| (k, payload(k, 0))).collect();
-        let mut tree = DiskBTree::build(
-            &storage,
-            "t",
-            &keys,
-            |_, k, out| out.copy_from_slice(&payload(*k, 0)),
-            params(fill, MODES[mode]),
-        )
-        .unwrap();
+        let mut model: BTreeMap<u64, Vec<u8>> =
+            keys.iter().map(|&k| (k, wide(k, 0, size))).collect();
+        let mut tree = build(&storage, "t", &keys, DiskBTreeParams {
+            payload_size: size,
+            ..params(fill, MODES[mode])
+        });
         check_invariants(&tree, &model, 0);
-        let mut buf = [0u8; 8];
+        let mut buf = vec![0u8; size];
         for (step, op) in ops.iter().enumerate() {
             match *op {
                 Op::Insert(k, v) => {
-                    let replaced = tree.insert(k, &payload(k, v)).unwrap();
-                    prop_assert_eq!(replaced, model.insert(k, payload(k, v)).is_some());
+                    let replaced = tree.insert(k, &wide(k, v, size)).unwrap();
+                    prop_assert_eq!(replaced, model.insert(k, wide(k, v, size)).is_some());
                 }
                 Op::Delete(k) => {
                     prop_assert_eq!(tree.delete(&k).unwrap(), model.remove(&k).is_some());
@@ -135,20 +148,19 @@ proptest! {
                 }
                 Op::Get(k) => {
                     let found = tree.get(&k, &mut buf).unwrap();
-                    prop_assert_eq!(found.then_some(buf), model.get(&k).copied());
+                    prop_assert_eq!(found.then_some(&buf), model.get(&k));
                 }
                 Op::LowerBound(k) => {
                     let found = tree.lower_bound(&k, &mut buf).unwrap();
-                    let want = model.range(k..).next().map(|(k, p)| (*k, *p));
-                    prop_assert_eq!(found.map(|f| (f, buf)), want);
+                    let want = model.range(k..).next().map(|(k, p)| (*k, p));
+                    prop_assert_eq!(found.map(|f| (f, &buf)), want);
                 }
                 Op::Scan(k, n) => {
                     let (mut keys, mut payloads) = (Vec::new(), Vec::new());
                     tree.scan(&k, n, &mut keys, &mut payloads).unwrap();
-                    let want: Vec<(u64, [u8; 8])> =
-                        model.range(k..).take(n).map(|(k, p)| (*k, *p)).collect();
-                    prop_assert_eq!(keys, want.iter().map(|w| w.0).collect::<Vec<_>>());
-                    prop_assert_eq!(payloads, want.iter().flat_map(|w| w.1).collect::<Vec<_>>());
+                    let want: Vec<(&u64, &Vec<u8>)> = model.range(k..).take(n).collect();
+                    prop_assert_eq!(keys, want.iter().map(|w| *w.0).collect::<Vec<_>>());
+                    prop_assert_eq!(payloads, want.iter().flat_map(|w| w.1.clone()).collect::<Vec<_>>());
                 }
                 Op::Flush => tree.flush().unwrap(),
                 Op::Reopen(m) => {
@@ -228,14 +240,7 @@ fn delete_all_then_reinsert_reuses_the_blocks() {
 fn blocks_a_delete_reads_and_writes() {
     let storage = small_storage();
     let keys: Vec<u64> = (0..3000u64).collect();
-    let mut tree = DiskBTree::build(
-        &storage,
-        "b",
-        &keys,
-        |_, k, out| out.copy_from_slice(&payload(*k, 0)),
-        params(1.0, Resident::AllInner),
-    )
-    .unwrap();
+    let mut tree = build(&storage, "b", &keys, params(1.0, Resident::AllInner));
     // Leaves of 30: the first 23 deletes of a leaf keep it at 7 or more (the minimum, 30 / 4).
     for k in 0..23u64 {
         let before = storage.stats();
@@ -267,115 +272,6 @@ fn blocks_a_delete_reads_and_writes() {
     assert_eq!(tree.check().unwrap().under_min, 0);
 }
 
-struct FileTree {
-    _dir: tempfile::TempDir,
-    storage: Storage,
-    path: std::path::PathBuf,
-}
-
-const BS: usize = 4096;
-
-/// A tree in a real file with a free list: 60 000 keys, all but every 50th deleted, flushed.
-fn file_tree_with_free_blocks() -> FileTree {
-    let dir = tempfile::tempdir().unwrap();
-    let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, BS).unwrap();
-    let keys: Vec<u64> = (0..60_000u64).collect();
-    let mut tree = DiskBTree::build(
-        &storage,
-        "f",
-        &keys,
-        |_, k, out| out.copy_from_slice(&payload(*k, 0)),
-        DiskBTreeParams::default(),
-    )
-    .unwrap();
-    for k in keys.iter().filter(|k| *k % 50 != 0) {
-        tree.delete(k).unwrap();
-    }
-    tree.flush().unwrap();
-    assert!(tree.storage_bytes().free > 0);
-    drop(tree);
-    let path = dir.path().join("f");
-    FileTree {
-        _dir: dir,
-        storage,
-        path,
-    }
-}
-
-impl FileTree {
-    fn header(&self) -> Vec<u8> {
-        std::fs::read(&self.path).unwrap()[..BS].to_vec()
-    }
-
-    fn free_head(&self) -> u64 {
-        u64::from_le_bytes(self.header()[104..112].try_into().unwrap())
-    }
-
-    fn open(&self) -> lidx::Result<DiskBTree<u64>> {
-        DiskBTree::open(&self.storage, "f", Resident::None, false)
-    }
-
-    /// Changes the usable bytes of `block` and writes it back with a valid checksum.
-    fn rewrite(&self, block: u64, change: impl FnOnce(&mut [u8])) {
-        let device = self.storage.open("f", true).unwrap();
-        let mut buf = lidx::io::AlignedBuf::zeroed(BS);
-        device
-            .read_blocks(block, &mut buf, IoClass::Header)
-            .unwrap();
-        change(&mut buf[..BS - 4]);
-        device
-            .write_blocks(block, &mut buf, IoClass::Header)
-            .unwrap();
-        device.sync().unwrap();
-    }
-}
-
-/// A flipped byte in a free-list block is a checksum error naming the file and the block; a
-/// free-list block changed under a valid checksum so that it lists a block of the tree, or
-/// damaged in its own fields, is `Corrupt` naming the file and the block.
-#[test]
-fn a_damaged_free_list_is_a_typed_error() {
-    let f = file_tree_with_free_blocks();
-    let tree = f.open().unwrap();
-    assert_eq!(tree.verify().unwrap(), 1200);
-    drop(tree);
-    let head = f.free_head();
-    assert_ne!(head, u64::MAX);
-
-    let mut bytes = std::fs::read(&f.path).unwrap();
-    bytes[head as usize * BS + 40] ^= 0x08;
-    std::fs::write(&f.path, &bytes).unwrap();
-    match f.open() {
-        Err(Error::ChecksumMismatch { file, block, .. }) => {
-            assert_eq!(block, head);
-            assert!(file.ends_with('f'), "{file}");
-        }
-        other => panic!("expected a checksum error in block {head}, got {other:?}"),
-    }
-
-    let f = file_tree_with_free_blocks();
-    let head = f.free_head();
-    // Block 1 is the first leaf: never freed, reachable from the root.
-    f.rewrite(head, |b| b[16..24].copy_from_slice(&1u64.to_le_bytes()));
-    match f.open() {
-        Err(Error::Corrupt { file, block, what }) => {
-            assert_eq!(block, Some(1), "{what}");
-            assert!(what.contains("free list and reachable"), "{what}");
-            assert!(file.ends_with('f'), "{file}");
-        }
-        other => panic!("expected Corrupt naming block 1, got {other:?}"),
-    }
-
-    let f = file_tree_with_free_blocks();
-    let head = f.free_head();
-    f.rewrite(head, |b| b[0] = 1);
-    assert!(matches!(f.open(), Err(Error::Corrupt { block: Some(b), .. }) if b == head));
-    let f = file_tree_with_free_blocks();
-    let head = f.free_head();
-    f.rewrite(head, |b| b[8..16].copy_from_slice(&head.to_le_bytes()));
-    assert!(matches!(f.open(), Err(Error::Corrupt { block: Some(b), .. }) if b == head));
-}
-
 /// One run of a crash test: which keys the bulk load holds, which of them deletes then remove
 /// before a flush (making free blocks), which keys the operations touch, and the operation (a
 /// delete, or an insert of a key with payload version 1).
@@ -388,14 +284,7 @@ struct CrashRun {
 
 impl CrashRun {
     fn build(&self, storage: &Storage, mode: Resident) -> DiskBTree<u64> {
-        let mut tree = DiskBTree::build(
-            storage,
-            "c",
-            &self.loaded,
-            |_, k, out| out.copy_from_slice(&payload(*k, 0)),
-            params(1.0, mode),
-        )
-        .unwrap();
+        let mut tree = build(storage, "c", &self.loaded, params(1.0, mode));
         self.removed
             .iter()
             .for_each(|k| assert!(tree.delete(k).unwrap()));

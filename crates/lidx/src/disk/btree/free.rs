@@ -271,18 +271,16 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(block_err(&vec![0u8; 508]), Some(7));
-        let mut bad = buf.clone();
-        bad[16] = 12;
-        assert_eq!(block_err(&bad), Some(7), "id past the tree");
-        let mut bad = buf.clone();
-        bad[8] = 7;
-        assert_eq!(block_err(&bad), Some(7), "a link to itself");
-        let mut bad = buf.clone();
-        bad[24] = 1;
-        assert_eq!(block_err(&bad), Some(7), "ids out of order");
-        let mut bad = buf.clone();
-        bad[4] = 200;
-        assert_eq!(block_err(&bad), Some(7), "count past the capacity");
+        for (at, value, what) in [
+            (16, 12, "id past the tree"),
+            (8, 7, "a link to itself"),
+            (24, 1, "ids out of order"),
+            (4, 200, "count past the capacity"),
+        ] {
+            let mut bad = buf.clone();
+            bad[at] = value;
+            assert_eq!(block_err(&bad), Some(7), "{what}");
+        }
     }
 
     #[test]
