@@ -1,8 +1,11 @@
-//! Fuzzes the disk B+-tree node decoder: the first bytes choose the layout (block size, key
-//! type, payload size) and the file's block count, the rest is the node. Any input either
-//! decodes to a node that can be read in full (every key and payload in bounds, keys strictly
-//! ascending, ids inside the file, searches answer) or gives a typed error; never a panic.
+//! Fuzzes the disk B+-tree node decoder and its free-list block decoder (a block the free list
+//! names is read with the latter): the first bytes choose the layout (block size, key type,
+//! payload size) and the file's block count, the rest is the block. Any input either decodes to
+//! a node that can be read in full (every key and payload in bounds, keys strictly ascending,
+//! ids inside the file, searches answer), or to a free-list block whose ids are ascending blocks
+//! of the file that re-encodes to the same bytes, or gives a typed error; never a panic.
 
+use lidx::disk::btree::free::{decode_free_block, encode_free_block, FreeLayout};
 use lidx::disk::btree::node::{child_index, decode_node, Node, NodeLayout};
 use lidx::{Key, Str16};
 
@@ -30,6 +33,27 @@ fn check_node<K: Key>(bytes: &[u8], layout: &NodeLayout, blocks: u64) {
     }
 }
 
+fn check_free(bytes: &[u8], blocks: u64) {
+    let layout = FreeLayout {
+        usable: bytes.len(),
+    };
+    match decode_free_block(bytes, &layout, 1, blocks, "fuzz") {
+        Ok(free) => {
+            assert!(free.ids.len() <= layout.ids_per_block());
+            assert!(free.ids.windows(2).all(|w| w[0] < w[1]));
+            assert!(free.ids.iter().all(|&id| id >= 2 && id < blocks));
+            assert!(free.next.is_none_or(|n| n >= 2 && n < blocks));
+            let mut again = vec![0u8; bytes.len()];
+            encode_free_block(&mut again, &layout, &free.ids, free.next);
+            assert_eq!(
+                decode_free_block(&again, &layout, 1, blocks, "fuzz").unwrap(),
+                free
+            );
+        }
+        Err(e) => assert!(!e.to_string().is_empty()),
+    }
+}
+
 pub fn check(data: &[u8]) {
     if data.len() < 4 {
         return;
@@ -41,6 +65,7 @@ pub fn check(data: &[u8]) {
     let mut bytes = vec![0u8; usable];
     let n = node.len().min(usable);
     bytes[..n].copy_from_slice(&node[..n]);
+    check_free(&bytes, blocks);
     match data[3] % 3 {
         0 => {
             if let Some(layout) = NodeLayout::new(usable, 8, payload_size) {

@@ -54,6 +54,9 @@ fn block_counts_are_exact_and_answers_checked() {
             (1.0, 0.0, 1.0)
         );
         assert_eq!(r.threads, threads as u64);
+        // Storage after the runs: a bulk-loaded tree uses every block of its file.
+        assert_eq!(r.used_bytes, Some(r.disk_bytes));
+        assert_eq!(r.free_bytes, Some(0));
         let tree = open("btree.fill=100.lidx", Resident::None);
         let r = bench
             .run_index("btree", tree.as_ref(), &storage, 0.0, &mut Silent)

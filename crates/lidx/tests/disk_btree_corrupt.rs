@@ -1,6 +1,7 @@
 //! A disk B+-tree file damaged on disk gives a typed error, never a panic or a wrong answer:
 //! the header (magic, version, inconsistent fields, a flipped byte), a node (count past the
-//! capacity, a child beyond the file, keys out of order, a sibling cycle, a flipped byte) and a
+//! capacity, a child beyond the file, keys out of order, a sibling cycle, a flipped byte), a
+//! free-list block (a flipped byte, a reachable block listed as free, bad fields) and a
 //! truncated file. Content damage is written back with a valid checksum so that the tree's own
 //! checks, not the device's, must catch it.
 
@@ -84,6 +85,19 @@ impl Fixture {
 
     fn get(&self, resident: Resident, key: u64) -> lidx::Result<bool> {
         self.open(resident)?.get(&key, &mut [0u8; 8])
+    }
+
+    /// Deletes the keys of four leaves (their merges free blocks), flushes, and returns the
+    /// first block of the free list's chain.
+    fn free_some_blocks(&self) -> u64 {
+        let mut tree =
+            DiskBTree::<u64>::open(&self.storage, "bt", Resident::AllInner, true).unwrap();
+        for k in &self.keys[1000..2016] {
+            tree.delete(k).unwrap();
+        }
+        tree.flush().unwrap();
+        assert!(tree.storage_bytes().free > 0);
+        u64::from_le_bytes(self.read(0)[104..112].try_into().unwrap())
     }
 }
 
@@ -282,6 +296,51 @@ fn flipped_byte_in_a_leaf() {
         Err(Error::ChecksumMismatch { block: 11, .. })
     ));
     assert!(tree.get(&f.first_key(12), &mut [0u8; 8]).unwrap());
+}
+
+/// Issue 16: a flipped byte in a free-list block is a checksum error naming the file and the
+/// block; a free-list block changed under a valid checksum so that it lists a block of the
+/// tree, or damaged in its own fields, is `Corrupt` naming the file and the block.
+#[test]
+fn damaged_free_list() {
+    let f = fixture();
+    let head = f.free_some_blocks();
+    assert_eq!(
+        f.open(Resident::None).unwrap().verify().unwrap(),
+        70_000 - 1016
+    );
+    flip_raw(&f.path(), head as usize * BS + 40);
+    match f.open(Resident::None) {
+        Err(Error::ChecksumMismatch { file, block, .. }) => {
+            assert_eq!(block, head);
+            assert!(file.ends_with("bt"), "{file}");
+        }
+        other => panic!("expected a checksum error in block {head}, got {other:?}"),
+    }
+
+    let f = fixture();
+    let head = f.free_some_blocks();
+    // Block 1 is the first leaf: never freed, reachable from the root.
+    f.rewrite(head, |b| b[16..24].copy_from_slice(&1u64.to_le_bytes()));
+    for mode in [Resident::None, Resident::AllInner] {
+        match f.open(mode) {
+            Err(Error::Corrupt { file, block, what }) => {
+                assert_eq!(block, Some(1), "{what}");
+                assert!(what.contains("free list and reachable"), "{what}");
+                assert!(file.ends_with("bt"), "{file}");
+            }
+            other => panic!("expected Corrupt naming block 1, got {other:?}"),
+        }
+    }
+
+    let f = fixture();
+    let head = f.free_some_blocks();
+    f.rewrite(head, |b| b[0] = 1);
+    assert_corrupt(f.open(Resident::None).map(|_| ()), head);
+    let f = fixture();
+    let head = f.free_some_blocks();
+    f.rewrite(head, |b| b[8..16].copy_from_slice(&head.to_le_bytes()));
+    assert_corrupt(f.open(Resident::None).map(|_| ()), head);
 }
 
 /// Issue 13: the disk B+-tree's write path on a device that fails. It has no log, so what

@@ -29,8 +29,16 @@ pub struct DiskRecord {
     pub cache_blocks: u64,
     /// Bytes the index keeps in memory (models, resident nodes), cache excluded.
     pub memory_bytes: u64,
-    /// Bytes of its files.
+    /// Bytes of its files (allocated), after the workload.
     pub disk_bytes: u64,
+    /// Bytes of the blocks that hold the index after the workload (paper 003 §6.3, Figure 10:
+    /// storage after writes), when the index reports it.
+    #[serde(default)]
+    pub used_bytes: Option<u64>,
+    /// Bytes of blocks the index freed and reuses before its files grow, after the workload,
+    /// when the index reports it.
+    #[serde(default)]
+    pub free_bytes: Option<u64>,
     /// Build wall time in seconds (0 when reopened).
     pub build_s: f64,
     /// Blocks read per operation from the device (cache misses only).
@@ -80,6 +88,7 @@ pub fn table(records: &[DiskRecord]) -> String {
         "index",
         "memory",
         "disk",
+        "free",
         "blocks/op",
         "inner",
         "leaf",
@@ -98,6 +107,7 @@ pub fn table(records: &[DiskRecord]) -> String {
             r.index.clone(),
             human_bytes(r.memory_bytes),
             human_bytes(r.disk_bytes),
+            r.free_bytes.map_or("-".to_string(), human_bytes),
             format!("{:.3}", r.blocks_per_op),
             format!("{:.3}", r.inner_blocks_per_op),
             format!("{:.3}", r.leaf_blocks_per_op),

@@ -16,6 +16,10 @@
 //!   busy machine excluded) plus its modeled device time, so modeled figures repeat on a noisy
 //!   machine and with more threads than cores.
 //!
+//! Storage comes from the index after the runs ([`lidx::disk::DiskIndex::storage_bytes`]:
+//! allocated, used and free bytes), so a workload that writes reports what its writes left
+//! (paper 003 §6.3, Figure 10).
+//!
 //! Block counts come from the devices: the storage's [`IoStats`] before and after each run,
 //! divided by the operations, split by [`IoClass`] into inner and leaf blocks as paper 003
 //! Table 4 does. Throughput is operations over elapsed time: wall time on real devices; on
@@ -96,14 +100,20 @@ impl<'a> DiskBench<'a> {
     ) -> Result<DiskRecord> {
         let facts = (index.len(), index.memory_bytes(), index.disk_bytes());
         let measured = Measured::new(&self.dataset.name, label, facts, build_s);
-        measure(
+        let mut record = measure(
             &measured,
             &self.config,
             &self.queries,
             storage,
             progress,
             |part| self.run_part(label, index, part),
-        )
+        )?;
+        // After the runs: what the workload's writes (if any) left in the files.
+        let after = index.storage_bytes();
+        record.disk_bytes = after.allocated;
+        record.used_bytes = Some(after.used);
+        record.free_bytes = Some(after.free);
+        Ok(record)
     }
 
     /// Runs `part` of the queries on this thread, checking each answer.
@@ -277,6 +287,8 @@ pub(crate) fn measure<Q: Sync>(
         cache_blocks: storage.cache_blocks() as u64,
         memory_bytes: measured.memory_bytes as u64,
         disk_bytes: measured.disk_bytes,
+        used_bytes: None,
+        free_bytes: None,
         build_s: measured.build_s,
         blocks_per_op: per_op(io_total.read_blocks),
         inner_blocks_per_op: per_op(io_total.blocks_read(IoClass::Inner)),

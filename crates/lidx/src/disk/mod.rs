@@ -29,6 +29,19 @@ use crate::key::Key;
 /// Payload size when none is given: 8 bytes, as in paper 002 §3 and paper 003 §6.
 pub const DEFAULT_PAYLOAD_SIZE: usize = 8;
 
+/// An index's files by use: what paper 003 §6.3 (Figure 10) reports after the write
+/// workloads. `allocated >= used + free`; the rest (if any) are blocks past what the index
+/// records, such as those a crash left after its last flush.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StorageBytes {
+    /// Bytes of the files, as the file system holds them.
+    pub allocated: u64,
+    /// Bytes of the blocks that hold the index: headers, nodes, data.
+    pub used: u64,
+    /// Bytes of blocks the index freed and reuses before its files grow.
+    pub free: u64,
+}
+
 /// What every on-disk index answers.
 pub trait DiskIndex<K: Key>: Send + Sync {
     /// Number of entries.
@@ -62,6 +75,17 @@ pub trait DiskIndex<K: Key>: Send + Sync {
 
     /// Bytes of the index's files on disk.
     fn disk_bytes(&self) -> u64;
+
+    /// The files' bytes by use after the writes so far (paper 003 §6.3). An index that never
+    /// frees space uses all it allocated, the default.
+    fn storage_bytes(&self) -> StorageBytes {
+        let bytes = self.disk_bytes();
+        StorageBytes {
+            allocated: bytes,
+            used: bytes,
+            free: 0,
+        }
+    }
 
     /// A short description for reports: structure and parameters.
     fn describe(&self) -> String;

@@ -18,8 +18,11 @@ use crate::error::{Error, Result};
 use crate::io::{IoClass, Storage, BLOCK_TRAILER};
 use crate::key::{check_strictly_sorted, Key};
 
+use super::free::FreeList;
 use super::header::Header;
-use super::node::{encode_inner, leaf_payload_mut, write_leaf_header, write_leaf_key, NodeLayout};
+use super::node::{
+    encode_inner, leaf_payload_mut, write_leaf_header, write_leaf_key, NodeLayout, NO_BLOCK,
+};
 use super::params::DiskBTreeParams;
 use super::resident::{ResidentLevels, ResidentNode};
 use super::tree::DiskBTree;
@@ -141,15 +144,14 @@ impl<K: Key> DiskBTree<K> {
             inners,
             blocks: 1 + leaves as u64 + inners,
             fill_factor: params.fill_factor,
+            free_head: NO_BLOCK,
+            free_blocks: 0,
         };
         let levels = if arena.is_empty() {
             ResidentLevels::empty()
         } else {
-            ResidentLevels {
-                root: arena.len() - 1,
-                nodes: arena,
-                lowest,
-            }
+            let root = arena.len() - 1;
+            ResidentLevels::from_arena(arena, root, lowest)
         };
         let mut tree = DiskBTree {
             device,
@@ -157,6 +159,7 @@ impl<K: Key> DiskBTree<K> {
             layout,
             resident: params.resident,
             levels,
+            free: FreeList::default(),
             writable: true,
             dirty: true,
         };

@@ -26,30 +26,36 @@
 //! | 64     | 8    | entries                                                      |
 //! | 72     | 8    | leaf nodes                                                   |
 //! | 80     | 8    | inner nodes                                                  |
-//! | 88     | 8    | blocks in the file: 1 + leaves + inner nodes                 |
+//! | 88     | 8    | blocks in the file: 1 + leaves + inner nodes + free blocks   |
 //! | 96     | 8    | build fill factor, `f64` bits, in `(0, 1]`                   |
+//! | 104    | 8    | first block of the free list's chain, `u64::MAX` = none      |
+//! | 112    | 8    | free blocks (chain blocks included)                          |
 //!
-//! Version 1 had no fill factor; its files are refused ([`Error::UnsupportedVersion`]: rebuild
-//! them).
+//! The free list ([`super::free`]) holds the blocks of nodes that merges removed; splits take
+//! from it before they append to the file. Version 1 had no fill factor, version 2 no free list
+//! (its block count was leaves and inner nodes only); their files are refused
+//! ([`Error::UnsupportedVersion`]: rebuild them).
 //!
 //! [`decode_header`] checks the magic ([`Error::BadMagic`]), the version
 //! ([`Error::UnsupportedVersion`]) and that the fields agree with each other (sizes give a
-//! valid node layout, the block count is the node count plus one, root and first leaf are node
-//! blocks, the height fits the node count, the entries fit the leaves); anything else is
+//! valid node layout, the block count is the node and free block count plus one, root, first
+//! leaf and free list head are blocks of the file, the height fits the node count, the entries
+//! fit the leaves); anything else is
 //! [`Error::Corrupt`] for block 0. The key type is checked by the caller, who knows it.
 
 use crate::error::{Error, Result};
 use crate::key::Key;
 
-use super::node::NodeLayout;
+use super::node::{NodeLayout, NO_BLOCK};
 use super::params::DiskBTreeParams;
 
 /// Magic number of a disk B+-tree file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBPT1");
-/// Format version this build writes and reads (2: the build fill factor is recorded).
-pub const VERSION: u32 = 2;
+/// Format version this build writes and reads (2: the build fill factor is recorded; 3: the
+/// free list).
+pub const VERSION: u32 = 3;
 /// Bytes of the header.
-pub const HEADER_BYTES: usize = 104;
+pub const HEADER_BYTES: usize = 120;
 /// Largest height accepted from a file: a tree of fanout 3 this tall would hold more than
 /// 2^64 entries, so a larger value can only be corruption.
 pub const MAX_HEIGHT: u32 = 48;
@@ -77,10 +83,14 @@ pub struct Header {
     pub leaves: u64,
     /// Inner nodes.
     pub inners: u64,
-    /// Blocks in the file (header included).
+    /// Blocks of the tree (header, nodes and free blocks).
     pub blocks: u64,
     /// Fraction of each node's capacity the bulk load filled, in `(0, 1]`.
     pub fill_factor: f64,
+    /// First block of the free list's chain ([`super::node::NO_BLOCK`] when it is empty).
+    pub free_head: u64,
+    /// Free blocks, the chain's own blocks included.
+    pub free_blocks: u64,
 }
 
 impl Header {
@@ -120,6 +130,8 @@ impl Header {
             (80, self.inners),
             (88, self.blocks),
             (96, self.fill_factor.to_bits()),
+            (104, self.free_head),
+            (112, self.free_blocks),
         ] {
             out[at..at + 8].copy_from_slice(&v.to_le_bytes());
         }
@@ -187,6 +199,8 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         inners: u64_at(bytes, 80),
         blocks: u64_at(bytes, 88),
         fill_factor: f64::from_bits(u64_at(bytes, 96)),
+        free_head: u64_at(bytes, 104),
+        free_blocks: u64_at(bytes, 112),
     };
     if header.params().check().is_err() {
         return Err(corrupt(format!(
@@ -206,11 +220,15 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             header.key_size, header.payload_size, header.block_size
         )));
     };
-    let nodes = header.leaves.checked_add(header.inners);
-    if header.leaves == 0 || nodes.and_then(|n| n.checked_add(1)) != Some(header.blocks) {
+    let accounted = header
+        .leaves
+        .checked_add(header.inners)
+        .and_then(|n| n.checked_add(header.free_blocks))
+        .and_then(|n| n.checked_add(1));
+    if header.leaves == 0 || accounted != Some(header.blocks) {
         return Err(corrupt(format!(
-            "{} blocks do not hold the header, {} leaves and {} inner nodes",
-            header.blocks, header.leaves, header.inners
+            "{} blocks do not hold the header, {} leaves, {} inner nodes and {} free blocks",
+            header.blocks, header.leaves, header.inners, header.free_blocks
         )));
     }
     let node_block = |b: u64| b >= 1 && b < header.blocks;
@@ -218,6 +236,17 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         return Err(corrupt(format!(
             "root {} or first leaf {} is not a node block ({} blocks)",
             header.root, header.first_leaf, header.blocks
+        )));
+    }
+    let free_ok = if header.free_blocks == 0 {
+        header.free_head == NO_BLOCK
+    } else {
+        node_block(header.free_head)
+    };
+    if !free_ok {
+        return Err(corrupt(format!(
+            "free list head {} does not fit {} free blocks in {} blocks",
+            header.free_head, header.free_blocks, header.blocks
         )));
     }
     let height_ok = match header.height {
@@ -256,8 +285,10 @@ mod tests {
             entries: 300,
             leaves: 2,
             inners: 1,
-            blocks: 4,
+            blocks: 6,
             fill_factor: 0.7,
+            free_head: 5,
+            free_blocks: 2,
         }
     }
 
@@ -302,9 +333,21 @@ mod tests {
             decode_header(&bad, "f"),
             Err(Error::Corrupt { block: Some(0), .. })
         ));
-        let mut old = buf.clone();
-        old[8] = 1;
-        crate::error::assert_refused_as_old(decode_header(&old, "f").unwrap_err(), 1, 2);
+        let mut bad = buf.clone();
+        bad[104] = 9;
+        assert!(matches!(
+            decode_header(&bad, "f"),
+            Err(Error::Corrupt { block: Some(0), .. })
+        ));
+        for old_version in [1, 2] {
+            let mut old = buf.clone();
+            old[8] = old_version;
+            crate::error::assert_refused_as_old(
+                decode_header(&old, "f").unwrap_err(),
+                u32::from(old_version),
+                3,
+            );
+        }
         assert!(decode_header(&buf[..40], "f").is_err());
     }
 }

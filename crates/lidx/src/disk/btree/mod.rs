@@ -15,10 +15,17 @@
 //! * Reads: [`DiskBTree`] implements [`crate::disk::DiskIndex`] (`get`, `scan`) and adds
 //!   [`DiskBTree::lower_bound`]. Every read names its [`crate::io::IoClass`] (header, inner,
 //!   leaf), so per-class block counts come from the device, as in paper 003 Table 4.
-//! * Updates: [`DiskBTree::insert`] splits up to the root, [`DiskBTree::delete`] never merges;
-//!   [`DiskBTree::flush`] makes them durable. What survives a crash is in [`update`]'s docs.
-//! * Bad files: wrong magic, version or key type, truncation, checksum failures and nodes that
-//!   break the tree's invariants are typed errors ([`crate::Error`]); nothing panics or loops.
+//! * Updates: [`DiskBTree::insert`] splits up to the root, [`DiskBTree::delete`] borrows from
+//!   or merges with a sibling when a node falls under a quarter full, up to the root, which
+//!   collapses when it is left with one child ([`merge`]); merged-away blocks go to a free list
+//!   that splits take from before the file grows ([`free`]), and
+//!   [`DiskBTree::storage_bytes`] reports the file's allocated, used and free bytes (paper 003
+//!   §6.3). [`DiskBTree::flush`] makes updates durable. What survives a crash is in
+//!   [`update`]'s docs.
+//! * Bad files: wrong magic, version or key type, truncation, checksum failures, nodes that
+//!   break the tree's invariants and a free list that is damaged or names a block of the tree
+//!   are typed errors ([`crate::Error`]); nothing panics or loops. [`DiskBTree::verify`]
+//!   checks the whole tree ([`check`]).
 //!
 //! Differences from the paper: paper 003 keeps its in-memory inner nodes in an STX B+-tree
 //! separate from the disk tree; ours are the disk tree's own top levels decoded into compact
@@ -26,7 +33,13 @@
 
 mod build;
 #[doc(hidden)]
+pub mod check;
+#[doc(hidden)]
+pub mod free;
+#[doc(hidden)]
 pub mod header;
+#[doc(hidden)]
+pub mod merge;
 #[doc(hidden)]
 pub mod node;
 mod params;
@@ -35,6 +48,10 @@ mod tree;
 #[doc(hidden)]
 pub mod update;
 
+#[doc(hidden)]
+pub use check::TreeCheck;
+#[doc(hidden)]
+pub use free::decode_free_block;
 #[doc(hidden)]
 pub use header::decode_header;
 #[doc(hidden)]

@@ -8,7 +8,9 @@
 //! ids otherwise; a descent walks the arena without I/O and reads from disk only below it.
 //!
 //! Updates write through: a resident node that changes is rewritten to its block as well, so
-//! the file always holds the whole tree and reopening with any [`super::Resident`] works.
+//! the file always holds the whole tree and reopening with any [`super::Resident`] works. A
+//! merge that removes a resident node leaves it dead in the arena until the delete ends, so the
+//! arena indexes on its path stay valid; then [`ResidentLevels::compact`] drops it.
 
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass};
@@ -37,15 +39,74 @@ pub(super) struct ResidentLevels<K> {
     pub nodes: Vec<ResidentNode<K>>,
     pub root: usize,
     pub lowest: u32,
+    /// Nodes removed by merges and not yet compacted away.
+    pub dead: usize,
 }
 
 impl<K: Key> ResidentLevels<K> {
     pub fn empty() -> Self {
+        ResidentLevels::from_arena(Vec::new(), 0, 0)
+    }
+
+    /// Levels over `nodes` with the root at `root` and `lowest` the lowest resident level.
+    pub fn from_arena(nodes: Vec<ResidentNode<K>>, root: usize, lowest: u32) -> Self {
         ResidentLevels {
-            nodes: Vec::new(),
-            root: 0,
-            lowest: 0,
+            nodes,
+            root,
+            lowest,
+            dead: 0,
         }
+    }
+
+    /// Marks node `idx` removed (a merge gave its block back); its memory goes now, its slot
+    /// at the next [`Self::compact`].
+    pub fn remove(&mut self, idx: usize) {
+        let node = &mut self.nodes[idx];
+        node.keys = Vec::new();
+        node.children = Vec::new();
+        self.dead += 1;
+    }
+
+    /// Drops the removed nodes: rebuilds the arena from the root, breadth first, remapping
+    /// child indexes. Costs a pass over the resident nodes; merges of inner nodes are rare
+    /// (one per about a quarter of a node's children in merges below it).
+    pub fn compact(&mut self) {
+        if self.dead == 0 || self.nodes.is_empty() {
+            self.dead = 0;
+            return;
+        }
+        let lowest = self.lowest;
+        let mut old: Vec<Option<ResidentNode<K>>> = std::mem::take(&mut self.nodes)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let mut order = vec![self.root];
+        let mut i = 0;
+        while i < order.len() {
+            let node = old[order[i]].as_ref().expect("a live node");
+            if node.level > lowest {
+                order.extend(node.children.iter().map(|&c| c as usize));
+            }
+            i += 1;
+        }
+        let mut remap = vec![usize::MAX; old.len()];
+        for (new, &idx) in order.iter().enumerate() {
+            remap[idx] = new;
+        }
+        self.nodes = order
+            .iter()
+            .map(|&idx| {
+                let mut node = old[idx].take().expect("each node once");
+                if node.level > lowest {
+                    for c in &mut node.children {
+                        *c = remap[*c as usize] as u64;
+                    }
+                }
+                node
+            })
+            .collect();
+        self.root = 0;
+        self.dead = 0;
     }
 
     pub fn is_empty(&self) -> bool {

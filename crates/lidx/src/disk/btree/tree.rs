@@ -20,11 +20,12 @@
 
 use std::sync::Arc;
 
-use crate::disk::DiskIndex;
+use crate::disk::{DiskIndex, StorageBytes};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::Key;
 
+use super::free::{FreeLayout, FreeList};
 use super::header::{decode_header, Header};
 use super::node::{child_index, decode_node, Inner, Leaf, Node, NodeLayout};
 use super::params::{DiskBTreeParams, Resident};
@@ -39,6 +40,7 @@ pub struct DiskBTree<K: Key> {
     pub(super) layout: NodeLayout,
     pub(super) resident: Resident,
     pub(super) levels: ResidentLevels<K>,
+    pub(super) free: FreeList,
     pub(super) writable: bool,
     pub(super) dirty: bool,
 }
@@ -115,7 +117,7 @@ pub(super) fn check_separators<K: Key>(
 
 /// Narrows `bounds` to child `pos` of a node with separators `keys`.
 #[inline]
-fn narrow<K: Key>(bounds: &mut Bounds<K>, keys: &[K], pos: usize) {
+pub(super) fn narrow<K: Key>(bounds: &mut Bounds<K>, keys: &[K], pos: usize) {
     if pos > 0 {
         bounds.0 = Some(keys[pos - 1]);
     }
@@ -128,9 +130,14 @@ impl<K: Key> DiskBTree<K> {
     /// Opens the tree in the file `name` of `storage`, keeping the `resident` levels in memory
     /// (read now, one request per node). With `writable`, inserts and deletes are allowed.
     ///
+    /// Reads the free list's chain too, and when it is not empty checks that no free block is
+    /// reachable from the root, reading every inner node that is not resident (the leaves'
+    /// ids come from their parents): see [`super::free`].
+    ///
     /// Errors: [`Error::BadMagic`], [`Error::UnsupportedVersion`], [`Error::KeyTypeMismatch`]
     /// (built for another key type), [`Error::Truncated`] (file shorter than its header says),
-    /// [`Error::ChecksumMismatch`], [`Error::Corrupt`] (header or resident nodes inconsistent).
+    /// [`Error::ChecksumMismatch`], [`Error::Corrupt`] (header, resident nodes or free list
+    /// inconsistent).
     pub fn open(storage: &Storage, name: &str, resident: Resident, writable: bool) -> Result<Self> {
         let device = storage.open(name, writable)?;
         let file = device.name().to_string();
@@ -171,15 +178,29 @@ impl<K: Key> DiskBTree<K> {
             &header,
             resident.levels(header.height),
         )?;
-        Ok(DiskBTree {
+        let free = FreeList::load(
+            device.as_ref(),
+            &FreeLayout {
+                usable: layout.usable,
+            },
+            header.free_head,
+            header.free_blocks,
+            header.blocks,
+        )?;
+        let tree = DiskBTree {
             device,
             header,
             layout,
             resident,
             levels,
+            free,
             writable,
             dirty: false,
-        })
+        };
+        if tree.free.len() > 0 {
+            tree.check_free_unreachable()?;
+        }
+        Ok(tree)
     }
 
     /// The build parameters the file records (payload size and fill factor), with the
@@ -213,6 +234,18 @@ impl<K: Key> DiskBTree<K> {
         self.header.inners * u64::from(self.header.block_size)
     }
 
+    /// The file's blocks by use: allocated (the file), used by the tree (header and nodes), and
+    /// free (left by merges, reused by splits before the file grows). What paper 003 §6.3
+    /// (Figure 10) reports after the write workloads.
+    pub fn storage_bytes(&self) -> StorageBytes {
+        let block = u64::from(self.header.block_size);
+        StorageBytes {
+            allocated: self.device.len_blocks() * block,
+            used: (1 + self.header.leaves + self.header.inners) * block,
+            free: self.free.len() * block,
+        }
+    }
+
     /// How many levels are in memory now.
     pub fn resident_levels(&self) -> u32 {
         self.levels.count()
@@ -232,7 +265,7 @@ impl<K: Key> DiskBTree<K> {
     }
 
     /// Reads one inner node from disk, checking its level and its key range.
-    fn read_inner(
+    pub(super) fn read_inner(
         &self,
         block: u64,
         level: u32,
@@ -364,29 +397,6 @@ impl<K: Key> DiskBTree<K> {
             });
         }
         Ok(())
-    }
-
-    /// Reads the whole tree: every inner node (opened with [`Resident::AllInner`] they are all
-    /// read and checked at open) and every leaf along the sibling chain, each link checked
-    /// against the tree and each leaf's keys against its parents' range, and counts the
-    /// entries against the header: what `lidx verify` runs. Returns the entries read.
-    pub fn verify(&self) -> Result<u64> {
-        let mut entries = 0u64;
-        self.walk(&K::MIN, |_, _| {
-            entries += 1;
-            true
-        })?;
-        if entries != self.len() {
-            return Err(corrupt(
-                self.file(),
-                0,
-                format!(
-                    "{entries} entries along the leaves, the header says {}",
-                    self.len()
-                ),
-            ));
-        }
-        Ok(entries)
     }
 
     /// Calls `visit` on the entries with keys `>= start` in key order until it returns false or
@@ -523,11 +533,18 @@ impl<K: Key> DiskIndex<K> for DiskBTree<K> {
     }
 
     fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.header.key_name.capacity() + self.levels.memory_bytes()
+        std::mem::size_of::<Self>()
+            + self.header.key_name.capacity()
+            + self.levels.memory_bytes()
+            + self.free.memory_bytes()
     }
 
     fn disk_bytes(&self) -> u64 {
         self.device.len_blocks() * self.device.block_size() as u64
+    }
+
+    fn storage_bytes(&self) -> StorageBytes {
+        DiskBTree::storage_bytes(self)
     }
 
     fn describe(&self) -> String {

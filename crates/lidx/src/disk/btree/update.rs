@@ -1,43 +1,63 @@
-//! Inserts, deletes and flush: the write path of [`DiskBTree`].
+//! Inserts, flush and what a crash leaves: the write path of [`DiskBTree`] (deletes are in
+//! [`super::merge`]).
 //!
 //! Paper 003 Table 2 charges a B+-tree insert `2 log_B N` blocks: the descent reads one block
 //! per level and a split writes nodes back up the path. Ours: an insert reads what a lookup
 //! reads, then writes the leaf (one block) when it has room. A full leaf splits in two halves;
-//! the right half goes to a new block appended at the end of the file, and the separator (its
+//! the right half goes to a new block, the lowest one on the free list ([`super::free`]: blocks
+//! that merges gave back) or else one appended at the end of the file, and the separator (its
 //! first key) goes into the parent, which may split in turn, up to the root; a root split adds
-//! a new root and the tree grows one level. Nodes are written children first (new right node,
-//! then the left one, then the parent), and resident nodes are changed in memory and written
-//! through, so the resident levels and the file stay the same tree.
+//! a new root and the tree grows one level, and flushes (below). Nodes are written new right
+//! halves first, bottom-up, then the parent that takes the last separator, then the left
+//! halves, top-down (so a split costs no more writes than before, in another order: see the
+//! crash rules below), and resident nodes are changed in memory and written through, so the
+//! resident levels and the file stay the same tree.
 //!
-//! Deletes remove the entry from its leaf and rewrite that one block. Nodes that underflow are
-//! never merged or rebalanced, and a leaf that becomes empty stays in the sibling chain
-//! (scans step over it); separators are left as they are, which keeps every search correct.
-//! Paper 003's workloads have no deletes, so it says nothing about them; not merging keeps a
-//! delete at one block written, and the space is reused by later inserts into the same key
-//! range. Blocks are never freed: the file only grows (like paper 003 §6.3, which does not
-//! reclaim space either).
+//! **What survives a crash.** This tree has no write-ahead log. (The `Store`'s `btree` engine,
+//! which has one, does not use it: it runs on [`crate::disk::byte_btree`], copy on write, and
+//! replays its log from a checkpoint. Paper 003's indexes have no log either.) Every node write
+//! goes to the device at once; the header (root, height, counts, free list) is written only by
+//! [`DiskBTree::flush`] (and by `drop` when something changed), after the free list's chain and
+//! a sync. After a crash the file opens with the header of the last flush over the nodes as the
+//! writes since left them:
 //!
-//! What survives a crash: there is no write-ahead log here (issue 4 adds one). Every node write
-//! goes to the device at once, but the header (root, height, counts) is written only by
-//! [`DiskBTree::flush`] (and by `drop` when something changed). After a crash, the file opens
-//! as the tree of the last flush only if nothing was written since; inserts that only changed
-//! leaves in place leave a tree that opens with a stale entry count; a split since the last
-//! flush leaves nodes the old header does not know, which open or the first descent through
-//! them reports as [`Error::Corrupt`]. A torn block write is a checksum error. Call `flush`
-//! after a batch of updates whose durability matters.
+//! * nothing written since the last flush: the tree of the last flush;
+//! * inserts, updates and deletes that changed leaves in place: the new entries, with a stale
+//!   entry count;
+//! * a split, merge, borrow or root collapse since the last flush: each writes the node that
+//!   receives entries first, then the parent, then the node that gives them (a split's new
+//!   right half receives, its left half gives; see [`super::merge`] for the others). An
+//!   interrupted one leaves nodes whose keys lie outside the range their parent gives them,
+//!   which every read checks, while the moved entries are still where the parent routes to:
+//!   reads answer as before or after the operation, or fail with [`Error::Corrupt`] naming the
+//!   block (at open, when the node is resident), and no entry is lost silently. A root split
+//!   flushes between the new root and the left halves, since the old header names the old
+//!   root: one header write and two syncs per level the tree grows. Nodes a split appended
+//!   past the old header's block count are [`Error::Corrupt`] when a read reaches them; a block
+//!   the last flush listed as free and a split reused since is reachable from the root, and
+//!   opening refuses the file with [`Error::Corrupt`] naming the block. Blocks freed since the
+//!   last flush are not on the persisted free list: they leak until a rebuild.
+//!
+//! A torn block write is a checksum error. `crates/lidx/tests/disk_btree_merge.rs` kills the
+//! device at random writes of a run of merging deletes and of a run of splitting inserts and
+//! checks these claims; call `flush` after a batch of updates whose durability matters.
 
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, IoClass};
 use crate::key::Key;
 
-use super::node::{
-    encode_inner, encode_leaf, leaf_insert, leaf_payload_mut, leaf_remove, NodeLayout,
-};
+use super::free::FreeLayout;
+use super::merge::Entries;
+use super::node::{encode_inner, encode_leaf, leaf_insert, leaf_payload_mut, NodeLayout};
 use super::resident::ResidentNode;
 use super::tree::{DiskBTree, Step};
 
+/// The left half of a split (its block, encoded, and its class), written after the parent that
+/// names the right half.
+type Trimmed = (u64, AlignedBuf, IoClass);
+
 impl<K: Key> DiskBTree<K> {
-    fn check_writable(&self, op: &'static str) -> Result<()> {
+    pub(super) fn check_writable(&self, op: &'static str) -> Result<()> {
         if self.writable {
             Ok(())
         } else {
@@ -45,21 +65,43 @@ impl<K: Key> DiskBTree<K> {
         }
     }
 
-    fn write_block(&self, block: u64, buf: &mut AlignedBuf, class: IoClass) -> Result<()> {
+    pub(super) fn write_block(
+        &self,
+        block: u64,
+        buf: &mut AlignedBuf,
+        class: IoClass,
+    ) -> Result<()> {
         self.device.write_blocks(block, buf, class)
     }
 
+    /// A block for a new node: the lowest free one, else one appended to the file.
     fn allocate(&mut self) -> u64 {
-        let block = self.header.blocks;
-        self.header.blocks += 1;
-        block
+        self.free.take().unwrap_or_else(|| {
+            let block = self.header.blocks;
+            self.header.blocks += 1;
+            block
+        })
     }
 
-    fn write_resident(&self, idx: usize, buf: &mut AlignedBuf) -> Result<()> {
+    /// Encodes resident node `idx` into `buf`; returns its block.
+    fn encode_resident(&self, idx: usize, buf: &mut AlignedBuf) -> u64 {
         let node = &self.levels.nodes[idx];
         let children = (0..node.children.len()).map(|i| self.levels.child_block(idx, i));
         encode_inner(buf, &self.layout, node.level, &node.keys, children);
-        self.write_block(node.block, buf, IoClass::Inner)
+        node.block
+    }
+
+    pub(super) fn write_resident(&self, idx: usize, buf: &mut AlignedBuf) -> Result<()> {
+        let block = self.encode_resident(idx, buf);
+        self.write_block(block, buf, IoClass::Inner)
+    }
+
+    /// Writes the left halves of a split, top-down, once the parents name the right halves.
+    fn write_trimmed(&self, trimmed: Vec<Trimmed>) -> Result<()> {
+        for (block, mut buf, class) in trimmed.into_iter().rev() {
+            self.write_block(block, &mut buf, class)?;
+        }
+        Ok(())
     }
 
     /// Inserts `key` with `payload` (exactly [`crate::disk::DiskIndex::payload_size`] bytes).
@@ -99,9 +141,9 @@ impl<K: Key> DiskBTree<K> {
                 Ok(false)
             }
             Err(pos) => {
-                self.split_leaf(block, &mut buf, pos, key, payload, sibling, path)?;
                 self.header.entries += 1;
                 self.dirty = true;
+                self.split_leaf(block, &mut buf, pos, key, payload, sibling, path)?;
                 Ok(false)
             }
         }
@@ -121,13 +163,11 @@ impl<K: Key> DiskBTree<K> {
     ) -> Result<()> {
         let layout: NodeLayout = self.layout;
         let ps = layout.payload_size;
-        let (mut keys, mut payloads) = {
-            let leaf = self.leaf(buf, block, &(None, None))?;
-            let keys: Vec<K> = (0..leaf.len()).map(|i| leaf.key(i)).collect();
-            let mut payloads = Vec::with_capacity((leaf.len() + 1) * ps);
-            (0..leaf.len()).for_each(|i| payloads.extend_from_slice(leaf.payload(i)));
-            (keys, payloads)
-        };
+        let Entries {
+            mut keys,
+            mut payloads,
+            ..
+        } = self.entries(buf, block, &(None, None))?;
         keys.insert(pos, key);
         payloads.splice(pos * ps..pos * ps, payload.iter().copied());
         let left = keys.len().div_ceil(2);
@@ -142,25 +182,28 @@ impl<K: Key> DiskBTree<K> {
             sibling,
         );
         self.write_block(right_block, &mut right, IoClass::Leaf)?;
+        let mut trimmed = self.block_buf();
         encode_leaf(
-            buf,
+            &mut trimmed,
             &layout,
             &keys[..left],
             &payloads[..left * ps],
             Some(right_block),
         );
-        self.write_block(block, buf, IoClass::Leaf)?;
-        self.insert_separator(path, keys[left], right_block, buf)
+        let trimmed = vec![(block, trimmed, IoClass::Leaf)];
+        self.insert_separator(path, keys[left], right_block, buf, trimmed)
     }
 
     /// Adds child `right_block` with separator `sep` to the parent at the end of `path`,
-    /// splitting parents up to the root as needed.
+    /// splitting parents up to the root as needed; `trimmed` holds the left halves split so
+    /// far, written after the parent that names their right halves (module docs).
     fn insert_separator(
         &mut self,
         mut path: Vec<Step<K>>,
         mut sep: K,
         mut right_block: u64,
         buf: &mut AlignedBuf,
+        mut trimmed: Vec<Trimmed>,
     ) -> Result<()> {
         let cap = self.layout.inner_cap;
         // Arena index of the new right node when its level is resident.
@@ -173,7 +216,8 @@ impl<K: Key> DiskBTree<K> {
                     n.keys.insert(pos, sep);
                     n.children.insert(pos + 1, child);
                     if n.children.len() <= cap {
-                        return self.write_resident(node, buf);
+                        self.write_resident(node, buf)?;
+                        return self.write_trimmed(trimmed);
                     }
                     let half = n.children.len() / 2;
                     let children = n.children.split_off(half);
@@ -191,7 +235,8 @@ impl<K: Key> DiskBTree<K> {
                     });
                     let new_idx = self.levels.nodes.len() - 1;
                     self.write_resident(new_idx, buf)?;
-                    self.write_resident(node, buf)?;
+                    let mut left = self.block_buf();
+                    trimmed.push((self.encode_resident(node, &mut left), left, IoClass::Inner));
                     (sep, right_block, right_idx) = (up, new_block, Some(new_idx));
                 }
                 Step::Disk {
@@ -203,7 +248,8 @@ impl<K: Key> DiskBTree<K> {
                     n.children.insert(pos + 1, right_block);
                     if n.children.len() <= cap {
                         encode_inner(buf, &self.layout, n.level, &n.keys, n.children.into_iter());
-                        return self.write_block(block, buf, IoClass::Inner);
+                        self.write_block(block, buf, IoClass::Inner)?;
+                        return self.write_trimmed(trimmed);
                     }
                     let half = n.children.len() / 2;
                     let children = n.children.split_off(half);
@@ -214,13 +260,25 @@ impl<K: Key> DiskBTree<K> {
                     self.header.inners += 1;
                     encode_inner(buf, &self.layout, n.level, &keys, children.into_iter());
                     self.write_block(new_block, buf, IoClass::Inner)?;
-                    encode_inner(buf, &self.layout, n.level, &n.keys, n.children.into_iter());
-                    self.write_block(block, buf, IoClass::Inner)?;
+                    let mut left = self.block_buf();
+                    encode_inner(
+                        &mut left,
+                        &self.layout,
+                        n.level,
+                        &n.keys,
+                        n.children.into_iter(),
+                    );
+                    trimmed.push((block, left, IoClass::Inner));
                     (sep, right_block, right_idx) = (up, new_block, None);
                 }
             }
         }
-        self.grow(sep, right_block, right_idx, buf)
+        self.grow(sep, right_block, right_idx, buf)?;
+        // The header must name the new root before the old one, now its left child, loses
+        // the right half: a crash after it and before the flush would leave the old header
+        // naming a trimmed root.
+        self.flush()?;
+        self.write_trimmed(trimmed)
     }
 
     /// The root split: a new root above it with two children; the tree grows one level.
@@ -259,30 +317,20 @@ impl<K: Key> DiskBTree<K> {
         Ok(())
     }
 
-    /// Removes `key`; returns true when it was present. Rewrites its leaf only (no merging:
-    /// see the [module docs](self)).
-    pub fn delete(&mut self, key: &K) -> Result<bool> {
-        self.check_writable("delete")?;
-        let mut buf = self.block_buf();
-        let (block, bounds) = self.descend(key, &mut buf, None)?;
-        let (count, found) = {
-            let leaf = self.leaf(&buf, block, &bounds)?;
-            (leaf.len(), leaf.find(key))
-        };
-        let Ok(pos) = found else { return Ok(false) };
-        leaf_remove(&mut buf, &self.layout, count, pos);
-        self.write_block(block, &mut buf, IoClass::Leaf)?;
-        self.header.entries -= 1;
-        self.dirty = true;
-        Ok(true)
-    }
-
-    /// Writes the header (root, height, counts) to block 0 and syncs the device: after it
-    /// returns, the file opens as the tree as it is now. A no-op on a read-only tree.
+    /// Writes the free list's chain ([`super::free`]), syncs, writes the header (root, height,
+    /// counts, free list) to block 0 and syncs again: after it returns, the file opens as the
+    /// tree as it is now, and a crash before the header is written leaves the previous header
+    /// naming nodes and chain blocks that were synced. A no-op on a read-only tree.
     pub fn flush(&mut self) -> Result<()> {
         if !self.writable {
             return Ok(());
         }
+        let layout = FreeLayout {
+            usable: self.layout.usable,
+        };
+        self.header.free_head = self.free.store(self.device.as_ref(), &layout)?;
+        self.header.free_blocks = self.free.len();
+        self.device.sync()?;
         let mut buf = self.block_buf();
         self.header.encode(&mut buf[..self.layout.usable]);
         self.write_block(0, &mut buf, IoClass::Header)?;
