@@ -107,7 +107,11 @@ fn appends_past_the_loaded_range_split_the_edge() {
         retrains.expansions.count + retrains.retrains.count + retrains.splits.count
     );
     assert!(total.total >= retrains.splits.total);
-    assert_eq!(map.insert(5, 0).unwrap(), Some(0), "an update reshapes nothing");
+    assert_eq!(
+        map.insert(5, 0).unwrap(),
+        Some(0),
+        "an update reshapes nothing"
+    );
     assert_eq!(map.retrains(), retrains);
 }
 
