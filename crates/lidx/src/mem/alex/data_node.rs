@@ -17,7 +17,12 @@
 //! the slot is taken, entries shift towards the closest gap. At `max_density` the node grows
 //! to `min_density`, keeping its model scaled (or retrained when it holds under 50 keys, or on
 //! request); below `min_density` after a removal it shrinks to `max_density`. Whether it grows,
-//! or is instead split, is for [`super::update`] to decide from the counters kept here.
+//! or is instead retrained or split, is for [`super::update`] to decide from the counters kept
+//! here: an insert at `max_density` hands the key back with the reason ([`Full`]).
+//!
+//! The FITing-tree's `Gap` strategy runs this node as a segment without that policy
+//! ([`DataNode::gapped`], [`DataNode::insert_into_gap`], [`DataNode::take`]): a fixed
+//! capacity, full when no gap is left.
 
 use std::cmp::Ordering;
 use std::mem::size_of;
