@@ -5,6 +5,7 @@ mod common;
 
 use common::{lidx, text};
 
+use lidx_bench::insert_dimension::UpdateRecord;
 use lidx_bench::recovery_runner::RecoveryRecord;
 use lidx_bench::report::read_records;
 
@@ -121,5 +122,131 @@ fn the_structure_dimension_routes_to_the_same_leaves() {
     }
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     let bad = lidx(&["dims", "structure", "--structures", "rmi,skiplist"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+}
+
+/// `lidx dims insert` runs each strategy at each reserve on bench's insert protocol (every key
+/// checked), counts retrains, writes one CSV row per strategy and reserve, draws Fig. 18a, and
+/// refuses existing outputs and a reserve of 0.
+#[test]
+fn the_insertion_dimension_writes_its_table_and_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, svg) = (dir.path().join("i.csv"), dir.path().join("i.svg"));
+    let result = lidx(&[
+        "dims",
+        "insert",
+        "--dataset",
+        "gen:lognormal:20K",
+        "--reserve",
+        "16,64",
+        "--runs",
+        "1",
+        "--out",
+        csv.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let records: Vec<UpdateRecord> = read_records(&csv).unwrap();
+    let rows: Vec<(&str, Option<u64>)> = records
+        .iter()
+        .map(|r| (r.strategy.as_str(), r.reserve))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("buffer", Some(16)),
+            ("buffer", Some(64)),
+            ("inplace", Some(16)),
+            ("inplace", Some(64)),
+            ("gap", Some(16)),
+            ("gap", Some(64)),
+            ("alex", None)
+        ]
+    );
+    for r in &records {
+        assert_eq!(
+            (r.n, r.loaded, r.inserted),
+            (20_000, 10_000, 10_000),
+            "{r:?}"
+        );
+        assert!(r.insert_ns > 0.0 && r.retrains > 0, "{r:?}");
+        assert!(r.retrain_s > 0.0 && r.retrain_s <= r.insert_s, "{r:?}");
+    }
+    // A segment takes `reserve` new keys between retrains whatever its strategy.
+    assert_eq!(records[0].retrains, records[2].retrains);
+    assert_eq!(records[0].retrains, records[4].retrains);
+    assert!(records[1].retrains < records[0].retrains);
+    let header = std::fs::read_to_string(&csv).unwrap();
+    assert!(header.starts_with("dataset,n,loaded,inserted,strategy,index,reserve,insert_ns"));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    for again in [
+        vec!["dims", "insert", "--svg", svg.to_str().unwrap()],
+        vec!["dims", "insert", "--out", csv.to_str().unwrap()],
+    ] {
+        let again = lidx(&again);
+        assert!(!again.status.success(), "an existing output is refused");
+    }
+    for bad in [
+        vec!["dims", "insert", "--reserve", "128,0"],
+        vec!["dims", "insert", "--strategies", "buffer,lsm"],
+    ] {
+        let bad = lidx(&bad);
+        assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+    }
+}
+
+/// `lidx dims retrain` reads the retrain counters at each checkpoint for every strategy, the
+/// dynamic PGM and ALEX, and draws Fig. 18b-d.
+#[test]
+fn the_retraining_dimension_counts_while_inserting() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    let svgs: Vec<_> = ["progress", "count", "total", "average", "tradeoff"]
+        .iter()
+        .map(|f| dir.path().join(format!("{f}.svg")))
+        .collect();
+    let mut args = vec![
+        "dims".to_string(),
+        "retrain".into(),
+        "--dataset".into(),
+        "gen:lognormal:20K".into(),
+        "--reserve".into(),
+        "32".into(),
+        "--strategies".into(),
+        "buffer,dpgm,alex".into(),
+        "--checkpoints".into(),
+        "4".into(),
+        "--runs".into(),
+        "2".into(),
+        "--out".into(),
+        csv.to_str().unwrap().into(),
+    ];
+    for (flag, svg) in ["progress", "count", "total", "average", "tradeoff"]
+        .iter()
+        .zip(&svgs)
+    {
+        args.push(format!("--svg-{flag}"));
+        args.push(svg.to_str().unwrap().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = lidx(&args);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let records: Vec<UpdateRecord> = read_records(&csv).unwrap();
+    assert_eq!(records.len(), 3 * 4);
+    for strategy in records.chunks(4) {
+        let inserted: Vec<u64> = strategy.iter().map(|r| r.inserted).collect();
+        assert_eq!(inserted, [2500, 5000, 7500, 10_000], "{strategy:?}");
+        assert!(
+            strategy.windows(2).all(|w| w[0].retrains <= w[1].retrains),
+            "{strategy:?}"
+        );
+        assert!(strategy[3].retrains > 0, "{strategy:?}");
+    }
+    assert_eq!(records[4].index, "dpgm:eps=64:eps_rec=8:base=32");
+    for svg in &svgs {
+        assert!(std::fs::read_to_string(svg).unwrap().contains("<svg"));
+    }
+    let bad = lidx(&["dims", "retrain", "--reserve", "0"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
 }

@@ -1,14 +1,15 @@
-//! The updatable FITing-tree, with both insertion strategies, against `BTreeMap`: the shared
-//! seeded suite for `u64`, `f64` and `u32` keys at reserves small enough that the suite's maps
-//! retrain often (0: at every new key), proptest operation sequences, and the typed refusals
-//! of bad input.
+//! The updatable FITing-tree, with each of its three insertion strategies (in place, delta
+//! buffer, gapped array), against `BTreeMap`: the shared seeded suite for `u64`, `f64` and
+//! `u32` keys at reserves small enough that the suite's maps retrain often (0: at every new
+//! key), proptest operation sequences, and the typed refusals of bad input.
 
 use std::collections::BTreeMap;
 
 mod map_suite;
 
 use lidx::mem::fiting_tree::{
-    Buffer, FitingBuffer, FitingInplace, FitingMap, FitingMapParams, Inplace, InsertStrategy,
+    Buffer, FitingBuffer, FitingGap, FitingInplace, FitingMap, FitingMapParams, Gap, Inplace,
+    InsertStrategy,
 };
 use lidx::OrderedMap;
 use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
@@ -68,16 +69,38 @@ fn buffer_u32() {
 }
 
 #[test]
+fn gap_u64() {
+    run::<u64, Gap<u64, u64>>("gap");
+}
+
+#[test]
+fn gap_f64() {
+    run::<f64, Gap<f64, u64>>("gap");
+}
+
+#[test]
+fn gap_u32() {
+    run::<u32, Gap<u32, u64>>("gap");
+}
+
+#[test]
 fn bad_input_is_refused() {
     let p = FitingMapParams::default();
     check_bulk_refusals::<FitingInplace<u64, u64>, FitingInplace<f64, u64>>(&p, &p);
     check_bulk_refusals::<FitingBuffer<u64, u64>, FitingBuffer<f64, u64>>(&p, &p);
+    check_bulk_refusals::<FitingGap<u64, u64>, FitingGap<f64, u64>>(&p, &p);
     let mut map = FitingBuffer::<f64, u64>::new(p).unwrap();
     assert!(matches!(
         map.insert(f64::NAN, 1),
         Err(lidx::Error::InvalidKey { .. })
     ));
     assert!(map.is_empty());
+    assert_eq!(map.remove(&1.0), None);
+    let mut map = FitingGap::<f64, u64>::new(p).unwrap();
+    assert!(matches!(
+        map.insert(f64::NAN, 1),
+        Err(lidx::Error::InvalidKey { .. })
+    ));
     assert_eq!(map.remove(&1.0), None);
     assert!(matches!(
         FitingInplace::<u64, u64>::new(FitingMapParams::new(usize::MAX, 4)),
@@ -120,6 +143,7 @@ proptest! {
     ) {
         let params = FitingMapParams::new(eps, reserve);
         matches_btreemap::<Inplace<u64, u64>>(&initial, ops.clone(), params)?;
-        matches_btreemap::<Buffer<u64, u64>>(&initial, ops, params)?;
+        matches_btreemap::<Buffer<u64, u64>>(&initial, ops.clone(), params)?;
+        matches_btreemap::<Gap<u64, u64>>(&initial, ops, params)?;
     }
 }

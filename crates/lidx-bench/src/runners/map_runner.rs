@@ -59,14 +59,14 @@ impl IndexSpec {
 }
 
 /// The keys of one insert benchmark: the bulk-loaded half and the inserts, with their ranks.
-struct Split {
-    distinct: Vec<u64>,
-    loaded: Vec<(u64, u64)>,
-    inserts: Vec<(u64, u64)>,
+pub(crate) struct Split {
+    pub(crate) distinct: Vec<u64>,
+    pub(crate) loaded: Vec<(u64, u64)>,
+    pub(crate) inserts: Vec<(u64, u64)>,
 }
 
 impl Split {
-    fn new(keys: &[u64], seed: u64) -> Split {
+    pub(crate) fn new(keys: &[u64], seed: u64) -> Split {
         let mut distinct = keys.to_vec();
         distinct.dedup();
         let mut order: Vec<usize> = (0..distinct.len()).collect();
@@ -222,7 +222,7 @@ fn run_map(
 
 /// Checks a map after its inserts: no insert replaced a value, the length is every distinct key,
 /// and with `full` every key maps to its rank and every gap's lower bound is the next key.
-fn check_run(
+pub(crate) fn check_run(
     label: &str,
     map: &dyn KeyMap,
     split: &Split,

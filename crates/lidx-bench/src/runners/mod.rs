@@ -11,6 +11,7 @@ pub mod byte_disk_runner;
 pub(crate) mod core;
 pub mod disk_registry;
 pub mod disk_runner;
+pub mod insert_dimension;
 pub mod kv_runner;
 pub mod kv_store;
 pub mod map_index;

@@ -16,7 +16,7 @@ use crate::mem::alex::{Alex, AlexParams};
 use crate::mem::art::Art;
 use crate::mem::btree::{BTree, BTreeParams};
 use crate::mem::dynamic_pgm::{DynamicPgm, DynamicPgmParams};
-use crate::mem::fiting_tree::{FitingBuffer, FitingInplace, FitingMapParams};
+use crate::mem::fiting_tree::{FitingBuffer, FitingGap, FitingInplace, FitingMapParams};
 use crate::mem::hash_map::HashKeyMap;
 use crate::mem::key_map::KeyMap;
 use crate::mem::lipp::{Lipp, LippParams};
@@ -77,6 +77,15 @@ crate::param_specs! {
             eps: usize = 64,
             /// Delta buffer capacity per segment: larger is fewer retrains, longer buffer
             /// inserts.
+            reserve: usize = 256,
+        },
+        /// The updatable FITing-tree with gapped-array segments (`mem::fiting_tree::Gap`,
+        /// ALEX's data node): paper 001's Gap insertion strategy.
+        FitingGap = "fiting-gap" {
+            /// Segment error: larger is fewer segments, longer searches within one.
+            eps: usize = 64,
+            /// Gap slots spread through each segment: larger is fewer retrains and fewer
+            /// keys shifted per insert, more memory.
             reserve: usize = 256,
         },
         /// LIPP (`mem::lipp`): learned, precise positions, conflicts make child nodes.
@@ -165,6 +174,10 @@ impl MapSpec {
                 &FitingMapParams::new(eps, reserve),
             )?),
             MapSpec::FitingBuffer { eps, reserve } => Box::new(FitingBuffer::load_sorted(
+                entries,
+                &FitingMapParams::new(eps, reserve),
+            )?),
+            MapSpec::FitingGap { eps, reserve } => Box::new(FitingGap::load_sorted(
                 entries,
                 &FitingMapParams::new(eps, reserve),
             )?),

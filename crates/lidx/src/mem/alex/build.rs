@@ -16,7 +16,7 @@ use super::fanout::{self, Part};
 use super::inner_node::{InnerNode, LEAF};
 use super::model::{self, LinearModel};
 use super::params::{AlexParams, Derived};
-use super::{Alex, AlexKey};
+use super::{Alex, AlexKey, AlexRetrains};
 
 /// The map built from `entries`, already checked to be strictly increasing and valid.
 pub(super) fn bulk_load<K: AlexKey, V: Default>(
@@ -55,6 +55,7 @@ pub(super) fn bulk_load<K: AlexKey, V: Default>(
         leaves,
         root,
         len: keys.len(),
+        retrains: AlexRetrains::default(),
     }
 }
 

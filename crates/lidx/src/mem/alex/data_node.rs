@@ -17,7 +17,12 @@
 //! the slot is taken, entries shift towards the closest gap. At `max_density` the node grows
 //! to `min_density`, keeping its model scaled (or retrained when it holds under 50 keys, or on
 //! request); below `min_density` after a removal it shrinks to `max_density`. Whether it grows,
-//! or is instead split, is for [`super::update`] to decide from the counters kept here.
+//! or is instead retrained or split, is for [`super::update`] to decide from the counters kept
+//! here: an insert at `max_density` hands the key back with the reason ([`Full`]).
+//!
+//! The FITing-tree's `Gap` strategy runs this node as a segment without that policy
+//! ([`DataNode::gapped`], [`DataNode::insert_into_gap`], [`DataNode::take`]): a fixed
+//! capacity, full when no gap is left.
 
 use std::cmp::Ordering;
 use std::mem::size_of;
@@ -45,6 +50,8 @@ pub(crate) enum Full {
     Catastrophic,
     /// The node cannot grow past the largest node size: split.
     AtMaxSize,
+    /// The node is at `max_density` and may grow: expand it to `min_density`, model scaled.
+    Expand,
 }
 
 /// One data node. See the module docs.
@@ -83,6 +90,37 @@ impl<K: Key, V: Default> DataNode<K, V> {
         d: &Derived,
     ) -> Self {
         debug_assert!(capacity > n || (n == 0 && capacity > 0));
+        let mut node = Self::place_all(n, entries, model, capacity);
+        node.set_thresholds(d);
+        node
+    }
+
+    /// A node holding `n` entries in increasing key order in exactly `capacity` slots
+    /// (`capacity >= n`, at least 1), placed by `model` (already scaled to `capacity`), that
+    /// never grows or shrinks by itself: [`DataNode::insert_into_gap`] refuses a new key once
+    /// every slot is taken. The FITing-tree's `Gap` strategy is built on it.
+    pub(crate) fn gapped(
+        n: usize,
+        entries: impl IntoIterator<Item = (K, V)>,
+        model: LinearModel,
+        capacity: usize,
+    ) -> Self {
+        let mut node = Self::place_all(n, entries, model, capacity);
+        node.expansion_threshold = capacity;
+        node.contraction_threshold = 0;
+        node
+    }
+
+    /// Places `n` entries (increasing keys) by `model` into `capacity >= n` slots, each at its
+    /// predicted slot or the first free one after the previous entry, keeping room for the
+    /// rest; no thresholds set.
+    fn place_all(
+        n: usize,
+        entries: impl IntoIterator<Item = (K, V)>,
+        model: LinearModel,
+        capacity: usize,
+    ) -> Self {
+        debug_assert!(capacity >= n && capacity > 0);
         let mut slot_keys = vec![K::MAX; capacity];
         let mut slot_values: Vec<V> = Vec::with_capacity(capacity);
         slot_values.resize_with(capacity, V::default);
@@ -103,7 +141,7 @@ impl<K: Key, V: Default> DataNode<K, V> {
             first.get_or_insert(key);
             last = Some(key);
         }
-        let mut node = DataNode {
+        DataNode {
             model,
             keys: slot_keys,
             values: slot_values,
@@ -122,9 +160,7 @@ impl<K: Key, V: Default> DataNode<K, V> {
             duplication: 0,
             prev: NIL,
             next: NIL,
-        };
-        node.set_thresholds(d);
-        node
+        }
     }
 
     /// A node built from sorted `keys` at `density`, its model fitted on them (`model` when
@@ -322,7 +358,8 @@ impl<K: Key, V: Default> DataNode<K, V> {
     }
 
     /// Inserts or updates `key`. `Ok(Some(old))` for an update, `Ok(None)` for a new key, and
-    /// `Err` (with the value handed back) when the node must be retrained or split first.
+    /// `Err` (with the value handed back) when the node must be expanded, retrained or split
+    /// first ([`DataNode::expand`] for [`Full::Expand`]).
     pub(crate) fn insert(&mut self, key: K, value: V, d: &Derived) -> Result<Option<V>, (Full, V)> {
         let predicted = self.predict(&key);
         let (upper, iterations) = self.upper_bound_from(predicted, &key);
@@ -332,23 +369,48 @@ impl<K: Key, V: Default> DataNode<K, V> {
         if self.inserts.is_multiple_of(64) && self.catastrophic() {
             return Err((Full::Catastrophic, value));
         }
-        let (predicted, upper) = if self.num_keys >= self.expansion_threshold {
-            if self.significant_cost_deviation() {
-                return Err((Full::CostDeviation, value));
-            }
-            if self.catastrophic() {
-                return Err((Full::Catastrophic, value));
-            }
-            if self.num_keys as f64 > d.max_data_slots as f64 * d.min_density {
-                return Err((Full::AtMaxSize, value));
-            }
-            let (keep_left, keep_right) = (self.append_mostly_right(), self.append_mostly_left());
-            self.resize(d.min_density, false, keep_left, keep_right, d);
-            let predicted = self.predict(&key);
-            (predicted, self.upper_bound_from(predicted, &key).0)
-        } else {
-            (predicted, upper)
-        };
+        if self.num_keys >= self.expansion_threshold {
+            let full = if self.significant_cost_deviation() {
+                Full::CostDeviation
+            } else if self.catastrophic() {
+                Full::Catastrophic
+            } else if self.num_keys as f64 > d.max_data_slots as f64 * d.min_density {
+                Full::AtMaxSize
+            } else {
+                Full::Expand
+            };
+            return Err((full, value));
+        }
+        self.put(predicted, upper, iterations, key, value);
+        Ok(None)
+    }
+
+    /// Grows the node to `min_density`, its model scaled; an append-mostly node keeps its
+    /// keys in place and leaves the new room on the side it grows to.
+    pub(crate) fn expand(&mut self, d: &Derived) {
+        let (keep_left, keep_right) = (self.append_mostly_right(), self.append_mostly_left());
+        self.resize(d.min_density, false, keep_left, keep_right, d);
+    }
+
+    /// Inserts or updates `key` with none of ALEX's policy (no cost checks, no growth):
+    /// `Ok(Some(old))` for an update, `Ok(None)` for a new key, `Err(value)` when the key is
+    /// new and no slot is free. For nodes made by [`DataNode::gapped`].
+    pub(crate) fn insert_into_gap(&mut self, key: K, value: V) -> Result<Option<V>, V> {
+        let predicted = self.predict(&key);
+        let (upper, iterations) = self.upper_bound_from(predicted, &key);
+        if let Some(at) = self.holding(upper, &key) {
+            return Ok(Some(std::mem::replace(&mut self.values[at], value)));
+        }
+        if self.num_keys >= self.capacity() {
+            return Err(value);
+        }
+        self.put(predicted, upper, iterations, key, value);
+        Ok(None)
+    }
+
+    /// Stores the new `key` (absent, a free slot left) near the model's `predicted` slot,
+    /// given `upper`, the first slot whose key is `> key`, found in `iterations` doublings.
+    fn put(&mut self, predicted: usize, upper: usize, iterations: u32, key: K, value: V) {
         self.search_iterations += u64::from(iterations);
         let pos = if predicted <= upper || upper == self.capacity() || self.is_occupied(upper) {
             upper
@@ -371,7 +433,6 @@ impl<K: Key, V: Default> DataNode<K, V> {
             self.min_key = Some(key);
             self.inserts_past_left += 1;
         }
-        Ok(None)
     }
 
     /// Puts `key` into the free slot `pos` and refreshes the gaps before it.
@@ -416,6 +477,15 @@ impl<K: Key, V: Default> DataNode<K, V> {
 
     /// Removes `key`, shrinking the node when it falls under `min_density`.
     pub(crate) fn remove(&mut self, key: &K, d: &Derived) -> Option<V> {
+        let value = self.take(key)?;
+        if self.num_keys < self.contraction_threshold {
+            self.resize(d.max_density, false, false, false, d);
+        }
+        Some(value)
+    }
+
+    /// Removes `key`, leaving a gap in its slot; the node keeps its size.
+    pub(crate) fn take(&mut self, key: &K) -> Option<V> {
         let pos = self.find(key)?;
         let value = std::mem::take(&mut self.values[pos]);
         self.bitmap[pos / 64] &= !(1 << (pos % 64));
@@ -423,9 +493,6 @@ impl<K: Key, V: Default> DataNode<K, V> {
         self.keys[pos] = next;
         self.refill_gaps_before(pos);
         self.num_keys -= 1;
-        if self.num_keys < self.contraction_threshold {
-            self.resize(d.max_density, false, false, false, d);
-        }
         Some(value)
     }
 

@@ -17,7 +17,7 @@
 //! * `inner_node`: routing by model into power-of-two child slots, children owning runs;
 //! * `fanout`: the fanout tree that sizes nodes at bulk load;
 //! * `build`: the bulk load; `update`: inserts, expansion, retraining and splits, removes;
-//!   `iter`: ranges over the chain of data nodes.
+//!   `retrains`: their counts and times; `iter`: ranges over the chain of data nodes.
 //!
 //! Where we differ from the reference, and why:
 //!
@@ -47,6 +47,7 @@ pub(crate) mod inner_node;
 mod iter;
 pub(crate) mod model;
 mod params;
+mod retrains;
 mod update;
 
 use std::cmp::Ordering;
@@ -61,6 +62,7 @@ use inner_node::{InnerNode, LEAF};
 pub use iter::Range;
 pub use params::AlexParams;
 use params::Derived;
+pub use retrains::AlexRetrains;
 
 /// A key type ALEX supports: one whose model image ([`Key::to_model`]) is injective.
 pub trait AlexKey: Key {}
@@ -83,6 +85,7 @@ pub struct Alex<K, V> {
     /// Tagged id of the root ([`LEAF`] set for a data node).
     root: u32,
     len: usize,
+    retrains: AlexRetrains,
 }
 
 /// Counts of nodes and of the updates that reshaped them.
@@ -119,6 +122,11 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
     /// The parameters the map was built with.
     pub fn params(&self) -> &AlexParams {
         &self.params
+    }
+
+    /// Expansions, retrains and splits of data nodes since the bulk load, with their time.
+    pub fn retrains(&self) -> AlexRetrains {
+        self.retrains
     }
 
     /// Node counts and depth.

@@ -85,6 +85,8 @@ fn bulk_load_shapes_skewed_keys_into_a_tree() {
 #[test]
 fn appends_past_the_loaded_range_split_the_edge() {
     let mut map = Alex::bulk_load((0..1000u64).map(|i| (i * 10, i)).collect(), small()).unwrap();
+    let loaded_nodes = map.stats().data_nodes;
+    assert_eq!(map.retrains(), AlexRetrains::default());
     for i in 1000..20_000u64 {
         assert_eq!(map.insert(i * 10, i).unwrap(), None);
     }
@@ -94,6 +96,23 @@ fn appends_past_the_loaded_range_split_the_edge() {
     check(&map);
     assert_eq!(map.len(), 21_000);
     assert!(map.stats().depth < 40, "{:?}", map.stats());
+    // Every data node beyond the bulk load's came from a split; appends grow nodes first.
+    let retrains = map.retrains();
+    let grown = map.stats().data_nodes - loaded_nodes;
+    assert_eq!(retrains.splits.count as usize, grown, "{retrains:?}");
+    assert!(retrains.expansions.count > 0, "{retrains:?}");
+    let total = retrains.total();
+    assert_eq!(
+        total.count,
+        retrains.expansions.count + retrains.retrains.count + retrains.splits.count
+    );
+    assert!(total.total >= retrains.splits.total);
+    assert_eq!(
+        map.insert(5, 0).unwrap(),
+        Some(0),
+        "an update reshapes nothing"
+    );
+    assert_eq!(map.retrains(), retrains);
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! Inserts and removes: what ALEX does when a data node is full or costs more than expected
 //! (paper 001 §II-A on ALEX's retraining: "when a node is full, ALEX expands it or splits it,
-//! deciding by its cost model").
+//! deciding by its cost model"). Each such change is counted and timed ([`super::AlexRetrains`]).
 //!
-//! A data node at `max_density` grows to `min_density` by itself ([`DataNode::insert`]) unless
+//! A data node at `max_density` grows to `min_density` ([`DataNode::expand`]) unless
 //! its measured cost is well above the expected one, its shifts per insert are catastrophic,
 //! or it is at the largest size. Then, as in the reference's default policy:
 //!
@@ -16,6 +16,8 @@
 //!   grow, when the node is the root, or when a sideways cut would leave a half empty (keys
 //!   outside the parent's range all route to its edge slot). The reference has no such
 //!   fallback: it widens the root's key domain instead, which we do not (see the module docs).
+
+use std::time::Instant;
 
 use super::build::span_model;
 use super::cost::{self, NodeCost, MODEL_SIZE_WEIGHT, NODE_LOOKUP_WEIGHT};
@@ -44,12 +46,20 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
         }
     }
 
-    /// Retrains or splits data node `leaf` so that the next insert into it can succeed.
+    /// Expands, retrains or splits data node `leaf` so that the next insert into it can
+    /// succeed, counting and timing the change in [`Alex::retrains`].
     fn make_room(&mut self, leaf: u32, parent: Option<(u32, usize)>, full: Full) {
+        let start = Instant::now();
         let d = self.derived;
-        let node = &self.leaves[leaf as usize];
+        let node = &mut self.leaves[leaf as usize];
         if node.num_keys < 2 {
-            self.leaves[leaf as usize].resize(d.min_density, true, false, false, &d);
+            node.resize(d.min_density, true, false, false, &d);
+            self.retrains.retrains.record(start);
+            return;
+        }
+        if full == Full::Expand {
+            node.expand(&d);
+            self.retrains.expansions.record(start);
             return;
         }
         if full == Full::CostDeviation {
@@ -58,6 +68,7 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
                 node.resize(d.min_density, true, false, false, &d);
                 node.expected = retrained;
                 node.reset_counters();
+                self.retrains.retrains.record(start);
                 return;
             }
         }
@@ -71,6 +82,7 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
             }
             _ => self.split_down(leaf, parent),
         }
+        self.retrains.splits.record(start);
     }
 
     /// Whether `key` routes to the left half of `leaf`'s slots in `parent` (by key range when

@@ -287,7 +287,7 @@ impl<K: Key, V, S: InsertStrategy<K, V>> std::fmt::Debug for FitingMap<K, V, S> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mem::fiting_tree::{Buffer, Inplace};
+    use crate::mem::fiting_tree::{Buffer, Gap, Inplace};
     use proptest::prelude::*;
 
     /// Segments chained in key order from segment 0 to `last`, each segment's keys inside the
@@ -345,6 +345,7 @@ mod tests {
         ) {
             run::<Inplace<u64, u64>>(initial, &ops, eps, reserve);
             run::<Buffer<u64, u64>>(initial, &ops, eps, reserve);
+            run::<Gap<u64, u64>>(initial, &ops, eps, reserve);
         }
     }
 
@@ -360,13 +361,19 @@ mod tests {
             let mut buffer =
                 FitingMap::<u64, u64, Buffer<u64, u64>>::bulk_load(entries.clone(), params)
                     .unwrap();
+            let mut gap =
+                FitingMap::<u64, u64, Gap<u64, u64>>::bulk_load(entries.clone(), params).unwrap();
             assert_eq!(inplace.segment_count(), 1);
+            assert_eq!(gap.segment_count(), 1);
             for k in 0..=reserve as u64 {
+                assert_eq!(gap.stats().count, 0);
                 inplace.insert(k * 10 + 5, 0).unwrap();
                 buffer.insert(k * 10 + 5, 0).unwrap();
+                gap.insert(k * 10 + 5, 0).unwrap();
             }
             assert_eq!(inplace.stats().count, 1);
             assert_eq!(buffer.stats().count, 1);
+            assert_eq!(gap.stats().count, 1);
             assert_eq!(
                 inplace.insert(5, 1).unwrap(),
                 Some(0),

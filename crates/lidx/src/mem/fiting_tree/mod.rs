@@ -1,10 +1,12 @@
 //! The updatable FITing-tree (paper 001 §II-B.1 and §IV-D; paper 003 §2): greedy segments of
 //! error `eps` under a B+-tree, assembled from an insertion strategy — [`Inplace`] (free slots
-//! at both ends of a segment) or [`Buffer`] (a sorted delta buffer per segment) — and counting
+//! at both ends of a segment), [`Buffer`] (a sorted delta buffer per segment) or [`Gap`]
+//! (ALEX's gapped array, paper 001's third strategy) — and counting
 //! its retrains ([`RetrainStats`]). `map` says how segments are found and re-segmented,
 //! `strategy` what a strategy is.
 
 mod buffer;
+mod gap;
 mod inplace;
 mod map;
 mod params;
@@ -13,6 +15,7 @@ mod stats;
 mod strategy;
 
 pub use buffer::{Buffer, BufferCursor};
+pub use gap::Gap;
 pub use inplace::Inplace;
 pub use map::FitingMap;
 pub use params::FitingMapParams;
@@ -25,3 +28,6 @@ pub type FitingInplace<K, V> = FitingMap<K, V, Inplace<K, V>>;
 
 /// The FITing-tree inserting into per-segment delta buffers.
 pub type FitingBuffer<K, V> = FitingMap<K, V, Buffer<K, V>>;
+
+/// The FITing-tree with gapped-array segments (ALEX's data node).
+pub type FitingGap<K, V> = FitingMap<K, V, Gap<K, V>>;
