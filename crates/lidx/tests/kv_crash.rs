@@ -57,6 +57,10 @@ fn child_entry() {
     match mode.as_str() {
         "wal" => wal_child(&dir, generation),
         "manifest" => manifest_child(&dir),
+        "first-line" => {
+            println!("ack 1");
+            std::thread::sleep(Duration::from_secs(60));
+        }
         other => panic!("unknown child mode {other}"),
     }
 }
@@ -236,6 +240,17 @@ fn wal_survives_sigkill_with_every_acknowledged_write() {
     );
     assert!(torn_seen > 0);
     assert!(segment_path(&dir, 1).exists());
+}
+
+/// Regression: libtest prints `test child_entry ... ` without a newline before the child runs,
+/// so the child's first `ack` line came back behind that prefix and was dropped. A manifest
+/// child killed after one acknowledged commit and one more unacknowledged one then failed
+/// `manifest_switch_survives_sigkill` ("manifest 168 is live, only 166 was committed").
+#[test]
+fn the_first_line_a_child_prints_is_kept() {
+    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let acks = run_and_kill("first-line", root.path(), 0, Duration::from_millis(500));
+    assert_eq!(acks, vec![vec![1]]);
 }
 
 #[test]

@@ -6,8 +6,11 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+/// What libtest prints before it runs `child_entry` with `--test-threads=1`.
+const TEST_START: &str = "test child_entry ... ";
+
 /// Runs the test `child_entry` of the current test binary with `envs`, kills it after `delay`
-/// and returns every line it printed whole (without its newline). A line cut by the kill has no
+/// and returns every line it printed whole (without its newline or libtest's prefix). A line cut by the kill has no
 /// newline: it was not fully reported, and is left out. The child's output is read while it
 /// runs, so that it never blocks on a full pipe. Panics if the child exited by itself.
 pub fn run_and_kill<V: AsRef<OsStr>>(envs: &[(&str, V)], delay: Duration) -> Vec<String> {
@@ -27,6 +30,9 @@ pub fn run_and_kill<V: AsRef<OsStr>>(envs: &[(&str, V)], delay: Duration) -> Vec
         let mut line = String::new();
         while r.read_line(&mut line).unwrap_or(0) > 0 {
             if let Some(whole) = line.strip_suffix('\n') {
+                // libtest prints `test child_entry ... ` before it runs the test, without a
+                // newline: the child's first line follows it on the same line.
+                let whole = whole.strip_prefix(TEST_START).unwrap_or(whole);
                 lines.push(whole.to_string());
             }
             line.clear();
