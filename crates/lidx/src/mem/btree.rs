@@ -21,6 +21,16 @@
 //!   one thread, a 2-core VM shared with other jobs, so noisy): 1.7x faster on 100K keys, on
 //!   par (0.9x to 1.1x) on 50M lognormal keys, where each of the lower levels costs a cache and
 //!   TLB miss and the leaves, holding values beside keys, are twice the size of the key array.
+//! * **Against a C++ B+-tree** (`tlx::btree_map<u64, u64>`, STX's successor, g++ -O3
+//!   -march=native), same keys, same 2M uniform queries of present keys, each answer checked,
+//!   one thread, both sides on transparent huge pages, alternated in one session on a 2-core
+//!   Intel Xeon VM, median of 5 (thread CPU time per lookup, as the VM was shared): on 10M
+//!   `lidx gen` lognormal keys our default tree took 445 ns against tlx's 814 ns with its
+//!   default traits (16 leaf and 16 inner slots; its nodes exceed its 256-byte linear-search
+//!   threshold, so it bisects inside them) and 626 ns with traits like ours (16/15 slots,
+//!   linear search): 0.55x and 0.71x tlx's time. tlx searches a node with a loop that stops
+//!   at the first key `>= k`, a branch mispredicted about once per node; our count has no
+//!   branch. tlx builds from sorted pairs about twice as fast (0.07-0.09 s against 0.15 s).
 //! * **Padding instead of lengths on the hot path.** Unused key slots hold `K::MAX`, and the
 //!   pairs after an inner node's last separator hold `K::MAX` and its last child, so both
 //!   searches run over the whole fixed-size block and a descent never reads a node's length.
