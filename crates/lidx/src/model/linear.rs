@@ -116,10 +116,25 @@ mod tests {
 
     #[test]
     fn fast_conversions_agree_with_the_plain_ones() {
-        for x in [0, 1, 12345, (1 << 53) + 1, i64::MAX as u64, 1 << 63, u64::MAX] {
+        for x in [
+            0,
+            1,
+            12345,
+            (1 << 53) + 1,
+            i64::MAX as u64,
+            1 << 63,
+            u64::MAX,
+        ] {
             assert_eq!(u64_to_f64(x), x as f64, "{x}");
         }
-        for (p, want) in [(-3.5, 0), (f64::NAN, 0), (0.9, 0), (6.99, 6), (7.0, 7), (1e300, 9)] {
+        for (p, want) in [
+            (-3.5, 0),
+            (f64::NAN, 0),
+            (0.9, 0),
+            (6.99, 6),
+            (7.0, 7),
+            (1e300, 9),
+        ] {
             assert_eq!(slot_of(p, 10), want, "{p}");
         }
         assert_eq!(slot_of(5.0, 1), 0);
