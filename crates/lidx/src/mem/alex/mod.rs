@@ -55,6 +55,9 @@
 //!   1.04, 0.61, 1.12, 0.87x, inserts 0.90, 0.91, 0.91, 1.13x.
 //! * 10M `zipf-gaps`, the one round where the reference ran unhindered: lookups 1.11x
 //!   (376 against 339 ns), inserts 0.87x (1.37 against 1.59 M/s), bulk load 1.40x.
+//! * 50M lognormal (lookups and bulk load only): two rounds, both under heavy contention
+//!   (the reference's bulk load took 64-72 s where the issue measured 19.4 s); ratios from
+//!   0.55x to 2.5x, not usable. Not measured cleanly.
 //!
 //! What the profile says (perf, callgrind on 1M keys):
 //!
