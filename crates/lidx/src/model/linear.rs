@@ -4,6 +4,26 @@
 //! `intercept`: the model is non-decreasing over the whole `u64` domain whenever `slope >= 0`,
 //! which every window guarantee in `mem` relies on. All fits here clamp the slope at zero.
 
+/// `x as f64`, cheaper on the common path: below 2^63 a signed conversion is one
+/// instruction, where the unsigned one is a sequence of six without AVX-512. Learned indexes
+/// evaluate a model per node on their lookup's dependent chain (callgrind: model evaluation
+/// was a fifth of an ALEX data node resize).
+#[inline(always)]
+pub(crate) fn u64_to_f64(x: u64) -> f64 {
+    match i64::try_from(x) {
+        Ok(signed) => signed as f64,
+        Err(_) => x as f64,
+    }
+}
+
+/// A prediction as a slot in `[0, slots)` (`slots > 0`), non-decreasing in `prediction`;
+/// negative predictions and NaN give 0. `as i64` saturates like `as usize` but converts in
+/// fewer instructions.
+#[inline(always)]
+pub(crate) fn slot_of(prediction: f64, slots: usize) -> usize {
+    (prediction as i64).clamp(0, slots as i64 - 1) as usize
+}
+
 /// `y = intercept + slope * (x - x0)`, with `x < x0` treated as `x0`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LinearModel {
@@ -92,6 +112,32 @@ mod tests {
             (m.predict(0) - m.intercept).abs() < 1e-12,
             "saturates below x0"
         );
+    }
+
+    #[test]
+    fn fast_conversions_agree_with_the_plain_ones() {
+        for x in [
+            0,
+            1,
+            12345,
+            (1 << 53) + 1,
+            i64::MAX as u64,
+            1 << 63,
+            u64::MAX,
+        ] {
+            assert_eq!(u64_to_f64(x), x as f64, "{x}");
+        }
+        for (p, want) in [
+            (-3.5, 0),
+            (f64::NAN, 0),
+            (0.9, 0),
+            (6.99, 6),
+            (7.0, 7),
+            (1e300, 9),
+        ] {
+            assert_eq!(slot_of(p, 10), want, "{p}");
+        }
+        assert_eq!(slot_of(5.0, 1), 0);
     }
 
     #[test]

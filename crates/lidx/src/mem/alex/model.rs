@@ -14,6 +14,8 @@
 //! [`fit_sampled`] trains on a progressively denser sample until the model stops moving, as the
 //! reference's default "approximate model computation" does for bulk loading.
 
+use crate::model::linear::{slot_of, u64_to_f64};
+
 /// `slot = a * (key - base) + b`, with `key - base` saturating at zero.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct LinearModel {
@@ -26,7 +28,7 @@ impl LinearModel {
     /// The model's input for the model image `m` of a key.
     #[inline(always)]
     pub(crate) fn x(&self, m: u64) -> f64 {
-        m.saturating_sub(self.base) as f64
+        u64_to_f64(m.saturating_sub(self.base))
     }
 
     /// The unrounded prediction for model image `m`.
@@ -38,8 +40,7 @@ impl LinearModel {
     /// The predicted slot, clamped into `[0, slots)`; `slots` must be positive. Monotone in `m`.
     #[inline(always)]
     pub(crate) fn slot(&self, m: u64, slots: usize) -> usize {
-        // `as usize` saturates: negative predictions (and NaN) give 0.
-        (self.predict(m) as usize).min(slots - 1)
+        slot_of(self.predict(m), slots)
     }
 
     /// Scales the output by `factor` (a node grown or shrunk to a new capacity).

@@ -32,6 +32,7 @@
 //! one image would share every slot at every depth. [`LippKey`] names them.
 
 use crate::key::Key;
+use crate::model::linear::{slot_of, u64_to_f64};
 
 /// A key type LIPP can hold: its model image is injective ([`Key::MODEL_INJECTIVE`]), so two
 /// keys always fall into different slots of a fine enough model. `u64`, `u32`, `i64` and
@@ -76,8 +77,8 @@ impl LinearModel {
     /// The slot of model image `m` among `slots` (at least one).
     #[inline(always)]
     pub(crate) fn predict(&self, m: u64, slots: usize) -> usize {
-        let x = m.saturating_sub(self.base) as f64;
-        ((self.slope * x + self.intercept) as usize).min(slots - 1)
+        let x = u64_to_f64(m.saturating_sub(self.base));
+        slot_of(self.slope * x + self.intercept, slots)
     }
 
     /// The model of a node built for two keys `a < b` in `slots` slots: `a` at a third, `b`
