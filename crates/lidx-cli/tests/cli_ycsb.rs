@@ -214,6 +214,19 @@ fn the_log_engine_runs_ycsb_core_workloads() {
     ] {
         assert!(stdout.contains(want), "{want}: {stdout}");
     }
+    // A log store takes no memory budget, so it can be the reference under the default 100%.
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--device",
+        files.as_str(),
+        "--store",
+        "log:btree,log:alex",
+        "--workload",
+        "c",
+    ]);
+    let first = lidx(&args);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(text(&first.stdout).contains("budget=default"));
     let bad = lidx(&[
         "ycsb",
         "--store",

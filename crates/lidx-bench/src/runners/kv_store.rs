@@ -558,7 +558,8 @@ impl StoreSpec {
 
     /// Parses a `--store` list ([`STORE_FORMS`]): `hybrid` and `btree` become stores through
     /// the API with `fsync` (and `hybrid` with `budget`: the `btree` engine's budget is the log
-    /// between its checkpoints, not memory, and keeps the store's default), `adapter:hybrid` is
+    /// between its checkpoints, not memory, and keeps the store's default; a `log:<map>` store
+    /// holds its whole map in memory and takes none), `adapter:hybrid` is
     /// `adapter_hybrid` (which carries its own options), `adapter:btree` the equal-memory
     /// [`StoreSpec::baseline`].
     pub fn parse_list(
@@ -572,7 +573,9 @@ impl StoreSpec {
                 "adapter:btree" => Ok(StoreSpec::baseline()),
                 "adapter:hybrid" => Ok(adapter_hybrid.clone()),
                 other => match Engine::parse(other) {
-                    Some(Engine::BTree) => Ok(StoreSpec::store(Engine::BTree, None, fsync)),
+                    Some(engine @ (Engine::BTree | Engine::Log(_))) => {
+                        Ok(StoreSpec::store(engine, None, fsync))
+                    }
                     Some(engine) => Ok(StoreSpec::store(engine, budget, fsync)),
                     None => Err(BenchError::BadSpec {
                         what: "store",
@@ -952,6 +955,14 @@ mod tests {
         assert_eq!(list[2], StoreSpec::baseline());
         assert_eq!(list[3], adapter);
         assert_eq!(list[1].label(), "store:hybrid,budget=50%,fsync=never");
+        let log =
+            StoreSpec::parse_list("log:alex,hybrid", budget, FsyncPolicy::Never, &adapter).unwrap();
+        assert!(
+            !log[0].relative_budget(),
+            "a log store takes no budget, so it can be the reference"
+        );
+        assert_eq!(log[0].memory_budget(), None);
+        assert!(log[1].relative_budget());
         let err = StoreSpec::parse_list("btree,lsm", budget, FsyncPolicy::Never, &adapter);
         assert!(matches!(
             err,

@@ -72,7 +72,8 @@ pub struct Args {
     pub store: String,
 
     /// The memory budget of the stores that take one (`hybrid`, `adapter:hybrid`; `btree`
-    /// keeps its default log between checkpoints, 64 MB): bytes (2M), a percentage of the reference's memory at the
+    /// keeps its default log between checkpoints, 64 MB; `log:<map>` holds its whole map in
+    /// memory and takes none): bytes (2M), a percentage of the reference's memory at the
     /// start of its run (10%), or `btree-peak`: what the reference held at the end of its run
     /// of the same workload (inserts grow a B+-tree's inner nodes). Default 100%: equal memory
     /// at the start. A budget below the static model's own size merges after every write.
@@ -178,8 +179,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             what: "--store",
             got: args.store.clone(),
             expected: format!(
-                "a first store without a budget (btree, adapter:btree), or --memory-budget in \
-                 bytes: {} is a share of the first store's memory",
+                "a first store without a budget (btree, log:<map>, adapter:btree), or \
+                 --memory-budget in bytes: {} is a share of the first store's memory",
                 budget.label()
             ),
         }
