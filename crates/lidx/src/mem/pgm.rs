@@ -41,6 +41,19 @@ use crate::model::segment::Segment;
 
 /// The largest `eps` or `eps_recursive` accepted; windows of this size are already useless.
 const MAX_EPS: usize = 1 << 32;
+
+/// `InvalidParameter` for a bottom-level `eps` over [`MAX_EPS`]; the FITing-tree's segments
+/// share the bound.
+pub(crate) fn check_eps(eps: usize) -> Result<()> {
+    if eps > MAX_EPS {
+        return Err(Error::InvalidParameter {
+            name: "eps",
+            value: eps.to_string(),
+            expected: "at most 2^32",
+        });
+    }
+    Ok(())
+}
 /// Parameters of a [`Pgm`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PgmParams {
@@ -72,13 +85,7 @@ impl PgmParams {
     }
 
     pub(crate) fn validate(&self) -> Result<()> {
-        if self.eps > MAX_EPS {
-            return Err(Error::InvalidParameter {
-                name: "eps",
-                value: self.eps.to_string(),
-                expected: "at most 2^32",
-            });
-        }
+        check_eps(self.eps)?;
         if !(1..=MAX_EPS).contains(&self.eps_recursive) {
             return Err(Error::InvalidParameter {
                 name: "eps_recursive",

@@ -4,8 +4,6 @@
 use crate::error::{Error, Result};
 use crate::mem::btree::BTreeParams;
 
-/// The largest `eps` accepted.
-const MAX_EPS: usize = 1 << 32;
 /// The largest reserve accepted: a segment's room is allocated when it is built.
 const MAX_RESERVE: usize = 1 << 24;
 
@@ -47,13 +45,7 @@ impl FitingMapParams {
 
     /// `InvalidParameter` for an `eps` or `reserve` beyond its limit.
     pub(crate) fn validate(&self) -> Result<()> {
-        if self.eps > MAX_EPS {
-            return Err(Error::InvalidParameter {
-                name: "eps",
-                value: self.eps.to_string(),
-                expected: "at most 2^32",
-            });
-        }
+        crate::mem::pgm::check_eps(self.eps)?;
         if self.reserve > MAX_RESERVE {
             return Err(Error::InvalidParameter {
                 name: "reserve",
