@@ -26,6 +26,49 @@ pub mod static_learned;
 use crate::error::Result;
 use crate::key::Key;
 
+/// Where the time of an updatable index's writes went, summed over every write since it was
+/// opened (paper 003 §6.1, Figure 6). Each index charges its own code to one part; the four
+/// parts add up to the time spent inside `insert` and `delete`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteBreakdown {
+    /// Finding where the key goes: the descent and the model's prediction, with their reads.
+    pub search_ns: u64,
+    /// Putting the entry in (or taking it out of) its node, buffer or slot, with that write.
+    pub insert_ns: u64,
+    /// Structural modifications: splits, expansions, merges of nodes, new child nodes.
+    pub smo_ns: u64,
+    /// Everything else the index does to stay in shape: retraining models, merging levels or
+    /// buffers, rewriting metadata.
+    pub maintenance_ns: u64,
+}
+
+impl WriteBreakdown {
+    /// The four parts summed.
+    pub fn total_ns(&self) -> u64 {
+        self.search_ns + self.insert_ns + self.smo_ns + self.maintenance_ns
+    }
+}
+
+/// An on-disk index that takes writes: paper 003's updatable indexes and the B+-tree.
+///
+/// Writes go through `&mut self` (one writer, as in paper 003); reads through the shared
+/// [`DiskIndex`] methods. Nothing is durable until [`flush`](DiskMap::flush) returns.
+pub trait DiskMap<K: Key>: DiskIndex<K> {
+    /// Inserts `key` with `payload` (exactly [`DiskIndex::payload_size`] bytes). Returns true
+    /// when the key was present and its payload was replaced, false when it was added.
+    fn insert(&mut self, key: K, payload: &[u8]) -> Result<bool>;
+
+    /// Removes `key`; returns true when it was present.
+    fn delete(&mut self, key: &K) -> Result<bool>;
+
+    /// Makes every write so far durable: after it returns, reopening the files gives the index
+    /// as it is now.
+    fn flush(&mut self) -> Result<()>;
+
+    /// Where the writes' time went so far (paper 003 Figure 6).
+    fn write_breakdown(&self) -> WriteBreakdown;
+}
+
 /// Payload size when none is given: 8 bytes, as in paper 002 §3 and paper 003 §6.
 pub const DEFAULT_PAYLOAD_SIZE: usize = 8;
 
