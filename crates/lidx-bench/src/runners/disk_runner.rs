@@ -132,55 +132,58 @@ impl<'a> DiskBench<'a> {
                     keys.clear();
                     payloads.clear();
                     run.time(|| Ok(index.scan(&key, len, &mut keys, &mut payloads)?))?;
-                    self.check_scan(label, key, len, size, &keys, &payloads)?;
+                    check_scan(label, self.keys, key, len, size, &keys, &payloads)?;
                 }
             }
         }
         Ok(run)
     }
+}
 
-    fn check_scan(
-        &self,
-        label: &str,
-        start: u64,
-        len: usize,
-        size: usize,
-        keys: &[u64],
-        payloads: &[u8],
-    ) -> Result<()> {
-        let from = self.keys.partition_point(|&k| k < start);
-        let expected = &self.keys[from..(from + len).min(self.keys.len())];
-        let wrong = |what: String| BenchError::WrongResult {
-            index: label.to_string(),
-            op: "scan",
-            key: start,
-            what,
-        };
-        if keys != expected {
-            return Err(wrong(format!(
-                "returned {} keys starting {:?}, expected {} starting {:?}",
-                keys.len(),
-                keys.first(),
-                expected.len(),
-                expected.first()
-            )));
-        }
-        let mut want = vec![0u8; size];
-        for (i, (&key, got)) in keys.iter().zip(payloads.chunks_exact(size)).enumerate() {
-            payload_of(key, &mut want);
-            if got != want {
-                return Err(wrong(format!("payload of item {i} (key {key}) is wrong")));
-            }
-        }
-        if payloads.len() != keys.len() * size {
-            return Err(wrong(format!(
-                "{} payload bytes for {} keys",
-                payloads.len(),
-                keys.len()
-            )));
-        }
-        Ok(())
+/// Checks a scan of `limit` items from `start` that returned `keys` and `payloads` (`size`
+/// bytes each): they must be the entries of the sorted `truth` from `start`'s lower bound on,
+/// with [`payload_of`] their keys. `WrongResult` otherwise. What every checked scan runs.
+pub(crate) fn check_scan(
+    label: &str,
+    truth: &[u64],
+    start: u64,
+    limit: usize,
+    size: usize,
+    keys: &[u64],
+    payloads: &[u8],
+) -> Result<()> {
+    let from = truth.partition_point(|&k| k < start);
+    let expected = &truth[from..(from + limit).min(truth.len())];
+    let wrong = |what: String| BenchError::WrongResult {
+        index: label.to_string(),
+        op: "scan",
+        key: start,
+        what,
+    };
+    if keys != expected {
+        return Err(wrong(format!(
+            "returned {} keys starting {:?}, expected {} starting {:?}",
+            keys.len(),
+            keys.first(),
+            expected.len(),
+            expected.first()
+        )));
     }
+    if payloads.len() != keys.len() * size {
+        return Err(wrong(format!(
+            "{} payload bytes for {} keys",
+            payloads.len(),
+            keys.len()
+        )));
+    }
+    let mut want = vec![0u8; size];
+    for (i, (&key, got)) in keys.iter().zip(payloads.chunks_exact(size)).enumerate() {
+        payload_of(key, &mut want);
+        if got != want {
+            return Err(wrong(format!("payload of item {i} (key {key}) is wrong")));
+        }
+    }
+    Ok(())
 }
 
 /// What a record says about the index measured, besides the figures.

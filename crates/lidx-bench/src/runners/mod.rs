@@ -1,7 +1,8 @@
 //! Runners: the checked benchmark of in-memory indexes ([`runner`], built by [`registry`]),
 //! of byte-string indexes ([`string_runner`]), of on-disk indexes ([`disk_runner`], built and
 //! opened by [`disk_registry`]; over byte-string keys [`byte_disk_runner`], built and opened by
-//! [`byte_disk_registry`], on the same measurement) and of stores under YCSB ([`kv_runner`], over the adapters of
+//! [`byte_disk_registry`], on the same measurement), of updatable on-disk indexes under paper
+//! 003's six workloads ([`updatable_runner`], built by [`updatable_registry`]) and of stores under YCSB ([`kv_runner`], over the adapters of
 //! [`kv_store`], every key type made bytes by [`store_keys`]); the on-disk and YCSB runners share `core` (thread runs, the checked get,
 //! clocks and histograms).
 
@@ -22,3 +23,5 @@ pub mod runner;
 pub mod store_keys;
 pub mod string_runner;
 pub mod structure_dimension;
+pub mod updatable_registry;
+pub mod updatable_runner;

@@ -15,6 +15,7 @@ use lidx_bench::runner::{self, BenchConfig};
 use lidx_bench::string_runner::{
     self, StringIndexSpec, DEFAULT_STRING_INDEXES, STRING_INDEX_FORMS,
 };
+use lidx_bench::updatable_registry::UPDATABLE_INDEX_FORMS;
 use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
 
@@ -30,6 +31,8 @@ fn index_help() -> String {
          `pgm:eps=16,rs:err=8,sorted`; numbers accept K/M/G and Ki/Mi/Gi suffixes.\n\n\
          In memory: {}. Default: {DEFAULT_INDEXES}.\n\n\
          With --on-disk: {DISK_INDEX_FORMS}. Default: {DEFAULT_DISK_INDEXES}.\n\n\
+         With --on-disk and a write workload or --updatable (paper 003's updatable indexes): \
+         {UPDATABLE_INDEX_FORMS}. Default: btree.\n\n\
          With --on-disk on text or str16 keys: {BYTE_INDEX_FORMS}. Default: \
          {DEFAULT_BYTE_INDEXES}.\n\n\
          On text keys: {STRING_INDEX_FORMS}. Default: {DEFAULT_STRING_INDEXES}.\n\n\
@@ -59,11 +62,19 @@ pub struct Args {
     /// lower bound and the next 99 items) or `scan:<items>`. In memory also `insert`: bulk load
     /// a random half of the distinct keys, time inserting the other half in random order
     /// (updatable maps only: the map names in --index's list, `btree` and `art`).
+    ///
+    /// With --on-disk also paper 003's write workloads on its updatable indexes: `write-only`,
+    /// `read-heavy` (18 lookups and 2 inserts of every 20 operations), `write-heavy` (2 and 18)
+    /// and `balanced` (10 and 10), on an index bulk loaded with --bulk-load of the keys,
+    /// inserting keys held out of the load. Each run rebuilds every index (a bulk load of
+    /// half the dataset: seconds for 10M keys) and checks its whole contents at the end (a
+    /// scan of every key).
     #[arg(long, default_value = "lookup")]
     pub workload: String,
 
     /// Lookups per timed run (accepts 1M, 500K, ...). Costs 16 bytes of memory each.
-    /// Default 1M, or 100K with --on-disk (O_DIRECT lookups take 0.1-1 ms each).
+    /// Default 1M, or 100K with --on-disk (O_DIRECT lookups take 0.1-1 ms each). With a write
+    /// workload, operations of every kind; the inserts must fit in the held-out keys.
     #[arg(long)]
     pub queries: Option<String>,
 
@@ -108,16 +119,19 @@ pub struct Args {
     pub dir: Option<PathBuf>,
 
     /// With --on-disk: LRU page cache in blocks per index file (0 = none, every read goes to
-    /// the device).
+    /// the device; paper 003 Figure 13 varies it). Costs a block of memory per block.
     #[arg(long, default_value_t = 0, requires = "on_disk")]
     pub cache_blocks: usize,
 
-    /// With --on-disk: block size in bytes (a power of two; at least 4096 for files).
+    /// With --on-disk: block size in bytes (a power of two; at least 4096 for files; paper 003
+    /// Figure 11 compares 4096, 8192 and 16384).
     #[arg(long, default_value_t = 4096, requires = "on_disk")]
     pub block_size: usize,
 
     /// With --on-disk: the B+-tree's memory-resident levels, comma-separated to compare:
     /// `inner` (all inner nodes, paper 003's hybrid case), `none`, or a number of top levels.
+    /// With the updatable runner it applies to every index (Figure 9): `inner` keeps a learned
+    /// index's inner part in memory, `none` on disk; each choice is a run of its own.
     #[arg(long, default_value = "inner", requires = "on_disk")]
     pub resident: String,
 
@@ -126,7 +140,8 @@ pub struct Args {
     #[arg(long, default_value = "all-at-once", requires = "on_disk")]
     pub fetch: String,
 
-    /// With --on-disk: threads splitting the operations of each run (at least 1).
+    /// With --on-disk: threads splitting the operations of each run (at least 1; the
+    /// updatable runner takes 1).
     #[arg(
         long,
         default_value_t = 1,
@@ -143,6 +158,18 @@ pub struct Args {
     /// With --on-disk: rebuild index files even when the directory already has them.
     #[arg(long, requires = "on_disk")]
     pub rebuild: bool,
+
+    /// With --on-disk: run `lookup` and `scan` with the updatable runner too (paper 003's six
+    /// workloads in one table): each run bulk loads the index with every key, then runs the
+    /// workload on one thread. Implied by a write workload or an updatable-only index.
+    #[arg(long, requires = "on_disk")]
+    pub updatable: bool,
+
+    /// With a write workload: percent of the distinct keys (shuffled by --seed) bulk loaded
+    /// before the run; the inserts take the rest. Default 50: paper 003 bulk-loads 10M keys
+    /// and inserts up to 10M more.
+    #[arg(long, default_value = "50", requires = "on_disk")]
+    pub bulk_load: String,
 }
 
 /// Runs `lidx bench`.

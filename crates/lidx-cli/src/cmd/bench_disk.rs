@@ -6,6 +6,9 @@
 //! the workload with `lidx_bench::disk_runner`. Opening after the build means the measured
 //! index holds in memory exactly what a reopened index holds.
 //!
+//! A write workload, an updatable-only index or `--updatable` go to `bench_updatable` (paper
+//! 003's six workloads on updatable indexes) instead.
+//!
 //! String datasets (text, str16) run the byte-key indexes (`byte-table`, `byte-btree`) with
 //! `lidx_bench::byte_disk_runner` instead, on the same workloads, checks and table; they have
 //! no runtime choice, so `--resident` and `--fetch` do not apply to them.
@@ -18,6 +21,7 @@ use lidx_bench::disk_registry::{parse_resident, resident_text, DiskIndexSpec, Op
 use lidx_bench::disk_report::{self, DiskRecord};
 use lidx_bench::disk_runner::{DiskBench, DiskBenchConfig};
 use lidx_bench::disk_workload::DiskWorkload;
+use lidx_bench::update_workload::UpdateWorkload;
 
 use super::args::{check_out, parse_fetches, parse_ops, write_out};
 use super::bench::Args;
@@ -33,13 +37,18 @@ pub const DEFAULT_BYTE_INDEXES: &str = "byte-table,byte-btree";
 
 /// Runs `lidx bench --on-disk`.
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if super::bench_updatable::wanted(&args) {
+        return super::bench_updatable::run(args);
+    }
     let default = if is_string_dataset(&args.dataset) {
         DEFAULT_BYTE_INDEXES
     } else {
         DEFAULT_DISK_INDEXES
     };
     let indexes = DiskIndexes::parse(args.index.as_deref().unwrap_or(default), &args.dataset)?;
-    let workload = DiskWorkload::parse(&args.workload)?;
+    // A workload of neither runner is refused with every form either takes.
+    let workload = DiskWorkload::parse(&args.workload)
+        .map_err(|e| UpdateWorkload::parse(&args.workload).err().unwrap_or(e))?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("100K"))?;
     let device = DeviceChoice::parse(&args.device, args.dir.clone())?;
     let residents = args

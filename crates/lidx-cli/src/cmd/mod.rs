@@ -4,6 +4,7 @@
 mod args;
 pub mod bench;
 pub mod bench_disk;
+pub mod bench_updatable;
 pub mod build;
 pub mod dims;
 pub mod disk;

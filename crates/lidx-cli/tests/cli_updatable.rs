@@ -1,0 +1,177 @@
+//! `lidx bench --on-disk` with paper 003's six workloads on updatable indexes (issue 16): every
+//! workload runs on 20K keys on the simulated and the real device, writes records with the
+//! write breakdown and ratios to the B+-tree, leaves no file behind and no file of `lidx build`
+//! changed; usage errors (an index not built yet, too many operations, threads) are one line
+//! and exit 2 before anything runs.
+
+mod common;
+
+use common::{lidx, text, without_progress};
+
+const WORKLOADS: [&str; 6] = [
+    "lookup",
+    "scan",
+    "write-only",
+    "read-heavy",
+    "write-heavy",
+    "balanced",
+];
+
+#[test]
+fn six_workloads_on_the_simulated_device_with_records() {
+    let dir = tempfile::tempdir().unwrap();
+    for workload in WORKLOADS {
+        let out = dir.path().join(format!("{workload}.jsonl"));
+        let result = lidx(&[
+            "bench",
+            "--on-disk",
+            "--updatable",
+            "--index",
+            "btree,btree:fill=70",
+            "--dataset",
+            "gen:lognormal:20K",
+            "--device",
+            "sim:sata-ssd",
+            "--workload",
+            workload,
+            "--queries",
+            "2K",
+            "--runs",
+            "1",
+            "--resident",
+            "inner,none",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let stderr = text(&result.stderr);
+        assert!(result.status.success(), "{workload}: {stderr}");
+        assert!(
+            stderr.contains("progress: btree:fill=100:resident=none"),
+            "{stderr}"
+        );
+        let stdout = text(&result.stdout);
+        assert!(
+            stdout.contains("vs btree") && stdout.contains("modeled time"),
+            "{stdout}"
+        );
+        let records: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(records.len(), 4, "{workload}");
+        let writes = !matches!(workload, "lookup" | "scan");
+        for r in &records {
+            assert_eq!(r["ops"], 2000);
+            assert_eq!(r["search_us"].is_f64(), writes, "{workload}: {r}");
+            assert!(r["throughput_vs_btree"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["modeled_p99_us"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["storage_bytes"].as_u64().unwrap() > 0, "{r}");
+            let inner = r["inner_read_per_op"].as_f64().unwrap();
+            match r["index"].as_str().unwrap() {
+                l if l.ends_with("resident=inner") => assert_eq!(inner, 0.0, "{r}"),
+                _ => assert!(inner >= 1.0, "{r}"),
+            }
+        }
+        assert_eq!(records[0]["throughput_vs_btree"], 1.0);
+        assert_eq!(
+            records[0]["bulk_keys"],
+            if writes { 10_000 } else { 20_000 }
+        );
+    }
+}
+
+#[test]
+fn write_workload_on_a_file_device_leaves_built_files_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let index_dir = dir.path().join("idx");
+    let index_dir = index_dir.to_str().unwrap();
+    let built = lidx(&[
+        "build",
+        "--index",
+        "btree",
+        "--dataset",
+        "gen:lognormal:20K",
+        "--dir",
+        index_dir,
+    ]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let file = dir.path().join("idx/btree.fill=100.lidx");
+    let before = std::fs::read(&file).unwrap();
+    let result = lidx(&[
+        "bench",
+        "--on-disk",
+        "--dataset",
+        "gen:lognormal:20K",
+        "--device",
+        &format!("file:{index_dir}"),
+        "--workload",
+        "write-heavy",
+        "--queries",
+        "1K",
+        "--runs",
+        "1",
+        "--block-size",
+        "8192",
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let stdout = text(&result.stdout);
+    assert!(
+        stdout.contains("write-heavy") && stdout.contains("8192-byte blocks"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("wall time"), "{stdout}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "the built file is untouched"
+    );
+    let names: Vec<String> = std::fs::read_dir(index_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["btree.fill=100.lidx"],
+        "the run's own file is removed"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_line() {
+    for (args, says) in [
+        (&["--index", "alex"][..], "not built yet"),
+        (&["--index", "dpgm:eps=x"], "dfiting[:eps=<n>]"),
+        (
+            &["--workload", "write-only", "--queries", "20K"],
+            "at most 10000 operations",
+        ),
+        (&["--workload", "balanced", "--threads", "2"], "one writer"),
+        (
+            &["--workload", "balanced", "--bulk-load", "100"],
+            "strictly between 0 and 100",
+        ),
+        (&["--workload", "write-twice"], "write-heavy"),
+        (
+            &["--workload", "balanced", "--dataset", "gen:words:1K"],
+            "numeric keys",
+        ),
+    ] {
+        let mut all = vec!["bench", "--on-disk"];
+        all.extend_from_slice(args);
+        if !args.contains(&"--dataset") {
+            all.extend_from_slice(&["--dataset", "gen:lognormal:20K"]);
+        }
+        if !args.contains(&"--workload") {
+            all.extend_from_slice(&["--workload", "balanced"]);
+        }
+        let result = lidx(&all);
+        let stderr = without_progress(&result.stderr);
+        assert_eq!(result.status.code(), Some(2), "{args:?}: {stderr}");
+        // The operation count is checked against the dataset once it is loaded (its notes).
+        let errors = stderr.lines().filter(|l| !l.starts_with("note: ")).count();
+        assert_eq!(errors, 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(result.stdout.is_empty());
+    }
+}
