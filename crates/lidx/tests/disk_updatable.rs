@@ -1,0 +1,266 @@
+//! Paper 003's updatable learned indexes on disk (`disk::dpgm`, `disk::fiting`) against
+//! `BTreeMap`: proptest operation sequences (insert, update, delete, get, scan) with flushes
+//! and reopens, on 512-byte blocks and small parameters so that merges and resegmentations
+//! happen every few operations; and the typed errors of damaged files.
+
+use std::collections::BTreeMap;
+
+use lidx::disk::dpgm::{DiskPgm, DiskPgmParams};
+use lidx::disk::{DiskIndex, DiskMap};
+use lidx::io::{DeviceKind, IoClass, SimProfile, Storage};
+use lidx::mem::pgm::PgmParams;
+use lidx::Error;
+use proptest::prelude::*;
+
+fn small_storage() -> Storage {
+    Storage::in_memory(SimProfile::named("ram").unwrap(), 512).unwrap()
+}
+
+fn payload(key: u64, version: u64) -> [u8; 8] {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ version).to_le_bytes()
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(u64, u64),
+    Delete(u64),
+    Get(u64),
+    Scan(u64, usize),
+    Flush,
+    Reopen,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u64..3000, 0u64..4).prop_map(|(k, v)| Op::Insert(k, v)),
+        3 => (0u64..3000).prop_map(Op::Delete),
+        2 => (0u64..3000).prop_map(Op::Get),
+        1 => (0u64..3000, 1usize..40).prop_map(|(k, n)| Op::Scan(k, n)),
+        1 => Just(Op::Flush),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+/// Runs `ops` on the index `open` gives after `build`, checking every answer against a
+/// `BTreeMap`; `Reopen` flushes, drops the index and opens the files again.
+fn run_ops<M: DiskMap<u64>>(
+    storage: &Storage,
+    initial: &[u64],
+    ops: &[Op],
+    build: impl Fn(&Storage, &[u64]) -> M,
+    open: impl Fn(&Storage) -> M,
+) -> Result<(), TestCaseError> {
+    let mut model: BTreeMap<u64, [u8; 8]> = initial.iter().map(|&k| (k, payload(k, 0))).collect();
+    let mut index = build(storage, initial);
+    let mut buf = [0u8; 8];
+    for op in ops {
+        match *op {
+            Op::Insert(k, v) => {
+                let replaced = index.insert(k, &payload(k, v)).unwrap();
+                prop_assert_eq!(replaced, model.insert(k, payload(k, v)).is_some());
+            }
+            Op::Delete(k) => {
+                prop_assert_eq!(index.delete(&k).unwrap(), model.remove(&k).is_some());
+            }
+            Op::Get(k) => {
+                let found = index.get(&k, &mut buf).unwrap();
+                prop_assert_eq!(found.then_some(buf), model.get(&k).copied());
+            }
+            Op::Scan(k, n) => {
+                let (mut keys, mut payloads) = (Vec::new(), Vec::new());
+                let got = index.scan(&k, n, &mut keys, &mut payloads).unwrap();
+                let want: Vec<(u64, [u8; 8])> =
+                    model.range(k..).take(n).map(|(k, v)| (*k, *v)).collect();
+                prop_assert_eq!(got, want.len());
+                prop_assert_eq!(keys, want.iter().map(|e| e.0).collect::<Vec<_>>());
+                prop_assert_eq!(payloads, want.iter().flat_map(|e| e.1).collect::<Vec<_>>());
+            }
+            Op::Flush => index.flush().unwrap(),
+            Op::Reopen => {
+                index.flush().unwrap();
+                drop(index);
+                index = open(storage);
+            }
+        }
+        prop_assert_eq!(index.len(), model.len() as u64);
+    }
+    index.flush().unwrap();
+    drop(index);
+    let index = open(storage);
+    let (mut keys, mut payloads) = (Vec::new(), Vec::new());
+    index
+        .scan(&0, usize::MAX, &mut keys, &mut payloads)
+        .unwrap();
+    prop_assert_eq!(keys, model.keys().copied().collect::<Vec<_>>());
+    prop_assert_eq!(
+        payloads,
+        model.values().flatten().copied().collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+fn dpgm_params(base: usize) -> DiskPgmParams {
+    DiskPgmParams {
+        payload_size: 8,
+        pgm: PgmParams::new(4, 2),
+        base,
+    }
+}
+
+fn build_dpgm(storage: &Storage, keys: &[u64], base: usize) -> DiskPgm {
+    DiskPgm::build(
+        storage,
+        "p",
+        keys,
+        |_, k, out| out.copy_from_slice(&payload(*k, 0)),
+        dpgm_params(base),
+    )
+    .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn dpgm_agrees_with_btreemap(
+        initial in proptest::collection::btree_set(0u64..3000, 0..400),
+        ops in proptest::collection::vec(op(), 1..200),
+        base in prop_oneof![Just(1usize), Just(4), Just(32)],
+    ) {
+        let storage = small_storage();
+        let keys: Vec<u64> = initial.into_iter().collect();
+        run_ops(
+            &storage,
+            &keys,
+            &ops,
+            |s, k| build_dpgm(s, k, base),
+            |s| DiskPgm::open(s, "p", true).unwrap(),
+        )?;
+    }
+}
+
+#[test]
+fn dpgm_extreme_keys_and_read_only() {
+    let storage = small_storage();
+    let keys = [0u64, 1, u64::MAX - 1, u64::MAX];
+    let mut index = build_dpgm(&storage, &keys, 2);
+    assert!(index.insert(u64::MAX, &payload(7, 7)).unwrap());
+    assert!(index.delete(&0).unwrap());
+    assert!(!index.delete(&0).unwrap());
+    for k in 2..50u64 {
+        assert!(!index.insert(k, &payload(k, 1)).unwrap());
+    }
+    index.flush().unwrap();
+    drop(index);
+    let mut ro = DiskPgm::open(&storage, "p", false).unwrap();
+    assert!(matches!(
+        ro.insert(5, &payload(5, 5)),
+        Err(Error::ReadOnly { .. })
+    ));
+    let mut buf = [0u8; 8];
+    assert!(ro.get(&u64::MAX, &mut buf).unwrap());
+    assert_eq!(buf, payload(7, 7));
+    assert!(!ro.get(&0, &mut buf).unwrap());
+    let (mut k, mut p) = (Vec::new(), Vec::new());
+    assert_eq!(ro.scan(&(u64::MAX - 1), 10, &mut k, &mut p).unwrap(), 2);
+    assert_eq!(ro.len(), 51);
+}
+
+#[test]
+fn dpgm_lookups_read_leaf_blocks_only() {
+    let storage = small_storage();
+    let keys: Vec<u64> = (0..5000u64).map(|k| k * 7).collect();
+    let mut index = build_dpgm(&storage, &keys, 16);
+    for k in 0..200u64 {
+        index.insert(k * 7 + 3, &payload(k, 1)).unwrap();
+    }
+    let before = storage.stats();
+    let mut buf = [0u8; 8];
+    for k in (0..5000u64).step_by(37) {
+        assert!(index.get(&(k * 7), &mut buf).unwrap());
+    }
+    let d = storage.stats() - before;
+    assert_eq!(d.blocks_read(IoClass::Inner), 0);
+    assert_eq!(d.read_blocks, d.blocks_read(IoClass::Leaf));
+    assert!(d.read_blocks > 0);
+}
+
+/// Every file in `dir` that `make` writes: flipping a byte in any block of it, or cutting
+/// it one block short, makes `open_and_scan` fail with a typed error naming the file (and the
+/// block, for a flipped byte).
+fn damage_each_block(
+    make: impl Fn(&Storage),
+    open_and_scan: impl Fn(&Storage) -> lidx::Result<()>,
+) {
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, 4096).unwrap();
+        make(&storage);
+        (dir, storage)
+    };
+    let (dir, _storage) = fresh();
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 2, "{files:?}");
+    for file in &files {
+        let blocks = std::fs::metadata(dir.path().join(file)).unwrap().len() / 4096;
+        for b in 0..blocks {
+            let (dir, storage) = fresh();
+            let path = dir.path().join(file);
+            let mut bytes = std::fs::read(&path).unwrap();
+            bytes[b as usize * 4096 + 17] ^= 0x40;
+            std::fs::write(&path, &bytes).unwrap();
+            match open_and_scan(&storage) {
+                Err(Error::ChecksumMismatch { file: f, block, .. }) => {
+                    assert!(f.ends_with(file.as_str()), "{f} vs {file}");
+                    assert_eq!(block, b, "{file}");
+                }
+                other => panic!("{file} block {b}: {other:?}"),
+            }
+        }
+        let (dir, storage) = fresh();
+        let path = dir.path().join(file);
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len((blocks - 1) * 4096).unwrap();
+        drop(f);
+        let got = open_and_scan(&storage);
+        assert!(
+            matches!(
+                got,
+                Err(Error::Truncated { .. }) | Err(Error::Corrupt { .. })
+            ),
+            "{file} truncated: {got:?}"
+        );
+    }
+}
+
+#[test]
+fn dpgm_damaged_files_give_typed_errors() {
+    let make = |storage: &Storage| {
+        let keys: Vec<u64> = (0..3000u64).map(|k| k * 5).collect();
+        let mut index = DiskPgm::build(
+            storage,
+            "p",
+            &keys,
+            |_, k, out| out.copy_from_slice(&payload(*k, 0)),
+            DiskPgmParams {
+                base: 64,
+                ..dpgm_params(64)
+            },
+        )
+        .unwrap();
+        for k in 0..100u64 {
+            index.insert(k * 5 + 1, &payload(k, 1)).unwrap();
+        }
+        index.flush().unwrap();
+    };
+    damage_each_block(make, |s| {
+        let index = DiskPgm::open(s, "p", false)?;
+        let (mut k, mut p) = (Vec::new(), Vec::new());
+        index.scan(&0, usize::MAX, &mut k, &mut p)?;
+        Ok(())
+    });
+}
