@@ -21,6 +21,8 @@ pub mod btree;
 pub mod byte_btree;
 pub mod byte_table;
 pub mod dpgm;
+#[doc(hidden)]
+pub mod flagged_records;
 pub mod hybrid;
 pub mod static_learned;
 mod write_clock;

@@ -9,10 +9,9 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::check_strictly_sorted;
 
 use super::level::{write_level, Level};
-use super::manifest::{
-    capacity, decode_level0, decode_manifest, encode_level0, region_blocks, LevelEntry, Manifest,
-    Run, MAX_LEVELS,
-};
+use crate::disk::flagged_records::{decode_records, encode_records, Run};
+
+use super::manifest::{capacity, decode_manifest, region_blocks, LevelEntry, Manifest, MAX_LEVELS};
 use super::params::DiskPgmParams;
 
 /// The PGM on disk: level 0 in memory, levels of static PGM files on disk. See the
@@ -139,7 +138,7 @@ impl DiskPgm {
             let blocks = (manifest.level0 as usize).div_ceil(per);
             let mut bytes = AlignedBuf::zeroed(blocks * device.block_size());
             device.read_blocks(first, &mut bytes, IoClass::Header)?;
-            decode_level0(
+            decode_records(
                 &bytes,
                 manifest.level0 as usize,
                 ps,
@@ -327,7 +326,7 @@ impl DiskPgm {
             let per = super::manifest::records_per_block(device.payload_size(), ps);
             let blocks = self.level0.len().div_ceil(per);
             let mut bytes = AlignedBuf::zeroed(blocks * bs);
-            encode_level0(&self.level0, ps, bs, &mut bytes);
+            encode_records(&self.level0, ps, bs, &mut bytes);
             device.write_blocks(first, &mut bytes, IoClass::Header)?;
         }
         device.sync()?;

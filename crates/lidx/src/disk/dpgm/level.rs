@@ -8,7 +8,9 @@ use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::mem::pgm::Pgm;
 
-use super::manifest::{LevelEntry, Run};
+use crate::disk::flagged_records::Run;
+
+use super::manifest::LevelEntry;
 use super::params::DiskPgmParams;
 
 /// Records a merge reads from a level per request.
@@ -110,97 +112,6 @@ impl Level {
                     what: format!("record of key {key} has no valid flag byte"),
                 }),
             })
-    }
-}
-
-impl Run {
-    /// Records in the run.
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// True when the run holds no record.
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
-    /// Appends a record with a key above the last one (`Corrupt` for `file` otherwise).
-    pub fn push(&mut self, key: u64, dead: bool, payload: &[u8], file: &str) -> Result<()> {
-        if self.keys.last().is_some_and(|&p| p >= key) {
-            return Err(Error::Corrupt {
-                file: file.to_string(),
-                block: None,
-                what: format!("records out of order at key {key}"),
-            });
-        }
-        self.keys.push(key);
-        self.dead.push(dead);
-        self.payloads.extend_from_slice(payload);
-        Ok(())
-    }
-
-    /// Position of `key`: `Ok(i)` when present, `Err(i)` where it would go.
-    pub fn find(&self, key: u64) -> std::result::Result<usize, usize> {
-        self.keys.binary_search(&key)
-    }
-
-    /// Payload of record `i`.
-    pub fn payload(&self, i: usize, ps: usize) -> &[u8] {
-        &self.payloads[i * ps..(i + 1) * ps]
-    }
-
-    /// Sets record `i` (present) or inserts it at `i` (absent, `at` = `Err(i)`).
-    pub fn put(
-        &mut self,
-        at: std::result::Result<usize, usize>,
-        key: u64,
-        dead: bool,
-        payload: &[u8],
-        ps: usize,
-    ) {
-        match at {
-            Ok(i) => {
-                self.dead[i] = dead;
-                self.payloads[i * ps..(i + 1) * ps].copy_from_slice(payload);
-            }
-            Err(i) => {
-                self.keys.insert(i, key);
-                self.dead.insert(i, dead);
-                self.payloads
-                    .splice(i * ps..i * ps, payload.iter().copied());
-            }
-        }
-    }
-
-    /// Removes record `i`.
-    pub fn remove(&mut self, i: usize, ps: usize) {
-        self.keys.remove(i);
-        self.dead.remove(i);
-        self.payloads.drain(i * ps..(i + 1) * ps);
-    }
-
-    /// The merge of `self` (newer) and `older`: where both hold a key, the newer record wins.
-    pub fn merge_over(self, older: &Run, ps: usize) -> Run {
-        let mut out = Run::default();
-        let (mut i, mut j) = (0, 0);
-        while i < self.len() || j < older.len() {
-            let take_new = j == older.len() || (i < self.len() && self.keys[i] <= older.keys[j]);
-            if take_new {
-                if j < older.len() && self.keys[i] == older.keys[j] {
-                    j += 1;
-                }
-                out.keys.push(self.keys[i]);
-                out.dead.push(self.dead[i]);
-                out.payloads.extend_from_slice(self.payload(i, ps));
-                i += 1;
-            } else {
-                out.keys.push(older.keys[j]);
-                out.dead.push(older.dead[j]);
-                out.payloads.extend_from_slice(older.payload(j, ps));
-                j += 1;
-            }
-        }
-        out
     }
 }
 

@@ -40,10 +40,12 @@
 //! ([`Error::UnsupportedVersion`]) and that the fields agree (errors valid, level numbers
 //! ascending in `1..=MAX_LEVELS`, each level within its capacity `base * 2^i`, generations
 //! below the next one, level 0 within `base`); anything else is [`Error::Corrupt`] for block 0.
-//! [`decode_level0`] checks a region's records.
+//! [`decode_records`] checks a region's records.
 
 use crate::error::{Error, Result};
 use crate::mem::pgm::PgmParams;
+
+pub use crate::disk::flagged_records::records_per_block;
 
 use super::params::{DiskPgmParams, MAX_BASE};
 
@@ -57,8 +59,6 @@ pub const MAX_LEVELS: usize = 40;
 const FIXED_BYTES: usize = 104;
 /// Bytes per level in the table.
 const LEVEL_BYTES: usize = 24;
-/// Bytes of a level-0 record besides its payload: key and flag.
-pub const RECORD_EXTRA: usize = 9;
 
 /// One disk level as the manifest records it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,11 +90,6 @@ pub struct Manifest {
     pub level0: u32,
     /// Disk levels, ascending.
     pub levels: Vec<LevelEntry>,
-}
-
-/// Level-0 records per block for payload size `ps` and `usable` bytes a block.
-pub fn records_per_block(usable: usize, ps: usize) -> usize {
-    usable / (RECORD_EXTRA + ps)
 }
 
 /// Blocks of one level-0 region (0 when a record does not fit a block).
@@ -280,82 +275,6 @@ pub fn decode_manifest(bytes: &[u8], file: &str) -> Result<Manifest> {
     Ok(manifest)
 }
 
-/// Sorted records with tombstones: level 0 in memory, a region of the manifest, or a run being merged.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Run {
-    /// Keys, strictly ascending.
-    pub keys: Vec<u64>,
-    /// Per key: true when it is a tombstone.
-    pub dead: Vec<bool>,
-    /// Payloads concatenated (`ps` bytes each; zeros for a tombstone).
-    pub payloads: Vec<u8>,
-}
-
-/// Encodes `records` level-0 records into the blocks of `out` (`block_size` bytes each, trailer
-/// left to the device).
-pub fn encode_level0(level0: &Run, ps: usize, block_size: usize, out: &mut [u8]) {
-    let usable = block_size - crate::io::BLOCK_TRAILER;
-    let per = records_per_block(usable, ps);
-    out.fill(0);
-    for (i, key) in level0.keys.iter().enumerate() {
-        let at = (i / per) * block_size + (i % per) * (RECORD_EXTRA + ps);
-        out[at..at + 8].copy_from_slice(&key.to_le_bytes());
-        out[at + 8] = u8::from(level0.dead[i]);
-        out[at + 9..at + 9 + ps].copy_from_slice(&level0.payloads[i * ps..(i + 1) * ps]);
-    }
-}
-
-/// Decodes `count` level-0 records from the blocks in `bytes` (whole blocks, the first being
-/// block `first` of `file`).
-#[doc(hidden)]
-pub fn decode_level0(
-    bytes: &[u8],
-    count: usize,
-    ps: usize,
-    block_size: usize,
-    first: u64,
-    file: &str,
-) -> Result<Run> {
-    let usable = block_size.saturating_sub(crate::io::BLOCK_TRAILER);
-    let per = records_per_block(usable, ps);
-    if per == 0 || count.div_ceil(per) * block_size > bytes.len() {
-        return Err(Error::Corrupt {
-            file: file.to_string(),
-            block: Some(first),
-            what: format!("{count} level-0 records do not fit {} bytes", bytes.len()),
-        });
-    }
-    let mut out = Run {
-        keys: Vec::with_capacity(count),
-        dead: Vec::with_capacity(count),
-        payloads: Vec::with_capacity(count * ps),
-    };
-    for i in 0..count {
-        let block = first + (i / per) as u64;
-        let at = (i / per) * block_size + (i % per) * (RECORD_EXTRA + ps);
-        let key = u64_at(bytes, at);
-        let flag = bytes[at + 8];
-        let bad = |what: String| Error::Corrupt {
-            file: file.to_string(),
-            block: Some(block),
-            what,
-        };
-        if flag > 1 {
-            return Err(bad(format!("level-0 record {i} has flag {flag}")));
-        }
-        if out.keys.last().is_some_and(|&p| p >= key) {
-            return Err(bad(format!(
-                "level-0 records {} and {i} are out of order",
-                i - 1
-            )));
-        }
-        out.keys.push(key);
-        out.dead.push(flag == 1);
-        out.payloads.extend_from_slice(&bytes[at + 9..at + 9 + ps]);
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,28 +332,5 @@ mod tests {
             );
         }
         assert!(decode_manifest(&buf[..50], "f").is_err());
-    }
-
-    #[test]
-    fn level0_round_trip_and_order() {
-        let level0 = Run {
-            keys: (0..1000u64).map(|k| k * 3).collect(),
-            dead: (0..1000).map(|i| i % 7 == 0).collect(),
-            payloads: (0..8000u32).map(|b| b as u8).collect(),
-        };
-        let blocks = region_blocks(4092, 8, 1000) as usize;
-        let mut out = vec![0u8; blocks * 4096];
-        encode_level0(&level0, 8, 4096, &mut out);
-        assert_eq!(decode_level0(&out, 1000, 8, 4096, 1, "f").unwrap(), level0);
-        let mut bad = out.clone();
-        bad[8] = 2;
-        assert!(decode_level0(&bad, 1000, 8, 4096, 1, "f").is_err());
-        let mut bad = out.clone();
-        bad[17..25].copy_from_slice(&0u64.to_le_bytes());
-        assert!(matches!(
-            decode_level0(&bad, 1000, 8, 4096, 1, "f"),
-            Err(Error::Corrupt { block: Some(1), .. })
-        ));
-        assert!(decode_level0(&out, 5000, 8, 4096, 1, "f").is_err());
     }
 }
