@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use lidx::disk::btree::Resident;
 use lidx::disk::dpgm::{DiskPgm, DiskPgmParams};
+use lidx::disk::fiting::{DiskFiting, DiskFitingParams};
 use lidx::disk::{DiskIndex, DiskMap};
 use lidx::io::{DeviceKind, IoClass, SimProfile, Storage};
 use lidx::mem::pgm::PgmParams;
@@ -14,6 +16,14 @@ use proptest::prelude::*;
 
 fn small_storage() -> Storage {
     Storage::in_memory(SimProfile::named("ram").unwrap(), 512).unwrap()
+}
+
+/// A fixed pseudo-random key (splitmix64).
+fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 fn payload(key: u64, version: u64) -> [u8; 8] {
@@ -192,21 +202,29 @@ fn damage_each_block(
     make: impl Fn(&Storage),
     open_and_scan: impl Fn(&Storage) -> lidx::Result<()>,
 ) {
-    let fresh = || {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, 4096).unwrap();
+    let template = tempfile::tempdir().unwrap();
+    {
+        let storage =
+            Storage::new(template.path(), DeviceKind::File { direct: false }, 4096).unwrap();
         make(&storage);
-        (dir, storage)
-    };
-    let (dir, _storage) = fresh();
-    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+    }
+    let mut files: Vec<String> = std::fs::read_dir(template.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     files.sort();
     assert!(files.len() >= 2, "{files:?}");
+    // A copy of the files, so that each damage starts from the index as `make` left it.
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        for f in &files {
+            std::fs::copy(template.path().join(f), dir.path().join(f)).unwrap();
+        }
+        let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, 4096).unwrap();
+        (dir, storage)
+    };
     for file in &files {
-        let blocks = std::fs::metadata(dir.path().join(file)).unwrap().len() / 4096;
+        let blocks = std::fs::metadata(template.path().join(file)).unwrap().len() / 4096;
         for b in 0..blocks {
             let (dir, storage) = fresh();
             let path = dir.path().join(file);
@@ -261,6 +279,126 @@ fn dpgm_damaged_files_give_typed_errors() {
         let index = DiskPgm::open(s, "p", false)?;
         let (mut k, mut p) = (Vec::new(), Vec::new());
         index.scan(&0, usize::MAX, &mut k, &mut p)?;
+        Ok(())
+    });
+}
+
+fn fiting_params(eps: usize, buffer: usize, resident: Resident) -> DiskFitingParams {
+    DiskFitingParams {
+        payload_size: 8,
+        eps,
+        buffer,
+        resident,
+    }
+}
+
+fn build_fiting(storage: &Storage, keys: &[u64], params: DiskFitingParams) -> DiskFiting {
+    DiskFiting::build(
+        storage,
+        "f",
+        keys,
+        |_, k, out| out.copy_from_slice(&payload(*k, 0)),
+        params,
+    )
+    .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn dfiting_agrees_with_btreemap(
+        initial in proptest::collection::btree_set(0u64..3000, 0..400),
+        ops in proptest::collection::vec(op(), 1..200),
+        eps in prop_oneof![Just(0usize), Just(2), Just(16)],
+        buffer in prop_oneof![Just(1usize), Just(4), Just(40)],
+        on_disk in any::<bool>(),
+    ) {
+        let storage = small_storage();
+        let keys: Vec<u64> = initial.into_iter().collect();
+        let resident = if on_disk { Resident::None } else { Resident::AllInner };
+        run_ops(
+            &storage,
+            &keys,
+            &ops,
+            |s, k| build_fiting(s, k, fiting_params(eps, buffer, resident)),
+            |s| DiskFiting::open(s, "f", true, resident).unwrap(),
+        )?;
+    }
+}
+
+#[test]
+fn dfiting_extreme_keys_and_read_only() {
+    let storage = small_storage();
+    let keys = [1u64, 2, u64::MAX - 1, u64::MAX];
+    let mut index = build_fiting(&storage, &keys, fiting_params(2, 2, Resident::None));
+    assert!(index.insert(u64::MAX, &payload(7, 7)).unwrap());
+    assert!(!index.insert(0, &payload(0, 1)).unwrap());
+    assert!(index.delete(&1).unwrap());
+    assert!(!index.delete(&1).unwrap());
+    for k in 3..60u64 {
+        assert!(!index.insert(k, &payload(k, 1)).unwrap());
+    }
+    index.flush().unwrap();
+    drop(index);
+    let mut ro = DiskFiting::open(&storage, "f", false, Resident::AllInner).unwrap();
+    assert!(matches!(ro.delete(&5), Err(Error::ReadOnly { .. })));
+    let mut buf = [0u8; 8];
+    assert!(ro.get(&u64::MAX, &mut buf).unwrap());
+    assert_eq!(buf, payload(7, 7));
+    assert!(ro.get(&0, &mut buf).unwrap());
+    assert!(!ro.get(&1, &mut buf).unwrap());
+    let (mut k, mut p) = (Vec::new(), Vec::new());
+    assert_eq!(ro.scan(&(u64::MAX - 1), 10, &mut k, &mut p).unwrap(), 2);
+    assert_eq!(ro.len(), 61);
+}
+
+/// Paper 003 Table 4's split: with the inner part on disk a lookup reads inner blocks (one per
+/// level of the inner tree, its leaves included) and leaf blocks (the window's); with it in
+/// memory, leaf blocks only.
+#[test]
+fn dfiting_lookups_split_inner_and_leaf_blocks() {
+    let keys: Vec<u64> = (0..20_000u64).map(|k| k * k / 3 + k).collect();
+    for resident in [Resident::None, Resident::AllInner] {
+        let storage = small_storage();
+        let index = build_fiting(&storage, &keys, fiting_params(4, 8, resident));
+        let before = storage.stats();
+        let mut buf = [0u8; 8];
+        let probes = (0..20_000usize).step_by(97).count() as u64;
+        for i in (0..20_000usize).step_by(97) {
+            assert!(index.get(&keys[i], &mut buf).unwrap());
+        }
+        let d = storage.stats() - before;
+        let inner = d.blocks_read(IoClass::Inner);
+        let leaf = d.blocks_read(IoClass::Leaf);
+        assert_eq!(d.read_blocks, inner + leaf);
+        assert!(leaf >= probes && leaf <= 2 * probes, "{leaf} leaf blocks");
+        if resident == Resident::None {
+            let height = u64::from(index.inner_height());
+            assert!(inner >= height * probes && inner <= (height + 1) * probes);
+        } else {
+            assert_eq!(inner, 0);
+        }
+    }
+}
+
+#[test]
+fn dfiting_damaged_files_give_typed_errors() {
+    let make = |storage: &Storage| {
+        // No resegmentation, so every block of the files belongs to the index (a replaced
+        // segment's blocks are dead: nothing reads them).
+        let mut keys: Vec<u64> = (1..220u64).map(mix).collect();
+        keys.sort_unstable();
+        let mut index = build_fiting(storage, &keys, fiting_params(0, 8, Resident::None));
+        assert!(index.inner_height() >= 2, "{} segments", index.segments());
+        for k in 0..5u64 {
+            index.insert(mix(k + 10_000), &payload(k, 1)).unwrap();
+        }
+        index.flush().unwrap();
+    };
+    damage_each_block(make, |s| {
+        let index = DiskFiting::open(s, "f", false, Resident::None)?;
+        index.verify()?;
         Ok(())
     });
 }

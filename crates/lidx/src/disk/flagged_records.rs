@@ -104,6 +104,15 @@ pub fn decode_records(
 }
 
 impl Run {
+    /// Records `a..b` as a run of their own.
+    pub fn slice(&self, a: usize, b: usize, ps: usize) -> Run {
+        Run {
+            keys: self.keys[a..b].to_vec(),
+            dead: self.dead[a..b].to_vec(),
+            payloads: self.payloads[a * ps..b * ps].to_vec(),
+        }
+    }
+
     /// Records in the run.
     pub fn len(&self) -> usize {
         self.keys.len()

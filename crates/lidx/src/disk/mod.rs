@@ -21,6 +21,7 @@ pub mod btree;
 pub mod byte_btree;
 pub mod byte_table;
 pub mod dpgm;
+pub mod fiting;
 #[doc(hidden)]
 pub mod flagged_records;
 pub mod hybrid;
