@@ -402,3 +402,100 @@ fn dfiting_damaged_files_give_typed_errors() {
         Ok(())
     });
 }
+
+/// Paper 003 Table 2's worst-case I/O costs, checked per operation on 100K random keys in
+/// 4 KiB blocks (`B` = 240 flagged records a block, `P` segments, `M` records a segment):
+///
+/// * FITing-tree lookup `log_B P + 2 eps / B`: the inner tree's height (plus one leaf when the
+///   wanted entry opens the next inner leaf, module docs) and the window's blocks, which
+///   `2 eps + 3` records can spread over one block more than `2 eps / B` rounds to; an absent
+///   key adds the meta block and the buffer blocks.
+/// * FITing-tree insert `2 log_B P + 1 + 2 M / B`: the lookup's reads, the meta and buffer
+///   blocks read and written, and on a resegmentation the segment read and the new segments
+///   written (`2 M / B`) plus the inner tree's path and the two neighbours' meta blocks.
+/// * PGM lookup `log(N / B)`: with the models in memory, each disk level costs its window's
+///   blocks; there are at most `log2(N / base)` levels.
+/// * PGM insert `log(N / B)` amortized: blocks read and written over all inserts, per insert.
+#[test]
+fn table2_bounds_hold() {
+    let mut keys: Vec<u64> = (0..100_000u64).map(mix).collect();
+    keys.sort_unstable();
+    let (held, loaded): (Vec<u64>, Vec<u64>) = keys.iter().partition(|k| *k % 10 == 0);
+    let eps = 64usize;
+    let per = 240f64;
+    let window_blocks = ((2 * eps + 3) as f64 / per).ceil() as u64 + 1;
+    let log2 = |x: f64| x.log2().ceil().max(1.0) as u64;
+    let mut buf = [0u8; 8];
+
+    let storage = Storage::ram();
+    let mut fit = build_fiting(&storage, &loaded, fiting_params(eps, 256, Resident::None));
+    let height = u64::from(fit.inner_height());
+    let buffer_blocks = (256f64 / per).ceil() as u64;
+    let lookup_bound = height + 1 + window_blocks + 1 + buffer_blocks;
+    for k in loaded.iter().step_by(50) {
+        let before = storage.stats();
+        assert!(fit.get(k, &mut buf).unwrap());
+        let d = storage.stats() - before;
+        assert!(d.blocks_read(IoClass::Inner) <= height + 1, "{d:?}");
+        assert!(d.blocks_read(IoClass::Leaf) <= window_blocks, "{d:?}");
+    }
+    let mut resegmentations = 0;
+    for k in &held {
+        let segments = fit.segments();
+        let before = storage.stats();
+        fit.insert(*k, &payload(*k, 1)).unwrap();
+        let d = storage.stats() - before;
+        let height = u64::from(fit.inner_height());
+        if fit.segments() == segments && d.write_blocks <= 1 + buffer_blocks {
+            assert!(d.read_blocks <= lookup_bound, "{d:?}");
+        } else {
+            resegmentations += 1;
+            // M: the largest segment a resegmentation can read, its data and full buffer.
+            let m = (d.read_blocks + d.write_blocks) as f64;
+            let segment_blocks = ((fit.len() as f64 / fit.segments() as f64) * 4.0 / per).ceil();
+            let bound = 2.0 * (height + 1) as f64 + 1.0 + 2.0 * segment_blocks.max(
+                ((256 + 2 * eps) as f64 / per).ceil() * 4.0,
+            ) + 2.0 * (height + 2) as f64 + lookup_bound as f64 + 4.0;
+            assert!(m <= bound, "{m} blocks > {bound}: {d:?}");
+        }
+    }
+    assert!(resegmentations > 0);
+    for k in held.iter().step_by(25) {
+        let before = storage.stats();
+        assert!(fit.get(k, &mut buf).unwrap());
+        let d = storage.stats() - before;
+        assert!(d.read_blocks <= lookup_bound + 1, "{d:?}");
+    }
+
+    let storage = Storage::ram();
+    let mut pgm = DiskPgm::build(
+        &storage,
+        "p",
+        &loaded,
+        |_, k, out| out.copy_from_slice(&payload(*k, 0)),
+        DiskPgmParams {
+            payload_size: 8,
+            pgm: PgmParams::new(eps, 8),
+            base: 256,
+        },
+    )
+    .unwrap();
+    let before = storage.stats();
+    for k in &held {
+        pgm.insert(*k, &payload(*k, 1)).unwrap();
+    }
+    let d = storage.stats() - before;
+    let n = keys.len() as f64;
+    let amortized = (d.read_blocks + d.write_blocks) as f64 / held.len() as f64;
+    assert!(amortized <= log2(n / per) as f64, "{amortized} blocks an insert");
+    let levels = log2(n / 256.0);
+    let (_, disk_levels) = pgm.level_sizes();
+    assert!(disk_levels.len() as u64 <= levels);
+    for k in keys.iter().step_by(50) {
+        let before = storage.stats();
+        assert!(pgm.get(k, &mut buf).unwrap());
+        let d = storage.stats() - before;
+        assert!(d.read_blocks <= disk_levels.len() as u64 * window_blocks, "{d:?}");
+        assert!(d.read_blocks <= log2(n / per) * window_blocks, "{d:?}");
+    }
+}
