@@ -167,7 +167,8 @@ fn main() {
         .get(1)
         .map_or(1_000_000, |s| s.parse().expect("<keys>"));
     let ops: usize = args.get(2).map_or(10_000, |s| s.parse().expect("<ops>"));
-    let all = Generator::Lognormal.generate(n, 42);
+    let mut all = Generator::Lognormal.generate(n, 42);
+    all.dedup();
     let (mut loaded, mut held) = (Vec::new(), Vec::new());
     for (i, k) in all.iter().enumerate() {
         if i % 101 == 50 {
