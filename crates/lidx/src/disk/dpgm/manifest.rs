@@ -40,7 +40,7 @@
 //! ([`Error::UnsupportedVersion`]) and that the fields agree (errors valid, level numbers
 //! ascending in `1..=MAX_LEVELS`, each level within its capacity `base * 2^i`, generations
 //! below the next one, level 0 within `base`); anything else is [`Error::Corrupt`] for block 0.
-//! [`decode_records`] checks a region's records.
+//! [`crate::disk::flagged_records::decode_records`] checks a region's records.
 
 use crate::error::{Error, Result};
 use crate::mem::pgm::PgmParams;

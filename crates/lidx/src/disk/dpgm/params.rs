@@ -42,7 +42,7 @@ impl DiskPgmParams {
         }
     }
 
-    /// `InvalidParameter` for a bad error, a level 0 of 0 or above [`MAX_BASE`] records, or a
+    /// `InvalidParameter` for a bad error, a level 0 of 0 or above 2^20 records, or a
     /// payload above 64 KiB.
     pub fn check(&self) -> Result<()> {
         self.pgm.validate()?;

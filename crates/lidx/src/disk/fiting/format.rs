@@ -393,10 +393,9 @@ pub fn decode_segref(bytes: &[u8], header: &Header, file: &str) -> Result<SegRef
             .div_ceil(header.per_block() as u64)
             .checked_add(r.block + 1 + header.buffer_blocks())
             .is_some_and(|end| end <= header.blocks);
-    if !fits
-        || !(r.model.slope.is_finite() && r.model.slope >= 0.0)
-        || !r.model.intercept.is_finite()
-    {
+    let model_ok =
+        r.model.slope.is_finite() && r.model.slope >= 0.0 && r.model.intercept.is_finite();
+    if !(fits && model_ok) {
         return Err(corrupt(format!(
             "segment at block {} of {} records, slope {}, intercept {} does not fit {} blocks",
             r.block, r.n, r.model.slope, r.model.intercept, header.blocks

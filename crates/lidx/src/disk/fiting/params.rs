@@ -46,7 +46,7 @@ impl DiskFitingParams {
         }
     }
 
-    /// `InvalidParameter` for an error above 2^32, a buffer of 0 or above [`MAX_BUFFER`], or a
+    /// `InvalidParameter` for an error above 2^32, a buffer of 0 or above 2^16 records, or a
     /// payload above 64 KiB.
     pub fn check(&self) -> Result<()> {
         crate::mem::pgm::check_eps(self.eps)?;
