@@ -437,9 +437,10 @@ mod tests {
             decode_header(&bad, "f"),
             Err(Error::UnsupportedVersion { .. })
         ));
-        for at in [44, 48, 72, 80, 88] {
+        // eps past 2^32, buffer, the file's blocks (too few), the extra buffer, live blocks.
+        for (at, v) in [(46, 0x7f), (50, 0x7f), (72, 2), (82, 0x7f), (90, 0x7f)] {
             let mut bad = buf.clone();
-            bad[at + 2] ^= 0x7f;
+            bad[at] = v;
             assert!(
                 matches!(
                     decode_header(&bad, "f"),
@@ -463,7 +464,7 @@ mod tests {
         assert_eq!(decode_meta(&buf, 5, &header(), "f").unwrap(), meta);
         assert!(decode_meta(&buf, 6, &header(), "f").is_err());
         let mut bad = buf.clone();
-        bad[28] = 0xff;
+        bad[29] = 0xff;
         assert!(decode_meta(&bad, 5, &header(), "f").is_err());
         let r = SegRef {
             block: 5,
