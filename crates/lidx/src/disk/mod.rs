@@ -20,6 +20,10 @@ pub(crate) mod block_batch;
 pub mod btree;
 pub mod byte_btree;
 pub mod byte_table;
+pub mod dpgm;
+pub mod fiting;
+#[doc(hidden)]
+pub mod flagged_records;
 pub mod hybrid;
 pub mod static_learned;
 mod write_clock;

@@ -56,6 +56,12 @@ impl DeviceKind {
 }
 
 /// A directory of index files served by one kind of device.
+///
+/// Cloning gives another handle on the same storage: the clones share the in-memory files, the
+/// devices opened and their counters ([`Storage::stats`] of either counts both), so a structure
+/// that creates files after its build (the disk PGM's merges) keeps a clone of the storage it
+/// was built on.
+#[derive(Clone)]
 pub struct Storage {
     dir: Option<PathBuf>,
     kind: DeviceKind,
@@ -63,8 +69,8 @@ pub struct Storage {
     cache_blocks: usize,
     cache_mode: CacheMode,
     faults: Option<Arc<FaultPlan>>,
-    memory: Mutex<HashMap<String, Arc<SimDevice>>>,
-    opened: Mutex<Opened>,
+    memory: Arc<Mutex<HashMap<String, Arc<SimDevice>>>>,
+    opened: Arc<Mutex<Opened>>,
 }
 
 /// Every device a storage handed out, each counted once in [`Storage::stats`]: a file reopened
@@ -90,8 +96,8 @@ impl Storage {
             cache_blocks: 0,
             cache_mode: CacheMode::WriteThrough,
             faults: None,
-            memory: Mutex::new(HashMap::new()),
-            opened: Mutex::new(Opened::default()),
+            memory: Arc::new(Mutex::new(HashMap::new())),
+            opened: Arc::new(Mutex::new(Opened::default())),
         })
     }
 
@@ -105,8 +111,8 @@ impl Storage {
             cache_blocks: 0,
             cache_mode: CacheMode::WriteThrough,
             faults: None,
-            memory: Mutex::new(HashMap::new()),
-            opened: Mutex::new(Opened::default()),
+            memory: Arc::new(Mutex::new(HashMap::new())),
+            opened: Arc::new(Mutex::new(Opened::default())),
         })
     }
 

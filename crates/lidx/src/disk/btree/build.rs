@@ -158,6 +158,7 @@ impl<K: Key> DiskBTree<K> {
             device,
             header,
             layout,
+            leaf_class: IoClass::Leaf,
             resident: params.resident,
             levels,
             free: FreeList::default(),

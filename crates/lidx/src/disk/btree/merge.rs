@@ -186,7 +186,7 @@ impl<K: Key> DiskBTree<K> {
         let sib_bounds = self.child_bounds(parent, sib_pos);
         let mut sib_buf = self.block_buf();
         self.device
-            .read_blocks(sib_block, &mut sib_buf, IoClass::Leaf)?;
+            .read_blocks(sib_block, &mut sib_buf, self.leaf_class)?;
         let node = self.entries(buf, block, &(None, None))?;
         let sibling = self.entries(&sib_buf, sib_block, &sib_bounds)?;
         let ((lb, mut left), (rb, right)) = if pos > 0 {

@@ -38,6 +38,8 @@ pub struct DiskBTree<K: Key> {
     pub(super) device: Arc<dyn BlockDevice>,
     pub(super) header: Header,
     pub(super) layout: NodeLayout,
+    /// The class leaf reads and writes are counted as ([`DiskBTree::set_leaf_class`]).
+    pub(super) leaf_class: IoClass,
     pub(super) resident: Resident,
     pub(super) levels: ResidentLevels<K>,
     pub(super) free: FreeList,
@@ -193,6 +195,7 @@ impl<K: Key> DiskBTree<K> {
             device,
             header,
             layout,
+            leaf_class: IoClass::Leaf,
             resident,
             levels,
             free,
@@ -214,6 +217,14 @@ impl<K: Key> DiskBTree<K> {
             resident: self.resident,
             ..self.header.params()
         }
+    }
+
+    /// Counts the leaves' reads and writes as `class` from now on ([`IoClass::Leaf`] by
+    /// default): [`IoClass::Inner`] when this tree is the inner part of another index, as the
+    /// FITing-tree on disk ([`crate::disk::fiting`]) uses it, so that paper 003 Table 4's split
+    /// of blocks into inner and leaf comes out right for that index.
+    pub fn set_leaf_class(&mut self, class: IoClass) {
+        self.leaf_class = class;
     }
 
     /// Levels including the leaves (1 when the root is a leaf).
@@ -340,7 +351,7 @@ impl<K: Key> DiskBTree<K> {
         path: Option<&mut Vec<Step<K>>>,
     ) -> Result<(u64, Bounds<K>)> {
         let routed = self.route(key, buf, path)?;
-        self.device.read_blocks(routed.0, buf, IoClass::Leaf)?;
+        self.device.read_blocks(routed.0, buf, self.leaf_class)?;
         Ok(routed)
     }
 
@@ -469,7 +480,7 @@ impl<K: Key> DiskBTree<K> {
                     ),
                 ));
             }
-            self.device.read_blocks(next, &mut buf, IoClass::Leaf)?;
+            self.device.read_blocks(next, &mut buf, self.leaf_class)?;
             block = next;
             bounds = routed.map_or((None, None), |r| r.1);
             first = false;

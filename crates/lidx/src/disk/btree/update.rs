@@ -80,6 +80,11 @@ impl<K: Key> DiskBTree<K> {
         buf: &mut AlignedBuf,
         class: IoClass,
     ) -> Result<()> {
+        let class = if class == IoClass::Leaf {
+            self.leaf_class
+        } else {
+            class
+        };
         self.device.write_blocks(block, buf, class)
     }
 
