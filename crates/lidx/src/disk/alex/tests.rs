@@ -261,6 +261,7 @@ fn damaged_and_truncated_files_give_typed_errors() {
     dev.read_blocks(1, &mut block, IoClass::Leaf).unwrap();
     block[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
     dev.write_blocks(1, &mut block, IoClass::Leaf).unwrap();
+    dev.sync().unwrap();
     drop(dev);
     match reopen() {
         Err(Error::Corrupt { file, block, .. }) => {
