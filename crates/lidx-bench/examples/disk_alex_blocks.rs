@@ -125,7 +125,10 @@ fn measure<I: Writes>(
         let want = &sorted[at..(at + 100).min(sorted.len())];
         assert_eq!(keys, want, "scan from {k}");
     }
-    println!("  scan 100             {}", per_op(storage.stats() - before, SCANS));
+    println!(
+        "  scan 100             {}",
+        per_op(storage.stats() - before, SCANS)
+    );
     let size_before = index.storage();
     let before = storage.stats();
     let start = std::time::Instant::now();
@@ -217,6 +220,8 @@ fn main() {
     drop(bt);
     let mut bt = DiskBTree::<u64>::open(&bt_storage, "bt", Resident::None, true).expect("open");
     measure("btree", &mut bt, &bt_storage, &shuffled, &held_out, || {
-        Box::new(DiskBTree::<u64>::open(&bt_storage, "bt", Resident::AllInner, false).expect("open"))
+        Box::new(
+            DiskBTree::<u64>::open(&bt_storage, "bt", Resident::AllInner, false).expect("open"),
+        )
     });
 }

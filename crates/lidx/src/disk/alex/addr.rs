@@ -72,7 +72,11 @@ mod tests {
 
     #[test]
     fn addresses_round_trip_and_refuse_the_header_block() {
-        for (data, pos) in [(false, 4064), (true, 4064 * 7 + 13), (true, 4064 * MAX_BLOCK)] {
+        for (data, pos) in [
+            (false, 4064),
+            (true, 4064 * 7 + 13),
+            (true, 4064 * MAX_BLOCK),
+        ] {
             let a = Addr { data, pos };
             assert_eq!(Addr::decode(a.encode(4064), 4064), Some(a));
         }

@@ -54,7 +54,11 @@ impl DiskAlex {
                 expected: "fewer than 2^32 - 1 keys",
             });
         }
-        let entries = keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+        let entries = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, i as u32))
+            .collect();
         let parts = bulk_load(entries, params.alex, derived).into_parts();
 
         let usable = usable_of(storage.block_size()) as u64;

@@ -155,7 +155,10 @@ pub fn decode_data_header(bytes: &[u8], file: &str, block: u64) -> Result<DataHe
         what: format!("data node: {what}"),
     };
     if bytes.len() < DATA_HEADER_BYTES {
-        return Err(bad(format!("{} bytes, header needs {DATA_HEADER_BYTES}", bytes.len())));
+        return Err(bad(format!(
+            "{} bytes, header needs {DATA_HEADER_BYTES}",
+            bytes.len()
+        )));
     }
     let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8"));
     let tag = u32::from_le_bytes(bytes[0..4].try_into().expect("4"));
@@ -201,9 +204,13 @@ pub fn decode_data_header(bytes: &[u8], file: &str, block: u64) -> Result<DataHe
     if h.expansion_threshold > h.capacity || h.contraction_threshold > h.capacity {
         return Err(bad("thresholds past the capacity".into()));
     }
-    let finite = [h.expected.cost, h.expected.shifts, h.expected.search_iterations]
-        .iter()
-        .all(|v| v.is_finite());
+    let finite = [
+        h.expected.cost,
+        h.expected.shifts,
+        h.expected.search_iterations,
+    ]
+    .iter()
+    .all(|v| v.is_finite());
     if !(h.model.a.is_finite() && h.model.a >= 0.0 && h.model.b.is_finite() && finite) {
         return Err(bad("model or expected cost not finite".into()));
     }
@@ -235,7 +242,13 @@ impl Node {
     /// end.
     pub(crate) fn open(pages: &mut Pages, pos: u64, slot_bytes: usize, end: u64) -> Result<Node> {
         let mut b = [0u8; DATA_HEADER_BYTES];
-        check_extent(pages, pos, DATA_HEADER_BYTES as u64, end, "data node header")?;
+        check_extent(
+            pages,
+            pos,
+            DATA_HEADER_BYTES as u64,
+            end,
+            "data node header",
+        )?;
         pages.read(pos, &mut b)?;
         let block = pages.block_of(pos);
         let h = decode_data_header(&b, pages.file(), block)?;

@@ -82,7 +82,10 @@ pub fn decode_inner_header(bytes: &[u8], file: &str, block: u64) -> Result<Inner
         what: format!("inner node: {what}"),
     };
     if bytes.len() < INNER_HEADER_BYTES {
-        return Err(bad(format!("{} bytes, header needs {INNER_HEADER_BYTES}", bytes.len())));
+        return Err(bad(format!(
+            "{} bytes, header needs {INNER_HEADER_BYTES}",
+            bytes.len()
+        )));
     }
     let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4"));
     let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8"));

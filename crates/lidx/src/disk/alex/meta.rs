@@ -141,7 +141,12 @@ impl Meta {
         let p = &self.params.alex;
         let mut fields = Vec::with_capacity(META_BYTES);
         fields.extend_from_slice(&MAGIC.to_le_bytes());
-        for v in [VERSION, KIND_META, self.block_size, self.params.payload_size as u32] {
+        for v in [
+            VERSION,
+            KIND_META,
+            self.block_size,
+            self.params.payload_size as u32,
+        ] {
             fields.extend_from_slice(&v.to_le_bytes());
         }
         fields.extend_from_slice(&(p.max_node_bytes as u64).to_le_bytes());

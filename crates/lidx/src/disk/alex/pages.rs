@@ -176,7 +176,10 @@ impl<'a> Pages<'a> {
             self.dev.write_blocks(dirty[i], &mut buf, self.class)?;
             for (k, chunk) in buf.chunks_exact(self.block_size).enumerate() {
                 let b = dirty[i + k];
-                let entry = self.blocks.get_mut(&b).expect("a dirty block is in the view");
+                let entry = self
+                    .blocks
+                    .get_mut(&b)
+                    .expect("a dirty block is in the view");
                 entry.0.copy_from_slice(chunk);
                 entry.1 = false;
                 written.push((b, Box::<[u8]>::from(chunk)));

@@ -171,7 +171,10 @@ fn growth_splits_and_reports_invalid_space() {
         model.insert(k, u64::from_le_bytes(payload(k, 3)));
     }
     let smos = alex.smos();
-    assert!(smos.expansions > 0 && smos.splits_sideways + smos.splits_down > 0, "{smos:?}");
+    assert!(
+        smos.expansions > 0 && smos.splits_sideways + smos.splits_down > 0,
+        "{smos:?}"
+    );
     let after = alex.storage_bytes();
     assert!(after.allocated > before.allocated);
     assert_eq!(after.allocated - after.used, alex.invalid_bytes());
@@ -209,7 +212,11 @@ fn reads_write_nothing_and_count_inner_and_leaf_blocks() {
         let inner = used.blocks_read(IoClass::Inner);
         let leaf = used.blocks_read(IoClass::Leaf);
         assert!(leaf > 0);
-        assert_eq!(inner == 0, in_memory, "inner reads {inner}, in memory {in_memory}");
+        assert_eq!(
+            inner == 0,
+            in_memory,
+            "inner reads {inner}, in memory {in_memory}"
+        );
     }
 }
 
@@ -232,14 +239,21 @@ fn damaged_and_truncated_files_give_typed_errors() {
         })
     };
     reopen().unwrap();
-    for (file, block) in [("a.inner", 0u64), ("a.inner", 1), ("a.data", 0), ("a.data", 3)] {
+    for (file, block) in [
+        ("a.inner", 0u64),
+        ("a.inner", 1),
+        ("a.data", 0),
+        ("a.data", 3),
+    ] {
         let path = dir.path().join(file);
         let clean = std::fs::read(&path).unwrap();
         let mut bytes = clean.clone();
         bytes[block as usize * BS + 20] ^= 0x40;
         std::fs::write(&path, &bytes).unwrap();
         match reopen() {
-            Err(Error::ChecksumMismatch { file: f, block: b, .. }) => {
+            Err(Error::ChecksumMismatch {
+                file: f, block: b, ..
+            }) => {
                 assert!(f.ends_with(file), "{f}");
                 assert_eq!(b, block);
             }
@@ -250,7 +264,11 @@ fn damaged_and_truncated_files_give_typed_errors() {
     let path = dir.path().join("a.data");
     let clean = std::fs::read(&path).unwrap();
     std::fs::write(&path, &clean[..clean.len() - 2 * BS]).unwrap();
-    assert!(matches!(reopen(), Err(Error::Truncated { .. })), "{:?}", reopen());
+    assert!(
+        matches!(reopen(), Err(Error::Truncated { .. })),
+        "{:?}",
+        reopen()
+    );
     std::fs::write(&path, &clean).unwrap();
     reopen().unwrap();
 

@@ -167,7 +167,11 @@ impl DiskAlex {
 
     /// A view of the inner-node file for one operation.
     pub(crate) fn inner_pages(&self) -> Pages<'_> {
-        Pages::new(Arc::clone(&self.inner), IoClass::Inner, self.resident.as_deref())
+        Pages::new(
+            Arc::clone(&self.inner),
+            IoClass::Inner,
+            self.resident.as_deref(),
+        )
     }
 
     /// A view of the data-node file for one operation.
@@ -191,7 +195,9 @@ impl DiskAlex {
         pages.read(pos, &mut b)?;
         let h = decode_inner_header(&b, pages.file(), block)?;
         if pos + h.node_bytes() > self.meta.inner_end {
-            return Err(corrupt(format!("inner node at {pos} runs past the nodes' end")));
+            return Err(corrupt(format!(
+                "inner node at {pos} runs past the nodes' end"
+            )));
         }
         if h.state != LIVE {
             return Err(corrupt(format!("inner node at {pos} is marked invalid")));

@@ -51,8 +51,8 @@ use super::data_node::{self, Node};
 use super::inner_node::{InnerHeader, INNER_HEADER_BYTES, INVALID, LIVE};
 use super::meta::META_BYTES;
 use super::pages::Pages;
-use std::sync::Arc;
 use super::tree::{DiskAlex, Step};
+use std::sync::Arc;
 
 /// Why a data node is rebuilt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,7 +257,8 @@ impl DiskAlex {
                 header.encode(&mut bytes);
                 bytes[INNER_HEADER_BYTES..INNER_HEADER_BYTES + 8]
                     .copy_from_slice(&encode(positions[0]).to_le_bytes());
-                bytes[INNER_HEADER_BYTES + 8..].copy_from_slice(&encode(positions[1]).to_le_bytes());
+                bytes[INNER_HEADER_BYTES + 8..]
+                    .copy_from_slice(&encode(positions[1]).to_le_bytes());
                 inner.write(pos, &bytes)?;
                 self.meta.inner_end = pos + bytes.len() as u64;
                 self.meta.inner_nodes += 1;
