@@ -1,7 +1,7 @@
 //! Bulk load: the in-memory ALEX decides, the disk holds what it decided.
 //!
 //! Paper 003 bulk loads ALEX with the original algorithm (§5.2) and lays its nodes out on disk
-//! (§4.1). We run the in-memory ALEX's bulk load ([`crate::mem::alex::build`]: the cost model,
+//! (§4.1). We run the in-memory ALEX's bulk load (`crate::mem::alex::build`: the cost model,
 //! the fanout tree, the models, every data node's gapped array) on the keys with their ranks as
 //! values, with ALEX's limits derived for the on-disk slot size, then write its nodes: data
 //! nodes in key order one after another from block 1 of `<name>.data` (a node continues into

@@ -28,12 +28,12 @@
 //! | 128                 | 8 * ceil(cap/64)  | bitmap: bit `i` set when slot `i` holds a key |
 //! | 128 + bitmap        | cap * (8 + payload) | slots: key, then payload                 |
 //!
-//! Gaps follow the in-memory node's rule ([`crate::mem::alex::data_node`]): a gap's key is the
+//! Gaps follow the in-memory node's rule (`crate::mem::alex::data_node`): a gap's key is the
 //! next key to its right (`u64::MAX` past the last), so the slot keys are sorted and a lookup
 //! never reads the bitmap; gap payloads are zeros. The bitmap sits between the header and the
 //! slots, so a large node's bitmap spans whole blocks of its own (paper 003 §4.1: "the bitmap
 //! for one data node can cover at most 32 blocks"); a scan reads it one block at a time as it
-//! goes, through [`Pages`].
+//! goes, through `Pages`.
 //!
 //! The lookup and insert walk here is the in-memory node's (`upper_bound_from`,
 //! `lower_bound_from`, `put`, `insert_with_shifts`, `closest_gap`, `refill_gaps_before`,
@@ -41,7 +41,7 @@
 //! whole, and on disk reading the whole node per operation is exactly what must not happen
 //! (paper 003 Table 2 charges a lookup `log(M/B) + 1` blocks of the node, not `M/B`). A node
 //! that is rebuilt (expanded, shrunk, split) is read whole and handed to the in-memory code
-//! ([`DataNode::from_parts`], `resize`, [`DataNode::fresh`]), which places its keys; [`encode`]
+//! (`DataNode::from_parts`, `resize`, `DataNode::fresh`), which places its keys; `encode`
 //! writes the result back.
 
 use crate::error::{Error, Result};
@@ -217,7 +217,7 @@ pub fn decode_data_header(bytes: &[u8], file: &str, block: u64) -> Result<DataHe
     Ok(h)
 }
 
-/// A data node being read or changed through an operation's [`Pages`].
+/// A data node being read or changed through an operation's `Pages`.
 #[derive(Clone, Copy)]
 pub(crate) struct Node {
     pub(crate) pos: u64,
@@ -454,8 +454,8 @@ impl Node {
     }
 
     /// Stores the new `key` (absent; the node below its expansion threshold) given
-    /// [`Node::locate`]'s miss, shifting towards the closest gap when its slot is taken. The
-    /// header's counts and statistics change in memory only ([`Node::write_header`]).
+    /// `Node::locate`'s miss, shifting towards the closest gap when its slot is taken. The
+    /// header's counts and statistics change in memory only (`Node::write_header`).
     pub(crate) fn put(
         &mut self,
         pages: &mut Pages,

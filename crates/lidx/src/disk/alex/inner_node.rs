@@ -3,7 +3,7 @@
 //! Paper 003 §4.1, Layout #2: inner nodes go to their own file, stored contiguously one after
 //! another, so that small upper-level nodes share a block ("we can traverse multiple levels
 //! using one block"); each child pointer is 8 bytes, block number and offset
-//! ([`super::addr`]). As in memory ([`crate::mem::alex::inner_node`]), a child owns
+//! (`super::addr`). As in memory (`crate::mem::alex::inner_node`), a child owns
 //! `2^duplication` neighbouring slots; the duplication is kept in the child's own header.
 //!
 //! Byte layout (little-endian) at the node's position in `<name>.inner`:

@@ -24,7 +24,7 @@
 //! | 44     | 4    | expected inserts, percent                                      |
 //! | 48     | 8    | file id (the data file's header holds the same)                |
 //! | 56     | 8    | entries                                                        |
-//! | 64     | 8    | root address ([`super::addr`]; tagged when it is a data node)  |
+//! | 64     | 8    | root address (`super::addr`; tagged when it is a data node)  |
 //! | 72     | 8    | end of the inner-node file's nodes (byte position)             |
 //! | 80     | 8    | end of the data-node file's nodes (byte position)              |
 //! | 88     | 8    | live inner nodes                                               |
@@ -70,7 +70,7 @@ pub struct Meta {
     pub file_id: u64,
     /// Entries.
     pub len: u64,
-    /// Root address, raw ([`Meta::root`] decodes it).
+    /// Root address, raw (`Meta::root` decodes it).
     pub root_raw: u64,
     /// End of the inner nodes, byte position.
     pub inner_end: u64,

@@ -15,7 +15,7 @@
 //! * `tree`: [`DiskAlex`], open, lookups and scans; `update`: inserts, deletes, expansions,
 //!   splits, contractions, and what a crash leaves.
 //!
-//! The node logic is the in-memory ALEX's ([`crate::mem::alex`]): its bulk load decides the
+//! The node logic is the in-memory ALEX's (`crate::mem::alex`): its bulk load decides the
 //! nodes, fanouts and models; its linear model routes and predicts; its data node places keys
 //! whenever a node is (re)built; its split rule cuts nodes. What runs on blocks is the search
 //! and the in-place insert and delete, which must read only the blocks they touch.

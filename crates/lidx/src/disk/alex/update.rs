@@ -6,13 +6,13 @@
 //! in place, shifting towards the nearest gap (`data_node`); the blocks it changed are written,
 //! then the node's header with its statistics (paper 003 §6.1 counts that write as ALEX's
 //! "maintenance", Figure 6). A node at its expansion threshold changes first, decided as in
-//! memory ([`crate::mem::alex::update`]):
+//! memory (`crate::mem::alex::update`):
 //!
 //! * **expand**: the node is read whole, handed to the in-memory node's `expand` (scaled model,
 //!   `min_density`), and written to new space;
 //! * **split** when it is at the largest size or its shifts are catastrophic: **sideways** into
 //!   two nodes sharing the parent slots it owns, or **down** into a new inner node of fanout two
-//!   over two data nodes, the halves built by [`DataNode::fresh`] (cost model and placement of
+//!   over two data nodes, the halves built by `DataNode::fresh` (cost model and placement of
 //!   the in-memory code);
 //! * a delete that leaves a node under its contraction threshold rebuilds it smaller
 //!   (`max_density`) in new space.
