@@ -11,6 +11,9 @@
 //! works both as a crate root and as a module.
 
 pub mod byte_table;
+pub mod disk_alex_data_node;
+pub mod disk_alex_inner_node;
+pub mod disk_alex_meta;
 pub mod disk_btree_header;
 pub mod disk_btree_node;
 pub mod disk_btree_ops;
@@ -36,7 +39,11 @@ pub type Check = fn(&[u8]);
 
 /// Every target by name, with its check: what the corpus replay runs.
 pub const TARGETS: [(&str, Check); 18] = [
+pub const TARGETS: [(&str, Check); 19] = [
     ("byte_table", byte_table::check),
+    ("disk_alex_data_node", disk_alex_data_node::check),
+    ("disk_alex_inner_node", disk_alex_inner_node::check),
+    ("disk_alex_meta", disk_alex_meta::check),
     ("disk_btree_header", disk_btree_header::check),
     ("disk_btree_node", disk_btree_node::check),
     ("disk_btree_ops", disk_btree_ops::check),

@@ -16,6 +16,7 @@
 //! [`crate::Error::DuplicateKey`]. The fixed-key indexes' payloads are fixed-size byte strings
 //! (8 bytes by default).
 
+pub mod alex;
 pub(crate) mod block_batch;
 pub mod btree;
 pub mod byte_btree;

@@ -19,7 +19,7 @@ use super::params::{AlexParams, Derived};
 use super::{Alex, AlexKey, AlexRetrains};
 
 /// The map built from `entries`, already checked to be strictly increasing and valid.
-pub(super) fn bulk_load<K: AlexKey, V: Default>(
+pub(crate) fn bulk_load<K: AlexKey, V: Default>(
     entries: Vec<(K, V)>,
     params: AlexParams,
     derived: Derived,
@@ -60,7 +60,7 @@ pub(super) fn bulk_load<K: AlexKey, V: Default>(
 }
 
 /// A model mapping exactly the span of `keys` (at least two) onto `[0, 1)`.
-pub(super) fn span_model<K: AlexKey>(keys: &[K]) -> LinearModel {
+pub(crate) fn span_model<K: AlexKey>(keys: &[K]) -> LinearModel {
     let (lo, hi) = (keys[0].to_model(), keys[keys.len() - 1].to_model());
     LinearModel {
         a: 1.0 / ((hi - lo) as f64 + 1.0),

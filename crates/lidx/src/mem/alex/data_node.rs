@@ -39,7 +39,7 @@ const RETRAIN_BELOW: usize = 50;
 /// A node is append-mostly when this share of its inserts landed past its ends.
 const APPEND_MOSTLY: f64 = 0.9;
 /// Shifts per insert above which a node is split whatever its expected cost.
-const CATASTROPHIC_SHIFTS: f64 = 100.0;
+pub(crate) const CATASTROPHIC_SHIFTS: f64 = 100.0;
 
 /// Why an insert did not happen and the node must change first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,6 +200,82 @@ impl<K: Key, V: Default> DataNode<K, V> {
             model.scale(capacity as f64 / n as f64);
         }
         Self::lay_out(n, keys.iter().copied().zip(values), model, capacity, d)
+    }
+
+    /// A node over `keys` (with their `values`) at `min_density`, its model fitted on them,
+    /// with its expected cost: what a split makes of each half, in memory ([`super::Alex`])
+    /// and on disk ([`crate::disk::alex`]).
+    pub(crate) fn fresh(
+        keys: &[K],
+        values: impl IntoIterator<Item = V>,
+        duplication: u8,
+        d: &Derived,
+    ) -> Self {
+        let fitted = model::fit(keys.len(), |i| keys[i].to_model());
+        let mut node = Self::build(keys, values, Some(fitted), d.min_density, d);
+        node.expected = cost::expected_cost(
+            keys.len(),
+            |i| keys[i].to_model(),
+            &fitted,
+            d.min_density,
+            d.insert_fraction,
+        );
+        node.duplication = duplication;
+        node
+    }
+
+    /// A node from its parts as stored elsewhere (an on-disk data node read back whole,
+    /// [`crate::disk::alex`]): slot keys with gaps holding the next key, slot values, the
+    /// bitmap of occupied slots, its model (scaled to the slots) and expected cost. The
+    /// measured counters start at zero.
+    pub(crate) fn from_parts(
+        model: LinearModel,
+        keys: Box<[K]>,
+        values: Box<[V]>,
+        bitmap: Box<[u64]>,
+        expected: NodeCost,
+        d: &Derived,
+    ) -> Self {
+        let num_keys = bitmap.iter().map(|w| w.count_ones() as usize).sum();
+        let first = occupied_slots(&bitmap).next().map(|i| keys[i]);
+        let last = occupied_slots(&bitmap).last().map(|i| keys[i]);
+        let mut node = DataNode {
+            model,
+            keys,
+            values,
+            bitmap,
+            num_keys,
+            expansion_threshold: 0,
+            contraction_threshold: 0,
+            expected,
+            shifts: 0,
+            search_iterations: 0,
+            inserts: 0,
+            min_key: first,
+            max_key: last,
+            inserts_past_right: 0,
+            inserts_past_left: 0,
+            duplication: 0,
+            prev: NIL,
+            next: NIL,
+        };
+        node.set_thresholds(d);
+        node
+    }
+
+    /// The bitmap of occupied slots, 64 a word.
+    pub(crate) fn bitmap(&self) -> &[u64] {
+        &self.bitmap
+    }
+
+    /// Keys at which an insert finds the node full.
+    pub(crate) fn expansion_threshold(&self) -> usize {
+        self.expansion_threshold
+    }
+
+    /// Keys under which a removal shrinks the node.
+    pub(crate) fn contraction_threshold(&self) -> usize {
+        self.contraction_threshold
     }
 
     fn set_thresholds(&mut self, d: &Derived) {

@@ -77,14 +77,14 @@
 //! * the bulk load is faster: it spends its time in the fanout tree's costing (tabulated
 //!   logarithms, see `cost`) and faulting pages in.
 
-mod build;
+pub(crate) mod build;
 pub(crate) mod cost;
 pub(crate) mod data_node;
 pub(crate) mod fanout;
 pub(crate) mod inner_node;
 mod iter;
 pub(crate) mod model;
-mod params;
+pub(crate) mod params;
 mod retrains;
 mod update;
 
@@ -124,6 +124,14 @@ pub struct Alex<K, V> {
     root: u32,
     len: usize,
     retrains: AlexRetrains,
+}
+
+/// An [`Alex`] taken apart ([`Alex::into_parts`]).
+pub(crate) struct AlexParts<K, V> {
+    pub(crate) inners: Vec<InnerNode>,
+    pub(crate) leaves: Vec<DataNode<K, V>>,
+    /// Tagged id of the root ([`LEAF`] set for a data node).
+    pub(crate) root: u32,
 }
 
 /// Counts of nodes and of the updates that reshaped them.
@@ -182,6 +190,17 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
             data_nodes: self.leaves.len(),
             inner_nodes: self.inners.len(),
             depth: depth(self, self.root),
+        }
+    }
+
+    /// The nodes as built, for laying them out elsewhere (the on-disk ALEX's bulk load,
+    /// [`crate::disk::alex`]): inner nodes, data nodes (in key order after a bulk load: ids
+    /// are given left to right) and the tagged root.
+    pub(crate) fn into_parts(self) -> AlexParts<K, V> {
+        AlexParts {
+            inners: self.inners,
+            leaves: self.leaves,
+            root: self.root,
         }
     }
 

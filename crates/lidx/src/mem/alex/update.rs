@@ -152,22 +152,6 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
         (retrained <= halves).then_some(whole)
     }
 
-    /// A data node over `keys` at `min_density`, with its expected cost.
-    fn new_leaf(&self, keys: &[K], values: Vec<V>, duplication: u8) -> DataNode<K, V> {
-        let d = &self.derived;
-        let fitted = model::fit(keys.len(), |i| keys[i].to_model());
-        let mut node = DataNode::build(keys, values, Some(fitted), d.min_density, d);
-        node.expected = cost::expected_cost(
-            keys.len(),
-            |i| keys[i].to_model(),
-            &fitted,
-            d.min_density,
-            d.insert_fraction,
-        );
-        node.duplication = duplication;
-        node
-    }
-
     /// Replaces data node `leaf` by `left` (same id) and `right` (a new id), chained in its
     /// place. Returns the new id, tagged.
     fn replace_leaf(
@@ -236,8 +220,8 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
     ) -> (DataNode<K, V>, DataNode<K, V>) {
         let right_values = values.split_off(cut);
         (
-            self.new_leaf(&keys[..cut], values, duplication),
-            self.new_leaf(&keys[cut..], right_values, duplication),
+            DataNode::fresh(&keys[..cut], values, duplication, &self.derived),
+            DataNode::fresh(&keys[cut..], right_values, duplication, &self.derived),
         )
     }
 

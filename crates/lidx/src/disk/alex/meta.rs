@@ -1,0 +1,290 @@
+//! The meta block (block 0 of the inner-node file) and the data-node file's header block.
+//!
+//! Paper 003 §4.1: "since the root node in ALEX can be changed as a consequence of an insert
+//! operation, the first block of the index is set as the meta block, which records the address
+//! of the root node". Ours records the root and everything needed to reopen the index without
+//! a scan (entries, the two files' ends, node counts, the bytes of nodes marked invalid) and
+//! what the files are: magic, version, kind, block and payload size, ALEX's parameters, and a
+//! file id that the data file's header repeats, so two files of different indexes cannot be
+//! opened as one. It is written at build, when the root changes, and by `flush`.
+//!
+//! Meta block, little-endian, in the usable bytes of block 0 of `<name>.inner`:
+//!
+//! | offset | size | field                                                          |
+//! |--------|------|----------------------------------------------------------------|
+//! | 0      | 8    | magic `b"lidxALX1"` ([`MAGIC`])                                |
+//! | 8      | 4    | format version, 1                                              |
+//! | 12     | 4    | kind: 1 = meta block ([`KIND_META`])                           |
+//! | 16     | 4    | block size in bytes (checksum trailer included)                |
+//! | 20     | 4    | payload size in bytes                                          |
+//! | 24     | 8    | largest node in bytes (`AlexParams::max_node_bytes`)           |
+//! | 32     | 4    | min density, percent                                           |
+//! | 36     | 4    | init density, percent                                          |
+//! | 40     | 4    | max density, percent                                           |
+//! | 44     | 4    | expected inserts, percent                                      |
+//! | 48     | 8    | file id (the data file's header holds the same)                |
+//! | 56     | 8    | entries                                                        |
+//! | 64     | 8    | root address (`super::addr`; tagged when it is a data node)  |
+//! | 72     | 8    | end of the inner-node file's nodes (byte position)             |
+//! | 80     | 8    | end of the data-node file's nodes (byte position)              |
+//! | 88     | 8    | live inner nodes                                               |
+//! | 96     | 8    | live data nodes                                                |
+//! | 104    | 8    | bytes of inner nodes marked invalid                            |
+//! | 112    | 8    | bytes of data nodes marked invalid                             |
+//! | 120    | 8    | address of the leftmost data node                              |
+//!
+//! Data file header, in the usable bytes of block 0 of `<name>.data`: magic (8), version (4),
+//! kind 2 = data file ([`KIND_DATA`]) (4), block size (4), payload size (4), file id (8).
+//!
+//! Decoding checks the magic ([`Error::BadMagic`]), version ([`Error::UnsupportedVersion`]),
+//! kind, and that the fields agree (parameters valid, the root and first leaf inside their
+//! files, the ends past block 0); anything else is [`Error::Corrupt`] for block 0.
+
+use crate::error::{Error, Result};
+use crate::mem::alex::AlexParams;
+
+use super::addr::Addr;
+use super::params::DiskAlexParams;
+
+/// Magic number of both files of an on-disk ALEX.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxALX1");
+/// Format version this build writes and reads.
+pub const VERSION: u32 = 1;
+/// Kind of the meta block.
+pub const KIND_META: u32 = 1;
+/// Kind of the data file's header.
+pub const KIND_DATA: u32 = 2;
+/// Bytes of the meta block's fields.
+pub const META_BYTES: usize = 128;
+/// Bytes of the data file header's fields.
+pub const DATA_HEADER_BYTES: usize = 32;
+
+/// The meta block's fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Meta {
+    /// Block size in bytes.
+    pub block_size: u32,
+    /// Parameters the index was built with.
+    pub params: DiskAlexParams,
+    /// Id shared with the data file.
+    pub file_id: u64,
+    /// Entries.
+    pub len: u64,
+    /// Root address, raw (`Meta::root` decodes it).
+    pub root_raw: u64,
+    /// End of the inner nodes, byte position.
+    pub inner_end: u64,
+    /// End of the data nodes, byte position.
+    pub data_end: u64,
+    /// Live inner nodes.
+    pub inner_nodes: u64,
+    /// Live data nodes.
+    pub data_nodes: u64,
+    /// Bytes of inner nodes marked invalid.
+    pub inner_invalid: u64,
+    /// Bytes of data nodes marked invalid.
+    pub data_invalid: u64,
+    /// Leftmost data node, raw.
+    pub first_leaf_raw: u64,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn corrupt(file: &str, what: String) -> Error {
+    Error::Corrupt {
+        file: file.to_string(),
+        block: Some(0),
+        what,
+    }
+}
+
+/// Checks magic, version and kind of a header's first 16 bytes.
+fn check_start(bytes: &[u8], file: &str, kind: u32, need: usize) -> Result<()> {
+    if bytes.len() < need {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!("header of {need} bytes, {} present", bytes.len()),
+        });
+    }
+    let magic = u64_at(bytes, 0);
+    if magic != MAGIC {
+        return Err(Error::BadMagic {
+            file: file.to_string(),
+            expected: MAGIC,
+            got: magic,
+        });
+    }
+    let version = u32_at(bytes, 8);
+    if version != VERSION {
+        return Err(Error::UnsupportedVersion {
+            file: file.to_string(),
+            got: version,
+            supported: VERSION,
+        });
+    }
+    let got = u32_at(bytes, 12);
+    if got != kind {
+        return Err(corrupt(file, format!("kind {got}, expected {kind}")));
+    }
+    Ok(())
+}
+
+impl Meta {
+    /// Writes the fields into `out` (at least [`META_BYTES`]).
+    pub fn encode(&self, out: &mut [u8]) {
+        let p = &self.params.alex;
+        let mut fields = Vec::with_capacity(META_BYTES);
+        fields.extend_from_slice(&MAGIC.to_le_bytes());
+        for v in [
+            VERSION,
+            KIND_META,
+            self.block_size,
+            self.params.payload_size as u32,
+        ] {
+            fields.extend_from_slice(&v.to_le_bytes());
+        }
+        fields.extend_from_slice(&(p.max_node_bytes as u64).to_le_bytes());
+        for v in [
+            p.min_density_percent,
+            p.init_density_percent,
+            p.max_density_percent,
+            p.expected_insert_percent,
+        ] {
+            fields.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [
+            self.file_id,
+            self.len,
+            self.root_raw,
+            self.inner_end,
+            self.data_end,
+            self.inner_nodes,
+            self.data_nodes,
+            self.inner_invalid,
+            self.data_invalid,
+            self.first_leaf_raw,
+        ] {
+            fields.extend_from_slice(&v.to_le_bytes());
+        }
+        out[..META_BYTES].copy_from_slice(&fields);
+    }
+
+    /// The root's address.
+    pub(crate) fn root(&self) -> Addr {
+        Addr::decode(self.root_raw, self.usable()).expect("checked by decode_meta")
+    }
+
+    /// The leftmost data node's address.
+    pub(crate) fn first_leaf(&self) -> Addr {
+        Addr::decode(self.first_leaf_raw, self.usable()).expect("checked by decode_meta")
+    }
+
+    fn usable(&self) -> usize {
+        self.block_size as usize - crate::io::BLOCK_TRAILER
+    }
+}
+
+/// Decodes a meta block's usable bytes read from `file`. See the module docs.
+pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
+    check_start(bytes, file, KIND_META, META_BYTES)?;
+    let block_size = u32_at(bytes, 16);
+    if !(512..=1 << 24).contains(&block_size) || !block_size.is_power_of_two() {
+        return Err(corrupt(file, format!("block size {block_size}")));
+    }
+    let params = DiskAlexParams {
+        payload_size: u32_at(bytes, 20) as usize,
+        alex: AlexParams {
+            max_node_bytes: usize::try_from(u64_at(bytes, 24)).unwrap_or(usize::MAX),
+            min_density_percent: u32_at(bytes, 32),
+            init_density_percent: u32_at(bytes, 36),
+            max_density_percent: u32_at(bytes, 40),
+            expected_insert_percent: u32_at(bytes, 44),
+        },
+    };
+    params
+        .check(block_size as usize)
+        .map_err(|e| corrupt(file, format!("parameters: {e}")))?;
+    let meta = Meta {
+        block_size,
+        params,
+        file_id: u64_at(bytes, 48),
+        len: u64_at(bytes, 56),
+        root_raw: u64_at(bytes, 64),
+        inner_end: u64_at(bytes, 72),
+        data_end: u64_at(bytes, 80),
+        inner_nodes: u64_at(bytes, 88),
+        data_nodes: u64_at(bytes, 96),
+        inner_invalid: u64_at(bytes, 104),
+        data_invalid: u64_at(bytes, 112),
+        first_leaf_raw: u64_at(bytes, 120),
+    };
+    let usable = meta.usable() as u64;
+    let max_end = (super::addr::MAX_BLOCK + 1) * usable;
+    for (what, end) in [("inner", meta.inner_end), ("data", meta.data_end)] {
+        if end < usable || end > max_end {
+            return Err(corrupt(file, format!("end of the {what} nodes {end}")));
+        }
+    }
+    if meta.inner_invalid > meta.inner_end || meta.data_invalid > meta.data_end {
+        return Err(corrupt(file, "invalid bytes past the files' ends".into()));
+    }
+    let inside = |raw: u64| {
+        Addr::decode(raw, usable as usize).filter(|a| {
+            a.pos
+                < if a.data {
+                    meta.data_end
+                } else {
+                    meta.inner_end
+                }
+        })
+    };
+    if inside(meta.root_raw).is_none() {
+        return Err(corrupt(file, format!("root address {:#x}", meta.root_raw)));
+    }
+    if inside(meta.first_leaf_raw).is_none_or(|a| !a.data) {
+        return Err(corrupt(
+            file,
+            format!("first data node address {:#x}", meta.first_leaf_raw),
+        ));
+    }
+    if meta.data_nodes == 0 {
+        return Err(corrupt(file, "no data node".into()));
+    }
+    Ok(meta)
+}
+
+/// The data file's header: writes it into `out` (at least [`DATA_HEADER_BYTES`]).
+pub(crate) fn encode_data_header(out: &mut [u8], block_size: u32, payload: u32, file_id: u64) {
+    out[0..8].copy_from_slice(&MAGIC.to_le_bytes());
+    out[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    out[12..16].copy_from_slice(&KIND_DATA.to_le_bytes());
+    out[16..20].copy_from_slice(&block_size.to_le_bytes());
+    out[20..24].copy_from_slice(&payload.to_le_bytes());
+    out[24..32].copy_from_slice(&file_id.to_le_bytes());
+}
+
+/// Checks the data file's header against the meta block.
+pub(crate) fn check_data_header(bytes: &[u8], file: &str, meta: &Meta) -> Result<()> {
+    check_start(bytes, file, KIND_DATA, DATA_HEADER_BYTES)?;
+    let (block_size, payload, id) = (u32_at(bytes, 16), u32_at(bytes, 20), u64_at(bytes, 24));
+    if block_size != meta.block_size
+        || payload as usize != meta.params.payload_size
+        || id != meta.file_id
+    {
+        return Err(Error::IndexMismatch {
+            file: file.to_string(),
+            holds: format!("block size {block_size}, payload {payload}, file id {id:#x}"),
+            asked: format!(
+                "block size {}, payload {}, file id {:#x} (the meta block's)",
+                meta.block_size, meta.params.payload_size, meta.file_id
+            ),
+        });
+    }
+    Ok(())
+}
