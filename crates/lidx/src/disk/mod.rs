@@ -22,13 +22,17 @@ pub mod byte_btree;
 pub mod byte_table;
 pub mod hybrid;
 pub mod static_learned;
+mod write_clock;
+
+pub use write_clock::PhaseClock;
 
 use crate::error::Result;
 use crate::key::Key;
 
 /// Where the time of an updatable index's writes went, summed over every write since it was
 /// opened (paper 003 §6.1, Figure 6). Each index charges its own code to one part; the four
-/// parts add up to the time spent inside `insert` and `delete`.
+/// parts add up to the time spent inside `insert` and `delete`, as a [`PhaseClock`] reads it
+/// (wall time plus the modeled time of a simulated device's requests).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriteBreakdown {
     /// Finding where the key goes: the descent and the model's prediction, with their reads.

@@ -180,7 +180,7 @@ impl BlockDevice for FileDevice {
         checksum::verify_run(buf, first, self.block_size, &self.name)
     }
 
-    fn write_blocks(&self, first: u64, buf: &mut [u8], _class: IoClass) -> Result<()> {
+    fn write_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
         if self.mode == OpenMode::ReadOnly {
             return Err(Error::ReadOnly { op: "write blocks" });
         }
@@ -195,7 +195,8 @@ impl BlockDevice for FileDevice {
                 )
             })?;
         self.len_blocks.fetch_max(first + count, Relaxed);
-        self.counters.record_write(first, count, self.block_size);
+        self.counters
+            .record_write(first, count, self.block_size, class);
         Ok(())
     }
 

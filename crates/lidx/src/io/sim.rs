@@ -267,7 +267,7 @@ impl BlockDevice for SimDevice {
         checksum::verify_run(buf, first, self.block_size, &self.name)
     }
 
-    fn write_blocks(&self, first: u64, buf: &mut [u8], _class: IoClass) -> Result<()> {
+    fn write_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
         let count = request_blocks(&self.name, self.block_size, buf.len())?;
         checksum::seal_run(buf, first, self.block_size);
         {
@@ -279,7 +279,8 @@ impl BlockDevice for SimDevice {
             }
             blocks[start..end].copy_from_slice(buf);
         }
-        self.counters.record_write(first, count, self.block_size);
+        self.counters
+            .record_write(first, count, self.block_size, class);
         self.charge(buf.len() as u64);
         Ok(())
     }

@@ -3,8 +3,8 @@
 //! A device owns an [`IoCounters`] (atomics, so readers on several threads share it) and records
 //! every request it serves: requests, blocks and bytes each way, whether the request started
 //! where the previous one of the same direction ended (sequential) or not (random), and the
-//! [`IoClass`] of the blocks, so paper 003 Table 4's split of fetched blocks into inner and leaf
-//! comes from the device itself, not from the index's own bookkeeping. A [`crate::io::PageCache`]
+//! [`IoClass`] of the blocks read and written, so paper 003 Table 4's split of fetched blocks
+//! into inner and leaf (and the same split of written ones) comes from the device itself, not from the index's own bookkeeping. A [`crate::io::PageCache`]
 //! counts hits and misses in blocks; only misses reach the device. Simulated devices add the
 //! modeled latency and transfer time of each request.
 //!
@@ -83,6 +83,8 @@ pub struct IoStats {
     pub class_read_requests: [u64; IO_CLASSES],
     /// Blocks read per [`IoClass`].
     pub class_read_blocks: [u64; IO_CLASSES],
+    /// Blocks written per [`IoClass`].
+    pub class_write_blocks: [u64; IO_CLASSES],
     /// Blocks a page cache answered without the device.
     pub cache_hits: u64,
     /// Blocks a page cache had to fetch from the device.
@@ -109,6 +111,11 @@ impl IoStats {
         self.class_read_blocks[class as usize]
     }
 
+    /// Blocks written of one class.
+    pub fn blocks_written(&self, class: IoClass) -> u64 {
+        self.class_write_blocks[class as usize]
+    }
+
     /// Modeled device time of a single thread issuing these requests one after another, in ns:
     /// each request's latency plus its transfer time (the affine model of paper 000 §3).
     pub fn modeled_serial_ns(&self) -> u64 {
@@ -130,6 +137,7 @@ fn combine(a: IoStats, b: IoStats, op: fn(u64, u64) -> u64) -> IoStats {
         syncs: op(a.syncs, b.syncs),
         class_read_requests: arr(a.class_read_requests, b.class_read_requests),
         class_read_blocks: arr(a.class_read_blocks, b.class_read_blocks),
+        class_write_blocks: arr(a.class_write_blocks, b.class_write_blocks),
         cache_hits: op(a.cache_hits, b.cache_hits),
         cache_misses: op(a.cache_misses, b.cache_misses),
         modeled_latency_ns: op(a.modeled_latency_ns, b.modeled_latency_ns),
@@ -166,6 +174,7 @@ pub struct IoCounters {
     syncs: AtomicU64,
     class_read_requests: [AtomicU64; IO_CLASSES],
     class_read_blocks: [AtomicU64; IO_CLASSES],
+    class_write_blocks: [AtomicU64; IO_CLASSES],
     cache_hits: AtomicU64,
     cache_misses: AtomicU64,
     modeled_latency_ns: AtomicU64,
@@ -189,8 +198,9 @@ impl IoCounters {
         self.class_read_blocks[class as usize].fetch_add(blocks, Relaxed);
     }
 
-    /// Records a write request of `blocks` blocks of `block_size` bytes starting at `first`.
-    pub fn record_write(&self, first: u64, blocks: u64, block_size: usize) {
+    /// Records a write request of `blocks` blocks of `block_size` bytes of `class` starting at
+    /// `first`.
+    pub fn record_write(&self, first: u64, blocks: u64, block_size: usize, class: IoClass) {
         let end = first + blocks;
         if self.next_write.swap(end, Relaxed) == first && first != 0 {
             self.sequential_writes.fetch_add(1, Relaxed);
@@ -199,6 +209,7 @@ impl IoCounters {
         self.write_blocks.fetch_add(blocks, Relaxed);
         self.write_bytes
             .fetch_add(blocks * block_size as u64, Relaxed);
+        self.class_write_blocks[class as usize].fetch_add(blocks, Relaxed);
     }
 
     /// Records a `sync`.
@@ -233,6 +244,7 @@ impl IoCounters {
             syncs: self.syncs.load(Relaxed),
             class_read_requests: arr(&self.class_read_requests),
             class_read_blocks: arr(&self.class_read_blocks),
+            class_write_blocks: arr(&self.class_write_blocks),
             cache_hits: self.cache_hits.load(Relaxed),
             cache_misses: self.cache_misses.load(Relaxed),
             modeled_latency_ns: self.modeled_latency_ns.load(Relaxed),
@@ -252,8 +264,8 @@ mod tests {
         c.record_read(10, 2, 4096, IoClass::Leaf);
         c.record_read(12, 1, 4096, IoClass::Leaf);
         c.record_read(3, 1, 4096, IoClass::Inner);
-        c.record_write(0, 4, 4096);
-        c.record_write(4, 4, 4096);
+        c.record_write(0, 4, 4096, IoClass::Leaf);
+        c.record_write(4, 4, 4096, IoClass::Inner);
         let d = c.snapshot() - before;
         assert_eq!(d.read_requests, 3);
         assert_eq!(d.sequential_reads, 1);
@@ -263,6 +275,8 @@ mod tests {
         assert_eq!(d.blocks_read(IoClass::Leaf), 3);
         assert_eq!(d.blocks_read(IoClass::Inner), 1);
         assert_eq!(d.write_blocks, 8);
+        assert_eq!(d.blocks_written(IoClass::Leaf), 4);
+        assert_eq!(d.blocks_written(IoClass::Inner), 4);
         assert_eq!(d.sequential_writes, 1);
         assert_eq!((d + d).read_blocks, 8);
     }

@@ -14,6 +14,7 @@
 //! are written, so a build reads nothing back.
 
 use crate::disk::block_batch::BlockBatch;
+use crate::disk::WriteBreakdown;
 use crate::error::{Error, Result};
 use crate::io::{IoClass, Storage, BLOCK_TRAILER};
 use crate::key::{check_strictly_sorted, Key};
@@ -162,6 +163,7 @@ impl<K: Key> DiskBTree<K> {
             free: FreeList::default(),
             writable: true,
             dirty: true,
+            timing: WriteBreakdown::default(),
         };
         tree.flush()?;
         Ok(tree)

@@ -52,6 +52,7 @@
 //! inner capacity makes a one-child inner node) stays under the minimum; a bulk load with a
 //! fill factor under one half leaves nodes under it until a delete reaches them.
 
+use crate::disk::PhaseClock;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, IoClass};
 use crate::key::Key;
@@ -107,6 +108,7 @@ impl<K: Key> DiskBTree<K> {
     /// the minimum fill: see the [module docs](self) for the blocks it reads and writes and
     /// what a crash in the middle leaves.
     pub fn delete(&mut self, key: &K) -> Result<bool> {
+        let mut clock = PhaseClock::start();
         self.check_writable("delete")?;
         let mut path = Vec::with_capacity(self.header.height as usize);
         let mut buf = self.block_buf();
@@ -115,6 +117,7 @@ impl<K: Key> DiskBTree<K> {
             let leaf = self.leaf(&buf, block, &bounds)?;
             (leaf.len(), leaf.find(key))
         };
+        self.timing.search_ns += clock.lap();
         let Ok(pos) = found else { return Ok(false) };
         leaf_remove(&mut buf, &self.layout, count, pos);
         self.header.entries = self.header.entries.saturating_sub(1);
@@ -123,9 +126,12 @@ impl<K: Key> DiskBTree<K> {
             && path.last().is_some_and(|p| self.step_len(p) >= 2);
         if rebalance {
             self.rebalance_leaf(block, &buf, path)?;
+            self.timing.smo_ns += clock.lap();
             self.finish_structure()?;
+            self.timing.maintenance_ns += clock.lap();
         } else {
             self.write_block(block, &mut buf, IoClass::Leaf)?;
+            self.timing.insert_ns += clock.lap();
         }
         Ok(true)
     }

@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use crate::disk::{DiskIndex, StorageBytes};
+use crate::disk::{DiskIndex, StorageBytes, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::Key;
@@ -43,6 +43,8 @@ pub struct DiskBTree<K: Key> {
     pub(super) free: FreeList,
     pub(super) writable: bool,
     pub(super) dirty: bool,
+    /// Where the writes' time went since open ([`crate::disk::DiskMap::write_breakdown`]).
+    pub(super) timing: WriteBreakdown,
 }
 
 /// One step of a descent, kept for inserts that split nodes on the way back up.
@@ -196,6 +198,7 @@ impl<K: Key> DiskBTree<K> {
             free,
             writable,
             dirty: false,
+            timing: WriteBreakdown::default(),
         };
         if tree.free.len() > 0 {
             tree.check_free_unreachable()?;

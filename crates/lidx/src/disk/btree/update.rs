@@ -38,10 +38,19 @@
 //!   opening refuses the file with [`Error::Corrupt`] naming the block. Blocks freed since the
 //!   last flush are not on the persisted free list: they leak until a rebuild.
 //!
+//! **Where a write's time goes** ([`DiskMap::write_breakdown`], paper 003 Figure 6, read by a
+//! [`PhaseClock`]): *search* is the descent and the search in the leaf, with their reads;
+//! *insert* the change of the leaf and its one block written; *smo* a split, from the leaf up
+//! to the new root (for a delete: a merge, borrow or root collapse); *maintenance* the header
+//! and free-list writes of the flush a root split makes, and after a delete's structural
+//! change, reading resident levels again. A write that fails counts the phases before the
+//! failure only.
+//!
 //! A torn block write is a checksum error. `crates/lidx/tests/disk_btree_merge.rs` kills the
 //! device at random writes of a run of merging deletes and of a run of splitting inserts and
 //! checks these claims; call `flush` after a batch of updates whose durability matters.
 
+use crate::disk::{DiskMap, PhaseClock, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, IoClass};
 use crate::key::Key;
@@ -108,6 +117,7 @@ impl<K: Key> DiskBTree<K> {
     /// Returns true when the key was present and its payload was replaced, false when it was
     /// added. See the [module docs](self) for the blocks written and crash behavior.
     pub fn insert(&mut self, key: K, payload: &[u8]) -> Result<bool> {
+        let mut clock = PhaseClock::start();
         self.check_writable("insert")?;
         if let Some(reason) = key.invalid_reason() {
             return Err(Error::InvalidKey { index: 0, reason });
@@ -126,11 +136,13 @@ impl<K: Key> DiskBTree<K> {
             let leaf = self.leaf(&buf, block, &bounds)?;
             (leaf.len(), leaf.find(&key), leaf.sibling())
         };
+        self.timing.search_ns += clock.lap();
         let layout = self.layout;
         match found {
             Ok(i) => {
                 leaf_payload_mut(&mut buf, &layout, i).copy_from_slice(payload);
                 self.write_block(block, &mut buf, IoClass::Leaf)?;
+                self.timing.insert_ns += clock.lap();
                 Ok(true)
             }
             Err(pos) if count < layout.leaf_cap => {
@@ -138,12 +150,17 @@ impl<K: Key> DiskBTree<K> {
                 self.write_block(block, &mut buf, IoClass::Leaf)?;
                 self.header.entries += 1;
                 self.dirty = true;
+                self.timing.insert_ns += clock.lap();
                 Ok(false)
             }
             Err(pos) => {
                 self.header.entries += 1;
                 self.dirty = true;
+                // A root split's flush inside is maintenance, timed there (module docs).
+                let maintenance = self.timing.maintenance_ns;
                 self.split_leaf(block, &mut buf, pos, key, payload, sibling, path)?;
+                let inside = self.timing.maintenance_ns - maintenance;
+                self.timing.smo_ns += clock.lap().saturating_sub(inside);
                 Ok(false)
             }
         }
@@ -277,7 +294,9 @@ impl<K: Key> DiskBTree<K> {
         // The header must name the new root before the old one, now its left child, loses
         // the right half: a crash after it and before the flush would leave the old header
         // naming a trimmed root.
+        let mut clock = PhaseClock::start();
         self.flush()?;
+        self.timing.maintenance_ns += clock.lap();
         self.write_trimmed(trimmed)
     }
 
@@ -337,5 +356,24 @@ impl<K: Key> DiskBTree<K> {
         self.device.sync()?;
         self.dirty = false;
         Ok(())
+    }
+}
+
+/// The B+-tree as one of paper 003's updatable indexes: its own `insert`, `delete` and `flush`.
+impl<K: Key> DiskMap<K> for DiskBTree<K> {
+    fn insert(&mut self, key: K, payload: &[u8]) -> Result<bool> {
+        DiskBTree::insert(self, key, payload)
+    }
+
+    fn delete(&mut self, key: &K) -> Result<bool> {
+        DiskBTree::delete(self, key)
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        DiskBTree::flush(self)
+    }
+
+    fn write_breakdown(&self) -> WriteBreakdown {
+        self.timing
     }
 }
