@@ -21,6 +21,7 @@ pub mod btree;
 pub mod byte_btree;
 pub mod byte_table;
 pub mod hybrid;
+pub mod lipp;
 pub mod static_learned;
 mod write_clock;
 
