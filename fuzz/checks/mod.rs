@@ -15,6 +15,8 @@ pub mod disk_btree_header;
 pub mod disk_btree_node;
 pub mod disk_btree_ops;
 pub mod disk_data_block;
+pub mod disk_lipp_meta;
+pub mod disk_lipp_node;
 pub mod disk_static_header;
 pub mod hybrid_meta;
 mod input;
@@ -33,12 +35,14 @@ pub mod wal_record;
 pub type Check = fn(&[u8]);
 
 /// Every target by name, with its check: what the corpus replay runs.
-pub const TARGETS: [(&str, Check); 16] = [
+pub const TARGETS: [(&str, Check); 18] = [
     ("byte_table", byte_table::check),
     ("disk_btree_header", disk_btree_header::check),
     ("disk_btree_node", disk_btree_node::check),
     ("disk_btree_ops", disk_btree_ops::check),
     ("disk_data_block", disk_data_block::check),
+    ("disk_lipp_meta", disk_lipp_meta::check),
+    ("disk_lipp_node", disk_lipp_node::check),
     ("disk_static_header", disk_static_header::check),
     ("hybrid_meta", hybrid_meta::check),
     ("join_saved_index", join_saved_index::check),
