@@ -160,7 +160,11 @@ fn main() {
         let l2 = lookups(&storage, index.as_ref(), &after);
         println!(
             "{:<22} after inserts: lookups read {:.2} inner + {:.2} leaf blocks; build {:.1} s; {}",
-            "", l2.inner, l2.leaf, build_s, index.describe()
+            "",
+            l2.inner,
+            l2.leaf,
+            build_s,
+            index.describe()
         );
         drop(index);
         storage.remove(&file).unwrap();

@@ -258,7 +258,10 @@ mod tests {
         sample().check_key::<u64>("f").unwrap();
         let mut bad = buf.clone();
         bad[1] ^= 1;
-        assert!(matches!(decode_meta(&bad, "f"), Err(Error::BadMagic { .. })));
+        assert!(matches!(
+            decode_meta(&bad, "f"),
+            Err(Error::BadMagic { .. })
+        ));
         let mut bad = buf.clone();
         bad[8] = 2;
         assert!(matches!(
@@ -269,7 +272,10 @@ mod tests {
             let mut bad = buf.clone();
             bad[at..at + 4].copy_from_slice(&[0xff; 4]);
             assert!(
-                matches!(decode_meta(&bad, "f"), Err(Error::Corrupt { block: Some(0), .. })),
+                matches!(
+                    decode_meta(&bad, "f"),
+                    Err(Error::Corrupt { block: Some(0), .. })
+                ),
                 "byte {at}"
             );
         }

@@ -158,7 +158,10 @@ pub fn decode_node_header(
             format!("node at {pos} has {} slots", header.slots),
         ));
     }
-    if pos.checked_add(header.node_bytes(slot_bytes)).is_none_or(|e| e > end) {
+    if pos
+        .checked_add(header.node_bytes(slot_bytes))
+        .is_none_or(|e| e > end)
+    {
         return Err(corrupt(
             file,
             block,
@@ -173,7 +176,10 @@ pub fn decode_node_header(
         return Err(corrupt(
             file,
             block,
-            format!("node at {pos} has model slope {} intercept {}", m.slope, m.intercept),
+            format!(
+                "node at {pos} has model slope {} intercept {}",
+                m.slope, m.intercept
+            ),
         ));
     }
     Ok(header)

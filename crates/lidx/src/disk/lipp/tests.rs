@@ -36,7 +36,11 @@ fn check(index: &DiskLipp, model: &BTreeMap<u64, [u8; 8]>, probes: &[u64]) {
         assert_eq!(&out, v, "payload of {k}");
     }
     for p in probes {
-        assert_eq!(index.get(p, &mut out).unwrap(), model.contains_key(p), "probe {p}");
+        assert_eq!(
+            index.get(p, &mut out).unwrap(),
+            model.contains_key(p),
+            "probe {p}"
+        );
         let (mut keys, mut payloads) = (Vec::new(), Vec::new());
         let n = index.scan(p, 7, &mut keys, &mut payloads).unwrap();
         let want: Vec<u64> = model.range(p..).take(7).map(|(k, _)| *k).collect();
@@ -47,7 +51,9 @@ fn check(index: &DiskLipp, model: &BTreeMap<u64, [u8; 8]>, probes: &[u64]) {
         }
     }
     let (mut keys, mut payloads) = (Vec::new(), Vec::new());
-    index.scan(&0, usize::MAX, &mut keys, &mut payloads).unwrap();
+    index
+        .scan(&0, usize::MAX, &mut keys, &mut payloads)
+        .unwrap();
     assert_eq!(keys, model.keys().copied().collect::<Vec<_>>());
 }
 
@@ -99,7 +105,14 @@ fn empty_and_extreme_keys() {
 fn reads_split_inner_and_leaf_and_resident_headers_remove_inner_reads() {
     let storage = Storage::ram();
     let keys: Vec<u64> = (0..20_000u64).map(|i| i * 13).collect();
-    DiskLipp::build(&storage, "c", &keys, |_, _, _| {}, DiskLippParams::default()).unwrap();
+    DiskLipp::build(
+        &storage,
+        "c",
+        &keys,
+        |_, _, _| {},
+        DiskLippParams::default(),
+    )
+    .unwrap();
     for resident in [false, true] {
         let index = DiskLipp::open(&storage, "c", false, resident).unwrap();
         let before = storage.stats();
@@ -237,7 +250,14 @@ fn damaged_files_give_typed_errors_naming_the_block() {
     let dir = tempfile::tempdir().unwrap();
     let storage = file_storage(dir.path());
     let keys: Vec<u64> = (0..5000u64).map(|i| i * 3 + i * i).collect();
-    DiskLipp::build(&storage, "d", &keys, |_, _, _| {}, DiskLippParams::default()).unwrap();
+    DiskLipp::build(
+        &storage,
+        "d",
+        &keys,
+        |_, _, _| {},
+        DiskLippParams::default(),
+    )
+    .unwrap();
     let path = dir.path().join("d");
     let pristine = std::fs::read(&path).unwrap();
     let blocks = (pristine.len() / 4096) as u64;

@@ -208,7 +208,14 @@ impl DiskLipp {
 
     /// Points what names node `path[j]` (its parent's slot, or the meta block for the root)
     /// at `kind`, and commits.
-    fn relink(&mut self, pages: &mut Pages, path: &[Step], j: usize, kind: SlotKind, payload: &[u8]) -> Result<()> {
+    fn relink(
+        &mut self,
+        pages: &mut Pages,
+        path: &[Step],
+        j: usize,
+        kind: SlotKind,
+        payload: &[u8],
+    ) -> Result<()> {
         if j == 0 {
             let SlotKind::Node(root) = kind else {
                 unreachable!("the root is always a node")
