@@ -52,7 +52,7 @@ fn breakdown_charges_each_phase_and_sums_to_the_write_time() {
             resident,
         };
         let mut tree = DiskBTree::build(
-            &storage,
+            storage,
             &name,
             &bulk,
             |_, k, out| out.copy_from_slice(&k.to_le_bytes()),

@@ -245,10 +245,7 @@ impl DiskLipp {
             Ok(())
         };
         push(&mut pages, &mut stack, pos)?;
-        loop {
-            let Some((pos, slots, i)) = stack.last_mut() else {
-                break;
-            };
+        while let Some((pos, slots, i)) = stack.last_mut() {
             let pos = *pos;
             let Some(slot) = slots.chunks_exact(self.slot_bytes).nth(*i) else {
                 stack.pop();
