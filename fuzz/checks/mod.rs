@@ -20,6 +20,8 @@ pub mod disk_btree_ops;
 pub mod disk_data_block;
 pub mod disk_dpgm_manifest;
 pub mod disk_fiting_format;
+pub mod disk_lipp_meta;
+pub mod disk_lipp_node;
 pub mod disk_static_header;
 pub mod hybrid_meta;
 mod input;
@@ -50,6 +52,8 @@ pub const TARGETS: [(&str, Check); 19] = [
     ("disk_data_block", disk_data_block::check),
     ("disk_dpgm_manifest", disk_dpgm_manifest::check),
     ("disk_fiting_format", disk_fiting_format::check),
+    ("disk_lipp_meta", disk_lipp_meta::check),
+    ("disk_lipp_node", disk_lipp_node::check),
     ("disk_static_header", disk_static_header::check),
     ("hybrid_meta", hybrid_meta::check),
     ("join_saved_index", join_saved_index::check),

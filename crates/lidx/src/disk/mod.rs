@@ -26,6 +26,7 @@ pub mod fiting;
 #[doc(hidden)]
 pub mod flagged_records;
 pub mod hybrid;
+pub mod lipp;
 pub mod static_learned;
 mod write_clock;
 

@@ -21,6 +21,8 @@
 //!   [`crate::Key::to_model`], relative to the node's first key. Only key types with an
 //!   injective model image ([`LippKey`]: `u64`, `u32`, `i64`, `f64`) are allowed: `Str16`
 //!   keys sharing their first 8 bytes could never be told apart by a model.
+//! * `plan.rs`: a node's bulk-load decisions (slot count, fitted model, runs of keys sharing a
+//!   slot), shared with the on-disk LIPP ([`crate::disk::lipp`]).
 //! * `node.rs`: the node, its statistics, bulk build; `slots.rs`: its slot array, a flag
 //!   byte per slot (no bitmap, as paper 003 §4's layout) beside untagged items.
 //! * `insert.rs`: insert with conflict-driven child creation, updates of present keys, and the
@@ -62,9 +64,10 @@
 
 mod insert;
 mod iter;
-mod model;
+pub(crate) mod model;
 mod node;
 mod params;
+pub(crate) mod plan;
 mod rebuild;
 mod remove;
 mod slots;

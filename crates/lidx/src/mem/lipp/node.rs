@@ -12,8 +12,9 @@
 //! `inserts` since the build and `conflicts`, the inserts that met a `DATA` slot and made a
 //! child of it (see `insert.rs`).
 
-use super::model::{slots_per_key, LinearModel};
+use super::model::LinearModel;
 use super::params::LippParams;
+use super::plan::{plan, runs, TWO_SLOTS};
 use super::slots::{Slot, SlotRef, Slots};
 
 /// A node. See the module docs.
@@ -31,9 +32,6 @@ pub(crate) struct Node<K, V> {
     pub(crate) inserts: u32,
     pub(crate) conflicts: u32,
 }
-
-/// Slots of the node made for two keys that met in one slot (the reference's choice).
-pub(crate) const TWO_SLOTS: usize = 8;
 
 impl<K, V> Node<K, V> {
     /// An empty node of one slot: what an empty map's root is.
@@ -66,34 +64,17 @@ impl<K, V> Node<K, V> {
 
     /// Builds the subtree of `keys` (sorted distinct model images) whose entries `entries`
     /// yields in the same order, top-down: fit the model, then place each run of keys that
-    /// share a slot as `DATA` (one key) or a child built the same way (more).
+    /// share a slot as `DATA` (one key) or a child built the same way (more); the decisions
+    /// are [`super::plan`]'s.
     pub(crate) fn build(
         keys: &[u64],
         entries: &mut impl Iterator<Item = (K, V)>,
         params: &LippParams,
     ) -> Self {
         let n = keys.len();
-        let (model, slot_count) = match n {
-            0 | 1 => (LinearModel::FLAT, 1),
-            2 => (LinearModel::two(keys[0], keys[1], TWO_SLOTS), TWO_SLOTS),
-            _ => {
-                let slot_count = n * slots_per_key(n);
-                (LinearModel::fit(keys, slot_count, params.fmcd), slot_count)
-            }
-        };
+        let (model, slot_count) = plan(keys, params);
         let mut slots = Slots::new(slot_count);
-        let mut start = 0;
-        let mut pos = keys.first().map_or(0, |&k| model.predict(k, slot_count));
-        while start < n {
-            let mut end = start + 1;
-            let mut next = pos;
-            while end < n {
-                next = model.predict(keys[end], slot_count);
-                if next != pos {
-                    break;
-                }
-                end += 1;
-            }
+        for (pos, start, end) in runs(keys, &model, slot_count) {
             let slot = if end == start + 1 {
                 let (k, v) = entries.next().expect("one entry per key");
                 Slot::Data(k, v)
@@ -101,7 +82,6 @@ impl<K, V> Node<K, V> {
                 Slot::Node(Box::new(Node::build(&keys[start..end], entries, params)))
             };
             slots.set(pos, slot);
-            (start, pos) = (end, next);
         }
         Node {
             model,
