@@ -12,6 +12,8 @@
 
 pub mod byte_table;
 pub mod disk_btree_header;
+pub mod disk_btree_learned_header;
+pub mod disk_btree_learned_meta;
 pub mod disk_btree_node;
 pub mod disk_btree_ops;
 pub mod disk_data_block;
@@ -33,9 +35,14 @@ pub mod wal_record;
 pub type Check = fn(&[u8]);
 
 /// Every target by name, with its check: what the corpus replay runs.
-pub const TARGETS: [(&str, Check); 16] = [
+pub const TARGETS: [(&str, Check); 18] = [
     ("byte_table", byte_table::check),
     ("disk_btree_header", disk_btree_header::check),
+    (
+        "disk_btree_learned_header",
+        disk_btree_learned_header::check,
+    ),
+    ("disk_btree_learned_meta", disk_btree_learned_meta::check),
     ("disk_btree_node", disk_btree_node::check),
     ("disk_btree_ops", disk_btree_ops::check),
     ("disk_data_block", disk_data_block::check),

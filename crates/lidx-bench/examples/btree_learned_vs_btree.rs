@@ -168,7 +168,9 @@ fn main() {
             bl.leaf_count()
         );
     };
-    println!("build: B+-tree {bt_build:.2} s, btree-learned {bl_build:.2} s (wall, shared machine)");
+    println!(
+        "build: B+-tree {bt_build:.2} s, btree-learned {bl_build:.2} s (wall, shared machine)"
+    );
     memory(&bt, &bl, "after build");
     println!(
         "{:<16} {:<14} {:>8} {:>8} {:>8} {:>10}",
@@ -176,9 +178,21 @@ fn main() {
     );
     let sorted_loaded = loaded.clone();
     row("lookup", "btree", &lookups(&bt, &bt_storage, &probes));
-    row("lookup", "btree-learned", &lookups(&bl, &bl_storage, &probes));
-    row("scan 100", "btree", &scans(&bt, &bt_storage, &starts, &sorted_loaded));
-    row("scan 100", "btree-learned", &scans(&bl, &bl_storage, &starts, &sorted_loaded));
+    row(
+        "lookup",
+        "btree-learned",
+        &lookups(&bl, &bl_storage, &probes),
+    );
+    row(
+        "scan 100",
+        "btree",
+        &scans(&bt, &bt_storage, &starts, &sorted_loaded),
+    );
+    row(
+        "scan 100",
+        "btree-learned",
+        &scans(&bl, &bl_storage, &starts, &sorted_loaded),
+    );
     let (m, secs) = inserts(|k, p| bt.insert(k, p), &bt_storage, &held_out);
     row("insert", "btree", &m);
     let bt_insert_secs = secs;
@@ -200,10 +214,26 @@ fn main() {
     let probes2: Vec<u64> = (0..200_000)
         .map(|_| all[rng.gen_range(0..all.len())])
         .collect();
-    row("lookup after", "btree", &lookups(&bt, &bt_storage, &probes2));
-    row("lookup after", "btree-learned", &lookups(&bl, &bl_storage, &probes2));
-    row("scan after", "btree", &scans(&bt, &bt_storage, &probes2[..20_000], &all));
-    row("scan after", "btree-learned", &scans(&bl, &bl_storage, &probes2[..20_000], &all));
+    row(
+        "lookup after",
+        "btree",
+        &lookups(&bt, &bt_storage, &probes2),
+    );
+    row(
+        "lookup after",
+        "btree-learned",
+        &lookups(&bl, &bl_storage, &probes2),
+    );
+    row(
+        "scan after",
+        "btree",
+        &scans(&bt, &bt_storage, &probes2[..20_000], &all),
+    );
+    row(
+        "scan after",
+        "btree-learned",
+        &scans(&bl, &bl_storage, &probes2[..20_000], &all),
+    );
     memory(&bt, &bl, "after inserts");
     bt.flush().expect("flush");
     DiskMap::flush(&mut bl).expect("flush");

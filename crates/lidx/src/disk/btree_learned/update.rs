@@ -10,11 +10,13 @@
 //! then). Paper 003 §7.2 P2 asks for exactly this: rare SMOs touching little.
 //!
 //! **Retrain** (maintenance, Fig. 6's fourth part): when the split list holds more than
-//! `retrain_ratio` times the model's slots, the next split reads every leaf once along the
-//! sibling chain and learns the model again over all leaves, each its own slot; the split list
-//! empties and the directory becomes one block id (`u32`) per slot, or stays a run when the
-//! leaves are consecutive. With the default ratio 1 a retrain comes after as many splits as
-//! there were leaves, so it costs about one leaf read per split, amortized.
+//! `retrain_ratio` times the model's slots, the next split reads every entry along the leaf
+//! chain (one read per leaf), learns the model again, writes the entries cut by it as a new run
+//! of leaves at the end of the file (sequential requests), flushes, and frees the old leaves'
+//! blocks. It holds the entries in memory meanwhile (key and payload each). With the default
+//! ratio 1 a retrain comes after as many splits as the model had slots, so it costs about two
+//! blocks (one read, one write) per split, amortized; a larger ratio trades split-list memory
+//! for fewer retrains.
 //!
 //! **Delete** removes the entry from its leaf and writes it: one block. Leaves are never merged
 //! (paper 003's indexes have no deletes, §5.2): an emptied leaf keeps its slot and takes the
@@ -26,8 +28,11 @@
 //! *clean* and syncs again. The first write after a flush first rewrites the header marked
 //! *written* and syncs (one header write per flush interval). Opening a file marked written
 //! ignores its meta chain and free list and recovers from the leaves: it walks the sibling chain
-//! from the first leaf (one read per leaf), learns the model again, counts the entries, and
-//! takes every block not on the chain as free. The chain is always a true picture, because a
+//! from the first leaf (one read per leaf), fits a model to the leaves as they are (each its own
+//! slot, [`super::model::LeafModel::learn_ranges`]: no entry moves, the memory is up to a
+//! segment per leaf until the next retrain), counts the entries, and takes every block not on
+//! the chain as free. A retrain writes its new leaves only to blocks the old chain does not
+//! use, and the header names the new first leaf only from its flush on. The chain is always a true picture, because a
 //! split writes the new right half (linking to the old right sibling) before the left half that
 //! links to it: a crash between the two leaves the old, full left leaf on the chain with every
 //! entry, and the right block unreferenced (free after recovery). So after a crash every leaf
@@ -52,7 +57,8 @@ fn elapsed_ns(since: Instant) -> u64 {
     since.elapsed().as_nanos() as u64
 }
 
-/// The model, directory and (empty) split list over `leaves`, each its own slot.
+/// The model fitted to `leaves` as they are, each its own slot, with its directory and an
+/// empty split list (crash recovery).
 pub(super) fn relearn<K: Key>(leaves: &[LeafInfo<K>], file: &str) -> Result<Meta<K>> {
     let mut blocks = Vec::with_capacity(leaves.len());
     for l in leaves {
