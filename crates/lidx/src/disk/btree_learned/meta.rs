@@ -195,7 +195,7 @@ fn decode_inner<K: Key>(
         other => return Err(d.corrupt(format!("unknown directory kind {other}"))),
     };
     let width = d.f64_finite("width")?;
-    if !(width > 0.0) {
+    if width <= 0.0 {
         return Err(d.corrupt(format!("width {width} is not positive")));
     }
     let n = d.count(32, "segment count")?;

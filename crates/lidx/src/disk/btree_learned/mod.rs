@@ -40,7 +40,7 @@
 //! Layout: block 0 is the header ([`header`]); leaves are the disk B+-tree's own leaf blocks
 //! ([`crate::disk::btree::node`], also its bulk-load code and free list); the model, the
 //! slot-to-block directory and the split list are persisted by each flush in a chain of meta
-//! blocks ([`meta`]), so a reopen reads no leaf. Reads and scans: [`index`]; writes, the
+//! blocks ([`meta`]), so a reopen reads no leaf. Reads and scans: `index.rs`; writes, the
 //! retrain, flush and what survives a crash: [`update`].
 
 #[doc(hidden)]

@@ -51,7 +51,7 @@ impl BTreeLearnedParams {
                 expected: "a fraction in (0, 1]",
             });
         }
-        if !(self.retrain_ratio > 0.0) {
+        if self.retrain_ratio.is_nan() || self.retrain_ratio <= 0.0 {
             return Err(Error::InvalidParameter {
                 name: "retrain_ratio",
                 value: self.retrain_ratio.to_string(),
