@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! cargo run --release -p lidx-bench --example btree_learned_vs_btree -- \
-//!     [keys=2M] [dataset=gen:lognormal:<keys>] [profile=sata-ssd] [inserts=10%]
+//!     [keys=2M] [dataset=gen:lognormal:<keys>] [profile=sata-ssd] [inserts=10%] [eps=16]
 //! ```
 //!
 //! Inserted keys are the held-out part of the shuffled dataset, as in paper 003 §5.2: the
@@ -110,6 +110,10 @@ fn main() {
         .and_then(|a| a.trim_end_matches('%').parse::<f64>().ok())
         .unwrap_or(10.0)
         / 100.0;
+    let eps = args
+        .get(4)
+        .and_then(|a| a.parse::<usize>().ok())
+        .unwrap_or(16);
     let profile = SimProfile::named(profile_name).expect("a profile of lidx::io::SimProfile");
 
     let data = lidx_bench::dataset::load(&spec, 42).expect("dataset");
@@ -127,7 +131,8 @@ fn main() {
         .collect();
     let starts: Vec<u64> = probes[..20_000].to_vec();
     println!(
-        "dataset {} ({} keys loaded, {} inserted), device sim:{profile_name}, 4 KiB blocks",
+        "dataset {} ({} keys loaded, {} inserted), device sim:{profile_name}, 4 KiB blocks, \
+         btree-learned eps {eps}",
         data.name,
         loaded.len(),
         held_out.len()
@@ -151,7 +156,10 @@ fn main() {
         "bl",
         &loaded,
         |_, k, out| out.copy_from_slice(&payload(*k)),
-        BTreeLearnedParams::default(),
+        BTreeLearnedParams {
+            eps,
+            ..BTreeLearnedParams::default()
+        },
     )
     .expect("learned build");
     let bl_build = t.elapsed().as_secs_f64();
