@@ -15,6 +15,8 @@ pub mod disk_alex_data_node;
 pub mod disk_alex_inner_node;
 pub mod disk_alex_meta;
 pub mod disk_btree_header;
+pub mod disk_btree_learned_header;
+pub mod disk_btree_learned_meta;
 pub mod disk_btree_node;
 pub mod disk_btree_ops;
 pub mod disk_data_block;
@@ -47,6 +49,11 @@ pub const TARGETS: [(&str, Check); 19] = [
     ("disk_alex_inner_node", disk_alex_inner_node::check),
     ("disk_alex_meta", disk_alex_meta::check),
     ("disk_btree_header", disk_btree_header::check),
+    (
+        "disk_btree_learned_header",
+        disk_btree_learned_header::check,
+    ),
+    ("disk_btree_learned_meta", disk_btree_learned_meta::check),
     ("disk_btree_node", disk_btree_node::check),
     ("disk_btree_ops", disk_btree_ops::check),
     ("disk_data_block", disk_data_block::check),

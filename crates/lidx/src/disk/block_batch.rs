@@ -64,6 +64,11 @@ impl BlockBatch {
         Ok(())
     }
 
+    /// The device block the next [`Self::block`] goes to.
+    pub(crate) fn next_block(&self) -> u64 {
+        self.next + self.filled as u64
+    }
+
     /// Blocks handed out so far, written or not.
     pub(crate) fn blocks(&self) -> u64 {
         self.next - self.first + self.filled as u64

@@ -19,6 +19,7 @@
 pub mod alex;
 pub(crate) mod block_batch;
 pub mod btree;
+pub mod btree_learned;
 pub mod byte_btree;
 pub mod byte_table;
 pub mod dpgm;

@@ -16,7 +16,7 @@
 use crate::disk::block_batch::BlockBatch;
 use crate::disk::WriteBreakdown;
 use crate::error::{Error, Result};
-use crate::io::{IoClass, Storage, BLOCK_TRAILER};
+use crate::io::{BlockDevice, IoClass, Storage, BLOCK_TRAILER};
 use crate::key::{check_strictly_sorted, Key};
 
 use super::free::FreeList;
@@ -31,6 +31,34 @@ use super::tree::DiskBTree;
 /// Start of part `j` of `n` items split evenly into `parts`.
 fn split_at(n: usize, parts: usize, j: usize) -> usize {
     (n as u128 * j as u128 / parts as u128) as usize
+}
+
+/// Writes `keys` as linked leaves in consecutive blocks from the `writer`'s next block, leaf
+/// `j` holding entries `starts[j]..starts[j + 1]` (at most the leaf capacity);
+/// `payload_of(i, &keys[i], out)` fills each payload. Shared with the learned-inner B+-tree
+/// ([`crate::disk::btree_learned`]), whose leaves are these, cut by its model.
+pub(crate) fn write_leaves<K: Key>(
+    device: &dyn BlockDevice,
+    writer: &mut BlockBatch,
+    layout: &NodeLayout,
+    keys: &[K],
+    payload_of: &mut impl FnMut(usize, &K, &mut [u8]),
+    starts: &[usize],
+) -> Result<()> {
+    let first = writer.next_block();
+    let leaves = starts.len() - 1;
+    for j in 0..leaves {
+        let (s, e) = (starts[j], starts[j + 1]);
+        let block = writer.block(device)?;
+        let sibling = (j + 1 < leaves).then(|| first + j as u64 + 1);
+        write_leaf_header(block, e - s, sibling);
+        for (slot, i) in (s..e).enumerate() {
+            let key = &keys[i];
+            write_leaf_key(block, layout, slot, key);
+            payload_of(i, key, leaf_payload_mut(block, layout, slot));
+        }
+    }
+    Ok(())
 }
 
 impl<K: Key> DiskBTree<K> {
@@ -74,21 +102,20 @@ impl<K: Key> DiskBTree<K> {
 
         let mut writer = BlockBatch::new(device.block_size(), 1, IoClass::Leaf);
         let leaves = sizes[0];
-        let mut mins: Vec<K> = Vec::with_capacity(leaves);
-        for j in 0..leaves {
-            let (s, e) = (split_at(n, leaves, j), split_at(n, leaves, j + 1));
-            let block = writer.block(device.as_ref())?;
-            let sibling = (j + 1 < leaves).then(|| first[0] + j as u64 + 1);
-            write_leaf_header(block, e - s, sibling);
-            for (slot, i) in (s..e).enumerate() {
-                let key = &keys[i];
-                write_leaf_key(block, &layout, slot, key);
-                payload_of(i, key, leaf_payload_mut(block, &layout, slot));
-            }
-            if s < e {
-                mins.push(keys[s]);
-            }
-        }
+        let starts: Vec<usize> = (0..=leaves).map(|j| split_at(n, leaves, j)).collect();
+        write_leaves(
+            device.as_ref(),
+            &mut writer,
+            &layout,
+            keys,
+            &mut payload_of,
+            &starts,
+        )?;
+        let mut mins: Vec<K> = starts[..leaves]
+            .iter()
+            .filter(|&&s| s < n)
+            .map(|&s| keys[s])
+            .collect();
 
         let resident_count = params.resident.levels(height as u32);
         let lowest = height as u32 - resident_count;

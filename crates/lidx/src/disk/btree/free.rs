@@ -155,7 +155,7 @@ pub fn encode_free_block(buf: &mut [u8], layout: &FreeLayout, ids: &[u64], next:
 
 /// The free blocks, lowest first.
 #[derive(Debug, Default)]
-pub(super) struct FreeList {
+pub(crate) struct FreeList {
     heap: BinaryHeap<Reverse<u64>>,
 }
 

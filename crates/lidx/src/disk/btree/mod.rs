@@ -31,7 +31,7 @@
 //! separate from the disk tree; ours are the disk tree's own top levels decoded into compact
 //! vectors and written through on every change, so one file serves every [`Resident`] mode.
 
-mod build;
+pub(crate) mod build;
 #[doc(hidden)]
 pub mod check;
 #[doc(hidden)]
