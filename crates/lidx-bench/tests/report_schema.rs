@@ -7,6 +7,8 @@ use lidx_bench::BenchError;
 fn record(index: &str, segments: Option<u64>, speedup: Option<f64>) -> BenchRecord {
     let machine = Machine::detect();
     BenchRecord {
+        schema: "bench/1".to_string(),
+        command: "lidx bench".to_string(),
         dataset: "lognormal:1M".to_string(),
         n: 1_000_000,
         workload: "lookup:zipf".to_string(),

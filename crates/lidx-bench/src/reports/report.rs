@@ -52,6 +52,13 @@ use crate::error::{BenchError, Result};
 /// One benchmark result. The module docs list every field with its unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchRecord {
+    /// `bench/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::bench")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// Dataset name.
     pub dataset: String,
     /// Keys in the dataset.
