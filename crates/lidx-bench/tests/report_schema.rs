@@ -60,7 +60,12 @@ fn jsonl_and_csv_round_trip() {
     assert_eq!(text.lines().count(), 2);
     assert!(text.contains("\"speedup_vs_binary\":null"));
     let csv = std::fs::read_to_string(dir.path().join("out.csv")).unwrap();
-    assert!(csv.starts_with("dataset,n,workload,index,label,params,build_s,"));
+    assert!(csv.starts_with("schema,command,dataset,n,workload,index,label,params,build_s,"));
+    assert!(csv
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("bench/1,lidx bench,"));
 }
 
 #[test]

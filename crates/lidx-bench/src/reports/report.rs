@@ -8,6 +8,8 @@
 //!
 //! | field | unit | meaning |
 //! |---|---|---|
+//! | `schema` | | the record's kind and version, `bench/1` (see [`crate::records`]: files without it are read as version 1) |
+//! | `command` | | the command line of the process that wrote the record |
 //! | `dataset` | | dataset name (`lognormal:10M`, a file name) |
 //! | `n` | keys | keys in the dataset (duplicates included) |
 //! | `workload` | | canonical workload (`lookup:uniform`, `lookup:zipf`) |
