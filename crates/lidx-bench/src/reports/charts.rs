@@ -277,6 +277,32 @@ pub fn charts(set: &RecordSet) -> Result<Vec<Chart>> {
         memory_axes("speedup (x)"),
         lines,
     )?;
+
+    // Paper 001 Fig. 18a: insert time against reserved space, at each run's last reading.
+    let mut lines = Lines::default();
+    for r in &set.update {
+        let last = set
+            .update
+            .iter()
+            .filter(|o| o.dataset == r.dataset && o.index == r.index)
+            .all(|o| o.inserted <= r.inserted);
+        if let (Some(reserve), true) = (r.reserve, last) {
+            lines.add(r.strategy.clone(), reserve as f64, r.insert_ns);
+        }
+    }
+    charts.add(
+        "inserts-dims",
+        "Insertion strategies (lidx dims insert/retrain): insert time against reserved space",
+        "Mean time of an insert, retraining included, over all inserts (paper 001 Fig. 18a); \
+         ALEX sizes its own space and has no point.",
+        Axes {
+            x: "reserved space (slots, log scale)",
+            y: "insert time (ns)",
+            x_log: true,
+            x_bytes: false,
+        },
+        lines,
+    )?;
     Ok(charts.0)
 }
 
