@@ -1,11 +1,12 @@
-//! `lidx report` end to end: small real runs of `lidx bench`, `lidx bench --on-disk` and
-//! `lidx ycsb`, the result files and findings in `docs/results/`, one page; the page refuses to
-//! replace itself without `--force`; and, where Chromium is installed (`.ci/install-chromium`,
-//! which `.ci/run` calls), the page opened headless: every table is in the DOM it builds, and in
-//! a screenshot every chart's frame is found with a drawing inside (the palette's colours, not
-//! a blank area). Without Chromium the browser half is skipped with a message on stderr, and
-//! fails instead when `LIDX_REQUIRE_CHROMIUM` is set (`.ci/run` sets it once it installed one).
-//! `LIDX_REPORT_SHOTS=<dir>` keeps the page and its screenshot there, to look at.
+//! `lidx report` end to end: small real runs of `lidx bench`, `lidx bench --on-disk`,
+//! `lidx ycsb` and `lidx join`, the result files and findings in `docs/results/`, one page;
+//! the page refuses to replace itself without `--force`; and, where Chromium is installed
+//! (`.ci/install-chromium`, which `.ci/run` calls), the page opened headless: every table is in
+//! the DOM it builds, and in a screenshot every chart's frame is found with a drawing inside
+//! (the palette's colours, not a blank area). Without Chromium the browser half is skipped with
+//! a message on stderr, and fails instead when `LIDX_REQUIRE_CHROMIUM` is set (`.ci/run` sets
+//! it once it installed one). `LIDX_REPORT_SHOTS=<dir>` keeps the page and its screenshot
+//! there, to look at.
 
 mod common;
 
@@ -74,7 +75,37 @@ fn small_runs(dir: &Path) -> Vec<String> {
         "--out",
         &ycsb,
     ]);
-    vec![bench, disk, ycsb]
+    // `lidx join` prints its record; saved with `>` it is a JSON lines file.
+    let tables = format!("{}/", dir.display());
+    run_ok(&[
+        "table",
+        "create",
+        "--from",
+        "gen:lognormal:20K",
+        "--ratio",
+        "1,10",
+        "--out",
+        &tables,
+    ]);
+    let mut joins = String::new();
+    for algo in ["sort-merge", "inlj-pgm"] {
+        let out = lidx(&[
+            "join",
+            "--algo",
+            algo,
+            "--left",
+            &path("r10"),
+            "--right",
+            &path("large"),
+            "--out",
+            &path(&format!("out-{algo}")),
+        ]);
+        assert!(out.status.success(), "join: {}", text(&out.stderr));
+        joins.push_str(&text(&out.stdout));
+    }
+    let join = path("join.jsonl");
+    std::fs::write(&join, joins).unwrap();
+    vec![bench, disk, ycsb, join]
 }
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -133,6 +164,7 @@ fn report_page_from_real_runs() {
         "records-ycsb",
         "records-curve",
         "records-dims-update",
+        "records-join",
     ] {
         assert!(ids.iter().any(|i| i == id), "table {id} missing: {ids:?}");
     }
