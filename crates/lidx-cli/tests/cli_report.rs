@@ -190,6 +190,32 @@ fn report_page_from_real_runs() {
     browser_check(dir.path(), &page, &ids, charts);
 }
 
+#[test]
+fn report_refuses_bad_inputs_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let page = path("page.html");
+    let newer = path("newer.jsonl");
+    std::fs::write(&newer, "{\"schema\":\"disk/9\",\"dataset\":\"x\"}\n").unwrap();
+    let out = lidx(&["report", &newer, "--out", &page]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("`schema`") && stderr.contains("disk/9"),
+        "{stderr}"
+    );
+    // Its own input as the output: refused before anything is read or written.
+    let out = lidx(&["report", &newer, "--out", &newer, "--force"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not an input"));
+    let md = path("notes.md");
+    std::fs::write(&md, "no table here\n").unwrap();
+    let out = lidx(&["report", &md, "--out", &page]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no markdown table"));
+    assert!(!Path::new(&page).exists());
+}
+
 /// Chromium on PATH, if any.
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

@@ -127,8 +127,8 @@ impl RecordKind {
         match version.parse::<u32>() {
             Ok(v) if (1..=SCHEMA_VERSION).contains(&v) => Ok(kind),
             Ok(v) if v > SCHEMA_VERSION => Err(format!(
-                "field `schema` is {text:?}, written by a newer lidx; this one reads \
-                 {name}/1 to {name}/{SCHEMA_VERSION}: use a newer lidx report"
+                "field `schema` is {text:?}, written by a newer lidx; this one reads up to \
+                 {name}/{SCHEMA_VERSION}: use a newer lidx report"
             )),
             _ => Err(format!(
                 "field `schema` is {text:?}: the version is not a number from 1 to \
