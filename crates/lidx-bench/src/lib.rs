@@ -14,6 +14,7 @@ pub mod workloads;
 pub use datasets::{count, dataset, generate, gre, keyfile, sosd, stats, words};
 pub use error::{BenchError, Result};
 pub use reports::{disk_report, plot, report, updatable_report};
+pub use reports::{charts, disk_report, findings, page, plot, records, report};
 pub use runners::{
     approx_dimension, byte_disk_registry, byte_disk_runner, disk_registry, disk_runner,
     insert_dimension, kv_runner, kv_store, map_index, map_runner, recovery_runner, registry,

@@ -7,6 +7,8 @@ use lidx_bench::BenchError;
 fn record(index: &str, segments: Option<u64>, speedup: Option<f64>) -> BenchRecord {
     let machine = Machine::detect();
     BenchRecord {
+        schema: "bench/1".to_string(),
+        command: "lidx bench".to_string(),
         dataset: "lognormal:1M".to_string(),
         n: 1_000_000,
         workload: "lookup:zipf".to_string(),
@@ -58,7 +60,12 @@ fn jsonl_and_csv_round_trip() {
     assert_eq!(text.lines().count(), 2);
     assert!(text.contains("\"speedup_vs_binary\":null"));
     let csv = std::fs::read_to_string(dir.path().join("out.csv")).unwrap();
-    assert!(csv.starts_with("dataset,n,workload,index,label,params,build_s,"));
+    assert!(csv.starts_with("schema,command,dataset,n,workload,index,label,params,build_s,"));
+    assert!(csv
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("bench/1,lidx bench,"));
 }
 
 #[test]

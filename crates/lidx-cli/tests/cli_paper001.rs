@@ -178,7 +178,8 @@ fn the_insertion_dimension_writes_its_table_and_figure() {
     assert_eq!(records[0].retrains, records[4].retrains);
     assert!(records[1].retrains < records[0].retrains);
     let header = std::fs::read_to_string(&csv).unwrap();
-    assert!(header.starts_with("dataset,n,loaded,inserted,strategy,index,reserve,insert_ns"));
+    assert!(header
+        .starts_with("schema,command,dataset,n,loaded,inserted,strategy,index,reserve,insert_ns"));
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     for again in [
         vec!["dims", "insert", "--svg", svg.to_str().unwrap()],

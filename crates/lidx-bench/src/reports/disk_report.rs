@@ -13,6 +13,13 @@ use serde::{Deserialize, Serialize};
 /// One on-disk benchmark result. Times in microseconds, sizes in bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskRecord {
+    /// `disk/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::disk")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// Dataset name.
     pub dataset: String,
     /// Entries in the index.

@@ -14,15 +14,22 @@
 use std::path::Path;
 
 use plotters::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{BenchError, Result};
 use crate::kv_runner::KvRecord;
 use crate::ycsb::YcsbWorkload;
 
 /// One point of the curve, as written to CSV.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
+    /// `curve/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::curve")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// Workload label.
     pub workload: String,
     /// `btree` or `hybrid`.
@@ -48,6 +55,8 @@ pub fn points(records: &[KvRecord]) -> Vec<CurvePoint> {
     records
         .iter()
         .map(|r| CurvePoint {
+            schema: crate::records::RecordKind::Curve.schema(),
+            command: r.command.clone(),
             workload: r.workload.clone(),
             family: family(&r.store).to_string(),
             store: r.store.clone(),
@@ -138,12 +147,43 @@ pub fn write_lines(
     path: &Path,
     title: &str,
     axes: &Axes<'_>,
-    mut lines: Vec<(String, Vec<(f64, f64)>)>,
+    lines: Vec<(String, Vec<(f64, f64)>)>,
 ) -> Result<()> {
-    let fail = |e: &dyn std::fmt::Display| BenchError::Report {
+    let root = SVGBackend::new(path, SIZE).into_drawing_area();
+    draw_lines(root, title, axes, lines).map_err(|message| BenchError::Report {
         path: path.to_path_buf(),
-        message: e.to_string(),
-    };
+        message,
+    })
+}
+
+/// The figure [`write_lines`] draws, as the text of an SVG document (for a page that inlines
+/// it: `lidx report`). Text from `title`, `axes` and the line names is escaped by the SVG
+/// backend.
+pub fn lines_svg(
+    title: &str,
+    axes: &Axes<'_>,
+    lines: Vec<(String, Vec<(f64, f64)>)>,
+) -> std::result::Result<String, String> {
+    let mut svg = String::new();
+    draw_lines(
+        SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
+        title,
+        axes,
+        lines,
+    )?;
+    Ok(svg)
+}
+
+/// Width and height of every figure, in pixels.
+pub const SIZE: (u32, u32) = (900, 560);
+
+fn draw_lines<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    axes: &Axes<'_>,
+    mut lines: Vec<(String, Vec<(f64, f64)>)>,
+) -> std::result::Result<(), String> {
+    let fail = |e: &dyn std::fmt::Display| e.to_string();
     for (_, line) in &mut lines {
         line.sort_by(|a, b| a.0.total_cmp(&b.0));
         if axes.x_log {
@@ -163,7 +203,6 @@ pub fn write_lines(
         (x_lo, x_hi) = (1.0, 1.0);
     }
     let y_hi = if y_hi > 0.0 { y_hi * 1.1 } else { 1.0 };
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let mut builder = ChartBuilder::on(&root);
     builder

@@ -8,6 +8,8 @@
 //!
 //! | field | unit | meaning |
 //! |---|---|---|
+//! | `schema` | | the record's kind and version, `bench/1` (see [`crate::records`]: files without it are read as version 1) |
+//! | `command` | | the command line of the process that wrote the record |
 //! | `dataset` | | dataset name (`lognormal:10M`, a file name) |
 //! | `n` | keys | keys in the dataset (duplicates included) |
 //! | `workload` | | canonical workload (`lookup:uniform`, `lookup:zipf`) |
@@ -52,6 +54,13 @@ use crate::error::{BenchError, Result};
 /// One benchmark result. The module docs list every field with its unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchRecord {
+    /// `bench/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::bench")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// Dataset name.
     pub dataset: String,
     /// Keys in the dataset.

@@ -44,6 +44,13 @@ pub const GAP_DENSITY: f64 = 0.7;
 /// One algorithm at one setting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApproxRecord {
+    /// `dims-approx/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::approx")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// Dataset name.
     pub dataset: String,
     /// Distinct keys.
@@ -264,6 +271,8 @@ fn measure(
     times.sort_by(f64::total_cmp);
     let gap_slots = leaves.array.len() - keys.len();
     Ok(ApproxRecord {
+        schema: crate::records::RecordKind::Approx.schema(),
+        command: crate::records::command_line(),
         dataset: dataset.name.clone(),
         n: keys.len() as u64,
         algorithm: algorithm.to_string(),

@@ -281,6 +281,8 @@ pub(crate) fn measure<Q: Sync>(
     let machine = Machine::detect();
     let cached = io_total.cache_hits + io_total.cache_misses;
     Ok(DiskRecord {
+        schema: crate::records::RecordKind::Disk.schema(),
+        command: crate::records::command_line(),
         dataset: measured.dataset.to_string(),
         n: measured.len,
         workload: config.workload.label(),

@@ -50,6 +50,13 @@ pub const SUBJECTS: [&str; 5] = ["buffer", "inplace", "gap", "dpgm", "alex"];
 /// One subject at one checkpoint of its inserts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UpdateRecord {
+    /// `dims-update/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::update")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// Dataset name.
     pub dataset: String,
     /// Distinct keys (bulk-loaded plus inserted).
@@ -203,6 +210,8 @@ pub fn run(
             };
             for (inserted, insert_s, stats) in readings {
                 records.push(UpdateRecord {
+                    schema: crate::records::RecordKind::Update.schema(),
+                    command: crate::records::command_line(),
                     dataset: dataset.name.clone(),
                     n: split.distinct.len() as u64,
                     loaded: split.loaded.len() as u64,

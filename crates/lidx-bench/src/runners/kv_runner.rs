@@ -146,6 +146,13 @@ pub struct KvBenchConfig {
 /// One store on one workload. Times in microseconds, sizes in bytes, throughput in ops/s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KvRecord {
+    /// `ycsb/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::ycsb")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// Dataset name.
     pub dataset: String,
     /// Keys loaded before the run (75% of the unique keys).
@@ -390,6 +397,8 @@ impl<'a> KvBench<'a> {
         let machine = Machine::detect();
         let ops_f = ops.max(1) as f64;
         Ok(KvRecord {
+            schema: crate::records::RecordKind::Ycsb.schema(),
+            command: crate::records::command_line(),
             dataset: self.dataset.to_string(),
             n_init: self.plan.init.len() as u64,
             workload: workload.to_string(),

@@ -185,6 +185,8 @@ fn run_map(
 
     let build_s = median(&builds);
     Ok(BenchRecord {
+        schema: crate::records::RecordKind::Bench.schema(),
+        command: crate::records::command_line(),
         dataset: dataset.name.clone(),
         n: n as u64,
         workload: INSERT_WORKLOAD.to_string(),

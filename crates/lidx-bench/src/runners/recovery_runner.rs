@@ -35,6 +35,13 @@ const LOAD_BATCH: usize = 4096;
 /// One map's recovery and space figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecoveryRecord {
+    /// `recovery/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::recovery")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// Dataset name.
     pub dataset: String,
     /// Distinct keys loaded.
@@ -176,6 +183,8 @@ fn run_map(
     let n = keys.len() as u64;
     let recovery_s = median(&times);
     Ok(RecoveryRecord {
+        schema: crate::records::RecordKind::Recovery.schema(),
+        command: crate::records::command_line(),
         dataset: dataset.name.clone(),
         n,
         map: label,

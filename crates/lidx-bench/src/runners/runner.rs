@@ -194,6 +194,8 @@ impl<'a> Bench<'a> {
         let bytes = index.size_in_bytes() as u64;
         let shape = index.shape();
         Ok(BenchRecord {
+            schema: crate::records::RecordKind::Bench.schema(),
+            command: crate::records::command_line(),
             dataset: self.dataset.name.clone(),
             n: n as u64,
             workload: self.config.workload.label(),

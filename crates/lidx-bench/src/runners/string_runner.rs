@@ -27,7 +27,7 @@ use lidx::mem::string_index::{StringIndex, StringIndexParams};
 use lidx::{ApproxPos, StaticIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{BenchError, Result};
 use crate::runner::Progress;
@@ -107,8 +107,15 @@ impl StringIndexSpec {
 }
 
 /// What one index measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StringRecord {
+    /// `bench-strings/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::strings")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// The dataset's name.
     pub dataset: String,
     /// Keys.
@@ -258,6 +265,8 @@ pub fn run(
         progress.end();
         means.sort_by(f64::total_cmp);
         records.push(StringRecord {
+            schema: crate::records::RecordKind::Strings.schema(),
+            command: crate::records::command_line(),
             dataset: dataset.to_string(),
             n: keys.len() as u64,
             index: label,

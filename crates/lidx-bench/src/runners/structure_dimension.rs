@@ -44,6 +44,13 @@ pub const STRUCTURES: [&str; 4] = ["rmi", "ats", "btree", "lrs"];
 /// One structure over one set of leaves.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StructureRecord {
+    /// `dims-structure/<version>` (see [`crate::records`]).
+    #[serde(default = "crate::records::default_schema::structure")]
+    pub schema: String,
+    /// The command line that wrote the record; empty when read from a file written before
+    /// the field existed.
+    #[serde(default)]
+    pub command: String,
     /// Dataset name.
     pub dataset: String,
     /// Distinct keys.
@@ -164,6 +171,8 @@ pub fn run(
                 .collect();
             times.sort_by(f64::total_cmp);
             records.push(StructureRecord {
+                schema: crate::records::RecordKind::Structure.schema(),
+                command: crate::records::command_line(),
                 dataset: dataset.name.clone(),
                 n: keys.len() as u64,
                 structure: structure.clone(),

@@ -25,6 +25,7 @@ use lidx::join::baseline::Baseline;
 use lidx::join::{self, JoinAlgo, JoinParams, TableRef};
 use lidx::Str16;
 use lidx_bench::count::parse_count;
+use lidx_bench::records::{self, JoinRecord, RecordKind};
 use lidx_bench::BenchError;
 
 use super::output_path;
@@ -167,16 +168,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (None, _) => join::join::<u64>(at(0), at(1), at(2), &params),
     }
     .map_err(usage)?;
-    let mut line = serde_json::to_value(&report)?;
-    let extra = serde_json::json!({
-        "left": args.left.display().to_string(),
-        "right": args.right.display().to_string(),
-        "out": args.out.display().to_string(),
-        "device": storages[0].describe(),
-    });
-    if let (Some(map), serde_json::Value::Object(more)) = (line.as_object_mut(), extra) {
-        map.extend(more);
-    }
+    let line = serde_json::to_string(&JoinRecord {
+        schema: RecordKind::Join.schema(),
+        command: records::command_line(),
+        report,
+        left: args.left.display().to_string(),
+        right: args.right.display().to_string(),
+        out: args.out.display().to_string(),
+        device: storages[0].describe(),
+    })?;
     println!("{line}");
     Ok(())
 }

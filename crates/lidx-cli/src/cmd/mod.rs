@@ -14,6 +14,7 @@ pub mod kv;
 pub mod kv_torture;
 pub mod output_path;
 pub mod recovery;
+pub mod report;
 pub mod start;
 pub mod stats;
 pub mod table;
@@ -88,6 +89,13 @@ pub enum Command {
     /// Cost: per map, one load of the dataset (about 230 bytes of log per key with 200-byte
     /// values) and `--runs` reopenings; memory is the map plus the log's pages.
     Recovery(recovery::Args),
+    /// Turn result files (`--out` of bench, ycsb, dims, recovery; join's JSON lines) and
+    /// findings tables (`docs/results/*.md`) into one static HTML page: machine and commands, a
+    /// summary, SVG charts, the findings and every record; no JavaScript.
+    ///
+    /// Cost: reading the files and drawing a chart per figure, well under a second for
+    /// thousands of records.
+    Report(report::Args),
     /// A store of byte keys and values: `create`, `load`, `get`, `put`, `del`, `scan`,
     /// `stats`, `check`, `compact`, `torture`.
     Kv(kv::Args),
@@ -109,6 +117,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Ycsb(args) => ycsb::run(args),
         Command::Table(args) => table::run(args),
         Command::Recovery(args) => recovery::run(args),
+        Command::Report(args) => report::run(args),
         Command::Kv(args) => kv::run(args),
         Command::Verify(args) => verify::run(args),
     }

@@ -196,7 +196,7 @@ pub struct TableRef<'a> {
 
 /// What a join measured. Durations in seconds.
 #[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct JoinReport {
     /// Algorithm name ([`JoinAlgo::name`]).
     pub algo: String,
