@@ -15,8 +15,8 @@ pub use datasets::{count, dataset, generate, gre, keyfile, sosd, stats, words};
 pub use error::{BenchError, Result};
 pub use reports::{disk_report, plot, report};
 pub use runners::{
-    approx_dimension, byte_disk_registry, byte_disk_runner, disk_registry, disk_runner,
-    insert_dimension, kv_runner, kv_store, map_index, map_runner, recovery_runner, registry,
-    runner, store_keys, string_runner, structure_dimension,
+    approx_dimension, byte_disk_registry, byte_disk_runner, byte_store, disk_registry, disk_runner,
+    insert_dimension, kv_runner, kv_store, map_index, map_runner, memory_limit, recovery_runner,
+    registry, runner, store_keys, string_runner, structure_dimension,
 };
 pub use workloads::{disk_workload, workload, ycsb};
