@@ -42,7 +42,18 @@ fn run(dataset: &str, workloads: &str, stores: &str, out: &std::path::Path) -> V
 fn the_peers_run_beside_the_hybrid_on_the_same_plan() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.jsonl");
-    let records = run("gen:words:3K", "c,a,e", "hybrid,redb,fjall,lmdb", &out);
+    // 3,000 string keys of 16 to 64 bytes (the string keys; LMDB takes up to 511).
+    let keys: String = (0..3000u64)
+        .map(|i| {
+            let len = 16 + (i * 7919 % 49) as usize;
+            let key = format!("user{:012}{}", i * 2654435761 % 1_000_003, "x".repeat(len));
+            format!("{}\n", &key[..len])
+        })
+        .collect();
+    let file = dir.path().join("keys.txt");
+    std::fs::write(&file, keys).unwrap();
+    let dataset = format!("text:{}", file.display());
+    let records = run(&dataset, "c,a,e", "hybrid,redb,fjall,lmdb", &out);
     assert_eq!(records.len(), 12);
     for r in &records {
         assert!(r.skipped.is_none(), "{r:?}");

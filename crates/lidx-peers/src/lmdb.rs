@@ -6,7 +6,9 @@
 //! cache). It is opened with `MDB_NOSYNC` (each commit is written to the file and survives a
 //! process crash, not a power loss: lidx's `--fsync never`) and `MDB_NORDAHEAD` (no
 //! read-ahead: LMDB's advice for random reads of a file larger than memory). A write is one
-//! write transaction; a read one read transaction.
+//! write transaction; a read one read transaction. Keys are at most 511 bytes (LMDB's
+//! default `MDB_MAXKEYSIZE`; heed's `longer-keys` feature would lift it): a longer one is
+//! LMDB's `MDB_BAD_VALSIZE` error.
 
 use std::path::{Path, PathBuf};
 
