@@ -102,6 +102,14 @@ pub enum BenchError {
         /// The largest count that fits.
         fits: u64,
     },
+    /// A peer store engine is not in this build or could not be created; the runner reports
+    /// it as skipped.
+    PeerUnavailable {
+        /// The engine's name.
+        engine: String,
+        /// Why.
+        why: String,
+    },
     /// A report file could not be encoded or decoded.
     Report {
         /// The file.
@@ -191,6 +199,9 @@ impl fmt::Display for BenchError {
                  use a dataset with at least one key"
             ),
             BenchError::Report { path, message } => write!(f, "{}: {message}", path.display()),
+            BenchError::PeerUnavailable { engine, why } => {
+                write!(f, "peer {engine} cannot run: {why}")
+            }
         }
     }
 }

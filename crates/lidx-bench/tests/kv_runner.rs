@@ -90,6 +90,7 @@ fn config(ops: usize, threads: usize) -> KvBenchConfig {
         runs: 1,
         seed: 3,
         payload_size: 8,
+        memory_limit: None,
     }
 }
 

@@ -52,6 +52,7 @@ use crate::disk_report::human_bytes;
 use crate::disk_workload::{payload_of, payload_version, versioned_payload};
 use crate::error::{BenchError, Result};
 use crate::kv_store::{KvStore, MemoryBudget, StoreSpec};
+use crate::memory_limit::{reset_resident_peak, resident, MemoryCgroup};
 use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{new_histogram, on_threads, ThreadRun};
@@ -141,10 +142,13 @@ pub struct KvBenchConfig {
     pub seed: u64,
     /// Bytes of payload per key.
     pub payload_size: usize,
+    /// Each run (build, timed part, drain) in a memory cgroup of this many bytes
+    /// ([`MemoryCgroup`]): the engines' heaps and the page cache they fault in together.
+    pub memory_limit: Option<u64>,
 }
 
 /// One store on one workload. Times in microseconds, sizes in bytes, throughput in ops/s.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KvRecord {
     /// `ycsb/<version>` (see [`crate::records`]).
     #[serde(default = "crate::records::default_schema::ycsb")]
@@ -238,6 +242,26 @@ pub struct KvRecord {
     pub cores: u64,
     /// lidx-bench version.
     pub lidx_version: String,
+    /// Records loaded per second of the build (load and compaction; median run).
+    #[serde(default)]
+    pub load_records_per_s: f64,
+    /// File bytes after the run and the drain per record then held.
+    #[serde(default)]
+    pub disk_bytes_per_record: f64,
+    /// How much the process's resident set grew at its peak during the run (build, timed
+    /// part, drain) over what it was before the build (`VmHWM` - `VmRSS`, median run).
+    #[serde(default)]
+    pub rss_peak_bytes: Option<u64>,
+    /// The memory cgroup limit the run was held to (heap and page cache).
+    #[serde(default)]
+    pub memory_limit: Option<u64>,
+    /// The most the run's cgroup was charged (heap and page cache), under `memory_limit`.
+    #[serde(default)]
+    pub cgroup_peak_bytes: Option<u64>,
+    /// Set when the store could not run here (a peer not built in or failing to open): why.
+    /// Nothing else in the record is measured then.
+    #[serde(default)]
+    pub skipped: Option<String>,
 }
 
 /// Builds a store on a fresh storage from the initial keys.
@@ -268,6 +292,8 @@ struct RunFigures {
     disk: u64,
     describe: String,
     merges: crate::kv_store::MergeStats,
+    rss_peak: Option<u64>,
+    cgroup_peak: Option<u64>,
 }
 
 impl<'a> KvBench<'a> {
@@ -341,6 +367,15 @@ impl<'a> KvBench<'a> {
         for run in 0..runs {
             let name = format!("ycsb-{workload}-{}-{run}", sanitize(label));
             let storage = self.base.fresh(&name, needs_dir)?;
+            let rss_before = reset_resident_peak().then(resident).flatten();
+            let cgroup = self
+                .config
+                .memory_limit
+                .map(|limit| {
+                    let name = format!("lidx-ycsb-{}-{run}", std::process::id());
+                    MemoryCgroup::enter(&name, limit)
+                })
+                .transpose()?;
             let built = Instant::now();
             let store = build(Arc::clone(&storage), &self.plan.init)?;
             let build_s = built.elapsed().as_secs_f64();
@@ -352,6 +387,10 @@ impl<'a> KvBench<'a> {
             let drain_started = Instant::now();
             store.wait_for_merges()?;
             let drain_ns = drain_started.elapsed().as_nanos() as u64;
+            let rss_peak = rss_before
+                .zip(resident())
+                .map(|((before, _), (_, peak))| peak.saturating_sub(before));
+            let cgroup_peak = cgroup.as_ref().and_then(MemoryCgroup::peak_bytes);
 
             let mut busiest = 0;
             let mut reads = 0;
@@ -382,10 +421,13 @@ impl<'a> KvBench<'a> {
                 disk: store.disk_bytes(),
                 describe: store.describe(),
                 merges: store.merge_stats().since(&merges_before),
+                rss_peak,
+                cgroup_peak,
             });
             drop(store);
             device = storage.describe();
             self.base.clean(&storage)?;
+            drop(cgroup);
             progress.advance(ops);
         }
         progress.end();
@@ -445,7 +487,39 @@ impl<'a> KvBench<'a> {
             cpu: machine.cpu,
             cores: machine.cores,
             lidx_version: env!("CARGO_PKG_VERSION").to_string(),
+            load_records_per_s: self.plan.init.len() as f64 / m.build_s.max(1e-9),
+            disk_bytes_per_record: m.disk as f64 / self.records_at_end().max(1) as f64,
+            rss_peak_bytes: m.rss_peak,
+            memory_limit: self.config.memory_limit,
+            cgroup_peak_bytes: m.cgroup_peak,
+            skipped: None,
         })
+    }
+
+    /// Records a store holds after the plan: the initial keys and the new keys inserted.
+    fn records_at_end(&self) -> u64 {
+        let inserted = self.plan.streams.iter().flatten();
+        let inserted = inserted.filter(|op| matches!(op, Op::Insert(_))).count();
+        (self.plan.init.len() + inserted) as u64
+    }
+
+    /// The record of a store that could not run: `why`, and what the plan was.
+    fn skipped(&self, label: &str, why: String) -> KvRecord {
+        KvRecord {
+            dataset: self.dataset.to_string(),
+            n_init: self.plan.init.len() as u64,
+            workload: self.plan.workload.label().to_string(),
+            store: label.to_string(),
+            block_size: self.base.block_size as u64,
+            threads: self.plan.streams.len() as u64,
+            ops: self.plan.ops() as u64,
+            runs: self.config.runs as u64,
+            seed: self.config.seed,
+            memory_limit: self.config.memory_limit,
+            lidx_version: env!("CARGO_PKG_VERSION").to_string(),
+            skipped: Some(why),
+            ..KvRecord::default()
+        }
     }
 
     /// The timed part: every stream on its own thread. Returns the threads' measurements, the
@@ -648,7 +722,14 @@ pub fn compare(
         let (memory, peak) = (first.memory_bytes, first.memory_end_bytes);
         records.push(first);
         for spec in &stores[1..] {
-            records.push(bench.run_spec(&spec.resolve(memory, peak), progress)?);
+            match bench.run_spec(&spec.resolve(memory, peak), progress) {
+                Err(BenchError::PeerUnavailable { engine, why }) => {
+                    progress.end();
+                    eprintln!("skipped peer {engine}: {why}");
+                    records.push(bench.skipped(&spec.label(), why));
+                }
+                other => records.push(other?),
+            }
         }
     }
     fill_ratios(&mut records, &reference.label());
@@ -716,9 +797,20 @@ pub fn table(records: &[KvRecord]) -> String {
         "written blk/op",
         "merges",
         "stalls",
+        "load Krec/s",
+        "disk B/rec",
+        "RSS peak",
     ]);
     let ratio = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
     for r in records {
+        if let Some(why) = &r.skipped {
+            table.add_row(vec![
+                r.workload.clone(),
+                r.store.clone(),
+                format!("skipped: {why}"),
+            ]);
+            continue;
+        }
         let (p50, p99, p999) = match (r.modeled_p50_us, r.modeled_p99_us, r.modeled_p999_us) {
             (Some(a), Some(b), Some(c)) => (a, b, c),
             _ => (r.wall_p50_us, r.wall_p99_us, r.wall_p999_us),
@@ -741,6 +833,9 @@ pub fn table(records: &[KvRecord]) -> String {
             format!("{:.3}", r.write_blocks_per_op),
             r.merges.to_string(),
             r.write_stalls.to_string(),
+            format!("{:.1}", r.load_records_per_s / 1e3),
+            format!("{:.0}", r.disk_bytes_per_record),
+            r.rss_peak_bytes.map_or("-".to_string(), human_bytes),
         ]);
     }
     for column in table.column_iter_mut().skip(2) {

@@ -42,6 +42,7 @@ use lidx::kv::store::{
 use lidx::kv::{FsyncPolicy, HybridIndex, WalOptions};
 use parking_lot::RwLock;
 
+use crate::byte_store::{ByteStore, LidxStore, PeerEngine, PeerOptions};
 use crate::disk_registry::{DiskIndexSpec, DiskModel, ZeroEps};
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
@@ -190,11 +191,31 @@ impl<K: Key, D: DynamicMap<K>> KvStore<K> for HybridStore<K, D> {
     }
 }
 
-/// A store through the library's API ([`Store`]), the runner's keys made bytes by [`StoreKeys`].
+/// A store of the [`ByteStore`] shape (lidx's [`Store`] or a peer), the runner's keys made
+/// bytes by [`StoreKeys`].
 pub struct StoreApi {
-    store: Store,
+    store: Box<dyn ByteStore>,
     keys: Arc<StoreKeys>,
     payload_size: usize,
+}
+
+impl StoreApi {
+    /// `store`, its keys made by `keys`, its values `payload_size` bytes.
+    pub fn new(store: Box<dyn ByteStore>, keys: Arc<StoreKeys>, payload_size: usize) -> StoreApi {
+        StoreApi {
+            store,
+            keys,
+            payload_size,
+        }
+    }
+
+    fn foreign_key(&self) -> lidx::Error {
+        lidx::Error::Corrupt {
+            file: self.store.dir().display().to_string(),
+            block: None,
+            what: "a scan returned a key the benchmark never wrote".to_string(),
+        }
+    }
 }
 
 impl KvStore<u64> for StoreApi {
@@ -224,24 +245,15 @@ impl KvStore<u64> for StoreApi {
 
     fn scan(&self, start: &u64, len: usize, out: &mut Vec<(u64, Vec<u8>)>) -> lidx::Result<bool> {
         out.clear();
-        let entries: Vec<_> = self.keys.with(*start, |k| {
-            Ok(self
-                .store
-                .range(k..)
-                .take(len)
-                .collect::<lidx::Result<Vec<_>>>())
-        })??;
+        let mut entries = Vec::with_capacity(len);
+        self.keys
+            .with(*start, |k| self.store.scan(k, len, &mut entries))?;
         for (key, value) in entries {
             let key = match &*self.keys {
                 StoreKeys::U64 => key.as_slice().try_into().ok().map(u64::from_be_bytes),
                 StoreKeys::Ranked(ranked) => ranked.rank_of(&key),
             };
-            let key = key.ok_or_else(|| lidx::Error::Corrupt {
-                file: self.store.dir().display().to_string(),
-                block: None,
-                what: "a scan returned a key the benchmark never wrote".to_string(),
-            })?;
-            out.push((key, value));
+            out.push((key.ok_or_else(|| self.foreign_key())?, value));
         }
         Ok(true)
     }
@@ -251,31 +263,19 @@ impl KvStore<u64> for StoreApi {
     }
 
     fn memory_bytes(&self) -> usize {
-        let s = self.store.stats();
-        s.memory_bytes - s.cache_bytes
+        usize::try_from(self.store.stats().memory_bytes).unwrap_or(usize::MAX)
     }
 
     fn disk_bytes(&self) -> u64 {
-        let s = self.store.stats();
-        s.table_disk_bytes + s.log_disk_bytes
+        self.store.stats().disk_bytes
     }
 
     fn describe(&self) -> String {
-        let s = self.store.stats();
-        format!(
-            "store:{}: {} records on disk, {} dynamic keys, {} bytes of model or inner nodes",
-            s.engine, s.table_records, s.dynamic_keys, s.model_bytes
-        )
+        self.store.stats().describe
     }
 
     fn merge_stats(&self) -> MergeStats {
-        let s = self.store.stats();
-        MergeStats {
-            merges: s.merges,
-            merge_nanos: (s.merge_seconds * 1e9) as u64,
-            write_stalls: s.write_stalls,
-            stall_nanos: (s.stall_seconds * 1e9) as u64,
-        }
+        self.store.stats().merges
     }
 
     fn wait_for_merges(&self) -> lidx::Result<()> {
@@ -510,6 +510,8 @@ pub enum StoreSpec {
     Hybrid(HybridSpec),
     /// A store through the library's API.
     Store(StoreApiSpec),
+    /// Another engine through the same store shape ([`ByteStore`]), from `lidx-peers`.
+    Peer(PeerSpec),
 }
 
 impl StoreSpec {
@@ -561,17 +563,29 @@ impl StoreSpec {
     /// between its checkpoints, not memory, and keeps the store's default; a `log:<map>` store
     /// holds its whole map in memory and takes none), `adapter:hybrid` is
     /// `adapter_hybrid` (which carries its own options), `adapter:btree` the equal-memory
-    /// [`StoreSpec::baseline`].
+    /// [`StoreSpec::baseline`]; the name of one of `peers` is that peer with `budget`.
     pub fn parse_list(
         spec: &str,
         budget: Option<MemoryBudget>,
         fsync: FsyncPolicy,
         adapter_hybrid: &StoreSpec,
+        peers: &[Arc<dyn PeerEngine>],
     ) -> Result<Vec<StoreSpec>> {
         spec.split(',')
             .map(|name| match name.trim() {
                 "adapter:btree" => Ok(StoreSpec::baseline()),
                 "adapter:hybrid" => Ok(adapter_hybrid.clone()),
+                other if peers.iter().any(|p| p.name() == other) => {
+                    let engine = peers.iter().find(|p| p.name() == other).cloned();
+                    Ok(StoreSpec::Peer(PeerSpec {
+                        engine: engine.expect("found above"),
+                        budget,
+                        budget_bytes: budget.and_then(|b| match b {
+                            MemoryBudget::Bytes(n) => Some(n),
+                            MemoryBudget::Percent(_) | MemoryBudget::BTreePeak => None,
+                        }),
+                    }))
+                }
                 other => match Engine::parse(other) {
                     Some(engine @ (Engine::BTree | Engine::Log(_))) => {
                         Ok(StoreSpec::store(engine, None, fsync))
@@ -580,7 +594,14 @@ impl StoreSpec {
                     None => Err(BenchError::BadSpec {
                         what: "store",
                         got: other.to_string(),
-                        expected: STORE_FORMS.to_string(),
+                        expected: format!(
+                            "{STORE_FORMS}, or a peer: {}",
+                            peers
+                                .iter()
+                                .map(|p| p.name())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     }),
                 },
             })
@@ -594,6 +615,7 @@ impl StoreSpec {
             StoreSpec::BTree { .. } => None,
             StoreSpec::Hybrid(h) => h.budget,
             StoreSpec::Store(s) => s.budget,
+            StoreSpec::Peer(p) => p.budget,
         };
         matches!(
             budget,
@@ -606,6 +628,10 @@ impl StoreSpec {
     /// `store:hybrid,budget=10%,fsync=never` (through the API).
     pub fn label(&self) -> String {
         match self {
+            StoreSpec::Peer(p) => {
+                let budget = p.budget.map_or("default".to_string(), MemoryBudget::label);
+                format!("peer:{},budget={budget}", p.engine.name())
+            }
             StoreSpec::Store(s) => {
                 let budget = s.budget.map_or("default".to_string(), MemoryBudget::label);
                 format!(
@@ -650,13 +676,17 @@ impl StoreSpec {
             StoreSpec::BTree { .. } => None,
             StoreSpec::Hybrid(h) => h.budget_bytes,
             StoreSpec::Store(s) => s.budget_bytes,
+            StoreSpec::Peer(p) => p.budget_bytes,
         }
     }
 
     /// True when the store keeps files of its own beside the storage's devices (a log and a
     /// manifest), so its storage needs a directory.
     pub fn needs_dir(&self) -> bool {
-        matches!(self, StoreSpec::Hybrid(_) | StoreSpec::Store(_))
+        matches!(
+            self,
+            StoreSpec::Hybrid(_) | StoreSpec::Store(_) | StoreSpec::Peer(_)
+        )
     }
 
     /// The same store with its budget turned into bytes ([`MemoryBudget::bytes`]).
@@ -669,6 +699,10 @@ impl StoreSpec {
             StoreSpec::Store(s) => StoreSpec::Store(StoreApiSpec {
                 budget_bytes: s.budget.map(|b| b.bytes(btree_memory, btree_peak)),
                 ..s.clone()
+            }),
+            StoreSpec::Peer(p) => StoreSpec::Peer(PeerSpec {
+                budget_bytes: p.budget.map(|b| b.bytes(btree_memory, btree_peak)),
+                ..p.clone()
             }),
             other => other.clone(),
         }
@@ -687,6 +721,11 @@ impl StoreSpec {
                 budget_bytes: None,
                 ..s.clone()
             }),
+            StoreSpec::Peer(p) => StoreSpec::Peer(PeerSpec {
+                budget: Some(budget),
+                budget_bytes: None,
+                ..p.clone()
+            }),
             other => other.clone(),
         }
     }
@@ -694,7 +733,7 @@ impl StoreSpec {
     /// True for the typed adapters (`adapter:btree`, `adapter:hybrid`), which index `u64`
     /// values, not the byte keys of [`StoreKeys`].
     pub fn is_adapter(&self) -> bool {
-        !matches!(self, StoreSpec::Store(_))
+        !matches!(self, StoreSpec::Store(_) | StoreSpec::Peer(_))
     }
 
     /// Checks that this store takes `dataset`'s keys: every store through the API does; the
@@ -702,6 +741,9 @@ impl StoreSpec {
     /// instead).
     pub fn check_keys(&self, dataset: &str, keys: &StoreKeys) -> Result<()> {
         if *keys == StoreKeys::U64 {
+            return Ok(());
+        }
+        if let StoreSpec::Peer(_) = self {
             return Ok(());
         }
         if let StoreSpec::Store(s) = self {
@@ -780,6 +822,13 @@ impl StoreSpec {
                     }),
                 })
             }
+            StoreSpec::Peer(ref p) => Ok(Box::new(build_peer(
+                p,
+                &storage,
+                keys,
+                key_bytes,
+                payload_size,
+            )?)),
             StoreSpec::Store(ref s) => Ok(Box::new(build_store_api(
                 s,
                 storage,
@@ -844,6 +893,29 @@ fn build_store_api(
     } else {
         Store::create_on(&dir, Arc::clone(&storage), &create, &load)?
     };
+    let store = LidxStore(store);
+    load_keys(&store, keys, key_bytes, payload_size)?;
+    store.0.close()?;
+    let store = if is_log {
+        Store::open(&dir, &options)?
+    } else {
+        Store::open_on(&dir, storage, &options)?
+    };
+    Ok(StoreApi::new(
+        Box::new(LidxStore(store)),
+        Arc::clone(key_bytes),
+        payload_size,
+    ))
+}
+
+/// Writes `keys` into an empty `store` in batches of [`BUILD_BATCH`], each value
+/// [`payload_of`] its key, then compacts it: the load every store through the shape gets.
+fn load_keys(
+    store: &dyn ByteStore,
+    keys: &[u64],
+    key_bytes: &StoreKeys,
+    payload_size: usize,
+) -> lidx::Result<()> {
     let mut payload = vec![0u8; payload_size];
     for chunk in keys.chunks(BUILD_BATCH) {
         let mut batch = WriteBatch::new();
@@ -853,17 +925,67 @@ fn build_store_api(
         }
         store.write(&batch)?;
     }
-    store.compact()?;
-    store.close()?;
-    Ok(StoreApi {
-        store: if is_log {
-            Store::open(&dir, &options)?
-        } else {
-            Store::open_on(&dir, storage, &options)?
-        },
-        keys: Arc::clone(key_bytes),
-        payload_size,
-    })
+    store.compact()
+}
+
+/// Creates a peer in `storage`'s directory and loads `keys` as a store through the API is
+/// loaded ([`load`]). A peer that cannot be created is [`BenchError::PeerUnavailable`], which
+/// [`crate::kv_runner::compare`] reports as a skipped row.
+fn build_peer(
+    spec: &PeerSpec,
+    storage: &Storage,
+    keys: &[u64],
+    key_bytes: &Arc<StoreKeys>,
+    payload_size: usize,
+) -> Result<StoreApi> {
+    let dir = storage.dir().ok_or_else(|| BenchError::BadSpec {
+        what: "store",
+        got: format!("peer {} on storage without a directory", spec.engine.name()),
+        expected: "storage with a directory".to_string(),
+    })?;
+    let options = PeerOptions::from_budget(spec.budget_bytes.unwrap_or(DEFAULT_PEER_BUDGET));
+    let store = spec
+        .engine
+        .create(&dir.join(spec.engine.name()), &options)
+        .map_err(|e| BenchError::PeerUnavailable {
+            engine: spec.engine.name().to_string(),
+            why: e.to_string(),
+        })?;
+    load_keys(store.as_ref(), keys, key_bytes, payload_size)?;
+    Ok(StoreApi::new(store, Arc::clone(key_bytes), payload_size))
+}
+
+/// A peer's budget when none is given: the lidx store's default budget.
+pub const DEFAULT_PEER_BUDGET: u64 = 64 << 20;
+
+/// A peer engine ([`PeerEngine`]) with its memory budget.
+#[derive(Clone)]
+pub struct PeerSpec {
+    /// The engine.
+    pub engine: Arc<dyn PeerEngine>,
+    /// Memory budget as given; split into cache and write buffer by
+    /// [`PeerOptions::from_budget`].
+    pub budget: Option<MemoryBudget>,
+    /// The budget in bytes, once resolved against the reference ([`StoreSpec::resolve`]).
+    pub budget_bytes: Option<u64>,
+}
+
+impl std::fmt::Debug for PeerSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerSpec")
+            .field("engine", &self.engine.name())
+            .field("budget", &self.budget)
+            .field("budget_bytes", &self.budget_bytes)
+            .finish()
+    }
+}
+
+impl PartialEq for PeerSpec {
+    fn eq(&self, other: &PeerSpec) -> bool {
+        self.engine.name() == other.engine.name()
+            && self.budget == other.budget
+            && self.budget_bytes == other.budget_bytes
+    }
 }
 
 #[cfg(test)]
@@ -937,6 +1059,7 @@ mod tests {
             budget,
             FsyncPolicy::Never,
             &adapter,
+            &[],
         )
         .unwrap();
         assert_eq!(
@@ -956,14 +1079,15 @@ mod tests {
         assert_eq!(list[3], adapter);
         assert_eq!(list[1].label(), "store:hybrid,budget=50%,fsync=never");
         let log =
-            StoreSpec::parse_list("log:alex,hybrid", budget, FsyncPolicy::Never, &adapter).unwrap();
+            StoreSpec::parse_list("log:alex,hybrid", budget, FsyncPolicy::Never, &adapter, &[])
+                .unwrap();
         assert!(
             !log[0].relative_budget(),
             "a log store takes no budget, so it can be the reference"
         );
         assert_eq!(log[0].memory_budget(), None);
         assert!(log[1].relative_budget());
-        let err = StoreSpec::parse_list("btree,lsm", budget, FsyncPolicy::Never, &adapter);
+        let err = StoreSpec::parse_list("btree,lsm", budget, FsyncPolicy::Never, &adapter, &[]);
         assert!(matches!(
             err,
             Err(BenchError::BadSpec { what: "store", .. })

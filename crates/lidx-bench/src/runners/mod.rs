@@ -9,6 +9,7 @@
 pub mod approx_dimension;
 pub mod byte_disk_registry;
 pub mod byte_disk_runner;
+pub mod byte_store;
 pub(crate) mod core;
 pub mod disk_registry;
 pub mod disk_runner;
@@ -17,6 +18,7 @@ pub mod kv_runner;
 pub mod kv_store;
 pub mod map_index;
 pub mod map_runner;
+pub mod memory_limit;
 pub mod recovery_runner;
 pub mod registry;
 pub mod runner;

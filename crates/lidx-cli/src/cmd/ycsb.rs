@@ -9,6 +9,12 @@
 //! store runs first on every workload: its memory is what `--memory-budget <x>%` is a
 //! percentage of, and every row's ratios are to it. `--curve` sweeps the adapters.
 //!
+//! Peers (`redb`, `fjall`, `lmdb`, `rocksdb` with the cargo feature `rocksdb`; the
+//! `lidx-peers` crate) run beside them through the same store shape, with the budget as their
+//! cache and write buffer; `--memory-limit` holds every run, heap and page cache, to one
+//! cgroup limit, so engines that live on the OS page cache get no more memory than the
+//! others. A peer that cannot be built or opened is a `skipped` row, never left out.
+//!
 //! A dataset of any key type runs on the stores through the API: `u64` keys as 8 big-endian
 //! bytes, the others (`u32`, `i64`, `f64`, `str16`, text) as their order-preserving bytes, the
 //! workload drawn over their ranks (`lidx_bench::store_keys`). The adapters index `u64` values
@@ -67,7 +73,9 @@ pub struct Args {
     /// The stores, comma-separated; the first is the reference. `btree` and `hybrid` run the
     /// store's engines through its API (`lidx::kv::store::Store`); `adapter:btree` (the
     /// fixed-key disk B+-tree, inner nodes resident) and `adapter:hybrid` (the typed hybrid
-    /// index) run the structures they generalize.
+    /// index) run the structures they generalize. Peers, through the same store shape:
+    /// `redb`, `fjall`, `lmdb` (heed), `rocksdb` (only in a build with `--features rocksdb`;
+    /// otherwise reported as skipped).
     #[arg(long, default_value = "btree,hybrid")]
     pub store: String,
 
@@ -79,6 +87,13 @@ pub struct Args {
     /// at the start. A budget below the static model's own size merges after every write.
     #[arg(long, default_value = "100%")]
     pub memory_budget: String,
+
+    /// Hold each run (build, timed part, drain) of every store to this many bytes of memory,
+    /// its heap and the OS page cache it faults in together, in a memory cgroup of its own
+    /// (needs root; 64M, 1G: powers of 1000). Without it, engines that read through the OS page cache
+    /// (the peers) use as much of it as the machine has. Resident memory is recorded either way.
+    #[arg(long)]
+    pub memory_limit: Option<String>,
 
     /// `adapter:hybrid`'s static model: `cpr-pgm:eps=<n>`, `pgm:eps=<n>`, `pgm-zero:pages=<x>`,
     /// `leco-zonemap` or `auto:pages=<x>` (the smaller of the two at that expected I/O).
@@ -173,7 +188,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         fsync,
         dynamic,
     )?;
-    let stores = StoreSpec::parse_list(&args.store, Some(budget), fsync, &hybrid)?;
+    let peers = lidx_peers::all();
+    let stores = StoreSpec::parse_list(&args.store, Some(budget), fsync, &hybrid, &peers)?;
+    let memory_limit = args
+        .memory_limit
+        .as_deref()
+        .map(|l| {
+            lidx_bench::count::parse_count(l).ok_or_else(|| BenchError::BadSpec {
+                what: "--memory-limit",
+                got: l.to_string(),
+                expected: "bytes: 64000000, 64M, 1G (powers of 1000)".to_string(),
+            })
+        })
+        .transpose()?;
     if !args.curve && stores[0].relative_budget() {
         return Err(BenchError::BadSpec {
             what: "--store",
@@ -223,6 +250,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         runs: args.runs,
         seed: args.seed,
         payload_size: args.payload_size,
+        memory_limit,
     };
     let setup = KvSetup {
         dataset: &dataset.name,
@@ -239,6 +267,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     print_header(&records[0]);
+    for spec in &checked {
+        if let StoreSpec::Peer(p) = spec {
+            println!(
+                "{}: {}; durability: {}",
+                p.engine.name(),
+                p.engine.version(),
+                p.engine.durability()
+            );
+        }
+    }
+    if let Some(limit) = memory_limit {
+        println!("every run held to {limit} bytes (heap and page cache) by a memory cgroup");
+    }
     println!("{}", kv_runner::table(&records));
     write_out(args.out.as_ref(), &records)?;
     if let Some(csv) = &args.csv {

@@ -1,0 +1,223 @@
+//! [`ByteStore`]: the store shape, a durable ordered map of byte keys to byte values in a
+//! directory, which every engine the YCSB runner measures through a store goes through:
+//! lidx's own engines ([`lidx::kv::store::Store`]: `hybrid`, `btree`, `log:<map>`) and the
+//! peers of the `lidx-peers` crate (redb, fjall, LMDB, RocksDB), each a [`PeerEngine`] that
+//! opens one.
+//!
+//! The trait lives here rather than in `lidx` or `lidx-peers`: it is what the benchmark needs
+//! of a store (get, put, delete, batches, an ordered scan, stats), not an API an embedder of
+//! `lidx` wants; and `lidx-peers` depends on this crate, not the other way round, so the
+//! default build never compiles a peer (the CLI hands them to the runner as
+//! [`crate::kv_store::StoreSpec::Peer`]). [`crate::kv_store::StoreApi`] turns any byte store
+//! into the runner's [`crate::kv_store::KvStore`], so a peer and a lidx engine run the same
+//! code around the call: the same key bytes ([`crate::store_keys`]), the same value check.
+//!
+//! Errors of a peer are its own types; an adapter turns them into [`lidx::Error::Io`] naming
+//! the engine and what it was doing ([`peer_error`]), so the runner sees one error type.
+
+use lidx::kv::store::{Store, WriteBatch};
+use std::path::{Path, PathBuf};
+
+use crate::kv_store::MergeStats;
+
+/// What a byte store reports between operations.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ByteStoreStats {
+    /// Bytes the engine says it holds in memory (structures, buffers, its own cache; a page
+    /// cache the engine leaves to the OS is not in it: see the run's resident memory).
+    pub memory_bytes: u64,
+    /// Bytes of the store's files on disk.
+    pub disk_bytes: u64,
+    /// One line for reports.
+    pub describe: String,
+    /// Merges (compactions) and write stalls so far, where the engine counts them.
+    pub merges: MergeStats,
+}
+
+/// A durable ordered map of byte keys to byte values, shared by the benchmark's threads.
+pub trait ByteStore: Send + Sync {
+    /// The value of `key`, if present.
+    fn get(&self, key: &[u8]) -> lidx::Result<Option<Vec<u8>>>;
+    /// Inserts `key` with `value`, or replaces its value.
+    fn put(&self, key: &[u8], value: &[u8]) -> lidx::Result<()>;
+    /// Removes `key` (nothing when absent).
+    fn delete(&self, key: &[u8]) -> lidx::Result<()>;
+    /// Applies `batch`, all of it or none (the load writes through it).
+    fn write(&self, batch: &WriteBatch) -> lidx::Result<()>;
+    /// Puts into `out` (cleared first) the first `len` entries with keys at or after `start`,
+    /// ascending.
+    fn scan(&self, start: &[u8], len: usize, out: &mut Vec<(Vec<u8>, Vec<u8>)>)
+        -> lidx::Result<()>;
+    /// Makes what was written durable and compact, as after a bulk load: flushes buffers and
+    /// compacts to the engine's steady state.
+    fn compact(&self) -> lidx::Result<()>;
+    /// Blocks until no background work is running or pending.
+    fn wait_for_merges(&self) -> lidx::Result<()> {
+        Ok(())
+    }
+    /// Figures for reports.
+    fn stats(&self) -> ByteStoreStats;
+    /// The directory the store lives in.
+    fn dir(&self) -> &Path;
+}
+
+/// What a peer is opened with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerOptions {
+    /// Bytes of the engine's own cache of blocks or pages (its block cache, page cache or
+    /// read cache); an engine without one (LMDB) ignores it.
+    pub cache_bytes: u64,
+    /// Bytes of the engine's write buffer (memtable), where it has one.
+    pub write_buffer_bytes: u64,
+}
+
+impl PeerOptions {
+    /// Splits a memory budget: three quarters the cache, one quarter the write buffer, as the
+    /// hybrid's budget holds its dynamic stage (its write buffer) and models alike.
+    pub fn from_budget(budget: u64) -> PeerOptions {
+        PeerOptions {
+            cache_bytes: budget - budget / 4,
+            write_buffer_bytes: (budget / 4).max(1 << 20),
+        }
+    }
+}
+
+/// A store engine measured beside lidx's: opens a fresh [`ByteStore`] in a directory.
+pub trait PeerEngine: Send + Sync {
+    /// Its name on the command line: `redb`, `fjall`, `lmdb`, `rocksdb`.
+    fn name(&self) -> &'static str;
+    /// The crate and version it is built from, for reports (`redb 4.6.0`).
+    fn version(&self) -> String;
+    /// The durability of an acknowledged write, for reports.
+    fn durability(&self) -> &'static str;
+    /// Creates an empty store in `dir` (made if missing).
+    fn create(&self, dir: &Path, options: &PeerOptions) -> lidx::Result<Box<dyn ByteStore>>;
+}
+
+/// A peer that is not in this build or cannot run here: every `create` fails with `why`, so
+/// the runner reports it as skipped.
+pub struct Unavailable {
+    /// The name asked for.
+    pub name: &'static str,
+    /// Why it cannot run.
+    pub why: String,
+}
+
+impl PeerEngine for Unavailable {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn version(&self) -> String {
+        "unavailable".to_string()
+    }
+
+    fn durability(&self) -> &'static str {
+        "-"
+    }
+
+    fn create(&self, dir: &Path, _: &PeerOptions) -> lidx::Result<Box<dyn ByteStore>> {
+        Err(peer_error(self.name, dir, "open", &self.why))
+    }
+}
+
+/// A peer's error as [`lidx::Error::Io`]: the engine and operation in `op`, its message.
+pub fn peer_error(
+    engine: &str,
+    dir: &Path,
+    op: &str,
+    error: &dyn std::fmt::Display,
+) -> lidx::Error {
+    lidx::Error::Io {
+        file: dir.display().to_string(),
+        op: format!("{engine}: {op}"),
+        kind: std::io::ErrorKind::Other,
+        message: error.to_string(),
+    }
+}
+
+/// Bytes the files under `dir` take on disk (allocated blocks, so a sparse or preallocated
+/// file counts what it holds).
+pub fn dir_disk_bytes(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut pending: Vec<PathBuf> = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            match entry.metadata() {
+                Ok(m) if m.is_dir() => pending.push(entry.path()),
+                Ok(m) => total += m.blocks() * 512,
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
+
+/// lidx's store through the shape. Its memory is [`lidx::kv::store::StoreStats`]'s minus the
+/// page cache (the run's storage carries that), its disk bytes the block files and the log.
+pub struct LidxStore(pub Store);
+
+impl ByteStore for LidxStore {
+    fn get(&self, key: &[u8]) -> lidx::Result<Option<Vec<u8>>> {
+        self.0.get(key)
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> lidx::Result<()> {
+        self.0.put(key, value)
+    }
+
+    fn delete(&self, key: &[u8]) -> lidx::Result<()> {
+        self.0.delete(key)
+    }
+
+    fn write(&self, batch: &WriteBatch) -> lidx::Result<()> {
+        self.0.write(batch)
+    }
+
+    fn scan(
+        &self,
+        start: &[u8],
+        len: usize,
+        out: &mut Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> lidx::Result<()> {
+        out.clear();
+        for entry in self.0.range(start..).take(len) {
+            out.push(entry?);
+        }
+        Ok(())
+    }
+
+    fn compact(&self) -> lidx::Result<()> {
+        self.0.compact()
+    }
+
+    fn wait_for_merges(&self) -> lidx::Result<()> {
+        self.0.wait_for_merges()
+    }
+
+    fn stats(&self) -> ByteStoreStats {
+        let s = self.0.stats();
+        ByteStoreStats {
+            memory_bytes: (s.memory_bytes - s.cache_bytes) as u64,
+            disk_bytes: s.table_disk_bytes + s.log_disk_bytes,
+            describe: format!(
+                "store:{}: {} records on disk, {} dynamic keys, {} bytes of model or inner nodes",
+                s.engine, s.table_records, s.dynamic_keys, s.model_bytes
+            ),
+            merges: MergeStats {
+                merges: s.merges,
+                merge_nanos: (s.merge_seconds * 1e9) as u64,
+                write_stalls: s.write_stalls,
+                stall_nanos: (s.stall_seconds * 1e9) as u64,
+            },
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        self.0.dir()
+    }
+}

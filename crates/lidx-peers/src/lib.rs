@@ -1,0 +1,66 @@
+//! The key-value stores lidx's store is measured against, each behind the store shape the
+//! YCSB runner measures lidx's own engines through ([`lidx_bench::byte_store::ByteStore`]):
+//! one file per peer, each a [`PeerEngine`] that creates a fresh store in a directory.
+//!
+//! | name      | engine                     | file         |
+//! |-----------|----------------------------|--------------|
+//! | `redb`    | redb (copy-on-write B-tree) | [`redb`]    |
+//! | `fjall`   | fjall (LSM-tree)           | [`fjall`]    |
+//! | `lmdb`    | LMDB through heed (mmap B+-tree) | [`lmdb`] |
+//! | `rocksdb` | RocksDB (LSM-tree, C++), only with the cargo feature `rocksdb` | `rocksdb.rs` |
+//!
+//! The same settings for all, chosen to match lidx's store under `lidx ycsb`'s defaults:
+//!
+//! * **Durability: no fsync per write.** lidx's store with `--fsync never` hands every write
+//!   to the OS (its log) before acknowledging it: it survives a crash of the process, not of
+//!   the machine. RocksDB (`sync = false`, write-ahead log on), fjall (its journal flushed to
+//!   the OS per write, its default) and LMDB (`MDB_NOSYNC`: each commit written to the file,
+//!   not synced) give the same. redb has no such level: `Durability::None` keeps a commit in
+//!   redb's memory until a later durable commit, weaker than the others (it favours redb);
+//!   its other level, `Immediate`, fsyncs every commit.
+//! * **No compression** anywhere (lidx compresses nothing).
+//! * **Memory: the budget split into cache and write buffer**
+//!   ([`lidx_bench::byte_store::PeerOptions::from_budget`]). LMDB has neither and lives on the
+//!   OS page cache, as RocksDB, fjall and redb do besides their own caches: `lidx ycsb
+//!   --memory-limit` holds every engine's run, its heap and the page cache it faults in, to
+//!   one cgroup limit ([`lidx_bench::memory_limit`]), and every run records its resident
+//!   memory.
+//!
+//! RocksDB compiles from C++ source (about 20 minutes on two loaded cores), so the default
+//! build does not have it: there `rocksdb` is [`Unavailable`], and a run that names it
+//! reports it skipped, saying how to build it in.
+
+use std::sync::Arc;
+
+use lidx_bench::byte_store::{PeerEngine, Unavailable};
+
+pub mod fjall;
+pub mod lmdb;
+pub mod redb;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
+
+/// Every peer by name, `rocksdb` [`Unavailable`] unless built with the feature.
+pub fn all() -> Vec<Arc<dyn PeerEngine>> {
+    vec![
+        Arc::new(redb::Redb),
+        Arc::new(fjall::Fjall),
+        Arc::new(lmdb::Lmdb),
+        rocks(),
+    ]
+}
+
+#[cfg(feature = "rocksdb")]
+fn rocks() -> Arc<dyn PeerEngine> {
+    Arc::new(rocksdb::RocksDb)
+}
+
+#[cfg(not(feature = "rocksdb"))]
+fn rocks() -> Arc<dyn PeerEngine> {
+    Arc::new(Unavailable {
+        name: "rocksdb",
+        why: "not in this build (it compiles RocksDB from C++ source): build with `cargo build \
+              --release -p lidx-cli --features rocksdb`"
+            .to_string(),
+    })
+}

@@ -1,0 +1,167 @@
+//! RocksDB: the LSM-tree in C++ (write-ahead log, memtables, leveled compaction in background
+//! threads), its block cache over buffered file I/O. Only with the cargo feature `rocksdb`,
+//! which compiles it from source.
+//!
+//! Writes with `sync = false` and the write-ahead log on: handed to the OS before they are
+//! acknowledged, as lidx's `--fsync never`. The block cache is [`PeerOptions::cache_bytes`]
+//! and holds the index and filter blocks too (`cache_index_and_filter_blocks`), so the budget
+//! covers them as the hybrid's covers its models; the memtable is
+//! [`PeerOptions::write_buffer_bytes`] / 2 (one active, one being flushed). Bloom filters of
+//! 10 bits per key (what `db_bench` and most deployments use), compression off.
+//! [`ByteStore::compact`] flushes the memtable and compacts the whole key range once.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ::rocksdb::{
+    BlockBasedOptions, Cache, DBCompressionType, Direction, IteratorMode, Options, WriteOptions, DB,
+};
+use lidx::kv::store::{BatchOp, WriteBatch};
+use lidx_bench::byte_store::{
+    dir_disk_bytes, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
+};
+
+/// The RocksDB engine.
+pub struct RocksDb;
+
+/// The version of the `rocksdb` crate this crate is built with (RocksDB 11.8.1 inside;
+/// checked against `Cargo.lock` by a test).
+pub const VERSION: &str = "0.25.0";
+
+impl PeerEngine for RocksDb {
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+
+    fn version(&self) -> String {
+        format!("rocksdb {VERSION} (RocksDB 11.8.1)")
+    }
+
+    fn durability(&self) -> &'static str {
+        "write-ahead log handed to the OS per write (sync = false)"
+    }
+
+    fn create(&self, dir: &Path, options: &PeerOptions) -> lidx::Result<Box<dyn ByteStore>> {
+        let cache =
+            Cache::new_lru_cache(usize::try_from(options.cache_bytes).unwrap_or(usize::MAX));
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(&cache);
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        table.set_bloom_filter(10.0, false);
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        opts.set_compression_type(DBCompressionType::None);
+        opts.set_write_buffer_size(
+            usize::try_from(options.write_buffer_bytes / 2).unwrap_or(usize::MAX),
+        );
+        opts.set_max_write_buffer_number(2);
+        opts.set_block_based_table_factory(&table);
+        let db = DB::open(&opts, dir).map_err(|e| peer_error("rocksdb", dir, "open", &e))?;
+        Ok(Box::new(RocksStore {
+            db,
+            dir: dir.to_path_buf(),
+            memory: options.cache_bytes + options.write_buffer_bytes,
+            _cache: cache,
+        }))
+    }
+}
+
+struct RocksStore {
+    db: DB,
+    dir: PathBuf,
+    memory: u64,
+    _cache: Cache,
+}
+
+impl RocksStore {
+    fn err(&self, op: &str, e: &dyn std::fmt::Display) -> lidx::Error {
+        peer_error("rocksdb", &self.dir, op, e)
+    }
+
+    fn property(&self, name: &str) -> u64 {
+        self.db.property_int_value(name).ok().flatten().unwrap_or(0)
+    }
+}
+
+impl ByteStore for RocksStore {
+    fn get(&self, key: &[u8]) -> lidx::Result<Option<Vec<u8>>> {
+        let value = self.db.get_pinned(key).map_err(|e| self.err("get", &e))?;
+        Ok(value.map(|v| v.to_vec()))
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> lidx::Result<()> {
+        self.db
+            .put_opt(key, value, &WriteOptions::default())
+            .map_err(|e| self.err("put", &e))
+    }
+
+    fn delete(&self, key: &[u8]) -> lidx::Result<()> {
+        self.db
+            .delete_opt(key, &WriteOptions::default())
+            .map_err(|e| self.err("delete", &e))
+    }
+
+    fn write(&self, batch: &WriteBatch) -> lidx::Result<()> {
+        let mut b = ::rocksdb::WriteBatch::default();
+        for op in batch.ops() {
+            match op {
+                BatchOp::Put(k, v) => b.put(k, v),
+                BatchOp::Delete(k) => b.delete(k),
+            }
+        }
+        self.db
+            .write_opt(&b, &WriteOptions::default())
+            .map_err(|e| self.err("write a batch", &e))
+    }
+
+    fn scan(
+        &self,
+        start: &[u8],
+        len: usize,
+        out: &mut Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> lidx::Result<()> {
+        out.clear();
+        let iter = self
+            .db
+            .iterator(IteratorMode::From(start, Direction::Forward));
+        for entry in iter.take(len) {
+            let (k, v) = entry.map_err(|e| self.err("range", &e))?;
+            out.push((k.to_vec(), v.to_vec()));
+        }
+        Ok(())
+    }
+
+    fn compact(&self) -> lidx::Result<()> {
+        self.db.flush().map_err(|e| self.err("flush", &e))?;
+        self.db.compact_range(None::<&[u8]>, None::<&[u8]>);
+        self.wait_for_merges()
+    }
+
+    fn wait_for_merges(&self) -> lidx::Result<()> {
+        while self.property("rocksdb.num-running-compactions") > 0
+            || self.property("rocksdb.num-running-flushes") > 0
+            || self.property("rocksdb.compaction-pending") > 0
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    }
+
+    fn stats(&self) -> ByteStoreStats {
+        ByteStoreStats {
+            memory_bytes: self.memory,
+            disk_bytes: dir_disk_bytes(&self.dir),
+            describe: format!(
+                "rocksdb {VERSION}: block cache {} bytes used, {} SST bytes",
+                self.property("rocksdb.block-cache-usage"),
+                self.property("rocksdb.total-sst-files-size")
+            ),
+            ..ByteStoreStats::default()
+        }
+    }
+
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
