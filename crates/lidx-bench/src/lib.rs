@@ -13,14 +13,11 @@ pub mod workloads;
 
 pub use datasets::{count, dataset, generate, gre, keyfile, sosd, stats, words};
 pub use error::{BenchError, Result};
-pub use reports::{disk_report, plot, report, updatable_report};
-pub use reports::{charts, disk_report, findings, page, plot, records, report};
+pub use reports::{charts, disk_report, findings, page, plot, records, report, updatable_report};
 pub use runners::{
-    approx_dimension, byte_disk_registry, byte_disk_runner, disk_registry, disk_runner,
-    insert_dimension, kv_runner, kv_store, map_index, map_runner, recovery_runner, registry,
-    runner, store_keys, string_runner, structure_dimension, updatable_registry, updatable_runner,
     approx_dimension, byte_disk_registry, byte_disk_runner, byte_store, disk_registry, disk_runner,
     insert_dimension, kv_runner, kv_store, map_index, map_runner, memory_limit, recovery_runner,
-    registry, runner, store_keys, string_runner, structure_dimension,
+    registry, runner, store_keys, string_runner, structure_dimension, updatable_registry,
+    updatable_runner,
 };
 pub use workloads::{disk_workload, update_workload, workload, ycsb};

@@ -20,9 +20,15 @@
 //! is refused by [`UpdatableSpec::parse`] with [`BenchError::BadSpec`] before anything runs.
 //! Every entry's payload is [`payload_of`] its key, so the runner can check every answer.
 
+use lidx::disk::alex::{DiskAlex, DiskAlexParams};
 use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::btree_learned::{BTreeLearned, BTreeLearnedParams};
+use lidx::disk::dpgm::{DiskPgm, DiskPgmParams};
+use lidx::disk::fiting::{DiskFiting, DiskFitingParams};
+use lidx::disk::lipp::{DiskLipp, DiskLippParams};
 use lidx::disk::DiskMap;
 use lidx::io::Storage;
+use lidx::mem::pgm::PgmParams;
 
 use crate::disk_registry::parse_items;
 use crate::disk_workload::payload_of;
@@ -216,11 +222,84 @@ impl UpdatableSpec {
                 let tree = DiskBTree::build(storage, name, keys, bench_payload, params)?;
                 Ok(Box::new(tree))
             }),
-            UpdatableSpec::Alex
-            | UpdatableSpec::Lipp
-            | UpdatableSpec::Dfiting { .. }
-            | UpdatableSpec::Dpgm { .. }
-            | UpdatableSpec::BtreeLearned => None,
+            UpdatableSpec::Alex => Some(|_, storage, name, keys, options| {
+                let params = DiskAlexParams {
+                    payload_size: options.payload_size,
+                    ..DiskAlexParams::default()
+                };
+                let mut alex = DiskAlex::build(storage, name, keys, bench_payload, params)?;
+                if options.resident == Resident::None {
+                    return Ok(Box::new(alex));
+                }
+                DiskMap::flush(&mut alex)?;
+                drop(alex);
+                Ok(Box::new(DiskAlex::open(storage, name, true, true)?))
+            }),
+            UpdatableSpec::Lipp => Some(|_, storage, name, keys, options| {
+                let params = DiskLippParams {
+                    payload_size: options.payload_size,
+                    ..DiskLippParams::default()
+                };
+                let mut lipp = DiskLipp::build(storage, name, keys, bench_payload, params)?;
+                if options.resident == Resident::None {
+                    return Ok(Box::new(lipp));
+                }
+                DiskMap::flush(&mut lipp)?;
+                drop(lipp);
+                Ok(Box::new(DiskLipp::open(storage, name, true, true)?))
+            }),
+            UpdatableSpec::Dfiting { .. } => Some(|spec, storage, name, keys, options| {
+                let UpdatableSpec::Dfiting { eps } = *spec else {
+                    unreachable!("the FITing-tree's builder is only given its own spec")
+                };
+                let params = DiskFitingParams {
+                    payload_size: options.payload_size,
+                    eps,
+                    resident: options.resident,
+                    ..DiskFitingParams::default()
+                };
+                Ok(Box::new(DiskFiting::build(
+                    storage,
+                    name,
+                    keys,
+                    bench_payload,
+                    params,
+                )?))
+            }),
+            UpdatableSpec::Dpgm { .. } => Some(|spec, storage, name, keys, options| {
+                let UpdatableSpec::Dpgm { eps } = *spec else {
+                    unreachable!("the PGM's builder is only given its own spec")
+                };
+                let defaults = DiskPgmParams::default();
+                let params = DiskPgmParams {
+                    payload_size: options.payload_size,
+                    pgm: PgmParams {
+                        eps,
+                        ..defaults.pgm
+                    },
+                    ..defaults
+                };
+                Ok(Box::new(DiskPgm::build(
+                    storage,
+                    name,
+                    keys,
+                    bench_payload,
+                    params,
+                )?))
+            }),
+            UpdatableSpec::BtreeLearned => Some(|_, storage, name, keys, options| {
+                let params = BTreeLearnedParams {
+                    payload_size: options.payload_size,
+                    ..BTreeLearnedParams::default()
+                };
+                Ok(Box::new(BTreeLearned::<u64>::build(
+                    storage,
+                    name,
+                    keys,
+                    bench_payload,
+                    params,
+                )?))
+            }),
         }
     }
 
@@ -266,16 +345,18 @@ mod tests {
             let err = UpdatableSpec::parse(bad).unwrap_err().to_string();
             assert!(err.contains("dfiting[:eps=<n>]"), "{bad}: {err}");
         }
-        for missing in ["alex", "lipp", "dfiting:eps=32", "dpgm", "btree-learned"] {
-            assert!(UpdatableSpec::is_updatable_name(missing));
-            let err = UpdatableSpec::parse(missing).unwrap_err().to_string();
-            assert!(
-                err.contains("not built yet") && err.contains("btree"),
-                "{err}"
-            );
+        for (name, label) in [
+            ("alex", "alex"),
+            ("lipp", "lipp"),
+            ("dfiting:eps=32", "dfiting:eps=32"),
+            ("dpgm", "dpgm:eps=64"),
+            ("btree-learned", "btree-learned"),
+        ] {
+            assert!(UpdatableSpec::is_updatable_name(name));
+            assert_eq!(UpdatableSpec::parse(name).unwrap().label(), label);
         }
         assert!(!UpdatableSpec::is_updatable_name("btree:fill=70"));
-        assert_eq!(UpdatableSpec::available(), ["btree"]);
+        assert_eq!(UpdatableSpec::available().len(), 6);
         assert_eq!(
             UpdatableSpec::parse_list("btree,btree:fill=50")
                 .unwrap()
