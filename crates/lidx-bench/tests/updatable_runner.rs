@@ -1,11 +1,12 @@
 //! The updatable runner (paper 003's six workloads) on small data: the disk B+-tree passes every
 //! workload with exact block counts and a write breakdown that adds up, ratios to the B+-tree
 //! come out of the same run, records round-trip through CSV, and an index that lies (drops an
-//! insert, answers a wrong payload, calls a new key present, scans short) fails the run.
+//! insert, answers a wrong payload, calls a new key present, scans short) fails the run; a run on
+//! files removes every file of its index (a crashed run's leftovers too) and no other file.
 
 use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::{DiskIndex, DiskMap, WriteBreakdown};
-use lidx::io::{SimProfile, Storage};
+use lidx::io::{DeviceKind, SimProfile, Storage};
 use lidx_bench::runner::Silent;
 use lidx_bench::updatable_registry::{bench_payload, UpdatableSpec, UpdateOptions};
 use lidx_bench::updatable_report::{add_btree_ratios, table, UpdateRecord};
@@ -296,4 +297,34 @@ fn an_index_that_lies_fails_the_run() {
     wrong(run_liar("scan", |_| Lie::ShortScan), "scan");
     // The truth itself passes.
     assert!(run_liar("balanced", |_| Lie::DropInsert(u64::MAX)).is_ok());
+}
+
+#[test]
+fn a_run_on_files_removes_every_file_of_every_index_and_nothing_else() {
+    let keys: Vec<u64> = (0..4_000u64).map(|i| i * 3 + 1).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, 4096).unwrap();
+    std::fs::write(dir.path().join("users-own.lidx"), b"not the harness's").unwrap();
+    let bench = UpdateBench::prepare("thirds", &keys, config("write-heavy", 400)).unwrap();
+    for spec in ["btree", "alex", "lipp", "dfiting", "dpgm", "btree-learned"] {
+        let spec = UpdatableSpec::parse(spec).unwrap();
+        // A file a crashed run left behind under this index's name goes too.
+        let stale = format!("{}.L9.9", spec.file_name());
+        std::fs::write(dir.path().join(&stale), b"stale").unwrap();
+        bench
+            .run_spec(
+                &spec.label(),
+                &spec,
+                &options(Resident::None),
+                &storage,
+                &mut Silent,
+            )
+            .unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["users-own.lidx"], "{}", spec.label());
+    }
 }

@@ -175,3 +175,73 @@ fn usage_errors_exit_2_with_one_line() {
         assert!(result.stdout.is_empty());
     }
 }
+
+#[test]
+fn build_saves_every_updatable_index_and_replaces_one_only_when_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let index = "alex,lipp,dfiting:eps=32,dpgm,btree-learned";
+    let build = |extra: &[&str]| {
+        let mut args = vec![
+            "build",
+            "--index",
+            index,
+            "--dataset",
+            "gen:lognormal:5K",
+            "--dir",
+            d,
+        ];
+        args.extend_from_slice(extra);
+        lidx(&args)
+    };
+    let built = build(&[]);
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let stdout = text(&built.stdout);
+    for saved in [
+        "alex.lidx",
+        "lipp.lidx",
+        "dfiting.eps=32.lidx",
+        "dpgm.eps=64.lidx",
+        "btree-learned.lidx",
+    ] {
+        assert!(stdout.contains(saved), "{saved} in {stdout}");
+    }
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert!(files.contains(&"alex.lidx.inner".to_string()), "{files:?}");
+    assert!(files.contains(&"alex.lidx.data".to_string()), "{files:?}");
+    assert!(files.contains(&"lipp.lidx".to_string()), "{files:?}");
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(dir.path().join(f)).unwrap())
+        .collect();
+
+    let refused = build(&[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("--force"));
+    for (f, bytes) in files.iter().zip(&before) {
+        assert_eq!(
+            &std::fs::read(dir.path().join(f)).unwrap(),
+            bytes,
+            "{f} changed"
+        );
+    }
+
+    let forced = build(&["--force"]);
+    assert!(forced.status.success(), "{}", text(&forced.stderr));
+
+    let strings = lidx(&[
+        "build",
+        "--index",
+        "alex",
+        "--dataset",
+        "gen:words:1K",
+        "--dir",
+        d,
+    ]);
+    assert_eq!(strings.status.code(), Some(2), "{}", text(&strings.stderr));
+    assert!(text(&strings.stderr).contains("numeric"));
+}

@@ -198,7 +198,42 @@ impl UpdatableSpec {
     /// benchmark (a run's writes change the index). An index of several files names the
     /// others after it.
     pub fn file_name(&self) -> String {
-        format!("upd.{}.lidx", self.label().replace(':', "."))
+        format!("upd.{}", self.saved_name())
+    }
+
+    /// The file name `lidx build` saves the index under: its label made file-name friendly
+    /// (`alex.lidx`, `dfiting.eps=64.lidx`); an index of several files names the others after
+    /// it ([`Storage::files_of`] lists them all).
+    pub fn saved_name(&self) -> String {
+        format!("{}.lidx", self.label().replace(':', "."))
+    }
+
+    /// Opens the index saved in `storage` under `name`, for writing too when `writable`, its
+    /// inner part in memory unless `resident` is [`Resident::None`] (as [`UpdateOptions`]).
+    /// The structure's own `open` checks the files (magic, version, checksums) and reads the
+    /// parameters they were built with.
+    pub fn open(
+        &self,
+        storage: &Storage,
+        name: &str,
+        writable: bool,
+        resident: Resident,
+    ) -> Result<Box<dyn DiskMap<u64>>> {
+        let in_memory = resident != Resident::None;
+        Ok(match self {
+            UpdatableSpec::BTree { .. } => {
+                Box::new(DiskBTree::<u64>::open(storage, name, resident, writable)?)
+            }
+            UpdatableSpec::Alex => Box::new(DiskAlex::open(storage, name, writable, in_memory)?),
+            UpdatableSpec::Lipp => Box::new(DiskLipp::open(storage, name, writable, in_memory)?),
+            UpdatableSpec::Dfiting { .. } => {
+                Box::new(DiskFiting::open(storage, name, writable, resident)?)
+            }
+            UpdatableSpec::Dpgm { .. } => Box::new(DiskPgm::open(storage, name, writable)?),
+            UpdatableSpec::BtreeLearned => {
+                Box::new(BTreeLearned::<u64>::open(storage, name, writable)?)
+            }
+        })
     }
 
     /// True for the B+-tree, the baseline every figure is a ratio to.
@@ -311,12 +346,24 @@ impl UpdatableSpec {
         keys: &[u64],
         options: &UpdateOptions,
     ) -> Result<Box<dyn DiskMap<u64>>> {
+        self.build_as(storage, &self.file_name(), keys, options)
+    }
+
+    /// Builds the index in `storage` under the file `name` from the sorted unique `keys`, open
+    /// for writing.
+    pub fn build_as(
+        &self,
+        storage: &Storage,
+        name: &str,
+        keys: &[u64],
+        options: &UpdateOptions,
+    ) -> Result<Box<dyn DiskMap<u64>>> {
         let build = self.builder().ok_or_else(|| BenchError::BadSpec {
             what: "updatable on-disk index",
             got: self.label(),
             expected: format!("one of {}", Self::available().join(", ")),
         })?;
-        Ok(build(self, storage, &self.file_name(), keys, options)?)
+        Ok(build(self, storage, name, keys, options)?)
     }
 }
 

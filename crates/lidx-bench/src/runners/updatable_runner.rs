@@ -132,7 +132,8 @@ impl<'a> UpdateBench<'a> {
     }
 
     /// Runs the workload on indexes that `build` makes from the sorted bulk-load keys in
-    /// `storage` under the file `name` (removed before each build and after each run), checking
+    /// `storage` under the file `name` (with the files named after it, removed before each build
+    /// and after each run: [`Storage::files_of`]), checking
     /// every answer (module docs).
     pub fn run_index(
         &self,
@@ -156,7 +157,7 @@ impl<'a> UpdateBench<'a> {
         };
         progress.begin(&format!("{label}: {runs} runs"), ops * runs as u64);
         for _ in 0..runs {
-            storage.remove(name)?;
+            remove_index(storage, name)?;
             let started = Instant::now();
             let mut index = build(&self.plan.bulk)?;
             let build_s = started.elapsed().as_secs_f64();
@@ -182,7 +183,7 @@ impl<'a> UpdateBench<'a> {
             totals.storage = index.storage_bytes();
             self.check_final(label, index.as_ref())?;
             drop(index);
-            storage.remove(name)?;
+            remove_index(storage, name)?;
 
             let modeled_elapsed = match storage.kind() {
                 DeviceKind::Sim(profile) => profile.elapsed_ns(&io, run.modeled_ns),
@@ -376,4 +377,12 @@ fn minus(a: WriteBreakdown, b: WriteBreakdown) -> WriteBreakdown {
         smo_ns: a.smo_ns.saturating_sub(b.smo_ns),
         maintenance_ns: a.maintenance_ns.saturating_sub(b.maintenance_ns),
     }
+}
+
+/// Removes the index stored under `name`: its file and every file named after it.
+fn remove_index(storage: &Storage, name: &str) -> Result<()> {
+    for file in storage.files_of(name)? {
+        storage.remove(&file)?;
+    }
+    Ok(())
 }

@@ -1,7 +1,14 @@
 //! `lidx build`: write on-disk indexes of a dataset into a directory, to be benchmarked later
 //! with `lidx bench --on-disk --device file:<dir>` (or `sim:<profile> --dir <dir>`): numeric
 //! keys into `lidx_bench::disk_registry`'s indexes, string keys into
-//! `lidx_bench::byte_disk_registry`'s (the kind checked from the specs, see `disk.rs`).
+//! `lidx_bench::byte_disk_registry`'s (the kind checked from the specs, see `disk.rs`), and
+//! paper 003's updatable indexes (`alex`, `lipp`, `dfiting`, `dpgm`, `btree-learned`) into
+//! `lidx_bench::updatable_registry`'s, to be opened with their `open` (and written) by an
+//! embedder. Each updatable index is built, flushed, and opened again read-only to check it
+//! before its row is printed.
+//!
+//! An index file that exists already is replaced only with `--force` (checked for every index
+//! of the list before anything is written).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -9,10 +16,14 @@ use std::time::Instant;
 use clap::Parser;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::Table;
+use lidx::disk::btree::Resident;
 use lidx::io::Storage;
 use lidx_bench::disk_report::human_bytes;
+use lidx_bench::updatable_registry::{UpdatableSpec, UpdateOptions};
+use lidx_bench::BenchError;
 
 use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
+use super::is_string_dataset;
 use super::spinner;
 
 /// Arguments of `lidx build`.
@@ -23,7 +34,9 @@ pub struct Args {
     /// optional `:gran=item|page|<g>`. String keys (text, str16): `byte-table[:eps=<e>]` (the
     /// byte table: records in blocks, a learned model over one separator per block) and
     /// `byte-btree` (the byte B+-tree, inner nodes in memory). An index of the other kind is
-    /// refused before anything is written.
+    /// refused before anything is written. Paper 003's updatable indexes over numeric keys:
+    /// `alex`, `lipp`, `dfiting[:eps=<n>]`, `dpgm[:eps=<n>]`, `btree-learned` (each saved as
+    /// `<spec>.lidx` and the files named after it).
     #[arg(long)]
     pub index: String,
 
@@ -55,11 +68,42 @@ pub struct Args {
     /// Seed of a generated dataset.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+
+    /// Replace index files that exist already (without it they are refused).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Runs `lidx build`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let indexes = DiskIndexes::parse(&args.index, &args.dataset)?;
+    let (updatable, others): (Vec<&str>, Vec<&str>) = args
+        .index
+        .split(',')
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .partition(|i| UpdatableSpec::is_updatable_name(i));
+    let updatable = if updatable.is_empty() {
+        Vec::new()
+    } else {
+        if is_string_dataset(&args.dataset) {
+            return Err(BenchError::BadSpec {
+                what: "on-disk index for string keys",
+                got: updatable.join(","),
+                expected: format!(
+                    "byte-table or byte-btree ({} holds byte-string keys; paper 003's updatable \
+                     indexes take numeric ones)",
+                    args.dataset
+                ),
+            }
+            .into());
+        }
+        UpdatableSpec::parse_list(&updatable.join(","))?
+    };
+    let indexes = if others.is_empty() && !updatable.is_empty() {
+        DiskIndexes::Numeric(Vec::new())
+    } else {
+        DiskIndexes::parse(&others.join(","), &args.dataset)?
+    };
     let prefix = if args.buffered {
         "file-buffered:"
     } else {
@@ -71,12 +115,58 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     table
         .load_preset(UTF8_FULL_CONDENSED)
         .set_header(vec!["file", "keys", "build s", "memory", "disk", "device"]);
+    let files: Vec<String> = match &indexes {
+        DiskIndexes::Numeric(specs) => specs.iter().map(|s| s.file_name()).collect(),
+        DiskIndexes::Bytes(specs) => specs.iter().flat_map(|s| s.file_names()).collect(),
+    };
+    let saved: Vec<String> = updatable.iter().map(UpdatableSpec::saved_name).collect();
+    if !args.force {
+        refuse_existing(&args.dir, &files, &saved)?;
+    }
     let (name, keys) = match indexes {
         DiskIndexes::Numeric(specs) => {
             let dataset = load_disk_dataset(&args.dataset, args.seed)?;
             let keys = unique_keys(&dataset.keys);
             device.create_dir()?;
             let storage = device.storage(args.block_size, 0)?;
+            for (spec, name) in updatable.iter().zip(&saved) {
+                for file in storage.files_of(name)? {
+                    storage.remove(&file)?;
+                }
+                let build = || {
+                    let options = UpdateOptions {
+                        payload_size: args.payload_size,
+                        resident: Resident::None,
+                    };
+                    spec.build_as(&storage, name, &keys, &options)?.flush()?;
+                    Ok(())
+                };
+                let open = || {
+                    let index = spec.open(&storage, name, false, Resident::None)?;
+                    if index.len() != keys.len() as u64 {
+                        return Err(lidx::Error::Corrupt {
+                            file: name.clone(),
+                            block: None,
+                            what: format!(
+                                "holds {} entries after its build from {} keys",
+                                index.len(),
+                                keys.len()
+                            ),
+                        }
+                        .into());
+                    }
+                    Ok((
+                        index.describe(),
+                        (index.len(), index.memory_bytes(), index.disk_bytes()),
+                    ))
+                };
+                let label = spec.label();
+                build_row(&mut table, &storage, &label, name, build, open)?;
+                eprintln!(
+                    "note: {name}: files {}",
+                    storage.files_of(name)?.join(" + ")
+                );
+            }
             for spec in &specs {
                 let build = || spec.build(&storage, &keys, args.payload_size);
                 let open = || {
@@ -112,6 +202,35 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     println!("{name} ({keys} keys) in {}", args.dir.display());
     println!("{table}");
+    Ok(())
+}
+
+/// [`BenchError::BadSpec`] on `--dir` when one of `files`, or a file of an updatable index
+/// saved under one of `saved` (itself or a file named after it), exists in `dir`.
+fn refuse_existing(
+    dir: &std::path::Path,
+    files: &[String],
+    saved: &[String],
+) -> anyhow::Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let taken = files.contains(&file)
+            || saved
+                .iter()
+                .any(|s| file == *s || file.starts_with(&format!("{s}.")));
+        if taken {
+            return Err(BenchError::BadSpec {
+                what: "dir",
+                got: dir.join(&file).display().to_string(),
+                expected: "a directory without this index's files, or --force to replace them"
+                    .to_string(),
+            }
+            .into());
+        }
+    }
     Ok(())
 }
 

@@ -196,6 +196,40 @@ impl Storage {
         }
     }
 
+    /// The files of the index stored under `name`: `name` itself (if it exists) and every file
+    /// whose name starts with `name.` (an index of several files, such as ALEX's `name.inner`
+    /// and `name.data` or the dynamic PGM's level files `name.L<level>.<generation>`, names
+    /// them after its main file), sorted. What a caller removes to remove the whole index,
+    /// including files a crash left behind.
+    pub fn files_of(&self, name: &str) -> Result<Vec<String>> {
+        let prefix = format!("{name}.");
+        let belongs = |file: &str| file == name || file.starts_with(&prefix);
+        let mut files: Vec<String> = match &self.dir {
+            Some(dir) => {
+                let entries = std::fs::read_dir(dir)
+                    .map_err(|e| Error::io(dir.display().to_string(), "list", &e))?;
+                let mut files = Vec::new();
+                for entry in entries {
+                    let entry =
+                        entry.map_err(|e| Error::io(dir.display().to_string(), "list", &e))?;
+                    if let Some(file) = entry.file_name().to_str().filter(|f| belongs(f)) {
+                        files.push(file.to_string());
+                    }
+                }
+                files
+            }
+            None => self
+                .memory
+                .lock()
+                .keys()
+                .filter(|f| belongs(f))
+                .cloned()
+                .collect(),
+        };
+        files.sort();
+        Ok(files)
+    }
+
     /// Size in bytes of the file `name` (0 if it does not exist).
     pub fn file_bytes(&self, name: &str) -> u64 {
         match &self.dir {
