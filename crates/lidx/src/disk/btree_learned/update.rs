@@ -40,11 +40,9 @@
 //! [`Error::ChecksumMismatch`] naming the block. A crash inside a flush leaves either the old
 //! header (marked written: recovery) or the new one, whose chain was synced before it.
 
-use std::time::Instant;
-
 use crate::disk::btree::free::{FreeLayout, FreeList};
 use crate::disk::btree::node::{encode_leaf, leaf_insert, leaf_payload_mut, leaf_remove};
-use crate::disk::{DiskIndex, DiskMap, WriteBreakdown};
+use crate::disk::{DiskIndex, DiskMap, PhaseClock, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, IoClass};
 use crate::key::Key;
@@ -52,10 +50,6 @@ use crate::key::Key;
 use super::index::{corrupt, write_cut, BTreeLearned, LeafInfo, Route};
 use super::meta::{bytes_per_block, encode_meta, write_chain, Directory, Meta, SplitLeaf};
 use super::model::LeafModel;
-
-fn elapsed_ns(since: Instant) -> u64 {
-    since.elapsed().as_nanos() as u64
-}
 
 /// The model fitted to `leaves` as they are, each its own slot, with its directory and an
 /// empty split list (crash recovery).
@@ -155,7 +149,7 @@ impl<K: Key> BTreeLearned<K> {
     pub fn insert(&mut self, key: K, payload: &[u8]) -> Result<bool> {
         self.check_writable("insert")?;
         self.check_entry(&key, payload)?;
-        let start = Instant::now();
+        let mut clock = PhaseClock::start();
         self.begin_write()?;
         let mut buf = self.block_buf();
         let route = self.read_leaf(&key, &mut buf)?;
@@ -163,32 +157,30 @@ impl<K: Key> BTreeLearned<K> {
             let leaf = self.leaf(&buf, &route)?;
             (leaf.len(), leaf.find(&key), leaf.sibling())
         };
-        let searched = Instant::now();
-        self.breakdown.search_ns += (searched - start).as_nanos() as u64;
+        self.breakdown.search_ns += clock.lap();
         let layout = self.layout;
         match found {
             Ok(i) => {
                 leaf_payload_mut(&mut buf, &layout, i).copy_from_slice(payload);
                 self.write_block(route.block, &mut buf)?;
-                self.breakdown.insert_ns += elapsed_ns(searched);
+                self.breakdown.insert_ns += clock.lap();
                 Ok(true)
             }
             Err(pos) if count < layout.leaf_cap => {
                 leaf_insert(&mut buf, &layout, count, pos, &key, payload);
                 self.write_block(route.block, &mut buf)?;
                 self.header.entries += 1;
-                self.breakdown.insert_ns += elapsed_ns(searched);
+                self.breakdown.insert_ns += clock.lap();
                 Ok(false)
             }
             Err(pos) => {
                 self.split(&route, &mut buf, pos, key, payload, sibling)?;
                 self.header.entries += 1;
-                self.breakdown.smo_ns += elapsed_ns(searched);
+                self.breakdown.smo_ns += clock.lap();
                 let limit = self.header.retrain_ratio * self.meta.model.slots as f64;
                 if self.meta.splits.len() as f64 > limit {
-                    let t = Instant::now();
                     self.retrain()?;
-                    self.breakdown.maintenance_ns += elapsed_ns(t);
+                    self.breakdown.maintenance_ns += clock.lap();
                 }
                 Ok(false)
             }
@@ -322,7 +314,7 @@ impl<K: Key> BTreeLearned<K> {
     /// Removes `key`; returns true when it was present. One leaf read, one leaf write.
     pub fn delete(&mut self, key: &K) -> Result<bool> {
         self.check_writable("delete")?;
-        let start = Instant::now();
+        let mut clock = PhaseClock::start();
         self.begin_write()?;
         let mut buf = self.block_buf();
         let route = self.read_leaf(key, &mut buf)?;
@@ -330,13 +322,12 @@ impl<K: Key> BTreeLearned<K> {
             let leaf = self.leaf(&buf, &route)?;
             (leaf.len(), leaf.find(key))
         };
-        let searched = Instant::now();
-        self.breakdown.search_ns += (searched - start).as_nanos() as u64;
+        self.breakdown.search_ns += clock.lap();
         let Ok(pos) = found else { return Ok(false) };
         leaf_remove(&mut buf, &self.layout, count, pos);
         self.write_block(route.block, &mut buf)?;
         self.header.entries -= 1;
-        self.breakdown.insert_ns += elapsed_ns(searched);
+        self.breakdown.insert_ns += clock.lap();
         Ok(true)
     }
 
