@@ -245,3 +245,38 @@ fn build_saves_every_updatable_index_and_replaces_one_only_when_forced() {
     assert_eq!(strings.status.code(), Some(2), "{}", text(&strings.stderr));
     assert!(text(&strings.stderr).contains("numeric"));
 }
+
+#[test]
+fn bench_out_replaces_an_existing_file_only_when_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mine.csv");
+    std::fs::write(&out, "a user's own file\n").unwrap();
+    let out = out.to_str().unwrap();
+    let bench = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--on-disk",
+            "--index",
+            "btree",
+            "--workload",
+            "write-only",
+            "--dataset",
+            "gen:lognormal:5K",
+            "--device",
+            "sim:sata-ssd",
+            "--queries",
+            "500",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        lidx(&args)
+    };
+    let refused = bench(&[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("--force"));
+    assert_eq!(std::fs::read_to_string(out).unwrap(), "a user's own file\n");
+    let forced = bench(&["--force"]);
+    assert!(forced.status.success(), "{}", text(&forced.stderr));
+    assert!(std::fs::read_to_string(out).unwrap().contains("write-only"));
+}

@@ -393,8 +393,18 @@ fn damaged_files_give_typed_errors() {
         f.open(),
         Err(Error::UnsupportedVersion { got: 7, .. })
     ));
+    // Version 1 cut its leaves by the model, without the corrections version 2 reads.
+    f.rewrite(0, |b| b[8] = 1);
+    assert!(matches!(
+        f.open(),
+        Err(Error::UnsupportedVersion {
+            got: 1,
+            supported: 2,
+            ..
+        })
+    ));
     f.rewrite(0, |b| {
-        b[8] = 1;
+        b[8] = lidx::disk::btree_learned::header::VERSION as u8;
         b[56..64].copy_from_slice(&u64::MAX.to_le_bytes());
     });
     assert_block(f.open().map(|_| ()), 0);

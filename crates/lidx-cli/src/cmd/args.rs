@@ -38,10 +38,12 @@ pub fn parse_fetches(text: &str) -> Result<Vec<Fetch>, BenchError> {
         .collect()
 }
 
-/// Refuses an `--out` whose extension names no records format, before anything runs.
-pub fn check_out(out: Option<&PathBuf>) -> Result<(), BenchError> {
+/// Refuses, before anything runs, an `--out` whose extension names no records format, and one
+/// that exists unless `force` (`--force`) asks to replace it.
+pub fn check_out(out: Option<&PathBuf>, force: bool) -> Result<(), BenchError> {
     if let Some(out) = out {
         Format::for_path(out)?;
+        super::output_path::check(out, &[], force)?;
     }
     Ok(())
 }

@@ -102,6 +102,10 @@ pub struct Args {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
+    /// Replace an existing `--out` file (without it an existing file is refused).
+    #[arg(long)]
+    pub force: bool,
+
     /// Benchmark on-disk indexes: build them (or reuse the files `lidx build` wrote in the
     /// device's directory), then run the workload, counting blocks per operation.
     #[arg(long)]
@@ -187,7 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let workload = Workload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
-    check_out(args.out.as_ref())?;
+    check_out(args.out.as_ref(), args.force)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -229,7 +233,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// distinct keys, insert the other half, every answer checked; a table (and `--out`).
 fn run_inserts(args: Args, specs: &[IndexSpec]) -> anyhow::Result<()> {
     map_runner::check_specs(specs)?;
-    check_out(args.out.as_ref())?;
+    check_out(args.out.as_ref(), args.force)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -264,7 +268,7 @@ fn run_text(args: Args) -> anyhow::Result<()> {
         .into());
     }
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
-    check_out(args.out.as_ref())?;
+    check_out(args.out.as_ref(), args.force)?;
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
     // 16-byte strings are byte strings of one length: the same indexes, the same order.
     let owned: Vec<Vec<u8>>;

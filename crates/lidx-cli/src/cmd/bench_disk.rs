@@ -57,7 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(parse_resident)
         .collect::<Result<Vec<_>, _>>()?;
     let fetches = parse_fetches(&args.fetch)?;
-    check_out(args.out.as_ref())?;
+    check_out(args.out.as_ref(), args.force)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }

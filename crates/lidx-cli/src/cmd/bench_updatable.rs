@@ -63,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let device = DeviceChoice::parse(&args.device, args.dir.clone())?;
     device.check_block_size(args.block_size)?;
-    check_out(args.out.as_ref())?;
+    check_out(args.out.as_ref(), args.force)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }

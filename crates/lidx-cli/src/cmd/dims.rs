@@ -304,7 +304,7 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
 /// Refuses, before anything runs, a records file of no known format, and a records file or
 /// figures that exist.
 fn check_figures(out: Option<&PathBuf>, svgs: &[&Option<PathBuf>]) -> anyhow::Result<()> {
-    check_out(out)?;
+    check_out(out, false)?;
     for svg in svgs.iter().copied().flatten().chain(out) {
         anyhow::ensure!(!svg.exists(), "{} exists; name a new file", svg.display());
     }

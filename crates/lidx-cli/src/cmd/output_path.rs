@@ -1,5 +1,5 @@
 //! The rule of every command that writes a user's file (`lidx join --out`, `lidx table create
-//! --out`, `lidx gen --out`): an output is never one of the command's inputs (compared as files: the same path,
+//! --out`, `lidx gen --out`, and the records `--out` of `bench`, `ycsb` and `recovery`): an output is never one of the command's inputs (compared as files: the same path,
 //! or another path to the same file, by device and inode), and an existing file is replaced
 //! only when `--force` asks for it. Both are checked before anything is opened for writing, so
 //! a refused command leaves every file as it was (issue 13: `lidx join --out` naming an input

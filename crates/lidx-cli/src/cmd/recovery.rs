@@ -43,9 +43,13 @@ pub struct Args {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
 
-    /// Also write the records here (`.jsonl` or `.csv`); an existing file is refused.
+    /// Also write the records here (`.jsonl` or `.csv`).
     #[arg(long)]
     pub out: Option<PathBuf>,
+
+    /// Replace an existing `--out` file (without it an existing file is refused).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Runs `lidx recovery`.
@@ -62,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .collect::<lidx::Result<Vec<_>>>()?,
     };
     anyhow::ensure!(!maps.is_empty(), "--index names no map");
-    check_out(args.out.as_ref())?;
+    check_out(args.out.as_ref(), args.force)?;
     let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
     let temp;
     let dir = match &args.dir {

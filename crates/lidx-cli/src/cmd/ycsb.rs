@@ -142,6 +142,10 @@ pub struct Args {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
+    /// Replace an existing `--out` file (without it an existing file is refused).
+    #[arg(long)]
+    pub force: bool,
+
     /// Sweep memory: `adapter:btree` with 0, 1, ... resident levels and `adapter:hybrid` at
     /// each of `--budgets` (paper 002 Fig. 11); `--store` is not used.
     #[arg(long)]
@@ -221,7 +225,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         .into());
     }
-    check_out(args.out.as_ref())?;
+    check_out(args.out.as_ref(), args.force)?;
     super::disk::check_cache(args.block_size, args.cache_blocks)?;
     let base = StorageBase {
         dir: device.dir.clone(),

@@ -12,7 +12,7 @@
 //! | offset | size | field                                                            |
 //! |--------|------|------------------------------------------------------------------|
 //! | 0      | 8    | magic `b"lidxBTL1"` as a little-endian `u64` ([`MAGIC`])         |
-//! | 8      | 4    | format version, 1                                                |
+//! | 8      | 4    | format version, 2                                                |
 //! | 12     | 4    | key size in bytes                                                |
 //! | 16     | 16   | key type name (`Key::NAME`), UTF-8, zero-padded                  |
 //! | 32     | 4    | payload size in bytes                                            |
@@ -30,7 +30,7 @@
 //! | 120    | 8    | first block of the free list's chain, `u64::MAX` = none          |
 //! | 128    | 8    | free blocks (chain blocks included)                              |
 //! | 136    | 8    | state: 1 = clean (flushed, no write since), 0 = written since    |
-//! | 144    | 8    | eps of the model that cuts the leaves                            |
+//! | 144    | 8    | eps of the model over the leaves, in entries                     |
 //!
 //! A file whose state is 0 was being written when it was last closed: its meta chain and free
 //! list may be stale, and [`super::BTreeLearned::open`] ignores them and recovers from the
@@ -47,12 +47,13 @@ use crate::disk::btree::node::{NodeLayout, NODE_HEADER, NO_BLOCK};
 use crate::error::{Error, Result};
 use crate::key::Key;
 
-use super::params::BTreeLearnedParams;
+use super::params::{BTreeLearnedParams, MAX_EPS};
 
 /// Magic number of a learned-inner B+-tree file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBTL1");
-/// Format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// Format version this build writes and reads (2: leaves cut by count, the model's boundary
+/// offsets and ties in the meta stream; version 1's leaves were cut by the model: rebuild them).
+pub const VERSION: u32 = 2;
 /// Bytes of the header.
 pub const HEADER_BYTES: usize = 152;
 
@@ -232,10 +233,10 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             h.key_size, h.payload_size, h.block_size
         )));
     };
-    if h.eps > layout.leaf_cap as u64 || h.params().leaf_target(layout.leaf_cap).is_err() {
+    if h.eps > MAX_EPS as u64 || h.params().leaf_target(layout.leaf_cap).is_err() {
         return Err(corrupt(format!(
-            "eps {} leaves no entries in leaves of {}",
-            h.eps, layout.leaf_cap
+            "eps {} (at most {MAX_EPS}) or fill factor {} is invalid for leaves of {}",
+            h.eps, h.fill_factor, layout.leaf_cap
         )));
     }
     let accounted = h

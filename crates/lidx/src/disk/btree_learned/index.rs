@@ -86,10 +86,10 @@ fn check_key_type<K: Key>() -> Result<()> {
     }
 }
 
-/// Cuts sorted unique `keys` into leaves by the model learned with `eps` for `target` entries
-/// a leaf ([`LeafModel::learn_ranks`]), writes them as one run of linked leaves from block
+/// Cuts sorted unique `keys` into leaves of `target` entries and learns the model over them
+/// with `eps` ([`LeafModel::learn_ranks`]), writes them as one run of linked leaves from block
 /// `first`, and returns the model, directory and split list over them, and the leaf count. A
-/// slot given more keys than a leaf holds (the model's bound makes it impossible; kept as a
+/// slot given more keys than a leaf holds (`target` is at most the capacity, so only as a
 /// guard) gets extra leaves on the split list.
 pub(super) fn write_cut<K: Key>(
     device: &dyn BlockDevice,

@@ -23,14 +23,17 @@
 //! |-----------------|------------------------------------------------------------------|
 //! | 1               | directory kind: 0 = a run of blocks, 1 = a block per slot        |
 //! | 8 or `4*slots`  | kind 0: the first slot's block (slot `j` is block `first + j`); kind 1: each slot's block, `u32` |
-//! | 8               | model units per slot, `f64`, positive                            |
 //! | 8               | segments `s`                                                     |
-//! | `32 * s`        | per segment: first key (model space) `u64`, slope `f64`, intercept `f64`, first slot `u64` |
+//! | `32 * s`        | per segment: first key (model space) `u64`, slope `f64`, intercept `f64`, smallest prediction `lo` `f64` |
+//! | `4 * (slots-1)` | per boundary `j = 1..slots`: offset `g_j - j * 2^16`, `i32`; `i32::MAX` = never passed |
+//! | 8               | ties `t`                                                         |
+//! | `12 * t`        | per tie: slot `u32`, first key (model space) `u64`               |
 //! | 8               | split leaves `d`                                                 |
 //! | `(ks + 8) * d`  | per split leaf: first key, slot `u32`, block `u32`               |
 //!
 //! [`decode_meta`] checks everything a lookup relies on: segments ascending with finite, non-
-//! negative slopes and first slots inside the slots; split leaves ascending by key with
+//! negative slopes and non-decreasing `lo`; boundaries non-decreasing, the never-passed ones
+//! only at the end; ties ascending by slot on passable boundaries; split leaves ascending by key with
 //! non-decreasing slots; every block a leaf block of the file, none named twice; slots plus
 //! split leaves equal to the header's leaves. Anything else is [`Error::Corrupt`] naming the
 //! file and the chain's first block.
@@ -42,7 +45,7 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass};
 use crate::key::Key;
 use crate::model::linear::LinearModel;
 
-use super::model::{LeafModel, ModelSegment};
+use super::model::{LeafModel, ModelSegment, Tie, NEVER, UNITS};
 
 /// Kind byte of a meta block.
 pub const KIND_META: u8 = 4;
@@ -114,13 +117,20 @@ pub fn encode_meta<K: Key>(meta: &Meta<K>) -> Vec<u8> {
             blocks.iter().for_each(|&b| e.u32(b));
         }
     }
-    e.f64(meta.model.width);
     e.u64(meta.model.segments.len() as u64);
     for s in &meta.model.segments {
         e.u64(s.model.x0);
         e.f64(s.model.slope);
         e.f64(s.model.intercept);
-        e.u64(s.first_slot);
+        e.f64(s.lo);
+    }
+    for &o in &meta.model.offsets {
+        e.u32(o as u32);
+    }
+    e.u64(meta.model.ties.len() as u64);
+    for t in &meta.model.ties {
+        e.u32(t.slot as u32);
+        e.u64(t.first);
     }
     e.u64(meta.splits.len() as u64);
     for d in &meta.splits {
@@ -194,24 +204,18 @@ fn decode_inner<K: Key>(
         }
         other => return Err(d.corrupt(format!("unknown directory kind {other}"))),
     };
-    let width = d.f64_finite("width")?;
-    if width <= 0.0 {
-        return Err(d.corrupt(format!("width {width} is not positive")));
-    }
     let n = d.count(32, "segment count")?;
     let mut segments: Vec<ModelSegment> = Vec::with_capacity(n);
     for _ in 0..n {
         let x0 = d.u64()?;
         let slope = d.f64_finite("slope")?;
         let intercept = d.f64_finite("intercept")?;
-        let first_slot = d.u64()?;
-        if slope < 0.0 || first_slot >= slots {
-            return Err(d.corrupt(format!(
-                "segment with slope {slope} and first slot {first_slot} of {slots}"
-            )));
+        let lo = d.f64_finite("lo")?;
+        if slope < 0.0 {
+            return Err(d.corrupt(format!("segment with slope {slope}")));
         }
         if let Some(prev) = segments.last() {
-            if prev.model.x0 >= x0 || prev.first_slot > first_slot {
+            if prev.model.x0 >= x0 || prev.lo > lo {
                 return Err(d.corrupt("segments out of order"));
             }
         }
@@ -221,8 +225,40 @@ fn decode_inner<K: Key>(
                 slope,
                 intercept,
             },
-            first_slot,
+            lo,
         });
+    }
+    if slots == 0 || (d.remaining() as u64) < (slots - 1).saturating_mul(4) {
+        return Err(d.corrupt(format!("{slots} slots' boundaries do not fit the stream")));
+    }
+    let mut offsets: Vec<i32> = Vec::with_capacity(slots as usize - 1);
+    let mut last_g = i64::MIN;
+    for j in 1..slots {
+        let o = d.u32()? as i32;
+        if let Some(&prev) = offsets.last() {
+            if prev == NEVER && o != NEVER {
+                return Err(d.corrupt(format!("boundary {j} passable after a never-passed one")));
+            }
+        }
+        if o != NEVER {
+            let g = (j * UNITS) as i64 + i64::from(o);
+            if g < last_g {
+                return Err(d.corrupt(format!("boundary {j} below the one before")));
+            }
+            last_g = g;
+        }
+        offsets.push(o);
+    }
+    let t = d.count(12, "tie count")?;
+    let mut ties: Vec<Tie> = Vec::with_capacity(t);
+    for _ in 0..t {
+        let slot = u64::from(d.u32()?);
+        let first = d.u64()?;
+        let passable = slot >= 1 && slot < slots && offsets[slot as usize - 1] != NEVER;
+        if !passable || ties.last().is_some_and(|p| p.slot >= slot) {
+            return Err(d.corrupt(format!("tie on boundary {slot} of {slots}")));
+        }
+        ties.push(Tie { slot, first });
     }
     let n = d.count(K::SIZE + 8, "split leaf count")?;
     if slots.checked_add(n as u64) != Some(leaves) {
@@ -255,12 +291,17 @@ fn decode_inner<K: Key>(
     if let Some(w) = named.windows(2).find(|w| w[0] == w[1]) {
         return Err(d.corrupt(format!("block {} holds two leaves", w[0])));
     }
+    let mut model = LeafModel {
+        segments,
+        slots,
+        offsets,
+        ties,
+        max_dev: 0,
+        reachable: 1,
+    };
+    model.finish_offsets();
     Ok(Meta {
-        model: LeafModel {
-            segments,
-            slots,
-            width,
-        },
+        model,
         directory,
         splits,
     })
@@ -391,17 +432,24 @@ mod tests {
 
     fn sample() -> Meta<u64> {
         Meta {
-            model: LeafModel {
-                segments: vec![ModelSegment {
-                    model: LinearModel {
-                        x0: 10,
-                        slope: 0.5,
-                        intercept: 1.0,
-                    },
-                    first_slot: 0,
-                }],
-                slots: 3,
-                width: 3.0,
+            model: {
+                let mut model = LeafModel {
+                    segments: vec![ModelSegment {
+                        model: LinearModel {
+                            x0: 10,
+                            slope: 0.5,
+                            intercept: 1.0,
+                        },
+                        lo: 1.0,
+                    }],
+                    slots: 3,
+                    offsets: vec![-3, 7],
+                    ties: vec![Tie { slot: 2, first: 30 }],
+                    max_dev: 0,
+                    reachable: 1,
+                };
+                model.finish_offsets();
+                model
             },
             directory: Directory::Blocks(vec![1, 2, 5]),
             splits: vec![SplitLeaf {

@@ -11,11 +11,11 @@
 //! what is left to win is memory and write cost. Our design, principle by principle:
 //!
 //! * **P1, lower height** — the inner part is not a tree on disk at all: a model in memory maps
-//!   a key to its leaf *exactly*, with no window and no separators kept ([`model`]: the leaves
-//!   are cut by the model, leaf `j` holding the keys it predicts in `[jC, (j+1)C)`), and a
-//!   lookup reads one block, the leaf (0 inner blocks in Table 4's split), like the B+-tree with
-//!   every inner node resident, but in the memory of the model (32 bytes per segment, a segment
-//!   every few leaves at `eps = 16`) instead of the inner nodes (about 16 bytes per leaf).
+//!   a key to its leaf *exactly*, with no window on disk ([`model`]: a PLA over the leaves'
+//!   first keys plus a 4-byte correction per leaf boundary, searched in memory), and a lookup
+//!   reads one block, the leaf (0 inner blocks in Table 4's split), like the B+-tree with every
+//!   inner node resident, but in about 4 bytes per leaf (and 32 per segment, a segment per many
+//!   leaves at the default `eps`) instead of the inner nodes' 16.
 //! * **P2, cheaper structures / light SMOs** — a split writes the two halves and records the new
 //!   leaf in a small sorted *split list* in memory (first key, slot, block: 16 bytes with `u64`
 //!   keys); no inner node is written, the model is untouched. A lookup routes by the model, then
@@ -29,13 +29,13 @@
 //!   no block is read for a model (S1); the bulk load writes the leaves as one run of blocks.
 //!
 //! The trade against the B+-tree with inner nodes in memory ([`crate::disk::btree::Resident`]):
-//! the same blocks per lookup, fewer blocks written per split (2 against 3 or more), less
-//! memory; in exchange leaves cut by the model are filled to `C = capacity * fill - 2 eps - 1`
-//! on average (87% at the defaults, against the B+-tree's 100% after a bulk load), so a fresh
-//! index's scans read a few percent more leaves (the B+-tree's leaves fall to half full as they
-//! split, so after inserts it is the other way round), the retrain's I/O (about two blocks per
-//! split with the default ratio), and the split list's memory between retrains. Deletes never
-//! merge leaves (module [`update`]).
+//! the same blocks per lookup, the same full leaves after a bulk load (they are cut by count),
+//! fewer blocks written per split (2 against 3 or more), a quarter of the memory; in exchange
+//! the retrain's I/O (about two blocks per split with the default ratio) and the split list's
+//! memory between retrains. Deletes never merge leaves (module [`update`]). An earlier version
+//! cut the leaves by the model (a leaf held the keys predicted in `[jC, (j+1)C)`, no
+//! corrections): no memory per leaf, but leaves only `1 - (2 eps + 1) / capacity` full (87% at
+//! `eps = 16`), so fresh scans read 4% more leaves than the B+-tree's.
 //!
 //! Layout: block 0 is the header ([`header`]); leaves are the disk B+-tree's own leaf blocks
 //! ([`crate::disk::btree::node`], also its bulk-load code and free list); the model, the

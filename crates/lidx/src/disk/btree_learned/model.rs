@@ -1,147 +1,193 @@
-//! The learned inner part: a piecewise-linear model that maps a key to its leaf's slot
-//! exactly, with no search.
+//! The learned inner part: a piecewise-linear model over the leaves' first keys, corrected per
+//! leaf boundary, that maps a key to its leaf's slot exactly, with no search on disk.
 //!
 //! Paper 003 Table 5's hybrid design indexes the leaves' maximum keys with a learned index
 //! (FITing-tree, PGM, ALEX or LIPP); its lookups still search an error window of that index's
 //! entries, which is why it fetches 3.0 to 4.8 blocks (with inner nodes on disk). On disk the
 //! window is what costs (§7.1 S2: no learned model guarantees that the searched items share a
-//! block). We remove the window: a key's slot is `floor(prediction / width)`, clamped (below),
-//! and every key of a leaf gets the leaf's slot, so no separator needs to be in memory.
+//! block). We keep the window in memory and make it exact:
 //!
-//! Two ways to get there:
+//! * **Leaves cut by count.** The bulk load and the retrain fill every leaf like the B+-tree's
+//!   bulk load (`capacity * fill` entries), so scans read as few leaves as the B+-tree's.
+//! * **A model of the boundaries.** The optimal PLA ([`crate::model::opt_pla`]) of the points
+//!   `(first key of leaf j, j * U)`, `U` = [`UNITS`] model units per slot, with error `eps`
+//!   units: paper 002's idea of fitting the model to pages rather than to entries (G3), with one
+//!   point per leaf, so a segment covers many leaves. The prediction `P` is made monotone across
+//!   segments by clamping each segment to `[lo_i, lo_{i+1}]` (`lo` the running maximum of the
+//!   segments' starts); the fitted points stay within `eps` (`U` need not exceed `eps`: a point
+//!   of an earlier segment lies at least `U` below, see the tests).
+//! * **Exact corrections.** For each boundary `j >= 1` the model stores `g_j = floor(P(b_j))`
+//!   of the leaf's first key `b_j`, as a 4-byte offset from `j * U` (it is within `eps + 1`).
+//!   Since `P` is monotone, a key `k` with `floor(P(k)) > g_j` is above `b_j` and one with
+//!   `floor(P(k)) < g_j` is below: the slot of `k` is the last boundary `k` *passes*, found by
+//!   a binary search over the few boundaries within `eps` of `P(k)`. Where the last key of
+//!   the leaf before has the same `floor(P)` as `b_j` (a *tie*: rare, `U` units per leaf make
+//!   `P` fine-grained), `b_j` itself is kept (model space, 12 bytes) and compared exactly.
 //!
-//! * **Leaves cut by the model** ([`LeafModel::learn_ranks`], the bulk load and the retrain).
-//!   The optimal PLA ([`crate::model::opt_pla`]) of the keys' ranks with error `eps` predicts
-//!   every rank within `eps`; leaf `j` is *defined* as the keys predicted in `[jC, (j+1)C)`
-//!   (`width = C`). Such keys have ranks in `[jC - eps, (j+1)C + eps]`, so a leaf holds at most
-//!   `C + 2 eps + 1` entries: `C` is the leaf capacity times the fill factor minus that margin.
-//!   This is paper 002's page-aligned ("zero interval") idea (G3) turned into the leaf layout:
-//!   leaves sized by the model rather than the model fitted to leaves sized by count. Memory is
-//!   the PLA's segments; larger `eps` means fewer segments and emptier leaves.
-//! * **A model fitted to given leaves** ([`LeafModel::learn_ranges`], used by crash recovery,
-//!   which must not move entries). Each non-empty leaf `j` gives the points `(min_j, 3j + 1)`
-//!   and `(max_j, 3j + 1)` with `eps = 1` (`width = 3`), so every key of the leaf predicts in
-//!   `[3j, 3j + 2]`. Leaves cut by count on real data are not linear at leaf granularity, so
-//!   this costs up to a segment per leaf; the next retrain cuts the leaves by the model again.
+//! A key of a slot stays in that slot's leaves whatever is inserted later: the slot is a
+//! function of the key alone, monotone, so leaves stay in key order (splits add leaves to a
+//! slot through the split list, [`super::meta`]). Keys must map to model space injectively
+//! ([`Key::MODEL_INJECTIVE`]).
 //!
-//! A key goes to the segment with the last first key at or below it, and the slot is clamped
-//! to `[first slot of the segment, first slot of the next]`, so a segment extrapolated past its
-//! last point cannot overtake the next one: with non-negative slopes (the builder clamps them)
-//! the slot never decreases as the key grows. That monotonicity is what keeps leaves in key
-//! order when inserts land between the keys the model was fitted to. Keys must map to model
-//! space injectively ([`Key::MODEL_INJECTIVE`]).
+//! Crash recovery fits the same model to leaves as they are ([`LeafModel::learn_ranges`]): an
+//! empty leaf's boundary copies the next non-empty leaf's (it passes exactly when that one
+//! does, so no key is routed to it unless it is first), and empty leaves at the end are never
+//! passed.
 //!
-//! Memory: 32 bytes per segment (line, first slot). On random keys at `eps = 16` a segment
-//! covers about a thousand keys, five leaves: about 6 bytes per leaf, where the B+-tree's inner
-//! nodes take about 16.
+//! Memory: 4 bytes a leaf, 32 bytes a segment and 12 a tie, against the B+-tree's inner nodes'
+//! 16 bytes a leaf (a key and a child per leaf).
 
 use crate::key::Key;
 use crate::model::linear::LinearModel;
 use crate::model::opt_pla::OptPlaBuilder;
 use crate::model::points::CdfPoint;
 
-/// Model units per slot of [`LeafModel::learn_ranges`]: a leaf's points are fitted at
-/// `RANGE_WIDTH * j + 1` with error 1.
-pub const RANGE_WIDTH: usize = 3;
+/// Model units per slot: fine enough that two neighbouring keys rarely share `floor(P)`.
+pub const UNITS: u64 = 1 << 16;
 
-/// One segment: its line and the slot of its first point.
+/// Offset of a boundary that no key passes (an empty leaf at the end, after recovery).
+pub const NEVER: i32 = i32::MAX;
+
+/// Largest `eps` in model units: keeps every offset inside an `i32`.
+pub const MAX_EPS_UNITS: u64 = 1 << 30;
+
+/// One segment: its line and the floor of its predictions.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModelSegment {
     /// The line, on model-space keys, from `model.x0`.
     pub model: LinearModel,
-    /// Slot of the first leaf the segment fits.
-    pub first_slot: u64,
+    /// Smallest prediction of the segment (non-decreasing over the segments); the next
+    /// segment's is its largest.
+    pub lo: f64,
 }
 
-/// The model over the leaves' key ranges: segments by first key, and the number of slots.
+/// A boundary whose first key is compared exactly: the leaf before holds a key of the same
+/// `floor(P)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tie {
+    /// The boundary's slot.
+    pub slot: u64,
+    /// The first key of the slot, model space.
+    pub first: u64,
+}
+
+/// The model over the leaves (module docs).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LeafModel {
-    /// Segments, first keys strictly ascending, first slots non-decreasing.
+    /// Segments, first keys strictly ascending, `lo` non-decreasing.
     pub segments: Vec<ModelSegment>,
     /// Slots the model addresses.
     pub slots: u64,
-    /// Model units per slot (positive).
-    pub width: f64,
+    /// `g_j - j * UNITS` for the boundaries `j = 1..slots` (index `j - 1`), [`NEVER`] for a
+    /// boundary no key passes (only at the end).
+    pub offsets: Vec<i32>,
+    /// Boundaries compared exactly, by slot.
+    pub ties: Vec<Tie>,
+    /// Largest `|offset|` of a passable boundary: the search window.
+    pub max_dev: u64,
+    /// Boundaries before the first [`NEVER`] one, plus one: the slots a key can reach.
+    pub reachable: u64,
 }
 
 impl LeafModel {
-    /// The model that cuts sorted unique `keys` into leaves of about `width` keys (at most
-    /// `width + 2 eps + 1`), and the first key index of each slot (`slots + 1` entries, the last
-    /// `keys.len()`).
-    pub fn learn_ranks<K: Key>(keys: &[K], eps: usize, width: usize) -> (LeafModel, Vec<usize>) {
-        let mut builder = OptPlaBuilder::new(eps);
-        let mut raw = Vec::new();
-        for p in crate::model::points::cdf_points(keys) {
-            raw.extend(builder.add_point(p));
-        }
-        raw.extend(builder.finish());
-        let mut model = LeafModel {
-            segments: Vec::with_capacity(raw.len()),
-            slots: u64::MAX,
-            width: width as f64,
-        };
-        for seg in raw {
-            let first = model.segments.last().map_or(0, |s| s.first_slot);
-            let at = (seg.model.predict(seg.model.x0) / model.width).max(0.0) as u64;
-            model.segments.push(ModelSegment {
-                model: seg.model,
-                first_slot: at.max(first),
-            });
-        }
-        let mut starts = vec![0usize];
-        let mut current = 0u64;
-        for (i, k) in keys.iter().enumerate() {
-            let slot = model.slot_of(k);
-            while current < slot {
-                starts.push(i);
-                current += 1;
-            }
-        }
+    /// Cuts sorted unique `keys` into leaves of `target` entries (the last holds the rest) and
+    /// fits the model to them with error `eps` entries; returns the model and the first key
+    /// index of each slot (`slots + 1` entries, the last `keys.len()`).
+    pub fn learn_ranks<K: Key>(keys: &[K], eps: usize, target: usize) -> (LeafModel, Vec<usize>) {
+        let target = target.max(1);
+        let mut starts: Vec<usize> = (0..keys.len().max(1)).step_by(target).collect();
         starts.push(keys.len());
-        model.slots = starts.len() as u64 - 1;
-        (model, starts)
+        let slots = starts.len() as u64 - 1;
+        let ranges = starts
+            .windows(2)
+            .enumerate()
+            .filter_map(|(j, w)| (w[1] > w[0]).then(|| (j as u64, keys[w[0]], keys[w[1] - 1])));
+        (
+            LeafModel::learn_ranges(slots, ranges, eps_units(eps, target)),
+            starts,
+        )
     }
 
-    /// Learns the model of `slots` slots from the non-empty ones: `(slot, min key, max key)`
-    /// in slot order, keys ascending across slots.
+    /// Fits the model of `slots` slots to the non-empty ones, `(slot, min key, max key)` in
+    /// slot order with keys ascending across slots, with error `eps_units` model units (at
+    /// most [`MAX_EPS_UNITS`]).
     pub fn learn_ranges<K: Key>(
         slots: u64,
         ranges: impl Iterator<Item = (u64, K, K)>,
+        eps_units: u64,
     ) -> LeafModel {
-        let mut builder = OptPlaBuilder::new(1);
-        let mut segments = Vec::new();
-        let mut push = |seg: crate::model::segment::Segment| {
+        let slots = slots.max(1);
+        let leaves: Vec<(u64, u64, u64)> = ranges
+            .map(|(j, lo, hi)| (j, lo.to_model(), hi.to_model()))
+            .collect();
+        let mut builder = OptPlaBuilder::new(eps_units.min(MAX_EPS_UNITS) as usize);
+        let mut raw = Vec::new();
+        for &(j, first, _) in leaves.iter().filter(|l| l.0 > 0) {
+            let y = (j * UNITS) as usize;
+            raw.extend(builder.add_point(CdfPoint { x: first, y }));
+        }
+        raw.extend(builder.finish());
+        let mut segments: Vec<ModelSegment> = Vec::with_capacity(raw.len());
+        for seg in raw {
+            let lo = segments.last().map_or(f64::NEG_INFINITY, |s| s.lo);
             segments.push(ModelSegment {
                 model: seg.model,
-                first_slot: (seg.first_rank / RANGE_WIDTH) as u64,
-            })
-        };
-        for (slot, min, max) in ranges {
-            let y = RANGE_WIDTH * slot as usize + 1;
-            let (lo, hi) = (min.to_model(), max.to_model());
-            if let Some(seg) = builder.add_point(CdfPoint { x: lo, y }) {
-                push(seg);
-            }
-            if hi > lo {
-                if let Some(seg) = builder.add_point(CdfPoint { x: hi, y }) {
-                    push(seg);
-                }
-            }
+                lo: lo.max(seg.model.intercept),
+            });
         }
-        if let Some(seg) = builder.finish() {
-            push(seg);
-        }
-        LeafModel {
+        let mut model = LeafModel {
             segments,
             slots,
-            width: RANGE_WIDTH as f64,
+            offsets: vec![NEVER; slots as usize - 1],
+            ties: Vec::new(),
+            max_dev: 0,
+            reachable: 1,
+        };
+        // Each boundary from the next non-empty leaf at or after it; ties against the last
+        // key of the non-empty leaf before it.
+        let mut next = leaves.iter().filter(|l| l.0 > 0).peekable();
+        let mut before: Option<u64> = None;
+        let mut leaf = leaves.iter().peekable();
+        for j in 1..slots {
+            while let Some(&&(s, _, hi)) = leaf.peek() {
+                if s >= j {
+                    break;
+                }
+                before = Some(hi);
+                leaf.next();
+            }
+            while next.peek().is_some_and(|l| l.0 < j) {
+                next.next();
+            }
+            let Some(&&(_, first, _)) = next.peek() else {
+                break;
+            };
+            let g = model.floor_prediction(first);
+            let offset = g - (j * UNITS) as i64;
+            model.offsets[j as usize - 1] =
+                offset.clamp(i64::from(-NEVER), i64::from(NEVER) - 1) as i32;
+            if before.is_some_and(|b| model.floor_prediction(b) == g) {
+                model.ties.push(Tie { slot: j, first });
+            }
         }
+        model.finish_offsets();
+        model
     }
 
-    /// The slot of `key`.
+    /// Sets [`Self::max_dev`] and [`Self::reachable`] from the offsets.
+    pub fn finish_offsets(&mut self) {
+        let reachable = self.offsets.iter().take_while(|&&o| o != NEVER).count();
+        self.max_dev = self.offsets[..reachable]
+            .iter()
+            .map(|&o| u64::from(o.unsigned_abs()))
+            .max()
+            .unwrap_or(0);
+        self.reachable = reachable as u64 + 1;
+    }
+
+    /// `floor(P(x))`, monotone in `x`.
     #[inline]
-    pub fn slot_of<K: Key>(&self, key: &K) -> u64 {
-        let x = key.to_model();
+    fn floor_prediction(&self, x: u64) -> i64 {
         let s = self
             .segments
             .partition_point(|g| g.model.x0 <= x)
@@ -149,27 +195,71 @@ impl LeafModel {
         let Some(seg) = self.segments.get(s) else {
             return 0;
         };
-        let hi = self
-            .segments
-            .get(s + 1)
-            .map_or(self.slots.saturating_sub(1), |n| n.first_slot);
-        let p = seg.model.predict(x) / self.width;
-        let raw = if p > 0.0 { p as u64 } else { 0 };
-        raw.clamp(seg.first_slot, hi.max(seg.first_slot))
+        let hi = self.segments.get(s + 1).map_or(f64::INFINITY, |n| n.lo);
+        let p = seg.model.predict(x).clamp(seg.lo, hi.max(seg.lo));
+        p.floor() as i64
+    }
+
+    /// True when a key of model-space `x` and `floor(P) = f` is at or above boundary `j`.
+    #[inline]
+    fn passes(&self, j: u64, f: i64, x: u64) -> bool {
+        if j == 0 {
+            return true;
+        }
+        let offset = self.offsets[j as usize - 1];
+        if offset == NEVER {
+            return false;
+        }
+        let g = (j * UNITS) as i64 + i64::from(offset);
+        if g != f {
+            return g < f;
+        }
+        match self.ties.binary_search_by_key(&j, |t| t.slot) {
+            Ok(i) => x >= self.ties[i].first,
+            Err(_) => true,
+        }
+    }
+
+    /// The slot of `key`.
+    #[inline]
+    pub fn slot_of<K: Key>(&self, key: &K) -> u64 {
+        let x = key.to_model();
+        let f = self.floor_prediction(x);
+        let (units, dev) = (UNITS as i64, self.max_dev as i64);
+        let last = self.reachable as i64 - 1;
+        let mut lo = ((f - dev).div_euclid(units) - 1).clamp(0, last) as u64;
+        let mut hi = ((f + dev).div_euclid(units)).clamp(lo as i64, last) as u64;
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if self.passes(mid, f, x) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
     }
 
     /// Heap bytes.
     pub fn memory_bytes(&self) -> usize {
         self.segments.capacity() * std::mem::size_of::<ModelSegment>()
+            + self.offsets.capacity() * 4
+            + self.ties.capacity() * 12
     }
+}
+
+/// `eps` entries in model units for leaves of `target` entries (at most [`MAX_EPS_UNITS`]).
+pub fn eps_units(eps: usize, target: usize) -> u64 {
+    ((eps as u128 * u128::from(UNITS)).div_ceil(target.max(1) as u128))
+        .min(u128::from(MAX_EPS_UNITS)) as u64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn random_keys(n: usize) -> Vec<u64> {
-        let mut state = 7u64;
+    fn random_keys(n: usize, seed: u64) -> Vec<u64> {
+        let mut state = seed;
         let mut keys: Vec<u64> = (0..n)
             .map(|_| {
                 state = state
@@ -193,44 +283,88 @@ mod tests {
     }
 
     #[test]
-    fn ranges_map_every_key_to_its_leaf() {
-        let keys = random_keys(20_000);
-        let leaves: Vec<&[u64]> = keys.chunks(50).collect();
-        let model = LeafModel::learn_ranges(
-            leaves.len() as u64,
-            leaves
-                .iter()
-                .enumerate()
-                .map(|(j, l)| (j as u64, l[0], *l.last().unwrap())),
-        );
-        for (j, leaf) in leaves.iter().enumerate() {
-            for k in leaf.iter() {
-                assert_eq!(model.slot_of(k), j as u64, "key {k}");
+    fn full_leaves_and_every_key_in_its_slot() {
+        for (eps, seed) in [(4, 1), (64, 2), (1024, 3), (100_000, 4)] {
+            let keys = random_keys(60_000, seed);
+            let target = 250;
+            let (model, starts) = LeafModel::learn_ranks(&keys, eps, target);
+            assert_eq!(starts.len() as u64, model.slots + 1);
+            for j in 0..model.slots as usize {
+                if j + 1 < model.slots as usize {
+                    assert_eq!(starts[j + 1] - starts[j], target);
+                }
+                for k in &keys[starts[j]..starts[j + 1]] {
+                    assert_eq!(model.slot_of(k), j as u64, "key {k}, eps {eps}");
+                }
+                // Keys between two leaves (absent ones) go to one of the two.
+                if j > 0 {
+                    let gap = keys[starts[j]] - 1;
+                    assert!(model.slot_of(&gap) + 1 >= j as u64);
+                }
             }
+            assert!(model.max_dev <= eps_units(eps, target) + 1);
+            assert_monotone(&model);
         }
-        assert_monotone(&model);
-        assert_eq!(LeafModel::default().slot_of(&5u64), 0);
+        let (empty, starts) = LeafModel::learn_ranks::<u64>(&[], 16, 100);
+        assert_eq!((empty.slots, starts), (1, vec![0, 0]));
+        assert_eq!(empty.slot_of(&5u64), 0);
     }
 
     #[test]
-    fn ranks_cut_leaves_of_bounded_size() {
-        let keys = random_keys(100_000);
-        let (eps, width) = (16, 200);
-        let (model, starts) = LeafModel::learn_ranks(&keys, eps, width);
-        assert_eq!(starts.len() as u64, model.slots + 1);
+    fn lognormal_like_keys_take_few_segments() {
+        // Keys dense at the start and sparse at the end, as lognormal data.
+        let keys: Vec<u64> = (1..200_000u64).map(|i| i * i / 7 + i).collect();
+        let (model, _) = LeafModel::learn_ranks(&keys, 1024, 254);
         assert!(
-            model.segments.len() * 4 < model.slots as usize,
-            "{}",
-            model.segments.len()
+            model.segments.len() * 20 < model.slots as usize,
+            "{} segments for {} slots",
+            model.segments.len(),
+            model.slots
         );
+    }
+
+    #[test]
+    fn ties_are_resolved_exactly() {
+        // Pairs of adjacent keys far from the rest make floor(P) collide at boundaries.
+        let mut keys = Vec::new();
+        for i in 0..5_000u64 {
+            keys.push(i * 1_000_000);
+            keys.push(i * 1_000_000 + 1);
+        }
+        let (model, starts) = LeafModel::learn_ranks(&keys, 1_000_000, 3);
         for j in 0..model.slots as usize {
-            assert!(starts[j + 1] - starts[j] <= width + 2 * eps + 1);
             for k in &keys[starts[j]..starts[j + 1]] {
-                assert_eq!(model.slot_of(k), j as u64);
+                assert_eq!(model.slot_of(k), j as u64, "key {k}");
             }
         }
+        assert!(!model.ties.is_empty(), "the data was made to tie");
         assert_monotone(&model);
-        let (empty, starts) = LeafModel::learn_ranks::<u64>(&[], eps, width);
-        assert_eq!((empty.slots, starts), (1, vec![0, 0]));
+    }
+
+    #[test]
+    fn ranges_with_empty_leaves_route_to_the_non_empty_ones() {
+        let keys = random_keys(20_000, 9);
+        let leaves: Vec<&[u64]> = keys.chunks(50).collect();
+        // Leaves 0, 3, 4 and the last three are empty (between the chunks).
+        let mut ranges = Vec::new();
+        let mut slot = 1u64;
+        let mut owner = Vec::new();
+        for (i, l) in leaves.iter().enumerate() {
+            if i == 3 {
+                slot += 2;
+            }
+            ranges.push((slot, l[0], *l.last().unwrap()));
+            owner.push(slot);
+            slot += 1;
+        }
+        let slots = slot + 3;
+        let model = LeafModel::learn_ranges(slots, ranges.into_iter(), 5_000);
+        for (l, s) in leaves.iter().zip(&owner) {
+            for k in l.iter() {
+                assert_eq!(model.slot_of(k), *s, "key {k}");
+            }
+        }
+        assert_eq!(model.reachable, slots - 3);
+        assert_monotone(&model);
     }
 }

@@ -8,6 +8,9 @@
 use crate::disk::DEFAULT_PAYLOAD_SIZE;
 use crate::error::{Error, Result};
 
+/// Largest [`BTreeLearnedParams::eps`], in entries.
+pub const MAX_EPS: usize = 1 << 24;
+
 /// Parameters of [`super::BTreeLearned::build`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BTreeLearnedParams {
@@ -17,10 +20,11 @@ pub struct BTreeLearnedParams {
     /// disk B+-tree). Lower values leave room for inserts without splits, at the cost of
     /// `1 / fill_factor` times the leaves (and the model's directory).
     pub fill_factor: f64,
-    /// Maximum error, in entries, of the model that cuts the leaves (default 16). A leaf is cut
-    /// to hold `C = floor(capacity * fill_factor) - 2 eps - 1` entries on average and at most
-    /// `C + 2 eps + 1`: larger means fewer model segments (less memory) but emptier leaves
-    /// (more leaves per scan, more blocks on disk); smaller the reverse.
+    /// Maximum error, in entries, of the model over the leaves' first keys (default 1024, about
+    /// four leaves; at most [`MAX_EPS`]). The leaves are full whatever it is (they are cut by
+    /// count, and per-boundary corrections make the routing exact, [`super::model`]): larger
+    /// means fewer model segments (less memory) and a wider binary search over the corrections
+    /// in memory; it never changes the blocks a lookup reads.
     pub eps: usize,
     /// Split leaves the split list may hold, as a fraction of the model's slots, before the
     /// next split retrains the model over every leaf (reading each once). Larger means rarer
@@ -34,7 +38,7 @@ impl Default for BTreeLearnedParams {
         BTreeLearnedParams {
             payload_size: DEFAULT_PAYLOAD_SIZE,
             fill_factor: 1.0,
-            eps: 16,
+            eps: 1024,
             retrain_ratio: 1.0,
         }
     }
@@ -61,17 +65,17 @@ impl BTreeLearnedParams {
         Ok(())
     }
 
-    /// Entries the model puts in a leaf on average, `C` of [`Self::eps`]'s docs, for leaves of
-    /// `capacity` entries; [`Error::InvalidParameter`] when it is not positive.
+    /// Entries the bulk load and the retrain put in a leaf, `capacity * fill_factor` (at least
+    /// 1), for leaves of `capacity` entries; [`Error::InvalidParameter`] when `eps` is more
+    /// than [`MAX_EPS`].
     pub fn leaf_target(&self, capacity: usize) -> Result<usize> {
-        let filled = ((capacity as f64 * self.fill_factor) as usize).min(capacity);
-        filled
-            .checked_sub(2 * self.eps + 1)
-            .filter(|&c| c >= 1)
-            .ok_or_else(|| Error::InvalidParameter {
+        if self.eps > MAX_EPS {
+            return Err(Error::InvalidParameter {
                 name: "eps",
-                value: format!("{} with {filled} entries a leaf", self.eps),
-                expected: "2 eps + 2 at most the entries a leaf is filled with",
-            })
+                value: self.eps.to_string(),
+                expected: "at most 2^24 entries",
+            });
+        }
+        Ok(((capacity as f64 * self.fill_factor) as usize).clamp(1, capacity.max(1)))
     }
 }

@@ -29,8 +29,8 @@
 //! *written* and syncs (one header write per flush interval). Opening a file marked written
 //! ignores its meta chain and free list and recovers from the leaves: it walks the sibling chain
 //! from the first leaf (one read per leaf), fits a model to the leaves as they are (each its own
-//! slot, [`super::model::LeafModel::learn_ranges`]: no entry moves, the memory is up to a
-//! segment per leaf until the next retrain), counts the entries, and takes every block not on
+//! slot, [`super::model::LeafModel::learn_ranges`] with the file's `eps`: no entry moves, the
+//! leaves are as full as the writes left them until the next retrain), counts the entries, and takes every block not on
 //! the chain as free. A retrain writes its new leaves only to blocks the old chain does not
 //! use, and the header names the new first leaf only from its flush on. The chain is always a true picture, because a
 //! split writes the new right half (linking to the old right sibling) before the left half that
@@ -49,11 +49,15 @@ use crate::key::Key;
 
 use super::index::{corrupt, write_cut, BTreeLearned, LeafInfo, Route};
 use super::meta::{bytes_per_block, encode_meta, write_chain, Directory, Meta, SplitLeaf};
-use super::model::LeafModel;
+use super::model::{eps_units, LeafModel};
 
 /// The model fitted to `leaves` as they are, each its own slot, with its directory and an
 /// empty split list (crash recovery).
-pub(super) fn relearn<K: Key>(leaves: &[LeafInfo<K>], file: &str) -> Result<Meta<K>> {
+pub(super) fn relearn<K: Key>(
+    leaves: &[LeafInfo<K>],
+    file: &str,
+    eps_units: u64,
+) -> Result<Meta<K>> {
     let mut blocks = Vec::with_capacity(leaves.len());
     for l in leaves {
         blocks.push(u32::try_from(l.block).map_err(|_| {
@@ -76,7 +80,7 @@ pub(super) fn relearn<K: Key>(leaves: &[LeafInfo<K>], file: &str) -> Result<Meta
         .enumerate()
         .filter_map(|(j, l)| l.range.map(|(a, b)| (j as u64, a, b)));
     Ok(Meta {
-        model: LeafModel::learn_ranges(leaves.len() as u64, ranges),
+        model: LeafModel::learn_ranges(leaves.len() as u64, ranges, eps_units),
         directory,
         splits: Vec::new(),
     })
@@ -294,7 +298,9 @@ impl<K: Key> BTreeLearned<K> {
     pub(super) fn recover(&mut self) -> Result<()> {
         let blocks = self.device.len_blocks();
         let leaves = self.walk_leaves(blocks)?;
-        self.meta = relearn(&leaves, self.file())?;
+        let params = self.params();
+        let target = params.leaf_target(self.layout.leaf_cap)?;
+        self.meta = relearn(&leaves, self.file(), eps_units(params.eps, target))?;
         self.header.blocks = blocks;
         self.header.leaves = leaves.len() as u64;
         self.header.slots = self.header.leaves;
