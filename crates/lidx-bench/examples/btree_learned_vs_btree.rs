@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! cargo run --release -p lidx-bench --example btree_learned_vs_btree -- \
-//!     [keys=2M] [dataset=gen:lognormal:<keys>] [profile=sata-ssd] [inserts=10%] [eps=16]
+//!     [keys=2M] [dataset=gen:lognormal:<keys>] [profile=sata-ssd] [inserts=10%] [eps=1024]
 //! ```
 //!
 //! Inserted keys are the held-out part of the shuffled dataset, as in paper 003 §5.2: the
@@ -113,7 +113,7 @@ fn main() {
     let eps = args
         .get(4)
         .and_then(|a| a.parse::<usize>().ok())
-        .unwrap_or(16);
+        .unwrap_or(BTreeLearnedParams::default().eps);
     let profile = SimProfile::named(profile_name).expect("a profile of lidx::io::SimProfile");
 
     let data = lidx_bench::dataset::load(&spec, 42).expect("dataset");

@@ -25,7 +25,7 @@
 //! | 8 or `4*slots`  | kind 0: the first slot's block (slot `j` is block `first + j`); kind 1: each slot's block, `u32` |
 //! | 8               | segments `s`                                                     |
 //! | `32 * s`        | per segment: first key (model space) `u64`, slope `f64`, intercept `f64`, smallest prediction `lo` `f64` |
-//! | `4 * (slots-1)` | per boundary `j = 1..slots`: offset `g_j - j * 2^16`, `i32`; `i32::MAX` = never passed |
+//! | `4 * (slots-1)` | per boundary `j = 1..slots`: offset `g_j - j * 2^24`, `i32`; `i32::MAX` = never passed |
 //! | 8               | ties `t`                                                         |
 //! | `12 * t`        | per tie: slot `u32`, first key (model space) `u64`               |
 //! | 8               | split leaves `d`                                                 |

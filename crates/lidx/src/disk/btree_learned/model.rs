@@ -11,7 +11,7 @@
 //!   bulk load (`capacity * fill` entries), so scans read as few leaves as the B+-tree's.
 //! * **A model of the boundaries.** The optimal PLA ([`crate::model::opt_pla`]) of the points
 //!   `(first key of leaf j, j * U)`, `U` = [`UNITS`] model units per slot, with error `eps`
-//!   units: paper 002's idea of fitting the model to pages rather than to entries (G3), with one
+//!   entries converted to units (at most [`MAX_EPS_UNITS`]): paper 002's idea of fitting the model to pages rather than to entries (G3), with one
 //!   point per leaf, so a segment covers many leaves. The prediction `P` is made monotone across
 //!   segments by clamping each segment to `[lo_i, lo_{i+1}]` (`lo` the running maximum of the
 //!   segments' starts); the fitted points stay within `eps` (`U` need not exceed `eps`: a point
@@ -42,8 +42,10 @@ use crate::model::linear::LinearModel;
 use crate::model::opt_pla::OptPlaBuilder;
 use crate::model::points::CdfPoint;
 
-/// Model units per slot: fine enough that two neighbouring keys rarely share `floor(P)`.
-pub const UNITS: u64 = 1 << 16;
+/// Model units per slot: fine enough that two neighbouring keys rarely share `floor(P)` (a
+/// tie needs a gap under `1 / 2^24` of a leaf's key range; with `2^16`, zipf-gap keys tied at
+/// half the boundaries).
+pub const UNITS: u64 = 1 << 24;
 
 /// Offset of a boundary that no key passes (an empty leaf at the end, after recovery).
 pub const NEVER: i32 = i32::MAX;
@@ -170,6 +172,7 @@ impl LeafModel {
                 model.ties.push(Tie { slot: j, first });
             }
         }
+        model.ties.shrink_to_fit();
         model.finish_offsets();
         model
     }
@@ -328,8 +331,8 @@ mod tests {
         // Pairs of adjacent keys far from the rest make floor(P) collide at boundaries.
         let mut keys = Vec::new();
         for i in 0..5_000u64 {
-            keys.push(i * 1_000_000);
-            keys.push(i * 1_000_000 + 1);
+            keys.push(i * 1_000_000_000_000);
+            keys.push(i * 1_000_000_000_000 + 1);
         }
         let (model, starts) = LeafModel::learn_ranks(&keys, 1_000_000, 3);
         for j in 0..model.slots as usize {
