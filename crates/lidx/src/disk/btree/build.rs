@@ -29,14 +29,14 @@ use super::resident::{ResidentLevels, ResidentNode};
 use super::tree::DiskBTree;
 
 /// Start of part `j` of `n` items split evenly into `parts`.
-fn split_at(n: usize, parts: usize, j: usize) -> usize {
+pub(crate) fn split_at(n: usize, parts: usize, j: usize) -> usize {
     (n as u128 * j as u128 / parts as u128) as usize
 }
 
 /// Writes `keys` as linked leaves in consecutive blocks from the `writer`'s next block, leaf
 /// `j` holding entries `starts[j]..starts[j + 1]` (at most the leaf capacity);
 /// `payload_of(i, &keys[i], out)` fills each payload. Shared with the learned-inner B+-tree
-/// ([`crate::disk::btree_learned`]), whose leaves are these, cut by its model.
+/// ([`crate::disk::btree_learned`]), whose leaves are these, spread the same way.
 pub(crate) fn write_leaves<K: Key>(
     device: &dyn BlockDevice,
     writer: &mut BlockBatch,

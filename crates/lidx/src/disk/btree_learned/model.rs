@@ -8,7 +8,7 @@
 //! block). We keep the window in memory and make it exact:
 //!
 //! * **Leaves cut by count.** The bulk load and the retrain fill every leaf like the B+-tree's
-//!   bulk load (`capacity * fill` entries), so scans read as few leaves as the B+-tree's.
+//!   bulk load (`capacity * fill` entries, spread evenly), so scans read the B+-tree's leaves.
 //! * **A model of the boundaries.** The optimal PLA ([`crate::model::opt_pla`]) of the points
 //!   `(first key of leaf j, j * U)`, `U` = [`UNITS`] model units per slot, with error `eps`
 //!   entries converted to units (at most [`MAX_EPS_UNITS`]): paper 002's idea of fitting the model to pages rather than to entries (G3), with one
@@ -37,6 +37,7 @@
 //! Memory: 4 bytes a leaf, 32 bytes a segment and 12 a tie, against the B+-tree's inner nodes'
 //! 16 bytes a leaf (a key and a child per leaf).
 
+use crate::disk::btree::build::split_at;
 use crate::key::Key;
 use crate::model::linear::LinearModel;
 use crate::model::opt_pla::OptPlaBuilder;
@@ -92,13 +93,16 @@ pub struct LeafModel {
 }
 
 impl LeafModel {
-    /// Cuts sorted unique `keys` into leaves of `target` entries (the last holds the rest) and
-    /// fits the model to them with error `eps` entries; returns the model and the first key
-    /// index of each slot (`slots + 1` entries, the last `keys.len()`).
+    /// Cuts sorted unique `keys` into `ceil(n / target)` leaves spread evenly (as the disk
+    /// B+-tree's bulk load, [`crate::disk::btree::build`]) and fits the model to them with
+    /// error `eps` entries; returns the model and the first key index of each slot (`slots + 1`
+    /// entries, the last `keys.len()`).
     pub fn learn_ranks<K: Key>(keys: &[K], eps: usize, target: usize) -> (LeafModel, Vec<usize>) {
         let target = target.max(1);
-        let mut starts: Vec<usize> = (0..keys.len().max(1)).step_by(target).collect();
-        starts.push(keys.len());
+        let leaves = keys.len().div_ceil(target).max(1);
+        let starts: Vec<usize> = (0..=leaves)
+            .map(|j| split_at(keys.len(), leaves, j))
+            .collect();
         let slots = starts.len() as u64 - 1;
         let ranges = starts
             .windows(2)
@@ -293,9 +297,7 @@ mod tests {
             let (model, starts) = LeafModel::learn_ranks(&keys, eps, target);
             assert_eq!(starts.len() as u64, model.slots + 1);
             for j in 0..model.slots as usize {
-                if j + 1 < model.slots as usize {
-                    assert_eq!(starts[j + 1] - starts[j], target);
-                }
+                assert!((target - 1..=target).contains(&(starts[j + 1] - starts[j])));
                 for k in &keys[starts[j]..starts[j + 1]] {
                     assert_eq!(model.slot_of(k), j as u64, "key {k}, eps {eps}");
                 }
