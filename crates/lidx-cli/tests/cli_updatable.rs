@@ -1,8 +1,9 @@
 //! `lidx bench --on-disk` with paper 003's six workloads on updatable indexes (issue 16): every
 //! workload runs on 20K keys on the simulated and the real device, writes records with the
 //! write breakdown and ratios to the B+-tree, leaves no file behind and no file of `lidx build`
-//! changed; usage errors (an index not built yet, too many operations, threads) are one line
-//! and exit 2 before anything runs.
+//! changed; `lidx build` saves every updatable index and `--out` replaces a file only with
+//! `--force`; usage errors (a parameter an index does not take, too many operations, threads)
+//! are one line and exit 2 before anything runs.
 
 mod common;
 
@@ -140,7 +141,7 @@ fn write_workload_on_a_file_device_leaves_built_files_alone() {
 #[test]
 fn usage_errors_exit_2_with_one_line() {
     for (args, says) in [
-        (&["--index", "alex"][..], "not built yet"),
+        (&["--index", "alex:fill=70"][..], "btree-learned"),
         (&["--index", "dpgm:eps=x"], "dfiting[:eps=<n>]"),
         (
             &["--workload", "write-only", "--queries", "20K"],
