@@ -140,19 +140,28 @@ fn table3(c: &Context) -> Plan {
     recovery(c, TABLE3)
 }
 
-/// `lidx dims <dimension>` on each dataset, with the SVGs it draws named by `svgs`
-/// (`(flag, suffix)`: `--svg` into `<id>-<suffix>.svg`), for the first dataset only.
-fn dims(c: &Context, runs: &[(&str, &[&str], &[(&str, &str)])]) -> Plan {
+/// One `lidx dims` command of a plan.
+struct DimsRun<'a> {
+    /// `approx`, `structure`, `insert`, `retrain`.
+    dimension: &'a str,
+    /// Arguments besides the dataset and the runs.
+    args: &'a [&'a str],
+    /// The SVGs it draws: `(flag, suffix)`, `--svg` into `<id>-<suffix>.svg`.
+    svgs: &'a [(&'a str, &'a str)],
+}
+
+/// `lidx dims` runs on each dataset, with their SVGs drawn for the first dataset only.
+fn dims(c: &Context, runs: &[DimsRun<'_>]) -> Plan {
     let mut steps = Vec::new();
     let mut files = Vec::new();
     for (d, dataset) in c.datasets.iter().enumerate() {
-        for &(dimension, args, svgs) in runs {
-            let mut step = Step::new(StepOutput::Records, &["dims", dimension])
+        for run in runs {
+            let mut step = Step::new(StepOutput::Records, &["dims", run.dimension])
                 .arg("--dataset", dataset)
                 .arg("--runs", "1");
-            step.args.extend(args.iter().map(|a| a.to_string()));
+            step.args.extend(run.args.iter().map(|a| a.to_string()));
             if d == 0 {
-                for &(flag, suffix) in svgs {
+                for &(flag, suffix) in run.svgs {
                     let file = c.file(&format!("-{suffix}.svg"));
                     step = step.arg(flag, &file);
                     files.push(file);
@@ -170,16 +179,19 @@ fn dims(c: &Context, runs: &[(&str, &[&str], &[(&str, &str)])]) -> Plan {
 
 fn fig17(c: &Context) -> Plan {
     let queries = ["--queries", c.ops.as_str()];
-    let queries: &[&str] = &queries;
     dims(
         c,
         &[
-            (
-                "approx",
-                queries,
-                &[("--svg-time", "17b-time"), ("--svg-leaves", "17a-leaves")],
-            ),
-            ("structure", queries, &[("--svg", "17c-structure")]),
+            DimsRun {
+                dimension: "approx",
+                args: &queries,
+                svgs: &[("--svg-time", "17b-time"), ("--svg-leaves", "17a-leaves")],
+            },
+            DimsRun {
+                dimension: "structure",
+                args: &queries,
+                svgs: &[("--svg", "17c-structure")],
+            },
         ],
     )
 }
@@ -188,18 +200,22 @@ fn fig18(c: &Context) -> Plan {
     dims(
         c,
         &[
-            ("insert", &[], &[("--svg", "18a-insert")]),
-            (
-                "retrain",
-                &[],
-                &[
+            DimsRun {
+                dimension: "insert",
+                args: &[],
+                svgs: &[("--svg", "18a-insert")],
+            },
+            DimsRun {
+                dimension: "retrain",
+                args: &[],
+                svgs: &[
                     ("--svg-progress", "18b-progress"),
                     ("--svg-count", "18c-count"),
                     ("--svg-total", "18c-total"),
                     ("--svg-average", "18c-average"),
                     ("--svg-tradeoff", "18d-tradeoff"),
                 ],
-            ),
+            },
         ],
     )
 }
