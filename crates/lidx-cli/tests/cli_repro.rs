@@ -113,7 +113,14 @@ fn cheap_experiments_write_records_csv_and_svg() {
         }
         match id {
             "002-table3" => assert!(header.contains("models_plain,models_zero"), "{header}"),
-            "003-fig6" => assert!(header.contains("search_us"), "{header}"),
+            "003-fig6" => {
+                assert!(header.contains("search_us"), "{header}");
+                // `lidx report` reads the updatable runner's records too.
+                let mut set = RecordSet::default();
+                set.read(&out_dir.join(format!("{id}.jsonl"))).unwrap();
+                assert_eq!(set.updatable.len(), 4);
+                assert!(set.updatable.iter().all(|r| r.workload == "write-only"));
+            }
             _ => {
                 // The join records are the kind `lidx report` reads, with their command.
                 let mut set = RecordSet::default();

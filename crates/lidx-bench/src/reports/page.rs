@@ -351,6 +351,7 @@ pub fn render(
     kind_table(RecordKind::Update, record_rows(&set.update));
     kind_table(RecordKind::Recovery, record_rows(&set.recovery));
     kind_table(RecordKind::Join, record_rows(&set.join));
+    kind_table(RecordKind::Updatable, record_rows(&set.updatable));
     out.push_str("</section>\n</body>\n</html>\n");
     out
 }

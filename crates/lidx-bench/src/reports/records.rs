@@ -16,6 +16,7 @@
 //! | `bench` | `lidx bench`, `lidx bench --workload insert` | [`BenchRecord`] |
 //! | `bench-strings` | `lidx bench` on text or `str16` keys | [`StringRecord`] |
 //! | `disk` | `lidx bench --on-disk` | [`DiskRecord`] |
+//! | `disk-updatable` | `lidx bench --on-disk` with the updatable runner (paper 003; no `schema` field yet, known by its fields) | [`crate::updatable_report::UpdateRecord`] |
 //! | `ycsb` | `lidx ycsb` | [`KvRecord`] |
 //! | `curve` | `lidx ycsb --curve --csv` | [`CurvePoint`] |
 //! | `dims-approx`, `dims-structure`, `dims-update` | `lidx dims approx`, `structure`, `insert` / `retrain` | [`ApproxRecord`], [`StructureRecord`], [`UpdateRecord`] |
@@ -69,11 +70,13 @@ pub enum RecordKind {
     Recovery,
     /// [`JoinRecord`].
     Join,
+    /// [`crate::updatable_report::UpdateRecord`].
+    Updatable,
 }
 
 impl RecordKind {
     /// Every kind, with its name and the field only its records have.
-    pub const ALL: [(RecordKind, &'static str, &'static str); 10] = [
+    pub const ALL: [(RecordKind, &'static str, &'static str); 11] = [
         (RecordKind::Bench, "bench", "mean_log2_window"),
         (RecordKind::Strings, "bench-strings", "mean_window"),
         (RecordKind::Disk, "disk", "inner_blocks_per_op"),
@@ -84,6 +87,7 @@ impl RecordKind {
         (RecordKind::Update, "dims-update", "retrains"),
         (RecordKind::Recovery, "recovery", "recovery_s"),
         (RecordKind::Join, "join", "join_seconds"),
+        (RecordKind::Updatable, "disk-updatable", "inner_read_per_op"),
     ];
 
     /// The kind's name, as `schema` spells it.
@@ -268,6 +272,8 @@ pub struct RecordSet {
     pub recovery: Vec<RecoveryRecord>,
     /// `join` records.
     pub join: Vec<JoinRecord>,
+    /// `disk-updatable` records.
+    pub updatable: Vec<crate::updatable_report::UpdateRecord>,
 }
 
 /// The fields a [`FileSummary`] collects.
@@ -400,6 +406,7 @@ impl RecordSet {
             RecordKind::Update => self.update.push(row.decode().map_err(typed)?),
             RecordKind::Recovery => self.recovery.push(row.decode().map_err(typed)?),
             RecordKind::Join => self.join.push(row.decode().map_err(typed)?),
+            RecordKind::Updatable => self.updatable.push(row.decode().map_err(typed)?),
         }
         *summary.kinds.entry(kind).or_default() += 1;
         for fact in FACTS {
