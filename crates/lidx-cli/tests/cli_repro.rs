@@ -112,7 +112,17 @@ fn cheap_experiments_write_records_csv_and_svg() {
             assert!(svg.contains("<svg") && svg.contains("<polyline"), "{id}");
         }
         match id {
-            "002-table3" => assert!(header.contains("models_plain,models_zero"), "{header}"),
+            "002-table3" => {
+                assert!(header.contains("models_plain,models_zero"), "{header}");
+                let mut set = RecordSet::default();
+                set.read(&out_dir.join(format!("{id}.jsonl"))).unwrap();
+                // Two models at four expected page counts.
+                assert_eq!(set.zero_intervals.len(), 8);
+                assert!(set
+                    .zero_intervals
+                    .iter()
+                    .all(|r| r.models_zero <= r.models_plain));
+            }
             "003-fig6" => {
                 assert!(header.contains("search_us"), "{header}");
                 // `lidx report` reads the updatable runner's records too.
