@@ -28,7 +28,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BenchError + '_ {
 
 /// Files of the output directory that belong to the experiment: its listed outputs, its
 /// scratch directory and the charts `<id>-<chart>.svg` a previous run drew.
-fn existing(context: &Context, plan: &Plan) -> Result<Vec<PathBuf>> {
+pub fn existing(context: &Context, plan: &Plan) -> Result<Vec<PathBuf>> {
     let mut found: Vec<PathBuf> = plan
         .outputs(context)
         .into_iter()

@@ -191,12 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if !args.force {
         for (_, context, plan) in &plans {
-            if let Some(path) = plan
-                .outputs(context)
-                .into_iter()
-                .chain(std::iter::once(context.work()))
-                .find(|p| p.exists())
-            {
+            if let Some(path) = render::existing(context, plan)?.into_iter().next() {
                 return Err(BenchError::OutputExists { path }.into());
             }
         }
