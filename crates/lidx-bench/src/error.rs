@@ -110,6 +110,25 @@ pub enum BenchError {
         /// Why.
         why: String,
     },
+    /// `lidx repro` was given an id no experiment has.
+    UnknownExperiment {
+        /// The id given.
+        got: String,
+        /// Every id the registry knows.
+        known: Vec<String>,
+    },
+    /// An experiment is listed but cannot run yet: what it needs is not built.
+    NotReproducible {
+        /// The experiment's id.
+        id: String,
+        /// What is missing.
+        why: String,
+    },
+    /// An output file exists and the command was not asked to replace it.
+    OutputExists {
+        /// The file.
+        path: PathBuf,
+    },
     /// A report file could not be encoded or decoded.
     Report {
         /// The file.
@@ -202,6 +221,20 @@ impl fmt::Display for BenchError {
             BenchError::PeerUnavailable { engine, why } => {
                 write!(f, "peer {engine} cannot run: {why}")
             }
+            BenchError::UnknownExperiment { got, known } => write!(
+                f,
+                "no experiment `{got}`; the known ones are {} (or `all`, or a paper's number \
+                 such as `003`; `lidx repro list` describes them)",
+                known.join(", ")
+            ),
+            BenchError::NotReproducible { id, why } => {
+                write!(f, "experiment {id} is not reproducible yet: {why}")
+            }
+            BenchError::OutputExists { path } => write!(
+                f,
+                "{} exists; give --force to replace it, or another --out",
+                path.display()
+            ),
         }
     }
 }

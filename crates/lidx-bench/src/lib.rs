@@ -2,12 +2,13 @@
 //!
 //! Nothing in the `lidx` library depends on this crate; the `lidx` command line is a thin layer
 //! over it. The folders are the four parts ([`datasets`], [`workloads`], [`runners`],
-//! [`reports`]); each module is also re-exported at the crate root (`lidx_bench::dataset`,
+//! [`reports`]) and the papers' experiments by name ([`repro`], for `lidx repro`); each module is also re-exported at the crate root (`lidx_bench::dataset`,
 //! `lidx_bench::runner`, ...), the paths the command line and the tests use.
 
 pub mod datasets;
 pub mod error;
 pub mod reports;
+pub mod repro;
 pub mod runners;
 pub mod workloads;
 

@@ -1,7 +1,8 @@
 //! `lidx`: the command line of lidx. One file per subcommand in `cmd/` (its arguments, then
 //! `run`); this file only parses the command line and turns errors into one line on stderr and
 //! an exit code: 2 for a usage error (a bad argument or spec, a parameter the library refuses,
-//! a missing input file, a count the machine's memory cannot hold, as clap does for its own), 1
+//! a missing input file, a count the machine's memory cannot hold, an unknown experiment or an
+//! output `lidx repro` will not replace, as clap does for its own), 1
 //! for anything else.
 
 mod cmd;
@@ -39,6 +40,8 @@ fn main() -> ExitCode {
                         BenchError::BadSpec { .. }
                             | BenchError::NoSuchFile { .. }
                             | BenchError::TooLarge { .. }
+                            | BenchError::UnknownExperiment { .. }
+                            | BenchError::OutputExists { .. }
                     )
                 ) || matches!(cause.downcast_ref(), Some(BenchError::Index(e)) if refused(e))
                     || cause.downcast_ref::<lidx::Error>().is_some_and(refused)

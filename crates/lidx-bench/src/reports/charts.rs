@@ -278,6 +278,24 @@ pub fn charts(set: &RecordSet) -> Result<Vec<Chart>> {
         lines,
     )?;
 
+    // Paper 003: the updatable runner's blocks read per operation against memory.
+    let mut lines = Lines::default();
+    for r in &set.updatable {
+        lines.add(
+            format!("{} {}", r.workload, family(&r.index)),
+            r.memory_bytes as f64,
+            r.read_blocks_per_op,
+        );
+    }
+    charts.add(
+        "blocks-updatable",
+        "Updatable on disk (lidx bench --on-disk, paper 003): blocks read per operation",
+        "Blocks that reached the device per operation (inner and leaf), against the memory the \
+         index keeps after its bulk load.",
+        memory_axes("blocks per operation"),
+        lines,
+    )?;
+
     // Paper 001 Fig. 18a: insert time against reserved space, at each run's last reading.
     let mut lines = Lines::default();
     for r in &set.update {

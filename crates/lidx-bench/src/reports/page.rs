@@ -351,6 +351,8 @@ pub fn render(
     kind_table(RecordKind::Update, record_rows(&set.update));
     kind_table(RecordKind::Recovery, record_rows(&set.recovery));
     kind_table(RecordKind::Join, record_rows(&set.join));
+    kind_table(RecordKind::Updatable, record_rows(&set.updatable));
+    kind_table(RecordKind::ZeroInterval, record_rows(&set.zero_intervals));
     out.push_str("</section>\n</body>\n</html>\n");
     out
 }

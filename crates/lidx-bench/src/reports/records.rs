@@ -16,6 +16,8 @@
 //! | `bench` | `lidx bench`, `lidx bench --workload insert` | [`BenchRecord`] |
 //! | `bench-strings` | `lidx bench` on text or `str16` keys | [`StringRecord`] |
 //! | `disk` | `lidx bench --on-disk` | [`DiskRecord`] |
+//! | `zero-intervals` | `lidx stats --zero-interval --json`, a record per row (`lidx repro 002-table3`; no `schema` field, known by its fields) | [`ZeroIntervalRecord`] |
+//! | `disk-updatable` | `lidx bench --on-disk` with the updatable runner (paper 003; no `schema` field yet, known by its fields) | [`crate::updatable_report::UpdateRecord`] |
 //! | `ycsb` | `lidx ycsb` | [`KvRecord`] |
 //! | `curve` | `lidx ycsb --curve --csv` | [`CurvePoint`] |
 //! | `dims-approx`, `dims-structure`, `dims-update` | `lidx dims approx`, `structure`, `insert` / `retrain` | [`ApproxRecord`], [`StructureRecord`], [`UpdateRecord`] |
@@ -69,11 +71,15 @@ pub enum RecordKind {
     Recovery,
     /// [`JoinRecord`].
     Join,
+    /// [`crate::updatable_report::UpdateRecord`].
+    Updatable,
+    /// [`ZeroIntervalRecord`].
+    ZeroInterval,
 }
 
 impl RecordKind {
     /// Every kind, with its name and the field only its records have.
-    pub const ALL: [(RecordKind, &'static str, &'static str); 10] = [
+    pub const ALL: [(RecordKind, &'static str, &'static str); 12] = [
         (RecordKind::Bench, "bench", "mean_log2_window"),
         (RecordKind::Strings, "bench-strings", "mean_window"),
         (RecordKind::Disk, "disk", "inner_blocks_per_op"),
@@ -84,6 +90,8 @@ impl RecordKind {
         (RecordKind::Update, "dims-update", "retrains"),
         (RecordKind::Recovery, "recovery", "recovery_s"),
         (RecordKind::Join, "join", "join_seconds"),
+        (RecordKind::Updatable, "disk-updatable", "inner_read_per_op"),
+        (RecordKind::ZeroInterval, "zero-intervals", "models_zero"),
     ];
 
     /// The kind's name, as `schema` spells it.
@@ -207,6 +215,36 @@ pub mod default_schema {
     }
 }
 
+/// One row of paper 002 Table 3 as `lidx stats --zero-interval --json` computes it (its
+/// `rows`, each with the answer's dataset and records per block): the models a learned index
+/// needs at an expected number of I/O pages per lookup, without and with disk-based zero
+/// intervals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ZeroIntervalRecord {
+    /// Dataset name.
+    pub dataset: String,
+    /// Records per block.
+    pub per_block: u64,
+    /// Expected I/O pages per lookup asked for.
+    pub pages: f64,
+    /// `PGM` or `RadixSpline`.
+    pub model: String,
+    /// Error of the plain model at those pages.
+    pub eps_plain: u64,
+    /// Error of the zero-interval model at those pages.
+    pub eps_zero: u64,
+    /// Expected pages of the plain model.
+    pub expected_pages_plain: f64,
+    /// Expected pages of the zero-interval model.
+    pub expected_pages_zero: f64,
+    /// Models (segments, spline points) without zero intervals.
+    pub models_plain: u64,
+    /// Models with zero intervals.
+    pub models_zero: u64,
+    /// Models saved, percent.
+    pub saving_percent: f64,
+}
+
 /// What `lidx join` prints: the library's [`lidx::join::JoinReport`] and where its tables
 /// were.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -268,6 +306,10 @@ pub struct RecordSet {
     pub recovery: Vec<RecoveryRecord>,
     /// `join` records.
     pub join: Vec<JoinRecord>,
+    /// `disk-updatable` records.
+    pub updatable: Vec<crate::updatable_report::UpdateRecord>,
+    /// `zero-intervals` records.
+    pub zero_intervals: Vec<ZeroIntervalRecord>,
 }
 
 /// The fields a [`FileSummary`] collects.
@@ -400,6 +442,8 @@ impl RecordSet {
             RecordKind::Update => self.update.push(row.decode().map_err(typed)?),
             RecordKind::Recovery => self.recovery.push(row.decode().map_err(typed)?),
             RecordKind::Join => self.join.push(row.decode().map_err(typed)?),
+            RecordKind::Updatable => self.updatable.push(row.decode().map_err(typed)?),
+            RecordKind::ZeroInterval => self.zero_intervals.push(row.decode().map_err(typed)?),
         }
         *summary.kinds.entry(kind).or_default() += 1;
         for fact in FACTS {

@@ -15,6 +15,7 @@ pub mod kv_torture;
 pub mod output_path;
 pub mod recovery;
 pub mod report;
+pub mod repro;
 pub mod start;
 pub mod stats;
 pub mod table;
@@ -96,6 +97,14 @@ pub enum Command {
     /// Cost: reading the files and drawing a chart per figure, well under a second for
     /// thousands of records.
     Report(report::Args),
+    /// Regenerate a paper's table or figure by name: `lidx repro list` names them all;
+    /// `lidx repro 003-fig6` (or `003`, or `all`) runs the commands that make it and writes
+    /// `<id>.jsonl` (for `lidx report`), `<id>.csv` and SVGs into `--out`.
+    ///
+    /// Cost: `--scale small` (the default) takes seconds to a few minutes per experiment on 2
+    /// cores (100K-1M keys); `--scale full` the README's sizes (10M-50M keys, up to an hour
+    /// for the largest). `--dry-run` prints the commands without running them.
+    Repro(repro::Args),
     /// A store of byte keys and values: `create`, `load`, `get`, `put`, `del`, `scan`,
     /// `stats`, `check`, `compact`, `torture`.
     Kv(kv::Args),
@@ -118,6 +127,7 @@ pub fn run(command: Command) -> anyhow::Result<()> {
         Command::Table(args) => table::run(args),
         Command::Recovery(args) => recovery::run(args),
         Command::Report(args) => report::run(args),
+        Command::Repro(args) => repro::run(args),
         Command::Kv(args) => kv::run(args),
         Command::Verify(args) => verify::run(args),
     }

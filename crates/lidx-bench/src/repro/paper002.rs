@@ -1,0 +1,199 @@
+//! Paper 002 (Zhang, Su & Zhang, *Making In-Memory Learned Indexes Efficient on Disk*): the
+//! zero-interval model savings (`lidx stats --zero-interval`), the memory of compressed
+//! models and zone maps at equal I/O (`lidx bench --on-disk`, [`crate::disk_runner`]), and the
+//! hybrid index under YCSB (`lidx ycsb`, [`crate::kv_runner`]).
+//!
+//! What differs from the paper: generated keys (lognormal, and GRE's hardness generator for the
+//! datasets of varying difficulty) unless `--dataset` names real ones; `sim:nvme` (its Table 2
+//! profile) instead of its four disks, so throughput is modeled; at `small` scale 200K keys
+//! instead of 200M.
+
+use crate::repro::plan::{
+    Axis, Context, Experiment, Figure, Lines, Plan, Sizes, Status, Step, StepOutput, X,
+};
+
+const SMALL: Sizes = Sizes {
+    datasets: &["gen:lognormal:200K"],
+    ops: "20K",
+};
+const FULL: Sizes = Sizes {
+    datasets: &["gen:lognormal:10M"],
+    ops: "200K",
+};
+const HARDNESS_SMALL: Sizes = Sizes {
+    datasets: &[
+        "gen:lognormal:200K",
+        "gen:gre:l=1000,g=10:200K",
+        "gen:gre:l=10000,g=100:200K",
+    ],
+    ops: "20K",
+};
+const HARDNESS_FULL: Sizes = Sizes {
+    datasets: &[
+        "gen:lognormal:50M",
+        "gen:gre:l=10000,g=100:50M",
+        "gen:gre:l=100000,g=1000:50M",
+    ],
+    ops: "200K",
+};
+
+const TABLE3: &[Lines] = &[Lines {
+    name: "models",
+    x: X::Field(Axis::of("expected I/O pages per lookup", &["pages"])),
+    ys: &[
+        Axis::of("w/o zero intervals", &["models_plain"]),
+        Axis::of("with zero intervals", &["models_zero"]),
+    ],
+    y_caption: "models (segments or spline points)",
+    line: &["dataset", "model"],
+}];
+
+fn table3(c: &Context) -> Plan {
+    let steps = c
+        .datasets
+        .iter()
+        .map(|dataset| {
+            Step::new(StepOutput::Stdout, &["stats", "--zero-interval", "--json"])
+                .arg("--dataset", dataset)
+                .arg("--pages", "1.01,1.5,2,3")
+        })
+        .collect();
+    Plan {
+        steps,
+        figure: Figure::Lines(TABLE3),
+        files: Vec::new(),
+    }
+}
+
+/// `lidx bench --on-disk` of `indexes` on every dataset, models and inner nodes in memory.
+fn on_disk(c: &Context, indexes: &str) -> Plan {
+    let steps = c
+        .datasets
+        .iter()
+        .map(|dataset| {
+            Step::new(StepOutput::Records, &["bench", "--on-disk"])
+                .arg("--dataset", dataset)
+                .arg("--index", indexes)
+                .arg("--device", "sim:nvme")
+                .arg("--resident", "inner")
+                .arg("--queries", &c.ops)
+                .arg("--runs", "1")
+        })
+        .collect();
+    Plan {
+        steps,
+        figure: Figure::Charts,
+        files: Vec::new(),
+    }
+}
+
+fn table4(c: &Context) -> Plan {
+    on_disk(
+        c,
+        "pgm:eps=64,pgm-zero:pages=1.5,cpr-pgm:eps=64,zonemap,leco-zonemap,leco-zonemap-rough",
+    )
+}
+
+fn fig9(c: &Context) -> Plan {
+    on_disk(
+        c,
+        "pgm-zero:pages=1.05,pgm-zero:pages=5,cpr-pgm:eps=64,zonemap,leco-zonemap",
+    )
+}
+
+fn table5(c: &Context) -> Plan {
+    let steps = c
+        .datasets
+        .iter()
+        .map(|dataset| {
+            Step::new(StepOutput::Records, &["ycsb"])
+                .arg("--dataset", dataset)
+                .arg("--store", "btree,hybrid")
+                .arg("--workload", "balanced")
+                .arg("--device", "sim:nvme")
+                .arg("--ops", &c.ops)
+                .arg("--dynamic", "sorted-runs")
+        })
+        .collect();
+    Plan {
+        steps,
+        figure: Figure::Charts,
+        files: Vec::new(),
+    }
+}
+
+fn fig11(c: &Context) -> Plan {
+    let mut steps = Vec::new();
+    let mut files = Vec::new();
+    for (d, dataset) in c.datasets.iter().enumerate() {
+        for workload in ["read-only", "write-only", "balanced"] {
+            // The README's budgets: below 25% of the B+-tree's memory the hybrid's models alone
+            // exceed the budget on small data, and it merges after every write.
+            let mut step = Step::new(StepOutput::Records, &["ycsb", "--curve"])
+                .arg("--dataset", dataset)
+                .arg("--workload", workload)
+                .arg("--budgets", "25%,50%,100%,200%,300%")
+                .arg("--device", "sim:nvme")
+                .arg("--ops", &c.ops)
+                .arg("--dynamic", "sorted-runs");
+            if d == 0 {
+                let (csv, svg) = (
+                    c.file(&format!("-{workload}.curve.csv")),
+                    c.file(&format!("-{workload}.svg")),
+                );
+                step = step.arg("--csv", &csv).arg("--svg", &svg);
+                files.extend([csv, svg]);
+            }
+            steps.push(step);
+        }
+    }
+    Plan {
+        steps,
+        figure: Figure::ByCommand,
+        files,
+    }
+}
+
+/// Paper 002's experiments.
+pub const EXPERIMENTS: &[Experiment] = &[
+    Experiment {
+        id: "002-table3",
+        title: "Models Saving of Learned Indexes Equipped with Disk-based Zero Intervals",
+        section: "§6.1 (G3)",
+        small: SMALL,
+        full: FULL,
+        status: Status::Ready(table3),
+    },
+    Experiment {
+        id: "002-table4",
+        title: "Memory Usage: Compressed Learned Indexes vs. Zone Maps",
+        section: "§7 (G4)",
+        small: SMALL,
+        full: FULL,
+        status: Status::Ready(table4),
+    },
+    Experiment {
+        id: "002-table5",
+        title: "Throughput and Space Cost of Disk-based Indexes Under Balanced-Write Workload",
+        section: "§9.2 (G6)",
+        small: SMALL,
+        full: FULL,
+        status: Status::Ready(table5),
+    },
+    Experiment {
+        id: "002-fig9",
+        title: "Memory Usage: PGM-based Indexes vs. Zonemap-based Indexes (datasets of increasing difficulty)",
+        section: "§8.1 (G5)",
+        small: HARDNESS_SMALL,
+        full: HARDNESS_FULL,
+        status: Status::Ready(fig9),
+    },
+    Experiment {
+        id: "002-fig11",
+        title: "Throughput and Memory Usage of Four Indexes on Three Single-Threaded Workloads",
+        section: "§10.2",
+        small: SMALL,
+        full: FULL,
+        status: Status::Ready(fig11),
+    },
+];

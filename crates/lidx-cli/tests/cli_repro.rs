@@ -1,0 +1,197 @@
+//! `lidx repro`: the registry lists every experiment issue 17 names, cheap experiments run end
+//! to end on tiny data and leave JSON lines, CSV and SVG, and bad requests (an unknown id, an
+//! experiment that cannot run yet, an output that exists) are refused before anything runs.
+
+mod common;
+
+use common::{lidx, text};
+
+use lidx_bench::records::RecordSet;
+
+/// Every id issue 17 asks `lidx repro list` to name.
+const ISSUE_IDS: &[&str] = &[
+    "000-fig3",
+    "000-fig5",
+    "000-fig6",
+    "000-fig7",
+    "000-table2",
+    "001-fig10",
+    "001-fig13",
+    "001-fig15",
+    "001-fig16",
+    "001-fig17",
+    "001-fig18",
+    "001-table3",
+    "002-table3",
+    "002-table4",
+    "002-table5",
+    "002-fig9",
+    "002-fig11",
+    "003-fig3",
+    "003-fig5",
+    "003-fig6",
+    "003-fig7",
+    "003-fig10",
+    "003-fig11",
+    "003-fig12",
+    "003-fig13",
+    "003-table4",
+    "003-table5",
+    "004-table1",
+    "004-fig7",
+    "004-fig8",
+];
+
+#[test]
+fn list_names_every_experiment_of_the_issue() {
+    let out = lidx(&["repro", "list"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    for id in ISSUE_IDS {
+        assert!(
+            listed.contains(&format!(" {id} ")),
+            "{id} missing:\n{listed}"
+        );
+    }
+    assert!(listed.contains("not reproducible yet: `lidx start bench`"));
+    let registry: Vec<&str> = lidx_bench::repro::all().iter().map(|e| e.id).collect();
+    for id in &registry {
+        assert_eq!(
+            registry.iter().filter(|i| *i == id).count(),
+            1,
+            "{id} twice"
+        );
+    }
+}
+
+#[test]
+fn every_ready_experiment_has_a_plan_at_both_scales() {
+    for scale in ["small", "full"] {
+        let out = lidx(&["repro", "all", "--dry-run", "--scale", scale]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let plans = text(&out.stdout);
+        for e in lidx_bench::repro::all() {
+            let ready = matches!(e.status, lidx_bench::repro::Status::Ready(_));
+            assert_eq!(plans.contains(&format!("# {}:", e.id)), ready, "{}", e.id);
+        }
+        // The experiments that cannot run are named with the reason, not silently dropped.
+        assert!(text(&out.stderr).contains("skipping experiment 004-fig8 is not reproducible yet"));
+    }
+}
+
+#[test]
+fn cheap_experiments_write_records_csv_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out = lidx(&[
+        "repro",
+        "002-table3",
+        "003-fig6",
+        "000-table2",
+        "--dataset",
+        "gen:lognormal:20K",
+        "--ops",
+        "2K",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for (id, svgs) in [
+        ("002-table3", &["models"][..]),
+        ("003-fig6", &["breakdown"][..]),
+        ("000-table2", &["time", "index"][..]),
+    ] {
+        let csv = std::fs::read_to_string(out_dir.join(format!("{id}.csv"))).unwrap();
+        let mut lines = csv.lines();
+        let header = lines.next().unwrap();
+        assert!(lines.count() >= 2, "{id}: {csv}");
+        let jsonl = std::fs::read_to_string(out_dir.join(format!("{id}.jsonl"))).unwrap();
+        assert_eq!(jsonl.lines().count() + 1, csv.lines().count(), "{id}");
+        for svg in svgs {
+            let svg = std::fs::read_to_string(out_dir.join(format!("{id}-{svg}.svg"))).unwrap();
+            assert!(svg.contains("<svg") && svg.contains("<polyline"), "{id}");
+        }
+        match id {
+            "002-table3" => {
+                assert!(header.contains("models_plain,models_zero"), "{header}");
+                let mut set = RecordSet::default();
+                set.read(&out_dir.join(format!("{id}.jsonl"))).unwrap();
+                // Two models at four expected page counts.
+                assert_eq!(set.zero_intervals.len(), 8);
+                assert!(set
+                    .zero_intervals
+                    .iter()
+                    .all(|r| r.models_zero <= r.models_plain));
+            }
+            "003-fig6" => {
+                assert!(header.contains("search_us"), "{header}");
+                // `lidx report` reads the updatable runner's records too.
+                let mut set = RecordSet::default();
+                set.read(&out_dir.join(format!("{id}.jsonl"))).unwrap();
+                assert_eq!(set.updatable.len(), 4);
+                assert!(set.updatable.iter().all(|r| r.workload == "write-only"));
+            }
+            _ => {
+                // The join records are the kind `lidx report` reads, with their command.
+                let mut set = RecordSet::default();
+                set.read(&out_dir.join(format!("{id}.jsonl"))).unwrap();
+                assert_eq!(set.join.len(), 4);
+                assert!(set.join.iter().all(|j| j.report.algo == "inlj-pgm"));
+                assert!(set.join[0].command.contains("join"), "{:?}", set.join[0]);
+            }
+        }
+        assert!(!out_dir.join(format!("{id}.work")).exists(), "{id}");
+    }
+}
+
+#[test]
+fn unknown_ids_are_refused_with_the_known_ones() {
+    let out = lidx(&["repro", "003-fig99", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("no experiment `003-fig99`"), "{err}");
+    assert!(
+        err.contains("003-fig6") && err.contains("000-table2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_experiment_that_cannot_run_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lidx(&["repro", "004-fig8", "--out", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("experiment 004-fig8 is not reproducible yet: `lidx start bench`"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn existing_outputs_are_kept_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("002-table3.csv");
+    std::fs::write(&csv, "mine\n").unwrap();
+    let args = [
+        "repro",
+        "002-table3",
+        "--dataset",
+        "gen:lognormal:5K",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ];
+    let out = lidx(&args);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("002-table3.csv exists; give --force"), "{err}");
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), "mine\n");
+    assert!(!dir.path().join("002-table3.jsonl").exists());
+
+    let out = lidx(&[&args[..], &["--force"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(&csv)
+        .unwrap()
+        .starts_with("dataset,"));
+}
