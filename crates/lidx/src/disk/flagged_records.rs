@@ -16,14 +16,11 @@
 //! recorded by its owner, never in the blocks: [`decode_records`] is given the count and checks
 //! flags and order, naming the block of a bad record.
 
+use crate::disk::header_fields::{put_u64, u64_at};
 use crate::error::{Error, Result};
 
 /// Bytes of a record besides its payload: key and flag.
 pub const RECORD_EXTRA: usize = 9;
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
 
 /// Records per block for payload size `ps` and `usable` bytes a block.
 pub fn records_per_block(usable: usize, ps: usize) -> usize {
@@ -49,7 +46,7 @@ pub fn encode_records(run: &Run, ps: usize, block_size: usize, out: &mut [u8]) {
     out.fill(0);
     for (i, key) in run.keys.iter().enumerate() {
         let at = (i / per) * block_size + (i % per) * (RECORD_EXTRA + ps);
-        out[at..at + 8].copy_from_slice(&key.to_le_bytes());
+        put_u64(out, at, *key);
         out[at + 8] = u8::from(run.dead[i]);
         out[at + 9..at + 9 + ps].copy_from_slice(&run.payloads[i * ps..(i + 1) * ps]);
     }

@@ -26,6 +26,7 @@ pub mod dpgm;
 pub mod fiting;
 #[doc(hidden)]
 pub mod flagged_records;
+pub(crate) mod header_fields;
 pub mod hybrid;
 pub mod lipp;
 pub mod static_learned;

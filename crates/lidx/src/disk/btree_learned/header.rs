@@ -44,6 +44,10 @@
 //! [`Error::Corrupt`] for block 0. The key type is checked by the caller.
 
 use crate::disk::btree::node::{NodeLayout, NODE_HEADER, NO_BLOCK};
+use crate::disk::header_fields::{
+    check_block_size, corrupt_block0, f64_at, key_name_at, put_key_name, put_u32, put_u64s, u32_at,
+    u64_at, HeaderStart, Short,
+};
 use crate::error::{Error, Result};
 use crate::key::Key;
 
@@ -55,6 +59,15 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBTL1");
 pub const VERSION: u32 = 1;
 /// Bytes of the header.
 pub const HEADER_BYTES: usize = 152;
+/// What block 0 starts with.
+const START: HeaderStart = HeaderStart {
+    what: "header",
+    magic: MAGIC,
+    version: VERSION,
+    kind: None,
+    bytes: HEADER_BYTES,
+    short: Short::Corrupt,
+};
 
 /// The fields of the header block.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,32 +130,30 @@ impl Header {
     /// Writes the header into `out[..HEADER_BYTES]` and zeroes the rest of `out`.
     pub fn encode(&self, out: &mut [u8]) {
         out.fill(0);
-        out[0..8].copy_from_slice(&MAGIC.to_le_bytes());
-        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        out[12..16].copy_from_slice(&self.key_size.to_le_bytes());
-        let name = self.key_name.as_bytes();
-        let n = name.len().min(16);
-        out[16..16 + n].copy_from_slice(&name[..n]);
-        out[32..36].copy_from_slice(&self.payload_size.to_le_bytes());
-        out[36..40].copy_from_slice(&self.block_size.to_le_bytes());
-        for (at, v) in [
-            (40, self.entries),
-            (48, self.leaves),
-            (56, self.slots),
-            (64, self.blocks),
-            (72, self.fill_factor.to_bits()),
-            (80, self.retrain_ratio.to_bits()),
-            (88, self.first_leaf),
-            (96, self.meta_head),
-            (104, self.meta_blocks),
-            (112, self.meta_bytes),
-            (120, self.free_head),
-            (128, self.free_blocks),
-            (136, u64::from(self.clean)),
-            (144, self.eps),
-        ] {
-            out[at..at + 8].copy_from_slice(&v.to_le_bytes());
-        }
+        START.encode(out);
+        put_u32(out, 12, self.key_size);
+        put_key_name(out, 16, &self.key_name);
+        put_u32(out, 32, self.payload_size);
+        put_u32(out, 36, self.block_size);
+        put_u64s(
+            out,
+            &[
+                (40, self.entries),
+                (48, self.leaves),
+                (56, self.slots),
+                (64, self.blocks),
+                (72, self.fill_factor.to_bits()),
+                (80, self.retrain_ratio.to_bits()),
+                (88, self.first_leaf),
+                (96, self.meta_head),
+                (104, self.meta_blocks),
+                (112, self.meta_bytes),
+                (120, self.free_head),
+                (128, self.free_blocks),
+                (136, u64::from(self.clean)),
+                (144, self.eps),
+            ],
+        );
     }
 
     /// [`Error::KeyTypeMismatch`] unless the file holds keys of type `K`.
@@ -151,47 +162,12 @@ impl Header {
     }
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
 /// Decodes and validates a header from the usable bytes of block 0 of `file`.
 #[doc(hidden)]
 pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
-    let corrupt = |what: String| Error::Corrupt {
-        file: file.to_string(),
-        block: Some(0),
-        what,
-    };
-    if bytes.len() < HEADER_BYTES {
-        return Err(corrupt(format!(
-            "header needs {HEADER_BYTES} bytes, the block holds {}",
-            bytes.len()
-        )));
-    }
-    let magic = u64_at(bytes, 0);
-    if magic != MAGIC {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: MAGIC,
-            got: magic,
-        });
-    }
-    let version = u32_at(bytes, 8);
-    if version != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: VERSION,
-        });
-    }
-    let raw_name = &bytes[16..32];
-    let name_len = raw_name.iter().position(|&b| b == 0).unwrap_or(16);
-    let key_name = std::str::from_utf8(&raw_name[..name_len])
+    let corrupt = |what: String| corrupt_block0(file, what);
+    START.check(bytes, file)?;
+    let key_name = key_name_at(bytes, 16)
         .map_err(|_| corrupt("key type name is not UTF-8".to_string()))?
         .to_string();
     let h = Header {
@@ -203,8 +179,8 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         leaves: u64_at(bytes, 48),
         slots: u64_at(bytes, 56),
         blocks: u64_at(bytes, 64),
-        fill_factor: f64::from_bits(u64_at(bytes, 72)),
-        retrain_ratio: f64::from_bits(u64_at(bytes, 80)),
+        fill_factor: f64_at(bytes, 72),
+        retrain_ratio: f64_at(bytes, 80),
         first_leaf: u64_at(bytes, 88),
         meta_head: u64_at(bytes, 96),
         meta_blocks: u64_at(bytes, 104),
@@ -223,9 +199,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
     if let Err(Error::InvalidParameter { name, value, .. }) = h.params().check() {
         return Err(corrupt(format!("{name} {value} is out of range")));
     }
-    if !h.block_size.is_power_of_two() || !(512..=1 << 24).contains(&h.block_size) {
-        return Err(corrupt(format!("block size {} is invalid", h.block_size)));
-    }
+    check_block_size(h.block_size, file)?;
     let Some(layout) = h.layout() else {
         return Err(corrupt(format!(
             "key size {} and payload size {} leave no leaf layout in {}-byte blocks",
