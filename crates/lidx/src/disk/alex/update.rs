@@ -54,8 +54,8 @@ use super::addr::{Addr, NONE};
 use super::data_node::{self, Node};
 use super::inner_node::{InnerHeader, INNER_HEADER_BYTES, INVALID, LIVE};
 use super::meta::META_BYTES;
-use super::pages::Pages;
 use super::tree::{DiskAlex, Step};
+use crate::disk::node_pages::NodePages;
 use std::sync::Arc;
 
 /// Why a data node is rebuilt.
@@ -239,7 +239,7 @@ impl DiskAlex {
         }
         data.commit()?;
         // (2) A new inner node, if any, then the parent's slots or the root.
-        let mut inner = Pages::new(
+        let mut inner = NodePages::new(
             Arc::clone(&self.inner),
             IoClass::Inner,
             self.resident.as_deref(),
@@ -285,7 +285,7 @@ impl DiskAlex {
                 true
             }
         };
-        let written = inner.commit()?;
+        let written = inner.commit_blocks()?;
         drop(inner);
         self.absorb(written);
         self.meta.data_nodes += nodes.len() as u64 - 1;
