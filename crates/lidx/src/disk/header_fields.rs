@@ -134,20 +134,49 @@ pub(crate) enum Short {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct HeaderStart {
     /// The header, in errors ("header", "meta block", "the manifest").
-    pub(crate) what: &'static str,
+    what: &'static str,
     /// Magic number at offset 0.
-    pub(crate) magic: u64,
+    magic: u64,
     /// Format version at offset 8 (the only one this build reads).
-    pub(crate) version: u32,
+    version: u32,
     /// Kind at offset 12, in the formats that record one.
-    pub(crate) kind: Option<u32>,
+    kind: Option<u32>,
     /// Bytes of the header: a shorter block is refused before any field is read.
-    pub(crate) bytes: usize,
+    bytes: usize,
     /// The error of a shorter block.
-    pub(crate) short: Short,
+    short: Short,
 }
 
 impl HeaderStart {
+    /// A header of `bytes` bytes that starts with `magic` and `version`, no kind; a shorter
+    /// block is [`Error::Corrupt`].
+    pub(crate) const fn new(what: &'static str, magic: u64, version: u32, bytes: usize) -> Self {
+        HeaderStart {
+            what,
+            magic,
+            version,
+            kind: None,
+            bytes,
+            short: Short::Corrupt,
+        }
+    }
+
+    /// The same with kind `kind` at offset 12.
+    pub(crate) const fn kind(self, kind: u32) -> Self {
+        HeaderStart {
+            kind: Some(kind),
+            ..self
+        }
+    }
+
+    /// The same, a shorter block being [`Error::Truncated`].
+    pub(crate) const fn truncated(self) -> Self {
+        HeaderStart {
+            short: Short::Truncated,
+            ..self
+        }
+    }
+
     /// Writes the magic, the version and the kind (if any) at the start of `out`.
     pub(crate) fn encode(&self, out: &mut [u8]) {
         put_u64(out, MAGIC_AT, self.magic);
@@ -204,18 +233,32 @@ impl HeaderStart {
     }
 }
 
+/// Asserts that `decode` refuses `good`, a header block it accepts, with a flipped magic
+/// ([`Error::BadMagic`]) and with another version ([`Error::UnsupportedVersion`]): that a
+/// decoder checks its [`HeaderStart`].
+#[cfg(test)]
+pub(crate) fn assert_start_checked<T: std::fmt::Debug>(
+    good: &[u8],
+    decode: impl Fn(&[u8]) -> Result<T>,
+) {
+    decode(good).unwrap();
+    let mut bad = good.to_vec();
+    bad[MAGIC_AT + 1] ^= 1;
+    assert!(matches!(decode(&bad), Err(Error::BadMagic { .. })));
+    let mut bad = good.to_vec();
+    bad[VERSION_AT] ^= 0x40;
+    assert!(matches!(
+        decode(&bad),
+        Err(Error::UnsupportedVersion { .. })
+    ));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const START: HeaderStart = HeaderStart {
-        what: "header",
-        magic: u64::from_le_bytes(*b"lidxTEST"),
-        version: 3,
-        kind: Some(2),
-        bytes: 40,
-        short: Short::Corrupt,
-    };
+    const START: HeaderStart =
+        HeaderStart::new("header", u64::from_le_bytes(*b"lidxTEST"), 3, 40).kind(2);
 
     #[test]
     fn fields_round_trip() {
@@ -264,10 +307,7 @@ mod tests {
             START.check(&b[..39], "f"),
             Err(Error::Corrupt { block: Some(0), .. })
         ));
-        let truncating = HeaderStart {
-            short: Short::Truncated,
-            ..START
-        };
+        let truncating = START.truncated();
         assert!(matches!(
             truncating.check(&b[..39], "f"),
             Err(Error::Truncated { .. })

@@ -42,7 +42,7 @@
 
 use crate::codec::Encoder;
 use crate::disk::header_fields::{
-    check_block_size, corrupt_block0, put_u32, put_u64, u32_at, u64_at, HeaderStart, Short, KIND_AT,
+    check_block_size, corrupt_block0, put_u32, put_u64, u32_at, u64_at, HeaderStart, KIND_AT,
 };
 use crate::error::{Error, Result};
 use crate::mem::alex::AlexParams;
@@ -63,23 +63,19 @@ pub const META_BYTES: usize = 128;
 /// Bytes of the data file header's fields.
 pub const DATA_HEADER_BYTES: usize = 32;
 /// What the meta block starts with.
-const META_START: HeaderStart = HeaderStart {
-    what: "an on-disk ALEX's meta block",
-    magic: MAGIC,
-    version: VERSION,
-    kind: Some(KIND_META),
-    bytes: META_BYTES,
-    short: Short::Truncated,
-};
+const META_START: HeaderStart =
+    HeaderStart::new("an on-disk ALEX's meta block", MAGIC, VERSION, META_BYTES)
+        .kind(KIND_META)
+        .truncated();
 /// What the data file's header starts with.
-const DATA_START: HeaderStart = HeaderStart {
-    what: "an on-disk ALEX's data file header",
-    magic: MAGIC,
-    version: VERSION,
-    kind: Some(KIND_DATA),
-    bytes: DATA_HEADER_BYTES,
-    short: Short::Truncated,
-};
+const DATA_START: HeaderStart = HeaderStart::new(
+    "an on-disk ALEX's data file header",
+    MAGIC,
+    VERSION,
+    DATA_HEADER_BYTES,
+)
+.kind(KIND_DATA)
+.truncated();
 
 /// The meta block's fields.
 #[derive(Clone, Debug, PartialEq)]

@@ -45,7 +45,7 @@
 
 use crate::disk::header_fields::{
     check_block_size, corrupt_block0, f64_at, key_name_at, put_key_name, put_u32, put_u64s, u32_at,
-    u64_at, HeaderStart, Short,
+    u64_at, HeaderStart,
 };
 use crate::error::Result;
 use crate::key::Key;
@@ -61,14 +61,7 @@ pub const VERSION: u32 = 3;
 /// Bytes of the header.
 pub const HEADER_BYTES: usize = 120;
 /// What block 0 starts with.
-const START: HeaderStart = HeaderStart {
-    what: "header",
-    magic: MAGIC,
-    version: VERSION,
-    kind: None,
-    bytes: HEADER_BYTES,
-    short: Short::Corrupt,
-};
+const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES);
 /// Largest height accepted from a file: a tree of fanout 3 this tall would hold more than
 /// 2^64 entries, so a larger value can only be corruption.
 pub const MAX_HEIGHT: u32 = 48;
@@ -109,8 +102,7 @@ pub struct Header {
 impl Header {
     /// The node layout the header's sizes give (`None` if they give none).
     pub fn layout(&self) -> Option<NodeLayout> {
-        let usable = (self.block_size as usize).checked_sub(crate::io::BLOCK_TRAILER)?;
-        NodeLayout::new(usable, self.key_size as usize, self.payload_size as usize)
+        layout_of(self.block_size, self.key_size, self.payload_size)
     }
 
     /// The build parameters the file records. Which levels stay in memory is not one of them
@@ -209,17 +201,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             header.root, header.first_leaf, header.blocks
         )));
     }
-    let free_ok = if header.free_blocks == 0 {
-        header.free_head == NO_BLOCK
-    } else {
-        node_block(header.free_head)
-    };
-    if !free_ok {
-        return Err(corrupt(format!(
-            "free list head {} does not fit {} free blocks in {} blocks",
-            header.free_head, header.free_blocks, header.blocks
-        )));
-    }
+    check_free_head(header.free_head, header.free_blocks, header.blocks, file)?;
     let height_ok = match header.height {
         0 => false,
         1 => header.inners == 0 && header.leaves == 1 && header.root == header.first_leaf,
@@ -231,13 +213,55 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             header.height, header.leaves, header.inners
         )));
     }
-    if header.entries > header.leaves.saturating_mul(layout.leaf_cap as u64) {
-        return Err(corrupt(format!(
-            "{} entries do not fit {} leaves of {}",
-            header.entries, header.leaves, layout.leaf_cap
-        )));
-    }
+    check_entries_fit(header.entries, header.leaves, &layout, file)?;
     Ok(header)
+}
+
+/// The node layout of `block_size`-byte blocks (trailer included) for keys and payloads of
+/// these sizes (`None` if they give none): what the B+-tree's and the learned-inner
+/// B+-tree's headers check.
+pub(crate) fn layout_of(block_size: u32, key_size: u32, payload_size: u32) -> Option<NodeLayout> {
+    let usable = (block_size as usize).checked_sub(crate::io::BLOCK_TRAILER)?;
+    NodeLayout::new(usable, key_size as usize, payload_size as usize)
+}
+
+/// [`Error::Corrupt`](crate::Error::Corrupt) for block 0 unless the free list's head fits its
+/// count: [`NO_BLOCK`] for an empty list, else a block after the header among `blocks`.
+pub(crate) fn check_free_head(head: u64, free_blocks: u64, blocks: u64, file: &str) -> Result<()> {
+    let ok = if free_blocks == 0 {
+        head == NO_BLOCK
+    } else {
+        head >= 1 && head < blocks
+    };
+    if !ok {
+        return Err(corrupt_block0(
+            file,
+            format!(
+                "free list head {head} does not fit {free_blocks} free blocks in {blocks} blocks"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// [`Error::Corrupt`](crate::Error::Corrupt) for block 0 unless `entries` fit `leaves` leaves
+/// of `layout`.
+pub(crate) fn check_entries_fit(
+    entries: u64,
+    leaves: u64,
+    layout: &NodeLayout,
+    file: &str,
+) -> Result<()> {
+    if entries > leaves.saturating_mul(layout.leaf_cap as u64) {
+        return Err(corrupt_block0(
+            file,
+            format!(
+                "{entries} entries do not fit {leaves} leaves of {}",
+                layout.leaf_cap
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -281,18 +305,7 @@ mod tests {
     fn typed_errors() {
         let mut buf = vec![0u8; 4092];
         sample().encode(&mut buf);
-        let mut bad = buf.clone();
-        bad[0] ^= 1;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 9;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::UnsupportedVersion { got: 9, .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_header(b, "f"));
         let mut bad = buf.clone();
         bad[88] = 9;
         assert!(matches!(

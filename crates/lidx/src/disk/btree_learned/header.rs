@@ -43,10 +43,11 @@
 //! entries fit the leaves, the meta stream fits its chain); anything else is
 //! [`Error::Corrupt`] for block 0. The key type is checked by the caller.
 
-use crate::disk::btree::node::{NodeLayout, NODE_HEADER, NO_BLOCK};
+use crate::disk::btree::header::{check_entries_fit, check_free_head, layout_of};
+use crate::disk::btree::node::{NodeLayout, NODE_HEADER};
 use crate::disk::header_fields::{
     check_block_size, corrupt_block0, f64_at, key_name_at, put_key_name, put_u32, put_u64s, u32_at,
-    u64_at, HeaderStart, Short,
+    u64_at, HeaderStart,
 };
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -60,14 +61,7 @@ pub const VERSION: u32 = 1;
 /// Bytes of the header.
 pub const HEADER_BYTES: usize = 152;
 /// What block 0 starts with.
-const START: HeaderStart = HeaderStart {
-    what: "header",
-    magic: MAGIC,
-    version: VERSION,
-    kind: None,
-    bytes: HEADER_BYTES,
-    short: Short::Corrupt,
-};
+const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES);
 
 /// The fields of the header block.
 #[derive(Clone, Debug, PartialEq)]
@@ -113,8 +107,7 @@ pub struct Header {
 impl Header {
     /// The leaf layout the header's sizes give (`None` if they give none).
     pub fn layout(&self) -> Option<NodeLayout> {
-        let usable = (self.block_size as usize).checked_sub(crate::io::BLOCK_TRAILER)?;
-        NodeLayout::new(usable, self.key_size as usize, self.payload_size as usize)
+        layout_of(self.block_size, self.key_size, self.payload_size)
     }
 
     /// The build parameters the file records.
@@ -236,17 +229,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             h.first_leaf, h.meta_head, h.blocks
         )));
     }
-    let free_ok = if h.free_blocks == 0 {
-        h.free_head == NO_BLOCK
-    } else {
-        in_file(h.free_head)
-    };
-    if !free_ok {
-        return Err(corrupt(format!(
-            "free list head {} does not fit {} free blocks in {} blocks",
-            h.free_head, h.free_blocks, h.blocks
-        )));
-    }
+    check_free_head(h.free_head, h.free_blocks, h.blocks, file)?;
     let per_block = (layout.usable - NODE_HEADER) as u64;
     if h.meta_bytes > h.meta_blocks.saturating_mul(per_block) {
         return Err(corrupt(format!(
@@ -254,12 +237,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             h.meta_bytes, h.meta_blocks
         )));
     }
-    if h.entries > h.leaves.saturating_mul(layout.leaf_cap as u64) {
-        return Err(corrupt(format!(
-            "{} entries do not fit {} leaves of {}",
-            h.entries, h.leaves, layout.leaf_cap
-        )));
-    }
+    check_entries_fit(h.entries, h.leaves, &layout, file)?;
     Ok(h)
 }
 
@@ -302,18 +280,7 @@ mod tests {
     fn typed_errors() {
         let mut buf = vec![0u8; 4092];
         sample().encode(&mut buf);
-        let mut bad = buf.clone();
-        bad[0] ^= 1;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 9;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::UnsupportedVersion { got: 9, .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_header(b, "f"));
         for at in [56, 72, 80, 88, 96, 112, 120, 136, 144] {
             let mut bad = buf.clone();
             bad[at + 7] ^= 0x80;

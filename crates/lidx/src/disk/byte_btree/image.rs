@@ -25,7 +25,7 @@
 //! | 72     | 4    | crc32c of the body                    |
 
 use crate::codec::{get_varint, put_varint};
-use crate::disk::header_fields::{put_u32, put_u64s, u32_at, u64_at, HeaderStart, Short};
+use crate::disk::header_fields::{put_u32, put_u64s, u32_at, u64_at, HeaderStart};
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
 use crate::io::{BlockDevice, IoClass, Storage};
@@ -40,23 +40,21 @@ const IMAGE_HEADER: usize = 76;
 /// Offset of the block size in both files' header.
 const BLOCK_SIZE_AT: usize = 12;
 /// What the page file's header block starts with.
-const PAGES_START: HeaderStart = HeaderStart {
-    what: "the page file's header",
-    magic: PAGES_MAGIC,
-    version: BTREE_VERSION,
-    kind: None,
-    bytes: BLOCK_SIZE_AT + 4,
-    short: Short::Truncated,
-};
+const PAGES_START: HeaderStart = HeaderStart::new(
+    "the page file's header",
+    PAGES_MAGIC,
+    BTREE_VERSION,
+    BLOCK_SIZE_AT + 4,
+)
+.truncated();
 /// What a checkpoint image's block 0 starts with.
-const IMAGE_START: HeaderStart = HeaderStart {
-    what: "a checkpoint image's header",
-    magic: IMAGE_MAGIC,
-    version: BTREE_VERSION,
-    kind: None,
-    bytes: IMAGE_HEADER,
-    short: Short::Truncated,
-};
+const IMAGE_START: HeaderStart = HeaderStart::new(
+    "a checkpoint image's header",
+    IMAGE_MAGIC,
+    BTREE_VERSION,
+    IMAGE_HEADER,
+)
+.truncated();
 
 /// What a checkpoint image holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

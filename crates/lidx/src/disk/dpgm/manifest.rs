@@ -44,7 +44,7 @@
 
 use crate::disk::header_fields::{
     check_block_size, check_key_at, corrupt_block0, put_key_name, put_u32, put_u64s, u32_at,
-    u64_at, HeaderStart, Short,
+    u64_at, HeaderStart,
 };
 use crate::error::Result;
 use crate::key::Key;
@@ -65,14 +65,7 @@ const FIXED_BYTES: usize = 104;
 /// Bytes per level in the table.
 const LEVEL_BYTES: usize = 24;
 /// What block 0 starts with.
-const START: HeaderStart = HeaderStart {
-    what: "the manifest",
-    magic: MAGIC,
-    version: VERSION,
-    kind: None,
-    bytes: FIXED_BYTES,
-    short: Short::Corrupt,
-};
+const START: HeaderStart = HeaderStart::new("the manifest", MAGIC, VERSION, FIXED_BYTES);
 
 /// One disk level as the manifest records it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,18 +276,7 @@ mod tests {
         let mut buf = vec![0u8; 4092];
         sample().encode(&mut buf);
         assert_eq!(decode_manifest(&buf, "f").unwrap(), sample());
-        let mut bad = buf.clone();
-        bad[0] ^= 1;
-        assert!(matches!(
-            decode_manifest(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 7;
-        assert!(matches!(
-            decode_manifest(&bad, "f"),
-            Err(Error::UnsupportedVersion { got: 7, .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_manifest(b, "f"));
         // eps past 2^32, base, region, a level number, a level's records, a generation.
         for at in [45, 59, 91, 107, 123, 119] {
             let mut bad = buf.clone();

@@ -69,7 +69,7 @@
 
 use crate::disk::header_fields::{
     check_block_size, check_key_at, corrupt_block0, f64_at, put_key_name, put_u32, put_u64,
-    put_u64s, u32_at, u64_at, HeaderStart, Short,
+    put_u64s, u32_at, u64_at, HeaderStart,
 };
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -92,14 +92,7 @@ pub const SEGREF_BYTES: usize = 40;
 /// "No sibling".
 pub const NONE: u64 = u64::MAX;
 /// What block 0 starts with.
-const START: HeaderStart = HeaderStart {
-    what: "the header",
-    magic: MAGIC,
-    version: VERSION,
-    kind: None,
-    bytes: HEADER_BYTES,
-    short: Short::Corrupt,
-};
+const START: HeaderStart = HeaderStart::new("the header", MAGIC, VERSION, HEADER_BYTES);
 
 /// The segment file's header.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -397,18 +390,7 @@ mod tests {
         let mut buf = vec![0u8; 4092];
         header().encode(&mut buf);
         assert_eq!(decode_header(&buf, "f").unwrap(), header());
-        let mut bad = buf.clone();
-        bad[0] ^= 1;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 9;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::UnsupportedVersion { .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_header(b, "f"));
         // eps past 2^32, buffer, the file's blocks (too few), the extra buffer, live blocks.
         for (at, v) in [(46, 0x7f), (50, 0x7f), (72, 2), (82, 0x7f), (90, 0x7f)] {
             let mut bad = buf.clone();

@@ -43,7 +43,7 @@
 
 use crate::disk::header_fields::{
     check_block_size, corrupt_block0, key_name_at, put_key_name, put_u32, put_u64s, u32_at, u64_at,
-    HeaderStart, Short,
+    HeaderStart,
 };
 use crate::error::Result;
 use crate::mem::lipp::LippParams;
@@ -59,14 +59,8 @@ pub const KIND: u32 = 1;
 /// Bytes of the meta block's fields.
 pub const META_BYTES: usize = 136;
 /// What block 0 starts with.
-const START: HeaderStart = HeaderStart {
-    what: "an on-disk LIPP's meta block",
-    magic: MAGIC,
-    version: VERSION,
-    kind: Some(KIND),
-    bytes: META_BYTES,
-    short: Short::Corrupt,
-};
+const START: HeaderStart =
+    HeaderStart::new("an on-disk LIPP's meta block", MAGIC, VERSION, META_BYTES).kind(KIND);
 
 /// The fields of the meta block.
 #[derive(Clone, Debug, PartialEq)]
@@ -223,18 +217,7 @@ mod tests {
         sample().encode(&mut buf);
         assert_eq!(decode_meta(&buf, "f").unwrap(), sample());
         sample().check_key::<u64>("f").unwrap();
-        let mut bad = buf.clone();
-        bad[1] ^= 1;
-        assert!(matches!(
-            decode_meta(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 2;
-        assert!(matches!(
-            decode_meta(&bad, "f"),
-            Err(Error::UnsupportedVersion { got: 2, .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_meta(b, "f"));
         for at in [12usize, 44, 56, 88, 120] {
             let mut bad = buf.clone();
             bad[at..at + 4].copy_from_slice(&[0xff; 4]);

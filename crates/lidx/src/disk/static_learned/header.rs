@@ -47,7 +47,7 @@
 
 use crate::disk::header_fields::{
     check_block_size, key_name_at, put_key_name, put_u32, put_u64, put_u64s, u32_at, u64_at,
-    HeaderStart, Short, KEY_NAME_BYTES,
+    HeaderStart, KEY_NAME_BYTES,
 };
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
@@ -69,14 +69,7 @@ pub const HEADER_BYTES: usize = 252;
 pub const MODEL_PARAMS_BYTES: usize = 128;
 
 /// What block 0 starts with.
-const START: HeaderStart = HeaderStart {
-    what: "header",
-    magic: MAGIC,
-    version: VERSION,
-    kind: None,
-    bytes: HEADER_BYTES,
-    short: Short::Truncated,
-};
+const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES).truncated();
 
 /// Largest key size accepted from a header (every key type is at most 16 bytes).
 const MAX_KEY_SIZE: u32 = 1024;
