@@ -22,7 +22,7 @@
 //!   [`crate::key::check_key_type`]).
 //!
 //! Anything else a header says is checked by its own decoder, which knows what its fields
-//! mean; [`corrupt_block0`] is the error it gives.
+//! mean; [`corrupt_block0`] is the error it gives ([`corrupt_at`] for any other block).
 
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -100,13 +100,18 @@ pub(crate) fn check_key_at<K: Key>(
     crate::key::check_key_type::<K>(file, &name, u32_at(b, size_at))
 }
 
-/// [`Error::Corrupt`] for block 0 (the header) of `file`.
-pub(crate) fn corrupt_block0(file: &str, what: impl Into<String>) -> Error {
+/// [`Error::Corrupt`] for block `block` of `file`.
+pub(crate) fn corrupt_at(file: &str, block: u64, what: impl Into<String>) -> Error {
     Error::Corrupt {
         file: file.to_string(),
-        block: Some(0),
+        block: Some(block),
         what: what.into(),
     }
+}
+
+/// [`Error::Corrupt`] for block 0 (the header) of `file`.
+pub(crate) fn corrupt_block0(file: &str, what: impl Into<String>) -> Error {
+    corrupt_at(file, 0, what)
 }
 
 /// [`Error::Corrupt`] for block 0 of `file` unless `block_size` is a power of two from 512

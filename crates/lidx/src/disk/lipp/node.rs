@@ -36,8 +36,9 @@
 //! checksum trailer is not addressable). In the code a node is named by its *position*,
 //! `block * usable + offset`.
 
+use crate::disk::header_fields::corrupt_at as corrupt;
 use crate::disk::header_fields::{f64_at, put_u32, put_u64s, u32_at, u64_at};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::mem::lipp::model::LinearModel;
 
 /// Tag of a node header.
@@ -98,15 +99,6 @@ impl NodeHeader {
     /// Bytes of the node: header and slots.
     pub fn node_bytes(&self, slot_bytes: usize) -> u64 {
         NODE_HEADER as u64 + self.slots * slot_bytes as u64
-    }
-}
-
-/// A typed error for a node of `file` in `block`.
-pub(crate) fn corrupt(file: &str, block: u64, what: impl Into<String>) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: Some(block),
-        what: what.into(),
     }
 }
 
@@ -245,6 +237,7 @@ pub fn decode_slot(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn sample() -> NodeHeader {
         NodeHeader {

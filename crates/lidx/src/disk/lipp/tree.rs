@@ -23,7 +23,8 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::Key;
 
 use super::meta::{decode_meta, Meta};
-use super::node::{corrupt, decode_node_header, decode_slot, NodeHeader, SlotKind, NODE_HEADER};
+use super::node::{decode_node_header, decode_slot, NodeHeader, SlotKind, NODE_HEADER};
+use crate::disk::header_fields::corrupt_at as corrupt;
 use crate::disk::node_pages::NodePages;
 
 /// Node headers kept in memory (`inner_in_memory`), by node position.
