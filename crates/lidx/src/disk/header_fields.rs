@@ -85,6 +85,13 @@ pub(crate) fn key_name_at(b: &[u8], at: usize) -> std::result::Result<&str, Stri
     std::str::from_utf8(&raw[..len]).map_err(|_| String::from_utf8_lossy(&raw[..len]).into_owned())
 }
 
+/// Writes `K`'s name at `name_at` and its size (`u32`) at `size_at`: what [`check_key_at`]
+/// checks.
+pub(crate) fn put_key_at<K: Key>(out: &mut [u8], name_at: usize, size_at: usize) {
+    put_key_name(out, name_at, K::NAME);
+    put_u32(out, size_at, K::SIZE as u32);
+}
+
 /// [`Error::KeyTypeMismatch`] unless the key type name at `name_at` and the key size (`u32`)
 /// at `size_at` are those of `K`; a name that is not UTF-8 is a mismatch too.
 pub(crate) fn check_key_at<K: Key>(
@@ -275,7 +282,7 @@ mod tests {
         assert_eq!(f64_at(&b, 24), 1.5);
         assert_eq!(key_name_at(&b, 32), Ok("u64"));
         START.check(&b, "f").unwrap();
-        put_u32(&mut b, 12, 8);
+        put_key_at::<u64>(&mut b, 32, 12);
         check_key_at::<u64>(&b, 32, 12, "f").unwrap();
         assert!(matches!(
             check_key_at::<u32>(&b, 32, 12, "f"),

@@ -43,11 +43,10 @@
 //! [`crate::disk::flagged_records::decode_records`] checks a region's records.
 
 use crate::disk::header_fields::{
-    check_block_size, check_key_at, corrupt_block0, put_key_name, put_u32, put_u64s, u32_at,
-    u64_at, HeaderStart,
+    check_block_size, check_key_at, corrupt_block0, put_key_at, put_u32, put_u64s, u32_at, u64_at,
+    HeaderStart,
 };
 use crate::error::Result;
-use crate::key::Key;
 use crate::mem::pgm::PgmParams;
 
 pub use crate::disk::flagged_records::records_per_block;
@@ -122,8 +121,7 @@ impl Manifest {
     pub fn encode(&self, out: &mut [u8]) {
         out.fill(0);
         START.encode(out);
-        put_u32(out, 12, u64::SIZE as u32);
-        put_key_name(out, 16, u64::NAME);
+        put_key_at::<u64>(out, 16, 12);
         put_u32(out, 32, self.params.payload_size as u32);
         put_u32(out, 36, self.block_size);
         put_u64s(
