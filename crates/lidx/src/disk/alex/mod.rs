@@ -9,7 +9,7 @@
 //!
 //! * `addr`: 8-byte child addresses (block, offset) and byte positions;
 //! * the blocks one operation reads and writes, by [`crate::io::IoClass`], and the bulk
-//!   load's appender are [`crate::disk::node_pages`]'s, shared with LIPP;
+//!   load's appender are `disk::node_pages`'s, shared with LIPP;
 //! * `meta`: the meta block and the data file's header (magic, version, kind, parameters);
 //! * `inner_node`, `data_node`: the two node codecs, and the on-disk gapped-array walk;
 //! * `build`: bulk load by the in-memory ALEX's cost model and fanout tree, laid out on disk;

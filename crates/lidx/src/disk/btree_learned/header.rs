@@ -94,7 +94,7 @@ pub struct Header {
     pub meta_blocks: u64,
     /// Bytes of the meta stream.
     pub meta_bytes: u64,
-    /// First block of the free list's chain ([`NO_BLOCK`] when empty).
+    /// First block of the free list's chain ([`NO_BLOCK`](crate::disk::btree::node::NO_BLOCK) when empty).
     pub free_head: u64,
     /// Free blocks, chain blocks included.
     pub free_blocks: u64,

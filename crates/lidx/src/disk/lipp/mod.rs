@@ -18,7 +18,7 @@
 //! * `node.rs`: the node codec: header (model, statistics) and slots, each a flag byte and its
 //!   content; addresses. `meta.rs`: the meta block codec.
 //! * an operation's blocks, read once each, written in runs, and the bulk load's sequential
-//!   appender are [`crate::disk::node_pages`]'s, shared with ALEX.
+//!   appender are `disk::node_pages`'s, shared with ALEX.
 //! * `build.rs`: subtrees laid out breadth first with the in-memory LIPP's plan; the bulk
 //!   load ([`DiskLipp::build`]).
 //! * `tree.rs`: [`DiskLipp`], open, lookups and scans ([`crate::disk::DiskIndex`]).
