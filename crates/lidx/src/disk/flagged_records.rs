@@ -16,18 +16,45 @@
 //! recorded by its owner, never in the blocks: [`decode_records`] is given the count and checks
 //! flags and order, naming the block of a bad record.
 
+use crate::disk::header_fields::{put_u64, u64_at};
 use crate::error::{Error, Result};
 
 /// Bytes of a record besides its payload: key and flag.
 pub const RECORD_EXTRA: usize = 9;
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
+/// Largest payload a record holds, in bytes.
+pub const MAX_PAYLOAD: usize = 1 << 16;
 
 /// Records per block for payload size `ps` and `usable` bytes a block.
 pub fn records_per_block(usable: usize, ps: usize) -> usize {
     usable / (RECORD_EXTRA + ps)
+}
+
+/// [`Error::InvalidParameter`] for a payload above [`MAX_PAYLOAD`]: what the parameters of
+/// every owner of such records check.
+pub fn check_payload_size(ps: usize) -> Result<()> {
+    if ps > MAX_PAYLOAD {
+        return Err(Error::InvalidParameter {
+            name: "payload_size",
+            value: ps.to_string(),
+            expected: "at most 65536 bytes",
+        });
+    }
+    Ok(())
+}
+
+/// Records per block of `block_size` bytes (trailer included) for payload size `ps`;
+/// [`Error::InvalidParameter`] when not even one fits: what a build checks against its
+/// device's blocks.
+pub fn per_block_for(block_size: usize, ps: usize) -> Result<usize> {
+    match records_per_block(block_size.saturating_sub(crate::io::BLOCK_TRAILER), ps) {
+        0 => Err(Error::InvalidParameter {
+            name: "payload_size",
+            value: format!("{ps} with {block_size}-byte blocks"),
+            expected: "small enough for a key, a flag byte and a payload to fit a block",
+        }),
+        per => Ok(per),
+    }
 }
 
 /// Sorted records with tombstones: level 0 in memory, a region of the manifest, or a run being merged.
@@ -49,7 +76,7 @@ pub fn encode_records(run: &Run, ps: usize, block_size: usize, out: &mut [u8]) {
     out.fill(0);
     for (i, key) in run.keys.iter().enumerate() {
         let at = (i / per) * block_size + (i % per) * (RECORD_EXTRA + ps);
-        out[at..at + 8].copy_from_slice(&key.to_le_bytes());
+        put_u64(out, at, *key);
         out[at + 8] = u8::from(run.dead[i]);
         out[at + 9..at + 9 + ps].copy_from_slice(&run.payloads[i * ps..(i + 1) * ps]);
     }
@@ -228,5 +255,19 @@ mod tests {
             Err(Error::Corrupt { block: Some(1), .. })
         ));
         assert!(decode_records(&out, 5000, 8, 4096, 1, "f").is_err());
+    }
+
+    #[test]
+    fn payload_limits() {
+        check_payload_size(MAX_PAYLOAD).unwrap();
+        assert!(matches!(
+            check_payload_size(MAX_PAYLOAD + 1),
+            Err(Error::InvalidParameter { .. })
+        ));
+        assert_eq!(per_block_for(4096, 8).unwrap(), 4092 / 17);
+        assert!(matches!(
+            per_block_for(512, 600),
+            Err(Error::InvalidParameter { .. })
+        ));
     }
 }

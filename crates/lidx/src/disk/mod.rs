@@ -26,8 +26,10 @@ pub mod dpgm;
 pub mod fiting;
 #[doc(hidden)]
 pub mod flagged_records;
+pub(crate) mod header_fields;
 pub mod hybrid;
 pub mod lipp;
+pub(crate) mod node_pages;
 pub mod static_learned;
 mod write_clock;
 

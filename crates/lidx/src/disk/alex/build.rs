@@ -26,9 +26,9 @@ use super::addr::{Addr, NONE};
 use super::data_node::{self, DATA_HEADER_BYTES};
 use super::inner_node::{InnerHeader, INNER_HEADER_BYTES, LIVE};
 use super::meta::{encode_data_header, Meta, DATA_HEADER_BYTES as FILE_HEADER_BYTES};
-use super::pages::Appender;
 use super::params::DiskAlexParams;
 use super::tree::{data_file, inner_file, usable_of, DiskAlex, DiskAlexSmos};
+use crate::disk::node_pages::Appender;
 
 impl DiskAlex {
     /// Builds the index `name` in `storage` (files `<name>.inner` and `<name>.data`, created
@@ -112,7 +112,7 @@ impl DiskAlex {
 
         let data = storage.create(&data_file(name))?;
         let payload = params.payload_size;
-        let mut out = Appender::new(data.as_ref(), IoClass::Leaf);
+        let mut out = Appender::new(data.as_ref(), usable, IoClass::Leaf);
         for (i, leaf) in parts.leaves.iter().enumerate() {
             let prev = i
                 .checked_sub(1)
@@ -123,7 +123,7 @@ impl DiskAlex {
             let bytes = data_node::encode(leaf, payload, prev, next, &mut |v, buf| {
                 payload_of(v as usize, &keys[v as usize], buf)
             });
-            out.push(data.as_ref(), &bytes)?;
+            out.write(data.as_ref(), &bytes)?;
         }
         out.finish(data.as_ref())?;
         let file_id = file_id(keys);
@@ -137,7 +137,7 @@ impl DiskAlex {
         data.write_blocks(0, &mut block, IoClass::Header)?;
 
         let inner = storage.create(&inner_file(name))?;
-        let mut out = Appender::new(inner.as_ref(), IoClass::Inner);
+        let mut out = Appender::new(inner.as_ref(), usable, IoClass::Inner);
         for &id in &order {
             let node = &parts.inners[id as usize];
             let mut bytes = vec![0u8; INNER_HEADER_BYTES + 8 * node.children.len()];
@@ -152,7 +152,7 @@ impl DiskAlex {
                 let at = INNER_HEADER_BYTES + 8 * k;
                 bytes[at..at + 8].copy_from_slice(&child_addr(c).to_le_bytes());
             }
-            out.push(inner.as_ref(), &bytes)?;
+            out.write(inner.as_ref(), &bytes)?;
         }
         out.finish(inner.as_ref())?;
         let meta = Meta {

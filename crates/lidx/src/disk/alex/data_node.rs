@@ -33,7 +33,7 @@
 //! never reads the bitmap; gap payloads are zeros. The bitmap sits between the header and the
 //! slots, so a large node's bitmap spans whole blocks of its own (paper 003 §4.1: "the bitmap
 //! for one data node can cover at most 32 blocks"); a scan reads it one block at a time as it
-//! goes, through `Pages`.
+//! goes, through `NodePages`.
 //!
 //! The lookup and insert walk here is the in-memory node's (`upper_bound_from`,
 //! `lower_bound_from`, `put`, `insert_with_shifts`, `closest_gap`, `refill_gaps_before`,
@@ -52,7 +52,7 @@ use crate::mem::alex::params::Derived;
 
 use super::addr::{Addr, NONE};
 use super::inner_node::{INVALID, LIVE};
-use super::pages::Pages;
+use crate::disk::node_pages::NodePages;
 
 /// Tag of a data node.
 pub(crate) const TAG: u32 = u32::from_le_bytes(*b"ALXD");
@@ -217,7 +217,7 @@ pub fn decode_data_header(bytes: &[u8], file: &str, block: u64) -> Result<DataHe
     Ok(h)
 }
 
-/// A data node being read or changed through an operation's `Pages`.
+/// A data node being read or changed through an operation's `NodePages`.
 #[derive(Clone, Copy)]
 pub(crate) struct Node {
     pub(crate) pos: u64,
@@ -226,7 +226,7 @@ pub(crate) struct Node {
 }
 
 /// Reads `pos..pos+len` bounds: a node must lie before the end of the file's nodes.
-fn check_extent(pages: &Pages, pos: u64, len: u64, end: u64, what: &str) -> Result<()> {
+fn check_extent(pages: &NodePages, pos: u64, len: u64, end: u64, what: &str) -> Result<()> {
     if pos.checked_add(len).is_none_or(|e| e > end) {
         return Err(Error::Corrupt {
             file: pages.file().to_string(),
@@ -240,7 +240,12 @@ fn check_extent(pages: &Pages, pos: u64, len: u64, end: u64, what: &str) -> Resu
 impl Node {
     /// Reads the live data node at `pos` (its header only); `end` is where the file's nodes
     /// end.
-    pub(crate) fn open(pages: &mut Pages, pos: u64, slot_bytes: usize, end: u64) -> Result<Node> {
+    pub(crate) fn open(
+        pages: &mut NodePages,
+        pos: u64,
+        slot_bytes: usize,
+        end: u64,
+    ) -> Result<Node> {
         let mut b = [0u8; DATA_HEADER_BYTES];
         check_extent(
             pages,
@@ -281,42 +286,46 @@ impl Node {
     }
 
     /// Writes the header back (statistics, counts, links, state).
-    pub(crate) fn write_header(&self, pages: &mut Pages) -> Result<()> {
+    pub(crate) fn write_header(&self, pages: &mut NodePages) -> Result<()> {
         let mut b = [0u8; DATA_HEADER_BYTES];
         self.h.encode(&mut b);
         pages.write(self.pos, &b)
     }
 
     /// The key in slot `i`.
-    pub(crate) fn key(&self, pages: &mut Pages, i: usize) -> Result<u64> {
+    pub(crate) fn key(&self, pages: &mut NodePages, i: usize) -> Result<u64> {
         pages.u64(self.slot_pos(i))
     }
 
     /// Copies slot `i`'s payload into `out`.
-    pub(crate) fn payload(&self, pages: &mut Pages, i: usize, out: &mut [u8]) -> Result<()> {
+    pub(crate) fn payload(&self, pages: &mut NodePages, i: usize, out: &mut [u8]) -> Result<()> {
         pages.read(self.slot_pos(i) + 8, &mut out[..self.slot_bytes - 8])
     }
 
-    fn word(&self, pages: &mut Pages, w: usize) -> Result<u64> {
+    fn word(&self, pages: &mut NodePages, w: usize) -> Result<u64> {
         pages.u64(self.bitmap_pos() + 8 * w as u64)
     }
 
-    fn set_word(&self, pages: &mut Pages, w: usize, v: u64) -> Result<()> {
+    fn set_word(&self, pages: &mut NodePages, w: usize, v: u64) -> Result<()> {
         pages.put_u64(self.bitmap_pos() + 8 * w as u64, v)
     }
 
-    fn is_occupied(&self, pages: &mut Pages, i: usize) -> Result<bool> {
+    fn is_occupied(&self, pages: &mut NodePages, i: usize) -> Result<bool> {
         Ok(self.word(pages, i / 64)? >> (i % 64) & 1 == 1)
     }
 
-    fn set_bit(&self, pages: &mut Pages, i: usize, on: bool) -> Result<()> {
+    fn set_bit(&self, pages: &mut NodePages, i: usize, on: bool) -> Result<()> {
         let w = self.word(pages, i / 64)?;
         let bit = 1u64 << (i % 64);
         self.set_word(pages, i / 64, if on { w | bit } else { w & !bit })
     }
 
     /// The first occupied slot at or after `from`.
-    pub(crate) fn next_occupied(&self, pages: &mut Pages, from: usize) -> Result<Option<usize>> {
+    pub(crate) fn next_occupied(
+        &self,
+        pages: &mut NodePages,
+        from: usize,
+    ) -> Result<Option<usize>> {
         if from >= self.cap() {
             return Ok(None);
         }
@@ -344,7 +353,7 @@ impl Node {
     /// The first slot in `lo..hi` whose key fails `keep` (keys are sorted), by binary search.
     fn partition(
         &self,
-        pages: &mut Pages,
+        pages: &mut NodePages,
         mut lo: usize,
         mut hi: usize,
         keep: impl Fn(u64) -> bool,
@@ -362,7 +371,12 @@ impl Node {
 
     /// The first slot whose key is `> key`, searching exponentially from `from`, and the
     /// doublings it took.
-    fn upper_bound_from(&self, pages: &mut Pages, from: usize, key: u64) -> Result<(usize, u32)> {
+    fn upper_bound_from(
+        &self,
+        pages: &mut NodePages,
+        from: usize,
+        key: u64,
+    ) -> Result<(usize, u32)> {
         let mut bound = 1;
         let mut iterations = 0;
         let (lo, hi) = if key < self.key(pages, from)? {
@@ -383,7 +397,7 @@ impl Node {
     }
 
     /// The first slot whose key is `>= key`, searching exponentially from `from`.
-    fn lower_bound_from(&self, pages: &mut Pages, from: usize, key: u64) -> Result<usize> {
+    fn lower_bound_from(&self, pages: &mut NodePages, from: usize, key: u64) -> Result<usize> {
         let mut bound = 1;
         let (lo, hi) = if self.key(pages, from)? >= key {
             while bound <= from && self.key(pages, from - bound)? >= key {
@@ -401,7 +415,7 @@ impl Node {
     }
 
     /// The slot holding `key`, given `upper`, the first slot whose key is `> key`.
-    fn holding(&self, pages: &mut Pages, upper: usize, key: u64) -> Result<Option<usize>> {
+    fn holding(&self, pages: &mut NodePages, upper: usize, key: u64) -> Result<Option<usize>> {
         let Some(at) = upper.checked_sub(1) else {
             return Ok(None);
         };
@@ -420,13 +434,13 @@ impl Node {
     }
 
     /// The slot holding `key`.
-    pub(crate) fn find(&self, pages: &mut Pages, key: u64) -> Result<Option<usize>> {
+    pub(crate) fn find(&self, pages: &mut NodePages, key: u64) -> Result<Option<usize>> {
         let (upper, _) = self.upper_bound_from(pages, self.predict(key), key)?;
         self.holding(pages, upper, key)
     }
 
     /// The first occupied slot whose key is `>= key`.
-    pub(crate) fn seek(&self, pages: &mut Pages, key: u64) -> Result<Option<usize>> {
+    pub(crate) fn seek(&self, pages: &mut NodePages, key: u64) -> Result<Option<usize>> {
         if self.h.num_keys == 0 {
             return Ok(None);
         }
@@ -437,7 +451,7 @@ impl Node {
     /// Where `key` is or would go: `Ok(found slot)` or `Err((predicted, upper, iterations))`.
     pub(crate) fn locate(
         &self,
-        pages: &mut Pages,
+        pages: &mut NodePages,
         key: u64,
     ) -> Result<std::result::Result<usize, (usize, usize, u32)>> {
         let predicted = self.predict(key);
@@ -449,7 +463,12 @@ impl Node {
     }
 
     /// Overwrites slot `at`'s payload.
-    pub(crate) fn set_payload(&self, pages: &mut Pages, at: usize, payload: &[u8]) -> Result<()> {
+    pub(crate) fn set_payload(
+        &self,
+        pages: &mut NodePages,
+        at: usize,
+        payload: &[u8],
+    ) -> Result<()> {
         pages.write(self.slot_pos(at) + 8, payload)
     }
 
@@ -458,7 +477,7 @@ impl Node {
     /// header's counts and statistics change in memory only (`Node::write_header`).
     pub(crate) fn put(
         &mut self,
-        pages: &mut Pages,
+        pages: &mut NodePages,
         (predicted, upper, iterations): (usize, usize, u32),
         key: u64,
         payload: &[u8],
@@ -483,7 +502,7 @@ impl Node {
         Ok(())
     }
 
-    fn write_slot(&self, pages: &mut Pages, i: usize, key: u64, payload: &[u8]) -> Result<()> {
+    fn write_slot(&self, pages: &mut NodePages, i: usize, key: u64, payload: &[u8]) -> Result<()> {
         let mut b = Vec::with_capacity(self.slot_bytes);
         b.extend_from_slice(&key.to_le_bytes());
         b.extend_from_slice(payload);
@@ -491,7 +510,7 @@ impl Node {
     }
 
     /// Gaps just before `pos` take the key at `pos`.
-    fn refill_gaps_before(&self, pages: &mut Pages, pos: usize) -> Result<()> {
+    fn refill_gaps_before(&self, pages: &mut NodePages, pos: usize) -> Result<()> {
         let key = self.key(pages, pos)?;
         let mut j = pos;
         while j > 0 && !self.is_occupied(pages, j - 1)? {
@@ -502,7 +521,7 @@ impl Node {
     }
 
     /// Moves slots `from..to` by one slot (right when `right`), payloads with their keys.
-    fn move_slots(&self, pages: &mut Pages, from: usize, to: usize, right: bool) -> Result<()> {
+    fn move_slots(&self, pages: &mut NodePages, from: usize, to: usize, right: bool) -> Result<()> {
         if from >= to {
             return Ok(());
         }
@@ -516,7 +535,7 @@ impl Node {
     /// slot towards the closest gap.
     fn insert_with_shifts(
         &mut self,
-        pages: &mut Pages,
+        pages: &mut NodePages,
         pos: usize,
         key: u64,
         payload: &[u8],
@@ -537,7 +556,7 @@ impl Node {
     }
 
     /// The free slot nearest to `pos` (`pos <= capacity`); the node always has one.
-    fn closest_gap(&self, pages: &mut Pages, pos: usize) -> Result<usize> {
+    fn closest_gap(&self, pages: &mut NodePages, pos: usize) -> Result<usize> {
         let cap = self.cap();
         let words = cap.div_ceil(64);
         let mut right = None;
@@ -576,7 +595,7 @@ impl Node {
     }
 
     /// Removes the key in slot `pos`, leaving a gap; the header's count changes in memory.
-    pub(crate) fn take(&mut self, pages: &mut Pages, pos: usize) -> Result<()> {
+    pub(crate) fn take(&mut self, pages: &mut NodePages, pos: usize) -> Result<()> {
         self.set_bit(pages, pos, false)?;
         let next = if pos + 1 < self.cap() {
             self.key(pages, pos + 1)?
@@ -594,7 +613,7 @@ impl Node {
     /// `payloads` (`payload` bytes each), for the in-memory code to rebuild.
     pub(crate) fn read_whole(
         &self,
-        pages: &mut Pages,
+        pages: &mut NodePages,
         d: &Derived,
     ) -> Result<(DataNode<u64, u32>, Vec<u8>)> {
         let bytes = self.h.node_bytes(self.slot_bytes);

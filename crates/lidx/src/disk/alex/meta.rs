@@ -40,6 +40,10 @@
 //! kind, and that the fields agree (parameters valid, the root and first leaf inside their
 //! files, the ends past block 0); anything else is [`Error::Corrupt`] for block 0.
 
+use crate::codec::Encoder;
+use crate::disk::header_fields::{
+    check_block_size, corrupt_block0, put_u32, put_u64, u32_at, u64_at, HeaderStart, KIND_AT,
+};
 use crate::error::{Error, Result};
 use crate::mem::alex::AlexParams;
 
@@ -58,6 +62,20 @@ pub const KIND_DATA: u32 = 2;
 pub const META_BYTES: usize = 128;
 /// Bytes of the data file header's fields.
 pub const DATA_HEADER_BYTES: usize = 32;
+/// What the meta block starts with.
+const META_START: HeaderStart =
+    HeaderStart::new("an on-disk ALEX's meta block", MAGIC, VERSION, META_BYTES)
+        .kind(KIND_META)
+        .truncated();
+/// What the data file's header starts with.
+const DATA_START: HeaderStart = HeaderStart::new(
+    "an on-disk ALEX's data file header",
+    MAGIC,
+    VERSION,
+    DATA_HEADER_BYTES,
+)
+.kind(KIND_DATA)
+.truncated();
 
 /// The meta block's fields.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,75 +106,22 @@ pub struct Meta {
     pub first_leaf_raw: u64,
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
-fn corrupt(file: &str, what: String) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: Some(0),
-        what,
-    }
-}
-
-/// Checks magic, version and kind of a header's first 16 bytes.
-fn check_start(bytes: &[u8], file: &str, kind: u32, need: usize) -> Result<()> {
-    if bytes.len() < need {
-        return Err(Error::Truncated {
-            file: file.to_string(),
-            what: format!("header of {need} bytes, {} present", bytes.len()),
-        });
-    }
-    let magic = u64_at(bytes, 0);
-    if magic != MAGIC {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: MAGIC,
-            got: magic,
-        });
-    }
-    let version = u32_at(bytes, 8);
-    if version != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: VERSION,
-        });
-    }
-    let got = u32_at(bytes, 12);
-    if got != kind {
-        return Err(corrupt(file, format!("kind {got}, expected {kind}")));
-    }
-    Ok(())
-}
-
 impl Meta {
     /// Writes the fields into `out` (at least [`META_BYTES`]).
     pub fn encode(&self, out: &mut [u8]) {
         let p = &self.params.alex;
-        let mut fields = Vec::with_capacity(META_BYTES);
-        fields.extend_from_slice(&MAGIC.to_le_bytes());
-        for v in [
-            VERSION,
-            KIND_META,
-            self.block_size,
-            self.params.payload_size as u32,
-        ] {
-            fields.extend_from_slice(&v.to_le_bytes());
-        }
-        fields.extend_from_slice(&(p.max_node_bytes as u64).to_le_bytes());
+        META_START.encode(out);
+        let mut e = Encoder::new();
+        e.u32(self.block_size);
+        e.u32(self.params.payload_size as u32);
+        e.u64(p.max_node_bytes as u64);
         for v in [
             p.min_density_percent,
             p.init_density_percent,
             p.max_density_percent,
             p.expected_insert_percent,
         ] {
-            fields.extend_from_slice(&v.to_le_bytes());
+            e.u32(v);
         }
         for v in [
             self.file_id,
@@ -170,9 +135,9 @@ impl Meta {
             self.data_invalid,
             self.first_leaf_raw,
         ] {
-            fields.extend_from_slice(&v.to_le_bytes());
+            e.u64(v);
         }
-        out[..META_BYTES].copy_from_slice(&fields);
+        out[KIND_AT + 4..META_BYTES].copy_from_slice(&e.into_bytes());
     }
 
     /// The root's address.
@@ -192,11 +157,9 @@ impl Meta {
 
 /// Decodes a meta block's usable bytes read from `file`. See the module docs.
 pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
-    check_start(bytes, file, KIND_META, META_BYTES)?;
+    META_START.check(bytes, file)?;
     let block_size = u32_at(bytes, 16);
-    if !(512..=1 << 24).contains(&block_size) || !block_size.is_power_of_two() {
-        return Err(corrupt(file, format!("block size {block_size}")));
-    }
+    check_block_size(block_size, file)?;
     let params = DiskAlexParams {
         payload_size: u32_at(bytes, 20) as usize,
         alex: AlexParams {
@@ -209,7 +172,7 @@ pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
     };
     params
         .check(block_size as usize)
-        .map_err(|e| corrupt(file, format!("parameters: {e}")))?;
+        .map_err(|e| corrupt_block0(file, format!("parameters: {e}")))?;
     let meta = Meta {
         block_size,
         params,
@@ -228,11 +191,14 @@ pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
     let max_end = (super::addr::MAX_BLOCK + 1) * usable;
     for (what, end) in [("inner", meta.inner_end), ("data", meta.data_end)] {
         if end < usable || end > max_end {
-            return Err(corrupt(file, format!("end of the {what} nodes {end}")));
+            return Err(corrupt_block0(
+                file,
+                format!("end of the {what} nodes {end}"),
+            ));
         }
     }
     if meta.inner_invalid > meta.inner_end || meta.data_invalid > meta.data_end {
-        return Err(corrupt(file, "invalid bytes past the files' ends".into()));
+        return Err(corrupt_block0(file, "invalid bytes past the files' ends"));
     }
     let inside = |raw: u64| {
         Addr::decode(raw, usable as usize).filter(|a| {
@@ -245,33 +211,34 @@ pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
         })
     };
     if inside(meta.root_raw).is_none() {
-        return Err(corrupt(file, format!("root address {:#x}", meta.root_raw)));
+        return Err(corrupt_block0(
+            file,
+            format!("root address {:#x}", meta.root_raw),
+        ));
     }
     if inside(meta.first_leaf_raw).is_none_or(|a| !a.data) {
-        return Err(corrupt(
+        return Err(corrupt_block0(
             file,
             format!("first data node address {:#x}", meta.first_leaf_raw),
         ));
     }
     if meta.data_nodes == 0 {
-        return Err(corrupt(file, "no data node".into()));
+        return Err(corrupt_block0(file, "no data node"));
     }
     Ok(meta)
 }
 
 /// The data file's header: writes it into `out` (at least [`DATA_HEADER_BYTES`]).
 pub(crate) fn encode_data_header(out: &mut [u8], block_size: u32, payload: u32, file_id: u64) {
-    out[0..8].copy_from_slice(&MAGIC.to_le_bytes());
-    out[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    out[12..16].copy_from_slice(&KIND_DATA.to_le_bytes());
-    out[16..20].copy_from_slice(&block_size.to_le_bytes());
-    out[20..24].copy_from_slice(&payload.to_le_bytes());
-    out[24..32].copy_from_slice(&file_id.to_le_bytes());
+    DATA_START.encode(out);
+    put_u32(out, 16, block_size);
+    put_u32(out, 20, payload);
+    put_u64(out, 24, file_id);
 }
 
 /// Checks the data file's header against the meta block.
 pub(crate) fn check_data_header(bytes: &[u8], file: &str, meta: &Meta) -> Result<()> {
-    check_start(bytes, file, KIND_DATA, DATA_HEADER_BYTES)?;
+    DATA_START.check(bytes, file)?;
     let (block_size, payload, id) = (u32_at(bytes, 16), u32_at(bytes, 20), u64_at(bytes, 24));
     if block_size != meta.block_size
         || payload as usize != meta.params.payload_size

@@ -8,7 +8,8 @@
 //! write new nodes to new space and mark the old ones invalid. This module does that:
 //!
 //! * `addr`: 8-byte child addresses (block, offset) and byte positions;
-//! * `pages`: the blocks one operation reads and writes, by [`crate::io::IoClass`];
+//! * the blocks one operation reads and writes, by [`crate::io::IoClass`], and the bulk
+//!   load's appender are `disk::node_pages`'s, shared with LIPP;
 //! * `meta`: the meta block and the data file's header (magic, version, kind, parameters);
 //! * `inner_node`, `data_node`: the two node codecs, and the on-disk gapped-array walk;
 //! * `build`: bulk load by the in-memory ALEX's cost model and fanout tree, laid out on disk;
@@ -32,7 +33,6 @@ pub mod data_node;
 pub mod inner_node;
 #[doc(hidden)]
 pub mod meta;
-mod pages;
 mod params;
 mod tree;
 mod update;

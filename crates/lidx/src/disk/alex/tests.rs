@@ -289,3 +289,16 @@ fn damaged_and_truncated_files_give_typed_errors() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn write_breakdown_counts_the_modeled_device_time() {
+    let storage = Storage::in_memory(SimProfile::named("hdd").unwrap(), BS).unwrap();
+    let mut alex = build(&storage, &(0..500u64).map(|i| i * 4).collect::<Vec<_>>());
+    let before = crate::io::sim::thread_modeled_ns();
+    for k in 0..300u64 {
+        alex.insert(k * 4 + 1, &payload(k, 1)).unwrap();
+    }
+    let modeled = crate::io::sim::thread_modeled_ns() - before;
+    assert!(modeled > 0);
+    assert!(alex.write_breakdown().total_ns() >= modeled);
+}

@@ -22,8 +22,8 @@ use super::addr::Addr;
 use super::data_node::Node;
 use super::inner_node::{decode_inner_header, InnerHeader, INNER_HEADER_BYTES, LIVE};
 use super::meta::{check_data_header, decode_meta, Meta};
-use super::pages::Pages;
 use super::params::DiskAlexParams;
+use crate::disk::node_pages::NodePages;
 
 /// Deepest descent accepted: deeper can only be a cycle in a corrupt file.
 const MAX_DEPTH: usize = 256;
@@ -166,8 +166,8 @@ impl DiskAlex {
     }
 
     /// A view of the inner-node file for one operation.
-    pub(crate) fn inner_pages(&self) -> Pages<'_> {
-        Pages::new(
+    pub(crate) fn inner_pages(&self) -> NodePages<'_> {
+        NodePages::new(
             Arc::clone(&self.inner),
             IoClass::Inner,
             self.resident.as_deref(),
@@ -175,12 +175,12 @@ impl DiskAlex {
     }
 
     /// A view of the data-node file for one operation.
-    pub(crate) fn data_pages(&self) -> Pages<'static> {
-        Pages::new(Arc::clone(&self.data), IoClass::Leaf, None)
+    pub(crate) fn data_pages(&self) -> NodePages<'static> {
+        NodePages::new(Arc::clone(&self.data), IoClass::Leaf, None)
     }
 
     /// Reads the header of the live inner node at `pos`.
-    pub(crate) fn inner_header(&self, pages: &mut Pages, pos: u64) -> Result<InnerHeader> {
+    pub(crate) fn inner_header(&self, pages: &mut NodePages, pos: u64) -> Result<InnerHeader> {
         let block = pages.block_of(pos);
         let file = pages.file().to_string();
         let corrupt = |what: String| Error::Corrupt {
@@ -208,7 +208,7 @@ impl DiskAlex {
     /// The data node `key` routes to (its position), the inner nodes on the way in `path`.
     pub(crate) fn descend(
         &self,
-        inner: &mut Pages,
+        inner: &mut NodePages,
         key: u64,
         mut path: Option<&mut Vec<Step>>,
     ) -> Result<u64> {
@@ -253,7 +253,7 @@ impl DiskAlex {
     }
 
     /// Opens the data node at `pos`.
-    pub(crate) fn node(&self, data: &mut Pages, pos: u64) -> Result<Node> {
+    pub(crate) fn node(&self, data: &mut NodePages, pos: u64) -> Result<Node> {
         Node::open(data, pos, self.slot_bytes(), self.meta.data_end)
     }
 }

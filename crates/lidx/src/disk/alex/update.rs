@@ -25,6 +25,12 @@
 //! is reported by [`DiskAlex::invalid_bytes`] and [`crate::disk::DiskIndex::storage_bytes`].
 //! New data nodes start at a block boundary, so writing one never reads a block.
 //!
+//! **Where a write's time goes** ([`DiskMap::write_breakdown`], read by a [`PhaseClock`], so a
+//! simulated device's modeled time counts as on the other structures): *search* the descent
+//! and the data node's search with their reads; *insert* the slots' change and its write, or a
+//! delete's; *smo* an expansion, split or contraction; *maintenance* the node header's
+//! statistics and `flush`.
+//!
 //! # Crashes
 //!
 //! Paper 003's ALEX has no log, and neither has this one: nothing is durable until
@@ -36,9 +42,7 @@
 //! right for lookups but a scan may follow a neighbour's stale link into the old node, which
 //! still holds its keys as they were before the change.
 
-use std::time::Instant;
-
-use crate::disk::{DiskMap, WriteBreakdown};
+use crate::disk::{DiskMap, PhaseClock, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::IoClass;
 use crate::key::Key;
@@ -50,8 +54,8 @@ use super::addr::{Addr, NONE};
 use super::data_node::{self, Node};
 use super::inner_node::{InnerHeader, INNER_HEADER_BYTES, INVALID, LIVE};
 use super::meta::META_BYTES;
-use super::pages::Pages;
 use super::tree::{DiskAlex, Step};
+use crate::disk::node_pages::NodePages;
 use std::sync::Arc;
 
 /// Why a data node is rebuilt.
@@ -75,10 +79,6 @@ enum Replacement {
         DataNode<u64, u32>,
         DataNode<u64, u32>,
     ),
-}
-
-fn elapsed(since: Instant) -> u64 {
-    since.elapsed().as_nanos() as u64
 }
 
 impl DiskAlex {
@@ -239,7 +239,7 @@ impl DiskAlex {
         }
         data.commit()?;
         // (2) A new inner node, if any, then the parent's slots or the root.
-        let mut inner = Pages::new(
+        let mut inner = NodePages::new(
             Arc::clone(&self.inner),
             IoClass::Inner,
             self.resident.as_deref(),
@@ -285,7 +285,7 @@ impl DiskAlex {
                 true
             }
         };
-        let written = inner.commit()?;
+        let written = inner.commit_blocks()?;
         drop(inner);
         self.absorb(written);
         self.meta.data_nodes += nodes.len() as u64 - 1;
@@ -320,7 +320,7 @@ impl DiskMap<u64> for DiskAlex {
     fn insert(&mut self, key: u64, payload: &[u8]) -> Result<bool> {
         self.check_write("insert", Some(payload))?;
         loop {
-            let start = Instant::now();
+            let mut clock = PhaseClock::start();
             let mut inner = self.inner_pages();
             let mut path = Vec::new();
             let pos = self.descend(&mut inner, key, Some(&mut path))?;
@@ -328,13 +328,12 @@ impl DiskMap<u64> for DiskAlex {
             let mut data = self.data_pages();
             let mut node = self.node(&mut data, pos)?;
             let located = node.locate(&mut data, key)?;
-            let searched = Instant::now();
-            self.breakdown.search_ns += elapsed(start);
+            self.breakdown.search_ns += clock.lap();
             let miss = match located {
                 Ok(at) => {
                     node.set_payload(&mut data, at, payload)?;
                     data.commit()?;
-                    self.breakdown.insert_ns += elapsed(searched);
+                    self.breakdown.insert_ns += clock.lap();
                     return Ok(true);
                 }
                 Err(miss) => miss,
@@ -344,16 +343,15 @@ impl DiskMap<u64> for DiskAlex {
             if full {
                 drop(data);
                 self.smo(pos, &path, Smo::Full)?;
-                self.breakdown.smo_ns += elapsed(searched);
+                self.breakdown.smo_ns += clock.lap();
                 continue;
             }
             node.put(&mut data, miss, key, payload)?;
             data.commit()?;
-            let inserted = Instant::now();
-            self.breakdown.insert_ns += elapsed(searched);
+            self.breakdown.insert_ns += clock.lap();
             node.write_header(&mut data)?;
             data.commit()?;
-            self.breakdown.maintenance_ns += elapsed(inserted);
+            self.breakdown.maintenance_ns += clock.lap();
             self.meta.len += 1;
             return Ok(false);
         }
@@ -361,7 +359,7 @@ impl DiskMap<u64> for DiskAlex {
 
     fn delete(&mut self, key: &u64) -> Result<bool> {
         self.check_write("delete", None)?;
-        let start = Instant::now();
+        let mut clock = PhaseClock::start();
         let mut inner = self.inner_pages();
         let mut path = Vec::new();
         let pos = self.descend(&mut inner, *key, Some(&mut path))?;
@@ -369,8 +367,7 @@ impl DiskMap<u64> for DiskAlex {
         let mut data = self.data_pages();
         let mut node = self.node(&mut data, pos)?;
         let found = node.find(&mut data, *key)?;
-        let searched = Instant::now();
-        self.breakdown.search_ns += elapsed(start);
+        self.breakdown.search_ns += clock.lap();
         let Some(at) = found else {
             return Ok(false);
         };
@@ -379,11 +376,10 @@ impl DiskMap<u64> for DiskAlex {
         data.commit()?;
         drop(data);
         self.meta.len -= 1;
-        let removed = Instant::now();
-        self.breakdown.insert_ns += elapsed(searched);
+        self.breakdown.insert_ns += clock.lap();
         if node.h.num_keys > 0 && node.h.num_keys < node.h.contraction_threshold {
             self.smo(pos, &path, Smo::Contract)?;
-            self.breakdown.smo_ns += elapsed(removed);
+            self.breakdown.smo_ns += clock.lap();
         }
         Ok(true)
     }
@@ -392,11 +388,11 @@ impl DiskMap<u64> for DiskAlex {
         if !self.writable {
             return Ok(());
         }
-        let start = Instant::now();
+        let mut clock = PhaseClock::start();
         self.data.sync()?;
         self.write_meta()?;
         self.inner.sync()?;
-        self.breakdown.maintenance_ns += elapsed(start);
+        self.breakdown.maintenance_ns += clock.lap();
         Ok(())
     }
 

@@ -10,7 +10,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::error::{Error, Result};
+use crate::disk::header_fields::corrupt_at as corrupt;
+use crate::error::Result;
 use crate::io::IoClass;
 use crate::key::Key;
 
@@ -43,14 +44,6 @@ struct Walk<K> {
     inners: HashMap<u64, Inner<K>>,
     entries: u64,
     under_min: u64,
-}
-
-fn corrupt(file: &str, block: u64, what: impl Into<String>) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: Some(block),
-        what: what.into(),
-    }
 }
 
 fn same<K: Key>(a: &[K], b: &[K]) -> bool {

@@ -14,7 +14,7 @@
 //! [`FreeLayout::ids_per_block`] free blocks, 509 with 4 KiB blocks) and checks it: every
 //! chain block decodes ([`decode_free_block`]), every id is a block of the tree, none appears
 //! twice, the count is the header's, and (in [`super::check`]) no free block is reachable from
-//! the root. A failure is [`Error::Corrupt`] naming the file and the block.
+//! the root. A failure is [`Error::Corrupt`](crate::Error::Corrupt) naming the file and the block.
 //!
 //! Byte layout of a free-list block (little-endian, usable bytes of the block; the node header
 //! of [`super::node`] with kind 3):
@@ -30,7 +30,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::error::{Error, Result};
+use crate::disk::header_fields::corrupt_at as corrupt;
+use crate::error::Result;
 use crate::io::{AlignedBuf, BlockDevice, IoClass};
 
 use super::node::{NODE_HEADER, NO_BLOCK};
@@ -59,14 +60,6 @@ pub struct FreeBlock {
     pub ids: Vec<u64>,
     /// The next block of the chain, if any.
     pub next: Option<u64>,
-}
-
-fn corrupt(file: &str, block: u64, what: impl Into<String>) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: Some(block),
-        what: what.into(),
-    }
 }
 
 /// Decodes and validates the free-list block in `bytes` (a block's usable bytes), read from
@@ -255,6 +248,7 @@ impl FreeList {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::io::{SimProfile, Storage};
 
     #[test]

@@ -34,16 +34,20 @@
 //! The free list ([`super::free`]) holds the blocks of nodes that merges removed; splits take
 //! from it before they append to the file. Version 1 had no fill factor, version 2 no free list
 //! (its block count was leaves and inner nodes only); their files are refused
-//! ([`Error::UnsupportedVersion`]: rebuild them).
+//! ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion): rebuild them).
 //!
-//! [`decode_header`] checks the magic ([`Error::BadMagic`]), the version
-//! ([`Error::UnsupportedVersion`]) and that the fields agree with each other (sizes give a
+//! [`decode_header`] checks the magic ([`Error::BadMagic`](crate::Error::BadMagic)), the version
+//! ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion)) and that the fields agree with each other (sizes give a
 //! valid node layout, the block count is the node and free block count plus one, root, first
 //! leaf and free list head are blocks of the file, the height fits the node count, the entries
 //! fit the leaves); anything else is
-//! [`Error::Corrupt`] for block 0. The key type is checked by the caller, who knows it.
+//! [`Error::Corrupt`](crate::Error::Corrupt) for block 0. The key type is checked by the caller, who knows it.
 
-use crate::error::{Error, Result};
+use crate::disk::header_fields::{
+    check_block_size, corrupt_block0, f64_at, key_name_at, put_key_name, put_u32, put_u64s, u32_at,
+    u64_at, HeaderStart,
+};
+use crate::error::Result;
 use crate::key::Key;
 
 use super::node::{NodeLayout, NO_BLOCK};
@@ -56,6 +60,8 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBPT1");
 pub const VERSION: u32 = 3;
 /// Bytes of the header.
 pub const HEADER_BYTES: usize = 120;
+/// What block 0 starts with.
+const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES);
 /// Largest height accepted from a file: a tree of fanout 3 this tall would hold more than
 /// 2^64 entries, so a larger value can only be corruption.
 pub const MAX_HEIGHT: u32 = 48;
@@ -96,8 +102,7 @@ pub struct Header {
 impl Header {
     /// The node layout the header's sizes give (`None` if they give none).
     pub fn layout(&self) -> Option<NodeLayout> {
-        let usable = (self.block_size as usize).checked_sub(crate::io::BLOCK_TRAILER)?;
-        NodeLayout::new(usable, self.key_size as usize, self.payload_size as usize)
+        layout_of(self.block_size, self.key_size, self.payload_size)
     }
 
     /// The build parameters the file records. Which levels stay in memory is not one of them
@@ -113,77 +118,40 @@ impl Header {
     /// Writes the header into `out[..HEADER_BYTES]` and zeroes the rest of `out`.
     pub fn encode(&self, out: &mut [u8]) {
         out.fill(0);
-        out[0..8].copy_from_slice(&MAGIC.to_le_bytes());
-        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        out[12..16].copy_from_slice(&self.key_size.to_le_bytes());
-        let name = self.key_name.as_bytes();
-        let n = name.len().min(16);
-        out[16..16 + n].copy_from_slice(&name[..n]);
-        out[32..36].copy_from_slice(&self.payload_size.to_le_bytes());
-        out[36..40].copy_from_slice(&self.block_size.to_le_bytes());
-        out[40..44].copy_from_slice(&self.height.to_le_bytes());
-        for (at, v) in [
-            (48, self.root),
-            (56, self.first_leaf),
-            (64, self.entries),
-            (72, self.leaves),
-            (80, self.inners),
-            (88, self.blocks),
-            (96, self.fill_factor.to_bits()),
-            (104, self.free_head),
-            (112, self.free_blocks),
-        ] {
-            out[at..at + 8].copy_from_slice(&v.to_le_bytes());
-        }
+        START.encode(out);
+        put_u32(out, 12, self.key_size);
+        put_key_name(out, 16, &self.key_name);
+        put_u32(out, 32, self.payload_size);
+        put_u32(out, 36, self.block_size);
+        put_u32(out, 40, self.height);
+        put_u64s(
+            out,
+            &[
+                (48, self.root),
+                (56, self.first_leaf),
+                (64, self.entries),
+                (72, self.leaves),
+                (80, self.inners),
+                (88, self.blocks),
+                (96, self.fill_factor.to_bits()),
+                (104, self.free_head),
+                (112, self.free_blocks),
+            ],
+        );
     }
 
-    /// [`Error::KeyTypeMismatch`] unless the file holds keys of type `K`.
+    /// [`Error::KeyTypeMismatch`](crate::Error::KeyTypeMismatch) unless the file holds keys of type `K`.
     pub fn check_key<K: Key>(&self, file: &str) -> Result<()> {
         crate::key::check_key_type::<K>(file, &self.key_name, self.key_size)
     }
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
 /// Decodes and validates a header from the usable bytes of block 0 of `file`.
 #[doc(hidden)]
 pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
-    let corrupt = |what: String| Error::Corrupt {
-        file: file.to_string(),
-        block: Some(0),
-        what,
-    };
-    if bytes.len() < HEADER_BYTES {
-        return Err(corrupt(format!(
-            "header needs {HEADER_BYTES} bytes, the block holds {}",
-            bytes.len()
-        )));
-    }
-    let magic = u64_at(bytes, 0);
-    if magic != MAGIC {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: MAGIC,
-            got: magic,
-        });
-    }
-    let version = u32_at(bytes, 8);
-    if version != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: VERSION,
-        });
-    }
-    let raw_name = &bytes[16..32];
-    let name_len = raw_name.iter().position(|&b| b == 0).unwrap_or(16);
-    let key_name = std::str::from_utf8(&raw_name[..name_len])
+    let corrupt = |what: String| corrupt_block0(file, what);
+    START.check(bytes, file)?;
+    let key_name = key_name_at(bytes, 16)
         .map_err(|_| corrupt("key type name is not UTF-8".to_string()))?
         .to_string();
     let header = Header {
@@ -198,7 +166,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         leaves: u64_at(bytes, 72),
         inners: u64_at(bytes, 80),
         blocks: u64_at(bytes, 88),
-        fill_factor: f64::from_bits(u64_at(bytes, 96)),
+        fill_factor: f64_at(bytes, 96),
         free_head: u64_at(bytes, 104),
         free_blocks: u64_at(bytes, 112),
     };
@@ -208,12 +176,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             header.fill_factor
         )));
     }
-    if !header.block_size.is_power_of_two() || !(512..=1 << 24).contains(&header.block_size) {
-        return Err(corrupt(format!(
-            "block size {} is invalid",
-            header.block_size
-        )));
-    }
+    check_block_size(header.block_size, file)?;
     let Some(layout) = header.layout() else {
         return Err(corrupt(format!(
             "key size {} and payload size {} leave no valid node layout in {}-byte blocks",
@@ -238,17 +201,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             header.root, header.first_leaf, header.blocks
         )));
     }
-    let free_ok = if header.free_blocks == 0 {
-        header.free_head == NO_BLOCK
-    } else {
-        node_block(header.free_head)
-    };
-    if !free_ok {
-        return Err(corrupt(format!(
-            "free list head {} does not fit {} free blocks in {} blocks",
-            header.free_head, header.free_blocks, header.blocks
-        )));
-    }
+    check_free_head(header.free_head, header.free_blocks, header.blocks, file)?;
     let height_ok = match header.height {
         0 => false,
         1 => header.inners == 0 && header.leaves == 1 && header.root == header.first_leaf,
@@ -260,18 +213,61 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             header.height, header.leaves, header.inners
         )));
     }
-    if header.entries > header.leaves.saturating_mul(layout.leaf_cap as u64) {
-        return Err(corrupt(format!(
-            "{} entries do not fit {} leaves of {}",
-            header.entries, header.leaves, layout.leaf_cap
-        )));
-    }
+    check_entries_fit(header.entries, header.leaves, &layout, file)?;
     Ok(header)
+}
+
+/// The node layout of `block_size`-byte blocks (trailer included) for keys and payloads of
+/// these sizes (`None` if they give none): what the B+-tree's and the learned-inner
+/// B+-tree's headers check.
+pub(crate) fn layout_of(block_size: u32, key_size: u32, payload_size: u32) -> Option<NodeLayout> {
+    let usable = (block_size as usize).checked_sub(crate::io::BLOCK_TRAILER)?;
+    NodeLayout::new(usable, key_size as usize, payload_size as usize)
+}
+
+/// [`Error::Corrupt`](crate::Error::Corrupt) for block 0 unless the free list's head fits its
+/// count: [`NO_BLOCK`] for an empty list, else a block after the header among `blocks`.
+pub(crate) fn check_free_head(head: u64, free_blocks: u64, blocks: u64, file: &str) -> Result<()> {
+    let ok = if free_blocks == 0 {
+        head == NO_BLOCK
+    } else {
+        head >= 1 && head < blocks
+    };
+    if !ok {
+        return Err(corrupt_block0(
+            file,
+            format!(
+                "free list head {head} does not fit {free_blocks} free blocks in {blocks} blocks"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// [`Error::Corrupt`](crate::Error::Corrupt) for block 0 unless `entries` fit `leaves` leaves
+/// of `layout`.
+pub(crate) fn check_entries_fit(
+    entries: u64,
+    leaves: u64,
+    layout: &NodeLayout,
+    file: &str,
+) -> Result<()> {
+    if entries > leaves.saturating_mul(layout.leaf_cap as u64) {
+        return Err(corrupt_block0(
+            file,
+            format!(
+                "{entries} entries do not fit {leaves} leaves of {}",
+                layout.leaf_cap
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn sample() -> Header {
         Header {
@@ -309,18 +305,7 @@ mod tests {
     fn typed_errors() {
         let mut buf = vec![0u8; 4092];
         sample().encode(&mut buf);
-        let mut bad = buf.clone();
-        bad[0] ^= 1;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 9;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::UnsupportedVersion { got: 9, .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_header(b, "f"));
         let mut bad = buf.clone();
         bad[88] = 9;
         assert!(matches!(

@@ -30,10 +30,11 @@
 //!
 //! [`decode_node`] validates everything a search relies on (kind, level, count within the
 //! capacity, keys strictly ascending, block ids inside the file) and returns
-//! [`Error::Corrupt`] naming the block otherwise, so a block that passed its checksum but was
+//! [`Error::Corrupt`](crate::Error::Corrupt) naming the block otherwise, so a block that passed its checksum but was
 //! written wrong can never make a search panic or loop.
 
-use crate::error::{Error, Result};
+use crate::disk::header_fields::corrupt_at as corrupt;
+use crate::error::Result;
 use crate::key::Key;
 
 /// Size of the node header in bytes.
@@ -95,14 +96,6 @@ impl NodeLayout {
     #[inline]
     fn inner_child_at(&self, i: usize) -> usize {
         NODE_HEADER + (self.inner_cap - 1) * self.key_size + i * 8
-    }
-}
-
-fn corrupt(file: &str, block: u64, what: impl Into<String>) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: Some(block),
-        what: what.into(),
     }
 }
 
@@ -418,6 +411,7 @@ pub fn encode_inner<K: Key>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn layout() -> NodeLayout {
         NodeLayout::new(508, 8, 8).unwrap()

@@ -43,7 +43,12 @@
 //! entries fit the leaves, the meta stream fits its chain); anything else is
 //! [`Error::Corrupt`] for block 0. The key type is checked by the caller.
 
-use crate::disk::btree::node::{NodeLayout, NODE_HEADER, NO_BLOCK};
+use crate::disk::btree::header::{check_entries_fit, check_free_head, layout_of};
+use crate::disk::btree::node::{NodeLayout, NODE_HEADER};
+use crate::disk::header_fields::{
+    check_block_size, corrupt_block0, f64_at, key_name_at, put_key_name, put_u32, put_u64s, u32_at,
+    u64_at, HeaderStart,
+};
 use crate::error::{Error, Result};
 use crate::key::Key;
 
@@ -56,6 +61,8 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBTL1");
 pub const VERSION: u32 = 2;
 /// Bytes of the header.
 pub const HEADER_BYTES: usize = 152;
+/// What block 0 starts with.
+const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES);
 
 /// The fields of the header block.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,7 +95,7 @@ pub struct Header {
     pub meta_blocks: u64,
     /// Bytes of the meta stream.
     pub meta_bytes: u64,
-    /// First block of the free list's chain ([`NO_BLOCK`] when empty).
+    /// First block of the free list's chain ([`NO_BLOCK`](crate::disk::btree::node::NO_BLOCK) when empty).
     pub free_head: u64,
     /// Free blocks, chain blocks included.
     pub free_blocks: u64,
@@ -101,8 +108,7 @@ pub struct Header {
 impl Header {
     /// The leaf layout the header's sizes give (`None` if they give none).
     pub fn layout(&self) -> Option<NodeLayout> {
-        let usable = (self.block_size as usize).checked_sub(crate::io::BLOCK_TRAILER)?;
-        NodeLayout::new(usable, self.key_size as usize, self.payload_size as usize)
+        layout_of(self.block_size, self.key_size, self.payload_size)
     }
 
     /// The build parameters the file records.
@@ -118,32 +124,30 @@ impl Header {
     /// Writes the header into `out[..HEADER_BYTES]` and zeroes the rest of `out`.
     pub fn encode(&self, out: &mut [u8]) {
         out.fill(0);
-        out[0..8].copy_from_slice(&MAGIC.to_le_bytes());
-        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        out[12..16].copy_from_slice(&self.key_size.to_le_bytes());
-        let name = self.key_name.as_bytes();
-        let n = name.len().min(16);
-        out[16..16 + n].copy_from_slice(&name[..n]);
-        out[32..36].copy_from_slice(&self.payload_size.to_le_bytes());
-        out[36..40].copy_from_slice(&self.block_size.to_le_bytes());
-        for (at, v) in [
-            (40, self.entries),
-            (48, self.leaves),
-            (56, self.slots),
-            (64, self.blocks),
-            (72, self.fill_factor.to_bits()),
-            (80, self.retrain_ratio.to_bits()),
-            (88, self.first_leaf),
-            (96, self.meta_head),
-            (104, self.meta_blocks),
-            (112, self.meta_bytes),
-            (120, self.free_head),
-            (128, self.free_blocks),
-            (136, u64::from(self.clean)),
-            (144, self.eps),
-        ] {
-            out[at..at + 8].copy_from_slice(&v.to_le_bytes());
-        }
+        START.encode(out);
+        put_u32(out, 12, self.key_size);
+        put_key_name(out, 16, &self.key_name);
+        put_u32(out, 32, self.payload_size);
+        put_u32(out, 36, self.block_size);
+        put_u64s(
+            out,
+            &[
+                (40, self.entries),
+                (48, self.leaves),
+                (56, self.slots),
+                (64, self.blocks),
+                (72, self.fill_factor.to_bits()),
+                (80, self.retrain_ratio.to_bits()),
+                (88, self.first_leaf),
+                (96, self.meta_head),
+                (104, self.meta_blocks),
+                (112, self.meta_bytes),
+                (120, self.free_head),
+                (128, self.free_blocks),
+                (136, u64::from(self.clean)),
+                (144, self.eps),
+            ],
+        );
     }
 
     /// [`Error::KeyTypeMismatch`] unless the file holds keys of type `K`.
@@ -152,47 +156,12 @@ impl Header {
     }
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
 /// Decodes and validates a header from the usable bytes of block 0 of `file`.
 #[doc(hidden)]
 pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
-    let corrupt = |what: String| Error::Corrupt {
-        file: file.to_string(),
-        block: Some(0),
-        what,
-    };
-    if bytes.len() < HEADER_BYTES {
-        return Err(corrupt(format!(
-            "header needs {HEADER_BYTES} bytes, the block holds {}",
-            bytes.len()
-        )));
-    }
-    let magic = u64_at(bytes, 0);
-    if magic != MAGIC {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: MAGIC,
-            got: magic,
-        });
-    }
-    let version = u32_at(bytes, 8);
-    if version != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: VERSION,
-        });
-    }
-    let raw_name = &bytes[16..32];
-    let name_len = raw_name.iter().position(|&b| b == 0).unwrap_or(16);
-    let key_name = std::str::from_utf8(&raw_name[..name_len])
+    let corrupt = |what: String| corrupt_block0(file, what);
+    START.check(bytes, file)?;
+    let key_name = key_name_at(bytes, 16)
         .map_err(|_| corrupt("key type name is not UTF-8".to_string()))?
         .to_string();
     let h = Header {
@@ -204,8 +173,8 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         leaves: u64_at(bytes, 48),
         slots: u64_at(bytes, 56),
         blocks: u64_at(bytes, 64),
-        fill_factor: f64::from_bits(u64_at(bytes, 72)),
-        retrain_ratio: f64::from_bits(u64_at(bytes, 80)),
+        fill_factor: f64_at(bytes, 72),
+        retrain_ratio: f64_at(bytes, 80),
         first_leaf: u64_at(bytes, 88),
         meta_head: u64_at(bytes, 96),
         meta_blocks: u64_at(bytes, 104),
@@ -224,9 +193,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
     if let Err(Error::InvalidParameter { name, value, .. }) = h.params().check() {
         return Err(corrupt(format!("{name} {value} is out of range")));
     }
-    if !h.block_size.is_power_of_two() || !(512..=1 << 24).contains(&h.block_size) {
-        return Err(corrupt(format!("block size {} is invalid", h.block_size)));
-    }
+    check_block_size(h.block_size, file)?;
     let Some(layout) = h.layout() else {
         return Err(corrupt(format!(
             "key size {} and payload size {} leave no leaf layout in {}-byte blocks",
@@ -263,17 +230,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             h.first_leaf, h.meta_head, h.blocks
         )));
     }
-    let free_ok = if h.free_blocks == 0 {
-        h.free_head == NO_BLOCK
-    } else {
-        in_file(h.free_head)
-    };
-    if !free_ok {
-        return Err(corrupt(format!(
-            "free list head {} does not fit {} free blocks in {} blocks",
-            h.free_head, h.free_blocks, h.blocks
-        )));
-    }
+    check_free_head(h.free_head, h.free_blocks, h.blocks, file)?;
     let per_block = (layout.usable - NODE_HEADER) as u64;
     if h.meta_bytes > h.meta_blocks.saturating_mul(per_block) {
         return Err(corrupt(format!(
@@ -281,12 +238,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
             h.meta_bytes, h.meta_blocks
         )));
     }
-    if h.entries > h.leaves.saturating_mul(layout.leaf_cap as u64) {
-        return Err(corrupt(format!(
-            "{} entries do not fit {} leaves of {}",
-            h.entries, h.leaves, layout.leaf_cap
-        )));
-    }
+    check_entries_fit(h.entries, h.leaves, &layout, file)?;
     Ok(h)
 }
 
@@ -329,18 +281,7 @@ mod tests {
     fn typed_errors() {
         let mut buf = vec![0u8; 4092];
         sample().encode(&mut buf);
-        let mut bad = buf.clone();
-        bad[0] ^= 1;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 9;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::UnsupportedVersion { got: 9, .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_header(b, "f"));
         for at in [56, 72, 80, 88, 96, 112, 120, 136, 144] {
             let mut bad = buf.clone();
             bad[at + 7] ^= 0x80;

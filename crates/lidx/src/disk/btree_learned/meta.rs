@@ -40,6 +40,7 @@
 
 use crate::codec::{Decoder, Encoder};
 use crate::disk::btree::node::{NODE_HEADER, NO_BLOCK};
+use crate::disk::header_fields::corrupt_at as corrupt;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass};
 use crate::key::Key;
@@ -332,14 +333,6 @@ pub fn write_chain(
         device.write_blocks(block, &mut buf, IoClass::Model)?;
     }
     Ok(())
-}
-
-fn corrupt(file: &str, block: u64, what: impl Into<String>) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: Some(block),
-        what: what.into(),
-    }
 }
 
 /// Decodes one meta block of a file of `blocks` blocks: its stream bytes and next block.

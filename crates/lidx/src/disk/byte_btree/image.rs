@@ -25,6 +25,7 @@
 //! | 72     | 4    | crc32c of the body                    |
 
 use crate::codec::{get_varint, put_varint};
+use crate::disk::header_fields::{put_u32, put_u64s, u32_at, u64_at, HeaderStart};
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
 use crate::io::{BlockDevice, IoClass, Storage};
@@ -36,6 +37,24 @@ pub const IMAGE_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTI1");
 /// Format version of both files.
 pub const BTREE_VERSION: u32 = 1;
 const IMAGE_HEADER: usize = 76;
+/// Offset of the block size in both files' header.
+const BLOCK_SIZE_AT: usize = 12;
+/// What the page file's header block starts with.
+const PAGES_START: HeaderStart = HeaderStart::new(
+    "the page file's header",
+    PAGES_MAGIC,
+    BTREE_VERSION,
+    BLOCK_SIZE_AT + 4,
+)
+.truncated();
+/// What a checkpoint image's block 0 starts with.
+const IMAGE_START: HeaderStart = HeaderStart::new(
+    "a checkpoint image's header",
+    IMAGE_MAGIC,
+    BTREE_VERSION,
+    IMAGE_HEADER,
+)
+.truncated();
 
 /// What a checkpoint image holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -54,20 +73,11 @@ pub struct Image {
     pub free: Vec<(u64, u64)>,
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
 /// Writes the header block of a new page file.
 pub(crate) fn write_pages_header(device: &dyn BlockDevice) -> Result<()> {
     let mut block = vec![0u8; device.block_size()];
-    block[..8].copy_from_slice(&PAGES_MAGIC.to_le_bytes());
-    block[8..12].copy_from_slice(&BTREE_VERSION.to_le_bytes());
-    block[12..16].copy_from_slice(&(device.block_size() as u32).to_le_bytes());
+    PAGES_START.encode(&mut block);
+    put_u32(&mut block, BLOCK_SIZE_AT, device.block_size() as u32);
     device.write_blocks(0, &mut block, IoClass::Header)
 }
 
@@ -82,27 +92,14 @@ pub(crate) fn check_pages_header(device: &dyn BlockDevice) -> Result<()> {
     }
     let mut block = vec![0u8; device.block_size()];
     device.read_blocks(0, &mut block, IoClass::Header)?;
-    check_magic(&file, &block, PAGES_MAGIC, device.block_size())
+    check_start(&file, &block, &PAGES_START, device.block_size())
 }
 
-fn check_magic(file: &str, block: &[u8], magic: u64, block_size: usize) -> Result<()> {
-    let got = u64_at(block, 0);
-    if got != magic {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: magic,
-            got,
-        });
-    }
-    let version = u32_at(block, 8);
-    if version != BTREE_VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: BTREE_VERSION,
-        });
-    }
-    let bs = u32_at(block, 12) as usize;
+/// Checks the magic and version ([`HeaderStart::check`]) and that the file was written with
+/// blocks of `block_size`.
+fn check_start(file: &str, block: &[u8], start: &HeaderStart, block_size: usize) -> Result<()> {
+    start.check(block, file)?;
+    let bs = u32_at(block, BLOCK_SIZE_AT) as usize;
     if bs != block_size {
         return Err(Error::Corrupt {
             file: file.to_string(),
@@ -134,22 +131,21 @@ impl Image {
         let payload = bs - BLOCK_TRAILER;
         let blocks = 1 + body.len().div_ceil(payload);
         let mut buf = vec![0u8; blocks * bs];
-        let fields: [(usize, u64, usize); 11] = [
-            (0, IMAGE_MAGIC, 8),
-            (8, u64::from(BTREE_VERSION), 4),
-            (12, bs as u64, 4),
-            (16, self.records, 8),
-            (24, self.key_bytes, 8),
-            (32, self.value_bytes, 8),
-            (40, self.page_blocks, 8),
-            (48, self.leaves.len() as u64, 8),
-            (56, self.free.len() as u64, 8),
-            (64, body.len() as u64, 8),
-            (72, u64::from(crc32c::crc32c(&body)), 4),
-        ];
-        for (at, v, n) in fields {
-            buf[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
-        }
+        IMAGE_START.encode(&mut buf);
+        put_u32(&mut buf, BLOCK_SIZE_AT, bs as u32);
+        put_u64s(
+            &mut buf,
+            &[
+                (16, self.records),
+                (24, self.key_bytes),
+                (32, self.value_bytes),
+                (40, self.page_blocks),
+                (48, self.leaves.len() as u64),
+                (56, self.free.len() as u64),
+                (64, body.len() as u64),
+            ],
+        );
+        put_u32(&mut buf, 72, crc32c::crc32c(&body));
         for (i, chunk) in body.chunks(payload).enumerate() {
             let at = (i + 1) * bs;
             buf[at..at + chunk.len()].copy_from_slice(chunk);
@@ -191,7 +187,7 @@ pub fn decode_image(file: &str, buf: &[u8], bs: usize) -> Result<Image> {
             what: "shorter than its header".into(),
         });
     }
-    check_magic(file, buf, IMAGE_MAGIC, bs)?;
+    check_start(file, buf, &IMAGE_START, bs)?;
     let payload = bs - BLOCK_TRAILER;
     let body_len = u64_at(buf, 64);
     let capacity = (buf.len() / bs - 1) as u64 * payload as u64;

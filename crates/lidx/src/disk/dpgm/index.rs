@@ -9,7 +9,7 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::check_strictly_sorted;
 
 use super::level::{write_level, Level};
-use crate::disk::flagged_records::{decode_records, encode_records, Run};
+use crate::disk::flagged_records::{decode_records, encode_records, per_block_for, Run};
 
 use super::manifest::{capacity, decode_manifest, region_blocks, LevelEntry, Manifest, MAX_LEVELS};
 use super::params::DiskPgmParams;
@@ -49,14 +49,7 @@ impl DiskPgm {
         params.check()?;
         check_strictly_sorted(keys)?;
         let block_size = storage.block_size();
-        let usable = block_size - crate::io::BLOCK_TRAILER;
-        if region_blocks(usable, params.payload_size, params.base) == 0 {
-            return Err(Error::InvalidParameter {
-                name: "payload_size",
-                value: format!("{} with {block_size}-byte blocks", params.payload_size),
-                expected: "small enough for a key, a flag byte and a payload to fit a block",
-            });
-        }
+        per_block_for(block_size, params.payload_size)?;
         let ps = params.payload_size;
         let mut run = Run {
             keys: keys.to_vec(),

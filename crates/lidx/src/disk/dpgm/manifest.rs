@@ -36,13 +36,17 @@
 //! A level-0 record is the key (8 bytes), the flag byte, then the payload; records ascend
 //! strictly across the region's blocks, unused bytes are zero.
 //!
-//! [`decode_manifest`] checks the magic ([`Error::BadMagic`]), the version
-//! ([`Error::UnsupportedVersion`]) and that the fields agree (errors valid, level numbers
+//! [`decode_manifest`] checks the magic ([`Error::BadMagic`](crate::Error::BadMagic)), the version
+//! ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion)) and that the fields agree (errors valid, level numbers
 //! ascending in `1..=MAX_LEVELS`, each level within its capacity `base * 2^i`, generations
-//! below the next one, level 0 within `base`); anything else is [`Error::Corrupt`] for block 0.
+//! below the next one, level 0 within `base`); anything else is [`Error::Corrupt`](crate::Error::Corrupt) for block 0.
 //! [`crate::disk::flagged_records::decode_records`] checks a region's records.
 
-use crate::error::{Error, Result};
+use crate::disk::header_fields::{
+    check_block_size, check_key_at, corrupt_block0, put_key_at, put_u32, put_u64s, u32_at, u64_at,
+    HeaderStart,
+};
+use crate::error::Result;
 use crate::mem::pgm::PgmParams;
 
 pub use crate::disk::flagged_records::records_per_block;
@@ -59,6 +63,8 @@ pub const MAX_LEVELS: usize = 40;
 const FIXED_BYTES: usize = 104;
 /// Bytes per level in the table.
 const LEVEL_BYTES: usize = 24;
+/// What block 0 starts with.
+const START: HeaderStart = HeaderStart::new("the manifest", MAGIC, VERSION, FIXED_BYTES);
 
 /// One disk level as the manifest records it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,14 +111,6 @@ pub fn capacity(base: usize, level: u32) -> u64 {
     (base as u64).saturating_mul(1u64.checked_shl(level).unwrap_or(u64::MAX))
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
 impl Manifest {
     /// Bytes the header takes.
     pub fn bytes(&self) -> usize {
@@ -122,30 +120,28 @@ impl Manifest {
     /// Writes the header into `out` (zeroing the rest).
     pub fn encode(&self, out: &mut [u8]) {
         out.fill(0);
-        out[0..8].copy_from_slice(&MAGIC.to_le_bytes());
-        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        out[12..16].copy_from_slice(&8u32.to_le_bytes());
-        out[16..19].copy_from_slice(b"u64");
-        out[32..36].copy_from_slice(&(self.params.payload_size as u32).to_le_bytes());
-        out[36..40].copy_from_slice(&self.block_size.to_le_bytes());
-        for (at, v) in [
-            (40, self.params.pgm.eps as u64),
-            (48, self.params.pgm.eps_recursive as u64),
-            (56, self.params.base as u64),
-            (64, self.len),
-            (72, self.sequence),
-            (80, self.next_generation),
-        ] {
-            out[at..at + 8].copy_from_slice(&v.to_le_bytes());
-        }
-        out[88..92].copy_from_slice(&self.region.to_le_bytes());
-        out[92..96].copy_from_slice(&self.level0.to_le_bytes());
-        out[96..100].copy_from_slice(&(self.levels.len() as u32).to_le_bytes());
+        START.encode(out);
+        put_key_at::<u64>(out, 16, 12);
+        put_u32(out, 32, self.params.payload_size as u32);
+        put_u32(out, 36, self.block_size);
+        put_u64s(
+            out,
+            &[
+                (40, self.params.pgm.eps as u64),
+                (48, self.params.pgm.eps_recursive as u64),
+                (56, self.params.base as u64),
+                (64, self.len),
+                (72, self.sequence),
+                (80, self.next_generation),
+            ],
+        );
+        put_u32(out, 88, self.region);
+        put_u32(out, 92, self.level0);
+        put_u32(out, 96, self.levels.len() as u32);
         for (j, l) in self.levels.iter().enumerate() {
             let at = FIXED_BYTES + j * LEVEL_BYTES;
-            out[at..at + 4].copy_from_slice(&l.level.to_le_bytes());
-            out[at + 8..at + 16].copy_from_slice(&l.generation.to_le_bytes());
-            out[at + 16..at + 24].copy_from_slice(&l.records.to_le_bytes());
+            put_u32(out, at, l.level);
+            put_u64s(out, &[(at + 8, l.generation), (at + 16, l.records)]);
         }
     }
 }
@@ -153,37 +149,9 @@ impl Manifest {
 /// Decodes and validates a manifest header from the usable bytes of block 0 of `file`.
 #[doc(hidden)]
 pub fn decode_manifest(bytes: &[u8], file: &str) -> Result<Manifest> {
-    let corrupt = |what: String| Error::Corrupt {
-        file: file.to_string(),
-        block: Some(0),
-        what,
-    };
-    if bytes.len() < FIXED_BYTES {
-        return Err(corrupt(format!(
-            "the manifest needs {FIXED_BYTES} bytes, the block holds {}",
-            bytes.len()
-        )));
-    }
-    let magic = u64_at(bytes, 0);
-    if magic != MAGIC {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: MAGIC,
-            got: magic,
-        });
-    }
-    let version = u32_at(bytes, 8);
-    if version != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: VERSION,
-        });
-    }
-    let raw_name = &bytes[16..32];
-    let name_len = raw_name.iter().position(|&b| b == 0).unwrap_or(16);
-    let key_name = String::from_utf8_lossy(&raw_name[..name_len]).into_owned();
-    crate::key::check_key_type::<u64>(file, &key_name, u32_at(bytes, 12))?;
+    let corrupt = |what: String| corrupt_block0(file, what);
+    START.check(bytes, file)?;
+    check_key_at::<u64>(bytes, 16, 12, file)?;
     let as_usize = |at: usize, what: &str| -> Result<usize> {
         usize::try_from(u64_at(bytes, at))
             .ok()
@@ -199,10 +167,7 @@ pub fn decode_manifest(bytes: &[u8], file: &str) -> Result<Manifest> {
         .check()
         .map_err(|e| corrupt(format!("parameters: {e}")))?;
     let block_size = u32_at(bytes, 36);
-    if !block_size.is_power_of_two() || !(512..=1 << 24).contains(&block_size) {
-        return Err(corrupt(format!("block size {block_size} is invalid")));
-    }
-    let usable = block_size as usize - crate::io::BLOCK_TRAILER;
+    let usable = check_block_size(block_size, file)?;
     if records_per_block(usable, params.payload_size) == 0 {
         return Err(corrupt(format!(
             "a {}-byte payload leaves no room for a record in a {block_size}-byte block",
@@ -278,6 +243,7 @@ pub fn decode_manifest(bytes: &[u8], file: &str) -> Result<Manifest> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn sample() -> Manifest {
         Manifest {
@@ -308,18 +274,7 @@ mod tests {
         let mut buf = vec![0u8; 4092];
         sample().encode(&mut buf);
         assert_eq!(decode_manifest(&buf, "f").unwrap(), sample());
-        let mut bad = buf.clone();
-        bad[0] ^= 1;
-        assert!(matches!(
-            decode_manifest(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 7;
-        assert!(matches!(
-            decode_manifest(&bad, "f"),
-            Err(Error::UnsupportedVersion { got: 7, .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_manifest(b, "f"));
         // eps past 2^32, base, region, a level number, a level's records, a generation.
         for at in [45, 59, 91, 107, 123, 119] {
             let mut bad = buf.clone();

@@ -53,14 +53,7 @@ impl DiskPgmParams {
                 expected: "a level-0 size from 1 to 2^20 records, such as 256",
             });
         }
-        if self.payload_size > 1 << 16 {
-            return Err(Error::InvalidParameter {
-                name: "payload_size",
-                value: self.payload_size.to_string(),
-                expected: "at most 65536 bytes",
-            });
-        }
-        Ok(())
+        crate::disk::flagged_records::check_payload_size(self.payload_size)
     }
 
     /// The parameters text the level files record (`StaticLearnedParams::model_params`).

@@ -67,6 +67,10 @@
 //! The decoders check magic, version, key type, parameters and that fields agree (blocks
 //! inside the file, counts within capacities), giving [`Error::Corrupt`] naming the block.
 
+use crate::disk::header_fields::{
+    check_block_size, check_key_at, corrupt_block0, f64_at, put_key_at, put_u32, put_u64, put_u64s,
+    u32_at, u64_at, HeaderStart,
+};
 use crate::error::{Error, Result};
 use crate::model::linear::LinearModel;
 
@@ -86,18 +90,8 @@ pub const META_BYTES: usize = 72;
 pub const SEGREF_BYTES: usize = 40;
 /// "No sibling".
 pub const NONE: u64 = u64::MAX;
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
-fn put64(out: &mut [u8], at: usize, v: u64) {
-    out[at..at + 8].copy_from_slice(&v.to_le_bytes());
-}
+/// What block 0 starts with.
+const START: HeaderStart = HeaderStart::new("the header", MAGIC, VERSION, HEADER_BYTES);
 
 /// The segment file's header.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,23 +116,22 @@ impl Header {
     /// Writes the header into `out`, zeroing the rest.
     pub fn encode(&self, out: &mut [u8]) {
         out.fill(0);
-        put64(out, 0, MAGIC);
-        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        out[12..16].copy_from_slice(&8u32.to_le_bytes());
-        out[16..19].copy_from_slice(b"u64");
-        out[32..36].copy_from_slice(&(self.params.payload_size as u32).to_le_bytes());
-        out[36..40].copy_from_slice(&self.block_size.to_le_bytes());
-        for (at, v) in [
-            (40, self.params.eps as u64),
-            (48, self.params.buffer as u64),
-            (56, self.len),
-            (64, self.segments),
-            (72, self.blocks),
-            (80, self.extra),
-            (88, self.live_blocks),
-        ] {
-            put64(out, at, v);
-        }
+        START.encode(out);
+        put_key_at::<u64>(out, 16, 12);
+        put_u32(out, 32, self.params.payload_size as u32);
+        put_u32(out, 36, self.block_size);
+        put_u64s(
+            out,
+            &[
+                (40, self.params.eps as u64),
+                (48, self.params.buffer as u64),
+                (56, self.len),
+                (64, self.segments),
+                (72, self.blocks),
+                (80, self.extra),
+                (88, self.live_blocks),
+            ],
+        );
     }
 
     /// Records per block.
@@ -158,37 +151,9 @@ impl Header {
 /// Decodes and validates the header from the usable bytes of block 0 of `file`.
 #[doc(hidden)]
 pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
-    let corrupt = |what: String| Error::Corrupt {
-        file: file.to_string(),
-        block: Some(0),
-        what,
-    };
-    if bytes.len() < HEADER_BYTES {
-        return Err(corrupt(format!(
-            "the header needs {HEADER_BYTES} bytes, the block holds {}",
-            bytes.len()
-        )));
-    }
-    let magic = u64_at(bytes, 0);
-    if magic != MAGIC {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: MAGIC,
-            got: magic,
-        });
-    }
-    let version = u32_at(bytes, 8);
-    if version != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: VERSION,
-        });
-    }
-    let raw_name = &bytes[16..32];
-    let name_len = raw_name.iter().position(|&b| b == 0).unwrap_or(16);
-    let key_name = String::from_utf8_lossy(&raw_name[..name_len]).into_owned();
-    crate::key::check_key_type::<u64>(file, &key_name, u32_at(bytes, 12))?;
+    let corrupt = |what: String| corrupt_block0(file, what);
+    START.check(bytes, file)?;
+    check_key_at::<u64>(bytes, 16, 12, file)?;
     let small = |at: usize, max: u64, what: &str| -> Result<usize> {
         let v = u64_at(bytes, at);
         if v > max {
@@ -215,9 +180,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         .check()
         .map_err(|e| corrupt(format!("parameters: {e}")))?;
     let bs = header.block_size;
-    if !bs.is_power_of_two() || !(512..=1 << 24).contains(&bs) {
-        return Err(corrupt(format!("block size {bs} is invalid")));
-    }
+    check_block_size(bs, file)?;
     if header.per_block() == 0 {
         return Err(corrupt(format!(
             "a {}-byte payload leaves no room for a record in a {bs}-byte block",
@@ -270,16 +233,16 @@ impl Meta {
     /// Writes the meta block's fields into `out`, zeroing the rest.
     pub fn encode(&self, out: &mut [u8]) {
         out.fill(0);
-        put64(out, 0, SEGMENT_TAG);
-        put64(out, 8, self.block);
-        put64(out, 16, self.lo);
-        out[24..28].copy_from_slice(&u32::from(self.extra).to_le_bytes());
-        out[28..32].copy_from_slice(&self.buffered.to_le_bytes());
-        put64(out, 32, self.n);
-        put64(out, 40, self.left);
-        put64(out, 48, self.right);
-        put64(out, 56, self.left_n);
-        put64(out, 64, self.right_n);
+        put_u64(out, 0, SEGMENT_TAG);
+        put_u64(out, 8, self.block);
+        put_u64(out, 16, self.lo);
+        put_u32(out, 24, u32::from(self.extra));
+        put_u32(out, 28, self.buffered);
+        put_u64(out, 32, self.n);
+        put_u64(out, 40, self.left);
+        put_u64(out, 48, self.right);
+        put_u64(out, 56, self.left_n);
+        put_u64(out, 64, self.right_n);
     }
 
     /// Blocks of the segment's data.
@@ -358,11 +321,11 @@ pub struct SegRef {
 impl SegRef {
     /// Writes the reference into `out[..SEGREF_BYTES]`.
     pub fn encode(&self, out: &mut [u8]) {
-        put64(out, 0, self.block);
-        put64(out, 8, self.n);
-        put64(out, 16, self.model.x0);
-        put64(out, 24, self.model.slope.to_bits());
-        put64(out, 32, self.model.intercept.to_bits());
+        put_u64(out, 0, self.block);
+        put_u64(out, 8, self.n);
+        put_u64(out, 16, self.model.x0);
+        put_u64(out, 24, self.model.slope.to_bits());
+        put_u64(out, 32, self.model.intercept.to_bits());
     }
 }
 
@@ -383,8 +346,8 @@ pub fn decode_segref(bytes: &[u8], header: &Header, file: &str) -> Result<SegRef
         n: u64_at(bytes, 8),
         model: LinearModel {
             x0: u64_at(bytes, 16),
-            slope: f64::from_bits(u64_at(bytes, 24)),
-            intercept: f64::from_bits(u64_at(bytes, 32)),
+            slope: f64_at(bytes, 24),
+            intercept: f64_at(bytes, 32),
         },
     };
     let fits = r.block >= 1
@@ -425,18 +388,7 @@ mod tests {
         let mut buf = vec![0u8; 4092];
         header().encode(&mut buf);
         assert_eq!(decode_header(&buf, "f").unwrap(), header());
-        let mut bad = buf.clone();
-        bad[0] ^= 1;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 9;
-        assert!(matches!(
-            decode_header(&bad, "f"),
-            Err(Error::UnsupportedVersion { .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_header(b, "f"));
         // eps past 2^32, buffer, the file's blocks (too few), the extra buffer, live blocks.
         for (at, v) in [(46, 0x7f), (50, 0x7f), (72, 2), (82, 0x7f), (90, 0x7f)] {
             let mut bad = buf.clone();

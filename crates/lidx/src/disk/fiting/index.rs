@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::disk::block_batch::BlockBatch;
 use crate::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
-use crate::disk::flagged_records::{decode_records, encode_records, records_per_block, Run};
+use crate::disk::flagged_records::{decode_records, encode_records, per_block_for, Run};
 use crate::disk::{DiskIndex, DiskMap, PhaseClock, StorageBytes, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::index::ApproxPos;
@@ -113,14 +113,7 @@ impl DiskFiting {
         check_strictly_sorted(keys)?;
         let bs = storage.block_size();
         let ps = params.payload_size;
-        let per = records_per_block(bs - crate::io::BLOCK_TRAILER, ps);
-        if per == 0 {
-            return Err(Error::InvalidParameter {
-                name: "payload_size",
-                value: format!("{ps} with {bs}-byte blocks"),
-                expected: "small enough for a key, a flag byte and a payload to fit a block",
-            });
-        }
+        let per = per_block_for(bs, ps)?;
         let pieces = match keys.first() {
             Some(&first) => cut(keys, params.eps, first)?,
             None => Vec::new(),

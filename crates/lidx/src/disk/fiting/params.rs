@@ -57,13 +57,6 @@ impl DiskFitingParams {
                 expected: "a delta buffer of 1 to 65536 records, such as 256",
             });
         }
-        if self.payload_size > 1 << 16 {
-            return Err(Error::InvalidParameter {
-                name: "payload_size",
-                value: self.payload_size.to_string(),
-                expected: "at most 65536 bytes",
-            });
-        }
-        Ok(())
+        crate::disk::flagged_records::check_payload_size(self.payload_size)
     }
 }

@@ -9,7 +9,7 @@
 //! contiguously; breadth first also packs the small upper nodes of a subtree together). The
 //! bulk load streams the whole file through an [`Appender`] in large requests and asks for a
 //! payload (`payload_of(i, &keys[i], out)`) when its slot is written; a write's new subtree
-//! goes through the operation's [`super::pages::Pages`].
+//! goes through the operation's [`crate::disk::node_pages::NodePages`].
 
 use std::collections::VecDeque;
 
@@ -21,9 +21,9 @@ use crate::mem::lipp::LippParams;
 
 use super::meta::Meta;
 use super::node::{encode_addr, NodeHeader, DATA, NODE, NODE_HEADER};
-use super::pages::Appender;
 use super::params::DiskLippParams;
 use super::tree::{DiskLipp, Resident};
+use crate::disk::node_pages::Appender;
 
 /// What writing a subtree made.
 pub(crate) struct Written {
@@ -115,7 +115,7 @@ impl DiskLipp {
         let dev = storage.create(name)?;
         let usable = dev.payload_size();
         let first = usable as u64;
-        let mut appender = Appender::new(dev.as_ref(), first);
+        let mut appender = Appender::new(dev.as_ref(), first, IoClass::Leaf);
         let mut sink = |bytes: &[u8]| appender.write(dev.as_ref(), bytes);
         let mut payloads = |i: usize, out: &mut [u8]| payload_of(i, &keys[i], out);
         let written = write_subtree(

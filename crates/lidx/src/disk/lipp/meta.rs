@@ -35,13 +35,17 @@
 //! | 120    | 8    | bytes of live nodes                                          |
 //! | 128    | 8    | bytes of dead nodes (replaced, not reused)                   |
 //!
-//! [`decode_meta`] checks the magic ([`Error::BadMagic`]), the version
-//! ([`Error::UnsupportedVersion`]), the kind, the parameters ([`LippParams::validate`]), and that
+//! [`decode_meta`] checks the magic ([`Error::BadMagic`](crate::Error::BadMagic)), the version
+//! ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion)), the kind, the parameters ([`LippParams::validate`]), and that
 //! the fields agree (block size valid, root inside the nodes, live and dead bytes within the
-//! nodes' span); anything else is [`Error::Corrupt`] for block 0. The key type is checked by
+//! nodes' span); anything else is [`Error::Corrupt`](crate::Error::Corrupt) for block 0. The key type is checked by
 //! the caller.
 
-use crate::error::{Error, Result};
+use crate::disk::header_fields::{
+    check_block_size, corrupt_block0, key_name_at, put_key_name, put_u32, put_u64s, u32_at, u64_at,
+    HeaderStart,
+};
+use crate::error::Result;
 use crate::mem::lipp::LippParams;
 
 use super::node::{decode_addr, encode_addr, NODE_HEADER};
@@ -54,6 +58,9 @@ pub const VERSION: u32 = 1;
 pub const KIND: u32 = 1;
 /// Bytes of the meta block's fields.
 pub const META_BYTES: usize = 136;
+/// What block 0 starts with.
+const START: HeaderStart =
+    HeaderStart::new("an on-disk LIPP's meta block", MAGIC, VERSION, META_BYTES).kind(KIND);
 
 /// The fields of the meta block.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,93 +98,47 @@ impl Meta {
     /// Writes the meta block into `out[..META_BYTES]` and zeroes the rest of `out`.
     pub fn encode(&self, out: &mut [u8]) {
         out.fill(0);
-        out[0..8].copy_from_slice(&MAGIC.to_le_bytes());
-        out[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        out[12..16].copy_from_slice(&KIND.to_le_bytes());
-        let name = self.key_name.as_bytes();
-        let n = name.len().min(16);
-        out[16..16 + n].copy_from_slice(&name[..n]);
-        out[32..36].copy_from_slice(&self.key_size.to_le_bytes());
-        out[36..40].copy_from_slice(&self.payload_size.to_le_bytes());
-        out[40..44].copy_from_slice(&self.block_size.to_le_bytes());
+        START.encode(out);
+        put_key_name(out, 16, &self.key_name);
+        put_u32(out, 32, self.key_size);
+        put_u32(out, 36, self.payload_size);
+        put_u32(out, 40, self.block_size);
         out[44] = u8::from(self.params.fmcd);
         let p = &self.params;
-        for (at, v) in [
-            (48, p.growth as u64),
-            (56, p.conflict_percent as u64),
-            (64, p.min_rebuild as u64),
-            (72, p.fixed_size as u64),
-            (80, p.shrink as u64),
-            (88, encode_addr(self.root, self.usable())),
-            (96, self.end),
-            (104, self.entries),
-            (112, self.nodes),
-            (120, self.live_bytes),
-            (128, self.dead_bytes),
-        ] {
-            out[at..at + 8].copy_from_slice(&v.to_le_bytes());
-        }
+        put_u64s(
+            out,
+            &[
+                (48, p.growth as u64),
+                (56, p.conflict_percent as u64),
+                (64, p.min_rebuild as u64),
+                (72, p.fixed_size as u64),
+                (80, p.shrink as u64),
+                (88, encode_addr(self.root, self.usable())),
+                (96, self.end),
+                (104, self.entries),
+                (112, self.nodes),
+                (120, self.live_bytes),
+                (128, self.dead_bytes),
+            ],
+        );
     }
 
-    /// [`Error::KeyTypeMismatch`] unless the file holds keys of type `K`.
+    /// [`Error::KeyTypeMismatch`](crate::Error::KeyTypeMismatch) unless the file holds keys of type `K`.
     pub fn check_key<K: crate::key::Key>(&self, file: &str) -> Result<()> {
         crate::key::check_key_type::<K>(file, &self.key_name, self.key_size)
     }
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
 /// Decodes and validates the meta block from the usable bytes of block 0 of `file`.
 #[doc(hidden)]
 pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
-    let corrupt = |what: String| Error::Corrupt {
-        file: file.to_string(),
-        block: Some(0),
-        what,
-    };
-    if bytes.len() < META_BYTES {
-        return Err(corrupt(format!(
-            "meta block needs {META_BYTES} bytes, the block holds {}",
-            bytes.len()
-        )));
-    }
-    let magic = u64_at(bytes, 0);
-    if magic != MAGIC {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: MAGIC,
-            got: magic,
-        });
-    }
-    let version = u32_at(bytes, 8);
-    if version != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: VERSION,
-        });
-    }
-    let kind = u32_at(bytes, 12);
-    if kind != KIND {
-        return Err(corrupt(format!(
-            "kind {kind}, an on-disk LIPP has kind {KIND}"
-        )));
-    }
-    let raw_name = &bytes[16..32];
-    let name_len = raw_name.iter().position(|&b| b == 0).unwrap_or(16);
-    let key_name = std::str::from_utf8(&raw_name[..name_len])
+    let corrupt = |what: String| corrupt_block0(file, what);
+    START.check(bytes, file)?;
+    let key_name = key_name_at(bytes, 16)
         .map_err(|_| corrupt("key type name is not UTF-8".to_string()))?
         .to_string();
     let block_size = u32_at(bytes, 40);
-    if !block_size.is_power_of_two() || !(512..=1 << 24).contains(&block_size) {
-        return Err(corrupt(format!("block size {block_size} is invalid")));
-    }
+    let usable = check_block_size(block_size, file)?;
     if bytes[44] > 1 || bytes[45..48] != [0, 0, 0] {
         return Err(corrupt(format!("FMCD flag {} is not 0 or 1", bytes[44])));
     }
@@ -193,7 +154,6 @@ pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
     params
         .validate()
         .map_err(|e| corrupt(format!("parameters: {e}")))?;
-    let usable = block_size as usize - crate::io::BLOCK_TRAILER;
     let raw_root = u64_at(bytes, 88);
     let meta = Meta {
         key_name,
@@ -233,6 +193,7 @@ pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     pub(crate) fn sample() -> Meta {
         Meta {
@@ -256,18 +217,7 @@ mod tests {
         sample().encode(&mut buf);
         assert_eq!(decode_meta(&buf, "f").unwrap(), sample());
         sample().check_key::<u64>("f").unwrap();
-        let mut bad = buf.clone();
-        bad[1] ^= 1;
-        assert!(matches!(
-            decode_meta(&bad, "f"),
-            Err(Error::BadMagic { .. })
-        ));
-        let mut bad = buf.clone();
-        bad[8] = 2;
-        assert!(matches!(
-            decode_meta(&bad, "f"),
-            Err(Error::UnsupportedVersion { got: 2, .. })
-        ));
+        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_meta(b, "f"));
         for at in [12usize, 44, 56, 88, 120] {
             let mut bad = buf.clone();
             bad[at..at + 4].copy_from_slice(&[0xff; 4]);

@@ -17,8 +17,8 @@
 //!
 //! * `node.rs`: the node codec: header (model, statistics) and slots, each a flag byte and its
 //!   content; addresses. `meta.rs`: the meta block codec.
-//! * `pages.rs`: an operation's blocks, read once each, written in runs; the bulk load's
-//!   sequential appender.
+//! * an operation's blocks, read once each, written in runs, and the bulk load's sequential
+//!   appender are `disk::node_pages`'s, shared with ALEX.
 //! * `build.rs`: subtrees laid out breadth first with the in-memory LIPP's plan; the bulk
 //!   load ([`DiskLipp::build`]).
 //! * `tree.rs`: [`DiskLipp`], open, lookups and scans ([`crate::disk::DiskIndex`]).
@@ -69,7 +69,6 @@ mod build;
 pub mod meta;
 #[doc(hidden)]
 pub mod node;
-mod pages;
 mod params;
 mod tree;
 mod update;

@@ -36,7 +36,9 @@
 //! checksum trailer is not addressable). In the code a node is named by its *position*,
 //! `block * usable + offset`.
 
-use crate::error::{Error, Result};
+use crate::disk::header_fields::corrupt_at as corrupt;
+use crate::disk::header_fields::{f64_at, put_u32, put_u64s, u32_at, u64_at};
+use crate::error::Result;
 use crate::mem::lipp::model::LinearModel;
 
 /// Tag of a node header.
@@ -77,42 +79,26 @@ impl NodeHeader {
 
     /// Writes the header into `out[..NODE_HEADER]`.
     pub fn encode(&self, out: &mut [u8]) {
-        out[0..4].copy_from_slice(&TAG.to_le_bytes());
-        out[4..8].fill(0);
-        for (at, v) in [
-            (8, self.slots),
-            (16, self.model.base),
-            (24, self.model.slope.to_bits()),
-            (32, self.model.intercept.to_bits()),
-            (40, self.size),
-            (48, self.build_size),
-        ] {
-            out[at..at + 8].copy_from_slice(&v.to_le_bytes());
-        }
-        out[56..60].copy_from_slice(&self.inserts.to_le_bytes());
-        out[60..64].copy_from_slice(&self.conflicts.to_le_bytes());
+        put_u32(out, 0, TAG);
+        put_u32(out, 4, 0);
+        put_u64s(
+            out,
+            &[
+                (8, self.slots),
+                (16, self.model.base),
+                (24, self.model.slope.to_bits()),
+                (32, self.model.intercept.to_bits()),
+                (40, self.size),
+                (48, self.build_size),
+            ],
+        );
+        put_u32(out, 56, self.inserts);
+        put_u32(out, 60, self.conflicts);
     }
 
     /// Bytes of the node: header and slots.
     pub fn node_bytes(&self, slot_bytes: usize) -> u64 {
         NODE_HEADER as u64 + self.slots * slot_bytes as u64
-    }
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-/// A typed error for a node of `file` in `block`.
-pub(crate) fn corrupt(file: &str, block: u64, what: impl Into<String>) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: Some(block),
-        what: what.into(),
     }
 }
 
@@ -143,8 +129,8 @@ pub fn decode_node_header(
         slots: u64_at(bytes, 8),
         model: LinearModel {
             base: u64_at(bytes, 16),
-            slope: f64::from_bits(u64_at(bytes, 24)),
-            intercept: f64::from_bits(u64_at(bytes, 32)),
+            slope: f64_at(bytes, 24),
+            intercept: f64_at(bytes, 32),
         },
         size: u64_at(bytes, 40),
         build_size: u64_at(bytes, 48),
@@ -251,6 +237,7 @@ pub fn decode_slot(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn sample() -> NodeHeader {
         NodeHeader {

@@ -23,8 +23,9 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::Key;
 
 use super::meta::{decode_meta, Meta};
-use super::node::{corrupt, decode_node_header, decode_slot, NodeHeader, SlotKind, NODE_HEADER};
-use super::pages::Pages;
+use super::node::{decode_node_header, decode_slot, NodeHeader, SlotKind, NODE_HEADER};
+use crate::disk::header_fields::corrupt_at as corrupt;
+use crate::disk::node_pages::NodePages;
 
 /// Node headers kept in memory (`inner_in_memory`), by node position.
 pub(crate) type Resident = HashMap<u64, NodeHeader>;
@@ -48,6 +49,12 @@ pub(super) struct ReadSlot {
 }
 
 impl DiskLipp {
+    /// A fresh view of the node file for one operation (its writes count as leaf blocks;
+    /// each read names its class).
+    pub(super) fn pages(&self) -> NodePages<'static> {
+        NodePages::new(Arc::clone(&self.dev), IoClass::Leaf, None)
+    }
+
     pub(super) fn from_parts(
         dev: Arc<dyn BlockDevice>,
         meta: Meta,
@@ -111,7 +118,7 @@ impl DiskLipp {
             });
         }
         let mut lipp = DiskLipp::from_parts(dev, meta, None, writable);
-        let mut pages = Pages::new(&lipp.dev);
+        let mut pages = lipp.pages();
         let root = lipp.header(&mut pages, lipp.meta.root)?;
         lipp.meta.entries = root.size;
         if inner_in_memory {
@@ -162,7 +169,7 @@ impl DiskLipp {
     }
 
     /// The header of the node at `pos`: from memory when resident, else read (`Inner`).
-    pub(super) fn header(&self, pages: &mut Pages, pos: u64) -> Result<NodeHeader> {
+    pub(super) fn header(&self, pages: &mut NodePages, pos: u64) -> Result<NodeHeader> {
         if let Some(resident) = &self.resident {
             return resident.get(&pos).copied().ok_or_else(|| {
                 corrupt(
@@ -173,7 +180,7 @@ impl DiskLipp {
             });
         }
         let mut bytes = [0u8; NODE_HEADER];
-        pages.read(pos, &mut bytes, IoClass::Inner)?;
+        pages.read_as(pos, &mut bytes, IoClass::Inner)?;
         decode_node_header(
             &bytes,
             pos,
@@ -193,14 +200,14 @@ impl DiskLipp {
     /// predict to `i`.
     pub(super) fn slot(
         &self,
-        pages: &mut Pages,
+        pages: &mut NodePages,
         pos: u64,
         header: &NodeHeader,
         i: usize,
     ) -> Result<ReadSlot> {
         let at = self.slot_pos(pos, i);
         let mut bytes = vec![0u8; self.slot_bytes];
-        pages.read(at, &mut bytes, IoClass::Leaf)?;
+        pages.read_as(at, &mut bytes, IoClass::Leaf)?;
         let block = pages.block_of(at);
         let kind = decode_slot(
             &bytes,
@@ -234,13 +241,13 @@ impl DiskLipp {
         node: &mut dyn FnMut(u64, &NodeHeader),
         data: &mut dyn FnMut(u64, &[u8]),
     ) -> Result<()> {
-        let mut pages = Pages::new(&self.dev);
+        let mut pages = self.pages();
         let mut stack: Vec<(u64, Vec<u8>, usize)> = Vec::new();
-        let mut push = |pages: &mut Pages, stack: &mut Vec<_>, pos: u64| -> Result<()> {
+        let mut push = |pages: &mut NodePages, stack: &mut Vec<_>, pos: u64| -> Result<()> {
             let header = self.header(pages, pos)?;
             node(pos, &header);
             let mut slots = vec![0u8; header.slots as usize * self.slot_bytes];
-            pages.read(pos + NODE_HEADER as u64, &mut slots, IoClass::Leaf)?;
+            pages.read_as(pos + NODE_HEADER as u64, &mut slots, IoClass::Leaf)?;
             stack.push((pos, slots, 0));
             Ok(())
         };
@@ -300,7 +307,7 @@ impl DiskIndex<u64> for DiskLipp {
     fn get(&self, key: &u64, payload: &mut [u8]) -> Result<bool> {
         self.check_payload_len(payload.len())?;
         let m = key.to_model();
-        let mut pages = Pages::new(&self.dev);
+        let mut pages = self.pages();
         let mut pos = self.meta.root;
         loop {
             let header = self.header(&mut pages, pos)?;
@@ -328,7 +335,7 @@ impl DiskIndex<u64> for DiskLipp {
             return Ok(0);
         }
         let m = start.to_model();
-        let mut pages = Pages::new(&self.dev);
+        let mut pages = self.pages();
         // (node position, header, next slot), one frame per node on the path.
         let mut stack: Vec<(u64, NodeHeader, usize)> = Vec::new();
         let mut pos = self.meta.root;

@@ -58,8 +58,8 @@ use crate::key::Key;
 
 use super::build::write_subtree;
 use super::node::{encode_addr, NodeHeader, SlotKind, DATA, NODE};
-use super::pages::Pages;
 use super::tree::{DiskLipp, ReadSlot};
+use crate::disk::node_pages::NodePages;
 
 /// One node of a descent: its position, header, and the slot the key went to.
 struct Step {
@@ -86,7 +86,7 @@ impl DiskLipp {
 
     /// Descends to the slot of model image `m`: the path (every node, its slot last) and the
     /// last slot, which is not `NODE`.
-    fn descend(&self, pages: &mut Pages, m: u64) -> Result<(Vec<Step>, ReadSlot)> {
+    fn descend(&self, pages: &mut NodePages, m: u64) -> Result<(Vec<Step>, ReadSlot)> {
         let mut path = Vec::new();
         let mut pos = self.meta.root;
         loop {
@@ -108,7 +108,7 @@ impl DiskLipp {
     /// Writes slot `i` of the node at `pos` as `kind` (with `payload` for `DATA`).
     fn write_slot(
         &self,
-        pages: &mut Pages,
+        pages: &mut NodePages,
         pos: u64,
         i: usize,
         kind: SlotKind,
@@ -127,14 +127,14 @@ impl DiskLipp {
                 bytes[1..9].copy_from_slice(&encode_addr(child, self.usable).to_le_bytes());
             }
         }
-        pages.write(self.slot_pos(pos, i), &bytes, IoClass::Leaf)
+        pages.write_as(self.slot_pos(pos, i), &bytes, IoClass::Leaf)
     }
 
     /// Writes the header of the node at `pos` (and its resident copy).
-    fn write_header(&mut self, pages: &mut Pages, pos: u64, header: &NodeHeader) -> Result<()> {
+    fn write_header(&mut self, pages: &mut NodePages, pos: u64, header: &NodeHeader) -> Result<()> {
         let mut bytes = [0u8; super::node::NODE_HEADER];
         header.encode(&mut bytes);
-        pages.write(pos, &bytes, IoClass::Inner)?;
+        pages.write_as(pos, &bytes, IoClass::Inner)?;
         if let Some(resident) = &mut self.resident {
             resident.insert(pos, *header);
         }
@@ -143,7 +143,12 @@ impl DiskLipp {
 
     /// Builds the subtree of `keys` (sorted, payloads concatenated) at the end of the nodes
     /// and writes it; returns its root's position.
-    fn append_subtree(&mut self, pages: &mut Pages, keys: &[u64], payloads: &[u8]) -> Result<u64> {
+    fn append_subtree(
+        &mut self,
+        pages: &mut NodePages,
+        keys: &[u64],
+        payloads: &[u8],
+    ) -> Result<u64> {
         let at = self.meta.end;
         let ps = self.meta.payload_size as usize;
         let mut bytes = Vec::new();
@@ -164,7 +169,7 @@ impl DiskLipp {
             &mut sink,
             self.resident.as_mut(),
         )?;
-        pages.write(at, &bytes, IoClass::Leaf)?;
+        pages.write_as(at, &bytes, IoClass::Leaf)?;
         pages.commit()?;
         self.meta.end += written.bytes;
         self.meta.nodes += written.nodes;
@@ -210,7 +215,7 @@ impl DiskLipp {
     /// at `kind`, and commits.
     fn relink(
         &mut self,
-        pages: &mut Pages,
+        pages: &mut NodePages,
         path: &[Step],
         j: usize,
         kind: SlotKind,
@@ -230,7 +235,7 @@ impl DiskLipp {
 
     /// Rebuilds the subtree of `path[j]`: built anew at the end, then linked, then the old
     /// nodes counted dead (see the crash rules in the module docs).
-    fn rebuild(&mut self, pages: &mut Pages, path: &[Step], j: usize) -> Result<()> {
+    fn rebuild(&mut self, pages: &mut NodePages, path: &[Step], j: usize) -> Result<()> {
         let old = self.collect(path[j].pos)?;
         let new = self.append_subtree(pages, &old.keys, &old.payloads)?;
         self.relink(pages, path, j, SlotKind::Node(new), &[])?;
@@ -250,7 +255,7 @@ impl DiskLipp {
                 expected: "exactly payload_size() bytes",
             });
         }
-        let mut pages = Pages::new(&self.dev);
+        let mut pages = self.pages();
         let (mut path, slot) = self.descend(&mut pages, key.to_model())?;
         self.timing.search_ns += clock.lap();
         let (pos, i) = {
@@ -318,7 +323,7 @@ impl DiskLipp {
     pub fn delete(&mut self, key: &u64) -> Result<bool> {
         let mut clock = PhaseClock::start();
         self.check_writable("delete")?;
-        let mut pages = Pages::new(&self.dev);
+        let mut pages = self.pages();
         let (mut path, slot) = self.descend(&mut pages, key.to_model())?;
         self.timing.search_ns += clock.lap();
         if slot.kind != SlotKind::Data(*key) {

@@ -45,6 +45,10 @@
 //! header that passes its checksum but was written wrong (or forged) is refused with
 //! [`Error::Corrupt`] before any size from it is used.
 
+use crate::disk::header_fields::{
+    check_block_size, key_name_at, put_key_name, put_u32, put_u64, put_u64s, u32_at, u64_at,
+    HeaderStart, KEY_NAME_BYTES,
+};
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
 
@@ -64,8 +68,8 @@ pub const HEADER_BYTES: usize = 252;
 /// Longest model parameters text the header holds, in bytes.
 pub const MODEL_PARAMS_BYTES: usize = 128;
 
-/// Longest key type name the header holds.
-const KEY_NAME_BYTES: usize = 16;
+/// What block 0 starts with.
+const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES).truncated();
 
 /// Largest key size accepted from a header (every key type is at most 16 bytes).
 const MAX_KEY_SIZE: u32 = 1024;
@@ -137,35 +141,36 @@ impl Header {
 
     /// Writes the header into `out` (block 0's payload, at least [`HEADER_BYTES`] long, zeroed).
     pub fn encode(&self, out: &mut [u8]) {
-        let mut name = [0u8; KEY_NAME_BYTES];
-        let n = self.key_name.len().min(KEY_NAME_BYTES);
-        name[..n].copy_from_slice(&self.key_name.as_bytes()[..n]);
         let (granularity, group) = match self.granularity {
             Granularity::Item => (0u32, 1u64),
             Granularity::MiniPage(g) => (1, g as u64),
             Granularity::Page => (2, u64::from(self.per_block)),
         };
-        put(out, 0, &MAGIC.to_le_bytes());
-        put(out, 8, &VERSION.to_le_bytes());
-        put(out, 12, &self.key_size.to_le_bytes());
-        put(out, 16, &name);
-        put(out, 32, &self.payload_size.to_le_bytes());
-        put(out, 36, &self.block_size.to_le_bytes());
-        put(out, 40, &self.len.to_le_bytes());
-        put(out, 48, &self.per_block.to_le_bytes());
-        put(out, 52, &granularity.to_le_bytes());
-        put(out, 56, &group.to_le_bytes());
-        put(out, 64, &self.fetch.code().to_le_bytes());
-        put(out, 68, &self.model_kind.to_le_bytes());
-        put(out, 72, &FIRST_DATA_BLOCK.to_le_bytes());
-        put(out, 80, &self.data_blocks.to_le_bytes());
-        put(out, 88, &self.model_first_block().to_le_bytes());
-        put(out, 96, &self.model_blocks().to_le_bytes());
-        put(out, 104, &self.model_bytes.to_le_bytes());
-        put(out, 112, &self.model_points().to_le_bytes());
+        START.encode(out);
+        put_u32(out, 12, self.key_size);
+        put_key_name(out, 16, &self.key_name);
+        put_u32(out, 32, self.payload_size);
+        put_u32(out, 36, self.block_size);
+        put_u64(out, 40, self.len);
+        put_u32(out, 48, self.per_block);
+        put_u32(out, 52, granularity);
+        put_u64(out, 56, group);
+        put_u32(out, 64, self.fetch.code());
+        put_u32(out, 68, self.model_kind);
+        put_u64s(
+            out,
+            &[
+                (72, FIRST_DATA_BLOCK),
+                (80, self.data_blocks),
+                (88, self.model_first_block()),
+                (96, self.model_blocks()),
+                (104, self.model_bytes),
+                (112, self.model_points()),
+            ],
+        );
         let text = &self.model_params.as_bytes()[..self.model_params.len().min(MODEL_PARAMS_BYTES)];
-        put(out, 120, &(text.len() as u32).to_le_bytes());
-        put(out, 124, text);
+        put_u32(out, 120, text.len() as u32);
+        out[124..124 + text.len()].copy_from_slice(text);
     }
 
     /// The build parameters the header records.
@@ -179,22 +184,6 @@ impl Header {
     }
 }
 
-fn put(out: &mut [u8], at: usize, bytes: &[u8]) {
-    out[at..at + bytes.len()].copy_from_slice(bytes);
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    let mut raw = [0u8; 4];
-    raw.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(raw)
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut raw = [0u8; 8];
-    raw.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(raw)
-}
-
 /// Decodes and validates the header from block 0's payload `block` of `file`. Checks the magic
 /// and version, then that every stored field agrees with the ones it derives from (records per
 /// block, data and model block ranges, group and model points), so the sizes it returns are
@@ -206,40 +195,21 @@ pub fn decode_header(file: &str, block: &[u8]) -> Result<Header> {
         block: Some(0),
         what: format!("header: {what}"),
     };
-    if block.len() < HEADER_BYTES {
-        return Err(Error::Truncated {
-            file: file.to_string(),
-            what: format!(
-                "header needs {HEADER_BYTES} bytes, the block holds {}",
-                block.len()
-            ),
-        });
-    }
-    let magic = u64_at(block, 0);
-    if magic != MAGIC {
-        return Err(Error::BadMagic {
-            file: file.to_string(),
-            expected: MAGIC,
-            got: magic,
-        });
-    }
-    let version = u32_at(block, 8);
-    if version != VERSION {
-        return Err(Error::UnsupportedVersion {
-            file: file.to_string(),
-            got: version,
-            supported: VERSION,
-        });
-    }
+    START.check(block, file)?;
     let key_size = u32_at(block, 12);
-    let raw_name = &block[16..16 + KEY_NAME_BYTES];
-    let name_len = raw_name
-        .iter()
-        .position(|&b| b == 0)
-        .unwrap_or(KEY_NAME_BYTES);
-    let key_name = match std::str::from_utf8(&raw_name[..name_len]) {
-        Ok(s) if !s.is_empty() && raw_name[name_len..].iter().all(|&b| b == 0) => s.to_string(),
-        _ => return Err(corrupt(format!("key type name {raw_name:?} is not valid"))),
+    let key_name = match key_name_at(block, 16) {
+        Ok(s)
+            if !s.is_empty()
+                && block[16 + s.len()..16 + KEY_NAME_BYTES]
+                    .iter()
+                    .all(|&b| b == 0) =>
+        {
+            s.to_string()
+        }
+        _ => {
+            let raw_name = &block[16..16 + KEY_NAME_BYTES];
+            return Err(corrupt(format!("key type name {raw_name:?} is not valid")));
+        }
     };
     if key_size == 0 || key_size > MAX_KEY_SIZE {
         return Err(corrupt(format!(
@@ -248,10 +218,7 @@ pub fn decode_header(file: &str, block: &[u8]) -> Result<Header> {
     }
     let payload_size = u32_at(block, 32);
     let block_size = u32_at(block, 36);
-    if !block_size.is_power_of_two() || !(512..=1 << 24).contains(&block_size) {
-        return Err(corrupt(format!("block size {block_size} is not valid")));
-    }
-    let block_payload = block_size as usize - BLOCK_TRAILER;
+    let block_payload = check_block_size(block_size, file)?;
     let per_block = records_per_block(block_payload, key_size as usize, payload_size as usize);
     let stored_per_block = u32_at(block, 48);
     if per_block == 0 || stored_per_block as usize != per_block {
