@@ -107,7 +107,8 @@ impl LeafModel {
         let ranges = starts
             .windows(2)
             .enumerate()
-            .filter_map(|(j, w)| (w[1] > w[0]).then(|| (j as u64, keys[w[0]], keys[w[1] - 1])));
+            .filter(|(_, w)| w[1] > w[0])
+            .map(|(j, w)| (j as u64, keys[w[0]], keys[w[1] - 1]));
         (
             LeafModel::learn_ranges(slots, ranges, eps_units(eps, target)),
             starts,
