@@ -22,18 +22,22 @@ fn timed(outside: &mut u64, write: impl FnOnce() -> lidx::Result<bool>) -> bool 
     out
 }
 
-fn check_sum(parts: WriteBreakdown, outside: u64, what: &str) {
+/// `modeled`: the storage is a simulated device whose modeled time dominates, so the parts must
+/// account for most of the outside time; on `ram` the times are wall CPU time only, where a
+/// preemption between the two clocks' reads (a loaded machine) adds to the outside alone, so
+/// only the upper bound is checked there.
+fn check_sum(parts: WriteBreakdown, outside: u64, what: &str, modeled: bool) {
     let inside = parts.total_ns();
     assert!(
         inside <= outside,
         "{what}: {parts:?} over {outside} ns outside"
     );
-    // The calls' own overhead (a clock read, argument checks) is all that is left out; on a
-    // loaded machine a preemption between the two clocks' reads adds to the outside only.
-    assert!(
-        inside * 2 >= outside,
-        "{what}: {parts:?}, {outside} ns outside"
-    );
+    if modeled {
+        assert!(
+            inside * 2 >= outside,
+            "{what}: {parts:?}, {outside} ns outside"
+        );
+    }
 }
 
 #[test]
@@ -41,9 +45,9 @@ fn breakdown_charges_each_phase_and_sums_to_the_write_time() {
     // On a slow simulated device the modeled device time dominates, as on a disk, so the parts
     // must account for it (a wall clock alone would miss it); on `ram` the CPU time does.
     let slow = Storage::in_memory(SimProfile::named("sata-ssd").unwrap(), 512).unwrap();
-    for (storage, (m, resident)) in [small_storage(), slow]
+    for (storage, modeled, (m, resident)) in [(small_storage(), false), (slow, true)]
         .iter()
-        .flat_map(|s| MODES.into_iter().enumerate().map(move |m| (s, m)))
+        .flat_map(|(s, modeled)| MODES.into_iter().enumerate().map(move |m| (s, *modeled, m)))
     {
         let name = format!("breakdown{m}");
         let bulk: Vec<u64> = (0..300u64).map(|k| k * 2).collect();
@@ -92,7 +96,7 @@ fn breakdown_charges_each_phase_and_sums_to_the_write_time() {
         // Splits up to new roots: structural modifications and the root splits' flushes.
         assert!(grown.search_ns > 0 && grown.insert_ns > 0, "{grown:?}");
         assert!(grown.smo_ns > 0 && grown.maintenance_ns > 0, "{grown:?}");
-        check_sum(updated, outside, &format!("{resident:?} inserts"));
+        check_sum(updated, outside, &format!("{resident:?} inserts"), modeled);
 
         // Deletes down to a few keys: merges, borrows and root collapses.
         let mut all: Vec<u64> = bulk.iter().chain(&inserts).copied().collect();
@@ -103,7 +107,7 @@ fn breakdown_charges_each_phase_and_sums_to_the_write_time() {
         assert!(!timed(&mut outside, || map.delete(&u64::MAX)));
         let shrunk = map.write_breakdown();
         assert!(shrunk.smo_ns > updated.smo_ns, "{shrunk:?}");
-        check_sum(shrunk, outside, &format!("{resident:?} deletes"));
+        check_sum(shrunk, outside, &format!("{resident:?} deletes"), modeled);
         assert_eq!(map.len(), 10);
     }
 }
