@@ -235,8 +235,9 @@ impl LeafModel {
         let f = self.floor_prediction(x);
         let (units, dev) = (UNITS as i64, self.max_dev as i64);
         let last = self.reachable as i64 - 1;
-        let mut lo = ((f - dev).div_euclid(units) - 1).clamp(0, last) as u64;
-        let mut hi = ((f + dev).div_euclid(units)).clamp(lo as i64, last) as u64;
+        // Saturating: a key far past the fitted ones can predict beyond `i64`.
+        let mut lo = (f.saturating_sub(dev).div_euclid(units) - 1).clamp(0, last) as u64;
+        let mut hi = (f.saturating_add(dev).div_euclid(units)).clamp(lo as i64, last) as u64;
         while lo < hi {
             let mid = lo + (hi - lo).div_ceil(2);
             if self.passes(mid, f, x) {
@@ -314,6 +315,17 @@ mod tests {
         let (empty, starts) = LeafModel::learn_ranks::<u64>(&[], 16, 100);
         assert_eq!((empty.slots, starts), (1, vec![0, 0]));
         assert_eq!(empty.slot_of(&5u64), 0);
+    }
+
+    #[test]
+    fn keys_far_outside_the_fitted_ones_go_to_the_end_slots() {
+        // Dense keys make a steep model: u64::MAX predicts far beyond i64.
+        let keys: Vec<u64> = (1_000..101_000u64).collect();
+        let (model, _) = LeafModel::learn_ranks(&keys, 64, 250);
+        assert_eq!(model.slot_of(&u64::MAX), model.slots - 1);
+        assert_eq!(model.slot_of(&(u64::MAX / 3)), model.slots - 1);
+        assert_eq!(model.slot_of(&0u64), 0);
+        assert_monotone(&model);
     }
 
     #[test]
