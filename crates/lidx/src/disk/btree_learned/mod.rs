@@ -59,4 +59,4 @@ pub use header::decode_header;
 pub use index::BTreeLearned;
 #[doc(hidden)]
 pub use meta::{decode_meta, decode_meta_block};
-pub use params::BTreeLearnedParams;
+pub use params::{BTreeLearnedParams, MAX_EPS};
