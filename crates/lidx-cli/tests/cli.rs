@@ -168,7 +168,7 @@ fn build_then_bench_on_disk_on_the_file_and_simulated_devices() {
     );
 
     for device in [format!("file:{index_dir}"), "sim:hdd".to_string()] {
-        let out = dir.path().join("disk.jsonl");
+        let out = dir.path().join(format!("disk-{}.jsonl", &device[..4]));
         let out = out.to_str().unwrap();
         let mut args = vec![
             "bench",
