@@ -328,6 +328,7 @@ fn ycsb_runs_every_key_type_through_the_store_api() {
             "300",
             "--out",
             out.to_str().unwrap(),
+            "--force",
         ]);
         let stderr = text(&result.stderr);
         assert!(result.status.success(), "{spec}: {stderr}");

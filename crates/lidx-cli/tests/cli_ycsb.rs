@@ -37,6 +37,7 @@ fn every_workload_runs_on_the_simulated_and_the_real_device() {
             "2",
             "--out",
             out.to_str().unwrap(),
+            "--force",
         ]);
         // The simulated device runs the default dynamic stage, the real one sorted runs.
         let dynamic = if device == "sim:nvme" {
