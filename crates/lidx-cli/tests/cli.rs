@@ -265,6 +265,31 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
     assert!(calibrated.status.success(), "{}", text(&calibrated.stderr));
     assert!(text(&calibrated.stdout).contains("MultiNode4"));
     assert!(std::fs::metadata(model).unwrap().len() > 0);
+    // The saved model is the user's file: a second calibration refuses it unless --force.
+    let again = lidx(&["start", "calibrate", "--runs", "3", "--out", model]);
+    assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("--force"),
+        "{}",
+        text(&again.stderr)
+    );
+    let forced = lidx(&[
+        "start",
+        "calibrate",
+        "--runs",
+        "3",
+        "--json",
+        "--force",
+        "--out",
+        model,
+    ]);
+    assert!(forced.status.success(), "{}", text(&forced.stderr));
+    let rows: Vec<serde_json::Value> = text(&forced.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 7, "one record per node kind");
+    assert_eq!(rows[0]["schema"], "start-nodes/1");
 
     let stats = lidx(&[
         "start",
@@ -281,6 +306,7 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
         text(&stats.stdout)
     );
 
+    let records = dir.path().join("mixed.csv");
     let bench = lidx(&[
         "start",
         "bench",
@@ -292,6 +318,8 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
         "5K",
         "--runs",
         "1",
+        "--out",
+        records.to_str().unwrap(),
     ]);
     assert!(bench.status.success(), "{}", text(&bench.stderr));
     assert!(
@@ -299,4 +327,11 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
         "{}",
         text(&bench.stdout)
     );
+    let csv = std::fs::read_to_string(&records).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        4,
+        "a header and a record per tree:\n{csv}"
+    );
+    assert!(csv.lines().next().unwrap().contains("mixed_op_ns"), "{csv}");
 }

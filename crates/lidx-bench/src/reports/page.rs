@@ -353,6 +353,8 @@ pub fn render(
     kind_table(RecordKind::Join, record_rows(&set.join));
     kind_table(RecordKind::Updatable, record_rows(&set.updatable));
     kind_table(RecordKind::ZeroInterval, record_rows(&set.zero_intervals));
+    kind_table(RecordKind::StartNodes, record_rows(&set.start_nodes));
+    kind_table(RecordKind::StartMixed, record_rows(&set.start_mixed));
     out.push_str("</section>\n</body>\n</html>\n");
     out
 }

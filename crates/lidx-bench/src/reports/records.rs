@@ -23,6 +23,7 @@
 //! | `dims-approx`, `dims-structure`, `dims-update` | `lidx dims approx`, `structure`, `insert` / `retrain` | [`ApproxRecord`], [`StructureRecord`], [`UpdateRecord`] |
 //! | `recovery` | `lidx recovery` | [`RecoveryRecord`] |
 //! | `join` | `lidx join` (its JSON line, saved with `>`) | [`JoinRecord`] |
+//! | `start-nodes`, `start-mixed` | `lidx start calibrate --json`, `lidx start bench --out` (paper 004 Table I, Fig. 8) | [`NodeCostRecord`], [`MixedRecord`] |
 //!
 //! JSON lines may mix kinds; a CSV file holds one kind (its header names the fields).
 
@@ -42,6 +43,7 @@ use crate::kv_runner::KvRecord;
 use crate::plot::CurvePoint;
 use crate::recovery_runner::RecoveryRecord;
 use crate::report::{BenchRecord, Format};
+use crate::start_runner::{MixedRecord, NodeCostRecord};
 use crate::string_runner::StringRecord;
 use crate::structure_dimension::StructureRecord;
 
@@ -75,11 +77,15 @@ pub enum RecordKind {
     Updatable,
     /// [`ZeroIntervalRecord`].
     ZeroInterval,
+    /// [`NodeCostRecord`].
+    StartNodes,
+    /// [`MixedRecord`].
+    StartMixed,
 }
 
 impl RecordKind {
     /// Every kind, with its name and the field only its records have.
-    pub const ALL: [(RecordKind, &'static str, &'static str); 12] = [
+    pub const ALL: [(RecordKind, &'static str, &'static str); 14] = [
         (RecordKind::Bench, "bench", "mean_log2_window"),
         (RecordKind::Strings, "bench-strings", "mean_window"),
         (RecordKind::Disk, "disk", "inner_blocks_per_op"),
@@ -92,6 +98,8 @@ impl RecordKind {
         (RecordKind::Join, "join", "join_seconds"),
         (RecordKind::Updatable, "disk-updatable", "inner_read_per_op"),
         (RecordKind::ZeroInterval, "zero-intervals", "models_zero"),
+        (RecordKind::StartNodes, "start-nodes", "header_cached_ns"),
+        (RecordKind::StartMixed, "start-mixed", "mixed_op_ns"),
     ];
 
     /// The kind's name, as `schema` spells it.
@@ -213,6 +221,14 @@ pub mod default_schema {
     pub fn join() -> String {
         RecordKind::Join.schema()
     }
+    /// `start-nodes/1`.
+    pub fn start_nodes() -> String {
+        RecordKind::StartNodes.schema()
+    }
+    /// `start-mixed/1`.
+    pub fn start_mixed() -> String {
+        RecordKind::StartMixed.schema()
+    }
 }
 
 /// One row of paper 002 Table 3 as `lidx stats --zero-interval --json` computes it (its
@@ -310,6 +326,10 @@ pub struct RecordSet {
     pub updatable: Vec<crate::updatable_report::UpdateRecord>,
     /// `zero-intervals` records.
     pub zero_intervals: Vec<ZeroIntervalRecord>,
+    /// `start-nodes` records.
+    pub start_nodes: Vec<NodeCostRecord>,
+    /// `start-mixed` records.
+    pub start_mixed: Vec<MixedRecord>,
 }
 
 /// The fields a [`FileSummary`] collects.
@@ -444,6 +464,8 @@ impl RecordSet {
             RecordKind::Join => self.join.push(row.decode().map_err(typed)?),
             RecordKind::Updatable => self.updatable.push(row.decode().map_err(typed)?),
             RecordKind::ZeroInterval => self.zero_intervals.push(row.decode().map_err(typed)?),
+            RecordKind::StartNodes => self.start_nodes.push(row.decode().map_err(typed)?),
+            RecordKind::StartMixed => self.start_mixed.push(row.decode().map_err(typed)?),
         }
         *summary.kinds.entry(kind).or_default() += 1;
         for fact in FACTS {

@@ -363,3 +363,32 @@ pub fn select(selectors: &[String]) -> Result<Vec<&'static Experiment>> {
         .filter_map(|(e, c)| c.then_some(e))
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_experiment_that_cannot_run_yet_says_why() {
+        let sizes = Sizes {
+            datasets: &["gen:lognormal:1K"],
+            ops: "10",
+        };
+        let e = Experiment {
+            id: "009-fig1",
+            title: "a figure whose command is not built",
+            section: "§1",
+            small: sizes,
+            full: sizes,
+            status: Status::NotYet("`lidx frobnicate` does not exist"),
+        };
+        let context = e.context(Scale::Small, None, None, Path::new("/nowhere"));
+        match e.plan(&context) {
+            Err(error @ BenchError::NotReproducible { .. }) => assert_eq!(
+                error.to_string(),
+                "experiment 009-fig1 is not reproducible yet: `lidx frobnicate` does not exist"
+            ),
+            other => panic!("expected NotReproducible, got {other:?}"),
+        }
+    }
+}

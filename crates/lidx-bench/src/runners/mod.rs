@@ -3,7 +3,7 @@
 //! opened by [`disk_registry`]; over byte-string keys [`byte_disk_runner`], built and opened by
 //! [`byte_disk_registry`], on the same measurement), of updatable on-disk indexes under paper
 //! 003's six workloads ([`updatable_runner`], built by [`updatable_registry`]) and of stores under YCSB ([`kv_runner`], over the adapters of
-//! [`kv_store`], every key type made bytes by [`store_keys`]); the on-disk and YCSB runners share `core` (thread runs, the checked get,
+//! [`kv_store`], every key type made bytes by [`store_keys`]), and START's node costs and read-mostly workload ([`start_runner`], paper 004); the on-disk and YCSB runners share `core` (thread runs, the checked get,
 //! clocks and histograms).
 
 pub mod approx_dimension;
@@ -22,6 +22,7 @@ pub mod memory_limit;
 pub mod recovery_runner;
 pub mod registry;
 pub mod runner;
+pub mod start_runner;
 pub mod store_keys;
 pub mod string_runner;
 pub mod structure_dimension;

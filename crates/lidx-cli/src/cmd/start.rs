@@ -5,18 +5,12 @@
 //! Read-only lookups (§VI-A) go through `lidx bench --index art,start,start-greedy,pgm,rs`,
 //! with the saved cost model passed as `LIDX_START_COST_MODEL=<file>`.
 //!
-//! The read-mostly workload (§VI-B, YCSB-B-like): withhold `--withhold` distinct keys sampled
-//! by YCSB's "latest" distribution (a zipfian with theta 0.99 over ranks, rank 0 the largest
-//! key), build on the rest (START tuned after the build), time inserting the withheld keys in
-//! sampled order, then time `--lookups` lookups of keys drawn uniformly from all of them. The
-//! three trees are kept side by side and their lookup runs alternate, so the speedups (medians
-//! of per-round ratios of the time per operation) are paired measurements.
+//! The experiments themselves (and their records, `start-nodes` and `start-mixed`) are
+//! [`lidx_bench::start_runner`]'s; this module parses arguments and prints tables.
 
-use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use lidx::mem::art::Art;
 #[cfg(target_os = "linux")]
@@ -25,10 +19,9 @@ use lidx::mem::start::cost_model::{calibrate, llc_bytes};
 use lidx::mem::start::{CostModel, NodeMix, Start, StartParams, Strategy};
 use lidx::OrderedMap;
 use lidx_bench::registry::parse_count;
-use lidx_bench::workload::Zipfian;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use lidx_bench::start_runner::{self, MixedConfig, MixedRecord};
 
+use super::args::{check_out, write_out};
 use super::load_dataset;
 
 /// Arguments of `lidx start`.
@@ -49,9 +42,17 @@ pub enum StartCommand {
         /// Timed lookups per kind and cache state (the median is kept).
         #[arg(long, default_value_t = 2001)]
         runs: usize,
-        /// Where to save the model (read back through `LIDX_START_COST_MODEL`).
+        /// Where to save the model (read back through `LIDX_START_COST_MODEL`); an existing
+        /// file is refused unless `--force`.
         #[arg(long, default_value = "start-cost-model.txt")]
         out: PathBuf,
+        /// Replace an existing `--out`.
+        #[arg(long)]
+        force: bool,
+        /// Also print Table I as records on standard output, one JSON object a line
+        /// (`start-nodes`, beside the paper's figures; the table goes to standard error).
+        #[arg(long)]
+        json: bool,
     },
     /// Print the node mix (inner nodes per kind) and bytes per key of ART and START.
     ///
@@ -89,22 +90,42 @@ pub enum StartCommand {
         /// A cost model saved by `calibrate` (default: the paper's Table I).
         #[arg(long)]
         model: Option<PathBuf>,
+        /// Write a record per tree here (`.jsonl` or `.csv`, `start-mixed`); an existing file
+        /// is refused unless `--force`.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Replace an existing `--out`.
+        #[arg(long)]
+        force: bool,
     },
 }
 
 /// Runs `lidx start`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
-        StartCommand::Calibrate { runs, out } => {
+        StartCommand::Calibrate {
+            runs,
+            out,
+            force,
+            json,
+        } => {
+            super::output_path::check(&out, &[], force)?;
             let cache = llc_bytes().unwrap_or(8 << 20);
             let mut model = calibrate(runs, cache).context("calibrating the cost model")?;
             #[cfg(target_os = "linux")]
             {
                 model.page_walk = measure_page_walk().context("timing a page walk")?;
             }
-            println!("{model}");
             std::fs::write(&out, model.to_text())
                 .with_context(|| format!("writing {}", out.display()))?;
+            if json {
+                eprintln!("{model}");
+                for record in start_runner::node_cost_records(&model, runs) {
+                    println!("{}", serde_json::to_string(&record)?);
+                }
+            } else {
+                println!("{model}");
+            }
             eprintln!("saved to {}", out.display());
             Ok(())
         }
@@ -138,14 +159,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             runs,
             seed,
             model,
-        } => read_mostly(
-            &dataset,
-            &withhold,
-            &lookups,
-            runs,
-            seed,
-            load_model(model)?,
-        ),
+            out,
+            force,
+        } => {
+            check_out(out.as_ref(), force)?;
+            let config = MixedConfig {
+                withhold: count(&withhold, "withhold")?,
+                lookups: count(&lookups, "lookups")?,
+                runs,
+                seed,
+            };
+            let model = load_model(model)?;
+            let data = load_dataset(&dataset, seed)?;
+            let records = start_runner::read_mostly(&data, config, &model)?;
+            print_mixed(&records);
+            write_out(out.as_ref(), &records)
+        }
     }
 }
 
@@ -202,124 +231,27 @@ fn count(text: &str, what: &str) -> anyhow::Result<usize> {
         .with_context(|| format!("{what}: `{text}` is not a count such as 500K or 9.5M"))
 }
 
-/// The median of `v` (not empty).
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// The read-mostly workload (see the module docs) for ART, START (DP) and START (greedy).
-fn read_mostly(
-    dataset: &str,
-    withhold: &str,
-    lookups: &str,
-    runs: usize,
-    seed: u64,
-    model: CostModel,
-) -> anyhow::Result<()> {
-    let (withhold, lookups) = (count(withhold, "withhold")?, count(lookups, "lookups")?);
-    if runs == 0 {
-        bail!("--runs must be at least 1");
+/// The read-mostly workload's table (see [`start_runner::read_mostly`]).
+fn print_mixed(records: &[MixedRecord]) {
+    if let Some(r) = records.first() {
+        println!(
+            "{}: {} keys, {} built, {} inserted (latest zipf), {} lookups, median of {}",
+            r.dataset, r.keys, r.built, r.inserted, r.lookups, r.runs
+        );
     }
-    let data = load_dataset(dataset, seed)?;
-    let all = distinct(&data.keys);
-    let n = all.len();
-    let withhold = withhold.min(n / 2);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5ead_0057);
-    let zipf = Zipfian::new(n as u64, 0.99);
-    let mut taken = vec![false; n];
-    let mut inserts = Vec::with_capacity(withhold);
-    let mut draws = 0usize;
-    while inserts.len() < withhold {
-        draws += 1;
-        // Latest: rank 0 is the largest key. After many repeats, fall back to uniform ranks
-        // so the sample completes.
-        let rank = if draws < 100 * withhold.max(1) {
-            zipf.sample(&mut rng) as usize
-        } else {
-            rng.gen_range(0..n)
-        };
-        let i = n - 1 - rank.min(n - 1);
-        if !taken[i] {
-            taken[i] = true;
-            inserts.push(all[i]);
-        }
-    }
-    let build: Vec<(u64, u64)> = (0..n).filter(|&i| !taken[i]).map(|i| all[i]).collect();
-    let queries: Vec<u64> = (0..lookups).map(|_| all[rng.gen_range(0..n)].0).collect();
-    println!(
-        "{}: {} keys, {} built, {} inserted (latest zipf, {} draws), {} lookups, median of {runs}",
-        data.name,
-        n,
-        build.len(),
-        inserts.len(),
-        draws,
-        queries.len()
-    );
     println!(
         "{:<13} {:>10} {:>10} {:>10} {:>10} {:>10}  node mix after",
         "tree", "build s", "ns/insert", "ns/lookup", "ns/op", "bytes/key"
     );
-    let variants: [Option<Strategy>; 3] = [
-        None,
-        Some(Strategy::DynamicProgramming),
-        Some(Strategy::Greedy),
-    ];
-    // All three trees stay alive and their lookup runs alternate (art, start, greedy, art,
-    // ...), so a slow spell of a shared machine hits each of them alike; the speedups are
-    // medians of the per-round ratios.
-    let mut trees = Vec::with_capacity(variants.len());
-    for variant in variants {
-        let t0 = Instant::now();
-        let mut map: Start<u64, u64> = match variant {
-            None => Start::from_art(
-                Art::bulk_load(build.iter().copied())?,
-                StartParams::default(),
-            ),
-            Some(s) => Start::bulk_load(build.iter().copied(), params(&model, s))?,
-        };
-        let build_s = t0.elapsed().as_secs_f64();
-        let t0 = Instant::now();
-        for &(k, v) in &inserts {
-            map.insert(k, v)?;
-        }
-        let insert_ns = t0.elapsed().as_nanos() as f64 / inserts.len().max(1) as f64;
-        trees.push((variant.map_or("art", label), map, build_s, insert_ns));
-    }
-    let mut totals = vec![Vec::with_capacity(runs); trees.len()];
-    let mut lookup_times = vec![Vec::with_capacity(runs); trees.len()];
-    for _ in 0..runs {
-        for (i, (_, map, _, insert_ns)) in trees.iter().enumerate() {
-            let t0 = Instant::now();
-            let mut found = 0u64;
-            for q in &queries {
-                found += u64::from(black_box(map.get(q)).is_some());
-            }
-            let lookup_ns = t0.elapsed().as_nanos() as f64 / queries.len().max(1) as f64;
-            if found != queries.len() as u64 {
-                bail!("a lookup of an existing key failed");
-            }
-            let total = (insert_ns * inserts.len() as f64 + lookup_ns * queries.len() as f64)
-                / (inserts.len() + queries.len()).max(1) as f64;
-            lookup_times[i].push(lookup_ns);
-            totals[i].push(total);
-        }
-    }
-    for (i, (name, map, build_s, insert_ns)) in trees.iter().enumerate() {
-        let speedup = if i == 0 {
+    for r in records {
+        let speedup = if r.tree == "art" {
             String::new()
         } else {
-            let ratios: Vec<f64> = (0..runs).map(|r| totals[0][r] / totals[i][r]).collect();
-            let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
-            format!(" ({:.2}x ART; rounds {})", median(ratios), each.join(" "))
+            format!(" ({:.2}x ART; rounds {})", r.speedup_vs_art, r.rounds)
         };
         println!(
-            "{name:<13} {build_s:>10.2} {insert_ns:>10.1} {:>10.1} {:>10.1} {:>10.2}  {}{speedup}",
-            median(lookup_times[i].clone()),
-            median(totals[i].clone()),
-            map.size_in_bytes() as f64 / map.len() as f64,
-            map.node_mix()
+            "{:<13} {:>10.2} {:>10.1} {:>10.1} {:>10.1} {:>10.2}  {}{speedup}",
+            r.tree, r.build_s, r.insert_ns, r.lookup_ns, r.mixed_op_ns, r.bytes_per_key, r.node_mix
         );
     }
-    Ok(())
 }

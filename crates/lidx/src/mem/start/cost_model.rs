@@ -137,6 +137,20 @@ fn kind_name(kind: NodeKind) -> &'static str {
 }
 
 impl CostModel {
+    /// Table I's rows: each kind's name, the ART levels it spans (`1`, `2`, `3`, `2-4`) and
+    /// its costs, in the order of [`KINDS`].
+    pub fn rows(&self) -> impl Iterator<Item = (&'static str, &'static str, NodeCost)> + '_ {
+        KINDS.iter().zip(&self.costs).map(|(&kind, &c)| {
+            let levels = match kind {
+                NodeKind::MultiNode4 => "2-4",
+                NodeKind::Node64K => "2",
+                NodeKind::Node16M => "3",
+                _ => "1",
+            };
+            (kind_name(kind), levels, c)
+        })
+    }
+
     /// The costs of `kind`.
     pub fn of(&self, kind: NodeKind) -> NodeCost {
         self.costs[kind_index(kind)]
@@ -219,21 +233,11 @@ impl fmt::Display for CostModel {
             "{:<12} {:>6} {:>8} {:>14} {:>9}",
             "[ns/lookup]", "Levels", "Cached", "Header Cached", "Uncached"
         )?;
-        for (kind, c) in KINDS.iter().zip(&self.costs) {
-            let levels = match kind {
-                NodeKind::MultiNode4 => "2-4",
-                NodeKind::Node64K => "2",
-                NodeKind::Node16M => "3",
-                _ => "1",
-            };
+        for (name, levels, c) in self.rows() {
             writeln!(
                 f,
-                "{:<12} {:>6} {:>8.1} {:>14.1} {:>9.1}",
-                kind_name(*kind),
-                levels,
-                c.cached,
-                c.header_cached,
-                c.uncached
+                "{name:<12} {levels:>6} {:>8.1} {:>14.1} {:>9.1}",
+                c.cached, c.header_cached, c.uncached
             )?;
         }
         write!(
