@@ -217,10 +217,7 @@ fn refuse_existing(
     };
     for entry in entries.flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();
-        let taken = files.contains(&file)
-            || saved
-                .iter()
-                .any(|s| file == *s || file.starts_with(&format!("{s}.")));
+        let taken = files.contains(&file) || saved.iter().any(|s| Storage::is_file_of(&file, s));
         if taken {
             return Err(BenchError::BadSpec {
                 what: "dir",

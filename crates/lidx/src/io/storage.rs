@@ -196,14 +196,20 @@ impl Storage {
         }
     }
 
+    /// True when `file` is one of the files of the index stored under `name` (the rule of
+    /// [`Storage::files_of`]): `name` itself or a name starting with `name.`.
+    pub fn is_file_of(file: &str, name: &str) -> bool {
+        file.strip_prefix(name)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    }
+
     /// The files of the index stored under `name`: `name` itself (if it exists) and every file
     /// whose name starts with `name.` (an index of several files, such as ALEX's `name.inner`
     /// and `name.data` or the dynamic PGM's level files `name.L<level>.<generation>`, names
     /// them after its main file), sorted. What a caller removes to remove the whole index,
     /// including files a crash left behind.
     pub fn files_of(&self, name: &str) -> Result<Vec<String>> {
-        let prefix = format!("{name}.");
-        let belongs = |file: &str| file == name || file.starts_with(&prefix);
+        let belongs = |file: &str| Self::is_file_of(file, name);
         let mut files: Vec<String> = match &self.dir {
             Some(dir) => {
                 let entries = std::fs::read_dir(dir)
@@ -382,6 +388,16 @@ impl Storage {
 mod tests {
     use super::*;
     use crate::io::IoClass;
+
+    #[test]
+    fn an_index_owns_its_name_and_the_names_after_it_only() {
+        assert!(Storage::is_file_of("upd.alex", "upd.alex"));
+        assert!(Storage::is_file_of("upd.alex.inner", "upd.alex"));
+        assert!(Storage::is_file_of("upd.dpgm.L3.7", "upd.dpgm"));
+        assert!(!Storage::is_file_of("upd.alexx", "upd.alex"));
+        assert!(!Storage::is_file_of("upd.ale", "upd.alex"));
+        assert!(!Storage::is_file_of("x.upd.alex", "upd.alex"));
+    }
 
     #[test]
     fn reopened_devices_and_caches_count_once() {
