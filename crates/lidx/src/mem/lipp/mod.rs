@@ -23,8 +23,9 @@
 //!   keys sharing their first 8 bytes could never be told apart by a model.
 //! * `plan.rs`: a node's bulk-load decisions (slot count, fitted model, runs of keys sharing a
 //!   slot), shared with the on-disk LIPP ([`crate::disk::lipp`]).
-//! * `node.rs`: the node, its statistics, bulk build; `slots.rs`: its slot array, a flag
-//!   byte per slot (no bitmap, as paper 003 §4's layout) beside untagged items.
+//! * `node.rs`: the node's header (model, statistics), bulk build; `slots.rs`: the node
+//!   itself, one allocation of header, a flag byte per slot (no bitmap, as paper 003 §4's
+//!   layout) and untagged items.
 //! * `insert.rs`: insert with conflict-driven child creation, updates of present keys, and the
 //!   statistics that trigger rebuilds (`rebuild.rs`), as the reference.
 //! * `remove.rs`: removes (the reference has none): `NULL` the slot, drop empty children,
@@ -36,9 +37,11 @@
 //! Differences from the reference, all deliberate: slot flags instead of bitmaps; the model
 //! is evaluated in `f64` relative to the node's first key instead of `long double` on the raw
 //! key; inserting a present key updates it (the reference would build a child of two equal
-//! keys); no pool of pre-built two-key nodes (the reference allocates ten million at start);
-//! removes; the spread fit. Memory: `size_in_bytes` walks the tree and counts every node
-//! and slot (17 bytes a slot for `u64 -> u64`, the reference's 16 and 2 bits).
+//! keys); a node is one allocation (the reference's is four: node, items, two bitmaps) and
+//! there is no pool of pre-built two-key nodes (the reference allocates ten million at
+//! start, before any insert, and never counts them); removes; the spread fit. Memory:
+//! `size_in_bytes` walks the tree and counts every node's block: a 48-byte header and 17
+//! bytes a slot for `u64 -> u64` (the reference's 16 and 2 bits).
 //!
 //! # Measured against the reference
 //!
