@@ -27,7 +27,6 @@ use std::mem::{ManuallyDrop, MaybeUninit};
 use std::ptr::NonNull;
 
 use super::node::Header;
-use crate::search::prefetch as prefetch_line;
 
 const NULL: u8 = 0;
 const DATA: u8 = 1;
@@ -169,26 +168,13 @@ impl<K, V> Node<K, V> {
     /// insert's time on 10M keys without it).
     #[inline(always)]
     fn prefetch(&self, i: usize) {
-        prefetch_line(self.items().wrapping_add(i));
-    }
-
-    /// Starts loading what a descent into this node reads first, as soon as the parent's
-    /// item that points here is read: a small block (a two-entry node's 184 bytes) whole, so
-    /// its header, flags and items arrive together instead of one miss after another; a larger
-    /// one's header and the lines of its first and last flag, which for a node of a few dozen
-    /// slots are all its flags.
-    #[inline(always)]
-    fn prefetch_head(&self) {
-        const LINE: usize = 64;
-        const WHOLE_BELOW: usize = 4 * LINE;
-        let start = self.block.as_ptr().cast::<u8>();
-        if Self::items_at(self.len) + self.len * std::mem::size_of::<Item<K, V>>() <= WHOLE_BELOW {
-            for line in 0..WHOLE_BELOW / LINE {
-                prefetch_line(start.wrapping_add(line * LINE));
-            }
-        } else {
-            prefetch_line(start);
-            prefetch_line(start.wrapping_add(FLAGS_AT + self.len.min(2 * LINE) - 1));
+        // SAFETY: a prefetch is a hint that never faults and reads nothing the program sees;
+        // SSE, which it needs, is part of every x86_64 target.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                self.items().wrapping_add(i).cast(),
+            );
         }
     }
 
@@ -208,7 +194,6 @@ impl<K, V> Node<K, V> {
             _ => {
                 // SAFETY: a NODE flag means item `i` holds a live `child` (as above).
                 let child = unsafe { &*(*self.items().add(i)).assume_init_ref().child };
-                child.prefetch_head();
                 SlotRef::Node(child)
             }
         }
@@ -228,7 +213,6 @@ impl<K, V> Node<K, V> {
             _ => {
                 // SAFETY: as in `get`; `&mut self` makes the borrow unique.
                 let child = unsafe { &mut *(*self.items().add(i)).assume_init_mut().child };
-                child.prefetch_head();
                 SlotMut::Node(child)
             }
         }
