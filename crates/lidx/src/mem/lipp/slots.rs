@@ -44,7 +44,7 @@ pub(crate) struct Node<K, V> {
     block: NonNull<Header>,
     /// Slot count, kept here rather than in the header: a lookup reads it from the parent's
     /// item, already in cache, and it can never be changed through the header.
-    len: usize,
+    slot_count: usize,
     _owns: PhantomData<(K, V)>,
 }
 
@@ -119,7 +119,7 @@ impl<K, V> Node<K, V> {
         }
         Node {
             block,
-            len,
+            slot_count: len,
             _owns: PhantomData,
         }
     }
@@ -127,7 +127,7 @@ impl<K, V> Node<K, V> {
     /// Number of slots.
     #[inline(always)]
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.slot_count
     }
 
     #[inline(always)]
