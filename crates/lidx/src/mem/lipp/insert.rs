@@ -25,17 +25,17 @@ pub(crate) enum Inserted<V> {
 impl<K: LippKey, V> Node<K, V> {
     /// Inserts `key` (image `m`) with `value` below this node. See the module docs.
     pub(crate) fn insert(&mut self, key: K, m: u64, value: V, params: &LippParams) -> Inserted<V> {
-        let pos = self.model.predict(m, self.slots.len());
-        let conflict = match self.slots.get_mut(pos) {
+        let pos = self.model.predict(m, self.len());
+        let conflict = match self.get_mut(pos) {
             SlotMut::Null => {
-                self.slots.set(pos, Slot::Data(key, value));
+                self.set(pos, Slot::Data(key, value));
                 false
             }
             SlotMut::Data(k, v) if k.key_cmp(&key).is_eq() => {
                 return Inserted::Replaced(std::mem::replace(v, value));
             }
             SlotMut::Data(..) => {
-                let Slot::Data(old_key, old_value) = self.slots.take(pos) else {
+                let Slot::Data(old_key, old_value) = self.take(pos) else {
                     unreachable!("matched DATA above")
                 };
                 let old_m = old_key.to_model();
@@ -44,7 +44,7 @@ impl<K: LippKey, V> Node<K, V> {
                 } else {
                     Node::two((key, value), m, (old_key, old_value), old_m)
                 };
-                self.slots.set(pos, Slot::Node(Box::new(child)));
+                self.set(pos, Slot::Node(child));
                 true
             }
             SlotMut::Node(child) => match child.insert(key, m, value, params) {
@@ -55,7 +55,7 @@ impl<K: LippKey, V> Node<K, V> {
                 } => {
                     let wants = self.counts_insert(conflict, params);
                     if child_wants && !wants {
-                        if let SlotMut::Node(child) = self.slots.get_mut(pos) {
+                        if let SlotMut::Node(child) = self.get_mut(pos) {
                             child.rebuild(params);
                         }
                     }

@@ -3,7 +3,7 @@
 //! Because every node's model is non-decreasing in the key (`model.rs`), the keys below slot
 //! `i` are all smaller than those below slot `j > i`, so a depth-first walk of the slots in
 //! order yields the keys in order (paper 003 §3 notes a LIPP scan walks nodes this way, back
-//! up to the parent at a node's end). The walk keeps a stack of `(slots, next index)` frames,
+//! up to the parent at a node's end). The walk keeps a stack of `(node, next index)` frames,
 //! one per node on the path, so no parent pointers are needed.
 //!
 //! Seeking the first key `>= k` (or `> k`) descends like a lookup, leaving a frame at each node
@@ -17,11 +17,11 @@ use std::ops::Bound;
 
 use super::model::LippKey;
 use super::node::Node;
-use super::slots::{SlotRef, Slots};
+use super::slots::SlotRef;
 
 /// Iterator over a [`super::Lipp`]'s entries in a key range, in key order.
 pub struct Range<'a, K, V> {
-    stack: Vec<(&'a Slots<K, V>, usize)>,
+    stack: Vec<(&'a Node<K, V>, usize)>,
     end: Bound<K>,
 }
 
@@ -31,7 +31,7 @@ impl<'a, K: LippKey, V> Range<'a, K, V> {
         let mut stack = Vec::with_capacity(8);
         let (key, inclusive) = match start {
             Bound::Unbounded => {
-                stack.push((&root.slots, 0));
+                stack.push((root, 0));
                 return Range { stack, end };
             }
             Bound::Included(k) => (k, true),
@@ -40,20 +40,20 @@ impl<'a, K: LippKey, V> Range<'a, K, V> {
         let m = key.to_model();
         let mut node = root;
         loop {
-            let pos = node.model.predict(m, node.slots.len());
-            match node.slots.get(pos) {
+            let pos = node.model.predict(m, node.len());
+            match node.get(pos) {
                 SlotRef::Node(child) => {
-                    stack.push((&node.slots, pos + 1));
+                    stack.push((node, pos + 1));
                     node = child;
                 }
                 SlotRef::Data(k, _)
                     if k.key_cmp(key).is_gt() || (inclusive && k.key_cmp(key).is_eq()) =>
                 {
-                    stack.push((&node.slots, pos));
+                    stack.push((node, pos));
                     break;
                 }
                 _ => {
-                    stack.push((&node.slots, pos + 1));
+                    stack.push((node, pos + 1));
                     break;
                 }
             }
@@ -90,7 +90,7 @@ impl<'a, K: LippKey, V> Iterator for Range<'a, K, V> {
                     self.stack.clear();
                     return None;
                 }
-                SlotRef::Node(child) => self.stack.push((&child.slots, 0)),
+                SlotRef::Node(child) => self.stack.push((child, 0)),
             }
         }
         None
@@ -101,8 +101,8 @@ impl<K: LippKey, V> Node<K, V> {
     /// The first entry `>= key` (image `m`) below this node, without a stack: recursion down
     /// the predicted path, then the first entry to the right at the deepest level that has one.
     pub(crate) fn lower_bound(&self, key: &K, m: u64) -> Option<(&K, &V)> {
-        let pos = self.model.predict(m, self.slots.len());
-        match self.slots.get(pos) {
+        let pos = self.model.predict(m, self.len());
+        match self.get(pos) {
             SlotRef::Node(child) => {
                 if let Some(found) = child.lower_bound(key, m) {
                     return Some(found);
@@ -111,15 +111,15 @@ impl<K: LippKey, V> Node<K, V> {
             SlotRef::Data(k, v) if !k.key_cmp(key).is_lt() => return Some((k, v)),
             _ => {}
         }
-        first_entry(&self.slots, pos + 1)
+        first_entry(self, pos + 1)
     }
 }
 
 /// The first entry below `slots[from..]`, in key order.
-fn first_entry<K, V>(slots: &Slots<K, V>, from: usize) -> Option<(&K, &V)> {
+fn first_entry<K, V>(slots: &Node<K, V>, from: usize) -> Option<(&K, &V)> {
     (from..slots.len()).find_map(|i| match slots.get(i) {
         SlotRef::Null => None,
         SlotRef::Data(k, v) => Some((k, v)),
-        SlotRef::Node(child) => first_entry(&child.slots, 0),
+        SlotRef::Node(child) => first_entry(child, 0),
     })
 }

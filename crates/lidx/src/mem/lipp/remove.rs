@@ -23,14 +23,14 @@ use super::slots::{Slot, SlotMut};
 impl<K: LippKey, V> Node<K, V> {
     /// Removes `key` (image `m`) from this subtree, returning its value.
     pub(crate) fn remove(&mut self, key: &K, m: u64, params: &LippParams) -> Option<V> {
-        let pos = self.model.predict(m, self.slots.len());
-        let value = match self.slots.get_mut(pos) {
+        let pos = self.model.predict(m, self.len());
+        let value = match self.get_mut(pos) {
             SlotMut::Null => return None,
             SlotMut::Data(k, _) => {
                 if !k.key_cmp(key).is_eq() {
                     return None;
                 }
-                let Slot::Data(_, v) = self.slots.take(pos) else {
+                let Slot::Data(_, v) = self.take(pos) else {
                     unreachable!("matched DATA above")
                 };
                 v
@@ -38,13 +38,13 @@ impl<K: LippKey, V> Node<K, V> {
             SlotMut::Node(child) => {
                 let v = child.remove(key, m, params)?;
                 match child.size {
-                    0 => drop(self.slots.take(pos)),
+                    0 => drop(self.take(pos)),
                     1 => {
-                        let Slot::Node(child) = self.slots.take(pos) else {
+                        let Slot::Node(child) = self.take(pos) else {
                             unreachable!("matched NODE above")
                         };
                         let (k, last) = child.into_entries().pop().expect("one entry left");
-                        self.slots.set(pos, Slot::Data(k, last));
+                        self.set(pos, Slot::Data(k, last));
                     }
                     size if params.shrunk(size, child.build_size) => child.rebuild(params),
                     _ => {}

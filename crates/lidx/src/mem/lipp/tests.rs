@@ -14,9 +14,9 @@ use crate::{Error, OrderedMap};
 
 /// Checks every invariant below `node` and returns its entry count.
 fn check_node<K: LippKey, V>(node: &Node<K, V>, is_root: bool) -> usize {
-    let slots = node.slots.len();
+    let slots = node.len();
     let mut count = 0;
-    for (i, slot) in node.slots.iter().enumerate() {
+    for (i, slot) in node.iter().enumerate() {
         match slot {
             SlotRef::Null => {}
             SlotRef::Data(k, _) => {
@@ -49,7 +49,7 @@ fn check_node<K: LippKey, V>(node: &Node<K, V>, is_root: bool) -> usize {
 }
 
 fn collect_keys<K: Copy, V>(node: &Node<K, V>, out: &mut Vec<K>) {
-    for slot in node.slots.iter() {
+    for slot in node.iter() {
         match slot {
             SlotRef::Null => {}
             SlotRef::Data(k, _) => out.push(*k),
@@ -187,6 +187,8 @@ fn a_u64_slot_costs_17_bytes() {
     assert_eq!(slots, 8);
     assert_eq!(
         map.size_in_bytes(),
-        std::mem::size_of::<Lipp<u64, u64>>() + slots * 17
+        std::mem::size_of::<Lipp<u64, u64>>()
+            + std::mem::size_of::<super::node::Header>()
+            + slots * 17
     );
 }

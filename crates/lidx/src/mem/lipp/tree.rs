@@ -80,8 +80,8 @@ impl<K: LippKey, V> Lipp<K, V> {
         let mut stack = vec![(&self.root, 1usize)];
         while let Some((node, depth)) = stack.pop() {
             shape.nodes += 1;
-            shape.slots += node.slots.len();
-            for slot in node.slots.iter() {
+            shape.slots += node.len();
+            for slot in node.iter() {
                 match slot {
                     SlotRef::Null => {}
                     SlotRef::Data(..) => {
@@ -114,7 +114,7 @@ impl<K: LippKey, V> OrderedMap<K, V> for Lipp<K, V> {
         let m = key.to_model();
         let mut node = &self.root;
         loop {
-            match node.slots.get(node.model.predict(m, node.slots.len())) {
+            match node.get(node.model.predict(m, node.len())) {
                 SlotRef::Node(child) => node = child,
                 SlotRef::Data(k, v) => return k.key_cmp(key).is_eq().then_some(v),
                 SlotRef::Null => return None,
