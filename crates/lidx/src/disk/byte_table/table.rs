@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
+use crate::io::scratch::{self, Scratch};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::mem::string_index::escape;
 
@@ -196,15 +197,17 @@ impl ByteTable {
         let Some(i) = self.locate(key) else {
             return Ok(None);
         };
+        // The thread's read buffers, not fresh ones per lookup (`crate::io::scratch`).
+        let scratch = scratch::take();
         let mut r = Stream::new(self, self.positions.get(i), self.entry_end(i), false);
-        while let Some((k, v)) = r.next_record()? {
-            match cmp_bytes(k, key) {
-                std::cmp::Ordering::Less => {}
-                std::cmp::Ordering::Equal => return Ok(Some(v.to_vec())),
-                std::cmp::Ordering::Greater => return Ok(None),
-            }
-        }
-        Ok(None)
+        r.raw = scratch.raw;
+        r.buf = scratch.bytes;
+        let found = find_in(&mut r, key);
+        scratch::give_back(Scratch {
+            raw: r.raw,
+            bytes: r.buf,
+        });
+        found
     }
 
     /// A cursor over the records within `(start, end)`, ascending when `forward`, else
@@ -333,6 +336,18 @@ impl ByteTable {
         }
         Ok(records)
     }
+}
+
+/// The value of `key` among the records `r` reads, which start at or before it.
+fn find_in<T: Deref<Target = ByteTable>>(r: &mut Stream<T>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    while let Some((k, v)) = r.next_record()? {
+        match cmp_bytes(k, key) {
+            std::cmp::Ordering::Less => {}
+            std::cmp::Ordering::Equal => return Ok(Some(v.to_vec())),
+            std::cmp::Ordering::Greater => return Ok(None),
+        }
+    }
+    Ok(None)
 }
 
 /// Reads the record stream from a position, loading blocks as records need them.
