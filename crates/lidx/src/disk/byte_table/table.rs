@@ -425,20 +425,21 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
         let have_end = self.buf_start + self.buf.len() as u64;
         let first = have_end / cap;
         let last = ((want_end - 1) / cap + self.ahead).min(self.table.header.data_blocks - 1);
-        let blocks = (last + 1 - first) as usize;
-        let bs = self.table.device.block_size();
-        if self.raw.len() < blocks * bs {
-            self.raw = AlignedBuf::zeroed(blocks * bs);
-        }
-        let raw = &mut self.raw[..blocks * bs];
-        self.table.device.read_blocks(1 + first, raw, self.class)?;
-        for b in raw.chunks(bs) {
-            if let Some(p) = &mut self.prefixes {
-                p.push(u16::from_le_bytes([b[0], b[1]]));
-            }
-            self.buf
-                .extend_from_slice(&b[BLOCK_PREFIX..BLOCK_PREFIX + self.table.cap]);
-        }
+        // Each block's payload straight into `buf`: from the page cache's own copy when it
+        // holds the blocks, else through `raw`.
+        let (buf, prefixes, cap) = (&mut self.buf, &mut self.prefixes, self.table.cap);
+        self.table.device.visit_blocks(
+            1 + first,
+            last + 1 - first,
+            self.class,
+            &mut self.raw,
+            &mut |b| {
+                if let Some(p) = prefixes.as_mut() {
+                    p.push(u16::from_le_bytes([b[0], b[1]]));
+                }
+                buf.extend_from_slice(&b[BLOCK_PREFIX..BLOCK_PREFIX + cap]);
+            },
+        )?;
         if self.scan {
             self.ahead = (self.ahead * 2).clamp(1, 64);
         }
