@@ -26,13 +26,21 @@
 //!   one cgroup limit ([`lidx_bench::memory_limit`]), and every run records its resident
 //!   memory.
 //!
-//! RocksDB compiles from C++ source (about 20 minutes on two loaded cores), so the default
-//! build does not have it: there `rocksdb` is [`Unavailable`], and a run that names it
-//! reports it skipped, saying how to build it in.
+//! RocksDB is C++, so the default build does not have it: there `rocksdb` is
+//! [`Unavailable`](lidx_bench::byte_store::Unavailable), and a run that names it reports it
+//! skipped, saying how to build it in. The quick way links Debian's library (seconds, after
+//! `.ci/install-rocksdb`):
+//!
+//! ```text
+//! ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu ROCKSDB_INCLUDE_DIR=/usr/include \
+//!   cargo build --release -p lidx-cli --features rocksdb
+//! ```
+//!
+//! without the two variables it compiles RocksDB from source (hours on two shared cores).
 
 use std::sync::Arc;
 
-use lidx_bench::byte_store::{PeerEngine, Unavailable};
+use lidx_bench::byte_store::PeerEngine;
 
 pub mod fjall;
 pub mod lmdb;
@@ -40,7 +48,8 @@ pub mod redb;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 
-/// Every peer by name, `rocksdb` [`Unavailable`] unless built with the feature.
+/// Every peer by name, `rocksdb` [`Unavailable`](lidx_bench::byte_store::Unavailable) unless
+/// built with the feature.
 pub fn all() -> Vec<Arc<dyn PeerEngine>> {
     vec![
         Arc::new(redb::Redb),
@@ -57,10 +66,12 @@ fn rocks() -> Arc<dyn PeerEngine> {
 
 #[cfg(not(feature = "rocksdb"))]
 fn rocks() -> Arc<dyn PeerEngine> {
-    Arc::new(Unavailable {
+    Arc::new(lidx_bench::byte_store::Unavailable {
         name: "rocksdb",
-        why: "not in this build (it compiles RocksDB from C++ source): build with `cargo build \
-              --release -p lidx-cli --features rocksdb`"
+        why: "not in this build: run `.ci/install-rocksdb`, then build with \
+              `ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu ROCKSDB_INCLUDE_DIR=/usr/include \
+              cargo build --release -p lidx-cli --features rocksdb` (without the two variables \
+              it compiles RocksDB from source)"
             .to_string(),
     })
 }

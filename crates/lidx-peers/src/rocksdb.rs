@@ -1,6 +1,23 @@
 //! RocksDB: the LSM-tree in C++ (write-ahead log, memtables, leveled compaction in background
-//! threads), its block cache over buffered file I/O. Only with the cargo feature `rocksdb`,
-//! which compiles it from source.
+//! threads), its block cache over buffered file I/O. Only with the cargo feature `rocksdb`.
+//!
+//! Two ways to build it in, both through the `rocksdb` crate 0.20.1 (the newest whose C calls
+//! all exist in RocksDB 7.8, Debian 12's `librocksdb-dev`; 0.21 calls
+//! `rocksdb_cache_create_hyper_clock` and `rocksdb_readoptions_set_async_io`, added later):
+//!
+//! * **Linked to the system library, seconds:** `.ci/install-rocksdb` installs
+//!   `librocksdb-dev` (7.8.3) and `libclang-dev` (bindgen reads `rocksdb/c.h`), then
+//!
+//!   ```text
+//!   ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu ROCKSDB_INCLUDE_DIR=/usr/include \
+//!     cargo build --release -p lidx-cli --features rocksdb
+//!   ```
+//!
+//!   (`librocksdb-sys` links `librocksdb.so` when `ROCKSDB_LIB_DIR` is set and generates its
+//!   bindings from the system's header when `ROCKSDB_INCLUDE_DIR` is).
+//! * **From source** (RocksDB 7.9.2 bundled in `librocksdb-sys`): the same command without the
+//!   two variables; it compiles RocksDB's C++ (hours on two cores shared with other builds,
+//!   tens of minutes idle).
 //!
 //! Writes with `sync = false` and the write-ahead log on: handed to the OS before they are
 //! acknowledged, as lidx's `--fsync never`. The block cache is [`PeerOptions::cache_bytes`]
@@ -24,9 +41,18 @@ use lidx_bench::byte_store::{
 /// The RocksDB engine.
 pub struct RocksDb;
 
-/// The version of the `rocksdb` crate this crate is built with (RocksDB 11.8.1 inside;
-/// checked against `Cargo.lock` by a test).
-pub const VERSION: &str = "0.25.0";
+/// The version of the `rocksdb` crate this crate is built with (checked against `Cargo.lock`
+/// by a test).
+pub const VERSION: &str = "0.20.1";
+
+/// Which RocksDB is inside: the system library `librocksdb-sys` was pointed at, or the one it
+/// compiled from source.
+fn library() -> String {
+    match option_env!("ROCKSDB_LIB_DIR") {
+        Some(dir) => format!("RocksDB system library in {dir}"),
+        None => "RocksDB 7.9.2 built from source".to_string(),
+    }
+}
 
 impl PeerEngine for RocksDb {
     fn name(&self) -> &'static str {
@@ -34,7 +60,7 @@ impl PeerEngine for RocksDb {
     }
 
     fn version(&self) -> String {
-        format!("rocksdb {VERSION} (RocksDB 11.8.1)")
+        format!("rocksdb {VERSION} ({})", library())
     }
 
     fn durability(&self) -> &'static str {
@@ -43,7 +69,8 @@ impl PeerEngine for RocksDb {
 
     fn create(&self, dir: &Path, options: &PeerOptions) -> lidx::Result<Box<dyn ByteStore>> {
         let cache =
-            Cache::new_lru_cache(usize::try_from(options.cache_bytes).unwrap_or(usize::MAX));
+            Cache::new_lru_cache(usize::try_from(options.cache_bytes).unwrap_or(usize::MAX))
+                .map_err(|e| peer_error("rocksdb", dir, "create its block cache", &e))?;
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache);
         table.set_cache_index_and_filter_blocks(true);
@@ -111,7 +138,7 @@ impl ByteStore for RocksStore {
             }
         }
         self.db
-            .write_opt(&b, &WriteOptions::default())
+            .write_opt(b, &WriteOptions::default())
             .map_err(|e| self.err("write a batch", &e))
     }
 

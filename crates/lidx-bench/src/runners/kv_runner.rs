@@ -532,8 +532,9 @@ impl<'a> KvBench<'a> {
     ) -> Result<(Vec<ThreadRun>, IoStats, u64)> {
         let before = storage.stats();
         let started = Instant::now();
+        let modeled = matches!(storage.kind(), DeviceKind::Sim(_));
         let results = on_threads(self.plan.streams.iter(), |stream| {
-            run_stream(label, store, stream)
+            run_stream(label, store, stream, modeled)
         });
         let elapsed_ns = started.elapsed().as_nanos() as u64;
         let io = storage.stats() - before;
@@ -543,11 +544,22 @@ impl<'a> KvBench<'a> {
 
 /// Runs one stream on this thread, checking every read: a value must be one its key was
 /// given ([`payload_version`]), a scan must start at its (present) start key and go up.
-fn run_stream(label: &str, store: &dyn KvStore<u64>, stream: &[Op]) -> Result<ThreadRun> {
+/// `modeled`: the run reports modeled time (a simulated device), so each operation's thread
+/// CPU time is measured too.
+fn run_stream(
+    label: &str,
+    store: &dyn KvStore<u64>,
+    stream: &[Op],
+    modeled: bool,
+) -> Result<ThreadRun> {
     let size = store.payload_size();
     let (mut got, mut want) = (vec![0u8; size], vec![0u8; size]);
     let mut entries = Vec::new();
-    let mut run = ThreadRun::new();
+    let mut run = if modeled {
+        ThreadRun::new()
+    } else {
+        ThreadRun::wall_only()
+    };
     for &op in stream {
         match op {
             Op::Insert(key) => {

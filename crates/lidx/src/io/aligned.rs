@@ -55,6 +55,13 @@ impl AlignedBuf {
     }
 }
 
+impl Default for AlignedBuf {
+    /// An empty buffer (no allocation).
+    fn default() -> Self {
+        AlignedBuf::zeroed(0)
+    }
+}
+
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
         if self.len != 0 {

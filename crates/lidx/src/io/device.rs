@@ -13,6 +13,7 @@
 //! threads can share one through an `Arc<dyn BlockDevice>`.
 
 use crate::error::{Error, Result};
+use crate::io::aligned::AlignedBuf;
 use crate::io::checksum::BLOCK_TRAILER;
 use crate::io::stats::{IoClass, IoStats};
 
@@ -40,6 +41,22 @@ pub trait BlockDevice: Send + Sync {
     /// the end is [`Error::Truncated`]; a bad block is [`Error::ChecksumMismatch`].
     fn read_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()>;
 
+    /// Hands blocks `first .. first + count` to `each`, in order, each whole (payload and
+    /// trailer) and verified as [`BlockDevice::read_blocks`] verifies it. The default reads
+    /// them into `buf` (grown to fit) in one request ([`visit_read`]); a
+    /// [`crate::io::PageCache`] that holds all of them hands over its own copies instead of
+    /// copying them out. `each` may run under the device's lock: it must not use the device.
+    fn visit_blocks(
+        &self,
+        first: u64,
+        count: u64,
+        class: IoClass,
+        buf: &mut AlignedBuf,
+        each: &mut dyn FnMut(&[u8]),
+    ) -> Result<()> {
+        visit_read(self, first, count, class, buf, each)
+    }
+
     /// Seals (writes the checksum trailer of) each block of `buf` in place, then writes them at
     /// `first ..` in ONE request. Writing at or past the end grows the device; a gap left
     /// before `first` reads back as a checksum error.
@@ -53,6 +70,27 @@ pub trait BlockDevice: Send + Sync {
 
     /// How the device does I/O, for reports: `"file O_DIRECT"`, `"sim:nvme"`, ...
     fn describe(&self) -> String;
+}
+
+/// [`BlockDevice::visit_blocks`] by reading: the blocks into `buf` (grown to fit) with one
+/// [`BlockDevice::read_blocks`], then each handed to `each`.
+pub fn visit_read<D: BlockDevice + ?Sized>(
+    device: &D,
+    first: u64,
+    count: u64,
+    class: IoClass,
+    buf: &mut AlignedBuf,
+    each: &mut dyn FnMut(&[u8]),
+) -> Result<()> {
+    let size = device.block_size();
+    let len = usize::try_from(count).map_or(usize::MAX, |c| c.saturating_mul(size));
+    if buf.len() < len {
+        *buf = AlignedBuf::zeroed(len);
+    }
+    let buf = &mut buf[..len];
+    device.read_blocks(first, buf, class)?;
+    buf.chunks(size).for_each(each);
+    Ok(())
 }
 
 /// Checks a request's buffer: a non-zero whole number of blocks. Returns the block count.

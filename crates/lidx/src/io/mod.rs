@@ -21,6 +21,8 @@ pub mod fault;
 #[doc(hidden)]
 pub mod file;
 #[doc(hidden)]
+pub mod scratch;
+#[doc(hidden)]
 pub mod sim;
 #[doc(hidden)]
 pub mod stats;

@@ -48,8 +48,14 @@ impl PageIo {
 
     /// Reads `blocks` blocks from `first` in one request; returns them whole (trailers too).
     pub(crate) fn read(&self, first: u64, blocks: u64, class: IoClass) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; blocks as usize * self.device.block_size()];
+        self.read_into(first, &mut buf, class)?;
+        Ok(buf)
+    }
+
+    /// Reads the whole blocks at `first` into `buf` (a whole number of blocks).
+    pub(crate) fn read_into(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()> {
         let bs = self.device.block_size();
-        let mut buf = vec![0u8; blocks as usize * bs];
         if let Some(overlay) = &self.overlay {
             let overlay = overlay.read();
             if overlay.contains_key(&first) {
@@ -63,11 +69,10 @@ impl PageIo {
                         })?;
                     chunk.copy_from_slice(b);
                 }
-                return Ok(buf);
+                return Ok(());
             }
         }
-        self.device.read_blocks(first, &mut buf, class)?;
-        Ok(buf)
+        self.device.read_blocks(first, buf, class)
     }
 
     /// Writes whole blocks at `first`.

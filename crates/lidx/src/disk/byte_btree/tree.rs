@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use crate::disk::byte_table::shortest_separator;
 use crate::error::{Error, Result};
-use crate::io::{IoClass, Storage};
+use crate::io::scratch;
+use crate::io::{AlignedBuf, IoClass, Storage};
 use crate::kv::wal::Seq;
 
 use super::image::{check_pages_header, write_pages_header, Image};
@@ -311,8 +312,22 @@ pub(crate) fn get_in(io: &PageIo, root: &Node, key: &[u8]) -> Result<Option<Vec<
     if block == 0 {
         return Ok(None);
     }
-    let buf = io.read_leaf(block)?;
-    let leaf = LeafRef::parse(&buf[..io.geometry.payload], io.file(), block)?;
+    // The thread's read buffer, not a fresh one per lookup (`crate::io::scratch`).
+    let mut scratch = scratch::take();
+    let bs = io.device().block_size();
+    if scratch.raw.len() < bs {
+        scratch.raw = AlignedBuf::zeroed(bs);
+    }
+    let found = io
+        .read_into(block, &mut scratch.raw[..bs], IoClass::Leaf)
+        .and_then(|()| find_in_leaf(io, &scratch.raw[..io.geometry.payload], block, key));
+    scratch::give_back(scratch);
+    found
+}
+
+/// The value of `key` in the leaf `payload` (block `block`).
+fn find_in_leaf(io: &PageIo, payload: &[u8], block: u64, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    let leaf = LeafRef::parse(payload, io.file(), block)?;
     let (mut lo, mut hi) = (0, leaf.len());
     while lo < hi {
         let mid = (lo + hi) / 2;

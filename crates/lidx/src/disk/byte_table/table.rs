@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
+use crate::io::scratch::{self, Scratch};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::mem::string_index::escape;
 
@@ -196,15 +197,17 @@ impl ByteTable {
         let Some(i) = self.locate(key) else {
             return Ok(None);
         };
+        // The thread's read buffers, not fresh ones per lookup (`crate::io::scratch`).
+        let scratch = scratch::take();
         let mut r = Stream::new(self, self.positions.get(i), self.entry_end(i), false);
-        while let Some((k, v)) = r.next_record()? {
-            match cmp_bytes(k, key) {
-                std::cmp::Ordering::Less => {}
-                std::cmp::Ordering::Equal => return Ok(Some(v.to_vec())),
-                std::cmp::Ordering::Greater => return Ok(None),
-            }
-        }
-        Ok(None)
+        r.raw = scratch.raw;
+        r.buf = scratch.bytes;
+        let found = find_in(&mut r, key);
+        scratch::give_back(Scratch {
+            raw: r.raw,
+            bytes: r.buf,
+        });
+        found
     }
 
     /// A cursor over the records within `(start, end)`, ascending when `forward`, else
@@ -335,6 +338,18 @@ impl ByteTable {
     }
 }
 
+/// The value of `key` among the records `r` reads, which start at or before it.
+fn find_in<T: Deref<Target = ByteTable>>(r: &mut Stream<T>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    while let Some((k, v)) = r.next_record()? {
+        match cmp_bytes(k, key) {
+            std::cmp::Ordering::Less => {}
+            std::cmp::Ordering::Equal => return Ok(Some(v.to_vec())),
+            std::cmp::Ordering::Greater => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
 /// Reads the record stream from a position, loading blocks as records need them.
 struct Stream<T: Deref<Target = ByteTable>> {
     table: T,
@@ -410,20 +425,21 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
         let have_end = self.buf_start + self.buf.len() as u64;
         let first = have_end / cap;
         let last = ((want_end - 1) / cap + self.ahead).min(self.table.header.data_blocks - 1);
-        let blocks = (last + 1 - first) as usize;
-        let bs = self.table.device.block_size();
-        if self.raw.len() < blocks * bs {
-            self.raw = AlignedBuf::zeroed(blocks * bs);
-        }
-        let raw = &mut self.raw[..blocks * bs];
-        self.table.device.read_blocks(1 + first, raw, self.class)?;
-        for b in raw.chunks(bs) {
-            if let Some(p) = &mut self.prefixes {
-                p.push(u16::from_le_bytes([b[0], b[1]]));
-            }
-            self.buf
-                .extend_from_slice(&b[BLOCK_PREFIX..BLOCK_PREFIX + self.table.cap]);
-        }
+        // Each block's payload straight into `buf`: from the page cache's own copy when it
+        // holds the blocks, else through `raw`.
+        let (buf, prefixes, cap) = (&mut self.buf, &mut self.prefixes, self.table.cap);
+        self.table.device.visit_blocks(
+            1 + first,
+            last + 1 - first,
+            self.class,
+            &mut self.raw,
+            &mut |b| {
+                if let Some(p) = prefixes.as_mut() {
+                    p.push(u16::from_le_bytes([b[0], b[1]]));
+                }
+                buf.extend_from_slice(&b[BLOCK_PREFIX..BLOCK_PREFIX + cap]);
+            },
+        )?;
         if self.scan {
             self.ahead = (self.ahead * 2).clamp(1, 64);
         }
