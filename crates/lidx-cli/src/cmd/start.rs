@@ -143,7 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             for strategy in [Strategy::DynamicProgramming, Strategy::Greedy] {
                 let t = Start::bulk_load(pairs.iter().copied(), params(&model, strategy))?;
                 let r = t.last_report();
-                report(label(strategy), &t, t.node_mix());
+                report(start_runner::tree_name(strategy), &t, t.node_mix());
                 println!(
                     "  model cost per lookup: ART {:.1} ns -> START {:.1} ns; created MN4={} R64K={} R16M={}; huge-page arena {:.1} MiB",
                     r.art_cost_ns, r.tuned_cost_ns, r.created[0], r.created[1], r.created[2],
@@ -175,13 +175,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             print_mixed(&records);
             write_out(out.as_ref(), &records)
         }
-    }
-}
-
-fn label(strategy: Strategy) -> &'static str {
-    match strategy {
-        Strategy::DynamicProgramming => "start",
-        Strategy::Greedy => "start-greedy",
     }
 }
 
