@@ -104,6 +104,34 @@ fn u64_bench<'a>(
     KvBench::new("t", k, Arc::new(StoreKeys::U64), workload, base, config).unwrap()
 }
 
+/// One thread running `ops` operations over the `u64` keys `k`.
+fn u64_setup<'a>(
+    k: &'a [u64],
+    base: &'a StorageBase,
+    key_bytes: &'a Arc<StoreKeys>,
+    ops: usize,
+) -> KvSetup<'a> {
+    KvSetup {
+        dataset: "t",
+        keys: k,
+        key_bytes,
+        base,
+        config: config(ops, 1),
+    }
+}
+
+/// The typed hybrid with sorted runs as its dynamic stage, at `budget`.
+fn sorted_runs_hybrid(budget: Option<MemoryBudget>) -> StoreSpec {
+    StoreSpec::hybrid(
+        None,
+        lidx::disk::static_learned::Fetch::default(),
+        budget,
+        lidx::kv::FsyncPolicy::Never,
+        lidx_bench::kv_store::DynamicKind::parse("sorted-runs").unwrap(),
+    )
+    .unwrap()
+}
+
 fn keys(n: u64) -> Vec<u64> {
     (0..n).map(|i| i * i + 11).collect()
 }
@@ -235,22 +263,9 @@ fn check_svg(svg: &str) {
 /// merges' reads are reported apart.
 #[test]
 fn merges_reads_are_reported_apart_from_the_reads() {
-    let (k, base) = (keys(12_000), ram());
-    let setup = KvSetup {
-        dataset: "t",
-        keys: &k,
-        key_bytes: &Arc::new(StoreKeys::U64),
-        base: &base,
-        config: config(5_000, 1),
-    };
-    let hybrid = StoreSpec::hybrid(
-        None,
-        lidx::disk::static_learned::Fetch::default(),
-        Some(MemoryBudget::Percent(10.0)),
-        lidx::kv::FsyncPolicy::Never,
-        lidx_bench::kv_store::DynamicKind::parse("sorted-runs").unwrap(),
-    )
-    .unwrap();
+    let (k, base, key_bytes) = (keys(12_000), ram(), Arc::new(StoreKeys::U64));
+    let setup = u64_setup(&k, &base, &key_bytes, 5_000);
+    let hybrid = sorted_runs_hybrid(Some(MemoryBudget::Percent(10.0)));
     let records = kv_runner::compare(
         &setup,
         &[YcsbWorkload::Balanced],
@@ -267,6 +282,44 @@ fn merges_reads_are_reported_apart_from_the_reads() {
     let per_read = h.blocks_per_read.unwrap();
     assert!(per_read < 1.1, "lookups' blocks only: {per_read}");
     assert!(h.read_blocks_per_op * h.ops as f64 > per_read * h.reads as f64);
+}
+
+/// Regression (002-fig11 at small scale took 43 minutes on one point): a hybrid whose budget is
+/// full before its first write would merge after every write; under writes it is a skipped
+/// record saying why (and no point of the curve), while read-only runs it, and a budget with room
+/// runs under writes.
+#[test]
+fn a_budget_full_before_the_first_write_is_skipped_under_writes() {
+    let (k, base, key_bytes) = (keys(12_000), ram(), Arc::new(StoreKeys::U64));
+    let setup = u64_setup(&k, &base, &key_bytes, 2_000);
+    let hybrid = sorted_runs_hybrid(None);
+    let budgets = [MemoryBudget::Bytes(1), MemoryBudget::Bytes(1 << 20)];
+    let curve = kv_runner::curve(
+        &setup,
+        &[YcsbWorkload::ReadOnly, YcsbWorkload::WriteOnly],
+        &hybrid,
+        &budgets,
+        &mut Silent,
+    )
+    .unwrap();
+    let hybrids: Vec<_> = curve
+        .iter()
+        .filter(|r| r.store.starts_with("hybrid"))
+        .map(|r| (r.workload.as_str(), r.skipped.as_deref()))
+        .collect();
+    assert_eq!(hybrids.len(), 4, "{hybrids:?}");
+    let why = |w: &str, i: usize| hybrids.iter().filter(|(x, _)| *x == w).nth(i).unwrap().1;
+    assert_eq!(why("read-only", 0), None);
+    assert_eq!(why("read-only", 1), None);
+    let skipped = why("write-only", 0).expect("the 1-byte budget under writes is skipped");
+    assert!(skipped.contains("merge after every write"), "{skipped}");
+    assert_eq!(why("write-only", 1), None);
+    let points = plot::points(&curve);
+    assert_eq!(
+        points.len(),
+        curve.len() - 1,
+        "the skipped record is no point"
+    );
 }
 
 /// Keys of another type run on the stores through the API as ranks into their byte keys, every

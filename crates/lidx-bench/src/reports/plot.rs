@@ -50,10 +50,12 @@ pub struct CurvePoint {
     pub blocks_per_read: Option<f64>,
 }
 
-/// The points of `records`, in order.
+/// The points of `records`, in order; a skipped record (the table and the records say why) is
+/// no point.
 pub fn points(records: &[KvRecord]) -> Vec<CurvePoint> {
     records
         .iter()
+        .filter(|r| r.skipped.is_none())
         .map(|r| CurvePoint {
             schema: crate::records::RecordKind::Curve.schema(),
             command: r.command.clone(),

@@ -183,6 +183,15 @@ impl YcsbWorkload {
         }
     }
 
+    /// True when the workload writes (inserts, updates or read-modify-writes).
+    pub fn writes(self) -> bool {
+        match self {
+            YcsbWorkload::ReadOnly => false,
+            YcsbWorkload::WriteOnly | YcsbWorkload::Balanced => true,
+            YcsbWorkload::Core { letter, .. } => letter != 'c',
+        }
+    }
+
     /// True when the workload scans (E), which only stores with an ordered scan run.
     pub fn scans(self) -> bool {
         matches!(self, YcsbWorkload::Core { letter: 'e', .. })

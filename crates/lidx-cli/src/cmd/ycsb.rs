@@ -47,8 +47,8 @@ pub struct Args {
     #[arg(long, default_value = "read-only,balanced,write-only")]
     pub workload: String,
 
-    /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:gre:l=1000,g=10:1M, gen:words:1M),
-    /// the path of an SOSD u64 file, or a file of the user's: `text:<path>` (or `<path>.txt`,
+    /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:gre:l=1000,g=10:1M, gen:words:1M,
+    /// gen:user:1M: YCSB-style string keys of 16 to 64 bytes), the path of an SOSD u64 file, or a file of the user's: `text:<path>` (or `<path>.txt`,
     /// one key a line), `sosd-u32:`, `sosd-i64:`, `sosd-f64:`, `str16:<path>`. Keys other than
     /// u64 run on the stores through the API only. 75% of the unique keys are loaded, inserts
     /// come from the rest.
@@ -84,7 +84,9 @@ pub struct Args {
     /// memory and takes none): bytes (2M), a percentage of the reference's memory at the
     /// start of its run (10%), or `btree-peak`: what the reference held at the end of its run
     /// of the same workload (inserts grow a B+-tree's inner nodes). Default 100%: equal memory
-    /// at the start. A budget below the static model's own size merges after every write.
+    /// at the start. A budget the store fills before its first write (its static models
+    /// alone) would merge after every write: under a workload that writes, such a store is a
+    /// skipped row saying so.
     #[arg(long, default_value = "100%")]
     pub memory_budget: String,
 
