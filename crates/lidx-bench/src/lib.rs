@@ -12,7 +12,7 @@ pub mod repro;
 pub mod runners;
 pub mod workloads;
 
-pub use datasets::{count, dataset, generate, gre, keyfile, sosd, stats, words};
+pub use datasets::{count, dataset, generate, gre, keyfile, sosd, stats, user_keys, words};
 pub use error::{BenchError, Result};
 pub use reports::{charts, disk_report, findings, page, plot, records, report, updatable_report};
 pub use runners::{

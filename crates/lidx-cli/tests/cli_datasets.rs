@@ -234,6 +234,29 @@ fn gen_writes_word_like_keys_as_text_that_stats_reads_back() {
     assert_eq!(bad.status.code(), Some(2));
 }
 
+/// `gen:user` (YCSB-style keys of 16 to 64 bytes) is a string dataset every command that takes
+/// string keys reads, and `lidx gen` writes it as text.
+#[test]
+fn gen_user_makes_ycsb_style_string_keys_of_16_to_64_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("user.txt");
+    let result = lidx(&[
+        "gen",
+        "--dataset",
+        "gen:user:3K",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(result.status.success(), "{}", text(&result.stderr));
+    let keys = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(keys.lines().count(), 3000);
+    assert!(keys
+        .lines()
+        .all(|k| k.starts_with("user") && (16..=64).contains(&k.len())));
+    let v = &json_lines(&lidx(&["stats", "--dataset", "gen:user:3K", "--json"]))[0];
+    assert_eq!(v["size"].as_u64(), Some(3000), "{v}");
+}
+
 #[test]
 fn bench_runs_typed_numbers_on_their_image_and_str16_on_the_string_indexes() {
     let dir = tempfile::tempdir().unwrap();

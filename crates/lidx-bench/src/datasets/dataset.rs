@@ -8,6 +8,7 @@
 //!   the generator part may itself hold colons and commas: `gen:gre:l=1000,g=10:1M`. Counts
 //!   are read by [`crate::count`]: `1000`, `10K`, `10M`, `1G` (powers of 1000) or `1Mi`.
 //! * `gen:words:<count>`: word-like byte-string keys ([`crate::words`]);
+//! * `gen:user:<count>`: YCSB-style keys of 16 to 64 bytes ([`crate::user_keys`]);
 //! * a file of the user's, named by a prefix or extension ([`crate::keyfile`]): `text:<path>`
 //!   or `<path>.txt` (one key a line), `sosd-u32:`, `sosd-i64:`, `sosd-f64:`, `str16:`, and
 //!   `sosd:<path>` or a bare path for an SOSD `u64` file ([`crate::sosd`]). A missing file is
@@ -29,7 +30,7 @@ use crate::error::{BenchError, Result};
 use crate::generate::Generator;
 use crate::gre::{self, GreParams};
 use crate::keyfile::{self, Format, Keys, FILE_FORMS};
-use crate::words;
+use crate::{user_keys, words};
 
 /// A loaded dataset: sorted u64 keys and what produced them.
 #[derive(Debug, Clone)]
@@ -43,7 +44,7 @@ pub struct Dataset {
 }
 
 const EXPECTED: &str = "gen:<uniform-dense|uniform-sparse|normal|lognormal|zipf-gaps|\
-                        gre:l=<n>,g=<n>|words>:<count>, text:<path> (or <path>.txt), \
+                        gre:l=<n>,g=<n>|words|user>:<count>, text:<path> (or <path>.txt), \
                         sosd:<path>, sosd-u32:<path>, sosd-i64:<path>, sosd-f64:<path>, \
                         str16:<path>, or the path of an SOSD u64 file";
 
@@ -121,6 +122,20 @@ pub fn load_any(spec: &str, seed: u64) -> Result<AnyDataset> {
             ],
         });
     }
+    if let Some(count) = spec.strip_prefix("gen:user:") {
+        let n = parse_count(count).ok_or_else(|| bad(spec))?;
+        // A key is a vector (24 bytes) and its 40 bytes on average, in a set while generated.
+        crate::count::check_fits("dataset", n as u64, 128)?;
+        return Ok(AnyDataset {
+            name: format!("user:{count}"),
+            keys: Keys::Bytes(user_keys::generate(n, seed)),
+            notes: vec![format!(
+                "seed {seed}; YCSB-style keys of {} to {} bytes",
+                user_keys::MIN_LEN,
+                user_keys::MAX_LEN
+            )],
+        });
+    }
     if spec.starts_with("gen:") {
         let d = load(spec, seed)?;
         return Ok(AnyDataset {
@@ -162,7 +177,7 @@ pub fn load(spec: &str, seed: u64) -> Result<Dataset> {
     let Some(body) = spec.strip_prefix("gen:") else {
         return only_u64(load_file(spec)?);
     };
-    if body.starts_with("words:") {
+    if body.starts_with("words:") || body.starts_with("user:") {
         return only_u64(load_any(spec, seed)?);
     }
     let (generator, count) = body.rsplit_once(':').ok_or_else(|| bad(spec))?;

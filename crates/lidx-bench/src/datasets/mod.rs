@@ -1,5 +1,6 @@
 //! Datasets: specs and loading ([`dataset`]), a user's files ([`keyfile`], [`sosd`]), the
-//! seeded generators ([`generate`], [`gre`], [`words`]), counts with suffixes ([`count`]), and
+//! seeded generators ([`generate`], [`gre`], [`words`],
+//! [`user_keys`]), counts with suffixes ([`count`]), and
 //! the statistics `lidx stats` prints ([`stats`]).
 
 pub mod count;
@@ -9,4 +10,5 @@ pub mod gre;
 pub mod keyfile;
 pub mod sosd;
 pub mod stats;
+pub mod user_keys;
 pub mod words;

@@ -1,5 +1,6 @@
 //! `lidx gen`: write a generated dataset to a file: an SOSD file for `u64` keys, a text file
-//! (one key a line, in key order) for the word-like keys of `gen:words:<count>`. An existing
+//! (one key a line, in key order) for the string keys of `gen:words:<count>` and
+//! `gen:user:<count>`. An existing
 //! `--out` is replaced only with `--force` ([`super::output_path`]), and then only once the new
 //! file is whole: it is written beside `--out` and renamed over it, so a failed write (a full
 //! disk) keeps the old file.
@@ -18,7 +19,8 @@ use super::{load_any_dataset, output_path, spinner};
 #[derive(Debug, Parser)]
 pub struct Args {
     /// `gen:<generator>:<count>`, e.g. gen:lognormal:10M, gen:zipf-gaps:1M,
-    /// gen:gre:l=1000,g=10:1M, or gen:words:7M (text keys: `--out` must end in `.txt`).
+    /// gen:gre:l=1000,g=10:1M, gen:words:7M or gen:user:1M (string keys: `--out` must end in
+    /// `.txt`).
     #[arg(long)]
     pub dataset: String,
 

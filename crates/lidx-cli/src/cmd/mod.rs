@@ -247,10 +247,12 @@ pub fn spinner(task: &str) -> ProgressBar {
     bar
 }
 
-/// True for the datasets of string keys: `text:`, a `.txt` path, `gen:words:`, `str16:`.
+/// True for the datasets of string keys: `text:`, a `.txt` path, `gen:words:`, `gen:user:`,
+/// `str16:`.
 /// Decided from the spec alone, so a command can check its arguments before reading data.
 pub fn is_string_dataset(spec: &str) -> bool {
     spec.starts_with("gen:words:")
+        || spec.starts_with("gen:user:")
         || matches!(
             lidx_bench::keyfile::parse_spec(spec).0,
             lidx_bench::keyfile::Format::Text | lidx_bench::keyfile::Format::Str16
