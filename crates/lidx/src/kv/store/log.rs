@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use memmap2::{Mmap, MmapOptions};
+use memmap2::{Advice, Mmap, MmapOptions};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::{Error, Result};
@@ -80,6 +80,12 @@ impl Segment {
         // it while it is mapped (a log cut happens in the replay before any segment is mapped).
         let map = unsafe { MmapOptions::new().len(MAP_BYTES).map(&file) }
             .map_err(|e| Error::io(&name, "map segment", &e))?;
+        // Gets read one record at a place the map names: without this, each page fault reads
+        // ahead up to 128 KiB of other records, and once the log outgrows memory that readahead
+        // evicts the pages gets need (1 KiB values under a 448 MB limit: 4-7 Kops/s, p99 3.7-6.8
+        // ms). LMDB maps its file the same way.
+        map.advise(Advice::Random)
+            .map_err(|e| Error::io(&name, "advise segment", &e))?;
         Ok(Segment {
             name,
             map,

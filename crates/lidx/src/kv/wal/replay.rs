@@ -2,8 +2,10 @@
 //! recovery mode does with it: [`WalRecovery`]) and replaying every segment in order.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use memmap2::{Advice, Mmap};
 
 use crate::error::{Error, Result};
 use crate::kv::stamp::{corrupt, le_u32, le_u64};
@@ -279,15 +281,12 @@ pub fn replay_covered(
         next_seq: 1,
         dropped: None,
     };
-    let mut bytes = Vec::new();
     for (i, (named, path)) in segments.iter().enumerate() {
         let file = name_of(path);
-        bytes.clear();
-        File::open(path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(io_err(path, "read segment"))?;
+        let map = map_segment(path)?;
+        let bytes: &[u8] = map.as_deref().unwrap_or_default();
         let last = i + 1 == segments.len();
-        let scan = scan_segment(&file, &bytes, last, recovery, |seq, r| {
+        let scan = scan_segment(&file, bytes, last, recovery, |seq, r| {
             report.records += 1;
             on_record(seq, r)
         })?;
@@ -315,7 +314,7 @@ pub fn replay_covered(
             if scan.next_seq <= covered {
                 return Err(covered_damage(
                     &file,
-                    &bytes,
+                    bytes,
                     &scan,
                     kind,
                     covered,
@@ -337,6 +336,8 @@ pub fn replay_covered(
                 // Even a record cut short by the end of the file is kept: a flipped bit in a
                 // complete record's length field makes it look so.
                 dropped.kept_in = Some(keep_aside(path, &bytes[scan.valid_len..])?);
+                // Unmapped before the file is cut under it.
+                drop(map);
                 sync_dir(dir)?;
                 let f = OpenOptions::new()
                     .write(true)
@@ -358,6 +359,26 @@ pub fn replay_covered(
         }
     }
     Ok(report)
+}
+
+/// `path`'s bytes, mapped read-only (`None` for an empty file, which cannot be mapped): replay
+/// reads a segment through the page cache instead of a copy of it in memory, so reopening a
+/// store needs no more memory than its largest segment's worth of page cache, which the kernel
+/// can reclaim (the `log` engine's segments reach 1 GiB).
+fn map_segment(path: &Path) -> Result<Option<Mmap>> {
+    let file = File::open(path).map_err(io_err(path, "read segment"))?;
+    let len = file.metadata().map_err(io_err(path, "read segment"))?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the mapping is read-only, and the segment is not written or cut while it is
+    // mapped: replay runs before the log is opened for appends, under the owner's lock on its
+    // directory, and a cut (`replay_covered`) drops the mapping first.
+    let map = unsafe { Mmap::map(&file) }.map_err(io_err(path, "map segment"))?;
+    // Read once from start to end: ahead, and dropped behind.
+    map.advise(Advice::Sequential)
+        .map_err(io_err(path, "advise segment"))?;
+    Ok(Some(map))
 }
 
 /// The error of a damaged record numbered `covered` or below (see [`replay_covered`]): where it
