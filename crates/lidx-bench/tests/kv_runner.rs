@@ -265,7 +265,8 @@ fn check_svg(svg: &str) {
 fn merges_reads_are_reported_apart_from_the_reads() {
     let (k, base, key_bytes) = (keys(12_000), ram(), Arc::new(StoreKeys::U64));
     let setup = u64_setup(&k, &base, &key_bytes, 5_000);
-    let hybrid = sorted_runs_hybrid(Some(MemoryBudget::Percent(10.0)));
+    // Room for about 2,000 of the 2,500 inserts: at least one merge.
+    let hybrid = sorted_runs_hybrid(Some(MemoryBudget::Bytes(24 * 1024)));
     let records = kv_runner::compare(
         &setup,
         &[YcsbWorkload::Balanced],
@@ -284,10 +285,10 @@ fn merges_reads_are_reported_apart_from_the_reads() {
     assert!(h.read_blocks_per_op * h.ops as f64 > per_read * h.reads as f64);
 }
 
-/// Regression (002-fig11 at small scale took 43 minutes on one point): a hybrid whose budget is
-/// full before its first write would merge after every write; under writes it is a skipped
-/// record saying why (and no point of the curve), while read-only runs it, and a budget with room
-/// runs under writes.
+/// Regression (002-fig11 at small scale took 43 minutes on one point): a hybrid whose budget
+/// leaves its dynamic stage almost no room would merge every few writes; under writes it is a
+/// skipped record saying why (and no point of the curve), while read-only runs it, and a budget
+/// with room runs under writes.
 #[test]
 fn a_budget_full_before_the_first_write_is_skipped_under_writes() {
     let (k, base, key_bytes) = (keys(12_000), ram(), Arc::new(StoreKeys::U64));
@@ -312,7 +313,7 @@ fn a_budget_full_before_the_first_write_is_skipped_under_writes() {
     assert_eq!(why("read-only", 0), None);
     assert_eq!(why("read-only", 1), None);
     let skipped = why("write-only", 0).expect("the 1-byte budget under writes is skipped");
-    assert!(skipped.contains("merge after every write"), "{skipped}");
+    assert!(skipped.contains("merge every few writes"), "{skipped}");
     assert_eq!(why("write-only", 1), None);
     let points = plot::points(&curve);
     assert_eq!(

@@ -127,9 +127,9 @@ fn fig11(c: &Context) -> Plan {
     let mut files = Vec::new();
     for (d, dataset) in c.datasets.iter().enumerate() {
         for workload in ["read-only", "write-only", "balanced"] {
-            // The README's budgets. On small data the hybrid's models alone can fill the lower
-            // ones; under writes such a point is recorded as skipped (it would merge after every
-            // write) and drawn without it.
+            // The README's budgets. On small data the lower ones leave the hybrid's dynamic
+            // stage almost no room beside its models; under writes such a point is recorded as
+            // skipped (it would merge every few writes) and drawn without it.
             let mut step = Step::new(StepOutput::Records, &["ycsb", "--curve"])
                 .arg("--dataset", dataset)
                 .arg("--workload", workload)

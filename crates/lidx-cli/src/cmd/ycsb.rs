@@ -84,9 +84,9 @@ pub struct Args {
     /// memory and takes none): bytes (2M), a percentage of the reference's memory at the
     /// start of its run (10%), or `btree-peak`: what the reference held at the end of its run
     /// of the same workload (inserts grow a B+-tree's inner nodes). Default 100%: equal memory
-    /// at the start. A budget the store fills before its first write (its static models
-    /// alone) would merge after every write: under a workload that writes, such a store is a
-    /// skipped row saying so.
+    /// at the start. A budget below the static model's own size merges after every write; in
+    /// `--curve`'s sweep under a workload that writes, a budget that leaves under 16 KiB beside
+    /// what the store holds built is a skipped row saying so.
     #[arg(long, default_value = "100%")]
     pub memory_budget: String,
 
