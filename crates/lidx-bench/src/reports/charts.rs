@@ -119,7 +119,7 @@ pub fn charts(set: &RecordSet) -> Result<Vec<Chart>> {
         lines,
     )?;
     let mut lines = Lines::default();
-    for r in &set.ycsb {
+    for r in set.ycsb.iter().filter(|r| r.skipped.is_none()) {
         lines.add(
             format!("{} {}", r.workload, family(&r.store)),
             plot::run_memory(r) as f64,
@@ -160,7 +160,7 @@ pub fn charts(set: &RecordSet) -> Result<Vec<Chart>> {
         lines,
     )?;
     let mut lines = Lines::default();
-    for r in &set.ycsb {
+    for r in set.ycsb.iter().filter(|r| r.skipped.is_none()) {
         lines.add(
             format!("{} {}", r.workload, family(&r.store)),
             plot::run_memory(r) as f64,
@@ -215,7 +215,7 @@ pub fn charts(set: &RecordSet) -> Result<Vec<Chart>> {
     )?;
     let mut lines = Lines::default();
     let mut modeled = false;
-    for r in &set.ycsb {
+    for r in set.ycsb.iter().filter(|r| r.skipped.is_none()) {
         let name = format!("{} {}", r.workload, r.store);
         let points = match (r.modeled_p50_us, r.modeled_p99_us, r.modeled_p999_us) {
             (Some(a), Some(b), Some(c)) => {
@@ -260,7 +260,7 @@ pub fn charts(set: &RecordSet) -> Result<Vec<Chart>> {
         lines,
     )?;
     let mut lines = Lines::default();
-    for r in &set.ycsb {
+    for r in set.ycsb.iter().filter(|r| r.skipped.is_none()) {
         if let Some(s) = r.speedup_vs_btree {
             lines.add(
                 format!("{} {}", r.workload, family(&r.store)),

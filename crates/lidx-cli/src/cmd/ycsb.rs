@@ -48,8 +48,8 @@ pub struct Args {
     pub workload: String,
 
     /// `gen:<generator>:<count>` (e.g. gen:lognormal:10M, gen:gre:l=1000,g=10:1M, gen:words:1M,
-    /// gen:user:1M: YCSB-style string keys of 16 to 64 bytes), the path of an SOSD u64 file, or a file of the user's: `text:<path>` (or `<path>.txt`,
-    /// one key a line), `sosd-u32:`, `sosd-i64:`, `sosd-f64:`, `str16:<path>`. Keys other than
+    /// gen:user:1M: YCSB-style string keys of 16 to 64 bytes), the path of an SOSD u64 file, or
+    /// a file of the user's: `text:<path>` (or `<path>.txt`, one key a line), `sosd-u32:`, `sosd-i64:`, `sosd-f64:`, `str16:<path>`. Keys other than
     /// u64 run on the stores through the API only. 75% of the unique keys are loaded, inserts
     /// come from the rest.
     #[arg(long, default_value = "gen:lognormal:1M")]

@@ -283,8 +283,8 @@ pub fn replay_covered(
     };
     for (i, (named, path)) in segments.iter().enumerate() {
         let file = name_of(path);
-        let map = map_segment(path)?;
-        let bytes: &[u8] = map.as_deref().unwrap_or_default();
+        let map = MappedSegment::open(path)?;
+        let bytes = map.bytes();
         let last = i + 1 == segments.len();
         let scan = scan_segment(&file, bytes, last, recovery, |seq, r| {
             report.records += 1;
@@ -336,13 +336,26 @@ pub fn replay_covered(
                 // Even a record cut short by the end of the file is kept: a flipped bit in a
                 // complete record's length field makes it look so.
                 dropped.kept_in = Some(keep_aside(path, &bytes[scan.valid_len..])?);
-                // Unmapped before the file is cut under it.
+                // Unmapped (and its shared lock released) before the file is cut under it; the
+                // cut takes the segment's lock alone, so no other process has it mapped.
                 drop(map);
                 sync_dir(dir)?;
                 let f = OpenOptions::new()
                     .write(true)
                     .open(path)
                     .map_err(io_err(path, "open segment to cut it"))?;
+                if let Err(e) = f.try_lock() {
+                    // Nothing is cut: the copy set aside goes too.
+                    if let Some(kept) = &dropped.kept_in {
+                        let _ = fs::remove_file(kept);
+                    }
+                    return Err(match e {
+                        fs::TryLockError::WouldBlock => Error::Locked {
+                            dir: dir.display().to_string(),
+                        },
+                        fs::TryLockError::Error(e) => io_err(path, "lock segment")(e),
+                    });
+                }
                 f.set_len(scan.valid_len as u64)
                     .and_then(|()| f.sync_all())
                     .map_err(io_err(path, "cut segment"))?;
@@ -361,24 +374,39 @@ pub fn replay_covered(
     Ok(report)
 }
 
-/// `path`'s bytes, mapped read-only (`None` for an empty file, which cannot be mapped): replay
-/// reads a segment through the page cache instead of a copy of it in memory, so reopening a
-/// store needs no more memory than its largest segment's worth of page cache, which the kernel
-/// can reclaim (the `log` engine's segments reach 1 GiB).
-fn map_segment(path: &Path) -> Result<Option<Mmap>> {
-    let file = File::open(path).map_err(io_err(path, "read segment"))?;
-    let len = file.metadata().map_err(io_err(path, "read segment"))?.len();
-    if len == 0 {
-        return Ok(None);
+/// A segment's bytes, mapped read-only: replay reads a segment through the page cache instead
+/// of a copy of it in memory, so reopening needs no more memory than the kernel can reclaim
+/// (the `log` engine's segments reach 1 GiB). The file stays open with a shared lock on it while
+/// mapped: the only writer that shortens a segment, a replay's cut, takes that lock alone first,
+/// so a mapped segment never shrinks under its mapping.
+struct MappedSegment {
+    /// `None` for an empty file, which cannot be mapped.
+    map: Option<Mmap>,
+    _locked: File,
+}
+
+impl MappedSegment {
+    fn open(path: &Path) -> Result<MappedSegment> {
+        let file = File::open(path).map_err(io_err(path, "read segment"))?;
+        file.lock_shared().map_err(io_err(path, "lock segment"))?;
+        let len = file.metadata().map_err(io_err(path, "read segment"))?.len();
+        let map = if len == 0 {
+            None
+        } else {
+            // SAFETY: the mapping is read-only, and the file is not shortened while it is
+            // mapped: this handle holds a shared lock on it, which a cut must take alone (see
+            // the type's docs); appends past the mapped length are never read through it.
+            let map = unsafe { Mmap::map(&file) }.map_err(io_err(path, "map segment"))?;
+            // Read once from start to end: a hint, so a kernel that refuses it changes nothing.
+            let _ = map.advise(Advice::Sequential);
+            Some(map)
+        };
+        Ok(MappedSegment { map, _locked: file })
     }
-    // SAFETY: the mapping is read-only, and the segment is not written or cut while it is
-    // mapped: replay runs before the log is opened for appends, under the owner's lock on its
-    // directory, and a cut (`replay_covered`) drops the mapping first.
-    let map = unsafe { Mmap::map(&file) }.map_err(io_err(path, "map segment"))?;
-    // Read once from start to end: ahead, and dropped behind.
-    map.advise(Advice::Sequential)
-        .map_err(io_err(path, "advise segment"))?;
-    Ok(Some(map))
+
+    fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or_default()
+    }
 }
 
 /// The error of a damaged record numbered `covered` or below (see [`replay_covered`]): where it

@@ -428,3 +428,29 @@ fn a_batch_is_one_record_and_a_torn_batch_is_cut_whole() {
     assert_eq!(logged.len(), 1, "the torn batch is dropped whole");
     assert!(report.dropped.is_some());
 }
+
+/// Replay maps segments: a segment another handle holds (a reader's replay holds a shared lock
+/// on the segment it maps) is not cut under it; the cut is refused as `Locked` and the file
+/// stays whole, and it goes ahead once the reader is done.
+#[test]
+fn a_torn_tail_is_not_cut_while_another_replay_maps_the_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    write_some(dir.path(), 4);
+    let seg = segment_path(dir.path(), 1);
+    let full = fs::read(&seg).unwrap();
+    fs::write(&seg, &full[..full.len() - 3]).unwrap();
+    let reader = fs::File::open(&seg).unwrap();
+    reader.lock_shared().unwrap();
+    let err = collect(dir.path()).unwrap_err();
+    assert!(matches!(err, Error::Locked { .. }), "{err}");
+    assert_eq!(
+        fs::metadata(&seg).unwrap().len(),
+        full.len() as u64 - 3,
+        "not cut"
+    );
+    let files = fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(files, 1, "no copy of the tail left aside");
+    drop(reader);
+    let (got, report) = collect(dir.path()).unwrap();
+    assert_eq!((got.len(), report.next_seq), (3, 4));
+}
