@@ -805,8 +805,8 @@ pub fn compare(
     Ok(records)
 }
 
-/// The least room a budget of [`curve`] must leave a store's dynamic stage for a workload that
-/// writes ([`KvBench::run_curve_point`]): 16 KiB, about 1,300 entries of the most compact stage
+/// The least room a budget of [`curve`] must leave a hybrid's dynamic stage for a workload that
+/// writes (a point that leaves less is a skipped record): 16 KiB, about 1,300 entries of the most compact stage
 /// (sorted runs, 12 bytes an entry, whose insertion buffer alone takes 6 KiB), so a merge comes
 /// every few hundred writes at most (at 17 KB of room, 002-fig11's 200% point merged every 530).
 pub const MIN_WRITE_ROOM: u64 = 16 * 1024;
