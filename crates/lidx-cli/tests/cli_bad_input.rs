@@ -24,6 +24,7 @@ fn counts_beyond_memory_are_usage_errors_that_say_what_fits() {
         fits,
     );
     usage_error(&["stats", "--dataset", "gen:words:99999999999"], fits);
+    usage_error(&["stats", "--dataset", "gen:user:99999999999"], fits);
     let huge_queries = [
         "bench",
         "--dataset",

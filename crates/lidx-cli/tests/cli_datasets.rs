@@ -255,6 +255,8 @@ fn gen_user_makes_ycsb_style_string_keys_of_16_to_64_bytes() {
         .all(|k| k.starts_with("user") && (16..=64).contains(&k.len())));
     let v = &json_lines(&lidx(&["stats", "--dataset", "gen:user:3K", "--json"]))[0];
     assert_eq!(v["size"].as_u64(), Some(3000), "{v}");
+    let bad = lidx(&["stats", "--dataset", "gen:user:lots"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
 }
 
 #[test]
