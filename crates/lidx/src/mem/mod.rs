@@ -26,9 +26,11 @@ pub mod smallest;
 pub mod sorted;
 pub mod start;
 pub mod string_index;
+pub mod trie_map;
 pub mod xindex;
 pub mod zone_map;
 
 pub use key_map::KeyMap;
 pub use map_spec::MapSpec;
 pub use sorted::SortedArray;
+pub use trie_map::TrieMap;

@@ -1,0 +1,512 @@
+//! [`TrieMap`]: an updatable ordered map from byte strings to `u64`, built of [`KeyMap`]s over
+//! 8-byte key slices, so that any of lidx's `u64` maps (ALEX, LIPP, the B+-tree...) indexes keys
+//! of any length. It is the index of the store's `trie` engine (the `log` engine over byte keys).
+//!
+//! # The layout (Masstree's layering)
+//!
+//! Mao, Kohler and Morris (*Cache craftiness for fast multicore key-value storage*, EuroSys
+//! 2012, §4.1) index variable-length keys with a trie whose every node is a B+-tree over one
+//! 8-byte slice of the key. We keep the trie and put one of lidx's maps (chosen by a
+//! [`MapSpec`]) in each layer:
+//!
+//! * A layer at depth `d` holds the keys that agree on their first `d` bytes, keyed by their
+//!   next 8 bytes as a big-endian `u64` (zero-padded when fewer remain), so the layer's `u64`
+//!   order is the keys' byte order.
+//! * A layer maps each slice to a *slot*: the keys that end within the slice (at most one per
+//!   remaining length 1..=8: zero padding makes `ab` and `ab\0` the same slice), then the keys
+//!   that go on past it. Ending keys sort before going ones, shorter before longer, which is
+//!   byte order. One key going on is kept as its suffix; a second one gets its own layer at
+//!   depth `d + 8` (Masstree does the same).
+//! * A layer with at most [`SMALL`] slices is a sorted vector; past that it is bulk-loaded into
+//!   the chosen map. Real key sets make many small layers (a YCSB key's second slice is nearly
+//!   unique), and an ALEX or LIPP per handful of keys would cost more than it saves.
+//!
+//! A lookup is one map lookup per 8 bytes that the key shares with another, then a comparison
+//! of what is left.
+//!
+//! What it does not do: remove. The `trie` engine keeps deleted keys marked while open (as the
+//! `log` engine does) and rebuilds the map at reopen, so it never removes.
+
+use std::cmp::Ordering;
+
+use crate::error::Result;
+
+use super::{KeyMap, MapSpec};
+
+/// A layer with up to this many slices is a sorted vector, not a map.
+pub const SMALL: usize = 32;
+
+/// The 8 bytes of `rest` a layer keys it by, and how many of them are the key's.
+#[inline]
+fn slice_of(rest: &[u8]) -> (u64, usize) {
+    let n = rest.len().min(8);
+    let mut b = [0u8; 8];
+    b[..n].copy_from_slice(&rest[..n]);
+    (u64::from_be_bytes(b), n)
+}
+
+/// What follows a slice: nothing, one key's suffix and value, or a layer.
+enum More {
+    Nothing,
+    One(Box<[u8]>, u64),
+    Layer(u32),
+}
+
+/// The keys of one slice of one layer.
+struct Slot {
+    /// Keys ending in the slice: (bytes of the slice that are theirs, 1..=8; value), by length.
+    ends: Vec<(u8, u64)>,
+    more: More,
+}
+
+enum Layer {
+    /// Sorted by slice; the value is a slot's index.
+    Small(Vec<(u64, u32)>),
+    Map(Box<dyn KeyMap>),
+}
+
+impl Layer {
+    #[inline]
+    fn get(&self, slice: u64) -> Option<u32> {
+        match self {
+            Layer::Small(v) => v
+                .binary_search_by_key(&slice, |&(s, _)| s)
+                .ok()
+                .map(|i| v[i].1),
+            Layer::Map(m) => m.get(slice).map(|s| s as u32),
+        }
+    }
+
+    /// Up to `limit` (slice, slot) pairs from `from` on, appended to `out`.
+    fn scan(&self, from: u64, limit: usize, out: &mut Vec<(u64, u64)>) {
+        match self {
+            Layer::Small(v) => {
+                let i = v.partition_point(|&(s, _)| s < from);
+                out.extend(v[i..].iter().take(limit).map(|&(s, t)| (s, u64::from(t))));
+            }
+            Layer::Map(m) => m.scan(from, limit, out),
+        }
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        match self {
+            Layer::Small(v) => v.capacity() * std::mem::size_of::<(u64, u32)>(),
+            Layer::Map(m) => m.size_in_bytes(),
+        }
+    }
+}
+
+/// An updatable ordered map from byte strings (1 byte or longer) to `u64`. See the module docs.
+pub struct TrieMap {
+    spec: MapSpec,
+    /// Layer 0 is the root.
+    layers: Vec<Layer>,
+    slots: Vec<Slot>,
+    len: usize,
+    /// Bytes of the suffixes kept in slots.
+    suffix_bytes: usize,
+}
+
+impl TrieMap {
+    /// An empty map whose layers are `spec`'s maps.
+    pub fn new(spec: MapSpec) -> TrieMap {
+        TrieMap {
+            spec,
+            layers: vec![Layer::Small(Vec::new())],
+            slots: Vec::new(),
+            len: 0,
+            suffix_bytes: 0,
+        }
+    }
+
+    /// The map of `entries` (strictly increasing keys, none empty), each layer bulk-loaded.
+    pub fn build(spec: MapSpec, entries: &[(&[u8], u64)]) -> Result<TrieMap> {
+        let mut map = TrieMap::new(spec);
+        map.layers.clear();
+        map.len = entries.len();
+        map.build_layer(entries, 0)?;
+        Ok(map)
+    }
+
+    /// The maps its layers are.
+    pub fn spec(&self) -> MapSpec {
+        self.spec
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when it holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes held: the layers, the slots and the suffixes.
+    pub fn size_in_bytes(&self) -> usize {
+        std::mem::size_of::<TrieMap>()
+            + self.layers.iter().map(Layer::size_in_bytes).sum::<usize>()
+            + self.layers.capacity() * std::mem::size_of::<Layer>()
+            + self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self
+                .slots
+                .iter()
+                .map(|s| s.ends.capacity() * std::mem::size_of::<(u8, u64)>())
+                .sum::<usize>()
+            + self.suffix_bytes
+    }
+
+    /// Builds the layer of `entries`, all sharing their first `depth` bytes; its index.
+    fn build_layer(&mut self, entries: &[(&[u8], u64)], depth: usize) -> Result<u32> {
+        let id = self.layers.len();
+        self.layers.push(Layer::Small(Vec::new()));
+        let mut pairs: Vec<(u64, u64)> = Vec::new();
+        let mut i = 0;
+        while i < entries.len() {
+            let (slice, _) = slice_of(&entries[i].0[depth..]);
+            let mut j = i;
+            let mut ends = Vec::new();
+            while j < entries.len() && slice_of(&entries[j].0[depth..]).0 == slice {
+                let rest = entries[j].0.len() - depth;
+                if rest > 8 {
+                    break;
+                }
+                ends.push((rest as u8, entries[j].1));
+                j += 1;
+            }
+            let mut k = j;
+            while k < entries.len() && slice_of(&entries[k].0[depth..]).0 == slice {
+                k += 1;
+            }
+            let more = match &entries[j..k] {
+                [] => More::Nothing,
+                [(key, value)] => {
+                    self.suffix_bytes += key.len() - depth - 8;
+                    More::One(key[depth + 8..].into(), *value)
+                }
+                going => More::Layer(self.build_layer(going, depth + 8)?),
+            };
+            pairs.push((slice, self.slots.len() as u64));
+            self.slots.push(Slot { ends, more });
+            i = k;
+        }
+        self.layers[id] = if pairs.len() <= SMALL {
+            Layer::Small(pairs.into_iter().map(|(s, t)| (s, t as u32)).collect())
+        } else {
+            Layer::Map(self.spec.build(pairs)?)
+        };
+        Ok(id as u32)
+    }
+
+    /// The value stored under `key`.
+    #[inline]
+    pub fn get(&self, key: &[u8]) -> Option<u64> {
+        let mut layer = 0usize;
+        let mut rest = key;
+        loop {
+            let (slice, n) = slice_of(rest);
+            let slot = &self.slots[self.layers[layer].get(slice)? as usize];
+            if rest.len() <= 8 {
+                return slot
+                    .ends
+                    .iter()
+                    .find(|&&(len, _)| usize::from(len) == n)
+                    .map(|&(_, v)| v);
+            }
+            match &slot.more {
+                More::Nothing => return None,
+                More::One(suffix, v) => return (**suffix == rest[8..]).then_some(*v),
+                More::Layer(next) => {
+                    layer = *next as usize;
+                    rest = &rest[8..];
+                }
+            }
+        }
+    }
+
+    /// Stores `value` under `key` (1 byte or longer), returning the value it replaces.
+    pub fn insert(&mut self, key: &[u8], value: u64) -> Result<Option<u64>> {
+        debug_assert!(!key.is_empty(), "the trie map takes keys of 1 byte or more");
+        let old = self.insert_at(0, key, value)?;
+        if old.is_none() {
+            self.len += 1;
+        }
+        Ok(old)
+    }
+
+    fn insert_at(&mut self, mut layer: usize, mut rest: &[u8], value: u64) -> Result<Option<u64>> {
+        loop {
+            let (slice, n) = slice_of(rest);
+            let Some(slot) = self.layers[layer].get(slice) else {
+                let slot = self.slots.len() as u32;
+                let (ends, more) = if rest.len() <= 8 {
+                    (vec![(n as u8, value)], More::Nothing)
+                } else {
+                    self.suffix_bytes += rest.len() - 8;
+                    (Vec::new(), More::One(rest[8..].into(), value))
+                };
+                self.slots.push(Slot { ends, more });
+                self.add_slice(layer, slice, slot)?;
+                return Ok(None);
+            };
+            let slot = &mut self.slots[slot as usize];
+            if rest.len() <= 8 {
+                let at = slot.ends.partition_point(|&(len, _)| usize::from(len) < n);
+                return Ok(match slot.ends.get_mut(at) {
+                    Some(e) if usize::from(e.0) == n => Some(std::mem::replace(&mut e.1, value)),
+                    _ => {
+                        slot.ends.insert(at, (n as u8, value));
+                        None
+                    }
+                });
+            }
+            let tail = &rest[8..];
+            match &mut slot.more {
+                More::Nothing => {
+                    slot.more = More::One(tail.into(), value);
+                    self.suffix_bytes += tail.len();
+                    return Ok(None);
+                }
+                More::One(suffix, v) if **suffix == *tail => {
+                    return Ok(Some(std::mem::replace(v, value)));
+                }
+                More::One(..) => {
+                    let More::One(suffix, v) = std::mem::replace(&mut slot.more, More::Nothing)
+                    else {
+                        unreachable!("matched as one suffix above");
+                    };
+                    self.suffix_bytes -= suffix.len();
+                    let mut pair = [(&suffix[..], v), (tail, value)];
+                    pair.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                    let next = self.build_layer(&pair, 0)?;
+                    // `build_layer` counted both suffixes' tails past their first slice; the
+                    // new key is counted here by `insert`'s caller.
+                    self.slots[slot_index(&self.layers[layer], slice)].more = More::Layer(next);
+                    return Ok(None);
+                }
+                More::Layer(next) => {
+                    layer = *next as usize;
+                    rest = tail;
+                }
+            }
+        }
+    }
+
+    /// Adds `slice -> slot` to `layer`, turning a full small layer into a map.
+    fn add_slice(&mut self, layer: usize, slice: u64, slot: u32) -> Result<()> {
+        match &mut self.layers[layer] {
+            Layer::Small(v) => {
+                let at = v.partition_point(|&(s, _)| s < slice);
+                v.insert(at, (slice, slot));
+                if v.len() > SMALL {
+                    let pairs = v.iter().map(|&(s, t)| (s, u64::from(t))).collect();
+                    self.layers[layer] = Layer::Map(self.spec.build(pairs)?);
+                }
+                Ok(())
+            }
+            Layer::Map(m) => m.insert(slice, u64::from(slot)).map(|_| ()),
+        }
+    }
+
+    /// Appends to `out` the entries with keys `>= from`, in key order, at most `limit` of them.
+    pub fn scan(&self, from: &[u8], limit: usize, out: &mut Vec<(Vec<u8>, u64)>) {
+        let mut path = Vec::new();
+        self.scan_layer(0, Some(from), &mut path, limit, out);
+    }
+
+    /// The entries of `layer` (its keys all start with `path`) from `from` (the rest of the
+    /// bound past `path`, `None`: from the first), appended to `out` until it holds `limit`.
+    fn scan_layer(
+        &self,
+        layer: usize,
+        from: Option<&[u8]>,
+        path: &mut Vec<u8>,
+        limit: usize,
+        out: &mut Vec<(Vec<u8>, u64)>,
+    ) {
+        let (mut next, mut bound) = match from {
+            Some(from) if !from.is_empty() => (slice_of(from).0, from),
+            _ => (0, &[][..]),
+        };
+        let mut chunk = Vec::new();
+        while out.len() < limit {
+            chunk.clear();
+            self.layers[layer].scan(next, 64, &mut chunk);
+            for &(slice, slot) in &chunk {
+                if out.len() >= limit {
+                    return;
+                }
+                // Within the bound's own slice only keys at or past the bound count.
+                let within = !bound.is_empty() && slice == slice_of(bound).0;
+                self.scan_slot(
+                    &self.slots[slot as usize],
+                    slice,
+                    within.then_some(bound),
+                    path,
+                    limit,
+                    out,
+                );
+                bound = &[];
+            }
+            match chunk.last() {
+                Some(&(slice, _)) if chunk.len() == 64 && slice < u64::MAX => next = slice + 1,
+                _ => return,
+            }
+        }
+    }
+
+    fn scan_slot(
+        &self,
+        slot: &Slot,
+        slice: u64,
+        bound: Option<&[u8]>,
+        path: &mut Vec<u8>,
+        limit: usize,
+        out: &mut Vec<(Vec<u8>, u64)>,
+    ) {
+        let bytes = slice.to_be_bytes();
+        for &(len, value) in &slot.ends {
+            // The bound's rest in this slice is a prefix of (or equal to) a key ending here
+            // exactly when it is no longer: zero padding is the same byte on both sides.
+            let ends_before = bound.is_some_and(|b| b.len() > usize::from(len));
+            if !ends_before && out.len() < limit {
+                let mut key = path.clone();
+                key.extend_from_slice(&bytes[..usize::from(len)]);
+                out.push((key, value));
+            }
+        }
+        let tail_bound = bound.map(|b| if b.len() > 8 { &b[8..] } else { &[][..] });
+        match &slot.more {
+            More::Nothing => {}
+            More::One(suffix, value) => {
+                let below = tail_bound.is_some_and(|b| suffix[..].cmp(b) == Ordering::Less);
+                if !below && out.len() < limit {
+                    let mut key = path.clone();
+                    key.extend_from_slice(&bytes);
+                    key.extend_from_slice(suffix);
+                    out.push((key, *value));
+                }
+            }
+            More::Layer(next) => {
+                let keep = path.len();
+                path.extend_from_slice(&bytes);
+                self.scan_layer(*next as usize, tail_bound, path, limit, out);
+                path.truncate(keep);
+            }
+        }
+    }
+}
+
+/// The index of the slot `layer` maps `slice` to (present).
+fn slot_index(layer: &Layer, slice: u64) -> usize {
+    layer
+        .get(slice)
+        .expect("the slice was found in this layer just before") as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn specs() -> Vec<MapSpec> {
+        ["btree:leaf=8:inner=8", "alex", "lipp", "art"]
+            .iter()
+            .map(|s| MapSpec::parse(s).unwrap())
+            .collect()
+    }
+
+    fn check_against(map: &TrieMap, model: &BTreeMap<Vec<u8>, u64>, probes: &[Vec<u8>]) {
+        assert_eq!(map.len(), model.len());
+        for (k, v) in model {
+            assert_eq!(map.get(k), Some(*v), "key {k:?}");
+        }
+        let mut all = Vec::new();
+        map.scan(&[0], usize::MAX, &mut all);
+        let want: Vec<(Vec<u8>, u64)> = model.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        assert_eq!(all, want);
+        for p in probes {
+            if !model.contains_key(p) {
+                assert_eq!(map.get(p), None, "absent key {p:?}");
+            }
+            for limit in [1, 3, 100] {
+                let mut got = Vec::new();
+                map.scan(p, limit, &mut got);
+                let want: Vec<(Vec<u8>, u64)> = model
+                    .range(p.clone()..)
+                    .take(limit)
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect();
+                assert_eq!(got, want, "scan from {p:?}, limit {limit}");
+            }
+        }
+    }
+
+    /// Keys over a tiny alphabet with zeros, so that slices collide, keys end inside shared
+    /// slices and padding matters.
+    fn key() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(prop::sample::select(vec![0u8, 1, b'a', 0xff]), 1..28)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn inserts_and_scans_match_a_btreemap(
+            ops in prop::collection::vec((key(), any::<u32>()), 1..300),
+            probes in prop::collection::vec(key(), 0..20),
+            spec in 0usize..4,
+        ) {
+            let mut map = TrieMap::new(specs()[spec]);
+            let mut model = BTreeMap::new();
+            for (k, v) in &ops {
+                let old = map.insert(k, u64::from(*v)).unwrap();
+                prop_assert_eq!(old, model.insert(k.clone(), u64::from(*v)));
+            }
+            check_against(&map, &model, &probes);
+        }
+
+        #[test]
+        fn a_bulk_build_matches_a_btreemap_and_takes_inserts(
+            keys in prop::collection::btree_map(key(), any::<u32>(), 0..300),
+            more in prop::collection::vec((key(), any::<u32>()), 0..100),
+            spec in 0usize..4,
+        ) {
+            let mut model: BTreeMap<Vec<u8>, u64> =
+                keys.into_iter().map(|(k, v)| (k, u64::from(v))).collect();
+            let entries: Vec<(&[u8], u64)> = model.iter().map(|(k, v)| (&k[..], *v)).collect();
+            let mut map = TrieMap::build(specs()[spec], &entries).unwrap();
+            let probes: Vec<Vec<u8>> = more.iter().map(|(k, _)| k.clone()).collect();
+            check_against(&map, &model, &probes);
+            for (k, v) in &more {
+                prop_assert_eq!(map.insert(k, u64::from(*v)).unwrap(), model.insert(k.clone(), u64::from(*v)));
+            }
+            check_against(&map, &model, &probes);
+        }
+    }
+
+    #[test]
+    fn ycsb_like_keys_grow_layers_into_maps() {
+        let mut map = TrieMap::new(MapSpec::parse("alex").unwrap());
+        let mut model = BTreeMap::new();
+        for i in 0..20_000u64 {
+            let k = format!(
+                "user{:016}",
+                i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 10_000_000_000
+            );
+            map.insert(k.as_bytes(), i).unwrap();
+            model.insert(k.into_bytes(), i);
+        }
+        assert!(map.layers.iter().any(|l| matches!(l, Layer::Map(_))));
+        check_against(
+            &map,
+            &model,
+            &[b"user".to_vec(), b"user5".to_vec(), b"z".to_vec()],
+        );
+        assert!(map.size_in_bytes() > 20_000 * 8);
+    }
+}
