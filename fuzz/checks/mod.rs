@@ -7,7 +7,7 @@
 //! Two kinds (DESIGN.md, style 7): one target per decoder of bytes from disk (any bytes decode
 //! to something consistent or give a typed error), and model-based targets that run operation
 //! sequences against a `BTreeMap` through the fault-injecting device (`store_hybrid_ops`,
-//! `store_btree_ops`, `disk_btree_ops`). Paths inside go through `super::`, so the folder
+//! `store_btree_ops`, `disk_btree_ops`; `store_trie_ops`, whose `log` store has no device). Paths inside go through `super::`, so the folder
 //! works both as a crate root and as a module.
 
 pub mod byte_table;
@@ -36,13 +36,14 @@ pub mod store_btree_ops;
 pub mod store_hybrid_ops;
 pub mod store_identity;
 mod store_ops;
+pub mod store_trie_ops;
 pub mod wal_record;
 
 /// A target's body: runs one input, panics on a wrong answer.
 pub type Check = fn(&[u8]);
 
 /// Every target by name, with its check: what the corpus replay runs.
-pub const TARGETS: [(&str, Check); 25] = [
+pub const TARGETS: [(&str, Check); 26] = [
     ("byte_table", byte_table::check),
     ("disk_alex_data_node", disk_alex_data_node::check),
     ("disk_alex_inner_node", disk_alex_inner_node::check),
@@ -70,5 +71,6 @@ pub const TARGETS: [(&str, Check); 25] = [
     ("store_btree_ops", store_btree_ops::check),
     ("store_hybrid_ops", store_hybrid_ops::check),
     ("store_identity", store_identity::check),
+    ("store_trie_ops", store_trie_ops::check),
     ("wal_record", wal_record::check),
 ];

@@ -1,11 +1,13 @@
-//! The model-based check behind `store_hybrid_ops` and `store_btree_ops`: the input decodes to
+//! The model-based check behind `store_hybrid_ops`, `store_btree_ops` and `store_trie_ops`:
+//! the input decodes to
 //! a sequence of store operations (put, delete, batch, get, range both ways, snapshot then
 //! write, compact, close and reopen, crash and reopen, arm a fault), run against one engine
 //! whose block files sit on the fault-injecting device and against a `BTreeMap`.
 //!
 //! A tiny memory budget makes merges (`hybrid`) and checkpoints (`btree`) happen every few
 //! writes, so the static table, the frozen and dynamic stages, checkpoints and log replay all
-//! answer. Without a fault every answer must be the model's. With a fault armed the rules of
+//! answer. A `log` store has no block files: it is opened without the device, so an armed
+//! fault changes nothing and every answer must be the model's. Without a fault every answer must be the model's. With a fault armed the rules of
 //! `crates/lidx/tests/store_faults.rs` apply: an operation may fail, with a typed error only
 //! (`Io`, `ChecksumMismatch`, `Corrupt`); after a failed write or compaction nothing is written
 //! until the store is reopened on a sound device, and then it holds the model with the failed
@@ -168,6 +170,8 @@ fn short(entries: &Entries) -> Vec<(Vec<u8>, usize)> {
 /// One run: the store, the model, and what the faults left uncertain.
 struct Run {
     dir: tempfile::TempDir,
+    /// A `log` store: no block files, no device.
+    log: bool,
     plan: Arc<FaultPlan>,
     options: StoreOptions,
     store: Option<Store>,
@@ -189,6 +193,15 @@ impl Run {
         let storage = Storage::new(self.path(), DeviceKind::File { direct: false }, 4096)
             .expect("a storage in the run's directory");
         Arc::new(storage.with_faults(Arc::clone(&self.plan)))
+    }
+
+    /// Opens the store in the run's directory: on the device, or (a `log` store) alone.
+    fn open(&self) -> lidx::Result<Store> {
+        if self.log {
+            Store::open(self.path(), &self.options)
+        } else {
+            Store::open_on(self.path(), self.storage(), &self.options)
+        }
     }
 
     fn store(&self) -> &Store {
@@ -368,7 +381,8 @@ impl Run {
             drop(store);
         }
         self.plan.disarm();
-        let store = Store::open_on(self.path(), self.storage(), &self.options)
+        let store = self
+            .open()
             .unwrap_or_else(|e| panic!("reopening on a sound device: {e}"));
         let got: Model = store
             .range(..)
@@ -430,6 +444,7 @@ pub fn run(engine: Engine, data: &[u8]) {
     };
     let mut run = Run {
         dir: run_dir(),
+        log: matches!(engine, Engine::Log(_)),
         plan: FaultPlan::new(),
         options,
         store: None,
@@ -443,8 +458,12 @@ pub fn run(engine: Engine, data: &[u8]) {
         ..CreateOptions::default()
     };
     run.store = Some(
-        Store::create_on(run.path(), run.storage(), &create, &run.options)
-            .expect("creating a store"),
+        if run.log {
+            Store::create(run.path(), &create, &run.options)
+        } else {
+            Store::create_on(run.path(), run.storage(), &create, &run.options)
+        }
+        .expect("creating a store"),
     );
     for n in 0..MAX_OPS {
         let Some(op) = op(&mut input, n) else {
