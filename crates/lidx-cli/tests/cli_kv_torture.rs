@@ -38,7 +38,7 @@ fn torture(engine: &str, power_loss: bool, seed: &str) -> serde_json::Value {
 
 #[test]
 fn every_engine_survives_kills_and_power_loss() {
-    for engine in ["hybrid", "btree", "log:btree"] {
+    for engine in ["hybrid", "btree", "log:btree", "log:trie:btree"] {
         for (power_loss, seed) in [(false, "11"), (true, "12")] {
             let r = torture(engine, power_loss, seed);
             let case = format!("{engine}, power loss {power_loss}: {r}");

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
 
-use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
+use lidx::kv::store::{CreateOptions, Engine, LogKeys, LogSpec, Store, StoreOptions, WriteBatch};
 use lidx::kv::FsyncPolicy;
 use lidx::mem::MapSpec;
 use proptest::prelude::*;
@@ -49,6 +49,17 @@ fn key8() -> BoxedStrategy<Vec<u8>> {
     prop_oneof![
         8 => prop::collection::vec(prop::sample::select(b"ab\x00\xff".to_vec()), 8),
         1 => prop::collection::vec(any::<u8>(), 8),
+    ]
+    .boxed()
+}
+
+/// Keys for a `log:trie:<map>` store: mostly of a few bytes over a tiny alphabet, 1 to 24 long,
+/// so that keys share 8-byte slices, end inside shared slices and differ only past them; some
+/// of any bytes and length, as `key`.
+fn key_trie() -> BoxedStrategy<Vec<u8>> {
+    prop_oneof![
+        6 => prop::collection::vec(prop::sample::select(b"a\x00\xff".to_vec()), 1..24),
+        1 => key(),
     ]
     .boxed()
 }
@@ -304,14 +315,30 @@ proptest! {
         ops in prop::collection::vec(op(key8), 1..120),
         which in 0usize..64,
     ) {
-        let engines = log_engines();
+        let engines = log_engines(LogKeys::U64);
         let dir = tempfile::tempdir().unwrap();
         run(engines[which % engines.len()], &dir.path().join("db"), ops);
     }
 }
 
-/// The `log` engine over every map it can be given, small nodes where a map has them.
-fn log_engines() -> Vec<Engine> {
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The same for `log:trie:<map>`, keys of any length.
+    #[test]
+    fn the_trie_log_engine_matches_a_btreemap(
+        ops in prop::collection::vec(op(key_trie), 1..120),
+        which in 0usize..64,
+    ) {
+        let engines = log_engines(LogKeys::Bytes);
+        let dir = tempfile::tempdir().unwrap();
+        run(engines[which % engines.len()], &dir.path().join("db"), ops);
+    }
+}
+
+/// The `log` engine with `keys` over every map it can be given, small nodes where a map has
+/// them.
+fn log_engines(keys: LogKeys) -> Vec<Engine> {
     MapSpec::forms()
         .iter()
         .map(|form| {
@@ -320,7 +347,10 @@ fn log_engines() -> Vec<Engine> {
                 "btree" => "btree:leaf=4:inner=4",
                 other => other,
             };
-            Engine::Log(MapSpec::parse(spec).unwrap())
+            Engine::Log(LogSpec {
+                map: MapSpec::parse(spec).unwrap(),
+                keys,
+            })
         })
         .collect()
 }

@@ -339,15 +339,21 @@ impl<'a> KvBench<'a> {
         spec.check_keys(self.dataset, &self.key_bytes)?;
         let unordered_log = matches!(
             spec,
-            StoreSpec::Store(s) if matches!(s.engine, lidx::kv::store::Engine::Log(lidx::mem::MapSpec::Hash {}))
+            StoreSpec::Store(s) if matches!(
+                s.engine,
+                lidx::kv::store::Engine::Log(lidx::kv::store::LogSpec {
+                    map: lidx::mem::MapSpec::Hash {},
+                    ..
+                })
+            )
         );
         if self.plan.workload.scans() && (spec.is_adapter() || unordered_log) {
             return Err(BenchError::BadSpec {
                 what: "store for a workload with scans",
                 got: spec.label(),
                 expected: "a store through the API (hybrid, btree, log:<map>) over an ordered \
-                           map: the typed adapters have no ordered scan, and log:hash scans by a \
-                           pass over every key"
+                           map: the typed adapters have no ordered scan, and log:hash scans \
+                           (as does log:trie:hash) by a pass over every key"
                     .to_string(),
             });
         }

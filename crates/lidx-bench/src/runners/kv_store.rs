@@ -37,7 +37,8 @@ use lidx::key::Key;
 use lidx::kv::hybrid::{DynamicMap, SortedRuns};
 use lidx::kv::hybrid::{HybridOptions, StaticModel};
 use lidx::kv::store::{
-    CreateOptions, Engine, KeyFormat, Store, StoreOptions, WriteBatch, MIN_MEMORY_BUDGET,
+    CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, Store, StoreOptions, WriteBatch,
+    MIN_MEMORY_BUDGET,
 };
 use lidx::kv::{FsyncPolicy, HybridIndex, WalOptions};
 use parking_lot::RwLock;
@@ -301,7 +302,8 @@ pub struct StoreApiSpec {
 const BUILD_BATCH: usize = 4096;
 
 /// Accepted names in `--store` lists.
-pub const STORE_FORMS: &str = "hybrid, btree or log:<map> (through the store API; <map> is an \
+pub const STORE_FORMS: &str = "hybrid, btree, log:<map> (8-byte keys) or log:trie:<map> (keys \
+                               of any length) (through the store API; <map> is an \
                                updatable map such as alex or btree:leaf=16, as `lidx bench \
                                --help` lists them), adapter:hybrid (the typed hybrid index) or \
                                adapter:btree (the fixed-key disk B+-tree, inner nodes resident)";
@@ -747,15 +749,22 @@ impl StoreSpec {
             return Ok(());
         }
         if let StoreSpec::Store(s) = self {
-            if !matches!(s.engine, Engine::Log(_)) {
+            let Engine::Log(LogSpec {
+                keys: LogKeys::U64,
+                map,
+            }) = s.engine
+            else {
                 return Ok(());
-            }
+            };
             return Err(BenchError::KeyType {
                 dataset: dataset.to_string(),
                 got: keys.type_name(),
-                expected: "u64 keys: the log engine's keys are 8 bytes (paper 001's setting); \
-                           --store btree,hybrid take every key type"
-                    .to_string(),
+                expected: format!(
+                    "u64 keys: the log engine's keys are 8 bytes (paper 001's setting); \
+                     --store log:trie:{} (the same map over keys of any length), btree or \
+                     hybrid take every key type",
+                    map.label()
+                ),
             });
         }
         Err(BenchError::KeyType {

@@ -18,7 +18,9 @@
 use std::path::Path;
 use std::time::Instant;
 
-use lidx::kv::store::{CreateOptions, Engine, KeyFormat, Store, StoreOptions, WriteBatch};
+use lidx::kv::store::{
+    CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, Store, StoreOptions, WriteBatch,
+};
 use lidx::kv::FsyncPolicy;
 use lidx::mem::MapSpec;
 use serde::{Deserialize, Serialize};
@@ -121,7 +123,10 @@ fn run_map(
 ) -> Result<RecoveryRecord> {
     let label = map.label();
     let create = CreateOptions {
-        engine: Engine::Log(*map),
+        engine: Engine::Log(LogSpec {
+            map: *map,
+            keys: LogKeys::U64,
+        }),
         key_format: KeyFormat::U64,
         ..CreateOptions::default()
     };

@@ -74,7 +74,8 @@ pub enum KvCommand {
         /// nodes in memory, durable through the same log) or `log:<map>` (paper 001's setting:
         /// records in a log on disk, an in-memory map such as `log:alex` or
         /// `log:btree:leaf=16` from each 8-byte key to its record; `lidx bench --help` lists
-        /// the maps).
+        /// the maps) or `log:trie:<map>` (the same over keys of any length: a trie of such
+        /// maps, one per 8 bytes the keys share).
         #[arg(long, default_value = "hybrid")]
         engine: String,
         /// How keys are given and shown: `bytes` or `u64` (stored big-endian).
@@ -89,7 +90,8 @@ pub enum KvCommand {
     Load {
         #[command(flatten)]
         common: Common,
-        /// The engine of a store this creates (`hybrid`, `btree` or `log:<map>`); an existing
+        /// The engine of a store this creates (`hybrid`, `btree`, `log:<map>` or
+        /// `log:trie:<map>`); an existing
         /// store keeps its own, and naming another one is an error.
         #[arg(long)]
         engine: Option<String>,

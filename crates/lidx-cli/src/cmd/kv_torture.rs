@@ -33,7 +33,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
+use lidx::kv::store::{CreateOptions, Engine, LogKeys, LogSpec, Store, StoreOptions, WriteBatch};
 use lidx::kv::wal::{scan_segment, SEGMENT_HEADER_BYTES};
 use lidx::kv::{FsyncPolicy, WalRecovery};
 use lidx_bench::BenchError;
@@ -50,7 +50,7 @@ pub struct TortureArgs {
     /// Kill-and-recover cycles.
     #[arg(long, default_value_t = 100)]
     pub cycles: u64,
-    /// The engine: `hybrid`, `btree` or `log:<map>` (e.g. `log:btree`).
+    /// The engine: `hybrid`, `btree`, `log:<map>` (e.g. `log:btree`) or `log:trie:<map>`.
     #[arg(long, default_value = "hybrid")]
     pub engine: String,
     /// Seed of the delays and of the children's operations.
@@ -101,10 +101,13 @@ fn writers(args: &TortureArgs) -> u64 {
     }
 }
 
-/// Key `k`'s bytes: a name, then padding that makes some keys long (up to 3 KiB); for the
-/// `log` engine, whose keys are 8 bytes, `k` big-endian.
+/// Key `k`'s bytes: a name, then padding that makes some keys long (up to 3 KiB); for a
+/// `log:<map>` store, whose keys are 8 bytes, `k` big-endian.
 fn key_bytes(engine: Engine, k: u64) -> Vec<u8> {
-    if let Engine::Log(_) = engine {
+    if let Engine::Log(LogSpec {
+        keys: LogKeys::U64, ..
+    }) = engine
+    {
         return k.to_be_bytes().to_vec();
     }
     let mut key = format!("key{k:05}").into_bytes();

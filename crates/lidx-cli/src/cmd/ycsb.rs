@@ -17,8 +17,9 @@
 //!
 //! A dataset of any key type runs on the stores through the API: `u64` keys as 8 big-endian
 //! bytes, the others (`u32`, `i64`, `f64`, `str16`, text) as their order-preserving bytes, the
-//! workload drawn over their ranks (`lidx_bench::store_keys`). The adapters index `u64` values
-//! and refuse other types by name.
+//! workload drawn over their ranks (`lidx_bench::store_keys`). The adapters and `log:<map>`
+//! (8-byte keys) take `u64` keys only and refuse other types by name (`log:trie:<map>` takes
+//! them all).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -70,8 +71,9 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 
-    /// The stores, comma-separated; the first is the reference. `btree` and `hybrid` run the
-    /// store's engines through its API (`lidx::kv::store::Store`); `adapter:btree` (the
+    /// The stores, comma-separated; the first is the reference. `btree`, `hybrid`,
+    /// `log:<map>` (8-byte keys) and `log:trie:<map>` (keys of any length) run the store's
+    /// engines through its API (`lidx::kv::store::Store`); `adapter:btree` (the
     /// fixed-key disk B+-tree, inner nodes resident) and `adapter:hybrid` (the typed hybrid
     /// index) run the structures they generalize. Peers, through the same store shape:
     /// `redb`, `fjall`, `lmdb` (heed), `rocksdb` (only in a build with `--features rocksdb`;

@@ -126,21 +126,24 @@ pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
         };
         let mut records = 0u64;
         let last = i + 1 == segments.len();
-        let log_engine = matches!(identity.engine, Engine::Log(_));
+        let log_keys = match identity.engine {
+            Engine::Log(spec) => Some(spec.keys),
+            _ => None,
+        };
         let scanned = scan_segment(&file, &bytes, last, WalRecovery::TornTail, |seq, r| {
             records += 1;
-            match r {
-                Record::Batch { ops } if log_engine => {
-                    for op in log_record::decode_ops(&file, seq, ops) {
+            match (r, log_keys) {
+                (Record::Batch { ops }, Some(keys)) => {
+                    for op in log_record::decode_ops(&file, seq, ops, keys) {
                         op?;
                     }
                 }
-                Record::Batch { ops } => {
+                (Record::Batch { ops }, None) => {
                     for op in decode_ops(&file, ops) {
                         op?;
                     }
                 }
-                _ if log_engine => {
+                (_, Some(_)) => {
                     return Err(Error::Corrupt {
                         file: file.clone(),
                         block: None,

@@ -5,8 +5,8 @@
 //! size (4), model eps (4), model threshold (4), key format (4), length `n` of the engine's spec
 //! (4), crc32c of bytes 0..36 and of the spec (4), then the spec: `n` bytes of text. Version 1
 //! (`hybrid`, `btree`) has no spec (`n` = 0, 40 bytes); version 2 is a `log` store, whose spec
-//! is its map's label (`alex:...`, see [`crate::mem::MapSpec`]), so that reopening it builds
-//! the same map. A version-1 build refuses a version-2 store as a newer format.
+//! is its map's label (`alex:...`, see [`crate::mem::MapSpec`]; `trie:alex:...` for a store
+//! of byte keys, [`super::LogSpec`]), so that reopening it builds the same map. A version-1 build refuses a version-2 store as a newer format.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
@@ -14,7 +14,6 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::mem::string_index::StringIndexParams;
-use crate::mem::MapSpec;
 
 use std::sync::Arc;
 
@@ -24,7 +23,7 @@ use crate::kv::manifest::{Manifest, ManifestStore};
 use crate::kv::wal::{replay_covered, Dropped, Record, Seq, Wal, WalOptions};
 
 use super::options::{
-    CreateOptions, Engine, KeyFormat, StoreOptions, MAX_MEMORY_BUDGET, MIN_MEMORY_BUDGET,
+    CreateOptions, Engine, KeyFormat, LogSpec, StoreOptions, MAX_MEMORY_BUDGET, MIN_MEMORY_BUDGET,
 };
 
 /// Magic number of a store's `STORE` file: `lidxSTOR`.
@@ -45,7 +44,7 @@ fn shown(dir: &Path) -> String {
 /// Encodes the identity of a store created with `options`.
 pub(crate) fn encode_identity(options: &CreateOptions) -> Vec<u8> {
     let spec = match options.engine {
-        Engine::Log(map) => map.label(),
+        Engine::Log(log) => log.label(),
         _ => String::new(),
     };
     let mut b = vec![0u8; STORE_BYTES];
@@ -127,7 +126,7 @@ pub fn decode_identity(file: &str, b: &[u8]) -> Result<CreateOptions> {
     let engine = match (u32_at(12), version) {
         (1, 1) => Engine::Hybrid,
         (2, 1) => Engine::BTree,
-        (3, 2) => Engine::Log(MapSpec::parse(spec).map_err(|_| {
+        (3, 2) => Engine::Log(LogSpec::parse(spec).ok_or_else(|| {
             bad(format!(
                 "the log engine's map `{spec}` is not one this build has"
             ))
@@ -480,6 +479,7 @@ pub(crate) fn log_bytes(dir: &Path) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::options::LogKeys;
     use super::*;
 
     #[test]
@@ -500,11 +500,26 @@ mod tests {
             Err(Error::UnsupportedVersion { got: 3, .. })
         ));
         let log = CreateOptions {
-            engine: Engine::Log(MapSpec::parse("btree:leaf=32").unwrap()),
+            engine: Engine::Log(LogSpec::parse("btree:leaf=32").unwrap()),
             ..CreateOptions::default()
         };
         let b2 = encode_identity(&log);
         assert_eq!(decode_identity("STORE", &b2).unwrap(), log);
+        let trie = CreateOptions {
+            engine: Engine::parse("log:trie:alex").unwrap(),
+            ..CreateOptions::default()
+        };
+        assert!(matches!(
+            trie.engine,
+            Engine::Log(LogSpec {
+                keys: LogKeys::Bytes,
+                ..
+            })
+        ));
+        assert_eq!(
+            decode_identity("STORE", &encode_identity(&trie)).unwrap(),
+            trie
+        );
         let mut flipped = b2.clone();
         let last = flipped.len() - 1;
         flipped[last] ^= 1;

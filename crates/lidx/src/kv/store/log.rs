@@ -23,12 +23,16 @@
 //! (ALEX, LIPP and PGM have bulk loads; inserting one by one would measure their inserts, not
 //! a recovery). The time is in [`crate::kv::store::StoreStats::recovery_seconds`].
 //!
+//! **Keys** ([`super::LogSpec`]): a `log:<map>` store takes exactly 8 bytes (the paper's `u64`
+//! keys, big-endian so that byte order is numeric order; a put of another length is
+//! [`Error::SizeLimit`], a get of one `None`) and its map is the named one. A `log:trie:<map>`
+//! store takes keys of any length the store does (1 to 4096 bytes) and its map is a
+//! [`crate::mem::TrieMap`] of the named maps, one per 8-byte slice the keys share
+//! (Masstree's layering; paper 001 §III has 8-byte keys only). [`super::log_map`] hides which.
+//!
 //! What this engine does not do: the log is never compacted. Every update and delete stays on
-//! disk, as in paper 001's runs; `compact` only syncs the log. Keys are exactly 8 bytes (the
-//! paper's `u64` keys, big-endian so that byte order is numeric order): a put of another length
-//! is [`Error::SizeLimit`]; a get of one is `None`.
+//! disk, as in paper 001's runs; `compact` only syncs the log.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,14 +47,14 @@ use crate::kv::wal::{
     list_segments, segment_path, Dropped, Record, Seq, Wal, FRAME_BYTES, MAX_BODY_BYTES,
     SEGMENT_HEADER_BYTES,
 };
-use crate::mem::KeyMap;
 
 use super::batch::{decode_ops as decode_batch, BatchOp};
 use super::dir::{create_store, open_dir, recover_log, OpenedDir, WAL_DIR};
+use super::log_map::{check_key, LogMap, Newest};
 use super::log_record::{
-    decode_op, decode_ops, encode_op, key_of, Loc, LogOp, MAX_SEGMENTS, NO_LOC, TOMBSTONE,
+    decode_op, decode_ops, encode_op, Loc, LogOp, MAX_SEGMENTS, NO_LOC, TOMBSTONE,
 };
-use super::options::{CreateOptions, Engine, StoreOptions};
+use super::options::{CreateOptions, Engine, LogKeys, StoreOptions};
 
 /// A segment is closed and a new one started before a record would take it past this size.
 const SEGMENT_BYTES: u64 = 1 << 30;
@@ -93,21 +97,27 @@ impl Segment {
         })
     }
 
-    /// The operation at `offset`, checked.
-    fn op_at(&self, offset: u64) -> Result<LogOp<'_>> {
+    /// The operation at `offset` of a store of `keys`, checked.
+    fn op_at(&self, offset: u64, keys: LogKeys) -> Result<LogOp<'_>> {
         let len = self.len.load(Ordering::Acquire) as usize;
         let start = (offset as usize).min(len);
         decode_op(
             &self.name,
             &format_args!("at offset {offset}"),
             &self.map[start..len],
+            keys,
         )
         .map(|(op, _)| op)
     }
 }
 
-/// The operation at `place`, which must be on `key`.
-pub(crate) fn op_at(segments: &[Arc<Segment>], place: u64, key: u64) -> Result<LogOp<'_>> {
+/// The operation at `place` of a store of `keys`, which must be on `key`.
+pub(crate) fn op_at<'s>(
+    segments: &'s [Arc<Segment>],
+    keys: LogKeys,
+    place: u64,
+    key: &[u8],
+) -> Result<LogOp<'s>> {
     let loc = Loc::unpack(place);
     let segment = segments.get(loc.segment).ok_or_else(|| Error::Corrupt {
         file: "log".to_string(),
@@ -118,13 +128,13 @@ pub(crate) fn op_at(segments: &[Arc<Segment>], place: u64, key: u64) -> Result<L
             segments.len()
         ),
     })?;
-    let op = segment.op_at(loc.offset)?;
+    let op = segment.op_at(loc.offset, keys)?;
     if op.key != key {
         return Err(Error::Corrupt {
             file: segment.name.clone(),
             block: None,
             what: format!(
-                "the operation at offset {} is on key {}, not {key}",
+                "the operation at offset {} is on key {:02x?}, not {key:02x?}",
                 loc.offset, op.key
             ),
         });
@@ -147,15 +157,19 @@ struct Writer {
 pub(crate) struct LogInner {
     pub(crate) dir: PathBuf,
     pub(crate) identity: CreateOptions,
+    /// The keys the store takes (from its identity).
+    pub(crate) keys: LogKeys,
     wal: Option<Wal>,
     pub(crate) dropped: Option<Dropped>,
-    pub(crate) map: RwLock<Box<dyn KeyMap>>,
+    pub(crate) map: RwLock<LogMap>,
     pub(crate) segments: RwLock<Vec<Arc<Segment>>>,
     writer: Mutex<Writer>,
     /// The last write in the map; changed under the map's write lock.
     pub(crate) applied: AtomicU64,
     /// Keys whose newest record is a put.
     pub(crate) live: AtomicU64,
+    /// Bytes of those keys.
+    pub(crate) live_key_bytes: AtomicU64,
     pub(crate) recovered_records: u64,
     pub(crate) recovery_seconds: f64,
 }
@@ -167,19 +181,20 @@ pub(crate) struct LogEngine {
 }
 
 /// A key and its new value (`None`: deleted).
-type KeyOp<'a> = (u64, Option<&'a [u8]>);
+type KeyOp<'a> = (&'a [u8], Option<&'a [u8]>);
 
-/// The operations of a store record, the last one on a key winning, keys checked.
-fn store_ops<'a>(record: &Record<'a>) -> Result<Vec<KeyOp<'a>>> {
+/// The operations of a store record, the last one on a key winning, keys checked for `keys`.
+fn store_ops<'a>(record: &Record<'a>, keys: LogKeys) -> Result<Vec<KeyOp<'a>>> {
+    let checked = |key: &'a [u8]| check_key(keys, key).map(|()| key);
     match *record {
-        Record::Put { key, value } => Ok(vec![(key_of(key)?, Some(value))]),
-        Record::Delete { key } => Ok(vec![(key_of(key)?, None)]),
+        Record::Put { key, value } => Ok(vec![(checked(key)?, Some(value))]),
+        Record::Delete { key } => Ok(vec![(checked(key)?, None)]),
         Record::Batch { ops } => {
             let mut last: Vec<KeyOp<'a>> = Vec::new();
             for op in decode_batch("batch", ops) {
                 let (key, value) = match op? {
-                    BatchOp::Put(k, v) => (key_of(k)?, Some(v)),
-                    BatchOp::Delete(k) => (key_of(k)?, None),
+                    BatchOp::Put(k, v) => (checked(k)?, Some(v)),
+                    BatchOp::Delete(k) => (checked(k)?, None),
                 };
                 match last.iter_mut().find(|(k, _)| *k == key) {
                     Some(slot) => slot.1 = value,
@@ -224,7 +239,7 @@ impl LogEngine {
         };
         let wal_dir = dir.join(WAL_DIR);
         let firsts: Vec<Seq> = list_segments(&wal_dir)?.iter().map(|(s, _)| *s).collect();
-        let mut newest: HashMap<u64, u64> = HashMap::new();
+        let mut newest = Newest::new(spec.keys);
         let mut offsets: Vec<u64> = vec![SEGMENT_HEADER_BYTES as u64; firsts.len()];
         let mut recovered = 0u64;
         let log_name = wal_dir.display().to_string();
@@ -241,24 +256,19 @@ impl LogEngine {
                         what: format!("record {seq} is not a log engine record"),
                     });
                 };
-                for op in decode_ops(&log_name, seq, ops) {
+                for op in decode_ops(&log_name, seq, ops, spec.keys) {
                     let (at, op) = op?;
                     let place = Loc {
                         segment,
                         offset: offset + OPS_START + at as u64,
                     }
                     .pack();
-                    match op.value {
-                        Some(_) => newest.insert(op.key, place),
-                        None => newest.remove(&op.key),
-                    };
+                    newest.set(op.key, place, op.value.is_some())?;
                 }
                 Ok(())
             })?;
-        let mut entries: Vec<(u64, u64)> = newest.into_iter().collect();
-        entries.sort_unstable();
-        let live = entries.len() as u64;
-        let map = spec.build(entries)?;
+        let (live, live_key_bytes) = newest.live();
+        let map = newest.build(spec)?;
         let mut segments = Vec::new();
         for (_, path) in list_segments(&wal_dir)? {
             segments.push(Arc::new(Segment::open(&path)?));
@@ -269,6 +279,7 @@ impl LogEngine {
         let inner = Arc::new(LogInner {
             dir: dir.to_path_buf(),
             identity,
+            keys: spec.keys,
             wal,
             dropped,
             map: RwLock::new(map),
@@ -280,6 +291,7 @@ impl LogEngine {
             }),
             applied: AtomicU64::new(last),
             live: AtomicU64::new(live),
+            live_key_bytes: AtomicU64::new(live_key_bytes),
             recovered_records: recovered,
             recovery_seconds: start.elapsed().as_secs_f64(),
         });
@@ -302,22 +314,19 @@ impl LogInner {
 
     /// The value of `key` now.
     pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let Ok(key) = key_of(key) else {
-            return Ok(None);
-        };
         let place = match self.map.read().get(key) {
             Some(place) if place & TOMBSTONE == 0 => place,
             _ => return Ok(None),
         };
         let segments = self.segments.read();
-        let op = op_at(&segments, place, key)?;
+        let op = op_at(&segments, self.keys, place, key)?;
         Ok(op.value.map(<[u8]>::to_vec))
     }
 
     /// Logs `record` and puts its places in the map.
     pub(crate) fn write(&self, record: Record<'_>) -> Result<()> {
         let wal = self.wal.as_ref().ok_or(Error::ReadOnly { op: "write" })?;
-        let ops = store_ops(&record)?;
+        let ops = store_ops(&record, self.keys)?;
         let mut st = self.writer.lock();
         if let Some(e) = &st.failed {
             return Err(e.clone());
@@ -344,7 +353,7 @@ impl LogInner {
         let mut starts = Vec::with_capacity(log_ops.len());
         for op in &log_ops {
             starts.push(body.len() as u64);
-            encode_op(op, &mut body);
+            encode_op(op, self.keys, &mut body);
         }
         let logged = Record::Batch { ops: &body };
         let bytes = logged.encoded_len() as u64;
@@ -370,6 +379,7 @@ impl LogInner {
         st.body = body;
         let mut map = self.map.write();
         let mut live = self.live.load(Ordering::Relaxed);
+        let mut key_bytes = self.live_key_bytes.load(Ordering::Relaxed);
         for ((op, was), start) in log_ops.iter().zip(was_live).zip(starts) {
             let place = Loc {
                 segment,
@@ -387,9 +397,12 @@ impl LogInner {
                 st.failed = Some(e.clone());
                 return Err(e);
             }
-            live = live + u64::from(op.value.is_some()) - u64::from(was);
+            let (now, len) = (op.value.is_some(), op.key.len() as u64);
+            live = live + u64::from(now) - u64::from(was);
+            key_bytes = key_bytes + u64::from(now) * len - u64::from(was) * len;
         }
         self.live.store(live, Ordering::Relaxed);
+        self.live_key_bytes.store(key_bytes, Ordering::Relaxed);
         self.applied.store(seq, Ordering::Release);
         Ok(())
     }

@@ -5,7 +5,8 @@
 //! whole batch (a load writes thousands of operations per record).
 //!
 //! Operation: crc32c of the rest of the operation (4 bytes), a kind byte (1 put, 2 delete), the
-//! key (8 bytes, big-endian, so that numeric order is byte order), the place of the key's
+//! key (in a `log:<map>` store 8 bytes, big-endian, so that numeric order is byte order; in a
+//! `log:trie:<map>` store `varint(key length)` and the key), the place of the key's
 //! previous operation (`prev`, 8 bytes little-endian, [`NO_LOC`] when there is none), the
 //! record's sequence number (8 bytes), and for a put `varint(value length)` and the value. A
 //! record holds at most one operation per key (a batch keeps the last one on a key). The
@@ -21,6 +22,8 @@
 use crate::codec::{get_varint, put_varint};
 use crate::error::{Error, Result};
 
+use super::options::{LogKeys, MAX_KEY_BYTES, MIN_KEY_BYTES};
+
 /// Bytes of every key of a `log` store.
 pub(crate) const KEY_BYTES: usize = 8;
 /// `prev` of a key's first record.
@@ -30,7 +33,9 @@ pub(crate) const TOMBSTONE: u64 = 1 << 63;
 const OFFSET_BITS: u32 = 40;
 const PUT: u8 = 1;
 const DELETE: u8 = 2;
-const OP_FIXED: usize = 4 + 1 + 8 + 8 + 8;
+/// Bytes of an operation's crc and kind, and of its `prev` and `seq`.
+const OP_HEAD: usize = 4 + 1;
+const OP_LINKS: usize = 8 + 8;
 
 /// Where a record starts: the ordinal of its segment among the store's segments (23 bits) and
 /// its byte offset in it (40 bits), packed into a map value below [`TOMBSTONE`].
@@ -61,7 +66,8 @@ impl Loc {
 /// One operation of a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LogOp<'a> {
-    pub(crate) key: u64,
+    /// The key: 8 bytes in a store of `u64` keys.
+    pub(crate) key: &'a [u8],
     /// The key's previous operation, packed, or [`NO_LOC`].
     pub(crate) prev: u64,
     /// The sequence number of the record it is in.
@@ -70,12 +76,15 @@ pub(crate) struct LogOp<'a> {
     pub(crate) value: Option<&'a [u8]>,
 }
 
-/// Appends the encoding of `op` to `out`.
-pub(crate) fn encode_op(op: &LogOp<'_>, out: &mut Vec<u8>) {
+/// Appends the encoding of `op` to `out` (`keys`: the store's; `op.key` checked for it).
+pub(crate) fn encode_op(op: &LogOp<'_>, keys: LogKeys, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
     out.push(if op.value.is_some() { PUT } else { DELETE });
-    out.extend_from_slice(&op.key.to_be_bytes());
+    if keys == LogKeys::Bytes {
+        put_varint(out, op.key.len() as u64);
+    }
+    out.extend_from_slice(op.key);
     out.extend_from_slice(&op.prev.to_le_bytes());
     out.extend_from_slice(&op.seq.to_le_bytes());
     if let Some(value) = op.value {
@@ -86,37 +95,53 @@ pub(crate) fn encode_op(op: &LogOp<'_>, out: &mut Vec<u8>) {
     out[start..start + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// Decodes the operation at the start of `bytes` (`file` and `at` name it in errors): the
-/// operation and the bytes it takes. Never panics.
+/// Decodes the operation at the start of `bytes` (`file` and `at` name it in errors) of a
+/// store of `keys`: the operation and the bytes it takes. Never panics.
 pub(crate) fn decode_op<'a>(
     file: &str,
     at: &dyn std::fmt::Display,
     bytes: &'a [u8],
+    keys: LogKeys,
 ) -> Result<(LogOp<'a>, usize)> {
     let bad = |what: &str| Error::Corrupt {
         file: file.to_string(),
         block: None,
         what: format!("log operation {at}: {what}"),
     };
-    if bytes.len() < OP_FIXED {
+    if bytes.len() < OP_HEAD {
         return Err(bad("it ends early"));
     }
-    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or_default());
     let kind = bytes[4];
-    let key = u64::from_be_bytes(bytes[5..13].try_into().unwrap_or_default());
-    let (prev, seq) = (u64_at(13), u64_at(21));
+    let (key_len, key_at) = match keys {
+        LogKeys::U64 => (KEY_BYTES, OP_HEAD),
+        LogKeys::Bytes => {
+            let (len, n) =
+                get_varint(&bytes[OP_HEAD..]).ok_or_else(|| bad("a key length ends early"))?;
+            let len = usize::try_from(len)
+                .ok()
+                .filter(|len| (MIN_KEY_BYTES..=MAX_KEY_BYTES).contains(len))
+                .ok_or_else(|| bad(&format!("a key of {len} bytes")))?;
+            (len, OP_HEAD + n)
+        }
+    };
+    let fixed = key_at + key_len + OP_LINKS;
+    if bytes.len() < fixed {
+        return Err(bad("it ends early"));
+    }
+    let key = &bytes[key_at..key_at + key_len];
+    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or_default());
+    let (prev, seq) = (u64_at(fixed - 16), u64_at(fixed - 8));
     let (value, used) = match kind {
         PUT => {
-            let (len, n) =
-                get_varint(&bytes[OP_FIXED..]).ok_or_else(|| bad("a length ends early"))?;
-            let start = OP_FIXED + n;
+            let (len, n) = get_varint(&bytes[fixed..]).ok_or_else(|| bad("a length ends early"))?;
+            let start = fixed + n;
             let len = usize::try_from(len)
                 .ok()
                 .filter(|&len| len <= bytes.len() - start)
                 .ok_or_else(|| bad("its value runs past the record"))?;
             (Some(&bytes[start..start + len]), start + len)
         }
-        DELETE => (None, OP_FIXED),
+        DELETE => (None, fixed),
         k => return Err(bad(&format!("unknown operation {k}"))),
     };
     let stored = u32::from_le_bytes(bytes[..4].try_into().unwrap_or_default());
@@ -146,6 +171,7 @@ pub(crate) fn decode_ops<'a>(
     file: &str,
     seq: u64,
     bytes: &'a [u8],
+    keys: LogKeys,
 ) -> impl Iterator<Item = Result<(usize, LogOp<'a>)>> + 'a {
     let file = file.to_string();
     let mut at = 0;
@@ -155,7 +181,7 @@ pub(crate) fn decode_ops<'a>(
             return None;
         }
         let here = format!("{at} of record {seq}");
-        let r = decode_op(&file, &here, &bytes[at..]).and_then(|(op, used)| {
+        let r = decode_op(&file, &here, &bytes[at..], keys).and_then(|(op, used)| {
             if op.seq != seq {
                 return Err(Error::Corrupt {
                     file: file.clone(),
@@ -212,18 +238,6 @@ pub(crate) fn lower_u64(bound: std::ops::Bound<&[u8]>) -> Option<u64> {
     }
 }
 
-/// The largest 8-byte key within a byte-string upper bound (`None`: no 8-byte key is).
-pub(crate) fn upper_u64(bound: std::ops::Bound<&[u8]>) -> Option<u64> {
-    use std::ops::Bound::*;
-    match bound {
-        Unbounded => Some(u64::MAX),
-        Included(k) | Excluded(k) if k.len() < KEY_BYTES => padded(k).0.checked_sub(1),
-        Included(k) if k.len() == KEY_BYTES => Some(padded(k).0),
-        Excluded(k) if k.len() == KEY_BYTES => padded(k).0.checked_sub(1),
-        Included(k) | Excluded(k) => Some(padded(k).0),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,15 +245,16 @@ mod tests {
 
     #[test]
     fn ops_round_trip_and_damage_is_an_error() {
+        let (seven, max) = (7u64.to_be_bytes(), u64::MAX.to_be_bytes());
         let ops = [
             LogOp {
-                key: 7,
+                key: &seven,
                 prev: NO_LOC,
                 seq: 5,
                 value: Some(b"seven"),
             },
             LogOp {
-                key: u64::MAX,
+                key: &max,
                 prev: Loc {
                     segment: 3,
                     offset: 99,
@@ -249,34 +264,54 @@ mod tests {
                 value: None,
             },
         ];
-        let mut bytes = Vec::new();
-        for op in &ops {
-            encode_op(op, &mut bytes);
-        }
-        let back: Vec<_> = decode_ops("log", 5, &bytes).collect::<Result<_>>().unwrap();
-        assert_eq!(back, [(0, ops[0]), (OP_FIXED + 1 + 5, ops[1])]);
+        assert_round_trip(&ops, LogKeys::U64, OP_HEAD + 8 + OP_LINKS + 1 + 5);
         assert_eq!(Loc::unpack(ops[1].prev | TOMBSTONE).segment, 3);
+        let long = [7u8; 300];
+        let ops = [
+            LogOp {
+                key: b"user42",
+                ..ops[0]
+            },
+            LogOp {
+                key: &long,
+                ..ops[1]
+            },
+        ];
+        assert_round_trip(&ops, LogKeys::Bytes, OP_HEAD + 1 + 6 + OP_LINKS + 1 + 5);
+    }
+
+    /// `ops` (of record 5) encode and decode back, the second starting at `second`; every cut
+    /// (but the one between them) and every flipped byte is an error.
+    fn assert_round_trip(ops: &[LogOp<'_>; 2], keys: LogKeys, second: usize) {
+        let mut bytes = Vec::new();
+        for op in ops {
+            encode_op(op, keys, &mut bytes);
+        }
+        let back: Vec<_> = decode_ops("log", 5, &bytes, keys)
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(back, [(0, ops[0]), (second, ops[1])]);
         assert!(
-            decode_ops("log", 6, &bytes).any(|r| r.is_err()),
+            decode_ops("log", 6, &bytes, keys).any(|r| r.is_err()),
             "another record's ops"
         );
         for cut in 1..bytes.len() {
-            let decoded: Result<Vec<_>> = decode_ops("log", 5, &bytes[..cut]).collect();
-            assert!(decoded.is_err() || cut == OP_FIXED + 1 + 5, "cut {cut}");
+            let decoded: Result<Vec<_>> = decode_ops("log", 5, &bytes[..cut], keys).collect();
+            assert!(decoded.is_err() || cut == second, "cut {cut}");
         }
         for flip in 0..bytes.len() {
             let mut bad = bytes.clone();
             bad[flip] ^= 0x10;
             assert!(
-                decode_ops("log", 5, &bad).any(|r| r.is_err()),
+                decode_ops("log", 5, &bad, keys).any(|r| r.is_err()),
                 "flip {flip}"
             );
         }
     }
 
-    /// Every bound agrees with byte-wise comparison on keys near it.
+    /// Every lower bound agrees with byte-wise comparison on keys near it.
     #[test]
-    fn byte_bounds_become_u64_bounds() {
+    fn byte_lower_bounds_become_u64_bounds() {
         let probes: Vec<Vec<u8>> = vec![
             vec![],
             vec![0],
@@ -302,7 +337,6 @@ mod tests {
                 (Bound::Excluded(&p[..]), false),
             ] {
                 let lo = lower_u64(bound);
-                let hi = upper_u64(bound);
                 for &k in &keys {
                     let kb = k.to_be_bytes();
                     let above = if lower {
@@ -311,12 +345,6 @@ mod tests {
                         kb.as_slice() > p.as_slice()
                     };
                     assert_eq!(lo.is_some_and(|lo| k >= lo), above, "{p:?} {k:#x} lower");
-                    let below = if lower {
-                        kb.as_slice() <= p.as_slice()
-                    } else {
-                        kb.as_slice() < p.as_slice()
-                    };
-                    assert_eq!(hi.is_some_and(|hi| k <= hi), below, "{p:?} {k:#x} upper");
                 }
             }
         }

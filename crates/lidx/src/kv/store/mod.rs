@@ -119,6 +119,7 @@ mod dir;
 mod hybrid;
 mod hybrid_read;
 mod log;
+mod log_map;
 mod log_read;
 mod log_record;
 mod memtable;
@@ -139,8 +140,8 @@ pub use batch::{BatchOp, WriteBatch};
 pub use check::{CheckReport, Damage};
 pub use dir::{decode_identity, LOCK_FILE, STORE_FILE, STORE_MAGIC, STORE_VERSION};
 pub use options::{
-    CreateOptions, Engine, KeyFormat, StoreOptions, MAX_KEY_BYTES, MAX_MEMORY_BUDGET,
-    MAX_VALUE_BYTES, MIN_KEY_BYTES, MIN_MEMORY_BUDGET,
+    CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, StoreOptions, MAX_KEY_BYTES,
+    MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_KEY_BYTES, MIN_MEMORY_BUDGET,
 };
 pub use ordered::OrderedKey;
 pub use view::{Entry, Range, Snapshot};
@@ -471,7 +472,7 @@ fn log_stats(inner: &log::LogInner) -> StoreStats {
         engine: inner.identity.engine.name(),
         dynamic_keys: map_keys,
         table_records: live,
-        table_key_bytes: live * 8,
+        table_key_bytes: inner.live_key_bytes.load(Ordering::Relaxed),
         model_bytes: map_bytes,
         memory_bytes: map_bytes,
         log_disk_bytes: dir::log_bytes(&inner.dir),

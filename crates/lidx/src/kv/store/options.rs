@@ -30,9 +30,49 @@ pub enum Engine {
     /// measured against, at the same durability.
     BTree,
     /// Paper 001 §III's setting (Viper): every record appended to a log on disk, an updatable
-    /// in-memory map chosen by name ([`MapSpec`]) from each 8-byte key to its record's place.
-    /// Keys are exactly 8 bytes (a `u64` big-endian); see `log.rs` in this module.
-    Log(MapSpec),
+    /// in-memory map chosen by name ([`MapSpec`]) from each key to its record's place. Keys
+    /// are exactly 8 bytes (a `u64` big-endian) for `log:<map>`, any length for
+    /// `log:trie:<map>` ([`LogSpec`]); see `log.rs` in this module.
+    Log(LogSpec),
+}
+
+/// What keys a `log` store takes, and so what its map is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogKeys {
+    /// Exactly 8 bytes, a `u64` big-endian (paper 001's keys): the map is the [`MapSpec`]'s.
+    U64,
+    /// Any length the store takes: the map is a [`crate::mem::TrieMap`] of [`MapSpec`] maps
+    /// over 8-byte slices of the key.
+    Bytes,
+}
+
+/// A `log` store's index: its keys and its map, `log:<map>` or `log:trie:<map>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogSpec {
+    /// The map from keys (or, for byte keys, from each 8-byte slice of them) to places.
+    pub map: MapSpec,
+    /// What keys the store takes.
+    pub keys: LogKeys,
+}
+
+impl LogSpec {
+    /// The map's label, `trie:`-prefixed for byte keys: what follows `log:` in an engine's
+    /// name and what a `STORE` file records.
+    pub fn label(self) -> String {
+        match self.keys {
+            LogKeys::U64 => self.map.label(),
+            LogKeys::Bytes => format!("trie:{}", self.map.label()),
+        }
+    }
+
+    /// The spec [`LogSpec::label`] wrote, if it names a map this build has.
+    pub fn parse(spec: &str) -> Option<LogSpec> {
+        let (keys, map) = match spec.strip_prefix("trie:") {
+            Some(map) => (LogKeys::Bytes, map),
+            None => (LogKeys::U64, spec),
+        };
+        MapSpec::parse(map).ok().map(|map| LogSpec { map, keys })
+    }
 }
 
 impl Engine {
@@ -49,19 +89,20 @@ impl Engine {
     /// `log:alex:...` (the map's canonical label).
     pub fn label(self) -> String {
         match self {
-            Engine::Log(map) => format!("log:{}", map.label()),
+            Engine::Log(log) => format!("log:{}", log.label()),
             other => other.name().to_string(),
         }
     }
 
-    /// The engine named `name` (`hybrid`, `btree`, or `log:<map>[:param=value]...`), if any.
+    /// The engine named `name` (`hybrid`, `btree`, `log:<map>[:param=value]...` or
+    /// `log:trie:<map>...`), if any.
     pub fn parse(name: &str) -> Option<Engine> {
         match name {
             "hybrid" => Some(Engine::Hybrid),
             "btree" => Some(Engine::BTree),
             _ => {
-                let map = name.strip_prefix("log:")?;
-                MapSpec::parse(map).ok().map(Engine::Log)
+                let spec = name.strip_prefix("log:")?;
+                LogSpec::parse(spec).map(Engine::Log)
             }
         }
     }
@@ -69,7 +110,8 @@ impl Engine {
     /// Every accepted form, for messages: `hybrid, btree, log:<map>` with the maps' forms.
     pub fn forms() -> String {
         format!(
-            "hybrid, btree, or log:<map> where <map> is one of {}",
+            "hybrid, btree, log:<map> (8-byte keys) or log:trie:<map> (keys of any length) where \
+             <map> is one of {}",
             MapSpec::accepted_forms()
         )
     }
