@@ -36,6 +36,13 @@
 //! A lookup is one map lookup per 8 bytes past the prefix that the key shares with another,
 //! then a comparison of what is left.
 //!
+//! Measured (a throwaway harness: [`TrieMap::build`] over 1M `gen:user` keys of 16-64 bytes,
+//! 2M uniform gets of present keys, 2-core AMD EPYC VM, one run each): B+-tree layers 1.40 us
+//! a get and 105 bytes a key (2.15 us sliced from byte 0, without the prefix), ALEX layers
+//! 2.64 us, LIPP 1.88 us and 420 bytes a key; `std::collections::BTreeMap<Vec<u8>, u64>`
+//! 2.1-2.5 us. The learned maps lose here: a slice of ASCII digits read as a `u64` is a
+//! staircase (ten values in each byte's 256) that a line fits badly.
+//!
 //! What it does not do: remove. The `trie` engine keeps deleted keys marked while open (as the
 //! `log` engine does) and rebuilds the map at reopen, so it never removes.
 
