@@ -352,8 +352,8 @@ impl<'a> KvBench<'a> {
                 what: "store for a workload with scans",
                 got: spec.label(),
                 expected: "a store through the API (hybrid, btree, log:<map>) over an ordered \
-                           map: the typed adapters have no ordered scan, and log:hash scans \
-                           (as does log:trie:hash) by a pass over every key"
+                           map: the typed adapters have no ordered scan, and log:hash scans by a \
+                           pass over every key"
                     .to_string(),
             });
         }

@@ -1,6 +1,7 @@
 //! [`TrieMap`]: an updatable ordered map from byte strings to `u64`, built of [`KeyMap`]s over
-//! 8-byte key slices, so that any of lidx's `u64` maps (ALEX, LIPP, the B+-tree...) indexes keys
-//! of any length. It is the index of the store's `trie` engine (the `log` engine over byte keys).
+//! 8-byte key slices, so that any of lidx's ordered `u64` maps (ALEX, LIPP, the B+-tree...)
+//! indexes keys of any length. It is the map of the store's `log:trie:<map>` engine (the `log`
+//! engine over byte keys).
 //!
 //! # The layout (Masstree's layering)
 //!
@@ -43,12 +44,15 @@
 //! 2.1-2.5 us. The learned maps lose here: a slice of ASCII digits read as a `u64` is a
 //! staircase (ten values in each byte's 256) that a line fits badly.
 //!
-//! What it does not do: remove. The `trie` engine keeps deleted keys marked while open (as the
-//! `log` engine does) and rebuilds the map at reopen, so it never removes.
+//! What it does not do: remove. The `log` engine keeps deleted keys marked while open and
+//! rebuilds the map at reopen, so it never removes. Nor does it take the unordered `hash` map
+//! as its layers ([`TrieMap::new`] refuses it): a rebuild scans every layer in order, which the
+//! hash map does by a pass over all its entries per chunk. A rebuild holds every key twice
+//! (the old map, the keys it read out, then the new map) for its time.
 
 use std::cmp::Ordering;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 use super::{KeyMap, MapSpec};
 
@@ -139,20 +143,37 @@ pub struct TrieMap {
 }
 
 impl TrieMap {
-    /// An empty map whose layers are `spec`'s maps.
-    pub fn new(spec: MapSpec) -> TrieMap {
-        TrieMap {
+    /// An empty map whose layers are `spec`'s maps; [`Error::InvalidParameter`] for the
+    /// unordered `hash` map.
+    pub fn new(spec: MapSpec) -> Result<TrieMap> {
+        if matches!(spec, MapSpec::Hash {}) {
+            return Err(Error::InvalidParameter {
+                name: "map",
+                value: spec.label(),
+                expected: "an ordered map for the trie's layers (the hash map has no key order)",
+            });
+        }
+        Ok(TrieMap {
             spec,
             prefix: Vec::new(),
             layers: vec![Layer::Small(Vec::new())],
             slots: Vec::new(),
             len: 0,
             suffix_bytes: 0,
-        }
+        })
     }
 
-    /// The map of `entries` (strictly increasing keys, none empty), each layer bulk-loaded.
+    /// The map of `entries` (strictly increasing keys, none empty: [`Error::InvalidParameter`]
+    /// otherwise), each layer bulk-loaded.
     pub fn build(spec: MapSpec, entries: &[(&[u8], u64)]) -> Result<TrieMap> {
+        if entries.iter().any(|(k, _)| k.is_empty()) || entries.windows(2).any(|w| w[0].0 >= w[1].0)
+        {
+            return Err(Error::InvalidParameter {
+                name: "entries",
+                value: format!("{} keys", entries.len()),
+                expected: "strictly increasing keys of 1 byte or more",
+            });
+        }
         let shared = match (entries.first(), entries.last()) {
             (Some(first), Some(last)) => {
                 let shortest = entries.iter().map(|(k, _)| k.len()).min().unwrap_or(0);
@@ -165,7 +186,7 @@ impl TrieMap {
 
     /// [`TrieMap::build`] with a prefix of `shared` bytes (which every key has and goes past).
     fn build_sharing(spec: MapSpec, entries: &[(&[u8], u64)], shared: usize) -> Result<TrieMap> {
-        let mut map = TrieMap::new(spec);
+        let mut map = TrieMap::new(spec)?;
         if let Some((first, _)) = entries.first() {
             map.prefix = first[..shared].to_vec();
         }
@@ -281,9 +302,17 @@ impl TrieMap {
         }
     }
 
-    /// Stores `value` under `key` (1 byte or longer), returning the value it replaces.
+    /// Stores `value` under `key` (1 byte or longer: [`Error::SizeLimit`] for an empty one),
+    /// returning the value it replaces.
     pub fn insert(&mut self, key: &[u8], value: u64) -> Result<Option<u64>> {
-        debug_assert!(!key.is_empty(), "the trie map takes keys of 1 byte or more");
+        if key.is_empty() {
+            return Err(Error::SizeLimit {
+                what: "key of a trie map",
+                len: 0,
+                min: 1,
+                max: usize::MAX,
+            });
+        }
         if self.len == 0 {
             // The first key sets the prefix: all of it but its last byte, up to the bound.
             self.prefix = key[..(key.len() - 1).min(MAX_PREFIX)].to_vec();
@@ -387,6 +416,8 @@ impl TrieMap {
         if self.len == 0 {
             return;
         }
+        // The layers' scans stop when `out` holds `limit`: count from what it holds now.
+        let limit = out.len().saturating_add(limit);
         let p = &self.prefix[..];
         let from = match from.strip_prefix(p) {
             Some(rest) => Some(rest),
@@ -549,7 +580,7 @@ mod tests {
             probes in prop::collection::vec(key(), 0..20),
             spec in 0usize..4,
         ) {
-            let mut map = TrieMap::new(specs()[spec]);
+            let mut map = TrieMap::new(specs()[spec]).unwrap();
             let mut model = BTreeMap::new();
             for (k, v) in &ops {
                 let old = map.insert(k, u64::from(*v)).unwrap();
@@ -579,7 +610,7 @@ mod tests {
 
     #[test]
     fn ycsb_like_keys_grow_layers_into_maps() {
-        let mut map = TrieMap::new(MapSpec::parse("alex").unwrap());
+        let mut map = TrieMap::new(MapSpec::parse("alex").unwrap()).unwrap();
         let mut model = BTreeMap::new();
         for i in 0..20_000u64 {
             let k = format!(
@@ -597,5 +628,32 @@ mod tests {
             &[b"user".to_vec(), b"user5".to_vec(), b"z".to_vec()],
         );
         assert!(map.size_in_bytes() > 20_000 * 8);
+    }
+
+    #[test]
+    fn bad_input_is_an_error_and_scans_append_at_most_their_limit() {
+        let btree = MapSpec::parse("btree").unwrap();
+        assert!(matches!(
+            TrieMap::new(MapSpec::parse("hash").unwrap()),
+            Err(Error::InvalidParameter { .. })
+        ));
+        let mut map = TrieMap::new(btree).unwrap();
+        assert!(matches!(
+            map.insert(b"", 1),
+            Err(Error::SizeLimit { len: 0, .. })
+        ));
+        assert!(map.is_empty());
+        for bad in [&[(&b"b"[..], 1), (&b"a"[..], 2)][..], &[(&b""[..], 1)][..]] {
+            assert!(matches!(
+                TrieMap::build(btree, bad),
+                Err(Error::InvalidParameter { .. })
+            ));
+        }
+        for k in [&b"a"[..], b"b", b"c"] {
+            map.insert(k, 7).unwrap();
+        }
+        let mut out = vec![(b"x".to_vec(), 0)];
+        map.scan(b"a", 2, &mut out);
+        assert_eq!(out.len(), 3, "{out:?}");
     }
 }

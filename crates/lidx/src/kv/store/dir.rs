@@ -6,7 +6,9 @@
 //! (4), crc32c of bytes 0..36 and of the spec (4), then the spec: `n` bytes of text. Version 1
 //! (`hybrid`, `btree`) has no spec (`n` = 0, 40 bytes); version 2 is a `log` store, whose spec
 //! is its map's label (`alex:...`, see [`crate::mem::MapSpec`]; `trie:alex:...` for a store
-//! of byte keys, [`super::LogSpec`]), so that reopening it builds the same map. A version-1 build refuses a version-2 store as a newer format.
+//! of byte keys, [`super::LogSpec`]), so that reopening it builds the same map. A build
+//! before `log:trie` existed refuses such a store as damaged (the map `trie:...` is not one
+//! it has) rather than as a newer format: the version stayed 2. A version-1 build refuses a version-2 store as a newer format.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};

@@ -33,6 +33,7 @@
 //! What this engine does not do: the log is never compacted. Every update and delete stays on
 //! disk, as in paper 001's runs; `compact` only syncs the log.
 
+use std::collections::hash_map::{Entry, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,7 +51,7 @@ use crate::kv::wal::{
 
 use super::batch::{decode_ops as decode_batch, BatchOp};
 use super::dir::{create_store, open_dir, recover_log, OpenedDir, WAL_DIR};
-use super::log_map::{check_key, LogMap, Newest};
+use super::log_map::{check_key, check_spec, LogMap, Newest};
 use super::log_record::{
     decode_op, decode_ops, encode_op, Loc, LogOp, MAX_SEGMENTS, NO_LOC, TOMBSTONE,
 };
@@ -191,14 +192,19 @@ fn store_ops<'a>(record: &Record<'a>, keys: LogKeys) -> Result<Vec<KeyOp<'a>>> {
         Record::Delete { key } => Ok(vec![(checked(key)?, None)]),
         Record::Batch { ops } => {
             let mut last: Vec<KeyOp<'a>> = Vec::new();
+            // Where each key is in `last`: a load's batch holds thousands of keys.
+            let mut at: HashMap<&'a [u8], usize> = HashMap::new();
             for op in decode_batch("batch", ops) {
                 let (key, value) = match op? {
                     BatchOp::Put(k, v) => (checked(k)?, Some(v)),
                     BatchOp::Delete(k) => (checked(k)?, None),
                 };
-                match last.iter_mut().find(|(k, _)| *k == key) {
-                    Some(slot) => slot.1 = value,
-                    None => last.push((key, value)),
+                match at.entry(key) {
+                    Entry::Occupied(e) => last[*e.get()].1 = value,
+                    Entry::Vacant(e) => {
+                        e.insert(last.len());
+                        last.push((key, value));
+                    }
                 }
             }
             Ok(last)
@@ -213,6 +219,9 @@ impl LogEngine {
         identity: &CreateOptions,
         options: &StoreOptions,
     ) -> Result<LogEngine> {
+        if let Engine::Log(spec) = identity.engine {
+            check_spec(spec)?;
+        }
         let held = create_store(dir, identity, options)?;
         LogEngine::open_as(dir, options, Some(held))
     }

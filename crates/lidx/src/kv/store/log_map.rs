@@ -79,6 +79,15 @@ pub(crate) fn check_key(keys: LogKeys, key: &[u8]) -> Result<()> {
     }
 }
 
+/// Whether `spec` can be a store's map, before anything is written: a trie's layers must be
+/// ordered ([`TrieMap::new`]).
+pub(crate) fn check_spec(spec: LogSpec) -> Result<()> {
+    match spec.keys {
+        LogKeys::U64 => Ok(()),
+        LogKeys::Bytes => TrieMap::new(spec.map).map(|_| ()),
+    }
+}
+
 /// Each live key's newest place, gathered while the log is replayed, then bulk-loaded.
 pub(crate) enum Newest {
     U64(HashMap<u64, u64>),

@@ -3,8 +3,8 @@
 //!
 //! A range reads the map in key order a chunk at a time (its read lock held only for the
 //! chunk), so writers go on between chunks; keys a writer adds after the snapshot have no
-//! record at or before it and are skipped. A descending range collects its keys' places first
-//! (16 bytes a key): the maps have no reverse scan.
+//! record at or before it and are skipped. A descending range collects its keys and their
+//! places first: the maps have no reverse scan.
 
 use std::collections::VecDeque;
 use std::ops::{Bound, RangeBounds};

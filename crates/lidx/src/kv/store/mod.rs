@@ -66,7 +66,8 @@
 //!
 //! [`Engine::Log`] is paper 001 §III's end-to-end setting (Viper): records appended to the log
 //! and never moved, an updatable in-memory map chosen by name ([`crate::mem::MapSpec`]) from
-//! each 8-byte key to its newest operation; reads come from the memory-mapped log, snapshots
+//! each 8-byte key to its newest operation (`log:trie:<map>`: keys of any length, the map a
+//! [`crate::mem::TrieMap`] of such maps); reads come from the memory-mapped log, snapshots
 //! follow each key's chain of operations back, and reopening rebuilds the map from the log
 //! (the engine's protocol and its limits are in `log.rs`).
 //!

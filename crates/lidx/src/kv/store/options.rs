@@ -65,13 +65,18 @@ impl LogSpec {
         }
     }
 
-    /// The spec [`LogSpec::label`] wrote, if it names a map this build has.
+    /// The spec [`LogSpec::label`] wrote, if it names a map this build has (`trie:hash` is
+    /// none: the trie's layers must be ordered).
     pub fn parse(spec: &str) -> Option<LogSpec> {
         let (keys, map) = match spec.strip_prefix("trie:") {
             Some(map) => (LogKeys::Bytes, map),
             None => (LogKeys::U64, spec),
         };
-        MapSpec::parse(map).ok().map(|map| LogSpec { map, keys })
+        MapSpec::parse(map)
+            .ok()
+            // The trie scans its layers in order, which the hash map cannot do but by a pass.
+            .filter(|map| !(keys == LogKeys::Bytes && matches!(map, MapSpec::Hash {})))
+            .map(|map| LogSpec { map, keys })
     }
 }
 
@@ -110,8 +115,8 @@ impl Engine {
     /// Every accepted form, for messages: `hybrid, btree, log:<map>` with the maps' forms.
     pub fn forms() -> String {
         format!(
-            "hybrid, btree, log:<map> (8-byte keys) or log:trie:<map> (keys of any length) where \
-             <map> is one of {}",
+            "hybrid, btree, log:<map> (8-byte keys) or log:trie:<map> (keys of any length; any \
+             <map> but hash) where <map> is one of {}",
             MapSpec::accepted_forms()
         )
     }
