@@ -329,7 +329,7 @@ impl TrieMap {
     fn insert_at(&mut self, mut layer: usize, mut rest: &[u8], value: u64) -> Result<Option<u64>> {
         loop {
             let (slice, n) = slice_of(rest);
-            let Some(slot) = self.layers[layer].get(slice) else {
+            let Some(id) = self.layers[layer].get(slice) else {
                 let slot = self.slots.len() as u32;
                 let (ends, more) = if rest.len() <= 8 {
                     (vec![(n as u8, value)], More::Nothing)
@@ -341,7 +341,7 @@ impl TrieMap {
                 self.add_slice(layer, slice, slot)?;
                 return Ok(None);
             };
-            let slot = &mut self.slots[slot as usize];
+            let slot = &mut self.slots[id as usize];
             if rest.len() <= 8 {
                 let at = slot.ends.partition_point(|&(len, _)| usize::from(len) < n);
                 return Ok(match slot.ends.get_mut(at) {
@@ -373,7 +373,7 @@ impl TrieMap {
                     let next = self.build_layer(&pair, 0)?;
                     // `build_layer` counted both suffixes' tails past their first slice; the
                     // new key is counted here by `insert`'s caller.
-                    self.slots[slot_index(&self.layers[layer], slice)].more = More::Layer(next);
+                    self.slots[id as usize].more = More::Layer(next);
                     return Ok(None);
                 }
                 More::Layer(next) => {
@@ -439,10 +439,11 @@ impl TrieMap {
         limit: usize,
         out: &mut Vec<(Vec<u8>, u64)>,
     ) {
-        let (mut next, mut bound) = match from {
-            Some(from) if !from.is_empty() => (slice_of(from).0, from),
-            _ => (0, &[][..]),
+        let (start, mut bound) = match from {
+            Some(from) if !from.is_empty() => (slice_of(from).0, Some(from)),
+            _ => (0, None),
         };
+        let mut next = start;
         let mut chunk = Vec::new();
         while out.len() < limit {
             chunk.clear();
@@ -451,17 +452,10 @@ impl TrieMap {
                 if out.len() >= limit {
                     return;
                 }
-                // Within the bound's own slice only keys at or past the bound count.
-                let within = !bound.is_empty() && slice == slice_of(bound).0;
-                self.scan_slot(
-                    &self.slots[slot as usize],
-                    slice,
-                    within.then_some(bound),
-                    path,
-                    limit,
-                    out,
-                );
-                bound = &[];
+                // Within the bound's own slice (the first, if there) only keys at or past the
+                // bound count.
+                let within = bound.take().filter(|_| slice == start);
+                self.scan_slot(&self.slots[slot as usize], slice, within, path, limit, out);
             }
             match chunk.last() {
                 Some(&(slice, _)) if chunk.len() == 64 && slice < u64::MAX => next = slice + 1,
@@ -510,13 +504,6 @@ impl TrieMap {
             }
         }
     }
-}
-
-/// The index of the slot `layer` maps `slice` to (present).
-fn slot_index(layer: &Layer, slice: u64) -> usize {
-    layer
-        .get(slice)
-        .expect("the slice was found in this layer just before") as usize
 }
 
 #[cfg(test)]
