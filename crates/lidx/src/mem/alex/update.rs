@@ -13,10 +13,13 @@
 //! * a split goes **sideways** (the two halves share the parent's slots of the old node; the
 //!   parent doubles its slots first when the node owned only one, up to `max_fanout`), or
 //!   **down** (a new inner node of fanout two over the node's keys) when the parent cannot
-//!   grow, when the node is the root, or when a sideways cut would leave a half empty (keys
-//!   outside the parent's range all route to its edge slot). The reference has no such
-//!   fallback: it widens the root's key domain instead, which we do not (see the module docs).
+//!   grow or when the node is the root. When every key of the node routes to one half of its
+//!   slots, that half keeps them and an empty node takes the other, halving again until the
+//!   keys straddle a cut (see the module docs).
+//!
+//! Before each insert the root's key domain may widen for the key (`widen`).
 
+use std::iter;
 use std::time::Instant;
 
 use super::build::span_model;
@@ -29,6 +32,7 @@ use super::{Alex, AlexKey};
 impl<K: AlexKey, V: Default> Alex<K, V> {
     /// Inserts a valid key, returning the value it replaces.
     pub(super) fn insert_valid(&mut self, key: K, mut value: V) -> Option<V> {
+        self.widen_root_for(key.to_model());
         loop {
             let (leaf, parent) = self.descend(key.to_model());
             match self.leaves[leaf as usize].insert(key, value, &self.derived) {
@@ -176,8 +180,10 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
     }
 
     /// Splits `leaf` in two across its slots in parent `p` (reached at `slot`), doubling the
-    /// parent first when the leaf owns a single slot; falls back to a split down when a half
-    /// would be empty.
+    /// parent first when the leaf owns a single slot. When every key routes to one half of
+    /// the leaf's slots, the leaf keeps that half and an empty node takes the other, until
+    /// the keys straddle a half or the leaf owns one slot (keys appended past the others fill
+    /// the empty nodes next, instead of deepening the tree under one node).
     fn split_sideways(&mut self, leaf: u32, p: u32, slot: usize) {
         let (keys, values) = self.leaves[leaf as usize].drain();
         let mut slot = slot;
@@ -194,20 +200,72 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
                 i += 1 << duplication;
             }
         }
-        let duplication = self.leaves[leaf as usize].duplication;
-        let start = InnerNode::run_start(slot, duplication);
-        let mid = start + (1 << (duplication - 1));
+        let mut duplication = self.leaves[leaf as usize].duplication;
+        let mut start = InnerNode::run_start(slot, duplication);
         let inner = &self.inners[p as usize];
         let slots = inner.children.len();
-        let cut = keys.partition_point(|k| inner.model.slot(k.to_model(), slots) < mid);
-        if cut == 0 || cut == keys.len() {
-            self.split_down_entries(leaf, Some((p, slot)), keys, values);
-            return;
+        let routed = |k: &K| inner.model.slot(k.to_model(), slots);
+        // (first slot, duplication, keys) of each node replacing the leaf.
+        let mut runs: Vec<(usize, u8, std::ops::Range<usize>)> = Vec::new();
+        let whole = 0..keys.len();
+        loop {
+            if duplication == 0 {
+                runs.push((start, 0, whole));
+                break;
+            }
+            let mid = start + (1 << (duplication - 1));
+            let cut = keys.partition_point(|k| routed(k) < mid);
+            duplication -= 1;
+            if cut > 0 && cut < keys.len() {
+                runs.push((start, duplication, 0..cut));
+                runs.push((mid, duplication, cut..keys.len()));
+                break;
+            }
+            if cut == 0 {
+                runs.push((start, duplication, 0..0));
+                start = mid;
+            } else {
+                runs.push((mid, duplication, cut..cut));
+            }
         }
-        let (left, right) = self.halves(&keys, values, cut, duplication - 1);
-        let right_id = self.replace_leaf(leaf, left, right);
-        let end = start + (1 << duplication);
-        self.inners[p as usize].children[mid..end].fill(right_id);
+        runs.sort_by_key(|run| run.0);
+        let mut values = values.into_iter();
+        let nodes = runs
+            .into_iter()
+            .map(|(start, duplication, range)| {
+                let node_values = values.by_ref().take(range.len()).collect::<Vec<V>>();
+                let node = DataNode::fresh(&keys[range], node_values, duplication, &self.derived);
+                (start, node)
+            })
+            .collect();
+        self.replace_leaf_by_runs(leaf, p, nodes);
+    }
+
+    /// Replaces data node `leaf` (a child of `p`) by `nodes`, each with the first of the
+    /// `2^duplication` slots it takes in `p`, in slot order: the first keeps the leaf's id
+    /// (so the leftmost data node keeps id 0), the others get new ones, chained in its place.
+    fn replace_leaf_by_runs(&mut self, leaf: u32, p: u32, nodes: Vec<(usize, DataNode<K, V>)>) {
+        let old = &self.leaves[leaf as usize];
+        let (prev, next) = (old.prev, old.next);
+        let fresh = self.leaves.len() as u32;
+        let ids: Vec<u32> = iter::once(leaf)
+            .chain((0..nodes.len() as u32 - 1).map(|i| fresh + i))
+            .collect();
+        let last = ids.len() - 1;
+        for (i, (start, mut node)) in nodes.into_iter().enumerate() {
+            node.prev = if i == 0 { prev } else { ids[i - 1] };
+            node.next = if i == last { next } else { ids[i + 1] };
+            let run = 1usize << node.duplication;
+            self.inners[p as usize].children[start..start + run].fill(ids[i] | LEAF);
+            if i == 0 {
+                self.leaves[leaf as usize] = node;
+            } else {
+                self.leaves.push(node);
+            }
+        }
+        if next != NIL {
+            self.leaves[next as usize].prev = ids[last];
+        }
     }
 
     /// Data nodes for `keys[..cut]` and `keys[cut..]` with their values.
