@@ -17,7 +17,8 @@
 //!   slots, that half keeps them and an empty node takes the other, halving again until the
 //!   keys straddle a cut (see the module docs).
 //!
-//! Before each insert the root's key domain may widen for the key (`widen`).
+//! A full data node holding mostly keys past the root's domain widens the root instead
+//! (`widen`).
 
 use std::iter;
 use std::time::Instant;
@@ -32,7 +33,6 @@ use super::{Alex, AlexKey};
 impl<K: AlexKey, V: Default> Alex<K, V> {
     /// Inserts a valid key, returning the value it replaces.
     pub(super) fn insert_valid(&mut self, key: K, mut value: V) -> Option<V> {
-        self.widen_root_for(key.to_model());
         loop {
             let (leaf, parent) = self.descend(key.to_model());
             match self.leaves[leaf as usize].insert(key, value, &self.derived) {
@@ -44,7 +44,9 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
                 }
                 Err((full, v)) => {
                     value = v;
-                    self.make_room(leaf, parent, full);
+                    if !self.widen_root_for(key.to_model(), leaf) {
+                        self.make_room(leaf, parent, full);
+                    }
                 }
             }
         }
