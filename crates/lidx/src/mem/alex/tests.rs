@@ -98,16 +98,23 @@ fn appends_past_the_loaded_range_widen_the_root() {
     // The root widens for the appends: the tree stays as shallow as the bulk load made it
     // (before it did, the right edge deepened to 19 levels here).
     assert!(map.stats().depth <= 3, "{:?}", map.stats());
-    // Every split adds data nodes (widening the root and empty halves add more); appends
-    // grow nodes first.
+    // Every split and widening adds data nodes (empty halves add more); appends grow nodes
+    // first.
     let retrains = map.retrains();
     let grown = map.stats().data_nodes - loaded_nodes;
-    assert!(retrains.splits.count as usize <= grown, "{retrains:?}");
+    assert!(retrains.widenings.count > 0, "{retrains:?}");
+    assert!(
+        (retrains.splits.count + retrains.widenings.count) as usize <= grown,
+        "{retrains:?}"
+    );
     assert!(retrains.expansions.count > 0, "{retrains:?}");
     let total = retrains.total();
     assert_eq!(
         total.count,
-        retrains.expansions.count + retrains.retrains.count + retrains.splits.count
+        retrains.expansions.count
+            + retrains.retrains.count
+            + retrains.splits.count
+            + retrains.widenings.count
     );
     assert!(total.total >= retrains.splits.total);
     assert_eq!(
@@ -172,17 +179,17 @@ proptest! {
         start in proptest::collection::btree_set(0u64..100_000, 0..300),
         ops in proptest::collection::vec((0u8..5, 1u64..5_000), 0..3000),
     ) {
-        // Runs of appends past the largest key (steps of 1 to 5000), far jumps that exceed
-        // the doubled domain, random inserts among the keys and removes: the root widens,
-        // gets parents and nodes split into empty halves; answers stay the model's.
+        // Runs of appends past the largest key (steps of 1 to 5000), far jumps (up to 5M past
+        // it), random inserts among the keys and removes: the root widens and nodes split
+        // into empty halves; answers stay the model's.
         let entries: Vec<(u64, u64)> = start.iter().map(|&k| (k, k)).collect();
         let mut map = Alex::bulk_load(entries.clone(), small()).unwrap();
         let mut reference: BTreeMap<u64, u64> = entries.into_iter().collect();
         let mut next = reference.keys().next_back().map_or(0, |k| k + 1);
         for (op, step) in ops {
             let key = match op {
-                0 | 1 => { next = (next + step).min(1 << 60); next }
-                2 => { next = (next.saturating_mul(3) + step).min(1 << 60); next }
+                0 | 1 => { next += step; next }
+                2 => { next += step * 1000; next }
                 _ => step * 37,
             };
             match op {
@@ -196,4 +203,48 @@ proptest! {
             prop_assert_eq!(map.get(&k), Some(&v));
         }
     }
+}
+
+#[test]
+fn sparse_appends_raise_the_root_and_stay_shallow() {
+    // Appends ever further apart (i^2 * 10), small nodes: the root's domain doubles many
+    // times, the root reaches its largest fanout (512 slots) and gets parents.
+    let key = |i: u64| i * i * 10;
+    let mut map = Alex::bulk_load((0..100u64).map(|i| (key(i), i)).collect(), small()).unwrap();
+    for i in 100..50_000u64 {
+        assert_eq!(map.insert(key(i), i).unwrap(), None);
+    }
+    check(&map);
+    let stats = map.stats();
+    assert!(map.retrains().widenings.count > 9, "{:?}", map.retrains());
+    assert!(stats.depth >= 3 && stats.depth <= 6, "{stats:?}");
+    for i in (0..50_000u64).step_by(7) {
+        assert_eq!(map.get(&key(i)), Some(&i));
+    }
+}
+
+#[test]
+fn dense_appends_keep_the_default_tree_shallow_and_one_far_key_widens_nothing() {
+    let mut map: Alex<u64, u64> = Alex::new(AlexParams::default()).unwrap();
+    for i in 0..300_000u64 {
+        assert_eq!(map.insert(i * 3, i).unwrap(), None);
+    }
+    assert!(map.stats().depth <= 2, "{:?}", map.stats());
+    assert!(map.retrains().widenings.count > 0, "{:?}", map.retrains());
+    let (widenings, slots) = (
+        map.retrains().widenings,
+        map.inners[map.root as usize].children.len(),
+    );
+    assert_eq!(map.insert(u64::MAX / 2, 0).unwrap(), None);
+    for i in 300_000..300_010u64 {
+        assert_eq!(map.insert(i * 3, i).unwrap(), None);
+    }
+    assert_eq!(
+        map.retrains().widenings,
+        widenings,
+        "one far key is no reason to widen"
+    );
+    assert_eq!(map.inners[map.root as usize].children.len(), slots);
+    check(&map);
+    assert_eq!(map.get(&(u64::MAX / 2)), Some(&0));
 }

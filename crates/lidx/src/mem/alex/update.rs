@@ -9,13 +9,15 @@
 //! * on a cost deviation, the node's keys are costed as one retrained node and as two halves
 //!   (by the parent's routing, plus one traversal and the model-size charge); the cheaper wins:
 //!   **expand and retrain** or **split**;
-//! * catastrophic cost or the largest size always **split**;
+//! * catastrophic cost or the largest size always **split** (or narrow, below);
 //! * a split goes **sideways** (the two halves share the parent's slots of the old node; the
 //!   parent doubles its slots first when the node owned only one, up to `max_fanout`), or
 //!   **down** (a new inner node of fanout two over the node's keys) when the parent cannot
-//!   grow or when the node is the root. When every key of the node routes to one half of its
-//!   slots, that half keeps them and an empty node takes the other, halving again until the
-//!   keys straddle a cut (see the module docs).
+//!   grow, when the node is the root, or when all its keys route to one slot of a parent at
+//!   the largest fanout.
+//!   When every key of the node routes to one half of its slots, that half keeps them and an
+//!   empty node takes the other, halving again until the keys straddle a cut (see the module
+//!   docs).
 //!
 //! A full data node holding mostly keys past the root's domain widens the root instead
 //! (`widen`).
@@ -184,39 +186,41 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
     /// Splits `leaf` in two across its slots in parent `p` (reached at `slot`), doubling the
     /// parent first when the leaf owns a single slot. When every key routes to one half of
     /// the leaf's slots, the leaf keeps that half and an empty node takes the other, until
-    /// the keys straddle a half or the leaf owns one slot (keys appended past the others fill
-    /// the empty nodes next, instead of deepening the tree under one node).
+    /// the keys straddle a half (keys appended past the others fill the empty nodes next,
+    /// instead of deepening the tree under one node); when they all route to one slot, the
+    /// parent doubles again, and at the largest fanout the leaf splits down.
     fn split_sideways(&mut self, leaf: u32, p: u32, slot: usize) {
         let (keys, values) = self.leaves[leaf as usize].drain();
         let mut slot = slot;
         if self.leaves[leaf as usize].duplication == 0 {
-            let inner = &mut self.inners[p as usize];
-            inner.double();
+            self.double_parent(p);
             slot *= 2;
-            let children = inner.children.clone();
-            let mut i = 0;
-            while i < children.len() {
-                let child = children[i];
-                let duplication = self.duplication_of(child) + 1;
-                self.set_duplication(child, duplication);
-                i += 1 << duplication;
-            }
         }
         let mut duplication = self.leaves[leaf as usize].duplication;
         let mut start = InnerNode::run_start(slot, duplication);
-        let inner = &self.inners[p as usize];
-        let slots = inner.children.len();
-        let routed = |k: &K| inner.model.slot(k.to_model(), slots);
         // (first slot, duplication, keys) of each node replacing the leaf.
         let mut runs: Vec<(usize, u8, std::ops::Range<usize>)> = Vec::new();
-        let whole = 0..keys.len();
         loop {
             if duplication == 0 {
-                runs.push((start, 0, whole));
-                break;
+                // Every key routes to one slot: double the parent again to cut it, or, at
+                // the largest fanout, split down.
+                if self.inners[p as usize].children.len() * 2 > self.derived.max_fanout {
+                    self.split_down_entries(leaf, Some((p, slot)), keys, values);
+                    return;
+                }
+                self.double_parent(p);
+                for run in &mut runs {
+                    run.0 *= 2;
+                    run.1 += 1;
+                }
+                slot *= 2;
+                start *= 2;
+                duplication = 1;
             }
+            let inner = &self.inners[p as usize];
+            let slots = inner.children.len();
             let mid = start + (1 << (duplication - 1));
-            let cut = keys.partition_point(|k| routed(k) < mid);
+            let cut = keys.partition_point(|k| inner.model.slot(k.to_model(), slots) < mid);
             duplication -= 1;
             if cut > 0 && cut < keys.len() {
                 runs.push((start, duplication, 0..cut));
@@ -241,6 +245,20 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
             })
             .collect();
         self.replace_leaf_by_runs(leaf, p, nodes);
+    }
+
+    /// Doubles inner node `p`'s slots, each child's run with them.
+    fn double_parent(&mut self, p: u32) {
+        let inner = &mut self.inners[p as usize];
+        inner.double();
+        let children = inner.children.clone();
+        let mut i = 0;
+        while i < children.len() {
+            let child = children[i];
+            let duplication = self.duplication_of(child) + 1;
+            self.set_duplication(child, duplication);
+            i += 1 << duplication;
+        }
     }
 
     /// Replaces data node `leaf` (a child of `p`) by `nodes`, each with the first of the

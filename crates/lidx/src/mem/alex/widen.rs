@@ -8,32 +8,43 @@
 //! 17.4 µs an insert, 3M 43.6 µs (against 0.39 and 0.41 µs in random order).
 //!
 //! The reference widens the root (its "root expansion", after enough keys fall out of the
-//! domain). We do it when an insert finds its data node full and at least half of that
-//! node's keys lie past the root's domain (keys landing a little past the largest in a random
-//! order do not halve the root's slots for the keys inside), and the key's prediction at the
-//! root falls in the slots just past its last one (`[S, 2S)`: an append), or farther while the
-//! root has fewer slots than the map has keys (one far key does not blow a small map's root
-//! up to millions of slots). Widening appends `S` slots with the model unchanged, so every key in the
+//! domain). We widen it when an insert finds its data node full and that node holds at least
+//! 16 keys past the root's domain and at least half of its keys (keys landing a little past
+//! the largest in a random order, or one far key, do not halve the root's slots for the keys
+//! inside). One widening appends `S` slots with the model unchanged, so every key in the
 //! domain keeps its slot exactly; a new data node owns them, taking from the right edge's
-//! nodes the keys that now route to it. A root at the largest fanout gets a parent first:
-//! a new root of one slot whose model is the old one's divided by `S` (a power of two, so the
-//! old root keeps exactly its keys), which then widens the same way.
+//! nodes the keys that now route to it. Keys still past the new domain (a far run of appends)
+//! go to that node and widen the root again when it fills, once per fill, so the root grows
+//! to cover them step by step. A root at the largest fanout gets a parent first: a new root
+//! of one slot whose model is the old one's divided by `S` (a power of two, so the old root
+//! keeps exactly its keys), which then widens the same way. Widenings are counted and timed
+//! with the other reshapes ([`super::AlexRetrains`]).
+//!
+//! Appends into a region a far run jumped over land in a node owning one slot of a root
+//! below the top one; when that root is at the largest fanout the node splits down, as
+//! before the widening.
 //!
 //! Keys below the domain are not widened for (the models' base is the smallest key they were
 //! fitted on, so moving it would round predictions differently): decreasing inserts still
 //! deepen the left edge.
 
 use std::iter;
+use std::time::Instant;
 
 use super::data_node::{DataNode, NIL};
 use super::inner_node::{InnerNode, LEAF};
 use super::{Alex, AlexKey};
 
+/// Keys past the root's domain a full data node must hold before the root widens for them:
+/// one far key (or a few) stays in the edge node, as in the reference (its
+/// `kMinOutOfDomainKeys`, 5, before it considers expanding).
+const MIN_PAST_KEYS: usize = 16;
+
 impl<K: AlexKey, V: Default> Alex<K, V> {
-    /// Widens the root until model image `m` routes inside its slots, when data node `leaf`
-    /// (where `m` routes, full) holds mostly keys past the root's domain (an append pattern,
-    /// not a random key that happens to land past the largest) and `m` is an append or the
-    /// root is small for the map (see the module docs). Whether it widened.
+    /// Widens the root once (doubling its slots, after giving it a parent when it is at the
+    /// largest fanout) when `m` predicts past its last slot and data node `leaf` (where `m`
+    /// routes, full) holds at least [`MIN_PAST_KEYS`] keys past the root's domain and at
+    /// least half of its keys. Whether it widened.
     pub(super) fn widen_root_for(&mut self, m: u64, leaf: u32) -> bool {
         if self.root & LEAF != 0 || !self.past_root(m) {
             return false;
@@ -42,24 +53,17 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
         let past = (0..node.capacity())
             .filter(|&i| node.is_occupied(i) && self.past_root(node.keys[i].to_model()))
             .count();
-        if past * 2 < node.num_keys {
+        if past < MIN_PAST_KEYS || past * 2 < node.num_keys {
             return false;
         }
-        let mut widened = false;
-        while self.root & LEAF == 0 && self.past_root(m) {
-            let root = &self.inners[self.root as usize];
-            let slots = root.children.len();
-            if root.model.predict(m) as i64 >= 2 * slots as i64 && 2 * slots > self.len.max(1) {
-                break;
-            }
-            if 2 * slots > self.derived.max_fanout {
-                self.raise_root(slots);
-            } else {
-                self.widen_root(slots);
-                widened = true;
-            }
+        let start = Instant::now();
+        let slots = self.inners[self.root as usize].children.len();
+        if 2 * slots > self.derived.max_fanout {
+            self.raise_root(slots);
         }
-        widened
+        self.widen_root(self.inners[self.root as usize].children.len());
+        self.retrains.widenings.record(start);
+        true
     }
 
     /// Whether model image `m` predicts past the root's last slot (the root is inner).
