@@ -296,6 +296,11 @@ impl<K: Key, V: Default> DataNode<K, V> {
         self.bitmap[i / 64] >> (i % 64) & 1 == 1
     }
 
+    /// The keys held, in increasing order.
+    pub(crate) fn occupied_keys(&self) -> impl Iterator<Item = K> + '_ {
+        occupied_slots(&self.bitmap).map(|i| self.keys[i])
+    }
+
     /// The first occupied slot at or after `from`.
     pub(crate) fn next_occupied(&self, from: usize) -> Option<usize> {
         if from >= self.capacity() {

@@ -126,10 +126,7 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
     fn retrain_beats_split(&self, leaf: u32, parent: Option<(u32, usize)>) -> Option<NodeCost> {
         let d = self.derived;
         let node = &self.leaves[leaf as usize];
-        let keys: Vec<K> = (0..node.capacity())
-            .filter(|&i| node.is_occupied(i))
-            .map(|i| node.keys[i])
-            .collect();
+        let keys: Vec<K> = node.occupied_keys().collect();
         let n = keys.len();
         let per_key = |count: usize| {
             MODEL_SIZE_WEIGHT

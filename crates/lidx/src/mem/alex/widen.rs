@@ -50,8 +50,9 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
             return false;
         }
         let node = &self.leaves[leaf as usize];
-        let past = (0..node.capacity())
-            .filter(|&i| node.is_occupied(i) && self.past_root(node.keys[i].to_model()))
+        let past = node
+            .occupied_keys()
+            .filter(|k| self.past_root(k.to_model()))
             .count();
         if past < MIN_PAST_KEYS || past * 2 < node.num_keys {
             return false;
@@ -98,11 +99,7 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
         while leaf != NIL {
             let node = &self.leaves[leaf as usize];
             let prev = node.prev;
-            let last_key = (0..node.capacity())
-                .rev()
-                .find(|&i| node.is_occupied(i))
-                .map(|i| node.keys[i]);
-            let Some(last_key) = last_key else {
+            let Some(last_key) = node.occupied_keys().last() else {
                 leaf = prev;
                 continue;
             };
@@ -131,9 +128,9 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
             .extend(iter::repeat_n(id | LEAF, slots));
     }
 
-    /// Rebuilds data node `leaf` over `keys` and `values`, in its place in the chain and in
-    /// its parent.
-    pub(super) fn refill(&mut self, leaf: u32, keys: &[K], values: Vec<V>) {
+    /// Rebuilds data node `leaf` over `keys` and `values` under the same id, in its place in
+    /// the chain.
+    fn refill(&mut self, leaf: u32, keys: &[K], values: Vec<V>) {
         let old = &self.leaves[leaf as usize];
         let (prev, next, duplication) = (old.prev, old.next, old.duplication);
         let mut node = DataNode::fresh(keys, values, duplication, &self.derived);
