@@ -32,7 +32,7 @@ use lidx_bench::store_keys::{RankedKeys, StoreKeys};
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
 
-use super::args::{check_out, parse_fetches, parse_ops, write_out};
+use super::args::{check_out_inputs, parse_fetches, parse_ops, write_out};
 use super::disk::{unique_keys, DeviceChoice};
 use super::{load_any_dataset, Bars};
 
@@ -229,7 +229,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         .into());
     }
-    check_out(args.out.as_ref(), args.force)?;
+    check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
+    let inputs: Vec<(&str, &std::path::Path)> = super::dataset_files(&args.dataset)
+        .into_iter()
+        .map(|p| ("--dataset", p))
+        .collect();
+    for figure in [&args.csv, &args.svg].into_iter().flatten() {
+        super::output::check(figure, &inputs, args.force)?;
+    }
     super::disk::check_cache(args.block_size, args.cache_blocks)?;
     let base = StorageBase {
         dir: device.dir.clone(),
@@ -291,7 +298,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("{}", kv_runner::table(&records));
     write_out(args.out.as_ref(), &records)?;
     if let Some(csv) = &args.csv {
-        plot::write_csv(csv, &records)?;
+        super::output::replace(csv, |staged| plot::write_csv(staged, &records))?;
         eprintln!("wrote the curve to {}", csv.display());
     }
     if let Some(svg) = &args.svg {
@@ -299,7 +306,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "{} on {}: throughput vs memory",
             records[0].dataset, records[0].device
         );
-        plot::write_svg(svg, &records, &title)?;
+        super::output::replace(svg, |staged| plot::write_svg(staged, &records, &title))?;
         eprintln!("drew the curve in {}", svg.display());
     }
     Ok(())
