@@ -105,7 +105,6 @@ impl Created {
         let _held = registry();
         commit()
     }
-
 }
 
 impl Drop for Created {

@@ -19,8 +19,8 @@ use lidx::mem::start::cost_model::{calibrate, llc_bytes};
 use lidx::mem::start::{CostModel, NodeMix, Start, StartParams, Strategy};
 use lidx::OrderedMap;
 use lidx_bench::registry::parse_count;
-use lidx_bench::BenchError;
 use lidx_bench::start_runner::{self, MixedConfig, MixedRecord};
+use lidx_bench::BenchError;
 
 use super::args::{check_out_inputs, write_out};
 use super::load_dataset;

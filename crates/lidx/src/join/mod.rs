@@ -354,7 +354,9 @@ pub fn join<K: TableKey>(
             let private = tempfile::Builder::new()
                 .prefix(".lidx-join-")
                 .tempdir_in(dir)
-                .map_err(|e| Error::io(dir.display().to_string(), "create a scratch directory", &e))?;
+                .map_err(|e| {
+                    Error::io(dir.display().to_string(), "create a scratch directory", &e)
+                })?;
             let scratch = Storage::new(private.path(), kind.clone(), block_size)?;
             let report = join_in::<K>(left, right, out, &scratch, params);
             drop(scratch);
@@ -445,12 +447,8 @@ pub fn join_in<K: TableKey>(
             (Some(load), out)
         }
         JoinAlgo::UnsortedLearned => {
-            let (load, out) = learned_partition::run(
-                &sides,
-                params.threads,
-                params.memory,
-                &mut mark,
-            )?;
+            let (load, out) =
+                learned_partition::run(&sides, params.threads, params.memory, &mut mark)?;
             (Some(load), out)
         }
     };
