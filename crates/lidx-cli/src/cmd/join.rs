@@ -142,7 +142,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     )?;
     let kind = DeviceKind::parse(&args.device).map_err(usage)?;
     let mut staging = output::Staging::beside(output::parent(&args.out))?;
-    let staged = staging.file(&args.out)?;
+    // `read-both` writes nothing: its output is a name in the private directory, never moved.
+    let staged = match baseline {
+        Some(Baseline::ReadBoth) => staging.dir().join("unwritten"),
+        _ => staging.file(&args.out)?,
+    };
     let params = JoinParams {
         algo,
         threads: args.threads,
