@@ -3,7 +3,8 @@
 //! asserting the user's bytes are intact and the exit code is right.
 //!
 //! * Class 1, a command removed what it did not create: `lidx recovery --dir D` refused a
-//!   non-empty `D/log-<map>` (a user's files) and then deleted it.
+//!   non-empty `D/log-<map>` (a user's files) and then deleted it; `lidx ycsb --device
+//!   file:D` emptied `D/ycsb-<workload>-<store>-<run>` before each run, whoever's it was.
 //! * Class 2, helper files clobbered users' files: `join --threads N --out X` wrote `X.part<i>`
 //!   and `grace-hash` `X.grace.b<n>` / `X.grace.p<n>`, truncating and then deleting any file of
 //!   that name, an input table included; `lidx gen` killed mid-write left its hidden temporary
@@ -87,6 +88,34 @@ fn recovery_leaves_a_users_directory_named_like_its_store_alone() {
     assert_eq!(std::fs::read(users.join("notes.txt")).unwrap(), b"mine");
     assert_eq!(names(&d), ["log-btree_leaf_16_inner_15"]);
     assert_eq!(names(&users), ["notes.txt"]);
+}
+
+#[test]
+fn ycsb_leaves_a_users_directory_named_like_its_run_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let device = tmp.path().join("dev");
+    let users = device.join("ycsb-read-only-store_btree_budget_default_fsync_never-0");
+    std::fs::create_dir_all(&users).unwrap();
+    std::fs::write(users.join("notes.txt"), b"mine").unwrap();
+    let run = lidx(&[
+        "ycsb",
+        "--dataset",
+        "gen:lognormal:2K",
+        "--workload",
+        "read-only",
+        "--ops",
+        "1K",
+        "--store",
+        "btree",
+        "--device",
+        &format!("file:{}", device.display()),
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert_eq!(std::fs::read(users.join("notes.txt")).unwrap(), b"mine");
+    assert_eq!(
+        names(&device),
+        ["ycsb-read-only-store_btree_budget_default_fsync_never-0"]
+    );
 }
 
 #[test]
