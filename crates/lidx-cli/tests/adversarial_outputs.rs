@@ -4,7 +4,8 @@
 //!
 //! * Class 1, a command removed what it did not create: `lidx recovery --dir D` refused a
 //!   non-empty `D/log-<map>` (a user's files) and then deleted it; `lidx ycsb --device
-//!   file:D` emptied `D/ycsb-<workload>-<store>-<run>` before each run, whoever's it was.
+//!   file:D` emptied `D/ycsb-<workload>-<store>-<run>` before each run, whoever's it was, and
+//!   `lidx bench --on-disk --updatable --device file:D` removed every `D/upd.<index>*`.
 //! * Class 2, helper files clobbered users' files: `join --threads N --out X` wrote `X.part<i>`
 //!   and `grace-hash` `X.grace.b<n>` / `X.grace.p<n>`, truncating and then deleting any file of
 //!   that name, an input table included; `lidx gen` killed mid-write left its hidden temporary
@@ -116,6 +117,39 @@ fn ycsb_leaves_a_users_directory_named_like_its_run_alone() {
         names(&device),
         ["ycsb-read-only-store_btree_budget_default_fsync_never-0"]
     );
+}
+
+#[test]
+fn bench_updatable_leaves_a_users_files_named_like_its_index_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let device = tmp.path().join("dev");
+    std::fs::create_dir_all(&device).unwrap();
+    let users = ["upd.btree.fill=100.lidx", "upd.btree.fill=100.lidx.notes"];
+    for name in users {
+        std::fs::write(device.join(name), name.as_bytes()).unwrap();
+    }
+    let run = lidx(&[
+        "bench",
+        "--on-disk",
+        "--updatable",
+        "--index",
+        "btree",
+        "--dataset",
+        "gen:lognormal:5K",
+        "--device",
+        &format!("file:{}", device.display()),
+        "--workload",
+        "write-only",
+        "--queries",
+        "1K",
+        "--runs",
+        "1",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    for name in users {
+        assert_eq!(std::fs::read(device.join(name)).unwrap(), name.as_bytes());
+    }
+    assert_eq!(names(&device), users);
 }
 
 #[test]

@@ -81,6 +81,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bench = UpdateBench::prepare(&dataset.name, &keys, config)?;
     drop(keys);
     device.create_dir()?;
+    // The indexes go in a private directory of this run's inside the device's directory,
+    // removed when the command ends, on signals too: the runner removes each index's files
+    // between runs, and none of them may be a user's (issue 30, class 1).
+    let private = match &device.dir {
+        Some(dir) => Some(super::output::Staging::beside(dir)?),
+        None => None,
+    };
+    let device = DeviceChoice {
+        dir: private.as_ref().map(|p| p.dir().to_path_buf()),
+        ..device
+    };
     let storage = device.storage(args.block_size, args.cache_blocks)?;
     let mut records = Vec::new();
     let mut bars = Bars::default();
@@ -95,6 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     add_btree_ratios(&mut records);
+    drop(private);
     // In place before the last line on stdout: a closed pipe cannot leave a staged file.
     write_out(args.out.as_ref(), &records)?;
 
