@@ -274,3 +274,60 @@ fn copy_parts<K: TableKey>(out: OutputSpec<'_>, names: &[String], counts: &[u64]
     write_table_header(device.as_ref(), &header)?;
     Ok(total)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::io::{DeviceKind, Storage};
+    use crate::join::{join, JoinAlgo, JoinParams, TableRef, TableWriter};
+
+    /// Issue 30, class 2: the thread parts and Grace partitions were `<out>.part<t>` and
+    /// `<out>.grace.b<p>` beside the output, truncating and then deleting a user's files of
+    /// those names. They now go in a private scratch directory, removed when the join returns.
+    #[test]
+    fn helper_files_never_take_names_beside_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, 4096).unwrap();
+        for (name, step) in [("l", 2u64), ("r", 3)] {
+            let mut w = TableWriter::<u64>::create(&storage, name, 8).unwrap();
+            for k in (0..5000u64).map(|i| i * step) {
+                w.push(&k, &k.to_le_bytes()).unwrap();
+            }
+            w.finish().unwrap();
+        }
+        let users = ["o.part0", "o.part1", "o.grace.b0", "o.grace.p0"];
+        for name in users {
+            std::fs::write(dir.path().join(name), name).unwrap();
+        }
+        let at = |name| TableRef {
+            storage: &storage,
+            name,
+        };
+        let mut checksums = Vec::new();
+        for algo in [JoinAlgo::SortMerge, JoinAlgo::GraceHash] {
+            let params = JoinParams {
+                algo,
+                threads: 2,
+                ..JoinParams::default()
+            };
+            let report = join::<u64>(at("l"), at("r"), at("o"), &params).unwrap();
+            assert_eq!(report.output_count, 1667);
+            checksums.push(report.checksum);
+        }
+        assert_eq!(checksums[0], checksums[1]);
+        for name in users {
+            assert_eq!(
+                std::fs::read(dir.path().join(name)).unwrap(),
+                name.as_bytes()
+            );
+        }
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut expected = vec!["l", "o", "r"];
+        expected.extend(users);
+        expected.sort();
+        assert_eq!(left, expected);
+    }
+}

@@ -10,6 +10,11 @@
 //! [`Persist`] encoding; a checksum covers them besides the device's block checksums, so that
 //! a model is never decoded from bytes that were not written together.
 //!
+//! Saving writes the file under a hidden name of its own beside the table and renames it over
+//! `name` once synced, so a join killed while saving leaves the previous saved index (or none),
+//! never a partial one that the next join would call corrupt (issue 30, class 3). Where the
+//! table's directory is not writable the index is used from memory ([`IndexLoad::unsaved`]).
+//!
 //! Why these files are not opened through `disk::static_learned::AnyStaticLearned` (issue 12
 //! asked whether they could be): that opener reads a static learned *file*, records in its own
 //! data blocks plus the model that locates them, and maps the model kind the file records to a
@@ -216,10 +221,33 @@ pub fn save<K: TableKey, M: Persist<K>>(
     for (i, chunk) in stream.chunks(payload).enumerate() {
         buf[i * bs..i * bs + chunk.len()].copy_from_slice(chunk);
     }
-    let device = storage.create(name)?;
-    device.write_blocks(0, &mut buf, IoClass::Model)?;
-    device.sync()?;
-    Ok((blocks * bs) as u64)
+    let Some(dir) = storage.dir() else {
+        let device = storage.create(name)?;
+        device.write_blocks(0, &mut buf, IoClass::Model)?;
+        device.sync()?;
+        return Ok((blocks * bs) as u64);
+    };
+    let staged = crate::join::scratch_name(&format!(".{name}.saving"));
+    let written = (|| {
+        let device = storage.create(&staged)?;
+        device.write_blocks(0, &mut buf, IoClass::Model)?;
+        device.sync()?;
+        let (from, to) = (dir.join(&staged), dir.join(name));
+        std::fs::rename(&from, &to).map_err(|e| {
+            Error::io(
+                to.display().to_string(),
+                "rename a saved index into place",
+                &e,
+            )
+        })?;
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(dir.display().to_string(), "sync", &e))
+    })();
+    if written.is_err() {
+        crate::join::remove_scratch(storage, &staged);
+    }
+    written.map(|()| (blocks * bs) as u64)
 }
 
 /// Reads the saved index file `name`: its spec and the model bytes (see [`decode_saved`]).
