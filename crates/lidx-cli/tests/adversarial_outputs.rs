@@ -67,14 +67,25 @@ fn join(algo: &str, left: &Path, right: &Path, out: &Path, extra: &[&str]) -> Ou
     lidx(&args)
 }
 
+/// Puts a user's file in the directory `parent/child`, runs `lidx command`, and asserts that it
+/// succeeded and that `parent` holds that directory and file alone, as they were.
+fn leaves_a_users_directory_alone(parent: &Path, child: &str, command: &[&str]) {
+    let users = parent.join(child);
+    std::fs::create_dir_all(&users).unwrap();
+    std::fs::write(users.join("notes.txt"), b"mine").unwrap();
+    let run = lidx(command);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert_eq!(std::fs::read(users.join("notes.txt")).unwrap(), b"mine");
+    assert_eq!(names(parent), [child]);
+    assert_eq!(names(&users), ["notes.txt"]);
+}
+
 #[test]
 fn recovery_leaves_a_users_directory_named_like_its_store_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().join("D");
-    let users = d.join("log-btree_leaf_16_inner_15");
-    std::fs::create_dir_all(&users).unwrap();
-    std::fs::write(users.join("notes.txt"), b"mine").unwrap();
-    let run = lidx(&[
+    let dir = path(&d);
+    let command = [
         "recovery",
         "--dataset",
         "gen:lognormal:2K",
@@ -83,22 +94,17 @@ fn recovery_leaves_a_users_directory_named_like_its_store_alone() {
         "--runs",
         "1",
         "--dir",
-        &path(&d),
-    ]);
-    assert!(run.status.success(), "{}", text(&run.stderr));
-    assert_eq!(std::fs::read(users.join("notes.txt")).unwrap(), b"mine");
-    assert_eq!(names(&d), ["log-btree_leaf_16_inner_15"]);
-    assert_eq!(names(&users), ["notes.txt"]);
+        &dir,
+    ];
+    leaves_a_users_directory_alone(&d, "log-btree_leaf_16_inner_15", &command);
 }
 
 #[test]
 fn ycsb_leaves_a_users_directory_named_like_its_run_alone() {
     let tmp = tempfile::tempdir().unwrap();
-    let device = tmp.path().join("dev");
-    let users = device.join("ycsb-read-only-store_btree_budget_default_fsync_never-0");
-    std::fs::create_dir_all(&users).unwrap();
-    std::fs::write(users.join("notes.txt"), b"mine").unwrap();
-    let run = lidx(&[
+    let d = tmp.path().join("dev");
+    let device = format!("file:{}", d.display());
+    let command = [
         "ycsb",
         "--dataset",
         "gen:lognormal:2K",
@@ -109,14 +115,10 @@ fn ycsb_leaves_a_users_directory_named_like_its_run_alone() {
         "--store",
         "btree",
         "--device",
-        &format!("file:{}", device.display()),
-    ]);
-    assert!(run.status.success(), "{}", text(&run.stderr));
-    assert_eq!(std::fs::read(users.join("notes.txt")).unwrap(), b"mine");
-    assert_eq!(
-        names(&device),
-        ["ycsb-read-only-store_btree_budget_default_fsync_never-0"]
-    );
+        &device,
+    ];
+    let run = "ycsb-read-only-store_btree_budget_default_fsync_never-0";
+    leaves_a_users_directory_alone(&d, run, &command);
 }
 
 #[test]
@@ -515,34 +517,23 @@ fn an_inlj_on_read_only_tables_uses_its_index_from_memory() {
 fn table_create_refuses_text_keys_that_padding_would_merge() {
     let tmp = tempfile::tempdir().unwrap();
     let keys = tmp.path().join("keys.txt");
-    std::fs::write(&keys, b"a\na\0\nb\n").unwrap();
     let out = tmp.path().join("t");
-    let run = lidx(&[
-        "table",
-        "create",
-        "--from",
-        &format!("text:{}", keys.display()),
-        "--ratio",
-        "1",
-        "--out",
-        &format!("{}/", out.display()),
-    ]);
+    let (from, dir) = (
+        format!("text:{}", keys.display()),
+        format!("{}/", out.display()),
+    );
+    let create = |lines: &[u8]| {
+        std::fs::write(&keys, lines).unwrap();
+        lidx(&[
+            "table", "create", "--from", &from, "--ratio", "1", "--out", &dir,
+        ])
+    };
+    let run = create(b"a\na\0\nb\n");
     let stderr = text(&run.stderr);
     assert_eq!(run.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("zero-padded"), "{stderr}");
     assert!(!out.join("large").exists());
     // Keys that differ in more than trailing zero bytes stay distinct; real duplicates drop.
-    std::fs::write(&keys, b"a\na\na\0b\nb\n").unwrap();
-    let run = lidx(&[
-        "table",
-        "create",
-        "--from",
-        &format!("text:{}", keys.display()),
-        "--ratio",
-        "1",
-        "--out",
-        &format!("{}/", out.display()),
-    ]);
-    let lines = json_lines(&run);
+    let lines = json_lines(&create(b"a\na\na\0b\nb\n"));
     assert_eq!(lines[0]["count"], 3);
 }
