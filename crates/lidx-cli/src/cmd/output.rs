@@ -181,3 +181,73 @@ pub fn replace<T>(
     staging.commit()?;
     Ok(value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_commit_replaces_the_target_and_a_drop_leaves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.csv");
+        std::fs::write(&out, "old").unwrap();
+        let mut staging = Staging::beside(dir.path()).unwrap();
+        let staged = staging.file(&out).unwrap();
+        assert_eq!(
+            staged.file_name(),
+            out.file_name(),
+            "the extension still says the format"
+        );
+        std::fs::write(&staged, "new").unwrap();
+        std::fs::write(staging.dir().join("helper"), "scratch").unwrap();
+        drop(staging);
+        assert_eq!(std::fs::read(&out).unwrap(), b"old");
+        assert_eq!(names(dir.path()), ["out.csv"]);
+        let mut staging = Staging::beside(dir.path()).unwrap();
+        std::fs::write(staging.file(&out).unwrap(), "new").unwrap();
+        staging.commit().unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), b"new");
+        assert_eq!(names(dir.path()), ["out.csv"]);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_nothing_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("keys.sosd");
+        std::fs::write(&out, "old").unwrap();
+        let failed = replace(&out, |staged| {
+            std::fs::write(staged, "half").unwrap();
+            Err::<(), _>(BenchError::BadSpec {
+                what: "test",
+                got: String::new(),
+                expected: String::new(),
+            })
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&out).unwrap(), b"old");
+        assert_eq!(names(dir.path()), ["keys.sosd"]);
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused_even_with_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in");
+        std::fs::write(&input, "data").unwrap();
+        let link = dir.path().join("link");
+        std::fs::hard_link(&input, &link).unwrap();
+        for force in [false, true] {
+            assert!(check(&link, &[("--dataset", &input)], force).is_err());
+        }
+        assert!(check(&input, &[], false).is_err());
+        assert!(check(&input, &[], true).is_ok());
+    }
+}

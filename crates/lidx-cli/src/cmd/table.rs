@@ -269,14 +269,32 @@ impl Plan<'_> {
             tables.push((name.clone(), picked.iter().map(|&i| keys[i]).collect()));
         }
         drop(keys);
-        // The dataset is loaded and checked: only now may the directory be created.
+        // The dataset is loaded and checked: only now may the directory be created. One this
+        // run made is removed again if the tables fail (it holds nothing then).
+        let made = !self.dir.exists();
         std::fs::create_dir_all(self.dir)?;
+        let written = self.write_tables(tables, &record, &mut rng);
+        if written.is_err() && made {
+            let _ = std::fs::remove_dir(self.dir);
+        }
+        written
+    }
+
+    /// Writes `tables` (name and keys) in a private directory beside their targets, then
+    /// renames them into place and prints one JSON line each.
+    fn write_tables<K: Copy, T: TableKey>(
+        &self,
+        tables: Vec<(String, Vec<K>)>,
+        record: impl Fn(&K) -> (T, u64),
+        rng: &mut ChaCha8Rng,
+    ) -> anyhow::Result<()> {
+        let args = self.args;
         let mut staging = output::Staging::beside(self.dir)?;
         let storage = Storage::new(staging.dir(), DeviceKind::File { direct: true }, 4096)?;
         let mut lines = Vec::new();
         for (name, mut keys) in tables {
             if args.shuffle {
-                keys.shuffle(&mut rng);
+                keys.shuffle(rng);
             }
             let staged = staging.file(&self.dir.join(&name))?;
             let staged_name = staged
