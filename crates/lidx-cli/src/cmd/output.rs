@@ -19,8 +19,9 @@
 //!
 //! A target that exists and is not a regular file (`/dev/stdout`, a FIFO) is written in place,
 //! since renaming over it would replace the device node; a symbolic link is followed, so the
-//! file it names is replaced and the link kept. A command renames its outputs into place
-//! before its last line on stdout, so a closed pipe (SIGPIPE) cannot leave a staged file.
+//! file it names is replaced and the link kept. No command prints on stdout while a staging
+//! directory is open (its outputs are renamed into place before its lines, or staged only
+//! after them), so a closed pipe, whose SIGPIPE ends the process, cannot leave a staged file.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
