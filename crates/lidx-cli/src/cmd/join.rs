@@ -141,7 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.force,
     )?;
     let kind = DeviceKind::parse(&args.device).map_err(usage)?;
-    let mut staging = output::Staging::beside(output::parent(&args.out))?;
+    let mut staging = output::Staging::beside(&output::directory_of(&args.out)?)?;
     // `read-both` writes nothing: its output is a name in the private directory, never moved.
     let staged = match baseline {
         Some(Baseline::ReadBoth) => staging.dir().join("unwritten"),

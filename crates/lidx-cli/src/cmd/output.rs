@@ -87,6 +87,13 @@ fn resolve(out: &Path) -> anyhow::Result<Option<PathBuf>> {
     }
 }
 
+/// The directory a [`Staging`] for `out` belongs in: that of the file `out` really names (a
+/// symbolic link followed), so the rename into place stays within one directory.
+pub fn directory_of(out: &Path) -> anyhow::Result<PathBuf> {
+    let target = resolve(out)?.unwrap_or_else(|| out.to_path_buf());
+    Ok(parent(&target).to_path_buf())
+}
+
 /// Outputs being written in a private directory beside their targets, renamed into place by
 /// [`Staging::commit`]; dropped without a commit, the directory and all in it are removed and
 /// every target is as it was.
@@ -177,7 +184,7 @@ pub fn replace<T>(
         return write(out).with_context(|| format!("writing {}", out.display()));
     };
     let mut staging = Staging::beside(parent(&target))?;
-    let staged = staging.file(out)?;
+    let staged = staging.file(&target)?;
     let value = write(&staged).with_context(|| format!("writing {}", out.display()))?;
     staging.commit()?;
     Ok(value)
