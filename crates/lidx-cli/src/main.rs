@@ -25,6 +25,12 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // A closed stdout (`lidx repro list | head -1`) ends the process quietly, as it does other
+    // Unix tools, instead of a panic with a backtrace on the failed write (Rust ignores
+    // SIGPIPE by default). Outputs are renamed into place before a command's last line on
+    // stdout, so this cannot leave a staged file (issue 30, class 10).
+    // SAFETY: called first thing in `main`, before any thread starts; SIG_DFL is a valid action.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     match cmd::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,

@@ -162,7 +162,7 @@ fn dims(c: &Context, runs: &[DimsRun<'_>]) -> Plan {
             step.args.extend(run.args.iter().map(|a| a.to_string()));
             if d == 0 {
                 for &(flag, suffix) in run.svgs {
-                    let file = c.file(&format!("-{suffix}.svg"));
+                    let file = c.staged(&format!("-{suffix}.svg"));
                     step = step.arg(flag, &file);
                     files.push(file);
                 }

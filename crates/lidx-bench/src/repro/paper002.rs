@@ -139,8 +139,8 @@ fn fig11(c: &Context) -> Plan {
                 .arg("--dynamic", "sorted-runs");
             if d == 0 {
                 let (csv, svg) = (
-                    c.file(&format!("-{workload}.curve.csv")),
-                    c.file(&format!("-{workload}.svg")),
+                    c.staged(&format!("-{workload}.curve.csv")),
+                    c.staged(&format!("-{workload}.svg")),
                 );
                 step = step.arg("--csv", &csv).arg("--svg", &svg);
                 files.extend([csv, svg]);

@@ -123,6 +123,7 @@ impl Experiment {
             },
             ops: ops.unwrap_or(sizes.ops).to_string(),
             out: out.to_path_buf(),
+            work: out.join(format!("{}.work", self.id)),
         }
     }
 
@@ -154,6 +155,10 @@ pub struct Context {
     pub ops: String,
     /// The output directory.
     pub out: PathBuf,
+    /// The scratch directory: the steps' parts of records, tables, store directories and the
+    /// files they write, moved into `out` once all are written. `<out>/<id>.work` until the
+    /// command that runs the plan names a private directory of its own.
+    pub work: PathBuf,
 }
 
 impl Context {
@@ -162,10 +167,16 @@ impl Context {
         self.out.join(format!("{}{suffix}", self.id))
     }
 
-    /// `<out>/<id>.work`: the scratch directory (parts of records, tables, store
-    /// directories), removed once the experiment's outputs are written.
+    /// The scratch directory ([`Context::work`]), removed by the command that made it once
+    /// the experiment's outputs are in place.
     pub fn work(&self) -> PathBuf {
-        self.out.join(format!("{}.work", self.id))
+        self.work.clone()
+    }
+
+    /// `<work>/<id><suffix>`: where a step writes the file that becomes
+    /// [`Context::file`]`(suffix)` once every step succeeded.
+    pub fn staged(&self, suffix: &str) -> PathBuf {
+        self.work.join(format!("{}{suffix}", self.id))
     }
 }
 
@@ -305,7 +316,8 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// How the SVG is drawn.
     pub figure: Figure,
-    /// Files the commands write themselves into the output directory (their own CSV and SVG).
+    /// Files the commands write themselves (their own CSV and SVG), in the scratch directory
+    /// ([`Context::staged`]); moved into the output directory with the rest.
     pub files: Vec<PathBuf>,
 }
 
@@ -321,7 +333,12 @@ impl Plan {
                     .map(|p| context.file(&format!("-{}.svg", p.name))),
             );
         }
-        out.extend(self.files.iter().cloned());
+        out.extend(
+            self.files
+                .iter()
+                .filter_map(|f| f.file_name())
+                .map(|name| context.out.join(name)),
+        );
         out
     }
 }

@@ -1,8 +1,14 @@
-//! What `lidx repro` does around an experiment's commands: refuse (or, with `--force`, clear)
-//! outputs that exist before anything runs, give each step its part file in the scratch
-//! directory, and afterwards gather the parts into `<id>.jsonl` (the records `lidx report`
-//! reads), flatten them into `<id>.csv` and draw the SVG the plan's [`Figure`] names, with
+//! What `lidx repro` does around an experiment's commands: refuse outputs that exist before
+//! anything runs (unless `--force`), give each step its part file in the scratch directory,
+//! and afterwards gather the parts into `<id>.jsonl` (the records `lidx report` reads),
+//! flatten them into `<id>.csv` and draw the SVG the plan's [`Figure`] names, with
 //! [`crate::plot`]'s one line-plot writer or `lidx report`'s [`crate::charts`].
+//!
+//! Every output is written in the scratch directory (the steps' own CSV and SVG too) and
+//! renamed into the output directory, fsynced, only once all are written: with `--force` the
+//! old outputs stay as they were until then, and a failed step leaves them (issue 30, class
+//! 3: they were removed before the steps ran). Nothing is removed here: the scratch directory
+//! is the caller's, made for this run and removed by it.
 //!
 //! The CSV is the records as they are: one column per field in the order the fields first
 //! appear, nested values as JSON text, absent ones empty, so nothing a record holds is lost.
@@ -26,13 +32,12 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BenchError + '_ {
     }
 }
 
-/// Files of the output directory that belong to the experiment: its listed outputs, its
-/// scratch directory and the charts `<id>-<chart>.svg` a previous run drew.
+/// Files of the output directory that belong to the experiment: its listed outputs and the
+/// charts `<id>-<chart>.svg` a previous run drew.
 pub fn existing(context: &Context, plan: &Plan) -> Result<Vec<PathBuf>> {
     let mut found: Vec<PathBuf> = plan
         .outputs(context)
         .into_iter()
-        .chain(std::iter::once(context.work()))
         .filter(|p| fs::symlink_metadata(p).is_ok())
         .collect();
     if let Ok(entries) = fs::read_dir(&context.out) {
@@ -52,26 +57,12 @@ pub fn existing(context: &Context, plan: &Plan) -> Result<Vec<PathBuf>> {
 }
 
 /// Before the steps run: refuses an output that exists ([`BenchError::OutputExists`] naming
-/// the first) unless `force`, in which case they are removed; then makes the output and
-/// scratch directories.
+/// the first) unless `force`, in which case it is replaced once the new one is written.
 pub fn prepare(context: &Context, plan: &Plan, force: bool) -> Result<()> {
-    let found = existing(context, plan)?;
-    if let Some(first) = found.first() {
-        if !force {
-            return Err(BenchError::OutputExists {
-                path: first.clone(),
-            });
-        }
+    match existing(context, plan)?.into_iter().next() {
+        Some(path) if !force => Err(BenchError::OutputExists { path }),
+        _ => Ok(()),
     }
-    for path in &found {
-        let removed = if path.is_dir() {
-            fs::remove_dir_all(path)
-        } else {
-            fs::remove_file(path)
-        };
-        removed.map_err(io(path))?;
-    }
-    fs::create_dir_all(context.work()).map_err(io(&context.work()))
 }
 
 /// The part file of step `index`: where its records go (`--out`) or its standard output.
@@ -80,7 +71,8 @@ pub fn part(context: &Context, index: usize) -> PathBuf {
 }
 
 /// After the steps ran: gathers their parts into `<id>.jsonl` and `<id>.csv`, draws the SVG,
-/// removes the scratch directory, and returns the files written (the commands' own too).
+/// moves them and the commands' own files into the output directory, and returns the files
+/// written there.
 pub fn finish(context: &Context, plan: &Plan) -> Result<Vec<PathBuf>> {
     let mut rows = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
@@ -107,14 +99,14 @@ pub fn finish(context: &Context, plan: &Plan) -> Result<Vec<PathBuf>> {
             }
         }
     }
-    let jsonl = context.file(".jsonl");
+    let jsonl = context.staged(".jsonl");
     let mut text = String::new();
     for row in &rows {
         text.push_str(&row.to_string());
         text.push('\n');
     }
     fs::write(&jsonl, text).map_err(io(&jsonl))?;
-    let csv = context.file(".csv");
+    let csv = context.staged(".csv");
     write_csv(&csv, &rows)?;
     let mut written = vec![jsonl.clone(), csv];
     match plan.figure {
@@ -129,14 +121,14 @@ pub fn finish(context: &Context, plan: &Plan) -> Result<Vec<PathBuf>> {
                 });
             }
             for chart in drawn {
-                let svg = context.file(&format!("-{}.svg", chart.id));
+                let svg = context.staged(&format!("-{}.svg", chart.id));
                 fs::write(&svg, chart.svg).map_err(io(&svg))?;
                 written.push(svg);
             }
         }
         Figure::Lines(plots) => {
             for plot in plots {
-                let svg = context.file(&format!("-{}.svg", plot.name));
+                let svg = context.staged(&format!("-{}.svg", plot.name));
                 draw(&svg, context.title, &rows, plot)?;
                 written.push(svg);
             }
@@ -152,8 +144,27 @@ pub fn finish(context: &Context, plan: &Plan) -> Result<Vec<PathBuf>> {
         }
         written.push(file.clone());
     }
-    fs::remove_dir_all(context.work()).map_err(io(&context.work()))?;
-    Ok(written)
+    move_into(&written, &context.out)
+}
+
+/// Fsyncs each file of `staged`, renames it into `out` under its own name and fsyncs `out`;
+/// returns the new paths.
+fn move_into(staged: &[PathBuf], out: &Path) -> Result<Vec<PathBuf>> {
+    for file in staged {
+        fs::File::open(file)
+            .and_then(|f| f.sync_all())
+            .map_err(io(file))?;
+    }
+    let mut moved = Vec::with_capacity(staged.len());
+    for file in staged {
+        let target = out.join(file.file_name().unwrap_or_default());
+        fs::rename(file, &target).map_err(io(&target))?;
+        moved.push(target);
+    }
+    fs::File::open(out)
+        .and_then(|d| d.sync_all())
+        .map_err(io(out))?;
+    Ok(moved)
 }
 
 /// Writes `rows` (JSON objects) as CSV: a column per field, in first-seen order.

@@ -6,8 +6,8 @@
 //! Fig. 11. For each store and each of `runs` runs, [`KvBench::run_store`]:
 //!
 //! 1. builds a **fresh** store from the plan's initial keys on a fresh [`Storage`] (a new
-//!    subdirectory of the device's directory, removed after the run, or a new in-memory
-//!    simulated device), untimed;
+//!    subdirectory of the device's directory that the run creates, `<run>.<random>`, and
+//!    removes after it, never an existing one; or a new in-memory simulated device), untimed;
 //! 2. runs the plan's streams, one thread each, every operation timed (wall clock and, as
 //!    [`crate::disk_runner`] does, thread CPU time + the modeled device time of its requests),
 //!    every read **checked** against [`payload_of`]: a wrong payload or a missing key fails the
@@ -62,8 +62,8 @@ use crate::ycsb::{Op, YcsbPlan, YcsbWorkload};
 /// Where each run's fresh store lives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StorageBase {
-    /// Directory under which each run gets its own subdirectory (removed afterwards); `None`
-    /// keeps a simulated device in memory.
+    /// Directory under which each run gets a new subdirectory of its own (removed
+    /// afterwards; nothing else in it is touched); `None` keeps a simulated device in memory.
     pub dir: Option<PathBuf>,
     /// The device kind.
     pub kind: DeviceKind,
@@ -74,20 +74,27 @@ pub struct StorageBase {
 }
 
 impl StorageBase {
-    /// A fresh storage named `name`, its directory emptied first. Stores that keep files
-    /// outside the storage's devices (`needs_dir`: the hybrid's log and manifest) get a
-    /// directory even on an in-memory simulated device: `lidx-ycsb-<pid>/<name>` under the
+    /// A fresh storage for the run `name`, in a new directory `<name>.<random>` this call
+    /// creates (issue 30, class 1: the directory `<name>` was emptied first, whoever's it
+    /// was). Stores that keep files outside the storage's devices (`needs_dir`: the hybrid's
+    /// log and manifest) get a directory even on an in-memory simulated device, under the
     /// system's temporary directory.
     fn fresh(&self, name: &str, needs_dir: bool) -> Result<Arc<Storage>> {
-        let dir = match &self.dir {
-            Some(base) => Some(base.join(name)),
-            None if needs_dir => Some(scratch_dir().join(name)),
+        let parent = match &self.dir {
+            Some(base) => Some(base.clone()),
+            None if needs_dir => Some(std::env::temp_dir()),
             None => None,
         };
-        let storage = match (dir, &self.kind) {
-            (Some(dir), kind) => {
-                remove_dir(&dir)?;
-                Storage::new(&dir, kind.clone(), self.block_size)?
+        let storage = match (parent, &self.kind) {
+            (Some(parent), kind) => {
+                let made = tempfile::Builder::new()
+                    .prefix(&format!("{name}."))
+                    .tempdir_in(&parent)
+                    .map_err(|source| BenchError::Io {
+                        path: parent.clone(),
+                        source,
+                    })?;
+                Storage::new(&made.keep(), kind.clone(), self.block_size)?
             }
             (None, DeviceKind::Sim(profile)) => {
                 Storage::in_memory(profile.clone(), self.block_size)?
@@ -103,20 +110,13 @@ impl StorageBase {
         Ok(Arc::new(storage.with_cache_blocks(self.cache_blocks)))
     }
 
-    /// Removes a run's directory (and the scratch directory when it is left empty).
+    /// Removes the directory [`StorageBase::fresh`] made for a run.
     fn clean(&self, storage: &Storage) -> Result<()> {
         if let Some(dir) = storage.dir() {
             remove_dir(dir)?;
-            if self.dir.is_none() {
-                let _ = std::fs::remove_dir(scratch_dir());
-            }
         }
         Ok(())
     }
-}
-
-fn scratch_dir() -> PathBuf {
-    std::env::temp_dir().join(format!("lidx-ycsb-{}", std::process::id()))
 }
 
 fn remove_dir(dir: &std::path::Path) -> Result<()> {

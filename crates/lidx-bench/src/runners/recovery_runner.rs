@@ -80,8 +80,10 @@ pub struct RecoveryRecord {
     pub lidx_version: String,
 }
 
-/// Runs every map of `maps` on `dataset`, each store in its own directory under `dir` (removed
-/// afterwards).
+/// Runs every map of `maps` on `dataset`, each store in a directory of its own that this run
+/// creates under `dir` (`log-<map>.<random>`, made by `tempfile` so it never is an existing
+/// one) and removes afterwards; nothing else under `dir` is touched (issue 30, class 1: a
+/// store refused because `dir/log-<map>` held a user's files was then deleted).
 pub fn run(
     dataset: &Dataset,
     maps: &[MapSpec],
@@ -97,14 +99,18 @@ pub fn run(
     maps.iter()
         .map(|map| {
             let label = map.label();
-            let path = dir.join(format!("log-{}", label.replace([':', '='], "_")));
+            let own = tempfile::Builder::new()
+                .prefix(&format!("log-{}.", label.replace([':', '='], "_")))
+                .tempdir_in(dir)
+                .map_err(|e| BenchError::Io {
+                    path: dir.to_path_buf(),
+                    source: e,
+                })?;
+            let path = own.path().join("store");
             let record = run_map(dataset, &keys, map, &path, payload_size, runs, progress);
-            let removed = std::fs::remove_dir_all(&path);
+            let removed = own.close();
             let mut record = record?;
-            removed.map_err(|e| BenchError::Io {
-                path: path.clone(),
-                source: e,
-            })?;
+            removed.map_err(|e| BenchError::Io { path, source: e })?;
             record.cpu = machine.cpu.clone();
             record.cores = machine.cores;
             Ok(record)

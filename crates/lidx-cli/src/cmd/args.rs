@@ -1,9 +1,8 @@
 //! What `bench`, `bench --on-disk` and `ycsb` parse and write alike: operation counts, fetch
 //! modes, and the records file (`--out`), checked before a run starts and written after it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use lidx::disk::static_learned::Fetch;
 use lidx_bench::registry::parse_count;
 use lidx_bench::report::{self, Format};
@@ -41,18 +40,32 @@ pub fn parse_fetches(text: &str) -> Result<Vec<Fetch>, BenchError> {
 /// Refuses, before anything runs, an `--out` whose extension names no records format, and one
 /// that exists unless `force` (`--force`) asks to replace it.
 pub fn check_out(out: Option<&PathBuf>, force: bool) -> Result<(), BenchError> {
+    check_out_inputs(out, "", force)
+}
+
+/// [`check_out`], and refuses an `--out` that is the file of the dataset spec `dataset` (with
+/// or without `--force`: `lidx bench --out` naming its own `--dataset` overwrote it).
+pub fn check_out_inputs(
+    out: Option<&PathBuf>,
+    dataset: &str,
+    force: bool,
+) -> Result<(), BenchError> {
     if let Some(out) = out {
         Format::for_path(out)?;
-        super::output_path::check(out, &[], force)?;
+        let inputs: Vec<(&str, &Path)> = super::dataset_files(dataset)
+            .into_iter()
+            .map(|p| ("--dataset", p))
+            .collect();
+        super::output::check(out, &inputs, force)?;
     }
     Ok(())
 }
 
-/// Writes `records` to `--out`, if given, and says so on stderr.
+/// Writes `records` to `--out`, if given (staged and renamed into place, see
+/// [`super::output`]), and says so on stderr.
 pub fn write_out<R: Serialize>(out: Option<&PathBuf>, records: &[R]) -> anyhow::Result<()> {
     if let Some(out) = out {
-        report::write_records(out, records)
-            .with_context(|| format!("writing {}", out.display()))?;
+        super::output::replace(out, |staged| report::write_records(staged, records))?;
         eprintln!("wrote {} records to {}", records.len(), out.display());
     }
     Ok(())

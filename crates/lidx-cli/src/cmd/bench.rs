@@ -19,7 +19,7 @@ use lidx_bench::updatable_registry::UPDATABLE_INDEX_FORMS;
 use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
 
-use super::args::{check_out, parse_ops, write_out};
+use super::args::{check_out_inputs, parse_ops, write_out};
 use super::bench_disk::{DEFAULT_BYTE_INDEXES, DEFAULT_DISK_INDEXES};
 use super::{is_string_dataset, load_any_dataset, load_numeric_dataset, Bars};
 
@@ -191,7 +191,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let workload = Workload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
-    check_out(args.out.as_ref(), args.force)?;
+    check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -213,6 +213,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.index.as_deref().unwrap_or(DEFAULT_INDEXES)
     );
 
+    // In place before the last line on stdout: a closed pipe cannot leave a staged file.
+    write_out(args.out.as_ref(), &records)?;
     let first = &records[0];
     println!(
         "{} ({} keys), {}, {} queries x {} runs, seed {}, {} ({} cores)",
@@ -226,14 +228,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         first.cores
     );
     println!("{}", report::table(&records));
-    write_out(args.out.as_ref(), &records)
+    Ok(())
 }
 
 /// `lidx bench --workload insert` ([`lidx_bench::map_runner`]): bulk load a random half of the
 /// distinct keys, insert the other half, every answer checked; a table (and `--out`).
 fn run_inserts(args: Args, specs: &[IndexSpec]) -> anyhow::Result<()> {
     map_runner::check_specs(specs)?;
-    check_out(args.out.as_ref(), args.force)?;
+    check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -245,13 +247,14 @@ fn run_inserts(args: Args, specs: &[IndexSpec]) -> anyhow::Result<()> {
     };
     let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
     let records = map_runner::run(&dataset, specs, config, &mut Bars::default())?;
+    write_out(args.out.as_ref(), &records)?;
     let first = &records[0];
     println!(
         "{} ({} distinct keys), bulk load half then insert {} in random order, {} runs, seed {}, {} ({} cores)",
         first.dataset, first.n, first.queries, first.runs, first.seed, first.cpu, first.cores
     );
     println!("{}", report::table(&records));
-    write_out(args.out.as_ref(), &records)
+    Ok(())
 }
 
 /// `lidx bench` on string keys, text or `str16` ([`lidx_bench::string_runner`]): uniform lookups of present
@@ -268,7 +271,7 @@ fn run_text(args: Args) -> anyhow::Result<()> {
         .into());
     }
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
-    check_out(args.out.as_ref(), args.force)?;
+    check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
     // 16-byte strings are byte strings of one length: the same indexes, the same order.
     let owned: Vec<Vec<u8>>;
@@ -296,6 +299,7 @@ fn run_text(args: Args) -> anyhow::Result<()> {
         args.seed,
         &mut Bars::default(),
     )?;
+    write_out(args.out.as_ref(), &records)?;
     println!(
         "{} ({} text keys), uniform lookups of present keys, {queries} queries x {} runs, seed {}",
         dataset.name,
@@ -304,5 +308,5 @@ fn run_text(args: Args) -> anyhow::Result<()> {
         args.seed
     );
     println!("{}", string_runner::table(&records));
-    write_out(args.out.as_ref(), &records)
+    Ok(())
 }

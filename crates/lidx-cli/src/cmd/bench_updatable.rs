@@ -17,7 +17,7 @@ use lidx_bench::updatable_runner::{UpdateBench, UpdateBenchConfig};
 use lidx_bench::update_workload::UpdateWorkload;
 use lidx_bench::BenchError;
 
-use super::args::{check_out, parse_ops, write_out};
+use super::args::{check_out_inputs, parse_ops, write_out};
 use super::bench::Args;
 use super::disk::{load_disk_dataset, unique_keys, DeviceChoice};
 use super::{is_string_dataset, Bars};
@@ -63,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let device = DeviceChoice::parse(&args.device, args.dir.clone())?;
     device.check_block_size(args.block_size)?;
-    check_out(args.out.as_ref(), args.force)?;
+    check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -81,6 +81,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bench = UpdateBench::prepare(&dataset.name, &keys, config)?;
     drop(keys);
     device.create_dir()?;
+    // The indexes go in a private directory of this run's inside the device's directory,
+    // removed when the command ends, on signals too: the runner removes each index's files
+    // between runs, and none of them may be a user's (issue 30, class 1).
+    let private = match &device.dir {
+        Some(dir) => Some(super::output::Staging::beside(dir)?),
+        None => None,
+    };
+    let device = DeviceChoice {
+        dir: private.as_ref().map(|p| p.dir().to_path_buf()),
+        ..device
+    };
     let storage = device.storage(args.block_size, args.cache_blocks)?;
     let mut records = Vec::new();
     let mut bars = Bars::default();
@@ -95,6 +106,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     add_btree_ratios(&mut records);
+    drop(private);
+    // In place before the last line on stdout: a closed pipe cannot leave a staged file.
+    write_out(args.out.as_ref(), &records)?;
 
     let first = &records[0];
     let device_note = match storage.kind() {
@@ -119,7 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         first.cores
     );
     println!("{}", updatable_report::table(&records));
-    write_out(args.out.as_ref(), &records)
+    Ok(())
 }
 
 /// Parses `--bulk-load`: a percentage strictly between 0 and 100 (`50` or `50%`).

@@ -16,7 +16,7 @@ use lidx_bench::plot::{write_lines, Axes};
 use lidx_bench::structure_dimension::{self, STRUCTURES};
 use lidx_bench::BenchError;
 
-use super::args::{check_out, parse_ops, write_out};
+use super::args::{check_out_inputs, parse_ops, write_out};
 use super::{load_numeric_dataset, Bars};
 
 /// Arguments of `lidx dims`.
@@ -243,6 +243,7 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
     let eps = counts("maximum errors", &args.eps)?;
     let queries = parse_ops("query count", &args.queries.queries)?;
     check_figures(
+        &args.common.dataset,
         args.common.out.as_ref(),
         &[&args.svg_time, &args.svg_leaves],
     )?;
@@ -275,7 +276,7 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
             x_log: true,
             x_bytes: false,
         };
-        write_lines(
+        write_figure(
             path,
             &format!("{}: leaf lookup time", dataset.name),
             &axes,
@@ -290,7 +291,7 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
             x_log: true,
             x_bytes: false,
         };
-        write_lines(
+        write_figure(
             path,
             &format!("{}: leaves", dataset.name),
             &axes,
@@ -302,13 +303,32 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
 }
 
 /// Refuses, before anything runs, a records file of no known format, and a records file or
-/// figures that exist.
-fn check_figures(out: Option<&PathBuf>, svgs: &[&Option<PathBuf>]) -> anyhow::Result<()> {
-    check_out(out, false)?;
-    for svg in svgs.iter().copied().flatten().chain(out) {
-        anyhow::ensure!(!svg.exists(), "{} exists; name a new file", svg.display());
+/// figures that exist, or any of them that is the dataset's file.
+fn check_figures(
+    dataset: &str,
+    out: Option<&PathBuf>,
+    svgs: &[&Option<PathBuf>],
+) -> anyhow::Result<()> {
+    check_out_inputs(out, dataset, false)?;
+    let inputs: Vec<(&str, &std::path::Path)> = super::dataset_files(dataset)
+        .into_iter()
+        .map(|p| ("--dataset", p))
+        .collect();
+    for svg in svgs.iter().copied().flatten() {
+        super::output::check(svg, &inputs, false)?;
     }
     Ok(())
+}
+
+/// Draws `lines` into the SVG file `path` ([`super::output::replace`]: renamed into place
+/// once whole).
+fn write_figure(
+    path: &std::path::Path,
+    title: &str,
+    axes: &Axes<'_>,
+    lines: Vec<(String, Vec<(f64, f64)>)>,
+) -> anyhow::Result<()> {
+    super::output::replace(path, |staged| write_lines(staged, title, axes, lines))
 }
 
 /// Named (x, y) points grouped into lines by name, in the order names first appear.
@@ -344,7 +364,7 @@ fn structure(args: StructureArgs) -> anyhow::Result<()> {
         }
         .into());
     }
-    check_figures(args.common.out.as_ref(), &[&args.svg])?;
+    check_figures(&args.common.dataset, args.common.out.as_ref(), &[&args.svg])?;
     let dataset = load_numeric_dataset(&args.common.dataset, args.common.seed)?;
     let records = structure_dimension::run(
         &dataset,
@@ -394,7 +414,7 @@ fn structure(args: StructureArgs) -> anyhow::Result<()> {
                 .iter()
                 .map(|r| (r.structure.as_str(), (r.leaves as f64, r.lookup_ns))),
         );
-        write_lines(
+        write_figure(
             path,
             &format!("{}: index structures", dataset.name),
             &axes,
@@ -539,7 +559,7 @@ fn draw(
     lines: impl FnOnce() -> Vec<(String, Vec<(f64, f64)>)>,
 ) -> anyhow::Result<()> {
     if let Some(path) = path {
-        write_lines(path, title, axes, lines())?;
+        write_figure(path, title, axes, lines())?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())
@@ -550,7 +570,7 @@ const RESERVE_AXIS: &str = "reserved space (slots, log scale)";
 
 fn insert(args: InsertArgs) -> anyhow::Result<()> {
     let config = update_config(&args.strategies, &args.reserves, 1, &args.common)?;
-    check_figures(args.common.out.as_ref(), &[&args.svg])?;
+    check_figures(&args.common.dataset, args.common.out.as_ref(), &[&args.svg])?;
     let records = run_updates(&config, &args.common)?;
     let totals = totals(&records);
     let axes = Axes {
@@ -576,6 +596,7 @@ fn retrain(args: RetrainArgs) -> anyhow::Result<()> {
         &args.common,
     )?;
     check_figures(
+        &args.common.dataset,
         args.common.out.as_ref(),
         &[
             &args.svg_progress,

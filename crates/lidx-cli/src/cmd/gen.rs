@@ -1,7 +1,7 @@
 //! `lidx gen`: write a generated dataset to a file: an SOSD file for `u64` keys, a text file
 //! (one key a line, in key order) for the string keys of `gen:words:<count>` and
 //! `gen:user:<count>`. An existing
-//! `--out` is replaced only with `--force` ([`super::output_path`]), and then only once the new
+//! `--out` is replaced only with `--force` ([`super::output`]), and then only once the new
 //! file is whole: it is written beside `--out` and renamed over it, so a failed write (a full
 //! disk) keeps the old file.
 
@@ -13,7 +13,7 @@ use clap::Parser;
 use lidx_bench::keyfile::Keys;
 use lidx_bench::{sosd, BenchError};
 
-use super::{load_any_dataset, output_path, spinner};
+use super::{load_any_dataset, output, spinner};
 
 /// Arguments of `lidx gen`.
 #[derive(Debug, Parser)]
@@ -42,16 +42,11 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     // Checked before generating, which can take minutes; a dataset read from a file is an
     // input the output must not be.
-    let source = args
-        .dataset
-        .split_once(':')
-        .map_or(args.dataset.as_str(), |(_, path)| path);
-    let inputs: Vec<(&str, &Path)> = [Path::new(&args.dataset), Path::new(source)]
+    let inputs: Vec<(&str, &Path)> = super::dataset_files(&args.dataset)
         .into_iter()
-        .filter(|p| p.is_file())
         .map(|p| ("--dataset", p))
         .collect();
-    output_path::check(&args.out, &inputs, args.force)?;
+    output::check(&args.out, &inputs, args.force)?;
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
     type Writer<'a> = Box<dyn FnOnce(&Path) -> lidx_bench::Result<u64> + 'a>;
     let write: Writer = match &dataset.keys {
@@ -77,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let bar = spinner(&format!("writing {}", args.out.display()));
     // Written beside --out and renamed over it only when whole: a failed write (a full disk)
     // leaves the old file as it was, and no partial file that would read as a broken dataset.
-    let written = output_path::replace(&args.out, write);
+    let written = output::replace(&args.out, write);
     bar.finish_and_clear();
     let bytes = written?;
     println!(

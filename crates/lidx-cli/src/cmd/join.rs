@@ -8,7 +8,15 @@
 //! its records (`"index": "loaded"`; `"rebuilt: stale"` after the table was re-created).
 //!
 //! `--out` is never an input table, and an existing output is replaced only with `--force`
-//! (see `output_path`); both are checked before anything is written.
+//! (see `output`); both are checked before anything is written. The output is written in a
+//! private directory beside it and renamed into place only when the join succeeded, so a join
+//! that fails (or is killed) leaves the old output as it was and nothing new; the join's
+//! helper files (thread parts, Grace partitions, the unsorted routes' scratch files) go in
+//! the same private directory, so they cannot collide with a user's file (issue 30).
+//!
+//! On tables in a directory that is not writable (read-only media), an INLJ's index is used
+//! from memory: `"index"` says `in memory only`, and a note on stderr says the next join
+//! builds it again.
 //!
 //! `--algo read-both` and `--algo read-both-write` are not joins but the limit a join at table
 //! ratio 1 is measured against (paper 000 §4.2): reading both tables sequentially through the
@@ -28,7 +36,7 @@ use lidx_bench::count::parse_count;
 use lidx_bench::records::{self, JoinRecord, RecordKind};
 use lidx_bench::BenchError;
 
-use super::output_path;
+use super::output;
 
 /// Arguments of `lidx join`.
 #[derive(Debug, Parser)]
@@ -127,12 +135,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return Err(bad("threads", "0", "at least 1").into());
     }
     join::inlj::check_window(args.window).map_err(usage)?;
-    output_path::check(
+    output::check(
         &args.out,
         &[("--left", &args.left), ("--right", &args.right)],
         args.force,
     )?;
     let kind = DeviceKind::parse(&args.device).map_err(usage)?;
+    let mut staging = output::Staging::beside(&output::directory_of(&args.out)?)?;
+    // `read-both` writes nothing: its output is a name in the private directory, never moved.
+    let staged = match baseline {
+        Some(Baseline::ReadBoth) => staging.dir().join("unwritten"),
+        _ => staging.file(&args.out)?,
+    };
     let params = JoinParams {
         algo,
         threads: args.threads,
@@ -140,7 +154,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         window: args.window,
     };
     // One storage per directory, so that the device counters are summed once.
-    let paths = [&args.left, &args.right, &args.out];
+    let paths = [&args.left, &args.right, &staged];
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut names = Vec::new();
     for path in paths {
@@ -161,13 +175,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let left = join::read_header(at(0).storage, at(0).name)?;
     let right = join::read_header(at(1).storage, at(1).name)?;
     join::check_same_key_type(&left, &right, &args.right.display().to_string())?;
+    // The helper files go in the private directory beside the staged output.
+    let scratch = at(2).storage;
     let report = match (baseline, left.key_size) {
         (Some(b), 16) => join::baseline::run::<Str16>(b, at(0), at(1), at(2)),
         (Some(b), _) => join::baseline::run::<u64>(b, at(0), at(1), at(2)),
-        (None, 16) => join::join::<Str16>(at(0), at(1), at(2), &params),
-        (None, _) => join::join::<u64>(at(0), at(1), at(2), &params),
+        (None, 16) => join::join_in::<Str16>(at(0), at(1), at(2), scratch, &params),
+        (None, _) => join::join_in::<u64>(at(0), at(1), at(2), scratch, &params),
     }
     .map_err(usage)?;
+    let device = storages[0].describe();
+    drop(storages);
+    // In place before the line on stdout: a closed pipe cannot leave the staged output.
+    staging.commit()?;
+    if report
+        .index
+        .as_deref()
+        .is_some_and(|i| i.ends_with(join::table_index::UNSAVED))
+    {
+        eprintln!(
+            "note: the index was not saved ({} is not writable): it was used from memory, and \
+             the next join builds it again",
+            output::parent(&args.left).display()
+        );
+    }
     let line = serde_json::to_string(&JoinRecord {
         schema: RecordKind::Join.schema(),
         command: records::command_line(),
@@ -175,7 +206,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         left: args.left.display().to_string(),
         right: args.right.display().to_string(),
         out: args.out.display().to_string(),
-        device: storages[0].describe(),
+        device,
     })?;
     println!("{line}");
     Ok(())

@@ -6,13 +6,14 @@ pub mod bench;
 pub mod bench_disk;
 pub mod bench_updatable;
 pub mod build;
+mod cleanup;
 pub mod dims;
 pub mod disk;
 pub mod gen;
 pub mod join;
 pub mod kv;
 pub mod kv_torture;
-pub mod output_path;
+pub mod output;
 pub mod recovery;
 pub mod report;
 pub mod repro;
@@ -257,6 +258,19 @@ pub fn is_string_dataset(spec: &str) -> bool {
             lidx_bench::keyfile::parse_spec(spec).0,
             lidx_bench::keyfile::Format::Text | lidx_bench::keyfile::Format::Str16
         )
+}
+
+/// The existing files a dataset spec reads (`sosd:<path>`, `text:<path>`, a bare path): what
+/// an output of the command must never be ([`output::check`]). Generated datasets read none.
+pub fn dataset_files(spec: &str) -> Vec<&std::path::Path> {
+    let source = spec.split_once(':').map_or(spec, |(_, path)| path);
+    let mut files: Vec<&std::path::Path> = [spec, source]
+        .into_iter()
+        .map(std::path::Path::new)
+        .filter(|p| p.is_file())
+        .collect();
+    files.dedup();
+    files
 }
 
 /// Loads a dataset spec behind a spinner and prints its notes to stderr: `u64` keys, what most

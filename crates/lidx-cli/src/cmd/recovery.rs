@@ -12,7 +12,8 @@ use lidx::mem::MapSpec;
 use lidx_bench::disk_report::human_bytes;
 use lidx_bench::recovery_runner::{self, RecoveryRecord};
 
-use super::args::{check_out, write_out};
+use super::args::{check_out_inputs, write_out};
+use super::output::Staging;
 use super::{load_numeric_dataset, Bars};
 
 /// Arguments of `lidx recovery`.
@@ -35,7 +36,8 @@ pub struct Args {
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
 
-    /// Directory for the stores (each removed after its map ran); default a temporary one.
+    /// Directory under which the stores go, each in a new directory of its own removed after
+    /// its map ran (nothing already there is touched); default the system's temporary one.
     #[arg(long)]
     pub dir: Option<PathBuf>,
 
@@ -66,33 +68,35 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .collect::<lidx::Result<Vec<_>>>()?,
     };
     anyhow::ensure!(!maps.is_empty(), "--index names no map");
-    check_out(args.out.as_ref(), args.force)?;
+    check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
     let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
-    let temp;
-    let dir = match &args.dir {
+    // The stores go in a private directory this run creates (under --dir, or the system's
+    // temporary directory) and removes, on signals too: nothing of the user's is touched.
+    let base = match &args.dir {
         Some(dir) => {
             std::fs::create_dir_all(dir)?;
             dir.clone()
         }
-        None => {
-            temp = tempfile::tempdir()?;
-            temp.path().to_path_buf()
-        }
+        None => std::env::temp_dir(),
     };
+    let own = Staging::beside(&base)?;
     let records = recovery_runner::run(
         &dataset,
         &maps,
-        &dir,
+        own.dir(),
         args.payload_size,
         args.runs,
         &mut Bars::default(),
     )?;
+    drop(own);
+    // In place before the last line on stdout: a closed pipe cannot leave a staged file.
+    write_out(args.out.as_ref(), &records)?;
     println!(
         "{} ({} distinct keys, {}-byte values), {} reopenings each, {} ({} cores)",
         dataset.name, records[0].n, args.payload_size, args.runs, records[0].cpu, records[0].cores
     );
     println!("{}", table(&records));
-    write_out(args.out.as_ref(), &records)
+    Ok(())
 }
 
 fn table(records: &[RecoveryRecord]) -> Table {

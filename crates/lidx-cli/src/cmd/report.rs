@@ -6,7 +6,7 @@
 //! Inputs are named by their extension: `.jsonl`/`.json`/`.csv` are records
 //! (`lidx_bench::records`, which refuses a record of an unknown schema naming the field),
 //! `.md` findings. `--out` is never an input and an existing file is replaced only with
-//! `--force` (`output_path`); the page is written beside it and renamed over it once whole.
+//! `--force` (`output`); the page is written beside it and renamed over it once whole.
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +15,7 @@ use clap::Parser;
 use lidx_bench::records::RecordSet;
 use lidx_bench::{charts, findings, page, BenchError};
 
-use super::output_path;
+use super::output;
 
 /// Arguments of `lidx report`.
 #[derive(Debug, Parser)]
@@ -54,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(|f| ("FILE", f.as_path()))
         .chain(args.findings.iter().map(|f| ("--findings", f.as_path())))
         .collect();
-    output_path::check(&args.out, &inputs, args.force)?;
+    output::check(&args.out, &inputs, args.force)?;
     let mut set = RecordSet::default();
     let mut tables = Vec::new();
     for path in &args.files {
@@ -77,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let charts = charts::charts(&set)?;
     let html = page::render(&args.title, &set, &charts, &tables);
-    output_path::replace(&args.out, |temp| {
+    output::replace(&args.out, |temp| {
         std::fs::write(temp, html.as_bytes()).map_err(|source| BenchError::Io {
             path: temp.to_path_buf(),
             source,

@@ -7,7 +7,8 @@
 //! command's own runner exactly as when typed by hand; then the records are gathered into
 //! `<out>/<id>.jsonl` (for `lidx report`), `<id>.csv` and SVGs.
 //!
-//! Outputs that exist are refused before anything runs unless `--force` (then replaced). An
+//! Outputs that exist are refused before anything runs unless `--force` (then replaced, once
+//! every new one is written: see `lidx_bench::repro::render`). An
 //! experiment named by its id that cannot run yet is an error saying why; one selected by a
 //! paper's number or `all` is skipped with that reason on stderr.
 
@@ -21,6 +22,8 @@ use comfy_table::{ContentArrangement, Table};
 use lidx_bench::repro::plan::{self, Experiment, Plan, Scale, Status, StepOutput};
 use lidx_bench::repro::render;
 use lidx_bench::BenchError;
+
+use super::output::Staging;
 
 /// Arguments of `lidx repro`.
 #[derive(Debug, Parser)]
@@ -130,11 +133,10 @@ fn execute(e: &Experiment, context: &plan::Context, plan: &Plan) -> anyhow::Resu
             .with_context(|| format!("starting {}", exe.display()))?;
         if !status.success() {
             bail!(
-                "{}: step {}/{total} failed ({status}): {shown}; its scratch files are in {} \
-                 (run again with --force)",
+                "{}: step {}/{total} failed ({status}): {shown}; the experiment's outputs are \
+                 as they were",
                 e.id,
                 i + 1,
-                context.work().display()
             );
         }
     }
@@ -198,9 +200,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("creating {}", args.out.display()))?;
-    for (e, context, plan) in &plans {
-        render::prepare(context, plan, args.force)?;
-        let written = execute(e, context, plan)?;
+    for (e, mut context, _) in plans {
+        // The steps work, and write every output, in a private directory of this run's,
+        // removed when the experiment ends (on signals too); the outputs are renamed into
+        // --out only once all are written, so a failure leaves the old ones as they were.
+        let work = Staging::beside(&args.out)?;
+        context.work = work.dir().to_path_buf();
+        let plan = e.plan(&context)?;
+        render::prepare(&context, &plan, args.force)?;
+        let written = execute(e, &context, &plan)?;
+        drop(work);
         println!("{}: {}", e.id, e.title);
         for file in written {
             println!("  wrote {}", file.display());

@@ -20,8 +20,9 @@ use lidx::mem::start::{CostModel, NodeMix, Start, StartParams, Strategy};
 use lidx::OrderedMap;
 use lidx_bench::registry::parse_count;
 use lidx_bench::start_runner::{self, MixedConfig, MixedRecord};
+use lidx_bench::BenchError;
 
-use super::args::{check_out, write_out};
+use super::args::{check_out_inputs, write_out};
 use super::load_dataset;
 
 /// Arguments of `lidx start`.
@@ -109,15 +110,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             force,
             json,
         } => {
-            super::output_path::check(&out, &[], force)?;
+            super::output::check(&out, &[], force)?;
             let cache = llc_bytes().unwrap_or(8 << 20);
             let mut model = calibrate(runs, cache).context("calibrating the cost model")?;
             #[cfg(target_os = "linux")]
             {
                 model.page_walk = measure_page_walk().context("timing a page walk")?;
             }
-            std::fs::write(&out, model.to_text())
-                .with_context(|| format!("writing {}", out.display()))?;
+            super::output::replace(&out, |staged| {
+                std::fs::write(staged, model.to_text()).map_err(|source| BenchError::Io {
+                    path: staged.to_path_buf(),
+                    source,
+                })
+            })?;
             if json {
                 eprintln!("{model}");
                 for record in start_runner::node_cost_records(&model, runs) {
@@ -162,7 +167,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             out,
             force,
         } => {
-            check_out(out.as_ref(), force)?;
+            check_out_inputs(out.as_ref(), &dataset, force)?;
+            if let (Some(out), Some(model)) = (&out, &model) {
+                super::output::check(out, &[("--model", model.as_path())], force)?;
+            }
             let config = MixedConfig {
                 withhold: count(&withhold, "withhold")?,
                 lookups: count(&lookups, "lookups")?,
@@ -172,8 +180,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let model = load_model(model)?;
             let data = load_dataset(&dataset, seed)?;
             let records = start_runner::read_mostly(&data, config, &model)?;
+            write_out(out.as_ref(), &records)?;
             print_mixed(&records);
-            write_out(out.as_ref(), &records)
+            Ok(())
         }
     }
 }

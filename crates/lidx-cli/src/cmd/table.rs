@@ -6,22 +6,29 @@
 //! `--string-keys` writes 16-byte string keys instead: the integer key big-endian (so the
 //! strings sort as the integers do and models see its 8 bytes exactly), then 8 bytes of its
 //! hash. A dataset of strings (`text:<path>`, `str16:<path>`) makes string tables from the real
-//! strings: a text key of at most 16 bytes is zero-padded to 16 (so `a` and `a\0` become one key,
-//! dropped as a duplicate with a note), a longer one is an error naming it; the value derives
-//! from the 16 bytes. Tables hold `u64` or 16-byte string keys; other key types are refused. `--shuffle` writes records in a random (seeded) order, for the unsorted joins.
+//! strings: a text key of at most 16 bytes is zero-padded to 16, a longer one is an error naming
+//! it; the value derives from the 16 bytes. Two different text keys that are one key once padded
+//! (`a` and `a\0`: a key and the same key with trailing zero bytes) are an error naming both
+//! (issue 30: they were merged, so a join on the table answered for one key what the user had
+//! as two). We refuse rather than keep them apart because the table's string key is exactly
+//! 16 zero-padded bytes (what the joins, the indexes and `str16:` files share); keeping them
+//! apart would need a length byte, cutting keys to 15 bytes and changing the format. Tables hold `u64` or 16-byte string keys; other key types are refused. `--shuffle` writes records in a random (seeded) order, for the unsorted joins.
 //!
 //! Files: with `--out <dir>` (an existing directory, or a path ending in `/`) the tables are
 //! `<dir>/large` and `<dir>/r<R>`; otherwise `--out` is a prefix: `<prefix>.large`,
 //! `<prefix>.r<R>`. One JSON line per table on stdout. Tables that exist are refused unless
-//! `--force` is given (checked before anything is written); a replaced table's saved indexes
-//! (`<table>.<index>.idx`) are removed with it.
+//! `--force` is given (checked before anything is written). The tables are written in a private
+//! directory beside them ([`super::output::Staging`]) and renamed into place together once all
+//! are whole: a failed or killed run leaves the old tables as they were and nothing new. A
+//! replaced table's saved indexes (`<table>.<index>.idx`, files `lidx join` wrote: only those
+//! whose header reads as a saved index) are removed with it.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use lidx::io::{DeviceKind, Storage};
-use lidx::join::{TableKey, TableWriter};
+use lidx::join::{table_index, TableKey, TableWriter};
 use lidx::mem::string_index::escape;
 use lidx::Str16;
 use lidx_bench::keyfile::Keys;
@@ -30,7 +37,7 @@ use rand::seq::{index, SliceRandom};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{load_any_dataset, output_path, spinner};
+use super::{load_any_dataset, output, spinner};
 
 /// Arguments of `lidx table`.
 #[derive(Debug, Parser)]
@@ -144,7 +151,7 @@ fn create(args: CreateArgs) -> anyhow::Result<()> {
         .chain(ratios.iter().map(|r| format!("{prefix}r{r}")))
         .collect();
     for name in &names {
-        output_path::check(
+        output::check(
             &dir.join(name),
             &[("--from", Path::new(&args.from))],
             args.force,
@@ -196,6 +203,27 @@ fn create(args: CreateArgs) -> anyhow::Result<()> {
                 }
                 let mut s = [0u8; 16];
                 s[..key.len()].copy_from_slice(key);
+                if let Some(rank) = rank.checked_sub(1) {
+                    let previous = &keys[rank];
+                    if padded.last() == Some(&s) && previous != key {
+                        return Err(BenchError::BadSpec {
+                            what: "--from",
+                            got: format!(
+                                "{}: keys {} and {} (ranks {rank} and {}) are one key once \
+                                 zero-padded to 16 bytes",
+                                dataset.name,
+                                escape(previous),
+                                escape(key),
+                                rank + 1
+                            ),
+                            expected: "text keys that differ in more than trailing zero bytes: \
+                                       tables hold 16-byte zero-padded string keys (remove the \
+                                       trailing zero bytes, or one of the two keys)"
+                                .to_string(),
+                        }
+                        .into());
+                    }
+                }
                 padded.push(s);
             }
             drop(keys);
@@ -241,27 +269,60 @@ impl Plan<'_> {
             tables.push((name.clone(), picked.iter().map(|&i| keys[i]).collect()));
         }
         drop(keys);
-        // The dataset is loaded and checked: only now may the directory be created.
-        let storage = Storage::new(self.dir, DeviceKind::File { direct: true }, 4096)?;
+        // The dataset is loaded and checked: only now may the directory be created. One this
+        // run made is removed again if the tables fail (it holds nothing then).
+        let made = !self.dir.exists();
+        std::fs::create_dir_all(self.dir)?;
+        let written = self.write_tables(tables, &record, &mut rng);
+        if written.is_err() && made {
+            let _ = std::fs::remove_dir(self.dir);
+        }
+        written
+    }
+
+    /// Writes `tables` (name and keys) in a private directory beside their targets, then
+    /// renames them into place and prints one JSON line each.
+    fn write_tables<K: Copy, T: TableKey>(
+        &self,
+        tables: Vec<(String, Vec<K>)>,
+        record: impl Fn(&K) -> (T, u64),
+        rng: &mut ChaCha8Rng,
+    ) -> anyhow::Result<()> {
+        let args = self.args;
+        let mut staging = output::Staging::beside(self.dir)?;
+        let storage = Storage::new(staging.dir(), DeviceKind::File { direct: true }, 4096)?;
+        let mut lines = Vec::new();
         for (name, mut keys) in tables {
             if args.shuffle {
-                keys.shuffle(&mut rng);
+                keys.shuffle(rng);
             }
-            remove_saved_indexes(self.dir, &name)?;
+            let staged = staging.file(&self.dir.join(&name))?;
+            let staged_name = staged
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let bar = spinner(&format!("writing {name}"));
             let started = Instant::now();
-            let written = write(&storage, &name, keys.iter().map(&record));
+            let written = write(&storage, &staged_name, keys.iter().map(&record));
             bar.finish_and_clear();
             let count = written?;
-            let line = serde_json::json!({
+            lines.push(serde_json::json!({
                 "table": self.dir.join(&name).display().to_string(),
                 "count": count,
                 "key_type": T::NAME,
                 "value_size": 8,
                 "sorted": !args.shuffle,
                 "seconds": started.elapsed().as_secs_f64(),
-                "bytes": storage.file_bytes(&name),
-            });
+                "bytes": storage.file_bytes(&staged_name),
+            }));
+        }
+        drop(storage);
+        for name in self.names {
+            remove_saved_indexes(self.dir, name)?;
+        }
+        // In place before the lines on stdout: a closed pipe cannot leave a staged table.
+        staging.commit()?;
+        for line in lines {
             println!("{line}");
         }
         Ok(())
@@ -288,7 +349,9 @@ fn str16_int(key: &Str16) -> u64 {
 
 /// Removes the indexes `lidx join` saved next to an earlier table `name` in `dir`
 /// (`<name>.<index>.idx`): they describe records about to be replaced. (A stale one left
-/// behind would be rebuilt anyway, its fingerprint no longer matching the table's.)
+/// behind would be rebuilt anyway, its fingerprint no longer matching the table's.) Only a
+/// file whose first bytes read as a saved index's header is removed: a user's file that
+/// happens to have such a name is not lidx's to delete (issue 30, class 1).
 fn remove_saved_indexes(dir: &Path, name: &str) -> anyhow::Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
@@ -297,11 +360,20 @@ fn remove_saved_indexes(dir: &Path, name: &str) -> anyhow::Result<()> {
     for entry in entries {
         let entry = entry?;
         let file = entry.file_name().to_string_lossy().into_owned();
-        if file.starts_with(&prefix) && file.ends_with(".idx") {
+        if file.starts_with(&prefix) && file.ends_with(".idx") && is_saved_index(&entry.path()) {
             std::fs::remove_file(entry.path())?;
         }
     }
     Ok(())
+}
+
+/// True when the file at `path` starts with a saved index's header (magic, version, checksum).
+fn is_saved_index(path: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; table_index::INDEX_HEADER_BYTES];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .is_ok_and(|()| table_index::decode_index_header(&path.to_string_lossy(), &header).is_ok())
 }
 
 fn write<K: TableKey>(

@@ -32,7 +32,7 @@ use lidx_bench::store_keys::{RankedKeys, StoreKeys};
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
 
-use super::args::{check_out, parse_fetches, parse_ops, write_out};
+use super::args::{check_out_inputs, parse_fetches, parse_ops, write_out};
 use super::disk::{unique_keys, DeviceChoice};
 use super::{load_any_dataset, Bars};
 
@@ -229,9 +229,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         .into());
     }
-    check_out(args.out.as_ref(), args.force)?;
+    check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
+    let inputs: Vec<(&str, &std::path::Path)> = super::dataset_files(&args.dataset)
+        .into_iter()
+        .map(|p| ("--dataset", p))
+        .collect();
+    for figure in [&args.csv, &args.svg].into_iter().flatten() {
+        super::output::check(figure, &inputs, args.force)?;
+    }
     super::disk::check_cache(args.block_size, args.cache_blocks)?;
-    let base = StorageBase {
+    let mut base = StorageBase {
         dir: device.dir.clone(),
         kind: device.kind.clone(),
         block_size: args.block_size,
@@ -252,6 +259,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         spec.check_keys(&dataset.name, &key_bytes)?;
     }
     device.create_dir()?;
+    // The runs' stores go in a private directory of this run's inside the device's directory,
+    // removed when the command ends, on signals too: nothing of the user's there is touched.
+    let private = match &base.dir {
+        Some(dir) => Some(super::output::Staging::beside(dir)?),
+        None => None,
+    };
+    base.dir = private.as_ref().map(|p| p.dir().to_path_buf());
     let config = KvBenchConfig {
         ops,
         threads: args.threads,
@@ -274,6 +288,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         kv_runner::compare(&setup, &workloads, &checked, &mut bars)?
     };
 
+    drop(private);
+    // In place before the last line on stdout: a closed pipe cannot leave a staged file.
+    write_out(args.out.as_ref(), &records)?;
+    if let Some(csv) = &args.csv {
+        super::output::replace(csv, |staged| plot::write_csv(staged, &records))?;
+        eprintln!("wrote the curve to {}", csv.display());
+    }
+    if let Some(svg) = &args.svg {
+        let title = format!(
+            "{} on {}: throughput vs memory",
+            records[0].dataset, records[0].device
+        );
+        super::output::replace(svg, |staged| plot::write_svg(staged, &records, &title))?;
+        eprintln!("drew the curve in {}", svg.display());
+    }
     print_header(&records[0]);
     for spec in &checked {
         if let StoreSpec::Peer(p) = spec {
@@ -289,19 +318,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("every run held to {limit} bytes (heap and page cache) by a memory cgroup");
     }
     println!("{}", kv_runner::table(&records));
-    write_out(args.out.as_ref(), &records)?;
-    if let Some(csv) = &args.csv {
-        plot::write_csv(csv, &records)?;
-        eprintln!("wrote the curve to {}", csv.display());
-    }
-    if let Some(svg) = &args.svg {
-        let title = format!(
-            "{} on {}: throughput vs memory",
-            records[0].dataset, records[0].device
-        );
-        plot::write_svg(svg, &records, &title)?;
-        eprintln!("drew the curve in {}", svg.display());
-    }
     Ok(())
 }
 

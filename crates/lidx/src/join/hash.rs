@@ -19,7 +19,9 @@
 //! partition pair is joined in memory. Partition `p` goes to thread `p mod threads`. The output
 //! is in partition order, not key order; the order-independent checksum
 //! ([`crate::join::output`]) still matches the other algorithms. Without a budget, `P = 8`.
-//! Partition files are deleted afterwards when the storage has a directory.
+//! Partition files go in the join's scratch storage under names of their own
+//! ([`crate::join::scratch_name`]; never derived from the output's name, issue 30) and are
+//! deleted afterwards, on errors too.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -27,7 +29,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use crate::error::{Error, Result};
 use crate::join::output::{record_hash, OutputWriter};
 use crate::join::table::{Scan, Table, TableKey, TableWriter};
-use crate::join::{split_range, Sides};
+use crate::join::{remove_scratch, scratch_name, split_range, Sides};
 
 /// Partitions of the Grace join when no memory budget is given.
 pub const DEFAULT_GRACE_PARTITIONS: usize = 8;
@@ -160,19 +162,19 @@ fn partition_of<K: TableKey>(key: &K, partitions: usize) -> usize {
     (record_hash(&bytes[..K::SIZE]) % partitions as u64) as usize
 }
 
-/// Writes the records of `table` into `partitions` tables named `{prefix}{p}`.
+/// Writes the records of `table` into the `names.len()` partition tables `names` of the
+/// scratch storage.
 fn partition<K: TableKey>(
     sides: &Sides<'_, K>,
     table: &Table<K>,
-    prefix: &str,
-    partitions: usize,
+    names: &[String],
     buffer_blocks: usize,
-) -> Result<Vec<String>> {
-    let names: Vec<String> = (0..partitions).map(|p| format!("{prefix}{p}")).collect();
+) -> Result<()> {
+    let partitions = names.len();
     let mut writers = names
         .iter()
         .map(|n| {
-            TableWriter::<K>::with_buffer(sides.out.storage, n, table.value_size(), buffer_blocks)
+            TableWriter::<K>::with_buffer(sides.out.scratch, n, table.value_size(), buffer_blocks)
         })
         .collect::<Result<Vec<_>>>()?;
     let mut scan = table.scan(0..table.len())?;
@@ -183,7 +185,7 @@ fn partition<K: TableKey>(
     for w in writers {
         w.finish()?;
     }
-    Ok(names)
+    Ok(())
 }
 
 /// The Grace hash join; returns `(count, checksum)`.
@@ -213,24 +215,30 @@ pub(crate) fn run_grace<K: TableKey>(
             (partitions as usize, buffer_blocks as usize)
         }
     };
-    let prefix = sides.out.name;
-    let build_names = partition(
-        sides,
-        outer,
-        &format!("{prefix}.grace.b"),
-        partitions,
-        buffer_blocks,
-    )?;
-    let probe_names = partition(
-        sides,
-        sides.inner,
-        &format!("{prefix}.grace.p"),
-        partitions,
-        buffer_blocks,
-    )?;
+    let build_names: Vec<String> = (0..partitions).map(|_| scratch_name("grace-b")).collect();
+    let probe_names: Vec<String> = (0..partitions).map(|_| scratch_name("grace-p")).collect();
+    let result = grace_join(sides, threads, &build_names, &probe_names, buffer_blocks);
+    for name in build_names.iter().chain(&probe_names) {
+        remove_scratch(sides.out.scratch, name);
+    }
+    result
+}
+
+/// Partitions both tables into the scratch files `build_names` and `probe_names` and joins
+/// each pair in memory; returns `(count, checksum)`.
+fn grace_join<K: TableKey>(
+    sides: &Sides<'_, K>,
+    threads: usize,
+    build_names: &[String],
+    probe_names: &[String],
+    buffer_blocks: usize,
+) -> Result<(u64, u64)> {
+    let partitions = build_names.len();
+    partition(sides, sides.outer, build_names, buffer_blocks)?;
+    partition(sides, sides.inner, probe_names, buffer_blocks)?;
     let threads = threads.clamp(1, partitions);
-    let storage = sides.out.storage;
-    let result = sides.write(threads, |t, w| {
+    let storage = sides.out.scratch;
+    sides.write(threads, |t, w| {
         for p in (t..partitions).step_by(threads) {
             let build = Table::<K>::open(storage, &build_names[p])?;
             let probe = Table::<K>::open(storage, &probe_names[p])?;
@@ -242,12 +250,5 @@ pub(crate) fn run_grace<K: TableKey>(
             built.probe(sides, probe.scan(0..probe.len())?, w)?;
         }
         Ok(())
-    });
-    if let Some(dir) = storage.dir() {
-        for name in build_names.iter().chain(&probe_names) {
-            // A leftover partition only wastes space.
-            let _ = std::fs::remove_file(dir.join(name));
-        }
-    }
-    result
+    })
 }

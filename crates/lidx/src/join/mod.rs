@@ -24,6 +24,12 @@
 //!   with a B+-tree, PGM, sampled PGM, RadixSpline or RMI index.
 //! * Threads (§6.4): the smaller table is split in equal ranges, one per thread, each writing
 //!   its own part; the parts are concatenated into the output ([`output::write_parts`]).
+//! * Helper files (thread parts, Grace partitions, the unsorted routes' trees and buckets) go
+//!   in a scratch storage, never beside the output or the tables under names derived from
+//!   theirs (issue 30: `X.part1` and `X.grace.b0` truncated, then deleted, a user's files of
+//!   those names, even an input table). [`join_in`] takes the caller's scratch storage (the
+//!   CLI gives a private directory it removes on signals too); [`join`] makes a private one
+//!   with `tempfile` in the output's directory and removes it when the join returns.
 //! * [`JoinReport`]: join time apart from index build or load time, blocks and bytes read and
 //!   written (from [`Storage::stats`]), index size and origin, output count and checksum
 //!   (none for the [`baseline`]s, which join nothing).
@@ -78,6 +84,7 @@ pub mod table_index;
 pub mod unsorted_btree;
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 pub use inlj::InljIndex;
@@ -88,7 +95,7 @@ pub use table::{
 };
 
 use crate::error::{Error, Result};
-use crate::io::{IoStats, Storage};
+use crate::io::{DeviceKind, IoStats, Storage};
 
 /// A join algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -294,6 +301,22 @@ impl<K: TableKey> Sides<'_, K> {
     }
 }
 
+/// A helper file name of a join's scratch storage, distinct for every call in every process
+/// (so joins sharing one scratch storage do not collide): `<role>.<pid>-<n>`.
+#[doc(hidden)]
+pub fn scratch_name(role: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("{role}.{}-{n}", std::process::id())
+}
+
+/// Removes the helper file `name` of the scratch storage `scratch` (a file left behind only
+/// wastes space, so a failure is not an error).
+#[doc(hidden)]
+pub fn remove_scratch(scratch: &Storage, name: &str) {
+    let _ = scratch.remove(name);
+}
+
 /// `0..n` split into at most `parts` contiguous ranges of near-equal length (one range for
 /// `n == 0`).
 #[doc(hidden)]
@@ -315,15 +338,57 @@ fn stats_of(storages: &[&Storage]) -> IoStats {
     sum
 }
 
-/// Joins the tables `left` and `right` (keys `K`) into the output table `out` with `params`.
-///
-/// Errors: [`Error::KeyTypeMismatch`] when a table's keys are not `K`, the order and duplicate
-/// errors of the algorithm (see the module docs), [`Error::InvalidParameter`] for zero threads,
-/// a bad window or a memory budget the algorithm cannot meet, and I/O and corruption errors.
+/// Joins the tables `left` and `right` (keys `K`) into the output table `out` with `params`,
+/// its helper files in a private directory made in the output's directory (`.lidx-join-*`,
+/// removed when the join returns; in memory for an in-memory output storage). See
+/// [`join_in`].
 pub fn join<K: TableKey>(
     left: TableRef<'_>,
     right: TableRef<'_>,
     out: TableRef<'_>,
+    params: &JoinParams,
+) -> Result<JoinReport> {
+    let block_size = out.storage.block_size();
+    match (out.storage.dir(), out.storage.kind()) {
+        (Some(dir), kind) => {
+            let private = tempfile::Builder::new()
+                .prefix(".lidx-join-")
+                .tempdir_in(dir)
+                .map_err(|e| {
+                    Error::io(dir.display().to_string(), "create a scratch directory", &e)
+                })?;
+            let scratch = Storage::new(private.path(), kind.clone(), block_size)?;
+            let report = join_in::<K>(left, right, out, &scratch, params);
+            drop(scratch);
+            let _ = private.close();
+            report
+        }
+        (None, DeviceKind::Sim(profile)) => {
+            let scratch = Storage::in_memory(profile.clone(), block_size)?;
+            join_in::<K>(left, right, out, &scratch, params)
+        }
+        (None, DeviceKind::File { .. }) => Err(Error::InvalidParameter {
+            name: "storage",
+            value: "a file device without a directory".to_string(),
+            expected: "a storage with a directory, or an in-memory one",
+        }),
+    }
+}
+
+/// Joins the tables `left` and `right` (keys `K`) into the output table `out` with `params`,
+/// writing its helper files (thread parts, partitions, the unsorted routes' trees and buckets)
+/// only into `scratch`, under names of their own ([`scratch_name`]), and removing them before
+/// it returns, on errors too. `scratch` should be a directory no one else writes to; its I/O
+/// is counted in the report.
+///
+/// Errors: [`Error::KeyTypeMismatch`] when a table's keys are not `K`, the order and duplicate
+/// errors of the algorithm (see the module docs), [`Error::InvalidParameter`] for zero threads,
+/// a bad window or a memory budget the algorithm cannot meet, and I/O and corruption errors.
+pub fn join_in<K: TableKey>(
+    left: TableRef<'_>,
+    right: TableRef<'_>,
+    out: TableRef<'_>,
+    scratch: &Storage,
     params: &JoinParams,
 ) -> Result<JoinReport> {
     if params.threads == 0 {
@@ -349,13 +414,14 @@ pub fn join<K: TableKey>(
         inner_name: inner_ref.name,
         out: OutputSpec {
             storage: out.storage,
+            scratch,
             name: out.name,
             left_size: l.value_size(),
             right_size: r.value_size(),
             write_blocks: table::WRITE_BLOCKS,
         },
     };
-    let storages = [left.storage, right.storage, out.storage];
+    let storages = [left.storage, right.storage, out.storage, scratch];
     let mut start = Instant::now();
     let mut before = stats_of(&storages);
     let mut mark = || {
@@ -381,14 +447,8 @@ pub fn join<K: TableKey>(
             (Some(load), out)
         }
         JoinAlgo::UnsortedLearned => {
-            let (load, out) = learned_partition::run(
-                left,
-                right,
-                &sides,
-                params.threads,
-                params.memory,
-                &mut mark,
-            )?;
+            let (load, out) =
+                learned_partition::run(&sides, params.threads, params.memory, &mut mark)?;
             (Some(load), out)
         }
     };

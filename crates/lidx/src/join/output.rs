@@ -21,12 +21,16 @@
 //! the one whose part holds the block's first record, which reads the few records of the next
 //! part that complete its last block. The copy costs one read and one write of the output,
 //! spread over the threads. (Writing in place without parts would need each part's size
-//! before probing; a key-unique equi-join's count is known only after it.) Part files are
-//! deleted afterwards when the storage has a directory.
+//! before probing; a key-unique equi-join's count is known only after it.) Part files go in
+//! the join's scratch storage ([`OutputSpec::scratch`]) under names made by
+//! [`crate::join::scratch_name`], never derived from the output's name (issue 30: `X.part1`
+//! truncated and then deleted a user's file of that name), and are deleted afterwards, on
+//! errors too.
 
 use crate::error::Result;
 use crate::io::Storage;
 use crate::join::table::{write_table_header, Table, TableHeader, TableKey, TableWriter};
+use crate::join::{remove_scratch, scratch_name};
 
 /// The 64-bit hash of one output record's bytes that the checksum sums: XXH3 (64-bit), a
 /// fast, well-distributed hash for short inputs, so the checksum costs the writer thread a
@@ -108,8 +112,11 @@ impl<K: TableKey> OutputWriter<K> {
 /// left and right tables.
 #[derive(Clone, Copy)]
 pub struct OutputSpec<'a> {
-    /// Storage of the output table (and of the thread parts).
+    /// Storage of the output table.
     pub storage: &'a Storage,
+    /// Where the join's helper files go (thread parts, partitions, scratch indexes): a
+    /// directory of the caller's, or a private one [`crate::join::join`] made.
+    pub scratch: &'a Storage,
     /// Name of the output table.
     pub name: &'a str,
     /// Left table's value size.
@@ -128,31 +135,46 @@ pub fn write_parts<K: TableKey>(
     parts: usize,
     work: impl Fn(usize, &mut OutputWriter<K>) -> Result<()> + Sync,
 ) -> Result<(u64, u64)> {
-    let create = |name: &str| {
+    let create = |storage: &Storage, name: &str| {
         OutputWriter::<K>::create(
-            out.storage,
+            storage,
             name,
             (out.left_size, out.right_size),
             out.write_blocks,
         )
     };
     if parts <= 1 {
-        let mut w = create(out.name)?;
+        let mut w = create(out.storage, out.name)?;
         work(0, &mut w)?;
         return w.finish();
     }
-    let names: Vec<String> = (0..parts)
-        .map(|t| format!("{}.part{t}", out.name))
-        .collect();
+    let names: Vec<String> = (0..parts).map(|_| scratch_name("part")).collect();
+    let gathered = gather_parts(out, &names, &create, &work);
+    for name in &names {
+        remove_scratch(out.scratch, name);
+    }
+    gathered
+}
+
+/// Runs `work` on one thread per part, writing part `t` to the scratch file `names[t]`, and
+/// copies the parts into the output table. Returns `(count, checksum)`.
+fn gather_parts<K: TableKey, W>(
+    out: OutputSpec<'_>,
+    names: &[String],
+    create: &(impl Fn(&Storage, &str) -> Result<OutputWriter<K>> + Sync),
+    work: &W,
+) -> Result<(u64, u64)>
+where
+    W: Fn(usize, &mut OutputWriter<K>) -> Result<()> + Sync,
+{
+    let parts = names.len();
     let results: Vec<Result<(u64, u64)>> = std::thread::scope(|s| {
         let handles: Vec<_> = names
             .iter()
             .enumerate()
             .map(|(t, name)| {
-                let work = &work;
-                let create = &create;
                 s.spawn(move || {
-                    let mut w = create(name)?;
+                    let mut w = create(out.scratch, name)?;
                     work(t, &mut w)?;
                     w.finish()
                 })
@@ -170,13 +192,7 @@ pub fn write_parts<K: TableKey>(
         counts.push(count);
         checksum = checksum.wrapping_add(sum);
     }
-    let count = copy_parts::<K>(out, &names, &counts)?;
-    if let Some(dir) = out.storage.dir() {
-        for name in &names {
-            // A leftover part file only wastes space; the output is complete.
-            let _ = std::fs::remove_file(dir.join(name));
-        }
-    }
+    let count = copy_parts::<K>(out, names, &counts)?;
     Ok((count, checksum))
 }
 
@@ -204,7 +220,7 @@ fn copy_parts<K: TableKey>(out: OutputSpec<'_>, names: &[String], counts: &[u64]
     starts.push(total);
     let parts: Vec<Table<K>> = names
         .iter()
-        .map(|n| Table::open(out.storage, n))
+        .map(|n| Table::open(out.scratch, n))
         .collect::<Result<_>>()?;
     // Thread t owns record blocks first_block(t) .. first_block(t + 1).
     let blocks = total.div_ceil(per);
@@ -257,4 +273,61 @@ fn copy_parts<K: TableKey>(out: OutputSpec<'_>, names: &[String], counts: &[u64]
     }
     write_table_header(device.as_ref(), &header)?;
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::io::{DeviceKind, Storage};
+    use crate::join::{join, JoinAlgo, JoinParams, TableRef, TableWriter};
+
+    /// Issue 30, class 2: the thread parts and Grace partitions were `<out>.part<t>` and
+    /// `<out>.grace.b<p>` beside the output, truncating and then deleting a user's files of
+    /// those names. They now go in a private scratch directory, removed when the join returns.
+    #[test]
+    fn helper_files_never_take_names_beside_the_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, 4096).unwrap();
+        for (name, step) in [("l", 2u64), ("r", 3)] {
+            let mut w = TableWriter::<u64>::create(&storage, name, 8).unwrap();
+            for k in (0..5000u64).map(|i| i * step) {
+                w.push(&k, &k.to_le_bytes()).unwrap();
+            }
+            w.finish().unwrap();
+        }
+        let users = ["o.part0", "o.part1", "o.grace.b0", "o.grace.p0"];
+        for name in users {
+            std::fs::write(dir.path().join(name), name).unwrap();
+        }
+        let at = |name| TableRef {
+            storage: &storage,
+            name,
+        };
+        let mut checksums = Vec::new();
+        for algo in [JoinAlgo::SortMerge, JoinAlgo::GraceHash] {
+            let params = JoinParams {
+                algo,
+                threads: 2,
+                ..JoinParams::default()
+            };
+            let report = join::<u64>(at("l"), at("r"), at("o"), &params).unwrap();
+            assert_eq!(report.output_count, 1667);
+            checksums.push(report.checksum);
+        }
+        assert_eq!(checksums[0], checksums[1]);
+        for name in users {
+            assert_eq!(
+                std::fs::read(dir.path().join(name)).unwrap(),
+                name.as_bytes()
+            );
+        }
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut expected = vec!["l", "o", "r"];
+        expected.extend(users);
+        expected.sort();
+        assert_eq!(left, expected);
+    }
 }

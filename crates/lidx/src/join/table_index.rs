@@ -10,6 +10,11 @@
 //! [`Persist`] encoding; a checksum covers them besides the device's block checksums, so that
 //! a model is never decoded from bytes that were not written together.
 //!
+//! Saving writes the file under a hidden name of its own beside the table and renames it over
+//! `name` once synced, so a join killed while saving leaves the previous saved index (or none),
+//! never a partial one that the next join would call corrupt (issue 30, class 3). Where the
+//! table's directory is not writable the index is used from memory ([`IndexLoad::unsaved`]).
+//!
 //! Why these files are not opened through `disk::static_learned::AnyStaticLearned` (issue 12
 //! asked whether they could be): that opener reads a static learned *file*, records in its own
 //! data blocks plus the model that locates them, and maps the model kind the file records to a
@@ -216,10 +221,33 @@ pub fn save<K: TableKey, M: Persist<K>>(
     for (i, chunk) in stream.chunks(payload).enumerate() {
         buf[i * bs..i * bs + chunk.len()].copy_from_slice(chunk);
     }
-    let device = storage.create(name)?;
-    device.write_blocks(0, &mut buf, IoClass::Model)?;
-    device.sync()?;
-    Ok((blocks * bs) as u64)
+    let Some(dir) = storage.dir() else {
+        let device = storage.create(name)?;
+        device.write_blocks(0, &mut buf, IoClass::Model)?;
+        device.sync()?;
+        return Ok((blocks * bs) as u64);
+    };
+    let staged = crate::join::scratch_name(&format!(".{name}.saving"));
+    let written = (|| {
+        let device = storage.create(&staged)?;
+        device.write_blocks(0, &mut buf, IoClass::Model)?;
+        device.sync()?;
+        let (from, to) = (dir.join(&staged), dir.join(name));
+        std::fs::rename(&from, &to).map_err(|e| {
+            Error::io(
+                to.display().to_string(),
+                "rename a saved index into place",
+                &e,
+            )
+        })?;
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(dir.display().to_string(), "sync", &e))
+    })();
+    if written.is_err() {
+        crate::join::remove_scratch(storage, &staged);
+    }
+    written.map(|()| (blocks * bs) as u64)
 }
 
 /// Reads the saved index file `name`: its spec and the model bytes (see [`decode_saved`]).
@@ -279,17 +307,37 @@ pub struct IndexLoad {
     pub memory_bytes: usize,
     /// Bytes of its saved file.
     pub file_bytes: u64,
+    /// True when it was built but could not be saved because the table's directory is not
+    /// writable (read-only media, no permission): the join used it from memory, and the next
+    /// join builds it again.
+    pub unsaved: bool,
 }
 
 impl IndexLoad {
-    /// `loaded`, `built`, or `rebuilt: <why>` ([`IndexLoad::rebuilt`]).
+    /// `loaded`, `built`, or `rebuilt: <why>` ([`IndexLoad::rebuilt`]), followed by `, in
+    /// memory only (the table's directory is not writable)` when [`IndexLoad::unsaved`].
     pub fn describe(&self) -> String {
-        match (self.loaded, self.rebuilt) {
+        let how = match (self.loaded, self.rebuilt) {
             (true, _) => "loaded".to_string(),
             (false, Some(why)) => format!("rebuilt: {why}"),
             (false, None) => "built".to_string(),
+        };
+        if self.unsaved {
+            format!("{how}, {UNSAVED}")
+        } else {
+            how
         }
     }
+}
+
+/// What [`IndexLoad::describe`] adds for an index that could not be saved.
+pub const UNSAVED: &str = "in memory only (the table's directory is not writable)";
+
+/// True for an error that says a file cannot be written where it was asked to be: read-only
+/// media or no permission.
+fn not_writable(error: &Error) -> bool {
+    use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+    matches!(error, Error::Io { kind, .. } if matches!(kind, PermissionDenied | ReadOnlyFilesystem))
 }
 
 /// The index of kind `M` over `table` for parameter tag `tag`: loaded from the file `name` of
@@ -297,7 +345,9 @@ impl IndexLoad {
 /// content fingerprint) and tag, otherwise built with `build` on the table's keys (which must
 /// be strictly increasing: [`Error::DuplicateKey`] or [`Error::OutOfOrder`] otherwise) and
 /// saved to `name`, saying why in [`IndexLoad::rebuilt`]. A saved file that is corrupt is an
-/// error, not rebuilt silently; delete it to rebuild.
+/// error, not rebuilt silently; delete it to rebuild. When the directory is not writable
+/// (issue 30: INLJ joins on read-only tables failed), the index is used from memory and
+/// [`IndexLoad::unsaved`] says so.
 pub fn load_or_build<K: TableKey, M: Persist<K>>(
     storage: &Storage,
     name: &str,
@@ -328,6 +378,7 @@ pub fn load_or_build<K: TableKey, M: Persist<K>>(
                         time: start.elapsed(),
                         memory_bytes,
                         file_bytes: storage.file_bytes(name),
+                        unsaved: false,
                     };
                     return Ok((model, load));
                 }
@@ -345,7 +396,11 @@ pub fn load_or_build<K: TableKey, M: Persist<K>>(
     crate::key::check_strictly_sorted(&keys)?;
     let model = build(&keys)?;
     drop(keys);
-    let file_bytes = save(storage, name, &spec, &model)?;
+    let (file_bytes, unsaved) = match save(storage, name, &spec, &model) {
+        Ok(bytes) => (bytes, false),
+        Err(e) if not_writable(&e) => (0, true),
+        Err(e) => return Err(e),
+    };
     let memory_bytes = model.size_in_bytes();
     Ok((
         model,
@@ -355,6 +410,7 @@ pub fn load_or_build<K: TableKey, M: Persist<K>>(
             time: start.elapsed(),
             memory_bytes,
             file_bytes,
+            unsaved,
         },
     ))
 }

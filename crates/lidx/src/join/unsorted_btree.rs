@@ -33,13 +33,12 @@
 //! * One thread: the work is a scan of one tree and ordered probes into the other; splitting it
 //!   would need key ranges of a tree the paper's setup does not have. The learned route runs
 //!   its bucket pairs on threads.
-//! * The trees are scratch files beside the left table, named per process and call
-//!   ([`scratch_name`], so concurrent joins of one table do not collide) and removed after the
-//!   join, like the bucket files of the learned route: both routes count building their
-//!   indexes as part of the join (reported apart, as `index_seconds`).
+//! * The trees are files of the join's scratch storage, named per process and call
+//!   ([`scratch_name`], so joins sharing a scratch storage do not collide; never beside the
+//!   tables under names derived from theirs, issue 30) and removed after the join, like the
+//!   bucket files of the learned route: both routes count building their indexes as part of
+//!   the join (reported apart, as `index_seconds`).
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
@@ -48,7 +47,7 @@ use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, DeviceKind, IoClass, IoStats, PageCache, Storage};
 use crate::join::table::{Table, TableKey};
 use crate::join::table_index::IndexLoad;
-use crate::join::{Sides, TableRef};
+use crate::join::{remove_scratch, scratch_name, Sides, TableRef};
 use crate::key::Key;
 
 /// Expected fill of B+-tree nodes built by random inserts (Yao's `ln 2`).
@@ -57,8 +56,8 @@ const RANDOM_INSERT_FILL: f64 = 0.69;
 /// Entries a leaf scan of the smaller tree returns per call.
 const SCAN_BATCH: usize = 4096;
 
-/// A storage beside `base` (same directory, device kind and block size) whose files go through
-/// a write-back LRU cache of `cache_blocks` blocks each: where a join keeps its scratch files.
+/// A storage on `base`'s directory (the join's scratch storage: same device kind and block
+/// size) whose files go through a write-back LRU cache of `cache_blocks` blocks each.
 pub fn work_storage(base: &Storage, cache_blocks: usize) -> Result<Storage> {
     let storage = match (base.dir(), base.kind()) {
         (Some(dir), kind) => Storage::new(dir, kind.clone(), base.block_size())?,
@@ -72,22 +71,6 @@ pub fn work_storage(base: &Storage, cache_blocks: usize) -> Result<Storage> {
         }
     };
     Ok(storage.with_write_back_cache(cache_blocks))
-}
-
-/// A scratch file name beside the table `table`, distinct for every call in every process (so
-/// that concurrent joins of the same table do not share it): `<table>.<role>.<pid>-<n>`.
-pub fn scratch_name(table: &str, role: &str) -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!("{table}.{role}.{}-{n}", std::process::id())
-}
-
-/// Removes the scratch file `name` of `storage` (nothing to do in memory).
-pub fn remove_scratch(storage: &Storage, name: &str) {
-    if let Some(dir) = storage.dir() {
-        let path: PathBuf = dir.join(name);
-        let _ = std::fs::remove_file(path);
-    }
 }
 
 /// Reads single records of a table by position, one block per request, through an LRU cache.
@@ -257,11 +240,8 @@ pub(crate) fn run<K: TableKey>(
     let memory = memory.unwrap_or(DEFAULT_MEMORY) as usize;
     let bs = left.storage.block_size();
     let budget = BTreeBudget::split::<K>(memory, lt, rt, bs)?;
-    let work = work_storage(left.storage, budget.tree_cache_blocks)?;
-    let names = (
-        scratch_name(left.name, "left-btree"),
-        scratch_name(right.name, "right-btree"),
-    );
+    let work = work_storage(sides.out.scratch, budget.tree_cache_blocks)?;
+    let names = (scratch_name("left-btree"), scratch_name("right-btree"));
     let result = (|| {
         let started = Instant::now();
         let lb = build_position_tree(&work, &names.0, lt)?;
@@ -272,6 +252,7 @@ pub(crate) fn run<K: TableKey>(
             time: started.elapsed(),
             memory_bytes: lb.memory_bytes() + rb.memory_bytes(),
             file_bytes: lb.disk_bytes() + rb.disk_bytes(),
+            unsaved: false,
         };
         before_join();
         let io_before = work.stats();

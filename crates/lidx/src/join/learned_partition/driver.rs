@@ -11,8 +11,9 @@ use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::join::table::{Table, TableKey, WRITE_BLOCKS};
 use crate::join::table_index::IndexLoad;
-use crate::join::unsorted_btree::{remove_scratch, scratch_name, DEFAULT_MEMORY};
-use crate::join::{OutputSpec, Sides, TableRef};
+use crate::join::unsorted_btree::DEFAULT_MEMORY;
+use crate::join::{remove_scratch, scratch_name};
+use crate::join::{OutputSpec, Sides};
 use crate::key::Key;
 
 fn scan_records<K: TableKey>(table: &Table<K>, f: &mut RecordVisitor<'_>) -> Result<()> {
@@ -170,13 +171,11 @@ impl Prepared {
 }
 
 /// Runs the learned route for [`crate::join::join`]: samples, fits and partitions both tables
-/// (timed as the index; the bucket files go beside the left table and are removed afterwards),
-/// calls `before_join`, then joins the bucket pairs on `threads` threads, each a contiguous
+/// (timed as the index; the bucket files go in the join's scratch storage and are removed
+/// afterwards), calls `before_join`, then joins the bucket pairs on `threads` threads, each a contiguous
 /// range of pairs written as its own output part, so the output is in key order. `memory`
 /// (default [`DEFAULT_MEMORY`]) bounds the sample, the directories and every buffer.
 pub(crate) fn run<K: TableKey>(
-    left: TableRef<'_>,
-    right: TableRef<'_>,
     sides: &Sides<'_, K>,
     threads: usize,
     memory: Option<u64>,
@@ -188,11 +187,8 @@ pub(crate) fn run<K: TableKey>(
         (sides.inner, sides.outer)
     };
     let memory = memory.unwrap_or(DEFAULT_MEMORY) as usize;
-    let storage = left.storage;
-    let names = (
-        scratch_name(left.name, "left-buckets"),
-        scratch_name(right.name, "right-buckets"),
-    );
+    let storage = sides.out.scratch;
+    let names = (scratch_name("left-buckets"), scratch_name("right-buckets"));
     let result = (|| {
         let started = Instant::now();
         let prepared = prepare(
@@ -208,6 +204,7 @@ pub(crate) fn run<K: TableKey>(
             time: started.elapsed(),
             memory_bytes: prepared.held,
             file_bytes: prepared.parts.0.disk_bytes() + prepared.parts.1.disk_bytes(),
+            unsaved: false,
         };
         before_join();
         let plan = prepared.plan::<K>(threads, memory, storage.block_size())?;

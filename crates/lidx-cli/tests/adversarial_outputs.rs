@@ -1,0 +1,539 @@
+//! Issue 30, as a user would meet it: the files a command writes and removes (classes 1, 2
+//! and 3) and three of class 10's panics and refusals. Each test is the scenario of the issue,
+//! asserting the user's bytes are intact and the exit code is right.
+//!
+//! * Class 1, a command removed what it did not create: `lidx recovery --dir D` refused a
+//!   non-empty `D/log-<map>` (a user's files) and then deleted it; `lidx ycsb --device
+//!   file:D` emptied `D/ycsb-<workload>-<store>-<run>` before each run, whoever's it was, and
+//!   `lidx bench --on-disk --updatable --device file:D` removed every `D/upd.<index>*`.
+//! * Class 2, helper files clobbered users' files: `join --threads N --out X` wrote `X.part<i>`
+//!   and `grace-hash` `X.grace.b<n>` / `X.grace.p<n>`, truncating and then deleting any file of
+//!   that name, an input table included; `lidx gen` killed mid-write left its hidden temporary
+//!   file (1.5 GB in the report).
+//! * Class 3, outputs replaced before the new one existed: `join --force` emptied the old
+//!   output before the join ran, a failed join left 0 bytes (and, without `--force`, an empty
+//!   `--out` that blocked the retry); `bench --out` naming its own `--dataset` with `--force`
+//!   overwrote the dataset.
+//! * Class 10: a closed stdout (`lidx repro list | true`, `stats`, `kv stats`, `kv check`,
+//!   `kv get`, `verify`) panicked with exit code 101; an INLJ join on read-only tables failed
+//!   because it insisted on saving its index; `table create` from text merged `a` and `a\0`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{json_lines, lidx, text};
+
+fn path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `lidx table create` of 20K lognormal keys at ratio 1 into `dir` (`large`, `r1`).
+fn tables(dir: &Path, extra: &[&str]) {
+    let out = format!("{}/", dir.display());
+    let mut args = vec![
+        "table",
+        "create",
+        "--from",
+        "gen:lognormal:20K",
+        "--ratio",
+        "1",
+        "--out",
+        &out,
+    ];
+    args.extend_from_slice(extra);
+    let run = lidx(&args);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+}
+
+fn join(algo: &str, left: &Path, right: &Path, out: &Path, extra: &[&str]) -> Output {
+    let (left, right, out) = (path(left), path(right), path(out));
+    let mut args = vec![
+        "join", "--algo", algo, "--left", &left, "--right", &right, "--out", &out,
+    ];
+    args.extend_from_slice(extra);
+    lidx(&args)
+}
+
+/// Puts a user's file in the directory `parent/child`, runs `lidx command`, and asserts that it
+/// succeeded and that `parent` holds that directory and file alone, as they were.
+fn leaves_a_users_directory_alone(parent: &Path, child: &str, command: &[&str]) {
+    let users = parent.join(child);
+    std::fs::create_dir_all(&users).unwrap();
+    std::fs::write(users.join("notes.txt"), b"mine").unwrap();
+    let run = lidx(command);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    assert_eq!(std::fs::read(users.join("notes.txt")).unwrap(), b"mine");
+    assert_eq!(names(parent), [child]);
+    assert_eq!(names(&users), ["notes.txt"]);
+}
+
+#[test]
+fn recovery_leaves_a_users_directory_named_like_its_store_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("D");
+    let dir = path(&d);
+    let command = [
+        "recovery",
+        "--dataset",
+        "gen:lognormal:2K",
+        "--index",
+        "btree",
+        "--runs",
+        "1",
+        "--dir",
+        &dir,
+    ];
+    leaves_a_users_directory_alone(&d, "log-btree_leaf_16_inner_15", &command);
+}
+
+#[test]
+fn ycsb_leaves_a_users_directory_named_like_its_run_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("dev");
+    let device = format!("file:{}", d.display());
+    let command = [
+        "ycsb",
+        "--dataset",
+        "gen:lognormal:2K",
+        "--workload",
+        "read-only",
+        "--ops",
+        "1K",
+        "--store",
+        "btree",
+        "--device",
+        &device,
+    ];
+    let run = "ycsb-read-only-store_btree_budget_default_fsync_never-0";
+    leaves_a_users_directory_alone(&d, run, &command);
+}
+
+#[test]
+fn bench_updatable_leaves_a_users_files_named_like_its_index_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let device = tmp.path().join("dev");
+    std::fs::create_dir_all(&device).unwrap();
+    let users = ["upd.btree.fill=100.lidx", "upd.btree.fill=100.lidx.notes"];
+    for name in users {
+        std::fs::write(device.join(name), name.as_bytes()).unwrap();
+    }
+    let run = lidx(&[
+        "bench",
+        "--on-disk",
+        "--updatable",
+        "--index",
+        "btree",
+        "--dataset",
+        "gen:lognormal:5K",
+        "--device",
+        &format!("file:{}", device.display()),
+        "--workload",
+        "write-only",
+        "--queries",
+        "1K",
+        "--runs",
+        "1",
+    ]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    for name in users {
+        assert_eq!(std::fs::read(device.join(name)).unwrap(), name.as_bytes());
+    }
+    assert_eq!(names(&device), users);
+}
+
+#[test]
+fn join_helper_files_never_touch_a_users_files_or_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    tables(dir, &[]);
+    let (left, large) = (dir.join("r1"), dir.join("large"));
+    let users = [
+        "out.part0",
+        "out.part1",
+        "out.grace.b0",
+        "out.grace.b1",
+        "out.grace.p0",
+        "out.grace.p1",
+    ];
+    for name in users {
+        std::fs::write(dir.join(name), name.as_bytes()).unwrap();
+    }
+    let out = dir.join("out");
+    let threads = join("sort-merge", &left, &large, &out, &["--threads", "2"]);
+    let merged = &json_lines(&threads)[0];
+    let grace = join(
+        "grace-hash",
+        &left,
+        &large,
+        &out,
+        &["--force", "--threads", "2"],
+    );
+    assert_eq!(json_lines(&grace)[0]["checksum"], merged["checksum"]);
+    for name in users {
+        assert_eq!(
+            std::fs::read(dir.join(name)).unwrap(),
+            name.as_bytes(),
+            "{name}"
+        );
+    }
+    // An input table named as a part of the output: read, never opened for writing.
+    let input = dir.join("j.part1");
+    std::fs::copy(&large, &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    let run = join(
+        "sort-merge",
+        &left,
+        &input,
+        &dir.join("j"),
+        &["--threads", "2"],
+    );
+    assert_eq!(json_lines(&run)[0]["checksum"], merged["checksum"]);
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    let mut expected: Vec<String> = ["j", "j.part1", "large", "out", "r1"]
+        .into_iter()
+        .chain(users)
+        .map(String::from)
+        .collect();
+    expected.sort();
+    assert_eq!(names(dir), expected, "nothing else is left");
+}
+
+/// Sends `signal` to the process `child`.
+fn kill(child: &std::process::Child, signal: i32) {
+    // SAFETY: kill(2) on the id of a child this test started and has not waited for.
+    let sent = unsafe { libc::kill(child.id() as i32, signal) };
+    assert_eq!(sent, 0);
+}
+
+/// True when `dir` holds anything besides `out`: a staged file (in a staging directory, once
+/// a file is in it).
+fn staged(dir: &Path, out: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().any(|e| {
+        let e = e.unwrap();
+        e.file_name() != out
+            && (e.path().is_file()
+                || std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_some()))
+    })
+}
+
+#[test]
+fn gen_killed_mid_write_leaves_nothing_and_the_old_output_untouched() {
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("keys.sosd");
+        let old = lidx(&[
+            "gen",
+            "--dataset",
+            "gen:uniform-dense:1K",
+            "--out",
+            &path(&out),
+        ]);
+        assert!(old.status.success());
+        let before = std::fs::read(&out).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lidx"))
+            .args([
+                "gen",
+                "--dataset",
+                "gen:uniform-sparse:20M",
+                "--force",
+                "--out",
+            ])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while !staged(tmp.path(), "keys.sosd") {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "gen ended before its temporary file was seen"
+            );
+            assert!(started.elapsed() < Duration::from_secs(120));
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        kill(&child, signal);
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "signal {signal}: {status:?}");
+        assert_eq!(names(tmp.path()), ["keys.sosd"], "signal {signal}");
+        assert_eq!(std::fs::read(&out).unwrap(), before, "signal {signal}");
+    }
+}
+
+#[test]
+fn a_failed_join_keeps_the_old_output_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (sorted, shuffled) = (tmp.path().join("s"), tmp.path().join("u"));
+    tables(&sorted, &[]);
+    tables(&shuffled, &["--shuffle"]);
+    let out = tmp.path().join("out");
+    let good = join(
+        "sort-merge",
+        &sorted.join("r1"),
+        &sorted.join("large"),
+        &out,
+        &[],
+    );
+    let good = &json_lines(&good)[0];
+    let before = std::fs::read(&out).unwrap();
+    // sort-merge on unsorted tables fails half-way through (keys out of order).
+    for threads in ["1", "2"] {
+        let extra = ["--force", "--threads", threads];
+        let failed = join(
+            "sort-merge",
+            &shuffled.join("r1"),
+            &shuffled.join("large"),
+            &out,
+            &extra,
+        );
+        assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+        assert_eq!(std::fs::read(&out).unwrap(), before, "--threads {threads}");
+    }
+    // Without --force, a failed join leaves no output to block the retry.
+    let new = tmp.path().join("new");
+    let failed = join(
+        "sort-merge",
+        &shuffled.join("r1"),
+        &shuffled.join("large"),
+        &new,
+        &[],
+    );
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(!new.exists());
+    let retry = join(
+        "sort-merge",
+        &sorted.join("r1"),
+        &sorted.join("large"),
+        &new,
+        &[],
+    );
+    assert_eq!(json_lines(&retry)[0]["checksum"], good["checksum"]);
+    assert_eq!(names(tmp.path()), ["new", "out", "s", "u"]);
+}
+
+#[test]
+fn an_output_that_is_the_commands_dataset_is_refused_even_with_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("keys.jsonl");
+    let made = lidx(&[
+        "gen",
+        "--dataset",
+        "gen:uniform-dense:1K",
+        "--out",
+        &path(&data),
+    ]);
+    assert!(made.status.success());
+    let before = std::fs::read(&data).unwrap();
+    let d = path(&data);
+    let runs: [&[&str]; 3] = [
+        &[
+            "bench",
+            "--index",
+            "pgm",
+            "--queries",
+            "1000",
+            "--runs",
+            "1",
+        ],
+        &["recovery", "--index", "btree", "--runs", "1"],
+        &[
+            "bench",
+            "--workload",
+            "insert",
+            "--index",
+            "btree",
+            "--runs",
+            "1",
+        ],
+    ];
+    for command in runs {
+        let mut args = command.to_vec();
+        args.extend_from_slice(&["--dataset", &d, "--out", &d, "--force"]);
+        let run = lidx(&args);
+        assert_eq!(
+            run.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&run.stderr)
+        );
+        assert!(
+            text(&run.stderr).contains("not an input"),
+            "{}",
+            text(&run.stderr)
+        );
+        assert_eq!(std::fs::read(&data).unwrap(), before, "{args:?}");
+    }
+    assert_eq!(names(tmp.path()), ["keys.jsonl"]);
+}
+
+/// Runs `lidx args` with stdout a pipe whose reading end is closed.
+fn into_closed_pipe(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_lidx"))
+        .args(args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = path(&tmp.path().join("db"));
+    for args in [
+        &["kv", "create", "--db", &db][..],
+        &["kv", "put", "--db", &db, "k", "v"],
+    ] {
+        let run = lidx(args);
+        assert!(run.status.success(), "{args:?}: {}", text(&run.stderr));
+    }
+    let tables_dir = tmp.path().join("t");
+    tables(&tables_dir, &[]);
+    let t = path(&tables_dir);
+    let out = path(&tmp.path().join("joined"));
+    let commands: [&[&str]; 8] = [
+        &["repro", "list"],
+        &["stats", "--dataset", "gen:lognormal:10K"],
+        &["kv", "stats", "--db", &db],
+        &["kv", "check", "--db", &db],
+        &["kv", "get", "--db", &db, "k"],
+        &["verify", "--dir", &t],
+        &["gen", "--dataset", "gen:uniform-dense:1K", "--out", &out],
+        &[
+            "join",
+            "--algo",
+            "hash",
+            "--left",
+            &format!("{t}/r1"),
+            "--right",
+            &format!("{t}/large"),
+            "--out",
+            &format!("{out}.join"),
+        ],
+    ];
+    for args in commands {
+        let run = into_closed_pipe(args);
+        let stderr = text(&run.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_ne!(run.status.code(), Some(101), "{args:?}: {stderr}");
+    }
+    // The outputs were renamed into place before the line on stdout: nothing staged is left.
+    assert_eq!(names(tmp.path()), ["db", "joined", "joined.join", "t"]);
+}
+
+/// A read-only view of `dir`: a read-only bind mount for root (who ignores permission bits),
+/// the directory's write bits cleared for anyone else. Undone on drop.
+struct ReadOnly {
+    view: PathBuf,
+    mounted: bool,
+}
+
+impl ReadOnly {
+    fn new(dir: &Path, view: &Path) -> ReadOnly {
+        use std::os::unix::fs::PermissionsExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+            return ReadOnly {
+                view: dir.to_path_buf(),
+                mounted: false,
+            };
+        }
+        std::fs::create_dir_all(view).unwrap();
+        let mount = |args: &[&str]| {
+            let status = Command::new("mount").args(args).status().unwrap();
+            assert!(status.success(), "mount {args:?}");
+        };
+        mount(&["--bind", &path(dir), &path(view)]);
+        mount(&["-o", "remount,bind,ro", &path(view)]);
+        ReadOnly {
+            view: view.to_path_buf(),
+            mounted: true,
+        }
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.mounted {
+            let _ = Command::new("umount").arg(&self.view).status();
+        } else {
+            let _ = std::fs::set_permissions(&self.view, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+#[test]
+fn an_inlj_on_read_only_tables_uses_its_index_from_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tables");
+    tables(&dir, &[]);
+    let out = tmp.path().join("out");
+    let merge = join("sort-merge", &dir.join("r1"), &dir.join("large"), &out, &[]);
+    let merge = &json_lines(&merge)[0];
+    let before = names(&dir);
+    let ro = ReadOnly::new(&dir, &tmp.path().join("ro"));
+    for algo in ["inlj-pgm", "inlj-btree"] {
+        let run = join(
+            algo,
+            &ro.view.join("r1"),
+            &ro.view.join("large"),
+            &out,
+            &["--force"],
+        );
+        let line = &json_lines(&run)[0];
+        assert_eq!(line["checksum"], merge["checksum"], "{algo}");
+        assert!(
+            line["index"].as_str().unwrap().contains("in memory only"),
+            "{algo}: {line}"
+        );
+        assert!(
+            text(&run.stderr).contains("not saved"),
+            "{}",
+            text(&run.stderr)
+        );
+    }
+    drop(ro);
+    assert_eq!(names(&dir), before);
+}
+
+#[test]
+fn table_create_refuses_text_keys_that_padding_would_merge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let keys = tmp.path().join("keys.txt");
+    let out = tmp.path().join("t");
+    let (from, dir) = (
+        format!("text:{}", keys.display()),
+        format!("{}/", out.display()),
+    );
+    let create = |lines: &[u8]| {
+        std::fs::write(&keys, lines).unwrap();
+        lidx(&[
+            "table", "create", "--from", &from, "--ratio", "1", "--out", &dir,
+        ])
+    };
+    let run = create(b"a\na\0\nb\n");
+    let stderr = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("zero-padded"), "{stderr}");
+    assert!(!out.join("large").exists());
+    // Keys that differ in more than trailing zero bytes stay distinct; real duplicates drop.
+    let lines = json_lines(&create(b"a\na\na\0b\nb\n"));
+    assert_eq!(lines[0]["count"], 3);
+}
