@@ -50,7 +50,8 @@ fn unavailable(why: String) -> BenchError {
 }
 
 impl MemoryCgroup {
-    /// Creates the cgroup `name` with a limit of `limit` bytes and moves this process into it.
+    /// Creates the cgroup `name` (or `name.<n>` when that name is taken) with a limit of
+    /// `limit` bytes and moves this process into it; dropping it removes only that cgroup.
     pub fn enter(name: &str, limit: u64) -> Result<MemoryCgroup> {
         let v2 = Path::new(V2_ROOT).join("cgroup.controllers");
         let (root, v1) = match std::fs::read_to_string(&v2) {
@@ -62,11 +63,17 @@ impl MemoryCgroup {
             }
             _ => return Err(unavailable("no memory cgroup controller found".to_string())),
         };
-        let dir = root.join(name);
-        if let Err(e) = std::fs::create_dir(&dir) {
-            if e.kind() != std::io::ErrorKind::AlreadyExists {
+        // A cgroup of this name that exists already is someone else's (a user's, or a run
+        // that could not remove its own): never joined, re-limited or removed; the next free
+        // name `<name>.<n>` is created instead, so the one this run removes is its own.
+        let mut dir = root.join(name);
+        let mut taken = 0;
+        while let Err(e) = std::fs::create_dir(&dir) {
+            if e.kind() != std::io::ErrorKind::AlreadyExists || taken == 64 {
                 return Err(unavailable(format!("cannot create {}: {e}", dir.display())));
             }
+            taken += 1;
+            dir = root.join(format!("{name}.{taken}"));
         }
         let (limit_file, peak_file) = if v1 {
             ("memory.limit_in_bytes", "memory.max_usage_in_bytes")
