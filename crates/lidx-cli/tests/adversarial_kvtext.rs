@@ -113,14 +113,33 @@ fn scan_then_load_round_trips_every_byte() {
         load.extend(extra);
         run_ok(&load);
         assert_holds_awkward(s(&copy));
-        assert_eq!(run_ok(&["kv", "scan", "--db", s(&copy)]), full, "{format} {extra:?}");
+        assert_eq!(
+            run_ok(&["kv", "scan", "--db", s(&copy)]),
+            full,
+            "{format} {extra:?}"
+        );
         // The same through a pipe: `kv scan | kv load --from -`.
-        let piped = root.path().join(format!("piped-{format}{}", extra.join("")));
-        let mut load = vec!["kv", "load", "--db", s(&piped), "--from", "-", "--format", format];
+        let piped = root
+            .path()
+            .join(format!("piped-{format}{}", extra.join("")));
+        let mut load = vec![
+            "kv",
+            "load",
+            "--db",
+            s(&piped),
+            "--from",
+            "-",
+            "--format",
+            format,
+        ];
         load.extend(extra);
         let out = lidx_with_input(&load, move |w| w.write_all(&dump).unwrap());
         assert!(out.status.success(), "{}", text(&out.stderr));
-        assert_eq!(run_ok(&["kv", "scan", "--db", s(&piped)]), full, "piped {format}");
+        assert_eq!(
+            run_ok(&["kv", "scan", "--db", s(&piped)]),
+            full,
+            "piped {format}"
+        );
     }
 }
 
@@ -135,8 +154,14 @@ fn put_get_and_load_read_the_same_text() {
     let db = root.path().join("db");
     run_ok(&["kv", "load", "--db", s(&db), "--from", s(&tsv)]);
     assert_eq!(run_ok(&["kv", "get", "--db", s(&db), "tab\\there"]), b"1\n");
-    assert_eq!(run_ok(&["kv", "get", "--db", s(&db), "--hex", &hex(b"tab\there")]), b"31\n");
-    assert_eq!(run_ok(&["kv", "get", "--db", s(&db), "C:\\\\dir"]), b"x\\xffy\n");
+    assert_eq!(
+        run_ok(&["kv", "get", "--db", s(&db), "--hex", &hex(b"tab\there")]),
+        b"31\n"
+    );
+    assert_eq!(
+        run_ok(&["kv", "get", "--db", s(&db), "C:\\\\dir"]),
+        b"x\\xffy\n"
+    );
     // `kv put` of the same text replaces the loaded record instead of adding a second one.
     run_ok(&["kv", "put", "--db", s(&db), "tab\\there", "2"]);
     assert_eq!(
@@ -152,7 +177,11 @@ fn put_get_and_load_read_the_same_text() {
     assert!(err.contains("line 2") && err.contains("escape"), "{err}");
     let out = lidx(&["kv", "get", "--db", s(&db), "C:\\dir"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("bad escape"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("bad escape"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Class 7: `"a,b",1` loaded as the key `"a` (split at the first comma) and a header line as
@@ -169,11 +198,25 @@ fn quoted_csv_fields_and_a_header_load_as_csv_means() {
     let db = root.path().join("db");
     run_ok(&["kv", "load", "--db", s(&db), "--from", s(&csv), "--header"]);
     assert_eq!(run_ok(&["kv", "get", "--db", s(&db), "a,b"]), b"1\n");
-    assert_eq!(run_ok(&["kv", "get", "--db", s(&db), "say \"hi\""]), b"multi\\nline\n");
-    assert_eq!(run_ok(&["kv", "get", "--db", s(&db), "plain"]), b"\n");
-    assert_eq!(lidx(&["kv", "get", "--db", s(&db), "key"]).status.code(), Some(1));
     assert_eq!(
-        text(&run_ok(&["kv", "scan", "--db", s(&db), "--format", "csv", "--header"])),
+        run_ok(&["kv", "get", "--db", s(&db), "say \"hi\""]),
+        b"multi\\nline\n"
+    );
+    assert_eq!(run_ok(&["kv", "get", "--db", s(&db), "plain"]), b"\n");
+    assert_eq!(
+        lidx(&["kv", "get", "--db", s(&db), "key"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(
+        text(&run_ok(&[
+            "kv",
+            "scan",
+            "--db",
+            s(&db),
+            "--format",
+            "csv",
+            "--header"
+        ])),
         "key,value\n\"a,b\",1\nplain,\n\"say \"\"hi\"\"\",multi\\nline\n"
     );
 }
@@ -197,7 +240,10 @@ fn a_failed_load_says_what_is_durable_and_where_to_resume() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(err.contains("line 5002"), "{err}");
-    assert!(err.contains("5000 record(s) of this load are durable"), "{err}");
+    assert!(
+        err.contains("5000 record(s) of this load are durable"),
+        "{err}"
+    );
     assert!(err.contains("resume from line 5002"), "{err}");
     assert!(err.contains("tail -n +5002"), "{err}");
     let scan = run_ok(&["kv", "scan", "--db", s(&db)]);
@@ -206,13 +252,25 @@ fn a_failed_load_says_what_is_durable_and_where_to_resume() {
     lines[5001] = "broken\\\\q\t1".to_string();
     let rest = lines[5001..].join("\n") + "\n";
     let out = lidx_with_input(
-        &["kv", "load", "--db", s(&db), "--format", "tsv", "--from", "-"],
+        &[
+            "kv",
+            "load",
+            "--db",
+            s(&db),
+            "--format",
+            "tsv",
+            "--from",
+            "-",
+        ],
         move |w| w.write_all(rest.as_bytes()).unwrap(),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let scan = run_ok(&["kv", "scan", "--db", s(&db)]);
     assert_eq!(text(&scan).lines().count(), 5101);
-    assert_eq!(run_ok(&["kv", "get", "--db", s(&db), "broken\\\\q"]), b"1\n");
+    assert_eq!(
+        run_ok(&["kv", "get", "--db", s(&db), "broken\\\\q"]),
+        b"1\n"
+    );
 }
 
 /// Class 9: a first load that failed (on a bad header, or half-way) left a store behind with
@@ -225,23 +283,62 @@ fn a_failed_first_load_leaves_no_store() {
     let db = parent.join("db");
     let csv = root.path().join("h.csv");
     std::fs::write(&csv, "key,value,comment\na,1\n").unwrap();
-    let out = lidx(&["kv", "load", "--db", s(&db), "--engine", "btree", "--from", s(&csv)]);
+    let out = lidx(&[
+        "kv",
+        "load",
+        "--db",
+        s(&db),
+        "--engine",
+        "btree",
+        "--from",
+        s(&csv),
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("line 1") && err.contains("nothing is loaded"), "{err}");
-    assert!(!parent.exists(), "the failed load left {}", parent.display());
+    assert!(
+        err.contains("line 1") && err.contains("nothing is loaded"),
+        "{err}"
+    );
+    assert!(
+        !parent.exists(),
+        "the failed load left {}",
+        parent.display()
+    );
     // Half-way: 9000 good records (two batches written) and then a bad line.
     let tsv = root.path().join("half.tsv");
     let mut body: String = (0..9000).map(|i| format!("k{i}\tv\n")).collect();
     body.push_str("no tab here\n");
     std::fs::write(&tsv, body).unwrap();
-    let out = lidx(&["kv", "load", "--db", s(&db), "--engine", "btree", "--from", s(&tsv)]);
+    let out = lidx(&[
+        "kv",
+        "load",
+        "--db",
+        s(&db),
+        "--engine",
+        "btree",
+        "--from",
+        s(&tsv),
+    ]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("line 9001"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("line 9001"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!parent.exists());
     // The retry may choose another engine: nothing was fixed by the failed runs.
     std::fs::write(&csv, "key,value\na,1\n").unwrap();
-    run_ok(&["kv", "load", "--db", s(&db), "--engine", "hybrid", "--from", s(&csv), "--header"]);
+    run_ok(&[
+        "kv",
+        "load",
+        "--db",
+        s(&db),
+        "--engine",
+        "hybrid",
+        "--from",
+        s(&csv),
+        "--header",
+    ]);
     assert_eq!(run_ok(&["kv", "get", "--db", s(&db), "a"]), b"1\n");
     // A failed load into a store that exists keeps the store and everything in it.
     std::fs::write(&csv, "b,2\nc\n").unwrap();
@@ -260,8 +357,19 @@ fn values_summing_past_the_log_record_limit_load() {
     let db = root.path().join("db");
     let out = lidx_with_input(
         &[
-            "kv", "load", "--db", s(&db), "--engine", "log:trie:btree", "--fsync", "never",
-            "--format", "tsv", "--from", "-", "--json",
+            "kv",
+            "load",
+            "--db",
+            s(&db),
+            "--engine",
+            "log:trie:btree",
+            "--fsync",
+            "never",
+            "--format",
+            "tsv",
+            "--from",
+            "-",
+            "--json",
         ],
         |w| {
             let value = vec![b'v'; VALUE];
@@ -305,9 +413,131 @@ fn messages_say_what_is_true_and_what_to_do() {
     // `--memory-budget 0` was "0 is not a size"; now a usage error with the accepted range.
     for budget in ["0", "100", "1T", "lots"] {
         let out = lidx(&["kv", "stats", "--db", s(&db), "--memory-budget", budget]);
-        assert_eq!(out.status.code(), Some(2), "{budget}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{budget}: {}",
+            text(&out.stderr)
+        );
         let err = text(&out.stderr);
         assert!(!err.contains("is not a size"), "{err}");
         assert!(err.contains("from 4096 to 274877906944"), "{err}");
     }
+}
+
+fn torture(db: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["kv", "torture", "--db", s(db), "--seed", "3"];
+    args.extend(extra);
+    lidx(&args)
+}
+
+/// Class 8: `--writers 2001` on 2000 keys made every writer panic (a writer owned no key) and
+/// the run reported "0 writes acknowledged, 0 lost" with exit 0. Parameters that leave
+/// nothing to test are refused before anything is created.
+#[test]
+fn torture_refuses_parameters_that_test_nothing() {
+    let root = tempdir();
+    let db = root.path().join("db");
+    for extra in [
+        &["--writers", "2001", "--cycles", "2"][..],
+        &["--writers", "0", "--cycles", "2"][..],
+        &["--writers", "3", "--power-loss", "--cycles", "2"][..],
+        &["--cycles", "0"][..],
+    ] {
+        let out = torture(&db, extra);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(
+            err.contains("--writers") || err.contains("--cycles"),
+            "{err}"
+        );
+        assert!(!db.exists(), "{extra:?} created the store");
+    }
+    assert!(text(&torture(&db, &["--writers", "2001"]).stderr).contains("1 to 64"));
+}
+
+/// Class 8: a writer's panic was ignored while the child lived, and the parent counted the
+/// cycle as passed. Now a panic in a child is reported to the parent and fails the run with
+/// its message (the harness's hidden self-test makes the first writer panic).
+#[test]
+fn a_panic_in_a_writer_fails_the_torture_run() {
+    let root = tempdir();
+    let db = root.path().join("db");
+    let out = torture(&db, &["--cycles", "5", "--inject-panic-after", "0"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the child panicked"), "{err}");
+    assert!(
+        err.contains("the injected panic after 0 acknowledged writes"),
+        "{err}"
+    );
+}
+
+/// The ids of the processes whose parent is `pid` (from /proc).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(id) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: the command name may hold spaces, so split after it.
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        if after.split(' ').nth(1).and_then(|p| p.parse().ok()) == Some(pid) {
+            found.push(id);
+        }
+    }
+    found
+}
+
+/// True while any thread of `pid` runs: a killed process's main thread is a zombie before
+/// its other threads have exited and closed its files (the store's lock among them).
+fn running(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("stat"))
+            .is_ok_and(|stat| !stat[stat.rfind(')').unwrap() + 2..].starts_with(['Z', 'X']))
+    })
+}
+
+/// Class 8: killing `kv torture` left its writer child holding the store's lock and writing
+/// for up to 120 s. Now the child dies with its parent, and the store can be opened at once.
+#[test]
+fn a_torture_child_dies_with_its_parent() {
+    let root = tempdir();
+    let db = root.path().join("db");
+    let mut parent = Command::new(env!("CARGO_BIN_EXE_lidx"))
+        .args(["kv", "torture", "--db", s(&db), "--cycles", "100"])
+        .args(["--max-delay-ms", "60000", "--seed", "5"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let child = loop {
+        if let Some(&c) = children_of(parent.id()).first() {
+            break c;
+        }
+        assert!(started.elapsed().as_secs() < 30, "no writer child started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // Let it write a little, then kill the parent as a user's Ctrl-\ or an OOM kill would.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let killed = std::time::Instant::now();
+    while running(child) {
+        assert!(
+            killed.elapsed().as_secs() < 10,
+            "the writer child {child} outlived its parent by 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The lock is free: a writer opens the store, and what the children wrote is sound.
+    run_ok(&["kv", "put", "--db", s(&db), "after", "1"]);
+    run_ok(&["kv", "check", "--db", s(&db)]);
 }

@@ -33,12 +33,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
+use lidx::kv::store::OrderedKey;
 use lidx::kv::store::{
-    CreateOptions, Engine, KeyFormat, Store, StoreOptions, StoreStats, WriteBatch,
-    MAX_KEY_BYTES, MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_MEMORY_BUDGET,
+    CreateOptions, Engine, KeyFormat, Store, StoreOptions, StoreStats, WriteBatch, MAX_KEY_BYTES,
+    MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_MEMORY_BUDGET,
 };
 use lidx::kv::{FsyncPolicy, WalRecovery};
-use lidx::kv::store::OrderedKey;
 use lidx_bench::runner::Progress;
 use lidx_bench::BenchError;
 use serde_json::json;
@@ -307,7 +307,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let format = match (format, common.json) {
                 (None, false) => RecordFormat::Tsv,
                 (None | Some(RecordFormat::Jsonl), true) => RecordFormat::Jsonl,
-                (Some(f @ (RecordFormat::Tsv | RecordFormat::Csv | RecordFormat::Jsonl)), false) => f,
+                (
+                    Some(f @ (RecordFormat::Tsv | RecordFormat::Csv | RecordFormat::Jsonl)),
+                    false,
+                ) => f,
                 (Some(f), _) => {
                     return Err(usage(
                         "--format",
@@ -695,9 +698,8 @@ pub const BATCH_RECORDS: usize = 4096;
 pub const BATCH_BYTES: usize = 16 << 20;
 
 // One batch, even of a single record of the largest key and value, stays a loggable record.
-const _: () = assert!(
-    BATCH_BYTES + MAX_KEY_BYTES + MAX_VALUE_BYTES + 64 < lidx::kv::wal::MAX_BODY_BYTES
-);
+const _: () =
+    assert!(BATCH_BYTES + MAX_KEY_BYTES + MAX_VALUE_BYTES + 64 < lidx::kv::wal::MAX_BODY_BYTES);
 
 /// A load in progress: the batch being filled, and what is already written.
 struct Loader<'a> {
@@ -981,7 +983,9 @@ fn read_into(loader: &mut Loader<'_>, input: &Input, codec: Codec) -> Result<u64
 fn bad_line(loader: &mut Loader<'_>, line: u64, what: &str) -> Stopped {
     let error = match loader.flush(line) {
         Ok(()) => anyhow::anyhow!("line {line}: {what}"),
-        Err(e) => e.context(format!("line {line}: {what}; writing the records before it")),
+        Err(e) => e.context(format!(
+            "line {line}: {what}; writing the records before it"
+        )),
     };
     Stopped { error }
 }

@@ -520,8 +520,8 @@ fn pair(codec: Codec, line: u64, key: &[u8], value: &[u8]) -> Result<Record, Bad
 
 fn json_pair(codec: Codec, line: u64, text: &[u8]) -> Result<Record, BadRecord> {
     let bad = |what: String| BadRecord { line, what };
-    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(text)
-        .map_err(|e| bad(format!("not a JSON object ({e})")))?;
+    let object: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(text).map_err(|e| bad(format!("not a JSON object ({e})")))?;
     let field = |name: &str| match object.get(name) {
         Some(serde_json::Value::String(s)) => Ok(s.clone()),
         Some(serde_json::Value::Number(n)) if name == "key" && codec.keys == KeyFormat::U64 => {
@@ -545,7 +545,12 @@ mod tests {
         encoding: Encoding::Text,
     };
 
-    fn round_trip(codec: Codec, format: RecordFormat, header: bool, records: &[(Vec<u8>, Vec<u8>)]) {
+    fn round_trip(
+        codec: Codec,
+        format: RecordFormat,
+        header: bool,
+        records: &[(Vec<u8>, Vec<u8>)],
+    ) {
         let mut out = Vec::new();
         let mut w = RecordWriter::new(&mut out, format, codec, header).unwrap();
         for (k, v) in records {
@@ -559,7 +564,12 @@ mod tests {
             let rec = rec.unwrap_or_else(|e| panic!("line {}: {}", e.line, e.what));
             back.push((rec.key, rec.value));
         }
-        assert_eq!(back, records, "{format:?} {codec:?}: {}", String::from_utf8_lossy(&out));
+        assert_eq!(
+            back,
+            records,
+            "{format:?} {codec:?}: {}",
+            String::from_utf8_lossy(&out)
+        );
     }
 
     #[test]
@@ -567,7 +577,10 @@ mod tests {
         assert_eq!(escape(b"tab\there"), "tab\\there");
         assert_eq!(escape(b"C:\\dir"), "C:\\\\dir");
         assert_eq!(escape(b"bin\xff\x00"), "bin\\xff\\x00");
-        assert_eq!(escape("caf\u{e9} \"a,b\" 'q'".as_bytes()), "caf\u{e9} \"a,b\" 'q'");
+        assert_eq!(
+            escape("caf\u{e9} \"a,b\" 'q'".as_bytes()),
+            "caf\u{e9} \"a,b\" 'q'"
+        );
         assert_eq!(escape("\u{85}".as_bytes()), "\\xc2\\x85");
         assert_eq!(unescape(b"a\\'b\\\"").unwrap(), b"a'b\"");
         assert!(unescape(b"C:\\dir").unwrap_err().contains("byte 2"));
@@ -598,8 +611,8 @@ mod tests {
             .find_map(Result::err)
             .unwrap();
         assert_eq!(bad.line, 9, "{}", bad.what);
-        let mut r = RecordReader::new(&b"k\tv\n\nx\ty\tz\n"[..], RecordFormat::Tsv, TEXT, false)
-            .unwrap();
+        let mut r =
+            RecordReader::new(&b"k\tv\n\nx\ty\tz\n"[..], RecordFormat::Tsv, TEXT, false).unwrap();
         assert!(r.next_record().unwrap().unwrap().is_ok());
         let bad = r.next_record().unwrap().unwrap().unwrap_err();
         assert_eq!(bad.line, 3, "{}", bad.what);
