@@ -273,6 +273,20 @@ fn a_failed_load_says_what_is_durable_and_where_to_resume() {
     );
 }
 
+/// `kv load` of `file` into a new `btree` store `db`.
+fn first_btree_load(db: &Path, file: &Path) -> Output {
+    lidx(&[
+        "kv",
+        "load",
+        "--db",
+        s(db),
+        "--engine",
+        "btree",
+        "--from",
+        s(file),
+    ])
+}
+
 /// Class 9: a first load that failed (on a bad header, or half-way) left a store behind with
 /// its engine fixed, so a retry with another engine was refused. Now a failed load removes
 /// what this run created, and only that.
@@ -283,16 +297,7 @@ fn a_failed_first_load_leaves_no_store() {
     let db = parent.join("db");
     let csv = root.path().join("h.csv");
     std::fs::write(&csv, "key,value,comment\na,1\n").unwrap();
-    let out = lidx(&[
-        "kv",
-        "load",
-        "--db",
-        s(&db),
-        "--engine",
-        "btree",
-        "--from",
-        s(&csv),
-    ]);
+    let out = first_btree_load(&db, &csv);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
@@ -309,16 +314,7 @@ fn a_failed_first_load_leaves_no_store() {
     let mut body: String = (0..9000).map(|i| format!("k{i}\tv\n")).collect();
     body.push_str("no tab here\n");
     std::fs::write(&tsv, body).unwrap();
-    let out = lidx(&[
-        "kv",
-        "load",
-        "--db",
-        s(&db),
-        "--engine",
-        "btree",
-        "--from",
-        s(&tsv),
-    ]);
+    let out = first_btree_load(&db, &tsv);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("line 9001"),
@@ -401,6 +397,18 @@ fn messages_say_what_is_true_and_what_to_do() {
     let err = text(&out.stderr);
     assert!(err.contains("is a file, not a directory"), "{err}");
     assert!(!err.contains("no such directory"), "{err}");
+    // The same file as the directory of `lidx build`'s index files was "File exists".
+    let out = lidx(&[
+        "build",
+        "--index",
+        "btree",
+        "--dataset",
+        "gen:lognormal:1K",
+        "--dir",
+        s(&file),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("is a file, not a directory"));
     assert_eq!(std::fs::read(&file).unwrap(), b"my notes\n");
     // A log store takes 8-byte keys: the refusal said "(8 to 8 bytes)".
     let db = root.path().join("log");

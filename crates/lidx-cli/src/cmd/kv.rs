@@ -307,25 +307,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let format = match (format, common.json) {
                 (None, false) => RecordFormat::Tsv,
                 (None | Some(RecordFormat::Jsonl), true) => RecordFormat::Jsonl,
-                (
-                    Some(f @ (RecordFormat::Tsv | RecordFormat::Csv | RecordFormat::Jsonl)),
-                    false,
-                ) => f,
-                (Some(f), _) => {
-                    return Err(usage(
-                        "--format",
-                        f.name(),
-                        "tsv, csv or jsonl (--json is jsonl)",
-                    ))
+                (Some(f), false) => f,
+                (Some(f), true) => {
+                    return Err(usage("--format", f.name(), "jsonl or none with --json"))
                 }
             };
-            if header && format == RecordFormat::Jsonl {
-                return Err(usage(
-                    "--header",
-                    "jsonl",
-                    "a header with tsv or csv only: a jsonl line names its fields",
-                ));
-            }
+            text::check_writable(format, header)
+                .map_err(|expected| usage("--format", format.name(), &expected))?;
             let store = open(&common, true)?;
             let codec = codec(&common, &store);
             let lo = from.map(|k| codec.key_arg("--from", &k)).transpose()?;
@@ -644,7 +632,8 @@ impl Input {
                     "--from",
                     &from.display().to_string(),
                     &format!(
-                        "a file whose extension names its format (it has {ext:?}): .tsv,                          .csv, .jsonl, .txt, .sosd; or name it with --format"
+                        "a file whose extension names its format (it has {ext:?}): .tsv, \
+                         .csv, .jsonl, .txt, .sosd; or name it with --format"
                     ),
                 ))
             }
@@ -885,33 +874,23 @@ fn check_identity(
     input: &Input,
 ) -> Result<(), Stopped> {
     let id = store.identity();
-    let error = if let Some(engine) = engine.filter(|e| *e != id.engine) {
-        anyhow::anyhow!(
-            "{} is a {} store, not {}; load into a new directory to use {}",
-            common.db.display(),
-            id.engine.label(),
-            engine.label(),
-            engine.label()
-        )
-    } else if let Some(keys) = keys.filter(|k| *k != id.key_format) {
-        anyhow::anyhow!(
-            "{} holds {} keys, not {}; load into a new directory to use {} keys",
-            common.db.display(),
-            id.key_format.name(),
-            keys.name(),
-            keys.name()
+    let db = common.db.display();
+    let (engine_is, keys_are) = (id.engine.label(), id.key_format.name());
+    let error = if let Some(want) = engine.filter(|e| *e != id.engine).map(|e| e.label()) {
+        format!("{db} is a {engine_is} store, not {want}; load into a new directory to use {want}")
+    } else if let Some(want) = keys.filter(|k| *k != id.key_format).map(KeyFormat::name) {
+        format!(
+            "{db} holds {keys_are} keys, not {want}; load into a new directory to use {want} keys"
         )
     } else if input.format == RecordFormat::Sosd && id.key_format != KeyFormat::U64 {
-        anyhow::anyhow!(
-            "{} holds {} keys but {} has u64 keys; load it into a new store",
-            common.db.display(),
-            id.key_format.name(),
-            input.name()
-        )
+        let name = input.name();
+        format!("{db} holds {keys_are} keys but {name} has u64 keys; load it into a new store")
     } else {
         return Ok(());
     };
-    Err(Stopped { error })
+    Err(Stopped {
+        error: anyhow::anyhow!(error),
+    })
 }
 
 /// Reads `input` into the store; returns the records read.

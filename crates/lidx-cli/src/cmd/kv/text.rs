@@ -244,6 +244,21 @@ impl RecordFormat {
     }
 }
 
+/// Refuses what `kv scan` cannot write: a format without values (`txt`, `sosd`), or a header
+/// on a `jsonl` file (whose lines name their fields); the error says what it can write.
+pub fn check_writable(format: RecordFormat, header: bool) -> Result<(), String> {
+    match format {
+        RecordFormat::Txt | RecordFormat::Sosd => Err(format!(
+            "tsv, csv or jsonl: kv scan does not write {} (which has no values)",
+            format.name()
+        )),
+        RecordFormat::Jsonl if header => {
+            Err("tsv or csv with --header: a jsonl line names its fields".to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Writes records as `kv scan` prints them.
 pub struct RecordWriter<W: Write> {
     out: Out<W>,
@@ -252,7 +267,7 @@ pub struct RecordWriter<W: Write> {
 
 enum Out<W: Write> {
     Lines(W, RecordFormat),
-    Csv(csv::Writer<W>),
+    Csv(Box<csv::Writer<W>>),
 }
 
 impl<W: Write> RecordWriter<W> {
@@ -264,19 +279,15 @@ impl<W: Write> RecordWriter<W> {
         codec: Codec,
         header: bool,
     ) -> anyhow::Result<RecordWriter<W>> {
+        check_writable(format, header).map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut out = match format {
-            RecordFormat::Csv => Out::Csv(csv::WriterBuilder::new().from_writer(out)),
-            RecordFormat::Tsv | RecordFormat::Jsonl => Out::Lines(out, format),
-            RecordFormat::Txt | RecordFormat::Sosd => bail!(
-                "kv scan writes tsv, csv or jsonl, not {} (which has no values)",
-                format.name()
-            ),
+            RecordFormat::Csv => Out::Csv(Box::new(csv::WriterBuilder::new().from_writer(out))),
+            _ => Out::Lines(out, format),
         };
         if header {
             match &mut out {
                 Out::Csv(w) => w.write_record(["key", "value"])?,
-                Out::Lines(w, RecordFormat::Tsv) => w.write_all(b"key\tvalue\n")?,
-                Out::Lines(..) => bail!("a jsonl file has no header: its fields are named"),
+                Out::Lines(w, _) => w.write_all(b"key\tvalue\n")?,
             }
         }
         Ok(RecordWriter { out, codec })
