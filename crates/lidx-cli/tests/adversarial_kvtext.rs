@@ -143,6 +143,44 @@ fn scan_then_load_round_trips_every_byte() {
     }
 }
 
+/// Class 7: a store of u64 keys (from an SOSD file) dumps its keys as decimal numbers; the
+/// dump loads back into a new u64 store, and into the same store, as the same keys.
+#[test]
+fn a_u64_store_dump_loads_back_as_the_same_keys() {
+    let root = tempdir();
+    let sosd = root.path().join("k.sosd");
+    lidx_bench::sosd::write_sosd(&sosd, &[0, 3, 700, u64::MAX]).unwrap();
+    let db = root.path().join("db");
+    run_ok(&["kv", "load", "--db", s(&db), "--from", s(&sosd)]);
+    run_ok(&["kv", "put", "--db", s(&db), "700", "v\\\\\\t"]);
+    let dump = run_ok(&["kv", "scan", "--db", s(&db), "--format", "csv"]);
+    assert_eq!(text(&dump), "0,\n3,\n700,v\\\\\\t\n18446744073709551615,\n");
+    let file = root.path().join("dump.csv");
+    std::fs::write(&file, &dump).unwrap();
+    let copy = root.path().join("copy");
+    run_ok(&[
+        "kv",
+        "load",
+        "--db",
+        s(&copy),
+        "--keys",
+        "u64",
+        "--from",
+        s(&file),
+    ]);
+    run_ok(&["kv", "load", "--db", s(&db), "--from", s(&file)]);
+    for store in [&db, &copy] {
+        assert_eq!(
+            run_ok(&["kv", "scan", "--db", s(store), "--format", "csv"]),
+            dump
+        );
+        assert_eq!(
+            run_ok(&["kv", "get", "--db", s(store), "--hex", "700"]),
+            b"765c09\n"
+        );
+    }
+}
+
 /// Class 7: the `.tsv` a user writes by hand (or `kv scan` printed) holds `tab\there` and
 /// `C:\\dir`; `kv load` stored those characters raw while `kv put`/`kv get` read them as
 /// escapes, so `kv get 'tab\there'` did not find the key just loaded.

@@ -1017,7 +1017,7 @@ fn failed(
         ),
     };
     if written == 0 {
-        return anyhow::anyhow!("{stopped}; no record of this load was written to {db}: fix the input and run the command again");
+        return anyhow::anyhow!("{stopped}; no record of this load was written to {db}");
     }
     if input.format == RecordFormat::Sosd {
         return anyhow::anyhow!(

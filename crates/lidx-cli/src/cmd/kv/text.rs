@@ -14,7 +14,8 @@
 //! - **hex** (`--hex`, for exact bytes without any escaping): two hex digits a byte, written
 //!   lowercase, read in either case; an empty value is an empty string.
 //!
-//! A store of `u64` keys takes and shows its keys as decimal numbers in both encodings.
+//! A store of `u64` keys takes and shows its keys as decimal numbers in both encodings (so
+//! its dump loads back into a new store created with `kv load --keys u64`).
 //!
 //! # Record files
 //! - `tsv`: `key<TAB>value` a line. Tabs and newlines inside a key or value are always
