@@ -653,11 +653,19 @@ impl Input {
             ));
         }
         if !stdin && !from.is_file() {
-            return Err(BenchError::NoSuchFile {
-                expected: format!("a {} file to load", format.name()),
-                path: from,
-            }
-            .into());
+            let what = if from.exists() {
+                "not a file"
+            } else {
+                "no such file"
+            };
+            return Err(usage(
+                "--from",
+                &from.display().to_string(),
+                &format!(
+                    "a {} file to load, or - for standard input ({what})",
+                    format.name()
+                ),
+            ));
         }
         Ok(Input {
             from,
