@@ -748,12 +748,6 @@ impl Loader<'_> {
     }
 }
 
-/// Why a load stopped (a bad line, after the records before it were written, or a failure of
-/// the store).
-struct Stopped {
-    error: anyhow::Error,
-}
-
 fn load(
     common: &Common,
     engine: Option<Engine>,
@@ -801,7 +795,7 @@ fn load(
     let (written, resume) = (loader.written, loader.resume);
     let records = match result {
         Ok(records) => records,
-        Err(stopped) => {
+        Err(error) => {
             let synced = store.sync();
             drop(store);
             return Err(failed(
@@ -810,7 +804,7 @@ fn load(
                 created,
                 (written, resume),
                 synced,
-                stopped.error,
+                error,
             ));
         }
     };
@@ -880,7 +874,7 @@ fn check_identity(
     engine: Option<Engine>,
     keys: Option<KeyFormat>,
     input: &Input,
-) -> Result<(), Stopped> {
+) -> anyhow::Result<()> {
     let id = store.identity();
     let db = common.db.display();
     let (engine_is, keys_are) = (id.engine.label(), id.key_format.name());
@@ -896,27 +890,24 @@ fn check_identity(
     } else {
         return Ok(());
     };
-    Err(Stopped {
-        error: anyhow::anyhow!(error),
-    })
+    Err(anyhow::anyhow!(error))
 }
 
 /// Reads `input` into the store; returns the records read.
-fn read_into(loader: &mut Loader<'_>, input: &Input, codec: Codec) -> Result<u64, Stopped> {
-    let stop = |error: anyhow::Error| Stopped { error };
+fn read_into(loader: &mut Loader<'_>, input: &Input, codec: Codec) -> anyhow::Result<u64> {
     let mut bars = Bars::default();
     let mut records = 0u64;
     if input.format == RecordFormat::Sosd {
-        let keys = lidx_bench::sosd::read_sosd(&input.from).map_err(|e| stop(e.into()))?;
+        let keys = lidx_bench::sosd::read_sosd(&input.from)?;
         bars.begin("loading keys", keys.len() as u64);
         // For an SOSD file the places to resume from are key indexes (0-based).
         loader.resume = 0;
         for (i, k) in (0u64..).zip(&keys) {
-            loader.put(i, &k.ordered_bytes(), b"").map_err(stop)?;
+            loader.put(i, &k.ordered_bytes(), b"")?;
             records += 1;
             bars.advance(1);
         }
-        loader.flush(records).map_err(stop)?;
+        loader.flush(records)?;
         bars.end();
         return Ok(records);
     }
@@ -925,8 +916,7 @@ fn read_into(loader: &mut Loader<'_>, input: &Input, codec: Codec) -> Result<u64
         (Box::new(std::io::stdin()), 0)
     } else {
         let file = File::open(&input.from)
-            .with_context(|| format!("cannot open {}", input.from.display()))
-            .map_err(stop)?;
+            .with_context(|| format!("cannot open {}", input.from.display()))?;
         let total = file.metadata().map_or(0, |m| m.len());
         (Box::new(file), total)
     };
@@ -940,19 +930,16 @@ fn read_into(loader: &mut Loader<'_>, input: &Input, codec: Codec) -> Result<u64
         input.format,
         codec,
         input.header,
-    )
-    .map_err(stop)?;
+    )?;
     bars.begin("loading records", total);
     let mut shown = 0;
     let mut last_line = 0;
-    while let Some(record) = reader.next_record().map_err(stop)? {
+    while let Some(record) = reader.next_record()? {
         let record = match record {
             Ok(r) => r,
             Err(bad) => return Err(bad_line(loader, bad.line, &bad.what)),
         };
-        loader
-            .make_room(record.line, record.key.len() + record.value.len())
-            .map_err(stop)?;
+        loader.make_room(record.line, record.key.len() + record.value.len())?;
         if let Err(e) = loader.add(&record.key, &record.value) {
             return Err(bad_line(loader, record.line, &e.to_string()));
         }
@@ -961,20 +948,19 @@ fn read_into(loader: &mut Loader<'_>, input: &Input, codec: Codec) -> Result<u64
         bars.advance(read.get() - shown);
         shown = read.get();
     }
-    loader.flush(last_line + 1).map_err(stop)?;
+    loader.flush(last_line + 1)?;
     bars.end();
     Ok(records)
 }
 
 /// Stops a load at a bad record on `line`, after writing the records before it.
-fn bad_line(loader: &mut Loader<'_>, line: u64, what: &str) -> Stopped {
-    let error = match loader.flush(line) {
+fn bad_line(loader: &mut Loader<'_>, line: u64, what: &str) -> anyhow::Error {
+    match loader.flush(line) {
         Ok(()) => anyhow::anyhow!("line {line}: {what}"),
         Err(e) => e.context(format!(
             "line {line}: {what}; writing the records before it"
         )),
-    };
-    Stopped { error }
+    }
 }
 
 /// A reader that counts the bytes read through it, for the progress bar.
