@@ -478,8 +478,9 @@ fn torture(db: &Path, extra: &[&str]) -> Output {
 }
 
 /// Class 8: `--writers 2001` on 2000 keys made every writer panic (a writer owned no key) and
-/// the run reported "0 writes acknowledged, 0 lost" with exit 0. Parameters that leave
-/// nothing to test are refused before anything is created.
+/// the run reported "0 writes acknowledged, 0 lost" with exit 0; `--max-delay-ms 5` killed
+/// most children before their first write. Parameters that leave nothing to test are refused
+/// before anything is created.
 #[test]
 fn torture_refuses_parameters_that_test_nothing() {
     let root = tempdir();
@@ -489,17 +490,20 @@ fn torture_refuses_parameters_that_test_nothing() {
         &["--writers", "0", "--cycles", "2"][..],
         &["--writers", "3", "--power-loss", "--cycles", "2"][..],
         &["--cycles", "0"][..],
+        &["--max-delay-ms", "5"][..],
     ] {
         let out = torture(&db, extra);
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
         assert!(
-            err.contains("--writers") || err.contains("--cycles"),
+            err.contains("--writers") || err.contains("--max-delay-ms"),
             "{err}"
         );
         assert!(!db.exists(), "{extra:?} created the store");
     }
     assert!(text(&torture(&db, &["--writers", "2001"]).stderr).contains("1 to 64"));
+    let short = torture(&db, &["--max-delay-ms", "5"]);
+    assert!(text(&short.stderr).contains("a delay of 50 to 60000 ms"));
 }
 
 /// Class 8: a writer's panic was ignored while the child lived, and the parent counted the

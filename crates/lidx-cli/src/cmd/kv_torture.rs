@@ -29,7 +29,8 @@
 //! reports it to the parent and aborts; the parent's own is caught) fails the run with the
 //! panic's message, and so does a run in which no write was acknowledged; parameters outside
 //! their useful range (`--writers` beyond [`MAX_WRITERS`], which would leave writers without
-//! keys) are refused before anything is created, with exit code 2. A child dies with its
+//! keys; `--max-delay-ms` under [`MIN_MAX_DELAY_MS`], which kills children before they write)
+//! are refused before anything is created, with exit code 2. A child dies with its
 //! parent: it asks the kernel for `SIGKILL` when the parent dies (`PR_SET_PDEATHSIG`), and its
 //! writers also stop once the parent is gone, so a killed `kv torture` never leaves a child
 //! holding the store's lock.
@@ -68,8 +69,9 @@ pub struct TortureArgs {
     /// `--power-loss`).
     #[arg(long)]
     pub writers: Option<u64>,
-    /// The longest a child runs before the kill, in milliseconds (each cycle draws a delay
-    /// from a fifth of it up to it).
+    /// The longest a child runs before the kill, in milliseconds, 50 to 60000 (each cycle
+    /// draws a delay from a fifth of it up to it; a child needs a few milliseconds to start,
+    /// so a shorter one would kill most children before their first write).
     #[arg(long, default_value_t = 400)]
     pub max_delay_ms: u64,
     /// Also cut the unsynced end of the log after each kill (see the command's docs).
@@ -93,6 +95,10 @@ pub struct TortureArgs {
 /// Most writer threads a child runs: each owns `KEYS / writers` keys, and a batch writes up
 /// to 8 of them.
 pub const MAX_WRITERS: u64 = 64;
+
+/// The shortest `--max-delay-ms`: its fifth, the shortest delay drawn, still leaves a child
+/// time to start and write.
+const MIN_MAX_DELAY_MS: u64 = 50;
 
 /// Keys the children write.
 const KEYS: u64 = 2_000;
@@ -172,11 +178,14 @@ pub fn run(args: TortureArgs) -> anyhow::Result<()> {
         .into());
     }
     let longest = CHILD_LIFETIME.as_millis() as u64 / 2;
-    if args.cycles == 0 || !(5..=longest).contains(&args.max_delay_ms) {
+    if args.cycles == 0 || !(MIN_MAX_DELAY_MS..=longest).contains(&args.max_delay_ms) {
         return Err(BenchError::BadSpec {
             what: "--cycles/--max-delay-ms",
             got: format!("{}/{}", args.cycles, args.max_delay_ms),
-            expected: format!("at least 1 cycle and a delay of 5 to {longest} ms"),
+            expected: format!(
+                "at least 1 cycle and a delay of {MIN_MAX_DELAY_MS} to {longest} ms (a child \
+                 needs a few ms to start: a shorter delay kills it before its first write)"
+            ),
         }
         .into());
     }
