@@ -282,6 +282,16 @@ impl fmt::Display for Error {
                 len,
                 min,
                 max,
+            } if min == max => write!(
+                f,
+                "a {len}-byte {what} is refused: the store takes exactly {min} bytes; give \
+                 {min} bytes"
+            ),
+            Error::SizeLimit {
+                what,
+                len,
+                min,
+                max,
             } => write!(
                 f,
                 "a {len}-byte {what} is outside what a store accepts ({min} to {max} bytes); \

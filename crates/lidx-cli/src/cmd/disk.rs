@@ -96,6 +96,14 @@ impl DeviceChoice {
         if dir.is_dir() {
             return Ok(());
         }
+        if dir.exists() {
+            return Err(BenchError::BadSpec {
+                what: "device directory",
+                got: dir.display().to_string(),
+                expected: "a directory: this is a file, not a directory; name another path"
+                    .to_string(),
+            });
+        }
         let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
         if parent.is_some_and(|p| !p.is_dir()) {
             return Err(BenchError::BadSpec {

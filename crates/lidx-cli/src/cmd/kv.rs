@@ -1,30 +1,49 @@
 //! `lidx kv`: a store of byte keys and values ([`lidx::kv::store::Store`]) from the command line.
 //!
-//! Keys and values are given as text (their UTF-8 bytes); `\xNN`, `\\`, `\t`, `\n`, `\r`,
-//! `\'` and `\"` escapes give any byte. A store of `u64` keys (one made by loading a `.sosd`
-//! file, or created with `--keys u64`) takes and shows keys as decimal numbers. Output is
-//! text, one `key<TAB>value` a line for `scan`, with bytes that are not printable shown
-//! escaped the same way; `--json` gives one JSON object a line instead.
+//! Keys and values are read and written in one text form by every subcommand (get, put, del,
+//! scan, load): UTF-8 text with `\\`, `\t`, `\n`, `\r` and `\xNN` escapes for the bytes that
+//! are not printable, or with `--hex` two hex digits a byte; a store of `u64` keys (one made by
+//! loading a `.sosd` file, or created with `--keys u64`) takes and shows keys as decimal
+//! numbers. [`text`] defines the form and the record files (`tsv`, `csv`, `jsonl`): whatever
+//! `kv scan --format F` prints, `kv load --format F` loads back to the same bytes.
 //!
-//! `load` reads a file by its extension: `.sosd` (u64 keys, empty values), `.txt` (one key a
-//! line, empty values), `.tsv` or `.csv` (`key<TAB>value` or `key,value`: the first separator
-//! splits). Records need not be sorted; a key given twice keeps its last value. It writes in
-//! batches (each all-or-nothing), creates the store when the directory does not exist, and
-//! compacts at the end so the figures it prints are those of the table on disk.
+//! `load` reads a file named by `--format` or its extension (`.sosd`, `.txt`, `.tsv`, `.csv`,
+//! `.jsonl`), or standard input (`--from -`, with `--format`). Records need not be sorted; a
+//! key given twice keeps its last value. It writes in batches of at most [`BATCH_RECORDS`]
+//! records and [`BATCH_BYTES`] bytes (each all-or-nothing, far under the log's 1 GiB record
+//! limit), creates the store when the directory does not exist, and compacts at the end so
+//! the figures it prints are those of the table on disk.
+//!
+//! A load that fails (a bad line, a full disk) is not atomic, because a store has no way to
+//! take back records it acknowledged: it says how many records are durable and the line to
+//! resume from, after writing the records before a bad line. The exception is a first load:
+//! when this run created the store's directory, a failure removes what it created (the
+//! directory, and any parents it made), so a retry starts clean and no half-filled store with
+//! an engine fixed by a failed run is left behind.
 
-use std::io::{BufRead, BufReader, Write};
+mod text;
+
+use std::cell::Cell;
+use std::fs::File;
+use std::io::{BufReader, Read};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
+use lidx::kv::store::OrderedKey;
 use lidx::kv::store::{
-    CreateOptions, Engine, KeyFormat, OrderedKey, Store, StoreOptions, StoreStats, WriteBatch,
+    CreateOptions, Engine, KeyFormat, Store, StoreOptions, StoreStats, WriteBatch, MAX_KEY_BYTES,
+    MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_MEMORY_BUDGET,
 };
 use lidx::kv::{FsyncPolicy, WalRecovery};
 use lidx_bench::runner::Progress;
+use lidx_bench::BenchError;
 use serde_json::json;
+
+use self::text::{Codec, Encoding, RecordFormat, RecordReader, RecordWriter};
 
 use super::kv_torture::{self, TortureArgs};
 use super::Bars;
@@ -45,6 +64,11 @@ pub struct Common {
     /// Print JSON (one object a line) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Keys and values (of `get`, `put`, `del`, `scan`, `load`) as hex, two digits a byte,
+    /// instead of text with `\\`, `\t`, `\n`, `\r` and `\xNN` escapes: exact bytes with no
+    /// escaping. Keys of a `u64` store stay decimal.
+    #[arg(long)]
+    pub hex: bool,
     /// Bytes the dynamic stage may hold before a merge (K/M/G suffixes, powers of 1000).
     #[arg(long, default_value = "64M")]
     pub memory_budget: String,
@@ -82,11 +106,27 @@ pub enum KvCommand {
         #[arg(long, default_value = "bytes")]
         keys: String,
     },
-    /// Load records from a file (.sosd, .txt, .tsv, .csv), creating the store if needed.
+    /// Load records from a file or standard input, creating the store if needed.
     ///
-    /// Cost: one log write per batch of 4096 records, merges as the dynamic stage fills (or
-    /// leaf writes and checkpoints, `btree`), and one final merge or checkpoint; memory stays
-    /// within the budget plus the table's model (or the tree's inner nodes).
+    /// Formats (`--format`, or the file's extension): `tsv` (key<TAB>value a line), `csv`
+    /// (key,value, a field with a comma, quote or line break quoted as in RFC 4180), `jsonl`
+    /// ({"key": "...", "value": "..."} a line), `txt` (one key a line, empty values), `sosd`
+    /// (binary u64 keys, empty values). Keys and values are text with escapes: `\\` for a
+    /// backslash, `\t`, `\n`, `\r`, and `\xNN` for any byte (`\'` and `\"` are read too); any
+    /// other backslash is an error, never taken literally. With `--hex` they are hex, two
+    /// digits a byte. A store of u64 keys reads keys as decimal numbers. This is the form
+    /// `kv scan` prints: `kv scan --format F | kv load --format F --from -` copies a store
+    /// byte for byte. Lines end in \n or \r\n; blank lines are skipped; `--header` skips the
+    /// first line.
+    ///
+    /// On a bad line, the records before it are written and the error says how many records
+    /// are durable and the line to resume from; a failed load into a directory this run
+    /// created removes the store it created (nothing is loaded).
+    ///
+    /// Cost: one log write per batch (4096 records or 16 MiB, whichever comes first), merges
+    /// as the dynamic stage fills (or leaf writes and checkpoints, `btree`), and one final
+    /// merge or checkpoint; memory stays within the budget plus the table's model (or the
+    /// tree's inner nodes) and one batch.
     Load {
         #[command(flatten)]
         common: Common,
@@ -95,9 +135,20 @@ pub enum KvCommand {
         /// store keeps its own, and naming another one is an error.
         #[arg(long)]
         engine: Option<String>,
-        /// The file to load.
+        /// The file to load, or `-` for standard input (then `--format` is needed).
         #[arg(long)]
         from: PathBuf,
+        /// The file's format; by default its extension names it.
+        #[arg(long, value_enum)]
+        format: Option<RecordFormat>,
+        /// The first line (first CSV record) is a header, not a record: skip it.
+        #[arg(long)]
+        header: bool,
+        /// The keys of a store this creates: `bytes` or `u64` (decimal numbers in text,
+        /// stored big-endian); by default `u64` for an SOSD file, else `bytes`. An existing
+        /// store keeps its own.
+        #[arg(long)]
+        keys: Option<String>,
         /// Leave the last records in the log and the dynamic stage instead of merging them.
         #[arg(long)]
         no_compact: bool,
@@ -125,7 +176,8 @@ pub enum KvCommand {
         /// The key.
         key: String,
     },
-    /// Print records in key order: one `key<TAB>value` a line.
+    /// Print records in key order: one `key<TAB>value` a line (or `--format csv`, `--json`),
+    /// in the text form `kv load` reads back byte for byte (`lidx kv load --help`).
     Scan {
         #[command(flatten)]
         common: Common,
@@ -141,6 +193,13 @@ pub enum KvCommand {
         /// Descending order (from `--to` down to `--from`).
         #[arg(long)]
         reverse: bool,
+        /// `tsv` (the default), `csv` (quoted where needed) or `jsonl` (as `--json`).
+        #[arg(long, value_enum)]
+        format: Option<RecordFormat>,
+        /// Print a header line first (`key<TAB>value` or `key,value`); `kv load --header`
+        /// skips it.
+        #[arg(long)]
+        header: bool,
     },
     /// Print what the store holds: records, memory, disk bytes, merges, stalls.
     Stats {
@@ -197,21 +256,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             common,
             engine,
             from,
+            format,
+            header,
+            keys,
             no_compact,
         } => {
             let engine = engine.as_deref().map(parse_engine).transpose()?;
-            load(&common, engine, &from, !no_compact)
+            let keys = keys.as_deref().map(parse_key_format).transpose()?;
+            let input = Input::new(from, format, header)?;
+            load(&common, engine, keys, &input, !no_compact)
         }
         KvCommand::Get { common, key } => {
             let store = open(&common, true)?;
-            let format = store.identity().key_format;
-            let k = parse_key(format, &key)?;
+            let codec = codec(&common, &store);
+            let k = codec.key_arg("key", &key)?;
             match store.get(&k)? {
                 Some(v) => {
                     say(
                         &common,
-                        json!({"key": show_key(format, &k), "value": show(&v)}),
-                        show(&v),
+                        json!({"key": codec.show_key(&k), "value": codec.show(&v)}),
+                        codec.show(&v),
                     );
                     Ok(())
                 }
@@ -220,15 +284,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         KvCommand::Put { common, key, value } => {
             let store = open(&common, false)?;
-            let k = parse_key(store.identity().key_format, &key)?;
-            store.put(&k, &unescape(&value)?)?;
+            let codec = codec(&common, &store);
+            store.put(&codec.key_arg("key", &key)?, &codec.value_arg(&value)?)?;
             store.close()?;
             Ok(())
         }
         KvCommand::Del { common, key } => {
             let store = open(&common, false)?;
-            let k = parse_key(store.identity().key_format, &key)?;
-            store.delete(&k)?;
+            store.delete(&codec(&common, &store).key_arg("key", &key)?)?;
             store.close()?;
             Ok(())
         }
@@ -238,11 +301,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             to,
             limit,
             reverse,
+            format,
+            header,
         } => {
+            let format = match (format, common.json) {
+                (None, false) => RecordFormat::Tsv,
+                (None | Some(RecordFormat::Jsonl), true) => RecordFormat::Jsonl,
+                (Some(f), false) => f,
+                (Some(f), true) => {
+                    return Err(usage("--format", f.name(), "jsonl or none with --json"))
+                }
+            };
+            text::check_writable(format, header)
+                .map_err(|expected| usage("--format", format.name(), &expected))?;
             let store = open(&common, true)?;
-            let format = store.identity().key_format;
-            let lo = from.map(|k| parse_key(format, &k)).transpose()?;
-            let hi = to.map(|k| parse_key(format, &k)).transpose()?;
+            let codec = codec(&common, &store);
+            let lo = from.map(|k| codec.key_arg("--from", &k)).transpose()?;
+            let hi = to.map(|k| codec.key_arg("--to", &k)).transpose()?;
             let bounds = (
                 lo.as_deref().map_or(Bound::Unbounded, Bound::Included),
                 hi.as_deref().map_or(Bound::Unbounded, Bound::Excluded),
@@ -253,20 +328,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 store.range(bounds)
             };
             let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::new(stdout.lock());
+            let out = std::io::BufWriter::new(stdout.lock());
+            let mut out = RecordWriter::new(out, format, codec, header)?;
             for entry in range.take(limit.unwrap_or(usize::MAX)) {
                 let (k, v) = entry?;
-                let line = if common.json {
-                    json!({"key": show_key(format, &k), "value": show(&v)}).to_string()
-                } else {
-                    format!("{}\t{}", show_key(format, &k), show(&v))
-                };
-                if writeln!(out, "{line}").is_err() {
-                    break; // a closed pipe (`| head`) ends the scan quietly
+                if let Err(e) = out.write(&k, &v) {
+                    return quiet_on_closed_pipe(e);
                 }
             }
-            let _ = out.flush();
-            Ok(())
+            out.flush().or_else(quiet_on_closed_pipe)
         }
         KvCommand::Stats { common } => {
             let store = open(&common, true)?;
@@ -354,14 +424,15 @@ fn parse_key_format(name: &str) -> anyhow::Result<KeyFormat> {
 }
 
 fn options(common: &Common, read_only: bool) -> anyhow::Result<StoreOptions> {
+    let range = format!(
+        "a size in bytes from {MIN_MEMORY_BUDGET} to {MAX_MEMORY_BUDGET} (256 GiB), such as \
+         64M or 1000000 (K/M/G are powers of 1000)"
+    );
     let budget = lidx_bench::count::parse_count(&common.memory_budget)
-        .filter(|&n| n > 0)
-        .with_context(|| {
-            format!(
-                "--memory-budget {:?} is not a size; give bytes such as 64M or 1000000",
-                common.memory_budget
-            )
-        })?;
+        .ok_or_else(|| usage("--memory-budget", &common.memory_budget, &range))?;
+    if !(MIN_MEMORY_BUDGET as u64..=MAX_MEMORY_BUDGET as u64).contains(&budget) {
+        return Err(usage("--memory-budget", &common.memory_budget, &range));
+    }
     let fsync = match common.fsync.as_str() {
         "always" => FsyncPolicy::Always,
         "never" => FsyncPolicy::Never,
@@ -504,202 +575,239 @@ fn print_stats(common: &Common, store: &Store) {
     }
 }
 
-/// Bytes as text: printable UTF-8 as it is, everything else (and `\`) escaped.
-fn show(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(s) if !s.chars().any(|c| c.is_control() || c == '\\') => s.to_string(),
-        _ => bytes.escape_ascii().to_string(),
+/// A closed pipe (`kv scan | head`) ends a scan quietly; any other write error (a full disk
+/// under `kv scan > dump.tsv`) fails it, so a cut dump never passes for a whole one.
+fn quiet_on_closed_pipe(e: std::io::Error) -> anyhow::Result<()> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(anyhow::Error::new(e).context("writing the records to standard output"))
     }
 }
 
-fn show_key(format: KeyFormat, key: &[u8]) -> String {
-    match format {
-        KeyFormat::U64 => u64::from_ordered_bytes(key).map_or_else(|| show(key), |k| k.to_string()),
-        KeyFormat::Bytes => show(key),
+fn usage(what: &'static str, got: &str, expected: &str) -> anyhow::Error {
+    BenchError::BadSpec {
+        what,
+        got: got.to_string(),
+        expected: expected.to_string(),
+    }
+    .into()
+}
+
+/// How `store`'s keys and values are given and shown under `common`'s options.
+fn codec(common: &Common, store: &Store) -> Codec {
+    Codec {
+        keys: store.identity().key_format,
+        encoding: if common.hex {
+            Encoding::Hex
+        } else {
+            Encoding::Text
+        },
     }
 }
 
-/// The bytes of a text argument, with the escapes [`show`] writes undone.
-fn unescape(text: &str) -> anyhow::Result<Vec<u8>> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            out.push(bytes[i]);
-            i += 1;
-            continue;
-        }
-        let bad = || {
-            anyhow::anyhow!("{text:?} has a bad escape at byte {i}: use \\xNN, \\\\, \\t, \\n, \\r, \\' or \\\"")
-        };
-        let (b, n) = match bytes.get(i + 1) {
-            Some(b'\\') => (b'\\', 2),
-            Some(b't') => (b'\t', 2),
-            Some(b'n') => (b'\n', 2),
-            Some(b'r') => (b'\r', 2),
-            Some(b'\'') => (b'\'', 2),
-            Some(b'"') => (b'"', 2),
-            Some(b'x') => {
-                let hex = text.get(i + 2..i + 4).ok_or_else(bad)?;
-                (u8::from_str_radix(hex, 16).map_err(|_| bad())?, 4)
+/// What `load` reads: a file or standard input, its format, and whether it has a header.
+struct Input {
+    from: PathBuf,
+    format: RecordFormat,
+    header: bool,
+}
+
+impl Input {
+    /// Checks the options before anything is created: the format is known, the file exists.
+    fn new(from: PathBuf, format: Option<RecordFormat>, header: bool) -> anyhow::Result<Input> {
+        let stdin = from.as_os_str() == "-";
+        let ext = from.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let format = match format.or_else(|| RecordFormat::of_extension(ext)) {
+            Some(f) => f,
+            None if stdin => {
+                return Err(usage(
+                    "--format",
+                    "(none)",
+                    "--format tsv, csv, jsonl, txt or sosd with --from - (standard input)",
+                ))
             }
-            _ => return Err(bad()),
+            None => {
+                return Err(usage(
+                    "--from",
+                    &from.display().to_string(),
+                    &format!(
+                        "a file whose extension names its format (it has {ext:?}): .tsv, \
+                         .csv, .jsonl, .txt, .sosd; or name it with --format"
+                    ),
+                ))
+            }
         };
-        out.push(b);
-        i += n;
-    }
-    Ok(out)
-}
-
-fn parse_key(format: KeyFormat, text: &str) -> anyhow::Result<Vec<u8>> {
-    match format {
-        KeyFormat::U64 => {
-            let k: u64 = text.trim().parse().with_context(|| {
-                format!("this store holds u64 keys; {text:?} is not a number from 0 to 2^64-1")
-            })?;
-            Ok(k.ordered_bytes())
+        if header && matches!(format, RecordFormat::Jsonl | RecordFormat::Sosd) {
+            return Err(usage(
+                "--header",
+                format.name(),
+                "a header with tsv, csv or txt only",
+            ));
         }
-        KeyFormat::Bytes => unescape(text),
+        if stdin && format == RecordFormat::Sosd {
+            return Err(usage(
+                "--from",
+                "-",
+                "an SOSD file on disk (its header gives the count; it is not read from a pipe)",
+            ));
+        }
+        if !stdin && !from.is_file() {
+            let what = if from.exists() {
+                "not a file"
+            } else {
+                "no such file"
+            };
+            return Err(usage(
+                "--from",
+                &from.display().to_string(),
+                &format!(
+                    "a {} file to load, or - for standard input ({what})",
+                    format.name()
+                ),
+            ));
+        }
+        Ok(Input {
+            from,
+            format,
+            header,
+        })
+    }
+
+    fn is_stdin(&self) -> bool {
+        self.from.as_os_str() == "-"
+    }
+
+    fn name(&self) -> String {
+        if self.is_stdin() {
+            "standard input".to_string()
+        } else {
+            self.from.display().to_string()
+        }
     }
 }
 
-/// The kinds of files `load` reads.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum LoadFormat {
-    Sosd,
-    Lines,
-    Pairs(u8),
+/// Records a batch holds at most before it is written.
+pub const BATCH_RECORDS: usize = 4096;
+/// Encoded bytes a batch holds at most before it is written (a batch of one larger record is
+/// written alone). A batch is one log record, which the log caps at
+/// [`lidx::kv::wal::MAX_BODY_BYTES`] (1 GiB); 4096 values of the largest size would be 64 GiB.
+pub const BATCH_BYTES: usize = 16 << 20;
+
+// One batch, even of a single record of the largest key and value, stays a loggable record.
+const _: () =
+    assert!(BATCH_BYTES + MAX_KEY_BYTES + MAX_VALUE_BYTES + 64 < lidx::kv::wal::MAX_BODY_BYTES);
+
+/// A load in progress: the batch being filled, and what is already written.
+struct Loader<'a> {
+    store: &'a Store,
+    batch: WriteBatch,
+    /// Records in batches the store acknowledged.
+    written: u64,
+    /// The line (or key index) to resume from: the first record not written.
+    resume: u64,
 }
 
-fn load_format(path: &Path) -> anyhow::Result<LoadFormat> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    Ok(match ext {
-        "sosd" => LoadFormat::Sosd,
-        "txt" => LoadFormat::Lines,
-        "tsv" => LoadFormat::Pairs(b'\t'),
-        "csv" => LoadFormat::Pairs(b','),
-        _ => bail!(
-            "{} has extension {ext:?}; lidx kv load reads .sosd (u64 keys), .txt (one key a \
-             line), .tsv (key<TAB>value) and .csv (key,value)",
-            path.display()
-        ),
-    })
-}
-
-/// Records a batch holds before it is written.
-const BATCH_RECORDS: usize = 4096;
-
-fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> anyhow::Result<()> {
-    let format = load_format(from)?;
-    if !from.is_file() {
-        bail!("{} does not exist or is not a file", from.display());
+impl Loader<'_> {
+    /// Writes the batch if it has no room for a record of `bytes` key and value bytes that
+    /// starts at `line`.
+    fn make_room(&mut self, line: u64, bytes: usize) -> anyhow::Result<()> {
+        // A put's encoding: a kind byte and two varints of at most 10 bytes each.
+        let bytes = bytes + 21;
+        if self.batch.len() >= BATCH_RECORDS
+            || (!self.batch.is_empty() && self.batch.encoded_bytes() + bytes > BATCH_BYTES)
+        {
+            self.flush(line)?;
+        }
+        Ok(())
     }
+
+    /// Adds a record (after [`Loader::make_room`]); a key or value the store refuses is an
+    /// error and leaves the batch as it was.
+    fn add(&mut self, key: &[u8], value: &[u8]) -> lidx::Result<()> {
+        self.batch.put(key, value)?;
+        Ok(())
+    }
+
+    /// Adds a record that starts at `line` (an SOSD key index), making room first.
+    fn put(&mut self, line: u64, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        self.make_room(line, key.len() + value.len())?;
+        self.add(key, value)?;
+        Ok(())
+    }
+
+    /// Writes the batch; `next` is the line (or key index) of the first record after it.
+    fn flush(&mut self, next: u64) -> anyhow::Result<()> {
+        if !self.batch.is_empty() {
+            self.store.write(&self.batch)?;
+            self.written += self.batch.len() as u64;
+            self.batch = WriteBatch::new();
+        }
+        self.resume = next;
+        Ok(())
+    }
+}
+
+fn load(
+    common: &Common,
+    engine: Option<Engine>,
+    keys: Option<KeyFormat>,
+    input: &Input,
+    compact: bool,
+) -> anyhow::Result<()> {
     let options = options(common, false)?;
-    let key_format = if format == LoadFormat::Sosd {
+    let key_format = keys.unwrap_or(if input.format == RecordFormat::Sosd {
         KeyFormat::U64
     } else {
         KeyFormat::Bytes
-    };
-    let store = if common.db.exists() {
-        open(common, false)?
-    } else {
-        let create = CreateOptions {
-            key_format,
-            engine: engine.unwrap_or_default(),
-            ..CreateOptions::default()
-        };
-        Store::create(&common.db, &create, &options)?
-    };
-    if let Some(engine) = engine.filter(|e| *e != store.identity().engine) {
-        bail!(
-            "{} is a {} store, not {}; load into a new directory to use {}",
-            common.db.display(),
-            store.identity().engine.label(),
-            engine.label(),
-            engine.label()
-        );
-    }
-    if store.identity().key_format != key_format {
-        bail!(
-            "{} holds {} keys but {} has {} keys; load it into a new store",
-            common.db.display(),
-            store.identity().key_format.name(),
-            from.display(),
-            key_format.name()
-        );
-    }
-    let start = Instant::now();
-    let mut bars = Bars::default();
-    let mut batch = WriteBatch::new();
-    let mut records = 0u64;
-    let flush = |batch: &mut WriteBatch| -> anyhow::Result<()> {
-        store.write(batch)?;
-        *batch = WriteBatch::new();
-        Ok(())
-    };
-    if format == LoadFormat::Sosd {
-        let keys = lidx_bench::sosd::read_sosd(from)?;
-        bars.begin("loading keys", keys.len() as u64);
-        for chunk in keys.chunks(BATCH_RECORDS) {
-            for k in chunk {
-                batch.put(&k.ordered_bytes(), b"")?;
-            }
-            flush(&mut batch)?;
-            records += chunk.len() as u64;
-            bars.advance(chunk.len() as u64);
-        }
-    } else {
-        let file =
-            std::fs::File::open(from).with_context(|| format!("cannot open {}", from.display()))?;
-        let total = file.metadata().map_or(0, |m| m.len());
-        bars.begin("loading records", total);
-        let mut reader = BufReader::new(file);
-        let mut line = Vec::new();
-        let mut line_no = 0u64;
-        loop {
-            line.clear();
-            let n = reader
-                .read_until(b'\n', &mut line)
-                .with_context(|| format!("cannot read {}", from.display()))?;
-            if n == 0 {
-                break;
-            }
-            line_no += 1;
-            bars.advance(n as u64);
-            let mut text: &[u8] = &line;
-            if let Some(t) = text.strip_suffix(b"\n") {
-                text = t;
-            }
-            if let Some(t) = text.strip_suffix(b"\r") {
-                text = t;
-            }
-            let (key, value) = match format {
-                LoadFormat::Pairs(sep) => {
-                    let at = text.iter().position(|&b| b == sep).with_context(|| {
-                        format!(
-                            "{} line {line_no} has no {:?} between key and value",
-                            from.display(),
-                            sep as char
-                        )
-                    })?;
-                    (&text[..at], &text[at + 1..])
-                }
-                _ => (text, &b""[..]),
+    });
+    // The first ancestor of the store's directory (itself included) that this run creates.
+    let created = common
+        .db
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .last()
+        .map(Path::to_path_buf);
+    let store = match &created {
+        None => open(common, false)?,
+        Some(dir) => {
+            let create = CreateOptions {
+                key_format,
+                engine: engine.unwrap_or_default(),
+                ..CreateOptions::default()
             };
-            batch
-                .put(key, value)
-                .with_context(|| format!("{} line {line_no}", from.display()))?;
-            records += 1;
-            if batch.len() >= BATCH_RECORDS {
-                flush(&mut batch)?;
-            }
+            Store::create(&common.db, &create, &options).inspect_err(|_| {
+                // Only what this run created: the directory did not exist before it.
+                let _ = std::fs::remove_dir_all(dir);
+            })?
         }
-        if !batch.is_empty() {
-            flush(&mut batch)?;
+    };
+    let mut loader = Loader {
+        store: &store,
+        batch: WriteBatch::new(),
+        written: 0,
+        resume: 1,
+    };
+    let start = Instant::now();
+    let codec = codec(common, &store);
+    let result = check_identity(common, &store, engine, keys, input)
+        .and_then(|()| read_into(&mut loader, input, codec));
+    let (written, resume) = (loader.written, loader.resume);
+    let records = match result {
+        Ok(records) => records,
+        Err(error) => {
+            let synced = store.sync();
+            drop(store);
+            return Err(failed(
+                common,
+                input,
+                created,
+                (written, resume),
+                synced,
+                error,
+            ));
         }
-    }
-    bars.end();
+    };
     let engine = store.identity().engine;
     let btree = engine == Engine::BTree;
     let log = matches!(engine, Engine::Log(_));
@@ -709,18 +817,21 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
         } else {
             "merging into the table"
         });
-        store.compact()?;
+        store.compact().with_context(|| {
+            format!("all {records} records are in the store's log; the final compaction failed")
+        })?;
         bar.finish_and_clear();
     }
     store.sync()?;
     let secs = start.elapsed().as_secs_f64();
     let s = store.stats();
     let per = |bytes: u64| per_record(&s, bytes);
+    let name = input.name();
     say(
         common,
         json!({
             "loaded": records,
-            "from": from.display().to_string(),
+            "from": name,
             "seconds": secs,
             "records_per_second": records as f64 / secs,
             "table_records": s.table_records,
@@ -731,8 +842,7 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
         }),
         if log {
             format!(
-                "loaded {records} records from {} in {secs:.2} s ({:.0} records/s); the store holds {} records, {:.1} bytes/record of log on disk, map {:.3} bytes/record",
-                from.display(),
+                "loaded {records} records from {name} in {secs:.2} s ({:.0} records/s); the store holds {} records, {:.1} bytes/record of log on disk, map {:.3} bytes/record",
                 records as f64 / secs,
                 s.table_records,
                 per(s.log_disk_bytes),
@@ -740,8 +850,7 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
             )
         } else {
             format!(
-                "loaded {records} records from {} in {secs:.2} s ({:.0} records/s); the {} holds {} records, {:.1} bytes/record on disk, {} {:.3} bytes/record; {} {}, {} write stalls",
-                from.display(),
+                "loaded {records} records from {name} in {secs:.2} s ({:.0} records/s); the {} holds {} records, {:.1} bytes/record on disk, {} {:.3} bytes/record; {} {}, {} write stalls",
                 records as f64 / secs,
                 if btree { "tree" } else { "table" },
                 s.table_records,
@@ -756,4 +865,172 @@ fn load(common: &Common, engine: Option<Engine>, from: &Path, compact: bool) -> 
     );
     store.close()?;
     Ok(())
+}
+
+/// Refuses a load whose engine or keys are not the store's.
+fn check_identity(
+    common: &Common,
+    store: &Store,
+    engine: Option<Engine>,
+    keys: Option<KeyFormat>,
+    input: &Input,
+) -> anyhow::Result<()> {
+    let id = store.identity();
+    let db = common.db.display();
+    let (engine_is, keys_are) = (id.engine.label(), id.key_format.name());
+    let error = if let Some(want) = engine.filter(|e| *e != id.engine).map(|e| e.label()) {
+        format!("{db} is a {engine_is} store, not {want}; load into a new directory to use {want}")
+    } else if let Some(want) = keys.filter(|k| *k != id.key_format).map(KeyFormat::name) {
+        format!(
+            "{db} holds {keys_are} keys, not {want}; load into a new directory to use {want} keys"
+        )
+    } else if input.format == RecordFormat::Sosd && id.key_format != KeyFormat::U64 {
+        let name = input.name();
+        format!("{db} holds {keys_are} keys but {name} has u64 keys; load it into a new store")
+    } else {
+        return Ok(());
+    };
+    Err(anyhow::anyhow!(error))
+}
+
+/// Reads `input` into the store; returns the records read.
+fn read_into(loader: &mut Loader<'_>, input: &Input, codec: Codec) -> anyhow::Result<u64> {
+    let mut bars = Bars::default();
+    let mut records = 0u64;
+    if input.format == RecordFormat::Sosd {
+        let keys = lidx_bench::sosd::read_sosd(&input.from)?;
+        bars.begin("loading keys", keys.len() as u64);
+        // For an SOSD file the places to resume from are key indexes (0-based).
+        loader.resume = 0;
+        for (i, k) in (0u64..).zip(&keys) {
+            loader.put(i, &k.ordered_bytes(), b"")?;
+            records += 1;
+            bars.advance(1);
+        }
+        loader.flush(records)?;
+        bars.end();
+        return Ok(records);
+    }
+    let stdin = input.is_stdin();
+    let (file, total): (Box<dyn Read>, u64) = if stdin {
+        (Box::new(std::io::stdin()), 0)
+    } else {
+        let file = File::open(&input.from)
+            .with_context(|| format!("cannot open {}", input.from.display()))?;
+        let total = file.metadata().map_or(0, |m| m.len());
+        (Box::new(file), total)
+    };
+    let read = Rc::new(Cell::new(0u64));
+    let counted = Counted {
+        inner: file,
+        read: Rc::clone(&read),
+    };
+    let mut reader = RecordReader::new(
+        BufReader::with_capacity(1 << 16, counted),
+        input.format,
+        codec,
+        input.header,
+    )?;
+    bars.begin("loading records", total);
+    let mut shown = 0;
+    let mut last_line = 0;
+    while let Some(record) = reader.next_record()? {
+        let record = match record {
+            Ok(r) => r,
+            Err(bad) => return Err(bad_line(loader, bad.line, &bad.what)),
+        };
+        loader.make_room(record.line, record.key.len() + record.value.len())?;
+        if let Err(e) = loader.add(&record.key, &record.value) {
+            return Err(bad_line(loader, record.line, &e.to_string()));
+        }
+        records += 1;
+        last_line = record.line;
+        bars.advance(read.get() - shown);
+        shown = read.get();
+    }
+    loader.flush(last_line + 1)?;
+    bars.end();
+    Ok(records)
+}
+
+/// Stops a load at a bad record on `line`, after writing the records before it.
+fn bad_line(loader: &mut Loader<'_>, line: u64, what: &str) -> anyhow::Error {
+    match loader.flush(line) {
+        Ok(()) => anyhow::anyhow!("line {line}: {what}"),
+        Err(e) => e.context(format!(
+            "line {line}: {what}; writing the records before it"
+        )),
+    }
+}
+
+/// A reader that counts the bytes read through it, for the progress bar.
+struct Counted<R> {
+    inner: R,
+    read: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.set(self.read.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// The error of a failed load: what stopped it, what is in the store, and what to do.
+fn failed(
+    common: &Common,
+    input: &Input,
+    created: Option<PathBuf>,
+    progress: (u64, u64),
+    synced: lidx::Result<()>,
+    error: anyhow::Error,
+) -> anyhow::Error {
+    let (written, resume) = progress;
+    let db = common.db.display();
+    let stopped = format!("loading {} into {db} stopped: {error:#}", input.name());
+    if let Some(dir) = created {
+        return match std::fs::remove_dir_all(&dir) {
+            Ok(()) => anyhow::anyhow!(
+                "{stopped}; nothing is loaded: {} is removed, as this run created it; fix the \
+                 input and run the command again",
+                dir.display()
+            ),
+            Err(e) => anyhow::anyhow!(
+                "{stopped}; removing {}, which this run created, failed too ({e}): remove it \
+                 before running the command again",
+                dir.display()
+            ),
+        };
+    }
+    let durable = match synced {
+        Ok(()) => format!("{written} record(s) of this load are durable in {db}"),
+        Err(e) => format!(
+            "{written} record(s) of this load were written to {db}, but the sync after the \
+             failure failed too ({e}): how many are durable is unknown (check with kv scan)"
+        ),
+    };
+    if written == 0 {
+        return anyhow::anyhow!("{stopped}; no record of this load was written to {db}");
+    }
+    if input.format == RecordFormat::Sosd {
+        return anyhow::anyhow!(
+            "{stopped}; {durable}: the first {resume} keys of the file; loading the whole file \
+             again is harmless (each key keeps its last value)"
+        );
+    }
+    let resume_with = if input.is_stdin() {
+        format!("the lines from line {resume} of the input")
+    } else {
+        format!(
+            "`tail -n +{resume} {} | lidx kv load --db {db} --format {}{} --from -`",
+            input.from.display(),
+            input.format.name(),
+            if common.hex { " --hex" } else { "" }
+        )
+    };
+    anyhow::anyhow!(
+        "{stopped}; {durable} (every record before line {resume}): resume from line {resume} \
+         with {resume_with}"
+    )
 }

@@ -24,7 +24,16 @@
 //! the manifest names it, so a lost one is a leftover the open removes).
 //!
 //! Any violation ends the command with exit code 1 and a message naming the cycle, the key and
-//! what was expected; the store is left as it was for a look.
+//! what was expected; the store is left as it was for a look. So does a run that could pass
+//! without testing anything (issue 30, class 8): a panic anywhere (a child's panic hook
+//! reports it to the parent and aborts; the parent's own is caught) fails the run with the
+//! panic's message, and so does a run in which no write was acknowledged; parameters outside
+//! their useful range (`--writers` beyond [`MAX_WRITERS`], which would leave writers without
+//! keys; `--max-delay-ms` under [`MIN_MAX_DELAY_MS`], which kills children before they write)
+//! are refused before anything is created, with exit code 2. A child dies with its
+//! parent: it asks the kernel for `SIGKILL` when the parent dies (`PR_SET_PDEATHSIG`), and its
+//! writers also stop once the parent is gone, so a killed `kv torture` never leaves a child
+//! holding the store's lock.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -56,11 +65,13 @@ pub struct TortureArgs {
     /// Seed of the delays and of the children's operations.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Writer threads of the child (1 with `--power-loss`).
-    #[arg(long, default_value_t = 2)]
-    pub writers: u64,
-    /// The longest a child runs before the kill, in milliseconds (each cycle draws a delay
-    /// from a fifth of it up to it).
+    /// Writer threads of the child, 1 to 64 (default 2; 1, the only choice, with
+    /// `--power-loss`).
+    #[arg(long)]
+    pub writers: Option<u64>,
+    /// The longest a child runs before the kill, in milliseconds, 50 to 60000 (each cycle
+    /// draws a delay from a fifth of it up to it; a child needs a few milliseconds to start,
+    /// so a shorter one would kill most children before their first write).
     #[arg(long, default_value_t = 400)]
     pub max_delay_ms: u64,
     /// Also cut the unsynced end of the log after each kill (see the command's docs).
@@ -72,7 +83,22 @@ pub struct TortureArgs {
     /// Run as the writer child of cycle `N` (used by the command itself).
     #[arg(long, hide = true)]
     pub child: Option<u64>,
+    /// The parent's process id, given to the child: it stops once the parent is gone.
+    #[arg(long, hide = true)]
+    pub parent_pid: Option<u32>,
+    /// The harness's self-test: the children's first writer panics after this many
+    /// acknowledged writes, which must fail the run.
+    #[arg(long, hide = true)]
+    pub inject_panic_after: Option<u64>,
 }
+
+/// Most writer threads a child runs: each owns `KEYS / writers` keys, and a batch writes up
+/// to 8 of them.
+pub const MAX_WRITERS: u64 = 64;
+
+/// The shortest `--max-delay-ms`: its fifth, the shortest delay drawn, still leaves a child
+/// time to start and write.
+const MIN_MAX_DELAY_MS: u64 = 50;
 
 /// Keys the children write.
 const KEYS: u64 = 2_000;
@@ -93,12 +119,9 @@ fn options(args: &TortureArgs, cycle: u64) -> StoreOptions {
     }
 }
 
+/// The writers of a child: `--writers`, 2 by default, 1 with `--power-loss`.
 fn writers(args: &TortureArgs) -> u64 {
-    if args.power_loss {
-        1
-    } else {
-        args.writers.max(1)
-    }
+    args.writers.unwrap_or(if args.power_loss { 1 } else { 2 })
 }
 
 /// Key `k`'s bytes: a name, then padding that makes some keys long (up to 3 KiB); for a
@@ -137,12 +160,32 @@ pub fn run(args: TortureArgs) -> anyhow::Result<()> {
     if let Some(cycle) = args.child {
         return child(&args, cycle);
     }
+    let writers = writers(&args);
+    if !(1..=MAX_WRITERS).contains(&writers) || (args.power_loss && writers != 1) {
+        return Err(BenchError::BadSpec {
+            what: "--writers",
+            got: writers.to_string(),
+            expected: if args.power_loss {
+                "1 with --power-loss (the log's order must be the acknowledgement order)"
+                    .to_string()
+            } else {
+                format!(
+                    "1 to {MAX_WRITERS} writer threads (each owns {KEYS} / writers of the \
+                     {KEYS} keys)"
+                )
+            },
+        }
+        .into());
+    }
     let longest = CHILD_LIFETIME.as_millis() as u64 / 2;
-    if args.cycles == 0 || !(5..=longest).contains(&args.max_delay_ms) {
+    if args.cycles == 0 || !(MIN_MAX_DELAY_MS..=longest).contains(&args.max_delay_ms) {
         return Err(BenchError::BadSpec {
             what: "--cycles/--max-delay-ms",
             got: format!("{}/{}", args.cycles, args.max_delay_ms),
-            expected: format!("at least 1 cycle and a delay of 5 to {longest} ms"),
+            expected: format!(
+                "at least 1 cycle and a delay of {MIN_MAX_DELAY_MS} to {longest} ms (a child \
+                 needs a few ms to start: a shorter delay kills it before its first write)"
+            ),
         }
         .into());
     }
@@ -161,6 +204,22 @@ pub fn run(args: TortureArgs) -> anyhow::Result<()> {
         ..CreateOptions::default()
     };
     Store::create(&args.db, &create, &options(&args, 0))?.close()?;
+    // A panic of the parent fails the run with its message, as a child's does.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| cycles(&args, engine)))
+        .unwrap_or_else(|payload| bail!("lidx kv torture panicked: {}", panic_message(&*payload)))
+}
+
+/// The text of a panic's payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_string())
+}
+
+/// Runs the kill-and-recover cycles on the new store and prints the summary.
+fn cycles(args: &TortureArgs, engine: Engine) -> anyhow::Result<()> {
     let mut state = Parent {
         model: (0..KEYS).map(|k| (k, None)).collect(),
         seq: 0,
@@ -170,13 +229,13 @@ pub fn run(args: TortureArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     for cycle in 1..=args.cycles {
         let delay = rng.gen_range(args.max_delay_ms / 5..=args.max_delay_ms);
-        let lines = run_child(&args, cycle, Duration::from_millis(delay))?;
+        let lines = run_child(args, cycle, Duration::from_millis(delay))?;
         let in_flight = state.account(&lines);
         if args.power_loss {
             state.summary.log_bytes_cut += cut_log(&args.db, state.seq, &mut rng)?;
         }
         state
-            .verify(&args, engine, cycle, &in_flight)
+            .verify(args, engine, cycle, &in_flight)
             .with_context(|| {
                 format!(
                     "cycle {cycle}: the store in {} is left as it is",
@@ -193,6 +252,7 @@ pub fn run(args: TortureArgs) -> anyhow::Result<()> {
         }
     }
     let s = &state.summary;
+    s.tested_something(args.cycles)?;
     if args.json {
         println!(
             "{}",
@@ -243,6 +303,19 @@ struct Summary {
     batches_in_flight: u64,
     merges_seen: u64,
     log_bytes_cut: u64,
+}
+
+impl Summary {
+    /// Fails a run in which no write was acknowledged: it checked nothing.
+    fn tested_something(&self, cycles: u64) -> anyhow::Result<()> {
+        if self.acknowledged == 0 {
+            bail!(
+                "no write was acknowledged in {cycles} cycle(s): the run tested nothing; give \
+                 the children more time before the kill (--max-delay-ms) or more cycles"
+            );
+        }
+        Ok(())
+    }
 }
 
 /// The parent's model: each key's last acknowledged version (`None`: absent), and the store's
@@ -403,12 +476,16 @@ fn run_child(args: &TortureArgs, cycle: u64, delay: Duration) -> anyhow::Result<
         .args(["kv", "torture", "--db"])
         .arg(&args.db)
         .args(["--engine", &args.engine, "--seed", &args.seed.to_string()])
-        .args(["--writers", &args.writers.to_string()])
+        .args(["--writers", &writers(args).to_string()])
         .args(["--child", &cycle.to_string()])
+        .args(["--parent-pid", &std::process::id().to_string()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if args.power_loss {
         command.arg("--power-loss");
+    }
+    if let Some(n) = args.inject_panic_after {
+        command.args(["--inject-panic-after", &n.to_string()]);
     }
     let mut child = command.spawn().context("start the writer child")?;
     let stdout = child.stdout.take().context("the child's output")?;
@@ -433,17 +510,29 @@ fn run_child(args: &TortureArgs, cycle: u64, delay: Duration) -> anyhow::Result<
     std::thread::sleep(delay);
     child.kill().context("kill the child")?;
     let status = child.wait()?;
-    let lines = reader.join().expect("the reader thread does not panic");
-    let errors = errors.join().expect("the reader thread does not panic");
+    let joined =
+        |what: &str, payload| anyhow::anyhow!("{what} panicked: {}", panic_message(&payload));
+    let lines = reader
+        .join()
+        .map_err(|p| joined("the reader of the child's output", p))?;
+    let errors = errors
+        .join()
+        .map_err(|p| joined("the reader of the child's errors", p))?;
+    if let Some(panic) = lines.iter().find(|l| l.starts_with("panic ")) {
+        bail!(
+            "cycle {cycle}: the child panicked: {}",
+            &panic["panic ".len()..]
+        );
+    }
+    if let Some(error) = lines.iter().find(|l| l.starts_with("error")) {
+        bail!("cycle {cycle}: the child failed: {error}");
+    }
     // Only the kill may end the child: a panic or an abort is what a torture run is for.
     if std::os::unix::process::ExitStatusExt::signal(&status) != Some(libc::SIGKILL) {
         bail!(
             "cycle {cycle}: the child ended by itself ({status}) before the kill: {}",
             errors.trim()
         );
-    }
-    if let Some(error) = lines.iter().find(|l| l.starts_with("error")) {
-        bail!("cycle {cycle}: the child failed: {error}");
     }
     Ok(lines.iter().filter_map(|l| parse_line(l)).collect())
 }
@@ -470,6 +559,19 @@ fn parse_line(line: &str) -> Option<(bool, Op)> {
 /// The child of `cycle`: writes until killed, reporting each operation on stdout. An error
 /// is reported as a line `error ...` and ends it.
 fn child(args: &TortureArgs, cycle: u64) -> anyhow::Result<()> {
+    // A panic in any thread is reported to the parent as a line, then ends the child at once:
+    // the other writers must not go on as if nothing happened.
+    std::panic::set_hook(Box::new(|info| {
+        let message = info.to_string().replace('\n', " ");
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "panic {message}").and_then(|()| out.flush());
+        eprintln!("{info}");
+        std::process::abort();
+    }));
+    let parent = args
+        .parent_pid
+        .context("--parent-pid: the child needs its parent's id")?;
+    die_with_parent(parent)?;
     let engine = Engine::parse(&args.engine).context("--engine")?;
     let store = match Store::open(&args.db, &options(args, cycle)) {
         Ok(s) => s,
@@ -486,7 +588,10 @@ fn child(args: &TortureArgs, cycle: u64) -> anyhow::Result<()> {
             s.spawn(move || {
                 let mut rng = ChaCha8Rng::seed_from_u64(args.seed ^ (cycle << 8 | t));
                 let mut i = 0u64;
-                while start.elapsed() < CHILD_LIFETIME {
+                while start.elapsed() < CHILD_LIFETIME && parent_alive(parent) {
+                    if t == 0 && args.inject_panic_after == Some(i) {
+                        panic!("the injected panic after {i} acknowledged writes");
+                    }
                     // Writer t owns the keys = t mod writers: one operation in flight per key.
                     let n = if rng.gen_range(0..3) == 0 {
                         rng.gen_range(2..=8)
@@ -553,6 +658,42 @@ fn child(args: &TortureArgs, cycle: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Asks the kernel to kill this process when its parent dies (Linux), and fails if the parent
+/// is already gone (it died before the request).
+fn die_with_parent(parent: u32) -> anyhow::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_SET_PDEATHSIG only sets a flag of this process; the arguments are plain
+        // integers.
+        let r = unsafe {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+            )
+        };
+        if r != 0 {
+            bail!(
+                "prctl(PR_SET_PDEATHSIG): {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    if !parent_alive(parent) {
+        bail!("the parent {parent} is gone: nothing to report to");
+    }
+    Ok(())
+}
+
+/// True while `parent` is still this process's parent (an orphan is adopted by another).
+fn parent_alive(parent: u32) -> bool {
+    // SAFETY: getppid has no arguments and cannot fail.
+    let ppid = unsafe { libc::getppid() };
+    u32::try_from(ppid).is_ok_and(|p| p == parent)
+}
+
 /// Power loss: what the disk had not made durable after the end of record `acked` (the last
 /// acknowledged one) is lost, as a file system loses it: either the file ends at a random point
 /// after it (its size was persisted with the data), or its size stays and the pages from a
@@ -594,3 +735,22 @@ fn cut_log(db: &Path, acked: u64, rng: &mut ChaCha8Rng) -> anyhow::Result<u64> {
 
 /// The page size a file system persists and zeros a file in.
 const PAGE: usize = 4096;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run whose children never got a write acknowledged (every kill came before the
+    /// first) checked nothing and must fail.
+    #[test]
+    fn a_run_with_no_acknowledged_write_fails() {
+        let mut summary = Summary::default();
+        let err = summary.tested_something(4).unwrap_err().to_string();
+        assert!(
+            err.contains("no write was acknowledged in 4 cycle(s)"),
+            "{err}"
+        );
+        summary.acknowledged = 1;
+        assert!(summary.tested_something(4).is_ok());
+    }
+}

@@ -180,7 +180,11 @@ pub(crate) fn read_identity(dir: &Path) -> Result<CreateOptions> {
     if !dir.is_dir() {
         return Err(Error::NotAStore {
             dir: shown(dir),
-            what: "no such directory".into(),
+            what: if dir.exists() {
+                "it is a file, not a directory".into()
+            } else {
+                "no such directory".into()
+            },
         });
     }
     let path = dir.join(STORE_FILE);
