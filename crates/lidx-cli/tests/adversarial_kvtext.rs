@@ -591,3 +591,47 @@ fn a_torture_child_dies_with_its_parent() {
     run_ok(&["kv", "put", "--db", s(&db), "after", "1"]);
     run_ok(&["kv", "check", "--db", s(&db)]);
 }
+
+/// Class 9 with a signal: Ctrl-C (or SIGTERM) during a first load left a partial store whose
+/// engine was fixed; the store the run created is removed, as a failed first load's is.
+#[test]
+fn a_first_load_interrupted_by_a_signal_leaves_no_store() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let root = tempdir();
+        let db = root.path().join("new").join("db");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lidx"))
+            .args([
+                "kv",
+                "load",
+                "--db",
+                s(&db),
+                "--format",
+                "tsv",
+                "--from",
+                "-",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the lidx binary runs");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"a\t1\nb\t2\n").unwrap();
+        // The load waits for more input with its store created.
+        let started = std::time::Instant::now();
+        while !db.join("STORE").exists() {
+            assert!(child.try_wait().unwrap().is_none(), "the load ended early");
+            assert!(started.elapsed() < std::time::Duration::from_secs(60));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // SAFETY: `kill` with the child's own process id and a valid signal number.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        let status = child.wait().unwrap();
+        drop(stdin);
+        assert!(!status.success(), "signal {signal}: {status:?}");
+        assert!(
+            std::fs::read_dir(root.path()).unwrap().next().is_none(),
+            "signal {signal}: the store this run created is left behind"
+        );
+    }
+}

@@ -107,6 +107,15 @@ impl Created {
     }
 }
 
+impl Created {
+    /// Keeps the path: this run's work in it is done and it is the user's now (a store a
+    /// first load filled), so neither a later signal nor the guard's drop removes it.
+    pub fn keep(self) {
+        registry().retain(|(id, _)| *id != self.id);
+        std::mem::forget(self);
+    }
+}
+
 impl Drop for Created {
     fn drop(&mut self) {
         let mut held = registry();

@@ -45,6 +45,7 @@ use serde_json::json;
 
 use self::text::{Codec, Encoding, RecordFormat, RecordReader, RecordWriter};
 
+use super::cleanup::Created;
 use super::kv_torture::{self, TortureArgs};
 use super::Bars;
 
@@ -768,6 +769,9 @@ fn load(
         .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
         .last()
         .map(Path::to_path_buf);
+    // A signal (Ctrl-C) during a first load removes the store this run created, as a failed
+    // first load does; once the load is done the store is the user's.
+    let guard = created.as_deref().map(Created::register);
     let store = match &created {
         None => open(common, false)?,
         Some(dir) => {
@@ -808,6 +812,10 @@ fn load(
             ));
         }
     };
+    // Every record is in the store: from here a failure or a signal leaves it to the user.
+    if let Some(guard) = guard {
+        guard.keep();
+    }
     let engine = store.identity().engine;
     let btree = engine == Engine::BTree;
     let log = matches!(engine, Engine::Log(_));
