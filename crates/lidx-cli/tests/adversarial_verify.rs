@@ -1,0 +1,256 @@
+//! Issue 30's adversarial scenarios for the files `lidx build` writes and `lidx verify` reads,
+//! done as a user would, each asserting the exit code and what is said:
+//!
+//! - class 5 (file side): `lidx verify --dir` called a directory sound (exit 0, "0 damaged")
+//!   when an index file's first block was zeroed (what a killed `lidx build` leaves) or its
+//!   magic had one flipped bit (both were "skipped"), and never read the `alex`, `lipp`, `dpgm`,
+//!   `dfiting` and `btree-learned` files `lidx build` writes;
+//! - class 6: `lidx bench --on-disk` reused index files built from a dataset of the same size
+//!   but other keys (they were bound by key count only) and benchmarked them with exit 0;
+//! - class 10: a text file given as a join table was called "truncated".
+
+mod common;
+
+use std::path::Path;
+
+use common::{lidx, text};
+
+fn run_ok(args: &[&str]) -> String {
+    let out = lidx(args);
+    assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    text(&out.stdout) + &text(&out.stderr)
+}
+
+fn verify(dir: &Path) -> (Option<i32>, String) {
+    let out = lidx(&["verify", "--dir", dir.to_str().unwrap()]);
+    (out.status.code(), text(&out.stdout) + &text(&out.stderr))
+}
+
+/// `lidx build --index <indexes>` of `dataset` (seed `seed`) into `dir`, buffered.
+fn build(dir: &Path, indexes: &str, dataset: &str, seed: &str) {
+    let d = dir.to_str().unwrap();
+    run_ok(&[
+        "build",
+        "--index",
+        indexes,
+        "--dataset",
+        dataset,
+        "--seed",
+        seed,
+        "--dir",
+        d,
+        "--buffered",
+    ]);
+}
+
+/// Changes the bytes of `path` with `change`.
+fn edit(path: &Path, change: impl FnOnce(&mut Vec<u8>)) {
+    let mut bytes = std::fs::read(path).unwrap();
+    change(&mut bytes);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Rewrites block 0 of `path` with `change` applied and a valid checksum.
+fn reseal_block0(path: &Path, change: impl FnOnce(&mut [u8])) {
+    edit(path, |bytes| {
+        let b = &mut bytes[..4096];
+        change(&mut b[..4092]);
+        lidx::io::checksum::seal(b, 0);
+    });
+}
+
+fn assert_damaged(shown: &str, file: &str) {
+    assert!(
+        shown.lines().any(|l| l.starts_with(&format!("DAMAGED  {file} "))),
+        "{file} should be named damaged: {shown}"
+    );
+}
+
+/// The regression of class 5: a zeroed first block, a magic with one flipped bit (under a
+/// valid checksum or not), a text file named as an index and a join table with its header
+/// zeroed were all "skipped" and the directory "0 damaged" with exit 0. Each is now named
+/// damaged, with exit 1, and a file that is plainly not lidx's is still listed as skipped.
+#[test]
+fn a_killed_build_or_a_flipped_magic_is_damage_not_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(d, "btree,pgm:eps=16,zonemap", "gen:lognormal:20K", "42");
+    let t = d.join("t");
+    run_ok(&[
+        "table",
+        "create",
+        "--from",
+        "gen:lognormal:6K",
+        "--ratio",
+        "1",
+        "--out",
+        t.to_str().unwrap(),
+    ]);
+    std::fs::write(d.join("notes.txt"), "my notes, not an index\n").unwrap();
+    let (code, shown) = verify(d);
+    assert_eq!(code, Some(0), "{shown}");
+
+    edit(&d.join("btree.fill=100.lidx"), |b| b[..4096].fill(0));
+    reseal_block0(&d.join("zonemap.gran=item.lidx"), |b| b[2] ^= 0x10);
+    edit(&d.join("pgm.eps=16.eps_rec=8.gran=item.lidx"), |b| b[5] ^= 0x01);
+    edit(&d.join("t.large"), |b| b[..4096].fill(0));
+    std::fs::write(d.join("half.lidx"), "1\n2\n3\n").unwrap();
+    let (code, shown) = verify(d);
+    assert_eq!(code, Some(1), "{shown}");
+    for file in [
+        "btree.fill=100.lidx",
+        "zonemap.gran=item.lidx",
+        "pgm.eps=16.eps_rec=8.gran=item.lidx",
+        "t.large",
+        "half.lidx",
+    ] {
+        assert_damaged(&shown, file);
+    }
+    assert!(shown.contains("skipped  notes.txt"), "{shown}");
+    assert!(shown.contains("5 damaged"), "{shown}");
+}
+
+/// The regression of class 5: the files of paper 003's updatable indexes that `lidx build`
+/// writes were never read by `lidx verify` (listed as skipped, or not at all). Each is now
+/// opened through its structure and read whole, and a damaged block in any of them is exit 1.
+#[test]
+fn every_file_kind_lidx_build_writes_is_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(
+        d,
+        "alex,lipp,dpgm,dfiting,btree-learned",
+        "gen:lognormal:20K",
+        "42",
+    );
+    let (code, shown) = verify(d);
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(shown.contains(" 0 other files skipped"), "{shown}");
+    for file in [
+        "alex.lidx",
+        "lipp.lidx",
+        "dpgm.eps=64.lidx",
+        "dfiting.eps=64.lidx",
+        "btree-learned.lidx",
+    ] {
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.starts_with(&format!("ok       {file} ")) && l.contains("20000")),
+            "{file}: {shown}"
+        );
+    }
+    for file in [
+        "alex.lidx.data",
+        "lipp.lidx",
+        "dfiting.eps=64.lidx",
+        "btree-learned.lidx",
+    ] {
+        edit(&d.join(file), |b| b[2 * 4096 + 100] ^= 0x04);
+    }
+    edit(&d.join("dpgm.eps=64.lidx"), |b| b[70] ^= 0x04);
+    let (code, shown) = verify(d);
+    assert_eq!(code, Some(1), "{shown}");
+    for file in [
+        "alex.lidx",
+        "lipp.lidx",
+        "dpgm.eps=64.lidx",
+        "dfiting.eps=64.lidx",
+        "btree-learned.lidx",
+    ] {
+        assert_damaged(&shown, file);
+    }
+}
+
+/// The regression of class 6: index files built from one dataset were reused by `lidx bench
+/// --on-disk` for another of the same size (bound by key count only) and benchmarked with
+/// exit 0. Each file now records its keys' fingerprint; the run stops naming the file, both
+/// fingerprints and what to do, and `lidx verify` shows the fingerprint it finds.
+#[test]
+fn bench_on_disk_refuses_files_built_from_other_keys_of_the_same_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(d, "btree,pgm:eps=16", "gen:uniform-sparse:20K", "1");
+    let bench = |seed: &str| {
+        lidx(&[
+            "bench",
+            "--on-disk",
+            "--dataset",
+            "gen:uniform-sparse:20K",
+            "--seed",
+            seed,
+            "--index",
+            "btree,pgm:eps=16",
+            "--device",
+            &format!("file-buffered:{}", d.display()),
+            "--queries",
+            "1K",
+            "--runs",
+            "1",
+        ])
+    };
+    let same = bench("1");
+    assert!(same.status.success(), "{}", text(&same.stderr));
+    assert!(text(&same.stderr).contains("reusing btree.fill=100.lidx"));
+    let other = bench("2");
+    let said = text(&other.stderr);
+    assert_eq!(other.status.code(), Some(1), "{said}");
+    assert!(said.contains("btree.fill=100.lidx"), "{said}");
+    assert!(said.contains("rebuild with lidx build"), "{said}");
+    assert!(said.contains("fingerprint"), "{said}");
+    let (code, shown) = verify(d);
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown
+            .lines()
+            .filter(|l| l.contains("keys fingerprint 0x"))
+            .count()
+            == 2,
+        "{shown}"
+    );
+}
+
+/// The regression of class 10: a text file given as a join table was "truncated (empty file,
+/// no table header); it was not completely written: rebuild it", or a checksum failure when
+/// longer than a block. It is now said not to be a lidx table, with how to make one.
+#[test]
+fn a_text_file_given_as_a_table_is_not_called_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let t = d.join("t");
+    run_ok(&[
+        "table",
+        "create",
+        "--from",
+        "gen:lognormal:2K",
+        "--ratio",
+        "1",
+        "--out",
+        t.to_str().unwrap(),
+    ]);
+    let short = d.join("keys.txt");
+    std::fs::write(&short, "1\n2\n3\n").unwrap();
+    let long = d.join("many.txt");
+    let lines: String = (0..3000).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&long, lines).unwrap();
+    for (i, file) in [&short, &long].into_iter().enumerate() {
+        let out = d.join(format!("out{i}"));
+        let run = lidx(&[
+            "join",
+            "--algo",
+            "sort-merge",
+            "--left",
+            file.to_str().unwrap(),
+            "--right",
+            d.join("t.large").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let said = text(&run.stderr);
+        assert!(!run.status.success(), "{said}");
+        assert!(said.contains("is not a lidx table"), "{said}");
+        assert!(said.contains("lidx table create"), "{said}");
+        assert!(!said.contains("truncated"), "{said}");
+        assert!(!said.contains("checksum"), "{said}");
+    }
+}
