@@ -61,7 +61,9 @@ fn reseal_block0(path: &Path, change: impl FnOnce(&mut [u8])) {
 
 fn assert_damaged(shown: &str, file: &str) {
     assert!(
-        shown.lines().any(|l| l.starts_with(&format!("DAMAGED  {file} "))),
+        shown
+            .lines()
+            .any(|l| l.starts_with(&format!("DAMAGED  {file} "))),
         "{file} should be named damaged: {shown}"
     );
 }
@@ -92,7 +94,9 @@ fn a_killed_build_or_a_flipped_magic_is_damage_not_skipped() {
 
     edit(&d.join("btree.fill=100.lidx"), |b| b[..4096].fill(0));
     reseal_block0(&d.join("zonemap.gran=item.lidx"), |b| b[2] ^= 0x10);
-    edit(&d.join("pgm.eps=16.eps_rec=8.gran=item.lidx"), |b| b[5] ^= 0x01);
+    edit(&d.join("pgm.eps=16.eps_rec=8.gran=item.lidx"), |b| {
+        b[5] ^= 0x01
+    });
     edit(&d.join("t.large"), |b| b[..4096].fill(0));
     std::fs::write(d.join("half.lidx"), "1\n2\n3\n").unwrap();
     let (code, shown) = verify(d);
@@ -164,50 +168,60 @@ fn every_file_kind_lidx_build_writes_is_verified() {
 
 /// The regression of class 6: index files built from one dataset were reused by `lidx bench
 /// --on-disk` for another of the same size (bound by key count only) and benchmarked with
-/// exit 0. Each file now records its keys' fingerprint; the run stops naming the file, both
+/// exit 0: here the datasets differ in their last key only, which 1K sampled lookups miss.
+/// Each file now records its keys' fingerprint; the run stops naming the file, both
 /// fingerprints and what to do, and `lidx verify` shows the fingerprint it finds.
 #[test]
 fn bench_on_disk_refuses_files_built_from_other_keys_of_the_same_count() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    build(d, "btree,pgm:eps=16", "gen:uniform-sparse:20K", "1");
-    let bench = |seed: &str| {
+    let (a, b) = (d.join("a.sosd"), d.join("b.sosd"));
+    run_ok(&[
+        "gen",
+        "--dataset",
+        "gen:uniform-sparse:20K",
+        "--out",
+        a.to_str().unwrap(),
+    ]);
+    let mut other = std::fs::read(&a).unwrap();
+    let last = other.len() - 8;
+    let key = u64::from_le_bytes(other[last..].try_into().unwrap());
+    other[last..].copy_from_slice(&(key + 1).to_le_bytes());
+    std::fs::write(&b, other).unwrap();
+    let idx = d.join("idx");
+    build(&idx, "btree,pgm:eps=16", a.to_str().unwrap(), "42");
+    let bench = |dataset: &Path| {
         lidx(&[
             "bench",
             "--on-disk",
             "--dataset",
-            "gen:uniform-sparse:20K",
-            "--seed",
-            seed,
+            dataset.to_str().unwrap(),
             "--index",
             "btree,pgm:eps=16",
             "--device",
-            &format!("file-buffered:{}", d.display()),
+            &format!("file-buffered:{}", idx.display()),
             "--queries",
             "1K",
             "--runs",
             "1",
         ])
     };
-    let same = bench("1");
+    let same = bench(&a);
     assert!(same.status.success(), "{}", text(&same.stderr));
     assert!(text(&same.stderr).contains("reusing btree.fill=100.lidx"));
-    let other = bench("2");
-    let said = text(&other.stderr);
-    assert_eq!(other.status.code(), Some(1), "{said}");
+    let stale = bench(&b);
+    let said = text(&stale.stderr);
+    assert_eq!(stale.status.code(), Some(1), "{said}");
     assert!(said.contains("btree.fill=100.lidx"), "{said}");
     assert!(said.contains("rebuild with lidx build"), "{said}");
     assert!(said.contains("fingerprint"), "{said}");
-    let (code, shown) = verify(d);
+    let (code, shown) = verify(&idx);
     assert_eq!(code, Some(0), "{shown}");
-    assert!(
-        shown
-            .lines()
-            .filter(|l| l.contains("keys fingerprint 0x"))
-            .count()
-            == 2,
-        "{shown}"
-    );
+    let fingerprints = shown
+        .lines()
+        .filter(|l| l.contains("keys fingerprint 0x"))
+        .count();
+    assert_eq!(fingerprints, 2, "{shown}");
 }
 
 /// The regression of class 10: a text file given as a join table was "truncated (empty file,

@@ -32,6 +32,8 @@ pub struct StaticLearned<K, M> {
     data_blocks: u64,
     model_bytes: u64,
     disk_bytes: u64,
+    /// The keys' fingerprint the header records.
+    keys_fingerprint: u64,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -129,6 +131,7 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
             fetch,
             data_blocks: header.data_blocks,
             model_bytes: header.model_bytes,
+            keys_fingerprint: header.keys_fingerprint,
             _key: PhantomData,
         }
     }
@@ -435,6 +438,10 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
 impl<K: Key, M: Persist<K>> DiskIndex<K> for StaticLearned<K, M> {
     fn len(&self) -> u64 {
         self.len as u64
+    }
+
+    fn keys_fingerprint(&self) -> u64 {
+        self.keys_fingerprint
     }
 
     fn payload_size(&self) -> usize {
