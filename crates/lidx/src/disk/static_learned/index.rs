@@ -5,7 +5,7 @@
 use std::marker::PhantomData;
 use std::sync::{mpsc, Arc};
 
-use crate::codec::Decoder;
+use crate::codec::{Decoder, KeysFingerprint};
 use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
 use crate::index::ApproxPos;
@@ -405,11 +405,16 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
     /// Reads every record ([`Self::for_each_record`]: every data block's checksum and layout,
     /// the key order across blocks) and checks that the model's window of each key holds the
     /// key's position (`lo <= pos <= hi`, the [`ApproxPos`] contract: a lookup of the key finds
-    /// it), and that the records are as many as the header says: what `lidx verify` runs.
-    /// Returns the records read; `Corrupt` names the first key the model misses.
+    /// it), that the records are as many as the header says, and that their keys' fingerprint
+    /// is the one the header recorded when they were written (a file is never written after its
+    /// build, so a key changed under a valid checksum that keeps the order and the model's
+    /// window is caught too): what `lidx verify` runs. Returns the records read; `Corrupt`
+    /// names the first key the model misses.
     pub fn verify(&self) -> Result<u64> {
         let mut at = 0u64;
+        let mut fingerprint = KeysFingerprint::default();
         self.for_each_record(256, |key, _| {
+            fingerprint.push(key);
             let w = self.window(key);
             if !(w.lo as u64 <= at && at <= w.hi as u64) {
                 return Err(Error::Corrupt {
@@ -429,6 +434,18 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
                 file: self.device.name().to_string(),
                 block: None,
                 what: format!("{at} records read, the header says {}", self.len),
+            });
+        }
+        let found = fingerprint.finish();
+        if found != self.keys_fingerprint {
+            return Err(Error::Corrupt {
+                file: self.device.name().to_string(),
+                block: None,
+                what: format!(
+                    "its keys' fingerprint is {found:#018x}, the header recorded {:#018x} when \
+                     they were written: a record was changed since",
+                    self.keys_fingerprint
+                ),
             });
         }
         Ok(at)
