@@ -59,13 +59,20 @@ fn reseal_block0(path: &Path, change: impl FnOnce(&mut [u8])) {
     });
 }
 
-fn assert_damaged(shown: &str, file: &str) {
-    assert!(
-        shown
-            .lines()
-            .any(|l| l.starts_with(&format!("DAMAGED  {file} "))),
-        "{file} should be named damaged: {shown}"
-    );
+/// Runs `lidx verify` on `dir`, asserts exit 1 and that each of `files` is named damaged;
+/// returns what it printed.
+fn verify_damaged(dir: &Path, files: &[&str]) -> String {
+    let (code, shown) = verify(dir);
+    assert_eq!(code, Some(1), "{shown}");
+    for file in files {
+        assert!(
+            shown
+                .lines()
+                .any(|l| l.starts_with(&format!("DAMAGED  {file} "))),
+            "{file} should be named damaged: {shown}"
+        );
+    }
+    shown
 }
 
 /// The regression of class 5: a zeroed first block, a magic with one flipped bit (under a
@@ -99,17 +106,16 @@ fn a_killed_build_or_a_flipped_magic_is_damage_not_skipped() {
     });
     edit(&d.join("t.large"), |b| b[..4096].fill(0));
     std::fs::write(d.join("half.lidx"), "1\n2\n3\n").unwrap();
-    let (code, shown) = verify(d);
-    assert_eq!(code, Some(1), "{shown}");
-    for file in [
-        "btree.fill=100.lidx",
-        "zonemap.gran=item.lidx",
-        "pgm.eps=16.eps_rec=8.gran=item.lidx",
-        "t.large",
-        "half.lidx",
-    ] {
-        assert_damaged(&shown, file);
-    }
+    let shown = verify_damaged(
+        d,
+        &[
+            "btree.fill=100.lidx",
+            "zonemap.gran=item.lidx",
+            "pgm.eps=16.eps_rec=8.gran=item.lidx",
+            "t.large",
+            "half.lidx",
+        ],
+    );
     assert!(shown.contains("skipped  notes.txt"), "{shown}");
     assert!(shown.contains("5 damaged"), "{shown}");
 }
@@ -153,17 +159,16 @@ fn every_file_kind_lidx_build_writes_is_verified() {
         edit(&d.join(file), |b| b[2 * 4096 + 100] ^= 0x04);
     }
     edit(&d.join("dpgm.eps=64.lidx"), |b| b[70] ^= 0x04);
-    let (code, shown) = verify(d);
-    assert_eq!(code, Some(1), "{shown}");
-    for file in [
-        "alex.lidx",
-        "lipp.lidx",
-        "dpgm.eps=64.lidx",
-        "dfiting.eps=64.lidx",
-        "btree-learned.lidx",
-    ] {
-        assert_damaged(&shown, file);
-    }
+    verify_damaged(
+        d,
+        &[
+            "alex.lidx",
+            "lipp.lidx",
+            "dpgm.eps=64.lidx",
+            "dfiting.eps=64.lidx",
+            "btree-learned.lidx",
+        ],
+    );
 }
 
 /// The regression of class 6: index files built from one dataset were reused by `lidx bench

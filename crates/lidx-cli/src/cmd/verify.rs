@@ -575,16 +575,13 @@ fn verify_file(
             index.verify()?;
             updatable(&index)?
         }
-        Kind::BTreeLearned => {
-            let text = typed(&key_name(head), |k| match k {
-                KeyOf::U64 => learned_btree::<u64>(&storage, name),
-                KeyOf::U32 => learned_btree::<u32>(&storage, name),
-                KeyOf::I64 => learned_btree::<i64>(&storage, name),
-                KeyOf::F64 => learned_btree::<f64>(&storage, name),
-                KeyOf::Str16 => learned_btree::<Str16>(&storage, name),
-            })?;
-            text
-        }
+        Kind::BTreeLearned => typed(&key_name(head), |k| match k {
+            KeyOf::U64 => learned_btree::<u64>(&storage, name),
+            KeyOf::U32 => learned_btree::<u32>(&storage, name),
+            KeyOf::I64 => learned_btree::<i64>(&storage, name),
+            KeyOf::F64 => learned_btree::<f64>(&storage, name),
+            KeyOf::Str16 => learned_btree::<Str16>(&storage, name),
+        })?,
         Kind::StoreFile => unreachable!("a store's file outside a store is skipped"),
         Kind::JoinIndex => {
             let (spec, model) = read_saved(&storage, name)?;

@@ -18,7 +18,7 @@
 //! among three and never holds a compressed map larger than the plain one;
 //! [`crate::mem::persist::Persist::name`] of the chosen index says which it is.
 //!
-//! **The rule** ([`choose`]). Each candidate has its expected blocks per lookup (a zone map
+//! **The rule** (`choose`). Each candidate has its expected blocks per lookup (a zone map
 //! reads one block, the PGM `1 + (2 eps + 1) / P` by eq. 4) and its memory, measured as
 //! [`StaticIndex::size_in_bytes`] of exactly what a reopened file holds (the decoders allocate
 //! what they read, no spare capacity, so the build-time measure is the one a benchmark sees).
