@@ -40,7 +40,8 @@
 //! class 5; before, it was "skipped" and the directory "0 damaged"): one named as lidx names
 //! its files (`*.lidx`, `*.lidx.*`, `*.idx`, a store's `*.lbt`, `*.lbp`, `*.lbi`), one whose
 //! first 8 bytes (or a table's bytes 16..24) are within [`NEAR_MAGIC_BITS`] bits of a lidx
-//! magic, one that starts with lidx's magic prefix (`lidx`, any case), and one whose blocks
+//! magic, one that starts with lidx's magic prefix (`lidx`, any case) followed by binary
+//! bytes (a text that starts with the word is not a header), and one whose blocks
 //! after the first carry lidx's block checksums (a join table of any name whose header block
 //! was zeroed, what a killed write leaves). The line says which, and what its first block
 //! holds. Files that match none of these are plainly not lidx's: each is listed as skipped.
@@ -225,9 +226,11 @@ fn looks_like_lidx(dir: &Path, name: &str, head: &[u8]) -> Option<String> {
             (bits <= NEAR_MAGIC_BITS).then_some((bits, m, got))
         })
         .min();
+    // A header holds binary fields after its magic; a text that starts with the word is not one.
     let prefix = head
         .get(..4)
-        .is_some_and(|p| p.eq_ignore_ascii_case(b"lidx"));
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"lidx"))
+        && !is_text(head);
     let sealed = sealed_block(&dir.join(name));
     let why = if let Some((bits, expected, got)) = near {
         format!(
@@ -286,14 +289,17 @@ fn describe_head(head: &[u8]) -> String {
             "{} zero bytes (a header never written, or zeroed)",
             head.len()
         )
-    } else if head
-        .iter()
-        .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
-    {
+    } else if is_text(head) {
         format!("text {:?}", String::from_utf8_lossy(shown))
     } else {
         shown.iter().map(|b| format!("{b:02x}")).collect::<String>()
     }
+}
+
+/// True when every byte of `head` is printable ASCII or white space.
+fn is_text(head: &[u8]) -> bool {
+    head.iter()
+        .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
 }
 
 /// The key type name a typed header holds at bytes 16..32.
