@@ -12,6 +12,11 @@
 //! [`byte_table`] and [`byte_btree`] hold byte-string keys and values of any length: the
 //! static stage and the B+-tree of the store's two engines ([`crate::kv::store`]).
 //!
+//! Every fixed-key index's header records the fingerprint of the keys it was built from
+//! ([`crate::codec::keys_fingerprint`], [`DiskIndex::keys_fingerprint`]): a saved index is a
+//! file derived from a dataset, and whoever opens it for one checks that binding with
+//! [`check_built_from`] before trusting an answer (the key count alone binds nothing).
+//!
 //! Keys are unique in every on-disk index (map semantics): builders refuse duplicates with
 //! [`crate::Error::DuplicateKey`]. The fixed-key indexes' payloads are fixed-size byte strings
 //! (8 bytes by default).
