@@ -4,7 +4,8 @@
 //! - class 5 (file side): `lidx verify --dir` called a directory sound (exit 0, "0 damaged")
 //!   when an index file's first block was zeroed (what a killed `lidx build` leaves) or its
 //!   magic had one flipped bit (both were "skipped"), and never read the `alex`, `lipp`, `dpgm`,
-//!   `dfiting` and `btree-learned` files `lidx build` writes;
+//!   `dfiting` and `btree-learned` files `lidx build` writes; a store that lost its `STORE`
+//!   file was sound;
 //! - class 6: `lidx bench --on-disk` reused index files built from a dataset of the same size
 //!   but other keys (they were bound by key count only) and benchmarked them with exit 0;
 //! - class 10: a text file given as a join table was called "truncated".
@@ -169,6 +170,22 @@ fn every_file_kind_lidx_build_writes_is_verified() {
             "btree-learned.lidx",
         ],
     );
+}
+
+/// The regression of class 5: a store directory whose `STORE` file was lost was "1 files
+/// verified, 0 damaged" (its manifest and `CURRENT` skipped as not lidx's, its table read on
+/// its own) with exit 0. A store's own files without their `STORE` are damage.
+#[test]
+fn a_store_that_lost_its_store_file_is_not_sound() {
+    let dir = tempfile::tempdir().unwrap();
+    let (keys, db) = (dir.path().join("k.sosd"), dir.path().join("db"));
+    let k = keys.to_str().unwrap();
+    run_ok(&["gen", "--dataset", "gen:lognormal:5K", "--out", k]);
+    run_ok(&["kv", "load", "--db", db.to_str().unwrap(), "--from", k]);
+    let (code, shown) = verify(&db);
+    assert_eq!(code, Some(0), "{shown}");
+    std::fs::remove_file(db.join("STORE")).unwrap();
+    verify_damaged(&db, &["CURRENT"]);
 }
 
 /// The regression of class 6: index files built from one dataset were reused by `lidx bench

@@ -50,8 +50,10 @@
 //! keys in order (a tree takes writes, so its keys may differ from those it was built from).
 //!
 //! A directory that holds a store (a `STORE` file) is checked as `lidx kv check` does
-//! ([`Store::check`]), which reads the files of the store. Every block's checksum is verified
-//! on the way by the device. Exit code 1 when anything is damaged.
+//! ([`Store::check`]), which reads the files of the store; a store's own file (write-ahead
+//! log, manifest, `CURRENT`) in a directory without a `STORE` file is damage (a store that lost
+//! it, or a file copied out of its store). Every block's checksum is verified on the way by the
+//! device. Exit code 1 when anything is damaged.
 
 use std::path::{Path, PathBuf};
 
@@ -133,31 +135,27 @@ impl Kind {
     }
 }
 
-/// Every magic number lidx writes at byte 0 of a file, with the kind it names (`None`: a
-/// file verify does not read on its own, which is not damage for that).
-fn magics() -> [(u64, Option<Kind>); 15] {
+/// Every magic number lidx writes at byte 0 of a file, with the kind it names.
+fn magics() -> [(u64, Kind); 15] {
     use lidx::disk::byte_btree::{IMAGE_MAGIC, PAGES_MAGIC};
     use lidx::disk::byte_table::BYTE_TABLE_MAGIC;
     use lidx::join::table_index::INDEX_MAGIC;
-    let store = |tag: &[u8; 8]| (u64::from_le_bytes(*tag), Some(Kind::StoreFile));
+    let store = |tag: &[u8; 8]| (u64::from_le_bytes(*tag), Kind::StoreFile);
     [
-        (lidx::disk::btree::header::MAGIC, Some(Kind::DiskBTree)),
+        (lidx::disk::btree::header::MAGIC, Kind::DiskBTree),
         (
             lidx::disk::static_learned::header::MAGIC,
-            Some(Kind::StaticLearned),
+            Kind::StaticLearned,
         ),
-        (BYTE_TABLE_MAGIC, Some(Kind::ByteTable)),
-        (IMAGE_MAGIC, Some(Kind::ByteBTreeImage)),
-        (PAGES_MAGIC, Some(Kind::ByteBTreePages)),
-        (INDEX_MAGIC, Some(Kind::JoinIndex)),
-        (lidx::disk::alex::meta::MAGIC, Some(Kind::AlexInner)),
-        (lidx::disk::lipp::meta::MAGIC, Some(Kind::Lipp)),
-        (lidx::disk::dpgm::manifest::MAGIC, Some(Kind::DiskPgm)),
-        (lidx::disk::fiting::format::MAGIC, Some(Kind::Fiting)),
-        (
-            lidx::disk::btree_learned::header::MAGIC,
-            Some(Kind::BTreeLearned),
-        ),
+        (BYTE_TABLE_MAGIC, Kind::ByteTable),
+        (IMAGE_MAGIC, Kind::ByteBTreeImage),
+        (PAGES_MAGIC, Kind::ByteBTreePages),
+        (INDEX_MAGIC, Kind::JoinIndex),
+        (lidx::disk::alex::meta::MAGIC, Kind::AlexInner),
+        (lidx::disk::lipp::meta::MAGIC, Kind::Lipp),
+        (lidx::disk::dpgm::manifest::MAGIC, Kind::DiskPgm),
+        (lidx::disk::fiting::format::MAGIC, Kind::Fiting),
+        (lidx::disk::btree_learned::header::MAGIC, Kind::BTreeLearned),
         store(b"lidxWAL1"),
         store(b"lidxSTOR"),
         store(b"lidxMAN1"),
@@ -186,7 +184,7 @@ fn classify(head: &[u8]) -> Option<(Kind, usize)> {
     let block = |at: usize| le_u32(head, at).map_or(4096, |b| b as usize);
     let magic = le_u64(head, 0)?;
     let kind = match magics().into_iter().find(|(m, _)| *m == magic) {
-        Some((_, Some(kind))) => kind,
+        Some((_, kind)) => kind,
         _ if le_u64(head, 16) == Some(TABLE_MAGIC) => return Some((Kind::JoinTable, 4096)),
         _ => return None,
     };
@@ -318,10 +316,9 @@ struct Verdict {
     result: Result<String, String>,
 }
 
-/// A file not read, and why.
+/// A file that is plainly not lidx's, not read.
 struct Skipped {
     file: String,
-    why: &'static str,
 }
 
 /// Runs `lidx verify`.
@@ -363,13 +360,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let (kind, result) = match kind {
             // A store's files were read by its check.
             Some(_) if store => continue,
-            Some((Kind::StoreFile, _)) => {
-                skipped.push(Skipped {
-                    file: name.clone(),
-                    why: "a store's file outside its store: verify the store's directory",
-                });
-                continue;
-            }
+            Some((Kind::StoreFile, _)) => (
+                Some(Kind::StoreFile),
+                Err(
+                    "a store's file, but this directory has no STORE file: a store that lost \
+                     it, or a file copied out of its store (check that store's directory)"
+                        .to_string(),
+                ),
+            ),
             Some((Kind::AlexData, _)) => match name.strip_suffix(".data") {
                 // Read with its inner-node file, under the index's name.
                 Some(index) if names.contains(&format!("{index}.inner")) => continue,
@@ -391,10 +389,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             None => match looks_like_lidx(dir, name, head) {
                 Some(why) => (None, Err(format!("not readable as any lidx file: {why}"))),
                 None => {
-                    skipped.push(Skipped {
-                        file: name.clone(),
-                        why: "not a lidx file",
-                    });
+                    skipped.push(Skipped { file: name.clone() });
                     continue;
                 }
             },
@@ -438,10 +433,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if args.json {
             println!(
                 "{}",
-                json!({"file": s.file, "kind": null, "skipped": true, "what": s.why})
+                json!({"file": s.file, "kind": null, "skipped": true, "what": "not a lidx file"})
             );
         } else {
-            println!("skipped  {}  ({})", s.file, s.why);
+            println!("skipped  {}  (not a lidx file)", s.file);
         }
     }
     if !args.json {
@@ -571,15 +566,15 @@ fn verify_file(
                      is unknown"
                 );
             };
-            updatable(&DiskAlex::open(&storage, index, false, false)?)?
+            updatable(name, &DiskAlex::open(&storage, index, false, false)?)?
         }
         Kind::AlexData => unreachable!("an ALEX's data file is read through its inner file"),
-        Kind::Lipp => updatable(&DiskLipp::open(&storage, name, false, false)?)?,
-        Kind::DiskPgm => updatable(&DiskPgm::open(&storage, name, false)?)?,
+        Kind::Lipp => updatable(name, &DiskLipp::open(&storage, name, false, false)?)?,
+        Kind::DiskPgm => updatable(name, &DiskPgm::open(&storage, name, false)?)?,
         Kind::Fiting => {
             let index = DiskFiting::open(&storage, name, false, Resident::None)?;
             index.verify()?;
-            updatable(&index)?
+            updatable(name, &index)?
         }
         Kind::BTreeLearned => typed(&key_name(head), |k| match k {
             KeyOf::U64 => learned_btree::<u64>(&storage, name),
@@ -588,7 +583,7 @@ fn verify_file(
             KeyOf::F64 => learned_btree::<f64>(&storage, name),
             KeyOf::Str16 => learned_btree::<Str16>(&storage, name),
         })?,
-        Kind::StoreFile => unreachable!("a store's file outside a store is skipped"),
+        Kind::StoreFile => unreachable!("a store's file outside a store is not read"),
         Kind::JoinIndex => {
             let (spec, model) = read_saved(&storage, name)?;
             let table = tables
@@ -674,19 +669,19 @@ fn learned<K: Key>(storage: &Storage, name: &str) -> lidx::Result<u64> {
 }
 
 fn learned_btree<K: Key>(storage: &Storage, name: &str) -> lidx::Result<String> {
-    updatable(&BTreeLearned::<K>::open(storage, name, false)?)
+    updatable(name, &BTreeLearned::<K>::open(storage, name, false)?)
 }
 
 /// Entries [`updatable`] reads per scan.
 const SCAN_BATCH: usize = 4096;
 
-/// Reads every entry of an updatable index in key order through its scans (every block that
+/// Reads every entry of an updatable index (opened from `file`) in key order through its scans (every block that
 /// holds one, through the device's checksums), checks that the keys ascend strictly, that each
 /// is found by a lookup with the payload the scan gave, and that they are as many as the
 /// header says; describes what it read and the keys' fingerprint the files record.
-fn updatable<K: Key>(index: &dyn DiskIndex<K>) -> lidx::Result<String> {
+fn updatable<K: Key>(file: &str, index: &dyn DiskIndex<K>) -> lidx::Result<String> {
     let corrupt = |what: String| lidx::Error::Corrupt {
-        file: index.describe(),
+        file: file.to_string(),
         block: None,
         what,
     };
