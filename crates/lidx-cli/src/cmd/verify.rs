@@ -316,11 +316,6 @@ struct Verdict {
     result: Result<String, String>,
 }
 
-/// A file that is plainly not lidx's, not read.
-struct Skipped {
-    file: String,
-}
-
 /// Runs `lidx verify`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let dir = &args.dir;
@@ -355,7 +350,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .filter(|(_, k)| k.is_some_and(|(k, _)| k == Kind::JoinTable))
         .map(|(n, _)| n.as_str())
         .collect();
-    let mut skipped = Vec::new();
+    // Files that are plainly not lidx's, not read.
+    let mut skipped: Vec<&str> = Vec::new();
     for ((name, kind), head) in names.iter().zip(&kinds).zip(&heads) {
         let (kind, result) = match kind {
             // A store's files were read by its check.
@@ -389,7 +385,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             None => match looks_like_lidx(dir, name, head) {
                 Some(why) => (None, Err(format!("not readable as any lidx file: {why}"))),
                 None => {
-                    skipped.push(Skipped { file: name.clone() });
+                    skipped.push(name);
                     continue;
                 }
             },
@@ -433,10 +429,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if args.json {
             println!(
                 "{}",
-                json!({"file": s.file, "kind": null, "skipped": true, "what": "not a lidx file"})
+                json!({"file": s, "kind": null, "skipped": true, "what": "not a lidx file"})
             );
         } else {
-            println!("skipped  {}  (not a lidx file)", s.file);
+            println!("skipped  {s}  (not a lidx file)");
         }
     }
     if !args.json {
