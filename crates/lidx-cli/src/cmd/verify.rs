@@ -350,8 +350,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .filter(|(_, k)| k.is_some_and(|(k, _)| k == Kind::JoinTable))
         .map(|(n, _)| n.as_str())
         .collect();
-    // Files that are plainly not lidx's, not read.
-    let mut skipped: Vec<&str> = Vec::new();
+    // Files not read, and why.
+    let mut skipped: Vec<(&str, &str)> = Vec::new();
     for ((name, kind), head) in names.iter().zip(&kinds).zip(&heads) {
         let (kind, result) = match kind {
             // A store's files were read by its check.
@@ -381,11 +381,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 verify_file(dir, name, head, *kind, *block_size, &tables)
                     .map_err(|e| format!("{e:#}")),
             ),
-            None if store => continue,
+            // In a store's directory its check owns every file of the store.
+            None if store => {
+                skipped.push((
+                    name,
+                    "not read on its own: the store's check names its files",
+                ));
+                continue;
+            }
             None => match looks_like_lidx(dir, name, head) {
                 Some(why) => (None, Err(format!("not readable as any lidx file: {why}"))),
                 None => {
-                    skipped.push(name);
+                    skipped.push((name, "not a lidx file"));
                     continue;
                 }
             },
@@ -425,14 +432,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
     }
-    for s in &skipped {
+    for (file, why) in &skipped {
         if args.json {
             println!(
                 "{}",
-                json!({"file": s, "kind": null, "skipped": true, "what": "not a lidx file"})
+                json!({"file": file, "kind": null, "skipped": true, "what": why})
             );
         } else {
-            println!("skipped  {s}  (not a lidx file)");
+            println!("skipped  {file}  ({why})");
         }
     }
     if !args.json {
