@@ -36,6 +36,7 @@ pub fn check(data: &[u8]) {
         blocks: 200,
         extra: 1,
         live_blocks: 100,
+        keys_fingerprint: 0,
     };
     let block = u64::from(data.get(1).copied().unwrap_or(0));
     if let Ok(m) = decode_meta(&bytes, block, &header, "fuzz") {

@@ -175,6 +175,9 @@ impl DiskIndex<u64> for Liar {
     fn len(&self) -> u64 {
         self.tree.len()
     }
+    fn keys_fingerprint(&self) -> u64 {
+        self.tree.keys_fingerprint()
+    }
     fn payload_size(&self) -> usize {
         self.tree.payload_size()
     }

@@ -10,6 +10,11 @@
 //!
 //! This module sits below `model` and `mem` (it needs only [`crate::key`] and
 //! [`crate::error`]), so a model can save itself without knowing about the indexes built on it.
+//!
+//! It also holds the one content fingerprint a derived file records of the data it was built
+//! from ([`record_block_fingerprint`]): a join table's records (`join::table`) and the sorted
+//! keys an on-disk index was built on ([`keys_fingerprint`], `lidx build`'s files), so that
+//! both kinds of saved index are bound to their data the same way.
 
 use crate::error::{Error, Result};
 use crate::key::Key;
@@ -17,6 +22,70 @@ use crate::key::Key;
 /// The largest key count (and window error) a decoded index accepts, so that window arithmetic
 /// such as `pos + eps + 1` cannot overflow whatever the bytes say.
 pub const MAX_LEN: usize = 1 << 62;
+
+/// The fingerprint term of block `block` holding `records` (their bytes): a fingerprint is the
+/// wrapping sum of these over the blocks of what it covers. XXH3-64 seeded with the block
+/// number, so the sum depends on the order of the blocks; summing per block lets writers that
+/// fill a file in parallel stretches add their parts.
+#[inline]
+pub fn record_block_fingerprint(block: u64, records: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(records, block)
+}
+
+/// Bytes of the keys' encoding [`keys_fingerprint`] hashes per term.
+pub const FINGERPRINT_CHUNK_BYTES: usize = 4096;
+
+/// The content fingerprint of `keys`, in their order: their encodings (`Key::write_to`,
+/// `K::SIZE` bytes each) cut into chunks of [`FINGERPRINT_CHUNK_BYTES`] (whole keys), the
+/// [`record_block_fingerprint`] of chunk `c` summed (wrapping) over the chunks; 0 for no key.
+/// Two key sequences with one key changed differ (up to XXH3's collisions), so an index file
+/// that records it is bound to exactly the keys it was built from. [`KeysFingerprint`] sums
+/// the same from keys given one at a time.
+pub fn keys_fingerprint<K: Key>(keys: &[K]) -> u64 {
+    let mut fingerprint = KeysFingerprint::default();
+    for key in keys {
+        fingerprint.push(key);
+    }
+    fingerprint.finish()
+}
+
+/// [`keys_fingerprint`] of keys given one at a time (a writer that streams its records).
+#[derive(Debug, Default, Clone)]
+pub struct KeysFingerprint {
+    /// Encodings of the current chunk's keys.
+    chunk: Vec<u8>,
+    /// Chunks summed so far.
+    chunks: u64,
+    /// Their terms' wrapping sum.
+    sum: u64,
+}
+
+impl KeysFingerprint {
+    /// Adds the next key (all keys given must be of one type).
+    pub fn push<K: Key>(&mut self, key: &K) {
+        let at = self.chunk.len();
+        self.chunk.resize(at + K::SIZE, 0);
+        key.write_to(&mut self.chunk[at..]);
+        if self.chunk.len() + K::SIZE > FINGERPRINT_CHUNK_BYTES {
+            self.seal();
+        }
+    }
+
+    fn seal(&mut self) {
+        let term = record_block_fingerprint(self.chunks, &self.chunk);
+        self.sum = self.sum.wrapping_add(term);
+        self.chunks += 1;
+        self.chunk.clear();
+    }
+
+    /// The fingerprint of the keys pushed.
+    pub fn finish(mut self) -> u64 {
+        if !self.chunk.is_empty() {
+            self.seal();
+        }
+        self.sum
+    }
+}
 
 /// Appends little-endian values to a byte vector.
 #[derive(Debug, Default)]
@@ -224,6 +293,21 @@ pub fn get_varint(bytes: &[u8]) -> Option<(u64, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_fingerprint_binds_every_key_and_the_count() {
+        let keys: Vec<u64> = (0..2000).map(|i| i * 7 + 3).collect();
+        let fp = keys_fingerprint(&keys);
+        assert_ne!(fp, 0);
+        assert_eq!(fp, keys_fingerprint(&keys.clone()));
+        for at in [0, 511, 512, 1999] {
+            let mut other = keys.clone();
+            other[at] += 1;
+            assert_ne!(keys_fingerprint(&other), fp, "key {at}");
+        }
+        assert_ne!(keys_fingerprint(&keys[..1999]), fp);
+        assert_eq!(keys_fingerprint::<u64>(&[]), 0);
+    }
 
     #[test]
     fn varint_len_is_what_put_varint_writes() {

@@ -161,6 +161,23 @@ pub enum Error {
         /// What is missing or wrong.
         what: String,
     },
+    /// An index file was built from other keys than the dataset it is opened for: the
+    /// fingerprint its header records ([`crate::codec::keys_fingerprint`]) is not the keys'.
+    StaleIndex {
+        /// The file.
+        file: String,
+        /// The fingerprint of the keys it is opened for.
+        expected: u64,
+        /// The fingerprint its header records.
+        found: u64,
+    },
+    /// A file given as a join table is not one: it does not start with a table header.
+    NotATable {
+        /// The file.
+        file: String,
+        /// What its first bytes are instead.
+        what: String,
+    },
 }
 
 impl Error {
@@ -306,6 +323,19 @@ impl fmt::Display for Error {
                 f,
                 "{dir} is not a lidx store ({what}); name a store's directory, or create one \
                  with `lidx kv create` or `lidx kv load`"
+            ),
+            Error::StaleIndex {
+                file,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{file} was built from other keys (its key fingerprint is {found:#018x}, the \
+                 dataset's is {expected:#018x}): rebuild with lidx build (or pass --rebuild)"
+            ),
+            Error::NotATable { file, what } => write!(
+                f,
+                "{file} is not a lidx table ({what}); `lidx table create` makes one from keys"
             ),
         }
     }

@@ -608,7 +608,7 @@ fn corrupt_header_is_reported() {
         Err(Error::UnsupportedVersion { got: 9, .. })
     ));
     edit_block(&path, 0, true, |b| {
-        b[8] = 2;
+        b[8] = lidx::disk::static_learned::header::VERSION as u8;
         b[40] ^= 0x40; // len no longer matches the data block count
     });
     assert!(matches!(

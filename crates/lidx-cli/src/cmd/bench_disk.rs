@@ -6,6 +6,12 @@
 //! the workload with `lidx_bench::disk_runner`. Opening after the build means the measured
 //! index holds in memory exactly what a reopened index holds.
 //!
+//! A reused file must have been built from exactly this dataset's keys (issue 30, class 6): a
+//! numeric index's header records its keys' fingerprint, checked against the dataset's
+//! ([`lidx::disk::check_built_from`], [`lidx::Error::StaleIndex`]); a byte-key index's records
+//! are read whole once and compared with the dataset's keys. The key count alone bound
+//! nothing: another dataset of the same size ran on the stale files with exit 0.
+//!
 //! A write workload, an updatable-only index or `--updatable` go to `bench_updatable` (paper
 //! 003's six workloads on updatable indexes) instead.
 //!
@@ -15,12 +21,13 @@
 
 use lidx::disk::btree::Resident;
 use lidx::disk::static_learned::Fetch;
-use lidx_bench::byte_disk_registry::ByteIndexSpec;
+use lidx_bench::byte_disk_registry::{ByteDiskIndex, ByteIndexSpec};
 use lidx_bench::byte_disk_runner::ByteDiskBench;
 use lidx_bench::disk_registry::{parse_resident, resident_text, DiskIndexSpec, OpenChoice};
 use lidx_bench::disk_report::{self, DiskRecord};
 use lidx_bench::disk_runner::{DiskBench, DiskBenchConfig};
 use lidx_bench::disk_workload::DiskWorkload;
+use lidx_bench::store_keys::RankedKeys;
 use lidx_bench::update_workload::UpdateWorkload;
 
 use super::args::{check_out, parse_fetches, parse_ops, write_out};
@@ -155,11 +162,13 @@ fn run_numeric(
                 .collect()
         };
         for (i, (choice, suffix)) in choices.into_iter().enumerate() {
-            let index = spec.open(&storage, choice, args.payload_size)?;
+            let index = spec
+                .open(&storage, choice, args.payload_size)
+                .map_err(|e| rebuild_hint(&name, e))?;
             if i == 0 {
                 eprintln!("note: {name}: {}", index.describe());
+                lidx::disk::check_built_from(&name, index.as_ref(), &keys)?;
             }
-            check_len(&name, index.len(), keys.len(), &dataset.name)?;
             let label = format!("{}{suffix}", spec.label());
             records.push(bench.run_index(&label, index.as_ref(), &storage, build_s, &mut bars)?);
         }
@@ -193,9 +202,11 @@ fn run_bytes(
                 spec.build(&storage, &keys, args.payload_size)
             })?
         };
-        let index = spec.open(&storage)?;
+        let index = spec
+            .open(&storage)
+            .map_err(|e| rebuild_hint(&spec.file_name(), e))?;
         eprintln!("note: {}: {}", spec.file_name(), index.describe());
-        check_len(&spec.file_name(), index.len(), keys.len(), &name)?;
+        check_same_keys(&spec.file_name(), index.as_ref(), &keys, &name)?;
         records.push(bench.run_index(
             &spec.label(),
             index.as_ref(),
@@ -207,12 +218,61 @@ fn run_bytes(
     Ok(records)
 }
 
-/// An index reused from its file must hold the dataset's distinct keys.
-fn check_len(file: &str, len: u64, keys: usize, dataset: &str) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        len == keys as u64,
-        "{file} holds {len} entries but {dataset} has {keys} distinct keys: it was built from \
-         another dataset; pass --rebuild"
+/// `e`, an error opening a reused index file, with what to do when the file is of an older
+/// format ([`lidx::Error::UnsupportedVersion`]): rebuild it.
+fn rebuild_hint(file: &str, e: lidx_bench::BenchError) -> anyhow::Error {
+    let old = matches!(
+        &e,
+        lidx_bench::BenchError::Index(lidx::Error::UnsupportedVersion { .. })
     );
+    let e = anyhow::Error::from(e);
+    if old {
+        e.context(format!(
+            "{file} was written by an older lidx: rebuild with lidx build (or pass --rebuild)"
+        ))
+    } else {
+        e
+    }
+}
+
+/// A byte-key index reused from its file must hold exactly the dataset's distinct keys, in
+/// order: read whole in batches and compared key by key (its files record no fingerprint).
+fn check_same_keys(
+    file: &str,
+    index: &dyn ByteDiskIndex,
+    keys: &RankedKeys,
+    dataset: &str,
+) -> anyhow::Result<()> {
+    let stale = |what: String| {
+        anyhow::anyhow!(
+            "{file} was built from other keys than {dataset} ({what}): rebuild with lidx build \
+             (or pass --rebuild)"
+        )
+    };
+    if index.len() != keys.len() as u64 {
+        return Err(stale(format!(
+            "{} records, the dataset has {} distinct keys",
+            index.len(),
+            keys.len()
+        )));
+    }
+    let (mut rank, mut batch, mut start) = (0usize, Vec::new(), Vec::new());
+    while rank < keys.len() {
+        index.scan(&start, SAME_KEYS_BATCH, &mut batch)?;
+        if batch.is_empty() {
+            return Err(stale(format!("its records end at {rank}")));
+        }
+        for (key, _) in &batch {
+            if keys.get(rank) != key.as_slice() {
+                return Err(stale(format!("record {rank} differs")));
+            }
+            rank += 1;
+        }
+        start = batch.last().map(|(k, _)| k.clone()).unwrap_or_default();
+        start.push(0);
+    }
     Ok(())
 }
+
+/// Records [`check_same_keys`] reads per scan.
+const SAME_KEYS_BATCH: usize = 4096;

@@ -12,6 +12,11 @@
 //! [`byte_table`] and [`byte_btree`] hold byte-string keys and values of any length: the
 //! static stage and the B+-tree of the store's two engines ([`crate::kv::store`]).
 //!
+//! Every fixed-key index's header records the fingerprint of the keys it was built from
+//! ([`crate::codec::keys_fingerprint`], [`DiskIndex::keys_fingerprint`]): a saved index is a
+//! file derived from a dataset, and whoever opens it for one checks that binding with
+//! [`check_built_from`] before trusting an answer (the key count alone binds nothing).
+//!
 //! Keys are unique in every on-disk index (map semantics): builders refuse duplicates with
 //! [`crate::Error::DuplicateKey`]. The fixed-key indexes' payloads are fixed-size byte strings
 //! (8 bytes by default).
@@ -82,6 +87,23 @@ pub trait DiskMap<K: Key>: DiskIndex<K> {
     fn write_breakdown(&self) -> WriteBreakdown;
 }
 
+/// [`crate::Error::StaleIndex`] naming `file` unless `index` (opened from it) was built from
+/// exactly `keys`: the fingerprint its header records against theirs. A caller that opens a
+/// saved index for a dataset calls it before trusting any answer (the key count alone binds
+/// nothing: another dataset of the same size passes it).
+pub fn check_built_from<K: Key>(file: &str, index: &dyn DiskIndex<K>, keys: &[K]) -> Result<()> {
+    let expected = crate::codec::keys_fingerprint(keys);
+    let found = index.keys_fingerprint();
+    if found != expected {
+        return Err(crate::Error::StaleIndex {
+            file: file.to_string(),
+            expected,
+            found,
+        });
+    }
+    Ok(())
+}
+
 /// Payload size when none is given: 8 bytes, as in paper 002 §3 and paper 003 §6.
 pub const DEFAULT_PAYLOAD_SIZE: usize = 8;
 
@@ -102,6 +124,11 @@ pub struct StorageBytes {
 pub trait DiskIndex<K: Key>: Send + Sync {
     /// Number of entries.
     fn len(&self) -> u64;
+
+    /// The fingerprint of the keys the index was built from, as its files record it
+    /// ([`crate::codec::keys_fingerprint`]; writes after the build do not change it): what binds
+    /// a saved index to its dataset ([`check_built_from`]).
+    fn keys_fingerprint(&self) -> u64;
 
     /// True when the index holds no entry.
     fn is_empty(&self) -> bool {

@@ -471,9 +471,15 @@ impl LecoArray {
                 "{words} error words where the widths need {expected}"
             )));
         }
-        let words = (0..words)
-            .map(|_| input.u64())
-            .collect::<Result<Vec<_>>>()?;
+        // Exactly `words` words (the count was checked against the bytes left): collecting
+        // through `Result` would grow the vector by doubling, up to twice the memory the array
+        // measures at build, and a reopened index would hold more than the chooser measured
+        // (`mem::smallest`).
+        let mut read = Vec::with_capacity(words);
+        for _ in 0..words {
+            read.push(input.u64()?);
+        }
+        let words = read;
         Ok(LecoArray {
             n,
             shift,
@@ -495,6 +501,8 @@ mod tests {
         let mut d = Decoder::new("leco", &bytes);
         let back = LecoArray::decode(&mut d).unwrap();
         d.finish().unwrap();
+        // A decoded array holds exactly what the built one did, no spare capacity.
+        assert_eq!(back.size_in_bytes(), a.size_in_bytes());
         back
     }
 

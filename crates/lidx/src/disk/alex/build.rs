@@ -168,6 +168,7 @@ impl DiskAlex {
             inner_invalid: 0,
             data_invalid: 0,
             first_leaf_raw: Addr::data(data_pos[0]).encode(usable as usize),
+            keys_fingerprint: crate::codec::keys_fingerprint(keys),
         };
         let mut alex = DiskAlex {
             inner,

@@ -6,14 +6,18 @@
 //! a scan (entries, the two files' ends, node counts, the bytes of nodes marked invalid) and
 //! what the files are: magic, version, kind, block and payload size, ALEX's parameters, and a
 //! file id that the data file's header repeats, so two files of different indexes cannot be
-//! opened as one. It is written at build, when the root changes, and by `flush`.
+//! opened as one, and the fingerprint of the keys it was built from
+//! ([`crate::codec::keys_fingerprint`], unchanged by later writes), which binds the files to
+//! their dataset ([`crate::disk::check_built_from`]). It is written at build, when the root
+//! changes, and by `flush`. Version 1 had no fingerprint; its files are refused
+//! ([`Error::UnsupportedVersion`]: rebuild them with `lidx build`).
 //!
 //! Meta block, little-endian, in the usable bytes of block 0 of `<name>.inner`:
 //!
 //! | offset | size | field                                                          |
 //! |--------|------|----------------------------------------------------------------|
 //! | 0      | 8    | magic `b"lidxALX1"` ([`MAGIC`])                                |
-//! | 8      | 4    | format version, 1                                              |
+//! | 8      | 4    | format version, 2                                              |
 //! | 12     | 4    | kind: 1 = meta block ([`KIND_META`])                           |
 //! | 16     | 4    | block size in bytes (checksum trailer included)                |
 //! | 20     | 4    | payload size in bytes                                          |
@@ -32,6 +36,7 @@
 //! | 104    | 8    | bytes of inner nodes marked invalid                            |
 //! | 112    | 8    | bytes of data nodes marked invalid                             |
 //! | 120    | 8    | address of the leftmost data node                              |
+//! | 128    | 8    | fingerprint of the keys built from                             |
 //!
 //! Data file header, in the usable bytes of block 0 of `<name>.data`: magic (8), version (4),
 //! kind 2 = data file ([`KIND_DATA`]) (4), block size (4), payload size (4), file id (8).
@@ -52,14 +57,14 @@ use super::params::DiskAlexParams;
 
 /// Magic number of both files of an on-disk ALEX.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxALX1");
-/// Format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// Format version this build writes and reads (2: the keys' fingerprint).
+pub const VERSION: u32 = 2;
 /// Kind of the meta block.
 pub const KIND_META: u32 = 1;
 /// Kind of the data file's header.
 pub const KIND_DATA: u32 = 2;
 /// Bytes of the meta block's fields.
-pub const META_BYTES: usize = 128;
+pub const META_BYTES: usize = 136;
 /// Bytes of the data file header's fields.
 pub const DATA_HEADER_BYTES: usize = 32;
 /// What the meta block starts with.
@@ -104,6 +109,8 @@ pub struct Meta {
     pub data_invalid: u64,
     /// Leftmost data node, raw.
     pub first_leaf_raw: u64,
+    /// Fingerprint of the keys the index was built from.
+    pub keys_fingerprint: u64,
 }
 
 impl Meta {
@@ -134,6 +141,7 @@ impl Meta {
             self.inner_invalid,
             self.data_invalid,
             self.first_leaf_raw,
+            self.keys_fingerprint,
         ] {
             e.u64(v);
         }
@@ -186,6 +194,7 @@ pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
         inner_invalid: u64_at(bytes, 104),
         data_invalid: u64_at(bytes, 112),
         first_leaf_raw: u64_at(bytes, 120),
+        keys_fingerprint: u64_at(bytes, 128),
     };
     let usable = meta.usable() as u64;
     let max_end = (super::addr::MAX_BLOCK + 1) * usable;

@@ -263,6 +263,10 @@ impl DiskIndex<u64> for DiskAlex {
         self.meta.len
     }
 
+    fn keys_fingerprint(&self) -> u64 {
+        self.meta.keys_fingerprint
+    }
+
     fn payload_size(&self) -> usize {
         self.meta.params.payload_size
     }

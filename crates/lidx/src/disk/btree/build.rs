@@ -174,6 +174,7 @@ impl<K: Key> DiskBTree<K> {
             fill_factor: params.fill_factor,
             free_head: NO_BLOCK,
             free_blocks: 0,
+            keys_fingerprint: crate::codec::keys_fingerprint(keys),
         };
         let levels = if arena.is_empty() {
             ResidentLevels::empty()

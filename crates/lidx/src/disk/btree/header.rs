@@ -30,11 +30,18 @@
 //! | 96     | 8    | build fill factor, `f64` bits, in `(0, 1]`                   |
 //! | 104    | 8    | first block of the free list's chain, `u64::MAX` = none      |
 //! | 112    | 8    | free blocks (chain blocks included)                          |
+//! | 120    | 8    | fingerprint of the keys built from ([`keys_fingerprint`])    |
 //!
 //! The free list ([`super::free`]) holds the blocks of nodes that merges removed; splits take
-//! from it before they append to the file. Version 1 had no fill factor, version 2 no free list
-//! (its block count was leaves and inner nodes only); their files are refused
-//! ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion): rebuild them).
+//! from it before they append to the file. The keys' fingerprint binds the file to the dataset
+//! it was built from (a derived file, DESIGN.md style 2): a caller opening it for a dataset
+//! compares it with the dataset's ([`crate::disk::check_built_from`]); writes after the build
+//! do not change it. Version 1 had no fill factor, version 2 no free list (its block count was
+//! leaves and inner nodes only), version 3 no fingerprint; their files are refused
+//! ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion): rebuild them with
+//! `lidx build`).
+//!
+//! [`keys_fingerprint`]: crate::codec::keys_fingerprint
 //!
 //! [`decode_header`] checks the magic ([`Error::BadMagic`](crate::Error::BadMagic)), the version
 //! ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion)) and that the fields agree with each other (sizes give a
@@ -56,10 +63,10 @@ use super::params::DiskBTreeParams;
 /// Magic number of a disk B+-tree file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBPT1");
 /// Format version this build writes and reads (2: the build fill factor is recorded; 3: the
-/// free list).
-pub const VERSION: u32 = 3;
+/// free list; 4: the fingerprint of the keys built from).
+pub const VERSION: u32 = 4;
 /// Bytes of the header.
-pub const HEADER_BYTES: usize = 120;
+pub const HEADER_BYTES: usize = 128;
 /// What block 0 starts with.
 const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES);
 /// Largest height accepted from a file: a tree of fanout 3 this tall would hold more than
@@ -97,6 +104,8 @@ pub struct Header {
     pub free_head: u64,
     /// Free blocks, the chain's own blocks included.
     pub free_blocks: u64,
+    /// Fingerprint of the keys the tree was built from ([`crate::codec::keys_fingerprint`]).
+    pub keys_fingerprint: u64,
 }
 
 impl Header {
@@ -136,6 +145,7 @@ impl Header {
                 (96, self.fill_factor.to_bits()),
                 (104, self.free_head),
                 (112, self.free_blocks),
+                (120, self.keys_fingerprint),
             ],
         );
     }
@@ -169,6 +179,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         fill_factor: f64_at(bytes, 96),
         free_head: u64_at(bytes, 104),
         free_blocks: u64_at(bytes, 112),
+        keys_fingerprint: u64_at(bytes, 120),
     };
     if header.params().check().is_err() {
         return Err(corrupt(format!(
@@ -285,6 +296,7 @@ mod tests {
             fill_factor: 0.7,
             free_head: 5,
             free_blocks: 2,
+            keys_fingerprint: 0x1234_5678,
         }
     }
 
@@ -324,13 +336,13 @@ mod tests {
             decode_header(&bad, "f"),
             Err(Error::Corrupt { block: Some(0), .. })
         ));
-        for old_version in [1, 2] {
+        for old_version in [1, 2, 3] {
             let mut old = buf.clone();
             old[8] = old_version;
             crate::error::assert_refused_as_old(
                 decode_header(&old, "f").unwrap_err(),
                 u32::from(old_version),
-                3,
+                VERSION,
             );
         }
         assert!(decode_header(&buf[..40], "f").is_err());

@@ -508,6 +508,10 @@ impl<K: Key> DiskIndex<K> for DiskBTree<K> {
         self.header.entries
     }
 
+    fn keys_fingerprint(&self) -> u64 {
+        self.header.keys_fingerprint
+    }
+
     fn payload_size(&self) -> usize {
         self.layout.payload_size
     }

@@ -12,7 +12,7 @@
 //! | offset | size | field                                                            |
 //! |--------|------|------------------------------------------------------------------|
 //! | 0      | 8    | magic `b"lidxBTL1"` as a little-endian `u64` ([`MAGIC`])         |
-//! | 8      | 4    | format version, 2                                                |
+//! | 8      | 4    | format version, 3                                                |
 //! | 12     | 4    | key size in bytes                                                |
 //! | 16     | 16   | key type name (`Key::NAME`), UTF-8, zero-padded                  |
 //! | 32     | 4    | payload size in bytes                                            |
@@ -31,6 +31,12 @@
 //! | 128    | 8    | free blocks (chain blocks included)                              |
 //! | 136    | 8    | state: 1 = clean (flushed, no write since), 0 = written since    |
 //! | 144    | 8    | eps of the model over the leaves, in entries                     |
+//! | 152    | 8    | fingerprint of the keys built from                               |
+//!
+//! The keys' fingerprint ([`crate::codec::keys_fingerprint`]) binds the file to the dataset it
+//! was built from ([`crate::disk::check_built_from`]); writes after the build do not change
+//! it. Version 2 had none; its files are refused ([`Error::UnsupportedVersion`]: rebuild them
+//! with `lidx build`).
 //!
 //! A file whose state is 0 was being written when it was last closed: its meta chain and free
 //! list may be stale, and [`super::BTreeLearned::open`] ignores them and recovers from the
@@ -57,10 +63,11 @@ use super::params::{BTreeLearnedParams, MAX_EPS};
 /// Magic number of a learned-inner B+-tree file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBTL1");
 /// Format version this build writes and reads (2: leaves cut by count, the model's boundary
-/// offsets and ties in the meta stream; version 1's leaves were cut by the model: rebuild them).
-pub const VERSION: u32 = 2;
+/// offsets and ties in the meta stream; version 1's leaves were cut by the model: rebuild them;
+/// 3: the keys' fingerprint).
+pub const VERSION: u32 = 3;
 /// Bytes of the header.
-pub const HEADER_BYTES: usize = 152;
+pub const HEADER_BYTES: usize = 160;
 /// What block 0 starts with.
 const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES);
 
@@ -103,6 +110,8 @@ pub struct Header {
     pub clean: bool,
     /// Eps of the model that cuts the leaves.
     pub eps: u64,
+    /// Fingerprint of the keys the index was built from.
+    pub keys_fingerprint: u64,
 }
 
 impl Header {
@@ -146,6 +155,7 @@ impl Header {
                 (128, self.free_blocks),
                 (136, u64::from(self.clean)),
                 (144, self.eps),
+                (152, self.keys_fingerprint),
             ],
         );
     }
@@ -183,6 +193,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         free_blocks: u64_at(bytes, 128),
         clean: u64_at(bytes, 136) == 1,
         eps: u64_at(bytes, 144),
+        keys_fingerprint: u64_at(bytes, 152),
     };
     if u64_at(bytes, 136) > 1 {
         return Err(corrupt(format!(
@@ -266,6 +277,7 @@ mod tests {
             free_blocks: 2,
             clean: true,
             eps: 16,
+            keys_fingerprint: 3,
         }
     }
 

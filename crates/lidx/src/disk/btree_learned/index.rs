@@ -208,6 +208,7 @@ impl<K: Key> BTreeLearned<K> {
             free_blocks: 0,
             clean: false,
             eps: params.eps as u64,
+            keys_fingerprint: crate::codec::keys_fingerprint(keys),
         };
         let mut index = BTreeLearned {
             device,
@@ -516,6 +517,10 @@ impl<K: Key> BTreeLearned<K> {
 impl<K: Key> DiskIndex<K> for BTreeLearned<K> {
     fn len(&self) -> u64 {
         self.header.entries
+    }
+
+    fn keys_fingerprint(&self) -> u64 {
+        self.header.keys_fingerprint
     }
 
     fn payload_size(&self) -> usize {

@@ -73,6 +73,7 @@ impl DiskPgm {
                 region: 1,
                 level0: 0,
                 levels: Vec::new(),
+                keys_fingerprint: crate::codec::keys_fingerprint(keys),
             },
             level0: Run::default(),
             levels: Vec::new(),
@@ -352,6 +353,10 @@ impl DiskPgm {
 impl DiskIndex<u64> for DiskPgm {
     fn len(&self) -> u64 {
         self.manifest.len
+    }
+
+    fn keys_fingerprint(&self) -> u64 {
+        self.manifest.keys_fingerprint
     }
 
     fn payload_size(&self) -> usize {

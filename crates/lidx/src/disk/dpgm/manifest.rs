@@ -12,7 +12,7 @@
 //! | offset | size   | field                                                          |
 //! |--------|--------|----------------------------------------------------------------|
 //! | 0      | 8      | magic `b"LIDXDPGM"` ([`MAGIC`])                                |
-//! | 8      | 4      | format version, 1                                              |
+//! | 8      | 4      | format version, 2                                              |
 //! | 12     | 4      | key size in bytes (8)                                          |
 //! | 16     | 16     | key type name (`u64`), zero-padded                             |
 //! | 32     | 4      | payload size `ps` in bytes                                     |
@@ -27,7 +27,13 @@
 //! | 92     | 4      | level-0 records                                                |
 //! | 96     | 4      | disk levels `m`, at most [`MAX_LEVELS`]                        |
 //! | 100    | 4      | reserved, 0                                                    |
-//! | 104    | `24 m` | per disk level, ascending: level `i` (u32), 0 (u32), generation (u64), records (u64) |
+//! | 104    | 8      | fingerprint of the keys built from ([`crate::codec::keys_fingerprint`]) |
+//! | 112    | `24 m` | per disk level, ascending: level `i` (u32), 0 (u32), generation (u64), records (u64) |
+//!
+//! The keys' fingerprint binds the index to the dataset it was built from
+//! ([`crate::disk::check_built_from`]); writes after the build do not change it. Version 1 had
+//! none (its level table started at 104); its manifests are refused
+//! ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion): rebuild with `lidx build`).
 //!
 //! Level `i`'s file is `<name>.L<i>.<generation>`: a static learned file
 //! ([`crate::disk::static_learned`]) of records whose payload is one flag byte (0 = live, 1 =
@@ -55,12 +61,12 @@ use super::params::{DiskPgmParams, MAX_BASE};
 
 /// Magic number of a disk PGM manifest.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"LIDXDPGM");
-/// Format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// Format version this build writes and reads (2: the keys' fingerprint).
+pub const VERSION: u32 = 2;
 /// Most disk levels: level `i` holds `base * 2^i` records, so 40 levels hold more than 2^40.
 pub const MAX_LEVELS: usize = 40;
 /// Bytes of the header before the level table.
-const FIXED_BYTES: usize = 104;
+const FIXED_BYTES: usize = 112;
 /// Bytes per level in the table.
 const LEVEL_BYTES: usize = 24;
 /// What block 0 starts with.
@@ -96,6 +102,8 @@ pub struct Manifest {
     pub level0: u32,
     /// Disk levels, ascending.
     pub levels: Vec<LevelEntry>,
+    /// Fingerprint of the keys the index was built from.
+    pub keys_fingerprint: u64,
 }
 
 /// Blocks of one level-0 region (0 when a record does not fit a block).
@@ -133,6 +141,7 @@ impl Manifest {
                 (64, self.len),
                 (72, self.sequence),
                 (80, self.next_generation),
+                (104, self.keys_fingerprint),
             ],
         );
         put_u32(out, 88, self.region);
@@ -198,6 +207,7 @@ pub fn decode_manifest(bytes: &[u8], file: &str) -> Result<Manifest> {
                 }
             })
             .collect(),
+        keys_fingerprint: u64_at(bytes, 104),
     };
     if manifest.region > 1 || manifest.level0 as usize > MAX_BASE.min(params.base) {
         return Err(corrupt(format!(
@@ -254,6 +264,7 @@ mod tests {
             next_generation: 5,
             region: 1,
             level0: 10,
+            keys_fingerprint: 99,
             levels: vec![
                 LevelEntry {
                     level: 1,
@@ -276,7 +287,7 @@ mod tests {
         assert_eq!(decode_manifest(&buf, "f").unwrap(), sample());
         crate::disk::header_fields::assert_start_checked(&buf, |b| decode_manifest(b, "f"));
         // eps past 2^32, base, region, a level number, a level's records, a generation.
-        for at in [45, 59, 91, 107, 123, 119] {
+        for at in [45, 59, 91, 115, 131, 127] {
             let mut bad = buf.clone();
             bad[at] = 0xff;
             assert!(

@@ -20,7 +20,7 @@
 //! | offset | size | field                                                     |
 //! |--------|------|-----------------------------------------------------------|
 //! | 0      | 8    | magic `b"LIDXFIT1"` ([`MAGIC`])                           |
-//! | 8      | 4    | format version, 1                                         |
+//! | 8      | 4    | format version, 2                                         |
 //! | 12     | 4    | key size in bytes (8)                                     |
 //! | 16     | 16   | key type name (`u64`), zero-padded                        |
 //! | 32     | 4    | payload size `ps`                                         |
@@ -32,6 +32,12 @@
 //! | 72     | 8    | blocks of the file (the next segment goes there)          |
 //! | 80     | 8    | the extra buffer's meta block `X`                         |
 //! | 88     | 8    | live blocks: header, extra buffer and live segments       |
+//! | 96     | 8    | fingerprint of the keys built from                        |
+//!
+//! The keys' fingerprint ([`crate::codec::keys_fingerprint`]) binds the index to the dataset it
+//! was built from ([`crate::disk::check_built_from`]); writes after the build do not change
+//! it. Version 1 had none; its files are refused ([`Error::UnsupportedVersion`]: rebuild them
+//! with `lidx build`).
 //!
 //! Meta block of a segment (or of the extra buffer), the first block of it:
 //!
@@ -78,12 +84,12 @@ use super::params::{DiskFitingParams, MAX_BUFFER};
 
 /// Magic number of a FITing-tree segment file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"LIDXFIT1");
-/// Format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// Format version this build writes and reads (2: the keys' fingerprint).
+pub const VERSION: u32 = 2;
 /// Tag at the start of every segment's meta block.
 pub const SEGMENT_TAG: u64 = u64::from_le_bytes(*b"LIDXFSEG");
 /// Bytes of the header.
-pub const HEADER_BYTES: usize = 96;
+pub const HEADER_BYTES: usize = 104;
 /// Bytes of a meta block's fields.
 pub const META_BYTES: usize = 72;
 /// Bytes of a [`SegRef`].
@@ -110,6 +116,8 @@ pub struct Header {
     pub extra: u64,
     /// Live blocks.
     pub live_blocks: u64,
+    /// Fingerprint of the keys the index was built from.
+    pub keys_fingerprint: u64,
 }
 
 impl Header {
@@ -130,6 +138,7 @@ impl Header {
                 (72, self.blocks),
                 (80, self.extra),
                 (88, self.live_blocks),
+                (96, self.keys_fingerprint),
             ],
         );
     }
@@ -174,6 +183,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         blocks: u64_at(bytes, 72),
         extra: u64_at(bytes, 80),
         live_blocks: u64_at(bytes, 88),
+        keys_fingerprint: u64_at(bytes, 96),
     };
     header
         .params
@@ -380,6 +390,7 @@ mod tests {
             blocks: 40,
             extra: 1,
             live_blocks: 30,
+            keys_fingerprint: 5,
         }
     }
 

@@ -126,6 +126,7 @@ impl DiskFiting {
             blocks: 1,
             extra: 1,
             live_blocks: 0,
+            keys_fingerprint: crate::codec::keys_fingerprint(keys),
         };
         let bb = header.buffer_blocks();
         let mut starts = Vec::with_capacity(pieces.len());
@@ -712,6 +713,10 @@ impl DiskFiting {
 impl DiskIndex<u64> for DiskFiting {
     fn len(&self) -> u64 {
         self.header.len
+    }
+
+    fn keys_fingerprint(&self) -> u64 {
+        self.header.keys_fingerprint
     }
 
     fn payload_size(&self) -> usize {

@@ -142,6 +142,7 @@ impl DiskLipp {
             nodes: written.nodes,
             live_bytes: written.bytes,
             dead_bytes: 0,
+            keys_fingerprint: crate::codec::keys_fingerprint(keys),
         };
         let mut block = AlignedBuf::zeroed(dev.block_size());
         meta.encode(&mut block[..usable]);

@@ -7,15 +7,19 @@
 //! LIPP parameter: [`crate::mem::lipp::LippParams`]) and what reopening needs without a scan:
 //! the end of the nodes (new nodes are appended there), the entry count, the live nodes and
 //! their bytes, and the bytes of nodes that rebuilds and removes replaced (dead space, never
-//! reused: paper 003 §6.3). It is written at build and by `flush`; between flushes the copy in
-//! memory is the current one.
+//! reused: paper 003 §6.3), and the fingerprint of the keys it was built from
+//! ([`crate::codec::keys_fingerprint`], unchanged by later writes), which binds the file to its
+//! dataset ([`crate::disk::check_built_from`]). It is written at build and by `flush`; between
+//! flushes the copy in memory is the current one. Version 1 had no fingerprint; its files are
+//! refused ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion): rebuild them with
+//! `lidx build`).
 //!
 //! Byte layout (little-endian, in the usable bytes of block 0):
 //!
 //! | offset | size | field                                                        |
 //! |--------|------|--------------------------------------------------------------|
 //! | 0      | 8    | magic `b"lidxLIP1"` as a little-endian `u64` ([`MAGIC`])     |
-//! | 8      | 4    | format version, 1                                            |
+//! | 8      | 4    | format version, 2                                            |
 //! | 12     | 4    | kind: 1 = on-disk LIPP ([`KIND`])                            |
 //! | 16     | 16   | key type name (`Key::NAME`), UTF-8, zero-padded              |
 //! | 32     | 4    | key size in bytes                                            |
@@ -34,6 +38,7 @@
 //! | 112    | 8    | live nodes                                                   |
 //! | 120    | 8    | bytes of live nodes                                          |
 //! | 128    | 8    | bytes of dead nodes (replaced, not reused)                   |
+//! | 136    | 8    | fingerprint of the keys built from                           |
 //!
 //! [`decode_meta`] checks the magic ([`Error::BadMagic`](crate::Error::BadMagic)), the version
 //! ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion)), the kind, the parameters ([`LippParams::validate`]), and that
@@ -52,12 +57,12 @@ use super::node::{decode_addr, encode_addr, NODE_HEADER};
 
 /// Magic number of an on-disk LIPP file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxLIP1");
-/// Format version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// Format version this build writes and reads (2: the keys' fingerprint).
+pub const VERSION: u32 = 2;
 /// Kind of file: the meta block of an on-disk LIPP.
 pub const KIND: u32 = 1;
 /// Bytes of the meta block's fields.
-pub const META_BYTES: usize = 136;
+pub const META_BYTES: usize = 144;
 /// What block 0 starts with.
 const START: HeaderStart =
     HeaderStart::new("an on-disk LIPP's meta block", MAGIC, VERSION, META_BYTES).kind(KIND);
@@ -87,6 +92,8 @@ pub struct Meta {
     pub live_bytes: u64,
     /// Bytes of nodes replaced and not reused.
     pub dead_bytes: u64,
+    /// Fingerprint of the keys the index was built from.
+    pub keys_fingerprint: u64,
 }
 
 impl Meta {
@@ -119,6 +126,7 @@ impl Meta {
                 (112, self.nodes),
                 (120, self.live_bytes),
                 (128, self.dead_bytes),
+                (136, self.keys_fingerprint),
             ],
         );
     }
@@ -167,6 +175,7 @@ pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
         nodes: u64_at(bytes, 112),
         live_bytes: u64_at(bytes, 120),
         dead_bytes: u64_at(bytes, 128),
+        keys_fingerprint: u64_at(bytes, 136),
     };
     let first = usable as u64;
     if meta.root < first || meta.root.saturating_add(NODE_HEADER as u64) > meta.end {
@@ -208,6 +217,7 @@ mod tests {
             nodes: 2,
             live_bytes: 5000,
             dead_bytes: 100,
+            keys_fingerprint: 77,
         }
     }
 

@@ -300,6 +300,10 @@ impl DiskIndex<u64> for DiskLipp {
         self.meta.entries
     }
 
+    fn keys_fingerprint(&self) -> u64 {
+        self.meta.keys_fingerprint
+    }
+
     fn payload_size(&self) -> usize {
         self.meta.payload_size as usize
     }

@@ -172,6 +172,10 @@ impl<K: Key> DiskIndex<K> for AnyStaticLearned<K> {
         each!(self, s => s.len())
     }
 
+    fn keys_fingerprint(&self) -> u64 {
+        each!(self, s => s.keys_fingerprint())
+    }
+
     fn payload_size(&self) -> usize {
         each!(self, s => s.payload_size())
     }

@@ -15,7 +15,7 @@
 //! | offset | size | field                                                            |
 //! |--------|------|------------------------------------------------------------------|
 //! | 0      | 8    | magic `"LIDX-SLI"` ([`MAGIC`])                                   |
-//! | 8      | 4    | format version ([`VERSION`] = 2)                                 |
+//! | 8      | 4    | format version ([`VERSION`] = 3)                                 |
 //! | 12     | 4    | key size in bytes (`Key::SIZE`)                                  |
 //! | 16     | 16   | key type name (`Key::NAME`), ASCII, zero-padded                  |
 //! | 32     | 4    | payload size in bytes                                            |
@@ -34,12 +34,16 @@
 //! | 112    | 8    | model points: keys the model was built on (`ceil(len / group)`)  |
 //! | 120    | 4    | length of the model's parameters text, at most 128               |
 //! | 124    | 128  | the model's parameters as its builder names them (`pgm:eps=64:eps_rec=4`), UTF-8, zero-padded |
+//! | 252    | 8    | fingerprint of the keys written ([`crate::codec::keys_fingerprint`]) |
 //!
 //! With the magic (the file's kind), the key type, the payload size, the granularity, the
 //! default fetch strategy and the model kind, the parameters text makes the header record every
 //! build parameter: a caller opening a file checks it is the index it asked for
-//! ([`super::StaticLearned::params`]). Version 1 had no parameters text; its files are refused
-//! with [`Error::UnsupportedVersion`] (rebuild them).
+//! ([`super::StaticLearned::params`]). The keys' fingerprint binds the file to the data it was
+//! built from (a derived file, DESIGN.md style 2): a caller opening it for a dataset compares it
+//! with the dataset's ([`crate::disk::check_built_from`]). Version 1 had no parameters text,
+//! version 2 no fingerprint; their files are refused with [`Error::UnsupportedVersion`]
+//! (rebuild them with `lidx build`).
 //!
 //! Every derived field is stored and checked against the others by [`decode_header`], so a
 //! header that passes its checksum but was written wrong (or forged) is refused with
@@ -59,11 +63,12 @@ use super::params::{Granularity, StaticLearnedParams};
 /// Magic number at offset 0 of block 0: the bytes `"LIDX-SLI"` read as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"LIDX-SLI");
 
-/// The format version this build writes and reads (2: the model's parameters are recorded).
-pub const VERSION: u32 = 2;
+/// The format version this build writes and reads (2: the model's parameters are recorded;
+/// 3: the fingerprint of the keys).
+pub const VERSION: u32 = 3;
 
 /// Bytes of block 0's payload the header uses.
-pub const HEADER_BYTES: usize = 252;
+pub const HEADER_BYTES: usize = 260;
 
 /// Longest model parameters text the header holds, in bytes.
 pub const MODEL_PARAMS_BYTES: usize = 128;
@@ -102,6 +107,8 @@ pub struct Header {
     pub model_bytes: u64,
     /// The model's parameters as its builder named them (empty: not named).
     pub model_params: String,
+    /// Fingerprint of the keys written ([`crate::codec::keys_fingerprint`]).
+    pub keys_fingerprint: u64,
 }
 
 impl Header {
@@ -171,6 +178,7 @@ impl Header {
         let text = &self.model_params.as_bytes()[..self.model_params.len().min(MODEL_PARAMS_BYTES)];
         put_u32(out, 120, text.len() as u32);
         out[124..124 + text.len()].copy_from_slice(text);
+        put_u64(out, 252, self.keys_fingerprint);
     }
 
     /// The build parameters the header records.
@@ -264,6 +272,7 @@ pub fn decode_header(file: &str, block: &[u8]) -> Result<Header> {
         data_blocks: u64_at(block, 80),
         model_bytes: u64_at(block, 104),
         model_params,
+        keys_fingerprint: u64_at(block, 252),
     };
     let expect = |offset: usize, field: &str, want: u64| {
         let got = u64_at(block, offset);
@@ -304,6 +313,7 @@ mod tests {
             data_blocks: 4,
             model_bytes: 5000,
             model_params: "pgm:eps=64:eps_rec=4".to_string(),
+            keys_fingerprint: 0xfeed_beef,
         }
     }
 
@@ -329,9 +339,15 @@ mod tests {
             decode_header("f", &block[..100]),
             Err(Error::Truncated { .. })
         ));
-        let mut old = block.clone();
-        old[8] = 1;
-        crate::error::assert_refused_as_old(decode_header("f", &old).unwrap_err(), 1, 2);
+        for version in [1, 2] {
+            let mut old = block.clone();
+            old[8] = version as u8;
+            crate::error::assert_refused_as_old(
+                decode_header("f", &old).unwrap_err(),
+                version,
+                VERSION,
+            );
+        }
         let mut long = block.clone();
         long[120] = 200;
         assert!(matches!(

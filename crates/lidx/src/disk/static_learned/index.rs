@@ -5,7 +5,7 @@
 use std::marker::PhantomData;
 use std::sync::{mpsc, Arc};
 
-use crate::codec::Decoder;
+use crate::codec::{Decoder, KeysFingerprint};
 use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
 use crate::index::ApproxPos;
@@ -32,6 +32,8 @@ pub struct StaticLearned<K, M> {
     data_blocks: u64,
     model_bytes: u64,
     disk_bytes: u64,
+    /// The keys' fingerprint the header records.
+    keys_fingerprint: u64,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -129,6 +131,7 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
             fetch,
             data_blocks: header.data_blocks,
             model_bytes: header.model_bytes,
+            keys_fingerprint: header.keys_fingerprint,
             _key: PhantomData,
         }
     }
@@ -402,11 +405,16 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
     /// Reads every record ([`Self::for_each_record`]: every data block's checksum and layout,
     /// the key order across blocks) and checks that the model's window of each key holds the
     /// key's position (`lo <= pos <= hi`, the [`ApproxPos`] contract: a lookup of the key finds
-    /// it), and that the records are as many as the header says: what `lidx verify` runs.
-    /// Returns the records read; `Corrupt` names the first key the model misses.
+    /// it), that the records are as many as the header says, and that their keys' fingerprint
+    /// is the one the header recorded when they were written (a file is never written after its
+    /// build, so a key changed under a valid checksum that keeps the order and the model's
+    /// window is caught too): what `lidx verify` runs. Returns the records read; `Corrupt`
+    /// names the first key the model misses.
     pub fn verify(&self) -> Result<u64> {
         let mut at = 0u64;
+        let mut fingerprint = KeysFingerprint::default();
         self.for_each_record(256, |key, _| {
+            fingerprint.push(key);
             let w = self.window(key);
             if !(w.lo as u64 <= at && at <= w.hi as u64) {
                 return Err(Error::Corrupt {
@@ -428,6 +436,18 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
                 what: format!("{at} records read, the header says {}", self.len),
             });
         }
+        let found = fingerprint.finish();
+        if found != self.keys_fingerprint {
+            return Err(Error::Corrupt {
+                file: self.device.name().to_string(),
+                block: None,
+                what: format!(
+                    "its keys' fingerprint is {found:#018x}, the header recorded {:#018x} when \
+                     they were written: a record was changed since",
+                    self.keys_fingerprint
+                ),
+            });
+        }
         Ok(at)
     }
 }
@@ -435,6 +455,10 @@ impl<K: Key, M: Persist<K>> StaticLearned<K, M> {
 impl<K: Key, M: Persist<K>> DiskIndex<K> for StaticLearned<K, M> {
     fn len(&self) -> u64 {
         self.len as u64
+    }
+
+    fn keys_fingerprint(&self) -> u64 {
+        self.keys_fingerprint
     }
 
     fn payload_size(&self) -> usize {

@@ -18,7 +18,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crate::codec::Encoder;
+use crate::codec::{Encoder, KeysFingerprint};
 use crate::disk::block_batch::BlockBatch;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
@@ -80,6 +80,7 @@ pub struct StaticLearnedWriter<K> {
     model_keys: Vec<K>,
     last: Option<K>,
     len: usize,
+    fingerprint: KeysFingerprint,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -120,6 +121,7 @@ impl<K: Key> StaticLearnedWriter<K> {
             model_keys: Vec::new(),
             last: None,
             len: 0,
+            fingerprint: KeysFingerprint::default(),
             _key: PhantomData,
         })
     }
@@ -140,6 +142,7 @@ impl<K: Key> StaticLearnedWriter<K> {
             self.model_keys.push(key);
         }
         self.last = Some(key);
+        self.fingerprint.push(&key);
         self.block_keys.push(key);
         self.block_payloads.extend_from_slice(payload);
         self.len += 1;
@@ -210,6 +213,7 @@ impl<K: Key> StaticLearnedWriter<K> {
             data_blocks: self.batch.blocks(),
             model_bytes: model_image.len() as u64,
             model_params: std::mem::take(&mut self.params.model_params),
+            keys_fingerprint: std::mem::take(&mut self.fingerprint).finish(),
         };
         let model_blocks = header.model_blocks() as usize;
         if model_blocks > 0 {

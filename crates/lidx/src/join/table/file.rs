@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::header::{read_header_of, record_block_fingerprint, TableHeader, TableKey};
+use super::header::{not_a_table, read_header_of, record_block_fingerprint, TableHeader, TableKey};
 use super::scan::{Scan, PREFETCH_DEPTH, READ_BLOCKS};
 use super::window::WindowReader;
 use crate::error::{Error, Result};
@@ -28,8 +28,10 @@ impl<K: TableKey> Table<K> {
     /// the file has exactly the blocks the count needs, and that its key size is `K`'s
     /// ([`Error::KeyTypeMismatch`] otherwise).
     pub fn open(storage: &Storage, name: &str) -> Result<Self> {
-        let device = storage.open(name, false)?;
-        let header = read_header_of(device.as_ref())?;
+        let device = storage
+            .open(name, false)
+            .map_err(|e| not_a_table(storage, name, e))?;
+        let header = read_header_of(device.as_ref()).map_err(|e| not_a_table(storage, name, e))?;
         if header.key_size as usize != K::SIZE {
             return Err(Error::KeyTypeMismatch {
                 file: name.to_string(),

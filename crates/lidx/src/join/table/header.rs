@@ -46,11 +46,9 @@ pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"LIDXTABL");
 pub const TABLE_VERSION: u32 = 2;
 
 /// The fingerprint term of record block `block` holding `records` (its records' bytes): the
-/// table's fingerprint is the wrapping sum of these over its record blocks (module docs).
-#[inline]
-pub fn record_block_fingerprint(block: u64, records: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64_with_seed(records, block)
-}
+/// table's fingerprint is the wrapping sum of these over its record blocks (module docs). The
+/// one fingerprint of derived files, shared with `lidx build`'s indexes, lives in the codec.
+pub use crate::codec::record_block_fingerprint;
 
 /// Largest value a table accepts, in bytes (a record must fit one block in any case).
 pub const MAX_VALUE_SIZE: u32 = 1 << 16;
@@ -195,8 +193,47 @@ impl TableHeader {
 /// Reads the header of the table `name` without choosing a key type: what the CLI does to
 /// dispatch on `u64` or `str16`.
 pub fn read_header(storage: &Storage, name: &str) -> Result<TableHeader> {
-    let device = storage.open(name, false)?;
-    read_header_of(device.as_ref())
+    let device = storage
+        .open(name, false)
+        .map_err(|e| not_a_table(storage, name, e))?;
+    read_header_of(device.as_ref()).map_err(|e| not_a_table(storage, name, e))
+}
+
+/// `err`, the error of opening `name` or reading its table header, or [`Error::NotATable`]
+/// when the file's own bytes show that it never was a table: a file that is not whole blocks
+/// or whose block 0 fails its checksum or magic, and whose bytes 16..24 are not
+/// [`TABLE_MAGIC`] (a text file given as a table is not a "truncated" or "damaged" one).
+/// Only a file device's bytes can be read raw; a simulated one keeps `err`.
+pub(super) fn not_a_table(storage: &Storage, name: &str, err: Error) -> Error {
+    use std::io::Read;
+    let unreadable = matches!(
+        err,
+        Error::Truncated { .. } | Error::ChecksumMismatch { block: 0, .. } | Error::BadMagic { .. }
+    );
+    let Some(dir) = storage.dir().filter(|_| unreadable) else {
+        return err;
+    };
+    let mut head = Vec::with_capacity(64);
+    let read = std::fs::File::open(dir.join(name)).and_then(|f| f.take(64).read_to_end(&mut head));
+    if read.is_err() || head.is_empty() || head.get(16..24) == Some(&TABLE_MAGIC.to_le_bytes()[..])
+    {
+        return err;
+    }
+    let text = head
+        .iter()
+        .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace());
+    let what = match head.get(16..24) {
+        _ if text => "it starts with text, not a table header".to_string(),
+        Some(magic) => format!(
+            "no table magic \"LIDXTABL\" at byte 16, it holds {:#018x} there",
+            u64::from_le_bytes(magic.try_into().expect("8 bytes"))
+        ),
+        None => format!("{} bytes, shorter than a table header", head.len()),
+    };
+    Error::NotATable {
+        file: name.to_string(),
+        what,
+    }
 }
 
 pub(super) fn read_header_of(device: &dyn BlockDevice) -> Result<TableHeader> {
