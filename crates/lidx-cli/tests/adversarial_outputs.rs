@@ -537,3 +537,85 @@ fn table_create_refuses_text_keys_that_padding_would_merge() {
     let lines = json_lines(&create(b"a\na\na\0b\nb\n"));
     assert_eq!(lines[0]["count"], 3);
 }
+
+/// Class 3 for `lidx build`: index files were written in place under their own names, so a
+/// killed build left a file whose first block was zeroed (which `lidx bench --on-disk` then
+/// found), and `--force` removed an updatable index's old files before the new build ran.
+/// Now every file is built in a private directory and renamed into place once all are whole.
+#[test]
+fn a_killed_build_keeps_the_old_index_files_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    let indexes = "btree,dpgm";
+    let old = lidx(&[
+        "build",
+        "--dataset",
+        "gen:uniform-dense:2K",
+        "--index",
+        indexes,
+        "--dir",
+        &path(&dir),
+    ]);
+    assert!(old.status.success(), "{}", text(&old.stderr));
+    let before: Vec<(String, Vec<u8>)> = names(&dir)
+        .into_iter()
+        .map(|n| (n.clone(), std::fs::read(dir.join(&n)).unwrap()))
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lidx"))
+        .args(["build", "--force", "--dataset", "gen:uniform-sparse:30M"])
+        .args(["--index", indexes, "--dir"])
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut seen = before.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    seen.sort();
+    // Killed once a staged file exists: the build is writing.
+    while !std::fs::read_dir(&dir).unwrap().any(|e| {
+        let e = e.unwrap();
+        e.path().is_dir() && std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_some())
+    }) {
+        assert!(child.try_wait().unwrap().is_none(), "build ended first");
+        assert!(started.elapsed() < Duration::from_secs(300));
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    kill(&child, libc::SIGTERM);
+    assert!(!child.wait().unwrap().success());
+    assert_eq!(names(&dir), seen, "a killed build left files behind");
+    for (name, bytes) in &before {
+        assert_eq!(
+            &std::fs::read(dir.join(name)).unwrap(),
+            bytes,
+            "{name} changed"
+        );
+    }
+}
+
+/// Class 3: `lidx build` whose `--dir` holds its own dataset under an index's name is
+/// refused, with or without `--force`, and the dataset is untouched.
+#[test]
+fn a_build_never_writes_over_its_dataset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = tmp.path().join("zonemap.gran=item.lidx");
+    let made = lidx(&[
+        "gen",
+        "--dataset",
+        "gen:uniform-dense:1K",
+        "--out",
+        &path(&dataset),
+    ]);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let before = std::fs::read(&dataset).unwrap();
+    for force in [false, true] {
+        let mut args = vec!["build", "--dataset", dataset.to_str().unwrap()];
+        args.extend(["--index", "zonemap", "--dir", tmp.path().to_str().unwrap()]);
+        if force {
+            args.push("--force");
+        }
+        let out = lidx(&args);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert_eq!(std::fs::read(&dataset).unwrap(), before);
+    }
+}

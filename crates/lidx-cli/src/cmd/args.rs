@@ -37,14 +37,10 @@ pub fn parse_fetches(text: &str) -> Result<Vec<Fetch>, BenchError> {
         .collect()
 }
 
-/// Refuses, before anything runs, an `--out` whose extension names no records format, and one
-/// that exists unless `force` (`--force`) asks to replace it.
-pub fn check_out(out: Option<&PathBuf>, force: bool) -> Result<(), BenchError> {
-    check_out_inputs(out, "", force)
-}
-
-/// [`check_out`], and refuses an `--out` that is the file of the dataset spec `dataset` (with
-/// or without `--force`: `lidx bench --out` naming its own `--dataset` overwrote it).
+/// Refuses, before anything runs, an `--out` whose extension names no records format, one
+/// that exists unless `force` (`--force`) asks to replace it, and one that is the file of the
+/// dataset spec `dataset` (with or without `--force`: `lidx bench --out` naming its own
+/// `--dataset` overwrote it).
 pub fn check_out_inputs(
     out: Option<&PathBuf>,
     dataset: &str,

@@ -30,7 +30,7 @@ use lidx_bench::disk_workload::DiskWorkload;
 use lidx_bench::store_keys::RankedKeys;
 use lidx_bench::update_workload::UpdateWorkload;
 
-use super::args::{check_out, parse_fetches, parse_ops, write_out};
+use super::args::{check_out_inputs, parse_fetches, parse_ops, write_out};
 use super::bench::Args;
 use super::build::timed;
 use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .map(parse_resident)
         .collect::<Result<Vec<_>, _>>()?;
     let fetches = parse_fetches(&args.fetch)?;
-    check_out(args.out.as_ref(), args.force)?;
+    check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }

@@ -8,11 +8,16 @@
 //! before its row is printed.
 //!
 //! An index file that exists already is replaced only with `--force` (checked for every index
-//! of the list before anything is written).
+//! of the list before anything is written), and never with the dataset's own file. Every index
+//! is built and checked in a private directory inside `--dir` ([`super::output::Staging`])
+//! and the files are renamed into place only once all of them are whole (issue 30, class 3:
+//! a killed or failed build used to leave a file whose first block was zeroed, under the
+//! index's own name, and with `--force` the old files were removed before the build ran).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use anyhow::Context;
 use clap::Parser;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::Table;
@@ -24,6 +29,7 @@ use lidx_bench::BenchError;
 
 use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
 use super::is_string_dataset;
+use super::output::Staging;
 use super::spinner;
 
 /// Arguments of `lidx build`.
@@ -109,8 +115,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         "file:"
     };
-    let device = DeviceChoice::parse(&format!("{prefix}{}", args.dir.display()), None)?;
-    device.check_block_size(args.block_size)?;
+    let target = DeviceChoice::parse(&format!("{prefix}{}", args.dir.display()), None)?;
+    target.check_block_size(args.block_size)?;
     let mut table = Table::new();
     table
         .load_preset(UTF8_FULL_CONDENSED)
@@ -123,16 +129,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if !args.force {
         refuse_existing(&args.dir, &files, &saved)?;
     }
+    let inputs: Vec<(&str, &Path)> = super::dataset_files(&args.dataset)
+        .into_iter()
+        .map(|p| ("--dataset", p))
+        .collect();
+    for file in &files {
+        super::output::check(&args.dir.join(file), &inputs, true)?;
+    }
+    target.create_dir()?;
+    let staging = Staging::beside(&args.dir)?;
+    let device = DeviceChoice::parse(&format!("{prefix}{}", staging.dir().display()), None)?;
     let (name, keys) = match indexes {
         DiskIndexes::Numeric(specs) => {
             let dataset = load_disk_dataset(&args.dataset, args.seed)?;
             let keys = unique_keys(&dataset.keys);
-            device.create_dir()?;
             let storage = device.storage(args.block_size, 0)?;
             for (spec, name) in updatable.iter().zip(&saved) {
-                for file in storage.files_of(name)? {
-                    storage.remove(&file)?;
-                }
                 let build = || {
                     let options = UpdateOptions {
                         payload_size: args.payload_size,
@@ -183,7 +195,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         DiskIndexes::Bytes(specs) => {
             let (name, keys) = load_byte_keys(&args.dataset, args.seed)?;
-            device.create_dir()?;
             let storage = device.storage(args.block_size, 0)?;
             for spec in &specs {
                 let build = || spec.build(&storage, &keys, args.payload_size);
@@ -200,8 +211,33 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             (name, keys.len())
         }
     };
+    commit(staging, &args.dir, &saved)?;
     println!("{name} ({keys} keys) in {}", args.dir.display());
     println!("{table}");
+    Ok(())
+}
+
+/// Renames every file built in `staging` into `dir`, then removes the files of the updatable
+/// indexes `saved` that the new build did not write (an older build's, which `--force` asked
+/// to replace), so no stale file of an index is left beside its new ones.
+fn commit(mut staging: Staging, dir: &Path, saved: &[String]) -> anyhow::Result<()> {
+    let mut built = Vec::new();
+    for entry in std::fs::read_dir(staging.dir())
+        .with_context(|| format!("reading {}", staging.dir().display()))?
+    {
+        let name = entry?.file_name();
+        staging.file(&dir.join(&name))?;
+        built.push(name);
+    }
+    staging.commit()?;
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let name = entry?.file_name();
+        let file = name.to_string_lossy();
+        if !built.contains(&name) && saved.iter().any(|s| Storage::is_file_of(&file, s)) {
+            std::fs::remove_file(dir.join(&name))
+                .with_context(|| format!("removing the replaced {}", dir.join(&name).display()))?;
+        }
+    }
     Ok(())
 }
 
