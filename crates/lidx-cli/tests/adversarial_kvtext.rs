@@ -448,6 +448,10 @@ fn messages_say_what_is_true_and_what_to_do() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("is a file, not a directory"));
     assert_eq!(std::fs::read(&file).unwrap(), b"my notes\n");
+    // And as the directory `lidx verify` reads: "expected an existing directory".
+    let out = lidx(&["verify", "--dir", s(&file)]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("is a file, not a directory"));
     // A log store takes 8-byte keys: the refusal said "(8 to 8 bytes)".
     let db = root.path().join("log");
     run_ok(&["kv", "create", "--db", s(&db), "--engine", "log:btree"]);

@@ -323,7 +323,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return Err(lidx_bench::BenchError::BadSpec {
             what: "dir",
             got: dir.display().to_string(),
-            expected: "an existing directory of index files or tables".to_string(),
+            expected: if dir.exists() {
+                "a directory of index files or tables (this is a file, not a directory: give \
+                 the directory that holds it)"
+                    .to_string()
+            } else {
+                "an existing directory of index files or tables (there is no such path)".to_string()
+            },
         }
         .into());
     }
