@@ -27,6 +27,7 @@ use lidx_bench::disk_report::human_bytes;
 use lidx_bench::updatable_registry::{UpdatableSpec, UpdateOptions};
 use lidx_bench::BenchError;
 
+use super::cleanup::Created;
 use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
 use super::is_string_dataset;
 use super::output::Staging;
@@ -136,14 +137,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for file in &files {
         super::output::check(&args.dir.join(file), &inputs, true)?;
     }
-    target.create_dir()?;
-    let staging = Staging::beside(&args.dir)?;
-    let device = DeviceChoice::parse(&format!("{prefix}{}", staging.dir().display()), None)?;
-    let (name, keys) = match indexes {
+    // Once the dataset is loaded: `--dir` (removed again if this run made it and the build
+    // fails) and the private directory inside it where every file is built.
+    let stage = || -> anyhow::Result<(Option<Created>, Staging, Storage)> {
+        let made = (!args.dir.exists()).then(|| Created::register(&args.dir));
+        target.create_dir()?;
+        let staging = Staging::beside(&args.dir)?;
+        let device = DeviceChoice::parse(&format!("{prefix}{}", staging.dir().display()), None)?;
+        let storage = device.storage(args.block_size, 0)?;
+        Ok((made, staging, storage))
+    };
+    let (name, keys, made, staging) = match indexes {
         DiskIndexes::Numeric(specs) => {
             let dataset = load_disk_dataset(&args.dataset, args.seed)?;
             let keys = unique_keys(&dataset.keys);
-            let storage = device.storage(args.block_size, 0)?;
+            let (made, staging, storage) = stage()?;
             for (spec, name) in updatable.iter().zip(&saved) {
                 let build = || {
                     let options = UpdateOptions {
@@ -191,11 +199,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 let files = spec.file_name();
                 build_row(&mut table, &storage, &spec.label(), &files, build, open)?;
             }
-            (dataset.name, keys.len())
+            (dataset.name, keys.len(), made, staging)
         }
         DiskIndexes::Bytes(specs) => {
             let (name, keys) = load_byte_keys(&args.dataset, args.seed)?;
-            let storage = device.storage(args.block_size, 0)?;
+            let (made, staging, storage) = stage()?;
             for spec in &specs {
                 let build = || spec.build(&storage, &keys, args.payload_size);
                 let open = || {
@@ -208,10 +216,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 let files = spec.file_names().join(" + ");
                 build_row(&mut table, &storage, &spec.label(), &files, build, open)?;
             }
-            (name, keys.len())
+            (name, keys.len(), made, staging)
         }
     };
     commit(staging, &args.dir, &saved)?;
+    if let Some(made) = made {
+        made.keep();
+    }
     println!("{name} ({keys} keys) in {}", args.dir.display());
     println!("{table}");
     Ok(())
