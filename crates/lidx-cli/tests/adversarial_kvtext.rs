@@ -616,18 +616,21 @@ fn a_first_load_interrupted_by_a_signal_leaves_no_store() {
             ])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("the lidx binary runs");
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(b"a\t1\nb\t2\n").unwrap();
-        // The load waits for more input with its store created.
-        let started = std::time::Instant::now();
-        while !db.join("STORE").exists() {
-            assert!(child.try_wait().unwrap().is_none(), "the load ended early");
-            assert!(started.elapsed() < std::time::Duration::from_secs(60));
-            std::thread::sleep(std::time::Duration::from_millis(5));
+        // The load waits for more input with its store created: it has said it is loading.
+        let mut progress =
+            std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+        loop {
+            let line = progress.next().expect("the load ended early").unwrap();
+            if line.contains("loading records") {
+                break;
+            }
         }
+        assert!(db.join("STORE").exists());
         // SAFETY: `kill` with the child's own process id and a valid signal number.
         assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
         let status = child.wait().unwrap();
