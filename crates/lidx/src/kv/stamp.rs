@@ -1,12 +1,12 @@
-//! The 32-byte stamp that starts a WAL segment and makes up the manifest's `CURRENT` file, and
-//! the little-endian readers both codecs share.
+//! The 32-byte stamp that makes up the manifest's `CURRENT` file, and the little-endian
+//! readers and magic/version check it shares with the manifest's and the WAL segments' codecs.
 //!
 //! | offset | size | field                                            |
 //! |--------|------|--------------------------------------------------|
 //! | 0      | 8    | magic (which file this is)                       |
 //! | 8      | 4    | format version                                   |
 //! | 12     | 4    | reserved, 0                                      |
-//! | 16     | 8    | value (first sequence number, manifest number)   |
+//! | 16     | 8    | value (the manifest number)                      |
 //! | 24     | 4    | crc32c of bytes 0..24                            |
 //! | 28     | 4    | reserved, 0                                      |
 

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::disk::byte_table::shortest_separator;
+use crate::disk::owner::FileOwner;
 use crate::error::{Error, Result};
 use crate::io::scratch;
 use crate::io::{AlignedBuf, IoClass, Storage};
@@ -36,6 +37,8 @@ struct Pages {
     records: u64,
     key_bytes: u64,
     value_bytes: u64,
+    /// What the page file's header says it belongs to.
+    owner: FileOwner,
 }
 
 /// What rewriting a leaf left.
@@ -48,10 +51,15 @@ enum Rewrite {
 }
 
 impl ByteBTree {
-    /// Creates an empty tree in a new page file `name` of `storage`.
+    /// Creates an empty tree in a new page file `name` of `storage`, owned by no store.
     pub fn create(storage: &Storage, name: &str) -> Result<ByteBTree> {
+        ByteBTree::create_owned(storage, name, FileOwner::NONE)
+    }
+
+    /// [`ByteBTree::create`] of a page file whose header records `owner`.
+    pub fn create_owned(storage: &Storage, name: &str, owner: FileOwner) -> Result<ByteBTree> {
         let device = storage.create(name)?;
-        write_pages_header(device.as_ref())?;
+        write_pages_header(device.as_ref(), owner)?;
         device.sync()?;
         Ok(ByteBTree {
             pages: Pages {
@@ -60,6 +68,7 @@ impl ByteBTree {
                 records: 0,
                 key_bytes: 0,
                 value_bytes: 0,
+                owner,
             },
             root: Arc::new(Node::empty()),
         })
@@ -76,7 +85,7 @@ impl ByteBTree {
         read_only: bool,
     ) -> Result<ByteBTree> {
         let device = storage.open(name, !read_only)?;
-        check_pages_header(device.as_ref())?;
+        let owner = check_pages_header(device.as_ref())?;
         let len = device.len_blocks();
         let image = image.unwrap_or(Image {
             page_blocks: 1,
@@ -101,6 +110,7 @@ impl ByteBTree {
                 records: image.records,
                 key_bytes: image.key_bytes,
                 value_bytes: image.value_bytes,
+                owner,
             },
             root: Arc::new(node::build(image.leaves)),
         })
@@ -144,6 +154,21 @@ impl ByteBTree {
         self.pages.io.device().sync()
     }
 
+    /// What the page file's header says it belongs to (as opened, or as last stamped).
+    pub fn pages_owner(&self) -> FileOwner {
+        self.pages.owner
+    }
+
+    /// Rewrites the page file's header to record `owner` and makes it durable: a store does
+    /// it with each checkpoint's generation before committing the checkpoint.
+    pub fn stamp_pages(&mut self, owner: FileOwner) -> Result<()> {
+        let device = self.pages.io.device();
+        write_pages_header(device.as_ref(), owner)?;
+        device.sync()?;
+        self.pages.owner = owner;
+        Ok(())
+    }
+
     /// The image a checkpoint of the tree as it is now writes.
     pub fn image(&self) -> Image {
         let mut leaves = Vec::new();
@@ -159,6 +184,7 @@ impl ByteBTree {
             page_blocks: self.pages.space.end(),
             leaves,
             free: self.pages.space.free_for_checkpoint(),
+            owner: FileOwner::NONE,
         }
     }
 

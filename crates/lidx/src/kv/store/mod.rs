@@ -114,6 +114,8 @@
 //! log is its data).
 
 mod batch;
+#[cfg(test)]
+mod binding_tests;
 mod btree;
 mod check;
 mod dir;
@@ -250,7 +252,7 @@ impl Store {
     /// ([`crate::Error::NotAStore`]), a newer format, damage, or a second writer are typed
     /// errors.
     pub fn open(dir: &Path, options: &StoreOptions) -> Result<Store> {
-        let engine = match dir::read_identity(dir)?.engine {
+        let engine = match dir::read_identity(dir)?.0.engine {
             Engine::Hybrid => Engines::Hybrid(hybrid::Engine::open(dir, options, None)?),
             Engine::BTree => Engines::BTree(btree::BTreeEngine::open(dir, options, None)?),
             Engine::Log(_) => Engines::Log(log::LogEngine::open(dir, options)?),
@@ -262,7 +264,7 @@ impl Store {
     #[doc(hidden)]
     pub fn open_on(dir: &Path, storage: Arc<Storage>, options: &StoreOptions) -> Result<Store> {
         let storage = Some(storage);
-        let engine = match dir::read_identity(dir)?.engine {
+        let engine = match dir::read_identity(dir)?.0.engine {
             Engine::Hybrid => Engines::Hybrid(hybrid::Engine::open(dir, options, storage)?),
             Engine::BTree => Engines::BTree(btree::BTreeEngine::open(dir, options, storage)?),
             Engine::Log(_) => return Err(log_has_no_block_files()),

@@ -1,0 +1,195 @@
+//! Tests of issue 30's store classes at the library level: every file a store owns is bound
+//! to the store and its generation (a foreign or older file is [`Error::ForeignFile`] at open
+//! and damage in [`Store::check`]), and `check` reports missing files as damage, stray files
+//! as unknown, and a zeroed header as damage, for each engine where it applies.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::{CreateOptions, Engine, Store, StoreOptions};
+use crate::error::Error;
+
+fn engine(name: &str) -> CreateOptions {
+    CreateOptions {
+        engine: Engine::parse(name).unwrap(),
+        ..CreateOptions::default()
+    }
+}
+
+/// A store of `engine` in `dir/name` holding `k1` and `k2` (8-byte keys, so that a `log`
+/// store takes them) with values ending in `tag`, folded into its files.
+fn store(dir: &Path, name: &str, engine_name: &str, tag: &str) -> PathBuf {
+    let db = dir.join(name);
+    let s = Store::create(&db, &engine(engine_name), &StoreOptions::default()).unwrap();
+    s.put(b"key00001", format!("one-{tag}").as_bytes()).unwrap();
+    s.put(b"key00002", format!("two-{tag}").as_bytes()).unwrap();
+    s.compact().unwrap();
+    s.close().unwrap();
+    db
+}
+
+/// The one file of `db` whose name starts with `prefix`.
+fn file(db: &Path, prefix: &str) -> PathBuf {
+    let found: Vec<PathBuf> = fs::read_dir(db)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .collect();
+    assert_eq!(found.len(), 1, "{prefix}* in {}: {found:?}", db.display());
+    found[0].clone()
+}
+
+fn segment(db: &Path) -> PathBuf {
+    file(&db.join("wal"), "wal-")
+}
+
+fn open(db: &Path) -> Result<Store, Error> {
+    Store::open(db, &StoreOptions::default())
+}
+
+fn read_only(db: &Path) -> Result<Store, Error> {
+    let options = StoreOptions {
+        read_only: true,
+        ..StoreOptions::default()
+    };
+    Store::open(db, &options)
+}
+
+/// Opening `db` (for writing and read-only) is [`Error::ForeignFile`] naming `victim`, and
+/// `check` calls it damaged.
+fn refused(db: &Path, victim: &Path) {
+    let name = victim.file_name().unwrap().to_string_lossy().into_owned();
+    for result in [open(db), read_only(db)] {
+        match result {
+            Err(Error::ForeignFile { file, .. }) => assert!(file.ends_with(&name), "{file}"),
+            Err(e) => panic!("{name}: {e}"),
+            Ok(_) => panic!("{name}: opened"),
+        }
+    }
+    let report = Store::check(db).unwrap();
+    assert!(!report.is_sound(), "{name}: {report:?}");
+    assert!(
+        report.damage.iter().any(|d| d.file.ends_with(&name)),
+        "{report:?}"
+    );
+}
+
+#[test]
+fn a_foreign_file_is_refused_for_each_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("hybrid", "table-"),
+        ("btree", "pages.lbp"),
+        ("btree", "inner-"),
+        ("log:btree", "wal"),
+    ];
+    for (i, (engine, victim)) in cases.into_iter().enumerate() {
+        let a = store(dir.path(), &format!("a{i}"), engine, "a");
+        let b = store(dir.path(), &format!("b{i}"), engine, "b");
+        let (target, source) = if victim == "wal" {
+            let target = segment(&a);
+            let source = b.join("wal").join(target.file_name().unwrap());
+            (target, source)
+        } else {
+            (file(&a, victim), file(&b, victim))
+        };
+        fs::copy(source, &target).unwrap();
+        refused(&a, &target);
+    }
+}
+
+#[test]
+fn an_older_generation_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (engine, victim) in [("hybrid", "table-"), ("btree", "pages.lbp")] {
+        let db = store(dir.path(), engine, engine, "old");
+        let old = fs::read(file(&db, victim)).unwrap();
+        let s = open(&db).unwrap();
+        s.put(b"key00001", b"one-new").unwrap();
+        s.compact().unwrap();
+        s.close().unwrap();
+        let target = file(&db, victim);
+        fs::write(&target, old).unwrap();
+        refused(&db, &target);
+    }
+}
+
+#[test]
+fn a_missing_file_is_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("hybrid", "table-"),
+        ("btree", "pages.lbp"),
+        ("btree", "inner-"),
+        ("log:btree", "wal"),
+        ("hybrid", "wal"),
+    ];
+    for (i, (engine, victim)) in cases.into_iter().enumerate() {
+        let db = store(dir.path(), &format!("s{i}"), engine, "x");
+        let target = if victim == "wal" {
+            segment(&db)
+        } else {
+            file(&db, victim)
+        };
+        fs::remove_file(&target).unwrap();
+        let report = Store::check(&db).unwrap();
+        assert!(!report.is_sound(), "{engine} {victim}: {report:?}");
+        assert_eq!(report.missing.len(), 1, "{report:?}");
+        assert!(open(&db).is_err(), "{engine} {victim} opened");
+    }
+}
+
+#[test]
+fn an_unknown_file_is_reported_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for engine in ["hybrid", "btree", "log:btree"] {
+        let db = store(dir.path(), &engine.replace(':', "-"), engine, "x");
+        fs::write(db.join("notes.txt"), b"mine").unwrap();
+        fs::write(db.join("wal").join("stray"), b"mine").unwrap();
+        let report = Store::check(&db).unwrap();
+        assert!(report.is_sound(), "{engine}: {report:?}");
+        assert_eq!(report.unknown.len(), 2, "{engine}: {report:?}");
+        assert!(report.unknown.iter().any(|u| u.ends_with("notes.txt")));
+        assert_eq!(
+            open(&db).unwrap().get(b"key00001").unwrap().as_deref(),
+            Some(&b"one-x"[..])
+        );
+        assert_eq!(fs::read(db.join("notes.txt")).unwrap(), b"mine");
+    }
+}
+
+#[test]
+fn a_zeroed_header_is_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("hybrid", "table-"),
+        ("btree", "pages.lbp"),
+        ("btree", "inner-"),
+        ("log:btree", "wal"),
+    ];
+    for (i, (engine, victim)) in cases.into_iter().enumerate() {
+        let db = store(dir.path(), &format!("z{i}"), engine, "x");
+        let target = if victim == "wal" {
+            segment(&db)
+        } else {
+            file(&db, victim)
+        };
+        let mut bytes = fs::read(&target).unwrap();
+        let n = bytes.len().min(4096);
+        bytes[..n].fill(0);
+        fs::write(&target, bytes).unwrap();
+        let report = Store::check(&db).unwrap();
+        assert!(!report.is_sound(), "{engine} {victim}: {report:?}");
+        assert!(open(&db).is_err(), "{engine} {victim} opened");
+    }
+}
+
+#[test]
+fn a_store_of_another_store_manifest_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = store(dir.path(), "a", "hybrid", "a");
+    let b = store(dir.path(), "b", "hybrid", "b");
+    fs::copy(b.join("STORE"), a.join("STORE")).unwrap();
+    assert!(matches!(open(&a), Err(Error::ForeignFile { .. })));
+    assert!(!Store::check(&a).unwrap().is_sound());
+}
