@@ -191,8 +191,16 @@ pub fn restore(before: &[(PathBuf, Vec<u8>)]) {
     }
 }
 
-/// Asserts that `e`, the refusal of an open after `fault`, is typed.
+/// Asserts that `e`, the refusal of an open after `fault`, is typed: a file of another
+/// store, or an older one of its own, is named as such.
 pub fn check_refusal(fault: FileFault, e: &Error) {
+    if matches!(fault, FileFault::Foreign | FileFault::Older) {
+        assert!(
+            matches!(e, Error::ForeignFile { .. }),
+            "{fault:?}: refused, but not as a foreign file: {e:?}"
+        );
+        return;
+    }
     assert!(
         matches!(
             e,

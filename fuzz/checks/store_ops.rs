@@ -455,7 +455,8 @@ impl Run {
             }
             file_faults::restore(&before);
         }
-        self.saved.save(self.path());
+        let dir = self.path().to_path_buf();
+        self.saved.save(&dir);
         self.store = Some(
             self.open()
                 .unwrap_or_else(|e| panic!("reopening after putting the file back: {e}")),

@@ -37,8 +37,6 @@ struct Pages {
     records: u64,
     key_bytes: u64,
     value_bytes: u64,
-    /// What the page file's header says it belongs to.
-    owner: FileOwner,
 }
 
 /// What rewriting a leaf left.
@@ -68,7 +66,6 @@ impl ByteBTree {
                 records: 0,
                 key_bytes: 0,
                 value_bytes: 0,
-                owner,
             },
             root: Arc::new(Node::empty()),
         })
@@ -85,7 +82,7 @@ impl ByteBTree {
         read_only: bool,
     ) -> Result<ByteBTree> {
         let device = storage.open(name, !read_only)?;
-        let owner = check_pages_header(device.as_ref())?;
+        check_pages_header(device.as_ref())?;
         let len = device.len_blocks();
         let image = image.unwrap_or(Image {
             page_blocks: 1,
@@ -110,7 +107,6 @@ impl ByteBTree {
                 records: image.records,
                 key_bytes: image.key_bytes,
                 value_bytes: image.value_bytes,
-                owner,
             },
             root: Arc::new(node::build(image.leaves)),
         })
@@ -154,9 +150,11 @@ impl ByteBTree {
         self.pages.io.device().sync()
     }
 
-    /// What the page file's header says it belongs to (as opened, or as last stamped).
-    pub fn pages_owner(&self) -> FileOwner {
-        self.pages.owner
+    /// What the header of the page file `name` of `storage` says it belongs to, read without
+    /// opening the tree (so that a store can refuse another store's page file before its
+    /// sizes are compared with the checkpoint's).
+    pub fn read_pages_owner(storage: &Storage, name: &str) -> Result<FileOwner> {
+        check_pages_header(storage.open(name, false)?.as_ref())
     }
 
     /// Rewrites the page file's header to record `owner` and makes it durable: a store does
@@ -164,9 +162,7 @@ impl ByteBTree {
     pub fn stamp_pages(&mut self, owner: FileOwner) -> Result<()> {
         let device = self.pages.io.device();
         write_pages_header(device.as_ref(), owner)?;
-        device.sync()?;
-        self.pages.owner = owner;
-        Ok(())
+        device.sync()
     }
 
     /// The image a checkpoint of the tree as it is now writes.

@@ -56,18 +56,13 @@ fn is_image_name(name: &str) -> bool {
     name.starts_with("inner-") && name.ends_with(".lbi")
 }
 
-/// [`Error::ForeignFile`] unless the page file `tree` was opened from belongs to the store
-/// `store` and is no older than the checkpoint of generation `checkpoint` (0: none) that
-/// the manifest names. A checkpoint stamps the page file with its generation before it
-/// commits, so a page file ahead of the manifest is one whose checkpoint did not commit: its
-/// blocks of the committed checkpoint are intact (copy on write), and it is accepted.
-pub(crate) fn check_pages(
-    storage: &Storage,
-    tree: &ByteBTree,
-    store: u128,
-    checkpoint: u64,
-) -> Result<()> {
-    let owner = tree.pages_owner();
+/// [`Error::ForeignFile`] unless the page file belongs to the store `store` and is no older
+/// than the checkpoint of generation `checkpoint` (0: none) that the manifest names. A
+/// checkpoint stamps the page file with its generation before it commits, so a page file
+/// ahead of the manifest is one whose checkpoint did not commit: its blocks of the committed
+/// checkpoint are intact (copy on write), and it is accepted.
+pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Result<()> {
+    let owner = ByteBTree::read_pages_owner(storage, PAGES_FILE)?;
     if owner.store == store && owner.generation >= checkpoint {
         return Ok(());
     }
@@ -216,9 +211,9 @@ impl BTreeEngine {
             None => None,
         };
         let checkpoint = file.as_ref().map_or(0, |(_, recorded)| recorded.generation);
+        check_pages(&storage, store_id, checkpoint)?;
         let static_seq = manifest.static_seq;
         let mut tree = ByteBTree::open(&storage, PAGES_FILE, image, static_seq, options.read_only)?;
-        check_pages(&storage, &tree, store_id, checkpoint)?;
         let image_file = file.map(|(name, _)| name);
         if !options.read_only {
             remove_leftovers(dir, &manifest.static_files, is_image_name)?;

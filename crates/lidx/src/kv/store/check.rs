@@ -207,9 +207,8 @@ fn check_files(
             };
             let checkpoint = present.first().map_or(0, |(_, id)| id.generation);
             let checked = image.and_then(|image| {
-                let tree = ByteBTree::open(storage, PAGES_FILE, image, manifest.static_seq, true)?;
-                check_pages(storage, &tree, store, checkpoint)?;
-                tree.check()
+                check_pages(storage, store, checkpoint)?;
+                ByteBTree::open(storage, PAGES_FILE, image, manifest.static_seq, true)?.check()
             });
             match checked {
                 Ok(n) => report.table_records += n,
