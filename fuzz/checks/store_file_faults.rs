@@ -116,20 +116,20 @@ pub fn foreign_store(engine: Engine) -> tempfile::TempDir {
     dir
 }
 
-/// What a fault may leave: the open refused, or (`Some(true)`) opened with every answer the
-/// model's allowed too.
-type MayOpen = bool;
+/// The files a fault changed, with their bytes before it (to put back).
+pub type Changed = Vec<(PathBuf, Vec<u8>)>;
 
 /// Applies `fault` to the closed store in `dir` on the file of the role `pick` chooses among
 /// those present; returns the files changed with their bytes before (to put back), and
-/// whether the store may still open. `None` when the fault has nothing to act on.
+/// whether the store may still open (then answering as the model). `None` when the fault has
+/// nothing to act on.
 pub fn apply(
     fault: FileFault,
     pick: u8,
     dir: &Path,
     foreign: &Path,
     saved: &Saved,
-) -> Option<(Vec<(PathBuf, Vec<u8>)>, MayOpen)> {
+) -> Option<(Changed, bool)> {
     let roles: Vec<&'static str> = ROLES
         .iter()
         .copied()
@@ -147,7 +147,7 @@ pub fn apply(
     } else {
         files[..1].to_vec()
     };
-    let before: Vec<(PathBuf, Vec<u8>)> = victims
+    let before: Changed = victims
         .iter()
         .map(|p| (p.clone(), std::fs::read(p).expect("reading a store file")))
         .collect();

@@ -247,6 +247,16 @@ impl fmt::Display for Error {
                 file,
                 got,
                 supported,
+            } if is_store_file(file) => write!(
+                f,
+                "{file} has format version {got} but this build reads version {supported}: \
+                 the store was written by another version of lidx. Copy its records out with \
+                 that version (`lidx kv scan`) and load them into a new store (`lidx kv load`)"
+            ),
+            Error::UnsupportedVersion {
+                file,
+                got,
+                supported,
             } => write!(
                 f,
                 "{file} has format version {got} but this build reads version {supported}; \
@@ -327,23 +337,27 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// What to do about a damaged `file`: a store's own files (its identity, manifest, log,
-/// tables, pages and images, named as [`crate::kv::store`] names them) hold the user's data
-/// and cannot be rebuilt from anything, so they are restored; any other file lidx writes is
-/// an index or table built from data: `otherwise`.
-fn remedy<'a>(file: &str, otherwise: &'a str) -> &'a str {
+/// True when `file` is named as one of a store's own files (its identity, manifest, log,
+/// tables, pages and images, named as [`crate::kv::store`] names them).
+fn is_store_file(file: &str) -> bool {
     let name = std::path::Path::new(file)
         .file_name()
         .map_or(file.into(), |n| n.to_string_lossy());
-    let store_file = matches!(
+    matches!(
         name.as_ref(),
         "STORE" | "CURRENT" | "CURRENT.tmp" | "pages.lbp"
     ) || name.starts_with("MANIFEST-")
         || (name.starts_with("wal-") && name.ends_with(".log"))
         || (name.starts_with("table-") && name.ends_with(".lbt"))
         || (name.starts_with("inner-") && name.ends_with(".lbi"))
-        || file.ends_with("/wal");
-    if store_file {
+        || file.ends_with("/wal")
+}
+
+/// What to do about a damaged `file`: a store's own files hold the user's data and cannot
+/// be rebuilt from anything, so they are restored; any other file lidx writes is an index or
+/// table built from data: `otherwise`.
+fn remedy<'a>(file: &str, otherwise: &'a str) -> &'a str {
+    if is_store_file(file) {
         "the store is damaged: restore it from a backup (`lidx kv check` names every damaged \
          file; a log store's recovery modes may cut a damaged log tail)"
     } else {

@@ -43,6 +43,15 @@ fn segment(db: &Path) -> PathBuf {
     file(&db.join("wal"), "wal-")
 }
 
+/// The file of `db` a test case names: `wal` for the log's segment, else a name prefix.
+fn victim_file(db: &Path, victim: &str) -> PathBuf {
+    if victim == "wal" {
+        segment(db)
+    } else {
+        file(db, victim)
+    }
+}
+
 fn open(db: &Path) -> Result<Store, Error> {
     Store::open(db, &StoreOptions::default())
 }
@@ -114,29 +123,45 @@ fn an_older_generation_is_refused() {
     }
 }
 
-#[test]
-fn a_missing_file_is_damage() {
+/// The files each engine owns, as [`victim_file`] names them.
+const FILES: [(&str, &str); 5] = [
+    ("hybrid", "table-"),
+    ("btree", "pages.lbp"),
+    ("btree", "inner-"),
+    ("log:btree", "wal"),
+    ("hybrid", "wal"),
+];
+
+/// For each of [`FILES`], a new store whose file `damage` changes: `check` must call it
+/// damaged (with one missing file when `missing`), and open must refuse it.
+fn each_damaged(damage: impl Fn(&Path), missing: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let cases = [
-        ("hybrid", "table-"),
-        ("btree", "pages.lbp"),
-        ("btree", "inner-"),
-        ("log:btree", "wal"),
-        ("hybrid", "wal"),
-    ];
-    for (i, (engine, victim)) in cases.into_iter().enumerate() {
+    for (i, (engine, victim)) in FILES.into_iter().enumerate() {
         let db = store(dir.path(), &format!("s{i}"), engine, "x");
-        let target = if victim == "wal" {
-            segment(&db)
-        } else {
-            file(&db, victim)
-        };
-        fs::remove_file(&target).unwrap();
+        damage(&victim_file(&db, victim));
         let report = Store::check(&db).unwrap();
         assert!(!report.is_sound(), "{engine} {victim}: {report:?}");
-        assert_eq!(report.missing.len(), 1, "{report:?}");
+        assert_eq!(report.missing.len(), usize::from(missing), "{report:?}");
         assert!(open(&db).is_err(), "{engine} {victim} opened");
     }
+}
+
+#[test]
+fn a_missing_file_is_damage() {
+    each_damaged(|path| fs::remove_file(path).unwrap(), true);
+}
+
+#[test]
+fn a_zeroed_header_is_damage() {
+    each_damaged(
+        |path| {
+            let mut bytes = fs::read(path).unwrap();
+            let n = bytes.len().min(4096);
+            bytes[..n].fill(0);
+            fs::write(path, bytes).unwrap();
+        },
+        false,
+    );
 }
 
 #[test]
@@ -155,32 +180,6 @@ fn an_unknown_file_is_reported_not_read() {
             Some(&b"one-x"[..])
         );
         assert_eq!(fs::read(db.join("notes.txt")).unwrap(), b"mine");
-    }
-}
-
-#[test]
-fn a_zeroed_header_is_damage() {
-    let dir = tempfile::tempdir().unwrap();
-    let cases = [
-        ("hybrid", "table-"),
-        ("btree", "pages.lbp"),
-        ("btree", "inner-"),
-        ("log:btree", "wal"),
-    ];
-    for (i, (engine, victim)) in cases.into_iter().enumerate() {
-        let db = store(dir.path(), &format!("z{i}"), engine, "x");
-        let target = if victim == "wal" {
-            segment(&db)
-        } else {
-            file(&db, victim)
-        };
-        let mut bytes = fs::read(&target).unwrap();
-        let n = bytes.len().min(4096);
-        bytes[..n].fill(0);
-        fs::write(&target, bytes).unwrap();
-        let report = Store::check(&db).unwrap();
-        assert!(!report.is_sound(), "{engine} {victim}: {report:?}");
-        assert!(open(&db).is_err(), "{engine} {victim} opened");
     }
 }
 

@@ -49,7 +49,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::fs::{self, File, OpenOptions};
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::io::{ErrorKind, Write};
 use std::path::Path;
 
@@ -299,11 +299,7 @@ fn new_store_id(dir: &Path) -> u128 {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let half = |salt: u8| {
-        let mut h = RandomState::new().build_hasher();
-        (salt, now, std::process::id(), dir).hash(&mut h);
-        h.finish()
-    };
+    let half = |salt: u8| RandomState::new().hash_one((salt, now, std::process::id(), dir));
     (u128::from(half(1)) << 64 | u128::from(half(2))).max(1)
 }
 
@@ -739,7 +735,7 @@ mod tests {
     fn identity_round_trips_and_refuses_damage() {
         let o = CreateOptions::default();
         let b = encode_identity(&o, 42);
-        assert_eq!(decode_store("STORE", &b).unwrap(), (o.clone(), 42));
+        assert_eq!(decode_store("STORE", &b).unwrap(), (o, 42));
         assert_eq!(decode_identity("STORE", &b).unwrap(), o);
         let mut flipped = b.clone();
         flipped[17] ^= 1;

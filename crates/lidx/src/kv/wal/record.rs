@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::key::Key;
-use crate::kv::stamp::{check_magic_version, corrupt, le_u32, le_u64};
+use crate::kv::stamp::{check_length_and_crc, check_magic_version, corrupt, le_u32, le_u64};
 
 /// A record's sequence number: 1 for the first record ever appended to a log, then one more
 /// per record. 0 means "no record".
@@ -229,23 +229,13 @@ pub fn encode_segment_header(first: Seq, owner: u128) -> [u8; SEGMENT_HEADER_BYT
 #[doc(hidden)]
 pub fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<(Seq, u128)> {
     check_magic_version(file, bytes, SEGMENT_MAGIC, VERSION)?;
-    if bytes.len() < SEGMENT_HEADER_BYTES {
-        return Err(Error::Truncated {
-            file: file.to_string(),
-            what: format!(
-                "{} bytes, shorter than the {SEGMENT_HEADER_BYTES}-byte segment header",
-                bytes.len()
-            ),
-        });
-    }
-    let stored = le_u32(bytes, SEGMENT_CRC_AT);
-    let got = crc32c::crc32c(&bytes[..SEGMENT_CRC_AT]);
-    if stored != got {
-        return Err(corrupt(
-            file,
-            format!("segment header checksum {got:#010x}, written as {stored:#010x}"),
-        ));
-    }
+    check_length_and_crc(
+        file,
+        bytes,
+        SEGMENT_HEADER_BYTES,
+        SEGMENT_CRC_AT,
+        "segment header",
+    )?;
     if le_u32(bytes, 12) != 0 || le_u32(bytes, SEGMENT_CRC_AT + 4) != 0 {
         return Err(corrupt(
             file,
