@@ -10,7 +10,9 @@
 //!   checkpoint the manifest names, whose blocks of that checkpoint are intact) opened, and
 //!   then every answer is the model's;
 //! * a deleted page file of a `btree` store that never checkpointed: the next open makes a new
-//!   one and the log holds everything, so every answer is the model's.
+//!   one and the log holds everything, so every answer is the model's;
+//! * a zeroed first block of a page file: its second header slot may hold the live stamp, so
+//!   the open may go on, and then every answer is the model's.
 //!
 //! Then the file is put back and the store reopened, and the run goes on.
 //!
@@ -175,6 +177,8 @@ pub fn apply(
             }
         }
         FileFault::ZeroHeader => {
+            // A page file has two header slots: the other one may hold the live stamp.
+            may_open = role == "pages.lbp";
             let mut bytes = before[0].1.clone();
             let n = bytes.len().min(4096);
             bytes[..n].fill(0);

@@ -60,11 +60,16 @@ fn is_image_name(name: &str) -> bool {
 /// than the checkpoint of generation `checkpoint` (0: none) that the manifest names. A
 /// checkpoint stamps the page file with its generation before it commits, so a page file
 /// ahead of the manifest is one whose checkpoint did not commit: its blocks of the committed
-/// checkpoint are intact (copy on write), and it is accepted.
+/// checkpoint are intact (copy on write), and it is accepted. A header slot damaged after
+/// its checkpoint committed leaves only an older stamp: that is the slot's damage, not an
+/// older file, and its error is returned.
 pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Result<()> {
     let owner = ByteBTree::read_pages_owner(storage, PAGES_FILE)?;
     if owner.store == store && owner.generation >= checkpoint {
         return Ok(());
+    }
+    if owner.store == store {
+        ByteBTree::check_pages_slots(storage, PAGES_FILE)?;
     }
     let file = storage.dir().map_or_else(
         || PAGES_FILE.to_string(),
@@ -73,9 +78,8 @@ pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Re
     Err(Error::ForeignFile {
         file,
         what: format!(
-            "its header says {owner}; the store is {:032x} and its live checkpoint is \
-             generation {checkpoint}",
-            store
+            "its header says {owner}; the store is {store:032x} and its live checkpoint is \
+             generation {checkpoint}"
         ),
     })
 }

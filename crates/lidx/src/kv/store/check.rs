@@ -208,6 +208,7 @@ fn check_files(
             let checkpoint = present.first().map_or(0, |(_, id)| id.generation);
             let checked = image.and_then(|image| {
                 check_pages(storage, store, checkpoint)?;
+                ByteBTree::check_pages_slots(storage, PAGES_FILE)?;
                 ByteBTree::open(storage, PAGES_FILE, image, manifest.static_seq, true)?.check()
             });
             match checked {
