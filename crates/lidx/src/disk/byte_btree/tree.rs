@@ -171,7 +171,7 @@ impl ByteBTree {
 
     /// Stamps the page file's header slot of `owner`'s generation with `owner` and makes it
     /// durable: a store does it with each checkpoint's generation before committing the
-    /// checkpoint (the other slot keeps the previous stamp, see [`super::image`]).
+    /// checkpoint (the other slot keeps the previous stamp: a torn stamp leaves it).
     pub fn stamp_pages(&mut self, owner: FileOwner) -> Result<()> {
         let device = self.pages.io.device();
         write_pages_slot(

@@ -233,22 +233,35 @@ pub(super) fn sync_dir(dir: &Path) -> Result<()> {
         .map_err(io_err(dir, "fsync directory"))
 }
 
-/// Segments in `dir` as (first seq from the name, path), sorted; stray `.tmp` files of
-/// interrupted segment creations are removed.
+/// Segments in `dir` as (first seq from the name, path), sorted. Changes nothing, so that a
+/// read-only open or a check can list a log on read-only media.
 pub(crate) fn list_segments(dir: &Path) -> Result<Vec<(Seq, PathBuf)>> {
     let mut out = Vec::new();
     for entry in fs::read_dir(dir).map_err(io_err(dir, "list directory"))? {
         let entry = entry.map_err(io_err(dir, "list directory"))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if name.starts_with("wal-") && name.ends_with(".log.tmp") {
-            fs::remove_file(entry.path()).map_err(io_err(&entry.path(), "remove"))?;
-        } else if let Some(seq) = segment_seq(name) {
+        if let Some(seq) = segment_seq(name) {
             out.push((seq, entry.path()));
         }
     }
     out.sort();
     Ok(out)
+}
+
+/// Removes the stray `.tmp` files of interrupted segment creations in `dir` (a writer's open).
+pub(super) fn remove_stray_tmp(dir: &Path) -> Result<()> {
+    for entry in fs::read_dir(dir).map_err(io_err(dir, "list directory"))? {
+        let entry = entry.map_err(io_err(dir, "list directory"))?;
+        let name = entry.file_name();
+        if name
+            .to_str()
+            .is_some_and(|n| n.starts_with("wal-") && n.ends_with(".log.tmp"))
+        {
+            fs::remove_file(entry.path()).map_err(io_err(&entry.path(), "remove"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Replays the log in `dir`: hands every record, in sequence order, to `on_record`; cuts what

@@ -18,7 +18,8 @@ use crate::io::{FaultPlan, WriteFault};
 use super::record::{encode_record, encode_segment_header, Record, Seq, MAX_BODY_BYTES};
 use super::recovery::WalRecovery;
 use super::replay::{
-    io_err, list_segments, name_of, replay_covered, segment_path, sync_dir, ReplayReport,
+    io_err, list_segments, name_of, remove_stray_tmp, replay_covered, segment_path, sync_dir,
+    ReplayReport,
 };
 
 /// When appended records are forced to disk; see the module docs for what each loses on a
@@ -186,6 +187,7 @@ impl Wal {
             });
         }
         fs::create_dir_all(dir).map_err(io_err(dir, "create directory"))?;
+        remove_stray_tmp(dir)?;
         let report = replay_covered(dir, options.recovery, covered, owner, false, on_record)?;
         let mut segments = list_segments(dir)?;
         let file = match segments.last() {
