@@ -106,12 +106,20 @@
 //!
 //! # The directory
 //!
-//! `STORE` (identity: engine, block size, model, key format; checked on open, a newer format
-//! version is refused), `LOCK` (held by the one writer, or shared by readers: a second writer
-//! gets [`crate::Error::Locked`]), `CURRENT` and `MANIFEST-*` ([`crate::kv::manifest`]), `wal/`
-//! ([`crate::kv::wal`]), and the engine's block files: the live `table-*.lbt` (`hybrid`), or
-//! `pages.lbp` and the last checkpoint's `inner-*.lbi` (`btree`); a `log` store has none (its
-//! log is its data).
+//! `STORE` (identity: engine, block size, model, key format and the store's random id;
+//! checked on open, another format version is refused), `LOCK` (held by the one writer, or
+//! shared by readers: a second writer gets [`crate::Error::Locked`]; a reader opens it for
+//! reading only, so a store on read-only media opens read-only), `CURRENT` and `MANIFEST-*`
+//! ([`crate::kv::manifest`]), `wal/` ([`crate::kv::wal`]), and the engine's block files: the
+//! live `table-*.lbt` (`hybrid`), or `pages.lbp` and the last checkpoint's `inner-*.lbi`
+//! (`btree`); a `log` store has none (its log is its data).
+//!
+//! Every file is bound to its store and generation (issue 30): the store's id is in every
+//! table's, image's, page file's and log segment's header, with the file's generation, and the
+//! manifest records each live file's identity (generation, size, crc32c of its first block).
+//! A file copied from another store, or an older copy of the store's own put back, is
+//! refused by open and by [`Store::check`] with [`crate::Error::ForeignFile`] naming it (the
+//! layouts are in `dir`'s module docs).
 
 mod batch;
 #[cfg(test)]
@@ -273,8 +281,9 @@ impl Store {
     }
 
     /// Checks the store in `dir` without opening it for writing: every block and record
-    /// (each found through the model or the inner nodes), every log record. Damage goes in
-    /// the report.
+    /// (each found through the model or the inner nodes), every log record, every file's
+    /// owner and identity. Damage (a missing or foreign file too) goes in the report, and
+    /// so do files the store does not name ([`CheckReport::unknown`]).
     pub fn check(dir: &Path) -> Result<CheckReport> {
         check::check_dir(dir)
     }
