@@ -55,6 +55,16 @@ impl FileFault {
 /// its log's.
 const ROLES: [&str; 4] = ["table-", "pages.lbp", "inner-", "wal-"];
 
+/// How a file of `role` ends its name (a log's kept-aside `.dropped` copies are not segments).
+fn suffix(role: &str) -> &'static str {
+    match role {
+        "table-" => ".lbt",
+        "inner-" => ".lbi",
+        "wal-" => ".log",
+        _ => "",
+    }
+}
+
 /// The files of `role` in the store `dir`, sorted (log segments oldest first).
 pub fn files_of(dir: &Path, role: &str) -> Vec<PathBuf> {
     let within = if role == "wal-" {
@@ -71,7 +81,7 @@ pub fn files_of(dir: &Path, role: &str) -> Vec<PathBuf> {
                     let name = p
                         .file_name()
                         .map_or(String::new(), |n| n.to_string_lossy().into());
-                    name.starts_with(role) && !name.ends_with(".tmp")
+                    name.starts_with(role) && name.ends_with(suffix(role))
                 })
                 .collect()
         })

@@ -236,3 +236,40 @@ fn a_page_file_survives_a_torn_stamp_but_not_a_damaged_live_one() {
     fs::write(&pages, sound).unwrap();
     assert!(Store::check(&db).unwrap().is_sound());
 }
+
+/// Regression (found by the `store_btree_ops` fuzz target's file faults): a checkpoint that
+/// stamped the page file but did not commit left its generation stamped; the next checkpoint
+/// after a reopen took the same generation, so a copy of the page file taken between the two
+/// passed for the live one and answered old values. The next checkpoint now takes a later
+/// generation, and that copy is refused.
+#[test]
+fn a_stamp_that_did_not_commit_uses_up_its_generation() {
+    use crate::disk::byte_btree::ByteBTree;
+    use crate::disk::owner::FileOwner;
+    use crate::io::{DeviceKind, Storage};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = store(dir.path(), "b", "btree", "old");
+    let image = file(&db, "inner-");
+    let live: u64 = image.to_string_lossy()[image.to_string_lossy().len() - 14..]
+        .trim_end_matches(".lbi")
+        .parse()
+        .unwrap();
+    // What an interrupted checkpoint leaves: the page file stamped with the next generation.
+    let storage = Storage::new(&db, DeviceKind::File { direct: false }, 4096).unwrap();
+    let store_id = super::dir::read_identity(&db).unwrap().1;
+    let mut tree = ByteBTree::open(&storage, "pages.lbp", None, 0, false).unwrap();
+    tree.stamp_pages(FileOwner {
+        store: store_id,
+        generation: live + 1,
+    })
+    .unwrap();
+    drop(tree);
+    let copy = fs::read(db.join("pages.lbp")).unwrap();
+    let s = open(&db).unwrap();
+    s.put(b"key00001", b"one-new").unwrap();
+    s.compact().unwrap();
+    s.close().unwrap();
+    fs::write(db.join("pages.lbp"), copy).unwrap();
+    refused(&db, &db.join("pages.lbp"));
+}

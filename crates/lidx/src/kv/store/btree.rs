@@ -62,11 +62,11 @@ fn is_image_name(name: &str) -> bool {
 /// ahead of the manifest is one whose checkpoint did not commit: its blocks of the committed
 /// checkpoint are intact (copy on write), and it is accepted. A header slot damaged after
 /// its checkpoint committed leaves only an older stamp: that is the slot's damage, not an
-/// older file, and its error is returned.
-pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Result<()> {
+/// older file, and its error is returned. Returns the page file's generation.
+pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Result<u64> {
     let owner = ByteBTree::read_pages_owner(storage, PAGES_FILE)?;
     if owner.store == store && owner.generation >= checkpoint {
-        return Ok(());
+        return Ok(owner.generation);
     }
     if owner.store == store {
         ByteBTree::check_pages_slots(storage, PAGES_FILE)?;
@@ -215,7 +215,10 @@ impl BTreeEngine {
             None => None,
         };
         let checkpoint = file.as_ref().map_or(0, |(_, recorded)| recorded.generation);
-        check_pages(&storage, store_id, checkpoint)?;
+        // A checkpoint that stamped the page file but did not commit used up its generation:
+        // the next one takes a later one, so that no two stamps of the page file share a
+        // generation (a copy of the page file taken in between would pass for the new one).
+        let next_generation = next_generation.max(check_pages(&storage, store_id, checkpoint)? + 1);
         let static_seq = manifest.static_seq;
         let mut tree = ByteBTree::open(&storage, PAGES_FILE, image, static_seq, options.read_only)?;
         let image_file = file.map(|(name, _)| name);
