@@ -7,7 +7,8 @@
 //! Two kinds (DESIGN.md, style 7): one target per decoder of bytes from disk (any bytes decode
 //! to something consistent or give a typed error), and model-based targets that run operation
 //! sequences against a `BTreeMap` through the fault-injecting device (`store_hybrid_ops`,
-//! `store_btree_ops`, `disk_btree_ops`; `store_trie_ops`, whose `log` store has no device). Paths inside go through `super::`, so the folder
+//! `store_btree_ops`, `disk_btree_ops`; `store_trie_ops`, whose `log` store has no device; the
+//! store targets also fault whole files between opens: `store_file_faults`). Paths inside go through `super::`, so the folder
 //! works both as a crate root and as a module.
 
 pub mod byte_table;
@@ -33,6 +34,7 @@ pub mod manifest_decode;
 pub mod model_decode;
 pub mod sosd_decode;
 pub mod store_btree_ops;
+mod store_file_faults;
 pub mod store_hybrid_ops;
 pub mod store_identity;
 mod store_ops;

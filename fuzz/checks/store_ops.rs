@@ -13,7 +13,9 @@
 //! until the store is reopened on a sound device, and then it holds the model with the failed
 //! write applied whole or not at all. Until that reopen a read answers each key with its value
 //! before or after the failed write. A crash is a drop without close: the log after the last
-//! merge or checkpoint is replayed.
+//! merge or checkpoint is replayed. A file fault ([`super::store_file_faults`]) closes the
+//! store, damages or swaps one of its files, and checks that the open refuses it (or, where the
+//! file is still valid, answers as the model), then puts the file back and reopens.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -26,6 +28,7 @@ use lidx::kv::FsyncPolicy;
 use lidx::Error;
 
 use super::input::{arm, Input, MAX_OPS};
+use super::store_file_faults::{self as file_faults, FileFault, Saved};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 /// What one write sets: each key's new value, `None` for a delete.
@@ -51,6 +54,8 @@ enum Op {
     Crash,
     /// Arms a fault from two bytes ([`super::input::arm`]).
     Fault(u8, u8),
+    /// Closes the store and faults one of its files: the fault and which file.
+    File(FileFault, u8),
 }
 
 /// A key of 1 to 3 letters (one byte), or of up to 4 KiB of one letter (two bytes).
@@ -95,7 +100,7 @@ fn changes(input: &mut Input, n: usize) -> Option<Changes> {
 }
 
 fn op(input: &mut Input, n: usize) -> Option<Op> {
-    Some(match input.byte()? % 16 {
+    Some(match input.byte()? % 17 {
         0..=4 => Op::Put(key(input)?, value(input, n)?),
         5 | 6 => Op::Delete(key(input)?),
         7 => Op::Batch(changes(input, n)?),
@@ -118,7 +123,8 @@ fn op(input: &mut Input, n: usize) -> Option<Op> {
         12 => Op::Compact,
         13 => Op::Reopen,
         14 => Op::Crash,
-        _ => Op::Fault(input.byte()?, input.byte()?),
+        15 => Op::Fault(input.byte()?, input.byte()?),
+        _ => Op::File(FileFault::from_byte(input.byte()?), input.byte()?),
     })
 }
 
@@ -182,6 +188,12 @@ struct Run {
     failed: bool,
     /// The failed write's changes, there whole or not at all.
     unsure: Option<Changes>,
+    /// The engine, for the foreign store.
+    engine: Engine,
+    /// A store of the same engine whose files are swapped in, made at the first file fault.
+    foreign: Option<tempfile::TempDir>,
+    /// The store's files as the last file fault found them.
+    saved: Saved,
 }
 
 impl Run {
@@ -405,6 +417,52 @@ impl Run {
         self.unsure = None;
     }
 
+    /// Closes the store, applies `fault` to the file `pick` chooses, and checks what an open
+    /// does (see [`super::store_file_faults`]); then puts the file back and reopens.
+    fn file_fault(&mut self, fault: FileFault, pick: u8) {
+        if self.armed {
+            self.reopen(false);
+        }
+        let store = self.store.take().expect("an open store");
+        store.close().expect("closing on a sound device");
+        let engine = self.engine;
+        let foreign = self
+            .foreign
+            .get_or_insert_with(|| file_faults::foreign_store(engine))
+            .path()
+            .to_path_buf();
+        if let Some((before, may_open)) =
+            file_faults::apply(fault, pick, self.path(), &foreign, &self.saved)
+        {
+            match self.open() {
+                Ok(store) => {
+                    assert!(may_open, "{fault:?} of {:?}: the store opened", before[0].0);
+                    let got: Model = store
+                        .range(..)
+                        .collect::<lidx::Result<_>>()
+                        .unwrap_or_else(|e| panic!("{fault:?}: reading the store: {e}"));
+                    assert!(got == self.model, "{fault:?}: a wrong answer");
+                    store.close().expect("closing on a sound device");
+                }
+                Err(e) => {
+                    file_faults::check_refusal(fault, &e);
+                    let report = Store::check(self.path()).expect("checking the store");
+                    assert!(
+                        !report.is_sound(),
+                        "{fault:?}: refused ({e}) but checked sound"
+                    );
+                }
+            }
+            file_faults::restore(&before);
+        }
+        let dir = self.path().to_path_buf();
+        self.saved.save(&dir);
+        self.store = Some(
+            self.open()
+                .unwrap_or_else(|e| panic!("reopening after putting the file back: {e}")),
+        );
+    }
+
     /// Settles any fault with a crash and reopen, checks every entry both ways, closes, and
     /// checks the directory.
     fn finish(mut self) {
@@ -421,10 +479,10 @@ impl Run {
     }
 }
 
-/// A directory for a run: in `/dev/shm` where there is one, so that the store's syncs cost
+/// A directory for a run (or a foreign store): in `/dev/shm` where there is one, so that the store's syncs cost
 /// nothing (ten times faster on a disk); a crash here is a drop without close, not a power
 /// loss, so a synced disk would check nothing more.
-fn run_dir() -> tempfile::TempDir {
+pub fn run_dir() -> tempfile::TempDir {
     tempfile::tempdir_in("/dev/shm")
         .or_else(|_| tempfile::tempdir())
         .expect("a temporary directory")
@@ -452,6 +510,9 @@ pub fn run(engine: Engine, data: &[u8]) {
         armed: false,
         failed: false,
         unsure: None,
+        engine,
+        foreign: None,
+        saved: Saved::default(),
     };
     let create = CreateOptions {
         engine,
@@ -485,6 +546,7 @@ pub fn run(engine: Engine, data: &[u8]) {
                 arm(&run.plan, after, how);
                 run.armed = true;
             }
+            Op::File(fault, pick) => run.file_fault(fault, pick),
         }
     }
     run.finish();

@@ -19,7 +19,7 @@ pub fn check(data: &[u8]) {
     let mut segment = data.to_vec();
     if data.first().is_some_and(|b| b & 1 == 1) {
         let first = 1 + u64::from(data.get(1).copied().unwrap_or(0));
-        let mut s = encode_segment_header(first).to_vec();
+        let mut s = encode_segment_header(first, 0).to_vec();
         s.extend_from_slice(&data[1..]);
         segment = s;
     }

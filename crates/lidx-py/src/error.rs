@@ -86,7 +86,8 @@ pub(crate) fn lidx_error(err: Error) -> PyErr {
         | Error::KeyTypeMismatch { .. }
         | Error::Corrupt { .. }
         | Error::ModelKindMismatch { .. }
-        | Error::IndexMismatch { .. } => CorruptError::new_err(message),
+        | Error::IndexMismatch { .. }
+        | Error::ForeignFile { .. } => CorruptError::new_err(message),
         Error::Locked { .. } => LockedError::new_err(message),
         Error::NotAStore { .. } => NotAStoreError::new_err(message),
         Error::ReadOnly { .. } => ReadOnlyError::new_err(message),

@@ -154,6 +154,15 @@ pub enum Error {
         /// The store's directory.
         dir: String,
     },
+    /// A file of a store belongs to another store, or is an older generation of the store's
+    /// own file (copied in, or put back from a backup): its header, or the manifest's record of
+    /// it, names another owner.
+    ForeignFile {
+        /// The file.
+        file: String,
+        /// What it records and what the store expected.
+        what: String,
+    },
     /// A directory opened as a store is not one.
     NotAStore {
         /// The directory.
@@ -234,11 +243,13 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "block {block} of {file} is corrupt: its checksum is {got:#010x}, it was written \
-                 as {expected:#010x}; restore the file from a copy or rebuild the index"
+                 as {expected:#010x}; {}",
+                remedy(file, "restore the file from a copy or rebuild the index")
             ),
             Error::Truncated { file, what } => write!(
                 f,
-                "{file} is truncated ({what}); it was not completely written: rebuild it"
+                "{file} is truncated ({what}); it was not completely written: {}",
+                remedy(file, "rebuild it")
             ),
             Error::BadMagic {
                 file,
@@ -248,6 +259,16 @@ impl fmt::Display for Error {
                 f,
                 "{file} is not the expected kind of lidx file (magic {got:#018x}, expected \
                  {expected:#018x}); check that the path names the right file"
+            ),
+            Error::UnsupportedVersion {
+                file,
+                got,
+                supported,
+            } if is_store_file(file) => write!(
+                f,
+                "{file} has format version {got} but this build reads version {supported}: \
+                 the store was written by another version of lidx. Copy its records out with \
+                 that version (`lidx kv scan`) and load them into a new store (`lidx kv load`)"
             ),
             Error::UnsupportedVersion {
                 file,
@@ -271,9 +292,14 @@ impl fmt::Display for Error {
             Error::Corrupt { file, block, what } => match block {
                 Some(block) => write!(
                     f,
-                    "block {block} of {file} is corrupt: {what}; rebuild the index"
+                    "block {block} of {file} is corrupt: {what}; {}",
+                    remedy(file, "rebuild the index")
                 ),
-                None => write!(f, "{file} is corrupt: {what}; rebuild the index"),
+                None => write!(
+                    f,
+                    "{file} is corrupt: {what}; {}",
+                    remedy(file, "rebuild the index")
+                ),
             },
             Error::ModelKindMismatch {
                 file,
@@ -316,8 +342,16 @@ impl fmt::Display for Error {
             ),
             Error::Locked { dir } => write!(
                 f,
-                "the store in {dir} is open for writing elsewhere (its LOCK file is held); \
-                 close that process or handle first, or open this one read-only"
+                "the store in {dir} is open for writing elsewhere (or, when this one writes, \
+                 open for reading elsewhere: its LOCK file is locked); wait for that process \
+                 or handle to finish, or stop it, then try again"
+            ),
+            Error::ForeignFile { file, what } => write!(
+                f,
+                "{file} does not belong here: {what}; it was copied from another store or put \
+                 back from an older state of this one. Put back this store's own file (from \
+                 the backup the rest of the store comes from); `lidx kv check` names every \
+                 such file"
             ),
             Error::NotAStore { dir, what } => write!(
                 f,
@@ -342,6 +376,34 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// True when `file` is named as one of a store's own files (its identity, manifest, log,
+/// tables, pages and images, named as [`crate::kv::store`] names them).
+fn is_store_file(file: &str) -> bool {
+    let name = std::path::Path::new(file)
+        .file_name()
+        .map_or(file.into(), |n| n.to_string_lossy());
+    matches!(
+        name.as_ref(),
+        "STORE" | "CURRENT" | "CURRENT.tmp" | "pages.lbp"
+    ) || name.starts_with("MANIFEST-")
+        || (name.starts_with("wal-") && name.ends_with(".log"))
+        || (name.starts_with("table-") && name.ends_with(".lbt"))
+        || (name.starts_with("inner-") && name.ends_with(".lbi"))
+        || file.ends_with("/wal")
+}
+
+/// What to do about a damaged `file`: a store's own files hold the user's data and cannot
+/// be rebuilt from anything, so they are restored; any other file lidx writes is an index or
+/// table built from data: `otherwise`.
+fn remedy<'a>(file: &str, otherwise: &'a str) -> &'a str {
+    if is_store_file(file) {
+        "the store is damaged: restore it from a backup (`lidx kv check` names every damaged \
+         file; a log store's recovery modes may cut a damaged log tail)"
+    } else {
+        otherwise
+    }
+}
 
 /// Asserts that `e` refuses a file of format version `got` that this build, which reads
 /// `supported`, cannot read, and tells the user to rebuild it.

@@ -92,7 +92,9 @@ fn point_in_time_does_not_cut_inside_what_the_tables_hold() {
     for read_only in [false, true] {
         let message = corrupt(open(dir.path(), WalRecovery::PointInTime, read_only));
         assert!(
-            message.contains("record 1 at offset 32 is damaged"),
+            message.contains(&format!(
+                "record 1 at offset {SEGMENT_HEADER_BYTES} is damaged"
+            )),
             "{message}"
         );
         assert!(

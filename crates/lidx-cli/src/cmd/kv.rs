@@ -357,6 +357,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         "log_records": report.log_records,
                         "torn_tail_bytes": report.torn_tail_bytes,
                         "damage": report.damage.iter().map(|d| json!({"file": d.file, "block": d.block, "what": d.what})).collect::<Vec<_>>(),
+                        "missing": report.missing,
+                        "unknown": report.unknown,
                     })
                 );
             } else {
@@ -377,6 +379,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         Some(b) => println!("damaged: {} block {b}: {}", d.file, d.what),
                         None => println!("damaged: {}: {}", d.file, d.what),
                     }
+                }
+                for u in &report.unknown {
+                    println!(
+                        "unknown: {u} (the store does not name it: not its file, or a leftover \
+                         its next open removes; never read)"
+                    );
                 }
             }
             if !report.is_sound() {

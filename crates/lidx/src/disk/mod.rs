@@ -35,6 +35,7 @@ pub(crate) mod header_fields;
 pub mod hybrid;
 pub mod lipp;
 pub(crate) mod node_pages;
+pub mod owner;
 pub mod static_learned;
 mod write_clock;
 

@@ -1,12 +1,12 @@
-//! The 32-byte stamp that starts a WAL segment and makes up the manifest's `CURRENT` file, and
-//! the little-endian readers both codecs share.
+//! The 32-byte stamp that makes up the manifest's `CURRENT` file, and the little-endian
+//! readers and magic/version check it shares with the manifest's and the WAL segments' codecs.
 //!
 //! | offset | size | field                                            |
 //! |--------|------|--------------------------------------------------|
 //! | 0      | 8    | magic (which file this is)                       |
 //! | 8      | 4    | format version                                   |
 //! | 12     | 4    | reserved, 0                                      |
-//! | 16     | 8    | value (first sequence number, manifest number)   |
+//! | 16     | 8    | value (the manifest number)                      |
 //! | 24     | 4    | crc32c of bytes 0..24                            |
 //! | 28     | 4    | reserved, 0                                      |
 
@@ -73,6 +73,32 @@ pub(crate) fn encode_stamp(magic: u64, version: u32, value: u64) -> [u8; STAMP_B
     b
 }
 
+/// [`Error::Truncated`] when `bytes` is shorter than a `len`-byte header (`what`), and
+/// [`Error::Corrupt`] when the crc32c at `crc_at` is not that of the bytes before it.
+pub(crate) fn check_length_and_crc(
+    file: &str,
+    bytes: &[u8],
+    len: usize,
+    crc_at: usize,
+    what: &str,
+) -> Result<()> {
+    if bytes.len() < len {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!("{} bytes, shorter than the {len}-byte {what}", bytes.len()),
+        });
+    }
+    let stored = le_u32(bytes, crc_at);
+    let got = crc32c::crc32c(&bytes[..crc_at]);
+    if stored != got {
+        return Err(corrupt(
+            file,
+            format!("{what} checksum {got:#010x}, written as {stored:#010x}"),
+        ));
+    }
+    Ok(())
+}
+
 /// The value of the stamp at the start of `bytes` (`what` names the stamp in errors): magic,
 /// version, length, checksum and reserved bytes checked, in that order. Never panics.
 pub(crate) fn decode_stamp(
@@ -83,23 +109,7 @@ pub(crate) fn decode_stamp(
     what: &str,
 ) -> Result<u64> {
     check_magic_version(file, bytes, magic, version)?;
-    if bytes.len() < STAMP_BYTES {
-        return Err(Error::Truncated {
-            file: file.to_string(),
-            what: format!(
-                "{} bytes, shorter than the {STAMP_BYTES}-byte {what}",
-                bytes.len()
-            ),
-        });
-    }
-    let stored = le_u32(bytes, 24);
-    let got = crc32c::crc32c(&bytes[..24]);
-    if stored != got {
-        return Err(corrupt(
-            file,
-            format!("{what} checksum {got:#010x}, written as {stored:#010x}"),
-        ));
-    }
+    check_length_and_crc(file, bytes, STAMP_BYTES, 24, what)?;
     if le_u32(bytes, 12) != 0 || le_u32(bytes, 28) != 0 {
         return Err(corrupt(file, format!("{what} reserved bytes are not 0")));
     }

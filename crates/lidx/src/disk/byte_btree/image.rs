@@ -1,8 +1,15 @@
 //! The page file's header and the checkpoint image: what a checkpoint writes so that the tree
 //! can be opened again without reading its leaves.
 //!
-//! The page file (`pages.lbp`) starts with a header block: magic `lidxBTP1`, format version
-//! (u32), block size (u32). Every other block is a leaf or part of an overflow run.
+//! The page file (`pages.lbp`) starts with two header blocks, slots 0 and 1, each: magic
+//! `lidxBTP1` (8 bytes at 0), format version (u32 at 8), block size (u32 at 12), owner (24
+//! bytes at 16: the store's id and the generation of the checkpoint that stamped the slot, see
+//! [`crate::disk::owner`]). Every other block is a leaf or part of an overflow run. A store
+//! stamps the slot `generation % 2` with each checkpoint's generation before it commits the
+//! checkpoint, so a page file older than the manifest's checkpoint is told apart from the live
+//! one; the other slot keeps the previous stamp, so a stamp torn by a power loss leaves the
+//! file readable (the header is the valid slot of the highest generation; `check` reports the
+//! torn one).
 //!
 //! A checkpoint image (`inner-<generation>.lbi`) is a block file: block 0 holds the header
 //! below, the blocks after it the body, a byte stream of the leaves in key order (block and
@@ -13,7 +20,7 @@
 //! | offset | size | field                                 |
 //! |--------|------|---------------------------------------|
 //! | 0      | 8    | magic `lidxBTI1`                      |
-//! | 8      | 4    | format version (1)                    |
+//! | 8      | 4    | format version (2)                    |
 //! | 12     | 4    | block size                            |
 //! | 16     | 8    | records                               |
 //! | 24     | 8    | key bytes                             |
@@ -23,9 +30,14 @@
 //! | 56     | 8    | free extents                          |
 //! | 64     | 8    | body bytes                            |
 //! | 72     | 4    | crc32c of the body                    |
+//! | 76     | 24   | owner: store id and generation        |
+//!
+//! Version 2 added the owner stamps (issue 30); a version-1 file is refused with
+//! [`Error::UnsupportedVersion`] (rebuild it, or restore the store from a backup).
 
 use crate::codec::{get_varint, put_varint};
 use crate::disk::header_fields::{put_u32, put_u64s, u32_at, u64_at, HeaderStart};
+use crate::disk::owner::{FileOwner, OWNER_BYTES};
 use crate::error::{Error, Result};
 use crate::io::checksum::BLOCK_TRAILER;
 use crate::io::{BlockDevice, IoClass, Storage};
@@ -35,16 +47,22 @@ pub const PAGES_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTP1");
 /// Magic number of a checkpoint image: `lidxBTI1`.
 pub const IMAGE_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTI1");
 /// Format version of both files.
-pub const BTREE_VERSION: u32 = 1;
-const IMAGE_HEADER: usize = 76;
+pub const BTREE_VERSION: u32 = 2;
+/// Offset of the owner in a checkpoint image's header.
+const IMAGE_OWNER_AT: usize = 76;
+const IMAGE_HEADER: usize = IMAGE_OWNER_AT + OWNER_BYTES;
 /// Offset of the block size in both files' header.
 const BLOCK_SIZE_AT: usize = 12;
+/// Offset of the owner in the page file's header.
+const PAGES_OWNER_AT: usize = 16;
+/// Blocks at the start of the page file that hold its header: two slots, stamped in turn.
+pub(crate) const PAGES_HEADER_BLOCKS: u64 = 2;
 /// What the page file's header block starts with.
 const PAGES_START: HeaderStart = HeaderStart::new(
     "the page file's header",
     PAGES_MAGIC,
     BTREE_VERSION,
-    BLOCK_SIZE_AT + 4,
+    PAGES_OWNER_AT + OWNER_BYTES,
 )
 .truncated();
 /// What a checkpoint image's block 0 starts with.
@@ -71,28 +89,60 @@ pub struct Image {
     pub leaves: Vec<(Vec<u8>, u64)>,
     /// Free extents of the page file: first block, blocks.
     pub free: Vec<(u64, u64)>,
+    /// The store and checkpoint generation the image belongs to ([`FileOwner::NONE`]
+    /// outside a store).
+    pub owner: FileOwner,
 }
 
-/// Writes the header block of a new page file.
-pub(crate) fn write_pages_header(device: &dyn BlockDevice) -> Result<()> {
+/// Writes header slot `slot` (0 or 1) of a page file, owned by `owner`.
+pub(crate) fn write_pages_slot(
+    device: &dyn BlockDevice,
+    slot: u64,
+    owner: FileOwner,
+) -> Result<()> {
     let mut block = vec![0u8; device.block_size()];
     PAGES_START.encode(&mut block);
     put_u32(&mut block, BLOCK_SIZE_AT, device.block_size() as u32);
-    device.write_blocks(0, &mut block, IoClass::Header)
+    owner.encode_at(&mut block, PAGES_OWNER_AT);
+    device.write_blocks(slot, &mut block, IoClass::Header)
 }
 
-/// Checks the header block of a page file.
-pub(crate) fn check_pages_header(device: &dyn BlockDevice) -> Result<()> {
+/// Reads both header slots of a page file: each slot's owner, or why it is not valid.
+pub(crate) fn read_pages_slots(device: &dyn BlockDevice) -> Result<[Result<FileOwner>; 2]> {
     let file = device.name().to_string();
-    if device.len_blocks() == 0 {
+    if device.len_blocks() < PAGES_HEADER_BLOCKS {
         return Err(Error::Truncated {
             file,
-            what: "an empty page file: its header was never written".into(),
+            what: format!(
+                "{} block(s), shorter than the page file's two header blocks",
+                device.len_blocks()
+            ),
         });
     }
-    let mut block = vec![0u8; device.block_size()];
-    device.read_blocks(0, &mut block, IoClass::Header)?;
-    check_start(&file, &block, &PAGES_START, device.block_size())
+    let slot = |at: u64| {
+        let mut block = vec![0u8; device.block_size()];
+        device.read_blocks(at, &mut block, IoClass::Header)?;
+        check_start(&file, &block, &PAGES_START, device.block_size())?;
+        Ok(FileOwner::decode_at(&block, PAGES_OWNER_AT).unwrap_or_default())
+    };
+    Ok([slot(0), slot(1)])
+}
+
+/// Checks the header of a page file: its valid slot of the highest generation (both slots
+/// damaged: the first one's error; valid slots of two stores: [`Error::Corrupt`]). Returns
+/// its owner.
+pub(crate) fn check_pages_header(device: &dyn BlockDevice) -> Result<FileOwner> {
+    let [a, b] = read_pages_slots(device)?;
+    match (a, b) {
+        (Ok(a), Ok(b)) if a.store != b.store => Err(Error::Corrupt {
+            file: device.name().to_string(),
+            block: Some(1),
+            what: format!("the header slots name two owners: {a} and {b}"),
+        }),
+        (Ok(a), Ok(b)) => Ok(if a.generation >= b.generation { a } else { b }),
+        (Ok(one), Err(_)) | (Err(_), Ok(one)) => Ok(one),
+        (Err(e), Err(_)) => Err(e),
+    }
 }
 
 /// Checks the magic and version ([`HeaderStart::check`]) and that the file was written with
@@ -146,6 +196,7 @@ impl Image {
             ],
         );
         put_u32(&mut buf, 72, crc32c::crc32c(&body));
+        self.owner.encode_at(&mut buf, IMAGE_OWNER_AT);
         for (i, chunk) in body.chunks(payload).enumerate() {
             let at = (i + 1) * bs;
             buf[at..at + chunk.len()].copy_from_slice(chunk);
@@ -231,7 +282,7 @@ pub fn decode_image(file: &str, buf: &[u8], bs: usize) -> Result<Image> {
             .ok_or_else(|| bad(format!("separator {i} past the end")))?
             .to_vec();
         at += len;
-        if block == 0 || block >= page_blocks {
+        if block < PAGES_HEADER_BLOCKS || block >= page_blocks {
             return Err(bad(format!("leaf {i} at block {block} of {page_blocks}")));
         }
         if i > 0
@@ -247,7 +298,10 @@ pub fn decode_image(file: &str, buf: &[u8], bs: usize) -> Result<Image> {
     for i in 0..n_free {
         let first = next(&mut at, "an extent")?;
         let len = next(&mut at, "an extent length")?;
-        if first == 0 || len == 0 || first.checked_add(len).is_none_or(|e| e > page_blocks) {
+        if first < PAGES_HEADER_BLOCKS
+            || len == 0
+            || first.checked_add(len).is_none_or(|e| e > page_blocks)
+        {
             return Err(bad(format!(
                 "free extent {i} at {first} of {len} blocks in {page_blocks}"
             )));
@@ -261,6 +315,7 @@ pub fn decode_image(file: &str, buf: &[u8], bs: usize) -> Result<Image> {
         page_blocks,
         leaves,
         free,
+        owner: FileOwner::decode_at(buf, IMAGE_OWNER_AT).unwrap_or_default(),
     })
 }
 
@@ -284,10 +339,14 @@ mod tests {
                     } else {
                         i.to_be_bytes().to_vec()
                     };
-                    (sep, i + 1)
+                    (sep, i + PAGES_HEADER_BLOCKS)
                 })
                 .collect(),
-            free: vec![(2001, 3)],
+            free: vec![(2002, 3)],
+            owner: FileOwner {
+                store: 0xfeed,
+                generation: 4,
+            },
         };
         let mut image = image;
         image.page_blocks = 3000;

@@ -6,12 +6,15 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::disk::byte_table::shortest_separator;
+use crate::disk::owner::FileOwner;
 use crate::error::{Error, Result};
 use crate::io::scratch;
 use crate::io::{AlignedBuf, IoClass, Storage};
 use crate::kv::wal::Seq;
 
-use super::image::{check_pages_header, write_pages_header, Image};
+use super::image::{
+    check_pages_header, read_pages_slots, write_pages_slot, Image, PAGES_HEADER_BLOCKS,
+};
 use super::leaf::{
     encode_inline, encode_leaf, encode_overflow, leaf_bytes, record_slot, LeafRef, SlotRef,
     LEAF_HEADER,
@@ -48,15 +51,22 @@ enum Rewrite {
 }
 
 impl ByteBTree {
-    /// Creates an empty tree in a new page file `name` of `storage`.
+    /// Creates an empty tree in a new page file `name` of `storage`, owned by no store.
     pub fn create(storage: &Storage, name: &str) -> Result<ByteBTree> {
+        ByteBTree::create_owned(storage, name, FileOwner::NONE)
+    }
+
+    /// [`ByteBTree::create`] of a page file whose header records `owner`.
+    pub fn create_owned(storage: &Storage, name: &str, owner: FileOwner) -> Result<ByteBTree> {
         let device = storage.create(name)?;
-        write_pages_header(device.as_ref())?;
+        for slot in 0..PAGES_HEADER_BLOCKS {
+            write_pages_slot(device.as_ref(), slot, owner)?;
+        }
         device.sync()?;
         Ok(ByteBTree {
             pages: Pages {
                 io: PageIo::new(device, false),
-                space: Space::new(1, [], 0),
+                space: Space::new(PAGES_HEADER_BLOCKS, [], 0),
                 records: 0,
                 key_bytes: 0,
                 value_bytes: 0,
@@ -79,7 +89,7 @@ impl ByteBTree {
         check_pages_header(device.as_ref())?;
         let len = device.len_blocks();
         let image = image.unwrap_or(Image {
-            page_blocks: 1,
+            page_blocks: PAGES_HEADER_BLOCKS,
             ..Image::default()
         });
         if image.page_blocks > len {
@@ -144,6 +154,34 @@ impl ByteBTree {
         self.pages.io.device().sync()
     }
 
+    /// What the header of the page file `name` of `storage` says it belongs to, read without
+    /// opening the tree (so that a store can refuse another store's page file before its
+    /// sizes are compared with the checkpoint's).
+    pub fn read_pages_owner(storage: &Storage, name: &str) -> Result<FileOwner> {
+        check_pages_header(storage.open(name, false)?.as_ref())
+    }
+
+    /// The first damaged header slot of the page file `name` of `storage`, as an error
+    /// (`check`: a torn stamp, which opening survives through the other slot, is still
+    /// reported).
+    pub fn check_pages_slots(storage: &Storage, name: &str) -> Result<()> {
+        let [a, b] = read_pages_slots(storage.open(name, false)?.as_ref())?;
+        a.and(b).map(|_| ())
+    }
+
+    /// Stamps the page file's header slot of `owner`'s generation with `owner` and makes it
+    /// durable: a store does it with each checkpoint's generation before committing the
+    /// checkpoint (the other slot keeps the previous stamp: a torn stamp leaves it).
+    pub fn stamp_pages(&mut self, owner: FileOwner) -> Result<()> {
+        let device = self.pages.io.device();
+        write_pages_slot(
+            device.as_ref(),
+            owner.generation % PAGES_HEADER_BLOCKS,
+            owner,
+        )?;
+        device.sync()
+    }
+
     /// The image a checkpoint of the tree as it is now writes.
     pub fn image(&self) -> Image {
         let mut leaves = Vec::new();
@@ -159,6 +197,7 @@ impl ByteBTree {
             page_blocks: self.pages.space.end(),
             leaves,
             free: self.pages.space.free_for_checkpoint(),
+            owner: FileOwner::NONE,
         }
     }
 

@@ -5,7 +5,7 @@
 //! | offset | size | field                                                  |
 //! |--------|------|--------------------------------------------------------|
 //! | 0      | 8    | magic `lidxBTB1`                                       |
-//! | 8      | 4    | format version (2; 1 is read too)                      |
+//! | 8      | 4    | format version (3; 1 and 2 are read too)               |
 //! | 12     | 4    | block size the file was written with                   |
 //! | 16     | 4    | model `eps`                                            |
 //! | 20     | 4    | model `threshold`                                      |
@@ -18,6 +18,7 @@
 //! | 72     | 8    | total value bytes                                      |
 //! | 80     | 4    | shortest key's length (0: not recorded)                |
 //! | 84     | 4    | longest key's length (0: not recorded)                 |
+//! | 88     | 24   | owner: store id and generation ([`crate::disk::owner`]) |
 //!
 //! The key lengths were added without a version change: a table written before them has
 //! zeros there (the header block is zero-filled) and opens with the general locator.
@@ -27,16 +28,24 @@
 //! would start: no key is empty), so a lookup of such a record reads one block. Version 1
 //! let every record run on (1000-byte values straddled a boundary one time in four, 1.24
 //! blocks per lookup); its files are read as they are.
+//!
+//! Version 3 records the table's owner (issue 30): the store it belongs to and its generation
+//! there, so that a store refuses a table copied from another store or an older one of its
+//! own. Versions 1 and 2 are read with owner [`FileOwner::NONE`] (a table saved outside a
+//! store); a store's tables are always version 3.
 
+use crate::disk::owner::{FileOwner, OWNER_BYTES};
 use crate::error::{Error, Result};
 use crate::mem::string_index::StringIndexParams;
 
 /// Magic number of a byte table: `lidxBTB1`.
 pub const BYTE_TABLE_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTB1");
-/// Format version of byte tables (see the module docs for what 2 changed).
-pub const BYTE_TABLE_VERSION: u32 = 2;
+/// Format version of byte tables (see the module docs for what 2 and 3 changed).
+pub const BYTE_TABLE_VERSION: u32 = 3;
+/// Offset of the owner stamp (version 3).
+const OWNER_AT: usize = 88;
 /// Bytes of the header fields.
-pub(crate) const HEADER_BYTES: usize = 88;
+pub(crate) const HEADER_BYTES: usize = OWNER_AT + OWNER_BYTES;
 /// Bytes at the start of every data block: the offset of its first record start.
 pub(crate) const BLOCK_PREFIX: usize = 2;
 /// The block prefix of a data block in which no record starts.
@@ -75,6 +84,9 @@ pub struct ByteTableHeader {
     pub value_bytes: u64,
     /// The shortest and longest key's lengths, `(0, 0)` when not recorded.
     pub key_lens: (u32, u32),
+    /// The store and generation the table belongs to ([`FileOwner::NONE`] outside a store
+    /// and before version 3).
+    pub owner: FileOwner,
 }
 
 impl ByteTableHeader {
@@ -100,6 +112,7 @@ impl ByteTableHeader {
         for (at, v, n) in fields {
             out[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
         }
+        h.owner.encode_at(out, OWNER_AT);
     }
 
     /// Blocks the separator stream takes.
@@ -169,6 +182,11 @@ pub fn decode_header(
         key_bytes: le(payload, 64, 8),
         value_bytes: le(payload, 72, 8),
         key_lens: (le(payload, 80, 4) as u32, le(payload, 84, 4) as u32),
+        owner: if version >= 3 {
+            FileOwner::decode_at(payload, OWNER_AT).unwrap_or_default()
+        } else {
+            FileOwner::NONE
+        },
     };
     if h.block_size as usize != block_size {
         return Err(bad(format!(
@@ -278,6 +296,10 @@ mod tests {
             key_bytes: 40,
             value_bytes: 40,
             key_lens: (4, 4),
+            owner: FileOwner {
+                store: 7,
+                generation: 3,
+            },
         };
         let mut block = vec![0u8; 4092];
         h.encode(&mut block);
@@ -297,15 +319,16 @@ mod tests {
             decode_header("t", &block, 8192, 3),
             Err(Error::Corrupt { .. })
         ));
-        // Version 1 (no padding) is read; a newer one is refused by name.
+        // Versions 1 and 2 are read (without an owner); a newer one is refused by name.
         let mut v1 = block.clone();
         v1[8] = 1;
-        assert_eq!(decode_header("t", &v1, 4096, 3).unwrap().version, 1);
-        let mut v3 = block.clone();
-        v3[8] = 3;
+        let old = decode_header("t", &v1, 4096, 3).unwrap();
+        assert_eq!((old.version, old.owner), (1, FileOwner::NONE));
+        let mut v4 = block.clone();
+        v4[8] = 4;
         assert!(matches!(
-            decode_header("t", &v3, 4096, 3),
-            Err(Error::UnsupportedVersion { got: 3, .. })
+            decode_header("t", &v4, 4096, 3),
+            Err(Error::UnsupportedVersion { got: 4, .. })
         ));
         block[24] = 0;
         assert!(matches!(

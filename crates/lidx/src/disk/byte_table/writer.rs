@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::disk::block_batch::BlockBatch;
+use crate::disk::owner::FileOwner;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::cmp_bytes;
@@ -45,6 +46,7 @@ pub struct ByteTableWriter {
     sep_offsets: Vec<u32>,
     positions: Vec<u64>,
     scratch: Vec<u8>,
+    owner: FileOwner,
 }
 
 impl ByteTableWriter {
@@ -85,7 +87,14 @@ impl ByteTableWriter {
             sep_offsets: vec![0],
             positions: Vec::new(),
             scratch: Vec::new(),
+            owner: FileOwner::NONE,
         })
+    }
+
+    /// Records `owner` in the table's header: the store and generation it belongs to.
+    pub fn owned_by(mut self, owner: FileOwner) -> Self {
+        self.owner = owner;
+        self
     }
 
     /// Records written so far.
@@ -228,6 +237,7 @@ impl ByteTableWriter {
             } else {
                 self.key_lens
             },
+            owner: self.owner,
         };
         let payload = self.device.payload_size();
         if !index.is_empty() {

@@ -31,6 +31,7 @@ use std::time::Instant;
 use parking_lot::{Mutex, RwLock};
 
 use crate::disk::byte_btree::{get_in, BTreeCursor, ByteBTree, Image, Node, Op, PageIo};
+use crate::disk::owner::FileOwner;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::kv::manifest::{Manifest, ManifestStore};
@@ -38,7 +39,8 @@ use crate::kv::wal::{Dropped, Record, Seq, Wal};
 
 use super::batch::{check_sizes, decode_ops, BatchOp};
 use super::dir::{
-    create_store, encode_meta, open_dir, recover_log, remove_leftovers, OpenedDir, WAL_DIR,
+    check_file, create_store, encode_meta, identify, open_dir, recover_log, remove_leftovers,
+    OpenedDir, StoreMeta, WAL_DIR,
 };
 use super::options::{CreateOptions, StoreOptions};
 use super::view::{Entry, Readers};
@@ -54,6 +56,34 @@ fn is_image_name(name: &str) -> bool {
     name.starts_with("inner-") && name.ends_with(".lbi")
 }
 
+/// [`Error::ForeignFile`] unless the page file belongs to the store `store` and is no older
+/// than the checkpoint of generation `checkpoint` (0: none) that the manifest names. A
+/// checkpoint stamps the page file with its generation before it commits, so a page file
+/// ahead of the manifest is one whose checkpoint did not commit: its blocks of the committed
+/// checkpoint are intact (copy on write), and it is accepted. A header slot damaged after
+/// its checkpoint committed leaves only an older stamp: that is the slot's damage, not an
+/// older file, and its error is returned. Returns the page file's generation.
+pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Result<u64> {
+    let owner = ByteBTree::read_pages_owner(storage, PAGES_FILE)?;
+    if owner.store == store && owner.generation >= checkpoint {
+        return Ok(owner.generation);
+    }
+    if owner.store == store {
+        ByteBTree::check_pages_slots(storage, PAGES_FILE)?;
+    }
+    let file = storage.dir().map_or_else(
+        || PAGES_FILE.to_string(),
+        |d| d.join(PAGES_FILE).display().to_string(),
+    );
+    Err(Error::ForeignFile {
+        file,
+        what: format!(
+            "its header says {owner}; the store is {store:032x} and its live checkpoint is \
+             generation {checkpoint}"
+        ),
+    })
+}
+
 /// The writer's bookkeeping, behind the lock that makes writers take turns.
 struct WriterState {
     next_generation: u64,
@@ -67,6 +97,8 @@ struct WriterState {
 pub(crate) struct BTreeInner {
     pub(crate) dir: PathBuf,
     pub(crate) identity: CreateOptions,
+    /// The store's id, written into the page file, every image and every log segment.
+    store: u128,
     options: StoreOptions,
     pub(crate) storage: Arc<Storage>,
     wal: Option<Wal>,
@@ -154,27 +186,42 @@ impl BTreeEngine {
         let opened_at = Instant::now();
         let OpenedDir {
             identity,
+            store: store_id,
             lock: lock_file,
             storage,
             manifest_store: store,
             manifest,
             next_generation,
-            file: image_file,
+            file,
         } = open_dir(dir, options, storage, "images", held)?;
-        if image_file.is_none() && !storage.exists(PAGES_FILE) {
+        if file.is_none() && !storage.exists(PAGES_FILE) {
             if options.read_only {
                 return Err(Error::ReadOnly {
                     op: "open a btree store that was never opened for writing",
                 });
             }
-            drop(ByteBTree::create(&storage, PAGES_FILE)?);
+            let owner = FileOwner {
+                store: store_id,
+                generation: 0,
+            };
+            drop(ByteBTree::create_owned(&storage, PAGES_FILE, owner)?);
         }
-        let image = image_file
-            .as_deref()
-            .map(|name| Image::read(&storage, name))
-            .transpose()?;
+        let image = match &file {
+            Some((name, recorded)) => {
+                let image = Image::read(&storage, name)?;
+                check_file(&storage, name, recorded, image.owner, store_id)?;
+                Some(image)
+            }
+            None => None,
+        };
+        let checkpoint = file.as_ref().map_or(0, |(_, recorded)| recorded.generation);
+        // A checkpoint that stamped the page file but did not commit used up its generation:
+        // the next one takes a later one, so that no two stamps of the page file share a
+        // generation (a copy of the page file taken in between would pass for the new one).
+        let next_generation = next_generation.max(check_pages(&storage, store_id, checkpoint)? + 1);
         let static_seq = manifest.static_seq;
         let mut tree = ByteBTree::open(&storage, PAGES_FILE, image, static_seq, options.read_only)?;
+        let image_file = file.map(|(name, _)| name);
         if !options.read_only {
             remove_leftovers(dir, &manifest.static_files, is_image_name)?;
         }
@@ -185,6 +232,7 @@ impl BTreeEngine {
             dir,
             options,
             storage.faults().cloned(),
+            store_id,
             static_seq,
             |seq, record| {
                 recovered += 1;
@@ -197,6 +245,7 @@ impl BTreeEngine {
         let inner = Arc::new(BTreeInner {
             dir: dir.to_path_buf(),
             identity,
+            store: store_id,
             options: *options,
             storage,
             wal,
@@ -296,18 +345,27 @@ impl BTreeInner {
     fn checkpoint(&self, st: &mut WriterState) -> Result<()> {
         let start = Instant::now();
         let wal = self.wal()?;
-        let (image, seq) = {
-            let tree = self.tree.read();
-            tree.sync()?;
-            (tree.image(), self.applied.load(Ordering::Acquire))
-        };
         // The generation is taken before anything is written: a checkpoint that fails after
         // its manifest went live (a failed directory fsync) must not have the next one rewrite
         // the image that manifest names.
         let generation = st.next_generation;
         st.next_generation = generation + 1;
+        let owner = FileOwner {
+            store: self.store,
+            generation,
+        };
+        let (mut image, seq) = {
+            let mut tree = self.tree.write();
+            tree.sync()?;
+            // Stamped before the commit: a page file whose generation is below the live
+            // checkpoint's is an older copy (see `check_pages`).
+            tree.stamp_pages(owner)?;
+            (tree.image(), self.applied.load(Ordering::Acquire))
+        };
+        image.owner = owner;
         let name = image_name(generation);
         image.write(&self.storage, &name)?;
+        let identity = identify(&self.storage, &name, generation)?;
         wal.rotate()?;
         {
             let mut manifest = self.manifest.lock();
@@ -318,7 +376,11 @@ impl BTreeInner {
                 static_files: vec![name.clone()],
                 wal_segments: Vec::new(),
                 static_seq: seq,
-                meta: encode_meta(generation + 1),
+                meta: encode_meta(&StoreMeta {
+                    next_generation: generation + 1,
+                    store: self.store,
+                    files: vec![identity],
+                }),
             })?;
         }
         {

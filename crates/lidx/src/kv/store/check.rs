@@ -1,5 +1,13 @@
 //! `check`: reads every block, log record and model of a store, without opening it for
 //! writing, and names the file and block of any damage.
+//!
+//! It compares what the manifest names with what is on disk (issue 30, class 5): a file the
+//! manifest names (a table, a checkpoint image, the page file) or the log that must cover
+//! the records after the manifest's `static_seq` that is missing is damage; a file of another
+//! store, or an older generation of the store's own ([`Error::ForeignFile`]), is damage; a
+//! file in the store's directory that the store does not name (not one it wrote, or a
+//! leftover of an interrupted merge that the next open removes) is reported as unknown: lidx
+//! never reads it, and it is not damage.
 
 use std::path::Path;
 
@@ -7,12 +15,17 @@ use crate::disk::byte_btree::{ByteBTree, Image};
 use crate::disk::byte_table::ByteTable;
 use crate::error::{Error, Result};
 use crate::io::{DeviceKind, Storage};
-use crate::kv::manifest::ManifestStore;
-use crate::kv::wal::{list_segments, scan_segment, Record, WalRecovery};
+use crate::kv::manifest::{manifest_path, Manifest, ManifestStore};
+use crate::kv::wal::{
+    check_owner, list_segments, scan_segment, segment_seq, Record, Seq, WalRecovery,
+};
 
 use super::batch::decode_ops;
-use super::btree::PAGES_FILE;
-use super::dir::{lock, read_identity, WAL_DIR};
+use super::btree::{check_pages, PAGES_FILE};
+use super::dir::{
+    check_file, check_meta, decode_meta, lock, read_identity, FileIdentity, LOCK_FILE, STORE_FILE,
+    WAL_DIR,
+};
 use super::log_record;
 use super::options::Engine;
 
@@ -41,8 +54,15 @@ pub struct CheckReport {
     pub log_records: u64,
     /// A torn tail at the end of the log (bytes): not damage, the next open cuts it.
     pub torn_tail_bytes: u64,
-    /// Everything damaged; empty when the store is sound.
+    /// Everything damaged; empty when the store is sound. A missing file is here too.
     pub damage: Vec<Damage>,
+    /// Files the store needs (the manifest names them, or the log that must cover the
+    /// records after its tables) that are not on disk; each is in `damage` too.
+    pub missing: Vec<String>,
+    /// Files and directories in the store's directory (and its log's) that the store does
+    /// not name: not written by it, or leftovers the next open removes. Never read, and not
+    /// damage.
+    pub unknown: Vec<String>,
 }
 
 impl CheckReport {
@@ -58,6 +78,7 @@ impl CheckReport {
             Error::Truncated { file, .. }
             | Error::BadMagic { file, .. }
             | Error::UnsupportedVersion { file, .. }
+            | Error::ForeignFile { file, .. }
             | Error::Io { file, .. } => (file.clone(), None),
             _ => (String::new(), None),
         };
@@ -67,53 +88,170 @@ impl CheckReport {
             what: e.to_string(),
         });
     }
+
+    /// Notes that `path`, which the store needs, is missing (`what`: why it is needed).
+    fn missing(&mut self, path: &Path, what: &str) {
+        let file = path.display().to_string();
+        self.damage.push(Damage {
+            file: file.clone(),
+            block: None,
+            what: format!("missing: {what}"),
+        });
+        self.missing.push(file);
+    }
 }
 
 /// Checks the store in `dir` (see the module docs). Errors only when `dir` is not a store or
 /// is open for writing elsewhere; damage goes into the report.
 pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
-    let identity = read_identity(dir)?;
+    let (identity, store) = read_identity(dir)?;
     let _lock = lock(dir, false)?;
     let mut report = CheckReport::default();
     let storage = Storage::new(dir, DeviceKind::File { direct: false }, identity.block_size)?;
+    let mut named: Vec<String> = [STORE_FILE, LOCK_FILE, "CURRENT", WAL_DIR]
+        .map(String::from)
+        .to_vec();
+    let mut static_seq = 0;
     match ManifestStore::open(dir) {
         Err(e) => report.note(e),
-        Ok((_, manifest)) => match identity.engine {
-            Engine::Hybrid => {
-                for name in &manifest.static_files {
-                    report.tables += 1;
-                    match ByteTable::open(&storage, name).and_then(|t| t.check()) {
-                        Ok(n) => report.table_records += n,
-                        Err(e) => report.note(e),
+        Ok((manifest_store, manifest)) => {
+            let path = manifest_path(dir, manifest_store.number());
+            named.push(
+                path.file_name()
+                    .map_or(String::new(), |n| n.to_string_lossy().into()),
+            );
+            named.extend(manifest.static_files.iter().cloned());
+            static_seq = manifest.static_seq;
+            let file = path.display().to_string();
+            let recorded = decode_meta(&file, &manifest.meta).and_then(|meta| {
+                check_meta(&file, &meta, store, manifest.static_files.len())?;
+                Ok(meta.files)
+            });
+            match recorded {
+                Ok(files) => {
+                    if matches!(identity.engine, Engine::BTree) {
+                        named.push(PAGES_FILE.to_string());
                     }
+                    check_files(
+                        dir,
+                        &storage,
+                        &identity.engine,
+                        store,
+                        &manifest,
+                        &files,
+                        &mut report,
+                    );
                 }
+                Err(e) => report.note(e),
             }
-            Engine::BTree => {
+        }
+    }
+    check_log(dir, &identity.engine, store, static_seq, &mut report);
+    report.unknown = unknown_files(dir, &named);
+    Ok(report)
+}
+
+/// Checks the engine's files the manifest names against what it `recorded` of them.
+fn check_files(
+    dir: &Path,
+    storage: &Storage,
+    engine: &Engine,
+    store: u128,
+    manifest: &Manifest,
+    recorded: &[FileIdentity],
+    report: &mut CheckReport,
+) {
+    let mut present = Vec::new();
+    for (name, id) in manifest.static_files.iter().zip(recorded) {
+        if storage.exists(name) {
+            present.push((name, id));
+        } else {
+            report.missing(&dir.join(name), "the manifest names it");
+        }
+    }
+    match engine {
+        Engine::Hybrid => {
+            for (name, id) in present {
                 report.tables += 1;
-                let image = match manifest.static_files.first() {
-                    Some(name) => Image::read(&storage, name).map(Some),
-                    None => Ok(None),
-                };
-                let checked = image.and_then(|image| {
-                    ByteBTree::open(&storage, PAGES_FILE, image, manifest.static_seq, true)?.check()
+                let checked = ByteTable::open(storage, name).and_then(|t| {
+                    check_file(storage, name, id, t.header().owner, store)?;
+                    t.check()
                 });
                 match checked {
                     Ok(n) => report.table_records += n,
                     Err(e) => report.note(e),
                 }
             }
-            // A log store's records are its log, read below.
-            Engine::Log(_) => {}
-        },
+        }
+        Engine::BTree => {
+            if manifest.static_files.len() != present.len() {
+                return;
+            }
+            if !storage.exists(PAGES_FILE) {
+                // Before its first checkpoint a store's log holds everything, and its next
+                // open makes a new page file.
+                if !present.is_empty() {
+                    report.missing(&dir.join(PAGES_FILE), "the checkpoint's leaves are in it");
+                }
+                return;
+            }
+            report.tables += 1;
+            let image = match present.first() {
+                Some((name, id)) => Image::read(storage, name)
+                    .and_then(|image| {
+                        check_file(storage, name, id, image.owner, store)?;
+                        Ok(image)
+                    })
+                    .map(Some),
+                None => Ok(None),
+            };
+            let checkpoint = present.first().map_or(0, |(_, id)| id.generation);
+            let checked = image.and_then(|image| {
+                check_pages(storage, store, checkpoint)?;
+                ByteBTree::check_pages_slots(storage, PAGES_FILE)?;
+                ByteBTree::open(storage, PAGES_FILE, image, manifest.static_seq, true)?.check()
+            });
+            match checked {
+                Ok(n) => report.table_records += n,
+                Err(e) => report.note(e),
+            }
+        }
+        // A log store's records are its log, read by `check_log`.
+        Engine::Log(_) => {}
     }
+}
+
+/// Reads every segment of the log: each the store's own, in sequence, together covering
+/// every record after `static_seq`, every record sound.
+fn check_log(dir: &Path, engine: &Engine, store: u128, static_seq: Seq, report: &mut CheckReport) {
     let wal_dir = dir.join(WAL_DIR);
+    if !wal_dir.is_dir() {
+        report.missing(&wal_dir, "the store's log directory");
+        return;
+    }
     let segments = match list_segments(&wal_dir) {
         Ok(s) => s,
         Err(e) => {
             report.note(e);
-            Vec::new()
+            return;
         }
     };
+    let log_name = wal_dir.display().to_string();
+    if segments.is_empty() {
+        // `create` starts the log before anything else and no merge removes its last
+        // segment: a log without one was removed outside lidx.
+        report.missing(
+            &wal_dir.join("wal-*.log"),
+            "the log has no segment (they were removed outside lidx); it holds every \
+             record after the tables'",
+        );
+        return;
+    }
+    let log_keys = match engine {
+        Engine::Log(spec) => Some(spec.keys),
+        _ => None,
+    };
+    let mut next: Option<Seq> = None;
     for (i, (_, path)) in segments.iter().enumerate() {
         report.log_segments += 1;
         let file = path.display().to_string();
@@ -121,15 +259,17 @@ pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
             Ok(b) => b,
             Err(e) => {
                 report.note(Error::io(&file, "read", &e));
+                next = None;
                 continue;
             }
         };
+        if let Err(e) = check_owner(&file, &bytes, store) {
+            report.note(e);
+            next = None;
+            continue;
+        }
         let mut records = 0u64;
         let last = i + 1 == segments.len();
-        let log_keys = match identity.engine {
-            Engine::Log(spec) => Some(spec.keys),
-            _ => None,
-        };
         let scanned = scan_segment(&file, &bytes, last, WalRecovery::TornTail, |seq, r| {
             records += 1;
             match (r, log_keys) {
@@ -156,9 +296,68 @@ pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
         });
         report.log_records += records;
         match scanned {
-            Ok(s) => report.torn_tail_bytes += (bytes.len() - s.valid_len) as u64,
-            Err(e) => report.note(e),
+            Ok(s) => {
+                report.torn_tail_bytes += (bytes.len() - s.valid_len) as u64;
+                let gap = match next {
+                    None if i == 0 && s.first_seq > static_seq + 1 => Some(static_seq + 1),
+                    Some(n) if s.first_seq != n => Some(n),
+                    _ => None,
+                };
+                if let Some(n) = gap {
+                    report.note(Error::Corrupt {
+                        file: file.clone(),
+                        block: None,
+                        what: format!(
+                            "the segment starts at record {}, but the log must hold record {n} \
+                             (the tables hold up to {static_seq}): log segments are missing",
+                            s.first_seq
+                        ),
+                    });
+                }
+                next = Some(s.next_seq);
+            }
+            Err(e) => {
+                report.note(e);
+                next = None;
+            }
         }
     }
-    Ok(report)
+    if next.is_some_and(|n| n <= static_seq) {
+        report.note(Error::Corrupt {
+            file: log_name,
+            block: None,
+            what: format!(
+                "the log ends before record {static_seq}, which the manifest says the tables \
+                 hold: log segments are missing"
+            ),
+        });
+    }
+}
+
+/// Entries of the store's directory (and of its log's) that the store does not name:
+/// `named` in the directory, segments in the log.
+fn unknown_files(dir: &Path, named: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let list = |d: &Path| -> Vec<(String, std::path::PathBuf)> {
+        std::fs::read_dir(d)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for (name, path) in list(dir) {
+        if !named.contains(&name) {
+            out.push(path.display().to_string());
+        }
+    }
+    for (name, path) in list(&dir.join(WAL_DIR)) {
+        if segment_seq(&name).is_none() {
+            out.push(path.display().to_string());
+        }
+    }
+    out.sort();
+    out
 }

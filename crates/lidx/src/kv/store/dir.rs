@@ -1,16 +1,55 @@
-//! A store's directory: its `STORE` identity file, checked on every open, and its `LOCK` file,
-//! which keeps a second writer out.
+//! A store's directory: its `STORE` identity file, checked on every open, its `LOCK` file,
+//! which keeps a second writer out, and the identities of its files that the manifest records.
 //!
-//! `STORE` layout (little-endian): magic `lidxSTOR` (8), format version (4), engine (4), block
-//! size (4), model eps (4), model threshold (4), key format (4), length `n` of the engine's spec
-//! (4), crc32c of bytes 0..36 and of the spec (4), then the spec: `n` bytes of text. Version 1
-//! (`hybrid`, `btree`) has no spec (`n` = 0, 40 bytes); version 2 is a `log` store, whose spec
-//! is its map's label (`alex:...`, see [`crate::mem::MapSpec`]; `trie:alex:...` for a store
-//! of byte keys, [`super::LogSpec`]), so that reopening it builds the same map. A build
-//! before `log:trie` existed refuses such a store as damaged (the map `trie:...` is not one
-//! it has) rather than as a newer format: the version stayed 2. A version-1 build refuses a version-2 store as a newer format.
+//! `STORE` layout (little-endian), version 3:
+//!
+//! | offset | size | field                                                        |
+//! |--------|------|--------------------------------------------------------------|
+//! | 0      | 8    | magic `lidxSTOR`                                             |
+//! | 8      | 4    | format version (3)                                           |
+//! | 12     | 4    | engine (1 hybrid, 2 btree, 3 log)                            |
+//! | 16     | 4    | block size                                                   |
+//! | 20     | 4    | model eps                                                    |
+//! | 24     | 4    | model threshold                                              |
+//! | 28     | 4    | key format                                                   |
+//! | 32     | 4    | length `n` of the engine's spec                              |
+//! | 36     | 4    | crc32c of bytes 0..36, then of bytes 40..56 + n              |
+//! | 40     | 16   | store id: random, made at `create`                           |
+//! | 56     | n    | the engine's spec (text; empty but for `log` stores)         |
+//!
+//! A `log` store's spec is its map's label (`alex:...`, see [`crate::mem::MapSpec`];
+//! `trie:alex:...` for a store of byte keys, [`super::LogSpec`]), so that reopening it builds
+//! the same map. The store id (issue 30, class 4) is written into every file the store owns:
+//! its tables and checkpoint images with their generation, its page file, its log's segments,
+//! and the manifest's `meta`; a file of another store, or an older generation of its own, is
+//! refused by name ([`Error::ForeignFile`]). Versions 1 and 2 (before the id) are refused with
+//! [`Error::UnsupportedVersion`], whose message says how to move the records to a new store:
+//! their files carry no owner to check, and reading them as owned by anyone would bring back
+//! the silent wrong answers the id is there to stop.
+//!
+//! The manifest's `meta` of a store (version 2, little-endian):
+//!
+//! | offset      | size | field                                                   |
+//! |-------------|------|---------------------------------------------------------|
+//! | 0           | 8    | next file generation                                    |
+//! | 8           | 16   | store id (as in `STORE`)                                |
+//! | 24          | 4    | count `k` of file identities                            |
+//! | 28 + 20 i   | 8    | identity `i`: the file's generation                     |
+//! | 36 + 20 i   | 8    | its size in bytes                                       |
+//! | 44 + 20 i   | 4    | crc32c of its block 0 as on disk (header and trailer)   |
+//!
+//! Identity `i` is that of the manifest's static file `i` (a table, or a checkpoint image).
+//! A `btree` store's page file changes between checkpoints, so it is bound by its header
+//! instead: its owner's store id, and a generation that is at least the checkpoint's (a
+//! checkpoint stamps the page file before it commits: see [`super::btree`]).
+//!
+//! The `LOCK` file: a writer takes an exclusive `flock`, a reader a shared one. A read-only
+//! open opens `LOCK` for reading only (a shared `flock` needs no write access), so a store on
+//! read-only media opens read-only.
 
+use std::collections::hash_map::RandomState;
 use std::fs::{self, File, OpenOptions};
+use std::hash::BuildHasher;
 use std::io::{ErrorKind, Write};
 use std::path::Path;
 
@@ -19,7 +58,8 @@ use crate::mem::string_index::StringIndexParams;
 
 use std::sync::Arc;
 
-use crate::io::{DeviceKind, FaultPlan, Storage};
+use crate::disk::owner::FileOwner;
+use crate::io::{AlignedBuf, DeviceKind, FaultPlan, IoClass, Storage};
 use crate::kv::hybrid::recovery::{check_coverage, require_wal};
 use crate::kv::manifest::{Manifest, ManifestStore};
 use crate::kv::wal::{replay_covered, Dropped, Record, Seq, Wal, WalOptions};
@@ -30,21 +70,26 @@ use super::options::{
 
 /// Magic number of a store's `STORE` file: `lidxSTOR`.
 pub const STORE_MAGIC: u64 = u64::from_le_bytes(*b"lidxSTOR");
-/// Newest format version of stores this build reads and writes (1 without an engine spec, 2
-/// with one).
-pub const STORE_VERSION: u32 = 2;
+/// Format version of stores this build reads and writes (3: with a store id; see the module
+/// docs).
+pub const STORE_VERSION: u32 = 3;
 /// Name of the identity file.
 pub const STORE_FILE: &str = "STORE";
 /// Name of the lock file.
 pub const LOCK_FILE: &str = "LOCK";
-const STORE_BYTES: usize = 40;
+/// Bytes of `STORE` before the engine's spec.
+const STORE_BYTES: usize = 56;
+/// Offset of the checksum in `STORE`.
+const STORE_CRC_AT: usize = 36;
+/// Offset of the store id in `STORE`.
+const STORE_ID_AT: usize = 40;
 
 fn shown(dir: &Path) -> String {
     dir.display().to_string()
 }
 
-/// Encodes the identity of a store created with `options`.
-pub(crate) fn encode_identity(options: &CreateOptions) -> Vec<u8> {
+/// Encodes the identity of a store created with `options` whose id is `id`.
+pub(crate) fn encode_identity(options: &CreateOptions, id: u128) -> Vec<u8> {
     let spec = match options.engine {
         Engine::Log(log) => log.label(),
         _ => String::new(),
@@ -52,7 +97,7 @@ pub(crate) fn encode_identity(options: &CreateOptions) -> Vec<u8> {
     let mut b = vec![0u8; STORE_BYTES];
     b[0..8].copy_from_slice(&STORE_MAGIC.to_le_bytes());
     let fields = [
-        if spec.is_empty() { 1 } else { 2 },
+        STORE_VERSION,
         options.engine.code(),
         options.block_size as u32,
         options.model.eps as u32,
@@ -63,19 +108,26 @@ pub(crate) fn encode_identity(options: &CreateOptions) -> Vec<u8> {
     for (i, f) in fields.iter().enumerate() {
         b[8 + 4 * i..12 + 4 * i].copy_from_slice(&f.to_le_bytes());
     }
+    b[STORE_ID_AT..STORE_BYTES].copy_from_slice(&id.to_le_bytes());
     b.extend_from_slice(spec.as_bytes());
     let crc = identity_crc(&b);
-    b[36..40].copy_from_slice(&crc.to_le_bytes());
+    b[STORE_CRC_AT..STORE_ID_AT].copy_from_slice(&crc.to_le_bytes());
     b
 }
 
-/// The checksum of a `STORE` file's bytes: the fixed part before it, then the spec after it.
+/// The checksum of a `STORE` file's bytes: the fixed part before it, then the id and spec
+/// after it.
 fn identity_crc(b: &[u8]) -> u32 {
-    crc32c::crc32c_append(crc32c::crc32c(&b[..36]), &b[STORE_BYTES..])
+    crc32c::crc32c_append(crc32c::crc32c(&b[..STORE_CRC_AT]), &b[STORE_ID_AT..])
 }
 
 /// Decodes a `STORE` file's bytes; `file` names it in errors. Never panics.
 pub fn decode_identity(file: &str, b: &[u8]) -> Result<CreateOptions> {
+    decode_store(file, b).map(|(options, _)| options)
+}
+
+/// [`decode_identity`], and the store's id.
+pub(crate) fn decode_store(file: &str, b: &[u8]) -> Result<(CreateOptions, u128)> {
     if b.len() < 12 {
         return Err(Error::Truncated {
             file: file.to_string(),
@@ -92,7 +144,7 @@ pub fn decode_identity(file: &str, b: &[u8]) -> Result<CreateOptions> {
         });
     }
     let version = u32_at(8);
-    if !(1..=STORE_VERSION).contains(&version) {
+    if version != STORE_VERSION {
         return Err(Error::UnsupportedVersion {
             file: file.to_string(),
             got: version,
@@ -111,13 +163,17 @@ pub fn decode_identity(file: &str, b: &[u8]) -> Result<CreateOptions> {
         });
     }
     let crc = identity_crc(b);
-    if crc != u32_at(36) {
+    if crc != u32_at(STORE_CRC_AT) {
         return Err(Error::Corrupt {
             file: file.to_string(),
             block: None,
-            what: format!("checksum {crc:#010x}, written as {:#010x}", u32_at(36)),
+            what: format!(
+                "checksum {crc:#010x}, written as {:#010x}",
+                u32_at(STORE_CRC_AT)
+            ),
         });
     }
+    let id = u128::from_le_bytes(b[STORE_ID_AT..STORE_BYTES].try_into().unwrap_or([0; 16]));
     let bad = |what: String| Error::Corrupt {
         file: file.to_string(),
         block: None,
@@ -125,17 +181,18 @@ pub fn decode_identity(file: &str, b: &[u8]) -> Result<CreateOptions> {
     };
     let spec = std::str::from_utf8(&b[STORE_BYTES..])
         .map_err(|_| bad("the engine's spec is not text".to_string()))?;
-    let engine = match (u32_at(12), version) {
-        (1, 1) => Engine::Hybrid,
-        (2, 1) => Engine::BTree,
-        (3, 2) => Engine::Log(LogSpec::parse(spec).ok_or_else(|| {
+    let engine = match (u32_at(12), spec.is_empty()) {
+        (1, true) => Engine::Hybrid,
+        (2, true) => Engine::BTree,
+        (3, false) => Engine::Log(LogSpec::parse(spec).ok_or_else(|| {
             bad(format!(
                 "the log engine's map `{spec}` is not one this build has"
             ))
         })?),
         (code, _) => {
             return Err(bad(format!(
-                "unknown engine {code} in a version {version} file"
+                "unknown engine {code} with a spec of {} bytes",
+                spec.len()
             )))
         }
     };
@@ -151,7 +208,10 @@ pub fn decode_identity(file: &str, b: &[u8]) -> Result<CreateOptions> {
         key_format,
     };
     check_create(&options).map_err(|e| bad(e.to_string()))?;
-    Ok(options)
+    if id == 0 {
+        return Err(bad("the store id is 0".into()));
+    }
+    Ok((options, id))
 }
 
 /// Checks options for a new store.
@@ -174,9 +234,9 @@ pub(crate) fn check_create(options: &CreateOptions) -> Result<()> {
     Ok(())
 }
 
-/// Reads and checks `dir`'s identity: [`Error::NotAStore`] when the directory or its `STORE`
-/// file is missing.
-pub(crate) fn read_identity(dir: &Path) -> Result<CreateOptions> {
+/// Reads and checks `dir`'s identity and id: [`Error::NotAStore`] when the directory or its
+/// `STORE` file is missing.
+pub(crate) fn read_identity(dir: &Path) -> Result<(CreateOptions, u128)> {
     if !dir.is_dir() {
         return Err(Error::NotAStore {
             dir: shown(dir),
@@ -198,12 +258,12 @@ pub(crate) fn read_identity(dir: &Path) -> Result<CreateOptions> {
         }
         Err(e) => return Err(Error::io(path.display().to_string(), "read", &e)),
     };
-    decode_identity(&path.display().to_string(), &bytes)
+    decode_store(&path.display().to_string(), &bytes)
 }
 
 /// Makes `dir` a new store's directory: it must not exist or be empty. Writes `STORE`
-/// durably.
-pub(crate) fn write_identity(dir: &Path, options: &CreateOptions) -> Result<()> {
+/// durably, with a new random id, which it returns.
+pub(crate) fn write_identity(dir: &Path, options: &CreateOptions) -> Result<u128> {
     let io = |what: &str, e: std::io::Error| Error::io(shown(dir), what, &e);
     if dir.exists() {
         if dir.join(STORE_FILE).exists() {
@@ -223,28 +283,49 @@ pub(crate) fn write_identity(dir: &Path, options: &CreateOptions) -> Result<()> 
         }
     }
     fs::create_dir_all(dir).map_err(|e| io("create directory", e))?;
+    let id = new_store_id(dir);
     let tmp = dir.join("STORE.tmp");
     let mut f = File::create(&tmp).map_err(|e| io("create STORE.tmp", e))?;
-    f.write_all(&encode_identity(options))
+    f.write_all(&encode_identity(options, id))
         .and_then(|()| f.sync_all())
         .map_err(|e| io("write STORE.tmp", e))?;
     fs::rename(&tmp, dir.join(STORE_FILE)).map_err(|e| io("rename STORE.tmp", e))?;
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(|e| io("sync directory", e))
+        .map_err(|e| io("sync directory", e))?;
+    Ok(id)
+}
+
+/// A new store id, never 0: two 64-bit SipHash values under keys the standard library draws
+/// from the OS's random source ([`RandomState`]), over the time, the process id and the
+/// directory, so that no two stores share an id (no dependency for 16 random bytes).
+fn new_store_id(dir: &Path) -> u128 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let half = |salt: u8| RandomState::new().hash_one((salt, now, std::process::id(), dir));
+    (u128::from(half(1)) << 64 | u128::from(half(2))).max(1)
 }
 
 /// Takes the store's lock: exclusive for a writer, shared for a reader. The lock is held
-/// while the returned file is open; another holder makes this [`Error::Locked`].
+/// while the returned file is open; another holder makes this [`Error::Locked`]. A reader
+/// opens `LOCK` for reading only, so that a store on read-only media can be read; it creates
+/// the file only when it is missing.
 pub(crate) fn lock(dir: &Path, exclusive: bool) -> Result<File> {
     let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| Error::io(path.display().to_string(), "open lock file", &e))?;
+    let open = |write: bool| {
+        OpenOptions::new()
+            .read(true)
+            .write(write)
+            .create(write)
+            .truncate(false)
+            .open(&path)
+    };
+    let file = match open(exclusive) {
+        Err(e) if !exclusive && e.kind() == ErrorKind::NotFound => open(true),
+        other => other,
+    }
+    .map_err(|e| Error::io(path.display().to_string(), "open lock file", &e))?;
     let got = if exclusive {
         file.try_lock()
     } else {
@@ -285,19 +366,168 @@ pub(crate) fn check_storage(storage: &Storage, identity: &CreateOptions) -> Resu
     Ok(())
 }
 
-/// The manifest's meta of a store: the next file generation.
-pub(crate) fn encode_meta(next_generation: u64) -> Vec<u8> {
-    next_generation.to_le_bytes().to_vec()
+/// What the manifest records of one of the store's immutable files (a table, a checkpoint
+/// image): see the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileIdentity {
+    /// The file's generation (in its name and its header).
+    pub(crate) generation: u64,
+    /// Its size in bytes.
+    pub(crate) bytes: u64,
+    /// crc32c of its block 0 as on disk.
+    pub(crate) header_crc: u32,
 }
 
-/// Reads [`encode_meta`]'s bytes.
-pub(crate) fn decode_meta(file: &str, meta: &[u8]) -> Result<u64> {
-    let b: [u8; 8] = meta.try_into().map_err(|_| Error::Corrupt {
+/// A store's manifest `meta`: see the module docs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct StoreMeta {
+    /// The generation the next new file gets.
+    pub(crate) next_generation: u64,
+    /// The store's id.
+    pub(crate) store: u128,
+    /// The identity of each of the manifest's static files, in its order.
+    pub(crate) files: Vec<FileIdentity>,
+}
+
+const META_FIXED: usize = 28;
+const META_FILE: usize = 20;
+
+/// Encodes a store's manifest `meta`.
+pub(crate) fn encode_meta(meta: &StoreMeta) -> Vec<u8> {
+    let mut b = Vec::with_capacity(META_FIXED + META_FILE * meta.files.len());
+    b.extend_from_slice(&meta.next_generation.to_le_bytes());
+    b.extend_from_slice(&meta.store.to_le_bytes());
+    b.extend_from_slice(&(meta.files.len() as u32).to_le_bytes());
+    for f in &meta.files {
+        b.extend_from_slice(&f.generation.to_le_bytes());
+        b.extend_from_slice(&f.bytes.to_le_bytes());
+        b.extend_from_slice(&f.header_crc.to_le_bytes());
+    }
+    b
+}
+
+/// Reads [`encode_meta`]'s bytes of the manifest `file`. Never panics.
+pub(crate) fn decode_meta(file: &str, meta: &[u8]) -> Result<StoreMeta> {
+    let bad = |what: String| Error::Corrupt {
         file: file.to_string(),
         block: None,
-        what: format!("store meta of {} bytes, 8 expected", meta.len()),
-    })?;
-    Ok(u64::from_le_bytes(b))
+        what,
+    };
+    if meta.len() < META_FIXED {
+        return Err(bad(format!(
+            "store meta of {} bytes, at least {META_FIXED} expected (a store made before \
+             store ids?)",
+            meta.len()
+        )));
+    }
+    let u64_at = |at: usize| u64::from_le_bytes(meta[at..at + 8].try_into().unwrap_or([0; 8]));
+    let count = u32::from_le_bytes(meta[24..28].try_into().unwrap_or([0; 4])) as usize;
+    if meta.len() != META_FIXED + META_FILE * count {
+        return Err(bad(format!(
+            "store meta of {} bytes for {count} file identities",
+            meta.len()
+        )));
+    }
+    let files = (0..count)
+        .map(|i| {
+            let at = META_FIXED + META_FILE * i;
+            FileIdentity {
+                generation: u64_at(at),
+                bytes: u64_at(at + 8),
+                header_crc: u32::from_le_bytes(meta[at + 16..at + 20].try_into().unwrap_or([0; 4])),
+            }
+        })
+        .collect();
+    Ok(StoreMeta {
+        next_generation: u64_at(0),
+        store: u128::from_le_bytes(meta[8..24].try_into().unwrap_or([0; 16])),
+        files,
+    })
+}
+
+/// The identity of the file `name` of `storage`, of generation `generation`, as it is now.
+pub(crate) fn identify(storage: &Storage, name: &str, generation: u64) -> Result<FileIdentity> {
+    let device = storage.open(name, false)?;
+    if device.len_blocks() == 0 {
+        return Err(Error::Truncated {
+            file: device.name().to_string(),
+            what: "an empty file: its header was never written".into(),
+        });
+    }
+    let mut block = AlignedBuf::zeroed(device.block_size());
+    device.read_blocks(0, &mut block, IoClass::Header)?;
+    Ok(FileIdentity {
+        generation,
+        bytes: storage.file_bytes(name),
+        header_crc: crc32c::crc32c(&block),
+    })
+}
+
+/// Checks that `name` of `storage` is the file the manifest recorded as `recorded`, and that
+/// its header's `owner` is the store `store` at the recorded generation:
+/// [`Error::ForeignFile`] naming the file otherwise.
+pub(crate) fn check_file(
+    storage: &Storage,
+    name: &str,
+    recorded: &FileIdentity,
+    owner: FileOwner,
+    store: u128,
+) -> Result<()> {
+    let file = storage
+        .dir()
+        .map_or_else(|| name.to_string(), |d| d.join(name).display().to_string());
+    let foreign = |what: String| Error::ForeignFile {
+        file: file.clone(),
+        what,
+    };
+    let expected = FileOwner {
+        store,
+        generation: recorded.generation,
+    };
+    if owner != expected {
+        return Err(foreign(format!(
+            "its header says {owner}, the store is {expected}"
+        )));
+    }
+    let now = identify(storage, name, recorded.generation)?;
+    if now != *recorded {
+        return Err(foreign(format!(
+            "{} bytes with a header checksum of {:#010x}, the manifest recorded {} bytes and \
+             {:#010x}",
+            now.bytes, now.header_crc, recorded.bytes, recorded.header_crc
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that a manifest's `meta` is of the store `store` and records one identity per
+/// static file.
+pub(crate) fn check_meta(
+    manifest: &str,
+    meta: &StoreMeta,
+    store: u128,
+    static_files: usize,
+) -> Result<()> {
+    if meta.store != store {
+        return Err(Error::ForeignFile {
+            file: manifest.to_string(),
+            what: format!(
+                "the manifest is of store {:032x}, STORE says {store:032x}",
+                meta.store
+            ),
+        });
+    }
+    if meta.files.len() != static_files {
+        return Err(Error::Corrupt {
+            file: manifest.to_string(),
+            block: None,
+            what: format!(
+                "{static_files} static file(s) and {} identities",
+                meta.files.len()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Checks the options of an open.
@@ -355,17 +585,24 @@ pub(crate) fn create_store(
             op: "create a store",
         });
     }
-    write_identity(dir, identity)?;
+    let store = write_identity(dir, identity)?;
     let held = lock(dir, true)?;
-    drop(Wal::open(
+    drop(Wal::open_with_faults(
         &dir.join(WAL_DIR),
         WalOptions::default(),
+        None,
+        0,
+        store,
         |_, _| Ok(()),
     )?);
     ManifestStore::create(
         dir,
         &Manifest {
-            meta: encode_meta(1),
+            meta: encode_meta(&StoreMeta {
+                next_generation: 1,
+                store,
+                files: Vec::new(),
+            }),
             ..Manifest::default()
         },
     )?;
@@ -375,19 +612,23 @@ pub(crate) fn create_store(
 /// What opening a store's directory finds, before the engine reads its own files.
 pub(crate) struct OpenedDir {
     pub(crate) identity: CreateOptions,
+    /// The store's id.
+    pub(crate) store: u128,
     /// Held while the store is open.
     pub(crate) lock: File,
     pub(crate) storage: Arc<Storage>,
     pub(crate) manifest_store: ManifestStore,
     pub(crate) manifest: Manifest,
     pub(crate) next_generation: u64,
-    /// The one block file the manifest names (a table or an image), if any.
-    pub(crate) file: Option<String>,
+    /// The one block file the manifest names (a table or an image), if any, and what the
+    /// manifest records of it.
+    pub(crate) file: Option<(String, FileIdentity)>,
 }
 
 /// Opens `dir` for either engine: checks the options, reads the identity, takes the lock
 /// (shared when read-only; `held` when [`create_store`] just took it), sets up the storage (`storage` when given, see
-/// [`check_storage`]) and reads the manifest, which names at most one `what` file.
+/// [`check_storage`]) and reads the manifest, which names at most one `what` file and must be
+/// the store's own ([`check_meta`]).
 pub(crate) fn open_dir(
     dir: &Path,
     options: &StoreOptions,
@@ -396,7 +637,7 @@ pub(crate) fn open_dir(
     held: Option<File>,
 ) -> Result<OpenedDir> {
     check_options(options)?;
-    let identity = read_identity(dir)?;
+    let (identity, store) = read_identity(dir)?;
     let lock = match held {
         Some(file) => file,
         None => lock(dir, !options.read_only)?,
@@ -410,11 +651,14 @@ pub(crate) fn open_dir(
     };
     let (mut manifest_store, manifest) = ManifestStore::open(dir)?;
     manifest_store.set_faults(storage.faults().cloned());
-    let name = shown(dir);
-    let next_generation = decode_meta(&name, &manifest.meta)?;
+    let name = crate::kv::manifest::manifest_path(dir, manifest_store.number())
+        .display()
+        .to_string();
+    let meta = decode_meta(&name, &manifest.meta)?;
+    check_meta(&name, &meta, store, manifest.static_files.len())?;
     let file = match manifest.static_files.as_slice() {
         [] => None,
-        [one] => Some(one.clone()),
+        [one] => Some((one.clone(), meta.files[0])),
         more => {
             return Err(Error::Corrupt {
                 file: name,
@@ -425,16 +669,18 @@ pub(crate) fn open_dir(
     };
     Ok(OpenedDir {
         identity,
+        store,
         lock,
         storage,
         manifest_store,
         manifest,
-        next_generation,
+        next_generation: meta.next_generation,
         file,
     })
 }
 
-/// Opens the log of the store `dir` (replays it without a writer when read-only; its appends
+/// Opens the log of the store `dir` whose id is `store` (replays it without a writer when
+/// read-only; a segment of another store's log is [`Error::ForeignFile`]; its appends
 /// and fsyncs under `faults`, the plan of the storage a test opened the store on), calling
 /// `apply` with every record after `static_seq` (what the store's files already hold), and
 /// checks that the log covers everything after it. Returns the log's writer (none when
@@ -444,6 +690,7 @@ pub(crate) fn recover_log(
     dir: &Path,
     options: &StoreOptions,
     faults: Option<Arc<FaultPlan>>,
+    store: u128,
     static_seq: Seq,
     mut apply: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<(Option<Wal>, Seq, Option<Dropped>)> {
@@ -457,7 +704,7 @@ pub(crate) fn recover_log(
         }
     };
     let (wal, report) = if options.read_only {
-        let report = replay_covered(&wal_dir, options.recovery, static_seq, true, after)?;
+        let report = replay_covered(&wal_dir, options.recovery, static_seq, store, true, after)?;
         (None, report)
     } else {
         let wal_options = WalOptions {
@@ -465,7 +712,7 @@ pub(crate) fn recover_log(
             recovery: options.recovery,
         };
         let (wal, report) =
-            Wal::open_with_faults(&wal_dir, wal_options, faults, static_seq, after)?;
+            Wal::open_with_faults(&wal_dir, wal_options, faults, static_seq, store, after)?;
         (Some(wal), report)
     };
     check_coverage(&wal_dir, &report, static_seq)?;
@@ -491,7 +738,8 @@ mod tests {
     #[test]
     fn identity_round_trips_and_refuses_damage() {
         let o = CreateOptions::default();
-        let b = encode_identity(&o);
+        let b = encode_identity(&o, 42);
+        assert_eq!(decode_store("STORE", &b).unwrap(), (o, 42));
         assert_eq!(decode_identity("STORE", &b).unwrap(), o);
         let mut flipped = b.clone();
         flipped[17] ^= 1;
@@ -499,17 +747,19 @@ mod tests {
             decode_identity("STORE", &flipped),
             Err(Error::Corrupt { .. })
         ));
-        let mut newer = b.clone();
-        newer[8] = 3;
-        assert!(matches!(
-            decode_identity("STORE", &newer),
-            Err(Error::UnsupportedVersion { got: 3, .. })
-        ));
+        for version in [2, 4] {
+            let mut other = b.clone();
+            other[8] = version;
+            assert!(matches!(
+                decode_identity("STORE", &other),
+                Err(Error::UnsupportedVersion { got, .. }) if got == u32::from(version)
+            ));
+        }
         let log = CreateOptions {
             engine: Engine::Log(LogSpec::parse("btree:leaf=32").unwrap()),
             ..CreateOptions::default()
         };
-        let b2 = encode_identity(&log);
+        let b2 = encode_identity(&log, 7);
         assert_eq!(decode_identity("STORE", &b2).unwrap(), log);
         let trie = CreateOptions {
             engine: Engine::parse("log:trie:alex").unwrap(),
@@ -523,7 +773,7 @@ mod tests {
             })
         ));
         assert_eq!(
-            decode_identity("STORE", &encode_identity(&trie)).unwrap(),
+            decode_identity("STORE", &encode_identity(&trie, 9)).unwrap(),
             trie
         );
         let mut flipped = b2.clone();

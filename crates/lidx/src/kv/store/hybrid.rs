@@ -20,6 +20,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::disk::byte_table::{ByteTable, ByteTableParams, ByteTableWriter};
 use crate::disk::hybrid::MIN_RATIO_ENTRIES;
+use crate::disk::owner::FileOwner;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::key::cmp_bytes;
@@ -28,7 +29,8 @@ use crate::kv::wal::{Dropped, Record, Seq, Wal};
 
 use super::batch::{decode_ops, BatchOp};
 use super::dir::{
-    create_store, encode_meta, open_dir, recover_log, remove_leftovers, OpenedDir, WAL_DIR,
+    check_file, create_store, encode_meta, identify, open_dir, recover_log, remove_leftovers,
+    OpenedDir, StoreMeta, WAL_DIR,
 };
 use super::memtable::MemTable;
 use super::options::{CreateOptions, StoreOptions};
@@ -89,6 +91,8 @@ struct Visibility {
 pub(crate) struct Inner {
     pub(crate) dir: PathBuf,
     pub(crate) identity: CreateOptions,
+    /// The store's id, written into every table and log segment.
+    store: u128,
     pub(crate) options: StoreOptions,
     pub(crate) storage: Arc<Storage>,
     wal: Option<Wal>,
@@ -155,20 +159,25 @@ impl Engine {
         let opened_at = Instant::now();
         let OpenedDir {
             identity,
+            store: store_id,
             lock: lock_file,
             storage,
             manifest_store: store,
             manifest,
             next_generation,
-            file: _,
+            file,
         } = open_dir(dir, options, storage, "tables", held)?;
-        let table = match manifest.static_files.first() {
-            Some(name) => Some(Arc::new(TableFile {
-                table: Arc::new(ByteTable::open(&storage, name)?),
-                name: name.clone(),
-                storage: Arc::clone(&storage),
-                retired: AtomicBool::new(false),
-            })),
+        let table = match file {
+            Some((name, recorded)) => {
+                let table = ByteTable::open(&storage, &name)?;
+                check_file(&storage, &name, &recorded, table.header().owner, store_id)?;
+                Some(Arc::new(TableFile {
+                    table: Arc::new(table),
+                    name,
+                    storage: Arc::clone(&storage),
+                    retired: AtomicBool::new(false),
+                }))
+            }
             None => None,
         };
         if !options.read_only {
@@ -182,6 +191,7 @@ impl Engine {
             dir,
             options,
             storage.faults().cloned(),
+            store_id,
             static_seq,
             |seq, record| {
                 recovered += 1;
@@ -191,6 +201,7 @@ impl Engine {
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
             identity,
+            store: store_id,
             options: *options,
             storage,
             wal,
@@ -516,7 +527,11 @@ impl Inner {
         let params = ByteTableParams {
             model: self.identity.model,
         };
-        let mut writer = ByteTableWriter::create(&self.storage, &name, params)?;
+        let owner = FileOwner {
+            store: self.store,
+            generation,
+        };
+        let mut writer = ByteTableWriter::create(&self.storage, &name, params)?.owned_by(owner);
         {
             // The old table's records drive the merge, borrowed from its stream: before each,
             // the new entries below it; then the record itself unless a new entry replaces it.
@@ -553,17 +568,19 @@ impl Inner {
         }
         let empty = writer.records() == 0;
         let table = writer.finish()?;
-        let new_file = if empty {
+        let (new_file, files) = if empty {
             drop(table);
             self.storage.remove(&name)?;
-            None
+            (None, Vec::new())
         } else {
-            Some(Arc::new(TableFile {
+            let identity = identify(&self.storage, &name, generation)?;
+            let file = Arc::new(TableFile {
                 table: Arc::new(table),
                 name: name.clone(),
                 storage: Arc::clone(&self.storage),
                 retired: AtomicBool::new(false),
-            }))
+            });
+            (Some(file), vec![identity])
         };
         // The commit point.
         {
@@ -573,7 +590,11 @@ impl Inner {
                 static_files: new_file.iter().map(|f| f.name.clone()).collect(),
                 wal_segments: Vec::new(),
                 static_seq: frozen_seq,
-                meta: encode_meta(generation + 1),
+                meta: encode_meta(&StoreMeta {
+                    next_generation: generation + 1,
+                    store: self.store,
+                    files,
+                }),
             })?;
         }
         {

@@ -235,6 +235,7 @@ impl LogEngine {
         let start = Instant::now();
         let OpenedDir {
             identity,
+            store,
             lock,
             storage,
             ..
@@ -252,8 +253,13 @@ impl LogEngine {
         let mut offsets: Vec<u64> = vec![SEGMENT_HEADER_BYTES as u64; firsts.len()];
         let mut recovered = 0u64;
         let log_name = wal_dir.display().to_string();
-        let (wal, last, dropped) =
-            recover_log(dir, options, storage.faults().cloned(), 0, |seq, record| {
+        let (wal, last, dropped) = recover_log(
+            dir,
+            options,
+            storage.faults().cloned(),
+            store,
+            0,
+            |seq, record| {
                 recovered += 1;
                 let segment = firsts.partition_point(|&f| f <= seq).saturating_sub(1);
                 let offset = offsets[segment];
@@ -275,7 +281,8 @@ impl LogEngine {
                     newest.set(op.key, place, op.value.is_some())?;
                 }
                 Ok(())
-            })?;
+            },
+        )?;
         let (live, live_key_bytes) = newest.live();
         let map = newest.build(spec)?;
         let mut segments = Vec::new();

@@ -106,14 +106,24 @@
 //!
 //! # The directory
 //!
-//! `STORE` (identity: engine, block size, model, key format; checked on open, a newer format
-//! version is refused), `LOCK` (held by the one writer, or shared by readers: a second writer
-//! gets [`crate::Error::Locked`]), `CURRENT` and `MANIFEST-*` ([`crate::kv::manifest`]), `wal/`
-//! ([`crate::kv::wal`]), and the engine's block files: the live `table-*.lbt` (`hybrid`), or
-//! `pages.lbp` and the last checkpoint's `inner-*.lbi` (`btree`); a `log` store has none (its
-//! log is its data).
+//! `STORE` (identity: engine, block size, model, key format and the store's random id;
+//! checked on open, another format version is refused), `LOCK` (held by the one writer, or
+//! shared by readers: a second writer gets [`crate::Error::Locked`]; a reader opens it for
+//! reading only, so a store on read-only media opens read-only), `CURRENT` and `MANIFEST-*`
+//! ([`crate::kv::manifest`]), `wal/` ([`crate::kv::wal`]), and the engine's block files: the
+//! live `table-*.lbt` (`hybrid`), or `pages.lbp` and the last checkpoint's `inner-*.lbi`
+//! (`btree`); a `log` store has none (its log is its data).
+//!
+//! Every file is bound to its store and generation (issue 30): the store's id is in every
+//! table's, image's, page file's and log segment's header, with the file's generation, and the
+//! manifest records each live file's identity (generation, size, crc32c of its first block).
+//! A file copied from another store, or an older copy of the store's own put back, is
+//! refused by open and by [`Store::check`] with [`crate::Error::ForeignFile`] naming it (the
+//! layouts are in `dir`'s module docs).
 
 mod batch;
+#[cfg(test)]
+mod binding_tests;
 mod btree;
 mod check;
 mod dir;
@@ -250,7 +260,7 @@ impl Store {
     /// ([`crate::Error::NotAStore`]), a newer format, damage, or a second writer are typed
     /// errors.
     pub fn open(dir: &Path, options: &StoreOptions) -> Result<Store> {
-        let engine = match dir::read_identity(dir)?.engine {
+        let engine = match dir::read_identity(dir)?.0.engine {
             Engine::Hybrid => Engines::Hybrid(hybrid::Engine::open(dir, options, None)?),
             Engine::BTree => Engines::BTree(btree::BTreeEngine::open(dir, options, None)?),
             Engine::Log(_) => Engines::Log(log::LogEngine::open(dir, options)?),
@@ -262,7 +272,7 @@ impl Store {
     #[doc(hidden)]
     pub fn open_on(dir: &Path, storage: Arc<Storage>, options: &StoreOptions) -> Result<Store> {
         let storage = Some(storage);
-        let engine = match dir::read_identity(dir)?.engine {
+        let engine = match dir::read_identity(dir)?.0.engine {
             Engine::Hybrid => Engines::Hybrid(hybrid::Engine::open(dir, options, storage)?),
             Engine::BTree => Engines::BTree(btree::BTreeEngine::open(dir, options, storage)?),
             Engine::Log(_) => return Err(log_has_no_block_files()),
@@ -271,8 +281,9 @@ impl Store {
     }
 
     /// Checks the store in `dir` without opening it for writing: every block and record
-    /// (each found through the model or the inner nodes), every log record. Damage goes in
-    /// the report.
+    /// (each found through the model or the inner nodes), every log record, every file's
+    /// owner and identity. Damage (a missing or foreign file too) goes in the report, and
+    /// so do files the store does not name ([`CheckReport::unknown`]).
     pub fn check(dir: &Path) -> Result<CheckReport> {
         check::check_dir(dir)
     }

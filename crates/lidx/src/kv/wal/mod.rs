@@ -10,7 +10,7 @@
 //!
 //! # Files
 //!
-//! A log is a directory of segments `wal-<first seq, 20 digits>.log`, each a 32-byte header then
+//! A log is a directory of segments `wal-<first seq, 20 digits>.log`, each a 48-byte header then
 //! records back to back. Every record carries its own sequence number ([`Seq`], from 1, one per
 //! record, consecutive across segments), its length and a crc32c. [`Wal::rotate`] closes the
 //! active segment (fsynced) and starts a new one; a new segment is written as a `.tmp` file,
@@ -21,11 +21,16 @@
 //! | offset | size | field                                              |
 //! |--------|------|----------------------------------------------------|
 //! | 0      | 8    | magic `lidxWAL1`                                   |
-//! | 8      | 4    | format version (1)                                 |
+//! | 8      | 4    | format version (2)                                 |
 //! | 12     | 4    | reserved, 0                                        |
 //! | 16     | 8    | sequence number of the segment's first record      |
-//! | 24     | 4    | crc32c of bytes 0..24                              |
-//! | 28     | 4    | reserved, 0                                        |
+//! | 24     | 16   | owner: id of the store whose log it is (0: none)   |
+//! | 40     | 4    | crc32c of bytes 0..40                              |
+//! | 44     | 4    | reserved, 0                                        |
+//!
+//! Version 2 added the owner (issue 30): a replay for a store refuses a segment of another
+//! store's log ([`crate::Error::ForeignFile`]) before handing any of its records on. A
+//! version-1 segment is refused as [`crate::Error::UnsupportedVersion`].
 //!
 //! Record (`len` = size of the body):
 //!
@@ -118,7 +123,7 @@ pub use record::{
     FRAME_BYTES, MAX_BODY_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC, VERSION,
 };
 pub use recovery::{DamageKind, Dropped, WalRecovery};
-pub(crate) use replay::list_segments;
+pub(crate) use replay::{check_owner, list_segments, segment_seq};
 pub use replay::{
     replay, replay_covered, replay_read_only, scan_segment, segment_path, ReplayReport, SegmentScan,
 };

@@ -1,8 +1,8 @@
-//! The codec of records and segment headers: frames, bodies, and the segment stamp.
+//! The codec of records and segment headers: frames, bodies, and the segment header.
 
 use crate::error::{Error, Result};
 use crate::key::Key;
-use crate::kv::stamp::{corrupt, decode_stamp, encode_stamp, le_u32, le_u64, STAMP_BYTES};
+use crate::kv::stamp::{check_length_and_crc, check_magic_version, corrupt, le_u32, le_u64};
 
 /// A record's sequence number: 1 for the first record ever appended to a log, then one more
 /// per record. 0 means "no record".
@@ -10,10 +10,13 @@ pub type Seq = u64;
 
 /// Magic number at the start of every segment: `lidxWAL1`.
 pub const SEGMENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxWAL1");
-/// Format version of segments and records.
-pub const VERSION: u32 = 1;
+/// Format version of segments and records (2: the header names the store the segment
+/// belongs to).
+pub const VERSION: u32 = 2;
 /// Size of a segment header.
-pub const SEGMENT_HEADER_BYTES: usize = STAMP_BYTES;
+pub const SEGMENT_HEADER_BYTES: usize = 48;
+/// Bytes of a segment header its checksum covers.
+const SEGMENT_CRC_AT: usize = 40;
 /// Size of a record's frame (crc, length, sequence number) before its body.
 pub const FRAME_BYTES: usize = 16;
 /// Largest record body accepted, on append and on read (1 GiB).
@@ -206,18 +209,44 @@ pub fn decode_record<'a>(
     Ok((seq, decode_body(file, offset, body)?, n))
 }
 
-/// Writes a segment header for a segment whose first record is `first`.
+/// Writes the header of a segment whose first record is `first`, of the log of the store
+/// `owner` (0: a log outside a store).
 #[doc(hidden)]
-pub fn encode_segment_header(first: Seq) -> [u8; SEGMENT_HEADER_BYTES] {
-    encode_stamp(SEGMENT_MAGIC, VERSION, first)
+pub fn encode_segment_header(first: Seq, owner: u128) -> [u8; SEGMENT_HEADER_BYTES] {
+    let mut b = [0u8; SEGMENT_HEADER_BYTES];
+    b[0..8].copy_from_slice(&SEGMENT_MAGIC.to_le_bytes());
+    b[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    b[16..24].copy_from_slice(&first.to_le_bytes());
+    b[24..40].copy_from_slice(&owner.to_le_bytes());
+    let crc = crc32c::crc32c(&b[..SEGMENT_CRC_AT]);
+    b[SEGMENT_CRC_AT..SEGMENT_CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+    b
 }
 
-/// Reads a segment header: the sequence number of the segment's first record.
+/// Reads a segment header: the sequence number of the segment's first record and the store
+/// the segment belongs to. Magic, version, length, checksum and reserved bytes are checked,
+/// in that order. Never panics.
 #[doc(hidden)]
-pub fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<Seq> {
-    let first = decode_stamp(file, bytes, SEGMENT_MAGIC, VERSION, "segment header")?;
+pub fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<(Seq, u128)> {
+    check_magic_version(file, bytes, SEGMENT_MAGIC, VERSION)?;
+    check_length_and_crc(
+        file,
+        bytes,
+        SEGMENT_HEADER_BYTES,
+        SEGMENT_CRC_AT,
+        "segment header",
+    )?;
+    if le_u32(bytes, 12) != 0 || le_u32(bytes, SEGMENT_CRC_AT + 4) != 0 {
+        return Err(corrupt(
+            file,
+            "segment header reserved bytes are not 0".into(),
+        ));
+    }
+    let first = le_u64(bytes, 16);
     if first == 0 {
         return Err(corrupt(file, "segment starts at sequence number 0".into()));
     }
-    Ok(first)
+    let mut owner = [0u8; 16];
+    owner.copy_from_slice(&bytes[24..40]);
+    Ok((first, u128::from_le_bytes(owner)))
 }

@@ -36,7 +36,7 @@ pub fn segment_path(dir: &Path, first: Seq) -> PathBuf {
     dir.join(format!("wal-{first:020}.log"))
 }
 
-pub(super) fn segment_seq(name: &str) -> Option<Seq> {
+pub(crate) fn segment_seq(name: &str) -> Option<Seq> {
     let digits = name.strip_prefix("wal-")?.strip_suffix(".log")?;
     if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -54,6 +54,8 @@ pub(super) fn name_of(path: &Path) -> String {
 pub struct SegmentScan {
     /// Sequence number of the segment's first record (from its header).
     pub first_seq: Seq,
+    /// The store whose log the segment is (from its header; 0: none).
+    pub owner: u128,
     /// Sequence number after its last valid record.
     pub next_seq: Seq,
     /// Bytes up to the end of its last valid record.
@@ -95,7 +97,7 @@ pub fn scan_segment(
     recovery: WalRecovery,
     mut on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<SegmentScan> {
-    let first = decode_segment_header(file, bytes)?;
+    let (first, owner) = decode_segment_header(file, bytes)?;
     let mut pos = SEGMENT_HEADER_BYTES;
     let mut next = first;
     let mut damage = None;
@@ -145,6 +147,7 @@ pub fn scan_segment(
     }
     Ok(SegmentScan {
         first_seq: first,
+        owner,
         next_seq: next,
         valid_len: pos,
         damage,
@@ -205,6 +208,20 @@ fn damage_message(
     format!("{what}: {e}; recovery mode {recovery} stops here (recovery mode {modes})")
 }
 
+/// [`Error::ForeignFile`] unless the segment `bytes` (of `file`) belongs to the store
+/// `owner`; a damaged header is left to the scan that follows.
+pub(crate) fn check_owner(file: &str, bytes: &[u8], owner: u128) -> Result<()> {
+    match decode_segment_header(file, bytes) {
+        Ok((_, got)) if got != owner => Err(Error::ForeignFile {
+            file: file.to_string(),
+            what: format!(
+                "the segment belongs to the log of store {got:032x}, this store is {owner:032x}"
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 pub(super) fn io_err(path: &Path, op: &str) -> impl FnOnce(std::io::Error) -> Error {
     let (file, op) = (name_of(path), op.to_string());
     move |e| Error::io(file, op, &e)
@@ -216,22 +233,35 @@ pub(super) fn sync_dir(dir: &Path) -> Result<()> {
         .map_err(io_err(dir, "fsync directory"))
 }
 
-/// Segments in `dir` as (first seq from the name, path), sorted; stray `.tmp` files of
-/// interrupted segment creations are removed.
+/// Segments in `dir` as (first seq from the name, path), sorted. Changes nothing, so that a
+/// read-only open or a check can list a log on read-only media.
 pub(crate) fn list_segments(dir: &Path) -> Result<Vec<(Seq, PathBuf)>> {
     let mut out = Vec::new();
     for entry in fs::read_dir(dir).map_err(io_err(dir, "list directory"))? {
         let entry = entry.map_err(io_err(dir, "list directory"))?;
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if name.starts_with("wal-") && name.ends_with(".log.tmp") {
-            fs::remove_file(entry.path()).map_err(io_err(&entry.path(), "remove"))?;
-        } else if let Some(seq) = segment_seq(name) {
+        if let Some(seq) = segment_seq(name) {
             out.push((seq, entry.path()));
         }
     }
     out.sort();
     Ok(out)
+}
+
+/// Removes the stray `.tmp` files of interrupted segment creations in `dir` (a writer's open).
+pub(super) fn remove_stray_tmp(dir: &Path) -> Result<()> {
+    for entry in fs::read_dir(dir).map_err(io_err(dir, "list directory"))? {
+        let entry = entry.map_err(io_err(dir, "list directory"))?;
+        let name = entry.file_name();
+        if name
+            .to_str()
+            .is_some_and(|n| n.starts_with("wal-") && n.ends_with(".log.tmp"))
+        {
+            fs::remove_file(entry.path()).map_err(io_err(&entry.path(), "remove"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Replays the log in `dir`: hands every record, in sequence order, to `on_record`; cuts what
@@ -244,7 +274,7 @@ pub fn replay(
     recovery: WalRecovery,
     on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<ReplayReport> {
-    replay_covered(dir, recovery, 0, false, on_record)
+    replay_covered(dir, recovery, 0, 0, false, on_record)
 }
 
 /// [`replay`] without changing any file: what the mode would cut is skipped and reported, but
@@ -254,7 +284,7 @@ pub fn replay_read_only(
     recovery: WalRecovery,
     on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<ReplayReport> {
-    replay_covered(dir, recovery, 0, true, on_record)
+    replay_covered(dir, recovery, 0, 0, true, on_record)
 }
 
 /// [`replay`] (or [`replay_read_only`]) of the log of an owner whose other files (a store's
@@ -264,11 +294,14 @@ pub fn replay_read_only(
 /// to cut, and a cut there would leave a log that ends before the tables do (the records
 /// after it that only the log holds dropped with it). The error says so and what to do,
 /// instead of the "segments missing" that the owner's coverage check would report after the
-/// cut.
+/// cut. Every segment must belong to the store `owner` (0: a log outside a store): one of
+/// another store's log is [`Error::ForeignFile`], refused before any of its records is
+/// handed on.
 pub fn replay_covered(
     dir: &Path,
     recovery: WalRecovery,
     covered: Seq,
+    owner: u128,
     read_only: bool,
     mut on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<ReplayReport> {
@@ -286,6 +319,7 @@ pub fn replay_covered(
         let map = MappedSegment::open(path)?;
         let bytes = map.bytes();
         let last = i + 1 == segments.len();
+        check_owner(&file, bytes, owner)?;
         let scan = scan_segment(&file, bytes, last, recovery, |seq, r| {
             report.records += 1;
             on_record(seq, r)

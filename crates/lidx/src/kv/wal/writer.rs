@@ -18,7 +18,8 @@ use crate::io::{FaultPlan, WriteFault};
 use super::record::{encode_record, encode_segment_header, Record, Seq, MAX_BODY_BYTES};
 use super::recovery::WalRecovery;
 use super::replay::{
-    io_err, list_segments, name_of, replay_covered, segment_path, sync_dir, ReplayReport,
+    io_err, list_segments, name_of, remove_stray_tmp, replay_covered, segment_path, sync_dir,
+    ReplayReport,
 };
 
 /// When appended records are forced to disk; see the module docs for what each loses on a
@@ -67,14 +68,14 @@ pub(super) struct Counters {
     bytes: AtomicU64,
 }
 
-/// Creates the segment starting at `first` (through a `.tmp` file, see the module docs) and
-/// returns it open for appending.
-pub(super) fn create_segment(dir: &Path, first: Seq) -> Result<(File, PathBuf)> {
+/// Creates the segment starting at `first` of the log of the store `owner` (through a `.tmp`
+/// file, see the module docs) and returns it open for appending.
+pub(super) fn create_segment(dir: &Path, first: Seq, owner: u128) -> Result<(File, PathBuf)> {
     let path = segment_path(dir, first);
     let tmp = path.with_extension("log.tmp");
     let made = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(&encode_segment_header(first))?;
+        f.write_all(&encode_segment_header(first, owner))?;
         f.sync_all()?;
         fs::rename(&tmp, &path)?;
         Ok(f)
@@ -125,6 +126,8 @@ impl State {
 
 pub(super) struct Inner {
     dir: PathBuf,
+    /// The store the log belongs to (0: none); its segments' headers say so.
+    owner: u128,
     policy: FsyncPolicy,
     /// Faults injected into appends and fsyncs (tests: [`Wal::open_with_faults`]).
     faults: Option<Arc<FaultPlan>>,
@@ -158,20 +161,22 @@ impl Wal {
         options: WalOptions,
         on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
     ) -> Result<(Wal, ReplayReport)> {
-        Wal::open_with_faults(dir, options, None, 0, on_record)
+        Wal::open_with_faults(dir, options, None, 0, 0, on_record)
     }
 
     /// [`Wal::open`] with `faults`' write faults injected into its appends (a torn one writes
     /// half the group's bytes) and its sync faults into its fsyncs (for tests of what the log's
     /// owner does when the log's disk fails), for an owner whose other files already hold
     /// every record up to `covered` (0: none): a cut the recovery mode would make at or below
-    /// it is refused before any file changes (see [`replay_covered`]).
+    /// it is refused before any file changes (see [`replay_covered`]). The log belongs to the
+    /// store `owner` (0: none): its segments must say so, and new ones do.
     #[doc(hidden)]
     pub fn open_with_faults(
         dir: &Path,
         options: WalOptions,
         faults: Option<Arc<FaultPlan>>,
         covered: Seq,
+        owner: u128,
         on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
     ) -> Result<(Wal, ReplayReport)> {
         if let FsyncPolicy::EveryMs(0) = options.fsync {
@@ -182,7 +187,8 @@ impl Wal {
             });
         }
         fs::create_dir_all(dir).map_err(io_err(dir, "create directory"))?;
-        let report = replay_covered(dir, options.recovery, covered, false, on_record)?;
+        remove_stray_tmp(dir)?;
+        let report = replay_covered(dir, options.recovery, covered, owner, false, on_record)?;
         let mut segments = list_segments(dir)?;
         let file = match segments.last() {
             Some((_, path)) => OpenOptions::new()
@@ -190,7 +196,7 @@ impl Wal {
                 .open(path)
                 .map_err(io_err(path, "open segment"))?,
             None => {
-                let (f, path) = create_segment(dir, report.next_seq)?;
+                let (f, path) = create_segment(dir, report.next_seq, owner)?;
                 segments.push((report.next_seq, path));
                 f
             }
@@ -198,6 +204,7 @@ impl Wal {
         let last = report.next_seq - 1;
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
+            owner,
             policy: options.fsync,
             faults,
             state: Mutex::new(State {
@@ -310,7 +317,8 @@ impl Wal {
         st.synced = first - 1;
         st.spare = batch;
         st.spare.clear();
-        let created = MutexGuard::unlocked(&mut st, || create_segment(&inner.dir, first));
+        let created =
+            MutexGuard::unlocked(&mut st, || create_segment(&inner.dir, first, inner.owner));
         st.leader = false;
         inner.cond.notify_all();
         let (file, path) = created?;

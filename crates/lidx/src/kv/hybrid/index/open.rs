@@ -182,11 +182,11 @@ impl<K: Key, D: DynamicMap<K>> HybridIndex<K, D> {
             let recovery = options.wal.recovery;
             (
                 None,
-                replay_covered(&wal_dir, recovery, static_seq, true, apply)?,
+                replay_covered(&wal_dir, recovery, static_seq, 0, true, apply)?,
             )
         } else {
             let (wal, report) =
-                Wal::open_with_faults(&wal_dir, options.wal, None, static_seq, apply)?;
+                Wal::open_with_faults(&wal_dir, options.wal, None, static_seq, 0, apply)?;
             (Some(wal), report)
         };
         check_coverage(&wal_dir, &report, static_seq)?;
