@@ -5,6 +5,16 @@
 //! output `lidx repro` will not replace, as clap does for its own), 1
 //! for anything else.
 
+/// `eprintln!` that never fails: a line on stderr (progress, a note, a warning) whose reader
+/// went away (`lidx build ... 2>&1 | head -1`) is dropped and the command goes on, instead of
+/// a panic that abandons its work half-way.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cmd;
 mod huge_pages;
 
@@ -28,14 +38,15 @@ fn main() -> ExitCode {
     // A closed stdout (`lidx repro list | head -1`) ends the process quietly, as it does other
     // Unix tools, instead of a panic with a backtrace on the failed write (Rust ignores
     // SIGPIPE by default). Outputs are renamed into place before a command's last line on
-    // stdout, so this cannot leave a staged file (issue 30, class 10).
+    // stdout, and while a run holds files it must remove SIGPIPE is ignored again
+    // (`cmd::cleanup`), so this cannot leave a staged file (issue 30, class 10).
     // SAFETY: called first thing in `main`, before any thread starts; SIG_DFL is a valid action.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     match cmd::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            note!("error: {error:#}");
             // A parameter the library refuses (`rs:bits=99`, `btree:leaf=1`) is the user's
             // input too, however deep it was found.
             let refused = |e: &lidx::Error| matches!(e, lidx::Error::InvalidParameter { .. });

@@ -619,3 +619,55 @@ fn a_build_never_writes_over_its_dataset() {
         assert_eq!(std::fs::read(&dataset).unwrap(), before);
     }
 }
+
+/// Classes 1 and 3 for an updatable index: `lidx build --index alex --force` removed every file
+/// named after the index that it did not write, so a dataset called `alex.lidx` (ALEX writes
+/// only `alex.lidx.inner` and `.data`) and a user's `dpgm.eps=64.lidx.notes` were deleted.
+#[test]
+fn a_forced_build_removes_only_its_indexs_old_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = tmp.path().join("alex.lidx");
+    let made = lidx(&[
+        "gen",
+        "--dataset",
+        "gen:uniform-dense:1K",
+        "--out",
+        &path(&dataset),
+    ]);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let keys = std::fs::read(&dataset).unwrap();
+    let out = lidx(
+        &["build", "--dataset", &path(&dataset), "--index", "alex"]
+            .into_iter()
+            .chain(["--dir", tmp.path().to_str().unwrap(), "--force"])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(&dataset).unwrap(), keys);
+
+    let dir = tmp.path().join("idx");
+    let build = |dataset: &str| {
+        let out = lidx(
+            &["build", "--dataset", dataset, "--index", "dpgm"]
+                .into_iter()
+                .chain(["--dir", dir.to_str().unwrap(), "--force"])
+                .collect::<Vec<_>>(),
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    build("gen:uniform-dense:2K");
+    let first = names(&dir);
+    std::fs::write(dir.join("dpgm.eps=64.lidx.notes"), b"mine\n").unwrap();
+    build("gen:uniform-sparse:200K");
+    let second = names(&dir);
+    assert_eq!(
+        std::fs::read(dir.join("dpgm.eps=64.lidx.notes")).unwrap(),
+        b"mine\n"
+    );
+    // The first build's level files are gone (the second wrote others), the note stayed.
+    let stale: Vec<&String> = first.iter().filter(|n| !second.contains(n)).collect();
+    assert!(
+        stale.iter().all(|n| n.starts_with("dpgm.eps=64.lidx.L")),
+        "{stale:?}"
+    );
+}

@@ -37,6 +37,7 @@
 //! memory budgets for Fig. 11. Latencies in the [`table`] are modeled on simulated devices, wall
 //! otherwise.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -440,7 +441,7 @@ impl<'a> KvBench<'a> {
                     human_bytes(memory),
                     human_bytes(memory + MIN_WRITE_ROOM)
                 );
-                eprintln!("skipped {label} on {workload}: {why}");
+                let _ = writeln!(std::io::stderr(), "skipped {label} on {workload}: {why}");
                 return Ok(self.skipped(label, why));
             }
             let merges_before = store.merge_stats();
@@ -800,7 +801,7 @@ pub fn compare(
             match bench.run_spec(&spec.resolve(memory, peak), progress) {
                 Err(BenchError::PeerUnavailable { engine, why }) => {
                     progress.end();
-                    eprintln!("skipped peer {engine}: {why}");
+                    let _ = writeln!(std::io::stderr(), "skipped peer {engine}: {why}");
                     records.push(bench.skipped(&spec.label(), why));
                 }
                 other => records.push(other?),

@@ -62,7 +62,7 @@ pub fn check_out_inputs(
 pub fn write_out<R: Serialize>(out: Option<&PathBuf>, records: &[R]) -> anyhow::Result<()> {
     if let Some(out) = out {
         super::output::replace(out, |staged| report::write_records(staged, records))?;
-        eprintln!("wrote {} records to {}", records.len(), out.display());
+        note!("wrote {} records to {}", records.len(), out.display());
     }
     Ok(())
 }

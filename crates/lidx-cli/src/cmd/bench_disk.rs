@@ -129,7 +129,7 @@ fn run_numeric(
     for spec in specs {
         let name = spec.file_name();
         let build_s = if storage.exists(&name) && !args.rebuild {
-            eprintln!("note: reusing {name}; pass --rebuild to build it again");
+            note!("note: reusing {name}; pass --rebuild to build it again");
             0.0
         } else {
             timed(&spec.label(), || {
@@ -166,7 +166,7 @@ fn run_numeric(
                 .open(&storage, choice, args.payload_size)
                 .map_err(|e| rebuild_hint(&name, e))?;
             if i == 0 {
-                eprintln!("note: {name}: {}", index.describe());
+                note!("note: {name}: {}", index.describe());
                 lidx::disk::check_built_from(&name, index.as_ref(), &keys)?;
             }
             let label = format!("{}{suffix}", spec.label());
@@ -192,7 +192,7 @@ fn run_bytes(
     for spec in specs {
         let files = spec.file_names();
         let build_s = if files.iter().all(|f| storage.exists(f)) && !args.rebuild {
-            eprintln!(
+            note!(
                 "note: reusing {}; pass --rebuild to build it again",
                 files.join(" + ")
             );
@@ -205,7 +205,7 @@ fn run_bytes(
         let index = spec
             .open(&storage)
             .map_err(|e| rebuild_hint(&spec.file_name(), e))?;
-        eprintln!("note: {}: {}", spec.file_name(), index.describe());
+        note!("note: {}: {}", spec.file_name(), index.describe());
         check_same_keys(&spec.file_name(), index.as_ref(), &keys, &name)?;
         records.push(bench.run_index(
             &spec.label(),

@@ -137,6 +137,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for file in &files {
         super::output::check(&args.dir.join(file), &inputs, true)?;
     }
+    // An updatable index's old files (which `--force` replaces) are never the dataset either.
+    for entry in std::fs::read_dir(&args.dir).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        if saved.iter().any(|s| Storage::is_file_of(&file, s)) {
+            super::output::check(&entry.path(), &inputs, true)?;
+        }
+    }
     // Once the dataset is loaded: `--dir` (removed again if this run made it and the build
     // fails) and the private directory inside it where every file is built.
     let stage = || -> anyhow::Result<(Option<Created>, Staging, Storage)> {
@@ -182,7 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 };
                 let label = spec.label();
                 build_row(&mut table, &storage, &label, name, build, open)?;
-                eprintln!(
+                note!(
                     "note: {name}: files {}",
                     storage.files_of(name)?.join(" + ")
                 );
@@ -230,7 +237,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// Renames every file built in `staging` into `dir`, then removes the files of the updatable
 /// indexes `saved` that the new build did not write (an older build's, which `--force` asked
-/// to replace), so no stale file of an index is left beside its new ones.
+/// to replace: a disk PGM's levels are named by their number), so no stale file of an index
+/// is left beside its new ones. Only a file that reads as lidx's own (its magic starts with
+/// `lidx`, in either case, as every index file's does) is removed: a user's file named like
+/// one (`dpgm.eps=64.lidx.notes`) is left alone.
 fn commit(mut staging: Staging, dir: &Path, saved: &[String]) -> anyhow::Result<()> {
     let mut built = Vec::new();
     for entry in std::fs::read_dir(staging.dir())
@@ -244,12 +254,23 @@ fn commit(mut staging: Staging, dir: &Path, saved: &[String]) -> anyhow::Result<
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let name = entry?.file_name();
         let file = name.to_string_lossy();
-        if !built.contains(&name) && saved.iter().any(|s| Storage::is_file_of(&file, s)) {
+        if !built.contains(&name)
+            && saved.iter().any(|s| Storage::is_file_of(&file, s))
+            && is_lidx_file(&dir.join(&name))
+        {
             std::fs::remove_file(dir.join(&name))
                 .with_context(|| format!("removing the replaced {}", dir.join(&name).display()))?;
         }
     }
     Ok(())
+}
+
+/// True when `path` starts with the `lidx` of every index file's magic (either case).
+fn is_lidx_file(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok_and(|()| magic.eq_ignore_ascii_case(b"lidx"))
 }
 
 /// [`BenchError::BadSpec`] on `--dir` when one of `files`, or a file of an updatable index
@@ -301,7 +322,7 @@ fn build_row(
 ) -> anyhow::Result<()> {
     let build_s = timed(label, build)?;
     let (describe, (len, memory, disk)) = open()?;
-    eprintln!("note: {files}: {describe}");
+    note!("note: {files}: {describe}");
     table.add_row(vec![
         files.to_string(),
         len.to_string(),

@@ -12,6 +12,11 @@
 //! with its default action while still holding the lock, so no path can be registered or
 //! committed (renamed into place) half-way through. A signal that arrives
 //! after an output was renamed into place finds it no longer registered and leaves it.
+//! While anything is registered, SIGPIPE is ignored (its default action, which `main` sets
+//! so that a closed stdout ends a command quietly, would end the process before any cleanup):
+//! a write to a closed pipe then fails instead, progress and notes on stderr ([`note!`]) drop
+//! it and the command finishes its work, and a failing write on stdout unwinds through the
+//! guards, which remove what they hold. The default comes back when the registry empties.
 //! The handlers are installed by the first registration: a command that creates nothing
 //! keeps the default actions.
 
@@ -40,9 +45,24 @@ fn remove(path: &Path) {
         Ok(_) => std::fs::remove_file(path),
         Err(_) => Ok(()),
     };
+    // A thread still writing into the directory (a join's parts, a build) can add an entry
+    // between the listing and the last removal: try again before giving up.
+    let removed = removed.or_else(|e| {
+        (0..3)
+            .find_map(|_| std::fs::remove_dir_all(path).ok())
+            .ok_or(e)
+    });
     if let Err(e) = removed {
-        eprintln!("warning: could not remove {}: {e}", path.display());
+        note!("warning: could not remove {}: {e}", path.display());
     }
+}
+
+/// Ignores SIGPIPE while `ignore` (something is registered), else restores its default
+/// action; called with the registry locked.
+fn ignore_sigpipe(ignore: bool) {
+    let action = if ignore { libc::SIG_IGN } else { libc::SIG_DFL };
+    // SAFETY: setting a standard disposition (no handler function) for SIGPIPE.
+    unsafe { libc::signal(libc::SIGPIPE, action) };
 }
 
 /// Starts the thread that cleans up on SIGINT, SIGTERM and SIGHUP (once per process).
@@ -52,7 +72,7 @@ fn install() {
         let mut signals = match signals {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("warning: no cleanup on signals ({e}): a killed run may leave files");
+                note!("warning: no cleanup on signals ({e}): a killed run may leave files");
                 return;
             }
         };
@@ -86,7 +106,10 @@ impl Created {
             *next += 1;
             *next
         };
-        registry().push((id, path.to_path_buf()));
+        let mut held = registry();
+        held.push((id, path.to_path_buf()));
+        ignore_sigpipe(true);
+        drop(held);
         Created {
             id,
             path: path.to_path_buf(),
@@ -111,7 +134,10 @@ impl Created {
     /// Keeps the path: this run's work in it is done and it is the user's now (a store a
     /// first load filled), so neither a later signal nor the guard's drop removes it.
     pub fn keep(self) {
-        registry().retain(|(id, _)| *id != self.id);
+        let mut held = registry();
+        held.retain(|(id, _)| *id != self.id);
+        ignore_sigpipe(!held.is_empty());
+        drop(held);
         std::mem::forget(self);
     }
 }
@@ -121,5 +147,6 @@ impl Drop for Created {
         let mut held = registry();
         remove(&self.path);
         held.retain(|(id, _)| *id != self.id);
+        ignore_sigpipe(!held.is_empty());
     }
 }

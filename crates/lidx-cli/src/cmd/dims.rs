@@ -282,7 +282,7 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
             &axes,
             lines(|r| r.lookup_ns),
         )?;
-        eprintln!("wrote {}", path.display());
+        note!("wrote {}", path.display());
     }
     if let Some(path) = &args.svg_leaves {
         let axes = Axes {
@@ -297,7 +297,7 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
             &axes,
             lines(|r| r.leaves as f64),
         )?;
-        eprintln!("wrote {}", path.display());
+        note!("wrote {}", path.display());
     }
     write_out(args.common.out.as_ref(), &records)
 }
@@ -420,7 +420,7 @@ fn structure(args: StructureArgs) -> anyhow::Result<()> {
             &axes,
             lines,
         )?;
-        eprintln!("wrote {}", path.display());
+        note!("wrote {}", path.display());
     }
     write_out(args.common.out.as_ref(), &records)
 }
@@ -560,7 +560,7 @@ fn draw(
 ) -> anyhow::Result<()> {
     if let Some(path) = path {
         write_figure(path, title, axes, lines())?;
-        eprintln!("wrote {}", path.display());
+        note!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -242,7 +242,7 @@ pub fn unique_keys(sorted: &[u64]) -> Vec<u64> {
 /// Says how many duplicate keys of `all` were dropped, leaving `unique`.
 fn note_dropped(all: usize, unique: usize) {
     if unique < all {
-        eprintln!(
+        note!(
             "note: {} duplicate keys dropped: on-disk indexes hold each key once ({unique} keys)",
             all - unique
         );

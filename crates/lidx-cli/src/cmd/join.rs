@@ -193,7 +193,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .as_deref()
         .is_some_and(|i| i.ends_with(join::table_index::UNSAVED))
     {
-        eprintln!(
+        note!(
             "note: the index was not saved ({} is not writable): it was used from memory, and \
              the next join builds it again",
             output::parent(&args.left).display()

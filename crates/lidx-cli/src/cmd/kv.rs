@@ -468,7 +468,7 @@ fn open(common: &Common, read_only: bool) -> anyhow::Result<Store> {
 
 fn warn_dropped(store: &Store) {
     if let Some(dropped) = store.recovery() {
-        eprintln!(
+        note!(
             "warning: the log of {} was damaged: {dropped}",
             store.dir().display()
         );

@@ -243,7 +243,7 @@ fn cycles(args: &TortureArgs, engine: Engine) -> anyhow::Result<()> {
                 )
             })?;
         if cycle % 10 == 0 || cycle == args.cycles {
-            eprintln!(
+            note!(
                 "progress: torture: {cycle}/{} cycles, {} writes acknowledged ({:.0} s)",
                 args.cycles,
                 state.summary.acknowledged,
@@ -565,7 +565,7 @@ fn child(args: &TortureArgs, cycle: u64) -> anyhow::Result<()> {
         let message = info.to_string().replace('\n', " ");
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "panic {message}").and_then(|()| out.flush());
-        eprintln!("{info}");
+        note!("{info}");
         std::process::abort();
     }));
     let parent = args

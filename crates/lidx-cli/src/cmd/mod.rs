@@ -166,12 +166,14 @@ impl LineProgress {
     fn print(&self, what: &str) {
         let secs = self.started.elapsed().as_secs_f64();
         if self.total == 0 {
-            eprintln!("progress: {}: {what} ({secs:.1} s)", self.task);
+            note!("progress: {}: {what} ({secs:.1} s)", self.task);
         } else {
             let pct = 100.0 * self.done as f64 / self.total as f64;
-            eprintln!(
+            note!(
                 "progress: {}: {what} {}/{} ({pct:.0}%, {secs:.1} s)",
-                self.task, self.done, self.total
+                self.task,
+                self.done,
+                self.total
             );
         }
     }
@@ -241,7 +243,7 @@ impl Progress for Bars {
 /// (the step's own output or the next line says when it ended).
 pub fn spinner(task: &str) -> ProgressBar {
     if !on_terminal() {
-        eprintln!("progress: {task}");
+        note!("progress: {task}");
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new_spinner();
@@ -314,7 +316,7 @@ fn loading<D>(
     bar.finish_and_clear();
     let dataset = dataset?;
     for note in notes(&dataset) {
-        eprintln!("note: {note}");
+        note!("note: {note}");
     }
     Ok(dataset)
 }

@@ -85,7 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })
     .with_context(|| format!("writing the report {}", args.out.display()))?;
     let records: usize = set.files.iter().flat_map(|f| f.kinds.values()).sum();
-    eprintln!(
+    note!(
         "wrote {} ({} records from {} files, {} charts, {} findings tables)",
         args.out.display(),
         records,

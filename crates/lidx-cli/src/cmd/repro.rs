@@ -127,7 +127,7 @@ fn execute(e: &Experiment, context: &plan::Context, plan: &Plan) -> anyhow::Resu
                 step.command_line()
             }
         };
-        eprintln!("[{}] step {}/{total}: {shown}", e.id, i + 1);
+        note!("[{}] step {}/{total}: {shown}", e.id, i + 1);
         let status = child
             .status()
             .with_context(|| format!("starting {}", exe.display()))?;
@@ -172,7 +172,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         match e.plan(&context) {
             Ok(plan) => plans.push((e, context, plan)),
             Err(error @ BenchError::NotReproducible { .. }) if !named => {
-                eprintln!("skipping {error}");
+                note!("skipping {error}");
             }
             Err(error) => return Err(error.into()),
         }

@@ -124,14 +124,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 })
             })?;
             if json {
-                eprintln!("{model}");
+                note!("{model}");
                 for record in start_runner::node_cost_records(&model, runs) {
                     println!("{}", serde_json::to_string(&record)?);
                 }
             } else {
                 println!("{model}");
             }
-            eprintln!("saved to {}", out.display());
+            note!("saved to {}", out.display());
             Ok(())
         }
         StartCommand::Stats {

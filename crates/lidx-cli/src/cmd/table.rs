@@ -332,7 +332,7 @@ impl Plan<'_> {
 /// Prints how many duplicate keys were dropped: a table holds each key once.
 fn note_dropped(before: usize, after: usize) {
     if after < before {
-        eprintln!(
+        note!(
             "note: {} duplicate keys dropped: a table holds each key once ({after} keys)",
             before - after
         );

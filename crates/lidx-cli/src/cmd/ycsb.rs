@@ -293,7 +293,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     write_out(args.out.as_ref(), &records)?;
     if let Some(csv) = &args.csv {
         super::output::replace(csv, |staged| plot::write_csv(staged, &records))?;
-        eprintln!("wrote the curve to {}", csv.display());
+        note!("wrote the curve to {}", csv.display());
     }
     if let Some(svg) = &args.svg {
         let title = format!(
@@ -301,7 +301,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             records[0].dataset, records[0].device
         );
         super::output::replace(svg, |staged| plot::write_svg(staged, &records, &title))?;
-        eprintln!("drew the curve in {}", svg.display());
+        note!("drew the curve in {}", svg.display());
     }
     print_header(&records[0]);
     for spec in &checked {
@@ -328,7 +328,7 @@ fn store_keys(keys: Keys) -> (Vec<u64>, StoreKeys) {
         return (unique_keys(&keys), StoreKeys::U64);
     }
     let ranked = RankedKeys::encode(&keys);
-    eprintln!(
+    note!(
         "note: {} {} keys ({} distinct) run as their order-preserving bytes on the stores through \
          the API",
         keys.len(),
