@@ -290,3 +290,32 @@ fn a_text_file_given_as_a_table_is_not_called_truncated() {
         assert!(!said.contains("checksum"), "{said}");
     }
 }
+
+/// Class 5: a FITing-tree's `.inner` or a disk PGM's level file whose index file was deleted
+/// verified "ok" as a plain B+-tree or static learned index (exit 0), though nothing can open
+/// the index.
+#[test]
+fn an_updatable_index_without_its_own_file_is_damage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let out = lidx(&[
+        "build",
+        "--dataset",
+        "gen:uniform-dense:2K",
+        "--index",
+        "dfiting,dpgm,alex",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sound = lidx(&["verify", "--dir", dir.to_str().unwrap()]);
+    assert!(sound.status.success(), "{}", text(&sound.stdout));
+    for main in ["dfiting.eps=64.lidx", "dpgm.eps=64.lidx"] {
+        let kept = std::fs::read(dir.join(main)).unwrap();
+        std::fs::remove_file(dir.join(main)).unwrap();
+        let out = lidx(&["verify", "--dir", dir.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{main}: {}", text(&out.stdout));
+        assert!(text(&out.stdout).contains("whose own file is missing"));
+        std::fs::write(dir.join(main), kept).unwrap();
+    }
+}
