@@ -381,10 +381,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     }
                 }
                 for u in &report.unknown {
-                    println!(
-                        "unknown: {u} (the store does not name it: not its file, or a leftover \
-                         its next open removes; never read)"
-                    );
+                    if u.contains(".dropped") {
+                        println!(
+                            "set aside: {u} (log records lidx dropped from a damaged tail at an \
+                             open, kept for you to inspect; never read)"
+                        );
+                    } else {
+                        println!(
+                            "unknown: {u} (the store does not name it: not its file, or a \
+                             leftover its next open removes; never read)"
+                        );
+                    }
                 }
             }
             if !report.is_sound() {
