@@ -1000,6 +1000,17 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
+/// `word` as one word of a POSIX shell command: as it is when it holds only characters no
+/// shell treats specially, else in single quotes (a `'` inside as `'\''`).
+fn shell_quoted(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./:=+-,@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 /// The error of a failed load: what stopped it, what is in the store, and what to do.
 fn failed(
     common: &Common,
@@ -1046,8 +1057,9 @@ fn failed(
         format!("the lines from line {resume} of the input")
     } else {
         format!(
-            "`tail -n +{resume} {} | lidx kv load --db {db} --format {}{} --from -`",
-            input.from.display(),
+            "`tail -n +{resume} {} | lidx kv load --db {} --format {}{} --from -`",
+            shell_quoted(&input.from.display().to_string()),
+            shell_quoted(&common.db.display().to_string()),
             input.format.name(),
             if common.hex { " --hex" } else { "" }
         )
@@ -1056,4 +1068,29 @@ fn failed(
         "{stopped}; {durable} (every record before line {resume}): resume from line {resume} \
          with {resume_with}"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quoted;
+
+    /// The resume command a failed load prints names its paths as one shell word each, what
+    /// spaces, quotes or `$` they hold (they were printed bare).
+    #[test]
+    fn a_quoted_word_is_read_back_by_the_shell_as_itself() {
+        for word in [
+            "plain/path.tsv",
+            "my data.tsv",
+            "it's $HOME `x`",
+            "a\\b\"c",
+            "",
+        ] {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("printf %s {}", shell_quoted(word)))
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), word);
+        }
+    }
 }

@@ -271,11 +271,12 @@ impl Plan<'_> {
         drop(keys);
         // The dataset is loaded and checked: only now may the directory be created. One this
         // run made is removed again if the tables fail (it holds nothing then).
-        let made = !self.dir.exists();
+        // Registered, so a signal removes it too; kept once the tables are in place.
+        let made = (!self.dir.exists()).then(|| super::cleanup::Created::register(self.dir));
         std::fs::create_dir_all(self.dir)?;
         let written = self.write_tables(tables, &record, &mut rng);
-        if written.is_err() && made {
-            let _ = std::fs::remove_dir(self.dir);
+        if let (Ok(_), Some(made)) = (&written, made) {
+            made.keep();
         }
         written
     }
