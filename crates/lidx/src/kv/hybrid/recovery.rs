@@ -110,17 +110,19 @@ pub fn decode_meta(file: &str, bytes: &[u8]) -> Result<Meta> {
     })
 }
 
-/// `Io` of kind `NotFound` unless the log directory `dir` holds at least one segment: a
-/// store's log exists from its creation on, so a missing one was removed outside lidx.
+/// [`Error::Corrupt`] unless the log directory `dir` holds at least one segment: a store's
+/// log exists from its creation on, so a missing one was removed outside lidx, and with it
+/// every record after the static files (damage to restore, not a path or permission to fix).
 pub fn require_wal(dir: &Path) -> Result<()> {
     if wal_exists(dir)? {
         return Ok(());
     }
-    Err(Error::Io {
+    Err(Error::Corrupt {
         file: dir.display().to_string(),
-        op: "open write-ahead log".to_string(),
-        kind: std::io::ErrorKind::NotFound,
-        message: "the log has no segment; it was removed outside lidx".to_string(),
+        block: None,
+        what: "the log has no segment: it was removed outside lidx, and with it every record \
+               after the tables"
+            .to_string(),
     })
 }
 
