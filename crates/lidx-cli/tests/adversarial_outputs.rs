@@ -593,20 +593,25 @@ fn a_killed_build_keeps_the_old_index_files_and_leaves_nothing() {
     }
 }
 
+/// Writes 1K uniform-dense keys to the SOSD file `out`.
+fn gen_1k(out: &Path) {
+    let made = lidx(&[
+        "gen",
+        "--dataset",
+        "gen:uniform-dense:1K",
+        "--out",
+        &path(out),
+    ]);
+    assert!(made.status.success(), "{}", text(&made.stderr));
+}
+
 /// Class 3: `lidx build` whose `--dir` holds its own dataset under an index's name is
 /// refused, with or without `--force`, and the dataset is untouched.
 #[test]
 fn a_build_never_writes_over_its_dataset() {
     let tmp = tempfile::tempdir().unwrap();
     let dataset = tmp.path().join("zonemap.gran=item.lidx");
-    let made = lidx(&[
-        "gen",
-        "--dataset",
-        "gen:uniform-dense:1K",
-        "--out",
-        &path(&dataset),
-    ]);
-    assert!(made.status.success(), "{}", text(&made.stderr));
+    gen_1k(&dataset);
     let before = std::fs::read(&dataset).unwrap();
     for force in [false, true] {
         let mut args = vec!["build", "--dataset", dataset.to_str().unwrap()];
@@ -627,14 +632,7 @@ fn a_build_never_writes_over_its_dataset() {
 fn a_forced_build_removes_only_its_indexs_old_files() {
     let tmp = tempfile::tempdir().unwrap();
     let dataset = tmp.path().join("alex.lidx");
-    let made = lidx(&[
-        "gen",
-        "--dataset",
-        "gen:uniform-dense:1K",
-        "--out",
-        &path(&dataset),
-    ]);
-    assert!(made.status.success(), "{}", text(&made.stderr));
+    gen_1k(&dataset);
     let keys = std::fs::read(&dataset).unwrap();
     let out = lidx(
         &["build", "--dataset", &path(&dataset), "--index", "alex"]
