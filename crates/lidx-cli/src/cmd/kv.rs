@@ -356,6 +356,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         "log_segments": report.log_segments,
                         "log_records": report.log_records,
                         "torn_tail_bytes": report.torn_tail_bytes,
+                        "torn_pages_slot": report.torn_pages_slot.as_ref().map(|t| json!({"file": t.file, "block": t.block})),
                         "damage": report.damage.iter().map(|d| json!({"file": d.file, "block": d.block, "what": d.what})).collect::<Vec<_>>(),
                         "missing": report.missing,
                         "unknown": report.unknown,
@@ -374,6 +375,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         String::new()
                     }
                 );
+                if let Some(t) = &report.torn_pages_slot {
+                    println!(
+                        "torn: {} block {}: the header slot a checkpoint was stamping when it \
+                         was interrupted (not damage: the store opens through the other slot, \
+                         and the next checkpoint rewrites it)",
+                        t.file, t.block
+                    );
+                }
                 for d in &report.damage {
                     match d.block {
                         Some(b) => println!("damaged: {} block {b}: {}", d.file, d.what),

@@ -8,8 +8,11 @@
 //! stamps the slot `generation % 2` with each checkpoint's generation before it commits the
 //! checkpoint, so a page file older than the manifest's checkpoint is told apart from the live
 //! one; the other slot keeps the previous stamp, so a stamp torn by a power loss leaves the
-//! file readable (the header is the valid slot of the highest generation; `check` reports the
-//! torn one).
+//! file readable (the header is the valid slot of the highest generation). `check` reports a
+//! slot that fails its checksum as damage, unless it is the slot of the generation after the
+//! committed checkpoint while the other slot holds the committed checkpoint's stamp: that is
+//! what an interrupted checkpoint's stamp leaves, reported as such and not as damage (the next
+//! checkpoint rewrites it).
 //!
 //! A checkpoint image (`inner-<generation>.lbi`) is a block file: block 0 holds the header
 //! below, the blocks after it the body, a byte stream of the leaves in key order (block and

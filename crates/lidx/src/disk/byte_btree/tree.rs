@@ -161,12 +161,32 @@ impl ByteBTree {
         check_pages_header(storage.open(name, false)?.as_ref())
     }
 
-    /// The first damaged header slot of the page file `name` of `storage`, as an error
-    /// (`check`: a torn stamp, which opening survives through the other slot, is still
-    /// reported).
-    pub fn check_pages_slots(storage: &Storage, name: &str) -> Result<()> {
-        let [a, b] = read_pages_slots(storage.open(name, false)?.as_ref())?;
-        a.and(b).map(|_| ())
+    /// Checks both header slots of the page file `name` of `storage` against `committed`,
+    /// the store and generation of its committed checkpoint (generation 0: none yet).
+    /// Returns the slot torn by an interrupted checkpoint, if one is: a slot that fails its
+    /// checksum, the one the checkpoint after `committed` stamps, while the other slot holds
+    /// `committed`'s stamp. That is what a power loss during the stamp leaves; the store opens
+    /// through the other slot, and the next checkpoint rewrites the torn one. Any other
+    /// damaged slot is returned as the error (`check` reports it as damage).
+    pub fn check_pages_slots(
+        storage: &Storage,
+        name: &str,
+        committed: FileOwner,
+    ) -> Result<Option<u64>> {
+        let slots = read_pages_slots(storage.open(name, false)?.as_ref())?;
+        let next = (committed.generation + 1) % PAGES_HEADER_BLOCKS;
+        let partner_committed = matches!(&slots[1 - next as usize], Ok(o) if *o == committed);
+        let mut torn = None;
+        for (slot, read) in (0..).zip(slots) {
+            match read {
+                Ok(_) => {}
+                Err(Error::ChecksumMismatch { .. }) if slot == next && partner_committed => {
+                    torn = Some(slot);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(torn)
     }
 
     /// Stamps the page file's header slot of `owner`'s generation with `owner` and makes it

@@ -69,7 +69,11 @@ pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Re
         return Ok(owner.generation);
     }
     if owner.store == store {
-        ByteBTree::check_pages_slots(storage, PAGES_FILE)?;
+        let committed = FileOwner {
+            store,
+            generation: checkpoint,
+        };
+        ByteBTree::check_pages_slots(storage, PAGES_FILE, committed)?;
     }
     let file = storage.dir().map_or_else(
         || PAGES_FILE.to_string(),

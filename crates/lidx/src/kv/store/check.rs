@@ -8,11 +8,18 @@
 //! file in the store's directory that the store does not name (not one it wrote, or a
 //! leftover of an interrupted merge that the next open removes) is reported as unknown: lidx
 //! never reads it, and it is not damage.
+//!
+//! What a power loss leaves on a sound store is reported, not called damage: a torn tail of
+//! the log (the next open cuts it), and a `btree` page file's header slot torn while a
+//! checkpoint after the committed one stamped it, the other slot holding the committed
+//! checkpoint's stamp ([`ByteBTree::check_pages_slots`]; the next checkpoint rewrites it). A
+//! damaged header slot whose partner does not hold the committed stamp is damage.
 
 use std::path::Path;
 
 use crate::disk::byte_btree::{ByteBTree, Image};
 use crate::disk::byte_table::ByteTable;
+use crate::disk::owner::FileOwner;
 use crate::error::{Error, Result};
 use crate::io::{DeviceKind, Storage};
 use crate::kv::manifest::{manifest_path, Manifest, ManifestStore};
@@ -40,6 +47,16 @@ pub struct Damage {
     pub what: String,
 }
 
+/// A header slot of a page file torn by an interrupted checkpoint
+/// ([`CheckReport::torn_pages_slot`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TornSlot {
+    /// The page file.
+    pub file: String,
+    /// The slot's block.
+    pub block: u64,
+}
+
 /// What [`crate::kv::store::Store::check`] read and found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
@@ -54,6 +71,11 @@ pub struct CheckReport {
     pub log_records: u64,
     /// A torn tail at the end of the log (bytes): not damage, the next open cuts it.
     pub torn_tail_bytes: u64,
+    /// The header slot of a `btree` store's page file that a checkpoint was stamping when it
+    /// was interrupted (torn, while the other slot holds the committed checkpoint's stamp):
+    /// not damage, the store opens through the other slot and the next checkpoint rewrites
+    /// it.
+    pub torn_pages_slot: Option<TornSlot>,
     /// Everything damaged; empty when the store is sound. A missing file is here too.
     pub damage: Vec<Damage>,
     /// Files the store needs (the manifest names them, or the log that must cover the
@@ -206,9 +228,19 @@ fn check_files(
                 None => Ok(None),
             };
             let checkpoint = present.first().map_or(0, |(_, id)| id.generation);
+            let committed = FileOwner {
+                store,
+                generation: checkpoint,
+            };
             let checked = image.and_then(|image| {
                 check_pages(storage, store, checkpoint)?;
-                ByteBTree::check_pages_slots(storage, PAGES_FILE)?;
+                report.torn_pages_slot =
+                    ByteBTree::check_pages_slots(storage, PAGES_FILE, committed)?.map(|block| {
+                        TornSlot {
+                            file: dir.join(PAGES_FILE).display().to_string(),
+                            block,
+                        }
+                    });
                 ByteBTree::open(storage, PAGES_FILE, image, manifest.static_seq, true)?.check()
             });
             match checked {

@@ -148,7 +148,7 @@ use crate::io::Storage;
 use crate::kv::wal::{Dropped, Record};
 
 pub use batch::{BatchOp, WriteBatch};
-pub use check::{CheckReport, Damage};
+pub use check::{CheckReport, Damage, TornSlot};
 pub use dir::{decode_identity, LOCK_FILE, STORE_FILE, STORE_MAGIC, STORE_VERSION};
 pub use options::{
     CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, StoreOptions, MAX_KEY_BYTES,
