@@ -669,3 +669,38 @@ fn a_forced_build_removes_only_its_indexs_old_files() {
         "{stale:?}"
     );
 }
+
+/// Class 3 across a command's outputs: `lidx ycsb --curve --out R --csv C --svg S` renamed each
+/// into place as it was written, so a figure that could not be written left the records and
+/// the CSV already replaced. Now all are staged and renamed together: a failure on the last
+/// one leaves the old files as they were and nothing new.
+#[test]
+fn a_failed_figure_leaves_the_commands_other_outputs_as_they_were() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (records, csv) = (tmp.path().join("rec.jsonl"), tmp.path().join("c.csv"));
+    std::fs::write(&records, b"{\"old\":1}\n").unwrap();
+    std::fs::write(&csv, b"old\n").unwrap();
+    let out = lidx(&[
+        "ycsb",
+        "--dataset",
+        "gen:lognormal:20K",
+        "--ops",
+        "1K",
+        "--workload",
+        "read-only",
+        "--curve",
+        "--budgets",
+        "64K,256K",
+        "--csv",
+        &path(&csv),
+        "--svg",
+        &path(&tmp.path().join("no-such-dir").join("c.svg")),
+        "--out",
+        &path(&records),
+        "--force",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(&records).unwrap(), b"{\"old\":1}\n");
+    assert_eq!(std::fs::read(&csv).unwrap(), b"old\n");
+    assert_eq!(names(tmp.path()), ["c.csv", "rec.jsonl"]);
+}

@@ -9,6 +9,8 @@ use lidx_bench::report::{self, Format};
 use lidx_bench::BenchError;
 use serde::Serialize;
 
+use super::output::Batch;
+
 /// Parses a count of operations (`1M`, `500K`, `2000`) for the option `what`.
 /// The operations are drawn up front (16 bytes each at most), so a count the machine cannot
 /// hold is refused here.
@@ -60,9 +62,21 @@ pub fn check_out_inputs(
 /// Writes `records` to `--out`, if given (staged and renamed into place, see
 /// [`super::output`]), and says so on stderr.
 pub fn write_out<R: Serialize>(out: Option<&PathBuf>, records: &[R]) -> anyhow::Result<()> {
+    let mut batch = Batch::default();
+    stage_out(&mut batch, out, records)?;
+    batch.commit()
+}
+
+/// Stages `records` for `--out`, if given, in `batch`: in place with the command's other
+/// outputs when the batch commits.
+pub fn stage_out<R: Serialize>(
+    batch: &mut Batch,
+    out: Option<&PathBuf>,
+    records: &[R],
+) -> anyhow::Result<()> {
     if let Some(out) = out {
-        super::output::replace(out, |staged| report::write_records(staged, records))?;
-        note!("wrote {} records to {}", records.len(), out.display());
+        let note = format!("wrote {} records to {}", records.len(), out.display());
+        batch.write(out, note, |staged| report::write_records(staged, records))?;
     }
     Ok(())
 }

@@ -16,7 +16,8 @@ use lidx_bench::plot::{write_lines, Axes};
 use lidx_bench::structure_dimension::{self, STRUCTURES};
 use lidx_bench::BenchError;
 
-use super::args::{check_out_inputs, parse_ops, write_out};
+use super::args::{check_out_inputs, parse_ops, stage_out};
+use super::output::Batch;
 use super::{load_numeric_dataset, Bars};
 
 /// Arguments of `lidx dims`.
@@ -239,6 +240,7 @@ fn counts(what: &'static str, list: &str) -> anyhow::Result<Vec<usize>> {
 }
 
 fn approx(args: ApproxArgs) -> anyhow::Result<()> {
+    let mut batch = Batch::default();
     let sizes = counts("partition sizes", &args.sizes)?;
     let eps = counts("maximum errors", &args.eps)?;
     let queries = parse_ops("query count", &args.queries.queries)?;
@@ -277,12 +279,12 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
             x_bytes: false,
         };
         write_figure(
+            &mut batch,
             path,
             &format!("{}: leaf lookup time", dataset.name),
             &axes,
             lines(|r| r.lookup_ns),
         )?;
-        note!("wrote {}", path.display());
     }
     if let Some(path) = &args.svg_leaves {
         let axes = Axes {
@@ -292,14 +294,14 @@ fn approx(args: ApproxArgs) -> anyhow::Result<()> {
             x_bytes: false,
         };
         write_figure(
+            &mut batch,
             path,
             &format!("{}: leaves", dataset.name),
             &axes,
             lines(|r| r.leaves as f64),
         )?;
-        note!("wrote {}", path.display());
     }
-    write_out(args.common.out.as_ref(), &records)
+    finish(batch, args.common.out.as_ref(), &records)
 }
 
 /// Refuses, before anything runs, a records file of no known format, and a records file or
@@ -320,15 +322,27 @@ fn check_figures(
     Ok(())
 }
 
-/// Draws `lines` into the SVG file `path` ([`super::output::replace`]: renamed into place
-/// once whole).
+/// Draws `lines` into the SVG file `path`, staged in `batch` (renamed into place with the
+/// command's other outputs once all are whole).
 fn write_figure(
+    batch: &mut Batch,
     path: &std::path::Path,
     title: &str,
     axes: &Axes<'_>,
     lines: Vec<(String, Vec<(f64, f64)>)>,
 ) -> anyhow::Result<()> {
-    super::output::replace(path, |staged| write_lines(staged, title, axes, lines))
+    let note = format!("wrote {}", path.display());
+    batch.write(path, note, |staged| write_lines(staged, title, axes, lines))
+}
+
+/// Stages the records for `--out` in `batch` and renames every output into place.
+fn finish<R: serde::Serialize>(
+    mut batch: Batch,
+    out: Option<&PathBuf>,
+    records: &[R],
+) -> anyhow::Result<()> {
+    stage_out(&mut batch, out, records)?;
+    batch.commit()
 }
 
 /// Named (x, y) points grouped into lines by name, in the order names first appear.
@@ -346,6 +360,7 @@ fn lines_of<'a>(
 }
 
 fn structure(args: StructureArgs) -> anyhow::Result<()> {
+    let mut batch = Batch::default();
     let eps = counts("leaf errors", &args.eps)?;
     let queries = parse_ops("query count", &args.queries.queries)?;
     let structures: Vec<String> = args
@@ -415,14 +430,14 @@ fn structure(args: StructureArgs) -> anyhow::Result<()> {
                 .map(|r| (r.structure.as_str(), (r.leaves as f64, r.lookup_ns))),
         );
         write_figure(
+            &mut batch,
             path,
             &format!("{}: index structures", dataset.name),
             &axes,
             lines,
         )?;
-        note!("wrote {}", path.display());
     }
-    write_out(args.common.out.as_ref(), &records)
+    finish(batch, args.common.out.as_ref(), &records)
 }
 
 fn approx_table(records: &[ApproxRecord]) -> Table {
@@ -551,16 +566,16 @@ fn against_reserve(
     lines
 }
 
-/// Draws `lines` to `path`, if given, and says so.
+/// Draws `lines` to `path`, if given, staged in `batch`.
 fn draw(
+    batch: &mut Batch,
     path: Option<&PathBuf>,
     title: &str,
     axes: &Axes<'_>,
     lines: impl FnOnce() -> Vec<(String, Vec<(f64, f64)>)>,
 ) -> anyhow::Result<()> {
     if let Some(path) = path {
-        write_figure(path, title, axes, lines())?;
-        note!("wrote {}", path.display());
+        write_figure(batch, path, title, axes, lines())?;
     }
     Ok(())
 }
@@ -569,6 +584,7 @@ fn draw(
 const RESERVE_AXIS: &str = "reserved space (slots, log scale)";
 
 fn insert(args: InsertArgs) -> anyhow::Result<()> {
+    let mut batch = Batch::default();
     let config = update_config(&args.strategies, &args.reserves, 1, &args.common)?;
     check_figures(&args.common.dataset, args.common.out.as_ref(), &[&args.svg])?;
     let records = run_updates(&config, &args.common)?;
@@ -580,15 +596,17 @@ fn insert(args: InsertArgs) -> anyhow::Result<()> {
         x_bytes: false,
     };
     draw(
+        &mut batch,
         args.svg.as_ref(),
         &format!("{}: insertion strategies", records[0].dataset),
         &axes,
         || against_reserve(&totals, &config.reserves, |r| r.insert_ns),
     )?;
-    write_out(args.common.out.as_ref(), &records)
+    finish(batch, args.common.out.as_ref(), &records)
 }
 
 fn retrain(args: RetrainArgs) -> anyhow::Result<()> {
+    let mut batch = Batch::default();
     let config = update_config(
         &args.strategies,
         &args.reserves,
@@ -617,6 +635,7 @@ fn retrain(args: RetrainArgs) -> anyhow::Result<()> {
         x_bytes: false,
     };
     draw(
+        &mut batch,
         args.svg_progress.as_ref(),
         &format!("{name}: retrains while inserting (reserve {first})"),
         &Axes {
@@ -635,24 +654,28 @@ fn retrain(args: RetrainArgs) -> anyhow::Result<()> {
         },
     )?;
     draw(
+        &mut batch,
         args.svg_count.as_ref(),
         &format!("{name}: retrain count"),
         &vs_reserve("retrains"),
         || against_reserve(&totals, &config.reserves, |r| r.retrains as f64),
     )?;
     draw(
+        &mut batch,
         args.svg_total.as_ref(),
         &format!("{name}: total retrain time"),
         &vs_reserve("retraining, total (s)"),
         || against_reserve(&totals, &config.reserves, |r| r.retrain_s),
     )?;
     draw(
+        &mut batch,
         args.svg_average.as_ref(),
         &format!("{name}: average retrain time"),
         &vs_reserve("one retrain, mean (us)"),
         || against_reserve(&totals, &config.reserves, |r| r.retrain_avg_us),
     )?;
     draw(
+        &mut batch,
         args.svg_tradeoff.as_ref(),
         &format!("{name}: insertion against retraining"),
         &Axes {
@@ -669,5 +692,5 @@ fn retrain(args: RetrainArgs) -> anyhow::Result<()> {
             )
         },
     )?;
-    write_out(args.common.out.as_ref(), &records)
+    finish(batch, args.common.out.as_ref(), &records)
 }

@@ -180,14 +180,63 @@ pub fn replace<T>(
     out: &Path,
     write: impl FnOnce(&Path) -> lidx_bench::Result<T>,
 ) -> anyhow::Result<T> {
-    let Some(target) = resolve(out)? else {
-        return write(out).with_context(|| format!("writing {}", out.display()));
-    };
-    let mut staging = Staging::beside(parent(&target))?;
-    let staged = staging.file(&target)?;
-    let value = write(&staged).with_context(|| format!("writing {}", out.display()))?;
-    staging.commit()?;
+    let mut batch = Batch::default();
+    let value = batch.write(out, String::new(), write)?;
+    batch.commit()?;
     Ok(value)
+}
+
+/// The outputs of one command (its records, a CSV, figures), each written to a staged file
+/// first and all renamed into place by [`Batch::commit`] once every one is whole: a failure
+/// on the last figure leaves every earlier output as it was too. One [`Staging`] per target
+/// directory, so no rename crosses a directory's file system.
+#[derive(Debug, Default)]
+pub struct Batch {
+    stagings: Vec<(PathBuf, Staging)>,
+    /// What to say on stderr once the outputs are in place.
+    notes: Vec<String>,
+}
+
+impl Batch {
+    /// Runs `write` on a staged file for `out`; `note` (if not empty) is said on stderr once
+    /// the batch is committed.
+    pub fn write<T>(
+        &mut self,
+        out: &Path,
+        note: String,
+        write: impl FnOnce(&Path) -> lidx_bench::Result<T>,
+    ) -> anyhow::Result<T> {
+        let staged = match resolve(out)? {
+            None => out.to_path_buf(),
+            Some(target) => {
+                let dir = parent(&target).to_path_buf();
+                let at = match self.stagings.iter().position(|(d, _)| *d == dir) {
+                    Some(at) => at,
+                    None => {
+                        self.stagings.push((dir.clone(), Staging::beside(&dir)?));
+                        self.stagings.len() - 1
+                    }
+                };
+                self.stagings[at].1.file(&target)?
+            }
+        };
+        let value = write(&staged).with_context(|| format!("writing {}", out.display()))?;
+        if !note.is_empty() {
+            self.notes.push(note);
+        }
+        Ok(value)
+    }
+
+    /// Renames every staged output into place ([`Staging::commit`]), then says the notes.
+    pub fn commit(self) -> anyhow::Result<()> {
+        for (_, staging) in self.stagings {
+            staging.commit()?;
+        }
+        for note in self.notes {
+            note!("{note}");
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -32,8 +32,9 @@ use lidx_bench::store_keys::{RankedKeys, StoreKeys};
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
 
-use super::args::{check_out_inputs, parse_fetches, parse_ops, write_out};
+use super::args::{check_out_inputs, parse_fetches, parse_ops, stage_out};
 use super::disk::{unique_keys, DeviceChoice};
+use super::output::Batch;
 use super::{load_any_dataset, Bars};
 
 /// Arguments of `lidx ycsb`.
@@ -289,20 +290,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
 
     drop(private);
-    // In place before the last line on stdout: a closed pipe cannot leave a staged file.
-    write_out(args.out.as_ref(), &records)?;
+    // In place before the last line on stdout: a closed pipe cannot leave a staged file. All
+    // or none: a failure on the figure leaves the old records and CSV too.
+    let mut batch = Batch::default();
+    stage_out(&mut batch, args.out.as_ref(), &records)?;
     if let Some(csv) = &args.csv {
-        super::output::replace(csv, |staged| plot::write_csv(staged, &records))?;
-        note!("wrote the curve to {}", csv.display());
+        let note = format!("wrote the curve to {}", csv.display());
+        batch.write(csv, note, |staged| plot::write_csv(staged, &records))?;
     }
     if let Some(svg) = &args.svg {
         let title = format!(
             "{} on {}: throughput vs memory",
             records[0].dataset, records[0].device
         );
-        super::output::replace(svg, |staged| plot::write_svg(staged, &records, &title))?;
-        note!("drew the curve in {}", svg.display());
+        let note = format!("drew the curve in {}", svg.display());
+        batch.write(svg, note, |staged| {
+            plot::write_svg(staged, &records, &title)
+        })?;
     }
+    batch.commit()?;
     print_header(&records[0]);
     for spec in &checked {
         if let StoreSpec::Peer(p) = spec {
