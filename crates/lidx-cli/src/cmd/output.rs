@@ -15,7 +15,9 @@
 //!   [`Staging::commit`] fsyncs each output, renames it over its target and fsyncs the
 //!   directory; until then the old file is untouched, and a failure or a signal leaves it as
 //!   it was and nothing new.
-//! * [`replace`]: the same for one output written by one function.
+//! * [`Batch`]: a command's several outputs (records, CSV, figures), each staged in the
+//!   [`Staging`] of its directory and all renamed into place together once every one is
+//!   whole; [`replace`] is a batch of one.
 //!
 //! A target that exists and is not a regular file (`/dev/stdout`, a FIFO) is written in place,
 //! since renaming over it would replace the device node; a symbolic link is followed, so the
