@@ -704,3 +704,65 @@ fn a_failed_figure_leaves_the_commands_other_outputs_as_they_were() {
     assert_eq!(std::fs::read(&csv).unwrap(), b"old\n");
     assert_eq!(names(tmp.path()), ["c.csv", "rec.jsonl"]);
 }
+
+/// Review of issue 30's fixes: `table create` into a directory it made printed its JSON lines
+/// while that directory was still registered for removal, so with stdout a closed pipe the
+/// failed print panicked and the unwinding removed the tables it had just written.
+#[test]
+fn table_create_into_a_new_directory_keeps_its_tables_when_stdout_is_closed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tnew");
+    let out = format!("{}/", dir.display());
+    let run = into_closed_pipe(&[
+        "table",
+        "create",
+        "--from",
+        "gen:uniform-dense:5K",
+        "--ratio",
+        "1",
+        "--out",
+        &out,
+    ]);
+    let stderr = text(&run.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(names(&dir), ["large", "r1"], "{stderr}");
+}
+
+/// Review of issue 30's fixes: `build --force` removed every file whose name began with an
+/// updatable index's and whose bytes began with `lidx`, so a user's copies
+/// (`alex.lidx.data.orig`, `lipp.lidx.v1-backup`) were deleted; and an index whose target
+/// was a directory or a FIFO was built, reported, and silently dropped (exit 0).
+#[test]
+fn a_forced_build_keeps_copies_and_refuses_targets_that_are_not_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("idx");
+    let build = |indexes: &str| {
+        lidx(&[
+            "build",
+            "--dataset",
+            "gen:uniform-dense:2K",
+            "--index",
+            indexes,
+            "--dir",
+            dir.to_str().unwrap(),
+            "--force",
+        ])
+    };
+    let first = build("alex,lipp");
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    for (from, to) in [
+        ("alex.lidx.data", "alex.lidx.data.orig"),
+        ("lipp.lidx", "lipp.lidx.v1-backup"),
+    ] {
+        std::fs::copy(dir.join(from), dir.join(to)).unwrap();
+    }
+    let again = build("alex,lipp");
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    for copy in ["alex.lidx.data.orig", "lipp.lidx.v1-backup"] {
+        assert!(dir.join(copy).is_file(), "{copy} was removed");
+    }
+    std::fs::create_dir(dir.join("btree.fill=100.lidx")).unwrap();
+    let refused = build("btree");
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(dir.join("btree.fill=100.lidx").is_dir());
+}

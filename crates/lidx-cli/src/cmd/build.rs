@@ -147,7 +147,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Once the dataset is loaded: `--dir` (removed again if this run made it and the build
     // fails) and the private directory inside it where every file is built.
     let stage = || -> anyhow::Result<(Option<Created>, Staging, Storage)> {
-        let made = (!args.dir.exists()).then(|| Created::register(&args.dir));
+        let made = std::fs::symlink_metadata(&args.dir)
+            .is_err()
+            .then(|| Created::register(&args.dir));
         target.create_dir()?;
         let staging = Staging::beside(&args.dir)?;
         let device = DeviceChoice::parse(&format!("{prefix}{}", staging.dir().display()), None)?;
@@ -226,7 +228,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             (name, keys.len(), made, staging)
         }
     };
-    commit(staging, &args.dir, &saved)?;
+    commit(staging, &args.dir, &files, &saved)?;
     if let Some(made) = made {
         made.keep();
     }
@@ -235,34 +237,62 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Renames every file built in `staging` into `dir`, then removes the files of the updatable
-/// indexes `saved` that the new build did not write (an older build's, which `--force` asked
-/// to replace: a disk PGM's levels are named by their number), so no stale file of an index
-/// is left beside its new ones. Only a file that reads as lidx's own (its magic starts with
-/// `lidx`, in either case, as every index file's does) is removed: a user's file named like
-/// one (`dpgm.eps=64.lidx.notes`) is left alone.
-fn commit(mut staging: Staging, dir: &Path, saved: &[String]) -> anyhow::Result<()> {
+/// Renames every file built in `staging` into `dir` (the indexes' own files: `files`, and
+/// the files of the updatable indexes `saved`), then removes the files of those updatable
+/// indexes that the new build did not write (an older build's, which `--force` asked to
+/// replace: a disk PGM's levels are named by their number), so no stale file of an index is
+/// left beside its new ones. A target that exists and is not a regular file is refused before
+/// anything is renamed. Only a file named as an index's own ([`is_index_file`]) that reads
+/// as lidx's (its magic starts with `lidx`, in either case, as every index file's does) is
+/// removed: a user's copy (`alex.lidx.data.orig`) or note is left alone.
+fn commit(
+    mut staging: Staging,
+    dir: &Path,
+    files: &[String],
+    saved: &[String],
+) -> anyhow::Result<()> {
+    let ours = |file: &str| files.iter().any(|f| f == file) || is_index_file(file, saved);
     let mut built = Vec::new();
     for entry in std::fs::read_dir(staging.dir())
         .with_context(|| format!("reading {}", staging.dir().display()))?
     {
         let name = entry?.file_name();
-        staging.file(&dir.join(&name))?;
-        built.push(name);
+        if ours(&name.to_string_lossy()) {
+            super::output::check_regular(&dir.join(&name))?;
+            built.push(name);
+        }
+    }
+    for name in &built {
+        staging.file(&dir.join(name))?;
     }
     staging.commit()?;
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let name = entry?.file_name();
-        let file = name.to_string_lossy();
+        let entry = entry?;
+        let name = entry.file_name();
         if !built.contains(&name)
-            && saved.iter().any(|s| Storage::is_file_of(&file, s))
-            && is_lidx_file(&dir.join(&name))
+            && is_index_file(&name.to_string_lossy(), saved)
+            && entry.file_type().is_ok_and(|t| t.is_file())
+            && is_lidx_file(&entry.path())
         {
-            std::fs::remove_file(dir.join(&name))
-                .with_context(|| format!("removing the replaced {}", dir.join(&name).display()))?;
+            std::fs::remove_file(entry.path())
+                .with_context(|| format!("removing the replaced {}", entry.path().display()))?;
         }
     }
     Ok(())
+}
+
+/// True when `file` is named as a file of an updatable index saved under one of `saved`
+/// names it: the name itself, its `.inner` and `.data` files, a level `.L<l>.<g>`.
+fn is_index_file(file: &str, saved: &[String]) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    saved.iter().any(|s| match file.strip_prefix(s.as_str()) {
+        Some("" | ".inner" | ".data") => true,
+        Some(rest) => rest
+            .strip_prefix(".L")
+            .and_then(|l| l.split_once('.'))
+            .is_some_and(|(level, group)| digits(level) && digits(group)),
+        None => false,
+    })
 }
 
 /// True when `path` starts with the `lidx` of every index file's magic (either case).

@@ -790,7 +790,7 @@ fn load(
     let created = common
         .db
         .ancestors()
-        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .take_while(|a| !a.as_os_str().is_empty() && std::fs::symlink_metadata(a).is_err())
         .last()
         .map(Path::to_path_buf);
     // A signal (Ctrl-C) during a first load removes the store this run created, as a failed

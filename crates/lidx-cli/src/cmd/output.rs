@@ -96,6 +96,22 @@ pub fn directory_of(out: &Path) -> anyhow::Result<PathBuf> {
     Ok(parent(&target).to_path_buf())
 }
 
+/// Refuses an output `out` that exists and is not a regular file (a directory, a device, a
+/// FIFO, a symbolic link): for the outputs lidx writes only as files of its own (index files,
+/// tables), which [`Staging::file`] would otherwise leave to be written in place.
+pub fn check_regular(out: &Path) -> Result<(), BenchError> {
+    match std::fs::symlink_metadata(out) {
+        Ok(meta) if !meta.is_file() => Err(refuse(
+            out,
+            "a regular file (it exists as a directory, device, FIFO or symbolic link; lidx \
+             writes index files and tables only as regular files: remove it or choose \
+             another directory)"
+                .to_string(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Outputs being written in a private directory beside their targets, renamed into place by
 /// [`Staging::commit`]; dropped without a commit, the directory and all in it are removed and
 /// every target is as it was.

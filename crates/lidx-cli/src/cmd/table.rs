@@ -272,24 +272,35 @@ impl Plan<'_> {
         // The dataset is loaded and checked: only now may the directory be created. One this
         // run made is removed again if the tables fail (it holds nothing then).
         // Registered, so a signal removes it too; kept once the tables are in place.
-        let made = (!self.dir.exists()).then(|| super::cleanup::Created::register(self.dir));
+        let made = std::fs::symlink_metadata(self.dir)
+            .is_err()
+            .then(|| super::cleanup::Created::register(self.dir));
         std::fs::create_dir_all(self.dir)?;
-        let written = self.write_tables(tables, &record, &mut rng);
-        if let (Ok(_), Some(made)) = (&written, made) {
+        let lines = self.write_tables(tables, &record, &mut rng)?;
+        // The tables are in place and the directory is the user's: kept before anything is
+        // printed, so a closed stdout cannot remove them.
+        if let Some(made) = made {
             made.keep();
         }
-        written
+        for line in lines {
+            println!("{line}");
+        }
+        Ok(())
     }
 
     /// Writes `tables` (name and keys) in a private directory beside their targets, then
-    /// renames them into place and prints one JSON line each.
+    /// renames them into place; returns one JSON line each, for the caller to print once
+    /// nothing it created is registered for removal.
     fn write_tables<K: Copy, T: TableKey>(
         &self,
         tables: Vec<(String, Vec<K>)>,
         record: impl Fn(&K) -> (T, u64),
         rng: &mut ChaCha8Rng,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<Vec<serde_json::Value>> {
         let args = self.args;
+        for (name, _) in &tables {
+            output::check_regular(&self.dir.join(name))?;
+        }
         let mut staging = output::Staging::beside(self.dir)?;
         let storage = Storage::new(staging.dir(), DeviceKind::File { direct: true }, 4096)?;
         let mut lines = Vec::new();
@@ -323,10 +334,7 @@ impl Plan<'_> {
         }
         // In place before the lines on stdout: a closed pipe cannot leave a staged table.
         staging.commit()?;
-        for line in lines {
-            println!("{line}");
-        }
-        Ok(())
+        Ok(lines)
     }
 }
 
