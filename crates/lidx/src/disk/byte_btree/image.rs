@@ -5,14 +5,17 @@
 //! `lidxBTP1` (8 bytes at 0), format version (u32 at 8), block size (u32 at 12), owner (24
 //! bytes at 16: the store's id and the generation of the checkpoint that stamped the slot, see
 //! [`crate::disk::owner`]). Every other block is a leaf or part of an overflow run. A store
-//! stamps the slot `generation % 2` with each checkpoint's generation before it commits the
-//! checkpoint, so a page file older than the manifest's checkpoint is told apart from the live
-//! one; the other slot keeps the previous stamp, so a stamp torn by a power loss leaves the
-//! file readable (the header is the valid slot of the highest generation). `check` reports a
-//! slot that fails its checksum as damage, unless it is the slot of the generation after the
-//! committed checkpoint while the other slot holds the committed checkpoint's stamp: that is
-//! what an interrupted checkpoint's stamp leaves, reported as such and not as damage (the next
-//! checkpoint rewrites it).
+//! stamps the slot that does not hold the live checkpoint's stamp with each checkpoint's
+//! generation before it commits the checkpoint, and once it has committed writes the same
+//! stamp into the other slot ([`crate::disk::byte_btree::ByteBTree::settle_pages`]; a
+//! writer's open does it too, with the last generation it burned), before any block of the
+//! older checkpoint can be reused. So the page file is the live one for the manifest's
+//! checkpoint exactly while a slot holds that checkpoint's stamp: another store's, an older
+//! copy and a later one (whose checkpoints reused the blocks) are told apart from it. A stamp
+//! torn by a power loss leaves the other slot, which holds the committed stamp; `check`
+//! reports a slot that fails its checksum as damage, unless the other slot holds the committed
+//! stamp: that is what an interrupted stamp leaves, reported as such and not as damage (the
+//! next stamp rewrites it).
 //!
 //! A checkpoint image (`inner-<generation>.lbi`) is a block file: block 0 holds the header
 //! below, the blocks after it the body, a byte stream of the leaves in key order (block and
@@ -58,7 +61,7 @@ const IMAGE_HEADER: usize = IMAGE_OWNER_AT + OWNER_BYTES;
 const BLOCK_SIZE_AT: usize = 12;
 /// Offset of the owner in the page file's header.
 const PAGES_OWNER_AT: usize = 16;
-/// Blocks at the start of the page file that hold its header: two slots, stamped in turn.
+/// Blocks at the start of the page file that hold its header: two slots (see the module docs).
 pub(crate) const PAGES_HEADER_BLOCKS: u64 = 2;
 /// What the page file's header block starts with.
 const PAGES_START: HeaderStart = HeaderStart::new(

@@ -44,7 +44,7 @@ mod tree;
 
 pub use cursor::BTreeCursor;
 pub use image::{decode_image, Image, BTREE_VERSION, IMAGE_MAGIC, PAGES_MAGIC};
-pub use tree::{ByteBTree, Op};
+pub use tree::{ByteBTree, Op, PagesStamps};
 
 pub(crate) use node::Node;
 pub(crate) use pages::PageIo;

@@ -9,7 +9,7 @@ use crate::disk::byte_table::shortest_separator;
 use crate::disk::owner::FileOwner;
 use crate::error::{Error, Result};
 use crate::io::scratch;
-use crate::io::{AlignedBuf, IoClass, Storage};
+use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::kv::wal::Seq;
 
 use super::image::{
@@ -161,44 +161,85 @@ impl ByteBTree {
         check_pages_header(storage.open(name, false)?.as_ref())
     }
 
-    /// Checks both header slots of the page file `name` of `storage` against `committed`,
-    /// the store and generation of its committed checkpoint (generation 0: none yet).
-    /// Returns the slot torn by an interrupted checkpoint, if one is: a slot that fails its
-    /// checksum, the one the checkpoint after `committed` stamps, while the other slot holds
-    /// `committed`'s stamp. That is what a power loss during the stamp leaves; the store opens
-    /// through the other slot, and the next checkpoint rewrites the torn one. Any other
-    /// damaged slot is returned as the error (`check` reports it as damage).
+    /// The generations of the page file `name`'s valid header slots of the store `store`,
+    /// and whether one of them is exactly `committed` (the store and generation of the
+    /// checkpoint the manifest names; generation 0: none yet). A page file is the store's
+    /// live one for that checkpoint only when a slot holds `committed`: the slot is erased
+    /// ([`ByteBTree::settle_pages`]) before any block of that checkpoint can be reused.
+    pub fn pages_stamps(
+        storage: &Storage,
+        name: &str,
+        committed: FileOwner,
+    ) -> Result<PagesStamps> {
+        let slots = read_pages_slots(storage.open(name, false)?.as_ref())?;
+        let mut stamps = PagesStamps::default();
+        for read in slots.iter().flatten() {
+            if read.store == committed.store {
+                stamps.highest = Some(
+                    stamps
+                        .highest
+                        .map_or(read.generation, |h| h.max(read.generation)),
+                );
+            }
+            stamps.holds_committed |= *read == committed;
+        }
+        Ok(stamps)
+    }
+
+    /// Checks both header slots of the page file `name` of `storage` against `committed`.
+    /// Returns the slot torn by an interrupted stamp, if one is: a slot that fails its
+    /// checksum while the other slot holds `committed`'s stamp. That is what a power loss
+    /// during a checkpoint's stamp (or the erasure after it) leaves; the store opens through
+    /// the other slot, and the next stamp rewrites the torn one. Any other damaged slot is
+    /// returned as the error (`check` reports it as damage).
     pub fn check_pages_slots(
         storage: &Storage,
         name: &str,
         committed: FileOwner,
     ) -> Result<Option<u64>> {
         let slots = read_pages_slots(storage.open(name, false)?.as_ref())?;
-        let next = (committed.generation + 1) % PAGES_HEADER_BLOCKS;
-        let partner_committed = matches!(&slots[1 - next as usize], Ok(o) if *o == committed);
         let mut torn = None;
-        for (slot, read) in (0..).zip(slots) {
+        for (slot, read) in (0..).zip(&slots) {
+            let partner_committed = matches!(&slots[1 - slot as usize], Ok(o) if *o == committed);
             match read {
                 Ok(_) => {}
-                Err(Error::ChecksumMismatch { .. }) if slot == next && partner_committed => {
-                    torn = Some(slot);
-                }
-                Err(e) => return Err(e),
+                Err(Error::ChecksumMismatch { .. }) if partner_committed => torn = Some(slot),
+                Err(e) => return Err(e.clone()),
             }
         }
         Ok(torn)
     }
 
-    /// Stamps the page file's header slot of `owner`'s generation with `owner` and makes it
-    /// durable: a store does it with each checkpoint's generation before committing the
-    /// checkpoint (the other slot keeps the previous stamp: a torn stamp leaves it).
-    pub fn stamp_pages(&mut self, owner: FileOwner) -> Result<()> {
+    /// Writes `stamp` into the header slot of the page file `name` that does not hold
+    /// `committed` (either, when both do) and makes it durable; nothing when that slot holds
+    /// `stamp` already. A store calls it with the generation it has burned last (`stamp`, at
+    /// least `committed`'s) once a checkpoint has committed and whenever it opens for
+    /// writing, before any block of an older checkpoint can be reused: from then on no slot
+    /// names a checkpoint whose blocks may be overwritten, so an older backup's manifest
+    /// cannot take this page file for its own.
+    pub fn settle_pages(
+        storage: &Storage,
+        name: &str,
+        committed: FileOwner,
+        stamp: FileOwner,
+    ) -> Result<()> {
+        let device = storage.open(name, true)?;
+        settle_slots(device.as_ref(), committed, stamp)
+    }
+
+    /// [`ByteBTree::settle_pages`] on this tree's page file.
+    pub fn settle(&mut self, committed: FileOwner, stamp: FileOwner) -> Result<()> {
+        settle_slots(self.pages.io.device().as_ref(), committed, stamp)
+    }
+
+    /// Stamps the page file's header slot that does not hold `committed` (the live
+    /// checkpoint's stamp, which stays until this one commits: a torn stamp leaves it) with
+    /// `owner` and makes it durable: a store does it with each checkpoint's generation before
+    /// committing the checkpoint.
+    pub fn stamp_pages(&mut self, owner: FileOwner, committed: FileOwner) -> Result<()> {
         let device = self.pages.io.device();
-        write_pages_slot(
-            device.as_ref(),
-            owner.generation % PAGES_HEADER_BLOCKS,
-            owner,
-        )?;
+        let slots = read_pages_slots(device.as_ref())?;
+        write_pages_slot(device.as_ref(), other_slot(&slots, committed), owner)?;
         device.sync()
     }
 
@@ -609,5 +650,34 @@ impl Pages {
             let blocks = self.io.geometry.run_blocks(k + v);
             self.space.retire(first, blocks, seq);
         }
+    }
+}
+
+/// What the header slots of a page file say ([`ByteBTree::pages_stamps`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PagesStamps {
+    /// The highest generation a valid slot of the store holds.
+    pub highest: Option<u64>,
+    /// Whether a valid slot holds exactly the committed stamp.
+    pub holds_committed: bool,
+}
+
+/// Writes `stamp` into the header slot of `device` that does not hold `committed`, durably,
+/// unless that slot holds it already.
+fn settle_slots(device: &dyn BlockDevice, committed: FileOwner, stamp: FileOwner) -> Result<()> {
+    let slots = read_pages_slots(device)?;
+    let slot = other_slot(&slots, committed);
+    if matches!(&slots[slot as usize], Ok(o) if *o == stamp) {
+        return Ok(());
+    }
+    write_pages_slot(device, slot, stamp)?;
+    device.sync()
+}
+
+/// The header slot that does not hold `committed` (slot 1 when both do or neither does).
+fn other_slot(slots: &[Result<FileOwner>; 2], committed: FileOwner) -> u64 {
+    match &slots[1] {
+        Ok(o) if *o == committed && !matches!(&slots[0], Ok(p) if *p == committed) => 0,
+        _ => 1,
     }
 }

@@ -56,23 +56,28 @@ fn is_image_name(name: &str) -> bool {
     name.starts_with("inner-") && name.ends_with(".lbi")
 }
 
-/// [`Error::ForeignFile`] unless the page file belongs to the store `store` and is no older
-/// than the checkpoint of generation `checkpoint` (0: none) that the manifest names. A
-/// checkpoint stamps the page file with its generation before it commits, so a page file
-/// ahead of the manifest is one whose checkpoint did not commit: its blocks of the committed
-/// checkpoint are intact (copy on write), and it is accepted. A header slot damaged after
-/// its checkpoint committed leaves only an older stamp: that is the slot's damage, not an
-/// older file, and its error is returned. Returns the page file's generation.
+/// [`Error::ForeignFile`] unless a header slot of the page file holds exactly the stamp of
+/// the store `store` and the checkpoint of generation `checkpoint` (0: none) that the
+/// manifest names. A checkpoint stamps the page file's other slot with its generation before
+/// it commits, and once committed (or when a writer opens) erases the older checkpoint's
+/// stamp ([`ByteBTree::settle_pages`]) before any of that checkpoint's blocks can be reused:
+/// so a page file that still holds the stamp has that checkpoint's blocks intact (one whose
+/// next checkpoint did not commit included), and one that does not (another store's, an
+/// older copy, or a later one whose checkpoints reused the blocks) is refused. A slot damaged
+/// after its checkpoint committed is the slot's damage, and its error is returned. Returns
+/// the highest generation the page file's slots hold (stamps that did not commit burn theirs).
 pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Result<u64> {
-    let owner = ByteBTree::read_pages_owner(storage, PAGES_FILE)?;
-    if owner.store == store && owner.generation >= checkpoint {
-        return Ok(owner.generation);
+    let committed = FileOwner {
+        store,
+        generation: checkpoint,
+    };
+    let stamps = ByteBTree::pages_stamps(storage, PAGES_FILE, committed)?;
+    if stamps.holds_committed {
+        return Ok(stamps.highest.unwrap_or(checkpoint).max(checkpoint));
     }
+    // Neither slot readable: the header's own error (damage, not another store's file).
+    let owner = ByteBTree::read_pages_owner(storage, PAGES_FILE)?;
     if owner.store == store {
-        let committed = FileOwner {
-            store,
-            generation: checkpoint,
-        };
         ByteBTree::check_pages_slots(storage, PAGES_FILE, committed)?;
     }
     let file = storage.dir().map_or_else(
@@ -83,7 +88,8 @@ pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Re
         file,
         what: format!(
             "its header says {owner}; the store is {store:032x} and its live checkpoint is \
-             generation {checkpoint}"
+             generation {checkpoint}, which no header slot names (another store's page \
+             file, or a copy from before or after that checkpoint)"
         ),
     })
 }
@@ -91,6 +97,9 @@ pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Re
 /// The writer's bookkeeping, behind the lock that makes writers take turns.
 struct WriterState {
     next_generation: u64,
+    /// The generation of the checkpoint the manifest names (0: none): its stamp stays in the
+    /// page file until the next checkpoint commits.
+    committed: u64,
     image: Option<String>,
     /// Log bytes appended since the last checkpoint.
     log_bytes: u64,
@@ -223,6 +232,19 @@ impl BTreeEngine {
         // the next one takes a later one, so that no two stamps of the page file share a
         // generation (a copy of the page file taken in between would pass for the new one).
         let next_generation = next_generation.max(check_pages(&storage, store_id, checkpoint)? + 1);
+        let committed = FileOwner {
+            store: store_id,
+            generation: checkpoint,
+        };
+        if !options.read_only {
+            // Before the log's replay can reuse a block no longer in the checkpoint: an older
+            // checkpoint's stamp left by a crash after its successor committed is erased.
+            let burned = FileOwner {
+                store: store_id,
+                generation: next_generation - 1,
+            };
+            ByteBTree::settle_pages(&storage, PAGES_FILE, committed, burned)?;
+        }
         let static_seq = manifest.static_seq;
         let mut tree = ByteBTree::open(&storage, PAGES_FILE, image, static_seq, options.read_only)?;
         let image_file = file.map(|(name, _)| name);
@@ -260,6 +282,7 @@ impl BTreeEngine {
             manifest: Mutex::new((!options.read_only).then_some(store)),
             writer: Mutex::new(WriterState {
                 next_generation,
+                committed: checkpoint,
                 image: image_file,
                 log_bytes,
                 failed: None,
@@ -363,7 +386,11 @@ impl BTreeInner {
             tree.sync()?;
             // Stamped before the commit: a page file whose generation is below the live
             // checkpoint's is an older copy (see `check_pages`).
-            tree.stamp_pages(owner)?;
+            let committed = FileOwner {
+                store: self.store,
+                generation: st.committed,
+            };
+            tree.stamp_pages(owner, committed)?;
             (tree.image(), self.applied.load(Ordering::Acquire))
         };
         image.owner = owner;
@@ -387,8 +414,11 @@ impl BTreeInner {
                 }),
             })?;
         }
+        st.committed = generation;
         {
             let mut tree = self.tree.write();
+            // The previous checkpoint's stamp is erased before its blocks can be reused.
+            tree.settle(owner, owner)?;
             tree.checkpointed(seq);
             let readers = self.readers.oldest(seq);
             tree.reclaim(readers);
