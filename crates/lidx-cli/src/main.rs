@@ -5,9 +5,10 @@
 //! output `lidx repro` will not replace, as clap does for its own), 1
 //! for anything else.
 
-/// `eprintln!` that never fails: a line on stderr (progress, a note, a warning) whose reader
-/// went away (`lidx build ... 2>&1 | head -1`) is dropped and the command goes on, instead of
-/// a panic that abandons its work half-way.
+/// `eprintln!` that never panics: while a run holds files it must remove (SIGPIPE ignored,
+/// see `cmd::cleanup`), a line on stderr (progress, a note, a warning) whose reader went away
+/// (`lidx build ... 2>&1 | head -1`) is dropped and the command finishes its work; otherwise
+/// the closed pipe's SIGPIPE ends the command quietly, as it does other Unix tools.
 macro_rules! note {
     ($($arg:tt)*) => {{
         use std::io::Write as _;

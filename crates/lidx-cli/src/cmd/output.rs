@@ -21,9 +21,12 @@
 //!
 //! A target that exists and is not a regular file (`/dev/stdout`, a FIFO) is written in place,
 //! since renaming over it would replace the device node; a symbolic link is followed, so the
-//! file it names is replaced and the link kept. No command prints on stdout while a staging
-//! directory is open (its outputs are renamed into place before its lines, or staged only
-//! after them), so a closed pipe, whose SIGPIPE ends the process, cannot leave a staged file.
+//! file it names is replaced and the link kept (index files and tables, which lidx writes only
+//! as regular files, refuse such a target: [`check_regular`]). While a staging directory is
+//! open SIGPIPE is ignored ([`super::cleanup`]): a closed stderr drops progress lines and the
+//! command finishes; no command prints on stdout while one is open (its outputs are renamed
+//! into place before its lines), and a failed print would unwind through the guards, which
+//! remove what they hold.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
