@@ -234,14 +234,7 @@ fn gen_killed_mid_write_leaves_nothing_and_the_old_output_untouched() {
     for signal in [libc::SIGTERM, libc::SIGINT] {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("keys.sosd");
-        let old = lidx(&[
-            "gen",
-            "--dataset",
-            "gen:uniform-dense:1K",
-            "--out",
-            &path(&out),
-        ]);
-        assert!(old.status.success());
+        gen_1k(&out);
         let before = std::fs::read(&out).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_lidx"))
             .args([
@@ -328,14 +321,7 @@ fn a_failed_join_keeps_the_old_output_and_leaves_nothing() {
 fn an_output_that_is_the_commands_dataset_is_refused_even_with_force() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("keys.jsonl");
-    let made = lidx(&[
-        "gen",
-        "--dataset",
-        "gen:uniform-dense:1K",
-        "--out",
-        &path(&data),
-    ]);
-    assert!(made.status.success());
+    gen_1k(&data);
     let before = std::fs::read(&data).unwrap();
     let d = path(&data);
     let runs: [&[&str]; 3] = [
