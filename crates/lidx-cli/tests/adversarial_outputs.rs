@@ -24,20 +24,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{json_lines, lidx, text};
+use common::{json_lines, lidx, names, text};
 
 fn path(p: &Path) -> String {
     p.display().to_string()
-}
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// `lidx table create` of 20K lognormal keys at ratio 1 into `dir` (`large`, `r1`).

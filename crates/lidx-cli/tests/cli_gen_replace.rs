@@ -11,7 +11,7 @@ mod common;
 
 use std::process::Command;
 
-use common::text;
+use common::{names, text};
 
 /// Runs `lidx gen --dataset <dataset> --out <out> --force` under a file size limit of 1 KiB.
 fn gen_limited(dataset: &str, out: &str) -> std::process::Output {
@@ -21,15 +21,6 @@ fn gen_limited(dataset: &str, out: &str) -> std::process::Output {
         .args([env!("CARGO_BIN_EXE_lidx"), dataset, out])
         .output()
         .expect("sh runs")
-}
-
-fn names(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! What `bench`, `bench --on-disk` and `ycsb` parse and write alike: operation counts, fetch
 //! modes, and the records file (`--out`), checked before a run starts and written after it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use lidx::disk::static_learned::Fetch;
 use lidx_bench::registry::parse_count;
@@ -50,10 +50,7 @@ pub fn check_out_inputs(
 ) -> Result<(), BenchError> {
     if let Some(out) = out {
         Format::for_path(out)?;
-        let inputs: Vec<(&str, &Path)> = super::dataset_files(dataset)
-            .into_iter()
-            .map(|p| ("--dataset", p))
-            .collect();
+        let inputs = super::dataset_inputs(dataset);
         super::output::check(out, &inputs, force)?;
     }
     Ok(())

@@ -130,26 +130,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if !args.force {
         refuse_existing(&args.dir, &files, &saved)?;
     }
-    let inputs: Vec<(&str, &Path)> = super::dataset_files(&args.dataset)
-        .into_iter()
-        .map(|p| ("--dataset", p))
-        .collect();
+    let inputs = super::dataset_inputs(&args.dataset);
     for file in &files {
         super::output::check(&args.dir.join(file), &inputs, true)?;
     }
     // An updatable index's old files (which `--force` replaces) are never the dataset either.
     for entry in std::fs::read_dir(&args.dir).into_iter().flatten().flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();
-        if saved.iter().any(|s| Storage::is_file_of(&file, s)) {
+        if is_saved_file(&file, &saved) {
             super::output::check(&entry.path(), &inputs, true)?;
         }
     }
     // Once the dataset is loaded: `--dir` (removed again if this run made it and the build
     // fails) and the private directory inside it where every file is built.
     let stage = || -> anyhow::Result<(Option<Created>, Staging, Storage)> {
-        let made = std::fs::symlink_metadata(&args.dir)
-            .is_err()
-            .then(|| Created::register(&args.dir));
+        let made = Created::if_missing(&args.dir);
         target.create_dir()?;
         let staging = Staging::beside(&args.dir)?;
         let device = DeviceChoice::parse(&format!("{prefix}{}", staging.dir().display()), None)?;
@@ -242,7 +237,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 /// indexes that the new build did not write (an older build's, which `--force` asked to
 /// replace: a disk PGM's levels are named by their number), so no stale file of an index is
 /// left beside its new ones. A target that exists and is not a regular file is refused before
-/// anything is renamed. Only a file named as an index's own ([`is_index_file`]) that reads
+/// anything is renamed. Only a file named as an index's own ([`Storage::is_file_of`]) that reads
 /// as lidx's (its magic starts with `lidx`, in either case, as every index file's does) is
 /// removed: a user's copy (`alex.lidx.data.orig`) or note is left alone.
 fn commit(
@@ -251,7 +246,7 @@ fn commit(
     files: &[String],
     saved: &[String],
 ) -> anyhow::Result<()> {
-    let ours = |file: &str| files.iter().any(|f| f == file) || is_index_file(file, saved);
+    let ours = |file: &str| files.iter().any(|f| f == file) || is_saved_file(file, saved);
     let mut built = Vec::new();
     for entry in std::fs::read_dir(staging.dir())
         .with_context(|| format!("reading {}", staging.dir().display()))?
@@ -270,7 +265,7 @@ fn commit(
         let entry = entry?;
         let name = entry.file_name();
         if !built.contains(&name)
-            && is_index_file(&name.to_string_lossy(), saved)
+            && is_saved_file(&name.to_string_lossy(), saved)
             && entry.file_type().is_ok_and(|t| t.is_file())
             && is_lidx_file(&entry.path())
         {
@@ -281,18 +276,9 @@ fn commit(
     Ok(())
 }
 
-/// True when `file` is named as a file of an updatable index saved under one of `saved`
-/// names it: the name itself, its `.inner` and `.data` files, a level `.L<l>.<g>`.
-fn is_index_file(file: &str, saved: &[String]) -> bool {
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    saved.iter().any(|s| match file.strip_prefix(s.as_str()) {
-        Some("" | ".inner" | ".data") => true,
-        Some(rest) => rest
-            .strip_prefix(".L")
-            .and_then(|l| l.split_once('.'))
-            .is_some_and(|(level, group)| digits(level) && digits(group)),
-        None => false,
-    })
+/// True when `file` is a file of an updatable index saved under one of `saved`.
+fn is_saved_file(file: &str, saved: &[String]) -> bool {
+    saved.iter().any(|s| Storage::is_file_of(file, s))
 }
 
 /// True when `path` starts with the `lidx` of every index file's magic (either case).
@@ -315,7 +301,7 @@ fn refuse_existing(
     };
     for entry in entries.flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();
-        let taken = files.contains(&file) || saved.iter().any(|s| Storage::is_file_of(&file, s));
+        let taken = files.contains(&file) || is_saved_file(&file, saved);
         if taken {
             return Err(BenchError::BadSpec {
                 what: "dir",

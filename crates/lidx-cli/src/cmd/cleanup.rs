@@ -116,6 +116,15 @@ impl Created {
         }
     }
 
+    /// Registers `dir` when nothing exists at that path yet (not even a dangling symbolic
+    /// link), so that the directory this run is about to create is removed on failure or a
+    /// signal; `None` when the path is someone else's.
+    pub fn if_missing(dir: &Path) -> Option<Created> {
+        std::fs::symlink_metadata(dir)
+            .is_err()
+            .then(|| Created::register(dir))
+    }
+
     /// The registered path.
     pub fn path(&self) -> &Path {
         &self.path

@@ -312,10 +312,7 @@ fn check_figures(
     svgs: &[&Option<PathBuf>],
 ) -> anyhow::Result<()> {
     check_out_inputs(out, dataset, false)?;
-    let inputs: Vec<(&str, &std::path::Path)> = super::dataset_files(dataset)
-        .into_iter()
-        .map(|p| ("--dataset", p))
-        .collect();
+    let inputs = super::dataset_inputs(dataset);
     for svg in svgs.iter().copied().flatten() {
         super::output::check(svg, &inputs, false)?;
     }

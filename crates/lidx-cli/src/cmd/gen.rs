@@ -42,10 +42,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     // Checked before generating, which can take minutes; a dataset read from a file is an
     // input the output must not be.
-    let inputs: Vec<(&str, &Path)> = super::dataset_files(&args.dataset)
-        .into_iter()
-        .map(|p| ("--dataset", p))
-        .collect();
+    let inputs = super::dataset_inputs(&args.dataset);
     output::check(&args.out, &inputs, args.force)?;
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
     type Writer<'a> = Box<dyn FnOnce(&Path) -> lidx_bench::Result<u64> + 'a>;

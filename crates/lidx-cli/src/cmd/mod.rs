@@ -268,9 +268,10 @@ pub fn is_string_dataset(spec: &str) -> bool {
         )
 }
 
-/// The existing files a dataset spec reads (`sosd:<path>`, `text:<path>`, a bare path): what
-/// an output of the command must never be ([`output::check`]). Generated datasets read none.
-pub fn dataset_files(spec: &str) -> Vec<&std::path::Path> {
+/// The existing files a dataset spec reads (`sosd:<path>`, `text:<path>`, a bare path), each
+/// as the input of `--dataset`: what an output of the command must never be
+/// ([`output::check`]). Generated datasets read none.
+pub fn dataset_inputs(spec: &str) -> Vec<(&'static str, &std::path::Path)> {
     let source = spec.split_once(':').map_or(spec, |(_, path)| path);
     let mut files: Vec<&std::path::Path> = [spec, source]
         .into_iter()
@@ -278,7 +279,7 @@ pub fn dataset_files(spec: &str) -> Vec<&std::path::Path> {
         .filter(|p| p.is_file())
         .collect();
     files.dedup();
-    files
+    files.into_iter().map(|p| ("--dataset", p)).collect()
 }
 
 /// Loads a dataset spec behind a spinner and prints its notes to stderr: `u64` keys, what most

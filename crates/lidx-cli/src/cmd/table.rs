@@ -272,9 +272,7 @@ impl Plan<'_> {
         // The dataset is loaded and checked: only now may the directory be created. One this
         // run made is removed again if the tables fail (it holds nothing then).
         // Registered, so a signal removes it too; kept once the tables are in place.
-        let made = std::fs::symlink_metadata(self.dir)
-            .is_err()
-            .then(|| super::cleanup::Created::register(self.dir));
+        let made = super::cleanup::Created::if_missing(self.dir);
         std::fs::create_dir_all(self.dir)?;
         let lines = self.write_tables(tables, &record, &mut rng)?;
         // The tables are in place and the directory is the user's: kept before anything is

@@ -321,12 +321,7 @@ struct Verdict {
 /// `name` is a file of (its `.inner` B+-tree, a level `.L<l>.<g>`), when that index's own
 /// file is not among `names`.
 fn orphan_of<'a>(name: &'a str, names: &[String]) -> Option<&'a str> {
-    let index = name.strip_suffix(".inner").or_else(|| {
-        let (rest, group) = name.rsplit_once('.')?;
-        let (index, level) = rest.rsplit_once(".L")?;
-        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        (digits(group) && digits(level)).then_some(index)
-    })?;
+    let index = Storage::index_of(name)?;
     let updatable = index.ends_with(".lidx")
         && UpdatableSpec::is_updatable_name(index.split('.').next().unwrap_or_default());
     (updatable && !names.iter().any(|n| n == index)).then_some(index)
@@ -375,23 +370,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // Files not read, and why.
     let mut skipped: Vec<(&str, &str)> = Vec::new();
     for ((name, kind), head) in names.iter().zip(&kinds).zip(&heads) {
+        // ALEX's files are paired below, by their own kinds.
+        let orphan = kind
+            .filter(|(k, _)| !matches!(k, Kind::AlexInner | Kind::AlexData))
+            .and_then(|_| orphan_of(name, &names));
         let (kind, result) = match kind {
             // A store's files were read by its check.
             Some(_) if store => continue,
             // A FITing-tree's inner B+-tree or a disk PGM's level without the index's own
             // file reads as a sound file of its kind, but nothing can open the index.
-            Some((kind, _))
-                if !matches!(kind, Kind::AlexInner | Kind::AlexData)
-                    && orphan_of(name, &names).is_some() =>
-            {
-                (
+            Some((kind, _)) if orphan.is_some() => (
                 Some(*kind),
                 Err(format!(
-                    "a file of the updatable index {}, whose own file is missing: nothing can                      open it (rebuild the index with lidx build)",
-                    orphan_of(name, &names).unwrap_or_default()
+                    "a file of the updatable index {}, whose own file is missing: nothing can \
+                     open it (rebuild the index with lidx build)",
+                    orphan.unwrap_or_default()
                 )),
-                )
-            }
+            ),
             Some((Kind::StoreFile, _)) => (
                 Some(Kind::StoreFile),
                 Err(

@@ -231,10 +231,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .into());
     }
     check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
-    let inputs: Vec<(&str, &std::path::Path)> = super::dataset_files(&args.dataset)
-        .into_iter()
-        .map(|p| ("--dataset", p))
-        .collect();
+    let inputs = super::dataset_inputs(&args.dataset);
     for figure in [&args.csv, &args.svg].into_iter().flatten() {
         super::output::check(figure, &inputs, args.force)?;
     }

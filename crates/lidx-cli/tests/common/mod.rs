@@ -41,3 +41,13 @@ pub fn without_progress(stderr: &[u8]) -> String {
         .map(|l| format!("{l}\n"))
         .collect()
 }
+
+/// The names of the entries in `dir`, sorted.
+pub fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

@@ -93,7 +93,17 @@ pub trait DiskMap<K: Key>: DiskIndex<K> {
 /// saved index for a dataset calls it before trusting any answer (the key count alone binds
 /// nothing: another dataset of the same size passes it).
 pub fn check_built_from<K: Key>(file: &str, index: &dyn DiskIndex<K>, keys: &[K]) -> Result<()> {
-    let expected = crate::codec::keys_fingerprint(keys);
+    check_fingerprint(file, index, crate::codec::keys_fingerprint(keys))
+}
+
+/// [`check_built_from`] against the keys' fingerprint `expected`
+/// ([`crate::codec::keys_fingerprint`]), for a caller that checks several indexes of one
+/// dataset and hashes its keys once.
+pub fn check_fingerprint<K: Key>(
+    file: &str,
+    index: &dyn DiskIndex<K>,
+    expected: u64,
+) -> Result<()> {
     let found = index.keys_fingerprint();
     if found != expected {
         return Err(crate::Error::StaleIndex {

@@ -197,16 +197,34 @@ impl Storage {
     }
 
     /// True when `file` is one of the files of the index stored under `name` (the rule of
-    /// [`Storage::files_of`]): `name` itself or a name starting with `name.`.
+    /// [`Storage::files_of`]): `name` itself or one of its companion files
+    /// ([`Storage::index_of`]). A user's file that merely starts with `name.`
+    /// (`alex.lidx.data.orig`) is not one.
     pub fn is_file_of(file: &str, name: &str) -> bool {
-        file.strip_prefix(name)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        file == name || Self::index_of(file) == Some(name)
     }
 
-    /// The files of the index stored under `name`: `name` itself (if it exists) and every file
-    /// whose name starts with `name.` (an index of several files, such as ALEX's `name.inner`
-    /// and `name.data` or the dynamic PGM's level files `name.L<level>.<generation>`, names
-    /// them after its main file), sorted. What a caller removes to remove the whole index,
+    /// The name of the index that `file` is a companion file of, by the names indexes of
+    /// several files give them after their main file: ALEX's `name.inner` and `name.data`, the
+    /// FITing-tree's `name.inner`, the dynamic PGM's levels `name.L<level>.<generation>`.
+    /// `None` for any other name.
+    pub fn index_of(file: &str) -> Option<&str> {
+        if let Some(index) = file
+            .strip_suffix(".inner")
+            .or_else(|| file.strip_suffix(".data"))
+        {
+            return Some(index);
+        }
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let (rest, generation) = file.rsplit_once('.')?;
+        let (index, level) = rest.rsplit_once(".L")?;
+        (digits(level) && digits(generation)).then_some(index)
+    }
+
+    /// The files of the index stored under `name`: `name` itself (if it exists) and its
+    /// companion files (an index of several files, such as ALEX's `name.inner` and
+    /// `name.data` or the dynamic PGM's level files `name.L<level>.<generation>`, names them
+    /// after its main file: [`Storage::index_of`]), sorted. What a caller removes to remove the whole index,
     /// including files a crash left behind.
     pub fn files_of(&self, name: &str) -> Result<Vec<String>> {
         let belongs = |file: &str| Self::is_file_of(file, name);
@@ -397,6 +415,10 @@ mod tests {
         assert!(!Storage::is_file_of("upd.alexx", "upd.alex"));
         assert!(!Storage::is_file_of("upd.ale", "upd.alex"));
         assert!(!Storage::is_file_of("x.upd.alex", "upd.alex"));
+        assert!(!Storage::is_file_of("upd.alex.data.orig", "upd.alex"));
+        assert!(!Storage::is_file_of("upd.dpgm.L3.bak", "upd.dpgm"));
+        assert_eq!(Storage::index_of("upd.dpgm.L3.7"), Some("upd.dpgm"));
+        assert_eq!(Storage::index_of("upd.alex.notes"), None);
     }
 
     #[test]

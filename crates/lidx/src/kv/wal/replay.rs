@@ -54,8 +54,6 @@ pub(super) fn name_of(path: &Path) -> String {
 pub struct SegmentScan {
     /// Sequence number of the segment's first record (from its header).
     pub first_seq: Seq,
-    /// The store whose log the segment is (from its header; 0: none).
-    pub owner: u128,
     /// Sequence number after its last valid record.
     pub next_seq: Seq,
     /// Bytes up to the end of its last valid record.
@@ -97,7 +95,7 @@ pub fn scan_segment(
     recovery: WalRecovery,
     mut on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<SegmentScan> {
-    let (first, owner) = decode_segment_header(file, bytes)?;
+    let (first, _) = decode_segment_header(file, bytes)?;
     let mut pos = SEGMENT_HEADER_BYTES;
     let mut next = first;
     let mut damage = None;
@@ -147,7 +145,6 @@ pub fn scan_segment(
     }
     Ok(SegmentScan {
         first_seq: first,
-        owner,
         next_seq: next,
         valid_len: pos,
         damage,
