@@ -4,12 +4,12 @@
 //! workspace's `fuzz_corpus` test includes it with `#[path]` to replay every corpus in
 //! `fuzz/corpus/<name>/` without libFuzzer or a nightly toolchain.
 //!
-//! Two kinds (DESIGN.md, style 7): one target per decoder of bytes from disk (any bytes decode
-//! to something consistent or give a typed error), and model-based targets that run operation
-//! sequences against a `BTreeMap` through the fault-injecting device (`store_hybrid_ops`,
-//! `store_btree_ops`, `disk_btree_ops`; `store_trie_ops`, whose `log` store has no device; the
-//! store targets also fault whole files between opens: `store_file_faults`). Paths inside go through `super::`, so the folder
-//! works both as a crate root and as a module.
+//! Two kinds (as lsm-tree's `fuzz/` and redb's `fuzz_redb.rs`): one target per decoder of bytes
+//! from disk (any bytes decode to something consistent or give a typed error), and model-based
+//! targets that run operation sequences against a `BTreeMap` through the fault-injecting device
+//! (`store_hybrid_ops`, `store_btree_ops`, `disk_btree_ops`; `store_trie_ops`, whose `log` store
+//! has no device; the store targets also fault whole files between opens: `store_file_faults`).
+//! Paths inside go through `super::`, so the folder works both as a crate root and as a module.
 
 pub mod byte_table;
 pub mod disk_alex_data_node;

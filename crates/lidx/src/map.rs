@@ -1,6 +1,6 @@
 //! The [`OrderedMap`] trait: what every owned ordered map in lidx offers.
 //!
-//! `DESIGN.md` ("Core vocabulary") names the operations: an ordered map owns key-value pairs and
+//! The operations, named alike in every map of lidx: an ordered map owns key-value pairs and
 //! answers `get`, `range` (an iterator in key order), `insert`, `remove`, `len` and
 //! `size_in_bytes`. We add `lower_bound`, the first entry at or after a key, which is what a
 //! join or a scan starts from. Keys are compared with [`Key::key_cmp`] (an `f64` is not `Ord`),

@@ -1,4 +1,5 @@
-//! Seeded synthetic key generators: sorted `u64` keys named as in DESIGN.md "Data and workloads".
+//! Seeded synthetic key generators: sorted `u64` keys, each named as `--dataset gen:<name>:<count>`
+//! takes it (the table below; GRE's hardness generator is `gre.rs`).
 //!
 //! Every generator draws from `ChaCha8Rng::seed_from_u64(seed)`, so the same name, count and
 //! seed always give the same keys, on every platform. Keys are returned sorted ascending.

@@ -1,7 +1,7 @@
 //! GRE's hardness generator: keys whose optimal PLA has a chosen number of segments at two
 //! error bounds, `gre:l=<local segments>,g=<global segments>`.
 //!
-//! The idea (GRE, as DESIGN.md "Data and workloads" describes it): the difficulty of a dataset
+//! The idea (GRE's, as its paper describes it): the difficulty of a dataset
 //! for learned indexes is captured by how many segments an optimal PLA needs at a small error
 //! (local hardness, eps 8, what a last-mile search sees) and at a large error (global hardness,
 //! eps 512, what the upper structure sees). We emit keys rank by rank:

@@ -1,10 +1,10 @@
 //! Fixed-offset fields of the on-disk structures' blocks, and the checks every header block
 //! starts with.
 //!
-//! Each file format keeps its own byte layout, with its offset table at the top of its codec
-//! file (DESIGN.md style 2; redb's `header.rs`). What they share is here, so that a field is
-//! read and written one way and a wrong file is refused with the same typed errors whatever
-//! structure it was opened as:
+//! Each file format keeps its own byte layout, with its offset table at the top of its codec file
+//! and a diagram in `docs/format.md` (as redb's `header.rs`). What they share is here, so that a
+//! field is read and written one way and a wrong file is refused with the same typed errors
+//! whatever structure it was opened as:
 //!
 //! * little-endian `u32`, `u64` and `f64` fields at byte offsets ([`u32_at`], [`u64_at`],
 //!   [`f64_at`], [`put_u32`], [`put_u64`], [`put_u64s`]): the layouts are tables of offsets,

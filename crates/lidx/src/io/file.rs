@@ -1,7 +1,8 @@
 //! [`FileDevice`]: a real file read and written with `O_DIRECT`.
 //!
 //! With `O_DIRECT` every read goes to the device, so measured times are cold-cache times and the
-//! OS page cache cannot hide I/O (DESIGN.md, "Storage devices"). `O_DIRECT` needs the buffer
+//! OS page cache cannot hide I/O (a disk run is on such a file or on a simulated device, and its
+//! results say which). `O_DIRECT` needs the buffer
 //! address, the file offset and the length aligned to the device's logical block; block sizes
 //! are multiples of 4096 and a caller's buffer that is not 4096-aligned goes through an
 //! [`AlignedBuf`] bounce buffer. Some file systems (tmpfs, some overlay mounts) refuse

@@ -34,7 +34,8 @@
 //!
 //! The free list ([`super::free`]) holds the blocks of nodes that merges removed; splits take
 //! from it before they append to the file. The keys' fingerprint binds the file to the dataset
-//! it was built from (a derived file, DESIGN.md style 2): a caller opening it for a dataset
+//! it was built from (a derived file; `docs/format.md`, "Keys fingerprint"): a caller opening
+//! it for a dataset
 //! compares it with the dataset's ([`crate::disk::check_built_from`]); writes after the build
 //! do not change it. Version 1 had no fill factor, version 2 no free list (its block count was
 //! leaves and inner nodes only), version 3 no fingerprint; their files are refused

@@ -40,7 +40,8 @@
 //! default fetch strategy and the model kind, the parameters text makes the header record every
 //! build parameter: a caller opening a file checks it is the index it asked for
 //! ([`super::StaticLearned::params`]). The keys' fingerprint binds the file to the data it was
-//! built from (a derived file, DESIGN.md style 2): a caller opening it for a dataset compares it
+//! built from (a derived file; `docs/format.md`, "Keys fingerprint"): a caller opening it for a
+//! dataset compares it
 //! with the dataset's ([`crate::disk::check_built_from`]). Version 1 had no parameters text,
 //! version 2 no fingerprint; their files are refused with [`Error::UnsupportedVersion`]
 //! (rebuild them with `lidx build`).
