@@ -2,7 +2,7 @@
 //! directory, behind one API whatever engine serves it.
 //!
 //! ```no_run
-//! use lidx::kv::store::{CreateOptions, Store, StoreOptions, WriteBatch};
+//! use lidx::kv::{CreateOptions, Store, StoreOptions, WriteBatch};
 //! # fn main() -> lidx::Result<()> {
 //! let store = Store::create("/tmp/words".as_ref(), &CreateOptions::default(), &StoreOptions::default())?;
 //! store.put(b"apple", b"3")?;
