@@ -5,8 +5,9 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use lidx::disk::byte_table::{ByteTable, BYTE_TABLE_MAGIC, BYTE_TABLE_VERSION};
+use lidx::disk::ByteTable;
 use lidx::io::Storage;
+use lidx::raw::disk::byte_table::{BYTE_TABLE_MAGIC, BYTE_TABLE_VERSION};
 
 pub fn check(data: &[u8]) {
     let storage = Storage::ram();

@@ -3,7 +3,7 @@
 //! that re-encodes to a block decoding to the same fields, or give a typed error; never a
 //! panic.
 
-use lidx::disk::alex::decode_meta;
+use lidx::raw::disk::alex::decode_meta;
 
 pub fn check(data: &[u8]) {
     if let Ok(meta) = decode_meta(data, "fuzz") {

@@ -3,7 +3,7 @@
 //! root, first leaf and free list head are blocks of the tree) or give a typed error; never a
 //! panic.
 
-use lidx::disk::btree::decode_header;
+use lidx::raw::disk::btree::decode_header;
 
 pub fn check(data: &[u8]) {
     if let Ok(h) = decode_header(data, "fuzz") {

@@ -3,7 +3,7 @@
 //! named block is in the file, slots at most the leaves) and re-encode to a header that decodes
 //! the same, or give a typed error; never a panic.
 
-use lidx::disk::btree_learned::decode_header;
+use lidx::raw::disk::btree_learned::decode_header;
 
 pub fn check(data: &[u8]) {
     if let Ok(h) = decode_header(data, "fuzz") {

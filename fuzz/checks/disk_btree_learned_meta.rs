@@ -6,8 +6,8 @@
 //! grows, split leaves ascending, a stream that re-encodes to the same bytes) or gives a typed
 //! error naming block 7; never a panic.
 
-use lidx::disk::btree_learned::meta::encode_meta;
-use lidx::disk::btree_learned::{decode_meta, decode_meta_block};
+use lidx::raw::disk::btree_learned::meta::encode_meta;
+use lidx::raw::disk::btree_learned::{decode_meta, decode_meta_block};
 use lidx::Error;
 
 pub fn check(data: &[u8]) {

@@ -5,8 +5,8 @@
 //! ids inside the file, searches answer), or to a free-list block whose ids are ascending blocks
 //! of the file that re-encodes to the same bytes, or gives a typed error; never a panic.
 
-use lidx::disk::btree::free::{decode_free_block, encode_free_block, FreeLayout};
-use lidx::disk::btree::node::{child_index, decode_node, Node, NodeLayout};
+use lidx::raw::disk::btree::free::{decode_free_block, encode_free_block, FreeLayout};
+use lidx::raw::disk::btree::node::{child_index, decode_node, Node, NodeLayout};
 use lidx::{Key, Str16};
 
 fn check_node<K: Key>(bytes: &[u8], layout: &NodeLayout, blocks: u64) {

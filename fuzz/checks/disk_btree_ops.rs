@@ -6,13 +6,13 @@
 //!
 //! Until a fault is armed every answer must be the model's, and the tree reopened at the end
 //! must hold the model. The tree has no log, so after a fault its contents are not defined
-//! (see `lidx::disk::btree::update`): from then on every operation, reopens included, must
+//! (see `lidx::raw::disk::btree::update`): from then on every operation, reopens included, must
 //! only return or give an error with a message, never panic; a reopen that fails ends the run.
 
 use std::collections::BTreeMap;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::DiskIndex;
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::io::{FaultPlan, SimProfile, Storage};
 
 use super::input::{arm, Input, MAX_OPS};

@@ -2,7 +2,7 @@
 //! payload size either decode to a block whose keys are strictly increasing and whose every
 //! record can be read, or give a typed error; never a panic.
 
-use lidx::disk::static_learned::data_block::decode_data_block;
+use lidx::raw::disk::static_learned::data_block::decode_data_block;
 use lidx::Key;
 
 pub fn check(data: &[u8]) {

@@ -1,11 +1,11 @@
 //! Fuzzes the disk PGM's manifest decoders: any bytes either decode to a header whose fields
 //! agree (levels ascending within their capacities, level 0 within its capacity) and re-encode
 //! to the same header, or give a typed error; the tail of the input, read as a run of flagged
-//! records (`lidx::disk::flagged_records`), decodes to strictly ascending keys or gives a typed
+//! records (`lidx::raw::disk::flagged_records`), decodes to strictly ascending keys or gives a typed
 //! error. Never a panic.
 
-use lidx::disk::dpgm::manifest::{capacity, decode_manifest, MAGIC, VERSION};
-use lidx::disk::flagged_records::{decode_records, encode_records};
+use lidx::raw::disk::dpgm::manifest::{capacity, decode_manifest, MAGIC, VERSION};
+use lidx::raw::disk::flagged_records::{decode_records, encode_records};
 
 pub fn check(data: &[u8]) {
     // Inputs starting with an odd byte get the right magic and version, so the fuzzer reaches

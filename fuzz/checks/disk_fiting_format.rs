@@ -1,11 +1,11 @@
-//! Fuzzes the disk FITing-tree's decoders (`lidx::disk::fiting::format`): the segment file's
+//! Fuzzes the disk FITing-tree's decoders (`lidx::raw::disk::fiting::format`): the segment file's
 //! header, a segment's meta block and an inner entry. Any bytes either decode to values whose
 //! fields agree (and re-encode to the same values) or give a typed error; never a panic.
 
-use lidx::disk::fiting::format::{
+use lidx::disk::DiskFitingParams;
+use lidx::raw::disk::fiting::format::{
     decode_header, decode_meta, decode_segref, Header, MAGIC, SEGMENT_TAG, VERSION,
 };
-use lidx::disk::fiting::DiskFitingParams;
 
 pub fn check(data: &[u8]) {
     let mut bytes = data.to_vec();

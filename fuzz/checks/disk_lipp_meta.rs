@@ -3,7 +3,7 @@
 //! bytes within them) and re-encode to a block that decodes the same, or give a typed error;
 //! never a panic.
 
-use lidx::disk::lipp::decode_meta;
+use lidx::raw::disk::lipp::decode_meta;
 
 pub fn check(data: &[u8]) {
     if let Ok(m) = decode_meta(data, "fuzz") {

@@ -4,8 +4,8 @@
 //! whose children lie after the node and inside the nodes, or give a typed error; never a
 //! panic. The first 8 bytes choose the node's position and the end of the nodes.
 
-use lidx::disk::lipp::node::{encode_addr, SlotKind, NODE_HEADER};
-use lidx::disk::lipp::{decode_node_header, decode_slot};
+use lidx::raw::disk::lipp::node::{encode_addr, SlotKind, NODE_HEADER};
+use lidx::raw::disk::lipp::{decode_node_header, decode_slot};
 
 const USABLE: usize = 4092;
 const SLOT: usize = 17;

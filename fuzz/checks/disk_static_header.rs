@@ -2,7 +2,7 @@
 //! derived sizes agree with each other (and re-encode to the same fields), or give a typed
 //! error; never a panic.
 
-use lidx::disk::static_learned::header::{decode_header, HEADER_BYTES, MAGIC, VERSION};
+use lidx::raw::disk::static_learned::header::{decode_header, HEADER_BYTES, MAGIC, VERSION};
 
 pub fn check(data: &[u8]) {
     // Inputs starting with an odd byte get the right magic and version, so the fuzzer reaches

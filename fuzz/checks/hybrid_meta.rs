@@ -1,7 +1,7 @@
 //! Fuzzes the hybrid index's manifest-meta decoder: any bytes either decode (and re-encode to
 //! the same bytes) or give a typed error; never a panic.
 
-use lidx::kv::hybrid::decode_meta;
+use lidx::raw::kv::hybrid::decode_meta;
 
 pub fn check(data: &[u8]) {
     // Inputs starting with an odd byte get the right version, so the fuzzer reaches the fields.

@@ -2,10 +2,10 @@
 //! length and checksum) to model bytes that then decode as a PGM or fail with a typed error,
 //! or give a typed error; never a panic.
 
-use lidx::codec::Decoder;
-use lidx::join::table_index::{decode_saved, INDEX_HEADER_BYTES, INDEX_MAGIC, INDEX_VERSION};
-use lidx::mem::persist::Persist;
-use lidx::mem::pgm::Pgm;
+use lidx::mem::Persist;
+use lidx::mem::Pgm;
+use lidx::raw::codec::Decoder;
+use lidx::raw::join::table_index::{decode_saved, INDEX_HEADER_BYTES, INDEX_MAGIC, INDEX_VERSION};
 
 pub fn check(data: &[u8]) {
     // Inputs starting with an odd byte get a valid magic, version and checksums, so the

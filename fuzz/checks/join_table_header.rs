@@ -1,7 +1,8 @@
 //! Fuzzes the join table header decoder: any bytes either decode to a header whose record fits
 //! a block and that re-encodes to the same bytes, or give a typed error; never a panic.
 
-use lidx::join::table::{TableHeader, HEADER_BYTES};
+use lidx::join::TableHeader;
+use lidx::raw::join::table::HEADER_BYTES;
 
 pub fn check(data: &[u8]) {
     // The first byte picks the block payload, so several block sizes are covered.

@@ -1,7 +1,7 @@
 //! Fuzzes the manifest and `CURRENT` decoders: any bytes either decode (and re-encode to the
 //! same bytes) or give a typed error; never a panic.
 
-use lidx::kv::manifest::{
+use lidx::raw::kv::manifest::{
     decode_current, decode_manifest, encode_current, encode_manifest, MANIFEST_MAGIC, VERSION,
 };
 

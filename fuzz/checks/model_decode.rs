@@ -3,20 +3,20 @@
 //! decoded. Decoding either fails with a typed error or gives an index whose windows keep
 //! `lo <= pos <= hi <= len` for every query; never a panic, never a huge allocation.
 
-use lidx::codec::Decoder;
-use lidx::mem::btree_model::BTreeModel;
-use lidx::mem::fiting::FitingTree;
-use lidx::mem::leco_zone_map::{LecoZoneMap, RoughLecoZoneMap};
-use lidx::mem::persist::Persist;
-use lidx::mem::pgm::Pgm;
-use lidx::mem::pgm_compressed::CprPgm;
-use lidx::mem::pgm_zero::PgmZero;
-use lidx::mem::radix_spline::RadixSpline;
-use lidx::mem::radix_spline_zero::RadixSplineZero;
-use lidx::mem::rmi::Rmi;
-use lidx::mem::sampled_pgm::SampledPgm;
-use lidx::mem::zone_map::ZoneMap;
-use lidx::model::leco::LecoArray;
+use lidx::mem::BTreeModel;
+use lidx::mem::CprPgm;
+use lidx::mem::FitingTree;
+use lidx::mem::Persist;
+use lidx::mem::Pgm;
+use lidx::mem::PgmZero;
+use lidx::mem::RadixSpline;
+use lidx::mem::RadixSplineZero;
+use lidx::mem::Rmi;
+use lidx::mem::SampledPgm;
+use lidx::mem::ZoneMap;
+use lidx::mem::{LecoZoneMap, RoughLecoZoneMap};
+use lidx::model::LecoArray;
+use lidx::raw::codec::Decoder;
 use lidx::{Key, Str16};
 
 /// Query keys: the extremes and keys read from the input itself, so that they land near the

@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions};
+use lidx::kv::{CreateOptions, Engine, Store, StoreOptions};
 use lidx::Error;
 
 /// What a fault does to the file it picks.

@@ -1,7 +1,7 @@
 //! Model-based check of the `hybrid` store engine: random operation sequences through the
 //! fault-injecting device against a `BTreeMap` (see [`super::store_ops`]).
 
-use lidx::kv::store::Engine;
+use lidx::kv::Engine;
 
 /// Runs the operations `data` decodes to on a new `hybrid` store.
 pub fn check(data: &[u8]) {

@@ -1,7 +1,7 @@
 //! Fuzzes the decoder of a store's `STORE` file: any bytes either decode (and re-encode to the
 //! same bytes through a new store's identity) or give a typed error; never a panic.
 
-use lidx::kv::store::{decode_identity, STORE_MAGIC, STORE_VERSION};
+use lidx::raw::kv::store::{decode_identity, STORE_MAGIC, STORE_VERSION};
 
 pub fn check(data: &[u8]) {
     let mut data = data.to_vec();

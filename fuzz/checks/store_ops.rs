@@ -23,8 +23,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use lidx::io::{DeviceKind, FaultPlan, Storage};
-use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
 use lidx::kv::FsyncPolicy;
+use lidx::kv::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
 use lidx::Error;
 
 use super::input::{arm, Input, MAX_OPS};

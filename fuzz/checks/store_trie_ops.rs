@@ -2,7 +2,7 @@
 //! random operation sequences against a `BTreeMap` (see [`super::store_ops`]), over a B+-tree
 //! of tiny nodes, so that the trie's layers grow into maps and split within a few writes.
 
-use lidx::kv::store::Engine;
+use lidx::kv::Engine;
 
 /// Runs the operations `data` decodes to on a new `log:trie:btree` store.
 pub fn check(data: &[u8]) {

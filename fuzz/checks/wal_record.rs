@@ -2,8 +2,9 @@
 //! either decode (and a decoded record re-encodes to the same bytes) or give a typed error;
 //! never a panic.
 
-use lidx::kv::wal::{
-    decode_record, encode_record, encode_segment_header, scan_segment, WalRecovery, FRAME_BYTES,
+use lidx::kv::WalRecovery;
+use lidx::raw::kv::wal::{
+    decode_record, encode_record, encode_segment_header, scan_segment, FRAME_BYTES,
     SEGMENT_HEADER_BYTES,
 };
 

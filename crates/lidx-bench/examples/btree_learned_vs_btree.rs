@@ -1,4 +1,4 @@
-//! The learned-inner B+-tree (`lidx::disk::btree_learned`) against the disk B+-tree with every
+//! The learned-inner B+-tree (`lidx::disk::BTreeLearned`) against the disk B+-tree with every
 //! inner node in memory (`Resident::AllInner`, paper 003 §6.2), on one simulated device each:
 //! lookups, scans of 100 entries, inserts of held-out keys, then lookups and scans again.
 //! Every answer is checked. Prints blocks per operation (inner / leaf reads, writes), modeled
@@ -14,8 +14,8 @@
 
 use std::time::Instant;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams};
-use lidx::disk::btree_learned::{BTreeLearned, BTreeLearnedParams};
+use lidx::disk::{BTreeLearned, BTreeLearnedParams};
+use lidx::disk::{DiskBTree, DiskBTreeParams};
 use lidx::disk::{DiskIndex, DiskMap};
 use lidx::io::{IoClass, IoStats, SimProfile, Storage};
 use rand::seq::SliceRandom;

@@ -14,10 +14,10 @@
 
 use std::time::Instant;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
-use lidx::disk::dpgm::{DiskPgm, DiskPgmParams};
-use lidx::disk::fiting::{DiskFiting, DiskFitingParams};
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::{DiskFiting, DiskFitingParams};
 use lidx::disk::{DiskIndex, DiskMap, WriteBreakdown};
+use lidx::disk::{DiskPgm, DiskPgmParams};
 use lidx::io::{IoClass, IoStats, SimProfile, Storage};
 use lidx_bench::generate::Generator;
 use rand::seq::SliceRandom;

@@ -10,8 +10,8 @@
 //!
 //! Run: `cargo run --release -p lidx-bench --example disk_alex_blocks [N]`.
 
-use lidx::disk::alex::{DiskAlex, DiskAlexParams};
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::{DiskAlex, DiskAlexParams};
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::{DiskIndex, DiskMap, StorageBytes, WriteBreakdown};
 use lidx::io::{IoClass, IoStats, SimProfile, Storage};
 use lidx_bench::generate::Generator;

@@ -11,9 +11,9 @@
 
 use std::time::Instant;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
-use lidx::disk::lipp::{DiskLipp, DiskLippParams};
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::{DiskIndex, DiskMap};
+use lidx::disk::{DiskLipp, DiskLippParams};
 use lidx::io::{IoClass, IoStats, SimProfile, Storage};
 use lidx_bench::generate::Generator;
 use rand::seq::SliceRandom;

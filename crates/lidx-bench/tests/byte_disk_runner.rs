@@ -3,10 +3,10 @@
 //! value, a missing key or a wrong scan fails the run; a file holding the other structure is
 //! a typed error, not a figure.
 
-use lidx::disk::byte_btree::ByteBTree;
-use lidx::disk::byte_table::{ByteTableParams, ByteTableWriter};
+use lidx::disk::ByteBTree;
+use lidx::disk::{ByteTableParams, ByteTableWriter};
 use lidx::io::Storage;
-use lidx::mem::string_index::StringIndexParams;
+use lidx::mem::StringIndexParams;
 use lidx_bench::byte_disk_registry::ByteIndexSpec;
 use lidx_bench::byte_disk_runner::ByteDiskBench;
 use lidx_bench::disk_registry::{self, OpenChoice};

@@ -1,7 +1,7 @@
 //! The on-disk runner on a free in-memory device: block counts per class are exact, scans and
 //! lookups are checked, and an index whose payloads are wrong fails the run.
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::io::{SimProfile, Storage};
 use lidx_bench::dataset::Dataset;
 use lidx_bench::disk_registry::{self, DiskIndexSpec, OpenChoice};

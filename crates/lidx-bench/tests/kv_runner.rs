@@ -124,7 +124,7 @@ fn u64_setup<'a>(
 fn sorted_runs_hybrid(budget: Option<MemoryBudget>) -> StoreSpec {
     StoreSpec::hybrid(
         None,
-        lidx::disk::static_learned::Fetch::default(),
+        lidx::disk::Fetch::default(),
         budget,
         lidx::kv::FsyncPolicy::Never,
         lidx_bench::kv_store::DynamicKind::parse("sorted-runs").unwrap(),
@@ -366,13 +366,9 @@ fn text_keys_run_through_the_store_api_and_the_adapters_refuse_them() {
         config: config(600, 2),
     };
     let stores = [
+        StoreSpec::store(lidx::kv::Engine::BTree, None, lidx::kv::FsyncPolicy::Never),
         StoreSpec::store(
-            lidx::kv::store::Engine::BTree,
-            None,
-            lidx::kv::FsyncPolicy::Never,
-        ),
-        StoreSpec::store(
-            lidx::kv::store::Engine::Hybrid,
+            lidx::kv::Engine::Hybrid,
             Some(MemoryBudget::Bytes(1 << 20)),
             lidx::kv::FsyncPolicy::Never,
         ),
@@ -419,9 +415,9 @@ fn ycsb_core_workloads_run_on_every_engine() {
         },
     };
     let never = lidx::kv::FsyncPolicy::Never;
-    let log = lidx::kv::store::Engine::parse("log:btree").unwrap();
+    let log = lidx::kv::Engine::parse("log:btree").unwrap();
     let stores = [
-        StoreSpec::store(lidx::kv::store::Engine::BTree, None, never),
+        StoreSpec::store(lidx::kv::Engine::BTree, None, never),
         StoreSpec::store(log, None, never),
     ];
     let workloads: Vec<YcsbWorkload> = ["a", "b:uniform", "c", "d", "e", "f"]
@@ -437,7 +433,7 @@ fn ycsb_core_workloads_run_on_every_engine() {
     let e = [YcsbWorkload::parse("e").unwrap()];
     let err = kv_runner::compare(&setup, &e, &[StoreSpec::baseline()], &mut Silent).unwrap_err();
     assert!(matches!(err, BenchError::BadSpec { .. }), "{err}");
-    let hash = lidx::kv::store::Engine::parse("log:hash").unwrap();
+    let hash = lidx::kv::Engine::parse("log:hash").unwrap();
     let err = kv_runner::compare(
         &setup,
         &e,
@@ -468,7 +464,7 @@ fn ycsb_core_workloads_run_on_every_engine() {
         "{err}"
     );
     // The `log` engine over byte keys takes them, scans and all, every answer checked.
-    let trie = lidx::kv::store::Engine::parse("log:trie:btree:leaf=8").unwrap();
+    let trie = lidx::kv::Engine::parse("log:trie:btree:leaf=8").unwrap();
     let all = ["e", "a", "f"].map(|w| YcsbWorkload::parse(w).unwrap());
     let records = kv_runner::compare(
         &text_setup,

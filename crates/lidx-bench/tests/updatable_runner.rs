@@ -4,7 +4,7 @@
 //! insert, answers a wrong payload, calls a new key present, scans short) fails the run; a run on
 //! files removes every file of its index (a crashed run's leftovers too) and no other file.
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::{DiskIndex, DiskMap, WriteBreakdown};
 use lidx::io::{DeviceKind, SimProfile, Storage};
 use lidx_bench::runner::Silent;

@@ -56,7 +56,7 @@ fn reseal_block0(path: &Path, change: impl FnOnce(&mut [u8])) {
     edit(path, |bytes| {
         let b = &mut bytes[..4096];
         change(&mut b[..4092]);
-        lidx::io::checksum::seal(b, 0);
+        lidx::raw::io::checksum::seal(b, 0);
     });
 }
 

@@ -174,7 +174,7 @@ fn a_bad_block_size_is_named_as_such_and_nothing_else_is() {
 
 #[test]
 fn a_key_type_mismatch_names_both_types_and_what_to_do() {
-    let err = lidx::key::check_key_type::<u64>("idx.lidx", "str16", 16).unwrap_err();
+    let err = lidx::raw::key::check_key_type::<u64>("idx.lidx", "str16", 16).unwrap_err();
     let message = err.to_string();
     assert!(
         message.contains("holds str16 keys") && message.contains("opened for u64 keys"),

@@ -49,7 +49,7 @@ fn reseal(path: &Path, block: usize, change: impl FnOnce(&mut [u8])) {
     let mut bytes = std::fs::read(path).unwrap();
     let b = &mut bytes[block * 4096..(block + 1) * 4096];
     change(&mut b[..4092]);
-    lidx::io::checksum::seal(b, block as u64);
+    lidx::raw::io::checksum::seal(b, block as u64);
     std::fs::write(path, bytes).unwrap();
 }
 

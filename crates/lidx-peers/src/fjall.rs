@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use ::fjall::config::CompressionPolicy;
 use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
-use lidx::kv::store::{BatchOp, WriteBatch};
+use lidx::kv::{BatchOp, WriteBatch};
 use lidx_bench::byte_store::{
     dir_disk_bytes, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
 };

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use ::heed::types::Bytes;
 use ::heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
-use lidx::kv::store::{BatchOp, WriteBatch};
+use lidx::kv::{BatchOp, WriteBatch};
 use lidx_bench::byte_store::{
     dir_disk_bytes, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
 };

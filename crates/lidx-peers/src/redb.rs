@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use ::redb::{Database, Durability, ReadableDatabase, TableDefinition, WriteTransaction};
-use lidx::kv::store::{BatchOp, WriteBatch};
+use lidx::kv::{BatchOp, WriteBatch};
 use lidx_bench::byte_store::{
     dir_disk_bytes, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
 };

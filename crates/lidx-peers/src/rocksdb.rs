@@ -33,7 +33,7 @@ use std::time::Duration;
 use ::rocksdb::{
     BlockBasedOptions, Cache, DBCompressionType, Direction, IteratorMode, Options, WriteOptions, DB,
 };
-use lidx::kv::store::{BatchOp, WriteBatch};
+use lidx::kv::{BatchOp, WriteBatch};
 use lidx_bench::byte_store::{
     dir_disk_bytes, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
 };

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use lidx::kv::store::WriteBatch;
+use lidx::kv::WriteBatch;
 use lidx_bench::byte_store::{ByteStore, PeerEngine, PeerOptions};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};

@@ -14,7 +14,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use lidx::key::check_sorted;
+use lidx::raw::key::check_sorted;
 use lidx_bench::generate::Generator;
 use lidx_bench::gre::{generate as generate_gre, GreParams};
 use lidx_bench::keyfile::{self, Format};

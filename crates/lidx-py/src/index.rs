@@ -12,12 +12,12 @@
 //! [`Indexed`] behind the object-safe [`DynIndex`], so the methods are written once on the
 //! base class. Pickling goes through `saved.rs`: lidx's saved-model format bound to the keys.
 
-use lidx::mem::btree::BTreeParams;
-use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
-use lidx::mem::persist::Persist;
-use lidx::mem::pgm::{Pgm, PgmParams};
-use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
-use lidx::mem::rmi::{Rmi, RmiParams};
+use lidx::mem::BTreeParams;
+use lidx::mem::Persist;
+use lidx::mem::{BTreeModel, BTreeModelParams};
+use lidx::mem::{Pgm, PgmParams};
+use lidx::mem::{RadixSpline, RadixSplineParams};
+use lidx::mem::{Rmi, RmiParams};
 use lidx::{ApproxPos, Shape};
 use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;

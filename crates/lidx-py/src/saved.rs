@@ -1,8 +1,8 @@
 //! Pickled indexes: lidx's saved-model format bound to the keys the model was built on.
 //!
-//! A model ([`Persist::encode`], the bytes `lidx::mem::persist` defines and `docs/format.md`
+//! A model ([`Persist::encode`], the bytes `lidx::mem::Persist` defines and `docs/format.md`
 //! lays out by kind) records only how many keys it was built on; it answers for exactly those
-//! keys. As the saved join index does for its table (`lidx::join::table_index`), the state
+//! keys. As the saved join index does for its table (`lidx::raw::join::table_index`), the state
 //! records the model's kind, the key type, the key count and a content fingerprint of the keys,
 //! and loading checks them all; here the keys travel with the model, so the state is the whole
 //! index. Layout (little-endian):
@@ -24,9 +24,9 @@
 //! a model that does not decode or was built on another count, keys out of order) is a typed
 //! lidx error, raised as `lidx.CorruptError` (`ValueError` for keys out of order).
 
-use lidx::codec::{Decoder, Encoder};
-use lidx::key::check_sorted;
-use lidx::mem::persist::Persist;
+use lidx::mem::Persist;
+use lidx::raw::codec::{Decoder, Encoder};
+use lidx::raw::key::check_sorted;
 use lidx::{Error, Result};
 use pyo3::{PyResult, Python};
 
@@ -113,7 +113,7 @@ pub(crate) fn parse(state: &[u8]) -> Result<Saved<'_>> {
     }
     let kind = d.u32()?;
     let key_code = d.u32()?;
-    let len = d.usize_at_most(lidx::codec::MAX_LEN, "key count")?;
+    let len = d.usize_at_most(lidx::raw::codec::MAX_LEN, "key count")?;
     let fingerprint = d.u64()?;
     let model_len = d.usize_at_most(d.remaining(), "model length")?;
     let model = d.take(model_len)?;

@@ -1,6 +1,6 @@
 //! The store from Python: `lidx.Store`, its `Snapshot`, `WriteBatch` and range iterator.
 //!
-//! A thin layer over `lidx::kv::store`: keys are `bytes` or `str` (encoded as UTF-8), values
+//! A thin layer over `lidx::kv::Store`: keys are `bytes` or `str` (encoded as UTF-8), values
 //! `bytes` or `str`; what comes back is always `bytes`. Every call that may wait for the disk
 //! (`get`, `put`, `delete`, writing a batch, each step of a range, `sync`, `compact`, `close`)
 //! releases the GIL, so Python threads share one store as Rust threads do.
@@ -18,10 +18,9 @@
 use std::ops::Bound as Edge;
 use std::path::PathBuf;
 
-use lidx::kv::store::{
-    CreateOptions, Engine, Range, Snapshot, Store, StoreOptions, WriteBatch, STORE_FILE,
-};
-use lidx::kv::wal::FsyncPolicy;
+use lidx::kv::FsyncPolicy;
+use lidx::kv::{CreateOptions, Engine, Snapshot, Store, StoreOptions, WriteBatch};
+use lidx::raw::kv::store::{Range, STORE_FILE};
 use parking_lot::{Mutex, RwLock};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;

@@ -36,10 +36,10 @@ pub fn record_block_fingerprint(block: u64, records: &[u8]) -> u64 {
 pub const FINGERPRINT_CHUNK_BYTES: usize = 4096;
 
 /// The content fingerprint of `keys`, in their order: their encodings (`Key::write_to`,
-/// `K::SIZE` bytes each) cut into chunks of [`FINGERPRINT_CHUNK_BYTES`] (whole keys), the
-/// [`record_block_fingerprint`] of chunk `c` summed (wrapping) over the chunks; 0 for no key.
+/// `K::SIZE` bytes each) cut into chunks of `FINGERPRINT_CHUNK_BYTES` (whole keys), the
+/// `record_block_fingerprint` of chunk `c` summed (wrapping) over the chunks; 0 for no key.
 /// Two key sequences with one key changed differ (up to XXH3's collisions), so an index file
-/// that records it is bound to exactly the keys it was built from. [`KeysFingerprint`] sums
+/// that records it is bound to exactly the keys it was built from. `KeysFingerprint` sums
 /// the same from keys given one at a time.
 pub fn keys_fingerprint<K: Key>(keys: &[K]) -> u64 {
     let mut fingerprint = KeysFingerprint::default();

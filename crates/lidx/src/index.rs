@@ -55,7 +55,7 @@ impl ApproxPos {
     }
 
     /// The window for `key` from an eps-bounded predictor over model-space keys (see
-    /// [`crate::model::points`]). For key types whose model map is not injective (16-byte
+    /// `crate::model::points`). For key types whose model map is not injective (16-byte
     /// strings), keys sharing the model value `v` may have their lower bound anywhere from the
     /// first rank of `v` to the first rank after it, so the window also covers the prediction
     /// for `v + 1` (or reaches `len` when `v` is the largest model value).

@@ -13,8 +13,8 @@
 //!   range, falling back to a bisection step whenever a probe fails to halve the range, so its
 //!   worst case stays logarithmic.
 //!
-//! This module works on plain slices and sits right above [`crate::key`]: the window types and
-//! the index contract of [`crate::index`] build on it ([`crate::index::lower_bound_in`] runs a
+//! This module works on plain slices and sits right above `crate::key`: the window types and
+//! the index contract of `crate::index` build on it ([`crate::index::lower_bound_in`] runs a
 //! [`LastMile`] inside an [`crate::index::ApproxPos`]), never the other way round.
 
 use crate::key::Key;

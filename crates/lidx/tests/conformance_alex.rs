@@ -1,4 +1,4 @@
-//! ALEX (`lidx::mem::alex`) against `BTreeMap`: the shared seeded suite for every key type ALEX
+//! ALEX (`lidx::mem::Alex`) against `BTreeMap`: the shared seeded suite for every key type ALEX
 //! takes (`u64`, `u32`, `i64`, `f64`), bulk-loaded and built by inserts, at the default node
 //! size and at the smallest (many splits), plus proptest operation sequences and the bulk
 //! load's refusals.
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 mod map_suite;
 
-use lidx::mem::alex::{Alex, AlexKey, AlexParams};
+use lidx::mem::{Alex, AlexKey, AlexParams};
 use lidx::OrderedMap;
 use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
 use proptest::prelude::*;

@@ -3,8 +3,8 @@
 
 mod common;
 
-use lidx::mem::btree::BTreeParams;
-use lidx::mem::btree_index::BTreeIndex;
+use lidx::mem::BTreeIndex;
+use lidx::mem::BTreeParams;
 use lidx::StaticIndex;
 
 static_suite!(

@@ -3,8 +3,8 @@
 
 mod common;
 
-use lidx::mem::btree::BTreeParams;
-use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
+use lidx::mem::BTreeParams;
+use lidx::mem::{BTreeModel, BTreeModelParams};
 use lidx::StaticIndex;
 
 static_suite!(

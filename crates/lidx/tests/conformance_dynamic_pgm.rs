@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 mod map_suite;
 
-use lidx::mem::dynamic_pgm::{DynamicPgm, DynamicPgmParams};
+use lidx::mem::{DynamicPgm, DynamicPgmParams};
 use lidx::OrderedMap;
 use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
 use proptest::prelude::*;

@@ -3,8 +3,8 @@
 
 mod common;
 
-use lidx::mem::btree::BTreeParams;
-use lidx::mem::fiting::{FitingParams, FitingTree};
+use lidx::mem::BTreeParams;
+use lidx::mem::{FitingParams, FitingTree};
 use lidx::StaticIndex;
 
 static_suite!(

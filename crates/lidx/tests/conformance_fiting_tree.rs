@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 mod map_suite;
 
-use lidx::mem::fiting_tree::{
-    Buffer, FitingBuffer, FitingGap, FitingInplace, FitingMap, FitingMapParams, Gap, Inplace,
-    InsertStrategy,
+use lidx::mem::{
+    FitingBuffer, FitingBufferStrategy as Buffer, FitingGap, FitingGapStrategy as Gap,
+    FitingInplace, FitingInplaceStrategy as Inplace, FitingMap, FitingMapParams, InsertStrategy,
 };
 use lidx::OrderedMap;
 use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};

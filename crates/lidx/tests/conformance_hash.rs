@@ -1,10 +1,10 @@
-//! The hash baseline (`lidx::mem::hash_map`, a `KeyMap` without key order) against
+//! The hash baseline (`lidx::mem::HashKeyMap`, a `KeyMap` without key order) against
 //! `BTreeMap`: seeded and proptest operation sequences of inserts, updates, removes, gets,
 //! lower bounds and scans (correct, by a full pass), and the bulk load's refusals.
 
 use std::collections::BTreeMap;
 
-use lidx::mem::hash_map::HashKeyMap;
+use lidx::mem::HashKeyMap;
 use lidx::mem::KeyMap;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};

@@ -3,10 +3,10 @@
 
 mod common;
 
-use lidx::mem::leco_zone_map::{LecoZoneMap, RoughLecoZoneMap};
-use lidx::mem::pgm_compressed::{CprPgm, CprPgmParams};
-use lidx::mem::smallest::{build_smallest, SmallestParams};
-use lidx::mem::zone_map::ZoneMapParams;
+use lidx::mem::ZoneMapParams;
+use lidx::mem::{build_smallest, SmallestParams};
+use lidx::mem::{CprPgm, CprPgmParams};
+use lidx::mem::{LecoZoneMap, RoughLecoZoneMap};
 
 static_suite!(
     cpr_pgm_0,

@@ -1,4 +1,4 @@
-//! LIPP (`lidx::mem::lipp`) against `BTreeMap`: the shared seeded suite for every key type LIPP
+//! LIPP (`lidx::mem::Lipp`) against `BTreeMap`: the shared seeded suite for every key type LIPP
 //! takes (`u64`, `u32`, `i64`, `f64`), bulk-loaded and built by inserts, with the reference's
 //! parameters and with eager rebuilds and shrinks; proptest operation sequences; bulk-load
 //! refusals.
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 mod map_suite;
 
-use lidx::mem::lipp::{Lipp, LippParams};
+use lidx::mem::{Lipp, LippParams};
 use lidx::OrderedMap;
 use map_suite::{apply, op, run_map_suite, MapKey};
 use proptest::prelude::*;
@@ -23,7 +23,7 @@ fn eager() -> LippParams {
     }
 }
 
-fn run_lipp_suite<K: MapKey + lidx::mem::lipp::LippKey>() {
+fn run_lipp_suite<K: MapKey + lidx::mem::LippKey>() {
     for (name, params) in [
         ("lipp", LippParams::default()),
         ("lipp-eager", eager()),

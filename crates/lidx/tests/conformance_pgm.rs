@@ -3,7 +3,7 @@
 
 mod common;
 
-use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::{Pgm, PgmParams};
 use lidx::StaticIndex;
 
 static_suite!(

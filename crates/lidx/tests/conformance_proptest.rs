@@ -5,15 +5,15 @@
 mod common;
 
 use common::{check_static_index, TestKey};
-use lidx::mem::btree::BTreeParams;
-use lidx::mem::btree_index::BTreeIndex;
-use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
-use lidx::mem::fiting::{FitingParams, FitingTree};
-use lidx::mem::pgm::{Pgm, PgmParams};
-use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
-use lidx::mem::rmi::{Rmi, RmiParams};
-use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
+use lidx::mem::BTreeIndex;
+use lidx::mem::BTreeParams;
 use lidx::mem::SortedArray;
+use lidx::mem::{BTreeModel, BTreeModelParams};
+use lidx::mem::{FitingParams, FitingTree};
+use lidx::mem::{Pgm, PgmParams};
+use lidx::mem::{RadixSpline, RadixSplineParams};
+use lidx::mem::{Rmi, RmiParams};
+use lidx::mem::{SampledPgm, SampledPgmParams};
 use lidx::Str16;
 use proptest::prelude::*;
 

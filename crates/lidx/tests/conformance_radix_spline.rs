@@ -3,7 +3,7 @@
 
 mod common;
 
-use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
+use lidx::mem::{RadixSpline, RadixSplineParams};
 
 static_suite!(
     rs_bits_0,

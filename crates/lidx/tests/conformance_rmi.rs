@@ -3,7 +3,7 @@
 
 mod common;
 
-use lidx::mem::rmi::{Rmi, RmiParams};
+use lidx::mem::{Rmi, RmiParams};
 use lidx::{Error, StaticIndex};
 
 static_suite!(rmi_1_leaf, |keys| Rmi::build(keys, RmiParams::new(1)), None);

@@ -2,7 +2,7 @@
 
 mod common;
 
-use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
+use lidx::mem::{SampledPgm, SampledPgmParams};
 
 static_suite!(
     sampled_every_1,

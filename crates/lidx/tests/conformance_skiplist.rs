@@ -1,4 +1,4 @@
-//! The skip-list baseline (`lidx::mem::skiplist`, crossbeam's `SkipMap`) against `BTreeMap`:
+//! The skip-list baseline (`lidx::mem::SkipListMap`, crossbeam's `SkipMap`) against `BTreeMap`:
 //! the shared seeded suite for `u64`, `f64` and `i64` keys, proptest operation sequences, and
 //! bad input refused with typed errors.
 
@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 mod map_suite;
 
-use lidx::mem::skiplist::SkipListMap;
+use lidx::mem::SkipListMap;
 use lidx::{BulkLoad, OrderedMap};
 use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
 use proptest::prelude::*;

@@ -2,7 +2,7 @@
 //! is no wider than `2 * eps + 2 + threshold`, for present, absent, extreme and shared-prefix
 //! keys, at several parameters, and on proptest-generated sets.
 
-use lidx::mem::string_index::{StringIndex, StringIndexParams};
+use lidx::mem::{StringIndex, StringIndexParams};
 use lidx::Error;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};

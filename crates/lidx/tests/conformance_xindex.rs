@@ -1,4 +1,4 @@
-//! XIndex (`lidx::mem::xindex`) against `BTreeMap`: the shared seeded suite and proptest
+//! XIndex (`lidx::mem::XIndexMap`) against `BTreeMap`: the shared seeded suite and proptest
 //! operation sequences through the single-threaded view `XIndexMap`, for `u64`, `f64` and
 //! `i64` keys, with parameters small enough that every run splits, compacts and merges groups;
 //! bad input refused with typed errors.
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 mod map_suite;
 
-use lidx::mem::xindex::{XIndex, XIndexMap, XIndexParams};
+use lidx::mem::{XIndex, XIndexMap, XIndexParams};
 use lidx::{BulkLoad, OrderedMap};
 use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
 use proptest::prelude::*;

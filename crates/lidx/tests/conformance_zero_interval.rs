@@ -4,8 +4,8 @@
 
 mod common;
 
-use lidx::mem::pgm_zero::{PgmZero, PgmZeroParams};
-use lidx::mem::radix_spline_zero::{RadixSplineZero, RadixSplineZeroParams};
+use lidx::mem::{PgmZero, PgmZeroParams};
+use lidx::mem::{RadixSplineZero, RadixSplineZeroParams};
 
 /// The widest page window for error `eps` and `per_block` records per page.
 const fn width(eps: usize, per_block: usize) -> usize {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
+use lidx::mem::{ZoneMap, ZoneMapParams};
 
 static_suite!(
     zone_map_1,

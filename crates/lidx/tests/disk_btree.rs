@@ -5,8 +5,8 @@ mod disk_btree_common;
 
 use std::collections::BTreeMap;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::DiskIndex;
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::io::{IoClass, SimProfile, Storage};
 use lidx::{Error, Key, Str16};
 use rand::{Rng, SeedableRng};

@@ -4,7 +4,7 @@
 
 mod disk_btree_common;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams};
+use lidx::disk::{DiskBTree, DiskBTreeParams};
 use lidx::disk::{DiskMap, PhaseClock, WriteBreakdown};
 use lidx::io::{IoClass, SimProfile, Storage};
 use rand::seq::SliceRandom;

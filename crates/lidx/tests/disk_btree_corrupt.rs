@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::DiskIndex;
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::io::{DeviceKind, IoClass, Storage};
 use lidx::Error;
 

@@ -1,4 +1,4 @@
-//! The learned-inner B+-tree (`lidx::disk::btree_learned`) against `BTreeMap`: proptest
+//! The learned-inner B+-tree (`lidx::disk::BTreeLearned`) against `BTreeMap`: proptest
 //! operation sequences with flushes, reopens and retrains; one leaf block per lookup; a crash
 //! at every write of a run of splitting inserts; and damaged files (a flipped byte, leaf or
 //! meta content rewritten under a valid checksum, truncation) giving typed errors that name the
@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use lidx::disk::btree_learned::{BTreeLearned, BTreeLearnedParams};
+use lidx::disk::{BTreeLearned, BTreeLearnedParams};
 use lidx::disk::{DiskIndex, DiskMap};
 use lidx::io::{DeviceKind, FaultPlan, IoClass, SimProfile, Storage, WriteFault};
 use lidx::Error;
@@ -401,11 +401,11 @@ fn damaged_files_give_typed_errors() {
             f.open(),
             Err(Error::UnsupportedVersion { got, supported, .. })
                 if got == u32::from(old)
-                    && supported == lidx::disk::btree_learned::header::VERSION
+                    && supported == lidx::raw::disk::btree_learned::header::VERSION
         ));
     }
     f.rewrite(0, |b| {
-        b[8] = lidx::disk::btree_learned::header::VERSION as u8;
+        b[8] = lidx::raw::disk::btree_learned::header::VERSION as u8;
         b[56..64].copy_from_slice(&u64::MAX.to_le_bytes());
     });
     assert_block(f.open().map(|_| ()), 0);

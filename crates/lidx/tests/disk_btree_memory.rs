@@ -3,8 +3,8 @@
 //! build, after open and after inserts that split resident nodes and grow the tree. One test
 //! function, so no other test thread allocates meanwhile.
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::DiskIndex;
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::io::{SimProfile, Storage};
 
 mod counting_alloc;

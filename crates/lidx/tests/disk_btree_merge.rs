@@ -8,8 +8,8 @@ mod disk_btree_common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::DiskIndex;
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::io::{FaultPlan, IoClass, Storage, WriteFault};
 use lidx::Error;
 use proptest::prelude::*;

@@ -4,17 +4,17 @@
 //! (`Error::StaleIndex` naming the file and both fingerprints). Before, these files were bound
 //! to their dataset by key count only.
 
-use lidx::codec::keys_fingerprint;
-use lidx::disk::alex::{DiskAlex, DiskAlexParams};
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
-use lidx::disk::btree_learned::{BTreeLearned, BTreeLearnedParams};
-use lidx::disk::dpgm::{DiskPgm, DiskPgmParams};
-use lidx::disk::fiting::{DiskFiting, DiskFitingParams};
-use lidx::disk::lipp::{DiskLipp, DiskLippParams};
-use lidx::disk::static_learned::{AnyStaticLearned, StaticLearned, StaticLearnedParams};
 use lidx::disk::{check_built_from, DiskIndex, DiskMap};
+use lidx::disk::{AnyStaticLearned, StaticLearned, StaticLearnedParams};
+use lidx::disk::{BTreeLearned, BTreeLearnedParams};
+use lidx::disk::{DiskAlex, DiskAlexParams};
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::{DiskFiting, DiskFitingParams};
+use lidx::disk::{DiskLipp, DiskLippParams};
+use lidx::disk::{DiskPgm, DiskPgmParams};
 use lidx::io::{SimProfile, Storage};
-use lidx::mem::pgm::{Pgm, PgmParams};
+use lidx::mem::{Pgm, PgmParams};
+use lidx::raw::codec::keys_fingerprint;
 use lidx::Error;
 
 fn payload(_: usize, key: &u64, out: &mut [u8]) {

@@ -5,13 +5,13 @@
 mod common;
 
 use common::TestKey;
-use lidx::codec::{Decoder, Encoder};
-use lidx::disk::static_learned::{
-    read_kind, Fetch, Granularity, StaticLearned, StaticLearnedParams,
-};
 use lidx::disk::DiskIndex;
-use lidx::io::{checksum, DeviceKind, SimProfile, Storage};
-use lidx::mem::persist::Persist;
+use lidx::disk::{Fetch, Granularity, StaticLearned, StaticLearnedParams};
+use lidx::io::{DeviceKind, SimProfile, Storage};
+use lidx::mem::Persist;
+use lidx::raw::codec::{Decoder, Encoder};
+use lidx::raw::disk::static_learned::read_kind;
+use lidx::raw::io::checksum;
 use lidx::{ApproxPos, Error, Key, StaticIndex, Str16};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -28,7 +28,7 @@ struct Stride<K> {
 
 impl<K: Key> Stride<K> {
     fn build(keys: &[K], stride: usize) -> lidx::Result<Self> {
-        lidx::key::check_sorted(keys)?;
+        lidx::raw::key::check_sorted(keys)?;
         Ok(Stride {
             stride,
             n: keys.len(),
@@ -278,13 +278,13 @@ macro_rules! every_model {
     ($name:ident, $k:ty, $per_block:expr) => {
         mod $name {
             use super::*;
-            use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
-            use lidx::mem::fiting::{FitingParams, FitingTree};
-            use lidx::mem::pgm::{Pgm, PgmParams};
-            use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
-            use lidx::mem::rmi::{Rmi, RmiParams};
-            use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
-            use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
+            use lidx::mem::{BTreeModel, BTreeModelParams};
+            use lidx::mem::{FitingParams, FitingTree};
+            use lidx::mem::{Pgm, PgmParams};
+            use lidx::mem::{RadixSpline, RadixSplineParams};
+            use lidx::mem::{Rmi, RmiParams};
+            use lidx::mem::{SampledPgm, SampledPgmParams};
+            use lidx::mem::{ZoneMap, ZoneMapParams};
 
             #[test]
             fn pgm() {
@@ -608,7 +608,7 @@ fn corrupt_header_is_reported() {
         Err(Error::UnsupportedVersion { got: 9, .. })
     ));
     edit_block(&path, 0, true, |b| {
-        b[8] = lidx::disk::static_learned::header::VERSION as u8;
+        b[8] = lidx::raw::disk::static_learned::header::VERSION as u8;
         b[40] ^= 0x40; // len no longer matches the data block count
     });
     assert!(matches!(

@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use lidx::disk::btree::Resident;
-use lidx::disk::dpgm::{DiskPgm, DiskPgmParams};
-use lidx::disk::fiting::{DiskFiting, DiskFitingParams};
+use lidx::disk::Resident;
+use lidx::disk::{DiskFiting, DiskFitingParams};
 use lidx::disk::{DiskIndex, DiskMap};
+use lidx::disk::{DiskPgm, DiskPgmParams};
 use lidx::io::{DeviceKind, IoClass, SimProfile, Storage};
-use lidx::mem::pgm::PgmParams;
+use lidx::mem::PgmParams;
 use lidx::Error;
 use proptest::prelude::*;
 

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::DiskIndex;
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::io::{
     BlockDevice, CacheMode, IoClass, IoStats, PageCache, SimDevice, SimProfile, Storage,
     BLOCK_TRAILER,

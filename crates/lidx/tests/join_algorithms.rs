@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use lidx::io::Storage;
-use lidx::join::output::record_hash;
 use lidx::join::{join, JoinAlgo, JoinParams, Table, TableKey, TableRef, TableWriter};
+use lidx::raw::join::output::record_hash;
 use lidx::{Error, Str16};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -3,14 +3,14 @@
 //! a root-to-leaf search for keys in increasing order, present or absent, u64 and strings.
 
 use lidx::io::{DeviceKind, Storage};
-use lidx::join::inlj::{JoinIndex, WindowCursor};
-use lidx::join::table_index::{decode_saved, load_or_build, read_saved};
+use lidx::join::{JoinIndex, WindowCursor};
 use lidx::join::{Table, TableWriter};
-use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
-use lidx::mem::pgm::{Pgm, PgmParams};
-use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
-use lidx::mem::rmi::{Rmi, RmiParams};
-use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
+use lidx::mem::{BTreeModel, BTreeModelParams};
+use lidx::mem::{Pgm, PgmParams};
+use lidx::mem::{RadixSpline, RadixSplineParams};
+use lidx::mem::{Rmi, RmiParams};
+use lidx::mem::{SampledPgm, SampledPgmParams};
+use lidx::raw::join::table_index::{decode_saved, load_or_build, read_saved};
 use lidx::{Error, Key, StaticIndex, Str16};
 use proptest::prelude::*;
 

@@ -4,8 +4,9 @@
 //! and write an output of the smaller table's size.
 
 use lidx::io::Storage;
-use lidx::join::baseline::{self, Baseline};
+use lidx::join::Baseline;
 use lidx::join::{join, InljIndex, JoinAlgo, JoinParams, Table, TableRef, TableWriter};
+use lidx::raw::join::baseline;
 
 fn write(storage: &Storage, name: &str, keys: &[u64], side: u8) {
     let mut w = TableWriter::<u64>::create(storage, name, 8).unwrap();

@@ -7,8 +7,9 @@
 //! Also: the table header's version 1 (no fingerprint) is refused with a typed error.
 
 use lidx::io::{AlignedBuf, DeviceKind, IoClass, Storage};
-use lidx::join::table::{TableHeader, HEADER_BYTES};
+use lidx::join::TableHeader;
 use lidx::join::{join, InljIndex, JoinAlgo, JoinParams, Table, TableRef, TableWriter};
+use lidx::raw::join::table::HEADER_BYTES;
 use lidx::Error;
 
 fn write(storage: &Storage, name: &str, keys: &[u64]) -> TableHeader {

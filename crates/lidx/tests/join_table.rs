@@ -2,7 +2,8 @@
 //! typed errors for a truncated or corrupted file and a key type mismatch.
 
 use lidx::io::{DeviceKind, IoClass, Storage};
-use lidx::join::table::{read_header, Table, TableHeader, TableWriter, HEADER_BYTES};
+use lidx::join::{read_header, Table, TableHeader, TableWriter};
+use lidx::raw::join::table::HEADER_BYTES;
 use lidx::{Error, Str16};
 
 fn value_of(k: u64) -> [u8; 8] {

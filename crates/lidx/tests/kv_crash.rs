@@ -13,10 +13,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use lidx::kv::wal::{encode_record, segment_path};
-use lidx::kv::{
-    replay, FsyncPolicy, Manifest, ManifestStore, Record, Seq, Wal, WalOptions, WalRecovery,
-};
+use lidx::kv::{FsyncPolicy, Seq, WalRecovery};
+use lidx::raw::kv::wal::{encode_record, segment_path};
+use lidx::raw::kv::{replay, Manifest, ManifestStore, Record, Wal, WalOptions};
 use lidx::Key;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -147,7 +146,7 @@ fn run_and_kill(mode: &str, dir: &Path, generation: u64, delay: Duration) -> Vec
 }
 
 /// Replays `dir`: (seq, key) of every record, checking each value against its key.
-fn replay_all(dir: &Path) -> (Vec<(Seq, u64)>, lidx::kv::ReplayReport) {
+fn replay_all(dir: &Path) -> (Vec<(Seq, u64)>, lidx::raw::kv::ReplayReport) {
     let mut got = Vec::new();
     let report = replay(dir, WalRecovery::default(), |seq, r| {
         let key = r.key_as::<u64>()?;

@@ -1,4 +1,4 @@
-//! The hybrid index (`lidx::kv::hybrid`) against a `BTreeMap` model: random operation sequences
+//! The hybrid index (`lidx::kv::HybridIndex`) against a `BTreeMap` model: random operation sequences
 //! with tiny merge triggers so that merges (and reopens) happen often, every static model,
 //! several key types, reopen and read-only opens, concurrency, and every kind of bad input.
 
@@ -7,10 +7,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use lidx::io::{DeviceKind, SimProfile, Storage};
-use lidx::kv::hybrid::{
-    DynamicMap, HybridIndex, HybridOptions, MergeTrigger, SortedRuns, StaticModel, StdMap,
-};
-use lidx::kv::{FsyncPolicy, WalOptions};
+use lidx::kv::FsyncPolicy;
+use lidx::kv::{HybridIndex, HybridOptions};
+use lidx::raw::kv::hybrid::{DynamicMap, MergeTrigger, SortedRuns, StaticModel, StdMap};
+use lidx::raw::kv::WalOptions;
 use lidx::{Error, Key, Str16};
 use proptest::prelude::*;
 

@@ -18,8 +18,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lidx::io::{DeviceKind, Storage};
-use lidx::kv::hybrid::{HybridIndex, HybridOptions, MergeTrigger, StaticModel};
-use lidx::kv::{FsyncPolicy, WalOptions};
+use lidx::kv::FsyncPolicy;
+use lidx::kv::{HybridIndex, HybridOptions};
+use lidx::raw::kv::hybrid::{MergeTrigger, StaticModel};
+use lidx::raw::kv::WalOptions;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -8,8 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use lidx::io::{DeviceKind, FaultPlan, Storage, WriteFault};
-use lidx::kv::hybrid::{HybridIndex, HybridOptions, MergeTrigger};
-use lidx::kv::{FsyncPolicy, WalOptions};
+use lidx::kv::FsyncPolicy;
+use lidx::kv::{HybridIndex, HybridOptions};
+use lidx::raw::kv::hybrid::MergeTrigger;
+use lidx::raw::kv::WalOptions;
 use lidx::Error;
 
 fn storage(dir: &Path, plan: Option<Arc<FaultPlan>>) -> Arc<Storage> {

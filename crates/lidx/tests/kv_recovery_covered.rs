@@ -11,8 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions};
-use lidx::kv::wal::{WalRecovery, SEGMENT_HEADER_BYTES};
+use lidx::kv::WalRecovery;
+use lidx::kv::{CreateOptions, Engine, Store, StoreOptions};
+use lidx::raw::kv::wal::SEGMENT_HEADER_BYTES;
 use lidx::Error;
 
 fn segments(dir: &Path) -> Vec<PathBuf> {

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 
 mod map_suite;
 
-use lidx::mem::art::{Art, ArtKey};
-use lidx::mem::btree::{BTree, BTreeParams};
-use lidx::mem::start::cost_model::NodeCost;
-use lidx::mem::start::{CostModel, Start, StartParams, Strategy as Tuning};
+use lidx::mem::NodeCost;
+use lidx::mem::{Art, ArtKey};
+use lidx::mem::{BTree, BTreeParams};
+use lidx::mem::{CostModel, Start, StartParams, Strategy as Tuning};
 use lidx::{OrderedMap, Str16};
 use map_suite::{apply, op, run_map_suite, MapKey};
 use proptest::prelude::*;
@@ -281,7 +281,7 @@ proptest! {
 
 #[test]
 fn bulk_loads_refuse_bad_input_through_the_trait() {
-    use lidx::mem::art::Art;
+    use lidx::mem::Art;
     map_suite::check_bulk_refusals::<BTree<u64, u64>, BTree<f64, u64>>(
         &BTreeParams::default(),
         &BTreeParams::default(),

@@ -4,16 +4,16 @@
 //! (everything it allocated and did not free) and the test compares them with the index's own
 //! figure. One `#[test]` runs all cases in sequence so no other test thread allocates meanwhile.
 
-use lidx::mem::art::Art;
-use lidx::mem::btree::BTreeParams;
-use lidx::mem::btree_index::BTreeIndex;
-use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
-use lidx::mem::fiting::{FitingParams, FitingTree};
-use lidx::mem::pgm::{Pgm, PgmParams};
-use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
-use lidx::mem::rmi::{Rmi, RmiParams};
-use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
-use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
+use lidx::mem::Art;
+use lidx::mem::BTreeIndex;
+use lidx::mem::BTreeParams;
+use lidx::mem::{BTreeModel, BTreeModelParams};
+use lidx::mem::{FitingParams, FitingTree};
+use lidx::mem::{Pgm, PgmParams};
+use lidx::mem::{RadixSpline, RadixSplineParams};
+use lidx::mem::{Rmi, RmiParams};
+use lidx::mem::{SampledPgm, SampledPgmParams};
+use lidx::mem::{ZoneMap, ZoneMapParams};
 use lidx::{OrderedMap, StaticIndex};
 
 mod counting_alloc;

@@ -15,8 +15,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
-use lidx::kv::store::{CreateOptions, Engine, Snapshot, Store, StoreOptions, WriteBatch};
 use lidx::kv::FsyncPolicy;
+use lidx::kv::{CreateOptions, Engine, Snapshot, Store, StoreOptions, WriteBatch};
 
 const GROUPS: u64 = 8;
 const GROUP_KEYS: u64 = 8;

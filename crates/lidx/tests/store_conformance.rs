@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
 
-use lidx::kv::store::{CreateOptions, Engine, LogKeys, LogSpec, Store, StoreOptions, WriteBatch};
 use lidx::kv::FsyncPolicy;
+use lidx::kv::{CreateOptions, Engine, LogKeys, LogSpec, Store, StoreOptions, WriteBatch};
 use lidx::mem::MapSpec;
 use proptest::prelude::*;
 

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use lidx::io::{DeviceKind, FaultPlan, FaultScope, Storage, WriteFault};
-use lidx::kv::store::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
 use lidx::kv::FsyncPolicy;
+use lidx::kv::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
 use lidx::Error;
 
 const ENGINES: [Engine; 2] = [Engine::Hybrid, Engine::BTree];

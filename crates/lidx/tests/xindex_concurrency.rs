@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
-use lidx::mem::xindex::{XIndex, XIndexParams};
+use lidx::mem::{XIndex, XIndexParams};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -22,7 +22,7 @@
 //!   outside `+-512`) off the extension of the previous global line.
 //!
 //! The generator does not trust its own construction: [`generate`] runs our optimal PLA
-//! ([`lidx::model::opt_pla::optimal_pla`]) at eps 8 and 512 on the result and reports the
+//! ([`lidx::model::optimal_pla`]) at eps 8 and 512 on the result and reports the
 //! counts it actually produced, which the dataset's notes carry. Measured with seed 42, the
 //! counts are exact whenever local segments have at least 50 keys and global segments at least
 //! 10^4 (e.g. `l=100000,g=1000` on 10^7 keys, `l=2000,g=10` on 10^5). Shorter segments are too
@@ -114,8 +114,8 @@ pub fn generate(params: GreParams, n: usize, seed: u64) -> Result<GreOutput> {
         });
     }
     let keys = construct(params, n, seed);
-    let local_segments = lidx::model::opt_pla::optimal_pla(&keys, LOCAL_EPS)?.len();
-    let global_segments = lidx::model::opt_pla::optimal_pla(&keys, GLOBAL_EPS)?.len();
+    let local_segments = lidx::model::optimal_pla(&keys, LOCAL_EPS)?.len();
+    let global_segments = lidx::model::optimal_pla(&keys, GLOBAL_EPS)?.len();
     Ok(GreOutput {
         keys,
         local_segments,

@@ -22,7 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lidx::key::check_sorted;
+use lidx::raw::key::check_sorted;
 use lidx::{Key, Str16};
 
 use crate::error::{BenchError, Result};

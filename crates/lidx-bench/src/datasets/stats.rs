@@ -1,7 +1,7 @@
 //! Statistics of a sorted key set: size, duplicates, range, and two hardness measures.
 //!
 //! * **PGM segment counts** at eps 8, 64 and 512: the number of segments our optimal PLA
-//!   ([`lidx::model::opt_pla::optimal_pla`]) needs. Papers 002 and 003 use this as the
+//!   ([`lidx::model::optimal_pla`]) needs. Papers 002 and 003 use this as the
 //!   measure of how hard a dataset is for learned indexes (local hardness at small eps, global
 //!   at large eps, as GRE does).
 //! * **LIPP's conflict degree**: LIPP places keys into `n` slots with one linear model and
@@ -62,11 +62,11 @@ pub fn compute(
         }
     };
     stage(STAGES[0]);
-    lidx::key::check_sorted(keys)?;
+    lidx::raw::key::check_sorted(keys)?;
     let duplicates = keys.windows(2).filter(|w| w[0] == w[1]).count();
     let mut pla = |eps: usize, name| -> Result<usize> {
         stage(name);
-        Ok(lidx::model::opt_pla::optimal_pla(keys, eps)?.len())
+        Ok(lidx::model::optimal_pla(keys, eps)?.len())
     };
     let (eps8, eps64, eps512) = (
         pla(8, STAGES[1])?,
@@ -277,7 +277,7 @@ pub fn compute_typed(
     }
     let numbers = "the keys themselves (order-preserving map to u64)";
     let heads = "the first 8 bytes of each key, big-endian, zero-padded";
-    let escape = |k: &[u8]| lidx::mem::string_index::escape(k);
+    let escape = |k: &[u8]| lidx::raw::mem::string_index::escape(k);
     let (image, basics, model_image) = match keys {
         Keys::U64(k) => {
             let (i, b) = fixed(k, u64::to_string);
@@ -306,7 +306,7 @@ pub fn compute_typed(
                 max: k.last().map(|s| escape(s)),
             };
             (
-                k.iter().map(|s| lidx::key::head8(s)).collect(),
+                k.iter().map(|s| lidx::raw::key::head8(s)).collect(),
                 basics,
                 heads,
             )

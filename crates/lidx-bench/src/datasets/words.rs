@@ -129,7 +129,7 @@ pub fn generate(n: usize, seed: u64) -> Vec<Vec<u8>> {
 /// The share of `keys` (sorted) whose first 8 bytes (zero-padded) equal those of a neighbour:
 /// the keys a model that sees only 8 bytes cannot tell apart.
 pub fn shared_prefix_fraction(keys: &[Vec<u8>]) -> f64 {
-    let heads: Vec<u64> = keys.iter().map(|k| lidx::key::head8(k)).collect();
+    let heads: Vec<u64> = keys.iter().map(|k| lidx::raw::key::head8(k)).collect();
     shared_head_fraction(&heads)
 }
 

@@ -5,7 +5,7 @@
 //!
 //! - **LSA** (XIndex): fixed partitions of `size` keys, a least-squares line each
 //!   ([`lidx::model::lsa`]); no error bound, so the leaf search gallops from the prediction.
-//! - **Opt-PLA** (PGM): [`lidx::model::opt_pla`] with maximum error `eps`; the leaf search is a
+//! - **Opt-PLA** (PGM): [`lidx::model::optimal_pla`] with maximum error `eps`; the leaf search is a
 //!   binary search of the `2 eps + 2` window around the prediction.
 //! - **LSA-gap** (ALEX): the LSA partitions, each laid out in a gapped array of `size /
 //!   density` slots: the line is scaled to the slots, every key goes to its predicted slot or
@@ -24,9 +24,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use lidx::model::lsa::lsa;
-use lidx::model::opt_pla::optimal_pla;
-use lidx::model::segment::Segment;
+use lidx::model::lsa;
+use lidx::model::optimal_pla;
+use lidx::model::Segment;
 use lidx::search::{branchless_binary, exponential};
 use lidx::Key;
 use rand::{Rng, SeedableRng};

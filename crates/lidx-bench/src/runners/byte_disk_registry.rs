@@ -3,11 +3,11 @@
 //! `Box<dyn ByteDiskIndex>`, as [`crate::disk_registry`] does for numeric keys.
 //!
 //! ```text
-//! byte-table          lidx::disk::byte_table: sorted records in blocks, located by the string
+//! byte-table          lidx::disk::ByteTable: sorted records in blocks, located by the string
 //!                     index over one separator per block (eps 32), one block per lookup
 //!                     (paper 002 §9's static stage, over byte keys)
 //! byte-table:eps=16   ... with the separator model's eps (smaller: narrower windows, more memory)
-//! byte-btree          lidx::disk::byte_btree: the byte B+-tree, inner nodes in memory, one
+//! byte-btree          lidx::disk::ByteBTree: the byte B+-tree, inner nodes in memory, one
 //!                     leaf read per lookup (paper 002 §10's equal-memory baseline)
 //! ```
 //!
@@ -26,11 +26,12 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use lidx::disk::byte_btree::{ByteBTree, Image};
-use lidx::disk::byte_table::{ByteTable, ByteTableParams, ByteTableWriter};
+use lidx::disk::ByteBTree;
+use lidx::disk::{ByteTable, ByteTableParams, ByteTableWriter};
 use lidx::io::Storage;
-use lidx::kv::store::MAX_KEY_BYTES;
-use lidx::mem::string_index::StringIndexParams;
+use lidx::kv::MAX_KEY_BYTES;
+use lidx::mem::StringIndexParams;
+use lidx::raw::disk::byte_btree::Image;
 
 use crate::disk_registry::parse_items;
 use crate::disk_workload::payload_of_bytes;

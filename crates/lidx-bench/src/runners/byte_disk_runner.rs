@@ -11,7 +11,7 @@
 //! run with [`BenchError::WrongResult`], whose `key` is the rank (the message names the key).
 
 use lidx::io::Storage;
-use lidx::mem::string_index::escape;
+use lidx::raw::mem::string_index::escape;
 
 use crate::byte_disk_registry::ByteDiskIndex;
 use crate::disk_report::DiskRecord;

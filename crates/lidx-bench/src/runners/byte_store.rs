@@ -1,6 +1,6 @@
 //! [`ByteStore`]: the store shape, a durable ordered map of byte keys to byte values in a
 //! directory, which every engine the YCSB runner measures through a store goes through:
-//! lidx's own engines ([`lidx::kv::store::Store`]: `hybrid`, `btree`, `log:<map>`) and the
+//! lidx's own engines ([`lidx::kv::Store`]: `hybrid`, `btree`, `log:<map>`) and the
 //! peers of the `lidx-peers` crate (redb, fjall, LMDB, RocksDB), each a [`PeerEngine`] that
 //! opens one.
 //!
@@ -15,7 +15,7 @@
 //! Errors of a peer are its own types; an adapter turns them into [`lidx::Error::Io`] naming
 //! the engine and what it was doing ([`peer_error`]), so the runner sees one error type.
 
-use lidx::kv::store::{Store, WriteBatch};
+use lidx::kv::{Store, WriteBatch};
 use std::path::{Path, PathBuf};
 
 use crate::kv_store::MergeStats;
@@ -157,7 +157,7 @@ pub fn dir_disk_bytes(dir: &Path) -> u64 {
     total
 }
 
-/// lidx's store through the shape. Its memory is [`lidx::kv::store::StoreStats`]'s minus the
+/// lidx's store through the shape. Its memory is [`lidx::kv::StoreStats`]'s minus the
 /// page cache (the run's storage carries that), its disk bytes the block files and the log.
 pub struct LidxStore(pub Store);
 

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
-use lidx::io::sim::thread_modeled_ns;
+use lidx::raw::io::sim::thread_modeled_ns;
 
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};

@@ -30,26 +30,24 @@
 //!
 //! Every entry's payload is [`payload_of`] its key, so answers can be checked.
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
-use lidx::disk::static_learned::{
-    AnyStaticLearned, Fetch, Granularity, StaticLearned, StaticLearnedParams,
-};
 use lidx::disk::DiskIndex;
+use lidx::disk::{AnyStaticLearned, Fetch, Granularity, StaticLearned, StaticLearnedParams};
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::io::Storage;
-use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
-use lidx::mem::fiting::{FitingParams, FitingTree};
-use lidx::mem::leco_zone_map::{LecoZoneMap, RoughLecoZoneMap};
-use lidx::mem::persist::Persist;
-use lidx::mem::pgm::{Pgm, PgmParams};
-use lidx::mem::pgm_compressed::{CprPgm, CprPgmParams};
-use lidx::mem::pgm_zero::{PgmZero, PgmZeroParams};
-use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
-use lidx::mem::radix_spline_zero::{RadixSplineZero, RadixSplineZeroParams};
-use lidx::mem::rmi::{Rmi, RmiParams};
-use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
-use lidx::mem::smallest::{build_smallest, Smallest, SmallestParams};
-use lidx::mem::zone_map::{ZoneMap, ZoneMapParams};
-use lidx::model::zero_interval::zero_eps_for_expected_pages;
+use lidx::mem::Persist;
+use lidx::mem::{build_smallest, Smallest, SmallestParams};
+use lidx::mem::{BTreeModel, BTreeModelParams};
+use lidx::mem::{CprPgm, CprPgmParams};
+use lidx::mem::{FitingParams, FitingTree};
+use lidx::mem::{LecoZoneMap, RoughLecoZoneMap};
+use lidx::mem::{Pgm, PgmParams};
+use lidx::mem::{PgmZero, PgmZeroParams};
+use lidx::mem::{RadixSpline, RadixSplineParams};
+use lidx::mem::{RadixSplineZero, RadixSplineZeroParams};
+use lidx::mem::{Rmi, RmiParams};
+use lidx::mem::{SampledPgm, SampledPgmParams};
+use lidx::mem::{ZoneMap, ZoneMapParams};
+use lidx::raw::model::zero_interval::zero_eps_for_expected_pages;
 
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};

@@ -10,7 +10,7 @@
 //!   The first wrong answer fails the run with [`BenchError::WrongResult`].
 //! - **times it**: wall time with [`Instant`] (I/O dominated, so a clock read per operation
 //!   costs nothing that matters), and, on simulated devices, the modeled device time of the
-//!   requests it issued ([`lidx::io::sim::thread_modeled_ns`]). An operation's modeled latency
+//!   requests it issued ([`lidx::raw::io::sim::thread_modeled_ns`]). An operation's modeled latency
 //!   is the CPU time its thread spent on it (`CLOCK_THREAD_CPUTIME_ID`: the index's work, the
 //!   simulated device's memory copies and checksums included, time spent descheduled on a
 //!   busy machine excluded) plus its modeled device time, so modeled figures repeat on a noisy

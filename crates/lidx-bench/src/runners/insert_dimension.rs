@@ -10,9 +10,9 @@
 //! Buffer index, whose reserved space is its first level, `base`), and ALEX (`alex`), whose
 //! reserved space is chosen by its own density bounds (the paper: "the user cannot set the
 //! exact size"), so it has no reserve. Retrains are what each map counts
-//! ([`lidx::mem::fiting_tree::RetrainStats`]): a FITing-tree segment re-segmented, a dynamic
+//! ([`lidx::mem::RetrainStats`]): a FITing-tree segment re-segmented, a dynamic
 //! PGM merge, an ALEX data node expanded, retrained or split
-//! ([`lidx::mem::alex::AlexRetrains`]).
+//! ([`lidx::mem::AlexRetrains`]).
 //!
 //! Protocol (that of `lidx bench --workload insert`, [`crate::map_runner`]): half the distinct
 //! keys, chosen by a seeded shuffle, are bulk-loaded; the other half is inserted in the
@@ -29,13 +29,14 @@
 
 use std::time::{Duration, Instant};
 
-use lidx::map::BulkLoad;
-use lidx::mem::alex::{Alex, AlexParams};
-use lidx::mem::dynamic_pgm::{DynamicPgm, DynamicPgmParams};
-use lidx::mem::fiting_tree::{
-    Buffer, FitingMap, FitingMapParams, Gap, Inplace, InsertStrategy, RetrainStats,
-};
 use lidx::mem::KeyMap;
+use lidx::mem::{Alex, AlexParams};
+use lidx::mem::{DynamicPgm, DynamicPgmParams};
+use lidx::mem::{
+    FitingBufferStrategy as Buffer, FitingGapStrategy as Gap, FitingInplaceStrategy as Inplace,
+    FitingMap, FitingMapParams, InsertStrategy, RetrainStats,
+};
+use lidx::BulkLoad;
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;

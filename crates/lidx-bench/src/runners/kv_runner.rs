@@ -45,7 +45,7 @@ use std::time::Instant;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use hdrhistogram::Histogram;
-use lidx::disk::btree::Resident;
+use lidx::disk::Resident;
 use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 use serde::{Deserialize, Serialize};
 
@@ -342,7 +342,7 @@ impl<'a> KvBench<'a> {
             spec,
             StoreSpec::Store(s) if matches!(
                 s.engine,
-                lidx::kv::store::Engine::Log(lidx::kv::store::LogSpec {
+                lidx::kv::Engine::Log(lidx::kv::LogSpec {
                     map: lidx::mem::MapSpec::Hash {},
                     ..
                 })
@@ -375,7 +375,7 @@ impl<'a> KvBench<'a> {
         // Only a hybrid's budget bounds a dynamic stage that merges when full.
         let hybrid = match spec {
             StoreSpec::Hybrid(_) => true,
-            StoreSpec::Store(s) => s.engine == lidx::kv::store::Engine::Hybrid,
+            StoreSpec::Store(s) => s.engine == lidx::kv::Engine::Hybrid,
             _ => false,
         };
         let room_for_writes = spec

@@ -1,13 +1,13 @@
 //! [`KvStore`]: what the YCSB runner ([`crate::kv_runner`]) needs of an updatable on-disk
 //! index, and its implementations: stores through the library's one store API
-//! ([`lidx::kv::store::Store`], every engine by name: `hybrid`, `btree`), and two adapters
+//! ([`lidx::kv::Store`], every engine by name: `hybrid`, `btree`), and two adapters
 //! over the fixed-key structures the store's engines generalize, the disk B+-tree
 //! (`adapter:btree`) and the typed hybrid index (`adapter:hybrid`), kept to measure what the
 //! general API costs against them.
 //!
 //! Through the API ([`StoreApi`]), a `u64` key is its 8 big-endian bytes (so byte order is
 //! key order), a key of any other type is a rank into the dataset's order-preserving byte keys
-//! ([`crate::store_keys`]), and the payload is the value; memory is [`lidx::kv::store::StoreStats`]'s
+//! ([`crate::store_keys`]), and the payload is the value; memory is [`lidx::kv::StoreStats`]'s
 //! minus the page cache (as the adapters, whose `memory_bytes` never counts the storage's
 //! cache either), disk bytes are the block files and the log.
 //!
@@ -29,18 +29,20 @@
 
 use std::sync::Arc;
 
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
-use lidx::disk::static_learned::{Fetch, Granularity};
 use lidx::disk::DiskIndex;
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::{Fetch, Granularity};
 use lidx::io::Storage;
-use lidx::key::Key;
-use lidx::kv::hybrid::{DynamicMap, SortedRuns};
-use lidx::kv::hybrid::{HybridOptions, StaticModel};
-use lidx::kv::store::{
+use lidx::kv::HybridOptions;
+use lidx::kv::{
     CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, Store, StoreOptions, WriteBatch,
     MIN_MEMORY_BUDGET,
 };
-use lidx::kv::{FsyncPolicy, HybridIndex, WalOptions};
+use lidx::kv::{FsyncPolicy, HybridIndex};
+use lidx::raw::kv::hybrid::StaticModel;
+use lidx::raw::kv::hybrid::{DynamicMap, SortedRuns};
+use lidx::raw::kv::WalOptions;
+use lidx::Key;
 use parking_lot::RwLock;
 
 use crate::byte_store::{ByteStore, LidxStore, PeerEngine, PeerOptions};
@@ -394,7 +396,7 @@ pub struct HybridSpec {
     pub dynamic: DynamicKind,
 }
 
-/// The hybrid's dynamic stage map ([`lidx::kv::hybrid::DynamicMap`]).
+/// The hybrid's dynamic stage map ([`lidx::disk::DynamicMap`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DynamicKind {
     /// lidx's in-memory B+-tree (the paper's choice and the index's default).

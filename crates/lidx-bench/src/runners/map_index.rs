@@ -19,7 +19,7 @@ pub struct MapIndex {
 impl MapIndex {
     /// The map `spec` bulk-loaded with the distinct keys of sorted `keys`.
     pub fn build(spec: &MapSpec, keys: &[u64]) -> Result<MapIndex> {
-        lidx::key::check_sorted(keys)?;
+        lidx::raw::key::check_sorted(keys)?;
         let entries = (0..keys.len())
             .filter(|&i| i == 0 || keys[i - 1] < keys[i])
             .map(|i| (keys[i], i as u64))

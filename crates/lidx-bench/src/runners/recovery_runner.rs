@@ -4,8 +4,8 @@
 //! For each map, a `log` store is created in its own directory and loaded with the dataset's
 //! distinct keys, each with a `payload_size`-byte value ([`payload_of`]; paper 001 uses 200
 //! bytes), in batches of 4096, then closed. Each of `runs` reopenings rebuilds the map from the
-//! log ([`lidx::kv::store::Store`]'s `log` engine: one pass over the log, then a bulk load) and
-//! is timed by the store itself ([`lidx::kv::store::StoreStats::recovery_seconds`]); the record
+//! log ([`lidx::kv::Store`]'s `log` engine: one pass over the log, then a bulk load) and
+//! is timed by the store itself ([`lidx::kv::StoreStats::recovery_seconds`]); the record
 //! gives the median. After the first reopening every key's value is read back and checked.
 //!
 //! Space, per paper 001 Table III's three columns, from the map's own accounting
@@ -18,10 +18,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use lidx::kv::store::{
+use lidx::kv::FsyncPolicy;
+use lidx::kv::{
     CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, Store, StoreOptions, WriteBatch,
 };
-use lidx::kv::FsyncPolicy;
 use lidx::mem::MapSpec;
 use serde::{Deserialize, Serialize};
 

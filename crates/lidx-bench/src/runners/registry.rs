@@ -23,16 +23,16 @@
 //! defaults, docs) gives the enum variant, its parsing, its label and its help line; one arm in
 //! [`IndexSpec::build`] builds it.
 
-use lidx::mem::btree::BTreeParams;
-use lidx::mem::btree_index::BTreeIndex;
-use lidx::mem::btree_model::{BTreeModel, BTreeModelParams};
-use lidx::mem::fiting::{FitingParams, FitingTree};
-use lidx::mem::pgm::{Pgm, PgmParams};
-use lidx::mem::radix_spline::{RadixSpline, RadixSplineParams};
-use lidx::mem::rmi::{Rmi, RmiParams};
-use lidx::mem::sampled_pgm::{SampledPgm, SampledPgmParams};
-use lidx::mem::start::{CostModel, RadixIndex, StartParams, Strategy};
+use lidx::mem::BTreeIndex;
+use lidx::mem::BTreeParams;
 use lidx::mem::SortedArray;
+use lidx::mem::{BTreeModel, BTreeModelParams};
+use lidx::mem::{CostModel, RadixIndex, StartParams, Strategy};
+use lidx::mem::{FitingParams, FitingTree};
+use lidx::mem::{Pgm, PgmParams};
+use lidx::mem::{RadixSpline, RadixSplineParams};
+use lidx::mem::{Rmi, RmiParams};
+use lidx::mem::{SampledPgm, SampledPgmParams};
 use lidx::StaticIndex;
 
 pub use crate::count::{parse_count, show_count};
@@ -65,7 +65,7 @@ lidx::param_specs! {
         /// models.
         Rmi = "rmi" {
             /// Second-stage models: more is smaller errors and more memory (the library's default,
-            /// 2^20, is measured in `lidx::mem::rmi`).
+            /// 2^20, is measured in `lidx::mem::Rmi`).
             leaves: usize = 1048576,
         },
         /// B+-tree over the sorted keys (the classic structure learned indexes must beat).

@@ -18,8 +18,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use lidx::mem::art::Art;
-use lidx::mem::start::{CostModel, Start, StartParams, Strategy};
+use lidx::mem::Art;
+use lidx::mem::{CostModel, Start, StartParams, Strategy};
 use lidx::OrderedMap;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -10,7 +10,7 @@
 //! (rank) key. A rank is an index into one flat buffer, so the timed part allocates nothing.
 //! Only the stores through the API take ranked keys: the typed adapters index `u64` values.
 
-use lidx::kv::store::OrderedKey;
+use lidx::kv::OrderedKey;
 
 use crate::keyfile::Keys;
 

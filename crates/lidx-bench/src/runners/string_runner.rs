@@ -8,7 +8,7 @@
 //!   16-byte string key type gives a model), its window widened by the largest group of keys
 //!   sharing those 8 bytes, as it must be to stay exact: the index a fixed-width string key
 //!   gets, for comparison;
-//! * `strings[:eps=32][:threshold=32]`: [`lidx::mem::string_index`], the index made for
+//! * `strings[:eps=32][:threshold=32]`: [`lidx::mem::StringIndex`], the index made for
 //!   byte strings of any length.
 //!
 //! Lookups are uniform over present keys (seeded); every answer is checked against the key's
@@ -21,9 +21,9 @@ use std::time::Instant;
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
-use lidx::key::head8;
-use lidx::mem::pgm::{Pgm, PgmParams};
-use lidx::mem::string_index::{StringIndex, StringIndexParams};
+use lidx::mem::{Pgm, PgmParams};
+use lidx::mem::{StringIndex, StringIndexParams};
+use lidx::raw::key::head8;
 use lidx::{ApproxPos, StaticIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -5,8 +5,8 @@
 //!
 //! The leaves are Opt-PLA segments of the keys at each `eps` (more eps, fewer leaves); every
 //! structure is built over the leaves' first keys and answers, for a query key, the leaf that
-//! holds it. RMI is [`lidx::mem::rmi`] with a second stage of one model per 16 leaves; BTREE is
-//! [`lidx::mem::btree_index`] (lidx's B+-tree, 16/15 slots); LRS is [`lidx::mem::pgm`] over
+//! holds it. RMI is [`lidx::mem::Rmi`] with a second stage of one model per 16 leaves; BTREE is
+//! [`lidx::mem::BTreeIndex`] (lidx's B+-tree, 16/15 slots); LRS is [`lidx::mem::Pgm`] over
 //! the leaf keys with PGM's recursive error 8 (each level an Opt-PLA of the one below, the
 //! last-level error 8 too); ATS is lidx's ALEX ([`lidx::mem::MapSpec`] `alex`) from first key
 //! to leaf, whose inner nodes are the asymmetric tree and whose data nodes stand in for the
@@ -21,12 +21,12 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use lidx::mem::btree::BTreeParams;
-use lidx::mem::btree_index::BTreeIndex;
-use lidx::mem::pgm::{Pgm, PgmParams};
-use lidx::mem::rmi::{Rmi, RmiParams};
+use lidx::mem::BTreeIndex;
+use lidx::mem::BTreeParams;
 use lidx::mem::MapSpec;
-use lidx::model::opt_pla::optimal_pla;
+use lidx::mem::{Pgm, PgmParams};
+use lidx::mem::{Rmi, RmiParams};
+use lidx::model::optimal_pla;
 use lidx::StaticIndex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

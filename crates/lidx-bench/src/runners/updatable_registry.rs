@@ -20,15 +20,15 @@
 //! is refused by [`UpdatableSpec::parse`] with [`BenchError::BadSpec`] before anything runs.
 //! Every entry's payload is [`payload_of`] its key, so the runner can check every answer.
 
-use lidx::disk::alex::{DiskAlex, DiskAlexParams};
-use lidx::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
-use lidx::disk::btree_learned::{BTreeLearned, BTreeLearnedParams};
-use lidx::disk::dpgm::{DiskPgm, DiskPgmParams};
-use lidx::disk::fiting::{DiskFiting, DiskFitingParams};
-use lidx::disk::lipp::{DiskLipp, DiskLippParams};
 use lidx::disk::DiskMap;
+use lidx::disk::{BTreeLearned, BTreeLearnedParams};
+use lidx::disk::{DiskAlex, DiskAlexParams};
+use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
+use lidx::disk::{DiskFiting, DiskFitingParams};
+use lidx::disk::{DiskLipp, DiskLippParams};
+use lidx::disk::{DiskPgm, DiskPgmParams};
 use lidx::io::Storage;
-use lidx::mem::pgm::PgmParams;
+use lidx::mem::PgmParams;
 
 use crate::disk_registry::parse_items;
 use crate::disk_workload::payload_of;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use lidx::disk::static_learned::Fetch;
+use lidx::disk::Fetch;
 use lidx_bench::registry::parse_count;
 use lidx_bench::report::{self, Format};
 use lidx_bench::BenchError;

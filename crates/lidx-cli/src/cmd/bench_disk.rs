@@ -19,8 +19,8 @@
 //! `lidx_bench::byte_disk_runner` instead, on the same workloads, checks and table; they have
 //! no runtime choice, so `--resident` and `--fetch` do not apply to them.
 
-use lidx::disk::btree::Resident;
-use lidx::disk::static_learned::Fetch;
+use lidx::disk::Fetch;
+use lidx::disk::Resident;
 use lidx_bench::byte_disk_registry::{ByteDiskIndex, ByteIndexSpec};
 use lidx_bench::byte_disk_runner::ByteDiskBench;
 use lidx_bench::disk_registry::{parse_resident, resident_text, DiskIndexSpec, OpenChoice};
@@ -121,7 +121,7 @@ fn run_numeric(
     let dataset = load_disk_dataset(&args.dataset, args.seed)?;
     let keys = unique_keys(&dataset.keys);
     // Every reused index is checked against the dataset's keys: hashed once.
-    let fingerprint = lidx::codec::keys_fingerprint(&keys);
+    let fingerprint = lidx::raw::codec::keys_fingerprint(&keys);
     device.create_dir()?;
     let storage = device.storage(args.block_size, args.cache_blocks)?;
     let bench = DiskBench::prepare(&dataset, &keys, config)?;

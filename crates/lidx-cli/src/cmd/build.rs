@@ -21,7 +21,7 @@ use anyhow::Context;
 use clap::Parser;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::Table;
-use lidx::disk::btree::Resident;
+use lidx::disk::Resident;
 use lidx::io::Storage;
 use lidx_bench::disk_report::human_bytes;
 use lidx_bench::updatable_registry::{UpdatableSpec, UpdateOptions};

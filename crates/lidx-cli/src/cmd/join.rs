@@ -21,7 +21,7 @@
 //! `--algo read-both` and `--algo read-both-write` are not joins but the limit a join at table
 //! ratio 1 is measured against (paper 000 §4.2): reading both tables sequentially through the
 //! same I/O path, without and with writing an output of the join's size (see
-//! `lidx::join::baseline`). They print the same JSON line, so the ratio of two lines is the
+//! `lidx::raw::join::baseline`). They print the same JSON line, so the ratio of two lines is the
 //! ratio to the limit, except that their `checksum` is null: they join nothing, and the sum of
 //! the keys they read is printed as `read_checksum`, which no join's checksum equals.
 
@@ -29,8 +29,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use lidx::io::{DeviceKind, Storage};
-use lidx::join::baseline::Baseline;
-use lidx::join::{self, JoinAlgo, JoinParams, TableRef};
+use lidx::join;
+use lidx::join::Baseline;
+use lidx::join::{JoinAlgo, JoinParams, TableRef};
 use lidx::Str16;
 use lidx_bench::count::parse_count;
 use lidx_bench::records::{self, JoinRecord, RecordKind};
@@ -134,7 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.threads == 0 {
         return Err(bad("threads", "0", "at least 1").into());
     }
-    join::inlj::check_window(args.window).map_err(usage)?;
+    lidx::raw::join::inlj::check_window(args.window).map_err(usage)?;
     output::check(
         &args.out,
         &[("--left", &args.left), ("--right", &args.right)],
@@ -178,8 +179,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // The helper files go in the private directory beside the staged output.
     let scratch = at(2).storage;
     let report = match (baseline, left.key_size) {
-        (Some(b), 16) => join::baseline::run::<Str16>(b, at(0), at(1), at(2)),
-        (Some(b), _) => join::baseline::run::<u64>(b, at(0), at(1), at(2)),
+        (Some(b), 16) => lidx::raw::join::baseline::run::<Str16>(b, at(0), at(1), at(2)),
+        (Some(b), _) => lidx::raw::join::baseline::run::<u64>(b, at(0), at(1), at(2)),
         (None, 16) => join::join_in::<Str16>(at(0), at(1), at(2), scratch, &params),
         (None, _) => join::join_in::<u64>(at(0), at(1), at(2), scratch, &params),
     }
@@ -191,7 +192,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if report
         .index
         .as_deref()
-        .is_some_and(|i| i.ends_with(join::table_index::UNSAVED))
+        .is_some_and(|i| i.ends_with(lidx::raw::join::table_index::UNSAVED))
     {
         note!(
             "note: the index was not saved ({} is not writable): it was used from memory, and \

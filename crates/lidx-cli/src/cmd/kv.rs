@@ -1,4 +1,4 @@
-//! `lidx kv`: a store of byte keys and values ([`lidx::kv::store::Store`]) from the command line.
+//! `lidx kv`: a store of byte keys and values ([`lidx::kv::Store`]) from the command line.
 //!
 //! Keys and values are read and written in one text form by every subcommand (get, put, del,
 //! scan, load): UTF-8 text with `\\`, `\t`, `\n`, `\r` and `\xNN` escapes for the bytes that
@@ -33,8 +33,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
-use lidx::kv::store::OrderedKey;
-use lidx::kv::store::{
+use lidx::kv::OrderedKey;
+use lidx::kv::{
     CreateOptions, Engine, KeyFormat, Store, StoreOptions, StoreStats, WriteBatch, MAX_KEY_BYTES,
     MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_MEMORY_BUDGET,
 };
@@ -716,12 +716,13 @@ impl Input {
 pub const BATCH_RECORDS: usize = 4096;
 /// Encoded bytes a batch holds at most before it is written (a batch of one larger record is
 /// written alone). A batch is one log record, which the log caps at
-/// [`lidx::kv::wal::MAX_BODY_BYTES`] (1 GiB); 4096 values of the largest size would be 64 GiB.
+/// [`lidx::raw::kv::wal::MAX_BODY_BYTES`] (1 GiB); 4096 values of the largest size would be 64 GiB.
 pub const BATCH_BYTES: usize = 16 << 20;
 
 // One batch, even of a single record of the largest key and value, stays a loggable record.
-const _: () =
-    assert!(BATCH_BYTES + MAX_KEY_BYTES + MAX_VALUE_BYTES + 64 < lidx::kv::wal::MAX_BODY_BYTES);
+const _: () = assert!(
+    BATCH_BYTES + MAX_KEY_BYTES + MAX_VALUE_BYTES + 64 < lidx::raw::kv::wal::MAX_BODY_BYTES
+);
 
 /// A load in progress: the batch being filled, and what is already written.
 struct Loader<'a> {

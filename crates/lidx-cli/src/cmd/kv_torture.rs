@@ -42,9 +42,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use lidx::kv::store::{CreateOptions, Engine, LogKeys, LogSpec, Store, StoreOptions, WriteBatch};
-use lidx::kv::wal::{scan_segment, SEGMENT_HEADER_BYTES};
+use lidx::kv::{CreateOptions, Engine, LogKeys, LogSpec, Store, StoreOptions, WriteBatch};
 use lidx::kv::{FsyncPolicy, WalRecovery};
+use lidx::raw::kv::wal::{scan_segment, SEGMENT_HEADER_BYTES};
 use lidx_bench::BenchError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

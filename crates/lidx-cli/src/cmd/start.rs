@@ -12,11 +12,11 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use lidx::mem::art::Art;
+use lidx::mem::Art;
+use lidx::mem::{CostModel, NodeMix, Start, StartParams, Strategy};
 #[cfg(target_os = "linux")]
-use lidx::mem::start::cost_model::measure_page_walk;
-use lidx::mem::start::cost_model::{calibrate, llc_bytes};
-use lidx::mem::start::{CostModel, NodeMix, Start, StartParams, Strategy};
+use lidx::raw::mem::start::cost_model::measure_page_walk;
+use lidx::raw::mem::start::cost_model::{calibrate, llc_bytes};
 use lidx::OrderedMap;
 use lidx_bench::registry::parse_count;
 use lidx_bench::start_runner::{self, MixedConfig, MixedRecord};

@@ -3,16 +3,16 @@
 //! `--zero-interval` prints instead paper 002 Table 3 for the dataset: segments of the optimal PLA
 //! (PGM) and knots of the spline (RadixSpline), without and with disk-based zero intervals (G3),
 //! at equal expected I/O pages per lookup (eq. 4; each variant gets the largest `eps` within the
-//! budget, [`lidx::model::zero_interval`]), and the reduction.
+//! budget, [`lidx::raw::model::zero_interval`]), and the reduction.
 
 use anyhow::Context;
 use clap::Parser;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::Table;
-use lidx::model::opt_pla::optimal_pla_points;
-use lidx::model::points::cdf_points;
-use lidx::model::spline::spline_points;
-use lidx::model::zero_interval;
+use lidx::model::cdf_points;
+use lidx::model::optimal_pla_points;
+use lidx::model::spline_points;
+use lidx::raw::model::zero_interval;
 use lidx_bench::stats;
 
 use lidx_bench::keyfile::Keys;
@@ -74,7 +74,7 @@ fn zero_rows(
     per_block: usize,
     mut stage: impl FnMut(String),
 ) -> anyhow::Result<Vec<ZeroRow>> {
-    lidx::key::check_sorted(keys)?;
+    lidx::raw::key::check_sorted(keys)?;
     let mut rows = Vec::new();
     for &budget in pages {
         let eps_plain = zero_interval::eps_for_expected_pages(budget, per_block, 1)?;

@@ -28,8 +28,9 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use lidx::io::{DeviceKind, Storage};
-use lidx::join::{table_index, TableKey, TableWriter};
-use lidx::mem::string_index::escape;
+use lidx::join::{TableKey, TableWriter};
+use lidx::raw::join::table_index;
+use lidx::raw::mem::string_index::escape;
 use lidx::Str16;
 use lidx_bench::keyfile::Keys;
 use lidx_bench::BenchError;

@@ -59,20 +59,21 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Parser;
-use lidx::disk::alex::DiskAlex;
-use lidx::disk::btree::{DiskBTree, Resident};
-use lidx::disk::btree_learned::BTreeLearned;
-use lidx::disk::byte_btree::{ByteBTree, Image};
-use lidx::disk::byte_table::ByteTable;
-use lidx::disk::dpgm::DiskPgm;
-use lidx::disk::fiting::DiskFiting;
-use lidx::disk::lipp::DiskLipp;
-use lidx::disk::static_learned::AnyStaticLearned;
+use lidx::disk::AnyStaticLearned;
+use lidx::disk::BTreeLearned;
+use lidx::disk::ByteBTree;
+use lidx::disk::ByteTable;
+use lidx::disk::DiskAlex;
+use lidx::disk::DiskFiting;
 use lidx::disk::DiskIndex;
+use lidx::disk::DiskLipp;
+use lidx::disk::DiskPgm;
+use lidx::disk::{DiskBTree, Resident};
 use lidx::io::{DeviceKind, Storage};
-use lidx::join::table_index::read_saved;
 use lidx::join::{read_header, Table};
-use lidx::kv::store::Store;
+use lidx::kv::Store;
+use lidx::raw::disk::byte_btree::Image;
+use lidx::raw::join::table_index::read_saved;
 use lidx::{Key, Str16};
 use lidx_bench::byte_disk_registry::ByteIndexSpec;
 use lidx_bench::disk_registry::{self, DiskIndexSpec};
@@ -138,25 +139,28 @@ impl Kind {
 
 /// Every magic number lidx writes at byte 0 of a file, with the kind it names.
 fn magics() -> [(u64, Kind); 15] {
-    use lidx::disk::byte_btree::{IMAGE_MAGIC, PAGES_MAGIC};
-    use lidx::disk::byte_table::BYTE_TABLE_MAGIC;
-    use lidx::join::table_index::INDEX_MAGIC;
+    use lidx::raw::disk::byte_btree::{IMAGE_MAGIC, PAGES_MAGIC};
+    use lidx::raw::disk::byte_table::BYTE_TABLE_MAGIC;
+    use lidx::raw::join::table_index::INDEX_MAGIC;
     let store = |tag: &[u8; 8]| (u64::from_le_bytes(*tag), Kind::StoreFile);
     [
-        (lidx::disk::btree::header::MAGIC, Kind::DiskBTree),
+        (lidx::raw::disk::btree::header::MAGIC, Kind::DiskBTree),
         (
-            lidx::disk::static_learned::header::MAGIC,
+            lidx::raw::disk::static_learned::header::MAGIC,
             Kind::StaticLearned,
         ),
         (BYTE_TABLE_MAGIC, Kind::ByteTable),
         (IMAGE_MAGIC, Kind::ByteBTreeImage),
         (PAGES_MAGIC, Kind::ByteBTreePages),
         (INDEX_MAGIC, Kind::JoinIndex),
-        (lidx::disk::alex::meta::MAGIC, Kind::AlexInner),
-        (lidx::disk::lipp::meta::MAGIC, Kind::Lipp),
-        (lidx::disk::dpgm::manifest::MAGIC, Kind::DiskPgm),
-        (lidx::disk::fiting::format::MAGIC, Kind::Fiting),
-        (lidx::disk::btree_learned::header::MAGIC, Kind::BTreeLearned),
+        (lidx::raw::disk::alex::meta::MAGIC, Kind::AlexInner),
+        (lidx::raw::disk::lipp::meta::MAGIC, Kind::Lipp),
+        (lidx::raw::disk::dpgm::manifest::MAGIC, Kind::DiskPgm),
+        (lidx::raw::disk::fiting::format::MAGIC, Kind::Fiting),
+        (
+            lidx::raw::disk::btree_learned::header::MAGIC,
+            Kind::BTreeLearned,
+        ),
         store(b"lidxWAL1"),
         store(b"lidxSTOR"),
         store(b"lidxMAN1"),
@@ -181,7 +185,7 @@ fn le_u32(b: &[u8], at: usize) -> Option<u32> {
 
 /// The kind of the file whose first bytes are `head`, and the block size its header gives.
 fn classify(head: &[u8]) -> Option<(Kind, usize)> {
-    use lidx::join::table::TABLE_MAGIC;
+    use lidx::raw::join::table::TABLE_MAGIC;
     let block = |at: usize| le_u32(head, at).map_or(4096, |b| b as usize);
     let magic = le_u64(head, 0)?;
     let kind = match magics().into_iter().find(|(m, _)| *m == magic) {
@@ -191,7 +195,7 @@ fn classify(head: &[u8]) -> Option<(Kind, usize)> {
     };
     // ALEX's two files share a magic; the kind at byte 12 tells them apart.
     let kind = match (kind, le_u32(head, 12)) {
-        (Kind::AlexInner, Some(k)) if k == lidx::disk::alex::meta::KIND_DATA => Kind::AlexData,
+        (Kind::AlexInner, Some(k)) if k == lidx::raw::disk::alex::meta::KIND_DATA => Kind::AlexData,
         (kind, _) => kind,
     };
     let block_at = match kind {
@@ -217,7 +221,7 @@ fn looks_like_lidx(dir: &Path, name: &str, head: &[u8]) -> Option<String> {
         || name.contains(".lidx.");
     let near = [(0usize, magics().map(|(m, _)| m).to_vec())]
         .into_iter()
-        .chain([(16, vec![lidx::join::table::TABLE_MAGIC])])
+        .chain([(16, vec![lidx::raw::join::table::TABLE_MAGIC])])
         .flat_map(|(at, ms)| ms.into_iter().map(move |m| (at, m)))
         .filter_map(|(at, m)| {
             let got = le_u64(head, at)?;
@@ -270,7 +274,7 @@ fn sealed_block(path: &Path) -> Option<(u64, usize)> {
             file.seek(SeekFrom::Start(block * bs)).ok()?;
             file.read_exact(&mut buf).ok()?;
             let zero = buf.iter().all(|&b| b == 0);
-            if !zero && lidx::io::checksum::verify(&buf, block, "").is_ok() {
+            if !zero && lidx::raw::io::checksum::verify(&buf, block, "").is_ok() {
                 return Some((block, block_size));
             }
         }
@@ -537,7 +541,7 @@ fn verify_file(
                 KeyOf::F64 => btree::<f64>(&storage, name),
                 KeyOf::Str16 => btree::<Str16>(&storage, name),
             })?;
-            let header = lidx::disk::btree::decode_header(head, name)?;
+            let header = lidx::raw::disk::btree::decode_header(head, name)?;
             check_name(name, &disk_registry::btree_label(&header.params()))?;
             format!(
                 "{n} entries, built from keys fingerprint {:#018x}",
@@ -552,7 +556,7 @@ fn verify_file(
                 KeyOf::F64 => learned::<f64>(&storage, name),
                 KeyOf::Str16 => learned::<Str16>(&storage, name),
             })?;
-            let header = lidx::disk::static_learned::read_header(&storage, name)?;
+            let header = lidx::raw::disk::static_learned::read_header(&storage, name)?;
             check_name(name, &disk_registry::learned_label(&header.params()))?;
             format!(
                 "{n} records, each in its model's window, keys fingerprint {:#018x} as built",

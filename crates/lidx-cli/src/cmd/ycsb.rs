@@ -74,7 +74,7 @@ pub struct Args {
 
     /// The stores, comma-separated; the first is the reference. `btree`, `hybrid`,
     /// `log:<map>` (8-byte keys) and `log:trie:<map>` (keys of any length) run the store's
-    /// engines through its API (`lidx::kv::store::Store`); `adapter:btree` (the
+    /// engines through its API (`lidx::kv::Store`); `adapter:btree` (the
     /// fixed-key disk B+-tree, inner nodes resident) and `adapter:hybrid` (the typed hybrid
     /// index) run the structures they generalize. Peers, through the same store shape:
     /// `redb`, `fjall`, `lmdb` (heed), `rocksdb` (only in a build with `--features rocksdb`;

@@ -5,12 +5,12 @@
 //! disk. Blocks read per operation, split into inner and leaf blocks as paper 003 Table 4 does,
 //! come from the devices' own counters ([`crate::io::IoStats`] by [`crate::io::IoClass`]).
 //!
-//! [`hybrid`] holds the stages of paper 002's hybrid index (dynamic stage in memory, static
+//! `hybrid` holds the stages of paper 002's hybrid index (dynamic stage in memory, static
 //! learned files on disk, the merge); the durable index built from them is
 //! [`crate::kv::HybridIndex`].
 //!
-//! [`byte_table`] and [`byte_btree`] hold byte-string keys and values of any length: the
-//! static stage and the B+-tree of the store's two engines ([`crate::kv::store`]).
+//! `byte_table` and `byte_btree` hold byte-string keys and values of any length: the
+//! static stage and the B+-tree of the store's two engines (`crate::kv::store`).
 //!
 //! Every fixed-key index's header records the fingerprint of the keys it was built from
 //! ([`crate::codec::keys_fingerprint`], [`DiskIndex::keys_fingerprint`]): a saved index is a
@@ -21,24 +21,36 @@
 //! [`crate::Error::DuplicateKey`]. The fixed-key indexes' payloads are fixed-size byte strings
 //! (8 bytes by default).
 
-pub mod alex;
+pub(crate) mod alex;
 pub(crate) mod block_batch;
-pub mod btree;
-pub mod btree_learned;
-pub mod byte_btree;
-pub mod byte_table;
-pub mod dpgm;
-pub mod fiting;
-#[doc(hidden)]
-pub mod flagged_records;
+pub(crate) mod btree;
+pub(crate) mod btree_learned;
+pub(crate) mod byte_btree;
+pub(crate) mod byte_table;
+pub(crate) mod dpgm;
+pub(crate) mod fiting;
+pub(crate) mod flagged_records;
 pub(crate) mod header_fields;
-pub mod hybrid;
-pub mod lipp;
+pub(crate) mod hybrid;
+pub(crate) mod lipp;
 pub(crate) mod node_pages;
-pub mod owner;
-pub mod static_learned;
+pub(crate) mod owner;
+pub(crate) mod static_learned;
 mod write_clock;
 
+pub use alex::{DiskAlex, DiskAlexParams, DiskAlexSmos};
+pub use btree::{DiskBTree, DiskBTreeParams, Resident, TreeCheck};
+pub use btree_learned::{BTreeLearned, BTreeLearnedParams};
+pub use byte_btree::{BTreeCursor as ByteBTreeCursor, ByteBTree};
+pub use byte_table::{ByteTable, ByteTableParams, ByteTableWriter, TableCursor as ByteTableCursor};
+pub use dpgm::{DiskPgm, DiskPgmParams};
+pub use fiting::{DiskFiting, DiskFitingParams};
+pub use hybrid::{DynamicMap, MergeTrigger, SortedRuns, StageOptions, StaticModel, StdMap};
+pub use lipp::{DiskLipp, DiskLippParams};
+pub use owner::FileOwner;
+pub use static_learned::{
+    AnyStaticLearned, Fetch, Granularity, StaticLearned, StaticLearnedParams, StaticLearnedWriter,
+};
 pub use write_clock::PhaseClock;
 
 use crate::error::Result;

@@ -11,7 +11,7 @@ use std::ptr::NonNull;
 /// Alignment of every [`AlignedBuf`], in bytes.
 pub const IO_ALIGN: usize = 4096;
 
-/// A zeroed, heap-allocated byte buffer whose address is a multiple of [`IO_ALIGN`].
+/// A zeroed, heap-allocated byte buffer whose address is a multiple of `IO_ALIGN`.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     len: usize,

@@ -62,7 +62,7 @@ use crate::io::stats::{IoClass, IoCounters, IoStats};
 /// 1 MiB with 4 KiB blocks. Larger runs are split; this bounds the extra copy buffer.
 pub const MAX_RUN_BLOCKS: usize = 256;
 
-/// How a [`PageCache`] treats writes (see the [module docs](self)).
+/// How a [`PageCache`] treats writes (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheMode {
     /// Every write goes to the device at once; cached copies are refreshed.

@@ -43,7 +43,7 @@ pub trait BlockDevice: Send + Sync {
 
     /// Hands blocks `first .. first + count` to `each`, in order, each whole (payload and
     /// trailer) and verified as [`BlockDevice::read_blocks`] verifies it. The default reads
-    /// them into `buf` (grown to fit) in one request ([`visit_read`]); a
+    /// them into `buf` (grown to fit) in one request (`visit_read`); a
     /// [`crate::io::PageCache`] that holds all of them hands over its own copies instead of
     /// copying them out. `each` may run under the device's lock: it must not use the device.
     fn visit_blocks(

@@ -8,33 +8,23 @@
 //! For tests, a [`FaultDevice`] injects the failed, torn and out-of-space writes, failed syncs
 //! and damaged reads a [`FaultPlan`] arms, into every device of a storage.
 
-#[doc(hidden)]
-pub mod aligned;
-#[doc(hidden)]
-pub mod cache;
-#[doc(hidden)]
-pub mod checksum;
-#[doc(hidden)]
-pub mod device;
-#[doc(hidden)]
-pub mod fault;
-#[doc(hidden)]
-pub mod file;
-#[doc(hidden)]
-pub mod scratch;
-#[doc(hidden)]
-pub mod sim;
-#[doc(hidden)]
-pub mod stats;
-#[doc(hidden)]
-pub mod storage;
+pub(crate) mod aligned;
+pub(crate) mod cache;
+pub(crate) mod checksum;
+pub(crate) mod device;
+pub(crate) mod fault;
+pub(crate) mod file;
+pub(crate) mod scratch;
+pub(crate) mod sim;
+pub(crate) mod stats;
+pub(crate) mod storage;
 
 pub use aligned::AlignedBuf;
 pub use cache::{CacheMode, PageCache};
 pub use checksum::BLOCK_TRAILER;
 pub use device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
 pub use fault::{FaultDevice, FaultPlan, FaultScope, WriteFault};
-pub use file::FileDevice;
+pub use file::{FileDevice, OpenMode};
 pub use sim::{SimDevice, SimProfile};
-pub use stats::{IoClass, IoStats};
+pub use stats::{IoClass, IoCounters, IoStats};
 pub use storage::{DeviceKind, Storage};

@@ -10,7 +10,7 @@
 //!
 //! **What lidx gives to answer it for any user's tables:**
 //!
-//! * [`table`]: the table file (§5.1): the paper's 16-byte header (with a magic number, a
+//! * `table`: the table file (§5.1): the paper's 16-byte header (with a magic number, a
 //!   version and a content fingerprint of the records after it), fixed-size records packed
 //!   per block through [`crate::io`] (`O_DIRECT` files or simulated devices, so every run is
 //!   cold-cache and every block read is counted), a buffered writer, a sequential reader and a
@@ -19,11 +19,11 @@
 //!   version, checksum and the content fingerprint of the table they were built on; one that
 //!   does not match is rebuilt, never used ([`JoinReport::index`] says `rebuilt: stale`).
 //! * Joins on sorted tables (§5.3), every one writing the same output table
-//!   ([`output`]: `(key, left value, right value)`, with an order-independent checksum that all
-//!   algorithms must reproduce): [`sort_merge`], [`hash`] (in-memory and Grace), and [`inlj`]
+//!   (`output`: `(key, left value, right value)`, with an order-independent checksum that all
+//!   algorithms must reproduce): `sort_merge`, `hash` (in-memory and Grace), and `inlj`
 //!   with a B+-tree, PGM, sampled PGM, RadixSpline or RMI index.
 //! * Threads (§6.4): the smaller table is split in equal ranges, one per thread, each writing
-//!   its own part; the parts are concatenated into the output ([`output::write_parts`]).
+//!   its own part; the parts are concatenated into the output (`output::write_parts`).
 //! * Helper files (thread parts, Grace partitions, the unsorted routes' trees and buckets) go
 //!   in a scratch storage, never beside the output or the tables under names derived from
 //!   theirs (issue 30: `X.part1` and `X.grace.b0` truncated, then deleted, a user's files of
@@ -32,12 +32,12 @@
 //!   with `tempfile` in the output's directory and removes it when the join returns.
 //! * [`JoinReport`]: join time apart from index build or load time, blocks and bytes read and
 //!   written (from [`Storage::stats`]), index size and origin, output count and checksum
-//!   (none for the [`baseline`]s, which join nothing).
+//!   (none for the `baseline`s, which join nothing).
 //!
 //! **Where things are.** Public, what an embedder uses: [`join`] with [`JoinParams`],
 //! [`JoinAlgo`] and [`InljIndex`], its [`JoinReport`]; tables ([`Table`], [`TableWriter`],
-//! [`read_header`]); the [`baseline`]s. One file per algorithm ([`sort_merge`], [`hash`],
-//! [`inlj`], `unsorted_btree`, `learned_partition/`: sampling and bucket map, partition
+//! [`read_header`]); the `baseline`s. One file per algorithm (`sort_merge`, `hash`,
+//! `inlj`, `unsorted_btree`, `learned_partition/`: sampling and bucket map, partition
 //! writer, bucket reader, bucket join, driver) and per part of a table (`table/`: header,
 //! open table, scan, window reader, writer). Hidden (`#[doc(hidden)]`, for tests and fuzzers):
 //! the saved-index codec, the output writer, the unsorted routes' internals, [`Sides`].
@@ -52,10 +52,10 @@
 //!   return [`Error::DuplicateKey`] or [`Error::OutOfOrder`]. `lidx table create` removes a
 //!   dataset's duplicates. The hash joins need unique keys on the build (smaller) side only.
 //! * Key types: `u64` and 16-byte strings ([`crate::Str16`]); tables with different key sizes
-//!   are [`Error::KeyTypeMismatch`]. How models see strings: see [`inlj`].
+//!   are [`Error::KeyTypeMismatch`]. How models see strings: see `inlj`.
 //! * I/O overlap (not in the paper, which reads through the OS page cache and its readahead):
 //!   with `O_DIRECT` nothing reads ahead for us, so sequential scans read 4 MiB requests up to
-//!   [`table::PREFETCH_DEPTH`] requests ahead on a background thread, output writers write full
+//!   `PREFETCH_DEPTH` requests ahead on a background thread, output writers write full
 //!   4 MiB buffers on one (which also sums the output checksum), and the INLJ window reader
 //!   reads ahead (synchronously, doubling up to 4 MiB, then streaming as a scan does) while
 //!   consecutive windows stay adjacent, as they do at small table ratios
@@ -69,26 +69,22 @@
 //!
 //! The unsorted joins (§5.4) add variants to [`JoinAlgo`] and arms to [`join`].
 
-pub mod baseline;
-pub mod hash;
-pub mod inlj;
-#[doc(hidden)]
-pub mod learned_partition;
-#[doc(hidden)]
-pub mod output;
-pub mod sort_merge;
-pub mod table;
-#[doc(hidden)]
-pub mod table_index;
-#[doc(hidden)]
-pub mod unsorted_btree;
+pub(crate) mod baseline;
+pub(crate) mod hash;
+pub(crate) mod inlj;
+pub(crate) mod learned_partition;
+pub(crate) mod output;
+pub(crate) mod sort_merge;
+pub(crate) mod table;
+pub(crate) mod table_index;
+pub(crate) mod unsorted_btree;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-pub use inlj::InljIndex;
-#[doc(hidden)]
+pub use baseline::Baseline;
+pub use inlj::{InljIndex, JoinIndex, WindowCursor};
 pub use output::{OutputSpec, OutputWriter};
 pub use table::{
     check_same_key_type, read_header, Scan, Table, TableHeader, TableKey, TableWriter, WindowReader,
@@ -175,7 +171,7 @@ pub struct JoinParams {
     pub threads: usize,
     /// Memory budget in bytes for the hash joins (`None`: unlimited).
     pub memory: Option<u64>,
-    /// INLJ window in records (§6.5; `None`: each index's paper setting, see [`inlj`]).
+    /// INLJ window in records (§6.5; `None`: each index's paper setting, see `inlj`).
     /// Wider windows mean smaller indexes and larger reads per lookup.
     pub window: Option<usize>,
 }
@@ -228,7 +224,7 @@ pub struct JoinReport {
     pub index_loaded: bool,
     /// Where the index came from: `loaded`, `built` (no saved file), or `rebuilt: <why>` when a
     /// saved file was there but not for these records or settings (`rebuilt: stale`: the table
-    /// was re-created; see [`table_index`]); `None` without an index.
+    /// was re-created; see `table_index`); `None` without an index.
     pub index: Option<String>,
     /// Bytes the index keeps in memory (0 without one).
     pub index_bytes: u64,
@@ -246,8 +242,8 @@ pub struct JoinReport {
     pub bytes_written: u64,
     /// Output records.
     pub output_count: u64,
-    /// Order-independent checksum of the output records ([`output`]); `None` for a
-    /// [`baseline`], which joins nothing (see `read_checksum`).
+    /// Order-independent checksum of the output records (`output`); `None` for a
+    /// `baseline`, which joins nothing (see `read_checksum`).
     pub checksum: Option<u64>,
     /// A baseline's sum of the keys it read, only there so the reads cannot be optimized away;
     /// no join's checksum is comparable to it. `None` (and absent from the JSON) for joins.

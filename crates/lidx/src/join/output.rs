@@ -124,7 +124,7 @@ pub struct OutputSpec<'a> {
     /// Right table's value size.
     pub right_size: usize,
     /// Blocks per write request of each output writer, which holds two such buffers
-    /// ([`crate::join::table::WRITE_BLOCKS`] unless a memory budget asks for less).
+    /// (`crate::join::table::WRITE_BLOCKS` unless a memory budget asks for less).
     pub write_blocks: usize,
 }
 

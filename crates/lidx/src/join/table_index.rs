@@ -330,7 +330,7 @@ impl IndexLoad {
     }
 }
 
-/// What [`IndexLoad::describe`] adds for an index that could not be saved.
+/// What `IndexLoad::describe` adds for an index that could not be saved.
 pub const UNSAVED: &str = "in memory only (the table's directory is not writable)";
 
 /// True for an error that says a file cannot be written where it was asked to be: read-only
@@ -344,10 +344,10 @@ fn not_writable(error: &Error) -> bool {
 /// `storage` when it exists and was built for exactly this table's records (its count and
 /// content fingerprint) and tag, otherwise built with `build` on the table's keys (which must
 /// be strictly increasing: [`Error::DuplicateKey`] or [`Error::OutOfOrder`] otherwise) and
-/// saved to `name`, saying why in [`IndexLoad::rebuilt`]. A saved file that is corrupt is an
+/// saved to `name`, saying why in `IndexLoad::rebuilt`. A saved file that is corrupt is an
 /// error, not rebuilt silently; delete it to rebuild. When the directory is not writable
 /// (issue 30: INLJ joins on read-only tables failed), the index is used from memory and
-/// [`IndexLoad::unsaved`] says so.
+/// `IndexLoad::unsaved` says so.
 pub fn load_or_build<K: TableKey, M: Persist<K>>(
     storage: &Storage,
     name: &str,

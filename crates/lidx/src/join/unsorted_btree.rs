@@ -115,11 +115,6 @@ impl RecordFetcher {
         let at = (pos % self.per_block) as usize * self.record_size;
         Ok(&self.buf[at..at + self.record_size])
     }
-
-    /// Hits and misses of the cache.
-    pub fn cache_stats(&self) -> IoStats {
-        self.device.cache_stats()
-    }
 }
 
 /// Builds the unclustered tree `name` in `work` over `table`: one [`DiskBTree::insert`] per

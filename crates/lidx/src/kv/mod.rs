@@ -1,32 +1,28 @@
-//! The persistent store's durability layer: the write-ahead log and the manifest.
+//! Key-value storage: the [`Store`] (a durable, ordered map from byte-string keys to
+//! byte-string values in a directory, served by one of three engines: see [`Store`] and
+//! [`Engine`]) and the typed [`HybridIndex`] of paper 002 §9 (G6).
 //!
-//! Paper 002 §9 (G6) builds a hybrid index: a dynamic stage in memory takes every insert,
-//! update and delete, and a merge periodically folds it into immutable static files. The paper
-//! leaves the dynamic stage volatile; lidx makes it durable with two generic pieces, usable by
-//! any structure of that shape:
-//!
-//! - [`wal`]: an append-only, checksummed log of [`Record`]s (put / delete of key bytes) with
-//!   group commit from many threads and a configurable [`FsyncPolicy`]; [`replay`] recovers it,
-//!   cutting a torn tail and refusing corruption in the middle.
-//! - [`manifest`]: the atomically switched record ([`Manifest`]) of which static files are live
-//!   and up to which sequence number they hold the data.
-//!
-//! Recovery of a hybrid index: open the [`ManifestStore`], open its static files, then
-//! [`Wal::open`] and apply every replayed record whose sequence number is above
-//! [`Manifest::static_seq`]. A merge: [`Wal::rotate`] (freezing the dynamic stage at that
-//! sequence number), write the new static files, [`ManifestStore::commit`] a manifest naming
-//! them with the new `static_seq`, then [`Wal::remove_up_to`] that sequence number.
+//! Both are made durable by the same two pieces, which stay inside the crate: an append-only,
+//! checksummed write-ahead log (group commit from many threads under a [`FsyncPolicy`];
+//! recovery cuts a torn tail and refuses damage in the middle, as [`WalRecovery`] says) and
+//! an atomically switched manifest naming the live static files and the sequence number
+//! ([`Seq`]) they hold the data up to. Recovery opens the manifest's files and replays the log
+//! above that number; a merge rotates the log, writes the new files, commits a manifest naming
+//! them and then drops the log it covers.
 
-pub mod hybrid;
-pub mod manifest;
+pub(crate) mod hybrid;
+pub(crate) mod manifest;
 mod stamp;
-pub mod store;
-pub mod wal;
+pub(crate) mod store;
+pub(crate) mod wal;
 
-pub use hybrid::HybridIndex;
-pub use manifest::{Manifest, ManifestStore};
-pub use store::{Store, StoreOptions};
-pub use wal::{
-    replay, DamageKind, Dropped, FsyncPolicy, Record, ReplayReport, Seq, Wal, WalOptions,
-    WalRecovery, WalStats,
+pub use hybrid::{HybridIndex, HybridOptions, HybridStats};
+pub use store::{
+    BatchOp, CheckReport, CreateOptions, Damage, Engine, Entry, KeyFormat, LogKeys, LogSpec,
+    OrderedKey, Range, Snapshot, Store, StoreOptions, StoreStats, TornSlot, WriteBatch,
+    MAX_KEY_BYTES, MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_KEY_BYTES, MIN_MEMORY_BUDGET,
 };
+pub use wal::{DamageKind, Dropped, FsyncPolicy, Seq, WalRecovery};
+
+pub(crate) use manifest::{Manifest, ManifestStore};
+pub(crate) use wal::{WalOptions, WalStats};

@@ -152,11 +152,6 @@ impl OptPlaBuilder {
         }
     }
 
-    /// The maximum error this builder guarantees.
-    pub fn eps(&self) -> usize {
-        self.eps
-    }
-
     /// Adds the next point. Returns the finished segment when `p` does not fit the current one
     /// (and then starts a new segment with `p`).
     #[inline]

@@ -186,7 +186,7 @@ impl ZeroPlaBuilder {
     }
 }
 
-/// The page-aware optimal PLA of a stream of CDF points (see [`ZeroPlaBuilder`]).
+/// The page-aware optimal PLA of a stream of CDF points (see `ZeroPlaBuilder`).
 pub fn zero_pla_points(
     points: impl Iterator<Item = CdfPoint>,
     eps: usize,
@@ -281,7 +281,7 @@ pub fn eps_for_expected_pages(pages: f64, per_block: usize, group: usize) -> Res
 }
 
 /// Expected blocks read per lookup by a page-aware model with error `eps` outside the page
-/// (the page window of [`page_window`]): `1 + 2 eps / P`.
+/// (the page window of `page_window`): `1 + 2 eps / P`.
 pub fn zero_expected_pages(eps: usize, per_block: usize) -> f64 {
     1.0 + 2.0 * eps as f64 / per_block.max(1) as f64
 }

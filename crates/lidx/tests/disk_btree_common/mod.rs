@@ -2,7 +2,7 @@
 //! blocks (30 entries a leaf, 31 children an inner node with u64 keys and 8-byte payloads), so
 //! a few hundred keys make a tree of several levels that splits and merges all the time.
 
-use lidx::disk::btree::Resident;
+use lidx::disk::Resident;
 use lidx::io::{SimProfile, Storage};
 
 pub const MODES: [Resident; 4] = [

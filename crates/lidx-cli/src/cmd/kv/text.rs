@@ -39,7 +39,7 @@ use std::io::{BufRead, Read, Write};
 use std::rc::Rc;
 
 use anyhow::{bail, Context};
-use lidx::kv::store::{KeyFormat, OrderedKey};
+use lidx::kv::{KeyFormat, OrderedKey};
 
 /// How a key or value is written as text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,19 +27,16 @@
 
 mod addr;
 mod build;
-#[doc(hidden)]
 pub mod data_node;
-#[doc(hidden)]
 pub mod inner_node;
-#[doc(hidden)]
 pub mod meta;
 mod params;
 mod tree;
 mod update;
 
-pub use data_node::{decode_data_header, DataHeader, DATA_HEADER_BYTES};
-pub use inner_node::{decode_inner_header, InnerHeader, INNER_HEADER_BYTES};
-pub use meta::{decode_meta, Meta};
+pub use data_node::{decode_data_header, DATA_HEADER_BYTES};
+pub use inner_node::{decode_inner_header, INNER_HEADER_BYTES};
+pub use meta::decode_meta;
 pub use params::DiskAlexParams;
 pub use tree::{DiskAlex, DiskAlexSmos};
 

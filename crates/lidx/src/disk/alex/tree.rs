@@ -59,7 +59,7 @@ pub struct DiskAlexSmos {
     pub splits_down: u64,
 }
 
-/// ALEX on disk, paper 003's Layout #2. See the module docs of [`crate::disk::alex`].
+/// ALEX on disk, paper 003's Layout #2. See the module docs of `crate::disk::alex`.
 pub struct DiskAlex {
     pub(crate) inner: Arc<dyn BlockDevice>,
     pub(crate) data: Arc<dyn BlockDevice>,

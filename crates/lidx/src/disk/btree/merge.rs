@@ -105,7 +105,7 @@ fn step_pos<K>(step: &Step<K>) -> usize {
 
 impl<K: Key> DiskBTree<K> {
     /// Removes `key`; returns true when it was present. Rebalances the nodes it leaves under
-    /// the minimum fill: see the [module docs](self) for the blocks it reads and writes and
+    /// the minimum fill: see the module docs for the blocks it reads and writes and
     /// what a crash in the middle leaves.
     pub fn delete(&mut self, key: &K) -> Result<bool> {
         let mut clock = PhaseClock::start();

@@ -32,29 +32,16 @@
 //! vectors and written through on every change, so one file serves every [`Resident`] mode.
 
 pub(crate) mod build;
-#[doc(hidden)]
 pub mod check;
-#[doc(hidden)]
 pub mod free;
-#[doc(hidden)]
 pub mod header;
-#[doc(hidden)]
 pub mod merge;
-#[doc(hidden)]
 pub mod node;
 mod params;
 mod resident;
 mod tree;
-#[doc(hidden)]
 pub mod update;
-
-#[doc(hidden)]
 pub use check::TreeCheck;
-#[doc(hidden)]
-pub use free::decode_free_block;
-#[doc(hidden)]
 pub use header::decode_header;
-#[doc(hidden)]
-pub use node::{decode_node, NodeLayout};
 pub use params::{DiskBTreeParams, Resident};
 pub use tree::DiskBTree;

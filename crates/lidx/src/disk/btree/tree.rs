@@ -33,7 +33,7 @@ use super::resident::ResidentLevels;
 
 /// A B+-tree whose nodes are blocks of one file, with a chosen number of top levels in memory.
 ///
-/// See the [module docs](super) for the layout, the update rules and what survives a crash.
+/// See the module docs for the layout, the update rules and what survives a crash.
 pub struct DiskBTree<K: Key> {
     pub(super) device: Arc<dyn BlockDevice>,
     pub(super) header: Header,
@@ -136,7 +136,7 @@ impl<K: Key> DiskBTree<K> {
     ///
     /// Reads the free list's chain too, and when it is not empty checks that no free block is
     /// reachable from the root, reading every inner node that is not resident (the leaves'
-    /// ids come from their parents): see [`super::free`].
+    /// ids come from their parents): see `super::free`.
     ///
     /// Errors: [`Error::BadMagic`], [`Error::UnsupportedVersion`], [`Error::KeyTypeMismatch`]
     /// (built for another key type), [`Error::Truncated`] (file shorter than its header says),
@@ -221,7 +221,7 @@ impl<K: Key> DiskBTree<K> {
 
     /// Counts the leaves' reads and writes as `class` from now on ([`IoClass::Leaf`] by
     /// default): [`IoClass::Inner`] when this tree is the inner part of another index, as the
-    /// FITing-tree on disk ([`crate::disk::fiting`]) uses it, so that paper 003 Table 4's split
+    /// FITing-tree on disk (`crate::disk::fiting`) uses it, so that paper 003 Table 4's split
     /// of blocks into inner and leaf comes out right for that index.
     pub fn set_leaf_class(&mut self, class: IoClass) {
         self.leaf_class = class;

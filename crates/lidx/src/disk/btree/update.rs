@@ -1,10 +1,10 @@
 //! Inserts, flush and what a crash leaves: the write path of [`DiskBTree`] (deletes are in
-//! [`super::merge`]).
+//! `super::merge`).
 //!
 //! Paper 003 Table 2 charges a B+-tree insert `2 log_B N` blocks: the descent reads one block
 //! per level and a split writes nodes back up the path. Ours: an insert reads what a lookup
 //! reads, then writes the leaf (one block) when it has room. A full leaf splits in two halves;
-//! the right half goes to a new block, the lowest one on the free list ([`super::free`]: blocks
+//! the right half goes to a new block, the lowest one on the free list (`super::free`: blocks
 //! that merges gave back) or else one appended at the end of the file, and the separator (its
 //! first key) goes into the parent, which may split in turn, up to the root; a root split adds
 //! a new root and the tree grows one level, and flushes (below). Nodes are written new right
@@ -14,7 +14,7 @@
 //! resident levels and the file stay the same tree.
 //!
 //! **What survives a crash.** This tree has no write-ahead log. (The `Store`'s `btree` engine,
-//! which has one, does not use it: it runs on [`crate::disk::byte_btree`], copy on write, and
+//! which has one, does not use it: it runs on `crate::disk::byte_btree`, copy on write, and
 //! replays its log from a checkpoint. Paper 003's indexes have no log either.) Every node write
 //! goes to the device at once; the header (root, height, counts, free list) is written only by
 //! [`DiskBTree::flush`] (and by `drop` when something changed), after the free list's chain and
@@ -26,7 +26,7 @@
 //!   entry count;
 //! * a split, merge, borrow or root collapse since the last flush: each writes the node that
 //!   receives entries first, then the parent, then the node that gives them (a split's new
-//!   right half receives, its left half gives; see [`super::merge`] for the others). An
+//!   right half receives, its left half gives; see `super::merge` for the others). An
 //!   interrupted one leaves nodes whose keys lie outside the range their parent gives them,
 //!   which every read checks, while the moved entries are still where the parent routes to:
 //!   reads answer as before or after the operation, or fail with [`Error::Corrupt`] naming the
@@ -120,7 +120,7 @@ impl<K: Key> DiskBTree<K> {
 
     /// Inserts `key` with `payload` (exactly [`crate::disk::DiskIndex::payload_size`] bytes).
     /// Returns true when the key was present and its payload was replaced, false when it was
-    /// added. See the [module docs](self) for the blocks written and crash behavior.
+    /// added. See the module docs for the blocks written and crash behavior.
     pub fn insert(&mut self, key: K, payload: &[u8]) -> Result<bool> {
         let mut clock = PhaseClock::start();
         self.check_writable("insert")?;
@@ -341,7 +341,7 @@ impl<K: Key> DiskBTree<K> {
         Ok(())
     }
 
-    /// Writes the free list's chain ([`super::free`]), syncs, writes the header (root, height,
+    /// Writes the free list's chain (`super::free`), syncs, writes the header (root, height,
     /// counts, free list) to block 0 and syncs again: after it returns, the file opens as the
     /// tree as it is now, and a crash before the header is written leaves the previous header
     /// naming nodes and chain blocks that were synced. A no-op on a read-only tree.

@@ -30,7 +30,7 @@ use super::params::BTreeLearnedParams;
 
 /// An updatable on-disk index: B+-tree leaves on disk, a learned model over them in memory.
 ///
-/// See the [module docs](super) for the design and what survives a crash.
+/// See the module docs for the design and what survives a crash.
 pub struct BTreeLearned<K: Key> {
     pub(super) device: Arc<dyn BlockDevice>,
     pub(super) header: Header,
@@ -228,7 +228,7 @@ impl<K: Key> BTreeLearned<K> {
     /// Opens the index in the file `name` of `storage`; with `writable`, inserts and deletes
     /// are allowed. A file flushed last reads its header, meta chain and free list (no leaf);
     /// a file written since its last flush (a crash) is recovered from its leaves, one read
-    /// per leaf ([`super::update`]).
+    /// per leaf (`super::update`).
     ///
     /// Errors: [`Error::BadMagic`], [`Error::UnsupportedVersion`], [`Error::KeyTypeMismatch`],
     /// [`Error::Truncated`], [`Error::ChecksumMismatch`], [`Error::Corrupt`] naming the block.

@@ -42,21 +42,13 @@
 //! slot-to-block directory and the split list are persisted by each flush in a chain of meta
 //! blocks ([`meta`]), so a reopen reads no leaf. Reads and scans: `index.rs`; writes, the
 //! retrain, flush and what survives a crash: [`update`].
-
-#[doc(hidden)]
 pub mod header;
 mod index;
-#[doc(hidden)]
 pub mod meta;
-#[doc(hidden)]
 pub mod model;
 mod params;
-#[doc(hidden)]
 pub mod update;
-
-#[doc(hidden)]
 pub use header::decode_header;
 pub use index::BTreeLearned;
-#[doc(hidden)]
 pub use meta::{decode_meta, decode_meta_block};
-pub use params::{BTreeLearnedParams, MAX_EPS};
+pub use params::BTreeLearnedParams;

@@ -9,7 +9,7 @@
 //!
 //! * **Leaves cut by count.** The bulk load and the retrain fill every leaf like the B+-tree's
 //!   bulk load (`capacity * fill` entries, spread evenly), so scans read the B+-tree's leaves.
-//! * **A model of the boundaries.** The optimal PLA ([`crate::model::opt_pla`]) of the points
+//! * **A model of the boundaries.** The optimal PLA (`crate::model::opt_pla`) of the points
 //!   `(first key of leaf j, j * U)`, `U` = [`UNITS`] model units per slot, with error `eps`
 //!   entries converted to units (at most [`MAX_EPS_UNITS`]): paper 002's idea of fitting the model to pages rather than to entries (G3), with one
 //!   point per leaf, so a segment covers many leaves. The prediction `P` is made monotone across
@@ -26,7 +26,7 @@
 //!
 //! A key of a slot stays in that slot's leaves whatever is inserted later: the slot is a
 //! function of the key alone, monotone, so leaves stay in key order (splits add leaves to a
-//! slot through the split list, [`super::meta`]). Keys must map to model space injectively
+//! slot through the split list, `super::meta`). Keys must map to model space injectively
 //! ([`Key::MODEL_INJECTIVE`]).
 //!
 //! Crash recovery fits the same model to leaves as they are ([`LeafModel::learn_ranges`]): an

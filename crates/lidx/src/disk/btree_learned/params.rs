@@ -21,8 +21,8 @@ pub struct BTreeLearnedParams {
     /// `1 / fill_factor` times the leaves (and the model's directory).
     pub fill_factor: f64,
     /// Maximum error, in entries, of the model over the leaves' first keys (default 1024, about
-    /// four leaves; at most [`MAX_EPS`]). The leaves are full whatever it is (they are cut by
-    /// count, and per-boundary corrections make the routing exact, [`super::model`]): larger
+    /// four leaves; at most `MAX_EPS`). The leaves are full whatever it is (they are cut by
+    /// count, and per-boundary corrections make the routing exact, `super::model`): larger
     /// means fewer model segments (less memory) and a wider binary search over the corrections
     /// in memory; it never changes the blocks a lookup reads.
     pub eps: usize,
@@ -67,7 +67,7 @@ impl BTreeLearnedParams {
 
     /// Entries the bulk load and the retrain put in a leaf, `capacity * fill_factor` (at least
     /// 1), for leaves of `capacity` entries; [`Error::InvalidParameter`] when `eps` is more
-    /// than [`MAX_EPS`].
+    /// than `MAX_EPS`.
     pub fn leaf_target(&self, capacity: usize) -> Result<usize> {
         if self.eps > MAX_EPS {
             return Err(Error::InvalidParameter {

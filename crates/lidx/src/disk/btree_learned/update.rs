@@ -3,7 +3,7 @@
 //! **Insert** (paper 003 Table 2 charges a B+-tree insert `2 log_B N` blocks; §6.2 with inner
 //! nodes in memory, one leaf read and one leaf write): the route is computed in memory, the
 //! leaf read (1 block) and written back (1 block) when it has room. A full leaf splits in two
-//! halves as the B+-tree's do ([`crate::disk::btree::node`]'s leaf codec); the right half goes
+//! halves as the B+-tree's do (`crate::disk::btree::node`'s leaf codec); the right half goes
 //! to a new block (the lowest free one, else appended) and its first key, slot and block go
 //! into the in-memory *split list*; the model is not touched. That is the whole SMO: two leaf
 //! writes and no inner node (the B+-tree writes the parent too, and splits it in turn now and
@@ -148,7 +148,7 @@ impl<K: Key> BTreeLearned<K> {
     }
 
     /// Inserts `key` with `payload` (exactly `payload_size()` bytes). Returns true when the
-    /// key was present and its payload replaced. See the [module docs](self) for the blocks it
+    /// key was present and its payload replaced. See the module docs for the blocks it
     /// reads and writes.
     pub fn insert(&mut self, key: K, payload: &[u8]) -> Result<bool> {
         self.check_writable("insert")?;

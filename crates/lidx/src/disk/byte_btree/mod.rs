@@ -43,8 +43,8 @@ mod space;
 mod tree;
 
 pub use cursor::BTreeCursor;
-pub use image::{decode_image, Image, BTREE_VERSION, IMAGE_MAGIC, PAGES_MAGIC};
-pub use tree::{ByteBTree, Op, PagesStamps};
+pub use image::{Image, IMAGE_MAGIC, PAGES_MAGIC};
+pub use tree::{ByteBTree, Op};
 
 pub(crate) use node::Node;
 pub(crate) use pages::PageIo;

@@ -54,7 +54,7 @@ pub(crate) const NO_START: u16 = u16::MAX;
 /// How a byte table is built: its model's parameters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ByteTableParams {
-    /// The separator model's parameters (see [`crate::mem::string_index`]).
+    /// The separator model's parameters (see `crate::mem::string_index`).
     pub model: StringIndexParams,
 }
 

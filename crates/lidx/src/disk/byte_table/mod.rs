@@ -42,10 +42,7 @@ mod locator;
 mod table;
 mod writer;
 
-pub use format::{
-    decode_header, shortest_separator, ByteTableHeader, ByteTableParams, BYTE_TABLE_MAGIC,
-    BYTE_TABLE_VERSION,
-};
+pub use format::{shortest_separator, ByteTableParams, BYTE_TABLE_MAGIC, BYTE_TABLE_VERSION};
 pub use table::{ByteTable, TableCursor};
 pub use writer::ByteTableWriter;
 

@@ -15,7 +15,7 @@ use super::locator::{Locator, Positions};
 use crate::codec::get_varint;
 use crate::key::cmp_bytes;
 
-/// An open byte table; see the [module docs](crate::disk::byte_table). `Send + Sync`.
+/// An open byte table; see the module docs. `Send + Sync`.
 pub struct ByteTable {
     device: Arc<dyn BlockDevice>,
     header: ByteTableHeader,

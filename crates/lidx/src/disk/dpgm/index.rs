@@ -15,7 +15,7 @@ use super::manifest::{capacity, decode_manifest, region_blocks, LevelEntry, Mani
 use super::params::DiskPgmParams;
 
 /// The PGM on disk: level 0 in memory, levels of static PGM files on disk. See the
-/// [module docs](super).
+/// module docs.
 pub struct DiskPgm {
     storage: Storage,
     name: String,

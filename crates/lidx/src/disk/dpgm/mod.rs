@@ -61,7 +61,6 @@
 
 mod index;
 mod level;
-#[doc(hidden)]
 pub mod manifest;
 mod params;
 

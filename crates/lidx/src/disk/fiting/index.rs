@@ -22,7 +22,7 @@ use super::params::DiskFitingParams;
 /// Blocks a scan reads per request from a segment's data, at most.
 const SCAN_CHUNK_BLOCKS: usize = 64;
 
-/// The FITing-tree on disk. See the [module docs](super).
+/// The FITing-tree on disk. See the module docs.
 pub struct DiskFiting {
     device: Arc<dyn BlockDevice>,
     inner: DiskBTree<u64>,

@@ -62,11 +62,9 @@
 //! (§6.2); ours is the disk B+-tree's resident levels, one file for both settings. Dead
 //! segments are never reused (as in §6.3); [`crate::disk::DiskIndex::storage_bytes`] counts
 //! them as neither used nor free.
-
-#[doc(hidden)]
 pub mod format;
 mod index;
 mod params;
 
-pub use index::{inner_name, DiskFiting};
+pub use index::DiskFiting;
 pub use params::DiskFitingParams;

@@ -18,13 +18,13 @@ use crate::key::Key;
 use crate::map::OrderedMap;
 use crate::mem::btree::{BTree, BTreeParams};
 
-/// Where an entry's payload is in its stage's arena; [`TOMBSTONE`] for a delete.
+/// Where an entry's payload is in its stage's arena; `TOMBSTONE` for a delete.
 pub type Slot = u32;
 
 /// The slot of a tombstone.
 pub const TOMBSTONE: Slot = Slot::MAX;
 
-/// The ordered map of a dynamic stage: keys to [`Slot`]s.
+/// The ordered map of a dynamic stage: keys to `Slot`s.
 pub trait DynamicMap<K: Key>: Send + Sync + 'static {
     /// An empty map.
     fn empty() -> Self

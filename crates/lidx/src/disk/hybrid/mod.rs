@@ -10,19 +10,12 @@
 //! trigger, what a merge writes with). The durable index that composes them with a write-ahead
 //! log and a manifest, versions and background merges is [`crate::kv::HybridIndex`]; see
 //! [`crate::kv::hybrid`] for the whole design and how it differs from the paper.
-
-#[doc(hidden)]
 pub mod dynamic;
-#[doc(hidden)]
 pub mod merge;
 mod options;
 pub mod sorted_runs;
-#[doc(hidden)]
 pub mod static_set;
 
-pub use dynamic::{DynamicMap, Slot, StdMap};
-pub use merge::{merge_into, write_parts};
-pub use options::{
-    MergeTrigger, StageOptions, StaticModel, DEFAULT_MERGE_RATIO, MIN_RATIO_ENTRIES,
-};
+pub use dynamic::{DynamicMap, StdMap};
+pub use options::{MergeTrigger, StageOptions, StaticModel, MIN_RATIO_ENTRIES};
 pub use sorted_runs::SortedRuns;

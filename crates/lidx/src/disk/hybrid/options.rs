@@ -99,7 +99,7 @@ impl StaticModel {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MergeTrigger {
     /// The dynamic stage may grow to `static_len / R` entries (at least
-    /// [`MIN_RATIO_ENTRIES`]): the amortized merge cost stays constant as the index grows
+    /// `MIN_RATIO_ENTRIES`): the amortized merge cost stays constant as the index grows
     /// (paper 002 §9.1). Larger R: less memory, more merges. R must be finite and > 0.
     Ratio(f64),
     /// The dynamic stage may grow to this many entries (at least 1). Larger: more memory,

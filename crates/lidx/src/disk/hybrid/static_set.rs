@@ -179,11 +179,6 @@ impl<K: Key> StaticSet<K> {
         self.len
     }
 
-    /// True when no part holds a record.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The part that would hold `key`: the last whose first key is `<= key` (0 when none).
     pub fn route(&self, key: &K) -> usize {
         self.parts

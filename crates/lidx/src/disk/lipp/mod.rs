@@ -65,9 +65,7 @@
 //! 1.65 or more) cost more than the B+-tree's 3.
 
 mod build;
-#[doc(hidden)]
 pub mod meta;
-#[doc(hidden)]
 pub mod node;
 mod params;
 mod tree;
@@ -75,10 +73,7 @@ mod update;
 
 #[cfg(test)]
 mod tests;
-
-#[doc(hidden)]
 pub use meta::decode_meta;
-#[doc(hidden)]
 pub use node::{decode_node_header, decode_slot};
 pub use params::DiskLippParams;
 pub use tree::DiskLipp;

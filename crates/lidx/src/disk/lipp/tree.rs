@@ -30,7 +30,7 @@ use crate::disk::node_pages::NodePages;
 /// Node headers kept in memory (`inner_in_memory`), by node position.
 pub(crate) type Resident = HashMap<u64, NodeHeader>;
 
-/// LIPP whose nodes live in one file of checksummed blocks. See the [module docs](super).
+/// LIPP whose nodes live in one file of checksummed blocks. See the module docs.
 pub struct DiskLipp {
     pub(super) dev: Arc<dyn BlockDevice>,
     pub(super) meta: Meta,
@@ -77,7 +77,7 @@ impl DiskLipp {
     /// are allowed. With `inner_in_memory` every node's header (model and statistics) is read
     /// now (one pass over the tree) and kept in memory, so a descent reads only slot blocks:
     /// what paper 003 §6.2's "inner nodes in memory" can mean for LIPP, whose every node holds
-    /// entries (see [`super`]).
+    /// entries (see `super`).
     ///
     /// Errors: [`Error::BadMagic`], [`Error::UnsupportedVersion`], [`Error::KeyTypeMismatch`],
     /// [`Error::Truncated`] (the file ends before its nodes), [`Error::ChecksumMismatch`],

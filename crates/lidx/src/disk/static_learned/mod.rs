@@ -47,16 +47,11 @@
 //! 7. `any`: [`AnyStaticLearned`], a file opened with whatever model it holds.
 
 mod any;
-#[doc(hidden)]
 pub mod data_block;
-#[doc(hidden)]
 pub mod fetch;
-#[doc(hidden)]
 pub mod header;
-#[doc(hidden)]
 pub mod index;
 mod params;
-#[doc(hidden)]
 pub mod writer;
 
 pub use any::AnyStaticLearned;

@@ -101,7 +101,7 @@ pub struct StaticLearnedParams {
     /// The model and its parameters as the caller names them, e.g. `pgm:eps=64:eps_rec=4`:
     /// the caller builds the model (a closure or [`StaticLearnedWriter::finish`]), so only it
     /// can name them. Recorded in the header (at most
-    /// [`MODEL_PARAMS_BYTES`](super::header::MODEL_PARAMS_BYTES) bytes of UTF-8) and returned
+    /// `MODEL_PARAMS_BYTES` bytes of UTF-8) and returned
     /// by [`StaticLearned::params`], so that whoever opens the file can check it is the index
     /// asked for. Empty (the default): not named.
     ///

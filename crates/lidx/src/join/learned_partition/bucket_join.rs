@@ -43,11 +43,6 @@ impl<K> Default for JoinScratch<K> {
     }
 }
 
-/// Bytes of memory one buffered record of a bucket pair costs in [`join_bucket`].
-pub fn join_bytes_per_record<K: Key>(record_size: usize) -> usize {
-    record_size + std::mem::size_of::<(K, u32)>()
-}
-
 /// Sorts the two sides and emits every pair of records with equal keys, in key order.
 fn merge<K: Key>(
     s: &mut JoinScratch<K>,

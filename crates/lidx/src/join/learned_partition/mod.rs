@@ -66,10 +66,4 @@ mod sample;
 #[cfg(test)]
 mod tests;
 
-pub use bucket_join::{join_bucket, join_bytes_per_record, Emit, JoinScratch};
 pub(crate) use driver::run;
-pub use partition::{
-    arena_bytes_per_record, partition, partition_overhead, Partitioned, WRITE_BATCH_BLOCKS,
-};
-pub use reader::{BucketReader, MAX_WINDOW_BLOCKS};
-pub use sample::{sample_keys, BucketMap, LearnedPartitionParams, RecordVisitor, MIN_SAMPLE};

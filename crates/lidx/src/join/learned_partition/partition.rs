@@ -67,11 +67,6 @@ impl Partitioned {
         self.runs.len()
     }
 
-    /// Records partitioned.
-    pub fn records(&self) -> u64 {
-        self.records
-    }
-
     /// Size of a record in bytes.
     pub fn record_size(&self) -> usize {
         self.record_size
@@ -90,14 +85,6 @@ impl Partitioned {
     /// Bytes of the bucket file.
     pub fn disk_bytes(&self) -> u64 {
         self.device.len_blocks() * self.device.block_size() as u64
-    }
-
-    /// Size of the largest bucket, in records.
-    pub fn largest_bucket(&self) -> u64 {
-        (0..self.buckets)
-            .map(|b| self.bucket_len(b))
-            .max()
-            .unwrap_or(0)
     }
 }
 

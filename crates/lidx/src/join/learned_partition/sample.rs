@@ -180,11 +180,6 @@ impl BucketMap {
         self.buckets
     }
 
-    /// Segments of the fitted model.
-    pub fn segments(&self) -> usize {
-        self.first_keys.len()
-    }
-
     /// Bytes of the map in memory, plus the PGM it was taken from (which the fit held).
     pub fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()

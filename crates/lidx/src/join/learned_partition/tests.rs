@@ -1,6 +1,10 @@
 //! Unit tests of the learned route's parts: the bucket map, partitioning into runs, and a
 //! bucket pair's join with its fallback.
 
+use super::bucket_join::{join_bucket, JoinScratch};
+use super::partition::partition;
+use super::reader::BucketReader;
+use super::sample::{sample_keys, BucketMap, LearnedPartitionParams, RecordVisitor};
 use super::*;
 use crate::error::{Error, Result};
 use crate::io::Storage;

@@ -92,13 +92,13 @@ impl<K: TableKey> Table<K> {
     }
 
     /// A sequential reader over records `range` (clamped to the table), reading
-    /// [`READ_BLOCKS`] blocks per request.
+    /// `READ_BLOCKS` blocks per request.
     pub fn scan(&self, range: Range<u64>) -> Result<Scan<'_, K>> {
         Scan::new(self, range, READ_BLOCKS)
     }
 
     /// Bytes of buffers a [`Table::scan`] over the whole table holds: one request's worth, and
-    /// [`PREFETCH_DEPTH`] more when the table is longer than one request and a background
+    /// `PREFETCH_DEPTH` more when the table is longer than one request and a background
     /// reader fills them.
     pub fn scan_memory(&self) -> usize {
         let blocks = self.len().div_ceil(self.per_block as u64);

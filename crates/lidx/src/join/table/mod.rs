@@ -36,9 +36,8 @@ mod writer;
 
 pub use file::Table;
 pub use header::{
-    check_same_key_type, key_name_of_size, read_header, record_block_fingerprint, TableHeader,
-    TableKey, HEADER_BYTES, MAX_VALUE_SIZE, TABLE_MAGIC, TABLE_VERSION,
+    check_same_key_type, read_header, TableHeader, TableKey, HEADER_BYTES, TABLE_MAGIC,
 };
-pub use scan::{Scan, PREFETCH_DEPTH, READ_BLOCKS};
-pub use window::{WindowReader, MAX_READAHEAD_BLOCKS};
+pub use scan::Scan;
+pub use window::WindowReader;
 pub use writer::{write_table_header, TableWriter, WRITE_BLOCKS};

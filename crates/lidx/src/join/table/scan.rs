@@ -123,8 +123,8 @@ impl Drop for Prefetcher {
 }
 
 /// A sequential reader over a range of records: [`Scan::key`] and [`Scan::value`] of the
-/// current record, [`Scan::advance`] to the next. Reads [`READ_BLOCKS`] blocks per request;
-/// a range longer than that is read by a background thread up to [`PREFETCH_DEPTH`] requests
+/// current record, [`Scan::advance`] to the next. Reads `READ_BLOCKS` blocks per request;
+/// a range longer than that is read by a background thread up to `PREFETCH_DEPTH` requests
 /// ahead (so blocks read ahead of where a caller stops early are counted in the device's
 /// statistics too).
 pub struct Scan<'t, K> {

@@ -25,9 +25,9 @@ use crate::io::{AlignedBuf, IoClass};
 /// inside or right after the run it replaces, the probes are walking the table densely (a
 /// table ratio near 1), and a window-sized request per few keys would cost a request latency
 /// per block or two. The reader then reads ahead, doubling the extra blocks per such load up to
-/// [`MAX_READAHEAD_BLOCKS`], so a dense walk reads the table in long requests as a scan does.
+/// `MAX_READAHEAD_BLOCKS`, so a dense walk reads the table in long requests as a scan does.
 /// Once readahead is at its largest, the blocks after the run stream in from a background
-/// reader ([`super::PREFETCH_DEPTH`] requests ahead, as a scan's); the few blocks of the run that the
+/// reader (`PREFETCH_DEPTH` requests ahead, as a scan's); the few blocks of the run that the
 /// next window still needs are copied in front of each streamed chunk, not the chunk after
 /// them. A load that jumps past the run resets it: sparse probes (large ratios) read their
 /// windows only. The buffer grows to the widest window plus readahead seen.

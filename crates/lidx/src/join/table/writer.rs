@@ -169,7 +169,7 @@ impl Drop for BackgroundWriter {
     }
 }
 
-/// Writes a table: records are packed into blocks in a buffer of [`WRITE_BLOCKS`] blocks that
+/// Writes a table: records are packed into blocks in a buffer of `WRITE_BLOCKS` blocks that
 /// is written in one request when full; [`TableWriter::finish`] writes the last blocks and then
 /// the header. Writers from [`TableWriter::create`] write full buffers on a background thread
 /// while the next one fills (two buffers); [`TableWriter::with_buffer`] writes in place.

@@ -62,13 +62,9 @@
 
 mod index;
 pub mod options;
-#[doc(hidden)]
 pub mod recovery;
 
-pub use crate::disk::hybrid::{
-    DynamicMap, MergeTrigger, Slot, SortedRuns, StaticModel, StdMap, DEFAULT_MERGE_RATIO,
-    MIN_RATIO_ENTRIES,
-};
+pub use crate::disk::hybrid::{DynamicMap, MergeTrigger, SortedRuns, StaticModel, StdMap};
 pub use index::HybridIndex;
 pub use options::{HybridOptions, HybridStats};
 pub use recovery::decode_meta;

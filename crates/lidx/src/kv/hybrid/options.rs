@@ -1,5 +1,5 @@
 //! Options and counters of the [`HybridIndex`](super::HybridIndex): the stages' options
-//! ([`crate::disk::hybrid`]: model, fetching, merge trigger and threads), the write-ahead log's
+//! (`crate::disk::hybrid`: model, fetching, merge trigger and threads), the write-ahead log's
 //! fsync policy, and one memory budget that can bound the whole index.
 
 use crate::disk::hybrid::{MergeTrigger, StageOptions, StaticModel};

@@ -2,7 +2,7 @@
 //! directory, behind one API whatever engine serves it.
 //!
 //! ```no_run
-//! use lidx::kv::store::{CreateOptions, Store, StoreOptions, WriteBatch};
+//! use lidx::kv::{CreateOptions, Store, StoreOptions, WriteBatch};
 //! # fn main() -> lidx::Result<()> {
 //! let store = Store::create("/tmp/words".as_ref(), &CreateOptions::default(), &StoreOptions::default())?;
 //! store.put(b"apple", b"3")?;
@@ -149,7 +149,7 @@ use crate::kv::wal::{Dropped, Record};
 
 pub use batch::{BatchOp, WriteBatch};
 pub use check::{CheckReport, Damage, TornSlot};
-pub use dir::{decode_identity, LOCK_FILE, STORE_FILE, STORE_MAGIC, STORE_VERSION};
+pub use dir::{decode_identity, STORE_FILE, STORE_MAGIC, STORE_VERSION};
 pub use options::{
     CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, StoreOptions, MAX_KEY_BYTES,
     MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_KEY_BYTES, MIN_MEMORY_BUDGET,
@@ -159,7 +159,7 @@ pub use view::{Entry, Range, Snapshot};
 
 use view::SnapshotOf;
 
-/// A store; see the [module docs](self). `Send + Sync`: share it between threads by
+/// A store; see the module docs. `Send + Sync`: share it between threads by
 /// reference or in an `Arc`; every method takes `&self` except [`Store::close`].
 pub struct Store {
     engine: Engines,

@@ -26,7 +26,7 @@ pub enum Engine {
     #[default]
     Hybrid,
     /// A disk B+-tree over byte keys with every inner node in memory, made durable by the
-    /// same log with checkpoints ([`crate::disk::byte_btree`]): the baseline the hybrid is
+    /// same log with checkpoints (`crate::disk::byte_btree`): the baseline the hybrid is
     /// measured against, at the same durability.
     BTree,
     /// Paper 001 §III's setting (Viper): every record appended to a log on disk, an updatable
@@ -204,7 +204,7 @@ pub struct StoreOptions {
     pub memory_budget: usize,
     /// With `Some(r)`, a merge also starts when the dynamic stage holds `1 / r` of the static
     /// stage's records (paper 002 §9.1's ratio trigger, 178 there), and at least
-    /// [`crate::kv::hybrid::MIN_RATIO_ENTRIES`]. Off by default: every merge rewrites the
+    /// `MIN_RATIO_ENTRIES`. Off by default: every merge rewrites the
     /// table, so a ratio trigger makes a bulk load quadratic (577 merges and 154 s for 10M
     /// `u64` keys with `r` = 178, against the memory budget alone; see the README).
     pub merge_ratio: Option<f64>,

@@ -119,12 +119,10 @@ mod tests;
 mod writer;
 
 pub use record::{
-    decode_record, decode_segment_header, encode_record, encode_segment_header, Record, Seq,
-    FRAME_BYTES, MAX_BODY_BYTES, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC, VERSION,
+    decode_record, encode_record, encode_segment_header, Record, Seq, FRAME_BYTES, MAX_BODY_BYTES,
+    SEGMENT_HEADER_BYTES,
 };
 pub use recovery::{DamageKind, Dropped, WalRecovery};
 pub(crate) use replay::{check_owner, list_segments, segment_seq};
-pub use replay::{
-    replay, replay_covered, replay_read_only, scan_segment, segment_path, ReplayReport, SegmentScan,
-};
+pub use replay::{replay, replay_covered, scan_segment, segment_path, ReplayReport};
 pub use writer::{FsyncPolicy, Wal, WalOptions, WalStats};

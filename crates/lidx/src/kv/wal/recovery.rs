@@ -39,7 +39,7 @@ use super::record::Seq;
 /// No mode cuts at a record that the log's owner already holds elsewhere (a store's tables
 /// hold every record up to the manifest's sequence number): that record is not lost, and a cut
 /// there would leave a log ending before the tables. Replay refuses such a cut before it
-/// changes any file and says why ([`super::replay_covered`]).
+/// changes any file and says why (`super::replay_covered`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum WalRecovery {
     /// Any damage is an error, an incomplete last record included; nothing is ever cut.

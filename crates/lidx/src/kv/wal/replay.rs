@@ -276,6 +276,7 @@ pub fn replay(
 
 /// [`replay`] without changing any file: what the mode would cut is skipped and reported, but
 /// stays where it is (a read-only open).
+#[cfg(test)]
 pub fn replay_read_only(
     dir: &Path,
     recovery: WalRecovery,

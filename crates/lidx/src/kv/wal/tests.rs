@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use super::replay::replay_read_only;
 use super::*;
 use crate::error::{Error, Result};
 use crate::key::Key;

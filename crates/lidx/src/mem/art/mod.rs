@@ -115,5 +115,3 @@ pub use iter::Range;
 pub use key_bytes::{ArtKey, MAX_KEY_BYTES};
 pub(crate) use tree::full_prefix;
 pub use tree::Art;
-#[doc(hidden)]
-pub use tree::{build_subtree, NodeInfo};

@@ -30,7 +30,7 @@ pub struct LippShape {
 }
 
 /// LIPP, an updatable learned index with precise positions (Wu et al., VLDB 2021), as an
-/// ordered map. See the module docs of [`crate::mem::lipp`].
+/// ordered map. See the module docs of `crate::mem::lipp`.
 pub struct Lipp<K, V> {
     root: Node<K, V>,
     params: LippParams,

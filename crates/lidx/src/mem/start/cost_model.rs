@@ -71,7 +71,7 @@ impl NodeCost {
 /// Per-kind traversal costs and the cache size the optimizer assumes (Table I).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostModel {
-    /// Costs, in the order of [`KINDS`].
+    /// Costs, in the order of `KINDS`.
     pub costs: [NodeCost; 7],
     /// Bytes of cache the hot part of the tree shares (the last-level cache). The optimizer
     /// treats a node as cached when its share of lookups is at least its share of this cache.
@@ -138,7 +138,7 @@ fn kind_name(kind: NodeKind) -> &'static str {
 
 impl CostModel {
     /// Table I's rows: each kind's name, the ART levels it spans (`1`, `2`, `3`, `2-4`) and
-    /// its costs, in the order of [`KINDS`].
+    /// its costs, in the order of `KINDS`.
     pub fn rows(&self) -> impl Iterator<Item = (&'static str, &'static str, NodeCost)> + '_ {
         KINDS.iter().zip(&self.costs).map(|(&kind, &c)| {
             let levels = match kind {

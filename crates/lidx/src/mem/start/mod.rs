@@ -15,8 +15,6 @@
 //! [`crate::mem::art`] with the other node kinds, since ART's node dispatch handles them all;
 //! this module decides where they go. Their children are opaque `u64` words (0 = no child);
 //! `art::multilevel` stores `NodeRef` words in them.
-
-#[doc(hidden)]
 pub mod cost_model;
 mod index;
 mod optimizer;
@@ -25,7 +23,7 @@ mod tree;
 
 pub use crate::mem::art::multinode::MultiNode4;
 pub use crate::mem::art::rewired::{PageStats, RewiredArray, RewiredParams};
-pub use cost_model::{calibrate, CostModel, NodeCost};
+pub use cost_model::{CostModel, NodeCost};
 pub use index::RadixIndex;
 pub use optimizer::{Strategy, TuneReport};
 pub use stats::NodeMix;

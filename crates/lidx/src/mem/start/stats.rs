@@ -12,7 +12,7 @@ use crate::mem::art::{Art, ArtKey};
 /// Inner nodes per kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeMix {
-    /// Counts in the order of [`KINDS`] (Node4, Node16, Node48, Node256, Node64K, Node16M,
+    /// Counts in the order of `KINDS` (Node4, Node16, Node48, Node256, Node64K, Node16M,
     /// MultiNode4).
     pub counts: [usize; 7],
     /// Rewired nodes whose slots use the plain fallback (the kernel refused rewiring).

@@ -34,14 +34,14 @@ impl<K: Key> HybridIndex<K> {
     }
 
     /// Opens the index in `storage`'s directory: the manifest's static files, then the log
-    /// replayed into the dynamic stage (see [`crate::kv::hybrid::recovery`]).
+    /// replayed into the dynamic stage (see `crate::kv::hybrid::recovery`).
     pub fn open(storage: Arc<Storage>, options: HybridOptions) -> Result<Self> {
         Self::open_with(storage, options, false)
     }
 
     /// Opens the index for reading only: `put` and `delete` return `Error::ReadOnly`, no merge
     /// runs, and nothing in the directory changes: what the recovery mode would cut of a
-    /// damaged log is skipped ([`crate::kv::wal::replay_read_only`]).
+    /// damaged log is skipped (the log's read-only replay).
     pub fn open_read_only(storage: Arc<Storage>, options: HybridOptions) -> Result<Self> {
         Self::open_with(storage, options, true)
     }

@@ -63,11 +63,10 @@ pub(super) struct Inner<K: Key, D: DynamicMap<K>> {
     pub(super) wal_dir: PathBuf,
 }
 
-/// The hybrid index of paper 002 §9 (G6); see the module docs of [`kv::hybrid`]. `Send + Sync`,
+/// The hybrid index of paper 002 §9 (G6); see [`HybridOptions`](crate::kv::HybridOptions). `Send + Sync`,
 /// every method takes `&self`. The dynamic stage's map is `D`: lidx's in-memory B+-tree by
 /// default ([`StdMap`] plugs in `std`'s `BTreeMap`).
 ///
-/// [`kv::hybrid`]: crate::kv::hybrid
 /// [`StdMap`]: crate::kv::hybrid::StdMap
 pub struct HybridIndex<K: Key, D: DynamicMap<K> = BTree<K, Slot>> {
     pub(super) inner: Arc<Inner<K, D>>,
