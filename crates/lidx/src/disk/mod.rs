@@ -36,6 +36,7 @@ pub mod hybrid;
 pub mod lipp;
 pub(crate) mod node_pages;
 pub mod owner;
+pub(crate) mod seq;
 pub mod static_learned;
 mod write_clock;
 
