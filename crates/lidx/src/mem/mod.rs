@@ -19,6 +19,7 @@ pub mod pgm_compressed;
 pub mod pgm_zero;
 pub mod radix_spline;
 pub mod radix_spline_zero;
+pub(crate) mod retrain_stats;
 pub mod rmi;
 pub mod sampled_pgm;
 pub mod skiplist;

@@ -25,11 +25,14 @@
 //! ([`crate::key::check_next`]), and unsorted tables are plain tables too.
 //!
 //! One file per part: `header` (the header's codec, the key types), `file` (an open
-//! [`Table`]), `scan` (sequential reads, [`Scan`]), `window` (an INLJ's forward windows,
-//! [`WindowReader`]), `writer` ([`TableWriter`]).
+//! [`Table`]), `prefetch` (the background reader both readers stream
+//! with), `scan` (sequential reads, [`Scan`]), `window` (an INLJ's forward windows,
+//! [`WindowReader`]), `writer` ([`TableWriter`]). `file` imports no reader: each reader's file
+//! adds its constructor to [`Table`].
 
 mod file;
 mod header;
+mod prefetch;
 mod scan;
 mod window;
 mod writer;
@@ -39,6 +42,7 @@ pub use header::{
     check_same_key_type, key_name_of_size, read_header, record_block_fingerprint, TableHeader,
     TableKey, HEADER_BYTES, MAX_VALUE_SIZE, TABLE_MAGIC, TABLE_VERSION,
 };
-pub use scan::{Scan, PREFETCH_DEPTH, READ_BLOCKS};
+pub use prefetch::PREFETCH_DEPTH;
+pub use scan::{Scan, READ_BLOCKS};
 pub use window::{WindowReader, MAX_READAHEAD_BLOCKS};
 pub use writer::{write_table_header, TableWriter, WRITE_BLOCKS};

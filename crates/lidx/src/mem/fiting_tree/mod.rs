@@ -11,7 +11,6 @@ mod inplace;
 mod map;
 mod params;
 mod range;
-mod stats;
 mod strategy;
 
 pub use buffer::{Buffer, BufferCursor};
@@ -20,7 +19,7 @@ pub use inplace::Inplace;
 pub use map::FitingMap;
 pub use params::FitingMapParams;
 pub use range::Range;
-pub use stats::RetrainStats;
+pub use crate::mem::retrain_stats::RetrainStats;
 pub use strategy::{Insert, InsertStrategy};
 
 /// The FITing-tree inserting in place.
