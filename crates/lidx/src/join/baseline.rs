@@ -30,7 +30,8 @@
 
 use std::time::Instant;
 
-use super::{stats_of, JoinReport, TableRef};
+use super::report::{stats_of, JoinReport};
+use super::sides::TableRef;
 use crate::error::Result;
 use crate::join::table::{Table, TableKey, TableWriter};
 

@@ -20,8 +20,8 @@
 
 use std::sync::Arc;
 
-use crate::disk::{DiskIndex, StorageBytes, WriteBreakdown};
 use crate::disk::header_fields::corrupt_at as corrupt;
+use crate::disk::{DiskIndex, StorageBytes, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::Key;
@@ -29,7 +29,8 @@ use crate::key::Key;
 use super::free::{FreeLayout, FreeList};
 use super::header::{decode_header, Header};
 use super::node::{
-    check_separators, child_index, decode_node, expect_inner, outside, Inner, Leaf, Node, NodeLayout,
+    check_separators, child_index, decode_node, expect_inner, outside, Inner, Leaf, Node,
+    NodeLayout,
 };
 use super::params::{DiskBTreeParams, Resident};
 use super::resident::ResidentLevels;

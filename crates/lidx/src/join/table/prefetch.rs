@@ -113,4 +113,3 @@ impl Drop for Prefetcher {
         }
     }
 }
-

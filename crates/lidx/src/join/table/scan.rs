@@ -136,7 +136,7 @@ impl<'t, K: TableKey> Scan<'t, K> {
     }
 
     /// Moves to the next record like [`Scan::advance`], and checks that its key is larger than
-    /// the current one: [`Error::OutOfOrder`] or [`Error::DuplicateKey`] (with the position in
+    /// the current one: [`Error::OutOfOrder`](crate::Error::OutOfOrder) or [`Error::DuplicateKey`](crate::Error::DuplicateKey) (with the position in
     /// the table) otherwise. What the joins on sorted tables stream with.
     #[inline(always)]
     pub fn advance_sorted(&mut self) -> Result<()> {

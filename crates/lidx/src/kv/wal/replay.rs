@@ -12,8 +12,7 @@ use crate::error::{Error, Result};
 use crate::kv::stamp::{corrupt, le_u32, le_u64};
 
 use super::record::{
-    decode_body, decode_frame, decode_segment_header, Record, FRAME_BYTES,
-    SEGMENT_HEADER_BYTES,
+    decode_body, decode_frame, decode_segment_header, Record, FRAME_BYTES, SEGMENT_HEADER_BYTES,
 };
 use super::recovery::{DamageKind, Dropped, WalRecovery};
 

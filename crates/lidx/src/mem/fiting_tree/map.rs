@@ -30,8 +30,8 @@ use crate::map::{BulkLoad, OrderedMap};
 use crate::mem::btree::BTree;
 use crate::mem::fiting_tree::params::FitingMapParams;
 use crate::mem::fiting_tree::range::{Node, Range, NIL};
-use crate::mem::retrain_stats::RetrainStats;
 use crate::mem::fiting_tree::strategy::{Insert, InsertStrategy};
+use crate::mem::retrain_stats::RetrainStats;
 use crate::model::greedy_pla::greedy_pla;
 use crate::model::linear::LinearModel;
 
