@@ -3,6 +3,7 @@
 
 mod args;
 pub mod bench;
+pub mod bench_args;
 pub mod bench_disk;
 pub mod bench_updatable;
 pub mod build;
