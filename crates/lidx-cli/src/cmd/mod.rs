@@ -13,7 +13,6 @@ pub mod disk;
 pub mod gen;
 pub mod join;
 pub mod kv;
-pub mod kv_torture;
 pub mod output;
 pub mod recovery;
 pub mod report;
