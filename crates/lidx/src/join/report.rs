@@ -1,6 +1,7 @@
 //! [`JoinReport`]: what a join measured, one JSON line of `lidx join`, and the I/O counters it
 //! is measured with.
 
+use super::table::TableKey;
 use crate::io::{IoStats, Storage};
 
 /// What a join measured. Durations in seconds.
@@ -57,6 +58,45 @@ pub struct JoinReport {
     pub read_checksum: Option<u64>,
     /// True when the output is in key order.
     pub output_sorted: bool,
+}
+
+impl JoinReport {
+    /// The report of `algo` over tables of `(left, right)` records of `K` that took
+    /// `join_seconds`, read and wrote `io` and output `output_count` records: one thread, no
+    /// window, budget or index, no checksum yet, output in key order. The callers set what
+    /// differs.
+    pub(super) fn measured<K: TableKey>(
+        algo: &str,
+        (left_count, right_count): (u64, u64),
+        join_seconds: f64,
+        io: IoStats,
+        output_count: u64,
+    ) -> JoinReport {
+        JoinReport {
+            algo: algo.to_string(),
+            key_type: K::NAME.to_string(),
+            left_count,
+            right_count,
+            threads: 1,
+            window: None,
+            memory: None,
+            join_seconds,
+            index_seconds: 0.0,
+            index_loaded: false,
+            index: None,
+            index_bytes: 0,
+            index_file_bytes: 0,
+            blocks_read: io.read_blocks,
+            bytes_read: io.read_bytes,
+            read_requests: io.read_requests,
+            blocks_written: io.write_blocks,
+            bytes_written: io.write_bytes,
+            output_count,
+            checksum: None,
+            read_checksum: None,
+            output_sorted: true,
+        }
+    }
 }
 
 /// Summed counters of the distinct storages among `storages`.

@@ -129,27 +129,22 @@ pub fn join_in<K: TableKey>(
     let join_seconds = start.elapsed().as_secs_f64();
     let io = stats_of(&storages) - before + scratch_io;
     Ok(JoinReport {
-        algo: params.algo.name().to_string(),
-        key_type: K::NAME.to_string(),
-        left_count: l.len(),
-        right_count: r.len(),
         threads: params.threads,
         window: params.window,
         memory: params.memory,
-        join_seconds,
         index_seconds: load.map_or(0.0, |l| l.time.as_secs_f64()),
         index_loaded: load.is_some_and(|l| l.loaded),
         index: load.map(|l| l.describe()),
         index_bytes: load.map_or(0, |l| l.memory_bytes as u64),
         index_file_bytes: load.map_or(0, |l| l.file_bytes),
-        blocks_read: io.read_blocks,
-        bytes_read: io.read_bytes,
-        read_requests: io.read_requests,
-        blocks_written: io.write_blocks,
-        bytes_written: io.write_bytes,
-        output_count: count,
         checksum: Some(checksum),
-        read_checksum: None,
         output_sorted: params.algo.output_sorted(),
+        ..JoinReport::measured::<K>(
+            params.algo.name(),
+            (l.len(), r.len()),
+            join_seconds,
+            io,
+            count,
+        )
     })
 }
