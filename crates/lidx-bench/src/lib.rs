@@ -2,14 +2,17 @@
 //!
 //! Nothing in the `lidx` library depends on this crate; the `lidx` command line is a thin layer
 //! over it. The folders are the four parts ([`datasets`], [`workloads`], [`runners`],
-//! [`reports`]) and the papers' experiments by name ([`repro`], for `lidx repro`); each module is also re-exported at the crate root (`lidx_bench::dataset`,
-//! `lidx_bench::runner`, ...), the paths the command line and the tests use.
+//! [`reports`]), the papers' experiments by name ([`repro`], for `lidx repro`) and the store's
+//! crash-test harness ([`torture`], for `lidx kv torture`); each module of the four parts is
+//! also re-exported at the crate root (`lidx_bench::dataset`, `lidx_bench::runner`, ...), the
+//! paths the command line and the tests use.
 
 pub mod datasets;
 pub mod error;
 pub mod reports;
 pub mod repro;
 pub mod runners;
+pub mod torture;
 pub mod workloads;
 
 pub use datasets::{count, dataset, generate, gre, keyfile, sosd, stats, user_keys, words};

@@ -13,7 +13,7 @@
 //! nothing: another dataset of the same size ran on the stale files with exit 0.
 //!
 //! A write workload, an updatable-only index or `--updatable` go to `bench_updatable` (paper
-//! 003's six workloads on updatable indexes) instead.
+//! 003's six workloads on updatable indexes) instead: `bench` sends them there.
 //!
 //! String datasets (text, str16) run the byte-key indexes (`byte-table`, `byte-btree`) with
 //! `lidx_bench::byte_disk_runner` instead, on the same workloads, checks and table; they have
@@ -31,22 +31,13 @@ use lidx_bench::store_keys::RankedKeys;
 use lidx_bench::update_workload::UpdateWorkload;
 
 use super::args::{check_out_inputs, parse_fetches, parse_ops, write_out};
-use super::bench::Args;
+use super::bench_args::{Args, DEFAULT_BYTE_INDEXES, DEFAULT_DISK_INDEXES};
 use super::build::timed;
 use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
 use super::{is_string_dataset, Bars};
 
-/// The indexes `lidx bench --on-disk` runs when `--index` is not given.
-pub const DEFAULT_DISK_INDEXES: &str = "btree,pgm:eps=64,zonemap";
-
-/// The indexes `lidx bench --on-disk` runs on string keys when `--index` is not given.
-pub const DEFAULT_BYTE_INDEXES: &str = "byte-table,byte-btree";
-
 /// Runs `lidx bench --on-disk`.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if super::bench_updatable::wanted(&args) {
-        return super::bench_updatable::run(args);
-    }
     let default = if is_string_dataset(&args.dataset) {
         DEFAULT_BYTE_INDEXES
     } else {

@@ -18,7 +18,7 @@ use lidx_bench::update_workload::UpdateWorkload;
 use lidx_bench::BenchError;
 
 use super::args::{check_out_inputs, parse_ops, write_out};
-use super::bench::Args;
+use super::bench_args::Args;
 use super::disk::{load_disk_dataset, unique_keys, DeviceChoice};
 use super::{is_string_dataset, Bars};
 

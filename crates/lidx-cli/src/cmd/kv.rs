@@ -22,6 +22,7 @@
 //! an engine fixed by a failed run is left behind.
 
 mod text;
+mod torture;
 
 use std::cell::Cell;
 use std::fs::File;
@@ -44,9 +45,9 @@ use lidx_bench::BenchError;
 use serde_json::json;
 
 use self::text::{Codec, Encoding, RecordFormat, RecordReader, RecordWriter};
+use self::torture::TortureArgs;
 
 use super::cleanup::Created;
-use super::kv_torture::{self, TortureArgs};
 use super::Bars;
 
 /// Arguments of `lidx kv`.
@@ -412,7 +413,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        KvCommand::Torture(args) => kv_torture::run(args),
+        KvCommand::Torture(args) => torture::run(args),
         KvCommand::Compact { common } => {
             let store = open(&common, false)?;
             store.compact()?;

@@ -3,6 +3,7 @@
 
 mod args;
 pub mod bench;
+pub mod bench_args;
 pub mod bench_disk;
 pub mod bench_updatable;
 pub mod build;
@@ -12,7 +13,6 @@ pub mod disk;
 pub mod gen;
 pub mod join;
 pub mod kv;
-pub mod kv_torture;
 pub mod output;
 pub mod recovery;
 pub mod report;

@@ -35,6 +35,7 @@ pub(crate) mod hybrid;
 pub(crate) mod lipp;
 pub(crate) mod node_pages;
 pub(crate) mod owner;
+pub(crate) mod seq;
 pub(crate) mod static_learned;
 mod write_clock;
 

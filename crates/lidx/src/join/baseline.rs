@@ -30,7 +30,8 @@
 
 use std::time::Instant;
 
-use super::{stats_of, JoinReport, TableRef};
+use super::report::{stats_of, JoinReport};
+use super::sides::TableRef;
 use crate::error::Result;
 use crate::join::table::{Table, TableKey, TableWriter};
 
@@ -120,27 +121,7 @@ pub fn run<K: TableKey>(
     let seconds = start.elapsed().as_secs_f64();
     let io = stats_of(&storages) - before;
     Ok(JoinReport {
-        algo: baseline.name().to_string(),
-        key_type: K::NAME.to_string(),
-        left_count: l.len(),
-        right_count: r.len(),
-        threads: 1,
-        window: None,
-        memory: None,
-        join_seconds: seconds,
-        index_seconds: 0.0,
-        index_loaded: false,
-        index: None,
-        index_bytes: 0,
-        index_file_bytes: 0,
-        blocks_read: io.read_blocks,
-        bytes_read: io.read_bytes,
-        read_requests: io.read_requests,
-        blocks_written: io.write_blocks,
-        bytes_written: io.write_bytes,
-        output_count: count,
-        checksum: None,
         read_checksum: Some(sum),
-        output_sorted: true,
+        ..JoinReport::measured::<K>(baseline.name(), (l.len(), r.len()), seconds, io, count)
     })
 }

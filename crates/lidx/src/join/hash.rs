@@ -28,8 +28,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::error::{Error, Result};
 use crate::join::output::{record_hash, OutputWriter};
+use crate::join::scratch::{remove_scratch, scratch_name};
+use crate::join::sides::{split_range, Sides};
 use crate::join::table::{Scan, Table, TableKey, TableWriter};
-use crate::join::{remove_scratch, scratch_name, split_range, Sides};
 
 /// Partitions of the Grace join when no memory budget is given.
 pub const DEFAULT_GRACE_PARTITIONS: usize = 8;

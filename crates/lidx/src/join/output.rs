@@ -29,8 +29,8 @@
 
 use crate::error::Result;
 use crate::io::Storage;
+use crate::join::scratch::{remove_scratch, scratch_name};
 use crate::join::table::{write_table_header, Table, TableHeader, TableKey, TableWriter};
-use crate::join::{remove_scratch, scratch_name};
 
 /// The 64-bit hash of one output record's bytes that the checksum sums: XXH3 (64-bit), a
 /// fast, well-distributed hash for short inputs, so the checksum costs the writer thread a

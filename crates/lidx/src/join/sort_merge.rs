@@ -15,8 +15,8 @@ use std::ops::Range;
 
 use crate::error::Result;
 use crate::join::output::OutputWriter;
+use crate::join::sides::{split_range, Sides};
 use crate::join::table::TableKey;
-use crate::join::{split_range, Sides};
 
 /// Runs the merge with `threads` threads; returns `(count, checksum)`.
 pub(crate) fn run<K: TableKey>(sides: &Sides<'_, K>, threads: usize) -> Result<(u64, u64)> {

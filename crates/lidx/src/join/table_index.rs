@@ -227,7 +227,7 @@ pub fn save<K: TableKey, M: Persist<K>>(
         device.sync()?;
         return Ok((blocks * bs) as u64);
     };
-    let staged = crate::join::scratch_name(&format!(".{name}.saving"));
+    let staged = crate::join::scratch::scratch_name(&format!(".{name}.saving"));
     let written = (|| {
         let device = storage.create(&staged)?;
         device.write_blocks(0, &mut buf, IoClass::Model)?;
@@ -245,7 +245,7 @@ pub fn save<K: TableKey, M: Persist<K>>(
             .map_err(|e| Error::io(dir.display().to_string(), "sync", &e))
     })();
     if written.is_err() {
-        crate::join::remove_scratch(storage, &staged);
+        crate::join::scratch::remove_scratch(storage, &staged);
     }
     written.map(|()| (blocks * bs) as u64)
 }

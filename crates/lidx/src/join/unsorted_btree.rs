@@ -45,9 +45,10 @@ use crate::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use crate::disk::DiskIndex;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, DeviceKind, IoClass, IoStats, PageCache, Storage};
+use crate::join::scratch::{remove_scratch, scratch_name};
+use crate::join::sides::{Sides, TableRef};
 use crate::join::table::{Table, TableKey};
 use crate::join::table_index::IndexLoad;
-use crate::join::{remove_scratch, scratch_name, Sides, TableRef};
 use crate::key::Key;
 
 /// Expected fill of B+-tree nodes built by random inserts (Yao's `ln 2`).

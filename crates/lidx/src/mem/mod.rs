@@ -30,6 +30,7 @@ pub(crate) mod pgm_compressed;
 pub(crate) mod pgm_zero;
 pub(crate) mod radix_spline;
 pub(crate) mod radix_spline_zero;
+pub(crate) mod retrain_stats;
 pub(crate) mod rmi;
 pub(crate) mod sampled_pgm;
 pub(crate) mod skiplist;

@@ -59,7 +59,7 @@ impl DiskAlex {
             .enumerate()
             .map(|(i, &k)| (k, i as u32))
             .collect();
-        let parts = bulk_load(entries, params.alex, derived).into_parts();
+        let parts = bulk_load(entries, derived);
 
         let usable = usable_of(storage.block_size()) as u64;
         let slot = params.slot_bytes() as u64;

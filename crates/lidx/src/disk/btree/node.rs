@@ -31,7 +31,9 @@
 //! [`decode_node`] validates everything a search relies on (kind, level, count within the
 //! capacity, keys strictly ascending, block ids inside the file) and returns
 //! [`Error::Corrupt`](crate::Error::Corrupt) naming the block otherwise, so a block that passed its checksum but was
-//! written wrong can never make a search panic or loop.
+//! written wrong can never make a search panic or loop. The checks a descent adds on a decoded
+//! node (its level, its keys inside the range its parent gives it: `expect_inner`,
+//! `check_separators`) are here too, shared by the tree's reads and its resident levels.
 
 use crate::disk::header_fields::corrupt_at as corrupt;
 use crate::error::Result;
@@ -405,6 +407,54 @@ pub fn encode_inner<K: Key>(
     for (i, child) in children.enumerate() {
         let at = layout.inner_child_at(i);
         buf[at..at + 8].copy_from_slice(&child.to_le_bytes());
+    }
+}
+
+/// The inner node of `node`, which must be at `level`.
+pub(super) fn expect_inner<K: Key>(
+    node: Node<'_, K>,
+    level: u32,
+    block: u64,
+    file: &str,
+) -> Result<Inner<K>> {
+    match node {
+        Node::Inner(inner) if inner.level == level => Ok(inner),
+        Node::Inner(inner) => Err(corrupt(
+            file,
+            block,
+            format!(
+                "inner node at level {}, expected level {level}",
+                inner.level
+            ),
+        )),
+        Node::Leaf(_) => Err(corrupt(
+            file,
+            block,
+            format!("a leaf where an inner node of level {level} belongs"),
+        )),
+    }
+}
+
+/// True when keys from `first` to `last` reach outside `lo <= k < hi` (`None` = unbounded).
+pub(super) fn outside<K: Key>(first: &K, last: &K, lo: Option<&K>, hi: Option<&K>) -> bool {
+    lo.is_some_and(|lo| first.key_lt(lo)) || hi.is_some_and(|hi| !last.key_lt(hi))
+}
+
+/// `Corrupt` unless every separator lies in `lo <= s < hi`.
+pub(super) fn check_separators<K: Key>(
+    keys: &[K],
+    lo: Option<&K>,
+    hi: Option<&K>,
+    block: u64,
+    file: &str,
+) -> Result<()> {
+    match (keys.first(), keys.last()) {
+        (Some(first), Some(last)) if outside(first, last, lo, hi) => Err(corrupt(
+            file,
+            block,
+            "separators lie outside the key range the parent gives this node",
+        )),
+        _ => Ok(()),
     }
 }
 

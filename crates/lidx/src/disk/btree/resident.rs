@@ -17,8 +17,7 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass};
 use crate::key::Key;
 
 use super::header::Header;
-use super::node::{decode_node, NodeLayout};
-use super::tree::{check_separators, expect_inner};
+use super::node::{check_separators, decode_node, expect_inner, NodeLayout};
 
 /// One resident inner node.
 #[derive(Debug)]

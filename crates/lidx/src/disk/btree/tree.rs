@@ -20,6 +20,7 @@
 
 use std::sync::Arc;
 
+use crate::disk::header_fields::corrupt_at as corrupt;
 use crate::disk::{DiskIndex, StorageBytes, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
@@ -27,7 +28,10 @@ use crate::key::Key;
 
 use super::free::{FreeLayout, FreeList};
 use super::header::{decode_header, Header};
-use super::node::{child_index, decode_node, Inner, Leaf, Node, NodeLayout};
+use super::node::{
+    check_separators, child_index, decode_node, expect_inner, outside, Inner, Leaf, Node,
+    NodeLayout,
+};
 use super::params::{DiskBTreeParams, Resident};
 use super::resident::ResidentLevels;
 
@@ -63,61 +67,6 @@ pub(super) enum Step<K> {
 
 /// Key range a node's keys must lie in: `lo <= k < hi` (`None` = unbounded).
 pub(super) type Bounds<K> = (Option<K>, Option<K>);
-
-fn corrupt(file: &str, block: u64, what: impl Into<String>) -> Error {
-    Error::Corrupt {
-        file: file.to_string(),
-        block: Some(block),
-        what: what.into(),
-    }
-}
-
-/// The inner node of `node`, which must be at `level`.
-pub(super) fn expect_inner<K: Key>(
-    node: Node<'_, K>,
-    level: u32,
-    block: u64,
-    file: &str,
-) -> Result<Inner<K>> {
-    match node {
-        Node::Inner(inner) if inner.level == level => Ok(inner),
-        Node::Inner(inner) => Err(corrupt(
-            file,
-            block,
-            format!(
-                "inner node at level {}, expected level {level}",
-                inner.level
-            ),
-        )),
-        Node::Leaf(_) => Err(corrupt(
-            file,
-            block,
-            format!("a leaf where an inner node of level {level} belongs"),
-        )),
-    }
-}
-
-fn outside<K: Key>(first: &K, last: &K, lo: Option<&K>, hi: Option<&K>) -> bool {
-    lo.is_some_and(|lo| first.key_lt(lo)) || hi.is_some_and(|hi| !last.key_lt(hi))
-}
-
-/// `Corrupt` unless every separator lies in `lo <= s < hi`.
-pub(super) fn check_separators<K: Key>(
-    keys: &[K],
-    lo: Option<&K>,
-    hi: Option<&K>,
-    block: u64,
-    file: &str,
-) -> Result<()> {
-    match (keys.first(), keys.last()) {
-        (Some(first), Some(last)) if outside(first, last, lo, hi) => Err(corrupt(
-            file,
-            block,
-            "separators lie outside the key range the parent gives this node",
-        )),
-        _ => Ok(()),
-    }
-}
 
 /// Narrows `bounds` to child `pos` of a node with separators `keys`.
 #[inline]

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 
-use crate::kv::wal::Seq;
+use crate::disk::seq::Seq;
 
 /// The page file's free extents and retired blocks.
 #[derive(Debug, Default)]

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use crate::disk::byte_table::shortest_separator;
 use crate::disk::owner::FileOwner;
+use crate::disk::seq::Seq;
 use crate::error::{Error, Result};
 use crate::io::scratch;
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
-use crate::kv::wal::Seq;
 
 use super::image::{
     check_pages_header, read_pages_slots, write_pages_slot, Image, PAGES_HEADER_BLOCKS,

@@ -9,11 +9,12 @@ use super::reader::{BucketReader, MAX_WINDOW_BLOCKS};
 use super::sample::{sample_keys, BucketMap, LearnedPartitionParams, RecordVisitor};
 use crate::error::{Error, Result};
 use crate::io::Storage;
+use crate::join::output::OutputSpec;
+use crate::join::scratch::{remove_scratch, scratch_name};
+use crate::join::sides::Sides;
 use crate::join::table::{Table, TableKey, WRITE_BLOCKS};
 use crate::join::table_index::IndexLoad;
 use crate::join::unsorted_btree::DEFAULT_MEMORY;
-use crate::join::{remove_scratch, scratch_name};
-use crate::join::{OutputSpec, Sides};
 use crate::key::Key;
 
 fn scan_records<K: TableKey>(table: &Table<K>, f: &mut RecordVisitor<'_>) -> Result<()> {

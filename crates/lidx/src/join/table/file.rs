@@ -1,13 +1,14 @@
 //! An open table: its header, its device, and random access to single records (the blocks of
 //! record `i` are computed, not searched: see [`super`]).
+//!
+//! The readers built on a table live with their own code, below it: `scan` adds
+//! [`Table::scan`] and what reads the table in order, `window` adds [`Table::window_reader`].
+//! This file imports neither.
 
 use std::marker::PhantomData;
-use std::ops::Range;
 use std::sync::Arc;
 
 use super::header::{not_a_table, read_header_of, record_block_fingerprint, TableHeader, TableKey};
-use super::scan::{Scan, PREFETCH_DEPTH, READ_BLOCKS};
-use super::window::WindowReader;
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 
@@ -91,41 +92,6 @@ impl<K: TableKey> Table<K> {
         self.device.len_blocks() * self.device.block_size() as u64
     }
 
-    /// A sequential reader over records `range` (clamped to the table), reading
-    /// `READ_BLOCKS` blocks per request.
-    pub fn scan(&self, range: Range<u64>) -> Result<Scan<'_, K>> {
-        Scan::new(self, range, READ_BLOCKS)
-    }
-
-    /// Bytes of buffers a [`Table::scan`] over the whole table holds: one request's worth, and
-    /// `PREFETCH_DEPTH` more when the table is longer than one request and a background
-    /// reader fills them.
-    pub fn scan_memory(&self) -> usize {
-        let blocks = self.len().div_ceil(self.per_block as u64);
-        let chunk = blocks.min(READ_BLOCKS as u64) as usize * self.block_size();
-        if blocks > READ_BLOCKS as u64 {
-            (PREFETCH_DEPTH + 1) * chunk
-        } else {
-            chunk
-        }
-    }
-
-    /// A reader for windows that move forward (paper 000 §5.1-5.2); see [`WindowReader`].
-    pub fn window_reader(&self) -> WindowReader<'_, K> {
-        WindowReader::new(self)
-    }
-
-    /// Every key, in table order (what an index over the table is built from).
-    pub fn read_keys(&self) -> Result<Vec<K>> {
-        let mut keys = Vec::with_capacity(self.len() as usize);
-        let mut scan = self.scan(0..self.len())?;
-        while let Some(key) = scan.key() {
-            keys.push(key);
-            scan.advance()?;
-        }
-        Ok(keys)
-    }
-
     /// Reads every record block (each block's checksum) and sums the content fingerprint over
     /// them, which must be the header's: what `lidx verify` runs. Returns the records read.
     pub fn verify(&self) -> Result<u64> {
@@ -168,36 +134,6 @@ impl<K: TableKey> Table<K> {
         let (b, slot) = self.locate(pos);
         self.device.read_blocks(1 + b, &mut block, IoClass::Data)?;
         Ok(K::read_from(&block[slot * self.record_size()..]))
-    }
-
-    /// First position whose key is `>= key` (the table must be sorted), by a binary search
-    /// over blocks that reads about `log2(blocks)` single blocks. For splitting the inner
-    /// table of a merge between threads.
-    pub fn lower_bound_on_disk(&self, key: K) -> Result<u64> {
-        // Find the first block whose first key is >= key, then search the block before it.
-        let blocks = self.len().div_ceil(self.per_block as u64);
-        let (mut lo, mut hi) = (0u64, blocks);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.key_at(mid * self.per_block as u64)?.key_lt(&key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo == 0 {
-            return Ok(0);
-        }
-        let start = (lo - 1) * self.per_block as u64;
-        let end = (lo * self.per_block as u64).min(self.len());
-        let mut scan = self.scan(start..end)?;
-        while let Some(k) = scan.key() {
-            if !k.key_lt(&key) {
-                return Ok(scan.position());
-            }
-            scan.advance()?;
-        }
-        Ok(end)
     }
 
     /// Record block and slot of position `pos`.

@@ -25,11 +25,14 @@
 //! ([`crate::key::check_next`]), and unsorted tables are plain tables too.
 //!
 //! One file per part: `header` (the header's codec, the key types), `file` (an open
-//! [`Table`]), `scan` (sequential reads, [`Scan`]), `window` (an INLJ's forward windows,
-//! [`WindowReader`]), `writer` ([`TableWriter`]).
+//! [`Table`]), `prefetch` (the background reader both readers stream
+//! with), `scan` (sequential reads, [`Scan`]), `window` (an INLJ's forward windows,
+//! [`WindowReader`]), `writer` ([`TableWriter`]). `file` imports no reader: each reader's file
+//! adds its constructor to [`Table`].
 
 mod file;
 mod header;
+mod prefetch;
 mod scan;
 mod window;
 mod writer;

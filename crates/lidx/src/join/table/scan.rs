@@ -1,126 +1,21 @@
-//! Sequential reads of a table: [`Scan`] over a range of records, and the [`Prefetcher`] that
-//! reads its next requests on a background thread (with `O_DIRECT` nothing reads ahead for
-//! us; paper 000 reads through the OS page cache and its readahead).
+//! Sequential reads of a table: [`Scan`] over a range of records (its next requests read on a
+//! background thread by the [`Prefetcher`]), and the [`Table`] methods that read in order:
+//! [`Table::scan`], [`Table::read_keys`], [`Table::lower_bound_on_disk`].
 
 use std::ops::Range;
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use super::file::Table;
 use super::header::TableKey;
-use crate::error::{Error, Result};
-use crate::io::{AlignedBuf, BlockDevice, IoClass};
+use super::prefetch::{Prefetcher, PREFETCH_DEPTH};
+use crate::error::Result;
+use crate::io::{AlignedBuf, IoClass};
 use crate::key::check_next;
 
 /// Blocks a sequential scan reads per request (4 MiB of 4 KiB blocks; fewer for a smaller
 /// table). Larger means fewer, longer requests and more memory: on the virtio disk we measure
 /// on, reading two 50M-record tables took 2.5 s in 1 MiB requests and 1.0 s in 4 MiB ones.
 pub const READ_BLOCKS: usize = 1024;
-
-/// Reads a run of blocks chunk by chunk on a background thread, up to [`PREFETCH_DEPTH`]
-/// chunks ahead of its consumer, so that a scan's CPU work and its next reads overlap and a
-/// slow request does not stall the scan. `PREFETCH_DEPTH + 1` buffers circulate: the one the
-/// consumer reads records from and the ones being filled or waiting. Each buffer has `prefix`
-/// blocks of room before the chunk, which the reader leaves alone, so that a consumer can
-/// put the blocks it still needs in front of a new chunk instead of copying the chunk after
-/// them (the [`WindowReader`]'s stream).
-pub(super) struct Prefetcher {
-    filled: Option<Receiver<Result<AlignedBuf>>>,
-    empty: Option<Sender<AlignedBuf>>,
-    worker: Option<JoinHandle<()>>,
-    name: String,
-    /// Bytes of every buffer: `(prefix + chunk)` blocks.
-    buffer_bytes: usize,
-}
-
-/// Chunks a `Prefetcher` reads ahead of its consumer. On the virtio disk we measure on, one
-/// chunk ahead left a ratio-1 INLJ waiting for reads 0.7 s of 3 s (requests vary in latency
-/// under a concurrent write stream); three ahead removed the wait.
-pub const PREFETCH_DEPTH: usize = 3;
-
-impl Prefetcher {
-    /// Starts reading device blocks `first .. first + blocks`, `chunk` blocks per request, each
-    /// into a buffer after `prefix` blocks of room.
-    pub(super) fn start(
-        device: Arc<dyn BlockDevice>,
-        (first, blocks): (u64, u64),
-        chunk: usize,
-        prefix: usize,
-        class: IoClass,
-    ) -> Prefetcher {
-        let bs = device.block_size();
-        let buffer_bytes = (prefix + chunk) * bs;
-        let name = device.name().to_string();
-        let (full_tx, filled) = sync_channel::<Result<AlignedBuf>>(PREFETCH_DEPTH);
-        let (empty, empty_rx) = channel::<AlignedBuf>();
-        let worker = std::thread::spawn(move || {
-            let mut next = first;
-            let end = first + blocks;
-            while next < end {
-                let Ok(mut buf) = empty_rx.recv() else {
-                    return;
-                };
-                let n = (end - next).min(chunk as u64) as usize;
-                let at = prefix * bs;
-                let read = device
-                    .read_blocks(next, &mut buf[at..at + n * bs], class)
-                    .map(|()| buf);
-                let failed = read.is_err();
-                if full_tx.send(read).is_err() || failed {
-                    return;
-                }
-                next += n as u64;
-            }
-        });
-        for _ in 0..=PREFETCH_DEPTH {
-            let _ = empty.send(AlignedBuf::zeroed(buffer_bytes));
-        }
-        Prefetcher {
-            filled: Some(filled),
-            empty: Some(empty),
-            worker: Some(worker),
-            name,
-            buffer_bytes,
-        }
-    }
-
-    /// Hands a buffer back for refilling, if it is one of this reader's (others are dropped).
-    pub(super) fn give_back(&self, done: AlignedBuf) {
-        if done.len() == self.buffer_bytes {
-            if let Some(empty) = &self.empty {
-                // The worker may have finished the run; then nobody needs the buffer.
-                let _ = empty.send(done);
-            }
-        }
-    }
-
-    /// Hands back the buffer the consumer is done with and takes the next chunk (after the
-    /// buffer's prefix).
-    pub(super) fn next(&mut self, done: AlignedBuf) -> Result<AlignedBuf> {
-        self.give_back(done);
-        match self.filled.as_ref().map(Receiver::recv) {
-            Some(Ok(read)) => read,
-            _ => Err(Error::Io {
-                file: self.name.clone(),
-                op: "prefetch".to_string(),
-                kind: std::io::ErrorKind::BrokenPipe,
-                message: "the reading thread stopped before the end of the scan".to_string(),
-            }),
-        }
-    }
-}
-
-impl Drop for Prefetcher {
-    fn drop(&mut self) {
-        // Closing both channels stops the worker at its next send or receive.
-        self.filled.take();
-        self.empty.take();
-        if let Some(worker) = self.worker.take() {
-            let _ = worker.join();
-        }
-    }
-}
 
 /// A sequential reader over a range of records: [`Scan::key`] and [`Scan::value`] of the
 /// current record, [`Scan::advance`] to the next. Reads `READ_BLOCKS` blocks per request;
@@ -145,7 +40,7 @@ pub struct Scan<'t, K> {
 }
 
 impl<'t, K: TableKey> Scan<'t, K> {
-    pub(super) fn new(table: &'t Table<K>, range: Range<u64>, chunk: usize) -> Result<Self> {
+    fn new(table: &'t Table<K>, range: Range<u64>, chunk: usize) -> Result<Self> {
         let end = range.end.min(table.len());
         let pos = range.start.min(end);
         let (first, slot) = table.locate(pos);
@@ -241,7 +136,7 @@ impl<'t, K: TableKey> Scan<'t, K> {
     }
 
     /// Moves to the next record like [`Scan::advance`], and checks that its key is larger than
-    /// the current one: [`Error::OutOfOrder`] or [`Error::DuplicateKey`] (with the position in
+    /// the current one: [`Error::OutOfOrder`](crate::Error::OutOfOrder) or [`Error::DuplicateKey`](crate::Error::DuplicateKey) (with the position in
     /// the table) otherwise. What the joins on sorted tables stream with.
     #[inline(always)]
     pub fn advance_sorted(&mut self) -> Result<()> {
@@ -283,5 +178,67 @@ impl<'t, K: TableKey> Scan<'t, K> {
             self.fill()?;
         }
         Ok(())
+    }
+}
+
+impl<K: TableKey> Table<K> {
+    /// A sequential reader over records `range` (clamped to the table), reading
+    /// `READ_BLOCKS` blocks per request.
+    pub fn scan(&self, range: Range<u64>) -> Result<Scan<'_, K>> {
+        Scan::new(self, range, READ_BLOCKS)
+    }
+
+    /// Bytes of buffers a [`Table::scan`] over the whole table holds: one request's worth, and
+    /// `PREFETCH_DEPTH` more when the table is longer than one request and a background
+    /// reader fills them.
+    pub fn scan_memory(&self) -> usize {
+        let blocks = self.len().div_ceil(self.per_block as u64);
+        let chunk = blocks.min(READ_BLOCKS as u64) as usize * self.block_size();
+        if blocks > READ_BLOCKS as u64 {
+            (PREFETCH_DEPTH + 1) * chunk
+        } else {
+            chunk
+        }
+    }
+
+    /// Every key, in table order (what an index over the table is built from).
+    pub fn read_keys(&self) -> Result<Vec<K>> {
+        let mut keys = Vec::with_capacity(self.len() as usize);
+        let mut scan = self.scan(0..self.len())?;
+        while let Some(key) = scan.key() {
+            keys.push(key);
+            scan.advance()?;
+        }
+        Ok(keys)
+    }
+
+    /// First position whose key is `>= key` (the table must be sorted), by a binary search
+    /// over blocks that reads about `log2(blocks)` single blocks. For splitting the inner
+    /// table of a merge between threads.
+    pub fn lower_bound_on_disk(&self, key: K) -> Result<u64> {
+        // Find the first block whose first key is >= key, then search the block before it.
+        let blocks = self.len().div_ceil(self.per_block as u64);
+        let (mut lo, mut hi) = (0u64, blocks);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.key_at(mid * self.per_block as u64)?.key_lt(&key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == 0 {
+            return Ok(0);
+        }
+        let start = (lo - 1) * self.per_block as u64;
+        let end = (lo * self.per_block as u64).min(self.len());
+        let mut scan = self.scan(start..end)?;
+        while let Some(k) = scan.key() {
+            if !k.key_lt(&key) {
+                return Ok(scan.position());
+            }
+            scan.advance()?;
+        }
+        Ok(end)
     }
 }

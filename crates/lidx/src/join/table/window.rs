@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::file::Table;
 use super::header::TableKey;
-use super::scan::Prefetcher;
+use super::prefetch::Prefetcher;
 use crate::error::Result;
 use crate::io::{AlignedBuf, IoClass};
 
@@ -83,7 +83,7 @@ pub const MAX_READAHEAD_BLOCKS: usize = 1024;
 
 impl<'t, K: TableKey> WindowReader<'t, K> {
     /// A reader over `table` holding nothing yet.
-    pub(super) fn new(table: &'t Table<K>) -> Self {
+    fn new(table: &'t Table<K>) -> Self {
         WindowReader {
             table,
             buf: AlignedBuf::zeroed(0),
@@ -442,5 +442,12 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     /// Bytes of the block buffer.
     pub fn memory_bytes(&self) -> usize {
         self.buf.len()
+    }
+}
+
+impl<K: TableKey> Table<K> {
+    /// A reader for windows that move forward (paper 000 §5.1-5.2); see [`WindowReader`].
+    pub fn window_reader(&self) -> WindowReader<'_, K> {
+        WindowReader::new(self)
     }
 }

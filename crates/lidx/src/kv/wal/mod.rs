@@ -104,7 +104,8 @@
 //! them grow between rotations (for the hybrid index, one dynamic stage).
 //!
 //! One file per part, each depending only on those before it: `record` (the record and
-//! segment-header codec, [`Seq`]), `recovery` (the recovery modes and what a replay
+//! segment-header codec; the records' [`Seq`] is defined below `kv`, in `disk::seq`, because
+//! the byte-key B+-tree stamps its retired pages with it), `recovery` (the recovery modes and what a replay
 //! dropped), `replay` (reading segments back, torn tails, recovery, and
 //! the segment files' names), `writer` (the appending [`Wal`], group commit, rotation).
 //!
@@ -118,8 +119,9 @@ mod replay;
 mod tests;
 mod writer;
 
+pub use crate::disk::seq::Seq;
 pub use record::{
-    decode_record, encode_record, encode_segment_header, Record, Seq, FRAME_BYTES, MAX_BODY_BYTES,
+    decode_record, encode_record, encode_segment_header, Record, FRAME_BYTES, MAX_BODY_BYTES,
     SEGMENT_HEADER_BYTES,
 };
 pub use recovery::{DamageKind, Dropped, WalRecovery};

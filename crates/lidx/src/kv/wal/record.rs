@@ -1,12 +1,9 @@
 //! The codec of records and segment headers: frames, bodies, and the segment header.
 
+use crate::disk::seq::Seq;
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::kv::stamp::{check_length_and_crc, check_magic_version, corrupt, le_u32, le_u64};
-
-/// A record's sequence number: 1 for the first record ever appended to a log, then one more
-/// per record. 0 means "no record".
-pub type Seq = u64;
 
 /// Magic number at the start of every segment: `lidxWAL1`.
 pub const SEGMENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxWAL1");

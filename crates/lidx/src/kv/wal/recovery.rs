@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 
-use super::record::Seq;
+use crate::disk::seq::Seq;
 
 /// What replay does with a damaged record.
 ///

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use memmap2::{Advice, Mmap};
 
+use crate::disk::seq::Seq;
 use crate::error::{Error, Result};
 use crate::kv::stamp::{corrupt, le_u32, le_u64};
 
 use super::record::{
-    decode_body, decode_frame, decode_segment_header, Record, Seq, FRAME_BYTES,
-    SEGMENT_HEADER_BYTES,
+    decode_body, decode_frame, decode_segment_header, Record, FRAME_BYTES, SEGMENT_HEADER_BYTES,
 };
 use super::recovery::{DamageKind, Dropped, WalRecovery};
 

@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
+use crate::disk::seq::Seq;
 use crate::error::{Error, Result};
 use crate::io::fault::FaultSource;
 use crate::io::{FaultPlan, WriteFault};
 
-use super::record::{encode_record, encode_segment_header, Record, Seq, MAX_BODY_BYTES};
+use super::record::{encode_record, encode_segment_header, Record, MAX_BODY_BYTES};
 use super::recovery::WalRecovery;
 use super::replay::{
     io_err, list_segments, name_of, remove_stray_tmp, replay_covered, segment_path, sync_dir,

@@ -14,16 +14,25 @@ use super::cost::{self, NodeCost, NODE_LOOKUP_WEIGHT};
 use super::data_node::{DataNode, NIL};
 use super::fanout::{self, Part};
 use super::inner_node::{InnerNode, LEAF};
+use super::key::AlexKey;
 use super::model::{self, LinearModel};
-use super::params::{AlexParams, Derived};
-use super::{Alex, AlexKey, AlexRetrains};
+use super::params::Derived;
 
-/// The map built from `entries`, already checked to be strictly increasing and valid.
+/// The nodes of a bulk-loaded [`super::Alex`]: what [`super::Alex::bulk_load`] assembles the map
+/// from, and what the on-disk ALEX lays out in blocks ([`crate::disk::alex`]). Data nodes are in
+/// key order (ids are given left to right).
+pub(crate) struct AlexParts<K, V> {
+    pub(crate) inners: Vec<InnerNode>,
+    pub(crate) leaves: Vec<DataNode<K, V>>,
+    /// Tagged id of the root ([`LEAF`] set for a data node).
+    pub(crate) root: u32,
+}
+
+/// The nodes built from `entries`, already checked to be strictly increasing and valid.
 pub(crate) fn bulk_load<K: AlexKey, V: Default>(
     entries: Vec<(K, V)>,
-    params: AlexParams,
     derived: Derived,
-) -> Alex<K, V> {
+) -> AlexParts<K, V> {
     let keys: Vec<K> = entries.iter().map(|e| e.0).collect();
     let mut values = entries.into_iter().map(|e| e.1);
     let mut builder = Builder {
@@ -48,14 +57,10 @@ pub(crate) fn bulk_load<K: AlexKey, V: Default>(
         builder.node(&keys, node_model, node_cost, fitted)
     };
     let Builder { inners, leaves, .. } = builder;
-    Alex {
-        params,
-        derived,
+    AlexParts {
         inners,
         leaves,
         root,
-        len: keys.len(),
-        retrains: AlexRetrains::default(),
     }
 }
 

@@ -162,12 +162,34 @@ impl<K: Key, V: Default> DataNode<K, V> {
         if bits != 0 {
             bitmap[word] = bits;
         }
+        Self::from_slots(
+            model,
+            slot_keys.into_boxed_slice(),
+            slot_values.into_boxed_slice(),
+            bitmap,
+            n,
+            (first, last),
+        )
+    }
+
+    /// A node over laid-out slots: its model, slot keys and values, and the bitmap of the
+    /// occupied ones, which hold `num_keys` keys from `first` to `last`. No expected cost yet,
+    /// thresholds and measured counters at zero, linked to no neighbour.
+    #[inline]
+    fn from_slots(
+        model: LinearModel,
+        keys: Box<[K]>,
+        values: Box<[V]>,
+        bitmap: Box<[u64]>,
+        num_keys: usize,
+        (first, last): (Option<K>, Option<K>),
+    ) -> Self {
         DataNode {
             model,
-            keys: slot_keys.into_boxed_slice(),
-            values: slot_values.into_boxed_slice(),
+            keys,
+            values,
             bitmap,
-            num_keys: n,
+            num_keys,
             expansion_threshold: 0,
             contraction_threshold: 0,
             expected: NodeCost::default(),
@@ -239,26 +261,8 @@ impl<K: Key, V: Default> DataNode<K, V> {
         let num_keys = bitmap.iter().map(|w| w.count_ones() as usize).sum();
         let first = occupied_slots(&bitmap).next().map(|i| keys[i]);
         let last = occupied_slots(&bitmap).last().map(|i| keys[i]);
-        let mut node = DataNode {
-            model,
-            keys,
-            values,
-            bitmap,
-            num_keys,
-            expansion_threshold: 0,
-            contraction_threshold: 0,
-            expected,
-            shifts: 0,
-            search_iterations: 0,
-            inserts: 0,
-            min_key: first,
-            max_key: last,
-            inserts_past_right: 0,
-            inserts_past_left: 0,
-            duplication: 0,
-            prev: NIL,
-            next: NIL,
-        };
+        let mut node = Self::from_slots(model, keys, values, bitmap, num_keys, (first, last));
+        node.expected = expected;
         node.set_thresholds(d);
         node
     }

@@ -1,25 +1,27 @@
 //! [`Range`]: entries in key order, walking occupied slots by the bitmap and data nodes by
-//! their left-to-right chain.
+//! their left-to-right chain. It walks the data nodes only, not the map, so it needs nothing
+//! of `map` (which hands it its data nodes).
 
+use std::cmp::Ordering;
 use std::ops::Bound;
 
-use super::data_node::NIL;
-use super::{past_end, Alex};
+use super::data_node::{DataNode, NIL};
 use crate::key::Key;
 
-/// Iterator over a range of an [`Alex`] map, in key order.
+/// Iterator over a range of an [`super::Alex`] map, in key order.
 #[derive(Debug)]
 pub struct Range<'a, K, V> {
-    map: &'a Alex<K, V>,
+    leaves: &'a [DataNode<K, V>],
     leaf: u32,
     slot: usize,
     end: Bound<K>,
 }
 
 impl<'a, K: Key, V: Default> Range<'a, K, V> {
-    pub(crate) fn new(map: &'a Alex<K, V>, leaf: u32, slot: usize, end: Bound<K>) -> Self {
+    /// The entries from slot `slot` of data node `leaf` of `leaves` on, up to `end`.
+    pub(crate) fn new(leaves: &'a [DataNode<K, V>], leaf: u32, slot: usize, end: Bound<K>) -> Self {
         Range {
-            map,
+            leaves,
             leaf,
             slot,
             end,
@@ -32,7 +34,7 @@ impl<'a, K: Key, V: Default> Iterator for Range<'a, K, V> {
 
     fn next(&mut self) -> Option<Self::Item> {
         while self.leaf != NIL {
-            let node = &self.map.leaves[self.leaf as usize];
+            let node = &self.leaves[self.leaf as usize];
             match node.next_occupied(self.slot) {
                 Some(i) => {
                     let key = &node.keys[i];
@@ -50,5 +52,15 @@ impl<'a, K: Key, V: Default> Iterator for Range<'a, K, V> {
             }
         }
         None
+    }
+}
+
+/// Whether `key` is past the end bound of a range.
+#[inline]
+fn past_end<K: Key>(key: &K, end: &Bound<K>) -> bool {
+    match end {
+        Bound::Included(e) => key.key_cmp(e) == Ordering::Greater,
+        Bound::Excluded(e) => key.key_cmp(e) != Ordering::Less,
+        Bound::Unbounded => false,
     }
 }

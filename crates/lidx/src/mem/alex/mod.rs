@@ -8,8 +8,9 @@
 //! 003 §2-3 describes the node layout. The ALEX paper itself is not in our folder; the
 //! algorithm follows the reference implementation (`microsoft/ALEX`), read, not copied.
 //!
-//! One file per concept:
+//! One file per concept (this one only declares):
 //!
+//! * `map`: [`Alex`] itself, its reads and the map traits; `key`: the key types ([`AlexKey`]);
 //! * `model`: the linear models, least squares with sampling;
 //! * `cost`: the cost model (search iterations, shifts, traversal, model size);
 //! * `data_node`: the gapped array with its bitmap, exponential search, inserts with shifts,
@@ -95,239 +96,19 @@ pub(crate) mod data_node;
 pub(crate) mod fanout;
 pub(crate) mod inner_node;
 mod iter;
+mod key;
+mod map;
 pub(crate) mod model;
 pub(crate) mod params;
 mod retrains;
 mod update;
 mod widen;
 
-use std::cmp::Ordering;
-use std::mem::size_of;
-use std::ops::{Bound, RangeBounds};
-
-use crate::error::{Error, Result};
-use crate::key::Key;
-use crate::map::{BulkLoad, OrderedMap};
-use data_node::DataNode;
-use inner_node::{InnerNode, LEAF};
 pub use iter::Range;
+pub use key::AlexKey;
+pub use map::{Alex, AlexStats};
 pub use params::AlexParams;
-use params::Derived;
 pub use retrains::AlexRetrains;
-
-/// A key type ALEX supports: one whose model image ([`Key::to_model`]) is injective.
-pub trait AlexKey: Key {}
-impl AlexKey for u64 {}
-impl AlexKey for u32 {}
-impl AlexKey for i64 {}
-impl AlexKey for f64 {}
-
-/// Id of the leftmost data node: the bulk load builds it first, and a split keeps the left
-/// half under the old id.
-const FIRST_LEAF: u32 = 0;
-
-/// ALEX as an ordered map. See the module docs.
-#[derive(Debug)]
-pub struct Alex<K, V> {
-    params: AlexParams,
-    derived: Derived,
-    inners: Vec<InnerNode>,
-    leaves: Vec<DataNode<K, V>>,
-    /// Tagged id of the root ([`LEAF`] set for a data node).
-    root: u32,
-    len: usize,
-    retrains: AlexRetrains,
-}
-
-/// An [`Alex`] taken apart ([`Alex::into_parts`]).
-pub(crate) struct AlexParts<K, V> {
-    pub(crate) inners: Vec<InnerNode>,
-    pub(crate) leaves: Vec<DataNode<K, V>>,
-    /// Tagged id of the root ([`LEAF`] set for a data node).
-    pub(crate) root: u32,
-}
-
-/// Counts of nodes and of the updates that reshaped them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AlexStats {
-    /// Data nodes.
-    pub data_nodes: usize,
-    /// Inner nodes.
-    pub inner_nodes: usize,
-    /// Longest root-to-data-node path, counting the data node.
-    pub depth: usize,
-}
-
-impl<K: AlexKey, V: Default> Alex<K, V> {
-    /// An empty map.
-    pub fn new(params: AlexParams) -> Result<Self> {
-        Self::bulk_load(Vec::new(), params)
-    }
-
-    /// The map holding `entries`, which must be in strictly increasing key order.
-    pub fn bulk_load(entries: Vec<(K, V)>, params: AlexParams) -> Result<Self> {
-        let derived = params.derive(size_of::<(K, V)>())?;
-        for (index, pair) in entries.iter().enumerate() {
-            crate::key::check_next(
-                index,
-                index.checked_sub(1).map(|i| &entries[i].0),
-                &pair.0,
-                true,
-            )?;
-        }
-        Ok(build::bulk_load(entries, params, derived))
-    }
-
-    /// The parameters the map was built with.
-    pub fn params(&self) -> &AlexParams {
-        &self.params
-    }
-
-    /// Expansions, retrains and splits of data nodes since the bulk load, with their time.
-    pub fn retrains(&self) -> AlexRetrains {
-        self.retrains
-    }
-
-    /// Node counts and depth.
-    pub fn stats(&self) -> AlexStats {
-        fn depth<K, V>(map: &Alex<K, V>, node: u32) -> usize {
-            if node & LEAF != 0 {
-                return 1;
-            }
-            let inner = &map.inners[node as usize];
-            let mut children = inner.children.clone();
-            children.dedup();
-            1 + children.iter().map(|&c| depth(map, c)).max().unwrap_or(0)
-        }
-        AlexStats {
-            data_nodes: self.leaves.len(),
-            inner_nodes: self.inners.len(),
-            depth: depth(self, self.root),
-        }
-    }
-
-    /// The nodes as built, for laying them out elsewhere (the on-disk ALEX's bulk load,
-    /// [`crate::disk::alex`]): inner nodes, data nodes (in key order after a bulk load: ids
-    /// are given left to right) and the tagged root.
-    pub(crate) fn into_parts(self) -> AlexParts<K, V> {
-        AlexParts {
-            inners: self.inners,
-            leaves: self.leaves,
-            root: self.root,
-        }
-    }
-
-    /// The data node for model image `m`, and its parent with the slot taken there.
-    #[inline(always)]
-    fn descend(&self, m: u64) -> (u32, Option<(u32, usize)>) {
-        let mut node = self.root;
-        let mut parent = None;
-        while node & LEAF == 0 {
-            let (child, slot) = self.inners[node as usize].child(m);
-            parent = Some((node, slot));
-            node = child;
-        }
-        (node & !LEAF, parent)
-    }
-
-    /// The data node for `key`.
-    #[inline(always)]
-    fn leaf_for(&self, key: &K) -> &DataNode<K, V> {
-        let m = key.to_model();
-        let mut node = self.root;
-        while node & LEAF == 0 {
-            node = self.inners[node as usize].child(m).0;
-        }
-        &self.leaves[(node & !LEAF) as usize]
-    }
-
-    /// The first entry at or after `key` (after it when `exclusive`), as a leaf id and slot.
-    fn seek(&self, key: &K, exclusive: bool) -> (u32, usize) {
-        let (leaf, _) = self.descend(key.to_model());
-        match self.leaves[leaf as usize].seek(key, exclusive) {
-            Some(slot) => (leaf, slot),
-            None => (self.leaves[leaf as usize].next, 0),
-        }
-    }
-}
-
-impl<K: AlexKey, V: Default> BulkLoad<K, V> for Alex<K, V> {
-    type Params = AlexParams;
-
-    fn load_sorted(entries: Vec<(K, V)>, params: &AlexParams) -> Result<Self> {
-        Self::bulk_load(entries, *params)
-    }
-}
-
-impl<K: AlexKey, V: Default> OrderedMap<K, V> for Alex<K, V> {
-    type Range<'a>
-        = Range<'a, K, V>
-    where
-        V: 'a;
-
-    #[inline]
-    fn get(&self, key: &K) -> Option<&V> {
-        let leaf = self.leaf_for(key);
-        leaf.find(key).map(|i| &leaf.values[i])
-    }
-
-    fn insert(&mut self, key: K, value: V) -> Result<Option<V>> {
-        if let Some(reason) = key.invalid_reason() {
-            return Err(Error::InvalidKey { index: 0, reason });
-        }
-        Ok(self.insert_valid(key, value))
-    }
-
-    fn remove(&mut self, key: &K) -> Option<V> {
-        let (leaf, _) = self.descend(key.to_model());
-        let removed = self.leaves[leaf as usize].remove(key, &self.derived);
-        if removed.is_some() {
-            self.len -= 1;
-        }
-        removed
-    }
-
-    fn range<R: RangeBounds<K>>(&self, range: R) -> Range<'_, K, V> {
-        let (leaf, slot) = match range.start_bound() {
-            Bound::Included(k) => self.seek(k, false),
-            Bound::Excluded(k) => self.seek(k, true),
-            Bound::Unbounded => (FIRST_LEAF, 0),
-        };
-        Range::new(self, leaf, slot, range.end_bound().cloned())
-    }
-
-    fn lower_bound(&self, key: &K) -> Option<(&K, &V)> {
-        self.range((Bound::Included(*key), Bound::Unbounded)).next()
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn size_in_bytes(&self) -> usize {
-        size_of::<Self>()
-            + self
-                .leaves
-                .iter()
-                .map(DataNode::size_in_bytes)
-                .sum::<usize>()
-            + self
-                .inners
-                .iter()
-                .map(InnerNode::size_in_bytes)
-                .sum::<usize>()
-    }
-}
-
-/// Whether `key` is past the end bound of a range.
-#[inline]
-fn past_end<K: Key>(key: &K, end: &Bound<K>) -> bool {
-    match end {
-        Bound::Included(e) => key.key_cmp(e) == Ordering::Greater,
-        Bound::Excluded(e) => key.key_cmp(e) != Ordering::Less,
-        Bound::Unbounded => false,
-    }
-}
 
 #[cfg(test)]
 mod tests;

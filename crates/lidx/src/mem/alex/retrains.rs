@@ -18,7 +18,7 @@
 //! [`AlexRetrains::total`] sums them: the count Fig. 18 (b) compares with the FITing-tree's
 //! re-segmentations and the dynamic PGM's merges.
 
-use crate::mem::fiting_tree::RetrainStats;
+use crate::mem::retrain_stats::RetrainStats;
 
 /// ALEX's node reshapes since the bulk load, by kind. See the module docs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -6,7 +6,12 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 
+use super::data_node;
+use super::inner_node::LEAF;
+use super::map::FIRST_LEAF;
 use super::*;
+use crate::error::Error;
+use crate::map::OrderedMap;
 
 /// Small nodes, so that a few thousand keys make a deep tree with many splits.
 fn small() -> AlexParams {

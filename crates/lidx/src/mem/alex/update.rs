@@ -29,8 +29,9 @@ use super::build::span_model;
 use super::cost::{self, NodeCost, MODEL_SIZE_WEIGHT, NODE_LOOKUP_WEIGHT};
 use super::data_node::{DataNode, Full, NIL};
 use super::inner_node::{InnerNode, LEAF};
+use super::key::AlexKey;
+use super::map::Alex;
 use super::model::{self, LinearModel};
-use super::{Alex, AlexKey};
 
 impl<K: AlexKey, V: Default> Alex<K, V> {
     /// Inserts a valid key, returning the value it replaces.

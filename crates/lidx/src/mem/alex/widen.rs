@@ -33,7 +33,8 @@ use std::time::Instant;
 
 use super::data_node::{DataNode, NIL};
 use super::inner_node::{InnerNode, LEAF};
-use super::{Alex, AlexKey};
+use super::key::AlexKey;
+use super::map::Alex;
 
 /// Keys past the root's domain a full data node must hold before the root widens for them:
 /// one far key (or a few) stays in the edge node, as in the reference (its

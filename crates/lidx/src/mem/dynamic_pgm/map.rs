@@ -33,7 +33,7 @@ use crate::map::{BulkLoad, OrderedMap};
 use crate::mem::dynamic_pgm::level::{merge_live, Level};
 use crate::mem::dynamic_pgm::params::DynamicPgmParams;
 use crate::mem::dynamic_pgm::range::Range;
-use crate::mem::fiting_tree::RetrainStats;
+use crate::mem::retrain_stats::RetrainStats;
 
 /// The dynamic PGM-index over keys `K` and values `V`. See the module docs.
 pub struct DynamicPgm<K: Key, V> {

@@ -29,26 +29,17 @@ use crate::key::{check_strictly_sorted, Key};
 use crate::map::{BulkLoad, OrderedMap};
 use crate::mem::btree::BTree;
 use crate::mem::fiting_tree::params::FitingMapParams;
-use crate::mem::fiting_tree::range::Range;
-use crate::mem::fiting_tree::stats::RetrainStats;
+use crate::mem::fiting_tree::range::{Node, Range, NIL};
 use crate::mem::fiting_tree::strategy::{Insert, InsertStrategy};
+use crate::mem::retrain_stats::RetrainStats;
 use crate::model::greedy_pla::greedy_pla;
 use crate::model::linear::LinearModel;
-
-/// No segment (the end of the chain).
-pub(crate) const NIL: u32 = u32::MAX;
-
-/// A segment and the one after it in key order.
-pub(crate) struct Node<S> {
-    pub(crate) segment: S,
-    pub(crate) next: u32,
-}
 
 /// The updatable FITing-tree with insertion strategy `S`. See the module docs.
 pub struct FitingMap<K: Key, V, S: InsertStrategy<K, V>> {
     params: FitingMapParams,
     /// Segment 0 covers the smallest keys and stays first.
-    pub(crate) nodes: Vec<Node<S>>,
+    nodes: Vec<Node<S>>,
     /// Exclusive upper bound of every segment but the last -> segment.
     tree: BTree<K, u32>,
     last: u32,
@@ -251,7 +242,7 @@ impl<K: Key, V, S: InsertStrategy<K, V>> OrderedMap<K, V> for FitingMap<K, V, S>
             Bound::Unbounded => 0,
             Bound::Included(k) | Bound::Excluded(k) => self.segment_of(k),
         };
-        Range::new(self, first, start, range.end_bound().cloned())
+        Range::new(&self.nodes, first, start, range.end_bound().cloned())
     }
 
     fn lower_bound(&self, key: &K) -> Option<(&K, &V)> {

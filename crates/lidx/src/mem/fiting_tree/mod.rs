@@ -11,16 +11,15 @@ mod inplace;
 mod map;
 mod params;
 mod range;
-mod stats;
 mod strategy;
 
+pub use crate::mem::retrain_stats::RetrainStats;
 pub use buffer::{Buffer, BufferCursor};
 pub use gap::Gap;
 pub use inplace::Inplace;
 pub use map::FitingMap;
 pub use params::FitingMapParams;
 pub use range::Range;
-pub use stats::RetrainStats;
 pub use strategy::{Insert, InsertStrategy};
 
 /// The FITing-tree inserting in place.

@@ -1,33 +1,42 @@
-//! [`Range`]: a [`super::FitingMap`]'s entries in key order, segment after segment along the
-//! chain of segments, each read through its strategy's cursor.
+//! The chain of a [`super::FitingMap`]'s segments ([`Node`], ended by [`NIL`]) and [`Range`]:
+//! the map's entries in key order, segment after segment along that chain, each read through
+//! its strategy's cursor. The iterator walks the chain only, not the map, so this file needs
+//! nothing of `map` (which builds the chain and hands it over).
 
+use std::marker::PhantomData;
 use std::ops::Bound;
 
 use crate::key::Key;
-use crate::mem::fiting_tree::map::{FitingMap, NIL};
 use crate::mem::fiting_tree::strategy::InsertStrategy;
+
+/// No segment (the end of the chain).
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// A segment and the one after it in key order.
+pub(crate) struct Node<S> {
+    pub(crate) segment: S,
+    pub(crate) next: u32,
+}
 
 /// Iterator over a [`super::FitingMap`]'s entries in a key range. See the module docs.
 pub struct Range<'a, K: Key, V, S: InsertStrategy<K, V>> {
-    map: &'a FitingMap<K, V, S>,
+    nodes: &'a [Node<S>],
     segment: u32,
     cursor: Option<S::Cursor>,
     end: Bound<K>,
+    _values: PhantomData<fn() -> &'a V>,
 }
 
 impl<'a, K: Key, V, S: InsertStrategy<K, V>> Range<'a, K, V, S> {
-    pub(crate) fn new(
-        map: &'a FitingMap<K, V, S>,
-        segment: u32,
-        start: Bound<K>,
-        end: Bound<K>,
-    ) -> Self {
-        let cursor = Some(map.nodes[segment as usize].segment.seek(start.as_ref()));
+    /// The entries from `start` on, up to `end`, starting in segment `segment` of `nodes`.
+    pub(crate) fn new(nodes: &'a [Node<S>], segment: u32, start: Bound<K>, end: Bound<K>) -> Self {
+        let cursor = Some(nodes[segment as usize].segment.seek(start.as_ref()));
         Range {
-            map,
+            nodes,
             segment,
             cursor,
             end,
+            _values: PhantomData,
         }
     }
 }
@@ -37,7 +46,7 @@ impl<'a, K: Key, V, S: InsertStrategy<K, V>> Iterator for Range<'a, K, V, S> {
 
     fn next(&mut self) -> Option<Self::Item> {
         while self.segment != NIL {
-            let node = &self.map.nodes[self.segment as usize];
+            let node = &self.nodes[self.segment as usize];
             let cursor = self
                 .cursor
                 .get_or_insert_with(|| node.segment.seek(Bound::Unbounded));

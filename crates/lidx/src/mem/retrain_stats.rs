@@ -5,7 +5,12 @@
 //! A FITing-tree counts one retrain per segment it re-segments (a full in-place segment or a
 //! full delta buffer); the dynamic PGM counts one per merge of its levels (each merge rebuilds
 //! the target level's PGM). Time is wall-clock time of the rebuild, model fitting and data
-//! movement included, measured with [`std::time::Instant`].
+//! movement included, measured with [`std::time::Instant`]. ALEX counts its node reshapes in
+//! the same unit ([`crate::mem::alex::AlexRetrains`]).
+//!
+//! It lives in `mem`, beside the maps that count with it, rather than inside one of them, so
+//! that no map imports another's internals for it; its public path stays
+//! [`crate::mem::fiting_tree::RetrainStats`].
 
 use std::time::{Duration, Instant};
 
