@@ -18,12 +18,13 @@
 //! # Layers
 //!
 //! A module only uses the ones above it in this list: [`error`]; [`spec`] (names and
-//! parameters as written in specs); [`key`]; [`codec`] (the byte
+//! parameters as written in specs); [`catalog`] (every structure named once); [`key`]; [`codec`] (the byte
 //! encoders every saved model and file uses); [`search`] (last-mile searches on slices);
 //! [`index`] (the window contract, [`StaticIndex`]) and [`map`]; [`model`] (CDF
 //! approximations); [`mem`] (in-memory indexes: inside it, `art` below `start`); [`io`]; then
 //! [`disk`], [`kv`] and [`join`].
 
+pub mod catalog;
 pub mod codec;
 pub mod disk;
 pub mod error;

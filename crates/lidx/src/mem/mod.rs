@@ -31,6 +31,6 @@ pub mod xindex;
 pub mod zone_map;
 
 pub use key_map::KeyMap;
-pub use map_spec::MapSpec;
+pub use crate::catalog::MapSpec;
 pub use sorted::SortedArray;
 pub use trie_map::TrieMap;
