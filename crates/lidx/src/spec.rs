@@ -118,11 +118,9 @@ macro_rules! param_specs {
         }
 
         impl $enum {
-            /// Every accepted form with its defaults (or placeholders), e.g.
-            /// `rs[:bits=18][:err=32]`.
-            pub fn forms() -> Vec<String> {
-                #[allow(unused_mut)]
-                let mut forms: Vec<String> = vec![$({
+            /// The forms of the table's own rows, in declaration order.
+            fn own_forms() -> Vec<String> {
+                vec![$({
                     #[allow(unused_mut)]
                     let mut form = String::from($name);
                     $(
@@ -133,7 +131,14 @@ macro_rules! param_specs {
                         ));
                     )*
                     form
-                }),*];
+                }),*]
+            }
+
+            /// Every accepted form with its defaults (or placeholders), e.g.
+            /// `rs[:bits=18][:err=32]`.
+            pub fn forms() -> Vec<String> {
+                #[allow(unused_mut)]
+                let mut forms = Self::own_forms();
                 $(
                     for form in <$xty>::forms() {
                         if !forms.contains(&form) {
@@ -142,6 +147,27 @@ macro_rules! param_specs {
                     }
                 )?
                 forms
+            }
+
+            /// The table's own rows as help lines, `form: what it is` (the row's doc).
+            pub fn help_lines() -> Vec<String> {
+                let docs: Vec<&str> = vec![$( concat!("" $(, $doc)*) ),*];
+                Self::own_forms()
+                    .into_iter()
+                    .zip(docs)
+                    .map(|(form, doc)| format!("{form}: {}", doc.trim()))
+                    .collect()
+            }
+
+            /// The accepted form of this spec's structure, as [`Self::forms`] lists it.
+            pub fn form(&self) -> String {
+                $(
+                    if let $enum::$xvariant(inner) = self {
+                        return inner.form();
+                    }
+                )?
+                let index = Self::names().iter().position(|&name| name == self.name());
+                Self::own_forms().swap_remove(index.unwrap_or_default())
             }
 
             /// Every name of the table's own rows, in declaration order.

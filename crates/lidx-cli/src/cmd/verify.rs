@@ -74,7 +74,7 @@ use lidx::join::table_index::read_saved;
 use lidx::join::{read_header, Table};
 use lidx::kv::store::Store;
 use lidx::{Key, Str16};
-use lidx_bench::byte_disk_registry::ByteIndexSpec;
+use lidx_bench::byte_disk_registry::{ByteIndexFiles, ByteIndexSpec};
 use lidx_bench::disk_registry::{self, DiskIndexSpec};
 use lidx_bench::updatable_registry::UpdatableSpec;
 use serde_json::json;

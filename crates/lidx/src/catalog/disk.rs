@@ -6,6 +6,7 @@
 //! Runtime choices are not part of a spec: how many levels stay in memory and how blocks are
 //! fetched are given when a file is opened, so one file serves every setting.
 
+use super::role::{one_of, parse_list, BadSpec};
 #[cfg(doc)]
 use super::Role;
 
@@ -76,5 +77,61 @@ impl ByteIndexSpec {
     /// True when `item` names a byte-key index (`byte-...`), whether or not it parses.
     pub fn is_byte_name(item: &str) -> bool {
         item.trim().starts_with("byte-")
+    }
+}
+
+impl DiskMapSpec {
+    /// Parses one item such as `btree:fill=70` or `dpgm:eps=32`.
+    pub fn parse(item: &str) -> Result<DiskMapSpec, BadSpec> {
+        DiskMapSpec::parse_item(item).ok_or_else(|| {
+            BadSpec::new(
+                "updatable on-disk index",
+                item,
+                DiskMapSpec::accepted_forms(),
+            )
+        })
+    }
+
+    /// Parses a comma-separated list (at least one item).
+    pub fn parse_list(list: &str) -> Result<Vec<DiskMapSpec>, BadSpec> {
+        parse_list(
+            list,
+            "on-disk index list",
+            &DiskMapSpec::accepted_forms(),
+            DiskMapSpec::parse,
+        )
+    }
+
+    /// Every accepted form, for messages and help.
+    pub fn accepted_forms() -> String {
+        DiskMapSpec::forms().join(", ")
+    }
+}
+
+impl ByteIndexSpec {
+    /// Parses one item: `byte-table`, `byte-table:eps=16` or `byte-btree`.
+    pub fn parse(item: &str) -> Result<ByteIndexSpec, BadSpec> {
+        ByteIndexSpec::parse_item(item).ok_or_else(|| {
+            BadSpec::new(
+                "on-disk index for byte-string keys",
+                item,
+                ByteIndexSpec::accepted_forms(),
+            )
+        })
+    }
+
+    /// Parses a comma-separated list of byte-key indexes (at least one item).
+    pub fn parse_list(list: &str) -> Result<Vec<ByteIndexSpec>, BadSpec> {
+        parse_list(
+            list,
+            "on-disk index list",
+            &ByteIndexSpec::accepted_forms(),
+            ByteIndexSpec::parse,
+        )
+    }
+
+    /// Every accepted form, for messages and help: `byte-table[:eps=<e>] or byte-btree`.
+    pub fn accepted_forms() -> String {
+        one_of(&ByteIndexSpec::forms())
     }
 }

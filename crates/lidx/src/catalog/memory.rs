@@ -203,12 +203,17 @@ impl MapSpec {
 impl IndexSpec {
     /// Parses one item such as `rs:bits=18:err=32`.
     pub fn parse(item: &str) -> std::result::Result<IndexSpec, BadSpec> {
-        IndexSpec::parse_item(item).ok_or_else(|| BadSpec::new("index", item, accepted_forms()))
+        IndexSpec::parse_item(item).ok_or_else(|| BadSpec::new("index", item, IndexSpec::accepted_forms()))
     }
 
     /// Parses a comma-separated list; it must name at least one index.
     pub fn parse_list(list: &str) -> std::result::Result<Vec<IndexSpec>, BadSpec> {
-        parse_list(list, "index list", &accepted_forms(), IndexSpec::parse)
+        parse_list(
+            list,
+            "index list",
+            &IndexSpec::accepted_forms(),
+            IndexSpec::parse,
+        )
     }
 
     /// The parameters alone in plain digits for machine reading, `bits=18:err=32` (empty when
@@ -225,12 +230,49 @@ impl IndexSpec {
     pub fn is_baseline(&self) -> bool {
         matches!(self, IndexSpec::Sorted {})
     }
+
+    /// True for the learned models a static learned disk index is built with (its
+    /// [`crate::disk::static_learned`] model): `pgm`, `spgm`, `rs`, `rmi`, `btree-model`,
+    /// `fiting`.
+    pub fn is_disk_model(&self) -> bool {
+        matches!(
+            self,
+            IndexSpec::Pgm { .. }
+                | IndexSpec::Spgm { .. }
+                | IndexSpec::Rs { .. }
+                | IndexSpec::Rmi { .. }
+                | IndexSpec::BtreeModel { .. }
+                | IndexSpec::Fiting { .. }
+        )
+    }
+
+    /// The names of the [`Self::is_disk_model`] specs.
+    pub fn disk_model_names() -> Vec<&'static str> {
+        IndexSpec::names()
+            .iter()
+            .filter_map(|&name| IndexSpec::from_parts(name, &[]))
+            .filter(IndexSpec::is_disk_model)
+            .map(|spec| spec.name())
+            .collect()
+    }
+
+    /// The updatable map this spec names, if it is one: a map used as a static index, or a
+    /// static index that is a map's bulk load (`btree`, `art`).
+    pub fn as_map(&self) -> Option<MapSpec> {
+        match *self {
+            IndexSpec::Map(spec) => Some(spec),
+            IndexSpec::Btree { leaf, inner } => Some(MapSpec::Btree { leaf, inner }),
+            IndexSpec::Art {} => Some(MapSpec::Art {}),
+            _ => None,
+        }
+    }
+
+    /// Every accepted form of [`Role::StaticIndex`], for error messages and help text.
+    pub fn accepted_forms() -> String {
+        format!(
+            "one of {} (numbers accept K/M/G and Ki/Mi/Gi suffixes)",
+            Role::StaticIndex.forms().join(", ")
+        )
+    }
 }
 
-/// Every accepted form of [`Role::StaticIndex`], for error messages and help text.
-pub fn accepted_forms() -> String {
-    format!(
-        "one of {} (numbers accept K/M/G and Ki/Mi/Gi suffixes)",
-        Role::StaticIndex.forms().join(", ")
-    )
-}

@@ -86,6 +86,15 @@ impl fmt::Display for BadSpec {
 
 impl std::error::Error for BadSpec {}
 
+/// `a`, `a or b`, `a, b or c`: a list of forms to choose one of.
+pub(crate) fn one_of(forms: &[String]) -> String {
+    match forms.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 /// Parses a comma-separated list with `parse`; blank items are skipped and the list must name
 /// at least one item, else a [`BadSpec`] for `what` listing `forms`.
 pub(crate) fn parse_list<T>(

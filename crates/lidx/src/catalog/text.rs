@@ -20,3 +20,21 @@ crate::param_specs! {
         },
     }
 }
+
+impl StringIndexSpec {
+    /// Parses a comma-separated list; every item must parse (an empty one does not).
+    pub fn parse_list(list: &str) -> Result<Vec<StringIndexSpec>, super::BadSpec> {
+        list.split(',')
+            .map(|item| {
+                StringIndexSpec::parse_item(item).ok_or_else(|| {
+                    super::BadSpec::new("index", item.trim(), StringIndexSpec::accepted_forms())
+                })
+            })
+            .collect()
+    }
+
+    /// Every accepted form, for messages and help.
+    pub fn accepted_forms() -> String {
+        format!("{} (text datasets)", StringIndexSpec::forms().join(", "))
+    }
+}
