@@ -336,6 +336,7 @@ fn table_label(model: StringIndexParams) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::BenchError;
 
     #[test]
     fn specs_parse_and_label() {
