@@ -319,7 +319,6 @@ impl ByteIndexFiles for ByteIndexSpec {
     }
 }
 
-
 /// The checkpoint image of a byte B+-tree, named after its page file.
 fn image_name(spec: &ByteIndexSpec) -> String {
     format!("{}.image.lidx", spec.label().replace(':', "."))
@@ -368,7 +367,9 @@ mod tests {
         let long = vec![b'k'; MAX_KEY_BYTES + 1];
         let keys = RankedKeys::encode(&crate::keyfile::Keys::Bytes(vec![b"a".to_vec(), long]));
         let storage = Storage::ram();
-        let err = ByteIndexSpec::BTree {}.build(&storage, &keys, 8).unwrap_err();
+        let err = ByteIndexSpec::BTree {}
+            .build(&storage, &keys, 8)
+            .unwrap_err();
         assert!(
             matches!(err, BenchError::Index(lidx::Error::SizeLimit { len, .. }) if len == MAX_KEY_BYTES + 1),
             "{err}"

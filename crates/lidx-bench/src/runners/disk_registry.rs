@@ -458,11 +458,7 @@ impl DiskIndexSpec {
 
 /// Parses a comma-separated list of on-disk index specs of the `forms` that `parse` reads
 /// (at least one item).
-fn parse_items<T>(
-    list: &str,
-    forms: &str,
-    parse: impl Fn(&str) -> Result<T>,
-) -> Result<Vec<T>> {
+fn parse_items<T>(list: &str, forms: &str, parse: impl Fn(&str) -> Result<T>) -> Result<Vec<T>> {
     let specs = list
         .split(',')
         .filter(|item| !item.trim().is_empty())

@@ -147,7 +147,13 @@ impl DiskMapFiles for UpdatableSpec {
                     fill_factor: f64::from(fill) / 100.0,
                     resident: options.resident,
                 };
-                Box::new(DiskBTree::build(storage, name, keys, bench_payload, params)?)
+                Box::new(DiskBTree::build(
+                    storage,
+                    name,
+                    keys,
+                    bench_payload,
+                    params,
+                )?)
             }
             UpdatableSpec::Alex {} => {
                 let params = DiskAlexParams {
@@ -182,7 +188,13 @@ impl DiskMapFiles for UpdatableSpec {
                     resident: options.resident,
                     ..DiskFitingParams::default()
                 };
-                Box::new(DiskFiting::build(storage, name, keys, bench_payload, params)?)
+                Box::new(DiskFiting::build(
+                    storage,
+                    name,
+                    keys,
+                    bench_payload,
+                    params,
+                )?)
             }
             UpdatableSpec::Dpgm { eps } => {
                 let defaults = DiskPgmParams::default();

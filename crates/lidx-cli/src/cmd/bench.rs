@@ -12,9 +12,7 @@ use lidx_bench::map_runner::{self, InsertConfig};
 use lidx_bench::registry::{IndexSpec, DEFAULT_INDEXES};
 use lidx_bench::report;
 use lidx_bench::runner::{self, BenchConfig};
-use lidx_bench::string_runner::{
-    self, StringIndexSpec, DEFAULT_STRING_INDEXES,
-};
+use lidx_bench::string_runner::{self, StringIndexSpec, DEFAULT_STRING_INDEXES};
 use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
 

@@ -23,9 +23,9 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::Table;
 use lidx::disk::btree::Resident;
 use lidx::io::Storage;
-use lidx_bench::disk_report::human_bytes;
 use lidx_bench::byte_disk_registry::{ByteIndexFiles, ByteIndexSpec};
 use lidx_bench::disk_registry::disk_index_forms;
+use lidx_bench::disk_report::human_bytes;
 use lidx_bench::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
 use lidx_bench::BenchError;
 

@@ -186,12 +186,11 @@ impl MapSpec {
     /// Parses one spec such as `btree:leaf=32`; anything else is
     /// [`Error::InvalidParameter`] listing every accepted form.
     pub fn parse(item: &str) -> Result<MapSpec> {
-        MapSpec::parse_item(item)
-            .ok_or_else(|| Error::InvalidParameter {
-                name: "map",
-                value: item.to_string(),
-                expected: "one of the forms `lidx bench --help` lists under --index",
-            })
+        MapSpec::parse_item(item).ok_or_else(|| Error::InvalidParameter {
+            name: "map",
+            value: item.to_string(),
+            expected: "one of the forms `lidx bench --help` lists under --index",
+        })
     }
 
     /// Every accepted form with its defaults, comma-separated.
@@ -203,7 +202,8 @@ impl MapSpec {
 impl IndexSpec {
     /// Parses one item such as `rs:bits=18:err=32`.
     pub fn parse(item: &str) -> std::result::Result<IndexSpec, BadSpec> {
-        IndexSpec::parse_item(item).ok_or_else(|| BadSpec::new("index", item, IndexSpec::accepted_forms()))
+        IndexSpec::parse_item(item)
+            .ok_or_else(|| BadSpec::new("index", item, IndexSpec::accepted_forms()))
     }
 
     /// Parses a comma-separated list; it must name at least one index.
@@ -275,4 +275,3 @@ impl IndexSpec {
         )
     }
 }
-

@@ -80,7 +80,11 @@ impl BadSpec {
 
 impl fmt::Display for BadSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bad {} `{}`: expected {}", self.what, self.got, self.expected)
+        write!(
+            f,
+            "bad {} `{}`: expected {}",
+            self.what, self.got, self.expected
+        )
     }
 }
 

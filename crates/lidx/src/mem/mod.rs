@@ -30,7 +30,7 @@ pub mod trie_map;
 pub mod xindex;
 pub mod zone_map;
 
-pub use key_map::KeyMap;
 pub use crate::catalog::MapSpec;
+pub use key_map::KeyMap;
 pub use sorted::SortedArray;
 pub use trie_map::TrieMap;
