@@ -173,8 +173,12 @@ impl ByteDiskIndex for SavedBTree {
     }
 }
 
-/// Builds and opens a parsed [`ByteIndexSpec`]: the byte-key disk-index role of the catalog.
+/// Builds and opens a parsed [`ByteIndexSpec`]: the byte-key disk-index role of the catalog. An
+/// extension trait (the bench adds no inherent method to a catalog type).
 pub trait ByteIndexFiles: Sized {
+    /// The spec itself: every method but [`Self::from_file_name`] is provided, over it.
+    fn spec(&self) -> &ByteIndexSpec;
+
     /// The spec whose [`Self::file_name`] is `name` (`byte-table.eps=16.lidx`), `None` when no
     /// spec is named so.
     fn from_file_name(name: &str) -> Option<Self>;
@@ -182,48 +186,8 @@ pub trait ByteIndexFiles: Sized {
     /// [`lidx::Error::IndexMismatch`] unless `model`, the separator model a byte table `file`
     /// records, is this spec's (eps as asked, the threshold at its default); `Ok` for a byte
     /// B+-tree spec, which has no model.
-    fn check_table(&self, file: &str, model: StringIndexParams) -> Result<()>;
-
-    /// The file the index is found by: its label made file-name friendly, as
-    /// [`crate::disk_registry::DiskIndexSpec::file_name`] (a byte B+-tree's page file).
-    fn file_name(&self) -> String;
-
-    /// Every file of the index: the byte B+-tree's image beside its page file.
-    fn file_names(&self) -> Vec<String>;
-
-    /// Builds the index in `storage` from the sorted unique `keys`, each with
-    /// [`payload_of_bytes`] as its `payload_size`-byte value.
-    fn build(&self, storage: &Storage, keys: &RankedKeys, payload_size: usize) -> Result<()>;
-
-    /// Opens the index's files in `storage` read-only. A file holding another structure is
-    /// [`lidx::Error::BadMagic`]; a byte table built with other model parameters than this
-    /// spec's (its header records them) is [`lidx::Error::IndexMismatch`], so two tables
-    /// swapped in a `--dir` never report each other's figures. A byte B+-tree has no build
-    /// parameters beyond its block size, which opening checks.
-    fn open(&self, storage: &Storage) -> Result<Box<dyn ByteDiskIndex>>;
-}
-
-impl ByteIndexFiles for ByteIndexSpec {
-    fn from_file_name(name: &str) -> Option<ByteIndexSpec> {
-        let stem = name.strip_suffix(".lidx")?;
-        ByteIndexSpec::parse(&stem.replace('.', ":"))
-            .ok()
-            .filter(|spec| spec.file_name() == name)
-    }
-
-    fn file_name(&self) -> String {
-        format!("{}.lidx", self.label().replace(':', "."))
-    }
-
-    fn file_names(&self) -> Vec<String> {
-        match self {
-            ByteIndexSpec::Table { .. } => vec![self.file_name()],
-            ByteIndexSpec::BTree {} => vec![self.file_name(), image_name(self)],
-        }
-    }
-
     fn check_table(&self, file: &str, model: StringIndexParams) -> Result<()> {
-        let ByteIndexSpec::Table { eps } = *self else {
+        let ByteIndexSpec::Table { eps } = *self.spec() else {
             return Ok(());
         };
         let asked = StringIndexParams {
@@ -241,9 +205,25 @@ impl ByteIndexFiles for ByteIndexSpec {
         Ok(())
     }
 
+    /// The file the index is found by: its label made file-name friendly, as
+    /// [`crate::disk_registry::DiskIndexSpec::file_name`] (a byte B+-tree's page file).
+    fn file_name(&self) -> String {
+        format!("{}.lidx", self.spec().label().replace(':', "."))
+    }
+
+    /// Every file of the index: the byte B+-tree's image beside its page file.
+    fn file_names(&self) -> Vec<String> {
+        match self.spec() {
+            ByteIndexSpec::Table { .. } => vec![self.file_name()],
+            ByteIndexSpec::BTree {} => vec![self.file_name(), image_name(self.spec())],
+        }
+    }
+
+    /// Builds the index in `storage` from the sorted unique `keys`, each with
+    /// [`payload_of_bytes`] as its `payload_size`-byte value.
     fn build(&self, storage: &Storage, keys: &RankedKeys, payload_size: usize) -> Result<()> {
         let mut value = vec![0u8; payload_size];
-        match *self {
+        match *self.spec() {
             ByteIndexSpec::Table { eps } => {
                 let model = StringIndexParams {
                     eps,
@@ -288,14 +268,19 @@ impl ByteIndexFiles for ByteIndexSpec {
                     tree.apply(&ops, 0)?;
                 }
                 tree.sync()?;
-                tree.image().write(storage, &image_name(self))?;
+                tree.image().write(storage, &image_name(self.spec()))?;
             }
         }
         Ok(())
     }
 
+    /// Opens the index's files in `storage` read-only. A file holding another structure is
+    /// [`lidx::Error::BadMagic`]; a byte table built with other model parameters than this
+    /// spec's (its header records them) is [`lidx::Error::IndexMismatch`], so two tables
+    /// swapped in a `--dir` never report each other's figures. A byte B+-tree has no build
+    /// parameters beyond its block size, which opening checks.
     fn open(&self, storage: &Storage) -> Result<Box<dyn ByteDiskIndex>> {
-        match *self {
+        match *self.spec() {
             ByteIndexSpec::Table { .. } => {
                 let name = self.file_name();
                 let table = ByteTable::open(storage, &name)?;
@@ -303,7 +288,7 @@ impl ByteIndexFiles for ByteIndexSpec {
                 Ok(Box::new(Arc::new(table)))
             }
             ByteIndexSpec::BTree {} => {
-                let image_name = image_name(self);
+                let image_name = image_name(self.spec());
                 let image = Image::read(storage, &image_name)?;
                 let image_bytes =
                     storage.open(&image_name, false)?.len_blocks() * storage.block_size() as u64;
@@ -316,6 +301,19 @@ impl ByteIndexFiles for ByteIndexSpec {
                 }))
             }
         }
+    }
+}
+
+impl ByteIndexFiles for ByteIndexSpec {
+    fn spec(&self) -> &ByteIndexSpec {
+        self
+    }
+
+    fn from_file_name(name: &str) -> Option<ByteIndexSpec> {
+        let stem = name.strip_suffix(".lidx")?;
+        ByteIndexSpec::parse(&stem.replace('.', ":"))
+            .ok()
+            .filter(|spec| spec.file_name() == name)
     }
 }
 

@@ -51,18 +51,26 @@ pub fn bench_payload(_: usize, key: &u64, out: &mut [u8]) {
     payload_of(*key, out)
 }
 
-/// Builds and opens a parsed [`UpdatableSpec`]: the disk-map role of the catalog.
+/// Builds and opens a parsed [`UpdatableSpec`]: the disk-map role of the catalog. An extension
+/// trait (the bench adds no inherent method to a catalog type) whose methods are all provided.
 pub trait DiskMapFiles {
+    /// The spec itself: every other method is provided, over it.
+    fn spec(&self) -> &UpdatableSpec;
+
     /// The file name a run builds the index under: its label made file-name friendly, with
     /// an `upd.` prefix so that it never replaces a file `lidx build` made for the read-only
     /// benchmark (a run's writes change the index). An index of several files names the
     /// others after it.
-    fn file_name(&self) -> String;
+    fn file_name(&self) -> String {
+        format!("upd.{}", self.saved_name())
+    }
 
     /// The file name `lidx build` saves the index under: its label made file-name friendly
     /// (`alex.lidx`, `dfiting.eps=64.lidx`); an index of several files names the others after
     /// it ([`Storage::files_of`] lists them all).
-    fn saved_name(&self) -> String;
+    fn saved_name(&self) -> String {
+        format!("{}.lidx", self.spec().label().replace(':', "."))
+    }
 
     /// Opens the index saved in `storage` under `name`, for writing too when `writable`, its
     /// inner part in memory unless `resident` is [`Resident::None`] (as [`UpdateOptions`]).
@@ -74,7 +82,23 @@ pub trait DiskMapFiles {
         name: &str,
         writable: bool,
         resident: Resident,
-    ) -> Result<Box<dyn DiskMap<u64>>>;
+    ) -> Result<Box<dyn DiskMap<u64>>> {
+        let in_memory = resident != Resident::None;
+        Ok(match self.spec() {
+            UpdatableSpec::BTree { .. } => {
+                Box::new(DiskBTree::<u64>::open(storage, name, resident, writable)?)
+            }
+            UpdatableSpec::Alex {} => Box::new(DiskAlex::open(storage, name, writable, in_memory)?),
+            UpdatableSpec::Lipp {} => Box::new(DiskLipp::open(storage, name, writable, in_memory)?),
+            UpdatableSpec::Dfiting { .. } => {
+                Box::new(DiskFiting::open(storage, name, writable, resident)?)
+            }
+            UpdatableSpec::Dpgm { .. } => Box::new(DiskPgm::open(storage, name, writable)?),
+            UpdatableSpec::BtreeLearned {} => {
+                Box::new(BTreeLearned::<u64>::open(storage, name, writable)?)
+            }
+        })
+    }
 
     /// Builds the index in `storage` under [`Self::file_name`] from the sorted unique `keys`,
     /// open for writing.
@@ -96,64 +120,17 @@ pub trait DiskMapFiles {
         name: &str,
         keys: &[u64],
         options: &UpdateOptions,
-    ) -> Result<Box<dyn DiskMap<u64>>>;
-}
-
-impl DiskMapFiles for UpdatableSpec {
-    fn file_name(&self) -> String {
-        format!("upd.{}", self.saved_name())
-    }
-
-    fn saved_name(&self) -> String {
-        format!("{}.lidx", self.label().replace(':', "."))
-    }
-
-    fn open(
-        &self,
-        storage: &Storage,
-        name: &str,
-        writable: bool,
-        resident: Resident,
-    ) -> Result<Box<dyn DiskMap<u64>>> {
-        let in_memory = resident != Resident::None;
-        Ok(match self {
-            UpdatableSpec::BTree { .. } => {
-                Box::new(DiskBTree::<u64>::open(storage, name, resident, writable)?)
-            }
-            UpdatableSpec::Alex {} => Box::new(DiskAlex::open(storage, name, writable, in_memory)?),
-            UpdatableSpec::Lipp {} => Box::new(DiskLipp::open(storage, name, writable, in_memory)?),
-            UpdatableSpec::Dfiting { .. } => {
-                Box::new(DiskFiting::open(storage, name, writable, resident)?)
-            }
-            UpdatableSpec::Dpgm { .. } => Box::new(DiskPgm::open(storage, name, writable)?),
-            UpdatableSpec::BtreeLearned {} => {
-                Box::new(BTreeLearned::<u64>::open(storage, name, writable)?)
-            }
-        })
-    }
-
-    fn build_as(
-        &self,
-        storage: &Storage,
-        name: &str,
-        keys: &[u64],
-        options: &UpdateOptions,
     ) -> Result<Box<dyn DiskMap<u64>>> {
         let payload_size = options.payload_size;
-        Ok(match *self {
+        Ok(match *self.spec() {
             UpdatableSpec::BTree { fill } => {
                 let params = DiskBTreeParams {
                     payload_size,
                     fill_factor: f64::from(fill) / 100.0,
                     resident: options.resident,
                 };
-                Box::new(DiskBTree::build(
-                    storage,
-                    name,
-                    keys,
-                    bench_payload,
-                    params,
-                )?)
+                let map = DiskBTree::build(storage, name, keys, bench_payload, params)?;
+                Box::new(map)
             }
             UpdatableSpec::Alex {} => {
                 let params = DiskAlexParams {
@@ -188,13 +165,8 @@ impl DiskMapFiles for UpdatableSpec {
                     resident: options.resident,
                     ..DiskFitingParams::default()
                 };
-                Box::new(DiskFiting::build(
-                    storage,
-                    name,
-                    keys,
-                    bench_payload,
-                    params,
-                )?)
+                let map = DiskFiting::build(storage, name, keys, bench_payload, params)?;
+                Box::new(map)
             }
             UpdatableSpec::Dpgm { eps } => {
                 let defaults = DiskPgmParams::default();
@@ -213,15 +185,16 @@ impl DiskMapFiles for UpdatableSpec {
                     payload_size,
                     ..BTreeLearnedParams::default()
                 };
-                Box::new(BTreeLearned::<u64>::build(
-                    storage,
-                    name,
-                    keys,
-                    bench_payload,
-                    params,
-                )?)
+                let map = BTreeLearned::<u64>::build(storage, name, keys, bench_payload, params)?;
+                Box::new(map)
             }
         })
+    }
+}
+
+impl DiskMapFiles for UpdatableSpec {
+    fn spec(&self) -> &UpdatableSpec {
+        self
     }
 }
 
