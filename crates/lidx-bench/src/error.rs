@@ -249,3 +249,14 @@ impl From<lidx::Error> for BenchError {
         BenchError::Index(e)
     }
 }
+
+/// A spec the catalog refused is a [`BenchError::BadSpec`] with the same message.
+impl From<lidx::catalog::BadSpec> for BenchError {
+    fn from(e: lidx::catalog::BadSpec) -> Self {
+        BenchError::BadSpec {
+            what: e.what,
+            got: e.got,
+            expected: e.expected,
+        }
+    }
+}

@@ -7,7 +7,7 @@ use lidx::disk::ByteBTree;
 use lidx::disk::{ByteTableParams, ByteTableWriter};
 use lidx::io::Storage;
 use lidx::mem::StringIndexParams;
-use lidx_bench::byte_disk_registry::ByteIndexSpec;
+use lidx_bench::byte_disk_registry::{ByteIndexFiles, ByteIndexSpec};
 use lidx_bench::byte_disk_runner::ByteDiskBench;
 use lidx_bench::disk_registry::{self, OpenChoice};
 use lidx_bench::disk_runner::DiskBenchConfig;
@@ -31,7 +31,7 @@ fn config(workload: &str) -> DiskBenchConfig {
     }
 }
 
-const SPECS: [ByteIndexSpec; 2] = [ByteIndexSpec::Table { eps: 16 }, ByteIndexSpec::BTree];
+const SPECS: [ByteIndexSpec; 2] = [ByteIndexSpec::Table { eps: 16 }, ByteIndexSpec::BTree {}];
 
 #[test]
 fn both_indexes_answer_lookups_and_scans_checked() {
@@ -130,13 +130,13 @@ fn a_file_of_the_other_kind_is_a_typed_error() {
     let storage = Storage::ram();
     let table = ByteIndexSpec::Table { eps: 32 };
     drop(ByteBTree::create(&storage, &table.file_name()).unwrap());
-    for name in ByteIndexSpec::BTree.file_names() {
+    for name in (ByteIndexSpec::BTree {}).file_names() {
         let mut writer =
             ByteTableWriter::create(&storage, &name, ByteTableParams::default()).unwrap();
         writer.add(keys.get(0), b"v").unwrap();
         writer.finish().unwrap();
     }
-    for spec in [table, ByteIndexSpec::BTree] {
+    for spec in [table, ByteIndexSpec::BTree {}] {
         let err = spec.open(&storage).err().expect("the other kind");
         assert!(
             matches!(err, BenchError::Index(lidx::Error::BadMagic { .. })),

@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use lidx::io::{DeviceKind, Storage};
-use lidx_bench::byte_disk_registry::ByteIndexSpec;
+use lidx_bench::byte_disk_registry::{ByteIndexFiles, ByteIndexSpec};
 use lidx_bench::disk_registry::{DiskIndexSpec, OpenChoice};
 use lidx_bench::keyfile::Keys;
 use lidx_bench::store_keys::RankedKeys;

@@ -95,7 +95,7 @@ fn bad_specs_name_the_accepted_forms() {
         " , ",
         "sorted,,nope",
     ] {
-        match IndexSpec::parse_list(bad) {
+        match IndexSpec::parse_list(bad).map_err(BenchError::from) {
             Err(e @ BenchError::BadSpec { .. }) => {
                 let message = e.to_string();
                 assert!(message.contains("rs[:bits=18][:err=32]"), "{message}");

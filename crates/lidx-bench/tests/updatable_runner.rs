@@ -8,7 +8,7 @@ use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::{DiskIndex, DiskMap, WriteBreakdown};
 use lidx::io::{DeviceKind, SimProfile, Storage};
 use lidx_bench::runner::Silent;
-use lidx_bench::updatable_registry::{bench_payload, UpdatableSpec, UpdateOptions};
+use lidx_bench::updatable_registry::{bench_payload, DiskMapFiles, UpdatableSpec, UpdateOptions};
 use lidx_bench::updatable_report::{add_btree_ratios, table, UpdateRecord};
 use lidx_bench::updatable_runner::{UpdateBench, UpdateBenchConfig};
 use lidx_bench::update_workload::{UpdateWorkload, BULK_FRACTION};

@@ -48,8 +48,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             note!("error: {error:#}");
-            // A parameter the library refuses (`rs:bits=99`, `btree:leaf=1`) is the user's
-            // input too, however deep it was found.
+            // A parameter the library refuses (`rs:bits=99`, `btree:leaf=1`) or a spec the
+            // catalog does not know is the user's input too, however deep it was found.
             let refused = |e: &lidx::Error| matches!(e, lidx::Error::InvalidParameter { .. });
             let usage = error.chain().any(|cause| {
                 matches!(
@@ -63,6 +63,7 @@ fn main() -> ExitCode {
                     )
                 ) || matches!(cause.downcast_ref(), Some(BenchError::Index(e)) if refused(e))
                     || cause.downcast_ref::<lidx::Error>().is_some_and(refused)
+                    || cause.is::<lidx::catalog::BadSpec>()
             });
             ExitCode::from(if usage { 2 } else { 1 })
         }

@@ -28,10 +28,12 @@
 //! | [`join`] | external-memory joins of two tables ([`join::join`]) and the table files they read |
 //! | [`model`] | the CDF models learned indexes are made of (PLA, splines, LeCo) |
 //! | [`search`] | last-mile searches on slices |
+//! | [`catalog`] | every structure's name, parameters, defaults and help, by role: what command lines, the Python bindings and the bench parse |
 //! | [`spec`] | the `name:key=value` grammar every command line and the Python bindings use |
 //!
 //! Everything else is internal; `docs/architecture.md` in the repository maps it.
 
+pub mod catalog;
 mod codec;
 pub mod disk;
 mod error;

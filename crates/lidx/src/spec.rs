@@ -1,4 +1,4 @@
-//! Parameter specs as people write them on a command line: `alex:density=0.7`-style names with
+//! The one `name:k=v` grammar of every structure spec: `alex:min_density=70`-style names with
 //! `:param=value` pairs, and counts such as `10M` or `leaves=1Mi`.
 //!
 //! One count parser for every number lidx reads from a spec: digits (with optional `_`
@@ -7,9 +7,8 @@
 //! value is refused.
 //!
 //! [`param_specs!`](crate::param_specs) turns a table of names, parameters, defaults and docs
-//! into an enum with its parsing, canonical label and help forms. The store's `log` engine names
-//! its index with it ([`crate::mem::MapSpec`]) and the benchmark registries use the same table
-//! shape, so a name means the same thing in every command.
+//! into an enum with its parsing, canonical label and help forms. Every table lives in
+//! [`crate::catalog`], so a name means the same thing in every command.
 
 /// Parses `123`, `64K`, `1M`, `2G`, `64Ki`, `1Mi`, `1Gi` (and `_` digit separators).
 pub fn parse_count(text: &str) -> Option<u64> {
@@ -83,10 +82,12 @@ pub fn split_item(item: &str) -> Option<(&str, Vec<(&str, &str)>)> {
 
 /// Declares a spec enum from a table: each row `Variant = "name" { param: type = default, ... }`
 /// with doc comments, and optionally one trailing `extra Variant(Type)` whose type is another
-/// spec enum of this macro, tried for names the rows do not have. The enum gets `forms` (every
-/// accepted form with its defaults), `name`, `params` (in declaration order), `from_parts`
-/// (`None` for an unknown name, an unknown or repeated parameter or a value that does not parse)
-/// and `label` (the canonical spelling with every parameter, round numbers short).
+/// spec enum of this macro, tried for names the rows do not have. A parameter may add
+/// `in <range>` (a value outside it is refused) and `=> "<placeholder>"` (what its form shows
+/// instead of the default). The enum gets `forms` (every accepted form with its defaults or
+/// placeholders), `names`, `name`, `params` (in declaration order), `from_parts` (`None` for an
+/// unknown name, an unknown or repeated parameter or a value that does not parse or is out of
+/// range) and `label` (the canonical spelling with every parameter, round numbers short).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! param_specs {
@@ -96,7 +97,11 @@ macro_rules! param_specs {
             $(
                 $(#[doc = $doc:literal])*
                 $variant:ident = $name:literal {
-                    $( $(#[doc = $pdoc:literal])* $param:ident : $ty:ty = $default:literal ),* $(,)?
+                    $(
+                        $(#[doc = $pdoc:literal])*
+                        $param:ident : $ty:ty = $default:literal
+                        $(in $range:expr)? $(=> $placeholder:literal)?
+                    ),* $(,)?
                 }
             ),* $(,)?
         }
@@ -113,13 +118,27 @@ macro_rules! param_specs {
         }
 
         impl $enum {
-            /// Every accepted form with its defaults, e.g. `rs[:bits=18][:err=32]`.
+            /// The forms of the table's own rows, in declaration order.
+            fn own_forms() -> Vec<String> {
+                vec![$({
+                    #[allow(unused_mut)]
+                    let mut form = String::from($name);
+                    $(
+                        form.push_str(&format!(
+                            "[:{}={}]",
+                            stringify!($param),
+                            $crate::param_form!($default $(, $placeholder)?)
+                        ));
+                    )*
+                    form
+                }),*]
+            }
+
+            /// Every accepted form with its defaults (or placeholders), e.g.
+            /// `rs[:bits=18][:err=32]`.
             pub fn forms() -> Vec<String> {
                 #[allow(unused_mut)]
-                let mut forms: Vec<String> = vec![$(
-                    concat!($name $(, "[:", stringify!($param), "=", stringify!($default), "]")*)
-                        .to_string()
-                ),*];
+                let mut forms = Self::own_forms();
                 $(
                     for form in <$xty>::forms() {
                         if !forms.contains(&form) {
@@ -128,6 +147,32 @@ macro_rules! param_specs {
                     }
                 )?
                 forms
+            }
+
+            /// The table's own rows as help lines, `form: what it is` (the row's doc).
+            pub fn help_lines() -> Vec<String> {
+                let docs: Vec<&str> = vec![$( concat!("" $(, $doc)*) ),*];
+                Self::own_forms()
+                    .into_iter()
+                    .zip(docs)
+                    .map(|(form, doc)| format!("{form}: {}", doc.trim()))
+                    .collect()
+            }
+
+            /// The accepted form of this spec's structure, as [`Self::forms`] lists it.
+            pub fn form(&self) -> String {
+                $(
+                    if let $enum::$xvariant(inner) = self {
+                        return inner.form();
+                    }
+                )?
+                let index = Self::names().iter().position(|&name| name == self.name());
+                Self::own_forms().swap_remove(index.unwrap_or_default())
+            }
+
+            /// Every name of the table's own rows, in declaration order.
+            pub fn names() -> &'static [&'static str] {
+                &[$($name),*]
             }
 
             /// The name as spelled in specs.
@@ -168,6 +213,11 @@ macro_rules! param_specs {
                             match pair.0 {
                                 $( stringify!($param) => {
                                     $param = <$ty as $crate::spec::ParamValue>::parse_param(pair.1)?;
+                                    $(
+                                        if !($range).contains(&$param) {
+                                            return None;
+                                        }
+                                    )?
                                 } )*
                                 _ => return None,
                             }
@@ -182,6 +232,13 @@ macro_rules! param_specs {
                 }
             }
 
+            /// Parses one `name[:param=value]...` item, `None` when [`Self::from_parts`] refuses
+            /// it or a part has no `=`.
+            pub fn parse_item(item: &str) -> Option<Self> {
+                let (name, pairs) = $crate::spec::split_item(item)?;
+                Self::from_parts(name, &pairs)
+            }
+
             /// The canonical spelling with every parameter, round numbers short
             /// (`rmi:leaves=1Mi`); it parses back to the same spec.
             pub fn label(&self) -> String {
@@ -192,5 +249,18 @@ macro_rules! param_specs {
                 label
             }
         }
+    };
+}
+
+/// What a [`param_specs!`](crate::param_specs) form shows for one parameter: its placeholder
+/// when the table gives one, else its default.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! param_form {
+    ($default:literal) => {
+        stringify!($default)
+    };
+    ($default:literal, $placeholder:literal) => {
+        $placeholder
     };
 }

@@ -1,6 +1,7 @@
 //! The on-disk indexes over byte-string keys: `--index` specs of `lidx build` and
-//! `lidx bench --on-disk` on text and `str16` datasets, built into files and reopened as
-//! `Box<dyn ByteDiskIndex>`, as [`crate::disk_registry`] does for numeric keys.
+//! `lidx bench --on-disk` on text and `str16` datasets (the catalog's [`ByteIndexSpec`]), built
+//! into files and reopened as `Box<dyn ByteDiskIndex>` ([`ByteIndexFiles`]), as
+//! [`crate::disk_registry`] does for numeric keys.
 //!
 //! ```text
 //! byte-table          lidx::disk::ByteTable: sorted records in blocks, located by the string
@@ -33,13 +34,11 @@ use lidx::kv::MAX_KEY_BYTES;
 use lidx::mem::StringIndexParams;
 use lidx::raw::disk::byte_btree::Image;
 
-use crate::disk_registry::parse_items;
 use crate::disk_workload::payload_of_bytes;
-use crate::error::{BenchError, Result};
-use crate::store_keys::RankedKeys;
+pub use lidx::catalog::ByteIndexSpec;
 
-/// The accepted forms, for error messages and help.
-pub const BYTE_INDEX_FORMS: &str = "byte-table[:eps=<e>] or byte-btree";
+use crate::error::Result;
+use crate::store_keys::RankedKeys;
 
 /// Records a byte B+-tree is built with per write: each batch appends to the rightmost leaf,
 /// so leaves are filled whole, and memory stays bounded on large datasets.
@@ -175,38 +174,21 @@ impl ByteDiskIndex for SavedBTree {
     }
 }
 
-/// One on-disk index over byte-string keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ByteIndexSpec {
-    /// A byte table with this separator model.
-    Table {
-        /// The string index's eps (at least 1).
-        eps: usize,
-    },
-    /// The byte B+-tree.
-    BTree,
-}
-
-impl ByteIndexSpec {
-    /// True when `item` names a byte-key index (`byte-...`), whether or not it parses.
-    pub fn is_byte_name(item: &str) -> bool {
-        item.trim().starts_with("byte-")
-    }
+/// Builds and opens a parsed [`ByteIndexSpec`]: the byte-key disk-index role of the catalog. An
+/// extension trait (the bench adds no inherent method to a catalog type).
+pub trait ByteIndexFiles: Sized {
+    /// The spec itself: every method but [`Self::from_file_name`] is provided, over it.
+    fn spec(&self) -> &ByteIndexSpec;
 
     /// The spec whose [`Self::file_name`] is `name` (`byte-table.eps=16.lidx`), `None` when no
     /// spec is named so.
-    pub fn from_file_name(name: &str) -> Option<ByteIndexSpec> {
-        let stem = name.strip_suffix(".lidx")?;
-        ByteIndexSpec::parse(&stem.replace('.', ":"))
-            .ok()
-            .filter(|spec| spec.file_name() == name)
-    }
+    fn from_file_name(name: &str) -> Option<Self>;
 
     /// [`lidx::Error::IndexMismatch`] unless `model`, the separator model a byte table `file`
     /// records, is this spec's (eps as asked, the threshold at its default); `Ok` for a byte
     /// B+-tree spec, which has no model.
-    pub fn check_table(&self, file: &str, model: StringIndexParams) -> Result<()> {
-        let ByteIndexSpec::Table { eps } = *self else {
+    fn check_table(&self, file: &str, model: StringIndexParams) -> Result<()> {
+        let ByteIndexSpec::Table { eps } = *self.spec() else {
             return Ok(());
         };
         let asked = StringIndexParams {
@@ -224,59 +206,25 @@ impl ByteIndexSpec {
         Ok(())
     }
 
-    /// Parses one item: `byte-table`, `byte-table:eps=16` or `byte-btree`.
-    pub fn parse(item: &str) -> Result<ByteIndexSpec> {
-        let bad = || BenchError::BadSpec {
-            what: "on-disk index for byte-string keys",
-            got: item.to_string(),
-            expected: BYTE_INDEX_FORMS.to_string(),
-        };
-        let mut parts = item.trim().split(':');
-        match (parts.next(), parts.next(), parts.next()) {
-            (Some("byte-btree"), None, _) => Ok(ByteIndexSpec::BTree),
-            (Some("byte-table"), eps, None) => {
-                let eps = match eps.map(|p| p.strip_prefix("eps=").map(str::parse::<usize>)) {
-                    None => StringIndexParams::default().eps,
-                    Some(Some(Ok(e))) if e > 0 => e,
-                    _ => return Err(bad()),
-                };
-                Ok(ByteIndexSpec::Table { eps })
-            }
-            _ => Err(bad()),
-        }
-    }
-
-    /// The canonical spelling, every parameter written out.
-    pub fn label(&self) -> String {
-        match self {
-            ByteIndexSpec::Table { eps } => format!("byte-table:eps={eps}"),
-            ByteIndexSpec::BTree => "byte-btree".to_string(),
-        }
-    }
-
     /// The file the index is found by: its label made file-name friendly, as
     /// [`crate::disk_registry::DiskIndexSpec::file_name`] (a byte B+-tree's page file).
-    pub fn file_name(&self) -> String {
-        format!("{}.lidx", self.label().replace(':', "."))
+    fn file_name(&self) -> String {
+        format!("{}.lidx", self.spec().label().replace(':', "."))
     }
 
     /// Every file of the index: the byte B+-tree's image beside its page file.
-    pub fn file_names(&self) -> Vec<String> {
-        match self {
+    fn file_names(&self) -> Vec<String> {
+        match self.spec() {
             ByteIndexSpec::Table { .. } => vec![self.file_name()],
-            ByteIndexSpec::BTree => vec![self.file_name(), self.image_name()],
+            ByteIndexSpec::BTree {} => vec![self.file_name(), image_name(self.spec())],
         }
-    }
-
-    fn image_name(&self) -> String {
-        format!("{}.image.lidx", self.label().replace(':', "."))
     }
 
     /// Builds the index in `storage` from the sorted unique `keys`, each with
     /// [`payload_of_bytes`] as its `payload_size`-byte value.
-    pub fn build(&self, storage: &Storage, keys: &RankedKeys, payload_size: usize) -> Result<()> {
+    fn build(&self, storage: &Storage, keys: &RankedKeys, payload_size: usize) -> Result<()> {
         let mut value = vec![0u8; payload_size];
-        match *self {
+        match *self.spec() {
             ByteIndexSpec::Table { eps } => {
                 let model = StringIndexParams {
                     eps,
@@ -291,7 +239,7 @@ impl ByteIndexSpec {
                 }
                 writer.finish()?;
             }
-            ByteIndexSpec::BTree => {
+            ByteIndexSpec::BTree {} => {
                 let mut tree = ByteBTree::create(storage, &self.file_name())?;
                 let mut values = Vec::new();
                 for first in (0..keys.len()).step_by(BTREE_BATCH) {
@@ -321,7 +269,7 @@ impl ByteIndexSpec {
                     tree.apply(&ops, 0)?;
                 }
                 tree.sync()?;
-                tree.image().write(storage, &self.image_name())?;
+                tree.image().write(storage, &image_name(self.spec()))?;
             }
         }
         Ok(())
@@ -332,16 +280,16 @@ impl ByteIndexSpec {
     /// spec's (its header records them) is [`lidx::Error::IndexMismatch`], so two tables
     /// swapped in a `--dir` never report each other's figures. A byte B+-tree has no build
     /// parameters beyond its block size, which opening checks.
-    pub fn open(&self, storage: &Storage) -> Result<Box<dyn ByteDiskIndex>> {
-        match *self {
+    fn open(&self, storage: &Storage) -> Result<Box<dyn ByteDiskIndex>> {
+        match *self.spec() {
             ByteIndexSpec::Table { .. } => {
                 let name = self.file_name();
                 let table = ByteTable::open(storage, &name)?;
                 self.check_table(&name, table.header().params.model)?;
                 Ok(Box::new(Arc::new(table)))
             }
-            ByteIndexSpec::BTree => {
-                let image_name = self.image_name();
+            ByteIndexSpec::BTree {} => {
+                let image_name = image_name(self.spec());
                 let image = Image::read(storage, &image_name)?;
                 let image_bytes =
                     storage.open(&image_name, false)?.len_blocks() * storage.block_size() as u64;
@@ -357,6 +305,24 @@ impl ByteIndexSpec {
     }
 }
 
+impl ByteIndexFiles for ByteIndexSpec {
+    fn spec(&self) -> &ByteIndexSpec {
+        self
+    }
+
+    fn from_file_name(name: &str) -> Option<ByteIndexSpec> {
+        let stem = name.strip_suffix(".lidx")?;
+        ByteIndexSpec::parse(&stem.replace('.', ":"))
+            .ok()
+            .filter(|spec| spec.file_name() == name)
+    }
+}
+
+/// The checkpoint image of a byte B+-tree, named after its page file.
+fn image_name(spec: &ByteIndexSpec) -> String {
+    format!("{}.image.lidx", spec.label().replace(':', "."))
+}
+
 /// A byte table's spec label with its model's threshold, which specs leave at its default.
 fn table_label(model: StringIndexParams) -> String {
     format!(
@@ -365,14 +331,10 @@ fn table_label(model: StringIndexParams) -> String {
     )
 }
 
-/// Parses a comma-separated list of byte-key indexes (at least one item).
-pub fn parse_byte_list(list: &str) -> Result<Vec<ByteIndexSpec>> {
-    parse_items(list, BYTE_INDEX_FORMS, ByteIndexSpec::parse)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::BenchError;
 
     #[test]
     fn specs_parse_and_label() {
@@ -393,10 +355,10 @@ mod tests {
             assert!(ByteIndexSpec::parse(bad).is_err(), "{bad}");
         }
         assert_eq!(
-            ByteIndexSpec::BTree.file_names(),
+            ByteIndexSpec::BTree {}.file_names(),
             ["byte-btree.lidx", "byte-btree.image.lidx"]
         );
-        assert!(parse_byte_list(" , ").is_err());
+        assert!(ByteIndexSpec::parse_list(" , ").is_err());
     }
 
     #[test]
@@ -404,7 +366,9 @@ mod tests {
         let long = vec![b'k'; MAX_KEY_BYTES + 1];
         let keys = RankedKeys::encode(&crate::keyfile::Keys::Bytes(vec![b"a".to_vec(), long]));
         let storage = Storage::ram();
-        let err = ByteIndexSpec::BTree.build(&storage, &keys, 8).unwrap_err();
+        let err = ByteIndexSpec::BTree {}
+            .build(&storage, &keys, 8)
+            .unwrap_err();
         assert!(
             matches!(err, BenchError::Index(lidx::Error::SizeLimit { len, .. }) if len == MAX_KEY_BYTES + 1),
             "{err}"

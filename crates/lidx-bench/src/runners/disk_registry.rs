@@ -52,13 +52,20 @@ use lidx::raw::model::zero_interval::zero_eps_for_expected_pages;
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
+use lidx::catalog::DiskMapSpec;
 
-/// The accepted forms, for error messages and help.
-pub const DISK_INDEX_FORMS: &str = "btree[:fill=<percent>], zonemap[:gran=...], \
-    pgm-zero:pages=<p>|eps=<e>[:eps_rec=<r>], rs-zero:pages=<p>|eps=<e>[:bits=<b>], \
-    cpr-pgm[:eps=<n>], leco-zonemap, leco-zonemap-rough, auto[:pages=<expected pages>], or a learned \
-    index of the in-memory registry (pgm, spgm, rs, rmi, btree-model, fiting) with its \
-    parameters and an optional :gran=item|page|<g>";
+/// The accepted forms, for error messages and help: the disk B+-tree's and the learned
+/// models' from the catalog, the paper-002 models' from [`DiskIndexSpec::parse`].
+pub fn disk_index_forms() -> String {
+    format!(
+        "{}, zonemap[:gran=...], pgm-zero:pages=<p>|eps=<e>[:eps_rec=<r>], \
+         rs-zero:pages=<p>|eps=<e>[:bits=<b>], cpr-pgm[:eps=<n>], leco-zonemap, \
+         leco-zonemap-rough, auto[:pages=<expected pages>], or a learned index of the in-memory \
+         registry ({}) with its parameters and an optional :gran=item|page|<g>",
+        DiskMapSpec::BTree { fill: 100 }.form(),
+        IndexSpec::disk_model_names().join(", ")
+    )
+}
 
 /// The error of a zero-interval model: given, or expected blocks per lookup (eq. 4, in
 /// thousandths of a block so that specs stay comparable) to derive it from.
@@ -228,29 +235,21 @@ impl DiskIndexSpec {
         let bad = || BenchError::BadSpec {
             what: "on-disk index",
             got: item.to_string(),
-            expected: DISK_INDEX_FORMS.to_string(),
+            expected: disk_index_forms(),
         };
+        if let Some(DiskMapSpec::BTree { fill }) = DiskMapSpec::parse_item(item) {
+            return Ok(DiskIndexSpec::BTree { fill });
+        }
         let mut parts: Vec<&str> = item.trim().split(':').collect();
         let mut granularity = None;
-        let mut fill = None;
         parts.retain(|part| match part.split_once('=') {
             Some(("gran", v)) => {
                 granularity = Some(parse_granularity(v));
                 false
             }
-            Some(("fill", v)) => {
-                fill = Some(v.parse::<u32>().ok().filter(|f| (1..=100).contains(f)));
-                false
-            }
             _ => true,
         });
         match parts.first().copied() {
-            Some("btree") if parts.len() == 1 && granularity.is_none() => {
-                Ok(DiskIndexSpec::BTree {
-                    fill: fill.unwrap_or(Some(100)).ok_or_else(bad)?,
-                })
-            }
-            _ if fill.is_some() => Err(bad()),
             Some("zonemap") if parts.len() == 1 => Ok(DiskIndexSpec::Learned {
                 model: DiskModel::ZoneMap,
                 granularity: granularity
@@ -302,15 +301,7 @@ impl DiskIndexSpec {
             }
             _ => {
                 let spec = IndexSpec::parse(&parts.join(":")).map_err(|_| bad())?;
-                if !matches!(
-                    spec,
-                    IndexSpec::Pgm { .. }
-                        | IndexSpec::Spgm { .. }
-                        | IndexSpec::Rs { .. }
-                        | IndexSpec::Rmi { .. }
-                        | IndexSpec::BtreeModel { .. }
-                        | IndexSpec::Fiting { .. }
-                ) {
+                if !spec.is_disk_model() {
                     return Err(bad());
                 }
                 Ok(DiskIndexSpec::Learned {
@@ -325,13 +316,13 @@ impl DiskIndexSpec {
 
     /// Parses a comma-separated list (at least one item).
     pub fn parse_list(list: &str) -> Result<Vec<DiskIndexSpec>> {
-        parse_items(list, DISK_INDEX_FORMS, DiskIndexSpec::parse)
+        parse_items(list, &disk_index_forms(), DiskIndexSpec::parse)
     }
 
     /// The canonical spelling, every parameter written out.
     pub fn label(&self) -> String {
         match self {
-            DiskIndexSpec::BTree { fill } => format!("btree:fill={fill}"),
+            DiskIndexSpec::BTree { fill } => DiskMapSpec::BTree { fill: *fill }.label(),
             DiskIndexSpec::Learned { model, granularity } => {
                 format!("{}:gran={}", model.label(), granularity_text(*granularity))
             }
@@ -452,7 +443,7 @@ impl DiskIndexSpec {
                             return Err(BenchError::BadSpec {
                                 what: "on-disk index",
                                 got: other.label(),
-                                expected: DISK_INDEX_FORMS.to_string(),
+                                expected: disk_index_forms(),
                             })
                         }
                     },
@@ -465,11 +456,7 @@ impl DiskIndexSpec {
 
 /// Parses a comma-separated list of on-disk index specs of the `forms` that `parse` reads
 /// (at least one item).
-pub(crate) fn parse_items<T>(
-    list: &str,
-    forms: &str,
-    parse: impl Fn(&str) -> Result<T>,
-) -> Result<Vec<T>> {
+fn parse_items<T>(list: &str, forms: &str, parse: impl Fn(&str) -> Result<T>) -> Result<Vec<T>> {
     let specs = list
         .split(',')
         .filter(|item| !item.trim().is_empty())

@@ -303,12 +303,21 @@ pub struct StoreApiSpec {
 /// Keys written per batch while a store through the API is built.
 const BUILD_BATCH: usize = 4096;
 
-/// Accepted names in `--store` lists.
-pub const STORE_FORMS: &str = "hybrid, btree, log:<map> (8-byte keys) or log:trie:<map> (keys \
-                               of any length) (through the store API; <map> is an \
-                               updatable map such as alex or btree:leaf=16, as `lidx bench \
-                               --help` lists them), adapter:hybrid (the typed hybrid index) or \
-                               adapter:btree (the fixed-key disk B+-tree, inner nodes resident)";
+/// The bench's own `--store` names: the typed adapters, which are no lidx structure (the
+/// catalog names lidx's engines; the peers name themselves, [`PeerEngine::name`]).
+pub const ADAPTER_BTREE: &str = "adapter:btree";
+/// See [`ADAPTER_BTREE`].
+pub const ADAPTER_HYBRID: &str = "adapter:hybrid";
+
+/// Accepted names in `--store` lists: the store's engines as the catalog lists them
+/// ([`lidx::catalog::EngineSpec`]), then the adapters.
+pub fn store_forms() -> String {
+    format!(
+        "{} (through the store API), {ADAPTER_HYBRID} (the typed hybrid index) or \
+         {ADAPTER_BTREE} (the fixed-key disk B+-tree, inner nodes resident)",
+        Engine::forms()
+    )
+}
 
 /// Accepted spellings of the hybrid's static model: the on-disk registry's spellings
 /// ([`crate::disk_registry`]) of the models a hybrid merge builds.
@@ -562,7 +571,7 @@ impl StoreSpec {
         })
     }
 
-    /// Parses a `--store` list ([`STORE_FORMS`]): `hybrid` and `btree` become stores through
+    /// Parses a `--store` list ([`store_forms`]): `hybrid` and `btree` become stores through
     /// the API with `fsync` (and `hybrid` with `budget`: the `btree` engine's budget is the log
     /// between its checkpoints, not memory, and keeps the store's default; a `log:<map>` store
     /// holds its whole map in memory and takes none), `adapter:hybrid` is
@@ -577,8 +586,8 @@ impl StoreSpec {
     ) -> Result<Vec<StoreSpec>> {
         spec.split(',')
             .map(|name| match name.trim() {
-                "adapter:btree" => Ok(StoreSpec::baseline()),
-                "adapter:hybrid" => Ok(adapter_hybrid.clone()),
+                ADAPTER_BTREE => Ok(StoreSpec::baseline()),
+                ADAPTER_HYBRID => Ok(adapter_hybrid.clone()),
                 other if peers.iter().any(|p| p.name() == other) => {
                     let engine = peers.iter().find(|p| p.name() == other).cloned();
                     Ok(StoreSpec::Peer(PeerSpec {
@@ -599,7 +608,8 @@ impl StoreSpec {
                         what: "store",
                         got: other.to_string(),
                         expected: format!(
-                            "{STORE_FORMS}, or a peer: {}",
+                            "{}, or a peer: {}",
+                            store_forms(),
                             peers
                                 .iter()
                                 .map(|p| p.name())

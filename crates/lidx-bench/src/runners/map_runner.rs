@@ -46,18 +46,6 @@ pub struct InsertConfig {
     pub huge_pages: bool,
 }
 
-impl IndexSpec {
-    /// The updatable map this spec names, if it is one.
-    pub fn as_map(&self) -> Option<MapSpec> {
-        match *self {
-            IndexSpec::Map(spec) => Some(spec),
-            IndexSpec::Btree { leaf, inner } => Some(MapSpec::Btree { leaf, inner }),
-            IndexSpec::Art {} => Some(MapSpec::Art {}),
-            _ => None,
-        }
-    }
-}
-
 /// The keys of one insert benchmark: the bulk-loaded half and the inserts, with their ranks.
 pub(crate) struct Split {
     pub(crate) distinct: Vec<u64>,

@@ -38,7 +38,7 @@ use lidx::StaticIndex;
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
-use crate::registry::IndexSpec;
+use crate::registry::{BuildIndex, IndexSpec};
 use crate::report::{BenchRecord, Machine};
 use crate::runners::core::new_histogram;
 use crate::workload::Workload;

@@ -1,7 +1,7 @@
 //! The checked benchmark of indexes over byte-string keys (text datasets): what `lidx bench`
 //! runs when the dataset holds text keys.
 //!
-//! Indexes (`--index`, comma-separated):
+//! Indexes (`--index`, comma-separated; named in [`lidx::catalog::StringIndexSpec`]):
 //!
 //! * `sorted`: binary search over the whole sorted array (the baseline every ratio is to);
 //! * `head8[:eps=32]`: a PGM on each key's first 8 bytes (big-endian, zero-padded: what the
@@ -29,82 +29,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+pub use lidx::catalog::StringIndexSpec;
+
 use crate::error::{BenchError, Result};
 use crate::runner::Progress;
 
 /// The indexes run on text keys when `--index` is not given.
 pub const DEFAULT_STRING_INDEXES: &str = "sorted,head8,strings";
-
-/// The accepted forms, for messages and help.
-pub const STRING_INDEX_FORMS: &str =
-    "sorted, head8[:eps=32], strings[:eps=32][:threshold=32] (text datasets)";
-
-/// One index of a text benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StringIndexSpec {
-    /// Binary search.
-    Sorted,
-    /// A PGM on the first 8 bytes, widened.
-    Head8 {
-        /// The PGM's error.
-        eps: usize,
-    },
-    /// The byte-string index.
-    Strings(StringIndexParams),
-}
-
-impl StringIndexSpec {
-    /// Parses a comma-separated list.
-    pub fn parse_list(list: &str) -> Result<Vec<StringIndexSpec>> {
-        list.split(',')
-            .map(|item| Self::parse(item.trim()))
-            .collect()
-    }
-
-    fn parse(item: &str) -> Result<StringIndexSpec> {
-        let bad = || BenchError::BadSpec {
-            what: "index",
-            got: item.to_string(),
-            expected: STRING_INDEX_FORMS.to_string(),
-        };
-        let mut parts = item.split(':');
-        let name = parts.next().unwrap_or_default();
-        let mut eps = 32;
-        let mut threshold = 32;
-        for part in parts {
-            let (key, value) = part.split_once('=').ok_or_else(bad)?;
-            let value = crate::count::parse_count(value)
-                .and_then(|v| usize::try_from(v).ok())
-                .filter(|&v| v > 0)
-                .ok_or_else(bad)?;
-            match (name, key) {
-                ("head8" | "strings", "eps") => eps = value,
-                ("strings", "threshold") => threshold = value,
-                _ => return Err(bad()),
-            }
-        }
-        match name {
-            "sorted" => Ok(StringIndexSpec::Sorted),
-            "head8" => Ok(StringIndexSpec::Head8 { eps }),
-            "strings" => Ok(StringIndexSpec::Strings(StringIndexParams {
-                eps,
-                threshold,
-            })),
-            _ => Err(bad()),
-        }
-    }
-
-    /// The canonical spelling, every parameter written out.
-    pub fn label(&self) -> String {
-        match self {
-            StringIndexSpec::Sorted => "sorted".to_string(),
-            StringIndexSpec::Head8 { eps } => format!("head8:eps={eps}"),
-            StringIndexSpec::Strings(p) => {
-                format!("strings:eps={}:threshold={}", p.eps, p.threshold)
-            }
-        }
-    }
-}
 
 /// What one index measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -177,7 +108,7 @@ impl Windowed for StringIndex {
 
 fn build(spec: StringIndexSpec, keys: &[Vec<u8>]) -> Result<(Box<dyn Windowed>, u64)> {
     Ok(match spec {
-        StringIndexSpec::Sorted => (Box::new(Whole(keys.len())), 0),
+        StringIndexSpec::Sorted {} => (Box::new(Whole(keys.len())), 0),
         StringIndexSpec::Head8 { eps } => {
             let heads: Vec<u64> = keys.iter().map(|k| head8(k)).collect();
             let pgm = Pgm::build(&heads, PgmParams::new(eps, 8))?;
@@ -198,8 +129,8 @@ fn build(spec: StringIndexSpec, keys: &[Vec<u8>]) -> Result<(Box<dyn Windowed>, 
                 bytes,
             )
         }
-        StringIndexSpec::Strings(params) => {
-            let index = StringIndex::build(keys, params)?;
+        StringIndexSpec::Strings { eps, threshold } => {
+            let index = StringIndex::build(keys, StringIndexParams { eps, threshold })?;
             let bytes = index.size_in_bytes() as u64;
             (Box::new(index), bytes)
         }

@@ -38,7 +38,7 @@ use crate::error::{BenchError, Result};
 use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{check_get, new_histogram, ThreadRun};
-use crate::updatable_registry::{UpdatableSpec, UpdateOptions};
+use crate::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
 use crate::updatable_report::UpdateRecord;
 use crate::update_workload::{Op, OpPlan, UpdateWorkload};
 

@@ -21,7 +21,7 @@
 
 use lidx::disk::Fetch;
 use lidx::disk::Resident;
-use lidx_bench::byte_disk_registry::{ByteDiskIndex, ByteIndexSpec};
+use lidx_bench::byte_disk_registry::{ByteDiskIndex, ByteIndexFiles, ByteIndexSpec};
 use lidx_bench::byte_disk_runner::ByteDiskBench;
 use lidx_bench::disk_registry::{parse_resident, resident_text, DiskIndexSpec, OpenChoice};
 use lidx_bench::disk_report::{self, DiskRecord};

@@ -23,8 +23,10 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::Table;
 use lidx::disk::Resident;
 use lidx::io::Storage;
+use lidx_bench::byte_disk_registry::{ByteIndexFiles, ByteIndexSpec};
+use lidx_bench::disk_registry::disk_index_forms;
 use lidx_bench::disk_report::human_bytes;
-use lidx_bench::updatable_registry::{UpdatableSpec, UpdateOptions};
+use lidx_bench::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
 use lidx_bench::BenchError;
 
 use super::cleanup::Created;
@@ -33,18 +35,24 @@ use super::is_string_dataset;
 use super::output::Staging;
 use super::spinner;
 
+/// `--index`'s long help: the forms the catalog (`lidx::catalog`) and the disk registry accept.
+fn index_help() -> String {
+    format!(
+        "Comma-separated on-disk indexes. Numeric keys: {}. String keys (text, str16): {}. An \
+         index of the other kind is refused before anything is written. Paper 003's updatable \
+         indexes over numeric keys: {} (each saved as `<spec>.lidx` and the files named after \
+         it).",
+        disk_index_forms(),
+        ByteIndexSpec::help_lines().join("; "),
+        UpdatableSpec::accepted_forms()
+    )
+}
+
 /// Arguments of `lidx build`.
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// Comma-separated on-disk indexes. Numeric keys: `btree[:fill=<percent>]`, `zonemap`, or
-    /// a learned index (`pgm:eps=64`, `rs`, `rmi`, `spgm`, `btree-model`, `fiting`) with an
-    /// optional `:gran=item|page|<g>`. String keys (text, str16): `byte-table[:eps=<e>]` (the
-    /// byte table: records in blocks, a learned model over one separator per block) and
-    /// `byte-btree` (the byte B+-tree, inner nodes in memory). An index of the other kind is
-    /// refused before anything is written. Paper 003's updatable indexes over numeric keys:
-    /// `alex`, `lipp`, `dfiting[:eps=<n>]`, `dpgm[:eps=<n>]`, `btree-learned` (each saved as
-    /// `<spec>.lidx` and the files named after it).
-    #[arg(long)]
+    /// Comma-separated on-disk indexes (`--help` lists them).
+    #[arg(long, long_help = index_help())]
     pub index: String,
 
     /// `gen:<generator>:<count>`, the path of an SOSD u64 file, or `sosd-u32:`, `sosd-i64:`,
@@ -97,8 +105,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 what: "on-disk index for string keys",
                 got: updatable.join(","),
                 expected: format!(
-                    "byte-table or byte-btree ({} holds byte-string keys; paper 003's updatable \
-                     indexes take numeric ones)",
+                    "{} ({} holds byte-string keys; paper 003's updatable indexes take numeric \
+                     ones)",
+                    ByteIndexSpec::accepted_forms(),
                     args.dataset
                 ),
             }

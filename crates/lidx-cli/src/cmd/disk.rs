@@ -12,9 +12,9 @@
 use std::path::PathBuf;
 
 use lidx::io::{DeviceKind, SimProfile, Storage};
-use lidx_bench::byte_disk_registry::{parse_byte_list, ByteIndexSpec, BYTE_INDEX_FORMS};
+use lidx_bench::byte_disk_registry::ByteIndexSpec;
 use lidx_bench::dataset::{self, Dataset};
-use lidx_bench::disk_registry::{DiskIndexSpec, DISK_INDEX_FORMS};
+use lidx_bench::disk_registry::{disk_index_forms, DiskIndexSpec};
 use lidx_bench::keyfile::Keys;
 use lidx_bench::store_keys::RankedKeys;
 use lidx_bench::BenchError;
@@ -164,16 +164,17 @@ impl DiskIndexes {
                     (
                         "on-disk index for string keys",
                         format!(
-                            "{BYTE_INDEX_FORMS} ({dataset} holds byte-string keys; `{item}` \
-                             indexes numeric ones)"
+                            "{} ({dataset} holds byte-string keys; `{item}` indexes numeric ones)",
+                            ByteIndexSpec::accepted_forms()
                         ),
                     )
                 } else {
                     (
                         "on-disk index for numeric keys",
                         format!(
-                            "{DISK_INDEX_FORMS} ({dataset} holds numeric keys; `{item}` \
-                             indexes byte strings: text or str16 datasets)"
+                            "{} ({dataset} holds numeric keys; `{item}` indexes byte strings: \
+                             text or str16 datasets)",
+                            disk_index_forms()
                         ),
                     )
                 };
@@ -185,7 +186,7 @@ impl DiskIndexes {
             }
         }
         Ok(if strings {
-            DiskIndexes::Bytes(parse_byte_list(list)?)
+            DiskIndexes::Bytes(ByteIndexSpec::parse_list(list)?)
         } else {
             DiskIndexes::Numeric(DiskIndexSpec::parse_list(list)?)
         })
@@ -203,7 +204,10 @@ pub fn load_disk_dataset(spec: &str, seed: u64) -> anyhow::Result<Dataset> {
                 return Err(BenchError::KeyType {
                     dataset: any.name,
                     got: any.keys.type_name(),
-                    expected: format!("the byte-key indexes take them: {BYTE_INDEX_FORMS}"),
+                    expected: format!(
+                        "the byte-key indexes take them: {}",
+                        ByteIndexSpec::accepted_forms()
+                    ),
                 });
             }
             any.into_numeric_image()
@@ -221,7 +225,10 @@ pub fn load_byte_keys(spec: &str, seed: u64) -> anyhow::Result<(String, RankedKe
         return Err(BenchError::KeyType {
             dataset: any.name,
             got: any.keys.type_name(),
-            expected: format!("the byte-key indexes ({BYTE_INDEX_FORMS}) take text or str16 keys"),
+            expected: format!(
+                "the byte-key indexes ({}) take text or str16 keys",
+                ByteIndexSpec::accepted_forms()
+            ),
         }
         .into());
     }

@@ -34,6 +34,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
+use lidx::catalog::EngineSpec;
 use lidx::kv::OrderedKey;
 use lidx::kv::{
     CreateOptions, Engine, KeyFormat, Store, StoreOptions, StoreStats, WriteBatch, MAX_KEY_BYTES,
@@ -95,14 +96,8 @@ pub enum KvCommand {
     Create {
         #[command(flatten)]
         common: Common,
-        /// The engine: `hybrid` (paper 002's hybrid index over byte keys: a dynamic stage in
-        /// memory, a learned static table on disk), `btree` (a disk B+-tree with its inner
-        /// nodes in memory, durable through the same log) or `log:<map>` (paper 001's setting:
-        /// records in a log on disk, an in-memory map such as `log:alex` or
-        /// `log:btree:leaf=16` from each 8-byte key to its record; `lidx bench --help` lists
-        /// the maps) or `log:trie:<map>` (the same over keys of any length: a trie of such
-        /// maps, one per 8 bytes the keys share).
-        #[arg(long, default_value = "hybrid")]
+        /// The engine (`--help` lists them).
+        #[arg(long, default_value = Engine::default().name(), long_help = engine_help())]
         engine: String,
         /// How keys are given and shown: `bytes` or `u64` (stored big-endian).
         #[arg(long, default_value = "bytes")]
@@ -132,8 +127,7 @@ pub enum KvCommand {
     Load {
         #[command(flatten)]
         common: Common,
-        /// The engine of a store this creates (`hybrid`, `btree`, `log:<map>` or
-        /// `log:trie:<map>`); an existing
+        /// The engine of a store this creates (one of `lidx kv create --help`'s); an existing
         /// store keeps its own, and naming another one is an error.
         #[arg(long)]
         engine: Option<String>,
@@ -430,6 +424,16 @@ fn say(common: &Common, json: serde_json::Value, text: String) {
     } else {
         println!("{text}");
     }
+}
+
+/// `kv create --engine`'s long help: the engines as the catalog lists and describes them.
+fn engine_help() -> String {
+    format!(
+        "The engine:\n{}\n\nSpelled {}. A `log:trie:<map>` store is a trie of such maps, one \
+         per 8 bytes the keys share.",
+        EngineSpec::help_lines().join("\n"),
+        Engine::forms()
+    )
 }
 
 fn parse_engine(name: &str) -> anyhow::Result<Engine> {

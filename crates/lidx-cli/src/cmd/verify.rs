@@ -75,7 +75,7 @@ use lidx::kv::Store;
 use lidx::raw::disk::byte_btree::Image;
 use lidx::raw::join::table_index::read_saved;
 use lidx::{Key, Str16};
-use lidx_bench::byte_disk_registry::ByteIndexSpec;
+use lidx_bench::byte_disk_registry::{ByteIndexFiles, ByteIndexSpec};
 use lidx_bench::disk_registry::{self, DiskIndexSpec};
 use lidx_bench::updatable_registry::UpdatableSpec;
 use serde_json::json;

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use clap::Parser;
 use lidx_bench::keyfile::Keys;
 use lidx_bench::kv_runner::{self, KvBenchConfig, KvRecord, KvSetup, StorageBase};
-use lidx_bench::kv_store::{parse_fsync, DynamicKind, MemoryBudget, StoreSpec};
+use lidx_bench::kv_store::{parse_fsync, store_forms, DynamicKind, MemoryBudget, StoreSpec};
 use lidx_bench::store_keys::{RankedKeys, StoreKeys};
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
@@ -36,6 +36,18 @@ use super::args::{check_out_inputs, parse_fetches, parse_ops, stage_out};
 use super::disk::{unique_keys, DeviceChoice};
 use super::output::Batch;
 use super::{load_any_dataset, Bars};
+
+/// `--store`'s long help: the engines as the catalog lists them and the bench's adapters
+/// ([`store_forms`]), then the peers.
+fn store_help() -> String {
+    format!(
+        "The stores, comma-separated; the first is the reference. The store's engines run \
+         through its API (`lidx::kv::Store`) and the adapters run the structures they \
+         generalize: {}. Peers, through the same store shape: `redb`, `fjall`, `lmdb` (heed), \
+         `rocksdb` (only in a build with `--features rocksdb`; otherwise reported as skipped).",
+        store_forms()
+    )
+}
 
 /// Arguments of `lidx ycsb`.
 #[derive(Debug, Parser)]
@@ -72,14 +84,9 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
 
-    /// The stores, comma-separated; the first is the reference. `btree`, `hybrid`,
-    /// `log:<map>` (8-byte keys) and `log:trie:<map>` (keys of any length) run the store's
-    /// engines through its API (`lidx::kv::Store`); `adapter:btree` (the
-    /// fixed-key disk B+-tree, inner nodes resident) and `adapter:hybrid` (the typed hybrid
-    /// index) run the structures they generalize. Peers, through the same store shape:
-    /// `redb`, `fjall`, `lmdb` (heed), `rocksdb` (only in a build with `--features rocksdb`;
-    /// otherwise reported as skipped).
-    #[arg(long, default_value = "btree,hybrid")]
+    /// The stores, comma-separated; the first is the reference: the store's engines, the
+    /// bench's adapters, or peers (`--help` lists them).
+    #[arg(long, default_value = "btree,hybrid", long_help = store_help())]
     pub store: String,
 
     /// The memory budget of the stores that take one (`hybrid`, `adapter:hybrid`; `btree`

@@ -59,6 +59,7 @@ pub use string_index::{StringIndex, StringIndexParams};
 pub use zone_map::{ZoneMap, ZoneMapParams};
 
 // Updatable in-memory maps ([`crate::OrderedMap`]).
+pub use crate::catalog::MapSpec;
 pub use alex::{Alex, AlexKey, AlexParams, AlexRetrains, AlexStats, Range as AlexRange};
 pub use art::{Art, ArtKey, Range as ArtRange, MAX_KEY_BYTES as ART_MAX_KEY_BYTES};
 pub use btree::{BTree, BTreeParams, Range as BTreeRange};
@@ -72,7 +73,6 @@ pub use fiting_tree::{
 pub use hash_map::HashKeyMap;
 pub use key_map::KeyMap;
 pub use lipp::{Lipp, LippKey, LippParams, LippShape, Range as LippRange};
-pub use map_spec::MapSpec;
 pub use persist::Persist;
 pub use skiplist::{ByKeyOrder, SkipListMap, SkipListRange};
 pub use sorted::SortedArray;

@@ -1,6 +1,7 @@
 //! The store's options: what is fixed when a store is created ([`CreateOptions`], recorded in
 //! its `STORE` file) and what each open chooses ([`StoreOptions`]), and the size limits.
 
+use crate::catalog::EngineSpec;
 use crate::io::DEFAULT_BLOCK_SIZE;
 use crate::kv::wal::{FsyncPolicy, WalRecovery};
 use crate::mem::string_index::StringIndexParams;
@@ -84,10 +85,11 @@ impl Engine {
     /// The engine's name on the command line and in reports: `hybrid`, `btree` or `log`.
     pub fn name(self) -> &'static str {
         match self {
-            Engine::Hybrid => "hybrid",
-            Engine::BTree => "btree",
-            Engine::Log(_) => "log",
+            Engine::Hybrid => EngineSpec::Hybrid {},
+            Engine::BTree => EngineSpec::BTree {},
+            Engine::Log(_) => EngineSpec::Log {},
         }
+        .name()
     }
 
     /// The engine with its parameters as [`Engine::parse`] reads it back: `hybrid`, `btree`,
@@ -102,23 +104,22 @@ impl Engine {
     /// The engine named `name` (`hybrid`, `btree`, `log:<map>[:param=value]...` or
     /// `log:trie:<map>...`), if any.
     pub fn parse(name: &str) -> Option<Engine> {
-        match name {
-            "hybrid" => Some(Engine::Hybrid),
-            "btree" => Some(Engine::BTree),
-            _ => {
-                let spec = name.strip_prefix("log:")?;
-                LogSpec::parse(spec).map(Engine::Log)
-            }
+        let (engine, map) = match name.split_once(':') {
+            Some((engine, map)) => (engine, Some(map)),
+            None => (name, None),
+        };
+        match (EngineSpec::from_parts(engine, &[])?, map) {
+            (EngineSpec::Hybrid {}, None) => Some(Engine::Hybrid),
+            (EngineSpec::BTree {}, None) => Some(Engine::BTree),
+            (EngineSpec::Log {}, Some(map)) => LogSpec::parse(map).map(Engine::Log),
+            _ => None,
         }
     }
 
-    /// Every accepted form, for messages: `hybrid, btree, log:<map>` with the maps' forms.
+    /// Every accepted form, for messages: `hybrid, btree, log:<map>` with the maps' forms
+    /// ([`EngineSpec::accepted_forms`]).
     pub fn forms() -> String {
-        format!(
-            "hybrid, btree, log:<map> (8-byte keys) or log:trie:<map> (keys of any length; any \
-             <map> but hash) where <map> is one of {}",
-            MapSpec::accepted_forms()
-        )
+        EngineSpec::accepted_forms()
     }
 
     pub(crate) fn code(self) -> u32 {

@@ -1,0 +1,34 @@
+//! The store's engines by name ([`EngineSpec`], [`super::Role::StoreEngine`]): what `lidx kv
+//! create --engine`, `lidx ycsb --store` and the Python bindings accept. A `log` engine's map
+//! follows its name (`log:<map>` or `log:trie:<map>`, the map a [`super::MapSpec`]); the store
+//! reads the whole spelling ([`crate::kv::store::Engine::parse`]).
+
+crate::param_specs! {
+    /// One engine of the store.
+    pub enum EngineSpec {
+        /// Paper 002 §9's hybrid index over byte keys: a dynamic stage in memory, a static byte
+        /// table located by a learned model on disk, folded together by merges.
+        Hybrid = "hybrid" {},
+        /// A disk B+-tree over byte keys with every inner node in memory, durable by the same
+        /// log with checkpoints: the hybrid's baseline.
+        BTree = "btree" {},
+        /// Paper 001 §III's setting (Viper): records appended to a log, an in-memory map from
+        /// each key to its record's place; `log:<map>` takes 8-byte keys, `log:trie:<map>` any.
+        Log = "log" {},
+    }
+}
+
+impl EngineSpec {
+    /// Every accepted spelling of an engine, for messages and help: `hybrid, btree, log:<map>`
+    /// with the maps' forms.
+    pub fn accepted_forms() -> String {
+        format!(
+            "{}, {}, {name}:<map> (8-byte keys) or {name}:trie:<map> (keys of any length; any \
+             <map> but hash) where <map> is one of {}",
+            EngineSpec::Hybrid {}.name(),
+            EngineSpec::BTree {}.name(),
+            super::MapSpec::accepted_forms(),
+            name = EngineSpec::Log {}.name(),
+        )
+    }
+}
