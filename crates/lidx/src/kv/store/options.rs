@@ -32,7 +32,7 @@ pub enum Engine {
     /// Paper 001 §III's setting (Viper): every record appended to a log on disk, an updatable
     /// in-memory map chosen by name ([`MapSpec`]) from each key to its record's place. Keys
     /// are exactly 8 bytes (a `u64` big-endian) for `log:<map>`, any length for
-    /// `log:trie:<map>` ([`LogSpec`]); see `log.rs` in this module.
+    /// `log:trie:<map>` ([`LogSpec`]); see `log/engine.rs` in this module.
     Log(LogSpec),
 }
 
@@ -190,6 +190,11 @@ impl Default for CreateOptions {
     }
 }
 
+/// Entries the `hybrid` engine's dynamic stage may always hold under
+/// [`StoreOptions::merge_ratio`], however small the table: without a floor an empty table
+/// would merge on every write.
+pub const MIN_RATIO_ENTRIES: usize = 1024;
+
 /// What each open of a store chooses.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StoreOptions {
@@ -204,7 +209,7 @@ pub struct StoreOptions {
     pub memory_budget: usize,
     /// With `Some(r)`, a merge also starts when the dynamic stage holds `1 / r` of the static
     /// stage's records (paper 002 §9.1's ratio trigger, 178 there), and at least
-    /// [`crate::kv::hybrid::MIN_RATIO_ENTRIES`]. Off by default: every merge rewrites the
+    /// [`MIN_RATIO_ENTRIES`]. Off by default: every merge rewrites the
     /// table, so a ratio trigger makes a bulk load quadratic (577 merges and 154 s for 10M
     /// `u64` keys with `r` = 178, against the memory budget alone; see the README).
     pub merge_ratio: Option<f64>,
