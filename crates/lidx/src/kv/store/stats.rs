@@ -1,5 +1,9 @@
 //! [`StoreStats`]: what a store holds and has done, the same figures whatever engine serves
-//! it (each engine fills in those it has; [`super::engine::Base::stats`] the shared ones).
+//! it (each engine fills in those it has; [`super::engine::Base::stats`] the shared ones, and
+//! [`Work`] the counts of an engine's merges or checkpoints and of the writes that waited).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// What a store holds and has done since it was opened.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -46,4 +50,41 @@ pub struct StoreStats {
     /// Seconds the open took to recover: read the files, replay the log, and (`log`) rebuild
     /// the map from it (paper 001 Fig. 16's recovery time).
     pub recovery_seconds: f64,
+}
+
+/// An engine's merges (`hybrid`) or checkpoints (`btree`) and the writes that waited for
+/// them, counted as they happen.
+#[derive(Default)]
+pub(crate) struct Work {
+    done: AtomicU64,
+    nanos: AtomicU64,
+    stalls: AtomicU64,
+    stall_nanos: AtomicU64,
+}
+
+impl Work {
+    /// One merge or checkpoint, started at `start`, completed.
+    pub(crate) fn done(&self, start: Instant) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        self.nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// One write waited, from `start` until now.
+    pub(crate) fn stalled(&self, start: Instant) {
+        self.stalls.fetch_add(1, Ordering::Relaxed);
+        self.stall_nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// `stats` with these counts.
+    pub(crate) fn stats(&self, stats: StoreStats) -> StoreStats {
+        StoreStats {
+            merges: self.done.load(Ordering::Relaxed),
+            merge_seconds: self.nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            write_stalls: self.stalls.load(Ordering::Relaxed),
+            stall_seconds: self.stall_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            ..stats
+        }
+    }
 }

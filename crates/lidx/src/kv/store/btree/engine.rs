@@ -1,5 +1,5 @@
 //! The `btree` engine: a [`ByteBTree`] made durable through the store's write-ahead log, with
-//! checkpoints; its reads, snapshots and ranges.
+//! checkpoints. Its snapshots and ranges are in `read`.
 //!
 //! A write is appended to the log, then applied to the tree (each leaf it touches read once
 //! and written once, to a new block), in one order: writers take turns for both, so the log's
@@ -39,7 +39,7 @@ use crate::kv::store::engine::{Base, EngineSnapshot, StoreEngine};
 use crate::kv::store::open::{OpenedDir, Recover, Recovered};
 use crate::kv::store::options::StoreOptions;
 use crate::kv::store::readers::Readers;
-use crate::kv::store::stats::StoreStats;
+use crate::kv::store::stats::{StoreStats, Work};
 use crate::kv::wal::{Record, Seq, Wal};
 
 use super::read::BTreeSnapshot;
@@ -117,10 +117,8 @@ pub(crate) struct BTreeInner {
     pub(crate) readers: Readers,
     manifest: Mutex<Option<ManifestStore>>,
     writer: Mutex<WriterState>,
-    checkpoints: AtomicU64,
-    checkpoint_nanos: AtomicU64,
-    write_stalls: AtomicU64,
-    stall_nanos: AtomicU64,
+    /// Checkpoints, and writes that waited for one.
+    work: Work,
 }
 
 /// An open `btree` engine.
@@ -257,10 +255,7 @@ impl Recover for BTreeEngine {
                 log_bytes: state.log_bytes,
                 failed: None,
             }),
-            checkpoints: AtomicU64::new(0),
-            checkpoint_nanos: AtomicU64::new(0),
-            write_stalls: AtomicU64::new(0),
-            stall_nanos: AtomicU64::new(0),
+            work: Work::default(),
             base: r.base.recovered(),
         });
         Ok(BTreeEngine { inner })
@@ -292,7 +287,7 @@ impl StoreEngine for BTreeEngine {
         let inner = &self.inner;
         let (records, key_bytes, value_bytes, model_bytes, disk, free) = inner.tree_figures();
         let cache_bytes = inner.storage.cache_blocks() * inner.storage.block_size();
-        StoreStats {
+        inner.work.stats(StoreStats {
             table_records: records,
             table_key_bytes: key_bytes,
             table_value_bytes: value_bytes,
@@ -301,12 +296,8 @@ impl StoreEngine for BTreeEngine {
             memory_bytes: model_bytes + cache_bytes,
             table_disk_bytes: disk,
             free_disk_bytes: free,
-            merges: inner.checkpoints.load(Ordering::Relaxed),
-            merge_seconds: inner.checkpoint_nanos.load(Ordering::Relaxed) as f64 / 1e9,
-            write_stalls: inner.write_stalls.load(Ordering::Relaxed),
-            stall_seconds: inner.stall_nanos.load(Ordering::Relaxed) as f64 / 1e9,
             ..inner.base.stats()
-        }
+        })
     }
 
     /// Checkpoints what the log holds (so the next open replays nothing) and syncs the log.
@@ -352,9 +343,7 @@ impl BTreeInner {
         if st.log_bytes >= self.base.options.memory_budget as u64 {
             let start = Instant::now();
             self.checkpoint(&mut st)?;
-            self.write_stalls.fetch_add(1, Ordering::Relaxed);
-            self.stall_nanos
-                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            self.work.stalled(start);
         }
         Ok(())
     }
@@ -428,9 +417,7 @@ impl BTreeInner {
             self.storage.remove(&old)?;
         }
         wal.remove_up_to(seq)?;
-        self.checkpoints.fetch_add(1, Ordering::Relaxed);
-        self.checkpoint_nanos
-            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.work.done(start);
         Ok(())
     }
 

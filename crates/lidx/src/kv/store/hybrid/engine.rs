@@ -30,7 +30,7 @@ use crate::kv::store::memtable::MemTable;
 use crate::kv::store::open::{OpenedDir, Recover, Recovered};
 use crate::kv::store::options::{StoreOptions, MIN_RATIO_ENTRIES};
 use crate::kv::store::readers::Readers;
-use crate::kv::store::stats::StoreStats;
+use crate::kv::store::stats::{StoreStats, Work};
 use crate::kv::wal::{Record, Seq, Wal};
 
 use super::read::{get_latest, HybridSnapshot};
@@ -104,10 +104,8 @@ pub(crate) struct Inner {
     next_generation: AtomicU64,
     merge: Mutex<MergeState>,
     merge_cond: Condvar,
-    merges: AtomicU64,
-    merge_nanos: AtomicU64,
-    write_stalls: AtomicU64,
-    stall_nanos: AtomicU64,
+    /// Merges, and writes that waited for one.
+    work: Work,
 }
 
 /// An open hybrid engine: its state and merge thread.
@@ -178,10 +176,7 @@ impl Recover for HybridEngine {
             next_generation: AtomicU64::new(r.next_generation),
             merge: Mutex::new(MergeState::default()),
             merge_cond: Condvar::new(),
-            merges: AtomicU64::new(0),
-            merge_nanos: AtomicU64::new(0),
-            write_stalls: AtomicU64::new(0),
-            stall_nanos: AtomicU64::new(0),
+            work: Work::default(),
             base: r.base.recovered(),
         });
         let worker = if read_only {
@@ -236,7 +231,7 @@ impl StoreEngine for HybridEngine {
         let table = v.table.as_ref().map(|t| &t.table);
         let model_bytes = table.map_or(0, |t| t.memory_bytes());
         let cache_bytes = inner.storage.cache_blocks() * inner.storage.block_size();
-        StoreStats {
+        inner.work.stats(StoreStats {
             dynamic_keys,
             dynamic_bytes,
             table_records: table.map_or(0, |t| t.len()),
@@ -247,12 +242,8 @@ impl StoreEngine for HybridEngine {
             memory_bytes: dynamic_bytes + model_bytes + cache_bytes,
             table_disk_bytes: table.map_or(0, |t| t.disk_bytes()),
             free_disk_bytes: 0,
-            merges: inner.merges.load(Ordering::Relaxed),
-            merge_seconds: inner.merge_nanos.load(Ordering::Relaxed) as f64 / 1e9,
-            write_stalls: inner.write_stalls.load(Ordering::Relaxed),
-            stall_seconds: inner.stall_nanos.load(Ordering::Relaxed) as f64 / 1e9,
             ..inner.base.stats()
-        }
+        })
     }
 
     /// Waits for a running merge, stops the merge thread and syncs the log.
@@ -438,9 +429,7 @@ impl Inner {
             }
             if self.current().frozen.is_some() {
                 self.merge_cond.wait(&mut st);
-                self.write_stalls.fetch_add(1, Ordering::Relaxed);
-                self.stall_nanos
-                    .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                self.work.stalled(start);
             }
         }
     }
@@ -509,11 +498,7 @@ impl Inner {
             let mut st = self.merge.lock();
             st.running = false;
             match result {
-                Ok(()) => {
-                    self.merges.fetch_add(1, Ordering::Relaxed);
-                    self.merge_nanos
-                        .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                }
+                Ok(()) => self.work.done(start),
                 Err(e) => {
                     st.error.get_or_insert(e);
                 }
