@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::kv::store::engine::{EngineRange, EngineSnapshot, Entry, KeyRange};
 use crate::kv::wal::Seq;
 
-use super::engine::BTreeInner;
+use super::state::BTreeInner;
 
 /// A `btree` engine's read view: the root of the tree when it was taken, and its sequence
 /// number (registered, so the blocks it reads stay).

@@ -17,7 +17,7 @@ use crate::kv::store::engine::{EngineRange, EngineSnapshot, Entry, KeyRange};
 use crate::kv::store::memtable::Found;
 use crate::kv::wal::Seq;
 
-use super::engine::{Inner, Stage, Version};
+use super::state::{Inner, Stage, Version};
 
 /// The value of `key` in `version` at sequence number `at`.
 pub(crate) fn get_at(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8>>> {

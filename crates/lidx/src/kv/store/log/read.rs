@@ -14,8 +14,8 @@ use crate::error::Result;
 use crate::kv::store::engine::{EngineRange, EngineSnapshot, Entry, KeyRange};
 use crate::kv::wal::Seq;
 
-use super::engine::{op_at, LogInner};
 use super::record::NO_LOC;
+use super::state::{op_at, LogInner};
 
 /// Keys a range reads from the map at first: short scans (YCSB E's 1 to 100 items) should not
 /// read and copy more keys than they use.
