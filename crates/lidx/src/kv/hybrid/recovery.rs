@@ -10,7 +10,9 @@
 //! starts it before the manifest exists), its first replayed record is at most
 //! `static_seq + 1` and its next sequence number at least `static_seq + 1`. A log that breaks
 //! that lost records, and opening fails with [`Error::Corrupt`] (or [`Error::Io`] `NotFound`
-//! when the log directory is gone) rather than silently serving old data.
+//! when the log directory is gone) rather than silently serving old data. The two checks are
+//! the store's (`require_wal` and `check_coverage` in `kv/store/open.rs`), which opens its
+//! engines the same way.
 //!
 //! Manifest `meta` of a hybrid index (little endian):
 //!
