@@ -36,7 +36,7 @@ pub struct Store {
 impl Store {
     /// Creates a store in `dir`, which must not exist or be empty, and opens it.
     pub fn create(dir: &Path, create: &CreateOptions, options: &StoreOptions) -> Result<Store> {
-        Store::create_in(dir, None, create, options)
+        Store::start(dir, None, Some(create), options)
     }
 
     /// [`Store::create`] with the block files on `storage` (a simulated device, for
@@ -49,16 +49,7 @@ impl Store {
         create: &CreateOptions,
         options: &StoreOptions,
     ) -> Result<Store> {
-        Store::create_in(dir, Some(storage), create, options)
-    }
-
-    fn create_in(
-        dir: &Path,
-        storage: Option<Arc<Storage>>,
-        create: &CreateOptions,
-        options: &StoreOptions,
-    ) -> Result<Store> {
-        Store::start(dir, storage, Some(create), options)
+        Store::start(dir, Some(storage), Some(create), options)
     }
 
     /// Opens the store in `dir`, recovering every acknowledged write. Not a store
