@@ -17,5 +17,5 @@ pub mod sorted_runs;
 pub mod static_set;
 
 pub use dynamic::{DynamicMap, StdMap};
-pub use options::{MergeTrigger, StageOptions, StaticModel, MIN_RATIO_ENTRIES};
+pub use options::{MergeTrigger, StageOptions, StaticModel};
 pub use sorted_runs::SortedRuns;

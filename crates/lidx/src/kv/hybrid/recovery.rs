@@ -10,7 +10,9 @@
 //! starts it before the manifest exists), its first replayed record is at most
 //! `static_seq + 1` and its next sequence number at least `static_seq + 1`. A log that breaks
 //! that lost records, and opening fails with [`Error::Corrupt`] (or [`Error::Io`] `NotFound`
-//! when the log directory is gone) rather than silently serving old data.
+//! when the log directory is gone) rather than silently serving old data. The two checks are
+//! the store's (`require_wal` and `check_coverage` in `kv/store/open.rs`), which opens its
+//! engines the same way.
 //!
 //! Manifest `meta` of a hybrid index (little endian):
 //!
@@ -23,12 +25,9 @@
 //! | 20     | 4    | key type name length `n` (1 to 64)                           |
 //! | 24     | n    | key type name (`Key::NAME`, UTF-8)                           |
 
-use std::path::Path;
-
 use crate::codec::{Decoder, Encoder};
 use crate::error::{Error, Result};
 use crate::key::Key;
-use crate::kv::wal::{ReplayReport, Seq};
 
 /// Version of the meta layout.
 pub const META_VERSION: u32 = 1;
@@ -108,67 +107,6 @@ pub fn decode_meta(file: &str, bytes: &[u8]) -> Result<Meta> {
         payload_size,
         next_generation,
     })
-}
-
-/// [`Error::Corrupt`] unless the log directory `dir` holds at least one segment: a store's
-/// log exists from its creation on, so a missing one was removed outside lidx, and with it
-/// every record after the static files (damage to restore, not a path or permission to fix).
-pub fn require_wal(dir: &Path) -> Result<()> {
-    if wal_exists(dir)? {
-        return Ok(());
-    }
-    Err(Error::Corrupt {
-        file: dir.display().to_string(),
-        block: None,
-        what: "the log has no segment: it was removed outside lidx, and with it every record \
-               after the tables"
-            .to_string(),
-    })
-}
-
-/// True when the log directory `dir` holds at least one segment.
-pub fn wal_exists(dir: &Path) -> Result<bool> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(dir.display().to_string(), "open write-ahead log", &e))?;
-    for entry in entries {
-        let entry =
-            entry.map_err(|e| Error::io(dir.display().to_string(), "list write-ahead log", &e))?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with("wal-") && name.ends_with(".log") {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// `Corrupt` unless the replayed log covers every record after `static_seq` (module docs).
-pub fn check_coverage(dir: &Path, report: &ReplayReport, static_seq: Seq) -> Result<()> {
-    let file = dir.display().to_string();
-    if report.next_seq <= static_seq {
-        return Err(Error::Corrupt {
-            file,
-            block: None,
-            what: format!(
-                "the write-ahead log ends before record {}, but the manifest says the static \
-                 files hold up to record {static_seq}: log segments are missing",
-                report.next_seq
-            ),
-        });
-    }
-    if report.records > 0 && report.first_seq > static_seq + 1 {
-        return Err(Error::Corrupt {
-            file,
-            block: None,
-            what: format!(
-                "the write-ahead log starts at record {}, but records from {} on are not in \
-                 the static files: log segments are missing",
-                report.first_seq,
-                static_seq + 1
-            ),
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ use super::dir::{
     check_file, check_meta, decode_meta, lock, read_identity, FileIdentity, LOCK_FILE, STORE_FILE,
     WAL_DIR,
 };
-use super::log_record;
+use super::log::record as log_record;
 use super::options::Engine;
 
 /// One damaged thing a check found.

@@ -41,7 +41,7 @@
 //! Identity `i` is that of the manifest's static file `i` (a table, or a checkpoint image).
 //! A `btree` store's page file changes between checkpoints, so it is bound by its header
 //! instead: its owner's store id, and a generation that is at least the checkpoint's (a
-//! checkpoint stamps the page file before it commits: see [`super::btree`]).
+//! checkpoint stamps the page file before it commits: see `btree/engine.rs`).
 //!
 //! The `LOCK` file: a writer takes an exclusive `flock`, a reader a shared one. A read-only
 //! open opens `LOCK` for reading only (a shared `flock` needs no write access), so a store on
@@ -56,13 +56,8 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::mem::string_index::StringIndexParams;
 
-use std::sync::Arc;
-
 use crate::disk::owner::FileOwner;
-use crate::io::{AlignedBuf, DeviceKind, FaultPlan, IoClass, Storage};
-use crate::kv::hybrid::recovery::{check_coverage, require_wal};
-use crate::kv::manifest::{Manifest, ManifestStore};
-use crate::kv::wal::{replay_covered, Dropped, Record, Seq, Wal, WalOptions};
+use crate::io::{AlignedBuf, DeviceKind, IoClass, Storage};
 
 use super::options::{
     CreateOptions, Engine, KeyFormat, LogSpec, StoreOptions, MAX_MEMORY_BUDGET, MIN_MEMORY_BUDGET,
@@ -567,156 +562,6 @@ pub(crate) fn remove_leftovers(
         }
     }
     Ok(())
-}
-
-/// Lays out a new store in `dir` (missing or empty) for either engine: `STORE`, the log, then
-/// a manifest that names no file yet (the log exists before the manifest, so a store with a
-/// manifest always has a log). Returns the lock, which the engine's open keeps: dropped and
-/// taken again, it could be refused (`Locked`) while another thread of the process forks a
-/// child, which holds the lock until it execs.
-pub(crate) fn create_store(
-    dir: &Path,
-    identity: &CreateOptions,
-    options: &StoreOptions,
-) -> Result<File> {
-    check_create(identity)?;
-    if options.read_only {
-        return Err(Error::ReadOnly {
-            op: "create a store",
-        });
-    }
-    let store = write_identity(dir, identity)?;
-    let held = lock(dir, true)?;
-    drop(Wal::open_with_faults(
-        &dir.join(WAL_DIR),
-        WalOptions::default(),
-        None,
-        0,
-        store,
-        |_, _| Ok(()),
-    )?);
-    ManifestStore::create(
-        dir,
-        &Manifest {
-            meta: encode_meta(&StoreMeta {
-                next_generation: 1,
-                store,
-                files: Vec::new(),
-            }),
-            ..Manifest::default()
-        },
-    )?;
-    Ok(held)
-}
-
-/// What opening a store's directory finds, before the engine reads its own files.
-pub(crate) struct OpenedDir {
-    pub(crate) identity: CreateOptions,
-    /// The store's id.
-    pub(crate) store: u128,
-    /// Held while the store is open.
-    pub(crate) lock: File,
-    pub(crate) storage: Arc<Storage>,
-    pub(crate) manifest_store: ManifestStore,
-    pub(crate) manifest: Manifest,
-    pub(crate) next_generation: u64,
-    /// The one block file the manifest names (a table or an image), if any, and what the
-    /// manifest records of it.
-    pub(crate) file: Option<(String, FileIdentity)>,
-}
-
-/// Opens `dir` for either engine: checks the options, reads the identity, takes the lock
-/// (shared when read-only; `held` when [`create_store`] just took it), sets up the storage (`storage` when given, see
-/// [`check_storage`]) and reads the manifest, which names at most one `what` file and must be
-/// the store's own ([`check_meta`]).
-pub(crate) fn open_dir(
-    dir: &Path,
-    options: &StoreOptions,
-    storage: Option<Arc<Storage>>,
-    what: &str,
-    held: Option<File>,
-) -> Result<OpenedDir> {
-    check_options(options)?;
-    let (identity, store) = read_identity(dir)?;
-    let lock = match held {
-        Some(file) => file,
-        None => lock(dir, !options.read_only)?,
-    };
-    let storage = match storage {
-        Some(s) => {
-            check_storage(&s, &identity)?;
-            s
-        }
-        None => Arc::new(storage_for(dir, &identity, options)?),
-    };
-    let (mut manifest_store, manifest) = ManifestStore::open(dir)?;
-    manifest_store.set_faults(storage.faults().cloned());
-    let name = crate::kv::manifest::manifest_path(dir, manifest_store.number())
-        .display()
-        .to_string();
-    let meta = decode_meta(&name, &manifest.meta)?;
-    check_meta(&name, &meta, store, manifest.static_files.len())?;
-    let file = match manifest.static_files.as_slice() {
-        [] => None,
-        [one] => Some((one.clone(), meta.files[0])),
-        more => {
-            return Err(Error::Corrupt {
-                file: name,
-                block: None,
-                what: format!("the manifest names {} {what}, a store has one", more.len()),
-            })
-        }
-    };
-    Ok(OpenedDir {
-        identity,
-        store,
-        lock,
-        storage,
-        manifest_store,
-        manifest,
-        next_generation: meta.next_generation,
-        file,
-    })
-}
-
-/// Opens the log of the store `dir` whose id is `store` (replays it without a writer when
-/// read-only; a segment of another store's log is [`Error::ForeignFile`]; its appends
-/// and fsyncs under `faults`, the plan of the storage a test opened the store on), calling
-/// `apply` with every record after `static_seq` (what the store's files already hold), and
-/// checks that the log covers everything after it. Returns the log's writer (none when
-/// read-only), the sequence number of the last record, and what the recovery mode dropped of
-/// a damaged log (a read-only open changes no file: it reports what it skipped).
-pub(crate) fn recover_log(
-    dir: &Path,
-    options: &StoreOptions,
-    faults: Option<Arc<FaultPlan>>,
-    store: u128,
-    static_seq: Seq,
-    mut apply: impl FnMut(Seq, Record<'_>) -> Result<()>,
-) -> Result<(Option<Wal>, Seq, Option<Dropped>)> {
-    let wal_dir = dir.join(WAL_DIR);
-    require_wal(&wal_dir)?;
-    let after = |seq: Seq, record: Record<'_>| {
-        if seq <= static_seq {
-            Ok(())
-        } else {
-            apply(seq, record)
-        }
-    };
-    let (wal, report) = if options.read_only {
-        let report = replay_covered(&wal_dir, options.recovery, static_seq, store, true, after)?;
-        (None, report)
-    } else {
-        let wal_options = WalOptions {
-            fsync: options.fsync,
-            recovery: options.recovery,
-        };
-        let (wal, report) =
-            Wal::open_with_faults(&wal_dir, wal_options, faults, static_seq, store, after)?;
-        (Some(wal), report)
-    };
-    check_coverage(&wal_dir, &report, static_seq)?;
-    Ok((wal, report.next_seq - 1, report.dropped))
 }
 
 /// Bytes of the log's segments in the store `dir`.

@@ -33,7 +33,7 @@ pub enum Engine {
     /// Paper 001 §III's setting (Viper): every record appended to a log on disk, an updatable
     /// in-memory map chosen by name ([`MapSpec`]) from each key to its record's place. Keys
     /// are exactly 8 bytes (a `u64` big-endian) for `log:<map>`, any length for
-    /// `log:trie:<map>` ([`LogSpec`]); see `log.rs` in this module.
+    /// `log:trie:<map>` ([`LogSpec`]); see `log/engine.rs` in this module.
     Log(LogSpec),
 }
 
@@ -190,6 +190,11 @@ impl Default for CreateOptions {
         }
     }
 }
+
+/// Entries the `hybrid` engine's dynamic stage may always hold under
+/// [`StoreOptions::merge_ratio`], however small the table: without a floor an empty table
+/// would merge on every write.
+pub const MIN_RATIO_ENTRIES: usize = 1024;
 
 /// What each open of a store chooses.
 #[derive(Clone, Copy, Debug, PartialEq)]

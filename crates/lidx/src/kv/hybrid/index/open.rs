@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::key::{check_strictly_sorted, Key};
 use crate::kv::hybrid::options::HybridOptions;
-use crate::kv::hybrid::recovery::{check_coverage, decode_meta, require_wal, Meta};
+use crate::kv::hybrid::recovery::{decode_meta, Meta};
+use crate::kv::store::{check_coverage, require_wal};
 use crate::kv::wal::{replay_covered, Record, Seq, Wal};
 use crate::kv::{Manifest, ManifestStore};
 

@@ -1,5 +1,5 @@
 //! The `btree` engine: a [`ByteBTree`] made durable through the store's write-ahead log, with
-//! checkpoints; its reads, snapshots and ranges.
+//! checkpoints. Its snapshots and ranges are in `read`.
 //!
 //! A write is appended to the log, then applied to the tree (each leaf it touches read once
 //! and written once, to a new block), in one order: writers take turns for both, so the log's
@@ -21,29 +21,26 @@
 //! dropped.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::ops::{Bound, RangeBounds};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::disk::byte_btree::{get_in, BTreeCursor, ByteBTree, Image, Node, Op, PageIo};
+use crate::disk::byte_btree::{ByteBTree, Image, Op};
 use crate::disk::owner::FileOwner;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::kv::manifest::{Manifest, ManifestStore};
-use crate::kv::wal::{Dropped, Record, Seq, Wal};
-
-use super::batch::{check_sizes, decode_ops, BatchOp};
-use super::dir::{
-    check_file, create_store, encode_meta, identify, open_dir, recover_log, remove_leftovers,
-    OpenedDir, StoreMeta, WAL_DIR,
-};
-use super::options::{CreateOptions, StoreOptions};
-use super::view::{Entry, Readers};
+use crate::kv::store::batch::{check_sizes, decode_ops, BatchOp};
+use crate::kv::store::dir::{check_file, encode_meta, identify, StoreMeta, WAL_DIR};
+use crate::kv::store::engine::Base;
+use crate::kv::store::open::{OpenedDir, Recover, Recovered};
+use crate::kv::store::options::StoreOptions;
+use crate::kv::store::readers::Readers;
+use crate::kv::store::stats::Work;
+use crate::kv::wal::{Record, Seq, Wal};
 
 /// The page file of a `btree` store.
 pub(crate) const PAGES_FILE: &str = "pages.lbp";
@@ -95,46 +92,47 @@ pub(crate) fn check_pages(storage: &Storage, store: u128, checkpoint: u64) -> Re
 }
 
 /// The writer's bookkeeping, behind the lock that makes writers take turns.
-struct WriterState {
+pub(super) struct WriterState {
     next_generation: u64,
     /// The generation of the checkpoint the manifest names (0: none): its stamp stays in the
     /// page file until the next checkpoint commits.
     committed: u64,
     image: Option<String>,
     /// Log bytes appended since the last checkpoint.
-    log_bytes: u64,
+    pub(super) log_bytes: u64,
     /// The error that stopped writes (a write half-applied to the tree).
-    failed: Option<Error>,
+    pub(super) failed: Option<Error>,
 }
 
 pub(crate) struct BTreeInner {
-    pub(crate) dir: PathBuf,
-    pub(crate) identity: CreateOptions,
-    /// The store's id, written into the page file, every image and every log segment.
-    store: u128,
-    options: StoreOptions,
-    pub(crate) storage: Arc<Storage>,
-    wal: Option<Wal>,
-    /// What opening cut of a damaged log.
-    pub(crate) dropped: Option<Dropped>,
-    tree: RwLock<ByteBTree>,
+    /// Directory, identity, options, log; the store's id is written into the page file and
+    /// every image.
+    pub(super) base: Base,
+    pub(super) storage: Arc<Storage>,
+    pub(crate) tree: RwLock<ByteBTree>,
     /// The last write applied to the tree; changed under the tree's write lock.
-    applied: AtomicU64,
-    readers: Readers,
+    pub(crate) applied: AtomicU64,
+    pub(crate) readers: Readers,
     manifest: Mutex<Option<ManifestStore>>,
-    writer: Mutex<WriterState>,
-    pub(crate) checkpoints: AtomicU64,
-    pub(crate) checkpoint_nanos: AtomicU64,
-    pub(crate) write_stalls: AtomicU64,
-    pub(crate) stall_nanos: AtomicU64,
-    pub(crate) recovered_records: u64,
-    pub(crate) recovery_seconds: f64,
+    pub(super) writer: Mutex<WriterState>,
+    /// Checkpoints, and writes that waited for one.
+    pub(super) work: Work,
 }
 
-/// An open `btree` engine and its lock.
+/// An open `btree` engine.
 pub(crate) struct BTreeEngine {
-    pub(crate) inner: Arc<BTreeInner>,
-    _lock: File,
+    pub(super) inner: Arc<BTreeInner>,
+}
+
+/// What the `btree` engine's log is replayed into: the tree of the last checkpoint.
+pub(crate) struct Replay {
+    tree: ByteBTree,
+    /// The checkpoint's generation (0: none) and its image's name.
+    checkpoint: u64,
+    image: Option<String>,
+    /// Log bytes replayed: the log since the checkpoint.
+    log_bytes: u64,
+    log_name: String,
 }
 
 /// The operations of a logged record, sorted by key, the last one on a key winning.
@@ -166,48 +164,17 @@ fn record_ops<'a>(log: &str, seq: Seq, record: &Record<'a>) -> Result<Vec<Op<'a>
     }
 }
 
-impl BTreeEngine {
-    /// Creates a `btree` store in `dir` (missing or empty).
-    pub(crate) fn create(
-        dir: &Path,
-        identity: &CreateOptions,
-        options: &StoreOptions,
-        storage: Option<Arc<Storage>>,
-    ) -> Result<BTreeEngine> {
-        let held = create_store(dir, identity, options)?;
-        BTreeEngine::open_dir_as(dir, options, storage, Some(held))
-    }
+impl Recover for BTreeEngine {
+    const FILES: &'static str = "images";
+    const LEFTOVERS: Option<fn(&str) -> bool> = Some(is_image_name);
+    type Replay = Replay;
 
-    /// Opens the `btree` store in `dir`: the last checkpoint, then the log after it. The
-    /// page file is created by the first open of a store that has never checkpointed (until
-    /// then the log holds everything).
-    pub(crate) fn open(
-        dir: &Path,
-        options: &StoreOptions,
-        storage: Option<Arc<Storage>>,
-    ) -> Result<BTreeEngine> {
-        BTreeEngine::open_dir_as(dir, options, storage, None)
-    }
-
-    /// [`BTreeEngine::open`] with the lock `held` when the store was just created.
-    fn open_dir_as(
-        dir: &Path,
-        options: &StoreOptions,
-        storage: Option<Arc<Storage>>,
-        held: Option<File>,
-    ) -> Result<BTreeEngine> {
-        let opened_at = Instant::now();
-        let OpenedDir {
-            identity,
-            store: store_id,
-            lock: lock_file,
-            storage,
-            manifest_store: store,
-            manifest,
-            next_generation,
-            file,
-        } = open_dir(dir, options, storage, "images", held)?;
-        if file.is_none() && !storage.exists(PAGES_FILE) {
+    /// The last checkpoint: its image and the page file. The page file is created by the
+    /// first open of a store that has never checkpointed (until then the log holds
+    /// everything).
+    fn load(dir: &Path, options: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {
+        let (storage, store_id) = (&opened.storage, opened.store);
+        if opened.file.is_none() && !storage.exists(PAGES_FILE) {
             if options.read_only {
                 return Err(Error::ReadOnly {
                     op: "open a btree store that was never opened for writing",
@@ -217,21 +184,27 @@ impl BTreeEngine {
                 store: store_id,
                 generation: 0,
             };
-            drop(ByteBTree::create_owned(&storage, PAGES_FILE, owner)?);
+            drop(ByteBTree::create_owned(storage, PAGES_FILE, owner)?);
         }
-        let image = match &file {
+        let image = match &opened.file {
             Some((name, recorded)) => {
-                let image = Image::read(&storage, name)?;
-                check_file(&storage, name, recorded, image.owner, store_id)?;
+                let image = Image::read(storage, name)?;
+                check_file(storage, name, recorded, image.owner, store_id)?;
                 Some(image)
             }
             None => None,
         };
-        let checkpoint = file.as_ref().map_or(0, |(_, recorded)| recorded.generation);
+        let checkpoint = opened
+            .file
+            .as_ref()
+            .map_or(0, |(_, recorded)| recorded.generation);
         // A checkpoint that stamped the page file but did not commit used up its generation:
         // the next one takes a later one, so that no two stamps of the page file share a
         // generation (a copy of the page file taken in between would pass for the new one).
-        let next_generation = next_generation.max(check_pages(&storage, store_id, checkpoint)? + 1);
+        let next_generation = opened
+            .next_generation
+            .max(check_pages(storage, store_id, checkpoint)? + 1);
+        opened.next_generation = next_generation;
         let committed = FileOwner {
             store: store_id,
             generation: checkpoint,
@@ -243,92 +216,57 @@ impl BTreeEngine {
                 store: store_id,
                 generation: next_generation - 1,
             };
-            ByteBTree::settle_pages(&storage, PAGES_FILE, committed, burned)?;
+            ByteBTree::settle_pages(storage, PAGES_FILE, committed, burned)?;
         }
-        let static_seq = manifest.static_seq;
-        let mut tree = ByteBTree::open(&storage, PAGES_FILE, image, static_seq, options.read_only)?;
-        let image_file = file.map(|(name, _)| name);
-        if !options.read_only {
-            remove_leftovers(dir, &manifest.static_files, is_image_name)?;
-        }
-        let log_name = dir.join(WAL_DIR).display().to_string();
-        let mut recovered = 0u64;
-        let mut log_bytes = 0u64;
-        let (wal, last, dropped) = recover_log(
-            dir,
-            options,
-            storage.faults().cloned(),
-            store_id,
-            static_seq,
-            |seq, record| {
-                recovered += 1;
-                log_bytes += record.encoded_len() as u64;
-                tree.apply(&record_ops(&log_name, seq, &record)?, seq)?;
-                tree.reclaim(seq);
-                Ok(())
-            },
-        )?;
-        let inner = Arc::new(BTreeInner {
-            dir: dir.to_path_buf(),
-            identity,
-            store: store_id,
-            options: *options,
-            storage,
-            wal,
-            dropped,
-            tree: RwLock::new(tree),
-            applied: AtomicU64::new(last),
-            readers: Readers::default(),
-            manifest: Mutex::new((!options.read_only).then_some(store)),
-            writer: Mutex::new(WriterState {
-                next_generation,
-                committed: checkpoint,
-                image: image_file,
-                log_bytes,
-                failed: None,
-            }),
-            checkpoints: AtomicU64::new(0),
-            checkpoint_nanos: AtomicU64::new(0),
-            write_stalls: AtomicU64::new(0),
-            stall_nanos: AtomicU64::new(0),
-            recovered_records: recovered,
-            recovery_seconds: opened_at.elapsed().as_secs_f64(),
-        });
-        Ok(BTreeEngine {
-            inner,
-            _lock: lock_file,
-        })
+        let static_seq = opened.manifest.static_seq;
+        let tree = ByteBTree::open(storage, PAGES_FILE, image, static_seq, options.read_only)?;
+        let replay = Replay {
+            tree,
+            checkpoint,
+            image: opened.file.as_ref().map(|(name, _)| name.clone()),
+            log_bytes: 0,
+            log_name: dir.join(WAL_DIR).display().to_string(),
+        };
+        Ok((replay, static_seq))
     }
 
-    /// Checkpoints what the log holds (so the next open replays nothing) and syncs the log.
-    pub(crate) fn close(self) -> Result<()> {
-        if let Some(wal) = &self.inner.wal {
-            let mut st = self.inner.writer.lock();
-            if st.log_bytes > 0 && st.failed.is_none() {
-                self.inner.checkpoint(&mut st)?;
-            }
-            wal.sync()?;
-        }
+    fn replay(state: &mut Replay, seq: Seq, record: Record<'_>) -> Result<()> {
+        state.log_bytes += record.encoded_len() as u64;
+        state
+            .tree
+            .apply(&record_ops(&state.log_name, seq, &record)?, seq)?;
+        state.tree.reclaim(seq);
         Ok(())
+    }
+
+    fn finish(state: Replay, r: Recovered) -> Result<BTreeEngine> {
+        let inner = Arc::new(BTreeInner {
+            storage: r.storage,
+            tree: RwLock::new(state.tree),
+            applied: AtomicU64::new(r.last),
+            readers: Readers::default(),
+            manifest: Mutex::new(r.manifest),
+            writer: Mutex::new(WriterState {
+                next_generation: r.next_generation,
+                committed: state.checkpoint,
+                image: state.image,
+                log_bytes: state.log_bytes,
+                failed: None,
+            }),
+            work: Work::default(),
+            base: r.base.recovered(),
+        });
+        Ok(BTreeEngine { inner })
     }
 }
 
 impl BTreeInner {
     fn wal(&self) -> Result<&Wal> {
-        self.wal.as_ref().ok_or(Error::ReadOnly { op: "write" })
-    }
-
-    pub(crate) fn wal_handle(&self) -> Option<&Wal> {
-        self.wal.as_ref()
-    }
-
-    /// The value of `key` now.
-    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.tree.read().get(key)
+        self.base.wal()
     }
 
     /// Logs `record` and applies it to the tree.
-    pub(crate) fn write(&self, record: Record<'_>) -> Result<()> {
+    pub(super) fn write(&self, record: Record<'_>) -> Result<()> {
         let wal = self.wal()?;
         let mut st = self.writer.lock();
         if let Some(e) = &st.failed {
@@ -349,18 +287,16 @@ impl BTreeInner {
             tree.reclaim(readers);
         }
         st.log_bytes += record.encoded_len() as u64;
-        if st.log_bytes >= self.options.memory_budget as u64 {
+        if st.log_bytes >= self.base.options.memory_budget as u64 {
             let start = Instant::now();
             self.checkpoint(&mut st)?;
-            self.write_stalls.fetch_add(1, Ordering::Relaxed);
-            self.stall_nanos
-                .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            self.work.stalled(start);
         }
         Ok(())
     }
 
     /// Checkpoints the tree now (see the module docs); `compact`.
-    pub(crate) fn compact(&self) -> Result<()> {
+    pub(super) fn compact(&self) -> Result<()> {
         self.wal()?;
         let mut st = self.writer.lock();
         if let Some(e) = &st.failed {
@@ -369,7 +305,7 @@ impl BTreeInner {
         self.checkpoint(&mut st)
     }
 
-    fn checkpoint(&self, st: &mut WriterState) -> Result<()> {
+    pub(super) fn checkpoint(&self, st: &mut WriterState) -> Result<()> {
         let start = Instant::now();
         let wal = self.wal()?;
         // The generation is taken before anything is written: a checkpoint that fails after
@@ -378,7 +314,7 @@ impl BTreeInner {
         let generation = st.next_generation;
         st.next_generation = generation + 1;
         let owner = FileOwner {
-            store: self.store,
+            store: self.base.store,
             generation,
         };
         let (mut image, seq) = {
@@ -387,7 +323,7 @@ impl BTreeInner {
             // Stamped before the commit: a page file whose generation is below the live
             // checkpoint's is an older copy (see `check_pages`).
             let committed = FileOwner {
-                store: self.store,
+                store: self.base.store,
                 generation: st.committed,
             };
             tree.stamp_pages(owner, committed)?;
@@ -409,7 +345,7 @@ impl BTreeInner {
                 static_seq: seq,
                 meta: encode_meta(&StoreMeta {
                     next_generation: generation + 1,
-                    store: self.store,
+                    store: self.base.store,
                     files: vec![identity],
                 }),
             })?;
@@ -428,28 +364,13 @@ impl BTreeInner {
             self.storage.remove(&old)?;
         }
         wal.remove_up_to(seq)?;
-        self.checkpoints.fetch_add(1, Ordering::Relaxed);
-        self.checkpoint_nanos
-            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.work.done(start);
         Ok(())
-    }
-
-    /// A view of the tree as it is now, registered as a snapshot until dropped.
-    pub(crate) fn snapshot(self: &Arc<Self>) -> BTreeSnapshot {
-        let tree = self.tree.read();
-        let seq = self.applied.load(Ordering::Acquire);
-        self.readers.retain(seq);
-        BTreeSnapshot {
-            inner: Arc::clone(self),
-            io: tree.io().clone(),
-            root: tree.root(),
-            seq,
-        }
     }
 
     /// Records, key bytes, value bytes, inner-node memory, page file and image bytes, free
     /// bytes of the page file.
-    pub(crate) fn tree_figures(&self) -> (u64, u64, u64, usize, u64, u64) {
+    pub(super) fn tree_figures(&self) -> (u64, u64, u64, usize, u64, u64) {
         let tree = self.tree.read();
         let image = self
             .writer
@@ -465,78 +386,5 @@ impl BTreeInner {
             tree.disk_bytes() + image,
             tree.free_blocks() * self.storage.block_size() as u64,
         )
-    }
-}
-
-/// A `btree` engine's read view: the root of the tree when it was taken, and its sequence
-/// number (registered, so the blocks it reads stay).
-pub(crate) struct BTreeSnapshot {
-    inner: Arc<BTreeInner>,
-    io: PageIo,
-    root: Arc<Node>,
-    pub(crate) seq: Seq,
-}
-
-impl BTreeSnapshot {
-    /// The value of `key` in the view.
-    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        get_in(&self.io, &self.root, key)
-    }
-
-    /// The entries within `bounds`, ascending when `forward`.
-    pub(crate) fn range<'k>(
-        &self,
-        bounds: impl RangeBounds<&'k [u8]>,
-        forward: bool,
-    ) -> BTreeRange {
-        let owned = |b: Bound<&&[u8]>| match b {
-            Bound::Included(k) => Bound::Included(k.to_vec()),
-            Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
-            Bound::Unbounded => Bound::Unbounded,
-        };
-        let (start, end) = (owned(bounds.start_bound()), owned(bounds.end_bound()));
-        let empty = match (&start, &end) {
-            (Bound::Included(s), Bound::Included(e)) => s > e,
-            (Bound::Included(s) | Bound::Excluded(s), Bound::Excluded(e))
-            | (Bound::Excluded(s), Bound::Included(e)) => s >= e,
-            _ => false,
-        };
-        self.inner.readers.retain(self.seq);
-        BTreeRange {
-            inner: Arc::clone(&self.inner),
-            seq: self.seq,
-            cursor: (!empty).then(|| {
-                BTreeCursor::new(self.io.clone(), Arc::clone(&self.root), start, end, forward)
-            }),
-        }
-    }
-}
-
-impl Drop for BTreeSnapshot {
-    fn drop(&mut self) {
-        self.inner.readers.release(self.seq);
-    }
-}
-
-/// A range of a `btree` engine's entries, from one snapshot.
-pub(crate) struct BTreeRange {
-    inner: Arc<BTreeInner>,
-    seq: Seq,
-    cursor: Option<BTreeCursor>,
-}
-
-impl BTreeRange {
-    /// The next entry, `None` after the last.
-    pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
-        match &mut self.cursor {
-            Some(c) => c.next_record(),
-            None => Ok(None),
-        }
-    }
-}
-
-impl Drop for BTreeRange {
-    fn drop(&mut self) {
-        self.inner.readers.release(self.seq);
     }
 }

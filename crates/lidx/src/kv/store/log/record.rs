@@ -22,7 +22,7 @@
 use crate::codec::{get_varint, put_varint};
 use crate::error::{Error, Result};
 
-use super::options::{LogKeys, MAX_KEY_BYTES, MIN_KEY_BYTES};
+use crate::kv::store::options::{LogKeys, MAX_KEY_BYTES, MIN_KEY_BYTES};
 
 /// Bytes of every key of a `log` store.
 pub(crate) const KEY_BYTES: usize = 8;

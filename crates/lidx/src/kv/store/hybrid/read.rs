@@ -8,16 +8,16 @@
 //! versions it needs (see `memtable`), so it reads the same answers while writes and merges
 //! go on. A range iterator is a merge of one cursor per stage, forward or backward.
 
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::disk::byte_table::TableCursor;
 use crate::error::Result;
+use crate::kv::store::engine::{EngineRange, EngineSnapshot, Entry, KeyRange};
+use crate::kv::store::memtable::Found;
 use crate::kv::wal::Seq;
 
-use super::hybrid::{Inner, Stage, Version};
-use super::memtable::Found;
-use super::view::Entry;
+use super::state::{Inner, Stage, Version};
 
 /// The value of `key` in `version` at sequence number `at`.
 pub(crate) fn get_at(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8>>> {
@@ -72,28 +72,6 @@ pub(crate) fn get_latest(inner: &Inner, key: &[u8]) -> Result<Option<Vec<u8>>> {
     below_dynamic(&version, key, Seq::MAX)
 }
 
-fn owned(b: Bound<&&[u8]>) -> Bound<Vec<u8>> {
-    match b {
-        Bound::Included(k) => Bound::Included(k.to_vec()),
-        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-fn inside(k: &[u8], start: &Bound<Vec<u8>>, end: &Bound<Vec<u8>>) -> bool {
-    let above = match start {
-        Bound::Included(s) => k >= s.as_slice(),
-        Bound::Excluded(s) => k > s.as_slice(),
-        Bound::Unbounded => true,
-    };
-    let below = match end {
-        Bound::Included(e) => k <= e.as_slice(),
-        Bound::Excluded(e) => k < e.as_slice(),
-        Bound::Unbounded => true,
-    };
-    above && below
-}
-
 enum Cursor {
     Mem { stage: Stage, after: Bound<Vec<u8>> },
     Table(TableCursor),
@@ -111,24 +89,25 @@ pub(crate) struct HybridRange {
     inner: Arc<Inner>,
     seq: Seq,
     forward: bool,
-    start: Bound<Vec<u8>>,
-    end: Bound<Vec<u8>>,
+    bounds: KeyRange,
     sources: Vec<Source>,
     done: bool,
 }
 
 impl HybridRange {
-    pub(crate) fn new<'k>(
+    fn new(
         inner: &Arc<Inner>,
         version: &Version,
         seq: Seq,
-        bounds: impl RangeBounds<&'k [u8]>,
+        bounds: KeyRange,
         forward: bool,
     ) -> HybridRange {
         inner.readers.retain(seq);
-        let start = owned(bounds.start_bound());
-        let end = owned(bounds.end_bound());
-        let near = if forward { start.clone() } else { end.clone() };
+        let near = if forward {
+            bounds.start.clone()
+        } else {
+            bounds.end.clone()
+        };
         let mut sources: Vec<Source> = std::iter::once(&version.mem)
             .chain(&version.frozen)
             .map(|stage| Source {
@@ -142,26 +121,22 @@ impl HybridRange {
             .collect();
         if let Some(t) = &version.table {
             sources.push(Source {
-                cursor: Cursor::Table(t.table.cursor(start.clone(), end.clone(), forward)),
+                cursor: Cursor::Table(t.table.cursor(
+                    bounds.start.clone(),
+                    bounds.end.clone(),
+                    forward,
+                )),
                 head: None,
                 loaded: false,
             });
         }
-        // An empty range (start above end) yields nothing rather than panicking in a map.
-        let empty = match (&start, &end) {
-            (Bound::Included(s), Bound::Included(e)) => s > e,
-            (Bound::Included(s) | Bound::Excluded(s), Bound::Excluded(e))
-            | (Bound::Excluded(s), Bound::Included(e)) => s >= e,
-            _ => false,
-        };
         HybridRange {
             inner: Arc::clone(inner),
             seq,
             forward,
-            start,
-            end,
+            done: bounds.is_empty(),
+            bounds,
             sources,
-            done: empty,
         }
     }
 
@@ -175,7 +150,7 @@ impl HybridRange {
             Cursor::Mem { stage, after } => {
                 let next = stage.read().next_entry(after, forward, seq);
                 match next {
-                    Some((k, v)) if inside(&k, &self.start, &self.end) => {
+                    Some((k, v)) if self.bounds.contains(&k) => {
                         *after = Bound::Excluded(k.clone());
                         Some((k, v))
                     }
@@ -187,9 +162,10 @@ impl HybridRange {
         s.loaded = true;
         Ok(())
     }
+}
 
-    /// The next entry, `None` after the last.
-    pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
+impl EngineRange for HybridRange {
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
         while !self.done {
             for i in 0..self.sources.len() {
                 if let Err(e) = self.load(i) {
@@ -248,19 +224,23 @@ pub(crate) struct HybridSnapshot {
     pub(crate) seq: Seq,
 }
 
-impl HybridSnapshot {
-    /// The value of `key` when the snapshot was taken.
-    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+impl EngineSnapshot for HybridSnapshot {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         get_at(&self.version, key, self.seq)
     }
 
-    /// The entries within `bounds`, ascending when `forward`.
-    pub(crate) fn range<'k>(
-        &self,
-        bounds: impl RangeBounds<&'k [u8]>,
-        forward: bool,
-    ) -> HybridRange {
-        HybridRange::new(&self.inner, &self.version, self.seq, bounds, forward)
+    fn range(&self, bounds: KeyRange, forward: bool) -> Box<dyn EngineRange> {
+        Box::new(HybridRange::new(
+            &self.inner,
+            &self.version,
+            self.seq,
+            bounds,
+            forward,
+        ))
+    }
+
+    fn seq(&self) -> Seq {
+        self.seq
     }
 }
 

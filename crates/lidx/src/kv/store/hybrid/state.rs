@@ -1,5 +1,5 @@
 //! The hybrid engine's state and its life: create, open and recovery, writes, the freeze
-//! and the merge thread. Its reads are in `hybrid_read`.
+//! and the merge thread. Its reads are in `read`.
 //!
 //! The order of a merge and what a crash at each step leaves is the one of
 //! [`crate::kv::hybrid`] (freeze and rotate the log, write the new table, commit the manifest,
@@ -9,8 +9,7 @@
 //! whole or not at all.
 
 use std::collections::BTreeSet;
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -19,22 +18,20 @@ use std::time::Instant;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::disk::byte_table::{ByteTable, ByteTableParams, ByteTableWriter};
-use crate::disk::hybrid::MIN_RATIO_ENTRIES;
 use crate::disk::owner::FileOwner;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::key::cmp_bytes;
 use crate::kv::manifest::{Manifest, ManifestStore};
-use crate::kv::wal::{Dropped, Record, Seq, Wal};
-
-use super::batch::{decode_ops, BatchOp};
-use super::dir::{
-    check_file, create_store, encode_meta, identify, open_dir, recover_log, remove_leftovers,
-    OpenedDir, StoreMeta, WAL_DIR,
-};
-use super::memtable::MemTable;
-use super::options::{CreateOptions, StoreOptions};
-use super::view::Readers;
+use crate::kv::store::batch::{check_sizes, decode_ops, BatchOp};
+use crate::kv::store::dir::{check_file, encode_meta, identify, StoreMeta, WAL_DIR};
+use crate::kv::store::engine::Base;
+use crate::kv::store::memtable::MemTable;
+use crate::kv::store::open::{OpenedDir, Recover, Recovered};
+use crate::kv::store::options::{StoreOptions, MIN_RATIO_ENTRIES};
+use crate::kv::store::readers::Readers;
+use crate::kv::store::stats::Work;
+use crate::kv::wal::{Record, Seq, Wal};
 
 /// The name of table generation `g`.
 pub(crate) fn table_name(g: u64) -> String {
@@ -74,11 +71,12 @@ pub(crate) struct Version {
 }
 
 #[derive(Default)]
-struct MergeState {
+pub(super) struct MergeState {
     pending: bool,
     running: bool,
     shutdown: bool,
-    error: Option<Error>,
+    /// The error a merge met, kept: every later write and `close` returns it.
+    pub(super) error: Option<Error>,
 }
 
 /// Sequence numbers written to the log but not yet applied to the dynamic stage.
@@ -89,15 +87,9 @@ struct Visibility {
 }
 
 pub(crate) struct Inner {
-    pub(crate) dir: PathBuf,
-    pub(crate) identity: CreateOptions,
-    /// The store's id, written into every table and log segment.
-    store: u128,
-    pub(crate) options: StoreOptions,
-    pub(crate) storage: Arc<Storage>,
-    wal: Option<Wal>,
-    /// What opening cut of a damaged log.
-    pub(crate) dropped: Option<Dropped>,
+    /// Directory, identity, options, log; the store's id is written into every table.
+    pub(super) base: Base,
+    pub(super) storage: Arc<Storage>,
     version: RwLock<Arc<Version>>,
     /// Writers hold it shared from log append to publication; a freeze holds it exclusive.
     gate: RwLock<()>,
@@ -109,155 +101,95 @@ pub(crate) struct Inner {
     pub(crate) readers: Readers,
     manifest: Mutex<Option<ManifestStore>>,
     next_generation: AtomicU64,
-    merge: Mutex<MergeState>,
+    pub(super) merge: Mutex<MergeState>,
     merge_cond: Condvar,
-    pub(crate) merges: AtomicU64,
-    pub(crate) merge_nanos: AtomicU64,
-    pub(crate) write_stalls: AtomicU64,
-    pub(crate) stall_nanos: AtomicU64,
-    pub(crate) recovered_records: u64,
-    pub(crate) recovery_seconds: f64,
+    /// Merges, and writes that waited for one.
+    pub(super) work: Work,
 }
 
-/// An open hybrid engine: its state, merge thread and lock.
-pub(crate) struct Engine {
-    pub(crate) inner: Arc<Inner>,
+/// An open hybrid engine: its state and merge thread.
+pub(crate) struct HybridEngine {
+    pub(super) inner: Arc<Inner>,
     worker: Option<JoinHandle<()>>,
-    _lock: File,
 }
 
-impl Engine {
-    /// Creates a store in `dir` (missing or empty).
-    pub(crate) fn create(
-        dir: &Path,
-        identity: &CreateOptions,
-        options: &StoreOptions,
-        storage: Option<Arc<Storage>>,
-    ) -> Result<Engine> {
-        let held = create_store(dir, identity, options)?;
-        Engine::open_dir_as(dir, options, storage, Some(held))
-    }
+/// What the hybrid engine's log is replayed into: the dynamic stage, over the table.
+pub(crate) struct Replay {
+    mem: MemTable,
+    table: Option<Arc<TableFile>>,
+    log_name: String,
+}
 
-    /// Opens the store in `dir`, recovering it (see the module docs). `storage`, when given,
-    /// serves the table files instead of files in `dir` opened by the options (benchmarks on
-    /// simulated devices); its block size must be the store's.
-    pub(crate) fn open(
-        dir: &Path,
-        options: &StoreOptions,
-        storage: Option<Arc<Storage>>,
-    ) -> Result<Engine> {
-        Engine::open_dir_as(dir, options, storage, None)
-    }
+impl Recover for HybridEngine {
+    const FILES: &'static str = "tables";
+    const LEFTOVERS: Option<fn(&str) -> bool> = Some(is_table_name);
+    type Replay = Replay;
 
-    /// [`Engine::open`] with the lock `held` when the store was just created.
-    fn open_dir_as(
-        dir: &Path,
-        options: &StoreOptions,
-        storage: Option<Arc<Storage>>,
-        held: Option<File>,
-    ) -> Result<Engine> {
-        let opened_at = Instant::now();
-        let OpenedDir {
-            identity,
-            store: store_id,
-            lock: lock_file,
-            storage,
-            manifest_store: store,
-            manifest,
-            next_generation,
-            file,
-        } = open_dir(dir, options, storage, "tables", held)?;
-        let table = match file {
+    fn load(dir: &Path, _: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {
+        let storage = &opened.storage;
+        let table = match &opened.file {
             Some((name, recorded)) => {
-                let table = ByteTable::open(&storage, &name)?;
-                check_file(&storage, &name, &recorded, table.header().owner, store_id)?;
+                let table = ByteTable::open(storage, name)?;
+                check_file(storage, name, recorded, table.header().owner, opened.store)?;
                 Some(Arc::new(TableFile {
                     table: Arc::new(table),
-                    name,
-                    storage: Arc::clone(&storage),
+                    name: name.clone(),
+                    storage: Arc::clone(storage),
                     retired: AtomicBool::new(false),
                 }))
             }
             None => None,
         };
-        if !options.read_only {
-            remove_leftovers(dir, &manifest.static_files, is_table_name)?;
-        }
-        let mut mem = MemTable::default();
-        let static_seq = manifest.static_seq;
-        let log_name = dir.join(WAL_DIR).display().to_string();
-        let mut recovered = 0u64;
-        let (wal, last, dropped) = recover_log(
-            dir,
-            options,
-            storage.faults().cloned(),
-            store_id,
-            static_seq,
-            |seq, record| {
-                recovered += 1;
-                apply_record(&mut mem, &log_name, seq, record, seq)
-            },
-        )?;
+        let replay = Replay {
+            mem: MemTable::default(),
+            table,
+            log_name: dir.join(WAL_DIR).display().to_string(),
+        };
+        Ok((replay, opened.manifest.static_seq))
+    }
+
+    fn replay(state: &mut Replay, seq: Seq, record: Record<'_>) -> Result<()> {
+        apply_record(&mut state.mem, &state.log_name, seq, record, seq)
+    }
+
+    fn finish(state: Replay, r: Recovered) -> Result<HybridEngine> {
+        let read_only = r.base.options.read_only;
         let inner = Arc::new(Inner {
-            dir: dir.to_path_buf(),
-            identity,
-            store: store_id,
-            options: *options,
-            storage,
-            wal,
-            dropped,
+            storage: r.storage,
             version: RwLock::new(Arc::new(Version {
-                mem: Arc::new(RwLock::new(mem)),
+                mem: Arc::new(RwLock::new(state.mem)),
                 frozen: None,
                 frozen_seq: 0,
-                table,
+                table: state.table,
             })),
             gate: RwLock::new(()),
             vis: Mutex::new(Visibility {
-                visible: last,
+                visible: r.last,
                 applied: BTreeSet::new(),
                 failed: None,
             }),
             vis_cond: Condvar::new(),
-            visible_now: AtomicU64::new(last),
+            visible_now: AtomicU64::new(r.last),
             readers: Readers::default(),
-            manifest: Mutex::new((!options.read_only).then_some(store)),
-            next_generation: AtomicU64::new(next_generation),
+            manifest: Mutex::new(r.manifest),
+            next_generation: AtomicU64::new(r.next_generation),
             merge: Mutex::new(MergeState::default()),
             merge_cond: Condvar::new(),
-            merges: AtomicU64::new(0),
-            merge_nanos: AtomicU64::new(0),
-            write_stalls: AtomicU64::new(0),
-            stall_nanos: AtomicU64::new(0),
-            recovered_records: recovered,
-            recovery_seconds: opened_at.elapsed().as_secs_f64(),
+            work: Work::default(),
+            base: r.base.recovered(),
         });
-        let worker = if options.read_only {
+        let worker = if read_only {
             None
         } else {
             let inner = Arc::clone(&inner);
             Some(std::thread::spawn(move || inner.merge_loop()))
         };
-        Ok(Engine {
-            inner,
-            worker,
-            _lock: lock_file,
-        })
+        Ok(HybridEngine { inner, worker })
     }
+}
 
-    /// Waits for a running merge, stops the merge thread and syncs the log.
-    pub(crate) fn close(mut self) -> Result<()> {
-        self.stop_worker();
-        if let Some(wal) = &self.inner.wal {
-            wal.sync()?;
-        }
-        match self.inner.merge.lock().error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    fn stop_worker(&mut self) {
+impl HybridEngine {
+    pub(super) fn stop_worker(&mut self) {
         self.inner.merge.lock().shutdown = true;
         self.inner.merge_cond.notify_all();
         if let Some(h) = self.worker.take() {
@@ -266,7 +198,7 @@ impl Engine {
     }
 }
 
-impl Drop for Engine {
+impl Drop for HybridEngine {
     /// Stops the merge thread after the merge it is running; a frozen stage not merged yet
     /// stays in the log and is replayed at the next open.
     fn drop(&mut self) {
@@ -289,11 +221,11 @@ fn apply_record(
     };
     match record {
         Record::Put { key, value } => {
-            super::batch::check_sizes(key, Some(value)).map_err(|e| bad(e.to_string()))?;
+            check_sizes(key, Some(value)).map_err(|e| bad(e.to_string()))?;
             mem.apply(seq, key, Some(value), keep);
         }
         Record::Delete { key } => {
-            super::batch::check_sizes(key, None).map_err(|e| bad(e.to_string()))?;
+            check_sizes(key, None).map_err(|e| bad(e.to_string()))?;
             mem.apply(seq, key, None, keep);
         }
         Record::Batch { ops } => {
@@ -325,12 +257,8 @@ impl Inner {
         (Arc::clone(&version), seq)
     }
 
-    pub(crate) fn wal_handle(&self) -> Option<&Wal> {
-        self.wal.as_ref()
-    }
-
     fn wal(&self) -> Result<&Wal> {
-        self.wal.as_ref().ok_or(Error::ReadOnly { op: "write" })
+        self.base.wal()
     }
 
     /// Bytes and keys of the dynamic stage that trigger a freeze.
@@ -343,15 +271,16 @@ impl Inner {
         let records = table.map_or(0, |t| t.len());
         let model = table.map_or(0, |t| t.memory_bytes());
         let by_ratio = self
+            .base
             .options
             .merge_ratio
             .map(|r| ((records as f64 / r) as usize).max(MIN_RATIO_ENTRIES));
-        mem.memory_bytes() + model >= self.options.memory_budget
+        mem.memory_bytes() + model >= self.base.options.memory_budget
             || by_ratio.is_some_and(|n| mem.len() >= n)
     }
 
     /// Logs `record` and applies it: the write path of put, delete and batches.
-    pub(crate) fn write(&self, record: Record<'_>) -> Result<()> {
+    pub(super) fn write(&self, record: Record<'_>) -> Result<()> {
         let wal = self.wal()?;
         self.make_room()?;
         let _gate = self.gate.read();
@@ -431,9 +360,7 @@ impl Inner {
             }
             if self.current().frozen.is_some() {
                 self.merge_cond.wait(&mut st);
-                self.write_stalls.fetch_add(1, Ordering::Relaxed);
-                self.stall_nanos
-                    .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                self.work.stalled(start);
             }
         }
     }
@@ -461,7 +388,7 @@ impl Inner {
 
     /// Freezes what the dynamic stage holds and waits until it is merged (and any merge
     /// before it): `compact`.
-    pub(crate) fn compact(&self) -> Result<()> {
+    pub(super) fn compact(&self) -> Result<()> {
         self.wal()?;
         loop {
             self.wait_merges()?;
@@ -502,11 +429,7 @@ impl Inner {
             let mut st = self.merge.lock();
             st.running = false;
             match result {
-                Ok(()) => {
-                    self.merges.fetch_add(1, Ordering::Relaxed);
-                    self.merge_nanos
-                        .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                }
+                Ok(()) => self.work.done(start),
                 Err(e) => {
                     st.error.get_or_insert(e);
                 }
@@ -525,10 +448,10 @@ impl Inner {
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let name = table_name(generation);
         let params = ByteTableParams {
-            model: self.identity.model,
+            model: self.base.identity.model,
         };
         let owner = FileOwner {
-            store: self.store,
+            store: self.base.store,
             generation,
         };
         let mut writer = ByteTableWriter::create(&self.storage, &name, params)?.owned_by(owner);
@@ -592,7 +515,7 @@ impl Inner {
                 static_seq: frozen_seq,
                 meta: encode_meta(&StoreMeta {
                     next_generation: generation + 1,
-                    store: self.store,
+                    store: self.base.store,
                     files,
                 }),
             })?;

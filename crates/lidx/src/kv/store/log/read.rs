@@ -1,5 +1,5 @@
 //! The `log` engine's snapshots and ranges: a sequence number, and each key's `prev` chain
-//! followed back to the newest record at or before it ([`super::log_record`]).
+//! followed back to the newest record at or before it ([`super::record`]).
 //!
 //! A range reads the map in key order a chunk at a time (its read lock held only for the
 //! chunk), so writers go on between chunks; keys a writer adds after the snapshot have no
@@ -7,15 +7,15 @@
 //! places first: the maps have no reverse scan.
 
 use std::collections::VecDeque;
-use std::ops::{Bound, RangeBounds};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::error::Result;
+use crate::kv::store::engine::{EngineRange, EngineSnapshot, Entry, KeyRange};
 use crate::kv::wal::Seq;
 
-use super::log::{op_at, LogInner};
-use super::log_record::NO_LOC;
-use super::view::Entry;
+use super::record::NO_LOC;
+use super::state::{op_at, LogInner};
 
 /// Keys a range reads from the map at first: short scans (YCSB E's 1 to 100 items) should not
 /// read and copy more keys than they use.
@@ -25,8 +25,8 @@ const CHUNK: usize = 256;
 
 /// A consistent view of a `log` store.
 pub(crate) struct LogSnapshot {
-    pub(crate) inner: Arc<LogInner>,
-    pub(crate) seq: Seq,
+    inner: Arc<LogInner>,
+    seq: Seq,
 }
 
 /// The value of `key` at `seq`, from the map's `place` for it.
@@ -51,9 +51,10 @@ impl LogSnapshot {
             inner: Arc::clone(inner),
         }
     }
+}
 
-    /// The value of `key` at the snapshot.
-    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+impl EngineSnapshot for LogSnapshot {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let place = self.inner.map.read().get(key);
         match place {
             Some(place) => value_at(&self.inner, key, place, self.seq),
@@ -61,15 +62,14 @@ impl LogSnapshot {
         }
     }
 
-    /// The entries within `bounds` at the snapshot.
-    pub(crate) fn range<'k>(&self, bounds: impl RangeBounds<&'k [u8]>, forward: bool) -> LogRange {
+    fn range(&self, bounds: KeyRange, forward: bool) -> Box<dyn EngineRange> {
         // Keys are never empty, so the empty key is below them all.
-        let next = match bounds.start_bound() {
-            Bound::Included(k) => Some(k.to_vec()),
-            Bound::Excluded(k) => Some(successor(k)),
+        let next = match bounds.start {
+            Bound::Included(k) => Some(k),
+            Bound::Excluded(k) => Some(successor(&k)),
             Bound::Unbounded => Some(Vec::new()),
         };
-        let hi = bounds.end_bound().map(|k| k.to_vec());
+        let hi = bounds.end;
         let mut range = LogRange {
             inner: Arc::clone(&self.inner),
             seq: self.seq,
@@ -86,7 +86,11 @@ impl LogSnapshot {
             all.reverse();
             range.places = all.into();
         }
-        range
+        Box::new(range)
+    }
+
+    fn seq(&self) -> Seq {
+        self.seq
     }
 }
 
@@ -134,8 +138,10 @@ impl LogRange {
         chunk.truncate(end);
         Some(chunk)
     }
+}
 
-    pub(crate) fn next_entry(&mut self) -> Result<Option<Entry>> {
+impl EngineRange for LogRange {
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
         loop {
             while let Some((key, place)) = self.places.pop_front() {
                 if let Some(value) = value_at(&self.inner, &key, place, self.seq)? {

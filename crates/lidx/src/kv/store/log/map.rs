@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use crate::error::Result;
 use crate::mem::{KeyMap, TrieMap};
 
-use super::log_record::{key_of, lower_u64};
-use super::options::{LogKeys, LogSpec};
+use crate::kv::store::options::{LogKeys, LogSpec};
+
+use super::record::{key_of, lower_u64};
 
 /// A `log` store's map. See the module docs.
 pub(crate) enum LogMap {

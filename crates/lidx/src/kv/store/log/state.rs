@@ -3,7 +3,7 @@
 //! ([`crate::mem::MapSpec`]: any of `lidx bench`'s maps), holds each key's newest record's place.
 //!
 //! **Writes** are the store's write-ahead log records ([`crate::kv::wal`]: checksummed,
-//! fsynced as [`StoreOptions::fsync`] says), with this engine's body ([`super::log_record`]).
+//! fsynced as [`StoreOptions::fsync`] says), with this engine's body ([`super::record`]).
 //! Writers take turns for the append and the map update together, as the `btree` engine's do:
 //! each record's `prev` must name the record before it on its key. A write is acknowledged
 //! after its record is in the log and its places in the map.
@@ -13,7 +13,7 @@
 //! lookup and a copy, no system call. Every operation read is checked against its own crc32c.
 //!
 //! **Snapshots** pin a sequence number and follow each key's `prev` chain back to the newest
-//! record at or before it ([`super::log_read`]). A delete keeps its key in the map (marked
+//! record at or before it ([`super::read`]). A delete keeps its key in the map (marked
 //! [`TOMBSTONE`]) while the store is open, so a snapshot taken before it still finds the older
 //! value; reopening drops those entries.
 //!
@@ -23,39 +23,40 @@
 //! (ALEX, LIPP and PGM have bulk loads; inserting one by one would measure their inserts, not
 //! a recovery). The time is in [`crate::kv::store::StoreStats::recovery_seconds`].
 //!
-//! **Keys** ([`super::LogSpec`]): a `log:<map>` store takes exactly 8 bytes (the paper's `u64`
+//! **Keys** ([`crate::kv::store::LogSpec`]): a `log:<map>` store takes exactly 8 bytes (the paper's `u64`
 //! keys, big-endian so that byte order is numeric order; a put of another length is
 //! [`Error::SizeLimit`], a get of one `None`) and its map is the named one. A `log:trie:<map>`
 //! store takes keys of any length the store does (1 to 4096 bytes) and its map is a
 //! [`crate::mem::TrieMap`] of the named maps, one per 8-byte slice the keys share
-//! (Masstree's layering; paper 001 §III has 8-byte keys only). [`super::log_map`] hides which.
+//! (Masstree's layering; paper 001 §III has 8-byte keys only). [`super::map`] hides which.
 //!
 //! What this engine does not do: the log is never compacted. Every update and delete stays on
 //! disk, as in paper 001's runs; `compact` only syncs the log.
 
 use std::collections::hash_map::{Entry, HashMap};
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 use memmap2::{Advice, Mmap, MmapOptions};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::{Error, Result};
+use crate::kv::store::batch::{decode_ops as decode_batch, BatchOp};
+use crate::kv::store::dir::WAL_DIR;
+use crate::kv::store::engine::Base;
+use crate::kv::store::open::{OpenedDir, Recover, Recovered};
+use crate::kv::store::options::{CreateOptions, Engine, LogKeys, LogSpec, StoreOptions};
 use crate::kv::wal::{
-    list_segments, segment_path, Dropped, Record, Seq, Wal, FRAME_BYTES, MAX_BODY_BYTES,
+    list_segments, segment_path, Record, Seq, Wal, FRAME_BYTES, MAX_BODY_BYTES,
     SEGMENT_HEADER_BYTES,
 };
 
-use super::batch::{decode_ops as decode_batch, BatchOp};
-use super::dir::{create_store, open_dir, recover_log, OpenedDir, WAL_DIR};
-use super::log_map::{check_key, check_spec, LogMap, Newest};
-use super::log_record::{
+use super::map::{check_key, check_spec, LogMap, Newest};
+use super::record::{
     decode_op, decode_ops, encode_op, Loc, LogOp, MAX_SEGMENTS, NO_LOC, TOMBSTONE,
 };
-use super::options::{CreateOptions, Engine, LogKeys, StoreOptions};
 
 /// A segment is closed and a new one started before a record would take it past this size.
 const SEGMENT_BYTES: u64 = 1 << 30;
@@ -156,12 +157,10 @@ struct Writer {
 }
 
 pub(crate) struct LogInner {
-    pub(crate) dir: PathBuf,
-    pub(crate) identity: CreateOptions,
+    /// Directory, identity, options, log.
+    pub(super) base: Base,
     /// The keys the store takes (from its identity).
     pub(crate) keys: LogKeys,
-    wal: Option<Wal>,
-    pub(crate) dropped: Option<Dropped>,
     pub(crate) map: RwLock<LogMap>,
     pub(crate) segments: RwLock<Vec<Arc<Segment>>>,
     writer: Mutex<Writer>,
@@ -171,14 +170,21 @@ pub(crate) struct LogInner {
     pub(crate) live: AtomicU64,
     /// Bytes of those keys.
     pub(crate) live_key_bytes: AtomicU64,
-    pub(crate) recovered_records: u64,
-    pub(crate) recovery_seconds: f64,
 }
 
-/// An open `log` engine and its lock.
+/// An open `log` engine.
 pub(crate) struct LogEngine {
-    pub(crate) inner: Arc<LogInner>,
-    _lock: File,
+    pub(super) inner: Arc<LogInner>,
+}
+
+/// What the `log` engine's log is replayed into: each key's newest place.
+pub(crate) struct Replay {
+    spec: LogSpec,
+    /// The first sequence number of each segment, and the offset of its next record.
+    firsts: Vec<Seq>,
+    offsets: Vec<u64>,
+    newest: Newest,
+    log_name: String,
 }
 
 /// A key and its new value (`None`: deleted).
@@ -212,92 +218,78 @@ fn store_ops<'a>(record: &Record<'a>, keys: LogKeys) -> Result<Vec<KeyOp<'a>>> {
     }
 }
 
-impl LogEngine {
-    /// Creates a `log` store in `dir` (missing or empty).
-    pub(crate) fn create(
-        dir: &Path,
-        identity: &CreateOptions,
-        options: &StoreOptions,
-    ) -> Result<LogEngine> {
-        if let Engine::Log(spec) = identity.engine {
-            check_spec(spec)?;
+impl Recover for LogEngine {
+    const FILES: &'static str = "files";
+    const LEFTOVERS: Option<fn(&str) -> bool> = None;
+    type Replay = Replay;
+
+    fn check_new(identity: &CreateOptions) -> Result<()> {
+        match identity.engine {
+            Engine::Log(spec) => check_spec(spec),
+            _ => Ok(()),
         }
-        let held = create_store(dir, identity, options)?;
-        LogEngine::open_as(dir, options, Some(held))
     }
 
-    /// Opens the `log` store in `dir`, rebuilding its map from the log.
-    pub(crate) fn open(dir: &Path, options: &StoreOptions) -> Result<LogEngine> {
-        LogEngine::open_as(dir, options, None)
-    }
-
-    fn open_as(dir: &Path, options: &StoreOptions, held: Option<File>) -> Result<LogEngine> {
-        let start = Instant::now();
-        let OpenedDir {
-            identity,
-            store,
-            lock,
-            storage,
-            ..
-        } = open_dir(dir, options, None, "files", held)?;
-        let Engine::Log(spec) = identity.engine else {
+    fn load(dir: &Path, _: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {
+        let Engine::Log(spec) = opened.identity.engine else {
             return Err(Error::InvalidParameter {
                 name: "engine",
-                value: identity.engine.label(),
+                value: opened.identity.engine.label(),
                 expected: "a log store",
             });
         };
         let wal_dir = dir.join(WAL_DIR);
         let firsts: Vec<Seq> = list_segments(&wal_dir)?.iter().map(|(s, _)| *s).collect();
-        let mut newest = Newest::new(spec.keys);
-        let mut offsets: Vec<u64> = vec![SEGMENT_HEADER_BYTES as u64; firsts.len()];
-        let mut recovered = 0u64;
-        let log_name = wal_dir.display().to_string();
-        let (wal, last, dropped) = recover_log(
-            dir,
-            options,
-            storage.faults().cloned(),
-            store,
-            0,
-            |seq, record| {
-                recovered += 1;
-                let segment = firsts.partition_point(|&f| f <= seq).saturating_sub(1);
-                let offset = offsets[segment];
-                offsets[segment] += record.encoded_len() as u64;
-                let Record::Batch { ops } = record else {
-                    return Err(Error::Corrupt {
-                        file: log_name.clone(),
-                        block: None,
-                        what: format!("record {seq} is not a log engine record"),
-                    });
-                };
-                for op in decode_ops(&log_name, seq, ops, spec.keys) {
-                    let (at, op) = op?;
-                    let place = Loc {
-                        segment,
-                        offset: offset + OPS_START + at as u64,
-                    }
-                    .pack();
-                    newest.set(op.key, place, op.value.is_some())?;
-                }
-                Ok(())
-            },
-        )?;
-        let (live, live_key_bytes) = newest.live();
-        let map = newest.build(spec)?;
+        let replay = Replay {
+            spec,
+            offsets: vec![SEGMENT_HEADER_BYTES as u64; firsts.len()],
+            firsts,
+            newest: Newest::new(spec.keys),
+            log_name: wal_dir.display().to_string(),
+        };
+        // The log is all there is: it is replayed from its start.
+        Ok((replay, 0))
+    }
+
+    fn replay(state: &mut Replay, seq: Seq, record: Record<'_>) -> Result<()> {
+        let segment = state
+            .firsts
+            .partition_point(|&f| f <= seq)
+            .saturating_sub(1);
+        let offset = state.offsets[segment];
+        state.offsets[segment] += record.encoded_len() as u64;
+        let Record::Batch { ops } = record else {
+            return Err(Error::Corrupt {
+                file: state.log_name.clone(),
+                block: None,
+                what: format!("record {seq} is not a log engine record"),
+            });
+        };
+        for op in decode_ops(&state.log_name, seq, ops, state.spec.keys) {
+            let (at, op) = op?;
+            let place = Loc {
+                segment,
+                offset: offset + OPS_START + at as u64,
+            }
+            .pack();
+            state.newest.set(op.key, place, op.value.is_some())?;
+        }
+        Ok(())
+    }
+
+    /// Builds the map from each key's newest place and maps the log's segments.
+    fn finish(state: Replay, r: Recovered) -> Result<LogEngine> {
+        let (live, live_key_bytes) = state.newest.live();
+        let map = state.newest.build(state.spec)?;
         let mut segments = Vec::new();
-        for (_, path) in list_segments(&wal_dir)? {
+        for (_, path) in list_segments(&r.base.dir.join(WAL_DIR))? {
             segments.push(Arc::new(Segment::open(&path)?));
         }
         let offset = segments.last().map_or(SEGMENT_HEADER_BYTES as u64, |s| {
             s.len.load(Ordering::Relaxed)
         });
         let inner = Arc::new(LogInner {
-            dir: dir.to_path_buf(),
-            identity,
-            keys: spec.keys,
-            wal,
-            dropped,
+            keys: state.spec.keys,
             map: RwLock::new(map),
             segments: RwLock::new(segments),
             writer: Mutex::new(Writer {
@@ -305,31 +297,18 @@ impl LogEngine {
                 failed: None,
                 body: Vec::new(),
             }),
-            applied: AtomicU64::new(last),
+            applied: AtomicU64::new(r.last),
             live: AtomicU64::new(live),
             live_key_bytes: AtomicU64::new(live_key_bytes),
-            recovered_records: recovered,
-            recovery_seconds: start.elapsed().as_secs_f64(),
+            base: r.base.recovered(),
         });
-        Ok(LogEngine { inner, _lock: lock })
-    }
-
-    /// Syncs the log and closes the store.
-    pub(crate) fn close(self) -> Result<()> {
-        match &self.inner.wal {
-            Some(wal) => wal.sync().map(|_| ()),
-            None => Ok(()),
-        }
+        Ok(LogEngine { inner })
     }
 }
 
 impl LogInner {
-    pub(crate) fn wal_handle(&self) -> Option<&Wal> {
-        self.wal.as_ref()
-    }
-
     /// The value of `key` now.
-    pub(crate) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub(super) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let place = match self.map.read().get(key) {
             Some(place) if place & TOMBSTONE == 0 => place,
             _ => return Ok(None),
@@ -340,8 +319,8 @@ impl LogInner {
     }
 
     /// Logs `record` and puts its places in the map.
-    pub(crate) fn write(&self, record: Record<'_>) -> Result<()> {
-        let wal = self.wal.as_ref().ok_or(Error::ReadOnly { op: "write" })?;
+    pub(super) fn write(&self, record: Record<'_>) -> Result<()> {
+        let wal = self.base.wal()?;
         let ops = store_ops(&record, self.keys)?;
         let mut st = self.writer.lock();
         if let Some(e) = &st.failed {
@@ -379,7 +358,7 @@ impl LogInner {
         let appended = wal.append(&[logged])?;
         if appended != seq {
             let e = Error::Corrupt {
-                file: self.dir.join(WAL_DIR).display().to_string(),
+                file: self.base.dir.join(WAL_DIR).display().to_string(),
                 block: None,
                 what: format!("a record expected as {seq} was logged as {appended}"),
             };
@@ -433,19 +412,11 @@ impl LogInner {
             });
         }
         let first = wal.rotate()?;
-        let path = segment_path(&self.dir.join(WAL_DIR), first);
+        let path = segment_path(&self.base.dir.join(WAL_DIR), first);
         let segment = Segment::open(&path)?;
         st.offset = segment.len.load(Ordering::Relaxed);
         self.segments.write().push(Arc::new(segment));
         Ok(())
-    }
-
-    /// Makes every acknowledged write durable: the log is all there is to fold.
-    pub(crate) fn compact(&self) -> Result<()> {
-        match &self.wal {
-            Some(wal) => wal.sync().map(|_| ()),
-            None => Ok(()),
-        }
     }
 
     /// The sequence number a snapshot taken now reads at, consistent with the map.

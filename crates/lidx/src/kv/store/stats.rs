@@ -1,0 +1,90 @@
+//! [`StoreStats`]: what a store holds and has done, the same figures whatever engine serves
+//! it (each engine fills in those it has; [`super::engine::Base::stats`] the shared ones, and
+//! [`Work`] the counts of an engine's merges or checkpoints and of the writes that waited).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// What a store holds and has done since it was opened.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoreStats {
+    /// The engine's name.
+    pub engine: &'static str,
+    /// Keys in the dynamic stages (live and frozen), tombstones included (`hybrid`; 0 for
+    /// `btree`, which has none).
+    pub dynamic_keys: usize,
+    /// Bytes of memory of the dynamic stages.
+    pub dynamic_bytes: usize,
+    /// Records on disk: in the table (`hybrid`) or the tree (`btree`).
+    pub table_records: u64,
+    /// Key bytes of those records.
+    pub table_key_bytes: u64,
+    /// Value bytes of those records.
+    pub table_value_bytes: u64,
+    /// Bytes of memory of what locates records on disk: the table's model and separators
+    /// (`hybrid`), the inner nodes (`btree`).
+    pub model_bytes: usize,
+    /// Bytes of the page cache over the store's block files.
+    pub cache_bytes: usize,
+    /// All memory above: dynamic stages, model or inner nodes, cache.
+    pub memory_bytes: usize,
+    /// Bytes of the block files: the table (`hybrid`), the page file and the checkpoint
+    /// image (`btree`).
+    pub table_disk_bytes: u64,
+    /// Bytes of the block files that are free for reuse (`btree`: blocks of replaced leaves
+    /// and runs, reused by later writes; the file does not shrink). 0 for `hybrid`, whose
+    /// merges write the table anew.
+    pub free_disk_bytes: u64,
+    /// Bytes of the write-ahead log.
+    pub log_disk_bytes: u64,
+    /// Merges (`hybrid`) or checkpoints (`btree`) completed since open.
+    pub merges: u64,
+    /// Seconds spent in them.
+    pub merge_seconds: f64,
+    /// Writes that waited for a merge or a checkpoint.
+    pub write_stalls: u64,
+    /// Seconds writers waited.
+    pub stall_seconds: f64,
+    /// Log records replayed at open.
+    pub recovered_records: u64,
+    /// Seconds the open took to recover: read the files, replay the log, and (`log`) rebuild
+    /// the map from it (paper 001 Fig. 16's recovery time).
+    pub recovery_seconds: f64,
+}
+
+/// An engine's merges (`hybrid`) or checkpoints (`btree`) and the writes that waited for
+/// them, counted as they happen.
+#[derive(Default)]
+pub(crate) struct Work {
+    done: AtomicU64,
+    nanos: AtomicU64,
+    stalls: AtomicU64,
+    stall_nanos: AtomicU64,
+}
+
+impl Work {
+    /// One merge or checkpoint, started at `start`, completed.
+    pub(crate) fn done(&self, start: Instant) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+        self.nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// One write waited, from `start` until now.
+    pub(crate) fn stalled(&self, start: Instant) {
+        self.stalls.fetch_add(1, Ordering::Relaxed);
+        self.stall_nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// `stats` with these counts.
+    pub(crate) fn stats(&self, stats: StoreStats) -> StoreStats {
+        StoreStats {
+            merges: self.done.load(Ordering::Relaxed),
+            merge_seconds: self.nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            write_stalls: self.stalls.load(Ordering::Relaxed),
+            stall_seconds: self.stall_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            ..stats
+        }
+    }
+}
