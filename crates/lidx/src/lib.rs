@@ -45,6 +45,7 @@ pub mod kv;
 mod map;
 pub mod mem;
 pub mod model;
+#[doc(hidden)]
 pub mod raw;
 pub mod search;
 pub mod spec;
