@@ -29,6 +29,26 @@
 
 pub(crate) mod pack;
 
+/// The first index in `0..len` for which `is_less(i)` is `Ok(false)`, by bisection, when
+/// `is_less` is true on a prefix and false after it, or the first error it returns: the lower
+/// bound over records whose comparison may read (a byte key's overflow run) or fail (a
+/// damaged record).
+pub(crate) fn try_lower_bound_by<E>(
+    len: usize,
+    mut is_less: impl FnMut(usize) -> Result<bool, E>,
+) -> Result<usize, E> {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if is_less(mid)? {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
 /// True when keys from `first` to `last` reach outside `lo <= k < hi` (`None` = unbounded),
 /// with `lt` the keys' order: the check a descent and a verification make on every node
 /// against the range its parents give it.

@@ -112,16 +112,7 @@ impl Node {
 
     /// The child whose range holds `key`.
     pub(crate) fn child_index(&self, key: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.ends.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.sep(mid) <= key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        crate::search::lower_bound_by(self.ends.len(), |j| self.sep(j) <= key)
     }
 
     /// Bytes of memory of this node and the nodes below it.

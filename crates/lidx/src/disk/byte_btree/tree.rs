@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::disk::bptree::outside;
+use crate::disk::bptree::{outside, try_lower_bound_by};
 use crate::disk::byte_table::shortest_separator;
 use crate::disk::owner::FileOwner;
 use crate::disk::seq::Seq;
@@ -544,15 +544,9 @@ impl Pages {
         let mut i = 0;
         for &(key, value) in ops {
             // The first old record at or past `key`.
-            let (mut lo, mut hi) = (i, n);
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if self.io.cmp(old(mid)?.0, key)?.is_lt() {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
+            let lo = i + try_lower_bound_by(n - i, |j| {
+                Ok::<_, Error>(self.io.cmp(old(i + j)?.0, key)?.is_lt())
+            })?;
             for j in i..lo {
                 out.push(Cow::Borrowed(old(j)?.1));
             }
