@@ -11,7 +11,8 @@
 //! so no leaf is left nearly empty at the end. Inner levels use the same fill factor (at least 2
 //! children per node when there is more than one node) and the same even spread. A separator is
 //! the first key of the child to its right. The resident levels are filled in memory as they
-//! are written, so a build reads nothing back.
+//! are written, so a build reads nothing back. The cut of each level and the bottom-up loop are
+//! [`crate::disk::bptree::pack`], which the byte B+-tree builds its inner nodes with too.
 
 use crate::disk::block_batch::BlockBatch;
 use crate::disk::bptree::pack::{build_up, node_starts, Cut};
