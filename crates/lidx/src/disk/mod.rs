@@ -23,6 +23,7 @@
 
 pub(crate) mod alex;
 pub(crate) mod block_batch;
+pub(crate) mod bptree;
 pub(crate) mod btree;
 pub(crate) mod btree_learned;
 pub(crate) mod byte_btree;

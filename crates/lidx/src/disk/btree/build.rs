@@ -11,9 +11,11 @@
 //! so no leaf is left nearly empty at the end. Inner levels use the same fill factor (at least 2
 //! children per node when there is more than one node) and the same even spread. A separator is
 //! the first key of the child to its right. The resident levels are filled in memory as they
-//! are written, so a build reads nothing back.
+//! are written, so a build reads nothing back. The cut of each level and the bottom-up loop are
+//! [`crate::disk::bptree::pack`], which the byte B+-tree builds its inner nodes with too.
 
 use crate::disk::block_batch::BlockBatch;
+use crate::disk::bptree::pack::{build_up, node_starts, Cut};
 use crate::disk::WriteBreakdown;
 use crate::error::{Error, Result};
 use crate::io::{BlockDevice, IoClass, Storage, BLOCK_TRAILER};
@@ -27,11 +29,6 @@ use super::node::{
 use super::params::DiskBTreeParams;
 use super::resident::{ResidentLevels, ResidentNode};
 use super::tree::DiskBTree;
-
-/// Start of part `j` of `n` items split evenly into `parts`.
-pub(crate) fn split_at(n: usize, parts: usize, j: usize) -> usize {
-    (n as u128 * j as u128 / parts as u128) as usize
-}
 
 /// Writes `keys` as linked leaves in consecutive blocks from the `writer`'s next block, leaf
 /// `j` holding entries `starts[j]..starts[j + 1]` (at most the leaf capacity);
@@ -95,14 +92,12 @@ impl<K: Key> DiskBTree<K> {
             sizes.push(last.div_ceil(inner_fill));
         }
         let height = sizes.len();
-        let mut first = vec![1u64];
-        for l in 1..height {
-            first.push(first[l - 1] + sizes[l - 1] as u64);
-        }
+        let first_leaf = 1u64;
+        let root = first_leaf + sizes.iter().map(|&s| s as u64).sum::<u64>() - 1;
 
         let mut writer = BlockBatch::new(device.block_size(), 1, IoClass::Leaf);
         let leaves = sizes[0];
-        let starts: Vec<usize> = (0..=leaves).map(|j| split_at(n, leaves, j)).collect();
+        let starts = node_starts(n, leaf_fill, Cut::Even);
         write_leaves(
             device.as_ref(),
             &mut writer,
@@ -111,49 +106,42 @@ impl<K: Key> DiskBTree<K> {
             &mut payload_of,
             &starts,
         )?;
-        let mut mins: Vec<K> = starts[..leaves]
-            .iter()
-            .filter(|&&s| s < n)
-            .map(|&s| keys[s])
-            .collect();
-
         let resident_count = params.resident.levels(height as u32);
         let lowest = height as u32 - resident_count;
         let mut arena: Vec<ResidentNode<K>> = Vec::new();
-        let mut below_base = 0;
-        for l in 1..height {
-            let (m, count) = (sizes[l - 1], sizes[l]);
-            let resident = l as u32 >= lowest;
-            let child_resident = l > 1 && (l - 1) as u32 >= lowest;
-            let base = arena.len();
-            let mut next_mins = Vec::with_capacity(count);
-            for j in 0..count {
-                let (s, e) = (split_at(m, count, j), split_at(m, count, j + 1));
-                let separators = &mins[s + 1..e];
-                let child_blocks = (s..e).map(|c| first[l - 1] + c as u64);
+        if height > 1 {
+            // Each child of the level being built: its smallest key, its block, and its index
+            // in the resident arena when its level is resident.
+            let children: Vec<(K, u64, u64)> = (0..leaves)
+                .map(|j| (keys[starts[j]], first_leaf + j as u64, 0))
+                .collect();
+            build_up(1, children, inner_fill, Cut::Even, |level, kids| {
+                let block = writer.next_block();
+                let separators: Vec<K> = kids[1..].iter().map(|c| c.0).collect();
+                let child_blocks = kids.iter().map(|c| c.1);
                 encode_inner(
                     writer.block(device.as_ref())?,
                     &layout,
-                    l as u32,
-                    separators,
+                    level,
+                    &separators,
                     child_blocks.clone(),
                 );
-                next_mins.push(mins[s]);
-                if resident {
-                    arena.push(ResidentNode {
-                        block: first[l] + j as u64,
-                        level: l as u32,
-                        keys: separators.to_vec(),
-                        children: if child_resident {
-                            (s..e).map(|c| (below_base + c) as u64).collect()
-                        } else {
-                            child_blocks.collect()
-                        },
-                    });
+                if level < lowest {
+                    return Ok((kids[0].0, block, 0));
                 }
-            }
-            below_base = base;
-            mins = next_mins;
+                let children = if level > 1 && level > lowest {
+                    kids.iter().map(|c| c.2).collect()
+                } else {
+                    child_blocks.collect()
+                };
+                arena.push(ResidentNode {
+                    block,
+                    level,
+                    keys: separators,
+                    children,
+                });
+                Ok((kids[0].0, block, arena.len() as u64 - 1))
+            })?;
         }
         writer.flush(device.as_ref())?;
         drop(writer);
@@ -165,8 +153,8 @@ impl<K: Key> DiskBTree<K> {
             payload_size: params.payload_size as u32,
             block_size: block_size as u32,
             height: height as u32,
-            root: first[height - 1],
-            first_leaf: first[0],
+            root,
+            first_leaf,
             entries: n as u64,
             leaves: leaves as u64,
             inners,

@@ -27,6 +27,11 @@
 //!   are typed errors ([`crate::Error`]); nothing panics or loops. [`DiskBTree::verify`]
 //!   checks the whole tree ([`check`]).
 //!
+//! What this tree shares with the byte B+-tree ([`crate::disk::byte_btree`]) is written once in
+//! [`crate::disk::bptree`]: the bulk load's cut of each level into nodes and the bottom-up
+//! build, and the key-range check of a node against its parents; the node format, the resident
+//! levels and the in-place write policy are this tree's own (see there why).
+//!
 //! Differences from the paper: paper 003 keeps its in-memory inner nodes in an STX B+-tree
 //! separate from the disk tree; ours are the disk tree's own top levels decoded into compact
 //! vectors and written through on every change, so one file serves every [`Resident`] mode.

@@ -35,6 +35,7 @@
 //! node (its level, its keys inside the range its parent gives it: `expect_inner`,
 //! `check_separators`) are here too, shared by the tree's reads and its resident levels.
 
+use crate::disk::bptree::outside;
 use crate::disk::header_fields::corrupt_at as corrupt;
 use crate::error::Result;
 use crate::key::Key;
@@ -435,11 +436,6 @@ pub(super) fn expect_inner<K: Key>(
     }
 }
 
-/// True when keys from `first` to `last` reach outside `lo <= k < hi` (`None` = unbounded).
-pub(super) fn outside<K: Key>(first: &K, last: &K, lo: Option<&K>, hi: Option<&K>) -> bool {
-    lo.is_some_and(|lo| first.key_lt(lo)) || hi.is_some_and(|hi| !last.key_lt(hi))
-}
-
 /// `Corrupt` unless every separator lies in `lo <= s < hi`.
 pub(super) fn check_separators<K: Key>(
     keys: &[K],
@@ -449,7 +445,7 @@ pub(super) fn check_separators<K: Key>(
     file: &str,
 ) -> Result<()> {
     match (keys.first(), keys.last()) {
-        (Some(first), Some(last)) if outside(first, last, lo, hi) => Err(corrupt(
+        (Some(first), Some(last)) if outside(first, last, lo, hi, K::key_lt) => Err(corrupt(
             file,
             block,
             "separators lie outside the key range the parent gives this node",

@@ -20,6 +20,7 @@
 
 use std::sync::Arc;
 
+use crate::disk::bptree::outside;
 use crate::disk::header_fields::corrupt_at as corrupt;
 use crate::disk::{DiskIndex, StorageBytes, WriteBreakdown};
 use crate::error::{Error, Result};
@@ -29,8 +30,7 @@ use crate::key::Key;
 use super::free::{FreeLayout, FreeList};
 use super::header::{decode_header, Header};
 use super::node::{
-    check_separators, child_index, decode_node, expect_inner, outside, Inner, Leaf, Node,
-    NodeLayout,
+    check_separators, child_index, decode_node, expect_inner, Inner, Leaf, Node, NodeLayout,
 };
 use super::params::{DiskBTreeParams, Resident};
 use super::resident::ResidentLevels;
@@ -273,6 +273,7 @@ impl<K: Key> DiskBTree<K> {
                         &leaf.key(leaf.len() - 1),
                         bounds.0.as_ref(),
                         bounds.1.as_ref(),
+                        K::key_lt,
                     )
                 {
                     return Err(corrupt(

@@ -235,18 +235,13 @@ impl<K: Key> DiskBTree<K> {
                 Step::Resident { node, pos } => {
                     let child = right_idx.map_or(right_block, |i| i as u64);
                     let n = &mut self.levels.nodes[node];
-                    n.keys.insert(pos, sep);
-                    n.children.insert(pos + 1, child);
-                    if n.children.len() <= cap {
+                    let level = n.level;
+                    let Some((up, keys, children)) =
+                        insert_child(&mut n.keys, &mut n.children, pos, sep, child, cap)
+                    else {
                         self.write_resident(node, buf)?;
                         return self.write_trimmed(trimmed);
-                    }
-                    let half = n.children.len() / 2;
-                    let children = n.children.split_off(half);
-                    let keys = n.keys.split_off(half);
-                    let up = n.keys[half - 1];
-                    n.keys.truncate(half - 1);
-                    let level = n.level;
+                    };
                     let new_block = self.allocate();
                     self.header.inners += 1;
                     self.levels.nodes.push(ResidentNode {
@@ -266,18 +261,13 @@ impl<K: Key> DiskBTree<K> {
                     node: mut n,
                     pos,
                 } => {
-                    n.keys.insert(pos, sep);
-                    n.children.insert(pos + 1, right_block);
-                    if n.children.len() <= cap {
+                    let Some((up, keys, children)) =
+                        insert_child(&mut n.keys, &mut n.children, pos, sep, right_block, cap)
+                    else {
                         encode_inner(buf, &self.layout, n.level, &n.keys, n.children.into_iter());
                         self.write_block(block, buf, IoClass::Inner)?;
                         return self.write_trimmed(trimmed);
-                    }
-                    let half = n.children.len() / 2;
-                    let children = n.children.split_off(half);
-                    let keys = n.keys.split_off(half);
-                    let up = n.keys[half - 1];
-                    n.keys.truncate(half - 1);
+                    };
                     let new_block = self.allocate();
                     self.header.inners += 1;
                     encode_inner(buf, &self.layout, n.level, &keys, children.into_iter());
@@ -381,4 +371,28 @@ impl<K: Key> DiskMap<K> for DiskBTree<K> {
     fn write_breakdown(&self) -> WriteBreakdown {
         self.timing
     }
+}
+
+/// Puts separator `sep` and the child right of it at `pos` of an inner node's `keys` and
+/// `children`. When the node then has more than `cap` children it splits in half: returns the
+/// separator that goes up to the parent and the right half's separators and children.
+fn insert_child<K: Copy, C>(
+    keys: &mut Vec<K>,
+    children: &mut Vec<C>,
+    pos: usize,
+    sep: K,
+    child: C,
+    cap: usize,
+) -> Option<(K, Vec<K>, Vec<C>)> {
+    keys.insert(pos, sep);
+    children.insert(pos + 1, child);
+    if children.len() <= cap {
+        return None;
+    }
+    let half = children.len() / 2;
+    let right_children = children.split_off(half);
+    let right_keys = keys.split_off(half);
+    let up = keys[half - 1];
+    keys.truncate(half - 1);
+    Some((up, right_keys, right_children))
 }

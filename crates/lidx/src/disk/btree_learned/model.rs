@@ -37,7 +37,7 @@
 //! Memory: 4 bytes a leaf, 32 bytes a segment and 12 a tie, against the B+-tree's inner nodes'
 //! 16 bytes a leaf (a key and a child per leaf).
 
-use crate::disk::btree::build::split_at;
+use crate::disk::bptree::pack::{node_starts, Cut};
 use crate::key::Key;
 use crate::model::linear::LinearModel;
 use crate::model::opt_pla::OptPlaBuilder;
@@ -94,15 +94,12 @@ pub struct LeafModel {
 
 impl LeafModel {
     /// Cuts sorted unique `keys` into `ceil(n / target)` leaves spread evenly (as the disk
-    /// B+-tree's bulk load, [`crate::disk::btree::build`]) and fits the model to them with
+    /// B+-trees' bulk load, [`crate::disk::bptree::pack`]) and fits the model to them with
     /// error `eps` entries; returns the model and the first key index of each slot (`slots + 1`
     /// entries, the last `keys.len()`).
     pub fn learn_ranks<K: Key>(keys: &[K], eps: usize, target: usize) -> (LeafModel, Vec<usize>) {
         let target = target.max(1);
-        let leaves = keys.len().div_ceil(target).max(1);
-        let starts: Vec<usize> = (0..=leaves)
-            .map(|j| split_at(keys.len(), leaves, j))
-            .collect();
+        let starts = node_starts(keys.len(), target, Cut::Even);
         let slots = starts.len() as u64 - 1;
         let ranges = starts
             .windows(2)

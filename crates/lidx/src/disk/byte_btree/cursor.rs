@@ -5,7 +5,8 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::disk::bptree::try_lower_bound_by;
+use crate::error::{Error, Result};
 
 use super::leaf::{LeafRef, SlotRef};
 use super::node::{Kids, Node};
@@ -149,24 +150,16 @@ impl BTreeCursor {
         self.descend(probe(&near))?;
         if let Some(k) = probe(&near) {
             // The first slot at or past the bound, in the cursor's direction.
-            let (mut lo, mut hi) = (0, self.count);
-            while lo < hi {
-                let mid = (lo + hi) / 2;
+            self.pos = try_lower_bound_by(self.count, |mid| {
                 let ord = self.io.cmp(self.slot(mid)?, k)?;
-                let before = match (&near, self.forward) {
+                Ok::<_, Error>(match (&near, self.forward) {
                     (Bound::Included(_), true) => ord.is_lt(),
                     (Bound::Excluded(_), true) => ord.is_le(),
                     (Bound::Included(_), false) => ord.is_le(),
                     (_, false) => ord.is_lt(),
                     (Bound::Unbounded, true) => false,
-                };
-                if before {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            self.pos = lo;
+                })
+            })?;
         }
         Ok(())
     }

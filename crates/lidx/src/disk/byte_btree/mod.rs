@@ -32,7 +32,13 @@
 //!   checkpoint; recovery opens the last image and replays the log after it.
 //!
 //! Deletes remove the record from its leaf; a leaf left empty leaves the tree, but underfull
-//! leaves are not merged (as in [`crate::disk::btree`]). Free blocks are reused, first fit.
+//! leaves are not merged (unlike [`crate::disk::btree`], which borrows and merges). Free blocks
+//! are reused, first fit.
+//!
+//! The inner levels' build and the cut of an overflowing node (`node.rs`), and the key-range
+//! check of the verification, are the typed tree's own code, shared in
+//! [`crate::disk::bptree`]; the slot-array leaves, the in-memory inner nodes and the
+//! copy-on-write policy are this tree's (see there why).
 
 mod cursor;
 mod image;

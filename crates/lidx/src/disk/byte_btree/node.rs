@@ -8,7 +8,10 @@
 //! cursor holds the root it started from, and a write copies only the nodes on its path that
 //! someone else still holds ([`Arc::make_mut`]).
 
+use std::convert::Infallible;
 use std::sync::Arc;
+
+use crate::disk::bptree::pack::{build_up, pack_level, Cut};
 
 /// Most children of a node.
 pub(crate) const MAX_KIDS: usize = 256;
@@ -109,16 +112,7 @@ impl Node {
 
     /// The child whose range holds `key`.
     pub(crate) fn child_index(&self, key: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.ends.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.sep(mid) <= key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        crate::search::lower_bound_by(self.ends.len(), |j| self.sep(j) <= key)
     }
 
     /// Bytes of memory of this node and the nodes below it.
@@ -152,21 +146,34 @@ impl Node {
 /// [`MAX_KIDS`] children: full ones when `rightmost` (appends fill the right edge), even ones
 /// otherwise. Returns each node with the separator below it.
 pub(crate) fn pack(level: u8, list: Pieces, rightmost: bool) -> Pieces {
-    let n = list.len();
-    let pieces = n.div_ceil(MAX_KIDS);
-    let mut out = Vec::with_capacity(pieces);
-    let mut rest = list.into_iter();
-    for p in 0..pieces {
-        let take = if rightmost {
-            MAX_KIDS.min(n - p * MAX_KIDS)
-        } else {
-            n * (p + 1) / pieces - n * p / pieces
-        };
-        let mut chunk: Pieces = rest.by_ref().take(take).collect();
-        let low = std::mem::take(&mut chunk[0].0);
-        out.push((low, Kid::Node(Arc::new(Node::from_list(level, chunk)))));
+    let cut = if rightmost {
+        Cut::FullFromLeft
+    } else {
+        Cut::Even
+    };
+    let Ok(nodes) = pack_level(u32::from(level), list, MAX_KIDS, cut, &mut make);
+    nodes
+}
+
+/// A root over `list` (children of `level`, in key order, each with the separator below it;
+/// at least one): as many levels as they need, the right edge full.
+pub(crate) fn build_up_from(level: u8, list: Pieces) -> Node {
+    let Ok((_, root)) = build_up(u32::from(level), list, MAX_KIDS, Cut::FullFromLeft, make);
+    match root {
+        Kid::Node(node) => Arc::unwrap_or_clone(node),
+        Kid::Leaf(_) => unreachable!("every level built is of nodes"),
     }
-    out
+}
+
+/// The node of `level` over `chunk` (children with their separators), with the separator
+/// below it.
+fn make(level: u32, mut chunk: Pieces) -> Result<(Vec<u8>, Kid), Infallible> {
+    let low = std::mem::take(&mut chunk[0].0);
+    // A level fits a byte: 256 children a node would need 256^255 leaves to pass it.
+    Ok((
+        low,
+        Kid::Node(Arc::new(Node::from_list(level as u8, chunk))),
+    ))
 }
 
 /// Builds a tree over `leaves` (in key order, each with the separator below it) and returns
@@ -175,15 +182,10 @@ pub(crate) fn build(leaves: Vec<(Vec<u8>, u64)>) -> Node {
     if leaves.is_empty() {
         return Node::empty();
     }
-    let mut list: Pieces = leaves.into_iter().map(|(s, b)| (s, Kid::Leaf(b))).collect();
-    let mut level = 1u8;
-    loop {
-        if list.len() <= MAX_KIDS {
-            return Node::from_list(level, list);
-        }
-        list = pack(level, list, true);
-        level += 1;
-    }
+    build_up_from(
+        1,
+        leaves.into_iter().map(|(s, b)| (s, Kid::Leaf(b))).collect(),
+    )
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::disk::bptree::{outside, try_lower_bound_by};
 use crate::disk::byte_table::shortest_separator;
 use crate::disk::owner::FileOwner;
 use crate::disk::seq::Seq;
@@ -365,9 +366,9 @@ impl ByteBTree {
                 if previous.as_ref().is_some_and(|p| *p >= key) {
                     return Err(bad(Some(*block), format!("record {j} out of order")));
                 }
-                if (i > 0 && key.as_slice() < low.as_slice())
-                    || high.is_some_and(|h| key.as_slice() >= h)
-                {
+                let key_at = key.as_slice();
+                let low = (i > 0).then_some(low.as_slice());
+                if outside(key_at, key_at, low, high, |a: &[u8], b: &[u8]| a < b) {
                     return Err(bad(
                         Some(*block),
                         format!("record {j} outside the range its separators route here"),
@@ -442,19 +443,11 @@ fn find_in_leaf(io: &PageIo, payload: &[u8], block: u64, key: &[u8]) -> Result<O
 }
 
 /// A root over `pieces` (nodes one level below `level`), as many levels as they need.
-fn grow(mut level: u8, mut pieces: Pieces) -> Node {
-    if pieces.is_empty() {
-        return Node::empty();
-    }
-    if let [(_, Kid::Node(only))] = pieces.as_slice() {
-        return (**only).clone();
-    }
-    loop {
-        if pieces.len() <= MAX_KIDS {
-            return Node::from_list(level, pieces);
-        }
-        pieces = node::pack(level, pieces, true);
-        level += 1;
+fn grow(level: u8, pieces: Pieces) -> Node {
+    match pieces.as_slice() {
+        [] => Node::empty(),
+        [(_, Kid::Node(only))] => (**only).clone(),
+        _ => node::build_up_from(level, pieces),
     }
 }
 
@@ -551,15 +544,9 @@ impl Pages {
         let mut i = 0;
         for &(key, value) in ops {
             // The first old record at or past `key`.
-            let (mut lo, mut hi) = (i, n);
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if self.io.cmp(old(mid)?.0, key)?.is_lt() {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
+            let lo = i + try_lower_bound_by(n - i, |j| {
+                Ok::<_, Error>(self.io.cmp(old(i + j)?.0, key)?.is_lt())
+            })?;
             for j in i..lo {
                 out.push(Cow::Borrowed(old(j)?.1));
             }
