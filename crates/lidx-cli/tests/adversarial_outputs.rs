@@ -33,28 +33,12 @@ fn path(p: &Path) -> String {
 /// `lidx table create` of 20K lognormal keys at ratio 1 into `dir` (`large`, `r1`).
 fn tables(dir: &Path, extra: &[&str]) {
     let out = format!("{}/", dir.display());
-    let mut args = vec![
-        "table",
-        "create",
-        "--from",
-        "gen:lognormal:20K",
-        "--ratio",
-        "1",
-        "--out",
-        &out,
-    ];
-    args.extend_from_slice(extra);
-    let run = lidx(&args);
+    let run = common::table_create("gen:lognormal:20K", "1", &out, extra);
     assert!(run.status.success(), "{}", text(&run.stderr));
 }
 
 fn join(algo: &str, left: &Path, right: &Path, out: &Path, extra: &[&str]) -> Output {
-    let (left, right, out) = (path(left), path(right), path(out));
-    let mut args = vec![
-        "join", "--algo", algo, "--left", &left, "--right", &right, "--out", &out,
-    ];
-    args.extend_from_slice(extra);
-    lidx(&args)
+    common::join(algo, &path(left), &path(right), &path(out), extra)
 }
 
 /// Puts a user's file in the directory `parent/child`, runs `lidx command`, and asserts that it
