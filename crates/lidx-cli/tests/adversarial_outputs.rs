@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{json_lines, lidx, names, text};
+use common::{json_lines, lidx, lidx_ok, names, text};
 
 fn path(p: &Path) -> String {
     p.display().to_string()
@@ -104,7 +104,7 @@ fn bench_updatable_leaves_a_users_files_named_like_its_index_alone() {
     for name in users {
         std::fs::write(device.join(name), name.as_bytes()).unwrap();
     }
-    let run = lidx(&[
+    lidx_ok(&[
         "bench",
         "--on-disk",
         "--updatable",
@@ -121,7 +121,6 @@ fn bench_updatable_leaves_a_users_files_named_like_its_index_alone() {
         "--runs",
         "1",
     ]);
-    assert!(run.status.success(), "{}", text(&run.stderr));
     for name in users {
         assert_eq!(std::fs::read(device.join(name)).unwrap(), name.as_bytes());
     }
@@ -507,7 +506,7 @@ fn a_killed_build_keeps_the_old_index_files_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("idx");
     let indexes = "btree,dpgm";
-    let old = lidx(&[
+    lidx_ok(&[
         "build",
         "--dataset",
         "gen:uniform-dense:2K",
@@ -516,7 +515,6 @@ fn a_killed_build_keeps_the_old_index_files_and_leaves_nothing() {
         "--dir",
         &path(&dir),
     ]);
-    assert!(old.status.success(), "{}", text(&old.stderr));
     let before: Vec<(String, Vec<u8>)> = names(&dir)
         .into_iter()
         .map(|n| (n.clone(), std::fs::read(dir.join(&n)).unwrap()))
@@ -555,14 +553,13 @@ fn a_killed_build_keeps_the_old_index_files_and_leaves_nothing() {
 
 /// Writes 1K uniform-dense keys to the SOSD file `out`.
 fn gen_1k(out: &Path) {
-    let made = lidx(&[
+    lidx_ok(&[
         "gen",
         "--dataset",
         "gen:uniform-dense:1K",
         "--out",
         &path(out),
     ]);
-    assert!(made.status.success(), "{}", text(&made.stderr));
 }
 
 /// Class 3: `lidx build` whose `--dir` holds its own dataset under an index's name is

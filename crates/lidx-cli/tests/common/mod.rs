@@ -69,3 +69,10 @@ pub fn join(algo: &str, left: &str, right: &str, out: &str, extra: &[&str]) -> O
     args.extend_from_slice(extra);
     lidx(&args)
 }
+
+/// Runs `lidx args` as [`lidx`] does and asserts that it succeeded (its stderr the message).
+pub fn lidx_ok(args: &[&str]) -> Output {
+    let out = lidx(args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    out
+}
