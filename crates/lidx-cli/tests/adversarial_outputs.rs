@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{json_lines, lidx, names, text};
+use common::{json_lines, lidx, lidx_ok, names, text};
 
 fn path(p: &Path) -> String {
     p.display().to_string()
@@ -33,28 +33,12 @@ fn path(p: &Path) -> String {
 /// `lidx table create` of 20K lognormal keys at ratio 1 into `dir` (`large`, `r1`).
 fn tables(dir: &Path, extra: &[&str]) {
     let out = format!("{}/", dir.display());
-    let mut args = vec![
-        "table",
-        "create",
-        "--from",
-        "gen:lognormal:20K",
-        "--ratio",
-        "1",
-        "--out",
-        &out,
-    ];
-    args.extend_from_slice(extra);
-    let run = lidx(&args);
+    let run = common::table_create("gen:lognormal:20K", "1", &out, extra);
     assert!(run.status.success(), "{}", text(&run.stderr));
 }
 
 fn join(algo: &str, left: &Path, right: &Path, out: &Path, extra: &[&str]) -> Output {
-    let (left, right, out) = (path(left), path(right), path(out));
-    let mut args = vec![
-        "join", "--algo", algo, "--left", &left, "--right", &right, "--out", &out,
-    ];
-    args.extend_from_slice(extra);
-    lidx(&args)
+    common::join(algo, &path(left), &path(right), &path(out), extra)
 }
 
 /// Puts a user's file in the directory `parent/child`, runs `lidx command`, and asserts that it
@@ -120,7 +104,7 @@ fn bench_updatable_leaves_a_users_files_named_like_its_index_alone() {
     for name in users {
         std::fs::write(device.join(name), name.as_bytes()).unwrap();
     }
-    let run = lidx(&[
+    lidx_ok(&[
         "bench",
         "--on-disk",
         "--updatable",
@@ -137,7 +121,6 @@ fn bench_updatable_leaves_a_users_files_named_like_its_index_alone() {
         "--runs",
         "1",
     ]);
-    assert!(run.status.success(), "{}", text(&run.stderr));
     for name in users {
         assert_eq!(std::fs::read(device.join(name)).unwrap(), name.as_bytes());
     }
@@ -523,7 +506,7 @@ fn a_killed_build_keeps_the_old_index_files_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("idx");
     let indexes = "btree,dpgm";
-    let old = lidx(&[
+    lidx_ok(&[
         "build",
         "--dataset",
         "gen:uniform-dense:2K",
@@ -532,7 +515,6 @@ fn a_killed_build_keeps_the_old_index_files_and_leaves_nothing() {
         "--dir",
         &path(&dir),
     ]);
-    assert!(old.status.success(), "{}", text(&old.stderr));
     let before: Vec<(String, Vec<u8>)> = names(&dir)
         .into_iter()
         .map(|n| (n.clone(), std::fs::read(dir.join(&n)).unwrap()))
@@ -571,14 +553,13 @@ fn a_killed_build_keeps_the_old_index_files_and_leaves_nothing() {
 
 /// Writes 1K uniform-dense keys to the SOSD file `out`.
 fn gen_1k(out: &Path) {
-    let made = lidx(&[
+    lidx_ok(&[
         "gen",
         "--dataset",
         "gen:uniform-dense:1K",
         "--out",
         &path(out),
     ]);
-    assert!(made.status.success(), "{}", text(&made.stderr));
 }
 
 /// Class 3: `lidx build` whose `--dir` holds its own dataset under an index's name is

@@ -6,7 +6,7 @@
 use std::path::Path;
 mod common;
 
-use common::{lidx, text};
+use common::{lidx, lidx_ok, text};
 
 use lidx_bench::disk_report::DiskRecord;
 use lidx_bench::report::{read_records, BenchRecord};
@@ -52,16 +52,13 @@ fn gen_writes_a_file_that_stats_and_bench_read() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("keys.sosd");
     let file = file.to_str().unwrap();
-    let result = lidx(&["gen", "--dataset", "gen:lognormal:1000", "--out", file]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
+    lidx_ok(&["gen", "--dataset", "gen:lognormal:1000", "--out", file]);
     assert_eq!(std::fs::metadata(file).unwrap().len(), 8 + 8 * 1000);
 
-    let result = lidx(&["stats", "--dataset", file, "--json"]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
+    let result = lidx_ok(&["stats", "--dataset", file, "--json"]);
     let stats: serde_json::Value = serde_json::from_slice(&result.stdout).unwrap();
     assert!(stats.is_object(), "{stats}");
-    let result = lidx(&["stats", "--dataset", file]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
+    lidx_ok(&["stats", "--dataset", file]);
 
     let out = dir.path().join("on-file.json");
     let result = lidx(&bench_args(file, out.to_str().unwrap()));
@@ -96,8 +93,7 @@ fn gen_replaces_an_existing_file_only_with_force() {
         file,
         "--force",
     ];
-    let result = lidx(&forced);
-    assert!(result.status.success(), "{}", text(&result.stderr));
+    lidx_ok(&forced);
     assert_eq!(std::fs::metadata(file).unwrap().len(), 8 + 8 * 1000);
     let result = lidx(&["gen", "--dataset", file, "--out", file, "--force"]);
     assert_eq!(result.status.code(), Some(2), "{}", text(&result.stderr));
@@ -151,7 +147,7 @@ fn build_then_bench_on_disk_on_the_file_and_simulated_devices() {
     let index_dir = dir.path().join("idx");
     let index_dir = index_dir.to_str().unwrap();
     let index = "btree,pgm:eps=16,rs:err=8:gran=page,zonemap";
-    let built = lidx(&[
+    let built = lidx_ok(&[
         "build",
         "--index",
         index,
@@ -160,7 +156,6 @@ fn build_then_bench_on_disk_on_the_file_and_simulated_devices() {
         "--dir",
         index_dir,
     ]);
-    assert!(built.status.success(), "{}", text(&built.stderr));
     assert!(
         text(&built.stdout).contains("btree.fill=100.lidx"),
         "{}",
@@ -261,8 +256,7 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("model.txt");
     let model = model.to_str().unwrap();
-    let calibrated = lidx(&["start", "calibrate", "--runs", "3", "--out", model]);
-    assert!(calibrated.status.success(), "{}", text(&calibrated.stderr));
+    let calibrated = lidx_ok(&["start", "calibrate", "--runs", "3", "--out", model]);
     assert!(text(&calibrated.stdout).contains("MultiNode4"));
     assert!(std::fs::metadata(model).unwrap().len() > 0);
     // The saved model is the user's file: a second calibration refuses it unless --force.
@@ -273,7 +267,7 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
         "{}",
         text(&again.stderr)
     );
-    let forced = lidx(&[
+    let forced = lidx_ok(&[
         "start",
         "calibrate",
         "--runs",
@@ -283,7 +277,6 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
         "--out",
         model,
     ]);
-    assert!(forced.status.success(), "{}", text(&forced.stderr));
     let rows: Vec<serde_json::Value> = text(&forced.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -291,7 +284,7 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
     assert_eq!(rows.len(), 7, "one record per node kind");
     assert_eq!(rows[0]["schema"], "start-nodes/1");
 
-    let stats = lidx(&[
+    let stats = lidx_ok(&[
         "start",
         "stats",
         "--dataset",
@@ -299,7 +292,6 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
         "--model",
         model,
     ]);
-    assert!(stats.status.success(), "{}", text(&stats.stderr));
     assert!(
         text(&stats.stdout).contains("N4="),
         "{}",
@@ -307,7 +299,7 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
     );
 
     let records = dir.path().join("mixed.csv");
-    let bench = lidx(&[
+    let bench = lidx_ok(&[
         "start",
         "bench",
         "--dataset",
@@ -321,7 +313,6 @@ fn start_calibrates_reports_its_node_mix_and_runs_read_mostly() {
         "--out",
         records.to_str().unwrap(),
     ]);
-    assert!(bench.status.success(), "{}", text(&bench.stderr));
     assert!(
         text(&bench.stdout).contains("start-greedy"),
         "{}",

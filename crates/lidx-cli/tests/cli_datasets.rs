@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{json_lines, lidx, text, without_progress};
+use common::{json_lines, lidx, lidx_ok, text, without_progress};
 use lidx_bench::kv_runner::KvRecord;
 use lidx_bench::report::read_records;
 
@@ -205,14 +205,13 @@ fn an_empty_line_is_named() {
 fn gen_writes_word_like_keys_as_text_that_stats_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("words.txt");
-    let result = lidx(&[
+    lidx_ok(&[
         "gen",
         "--dataset",
         "gen:words:2K",
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
     assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 2000);
     let v = &json_lines(&lidx(&[
         "stats",
@@ -240,14 +239,13 @@ fn gen_writes_word_like_keys_as_text_that_stats_reads_back() {
 fn gen_user_makes_ycsb_style_string_keys_of_16_to_64_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("user.txt");
-    let result = lidx(&[
+    lidx_ok(&[
         "gen",
         "--dataset",
         "gen:user:3K",
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
     let keys = std::fs::read_to_string(&out).unwrap();
     assert_eq!(keys.lines().count(), 3000);
     assert!(keys
@@ -267,7 +265,7 @@ fn bench_runs_typed_numbers_on_their_image_and_str16_on_the_string_indexes() {
     let items: Vec<u64> = keys.iter().map(|&k| k as u64).collect();
     sosd(&i64s, 8, &items);
     let spec = format!("sosd-i64:{}", i64s.display());
-    let out = lidx(&[
+    let out = lidx_ok(&[
         "bench",
         "--dataset",
         &spec,
@@ -278,7 +276,6 @@ fn bench_runs_typed_numbers_on_their_image_and_str16_on_the_string_indexes() {
         "--runs",
         "1",
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("u64 image"),
         "{}",
@@ -288,7 +285,7 @@ fn bench_runs_typed_numbers_on_their_image_and_str16_on_the_string_indexes() {
     let mut b = 2u64.to_le_bytes().to_vec();
     b.extend_from_slice(b"aaaaaaaaaaaaaaaabbbbbbbbbbbbbbbb");
     std::fs::write(&s16, b).unwrap();
-    let out = lidx(&[
+    let out = lidx_ok(&[
         "bench",
         "--dataset",
         &format!("str16:{}", s16.display()),
@@ -297,7 +294,6 @@ fn bench_runs_typed_numbers_on_their_image_and_str16_on_the_string_indexes() {
         "--runs",
         "1",
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("strings:eps=32"),
         "{}",

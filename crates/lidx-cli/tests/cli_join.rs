@@ -7,18 +7,12 @@ mod common;
 use common::{json_lines, lidx};
 
 fn create(dir: &str, extra: &[&str]) -> Vec<serde_json::Value> {
-    let mut args = vec![
-        "table",
-        "create",
-        "--from",
+    json_lines(&common::table_create(
         "gen:lognormal:30K",
-        "--ratio",
         "1,10",
-        "--out",
         dir,
-    ];
-    args.extend_from_slice(extra);
-    json_lines(&lidx(&args))
+        extra,
+    ))
 }
 
 #[test]
@@ -43,20 +37,13 @@ fn every_algorithm_prints_the_same_checksum() {
         "inlj-rmi",
     ] {
         for threads in ["1", "2"] {
-            let out = lidx(&[
-                "join",
-                "--algo",
+            let out = common::join(
                 algo,
-                "--left",
                 &path("r10"),
-                "--right",
                 &path("large"),
-                "--out",
                 &path("out"),
-                "--force",
-                "--threads",
-                threads,
-            ]);
+                &["--force", "--threads", threads],
+            );
             let lines = json_lines(&out);
             assert_eq!(lines.len(), 1);
             let line = &lines[0];

@@ -12,30 +12,20 @@
 
 mod common;
 
-use common::{json_lines, lidx};
+use common::json_lines;
 
 fn create(dir: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "table",
-        "create",
-        "--from",
-        "gen:lognormal:20K",
-        "--ratio",
-        "1",
-        "--out",
-        dir,
-    ];
-    args.extend_from_slice(extra);
-    lidx(&args)
+    common::table_create("gen:lognormal:20K", "1", dir, extra)
 }
 
 fn join(algo: &str, dir: &str, out: &str, extra: &[&str]) -> std::process::Output {
-    let (left, right) = (format!("{dir}r1"), format!("{dir}large"));
-    let mut args = vec![
-        "join", "--algo", algo, "--left", &left, "--right", &right, "--out", out,
-    ];
-    args.extend_from_slice(extra);
-    lidx(&args)
+    common::join(
+        algo,
+        &format!("{dir}r1"),
+        &format!("{dir}large"),
+        out,
+        extra,
+    )
 }
 
 fn stderr(out: &std::process::Output) -> String {

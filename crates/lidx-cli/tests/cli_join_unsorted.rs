@@ -4,25 +4,16 @@
 
 mod common;
 
-use common::{json_lines, lidx};
+use common::{json_lines, lidx, table_create};
 
 #[test]
 fn unsorted_routes_match_sort_merge_on_the_sorted_tables() {
     let tmp = tempfile::tempdir().unwrap();
     for (sub, extra) in [("sorted/", None), ("shuffled/", Some("--shuffle"))] {
         let dir = format!("{}/{sub}", tmp.path().display());
-        let mut args = vec![
-            "table",
-            "create",
-            "--from",
-            "gen:lognormal:20K",
-            "--ratio",
-            "10",
-            "--out",
-            &dir,
-        ];
-        args.extend(extra);
-        assert_eq!(json_lines(&lidx(&args)).len(), 2);
+        let extra: Vec<&str> = extra.into_iter().collect();
+        let created = table_create("gen:lognormal:20K", "10", &dir, &extra);
+        assert_eq!(json_lines(&created).len(), 2);
     }
     let base = tmp.path().display().to_string();
     let join = |algo: &str, sub: &str, memory: &str| {
@@ -31,24 +22,21 @@ fn unsorted_routes_match_sort_merge_on_the_sorted_tables() {
             format!("{base}/{sub}/large"),
             format!("{base}/{sub}/out-{algo}"),
         );
-        let lines = json_lines(&lidx(&[
-            "join",
-            "--algo",
+        let lines = json_lines(&common::join(
             algo,
-            "--left",
             &l,
-            "--right",
             &r,
-            "--out",
             &o,
-            "--force",
-            "--threads",
-            "2",
-            "--memory",
-            memory,
-            "--device",
-            "sim:ram",
-        ]));
+            &[
+                "--force",
+                "--threads",
+                "2",
+                "--memory",
+                memory,
+                "--device",
+                "sim:ram",
+            ],
+        ));
         assert_eq!(lines.len(), 1);
         lines[0].clone()
     };

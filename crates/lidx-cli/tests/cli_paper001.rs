@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{lidx, text};
+use common::{lidx, lidx_ok, text};
 
 use lidx_bench::insert_dimension::UpdateRecord;
 use lidx_bench::recovery_runner::RecoveryRecord;
@@ -13,7 +13,7 @@ use lidx_bench::report::read_records;
 fn every_map_recovers_and_reports_its_space() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.jsonl");
-    let result = lidx(&[
+    lidx_ok(&[
         "recovery",
         "--dataset",
         "gen:lognormal:5K",
@@ -26,7 +26,6 @@ fn every_map_recovers_and_reports_its_space() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
     let records: Vec<RecoveryRecord> = read_records(&out).unwrap();
     assert_eq!(records.len(), 2);
     for r in &records {
@@ -59,7 +58,7 @@ fn the_approximation_dimension_writes_its_figures() {
         dir.path().join("time.svg"),
         dir.path().join("leaves.svg"),
     );
-    let result = lidx(&[
+    let result = lidx_ok(&[
         "dims",
         "approx",
         "--dataset",
@@ -79,7 +78,6 @@ fn the_approximation_dimension_writes_its_figures() {
         "--svg-leaves",
         leaves.to_str().unwrap(),
     ]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
     let stdout = text(&result.stdout);
     assert!(
         stdout.contains("lsa-gap") && stdout.contains("opt-pla"),
@@ -101,7 +99,7 @@ fn the_approximation_dimension_writes_its_figures() {
 fn the_structure_dimension_routes_to_the_same_leaves() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("s.svg");
-    let result = lidx(&[
+    let result = lidx_ok(&[
         "dims",
         "structure",
         "--dataset",
@@ -115,7 +113,6 @@ fn the_structure_dimension_routes_to_the_same_leaves() {
         "--svg",
         svg.to_str().unwrap(),
     ]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
     let stdout = text(&result.stdout);
     for s in ["rmi", "ats", "btree", "lrs"] {
         assert!(stdout.contains(s), "{s}: {stdout}");
@@ -132,7 +129,7 @@ fn the_structure_dimension_routes_to_the_same_leaves() {
 fn the_insertion_dimension_writes_its_table_and_figure() {
     let dir = tempfile::tempdir().unwrap();
     let (csv, svg) = (dir.path().join("i.csv"), dir.path().join("i.svg"));
-    let result = lidx(&[
+    lidx_ok(&[
         "dims",
         "insert",
         "--dataset",
@@ -146,7 +143,6 @@ fn the_insertion_dimension_writes_its_table_and_figure() {
         "--svg",
         svg.to_str().unwrap(),
     ]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
     let records: Vec<UpdateRecord> = read_records(&csv).unwrap();
     let rows: Vec<(&str, Option<u64>)> = records
         .iter()
@@ -231,8 +227,7 @@ fn the_retraining_dimension_counts_while_inserting() {
         args.push(svg.to_str().unwrap().to_string());
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = lidx(&args);
-    assert!(result.status.success(), "{}", text(&result.stderr));
+    lidx_ok(&args);
     let records: Vec<UpdateRecord> = read_records(&csv).unwrap();
     assert_eq!(records.len(), 3 * 4);
     for strategy in records.chunks(4) {

@@ -89,17 +89,13 @@ fn small_runs(dir: &Path) -> Vec<String> {
     ]);
     let mut joins = String::new();
     for algo in ["sort-merge", "inlj-pgm"] {
-        let out = lidx(&[
-            "join",
-            "--algo",
+        let out = common::join(
             algo,
-            "--left",
             &path("r10"),
-            "--right",
             &path("large"),
-            "--out",
             &path(&format!("out-{algo}")),
-        ]);
+            &[],
+        );
         assert!(out.status.success(), "join: {}", text(&out.stderr));
         joins.push_str(&text(&out.stdout));
     }

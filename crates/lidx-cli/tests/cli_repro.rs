@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{lidx, text};
+use common::{lidx, lidx_ok, text};
 
 use lidx_bench::records::RecordSet;
 
@@ -44,8 +44,7 @@ const ISSUE_IDS: &[&str] = &[
 
 #[test]
 fn list_names_every_experiment_of_the_issue() {
-    let out = lidx(&["repro", "list"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = lidx_ok(&["repro", "list"]);
     let listed = text(&out.stdout);
     for id in ISSUE_IDS {
         assert!(
@@ -70,8 +69,7 @@ fn list_names_every_experiment_of_the_issue() {
 #[test]
 fn every_ready_experiment_has_a_plan_at_both_scales() {
     for scale in ["small", "full"] {
-        let out = lidx(&["repro", "all", "--dry-run", "--scale", scale]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
+        let out = lidx_ok(&["repro", "all", "--dry-run", "--scale", scale]);
         let plans = text(&out.stdout);
         for e in lidx_bench::repro::all() {
             let ready = matches!(e.status, lidx_bench::repro::Status::Ready(_));
@@ -89,7 +87,7 @@ fn every_ready_experiment_has_a_plan_at_both_scales() {
 fn cheap_experiments_write_records_csv_and_svg() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("out");
-    let out = lidx(&[
+    lidx_ok(&[
         "repro",
         "002-table3",
         "003-fig6",
@@ -101,7 +99,6 @@ fn cheap_experiments_write_records_csv_and_svg() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     for (id, svgs) in [
         ("002-table3", &["models"][..]),
         ("003-fig6", &["breakdown"][..]),
@@ -165,7 +162,7 @@ fn unknown_ids_are_refused_with_the_known_ones() {
 #[test]
 fn start_experiments_write_table_one_and_the_read_mostly_records() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lidx(&[
+    lidx_ok(&[
         "repro",
         "004-table1",
         "004-fig8",
@@ -176,7 +173,6 @@ fn start_experiments_write_table_one_and_the_read_mostly_records() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let mut set = RecordSet::default();
     set.read(&dir.path().join("004-table1.jsonl")).unwrap();
     // Table I: the seven node kinds, each beside the paper's figures.

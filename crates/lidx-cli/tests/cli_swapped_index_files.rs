@@ -10,7 +10,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{lidx, text};
+use common::{lidx, lidx_ok, text};
 
 const DATASET: &str = "gen:lognormal:8K";
 
@@ -48,8 +48,7 @@ fn swapped_files_of_one_kind_stop_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let index = "btree,btree:fill=70,pgm:eps=64,pgm:eps=16";
-    let built = lidx(&["build", "--index", index, "--dataset", DATASET, "--dir", d]);
-    assert!(built.status.success(), "{}", text(&built.stderr));
+    lidx_ok(&["build", "--index", index, "--dataset", DATASET, "--dir", d]);
     let file = format!("file:{d}");
     let (code, stderr) = bench(&file, d, index);
     assert_eq!(code, Some(0), "{stderr}");
@@ -121,8 +120,7 @@ fn swapped_byte_tables_stop_the_run() {
     let d = dir.path().to_str().unwrap();
     let index = "byte-table:eps=16,byte-table:eps=32";
     let words = "gen:words:3K";
-    let built = lidx(&["build", "--index", index, "--dataset", words, "--dir", d]);
-    assert!(built.status.success(), "{}", text(&built.stderr));
+    lidx_ok(&["build", "--index", index, "--dataset", words, "--dir", d]);
     swap(
         dir.path(),
         "byte-table.eps=16.lidx",

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{lidx, text, without_progress};
+use common::{lidx, lidx_ok, text, without_progress};
 
 use lidx_bench::kv_runner::KvRecord;
 use lidx_bench::report::read_records;
@@ -108,8 +108,7 @@ fn the_store_engines_run_through_the_api_beside_the_adapters() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    let result = lidx(&args);
-    assert!(result.status.success(), "{}", text(&result.stderr));
+    lidx_ok(&args);
     let records: Vec<KvRecord> = read_records(&out).unwrap();
     assert_eq!(records.len(), 12);
     for workload in ["read-only", "balanced", "write-only"] {
@@ -143,8 +142,7 @@ fn the_curve_writes_a_csv_and_an_svg() {
         "--svg",
         svg.to_str().unwrap(),
     ]);
-    let result = lidx(&args);
-    assert!(result.status.success(), "{}", text(&result.stderr));
+    lidx_ok(&args);
     let csv = std::fs::read_to_string(csv).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
     // Header; the B+-tree with no resident level and with all inner nodes; two budgets.
@@ -225,8 +223,7 @@ fn the_log_engine_runs_ycsb_core_workloads() {
         "--workload",
         "c",
     ]);
-    let first = lidx(&args);
-    assert!(first.status.success(), "{}", text(&first.stderr));
+    let first = lidx_ok(&args);
     assert!(text(&first.stdout).contains("budget=default"));
     let bad = lidx(&[
         "ycsb",

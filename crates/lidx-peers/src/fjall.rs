@@ -9,14 +9,13 @@
 //! a bulk load.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use ::fjall::config::CompressionPolicy;
 use ::fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use lidx::kv::{BatchOp, WriteBatch};
-use lidx_bench::byte_store::{
-    dir_disk_bytes, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
-};
+use lidx_bench::byte_store::{peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions};
+
+use crate::adapter::{fill_scan, stats, wait_while};
 
 /// The fjall engine.
 pub struct Fjall;
@@ -109,12 +108,8 @@ impl ByteStore for FjallStore {
         len: usize,
         out: &mut Vec<(Vec<u8>, Vec<u8>)>,
     ) -> lidx::Result<()> {
-        out.clear();
-        for guard in self.keyspace.range(start..).take(len) {
-            let (k, v) = guard.into_inner().map_err(|e| self.err("range", &e))?;
-            out.push((k.to_vec(), v.to_vec()));
-        }
-        Ok(())
+        let entries = self.keyspace.range(start..).map(|g| g.into_inner());
+        fill_scan(entries, len, out, |op, e| self.err(op, e))
     }
 
     fn compact(&self) -> lidx::Result<()> {
@@ -131,24 +126,17 @@ impl ByteStore for FjallStore {
     }
 
     fn wait_for_merges(&self) -> lidx::Result<()> {
-        while self.db.outstanding_flushes() > 0 || self.db.active_compactions() > 0 {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Ok(())
+        wait_while(|| self.db.outstanding_flushes() > 0 || self.db.active_compactions() > 0)
     }
 
     fn stats(&self) -> ByteStoreStats {
-        ByteStoreStats {
-            memory_bytes: self.memory,
-            disk_bytes: dir_disk_bytes(&self.dir),
-            describe: format!(
-                "fjall {VERSION}: {} tables, cache {} of {} bytes",
-                self.keyspace.table_count(),
-                self.db.cache_size(),
-                self.db.cache_capacity()
-            ),
-            ..ByteStoreStats::default()
-        }
+        let describe = format!(
+            "fjall {VERSION}: {} tables, cache {} of {} bytes",
+            self.keyspace.table_count(),
+            self.db.cache_size(),
+            self.db.cache_capacity()
+        );
+        stats(self.memory, &self.dir, describe)
     }
 
     fn dir(&self) -> &Path {

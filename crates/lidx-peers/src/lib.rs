@@ -42,6 +42,7 @@ use std::sync::Arc;
 
 use lidx_bench::byte_store::PeerEngine;
 
+mod adapter;
 pub mod fjall;
 pub mod lmdb;
 pub mod redb;

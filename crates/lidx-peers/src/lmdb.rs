@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use ::heed::types::Bytes;
 use ::heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithoutTls};
 use lidx::kv::{BatchOp, WriteBatch};
-use lidx_bench::byte_store::{
-    dir_disk_bytes, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
-};
+use lidx_bench::byte_store::{peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions};
+
+use crate::adapter::{fill_scan, stats};
 
 /// The LMDB engine.
 pub struct Lmdb;
@@ -142,7 +142,6 @@ impl ByteStore for LmdbStore {
         out: &mut Vec<(Vec<u8>, Vec<u8>)>,
     ) -> lidx::Result<()> {
         use std::ops::Bound;
-        out.clear();
         let txn = self
             .env
             .read_txn()
@@ -152,11 +151,7 @@ impl ByteStore for LmdbStore {
             .db
             .range(&txn, &bounds)
             .map_err(|e| self.err("range", &e))?;
-        for entry in range.take(len) {
-            let (k, v) = entry.map_err(|e| self.err("range", &e))?;
-            out.push((k.to_vec(), v.to_vec()));
-        }
-        Ok(())
+        fill_scan(range, len, out, |op, e| self.err(op, e))
     }
 
     fn compact(&self) -> lidx::Result<()> {
@@ -164,19 +159,13 @@ impl ByteStore for LmdbStore {
     }
 
     fn stats(&self) -> ByteStoreStats {
-        ByteStoreStats {
-            memory_bytes: 0,
-            disk_bytes: dir_disk_bytes(&self.dir),
-            describe: format!(
-                "heed {VERSION} (LMDB): no cache of its own, the OS page cache mapped; {} entries",
-                self.env
-                    .read_txn()
-                    .ok()
-                    .and_then(|t| self.db.len(&t).ok())
-                    .unwrap_or(0)
-            ),
-            ..ByteStoreStats::default()
-        }
+        let entries = (self.env.read_txn().ok())
+            .and_then(|t| self.db.len(&t).ok())
+            .unwrap_or(0);
+        let describe = format!(
+            "heed {VERSION} (LMDB): no cache of its own, the OS page cache mapped; {entries} entries"
+        );
+        stats(0, &self.dir, describe)
     }
 
     fn dir(&self) -> &Path {

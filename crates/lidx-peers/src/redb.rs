@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use ::redb::{Database, Durability, ReadableDatabase, TableDefinition, WriteTransaction};
 use lidx::kv::{BatchOp, WriteBatch};
-use lidx_bench::byte_store::{
-    dir_disk_bytes, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
-};
+use lidx_bench::byte_store::{peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions};
+
+use crate::adapter::{fill_scan, stats};
 
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("lidx");
 
@@ -47,7 +47,7 @@ impl PeerEngine for Redb {
             dir: dir.to_path_buf(),
             memory: options.cache_bytes,
         };
-        let txn = store.begin()?;
+        let txn = store.begin(Durability::None)?;
         txn.open_table(TABLE)
             .map_err(|e| store.err("open table", &e))?;
         txn.commit().map_err(|e| store.err("commit", &e))?;
@@ -66,14 +66,25 @@ impl RedbStore {
         peer_error("redb", &self.dir, op, e)
     }
 
-    fn begin(&self) -> lidx::Result<WriteTransaction> {
+    /// A write transaction committed with `durability`.
+    fn begin(&self, durability: Durability) -> lidx::Result<WriteTransaction> {
         let mut txn = self
             .db
             .begin_write()
             .map_err(|e| self.err("begin write", &e))?;
-        txn.set_durability(Durability::None)
+        txn.set_durability(durability)
             .map_err(|e| self.err("set durability", &e))?;
         Ok(txn)
+    }
+
+    /// The table in a new read transaction.
+    fn read_table(&self) -> lidx::Result<::redb::ReadOnlyTable<&'static [u8], &'static [u8]>> {
+        let txn = self
+            .db
+            .begin_read()
+            .map_err(|e| self.err("begin read", &e))?;
+        txn.open_table(TABLE)
+            .map_err(|e| self.err("open table", &e))
     }
 
     /// Runs `f` on the table in one write transaction and commits it.
@@ -81,7 +92,7 @@ impl RedbStore {
         &self,
         f: impl FnOnce(&mut ::redb::Table<&[u8], &[u8]>) -> lidx::Result<()>,
     ) -> lidx::Result<()> {
-        let txn = self.begin()?;
+        let txn = self.begin(Durability::None)?;
         {
             let mut table = txn
                 .open_table(TABLE)
@@ -94,13 +105,7 @@ impl RedbStore {
 
 impl ByteStore for RedbStore {
     fn get(&self, key: &[u8]) -> lidx::Result<Option<Vec<u8>>> {
-        let txn = self
-            .db
-            .begin_read()
-            .map_err(|e| self.err("begin read", &e))?;
-        let table = txn
-            .open_table(TABLE)
-            .map_err(|e| self.err("open table", &e))?;
+        let table = self.read_table()?;
         let value = table.get(key).map_err(|e| self.err("get", &e))?;
         Ok(value.map(|v| v.value().to_vec()))
     }
@@ -138,39 +143,20 @@ impl ByteStore for RedbStore {
         len: usize,
         out: &mut Vec<(Vec<u8>, Vec<u8>)>,
     ) -> lidx::Result<()> {
-        out.clear();
-        let txn = self
-            .db
-            .begin_read()
-            .map_err(|e| self.err("begin read", &e))?;
-        let table = txn
-            .open_table(TABLE)
-            .map_err(|e| self.err("open table", &e))?;
+        let table = self.read_table()?;
         let range = table.range(start..).map_err(|e| self.err("range", &e))?;
-        for entry in range.take(len) {
-            let (k, v) = entry.map_err(|e| self.err("range", &e))?;
-            out.push((k.value().to_vec(), v.value().to_vec()));
-        }
-        Ok(())
+        let entries = range.map(|e| e.map(|(k, v)| (k.value().to_vec(), v.value().to_vec())));
+        fill_scan(entries, len, out, |op, e| self.err(op, e))
     }
 
     fn compact(&self) -> lidx::Result<()> {
-        let mut txn = self
-            .db
-            .begin_write()
-            .map_err(|e| self.err("begin write", &e))?;
-        txn.set_durability(Durability::Immediate)
-            .map_err(|e| self.err("set durability", &e))?;
+        let txn = self.begin(Durability::Immediate)?;
         txn.commit().map_err(|e| self.err("commit", &e))
     }
 
     fn stats(&self) -> ByteStoreStats {
-        ByteStoreStats {
-            memory_bytes: self.memory,
-            disk_bytes: dir_disk_bytes(&self.dir),
-            describe: format!("redb {VERSION}: cache {} bytes", self.memory),
-            ..ByteStoreStats::default()
-        }
+        let describe = format!("redb {VERSION}: cache {} bytes", self.memory);
+        stats(self.memory, &self.dir, describe)
     }
 
     fn dir(&self) -> &Path {

@@ -28,15 +28,14 @@
 //! [`ByteStore::compact`] flushes the memtable and compacts the whole key range once.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use ::rocksdb::{
     BlockBasedOptions, Cache, DBCompressionType, Direction, IteratorMode, Options, WriteOptions, DB,
 };
 use lidx::kv::{BatchOp, WriteBatch};
-use lidx_bench::byte_store::{
-    dir_disk_bytes, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
-};
+use lidx_bench::byte_store::{peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions};
+
+use crate::adapter::{fill_scan, stats, wait_while};
 
 /// The RocksDB engine.
 pub struct RocksDb;
@@ -148,15 +147,10 @@ impl ByteStore for RocksStore {
         len: usize,
         out: &mut Vec<(Vec<u8>, Vec<u8>)>,
     ) -> lidx::Result<()> {
-        out.clear();
-        let iter = self
+        let entries = self
             .db
             .iterator(IteratorMode::From(start, Direction::Forward));
-        for entry in iter.take(len) {
-            let (k, v) = entry.map_err(|e| self.err("range", &e))?;
-            out.push((k.to_vec(), v.to_vec()));
-        }
-        Ok(())
+        fill_scan(entries, len, out, |op, e| self.err(op, e))
     }
 
     fn compact(&self) -> lidx::Result<()> {
@@ -166,26 +160,20 @@ impl ByteStore for RocksStore {
     }
 
     fn wait_for_merges(&self) -> lidx::Result<()> {
-        while self.property("rocksdb.num-running-compactions") > 0
-            || self.property("rocksdb.num-running-flushes") > 0
-            || self.property("rocksdb.compaction-pending") > 0
-        {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Ok(())
+        wait_while(|| {
+            self.property("rocksdb.num-running-compactions") > 0
+                || self.property("rocksdb.num-running-flushes") > 0
+                || self.property("rocksdb.compaction-pending") > 0
+        })
     }
 
     fn stats(&self) -> ByteStoreStats {
-        ByteStoreStats {
-            memory_bytes: self.memory,
-            disk_bytes: dir_disk_bytes(&self.dir),
-            describe: format!(
-                "rocksdb {VERSION}: block cache {} bytes used, {} SST bytes",
-                self.property("rocksdb.block-cache-usage"),
-                self.property("rocksdb.total-sst-files-size")
-            ),
-            ..ByteStoreStats::default()
-        }
+        let describe = format!(
+            "rocksdb {VERSION}: block cache {} bytes used, {} SST bytes",
+            self.property("rocksdb.block-cache-usage"),
+            self.property("rocksdb.total-sst-files-size")
+        );
+        stats(self.memory, &self.dir, describe)
     }
 
     fn dir(&self) -> &Path {

@@ -38,6 +38,17 @@ pub struct ApproxPos {
 }
 
 impl ApproxPos {
+    /// The window of width 0 at `pos` (`lo == pos == hi`), from an index that stores every
+    /// distinct key and so knows the lower bound exactly.
+    #[inline(always)]
+    pub fn exact(pos: usize) -> Self {
+        ApproxPos {
+            pos,
+            lo: pos,
+            hi: pos,
+        }
+    }
+
     /// The window of an eps-bounded model: `pred` is the model's output for a key whose segment
     /// guarantees `|pred - rank| <= eps` on every data point. Flooring `pred` and reaching
     /// `eps + 1` either way covers both present keys and absent keys that fall between two data

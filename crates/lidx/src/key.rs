@@ -48,6 +48,34 @@ macro_rules! little_endian_codec {
     };
 }
 
+/// [`Key`] for a primitive integer: its own order, its full range, its little-endian bytes,
+/// and `to_model` by `|k| model` (order-preserving into `u64`, injective).
+macro_rules! integer_key {
+    ($t:ty, |$k:ident| $model:expr) => {
+        impl Key for $t {
+            const NAME: &'static str = stringify!($t);
+            const MODEL_INJECTIVE: bool = true;
+            const SIZE: usize = std::mem::size_of::<$t>();
+            const MIN: Self = <$t>::MIN;
+            const MAX: Self = <$t>::MAX;
+            #[inline(always)]
+            fn key_cmp(&self, other: &Self) -> Ordering {
+                self.cmp(other)
+            }
+            #[inline(always)]
+            fn key_lt(&self, other: &Self) -> bool {
+                *self < *other
+            }
+            #[inline(always)]
+            fn to_model(self) -> u64 {
+                let $k = self;
+                $model
+            }
+            little_endian_codec!();
+        }
+    };
+}
+
 /// The first 8 bytes of a byte string, big-endian, zero-padded past its end: the model image
 /// of a [`Str16`], and what any model that sees 8 bytes of a string key learns on. Monotone in
 /// byte order (a smaller string never maps higher); strings sharing their first 8 bytes (or
@@ -119,68 +147,10 @@ pub trait Key: Copy + Debug + Send + Sync + 'static {
     fn read_from(bytes: &[u8]) -> Self;
 }
 
-impl Key for u64 {
-    const NAME: &'static str = "u64";
-    const MODEL_INJECTIVE: bool = true;
-    const SIZE: usize = 8;
-    const MIN: Self = 0;
-    const MAX: Self = u64::MAX;
-    #[inline(always)]
-    fn key_cmp(&self, other: &Self) -> Ordering {
-        self.cmp(other)
-    }
-    #[inline(always)]
-    fn key_lt(&self, other: &Self) -> bool {
-        *self < *other
-    }
-    #[inline(always)]
-    fn to_model(self) -> u64 {
-        self
-    }
-    little_endian_codec!();
-}
-
-impl Key for u32 {
-    const NAME: &'static str = "u32";
-    const MODEL_INJECTIVE: bool = true;
-    const SIZE: usize = 4;
-    const MIN: Self = 0;
-    const MAX: Self = u32::MAX;
-    #[inline(always)]
-    fn key_cmp(&self, other: &Self) -> Ordering {
-        self.cmp(other)
-    }
-    #[inline(always)]
-    fn key_lt(&self, other: &Self) -> bool {
-        *self < *other
-    }
-    #[inline(always)]
-    fn to_model(self) -> u64 {
-        u64::from(self)
-    }
-    little_endian_codec!();
-}
-
-impl Key for i64 {
-    const NAME: &'static str = "i64";
-    const MODEL_INJECTIVE: bool = true;
-    const SIZE: usize = 8;
-    const MIN: Self = i64::MIN;
-    const MAX: Self = i64::MAX;
-    #[inline(always)]
-    fn key_cmp(&self, other: &Self) -> Ordering {
-        self.cmp(other)
-    }
-    #[inline(always)]
-    fn key_lt(&self, other: &Self) -> bool {
-        *self < *other
-    }
-    #[inline(always)]
-    fn to_model(self) -> u64 {
-        (self as u64) ^ (1 << 63)
-    }
-    little_endian_codec!();
-}
+integer_key!(u64, |k| k);
+integer_key!(u32, |k| u64::from(k));
+// Flipping the sign bit maps the two's-complement order onto the unsigned one.
+integer_key!(i64, |k| (k as u64) ^ (1 << 63));
 
 impl Key for f64 {
     const NAME: &'static str = "f64";

@@ -9,7 +9,7 @@ mod map_suite;
 
 use lidx::mem::{Alex, AlexKey, AlexParams};
 use lidx::OrderedMap;
-use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
+use map_suite::{apply, check_bulk_refusals, key_tests, op, run_bulk_and_inserted, MapKey};
 use proptest::prelude::*;
 
 fn params() -> Vec<AlexParams> {
@@ -25,36 +25,11 @@ fn params() -> Vec<AlexParams> {
 fn run_alex_suite<K: MapKey + AlexKey>() {
     for p in params() {
         let name = format!("alex{}", p.max_node_bytes);
-        run_map_suite::<K, _>(&name, |pairs| Alex::bulk_load(pairs, p));
-        run_map_suite::<K, _>(&format!("{name}-inserted"), |pairs| {
-            let mut t = Alex::new(p)?;
-            for (k, v) in pairs {
-                t.insert(k, v)?;
-            }
-            Ok(t)
-        });
+        run_bulk_and_inserted::<K, _>(&name, |pairs| Alex::bulk_load(pairs, p), || Alex::new(p));
     }
 }
 
-#[test]
-fn alex_u64() {
-    run_alex_suite::<u64>();
-}
-
-#[test]
-fn alex_u32() {
-    run_alex_suite::<u32>();
-}
-
-#[test]
-fn alex_i64() {
-    run_alex_suite::<i64>();
-}
-
-#[test]
-fn alex_f64() {
-    run_alex_suite::<f64>();
-}
+key_tests!(run_alex_suite; alex_u64: u64, alex_u32: u32, alex_i64: i64, alex_f64: f64);
 
 #[test]
 fn alex_refuses_bad_bulk_loads() {

@@ -8,7 +8,7 @@ mod map_suite;
 
 use lidx::mem::{DynamicPgm, DynamicPgmParams};
 use lidx::OrderedMap;
-use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
+use map_suite::{apply, check_bulk_refusals, key_tests, op, run_bulk_and_inserted, MapKey};
 use proptest::prelude::*;
 
 fn params() -> Vec<DynamicPgmParams> {
@@ -22,31 +22,15 @@ fn params() -> Vec<DynamicPgmParams> {
 fn run<K: MapKey>() {
     for p in params() {
         let name = format!("dpgm{p:?}");
-        run_map_suite::<K, _>(&name, |pairs| DynamicPgm::bulk_load(pairs, p));
-        run_map_suite::<K, _>(&format!("{name}-inserted"), |pairs| {
-            let mut t = DynamicPgm::new(p)?;
-            for (k, v) in pairs {
-                t.insert(k, v)?;
-            }
-            Ok(t)
-        });
+        run_bulk_and_inserted::<K, _>(
+            &name,
+            |pairs| DynamicPgm::bulk_load(pairs, p),
+            || DynamicPgm::new(p),
+        );
     }
 }
 
-#[test]
-fn dpgm_u64() {
-    run::<u64>();
-}
-
-#[test]
-fn dpgm_f64() {
-    run::<f64>();
-}
-
-#[test]
-fn dpgm_i64() {
-    run::<i64>();
-}
+key_tests!(run; dpgm_u64: u64, dpgm_f64: f64, dpgm_i64: i64);
 
 #[test]
 fn bad_input_is_refused() {

@@ -12,7 +12,7 @@ use lidx::mem::{
     FitingInplace, FitingInplaceStrategy as Inplace, FitingMap, FitingMapParams, InsertStrategy,
 };
 use lidx::OrderedMap;
-use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
+use map_suite::{apply, check_bulk_refusals, op, run_bulk_and_inserted, MapKey};
 use proptest::prelude::*;
 
 fn params() -> Vec<FitingMapParams> {
@@ -27,14 +27,11 @@ fn params() -> Vec<FitingMapParams> {
 fn run<K: MapKey, S: InsertStrategy<K, u64>>(strategy: &str) {
     for p in params() {
         let name = format!("fiting-{strategy}(eps {}, reserve {})", p.eps, p.reserve);
-        run_map_suite::<K, _>(&name, |pairs| FitingMap::<K, u64, S>::bulk_load(pairs, p));
-        run_map_suite::<K, _>(&format!("{name}-inserted"), |pairs| {
-            let mut t = FitingMap::<K, u64, S>::new(p)?;
-            for (k, v) in pairs {
-                t.insert(k, v)?;
-            }
-            Ok(t)
-        });
+        run_bulk_and_inserted::<K, _>(
+            &name,
+            |pairs| FitingMap::<K, u64, S>::bulk_load(pairs, p),
+            || FitingMap::<K, u64, S>::new(p),
+        );
     }
 }
 

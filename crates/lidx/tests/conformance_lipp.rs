@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 mod map_suite;
 
 use lidx::mem::{Lipp, LippParams};
-use lidx::OrderedMap;
-use map_suite::{apply, op, run_map_suite, MapKey};
+use map_suite::{apply, key_tests, op, run_bulk_and_inserted, MapKey};
 use proptest::prelude::*;
 
 /// Rebuilds and shrinks at the smallest sizes, so the suite's few thousand keys see many.
@@ -35,36 +34,15 @@ fn run_lipp_suite<K: MapKey + lidx::mem::LippKey>() {
             },
         ),
     ] {
-        run_map_suite::<K, _>(name, |pairs| Lipp::bulk_load(pairs, params));
-        run_map_suite::<K, _>(&format!("{name}-inserted"), |pairs| {
-            let mut t = Lipp::new(params)?;
-            for (k, v) in pairs {
-                t.insert(k, v)?;
-            }
-            Ok(t)
-        });
+        run_bulk_and_inserted::<K, _>(
+            name,
+            |pairs| Lipp::bulk_load(pairs, params),
+            || Lipp::new(params),
+        );
     }
 }
 
-#[test]
-fn lipp_u64() {
-    run_lipp_suite::<u64>();
-}
-
-#[test]
-fn lipp_u32() {
-    run_lipp_suite::<u32>();
-}
-
-#[test]
-fn lipp_i64() {
-    run_lipp_suite::<i64>();
-}
-
-#[test]
-fn lipp_f64() {
-    run_lipp_suite::<f64>();
-}
+key_tests!(run_lipp_suite; lipp_u64: u64, lipp_u32: u32, lipp_i64: i64, lipp_f64: f64);
 
 #[test]
 fn bulk_load_refuses_bad_input() {

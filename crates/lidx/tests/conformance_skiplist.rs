@@ -8,34 +8,18 @@ mod map_suite;
 
 use lidx::mem::SkipListMap;
 use lidx::{BulkLoad, OrderedMap};
-use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
+use map_suite::{apply, check_bulk_refusals, key_tests, op, run_bulk_and_inserted, MapKey};
 use proptest::prelude::*;
 
 fn run_skiplist_suite<K: MapKey>() {
-    run_map_suite::<K, _>("skiplist", |pairs| SkipListMap::load_sorted(pairs, &()));
-    run_map_suite::<K, _>("skiplist-inserted", |pairs| {
-        let mut t = SkipListMap::new();
-        for (k, v) in pairs {
-            t.insert(k, v)?;
-        }
-        Ok(t)
-    });
+    run_bulk_and_inserted::<K, _>(
+        "skiplist",
+        |pairs| SkipListMap::load_sorted(pairs, &()),
+        || Ok(SkipListMap::new()),
+    );
 }
 
-#[test]
-fn skiplist_u64() {
-    run_skiplist_suite::<u64>();
-}
-
-#[test]
-fn skiplist_f64() {
-    run_skiplist_suite::<f64>();
-}
-
-#[test]
-fn skiplist_i64() {
-    run_skiplist_suite::<i64>();
-}
+key_tests!(run_skiplist_suite; skiplist_u64: u64, skiplist_f64: f64, skiplist_i64: i64);
 
 #[test]
 fn bad_input_is_refused() {

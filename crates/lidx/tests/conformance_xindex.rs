@@ -9,7 +9,7 @@ mod map_suite;
 
 use lidx::mem::{XIndex, XIndexMap, XIndexParams};
 use lidx::{BulkLoad, OrderedMap};
-use map_suite::{apply, check_bulk_refusals, op, run_map_suite, MapKey};
+use map_suite::{apply, check_bulk_refusals, key_tests, op, run_bulk_and_inserted, MapKey};
 use proptest::prelude::*;
 
 fn params() -> Vec<XIndexParams> {
@@ -33,31 +33,15 @@ fn params() -> Vec<XIndexParams> {
 fn run_xindex_suite<K: MapKey>() {
     for p in params() {
         let name = format!("xindex{p:?}");
-        run_map_suite::<K, _>(&name, |pairs| XIndexMap::load_sorted(pairs, &p));
-        run_map_suite::<K, _>(&format!("{name}-inserted"), |pairs| {
-            let mut t = XIndexMap::new(p)?;
-            for (k, v) in pairs {
-                t.insert(k, v)?;
-            }
-            Ok(t)
-        });
+        run_bulk_and_inserted::<K, _>(
+            &name,
+            |pairs| XIndexMap::load_sorted(pairs, &p),
+            || XIndexMap::new(p),
+        );
     }
 }
 
-#[test]
-fn xindex_u64() {
-    run_xindex_suite::<u64>();
-}
-
-#[test]
-fn xindex_f64() {
-    run_xindex_suite::<f64>();
-}
-
-#[test]
-fn xindex_i64() {
-    run_xindex_suite::<i64>();
-}
+key_tests!(run_xindex_suite; xindex_u64: u64, xindex_f64: f64, xindex_i64: i64);
 
 #[test]
 fn bad_input_is_refused() {

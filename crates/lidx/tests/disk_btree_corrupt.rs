@@ -5,6 +5,8 @@
 //! truncated file. Content damage is written back with a valid checksum so that the tree's own
 //! checks, not the device's, must catch it.
 
+mod disk_btree_common;
+
 use std::path::Path;
 
 use lidx::disk::DiskIndex;
@@ -22,18 +24,23 @@ struct Fixture {
     keys: Vec<u64>,
 }
 
+/// The tree `bt` of `storage` over `keys`, each key's payload its own bytes.
+fn build(storage: &Storage, keys: &[u64]) -> DiskBTree<u64> {
+    DiskBTree::build(
+        storage,
+        "bt",
+        keys,
+        |_, k, out| out.copy_from_slice(&k.to_le_bytes()),
+        DiskBTreeParams::default(),
+    )
+    .unwrap()
+}
+
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let storage = Storage::new(dir.path(), DeviceKind::File { direct: true }, BS).unwrap();
     let keys: Vec<u64> = (0..70_000u64).map(|i| i * 3).collect();
-    let tree = DiskBTree::build(
-        &storage,
-        "bt",
-        &keys,
-        |_, k, out| out.copy_from_slice(&k.to_le_bytes()),
-        DiskBTreeParams::default(),
-    )
-    .unwrap();
+    let tree = build(&storage, &keys);
     assert_eq!(tree.height(), 3);
     drop(tree);
     Fixture {
@@ -50,16 +57,7 @@ impl Fixture {
 
     /// Changes the usable bytes of `block` and writes it back with a valid checksum.
     fn rewrite(&self, block: u64, change: impl FnOnce(&mut [u8])) {
-        let device = self.storage.open("bt", true).unwrap();
-        let mut buf = lidx::io::AlignedBuf::zeroed(BS);
-        device
-            .read_blocks(block, &mut buf, IoClass::Header)
-            .unwrap();
-        change(&mut buf[..BS - 4]);
-        device
-            .write_blocks(block, &mut buf, IoClass::Header)
-            .unwrap();
-        device.sync().unwrap();
+        disk_btree_common::rewrite_block(&self.storage, "bt", block, change);
     }
 
     fn read(&self, block: u64) -> Vec<u8> {
@@ -353,12 +351,7 @@ fn write_faults_are_typed_errors() {
     use lidx::io::{FaultPlan, WriteFault};
     use std::sync::Arc;
     let mut struck = 0;
-    for fault in [
-        WriteFault::Error,
-        WriteFault::NoSpace,
-        WriteFault::Torn,
-        WriteFault::FailSync,
-    ] {
+    for fault in WriteFault::ALL {
         for after in [0, 1, 3, 9, 27] {
             let dir = tempfile::tempdir().unwrap();
             let plan = FaultPlan::new();
@@ -366,14 +359,7 @@ fn write_faults_are_typed_errors() {
                 .unwrap()
                 .with_faults(Arc::clone(&plan));
             let keys: Vec<u64> = (0..5_000u64).map(|i| i * 4).collect();
-            let mut tree = DiskBTree::build(
-                &storage,
-                "bt",
-                &keys,
-                |_, k, out| out.copy_from_slice(&k.to_le_bytes()),
-                DiskBTreeParams::default(),
-            )
-            .unwrap();
+            let mut tree = build(&storage, &keys);
             plan.fail_write_after(after, fault);
             let mut failed = false;
             for i in 0..3_000u64 {

@@ -4,6 +4,8 @@
 //! meta content rewritten under a valid checksum, truncation) giving typed errors that name the
 //! file and the block.
 
+mod disk_btree_common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -315,16 +317,7 @@ impl Fixture {
 
     /// Changes the usable bytes of `block` and writes it back with a valid checksum.
     fn rewrite(&self, block: u64, change: impl FnOnce(&mut [u8])) {
-        let device = self.storage.open("bl", true).unwrap();
-        let mut buf = lidx::io::AlignedBuf::zeroed(BS);
-        device
-            .read_blocks(block, &mut buf, IoClass::Header)
-            .unwrap();
-        change(&mut buf[..BS - 4]);
-        device
-            .write_blocks(block, &mut buf, IoClass::Header)
-            .unwrap();
-        device.sync().unwrap();
+        disk_btree_common::rewrite_block(&self.storage, "bl", block, change);
     }
 
     fn open(&self) -> lidx::Result<BTreeLearned<u64>> {

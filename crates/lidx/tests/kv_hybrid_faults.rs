@@ -48,12 +48,7 @@ fn write(h: &HybridIndex<u64>, n: u64) -> (u64, Option<[u8; 8]>, lidx::Result<()
 fn write_faults_during_merges_lose_no_acknowledged_write() {
     let initial: Vec<u64> = (0..2_000).map(|k| k * 1_000).collect();
     let mut struck = 0;
-    for fault in [
-        WriteFault::Error,
-        WriteFault::NoSpace,
-        WriteFault::Torn,
-        WriteFault::FailSync,
-    ] {
+    for fault in WriteFault::ALL {
         for after in [0, 1, 2, 4, 7, 12, 20] {
             let case = format!("{fault:?} after {after} requests");
             let dir = tempfile::tempdir().unwrap();

@@ -15,7 +15,7 @@ use lidx::mem::{Art, ArtKey};
 use lidx::mem::{BTree, BTreeParams};
 use lidx::mem::{CostModel, Start, StartParams, Strategy as Tuning};
 use lidx::{OrderedMap, Str16};
-use map_suite::{apply, op, run_map_suite, MapKey};
+use map_suite::{apply, key_tests, op, run_bulk_and_inserted, run_map_suite, MapKey};
 use proptest::prelude::*;
 
 fn node_params() -> Vec<BTreeParams> {
@@ -30,51 +30,18 @@ fn node_params() -> Vec<BTreeParams> {
 fn run_btree_suite<K: MapKey>() {
     for params in node_params() {
         let name = format!("btree{:?}", params.slots::<K, u64>().unwrap());
-        run_map_suite::<K, _>(&name, |pairs| BTree::bulk_load(pairs, params));
-        run_map_suite::<K, _>(&format!("{name}-inserted"), |pairs| {
-            let mut t = BTree::new(params)?;
-            for (k, v) in pairs {
-                t.insert(k, v)?;
-            }
-            Ok(t)
-        });
+        run_bulk_and_inserted::<K, _>(
+            &name,
+            |pairs| BTree::bulk_load(pairs, params),
+            || BTree::new(params),
+        );
     }
 }
 
-#[test]
-fn btree_u64() {
-    run_btree_suite::<u64>();
-}
-
-#[test]
-fn btree_u32() {
-    run_btree_suite::<u32>();
-}
-
-#[test]
-fn btree_i64() {
-    run_btree_suite::<i64>();
-}
-
-#[test]
-fn btree_f64() {
-    run_btree_suite::<f64>();
-}
-
-#[test]
-fn btree_str16() {
-    run_btree_suite::<Str16>();
-}
+key_tests!(run_btree_suite; btree_u64: u64, btree_u32: u32, btree_i64: i64, btree_f64: f64, btree_str16: Str16);
 
 fn run_art_suite<K: MapKey + ArtKey>() {
-    run_map_suite::<K, _>("art", |pairs| Art::bulk_load(pairs));
-    run_map_suite::<K, _>("art-inserted", |pairs| {
-        let mut t = Art::new();
-        for (k, v) in pairs {
-            t.insert(k, v)?;
-        }
-        Ok(t)
-    });
+    run_bulk_and_inserted::<K, _>("art", |pairs| Art::bulk_load(pairs), || Ok(Art::new()));
 }
 
 /// START tuned to make multilevel nodes wherever the key bytes allow: multilevel kinds cost
@@ -125,55 +92,9 @@ fn run_start_suite<K: MapKey + ArtKey>() {
     }
 }
 
-#[test]
-fn start_u64() {
-    run_start_suite::<u64>();
-}
+key_tests!(run_start_suite; start_u64: u64, start_u32: u32, start_i64: i64, start_f64: f64, start_str16: Str16);
 
-#[test]
-fn start_u32() {
-    run_start_suite::<u32>();
-}
-
-#[test]
-fn start_i64() {
-    run_start_suite::<i64>();
-}
-
-#[test]
-fn start_f64() {
-    run_start_suite::<f64>();
-}
-
-#[test]
-fn start_str16() {
-    run_start_suite::<Str16>();
-}
-
-#[test]
-fn art_u64() {
-    run_art_suite::<u64>();
-}
-
-#[test]
-fn art_u32() {
-    run_art_suite::<u32>();
-}
-
-#[test]
-fn art_i64() {
-    run_art_suite::<i64>();
-}
-
-#[test]
-fn art_f64() {
-    run_art_suite::<f64>();
-}
-
-#[test]
-fn art_str16() {
-    run_art_suite::<Str16>();
-}
+key_tests!(run_art_suite; art_u64: u64, art_u32: u32, art_i64: i64, art_f64: f64, art_str16: Str16);
 
 #[test]
 fn bulk_load_refuses_bad_input() {

@@ -18,12 +18,7 @@ use lidx::kv::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
 use lidx::Error;
 
 const ENGINES: [Engine; 2] = [Engine::Hybrid, Engine::BTree];
-const FAULTS: [WriteFault; 4] = [
-    WriteFault::Error,
-    WriteFault::NoSpace,
-    WriteFault::Torn,
-    WriteFault::FailSync,
-];
+const FAULTS: [WriteFault; 4] = WriteFault::ALL;
 
 fn options() -> StoreOptions {
     StoreOptions {

@@ -51,3 +51,28 @@ pub fn names(dir: &std::path::Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// Runs `lidx table create --from <from> --ratio <ratio> --out <out>` and then `extra`.
+pub fn table_create(from: &str, ratio: &str, out: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "table", "create", "--from", from, "--ratio", ratio, "--out", out,
+    ];
+    args.extend_from_slice(extra);
+    lidx(&args)
+}
+
+/// Runs `lidx join --algo <algo> --left <left> --right <right> --out <out>` and then `extra`.
+pub fn join(algo: &str, left: &str, right: &str, out: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "join", "--algo", algo, "--left", left, "--right", right, "--out", out,
+    ];
+    args.extend_from_slice(extra);
+    lidx(&args)
+}
+
+/// Runs `lidx args` as [`lidx`] does and asserts that it succeeded (its stderr the message).
+pub fn lidx_ok(args: &[&str]) -> Output {
+    let out = lidx(args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    out
+}

@@ -133,6 +133,42 @@ pub(crate) fn check_block_size(block_size: u32, file: &str) -> Result<usize> {
     Ok(block_size as usize - crate::io::BLOCK_TRAILER)
 }
 
+/// [`Error::Corrupt`] for block 0 of `file` unless the block size it was `built` with is the
+/// one it is `opened` with. `advise` words it with how to open it (the B+-tree family); without
+/// it, the short form of the disk PGM and FITing-tree.
+pub(crate) fn check_built_block_size(
+    file: &str,
+    built: u32,
+    opened: usize,
+    advise: bool,
+) -> Result<()> {
+    if built as usize == opened {
+        return Ok(());
+    }
+    Err(corrupt_block0(
+        file,
+        if advise {
+            format!(
+                "built with {built}-byte blocks but opened with {opened}-byte blocks; open it \
+                 with a Storage of the block size it was built with"
+            )
+        } else {
+            format!("built with {built}-byte blocks, opened with {opened}-byte blocks")
+        },
+    ))
+}
+
+/// [`Error::Truncated`] for `file` if it holds fewer than the `header` blocks it says it has.
+pub(crate) fn check_header_blocks(file: &str, present: u64, header: u64) -> Result<()> {
+    if present < header {
+        return Err(Error::Truncated {
+            file: file.to_string(),
+            what: format!("{present} blocks, the header says {header}"),
+        });
+    }
+    Ok(())
+}
+
 /// Which error a block too short for its header gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Short {
@@ -263,6 +299,41 @@ pub(crate) fn assert_start_checked<T: std::fmt::Debug>(
         decode(&bad),
         Err(Error::UnsupportedVersion { .. })
     ));
+}
+
+/// Encodes `value` into a block of 4092 usable bytes, asserts that `decode` gives it back and
+/// checks its [`HeaderStart`] ([`assert_start_checked`]); returns the block.
+#[cfg(test)]
+pub(crate) fn assert_round_trip<T: std::fmt::Debug + PartialEq>(
+    value: &T,
+    encode: impl Fn(&T, &mut [u8]),
+    decode: impl Fn(&[u8]) -> Result<T>,
+) -> Vec<u8> {
+    let mut buf = vec![0u8; 4092];
+    encode(value, &mut buf);
+    assert_eq!(&decode(&buf).unwrap(), value);
+    assert_start_checked(&buf, decode);
+    buf
+}
+
+/// Asserts that `decode` refuses with [`Error::Corrupt`] for block 0 each copy of `good` (a
+/// header block it accepts) that `damage` changed at one of the `offsets`: that it checks the
+/// field there.
+#[cfg(test)]
+pub(crate) fn assert_fields_checked<T: std::fmt::Debug>(
+    good: &[u8],
+    offsets: impl IntoIterator<Item = usize>,
+    damage: impl Fn(&mut [u8], usize),
+    decode: impl Fn(&[u8]) -> Result<T>,
+) {
+    for at in offsets {
+        let mut bad = good.to_vec();
+        damage(&mut bad, at);
+        assert!(
+            matches!(decode(&bad), Err(Error::Corrupt { block: Some(0), .. })),
+            "field at {at}"
+        );
+    }
 }
 
 #[cfg(test)]

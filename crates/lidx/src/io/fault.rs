@@ -38,6 +38,16 @@ pub enum WriteFault {
     FailSync,
 }
 
+impl WriteFault {
+    /// Every fault, for a test that tries each in turn.
+    pub const ALL: [WriteFault; 4] = [
+        WriteFault::Error,
+        WriteFault::NoSpace,
+        WriteFault::Torn,
+        WriteFault::FailSync,
+    ];
+}
+
 /// Which requests a plan counts and strikes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FaultScope {

@@ -89,8 +89,19 @@ impl Storage {
         check_block_size(block_size, matches!(kind, DeviceKind::File { .. }))?;
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(dir.display().to_string(), "create directory", &e))?;
-        Ok(Storage {
-            dir: Some(dir.to_path_buf()),
+        Ok(Storage::bare(Some(dir.to_path_buf()), kind, block_size))
+    }
+
+    /// Simulated devices with no files at all: everything lives in memory until dropped.
+    pub fn in_memory(profile: SimProfile, block_size: usize) -> Result<Storage> {
+        check_block_size(block_size, false)?;
+        Ok(Storage::bare(None, DeviceKind::Sim(profile), block_size))
+    }
+
+    /// A storage with no cache, no faults and nothing opened yet (`block_size` already checked).
+    fn bare(dir: Option<PathBuf>, kind: DeviceKind, block_size: usize) -> Storage {
+        Storage {
+            dir,
             kind,
             block_size,
             cache_blocks: 0,
@@ -98,22 +109,7 @@ impl Storage {
             faults: None,
             memory: Arc::new(Mutex::new(HashMap::new())),
             opened: Arc::new(Mutex::new(Opened::default())),
-        })
-    }
-
-    /// Simulated devices with no files at all: everything lives in memory until dropped.
-    pub fn in_memory(profile: SimProfile, block_size: usize) -> Result<Storage> {
-        check_block_size(block_size, false)?;
-        Ok(Storage {
-            dir: None,
-            kind: DeviceKind::Sim(profile),
-            block_size,
-            cache_blocks: 0,
-            cache_mode: CacheMode::WriteThrough,
-            faults: None,
-            memory: Arc::new(Mutex::new(HashMap::new())),
-            opened: Arc::new(Mutex::new(Opened::default())),
-        })
+        }
     }
 
     /// In-memory storage with free I/O and 4 KiB blocks, for tests.

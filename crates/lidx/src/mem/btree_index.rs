@@ -52,11 +52,7 @@ impl<K: Key> StaticIndex<K> for BTreeIndex<K> {
     #[inline]
     fn search(&self, key: K) -> ApproxPos {
         let pos = self.tree.lower_bound(&key).map_or(self.len, |(_, &p)| p);
-        ApproxPos {
-            pos,
-            lo: pos,
-            hi: pos,
-        }
+        ApproxPos::exact(pos)
     }
 
     fn len(&self) -> usize {

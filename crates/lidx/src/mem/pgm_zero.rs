@@ -108,13 +108,9 @@ impl<K: Key> PgmZero<K> {
 impl<K: Key> StaticIndex<K> for PgmZero<K> {
     #[inline]
     fn search(&self, key: K) -> ApproxPos {
-        let n = self.inner.len();
-        if n == 0 {
-            return ApproxPos::default();
-        }
-        zero_interval::window_for_key(key, self.params.eps, self.params.per_block, n, |v| {
-            self.inner.predict(v)
-        })
+        let (eps, per_block) = (self.params.eps, self.params.per_block);
+        let predict = |v| self.inner.predict(v);
+        zero_interval::window_for_key(key, eps, per_block, self.inner.len(), predict)
     }
 
     fn len(&self) -> usize {

@@ -135,8 +135,13 @@ impl<K: Key> RadixSpline<K> {
                 expected: "large enough that the spline has fewer than 2^32 knots",
             });
         }
+        Ok(Self::with_table(n, params, knots))
+    }
+
+    /// The spline over `n` keys through `knots`, with the radix table built over them.
+    fn with_table(n: usize, params: RadixSplineParams, knots: Vec<CdfPoint>) -> Self {
         let (min_key, shift, table) = radix_table(&knots, params.radix_bits);
-        Ok(RadixSpline {
+        RadixSpline {
             n,
             params,
             min_key,
@@ -144,7 +149,7 @@ impl<K: Key> RadixSpline<K> {
             table,
             knots,
             _key: PhantomData,
-        })
+        }
     }
 
     /// Prediction for model-space key `x` (the index must not be empty).
@@ -354,21 +359,13 @@ impl<K: Key> Persist<K> for RadixSpline<K> {
         if entries != (range >> shift) as usize + 2 {
             return Err(input.corrupt(format!("radix table of {entries} entries")));
         }
-        let (min_key, shift, table) = radix_table(&knots, params.radix_bits);
-        for &expected in &table {
+        let spline = Self::with_table(n, params, knots);
+        for &expected in &spline.table {
             if input.u32()? != expected {
                 return Err(input.corrupt("radix table does not match the knots"));
             }
         }
-        Ok(RadixSpline {
-            n,
-            params,
-            min_key,
-            shift,
-            table,
-            knots,
-            _key: PhantomData,
-        })
+        Ok(spline)
     }
 }
 

@@ -120,7 +120,8 @@ pub fn page_window(
 /// The page window for `key` from a predictor over model-space keys fitted to page-aware bands
 /// (`eps`, `per_block`), as [`ApproxPos::for_key`] does for ordinary bands: for key types whose
 /// model map is not injective the window also covers the prediction for `v + 1` (or reaches
-/// `len` when `v` is the largest model value).
+/// `len` when `v` is the largest model value). An empty index (`len == 0`) gets the empty
+/// window without asking `predict`.
 #[inline]
 pub fn window_for_key<K: Key>(
     key: K,
@@ -129,6 +130,9 @@ pub fn window_for_key<K: Key>(
     len: usize,
     predict: impl Fn(u64) -> f64,
 ) -> ApproxPos {
+    if len == 0 {
+        return ApproxPos::default();
+    }
     let v = key.to_model();
     // `as` saturates: negative and NaN predictions become 0, huge ones usize::MAX.
     let pos = predict(v) as usize;

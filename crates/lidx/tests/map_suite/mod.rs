@@ -14,6 +14,23 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// One `#[test]` per key type, each running the generic `suite` for its key:
+/// `key_tests!(run_alex_suite; alex_u64: u64, alex_f64: f64)`. Not every file that includes
+/// the suite uses it.
+#[allow(unused_macros)]
+macro_rules! key_tests {
+    ($suite:ident; $($name:ident: $key:ty),+ $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                $suite::<$key>();
+            }
+        )+
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use key_tests;
+
 /// A key type the suite can generate from `u64` seeds, order-preserving, and a reference key.
 pub trait MapKey: Key + PartialEq {
     type Ref: Ord + Copy + std::fmt::Debug;
@@ -161,6 +178,23 @@ impl<K: MapKey, M: OrderedMap<K, u64>> Checked<K, M> {
         assert_eq!(got, want, "{}: full scan", self.what);
         assert!(self.map.size_in_bytes() >= self.map.len() * (K::SIZE + 8));
     }
+}
+
+/// Runs the seeded suite twice: as `name` on maps bulk-loaded by `bulk`, and as
+/// `{name}-inserted` on maps built by inserting the pairs one at a time into `empty()`.
+pub fn run_bulk_and_inserted<K: MapKey, M: OrderedMap<K, u64>>(
+    name: &str,
+    bulk: impl Fn(Vec<(K, u64)>) -> lidx::Result<M>,
+    empty: impl Fn() -> lidx::Result<M>,
+) {
+    run_map_suite::<K, _>(name, bulk);
+    run_map_suite::<K, _>(&format!("{name}-inserted"), |pairs| {
+        let mut t = empty()?;
+        for (k, v) in pairs {
+            t.insert(k, v)?;
+        }
+        Ok(t)
+    });
 }
 
 pub fn seeds_with_extremes(rng: &mut ChaCha8Rng, n: usize) -> Vec<u64> {

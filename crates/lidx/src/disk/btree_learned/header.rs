@@ -256,6 +256,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disk::header_fields;
 
     fn sample() -> Header {
         Header {
@@ -291,20 +292,10 @@ mod tests {
 
     #[test]
     fn typed_errors() {
-        let mut buf = vec![0u8; 4092];
-        sample().encode(&mut buf);
-        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_header(b, "f"));
-        for at in [56, 72, 80, 88, 96, 112, 120, 136, 144] {
-            let mut bad = buf.clone();
-            bad[at + 7] ^= 0x80;
-            assert!(
-                matches!(
-                    decode_header(&bad, "f"),
-                    Err(Error::Corrupt { block: Some(0), .. })
-                ),
-                "field at {at}"
-            );
-        }
+        let decode = |b: &[u8]| decode_header(b, "f");
+        let buf = header_fields::assert_round_trip(&sample(), Header::encode, decode);
+        let offsets = [56, 72, 80, 88, 96, 112, 120, 136, 144];
+        header_fields::assert_fields_checked(&buf, offsets, |b, at| b[at + 7] ^= 0x80, decode);
         assert!(decode_header(&buf[..40], "f").is_err());
     }
 }

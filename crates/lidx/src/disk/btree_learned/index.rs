@@ -18,6 +18,7 @@ use crate::disk::block_batch::BlockBatch;
 use crate::disk::btree::build::write_leaves;
 use crate::disk::btree::free::{FreeLayout, FreeList};
 use crate::disk::btree::node::{decode_node, Leaf, Node, NodeLayout, NO_BLOCK};
+use crate::disk::header_fields::{check_built_block_size, check_header_blocks};
 use crate::disk::{DiskIndex, StorageBytes, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage, BLOCK_TRAILER};
@@ -240,28 +241,8 @@ impl<K: Key> BTreeLearned<K> {
         device.read_blocks(0, &mut buf, IoClass::Header)?;
         let header = decode_header(&buf[..device.payload_size()], &file)?;
         header.check_key::<K>(&file)?;
-        if header.block_size as usize != device.block_size() {
-            return Err(corrupt(
-                &file,
-                0,
-                format!(
-                    "built with {}-byte blocks but opened with {}-byte blocks; open it with a \
-                     Storage of the block size it was built with",
-                    header.block_size,
-                    device.block_size()
-                ),
-            ));
-        }
-        if device.len_blocks() < header.blocks {
-            return Err(Error::Truncated {
-                file,
-                what: format!(
-                    "{} blocks, the header says {}",
-                    device.len_blocks(),
-                    header.blocks
-                ),
-            });
-        }
+        check_built_block_size(&file, header.block_size, device.block_size(), true)?;
+        check_header_blocks(&file, device.len_blocks(), header.blocks)?;
         let layout = header
             .layout()
             .ok_or_else(|| corrupt(&file, 0, "sizes give no leaf layout"))?;

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::disk::header_fields::check_built_block_size;
 use crate::disk::{DiskIndex, DiskMap, PhaseClock, StorageBytes, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
@@ -111,17 +112,12 @@ impl DiskPgm {
         let mut buf = AlignedBuf::zeroed(device.block_size());
         device.read_blocks(0, &mut buf, IoClass::Header)?;
         let manifest = decode_manifest(&buf[..device.payload_size()], device.name())?;
-        if manifest.block_size as usize != device.block_size() {
-            return Err(Error::Corrupt {
-                file: device.name().to_string(),
-                block: Some(0),
-                what: format!(
-                    "built with {}-byte blocks, opened with {}-byte blocks",
-                    manifest.block_size,
-                    device.block_size()
-                ),
-            });
-        }
+        check_built_block_size(
+            device.name(),
+            manifest.block_size,
+            device.block_size(),
+            false,
+        )?;
         let ps = manifest.params.payload_size;
         let level0 = if manifest.level0 == 0 {
             Run::default()

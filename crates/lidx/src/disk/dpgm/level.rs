@@ -149,17 +149,15 @@ pub(super) fn write_level(
         writer.push(key, &rec)
     };
     let mut i = 0;
+    // The record `i` of the newer run.
+    let newer_at = |i: usize| (newer.keys[i], newer.dead[i], newer.payload(i, ps));
     let written = (|| -> Result<()> {
         if let Some(older) = older {
             older.for_each(
                 |key, dead, payload| {
                     while i < newer.len() && newer.keys[i] < key {
-                        emit(
-                            &mut writer,
-                            newer.keys[i],
-                            newer.dead[i],
-                            newer.payload(i, ps),
-                        )?;
+                        let (key, dead, payload) = newer_at(i);
+                        emit(&mut writer, key, dead, payload)?;
                         i += 1;
                     }
                     if i < newer.len() && newer.keys[i] == key {
@@ -171,12 +169,8 @@ pub(super) fn write_level(
             )?;
         }
         while i < newer.len() {
-            emit(
-                &mut writer,
-                newer.keys[i],
-                newer.dead[i],
-                newer.payload(i, ps),
-            )?;
+            let (key, dead, payload) = newer_at(i);
+            emit(&mut writer, key, dead, payload)?;
             i += 1;
         }
         Ok(())

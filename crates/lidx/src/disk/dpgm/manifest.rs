@@ -253,7 +253,7 @@ pub fn decode_manifest(bytes: &[u8], file: &str) -> Result<Manifest> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
+    use crate::disk::header_fields;
 
     fn sample() -> Manifest {
         Manifest {
@@ -282,22 +282,11 @@ mod tests {
 
     #[test]
     fn round_trip_and_typed_errors() {
-        let mut buf = vec![0u8; 4092];
-        sample().encode(&mut buf);
-        assert_eq!(decode_manifest(&buf, "f").unwrap(), sample());
-        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_manifest(b, "f"));
+        let decode = |b: &[u8]| decode_manifest(b, "f");
+        let buf = header_fields::assert_round_trip(&sample(), Manifest::encode, decode);
         // eps past 2^32, base, region, a level number, a level's records, a generation.
-        for at in [45, 59, 91, 115, 131, 127] {
-            let mut bad = buf.clone();
-            bad[at] = 0xff;
-            assert!(
-                matches!(
-                    decode_manifest(&bad, "f"),
-                    Err(Error::Corrupt { block: Some(0), .. })
-                ),
-                "offset {at}"
-            );
-        }
+        let offsets = [45, 59, 91, 115, 131, 127];
+        header_fields::assert_fields_checked(&buf, offsets, |b, at| b[at] = 0xff, decode);
         assert!(decode_manifest(&buf[..50], "f").is_err());
     }
 }

@@ -380,6 +380,7 @@ pub fn decode_segref(bytes: &[u8], header: &Header, file: &str) -> Result<SegRef
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::disk::header_fields;
 
     fn header() -> Header {
         Header {
@@ -396,22 +397,11 @@ mod tests {
 
     #[test]
     fn round_trips_and_typed_errors() {
-        let mut buf = vec![0u8; 4092];
-        header().encode(&mut buf);
-        assert_eq!(decode_header(&buf, "f").unwrap(), header());
-        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_header(b, "f"));
-        // eps past 2^32, buffer, the file's blocks (too few), the extra buffer, live blocks.
-        for (at, v) in [(46, 0x7f), (50, 0x7f), (72, 2), (82, 0x7f), (90, 0x7f)] {
-            let mut bad = buf.clone();
-            bad[at] = v;
-            assert!(
-                matches!(
-                    decode_header(&bad, "f"),
-                    Err(Error::Corrupt { block: Some(0), .. })
-                ),
-                "offset {at}"
-            );
-        }
+        let decode = |b: &[u8]| decode_header(b, "f");
+        let mut buf = header_fields::assert_round_trip(&header(), Header::encode, decode);
+        // eps past 2^32, buffer, the extra buffer, live blocks; the file's blocks (too few).
+        header_fields::assert_fields_checked(&buf, [46, 50, 82, 90], |b, at| b[at] = 0x7f, decode);
+        header_fields::assert_fields_checked(&buf, [72], |b, at| b[at] = 2, decode);
         let meta = Meta {
             block: 5,
             lo: 77,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::disk::block_batch::BlockBatch;
 use crate::disk::btree::{DiskBTree, DiskBTreeParams, Resident};
 use crate::disk::flagged_records::{decode_records, encode_records, per_block_for, Run};
+use crate::disk::header_fields::{check_built_block_size, check_header_blocks};
 use crate::disk::{DiskIndex, DiskMap, PhaseClock, StorageBytes, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::index::ApproxPos;
@@ -246,27 +247,8 @@ impl DiskFiting {
         device.read_blocks(0, &mut buf, IoClass::Header)?;
         let mut header = decode_header(&buf[..device.payload_size()], device.name())?;
         header.params.resident = resident;
-        if header.block_size as usize != device.block_size() {
-            return Err(Error::Corrupt {
-                file: device.name().to_string(),
-                block: Some(0),
-                what: format!(
-                    "built with {}-byte blocks, opened with {}-byte blocks",
-                    header.block_size,
-                    device.block_size()
-                ),
-            });
-        }
-        if device.len_blocks() < header.blocks {
-            return Err(Error::Truncated {
-                file: device.name().to_string(),
-                what: format!(
-                    "{} blocks, the header says {}",
-                    device.len_blocks(),
-                    header.blocks
-                ),
-            });
-        }
+        check_built_block_size(device.name(), header.block_size, device.block_size(), false)?;
+        check_header_blocks(device.name(), device.len_blocks(), header.blocks)?;
         let mut inner = DiskBTree::<u64>::open(
             storage,
             &inner_name(name),

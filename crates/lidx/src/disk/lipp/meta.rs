@@ -202,7 +202,7 @@ pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
+    use crate::disk::header_fields;
 
     pub(crate) fn sample() -> Meta {
         Meta {
@@ -223,22 +223,12 @@ mod tests {
 
     #[test]
     fn round_trip_and_typed_errors() {
-        let mut buf = vec![0u8; 4092];
-        sample().encode(&mut buf);
-        assert_eq!(decode_meta(&buf, "f").unwrap(), sample());
+        let decode = |b: &[u8]| decode_meta(b, "f");
+        let buf = header_fields::assert_round_trip(&sample(), Meta::encode, decode);
         sample().check_key::<u64>("f").unwrap();
-        crate::disk::header_fields::assert_start_checked(&buf, |b| decode_meta(b, "f"));
-        for at in [12usize, 44, 56, 88, 120] {
-            let mut bad = buf.clone();
-            bad[at..at + 4].copy_from_slice(&[0xff; 4]);
-            assert!(
-                matches!(
-                    decode_meta(&bad, "f"),
-                    Err(Error::Corrupt { block: Some(0), .. })
-                ),
-                "byte {at}"
-            );
-        }
+        let offsets = [12, 44, 56, 88, 120];
+        let damage = |b: &mut [u8], at: usize| b[at..at + 4].copy_from_slice(&[0xff; 4]);
+        header_fields::assert_fields_checked(&buf, offsets, damage, decode);
         assert!(decode_meta(&buf[..100], "f").is_err());
     }
 }

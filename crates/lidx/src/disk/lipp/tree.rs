@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::disk::header_fields::check_built_block_size;
 use crate::disk::{DiskIndex, StorageBytes, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
@@ -94,18 +95,7 @@ impl DiskLipp {
         dev.read_blocks(0, &mut block, IoClass::Header)?;
         let meta = decode_meta(&block[..dev.payload_size()], &file)?;
         meta.check_key::<u64>(&file)?;
-        if meta.block_size as usize != dev.block_size() {
-            return Err(Error::Corrupt {
-                file,
-                block: Some(0),
-                what: format!(
-                    "built with {}-byte blocks but opened with {}-byte blocks; open it with a \
-                     Storage of the block size it was built with",
-                    meta.block_size,
-                    dev.block_size()
-                ),
-            });
-        }
+        check_built_block_size(&file, meta.block_size, dev.block_size(), true)?;
         let blocks = meta.end.div_ceil(meta.usable() as u64);
         if dev.len_blocks() < blocks {
             return Err(Error::Truncated {

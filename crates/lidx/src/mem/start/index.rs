@@ -61,11 +61,7 @@ impl<K: ArtKey, M: OrderedMap<K, usize> + Send + Sync> StaticIndex<K> for RadixI
             Some(&p) => p,
             None => self.map.lower_bound(&key).map_or(self.len, |(_, &p)| p),
         };
-        ApproxPos {
-            pos,
-            lo: pos,
-            hi: pos,
-        }
+        ApproxPos::exact(pos)
     }
 
     fn len(&self) -> usize {
