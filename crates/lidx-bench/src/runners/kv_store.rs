@@ -347,16 +347,12 @@ pub fn parse_model(spec: &str) -> Result<StaticModel> {
     Ok(match model {
         DiskModel::Learned(IndexSpec::Pgm { eps, .. }) if eps > 0 => StaticModel::Pgm { eps },
         DiskModel::PgmZero {
-            eps: ZeroEps::MilliPages(m),
+            eps: ZeroEps::Pages(pages),
             ..
-        } => StaticModel::PgmZero {
-            pages: f64::from(m) / 1000.0,
-        },
+        } => StaticModel::PgmZero { pages: pages.get() },
         DiskModel::CprPgm { eps } if eps > 0 => StaticModel::CprPgm { eps },
-        DiskModel::LecoZoneMap { rough: true } => StaticModel::LecoZoneMap,
-        DiskModel::Smallest { millipages } => StaticModel::Auto {
-            pages: f64::from(millipages) / 1000.0,
-        },
+        DiskModel::LecoZoneMapRough {} => StaticModel::LecoZoneMap,
+        DiskModel::Auto { pages } => StaticModel::Auto { pages: pages.get() },
         _ => return Err(bad()),
     })
 }

@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use super::{ByteIndexSpec, DiskMapSpec, EngineSpec, IndexSpec, MapSpec, StringIndexSpec};
+use super::{
+    ByteIndexSpec, DiskMapSpec, DiskModelSpec, EngineSpec, IndexSpec, MapSpec, StringIndexSpec,
+};
 
 /// What a structure is built as: each role has one table of the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -15,6 +17,9 @@ pub enum Role {
     Map,
     /// An updatable on-disk map ([`DiskMapSpec`]).
     DiskMap,
+    /// A read-only on-disk index over `u64` keys: the disk B+-tree ([`DiskMapSpec::BTree`]) or
+    /// a static learned index of a [`DiskModelSpec`] model.
+    DiskIndex,
     /// An index over byte-string keys in memory ([`StringIndexSpec`]).
     StringIndex,
     /// An on-disk index over byte-string keys ([`ByteIndexSpec`]).
@@ -31,6 +36,14 @@ impl Role {
             Role::StaticIndex => IndexSpec::forms(),
             Role::Map => MapSpec::forms(),
             Role::DiskMap => DiskMapSpec::forms(),
+            Role::DiskIndex => {
+                let btree = DiskMapSpec::BTree { fill: 100 }.form();
+                let models = DiskModelSpec::forms().into_iter().filter(|form| {
+                    let name = form.split('[').next().unwrap_or_default();
+                    DiskModelSpec::parse_with_granularity(name).is_some()
+                });
+                std::iter::once(btree).chain(models).collect()
+            }
             Role::StringIndex => StringIndexSpec::forms(),
             Role::ByteDiskIndex => ByteIndexSpec::forms(),
             Role::StoreEngine => vec![EngineSpec::accepted_forms()],
@@ -48,6 +61,13 @@ impl Role {
             }
             Role::Map => MapSpec::names().to_vec(),
             Role::DiskMap => DiskMapSpec::names().to_vec(),
+            Role::DiskIndex => {
+                let learned = IndexSpec::disk_model_names();
+                let own = DiskModelSpec::names().iter().copied().chain(learned);
+                std::iter::once(DiskMapSpec::BTree { fill: 100 }.name())
+                    .chain(own)
+                    .collect()
+            }
             Role::StringIndex => StringIndexSpec::names().to_vec(),
             Role::ByteDiskIndex => ByteIndexSpec::names().to_vec(),
             Role::StoreEngine => EngineSpec::names().to_vec(),
@@ -132,6 +152,7 @@ mod tests {
             Role::StaticIndex,
             Role::Map,
             Role::DiskMap,
+            Role::DiskIndex,
             Role::StringIndex,
             Role::ByteDiskIndex,
             Role::StoreEngine,
