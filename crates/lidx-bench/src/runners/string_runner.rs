@@ -34,9 +34,6 @@ pub use lidx::catalog::StringIndexSpec;
 use crate::error::{BenchError, Result};
 use crate::runner::Progress;
 
-/// The indexes run on text keys when `--index` is not given.
-pub const DEFAULT_STRING_INDEXES: &str = "sorted,head8,strings";
-
 /// What one index measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StringRecord {

@@ -6,12 +6,13 @@
 //! This file dispatches and runs the in-memory modes; the arguments, which all three files
 //! read, are `bench_args`' (so no bench file imports another that imports it).
 
+use lidx::catalog::Role;
 use lidx_bench::keyfile::Keys;
 use lidx_bench::map_runner::{self, InsertConfig};
-use lidx_bench::registry::{IndexSpec, DEFAULT_INDEXES};
+use lidx_bench::registry::IndexSpec;
 use lidx_bench::report;
 use lidx_bench::runner::{self, BenchConfig};
-use lidx_bench::string_runner::{self, StringIndexSpec, DEFAULT_STRING_INDEXES};
+use lidx_bench::string_runner::{self, StringIndexSpec};
 use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
 
@@ -32,7 +33,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return run_text(args);
     }
     // Every usage error is reported before the (long) benchmark starts.
-    let specs = IndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_INDEXES))?;
+    let specs = IndexSpec::parse_list(
+        args.index
+            .as_deref()
+            .unwrap_or(Role::StaticIndex.default_list()),
+    )?;
     if args.workload.trim() == map_runner::INSERT_WORKLOAD {
         return run_inserts(args, &specs);
     }
@@ -57,7 +62,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(
         !records.is_empty(),
         "none of the indexes `{}` is built into this binary",
-        args.index.as_deref().unwrap_or(DEFAULT_INDEXES)
+        args.index
+            .as_deref()
+            .unwrap_or(Role::StaticIndex.default_list())
     );
 
     // In place before the last line on stdout: a closed pipe cannot leave a staged file.
@@ -107,8 +114,11 @@ fn run_inserts(args: Args, specs: &[IndexSpec]) -> anyhow::Result<()> {
 /// `lidx bench` on string keys, text or `str16` ([`lidx_bench::string_runner`]): uniform lookups of present
 /// keys, every answer checked, a table (and the records in `--out`, JSON lines or CSV).
 fn run_text(args: Args) -> anyhow::Result<()> {
-    let specs =
-        StringIndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_STRING_INDEXES))?;
+    let specs = StringIndexSpec::parse_list(
+        args.index
+            .as_deref()
+            .unwrap_or(Role::StringIndex.default_list()),
+    )?;
     if args.workload != "lookup" && args.workload != "lookup:uniform" {
         return Err(BenchError::BadSpec {
             what: "workload",

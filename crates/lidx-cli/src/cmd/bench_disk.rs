@@ -19,6 +19,7 @@
 //! `lidx_bench::byte_disk_runner` instead, on the same workloads, checks and table; they have
 //! no runtime choice, so `--resident` and `--fetch` do not apply to them.
 
+use lidx::catalog::Role;
 use lidx::disk::Fetch;
 use lidx::disk::Resident;
 use lidx_bench::byte_disk_registry::{ByteDiskIndex, ByteIndexFiles, ByteIndexSpec};
@@ -31,7 +32,7 @@ use lidx_bench::store_keys::RankedKeys;
 use lidx_bench::update_workload::UpdateWorkload;
 
 use super::args::{check_out_inputs, parse_fetches, parse_ops, write_out};
-use super::bench_args::{Args, DEFAULT_BYTE_INDEXES, DEFAULT_DISK_INDEXES};
+use super::bench_args::Args;
 use super::build::timed;
 use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
 use super::{is_string_dataset, Bars};
@@ -39,9 +40,9 @@ use super::{is_string_dataset, Bars};
 /// Runs `lidx bench --on-disk`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let default = if is_string_dataset(&args.dataset) {
-        DEFAULT_BYTE_INDEXES
+        Role::ByteDiskIndex.default_list()
     } else {
-        DEFAULT_DISK_INDEXES
+        Role::DiskIndex.default_list()
     };
     let indexes = DiskIndexes::parse(args.index.as_deref().unwrap_or(default), &args.dataset)?;
     // A workload of neither runner is refused with every form either takes.

@@ -9,6 +9,7 @@
 //! flushes and checks the final contents, then removes the file (`upd.<label>.lidx`, so a file
 //! `lidx build` made is never touched). Figures are ratios to the first B+-tree of the list.
 
+use lidx::catalog::Role;
 use lidx::io::DeviceKind;
 use lidx_bench::disk_registry::{parse_resident, resident_text};
 use lidx_bench::updatable_registry::{UpdatableSpec, UpdateOptions};
@@ -52,7 +53,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         .into());
     }
-    let specs = UpdatableSpec::parse_list(args.index.as_deref().unwrap_or("btree"))?;
+    let specs = UpdatableSpec::parse_list(
+        args.index
+            .as_deref()
+            .unwrap_or(Role::DiskMap.default_list()),
+    )?;
     let workload = UpdateWorkload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("100K"))?;
     let bulk_fraction = parse_bulk(&args.bulk_load)?;

@@ -27,5 +27,5 @@ mod text;
 pub use disk::{granularity_text, ByteIndexSpec, DiskMapSpec, DiskModelSpec};
 pub use memory::{IndexSpec, MapSpec};
 pub use role::{BadSpec, Role};
-pub use store::EngineSpec;
+pub use store::{DynamicStageSpec, EngineSpec};
 pub use text::StringIndexSpec;

@@ -4,7 +4,8 @@
 use std::fmt;
 
 use super::{
-    ByteIndexSpec, DiskMapSpec, DiskModelSpec, EngineSpec, IndexSpec, MapSpec, StringIndexSpec,
+    ByteIndexSpec, DiskMapSpec, DiskModelSpec, DynamicStageSpec, EngineSpec, IndexSpec, MapSpec,
+    StringIndexSpec,
 };
 
 /// What a structure is built as: each role has one table of the catalog.
@@ -26,6 +27,8 @@ pub enum Role {
     ByteDiskIndex,
     /// The engine behind a store ([`EngineSpec`]).
     StoreEngine,
+    /// The map of the benchmark's typed hybrid's dynamic stage ([`DynamicStageSpec`]).
+    DynamicStage,
 }
 
 impl Role {
@@ -47,6 +50,7 @@ impl Role {
             Role::StringIndex => StringIndexSpec::forms(),
             Role::ByteDiskIndex => ByteIndexSpec::forms(),
             Role::StoreEngine => vec![EngineSpec::accepted_forms()],
+            Role::DynamicStage => DynamicStageSpec::forms(),
         }
     }
 
@@ -71,6 +75,22 @@ impl Role {
             Role::StringIndex => StringIndexSpec::names().to_vec(),
             Role::ByteDiskIndex => ByteIndexSpec::names().to_vec(),
             Role::StoreEngine => EngineSpec::names().to_vec(),
+            Role::DynamicStage => DynamicStageSpec::names().to_vec(),
+        }
+    }
+
+    /// The comma-separated list a command runs when it is given none for this role: `lidx
+    /// bench --index` in each mode, `lidx ycsb --store`, `lidx ycsb --dynamic`. The maps run
+    /// in the static-index list (`lidx bench --workload insert`), so theirs is that one.
+    pub fn default_list(self) -> &'static str {
+        match self {
+            Role::StaticIndex | Role::Map => "sorted,pgm:eps=64,rs,rmi,btree",
+            Role::DiskMap => "btree",
+            Role::DiskIndex => "btree,pgm:eps=64,zonemap",
+            Role::StringIndex => "sorted,head8,strings",
+            Role::ByteDiskIndex => "byte-table,byte-btree",
+            Role::StoreEngine => "btree,hybrid",
+            Role::DynamicStage => "btree",
         }
     }
 }
@@ -156,8 +176,16 @@ mod tests {
             Role::StringIndex,
             Role::ByteDiskIndex,
             Role::StoreEngine,
+            Role::DynamicStage,
         ] {
             let (forms, names) = (role.forms(), role.names());
+            let listed = match role {
+                Role::Map => Role::StaticIndex.names(),
+                role => role.names(),
+            };
+            for item in role.default_list().split(',') {
+                assert!(listed.contains(&item.split(':').next().unwrap()), "{role:?}");
+            }
             assert!(!forms.is_empty(), "{role:?}");
             for name in names {
                 assert!(forms.iter().any(|f| f.contains(name)), "{role:?} {name}");
