@@ -31,13 +31,14 @@
 //! a `u64` key here, the rank of a byte-string key in [`crate::byte_disk_runner`], which
 //! checks its answers the same way.
 
+use crate::records::DiskRecord;
 use std::time::Instant;
 
 use lidx::disk::DiskIndex;
 use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 
 use crate::dataset::Dataset;
-use crate::disk_report::DiskRecord;
+
 use crate::disk_workload::{payload_of, DiskWorkload};
 use crate::error::{BenchError, Result};
 use crate::report::Machine;

@@ -15,6 +15,7 @@
 //! entries, which are the same structures ([`IndexSpec::as_map`]). Other indexes are static and
 //! refused with the list of maps.
 
+use crate::records::BenchRecord;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -26,7 +27,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
-use crate::report::{BenchRecord, Machine};
+use crate::report::Machine;
 use crate::runner::{check_positive, median, timer_overhead_ns, Progress, CHUNK};
 use crate::runners::core::new_histogram;
 

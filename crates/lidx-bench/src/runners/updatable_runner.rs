@@ -27,6 +27,7 @@
 //! Throughput is operations over elapsed time: wall time on real devices; on simulated ones,
 //! [`lidx::io::SimProfile::elapsed_ns`] of the run's requests and its serial time.
 
+use crate::records::DiskUpdateRecord;
 use std::time::Instant;
 
 use lidx::disk::{DiskMap, WriteBreakdown};
@@ -39,7 +40,7 @@ use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{check_get, new_histogram, ThreadRun};
 use crate::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
-use crate::updatable_report::UpdateRecord;
+
 use crate::update_workload::{Op, OpPlan, UpdateWorkload};
 
 /// Items per scan of the final check.
@@ -120,7 +121,7 @@ impl<'a> UpdateBench<'a> {
         options: &UpdateOptions,
         storage: &Storage,
         progress: &mut dyn Progress,
-    ) -> Result<UpdateRecord> {
+    ) -> Result<DiskUpdateRecord> {
         let name = spec.file_name();
         self.run_index(
             label,
@@ -142,7 +143,7 @@ impl<'a> UpdateBench<'a> {
         name: &str,
         build: impl Fn(&[u64]) -> Result<Box<dyn DiskMap<u64>>>,
         progress: &mut dyn Progress,
-    ) -> Result<UpdateRecord> {
+    ) -> Result<DiskUpdateRecord> {
         let runs = self.config.runs.max(1);
         let ops = self.plan.ops.len() as u64;
         let mut wall = new_histogram();
@@ -291,7 +292,7 @@ impl<'a> UpdateBench<'a> {
         totals: &Totals,
         wall: &hdrhistogram::Histogram<u64>,
         modeled: &hdrhistogram::Histogram<u64>,
-    ) -> UpdateRecord {
+    ) -> DiskUpdateRecord {
         let runs = totals.figures.len();
         let total_ops = (self.plan.ops.len() * runs) as f64;
         let io = &totals.io;
@@ -307,7 +308,7 @@ impl<'a> UpdateBench<'a> {
         let cached = io.cache_hits + io.cache_misses;
         let us = |ns: f64| ns / 1e3;
         let machine = Machine::detect();
-        UpdateRecord {
+        DiskUpdateRecord {
             dataset: self.dataset.to_string(),
             workload: self.config.workload.label(),
             index: label.to_string(),

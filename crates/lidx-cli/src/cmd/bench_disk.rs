@@ -25,9 +25,10 @@ use lidx::disk::Resident;
 use lidx_bench::byte_disk_registry::{ByteDiskIndex, ByteIndexFiles, ByteIndexSpec};
 use lidx_bench::byte_disk_runner::ByteDiskBench;
 use lidx_bench::disk_registry::{parse_resident, resident_text, DiskIndexSpec, OpenChoice};
-use lidx_bench::disk_report::{self, DiskRecord};
+use lidx_bench::disk_report;
 use lidx_bench::disk_runner::{DiskBench, DiskBenchConfig};
 use lidx_bench::disk_workload::DiskWorkload;
+use lidx_bench::records::DiskRecord;
 use lidx_bench::store_keys::RankedKeys;
 use lidx_bench::update_workload::UpdateWorkload;
 

@@ -25,6 +25,7 @@
 //! ratio to the limit, except that their `checksum` is null: they join nothing, and the sum of
 //! the keys they read is printed as `read_checksum`, which no join's checksum equals.
 
+use lidx_bench::records::JoinRecord;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
@@ -34,7 +35,7 @@ use lidx::join::Baseline;
 use lidx::join::{JoinAlgo, JoinParams, TableRef};
 use lidx::Str16;
 use lidx_bench::count::parse_count;
-use lidx_bench::records::{self, JoinRecord, RecordKind};
+use lidx_bench::records::{self, RecordKind};
 use lidx_bench::BenchError;
 
 use super::output;

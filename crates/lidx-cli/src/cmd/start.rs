@@ -8,6 +8,7 @@
 //! The experiments themselves (and their records, `start-nodes` and `start-mixed`) are
 //! [`lidx_bench::start_runner`]'s; this module parses arguments and prints tables.
 
+use lidx_bench::records::MixedRecord;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -19,7 +20,7 @@ use lidx::raw::mem::start::cost_model::measure_page_walk;
 use lidx::raw::mem::start::cost_model::{calibrate, llc_bytes};
 use lidx::OrderedMap;
 use lidx_bench::registry::parse_count;
-use lidx_bench::start_runner::{self, MixedConfig, MixedRecord};
+use lidx_bench::start_runner::{self, MixedConfig};
 use lidx_bench::BenchError;
 
 use super::args::{check_out_inputs, write_out};

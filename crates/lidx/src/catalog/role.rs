@@ -184,7 +184,10 @@ mod tests {
                 role => role.names(),
             };
             for item in role.default_list().split(',') {
-                assert!(listed.contains(&item.split(':').next().unwrap()), "{role:?}");
+                assert!(
+                    listed.contains(&item.split(':').next().unwrap()),
+                    "{role:?}"
+                );
             }
             assert!(!forms.is_empty(), "{role:?}");
             for name in names {
