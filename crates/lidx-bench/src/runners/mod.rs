@@ -21,6 +21,7 @@ pub mod map_runner;
 pub mod memory_limit;
 pub mod recovery_runner;
 pub mod registry;
+pub mod route;
 pub mod runner;
 pub mod start_runner;
 pub mod store_keys;

@@ -19,7 +19,6 @@
 //! `lidx_bench::byte_disk_runner` instead, on the same workloads, checks and table; they have
 //! no runtime choice, so `--resident` and `--fetch` do not apply to them.
 
-use lidx::catalog::Role;
 use lidx::disk::Fetch;
 use lidx::disk::Resident;
 use lidx_bench::byte_disk_registry::{ByteDiskIndex, ByteIndexFiles, ByteIndexSpec};
@@ -36,16 +35,12 @@ use super::args::{check_out_inputs, parse_fetches, parse_ops, write_out};
 use super::bench_args::Args;
 use super::build::timed;
 use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
-use super::{is_string_dataset, Bars};
+use super::Bars;
 
-/// Runs `lidx bench --on-disk`.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let default = if is_string_dataset(&args.dataset) {
-        Role::ByteDiskIndex.default_list()
-    } else {
-        Role::DiskIndex.default_list()
-    };
-    let indexes = DiskIndexes::parse(args.index.as_deref().unwrap_or(default), &args.dataset)?;
+/// Runs `lidx bench --on-disk` on the indexes of `list` (numeric or byte-key ones, as the
+/// dataset's keys are).
+pub fn run(args: Args, list: &str) -> anyhow::Result<()> {
+    let indexes = DiskIndexes::parse(list, &args.dataset)?;
     // A workload of neither runner is refused with every form either takes.
     let workload = DiskWorkload::parse(&args.workload)
         .map_err(|e| UpdateWorkload::parse(&args.workload).err().unwrap_or(e))?;

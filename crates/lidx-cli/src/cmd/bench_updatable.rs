@@ -9,7 +9,6 @@
 //! flushes and checks the final contents, then removes the file (`upd.<label>.lidx`, so a file
 //! `lidx build` made is never touched). Figures are ratios to the first B+-tree of the list.
 
-use lidx::catalog::Role;
 use lidx::io::DeviceKind;
 use lidx_bench::disk_registry::{parse_resident, resident_text};
 use lidx_bench::updatable_registry::{UpdatableSpec, UpdateOptions};
@@ -23,19 +22,8 @@ use super::bench_args::Args;
 use super::disk::{load_disk_dataset, unique_keys, DeviceChoice};
 use super::{is_string_dataset, Bars};
 
-/// True when `lidx bench --on-disk` runs the updatable runner: a write workload, an index only
-/// the updatable registry knows, or `--updatable`.
-pub fn wanted(args: &Args) -> bool {
-    let writes = UpdateWorkload::parse(&args.workload).is_ok_and(|w| w.writes());
-    let updatable_index = args
-        .index
-        .as_deref()
-        .is_some_and(|list| list.split(',').any(UpdatableSpec::is_updatable_name));
-    args.updatable || writes || updatable_index
-}
-
-/// Runs `lidx bench --on-disk` on updatable indexes.
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// Runs `lidx bench --on-disk` on the updatable indexes of `list`.
+pub fn run(args: Args, list: &str) -> anyhow::Result<()> {
     // Every usage error is reported before the dataset is loaded.
     if is_string_dataset(&args.dataset) {
         return Err(BenchError::BadSpec {
@@ -53,11 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         .into());
     }
-    let specs = UpdatableSpec::parse_list(
-        args.index
-            .as_deref()
-            .unwrap_or(Role::DiskMap.default_list()),
-    )?;
+    let specs = UpdatableSpec::parse_list(list)?;
     let workload = UpdateWorkload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("100K"))?;
     let bulk_fraction = parse_bulk(&args.bulk_load)?;
