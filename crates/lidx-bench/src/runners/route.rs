@@ -84,7 +84,7 @@ impl BenchRoute {
     }
 
     /// The index list to run: `index` when given, else the role's default.
-    pub fn index_list<'a>(self, index: Option<&'a str>) -> &'a str {
+    pub fn index_list(self, index: Option<&str>) -> &str {
         index.unwrap_or(self.role().default_list())
     }
 }
