@@ -3,12 +3,12 @@
 //! bench --on-disk reopens on the real and the simulated device, a corrupted index file is a
 //! one-line error, bad arguments exit 2 with one line.
 
-use lidx_bench::records::{BenchRecord, DiskRecord};
 use std::path::Path;
 mod common;
 
 use common::{lidx, text};
 
+use lidx_bench::records::{BenchRecord, DiskRecord};
 use lidx_bench::report::read_records;
 
 fn bench_args<'a>(dataset: &'a str, out: &'a str) -> Vec<&'a str> {

@@ -6,11 +6,11 @@
 
 mod common;
 
-use lidx_bench::records::KvRecord;
 use std::path::Path;
 
 use common::{json_lines, lidx, text, without_progress};
 
+use lidx_bench::records::KvRecord;
 use lidx_bench::report::read_records;
 
 /// Seeded word-like keys, as a word list would hold them: not in key order, a few repeated.

@@ -5,7 +5,6 @@ mod common;
 
 use common::{lidx, text};
 use lidx_bench::records::{DimsUpdateRecord, RecoveryRecord};
-
 use lidx_bench::report::read_records;
 
 #[test]

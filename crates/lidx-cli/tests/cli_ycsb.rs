@@ -5,7 +5,6 @@ mod common;
 
 use common::{lidx, text, without_progress};
 use lidx_bench::records::KvRecord;
-
 use lidx_bench::report::read_records;
 
 const SMALL: [&str; 10] = [

@@ -6,7 +6,6 @@ mod common;
 
 use common::{lidx, text};
 use lidx_bench::records::KvRecord;
-
 use lidx_bench::report::read_records;
 
 fn run(dataset: &str, workloads: &str, stores: &str, out: &std::path::Path) -> Vec<KvRecord> {

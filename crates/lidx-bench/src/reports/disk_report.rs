@@ -6,9 +6,10 @@
 //! per operation; `inner` and `leaf` split them as paper 003 Table 4 does (a learned index's
 //! data blocks count as leaf blocks).
 
-use crate::records::DiskRecord;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
+
+use crate::records::DiskRecord;
 
 /// The terminal table of the key columns, one row per record.
 pub fn table(records: &[DiskRecord]) -> String {

@@ -11,14 +11,13 @@
 //! its build: the B+-tree's inner nodes grow with every split, and the hybrid's dynamic stage
 //! fills up to its budget between merges. After the build both are at their smallest.
 
-use crate::records::KvRecord;
 use std::path::Path;
 
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BenchError, Result};
-
+use crate::records::KvRecord;
 use crate::ycsb::YcsbWorkload;
 
 /// One point of the curve, as written to CSV.

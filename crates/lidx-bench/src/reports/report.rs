@@ -40,7 +40,6 @@
 //! record per line, so results from several runs concatenate), `.csv` writes a header row and
 //! one row per record. [`read_records`] reads either back.
 
-use crate::records::BenchRecord;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
@@ -51,6 +50,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::{BenchError, Result};
+use crate::records::BenchRecord;
 
 /// Facts about the machine a benchmark ran on.
 #[derive(Debug, Clone, PartialEq, Eq)]

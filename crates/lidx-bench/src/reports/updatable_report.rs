@@ -10,11 +10,11 @@
 //! breakdown only when the workload writes. Every `*_vs_btree` figure is the index's over the
 //! B+-tree's of the same run and workload ([`add_btree_ratios`]), absent when no B+-tree ran.
 
-use crate::records::DiskUpdateRecord;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 use crate::disk_report::human_bytes;
+use crate::records::DiskUpdateRecord;
 
 /// Fills every record's `*_vs_btree` ratios against the B+-tree record of the same dataset,
 /// workload and device: the first whose index starts with `btree:` and has the same

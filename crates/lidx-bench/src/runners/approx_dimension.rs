@@ -21,7 +21,6 @@
 //! here; the paper does not say which partition sizes or eps it swept, so both take powers of
 //! two.
 
-use crate::records::ApproxRecord;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -35,6 +34,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
+use crate::records::ApproxRecord;
 use crate::report::Machine;
 use crate::runner::{check_positive, median, Progress};
 

@@ -10,15 +10,14 @@
 //! `len` of them (fewer at the end), each with its payload. The first wrong answer fails the
 //! run with [`BenchError::WrongResult`], whose `key` is the rank (the message names the key).
 
-use crate::records::DiskRecord;
 use lidx::io::Storage;
 use lidx::raw::mem::string_index::escape;
 
 use crate::byte_disk_registry::ByteDiskIndex;
-
 use crate::disk_runner::{measure, DiskBenchConfig, Measured};
 use crate::disk_workload::{payload_of_bytes, DiskWorkload};
 use crate::error::{BenchError, Result};
+use crate::records::DiskRecord;
 use crate::runner::Progress;
 use crate::runners::core::{check_payload, ThreadRun};
 use crate::store_keys::RankedKeys;

@@ -31,16 +31,15 @@
 //! a `u64` key here, the rank of a byte-string key in [`crate::byte_disk_runner`], which
 //! checks its answers the same way.
 
-use crate::records::DiskRecord;
 use std::time::Instant;
 
 use lidx::disk::DiskIndex;
 use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 
 use crate::dataset::Dataset;
-
 use crate::disk_workload::{payload_of, DiskWorkload};
 use crate::error::{BenchError, Result};
+use crate::records::DiskRecord;
 use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{check_get, new_histogram, on_threads, ThreadRun};

@@ -27,7 +27,6 @@
 //! `insert_s - retrain_s`, so that the two axes add up to the total update time the paper
 //! compares.
 
-use crate::records::DimsUpdateRecord;
 use std::time::{Duration, Instant};
 
 use lidx::mem::KeyMap;
@@ -42,6 +41,7 @@ use lidx::BulkLoad;
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::map_runner::{check_run, Split};
+use crate::records::DimsUpdateRecord;
 use crate::report::Machine;
 use crate::runner::{check_positive, median, Progress};
 

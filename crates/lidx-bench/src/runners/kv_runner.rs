@@ -37,7 +37,6 @@
 //! memory budgets for Fig. 11. Latencies in the [`table`] are modeled on simulated devices, wall
 //! otherwise.
 
-use crate::records::KvRecord;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -54,6 +53,7 @@ use crate::disk_workload::{payload_of, payload_version, versioned_payload};
 use crate::error::{BenchError, Result};
 use crate::kv_store::{KvStore, MemoryBudget, StoreSpec};
 use crate::memory_limit::{reset_resident_peak, resident, MemoryCgroup};
+use crate::records::KvRecord;
 use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{new_histogram, on_threads, ThreadRun};

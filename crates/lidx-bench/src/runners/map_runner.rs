@@ -15,7 +15,6 @@
 //! entries, which are the same structures ([`IndexSpec::as_map`]). Other indexes are static and
 //! refused with the list of maps.
 
-use crate::records::BenchRecord;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -26,6 +25,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
+use crate::records::BenchRecord;
 use crate::registry::IndexSpec;
 use crate::report::Machine;
 use crate::runner::{check_positive, median, timer_overhead_ns, Progress, CHUNK};

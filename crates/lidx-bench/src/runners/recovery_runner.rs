@@ -15,7 +15,6 @@
 //! `index_keys_values_bytes` adds the values (`payload_size` per key) as paper 001 counts them
 //! in memory; `log_bytes` is what the store keeps on disk (keys, values, framing).
 
-use crate::records::RecoveryRecord;
 use std::path::Path;
 use std::time::Instant;
 
@@ -28,6 +27,7 @@ use lidx::mem::MapSpec;
 use crate::dataset::Dataset;
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
+use crate::records::RecoveryRecord;
 use crate::report::Machine;
 use crate::runner::{check_positive, median, Progress};
 

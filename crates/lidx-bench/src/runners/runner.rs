@@ -30,7 +30,6 @@
 //! Progress goes through the [`Progress`] trait so this crate draws nothing itself; the CLI
 //! plugs in progress bars, tests use [`Silent`].
 
-use crate::records::BenchRecord;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -39,6 +38,7 @@ use lidx::StaticIndex;
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
+use crate::records::BenchRecord;
 use crate::registry::{BuildIndex, IndexSpec};
 use crate::report::Machine;
 use crate::runners::core::new_histogram;

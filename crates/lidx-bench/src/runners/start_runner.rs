@@ -15,7 +15,6 @@
 //! report the whole run's time per insert, per lookup and per operation (5% inserts, 95%
 //! lookups at the defaults), which is the figure's steady state.
 
-use crate::records::{MixedRecord, NodeCostRecord};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -28,6 +27,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::records::command_line;
+use crate::records::{MixedRecord, NodeCostRecord};
 use crate::workload::Zipfian;
 
 /// Table I as records: `measured`'s costs beside the paper's.

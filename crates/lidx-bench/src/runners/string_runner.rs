@@ -16,7 +16,6 @@
 //! of the mean time per lookup back to back (a throughput figure, as in [`crate::report`]);
 //! windows are the mean and largest `hi - lo` over the queries.
 
-use crate::records::StringRecord;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -32,6 +31,7 @@ use rand_chacha::ChaCha8Rng;
 pub use lidx::catalog::StringIndexSpec;
 
 use crate::error::{BenchError, Result};
+use crate::records::StringRecord;
 use crate::runner::Progress;
 
 /// A way to get a window for a key.

@@ -18,7 +18,6 @@
 //! answer checked first against a binary search of the leaf keys; `lookup_ns` is the median
 //! of `runs` loops.
 
-use crate::records::StructureRecord;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -35,6 +34,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::map_index::MapIndex;
+use crate::records::StructureRecord;
 use crate::report::Machine;
 use crate::runner::{check_positive, median, Progress};
 

@@ -27,7 +27,6 @@
 //! Throughput is operations over elapsed time: wall time on real devices; on simulated ones,
 //! [`lidx::io::SimProfile::elapsed_ns`] of the run's requests and its serial time.
 
-use crate::records::DiskUpdateRecord;
 use std::time::Instant;
 
 use lidx::disk::{DiskMap, WriteBreakdown};
@@ -36,11 +35,11 @@ use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 use crate::disk_runner::check_scan;
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
+use crate::records::DiskUpdateRecord;
 use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{check_get, new_histogram, ThreadRun};
 use crate::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
-
 use crate::update_workload::{Op, OpPlan, UpdateWorkload};
 
 /// Items per scan of the final check.

@@ -4,7 +4,6 @@
 //! ([`lidx_bench::structure_dimension`]: Fig. 17c), `insert` the insertion strategy and
 //! `retrain` the retraining ([`lidx_bench::insert_dimension`]: Fig. 18a and 18b-d).
 
-use lidx_bench::records::{ApproxRecord, DimsUpdateRecord};
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
@@ -14,6 +13,7 @@ use lidx_bench::approx_dimension;
 use lidx_bench::disk_report::human_bytes;
 use lidx_bench::insert_dimension::{self, UpdateConfig};
 use lidx_bench::plot::{write_lines, Axes};
+use lidx_bench::records::{ApproxRecord, DimsUpdateRecord};
 use lidx_bench::structure_dimension::{self, STRUCTURES};
 use lidx_bench::BenchError;
 

@@ -25,7 +25,6 @@
 //! ratio to the limit, except that their `checksum` is null: they join nothing, and the sum of
 //! the keys they read is printed as `read_checksum`, which no join's checksum equals.
 
-use lidx_bench::records::JoinRecord;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
@@ -35,6 +34,7 @@ use lidx::join::Baseline;
 use lidx::join::{JoinAlgo, JoinParams, TableRef};
 use lidx::Str16;
 use lidx_bench::count::parse_count;
+use lidx_bench::records::JoinRecord;
 use lidx_bench::records::{self, RecordKind};
 use lidx_bench::BenchError;
 

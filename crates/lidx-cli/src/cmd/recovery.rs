@@ -3,7 +3,6 @@
 //! reopen it `--runs` times (each rebuilds the map from the log), check every value, and print
 //! a table (and the records in `--out`, JSON lines or CSV).
 
-use lidx_bench::records::RecoveryRecord;
 use std::path::PathBuf;
 
 use clap::Parser;
@@ -11,6 +10,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use lidx::mem::MapSpec;
 use lidx_bench::disk_report::human_bytes;
+use lidx_bench::records::RecoveryRecord;
 use lidx_bench::recovery_runner;
 
 use super::args::{check_out_inputs, write_out};

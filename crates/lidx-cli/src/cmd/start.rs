@@ -8,7 +8,6 @@
 //! The experiments themselves (and their records, `start-nodes` and `start-mixed`) are
 //! [`lidx_bench::start_runner`]'s; this module parses arguments and prints tables.
 
-use lidx_bench::records::MixedRecord;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -19,6 +18,7 @@ use lidx::mem::{CostModel, NodeMix, Start, StartParams, Strategy};
 use lidx::raw::mem::start::cost_model::measure_page_walk;
 use lidx::raw::mem::start::cost_model::{calibrate, llc_bytes};
 use lidx::OrderedMap;
+use lidx_bench::records::MixedRecord;
 use lidx_bench::registry::parse_count;
 use lidx_bench::start_runner::{self, MixedConfig};
 use lidx_bench::BenchError;

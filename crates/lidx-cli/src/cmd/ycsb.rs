@@ -21,7 +21,6 @@
 //! (8-byte keys) take `u64` keys only and refuse other types by name (`log:trie:<map>` takes
 //! them all).
 
-use lidx_bench::records::KvRecord;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -30,6 +29,7 @@ use lidx::catalog::Role;
 use lidx_bench::keyfile::Keys;
 use lidx_bench::kv_runner::{self, KvBenchConfig, KvSetup, StorageBase};
 use lidx_bench::kv_store::{parse_fsync, store_forms, DynamicKind, MemoryBudget, StoreSpec};
+use lidx_bench::records::KvRecord;
 use lidx_bench::store_keys::{RankedKeys, StoreKeys};
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
