@@ -382,6 +382,41 @@ impl DiskIndexSpec {
     }
 }
 
+impl DiskIndexSpec {
+    /// The runtime choices `spec`'s file is opened with, each with the suffix its record's
+    /// label takes: the B+-tree's once per `residents` choice (`:resident=inner`), a learned
+    /// index's once per `fetches` strategy (`:fetch=all-at-once`).
+    pub fn runtime_choices(
+        &self,
+        residents: &[Resident],
+        fetches: &[Fetch],
+    ) -> Vec<(OpenChoice, String)> {
+        if self.is_btree() {
+            residents
+                .iter()
+                .map(|&resident| {
+                    let choice = OpenChoice {
+                        resident,
+                        ..OpenChoice::default()
+                    };
+                    (choice, format!(":resident={}", resident_text(resident)))
+                })
+                .collect()
+        } else {
+            fetches
+                .iter()
+                .map(|&fetch| {
+                    let choice = OpenChoice {
+                        fetch,
+                        ..OpenChoice::default()
+                    };
+                    (choice, format!(":fetch={}", fetch.name()))
+                })
+                .collect()
+        }
+    }
+}
+
 /// Parses `--resident`: `none`, `inner` (all inner levels) or a number of top levels.
 pub fn parse_resident(text: &str) -> Result<Resident> {
     match text {

@@ -29,9 +29,10 @@
 
 use std::time::Instant;
 
-use lidx::disk::{DiskMap, WriteBreakdown};
+use lidx::disk::{DiskMap, Resident, WriteBreakdown};
 use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 
+use crate::disk_registry::resident_text;
 use crate::disk_runner::check_scan;
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
@@ -40,6 +41,7 @@ use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{check_get, new_histogram, ThreadRun};
 use crate::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
+use crate::updatable_report::add_btree_ratios;
 use crate::update_workload::{Op, OpPlan, UpdateWorkload};
 
 /// Items per scan of the final check.
@@ -109,6 +111,33 @@ impl<'a> UpdateBench<'a> {
     /// The plan every index runs.
     pub fn plan(&self) -> &OpPlan {
         &self.plan
+    }
+
+    /// Runs the workload on every index of `specs` at every `residents` choice, in that order
+    /// (`<label>:resident=<choice>`), each built with `payload_size`-byte payloads in
+    /// `storage`, and fills the records' ratios to the B+-tree ([`add_btree_ratios`]): the
+    /// whole of `lidx bench --on-disk`'s updatable run once its storage is ready.
+    pub fn run_specs(
+        &self,
+        specs: &[UpdatableSpec],
+        residents: &[Resident],
+        payload_size: usize,
+        storage: &Storage,
+        progress: &mut dyn Progress,
+    ) -> Result<Vec<DiskUpdateRecord>> {
+        let mut records = Vec::new();
+        for spec in specs {
+            for &resident in residents {
+                let label = format!("{}:resident={}", spec.label(), resident_text(resident));
+                let options = UpdateOptions {
+                    payload_size,
+                    resident,
+                };
+                records.push(self.run_spec(&label, spec, &options, storage, progress)?);
+            }
+        }
+        add_btree_ratios(&mut records);
+        Ok(records)
     }
 
     /// Runs the workload on the index of `spec`, built with `options` in `storage`, labelled

@@ -23,7 +23,7 @@ use lidx::disk::Fetch;
 use lidx::disk::Resident;
 use lidx_bench::byte_disk_registry::{ByteDiskIndex, ByteIndexFiles, ByteIndexSpec};
 use lidx_bench::byte_disk_runner::ByteDiskBench;
-use lidx_bench::disk_registry::{parse_resident, resident_text, DiskIndexSpec, OpenChoice};
+use lidx_bench::disk_registry::{parse_resident, DiskIndexSpec};
 use lidx_bench::disk_report;
 use lidx_bench::disk_runner::{DiskBench, DiskBenchConfig};
 use lidx_bench::disk_workload::DiskWorkload;
@@ -126,31 +126,7 @@ fn run_numeric(
                 spec.build(&storage, &keys, args.payload_size)
             })?
         };
-        let choices: Vec<(OpenChoice, String)> = if spec.is_btree() {
-            runtime
-                .residents
-                .iter()
-                .map(|&resident| {
-                    let choice = OpenChoice {
-                        resident,
-                        ..OpenChoice::default()
-                    };
-                    (choice, format!(":resident={}", resident_text(resident)))
-                })
-                .collect()
-        } else {
-            runtime
-                .fetches
-                .iter()
-                .map(|&fetch| {
-                    let choice = OpenChoice {
-                        fetch,
-                        ..OpenChoice::default()
-                    };
-                    (choice, format!(":fetch={}", fetch.name()))
-                })
-                .collect()
-        };
+        let choices = spec.runtime_choices(&runtime.residents, &runtime.fetches);
         for (i, (choice, suffix)) in choices.into_iter().enumerate() {
             let index = spec
                 .open(&storage, choice, args.payload_size)

@@ -10,9 +10,9 @@
 //! `lidx build` made is never touched). Figures are ratios to the first B+-tree of the list.
 
 use lidx::io::DeviceKind;
-use lidx_bench::disk_registry::{parse_resident, resident_text};
-use lidx_bench::updatable_registry::{UpdatableSpec, UpdateOptions};
-use lidx_bench::updatable_report::{self, add_btree_ratios};
+use lidx_bench::disk_registry::parse_resident;
+use lidx_bench::updatable_registry::UpdatableSpec;
+use lidx_bench::updatable_report;
 use lidx_bench::updatable_runner::{UpdateBench, UpdateBenchConfig};
 use lidx_bench::update_workload::UpdateWorkload;
 use lidx_bench::BenchError;
@@ -82,19 +82,13 @@ pub fn run(args: Args, list: &str) -> anyhow::Result<()> {
         ..device
     };
     let storage = device.storage(args.block_size, args.cache_blocks)?;
-    let mut records = Vec::new();
-    let mut bars = Bars::default();
-    for spec in &specs {
-        for &resident in &residents {
-            let label = format!("{}:resident={}", spec.label(), resident_text(resident));
-            let options = UpdateOptions {
-                payload_size: args.payload_size,
-                resident,
-            };
-            records.push(bench.run_spec(&label, spec, &options, &storage, &mut bars)?);
-        }
-    }
-    add_btree_ratios(&mut records);
+    let records = bench.run_specs(
+        &specs,
+        &residents,
+        args.payload_size,
+        &storage,
+        &mut Bars::default(),
+    )?;
     drop(private);
     // In place before the last line on stdout: a closed pipe cannot leave a staged file.
     write_out(args.out.as_ref(), &records)?;
