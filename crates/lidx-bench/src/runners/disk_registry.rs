@@ -383,7 +383,7 @@ impl DiskIndexSpec {
 }
 
 impl DiskIndexSpec {
-    /// The runtime choices `spec`'s file is opened with, each with the suffix its record's
+    /// The runtime choices this spec's file is opened with, each with the suffix its record's
     /// label takes: the B+-tree's once per `residents` choice (`:resident=inner`), a learned
     /// index's once per `fetches` strategy (`:fetch=all-at-once`).
     pub fn runtime_choices(
@@ -391,28 +391,18 @@ impl DiskIndexSpec {
         residents: &[Resident],
         fetches: &[Fetch],
     ) -> Vec<(OpenChoice, String)> {
+        let open = OpenChoice::default();
         if self.is_btree() {
-            residents
-                .iter()
-                .map(|&resident| {
-                    let choice = OpenChoice {
-                        resident,
-                        ..OpenChoice::default()
-                    };
-                    (choice, format!(":resident={}", resident_text(resident)))
-                })
-                .collect()
+            let suffix = |r: Resident| format!(":resident={}", resident_text(r));
+            let choice = |r| OpenChoice {
+                resident: r,
+                ..open
+            };
+            residents.iter().map(|&r| (choice(r), suffix(r))).collect()
         } else {
-            fetches
-                .iter()
-                .map(|&fetch| {
-                    let choice = OpenChoice {
-                        fetch,
-                        ..OpenChoice::default()
-                    };
-                    (choice, format!(":fetch={}", fetch.name()))
-                })
-                .collect()
+            let suffix = |f: Fetch| format!(":fetch={}", f.name());
+            let choice = |f| OpenChoice { fetch: f, ..open };
+            fetches.iter().map(|&f| (choice(f), suffix(f))).collect()
         }
     }
 }
