@@ -295,7 +295,7 @@ fn a_budget_without_room_for_writes_is_skipped_in_the_sweep() {
     let (k, base, key_bytes) = (keys(12_000), ram(), Arc::new(StoreKeys::U64));
     let setup = u64_setup(&k, &base, &key_bytes, 2_000);
     let hybrid = sorted_runs_hybrid(None);
-    let of_hybrid = |records: &[lidx_bench::kv_runner::KvRecord]| -> Vec<_> {
+    let of_hybrid = |records: &[lidx_bench::records::KvRecord]| -> Vec<_> {
         records
             .iter()
             .filter(|r| r.store.starts_with("hybrid"))

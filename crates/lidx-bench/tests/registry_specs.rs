@@ -1,7 +1,8 @@
 //! `--index` lists parse into typed specs with defaults; anything else is a `BadSpec` that
 //! names the accepted forms.
 
-use lidx_bench::registry::{parse_count, show_count, IndexSpec, DEFAULT_INDEXES};
+use lidx::catalog::Role;
+use lidx_bench::registry::{parse_count, show_count, IndexSpec};
 use lidx_bench::BenchError;
 
 #[test]
@@ -59,7 +60,7 @@ fn defaults_fill_missing_parameters_in_any_order() {
 
 #[test]
 fn the_default_list_parses_with_the_baseline_first() {
-    let specs = IndexSpec::parse_list(DEFAULT_INDEXES).unwrap();
+    let specs = IndexSpec::parse_list(Role::StaticIndex.default_list()).unwrap();
     assert!(specs[0].is_baseline());
     assert_eq!(specs.len(), 5);
 }

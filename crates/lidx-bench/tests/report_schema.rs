@@ -1,7 +1,8 @@
 //! Records survive a round trip through JSON lines and CSV, absent values included, and the
 //! output format follows the file extension.
 
-use lidx_bench::report::{read_records, table, write_records, BenchRecord, Format, Machine};
+use lidx_bench::records::BenchRecord;
+use lidx_bench::report::{read_records, table, write_records, Format, Machine};
 use lidx_bench::BenchError;
 
 fn record(index: &str, segments: Option<u64>, speedup: Option<f64>) -> BenchRecord {

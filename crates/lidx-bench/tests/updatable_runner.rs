@@ -7,9 +7,10 @@
 use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::{DiskIndex, DiskMap, WriteBreakdown};
 use lidx::io::{DeviceKind, SimProfile, Storage};
+use lidx_bench::records::DiskUpdateRecord;
 use lidx_bench::runner::Silent;
 use lidx_bench::updatable_registry::{bench_payload, DiskMapFiles, UpdatableSpec, UpdateOptions};
-use lidx_bench::updatable_report::{add_btree_ratios, table, UpdateRecord};
+use lidx_bench::updatable_report::{add_btree_ratios, table};
 use lidx_bench::updatable_runner::{UpdateBench, UpdateBenchConfig};
 use lidx_bench::update_workload::{UpdateWorkload, BULK_FRACTION};
 use lidx_bench::BenchError;
@@ -143,7 +144,7 @@ fn records_round_trip_and_ratios_use_the_same_run() {
     for ext in ["csv", "jsonl"] {
         let path = dir.path().join(format!("r.{ext}"));
         lidx_bench::report::write_records(&path, &records).unwrap();
-        let back: Vec<UpdateRecord> = lidx_bench::report::read_records(&path).unwrap();
+        let back: Vec<DiskUpdateRecord> = lidx_bench::report::read_records(&path).unwrap();
         assert_eq!(back.len(), 3);
         assert_eq!(
             back[0].index_bytes_vs_btree,
@@ -228,7 +229,10 @@ impl DiskMap<u64> for Liar {
     }
 }
 
-fn run_liar(workload: &str, lie: impl Fn(&UpdateBench) -> Lie) -> Result<UpdateRecord, BenchError> {
+fn run_liar(
+    workload: &str,
+    lie: impl Fn(&UpdateBench) -> Lie,
+) -> Result<DiskUpdateRecord, BenchError> {
     let keys = keys();
     let storage = Storage::ram();
     let bench = UpdateBench::prepare("squares", &keys, config(workload, 400)).unwrap();
@@ -266,7 +270,7 @@ fn inserted(bench: &UpdateBench, nth: usize) -> u64 {
 
 #[test]
 fn an_index_that_lies_fails_the_run() {
-    let wrong = |r: Result<UpdateRecord, BenchError>, op: &str| match r {
+    let wrong = |r: Result<DiskUpdateRecord, BenchError>, op: &str| match r {
         Err(BenchError::WrongResult { index, op: got, .. }) => {
             assert_eq!((index.as_str(), got), ("liar", op))
         }

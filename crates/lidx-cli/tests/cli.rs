@@ -8,8 +8,8 @@ mod common;
 
 use common::{lidx, lidx_ok, text};
 
-use lidx_bench::disk_report::DiskRecord;
-use lidx_bench::report::{read_records, BenchRecord};
+use lidx_bench::records::{BenchRecord, DiskRecord};
+use lidx_bench::report::read_records;
 
 fn bench_args<'a>(dataset: &'a str, out: &'a str) -> Vec<&'a str> {
     vec![

@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use common::{json_lines, lidx, lidx_ok, text, without_progress};
-use lidx_bench::kv_runner::KvRecord;
+use lidx_bench::records::KvRecord;
 use lidx_bench::report::read_records;
 
 /// Seeded word-like keys, as a word list would hold them: not in key order, a few repeated.

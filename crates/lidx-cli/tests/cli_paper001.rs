@@ -4,9 +4,7 @@
 mod common;
 
 use common::{lidx, lidx_ok, text};
-
-use lidx_bench::insert_dimension::UpdateRecord;
-use lidx_bench::recovery_runner::RecoveryRecord;
+use lidx_bench::records::{DimsUpdateRecord, RecoveryRecord};
 use lidx_bench::report::read_records;
 
 #[test]
@@ -143,7 +141,7 @@ fn the_insertion_dimension_writes_its_table_and_figure() {
         "--svg",
         svg.to_str().unwrap(),
     ]);
-    let records: Vec<UpdateRecord> = read_records(&csv).unwrap();
+    let records: Vec<DimsUpdateRecord> = read_records(&csv).unwrap();
     let rows: Vec<(&str, Option<u64>)> = records
         .iter()
         .map(|r| (r.strategy.as_str(), r.reserve))
@@ -228,7 +226,7 @@ fn the_retraining_dimension_counts_while_inserting() {
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     lidx_ok(&args);
-    let records: Vec<UpdateRecord> = read_records(&csv).unwrap();
+    let records: Vec<DimsUpdateRecord> = read_records(&csv).unwrap();
     assert_eq!(records.len(), 3 * 4);
     for strategy in records.chunks(4) {
         let inserted: Vec<u64> = strategy.iter().map(|r| r.inserted).collect();

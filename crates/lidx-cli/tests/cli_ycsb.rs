@@ -4,8 +4,7 @@
 mod common;
 
 use common::{lidx, lidx_ok, text, without_progress};
-
-use lidx_bench::kv_runner::KvRecord;
+use lidx_bench::records::KvRecord;
 use lidx_bench::report::read_records;
 
 const SMALL: [&str; 10] = [

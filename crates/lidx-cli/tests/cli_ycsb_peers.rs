@@ -5,8 +5,7 @@
 mod common;
 
 use common::lidx_ok;
-
-use lidx_bench::kv_runner::KvRecord;
+use lidx_bench::records::KvRecord;
 use lidx_bench::report::read_records;
 
 fn run(dataset: &str, workloads: &str, stores: &str, out: &std::path::Path) -> Vec<KvRecord> {

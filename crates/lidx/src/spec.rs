@@ -46,17 +46,52 @@ pub fn show_count(v: u64) -> String {
     }
 }
 
+/// How a label writes a table's whole numbers: short (`leaves=1Mi`, the default) or in plain
+/// digits (`eps=1000000`, the paper-002 disk models' labels, which file names carry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LabelStyle {
+    /// Round numbers with a suffix ([`show_count`]).
+    Short,
+    /// Plain digits.
+    Digits,
+}
+
 /// A value a spec parameter can take, parsed with the `K`/`M`/`G` suffixes.
 pub trait ParamValue: Sized + Copy {
+    /// What a table writes as the default (`64` for a count, `1.5` for a [`Milli`]).
+    type Literal;
+    /// The value of the table's default.
+    fn from_literal(literal: Self::Literal) -> Self;
     /// Parses `text`, `None` when it is not a number of this type.
     fn parse_param(text: &str) -> Option<Self>;
-    /// The value as a number, for reports and labels.
+    /// The value as a number, for reports.
     fn to_u64(self) -> u64;
+    /// True when `key=` sets the parameter declared as `name`: only `name` itself, unless the
+    /// value has alternative forms ([`ZeroEps`]: `eps=` or `pages=`).
+    fn takes(name: &str, key: &str) -> bool {
+        name == key
+    }
+    /// Parses the value given as `key=text`, `key` one that [`Self::takes`].
+    fn parse_as(key: &str, text: &str) -> Option<Self> {
+        let _ = key;
+        Self::parse_param(text)
+    }
+    /// The parameter as a label writes it: `name=value` in `style`.
+    fn pair(self, name: &str, style: LabelStyle) -> String {
+        match style {
+            LabelStyle::Short => format!("{name}={}", show_count(self.to_u64())),
+            LabelStyle::Digits => format!("{name}={}", self.to_u64()),
+        }
+    }
 }
 
 macro_rules! param_value_for_unsigned {
     ($($t:ty),*) => {$(
         impl ParamValue for $t {
+            type Literal = $t;
+            fn from_literal(literal: $t) -> Self {
+                literal
+            }
             fn parse_param(text: &str) -> Option<Self> {
                 parse_count(text.trim()).and_then(|v| <$t>::try_from(v).ok())
             }
@@ -67,6 +102,83 @@ macro_rules! param_value_for_unsigned {
     )*};
 }
 param_value_for_unsigned!(u32, u64, usize);
+
+/// A decimal parameter (`pages=1.5`), kept in thousandths so that specs stay comparable and
+/// hashable: any decimal Rust reads as an `f64`, from 1 to a million, rounded to a thousandth.
+/// A label writes it as the shortest decimal of that value (`1.5`, `2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Milli(pub u32);
+
+impl Milli {
+    /// The value as a decimal.
+    pub fn get(self) -> f64 {
+        f64::from(self.0) / 1000.0
+    }
+}
+
+impl ParamValue for Milli {
+    type Literal = f64;
+    fn from_literal(literal: f64) -> Self {
+        Milli((literal * 1000.0).round() as u32)
+    }
+    fn parse_param(text: &str) -> Option<Self> {
+        text.parse::<f64>()
+            .ok()
+            .filter(|p| p.is_finite() && (1.0..=1e6).contains(p))
+            .map(Milli::from_literal)
+    }
+    /// In thousandths.
+    fn to_u64(self) -> u64 {
+        u64::from(self.0)
+    }
+    fn pair(self, name: &str, _: LabelStyle) -> String {
+        format!("{name}={}", self.get())
+    }
+}
+
+/// The error of a zero-interval disk model (paper 002 G3): given (`eps=<e>`), or expected
+/// blocks per lookup (`pages=<p>`, eq. 4) to derive it from once the records per block are
+/// known. A parameter of two alternative keys: one of them, once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ZeroEps {
+    /// `eps=<e>`.
+    Eps(usize),
+    /// `pages=<p>`.
+    Pages(Milli),
+}
+
+impl ParamValue for ZeroEps {
+    /// Expected pages.
+    type Literal = f64;
+    fn from_literal(literal: f64) -> Self {
+        ZeroEps::Pages(Milli::from_literal(literal))
+    }
+    fn parse_param(text: &str) -> Option<Self> {
+        usize::parse_param(text).map(ZeroEps::Eps)
+    }
+    /// The eps, or the pages in thousandths.
+    fn to_u64(self) -> u64 {
+        match self {
+            ZeroEps::Eps(e) => e as u64,
+            ZeroEps::Pages(p) => p.to_u64(),
+        }
+    }
+    fn takes(name: &str, key: &str) -> bool {
+        key == name || key == "pages"
+    }
+    fn parse_as(key: &str, text: &str) -> Option<Self> {
+        match key {
+            "pages" => Milli::parse_param(text).map(ZeroEps::Pages),
+            _ => Self::parse_param(text),
+        }
+    }
+    fn pair(self, name: &str, style: LabelStyle) -> String {
+        match self {
+            ZeroEps::Eps(e) => e.pair(name, style),
+            ZeroEps::Pages(p) => p.pair("pages", style),
+        }
+    }
+}
 
 /// Splits `name:key=value:key=value` into its name and pairs; `None` when a part has no `=`.
 pub fn split_item(item: &str) -> Option<(&str, Vec<(&str, &str)>)> {
@@ -82,9 +194,12 @@ pub fn split_item(item: &str) -> Option<(&str, Vec<(&str, &str)>)> {
 
 /// Declares a spec enum from a table: each row `Variant = "name" { param: type = default, ... }`
 /// with doc comments, and optionally one trailing `extra Variant(Type)` whose type is another
-/// spec enum of this macro, tried for names the rows do not have. A parameter may add
-/// `in <range>` (a value outside it is refused) and `=> "<placeholder>"` (what its form shows
-/// instead of the default). The enum gets `forms` (every accepted form with its defaults or
+/// spec enum of this macro, tried for names the rows do not have. A parameter's type is any
+/// [`ParamValue`](crate::spec::ParamValue): a count, a decimal ([`Milli`]) or a value of
+/// alternative keys ([`ZeroEps`]), its default a literal of the type's `Literal`. A parameter
+/// may add `in <range>` (a value outside it is refused) and `=> "<placeholder>"` (what its form
+/// shows instead of the default). `pub enum Name [labels: Digits]` writes the rows' whole
+/// numbers in plain digits in labels ([`LabelStyle`]); they are short by default. The enum gets `forms` (every accepted form with its defaults or
 /// placeholders), `names`, `name`, `params` (in declaration order), `from_parts` (`None` for an
 /// unknown name, an unknown or repeated parameter or a value that does not parse or is out of
 /// range) and `label` (the canonical spelling with every parameter, round numbers short).
@@ -93,7 +208,7 @@ pub fn split_item(item: &str) -> Option<(&str, Vec<(&str, &str)>)> {
 macro_rules! param_specs {
     (
         $(#[doc = $edoc:literal])*
-        pub enum $enum:ident {
+        pub enum $enum:ident $([labels: $style:ident])? {
             $(
                 $(#[doc = $doc:literal])*
                 $variant:ident = $name:literal {
@@ -200,19 +315,33 @@ macro_rules! param_specs {
             }
 
             /// The spec named `name` with `pairs` set over its defaults.
+            #[allow(unreachable_code, unused_mut, unused_variables)]
             pub fn from_parts(name: &str, pairs: &[(&str, &str)]) -> Option<Self> {
                 match name {
                     $( $name => {
-                        $( let mut $param: $ty = $default; )*
+                        $(
+                            let mut $param: $ty =
+                                <$ty as $crate::spec::ParamValue>::from_literal($default);
+                        )*
                         let mut seen: Vec<&str> = Vec::new();
                         for pair in pairs {
-                            if seen.contains(&pair.0) {
+                            let param: &str = match pair.0 {
+                                $( key if <$ty as $crate::spec::ParamValue>::takes(
+                                    stringify!($param),
+                                    key,
+                                ) => stringify!($param), )*
+                                _ => return None,
+                            };
+                            if seen.contains(&param) {
                                 return None;
                             }
-                            seen.push(pair.0);
-                            match pair.0 {
+                            seen.push(param);
+                            match param {
                                 $( stringify!($param) => {
-                                    $param = <$ty as $crate::spec::ParamValue>::parse_param(pair.1)?;
+                                    $param = <$ty as $crate::spec::ParamValue>::parse_as(
+                                        pair.0,
+                                        pair.1,
+                                    )?;
                                     $(
                                         if !($range).contains(&$param) {
                                             return None;
@@ -226,7 +355,6 @@ macro_rules! param_specs {
                     } )*
                     _ => {
                         $( return <$xty>::from_parts(name, pairs).map($enum::$xvariant); )?
-                        #[allow(unreachable_code)]
                         None
                     }
                 }
@@ -240,15 +368,44 @@ macro_rules! param_specs {
             }
 
             /// The canonical spelling with every parameter, round numbers short
-            /// (`rmi:leaves=1Mi`); it parses back to the same spec.
+            /// (`rmi:leaves=1Mi`) unless the table says `[labels: Digits]`; it parses back to
+            /// the same spec.
             pub fn label(&self) -> String {
-                let mut label = self.name().to_string();
-                for (key, value) in self.params() {
-                    label.push_str(&format!(":{key}={}", $crate::spec::show_count(value)));
+                #[allow(unused_variables)]
+                let style = $crate::label_style!($($style)?);
+                match *self {
+                    $( $enum::$variant { $($param),* } => {
+                        #[allow(unused_mut)]
+                        let mut label = String::from($name);
+                        $(
+                            label.push(':');
+                            label.push_str(&$crate::spec::ParamValue::pair(
+                                $param,
+                                stringify!($param),
+                                style,
+                            ));
+                        )*
+                        label
+                    } )*
+                    $( $enum::$xvariant(inner) => {
+                        let _: &$xty = &inner;
+                        inner.label()
+                    } )?
                 }
-                label
             }
         }
+    };
+}
+
+/// The [`LabelStyle`] of a [`param_specs!`](crate::param_specs) table: short unless it says.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! label_style {
+    () => {
+        $crate::spec::LabelStyle::Short
+    };
+    ($style:ident) => {
+        $crate::spec::LabelStyle::$style
     };
 }
 

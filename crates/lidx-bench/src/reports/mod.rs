@@ -1,8 +1,7 @@
-//! Reports: the in-memory benchmark's records and tables ([`report`]), the on-disk ones
-//! ([`disk_report`]), those of updatable on-disk indexes ([`updatable_report`]), and the SVG
-//! plots ([`plot`]).
-//! ([`disk_report`]), the SVG plots ([`plot`]), and `lidx report`'s page: reading result files
-//! of every kind ([`records`]), its charts ([`charts`]) and the HTML page ([`page`]).
+//! Reports: every kind of record, one file each, with the schema that reads them back
+//! ([`records`]); the terminal tables of the in-memory benchmark ([`report`]), the on-disk one
+//! ([`disk_report`]) and the updatable on-disk one ([`updatable_report`]); the SVG plots
+//! ([`plot`]); and `lidx report`'s page: its charts ([`charts`]) and the HTML page ([`page`]).
 
 pub mod charts;
 pub mod disk_report;

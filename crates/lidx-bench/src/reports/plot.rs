@@ -17,7 +17,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BenchError, Result};
-use crate::kv_runner::KvRecord;
+use crate::records::KvRecord;
 use crate::ycsb::YcsbWorkload;
 
 /// One point of the curve, as written to CSV.

@@ -47,7 +47,7 @@ fn run(
         .arg("--runs", "1")
 }
 
-/// What names a line: the fields of an [`crate::updatable_report::UpdateRecord`] that vary.
+/// What names a line: the fields of an [`crate::records::DiskUpdateRecord`] that vary.
 /// The device's description names its cache and block size too, so only the plots that
 /// compare devices (Fig. 3, 5) name lines by it.
 const LINE: &[&str] = &["dataset", "workload", "index"];

@@ -31,51 +31,15 @@ use lidx::search::{branchless_binary, exponential};
 use lidx::Key;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
+use crate::records::ApproxRecord;
 use crate::report::Machine;
 use crate::runner::{check_positive, median, Progress};
 
 /// ALEX's initial data-node density: keys per slot of a gapped array.
 pub const GAP_DENSITY: f64 = 0.7;
-
-/// One algorithm at one setting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ApproxRecord {
-    /// `dims-approx/<version>` (see [`crate::records`]).
-    #[serde(default = "crate::records::default_schema::approx")]
-    pub schema: String,
-    /// The command line that wrote the record; empty when read from a file written before
-    /// the field existed.
-    #[serde(default)]
-    pub command: String,
-    /// Dataset name.
-    pub dataset: String,
-    /// Distinct keys.
-    pub n: u64,
-    /// `lsa`, `opt-pla` or `lsa-gap`.
-    pub algorithm: String,
-    /// The setting: partition size (`lsa`, `lsa-gap`) or maximum error (`opt-pla`).
-    pub param: u64,
-    /// Leaves (segments).
-    pub leaves: u64,
-    /// Mean |prediction - position| over every key.
-    pub avg_error: f64,
-    /// Largest |prediction - position|.
-    pub max_error: u64,
-    /// Median time of a lookup inside its leaf, ns.
-    pub lookup_ns: f64,
-    /// Bytes of the leaves' models, plus the gapped arrays' extra slots (`lsa-gap`).
-    pub bytes: u64,
-    /// Queries per timed loop.
-    pub queries: u64,
-    /// Timed loops.
-    pub runs: u64,
-    /// CPU model.
-    pub cpu: String,
-}
 
 /// The leaves of one algorithm at one setting, ready to search.
 struct Leaves {

@@ -14,10 +14,10 @@ use lidx::io::Storage;
 use lidx::raw::mem::string_index::escape;
 
 use crate::byte_disk_registry::ByteDiskIndex;
-use crate::disk_report::DiskRecord;
 use crate::disk_runner::{measure, DiskBenchConfig, Measured};
 use crate::disk_workload::{payload_of_bytes, DiskWorkload};
 use crate::error::{BenchError, Result};
+use crate::records::DiskRecord;
 use crate::runner::Progress;
 use crate::runners::core::{check_payload, ThreadRun};
 use crate::store_keys::RankedKeys;

@@ -18,9 +18,11 @@
 //!                             blocks per lookup (paper 002 eq. 4 gives the PGM's eps)
 //! ```
 //!
+//! Every name and parameter is the catalog's ([`DiskMapSpec`] for the B+-tree, [`DiskModel`]
+//! for the models, with the `gran=` suffix); this registry only builds and opens them.
 //! The zero-interval models are fitted to the file's records per block and predict items
 //! (`gran=item` only); `pages=` is their expected blocks per lookup (paper 002 eq. 4), from which
-//! [`zero_eps_for_expected_pages`] derives `eps` once the records per block are known.
+//! [`resolve_zero_eps`] derives `eps` once the records per block are known.
 //!
 //! Any learned index of the in-memory registry (`pgm`, `spgm`, `rs`, `rmi`, `btree-model`,
 //! `fiting`) takes the same parameters as there, plus `gran=item|page|<g>` (default `item`).
@@ -52,155 +54,23 @@ use lidx::raw::model::zero_interval::zero_eps_for_expected_pages;
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
-use lidx::catalog::DiskMapSpec;
+pub use lidx::catalog::DiskModelSpec as DiskModel;
+use lidx::catalog::{granularity_text, DiskMapSpec};
+pub use lidx::spec::ZeroEps;
 
-/// The accepted forms, for error messages and help: the disk B+-tree's and the learned
-/// models' from the catalog, the paper-002 models' from [`DiskIndexSpec::parse`].
+/// The accepted forms, for error messages and help, from the catalog
+/// ([`DiskModel::disk_index_forms`]).
 pub fn disk_index_forms() -> String {
-    format!(
-        "{}, zonemap[:gran=...], pgm-zero:pages=<p>|eps=<e>[:eps_rec=<r>], \
-         rs-zero:pages=<p>|eps=<e>[:bits=<b>], cpr-pgm[:eps=<n>], leco-zonemap, \
-         leco-zonemap-rough, auto[:pages=<expected pages>], or a learned index of the in-memory \
-         registry ({}) with its parameters and an optional :gran=item|page|<g>",
-        DiskMapSpec::BTree { fill: 100 }.form(),
-        IndexSpec::disk_model_names().join(", ")
-    )
+    DiskModel::disk_index_forms()
 }
 
-/// The error of a zero-interval model: given, or expected blocks per lookup (eq. 4, in
-/// thousandths of a block so that specs stay comparable) to derive it from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ZeroEps {
-    /// `eps=<e>`.
-    Eps(usize),
-    /// `pages=<p>`, as `p * 1000` rounded.
-    MilliPages(u32),
-}
-
-impl ZeroEps {
-    fn parse(part: &str) -> Option<ZeroEps> {
-        match part.split_once('=')? {
-            ("eps", v) => v.parse().ok().map(ZeroEps::Eps),
-            ("pages", v) => v
-                .parse::<f64>()
-                .ok()
-                .filter(|p| p.is_finite() && (1.0..=1e6).contains(p))
-                .map(|p| ZeroEps::MilliPages((p * 1000.0).round() as u32)),
-            _ => None,
-        }
+/// The error of a zero-interval model for `per_block` records per block: given, or derived
+/// from the expected blocks per lookup (paper 002 eq. 4).
+pub fn resolve_zero_eps(eps: ZeroEps, per_block: usize) -> lidx::Result<usize> {
+    match eps {
+        ZeroEps::Eps(e) => Ok(e),
+        ZeroEps::Pages(pages) => zero_eps_for_expected_pages(pages.get(), per_block),
     }
-
-    fn text(self) -> String {
-        match self {
-            ZeroEps::Eps(e) => format!("eps={e}"),
-            ZeroEps::MilliPages(m) => format!("pages={}", f64::from(m) / 1000.0),
-        }
-    }
-
-    /// The error for `per_block` records per block.
-    pub fn resolve(self, per_block: usize) -> lidx::Result<usize> {
-        match self {
-            ZeroEps::Eps(e) => Ok(e),
-            ZeroEps::MilliPages(m) => zero_eps_for_expected_pages(f64::from(m) / 1000.0, per_block),
-        }
-    }
-}
-
-/// The in-memory model of a static learned index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiskModel {
-    /// A learned model from the in-memory registry.
-    Learned(IndexSpec),
-    /// The zone map: the minimum key of every block.
-    ZoneMap,
-    /// PGM-Disk: the PGM with disk-based zero intervals (paper 002 G3).
-    PgmZero {
-        /// Error outside the key's page.
-        eps: ZeroEps,
-        /// Upper levels' error.
-        eps_rec: usize,
-    },
-    /// RadixSpline-Disk: RadixSpline with disk-based zero intervals (paper 002 G3).
-    RsZero {
-        /// Error outside the key's page.
-        eps: ZeroEps,
-        /// Radix table bits.
-        bits: usize,
-    },
-    /// `CprLeCo_PGM_D` with this target eps.
-    CprPgm {
-        /// Target maximum error.
-        eps: usize,
-    },
-    /// The LeCo-compressed zone map, exact or with rough separators (`LeCo-Zonemap-D`).
-    LecoZoneMap {
-        /// Rough separators.
-        rough: bool,
-    },
-    /// The smaller of `CprLeCo_PGM_D` and `LeCo-Zonemap-D` at an expected pages target.
-    Smallest {
-        /// Target expected blocks per lookup, in thousandths.
-        millipages: u32,
-    },
-}
-
-impl DiskModel {
-    /// The model's part of a spec's label, every parameter written out (`pgm:eps=64:eps_rec=4`):
-    /// what a static learned file records as its model's parameters.
-    pub fn label(&self) -> String {
-        match self {
-            DiskModel::Learned(spec) => spec.label(),
-            DiskModel::ZoneMap => "zonemap".to_string(),
-            DiskModel::PgmZero { eps, eps_rec } => {
-                format!("pgm-zero:{}:eps_rec={eps_rec}", eps.text())
-            }
-            DiskModel::RsZero { eps, bits } => format!("rs-zero:{}:bits={bits}", eps.text()),
-            DiskModel::CprPgm { eps } => format!("cpr-pgm:eps={eps}"),
-            DiskModel::LecoZoneMap { rough: false } => "leco-zonemap".to_string(),
-            DiskModel::LecoZoneMap { rough: true } => "leco-zonemap-rough".to_string(),
-            DiskModel::Smallest { millipages } => {
-                format!("auto:pages={}", f64::from(*millipages) / 1000.0)
-            }
-        }
-    }
-}
-
-/// Parses `pgm-zero:...` and `rs-zero:...` (without `gran=`), `None` when `parts` is neither.
-fn parse_zero(parts: &[&str]) -> Option<Option<DiskModel>> {
-    let (&name, rest) = parts.split_first()?;
-    if name != "pgm-zero" && name != "rs-zero" {
-        return None;
-    }
-    let mut eps = None;
-    let mut extra = None;
-    for part in rest {
-        if let Some(e) = ZeroEps::parse(part) {
-            if eps.replace(e).is_some() {
-                return Some(None);
-            }
-            continue;
-        }
-        let value = match (name, part.split_once('=')) {
-            ("pgm-zero", Some(("eps_rec", v))) | ("rs-zero", Some(("bits", v))) => v.parse().ok(),
-            _ => None,
-        };
-        match value {
-            Some(v) if extra.is_none() => extra = Some(v),
-            _ => return Some(None),
-        }
-    }
-    let eps = eps.unwrap_or(ZeroEps::MilliPages(1500));
-    Some(Some(if name == "pgm-zero" {
-        DiskModel::PgmZero {
-            eps,
-            eps_rec: extra.unwrap_or(PgmParams::default().eps_recursive),
-        }
-    } else {
-        DiskModel::RsZero {
-            eps,
-            bits: extra.unwrap_or(RadixSplineParams::default().radix_bits),
-        }
-    }))
 }
 
 /// One on-disk index of an `--index` list.
@@ -230,88 +100,19 @@ pub struct OpenChoice {
 }
 
 impl DiskIndexSpec {
-    /// Parses one item such as `pgm:eps=64:gran=page` or `btree:fill=70`.
+    /// Parses one item such as `pgm:eps=64:gran=page` or `btree:fill=70`, by the catalog's
+    /// tables ([`DiskMapSpec`], [`DiskModel`]).
     pub fn parse(item: &str) -> Result<DiskIndexSpec> {
-        let bad = || BenchError::BadSpec {
-            what: "on-disk index",
-            got: item.to_string(),
-            expected: disk_index_forms(),
-        };
         if let Some(DiskMapSpec::BTree { fill }) = DiskMapSpec::parse_item(item) {
             return Ok(DiskIndexSpec::BTree { fill });
         }
-        let mut parts: Vec<&str> = item.trim().split(':').collect();
-        let mut granularity = None;
-        parts.retain(|part| match part.split_once('=') {
-            Some(("gran", v)) => {
-                granularity = Some(parse_granularity(v));
-                false
-            }
-            _ => true,
-        });
-        match parts.first().copied() {
-            Some("zonemap") if parts.len() == 1 => Ok(DiskIndexSpec::Learned {
-                model: DiskModel::ZoneMap,
-                granularity: granularity
-                    .unwrap_or(Some(Granularity::Item))
-                    .ok_or_else(bad)?,
-            }),
-            _ if parse_zero(&parts).is_some() => {
-                let model = parse_zero(&parts).flatten().ok_or_else(bad)?;
-                if !matches!(granularity, None | Some(Some(Granularity::Item))) {
-                    return Err(bad());
-                }
-                Ok(DiskIndexSpec::Learned {
-                    model,
-                    granularity: Granularity::Item,
-                })
-            }
-            Some(name @ ("cpr-pgm" | "leco-zonemap" | "leco-zonemap-rough" | "auto")) => {
-                let value = |key: &str| {
-                    parts[1..]
-                        .iter()
-                        .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
-                };
-                let known = |key: &str| parts[1..].iter().all(|p| p.starts_with(key));
-                let model = match name {
-                    "cpr-pgm" if known("eps=") => DiskModel::CprPgm {
-                        eps: value("eps")
-                            .map_or(Some(64), |v| v.parse().ok())
-                            .ok_or_else(bad)?,
-                    },
-                    "auto" if known("pages=") => DiskModel::Smallest {
-                        millipages: value("pages")
-                            .map_or(Some(1.5), |v| v.parse::<f64>().ok())
-                            .filter(|p| (1.0..=1000.0).contains(p))
-                            .map(|p| (p * 1000.0).round() as u32)
-                            .ok_or_else(bad)?,
-                    },
-                    "leco-zonemap" if parts.len() == 1 => DiskModel::LecoZoneMap { rough: false },
-                    "leco-zonemap-rough" if parts.len() == 1 => {
-                        DiskModel::LecoZoneMap { rough: true }
-                    }
-                    _ => return Err(bad()),
-                };
-                Ok(DiskIndexSpec::Learned {
-                    model,
-                    granularity: granularity
-                        .unwrap_or(Some(Granularity::Item))
-                        .ok_or_else(bad)?,
-                })
-            }
-            _ => {
-                let spec = IndexSpec::parse(&parts.join(":")).map_err(|_| bad())?;
-                if !spec.is_disk_model() {
-                    return Err(bad());
-                }
-                Ok(DiskIndexSpec::Learned {
-                    model: DiskModel::Learned(spec),
-                    granularity: granularity
-                        .unwrap_or(Some(Granularity::Item))
-                        .ok_or_else(bad)?,
-                })
-            }
-        }
+        let (model, granularity) =
+            DiskModel::parse_with_granularity(item).ok_or_else(|| BenchError::BadSpec {
+                what: "on-disk index",
+                got: item.to_string(),
+                expected: disk_index_forms(),
+            })?;
+        Ok(DiskIndexSpec::Learned { model, granularity })
     }
 
     /// Parses a comma-separated list (at least one item).
@@ -323,9 +124,7 @@ impl DiskIndexSpec {
     pub fn label(&self) -> String {
         match self {
             DiskIndexSpec::BTree { fill } => DiskMapSpec::BTree { fill: *fill }.label(),
-            DiskIndexSpec::Learned { model, granularity } => {
-                format!("{}:gran={}", model.label(), granularity_text(*granularity))
-            }
+            DiskIndexSpec::Learned { model, granularity } => model.label_at(*granularity),
         }
     }
 
@@ -364,16 +163,17 @@ impl DiskIndexSpec {
                 let group = granularity.group(per_block);
                 let zone = ZoneMapParams::new((per_block / group).max(1));
                 match model {
-                    DiskModel::ZoneMap => {
+                    DiskModel::ZoneMap {} => {
                         learned(storage, &name, keys, params, |k| ZoneMap::build(k, zone))?
                     }
                     DiskModel::PgmZero { eps, eps_rec } => {
-                        let zero = PgmZeroParams::new(eps.resolve(per_block)?, per_block, eps_rec);
+                        let eps = resolve_zero_eps(eps, per_block)?;
+                        let zero = PgmZeroParams::new(eps, per_block, eps_rec);
                         learned(storage, &name, keys, params, |k| PgmZero::build(k, zero))?
                     }
                     DiskModel::RsZero { eps, bits } => {
-                        let zero =
-                            RadixSplineZeroParams::new(eps.resolve(per_block)?, per_block, bits);
+                        let eps = resolve_zero_eps(eps, per_block)?;
+                        let zero = RadixSplineZeroParams::new(eps, per_block, bits);
                         learned(storage, &name, keys, params, |k| {
                             RadixSplineZero::build(k, zero)
                         })?
@@ -381,17 +181,13 @@ impl DiskIndexSpec {
                     DiskModel::CprPgm { eps } => learned(storage, &name, keys, params, |k| {
                         CprPgm::build(k, CprPgmParams::with_eps(eps))
                     })?,
-                    DiskModel::LecoZoneMap { rough: false } => {
-                        learned(storage, &name, keys, params, |k| {
-                            LecoZoneMap::build(k, zone)
-                        })?
-                    }
-                    DiskModel::LecoZoneMap { rough: true } => {
-                        learned(storage, &name, keys, params, |k| {
-                            RoughLecoZoneMap::build(k, zone)
-                        })?
-                    }
-                    DiskModel::Smallest { millipages } => {
+                    DiskModel::LecoZoneMap {} => learned(storage, &name, keys, params, |k| {
+                        LecoZoneMap::build(k, zone)
+                    })?,
+                    DiskModel::LecoZoneMapRough {} => learned(storage, &name, keys, params, |k| {
+                        RoughLecoZoneMap::build(k, zone)
+                    })?,
+                    DiskModel::Auto { pages } => {
                         let firsts: Vec<u64>;
                         let model_keys = if group == 1 {
                             keys
@@ -401,7 +197,7 @@ impl DiskIndexSpec {
                         };
                         let choice = SmallestParams {
                             per_block: zone.per_block,
-                            expected_pages: f64::from(millipages) / 1000.0,
+                            expected_pages: pages.get(),
                         };
                         match build_smallest(model_keys, choice)? {
                             Smallest::Pgm(pgm) => {
@@ -586,23 +382,28 @@ impl DiskIndexSpec {
     }
 }
 
-fn parse_granularity(text: &str) -> Option<Granularity> {
-    match text {
-        "item" => Some(Granularity::Item),
-        "page" => Some(Granularity::Page),
-        g => g
-            .parse::<usize>()
-            .ok()
-            .filter(|&g| g > 0)
-            .map(Granularity::MiniPage),
-    }
-}
-
-fn granularity_text(g: Granularity) -> String {
-    match g {
-        Granularity::Item => "item".to_string(),
-        Granularity::Page => "page".to_string(),
-        Granularity::MiniPage(g) => g.to_string(),
+impl DiskIndexSpec {
+    /// The runtime choices this spec's file is opened with, each with the suffix its record's
+    /// label takes: the B+-tree's once per `residents` choice (`:resident=inner`), a learned
+    /// index's once per `fetches` strategy (`:fetch=all-at-once`).
+    pub fn runtime_choices(
+        &self,
+        residents: &[Resident],
+        fetches: &[Fetch],
+    ) -> Vec<(OpenChoice, String)> {
+        let open = OpenChoice::default();
+        if self.is_btree() {
+            let suffix = |r: Resident| format!(":resident={}", resident_text(r));
+            let choice = |r| OpenChoice {
+                resident: r,
+                ..open
+            };
+            residents.iter().map(|&r| (choice(r), suffix(r))).collect()
+        } else {
+            let suffix = |f: Fetch| format!(":fetch={}", f.name());
+            let choice = |f| OpenChoice { fetch: f, ..open };
+            fetches.iter().map(|&f| (choice(f), suffix(f))).collect()
+        }
     }
 }
 

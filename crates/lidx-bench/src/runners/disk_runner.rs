@@ -37,9 +37,9 @@ use lidx::disk::DiskIndex;
 use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 
 use crate::dataset::Dataset;
-use crate::disk_report::DiskRecord;
 use crate::disk_workload::{payload_of, DiskWorkload};
 use crate::error::{BenchError, Result};
+use crate::records::DiskRecord;
 use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{check_get, new_histogram, on_threads, ThreadRun};

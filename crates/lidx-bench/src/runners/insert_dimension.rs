@@ -37,60 +37,16 @@ use lidx::mem::{
     FitingMap, FitingMapParams, InsertStrategy, RetrainStats,
 };
 use lidx::BulkLoad;
-use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::map_runner::{check_run, Split};
+use crate::records::DimsUpdateRecord;
 use crate::report::Machine;
 use crate::runner::{check_positive, median, Progress};
 
 /// The subjects, as `--indexes` names them.
 pub const SUBJECTS: [&str; 5] = ["buffer", "inplace", "gap", "dpgm", "alex"];
-
-/// One subject at one checkpoint of its inserts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UpdateRecord {
-    /// `dims-update/<version>` (see [`crate::records`]).
-    #[serde(default = "crate::records::default_schema::update")]
-    pub schema: String,
-    /// The command line that wrote the record; empty when read from a file written before
-    /// the field existed.
-    #[serde(default)]
-    pub command: String,
-    /// Dataset name.
-    pub dataset: String,
-    /// Distinct keys (bulk-loaded plus inserted).
-    pub n: u64,
-    /// Keys bulk-loaded.
-    pub loaded: u64,
-    /// Keys inserted up to this checkpoint.
-    pub inserted: u64,
-    /// `buffer`, `inplace`, `gap`, `dpgm` or `alex`.
-    pub strategy: String,
-    /// The map as `lidx bench --index` spells it.
-    pub index: String,
-    /// Reserved space: slots per segment, the dynamic PGM's first level; none for ALEX.
-    pub reserve: Option<u64>,
-    /// Mean time of one insert so far, retraining included, ns (median over the runs).
-    pub insert_ns: f64,
-    /// Time of the inserts so far, retraining included, s (median over the runs).
-    pub insert_s: f64,
-    /// Retrains so far.
-    pub retrains: u64,
-    /// Time of the retrains so far, s (median over the runs).
-    pub retrain_s: f64,
-    /// Mean time of one retrain, us.
-    pub retrain_avg_us: f64,
-    /// Bytes of the map after all inserts.
-    pub bytes: u64,
-    /// Timed runs.
-    pub runs: u64,
-    /// Seed of the split and the insert order.
-    pub seed: u64,
-    /// CPU model.
-    pub cpu: String,
-}
 
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -167,7 +123,7 @@ pub fn run(
     dataset: &Dataset,
     config: &UpdateConfig,
     progress: &mut dyn Progress,
-) -> Result<Vec<UpdateRecord>> {
+) -> Result<Vec<DimsUpdateRecord>> {
     check_config(config)?;
     if dataset.keys.len() < 2 {
         return Err(BenchError::NoKeys {
@@ -210,7 +166,7 @@ pub fn run(
                 _ => run.measure::<Alex<u64, u64>>(&AlexParams::default(), progress)?,
             };
             for (inserted, insert_s, stats) in readings {
-                records.push(UpdateRecord {
+                records.push(DimsUpdateRecord {
                     schema: crate::records::RecordKind::Update.schema(),
                     command: crate::records::command_line(),
                     dataset: dataset.name.clone(),

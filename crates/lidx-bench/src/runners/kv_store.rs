@@ -347,16 +347,12 @@ pub fn parse_model(spec: &str) -> Result<StaticModel> {
     Ok(match model {
         DiskModel::Learned(IndexSpec::Pgm { eps, .. }) if eps > 0 => StaticModel::Pgm { eps },
         DiskModel::PgmZero {
-            eps: ZeroEps::MilliPages(m),
+            eps: ZeroEps::Pages(pages),
             ..
-        } => StaticModel::PgmZero {
-            pages: f64::from(m) / 1000.0,
-        },
+        } => StaticModel::PgmZero { pages: pages.get() },
         DiskModel::CprPgm { eps } if eps > 0 => StaticModel::CprPgm { eps },
-        DiskModel::LecoZoneMap { rough: true } => StaticModel::LecoZoneMap,
-        DiskModel::Smallest { millipages } => StaticModel::Auto {
-            pages: f64::from(millipages) / 1000.0,
-        },
+        DiskModel::LecoZoneMapRough {} => StaticModel::LecoZoneMap,
+        DiskModel::Auto { pages } => StaticModel::Auto { pages: pages.get() },
         _ => return Err(bad()),
     })
 }
@@ -405,38 +401,8 @@ pub struct HybridSpec {
     pub dynamic: DynamicKind,
 }
 
-/// The hybrid's dynamic stage map ([`lidx::disk::DynamicMap`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DynamicKind {
-    /// lidx's in-memory B+-tree (the paper's choice and the index's default).
-    #[default]
-    BTree,
-    /// [`SortedRuns`]: two sorted arrays, a quarter of the B+-tree's bytes per entry.
-    SortedRuns,
-}
-
-impl DynamicKind {
-    /// Parses `btree` or `sorted-runs`.
-    pub fn parse(spec: &str) -> Result<DynamicKind> {
-        match spec.trim() {
-            "btree" => Ok(DynamicKind::BTree),
-            "sorted-runs" => Ok(DynamicKind::SortedRuns),
-            other => Err(BenchError::BadSpec {
-                what: "dynamic stage",
-                got: other.to_string(),
-                expected: "btree or sorted-runs".to_string(),
-            }),
-        }
-    }
-
-    /// `btree` or `sorted-runs`.
-    pub fn name(self) -> &'static str {
-        match self {
-            DynamicKind::BTree => "btree",
-            DynamicKind::SortedRuns => "sorted-runs",
-        }
-    }
-}
+/// The hybrid's dynamic stage map ([`lidx::disk::DynamicMap`]), named by the catalog.
+pub use lidx::catalog::DynamicStageSpec as DynamicKind;
 
 /// The hybrid's memory budget: bytes, or a percentage of the equal-memory B+-tree's memory
 /// in the same run.
@@ -831,11 +797,11 @@ impl StoreSpec {
                     ..defaults
                 };
                 Ok(match h.dynamic {
-                    DynamicKind::BTree => Box::new(HybridStore {
+                    DynamicKind::BTree {} => Box::new(HybridStore {
                         index: HybridIndex::create(storage, keys, payloads, options)?,
                         payload_size,
                     }),
-                    DynamicKind::SortedRuns => Box::new(HybridStore {
+                    DynamicKind::SortedRuns {} => Box::new(HybridStore {
                         index: HybridIndex::<u64, SortedRuns<u64>>::create_with(
                             storage, keys, payloads, options,
                         )?,
@@ -1071,7 +1037,7 @@ mod tests {
             Fetch::default(),
             Some(MemoryBudget::Percent(50.0)),
             FsyncPolicy::Never,
-            DynamicKind::BTree,
+            DynamicKind::BTree {},
         )
         .unwrap();
         let budget = Some(MemoryBudget::Percent(50.0));

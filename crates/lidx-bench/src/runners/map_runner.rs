@@ -25,8 +25,9 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
+use crate::records::BenchRecord;
 use crate::registry::IndexSpec;
-use crate::report::{BenchRecord, Machine};
+use crate::report::Machine;
 use crate::runner::{check_positive, median, timer_overhead_ns, Progress, CHUNK};
 use crate::runners::core::new_histogram;
 

@@ -4,7 +4,8 @@
 //! [`byte_disk_registry`], on the same measurement), of updatable on-disk indexes under paper
 //! 003's six workloads ([`updatable_runner`], built by [`updatable_registry`]) and of stores under YCSB ([`kv_runner`], over the adapters of
 //! [`kv_store`], every key type made bytes by [`store_keys`]), and START's node costs and read-mostly workload ([`start_runner`], paper 004); the on-disk and YCSB runners share `core` (thread runs, the checked get,
-//! clocks and histograms).
+//! clocks and histograms). Which of them a `lidx bench` invocation runs is [`route`]'s
+//! decision, by the catalog role of its indexes.
 
 pub mod approx_dimension;
 pub mod byte_disk_registry;
@@ -21,6 +22,7 @@ pub mod map_runner;
 pub mod memory_limit;
 pub mod recovery_runner;
 pub mod registry;
+pub mod route;
 pub mod runner;
 pub mod start_runner;
 pub mod store_keys;

@@ -23,62 +23,16 @@ use lidx::kv::{
     CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, Store, StoreOptions, WriteBatch,
 };
 use lidx::mem::MapSpec;
-use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
+use crate::records::RecoveryRecord;
 use crate::report::Machine;
 use crate::runner::{check_positive, median, Progress};
 
 /// Records per batch while a store is loaded.
 const LOAD_BATCH: usize = 4096;
-
-/// One map's recovery and space figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecoveryRecord {
-    /// `recovery/<version>` (see [`crate::records`]).
-    #[serde(default = "crate::records::default_schema::recovery")]
-    pub schema: String,
-    /// The command line that wrote the record; empty when read from a file written before
-    /// the field existed.
-    #[serde(default)]
-    pub command: String,
-    /// Dataset name.
-    pub dataset: String,
-    /// Distinct keys loaded.
-    pub n: u64,
-    /// The map, as `log:<map>` spells it.
-    pub map: String,
-    /// Bytes of value per key.
-    pub payload_size: u64,
-    /// Seconds to load the store (batches through the API).
-    pub load_s: f64,
-    /// Median seconds of a reopening: log replay and map rebuild.
-    pub recovery_s: f64,
-    /// Fastest reopening.
-    pub recovery_s_min: f64,
-    /// Slowest reopening.
-    pub recovery_s_max: f64,
-    /// Records recovered per second (median reopening).
-    pub records_per_s: f64,
-    /// The map's structure alone, bytes.
-    pub index_bytes: u64,
-    /// Structure and keys, bytes.
-    pub index_keys_bytes: u64,
-    /// Structure, keys and values, bytes.
-    pub index_keys_values_bytes: u64,
-    /// The store's log on disk, bytes.
-    pub log_bytes: u64,
-    /// Reopenings timed.
-    pub runs: u64,
-    /// CPU model.
-    pub cpu: String,
-    /// CPUs available.
-    pub cores: u64,
-    /// lidx-bench version.
-    pub lidx_version: String,
-}
 
 /// Runs every map of `maps` on `dataset`, each store in a directory of its own that this run
 /// creates under `dir` (`log-<map>.<random>`, made by `tempfile` so it never is an existing

@@ -42,9 +42,6 @@ pub use crate::count::{parse_count, show_count};
 use crate::error::{BenchError, Result};
 use crate::map_index::MapIndex;
 
-/// The indexes `lidx bench` runs when `--index` is not given.
-pub const DEFAULT_INDEXES: &str = "sorted,pgm:eps=64,rs,rmi,btree";
-
 /// The cost model the `start` entries tune with: the file named by `LIDX_START_COST_MODEL`,
 /// else the paper's Table I.
 fn start_params(budget: usize, arena: usize, strategy: Strategy) -> Result<StartParams> {

@@ -38,8 +38,9 @@ use lidx::StaticIndex;
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
+use crate::records::BenchRecord;
 use crate::registry::{BuildIndex, IndexSpec};
-use crate::report::{BenchRecord, Machine};
+use crate::report::Machine;
 use crate::runners::core::new_histogram;
 use crate::workload::Workload;
 

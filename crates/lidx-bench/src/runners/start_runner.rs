@@ -23,45 +23,12 @@ use lidx::mem::{CostModel, Start, StartParams, Strategy};
 use lidx::OrderedMap;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::records::command_line;
+use crate::records::{MixedRecord, NodeCostRecord};
 use crate::workload::Zipfian;
-
-/// One node kind's costs (a row of Table I), measured and the paper's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NodeCostRecord {
-    /// `start-nodes/<version>` (see [`crate::records`]).
-    #[serde(default = "crate::records::default_schema::start_nodes")]
-    pub schema: String,
-    /// The command line that wrote the record.
-    #[serde(default)]
-    pub command: String,
-    /// The node kind (`Node4`, ..., `Rewired16M`, `MultiNode4`).
-    pub node: String,
-    /// ART levels the node spans (`1`, `2`, `3`, `2-4`).
-    pub levels: String,
-    /// ns per traversal with the node in L1.
-    pub cached_ns: f64,
-    /// ns with only its first cache line in L1.
-    pub header_cached_ns: f64,
-    /// ns with the node flushed from every cache.
-    pub uncached_ns: f64,
-    /// The paper's Table I (Intel i9-7900X), for comparison.
-    pub paper_cached_ns: f64,
-    /// The paper's header-cached figure.
-    pub paper_header_cached_ns: f64,
-    /// The paper's uncached figure.
-    pub paper_uncached_ns: f64,
-    /// Timed lookups per kind and cache state (the median is kept).
-    pub runs: u64,
-    /// ns of a TLB miss measured here (0 where it was not measured).
-    pub page_walk_ns: f64,
-    /// Last-level cache bytes the optimizer assumes.
-    pub cache_bytes: u64,
-}
 
 /// Table I as records: `measured`'s costs beside the paper's.
 pub fn node_cost_records(measured: &CostModel, runs: usize) -> Vec<NodeCostRecord> {
@@ -86,50 +53,6 @@ pub fn node_cost_records(measured: &CostModel, runs: usize) -> Vec<NodeCostRecor
             cache_bytes: measured.cache_bytes as u64,
         })
         .collect()
-}
-
-/// One tree's run of the read-mostly workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MixedRecord {
-    /// `start-mixed/<version>` (see [`crate::records`]).
-    #[serde(default = "crate::records::default_schema::start_mixed")]
-    pub schema: String,
-    /// The command line that wrote the record.
-    #[serde(default)]
-    pub command: String,
-    /// Dataset name.
-    pub dataset: String,
-    /// `art`, `start` (dynamic programming) or `start-greedy`.
-    pub tree: String,
-    /// Distinct keys.
-    pub keys: u64,
-    /// Keys built on.
-    pub built: u64,
-    /// Keys inserted after the build (latest-skewed sample).
-    pub inserted: u64,
-    /// Timed lookups per round.
-    pub lookups: u64,
-    /// Lookup rounds (medians are reported).
-    pub runs: u64,
-    /// Build (and, for START, tuning) time, s.
-    pub build_s: f64,
-    /// Mean time of one insert, ns.
-    pub insert_ns: f64,
-    /// Mean time of one lookup, ns (median round).
-    pub lookup_ns: f64,
-    /// Mean time of one operation, inserts and lookups together, ns (median round).
-    pub mixed_op_ns: f64,
-    /// Operations per second, inserts and lookups together (median round).
-    pub mixed_ops_per_s: f64,
-    /// ART's time per operation over this tree's, the median of the per-round ratios (1 for
-    /// ART).
-    pub speedup_vs_art: f64,
-    /// The per-round ratios, space-separated.
-    pub rounds: String,
-    /// Bytes per key after the inserts.
-    pub bytes_per_key: f64,
-    /// Inner nodes per kind after the inserts.
-    pub node_mix: String,
 }
 
 /// The read-mostly workload's sizes.

@@ -27,45 +27,12 @@ use lidx::raw::key::head8;
 use lidx::{ApproxPos, StaticIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
 pub use lidx::catalog::StringIndexSpec;
 
 use crate::error::{BenchError, Result};
+use crate::records::StringRecord;
 use crate::runner::Progress;
-
-/// The indexes run on text keys when `--index` is not given.
-pub const DEFAULT_STRING_INDEXES: &str = "sorted,head8,strings";
-
-/// What one index measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StringRecord {
-    /// `bench-strings/<version>` (see [`crate::records`]).
-    #[serde(default = "crate::records::default_schema::strings")]
-    pub schema: String,
-    /// The command line that wrote the record; empty when read from a file written before
-    /// the field existed.
-    #[serde(default)]
-    pub command: String,
-    /// The dataset's name.
-    pub dataset: String,
-    /// Keys.
-    pub n: u64,
-    /// The index label.
-    pub index: String,
-    /// Build seconds.
-    pub build_s: f64,
-    /// Bytes of the index (0 for binary search).
-    pub bytes: u64,
-    /// Mean window width over the queries.
-    pub mean_window: f64,
-    /// Largest window width.
-    pub max_window: u64,
-    /// Median over runs of the mean ns per lookup, back to back.
-    pub mean_ns: f64,
-    /// `mean_ns` of `sorted` over this one, when `sorted` ran.
-    pub speedup_vs_binary: Option<f64>,
-}
 
 /// A way to get a window for a key.
 trait Windowed {

@@ -30,48 +30,16 @@ use lidx::model::optimal_pla;
 use lidx::StaticIndex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
 use crate::map_index::MapIndex;
+use crate::records::StructureRecord;
 use crate::report::Machine;
 use crate::runner::{check_positive, median, Progress};
 
 /// The structures, as `--structures` names them.
 pub const STRUCTURES: [&str; 4] = ["rmi", "ats", "btree", "lrs"];
-
-/// One structure over one set of leaves.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StructureRecord {
-    /// `dims-structure/<version>` (see [`crate::records`]).
-    #[serde(default = "crate::records::default_schema::structure")]
-    pub schema: String,
-    /// The command line that wrote the record; empty when read from a file written before
-    /// the field existed.
-    #[serde(default)]
-    pub command: String,
-    /// Dataset name.
-    pub dataset: String,
-    /// Distinct keys.
-    pub n: u64,
-    /// `rmi`, `ats`, `btree` or `lrs`.
-    pub structure: String,
-    /// The leaves' Opt-PLA error.
-    pub eps: u64,
-    /// Leaves routed to.
-    pub leaves: u64,
-    /// Median root-to-leaf time, ns.
-    pub lookup_ns: f64,
-    /// Bytes of the structure.
-    pub bytes: u64,
-    /// Queries per timed loop.
-    pub queries: u64,
-    /// Timed loops.
-    pub runs: u64,
-    /// CPU model.
-    pub cpu: String,
-}
 
 fn build(structure: &str, leaf_keys: &[u64]) -> Result<Box<dyn StaticIndex<u64>>> {
     Ok(match structure {

@@ -29,17 +29,19 @@
 
 use std::time::Instant;
 
-use lidx::disk::{DiskMap, WriteBreakdown};
+use lidx::disk::{DiskMap, Resident, WriteBreakdown};
 use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 
+use crate::disk_registry::resident_text;
 use crate::disk_runner::check_scan;
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
+use crate::records::DiskUpdateRecord;
 use crate::report::Machine;
 use crate::runner::Progress;
 use crate::runners::core::{check_get, new_histogram, ThreadRun};
 use crate::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
-use crate::updatable_report::UpdateRecord;
+use crate::updatable_report::add_btree_ratios;
 use crate::update_workload::{Op, OpPlan, UpdateWorkload};
 
 /// Items per scan of the final check.
@@ -111,6 +113,33 @@ impl<'a> UpdateBench<'a> {
         &self.plan
     }
 
+    /// Runs the workload on every index of `specs` at every `residents` choice, in that order
+    /// (`<label>:resident=<choice>`), each built with `payload_size`-byte payloads in
+    /// `storage`, and fills the records' ratios to the B+-tree ([`add_btree_ratios`]): the
+    /// whole of `lidx bench --on-disk`'s updatable run once its storage is ready.
+    pub fn run_specs(
+        &self,
+        specs: &[UpdatableSpec],
+        residents: &[Resident],
+        payload_size: usize,
+        storage: &Storage,
+        progress: &mut dyn Progress,
+    ) -> Result<Vec<DiskUpdateRecord>> {
+        let mut records = Vec::new();
+        for spec in specs {
+            for &resident in residents {
+                let label = format!("{}:resident={}", spec.label(), resident_text(resident));
+                let options = UpdateOptions {
+                    payload_size,
+                    resident,
+                };
+                records.push(self.run_spec(&label, spec, &options, storage, progress)?);
+            }
+        }
+        add_btree_ratios(&mut records);
+        Ok(records)
+    }
+
     /// Runs the workload on the index of `spec`, built with `options` in `storage`, labelled
     /// `label`.
     pub fn run_spec(
@@ -120,7 +149,7 @@ impl<'a> UpdateBench<'a> {
         options: &UpdateOptions,
         storage: &Storage,
         progress: &mut dyn Progress,
-    ) -> Result<UpdateRecord> {
+    ) -> Result<DiskUpdateRecord> {
         let name = spec.file_name();
         self.run_index(
             label,
@@ -142,7 +171,7 @@ impl<'a> UpdateBench<'a> {
         name: &str,
         build: impl Fn(&[u64]) -> Result<Box<dyn DiskMap<u64>>>,
         progress: &mut dyn Progress,
-    ) -> Result<UpdateRecord> {
+    ) -> Result<DiskUpdateRecord> {
         let runs = self.config.runs.max(1);
         let ops = self.plan.ops.len() as u64;
         let mut wall = new_histogram();
@@ -291,7 +320,7 @@ impl<'a> UpdateBench<'a> {
         totals: &Totals,
         wall: &hdrhistogram::Histogram<u64>,
         modeled: &hdrhistogram::Histogram<u64>,
-    ) -> UpdateRecord {
+    ) -> DiskUpdateRecord {
         let runs = totals.figures.len();
         let total_ops = (self.plan.ops.len() * runs) as f64;
         let io = &totals.io;
@@ -307,7 +336,7 @@ impl<'a> UpdateBench<'a> {
         let cached = io.cache_hits + io.cache_misses;
         let us = |ns: f64| ns / 1e3;
         let machine = Machine::detect();
-        UpdateRecord {
+        DiskUpdateRecord {
             dataset: self.dataset.to_string(),
             workload: self.config.workload.label(),
             index: label.to_string(),

@@ -3,39 +3,54 @@
 //! With `--on-disk`, the indexes are on-disk ones and the run is `bench_disk`'s, or
 //! `bench_updatable`'s for a write workload, an updatable-only index or `--updatable`.
 //!
-//! This file dispatches and runs the in-memory modes; the arguments, which all three files
-//! read, are `bench_args`' (so no bench file imports another that imports it).
+//! Which runner an invocation goes to, and the index list it runs when `--index` is not
+//! given, is the bench's decision (`lidx_bench::route`); this file dispatches on it and runs
+//! the in-memory modes. The arguments, which all three files read, are `bench_args`' (so no
+//! bench file imports another that imports it).
 
 use lidx_bench::keyfile::Keys;
 use lidx_bench::map_runner::{self, InsertConfig};
-use lidx_bench::registry::{IndexSpec, DEFAULT_INDEXES};
+use lidx_bench::registry::IndexSpec;
 use lidx_bench::report;
+use lidx_bench::route::{BenchAsk, BenchRoute};
 use lidx_bench::runner::{self, BenchConfig};
-use lidx_bench::string_runner::{self, StringIndexSpec, DEFAULT_STRING_INDEXES};
+use lidx_bench::string_runner::{self, StringIndexSpec};
 use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
 
 use super::args::{check_out_inputs, parse_ops, write_out};
 pub use super::bench_args::Args;
 use super::{bench_disk, bench_updatable};
-use super::{is_string_dataset, load_any_dataset, load_numeric_dataset, Bars};
+use super::{load_any_dataset, load_numeric_dataset, Bars};
 
-/// Runs `lidx bench`.
+/// Runs `lidx bench`: the runner of the invocation's route, on its index list.
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if args.on_disk && bench_updatable::wanted(&args) {
-        return bench_updatable::run(args);
+    let route = BenchRoute::of(&BenchAsk {
+        dataset: &args.dataset,
+        workload: &args.workload,
+        index: args.index.as_deref(),
+        on_disk: args.on_disk,
+        updatable: args.updatable,
+    });
+    let list = route.index_list(args.index.as_deref()).to_string();
+    match route {
+        BenchRoute::Updatable => bench_updatable::run(args, &list),
+        BenchRoute::Disk | BenchRoute::DiskBytes => bench_disk::run(args, &list),
+        BenchRoute::Strings => run_text(args, &list),
+        BenchRoute::Lookups | BenchRoute::Inserts => {
+            // Every usage error is reported before the (long) benchmark starts.
+            let specs = IndexSpec::parse_list(&list)?;
+            if route == BenchRoute::Inserts {
+                return run_inserts(args, &specs);
+            }
+            run_lookups(args, &list, &specs)
+        }
     }
-    if args.on_disk {
-        return bench_disk::run(args);
-    }
-    if is_string_dataset(&args.dataset) {
-        return run_text(args);
-    }
-    // Every usage error is reported before the (long) benchmark starts.
-    let specs = IndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_INDEXES))?;
-    if args.workload.trim() == map_runner::INSERT_WORKLOAD {
-        return run_inserts(args, &specs);
-    }
+}
+
+/// `lidx bench` on static indexes in memory ([`lidx_bench::runner`]): lookups, every answer
+/// checked, a table (and `--out`).
+fn run_lookups(args: Args, list: &str, specs: &[IndexSpec]) -> anyhow::Result<()> {
     let workload = Workload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
     check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
@@ -53,11 +68,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
     let mut bars = Bars::default();
-    let records = runner::run(&dataset, &specs, config, &mut bars)?;
+    let records = runner::run(&dataset, specs, config, &mut bars)?;
     anyhow::ensure!(
         !records.is_empty(),
-        "none of the indexes `{}` is built into this binary",
-        args.index.as_deref().unwrap_or(DEFAULT_INDEXES)
+        "none of the indexes `{list}` is built into this binary"
     );
 
     // In place before the last line on stdout: a closed pipe cannot leave a staged file.
@@ -106,9 +120,8 @@ fn run_inserts(args: Args, specs: &[IndexSpec]) -> anyhow::Result<()> {
 
 /// `lidx bench` on string keys, text or `str16` ([`lidx_bench::string_runner`]): uniform lookups of present
 /// keys, every answer checked, a table (and the records in `--out`, JSON lines or CSV).
-fn run_text(args: Args) -> anyhow::Result<()> {
-    let specs =
-        StringIndexSpec::parse_list(args.index.as_deref().unwrap_or(DEFAULT_STRING_INDEXES))?;
+fn run_text(args: Args, list: &str) -> anyhow::Result<()> {
+    let specs = StringIndexSpec::parse_list(list)?;
     if args.workload != "lookup" && args.workload != "lookup:uniform" {
         return Err(BenchError::BadSpec {
             what: "workload",

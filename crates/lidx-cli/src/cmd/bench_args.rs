@@ -5,16 +5,10 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use lidx::catalog::{ByteIndexSpec, DiskMapSpec};
+use lidx::catalog::{ByteIndexSpec, DiskMapSpec, Role};
 use lidx_bench::disk_registry::disk_index_forms;
-use lidx_bench::registry::{IndexSpec, DEFAULT_INDEXES};
-use lidx_bench::string_runner::{StringIndexSpec, DEFAULT_STRING_INDEXES};
-
-/// The indexes `lidx bench --on-disk` runs when `--index` is not given.
-pub const DEFAULT_DISK_INDEXES: &str = "btree,pgm:eps=64,zonemap";
-
-/// The indexes `lidx bench --on-disk` runs on string keys when `--index` is not given.
-pub const DEFAULT_BYTE_INDEXES: &str = "byte-table,byte-btree";
+use lidx_bench::registry::IndexSpec;
+use lidx_bench::string_runner::StringIndexSpec;
 
 /// `--index`'s long help, listing every form the catalog (`lidx::catalog`) accepts, so it
 /// cannot drift from it.
@@ -22,21 +16,26 @@ fn index_help() -> String {
     format!(
         "Comma-separated indexes, each `name[:param=value]...`, e.g. \
          `pgm:eps=16,rs:err=8,sorted`; numbers accept K/M/G and Ki/Mi/Gi suffixes.\n\n\
-         In memory: {}. Default: {DEFAULT_INDEXES}.\n\n\
-         With --on-disk: {}. Default: {DEFAULT_DISK_INDEXES}.\n\n\
+         In memory: {}. Default: {}.\n\n\
+         With --on-disk: {}. Default: {}.\n\n\
          With --on-disk and a write workload or --updatable (paper 003's updatable indexes): \
-         {}. Default: btree.\n\n\
+         {}. Default: {}.\n\n\
          With --on-disk on text or str16 keys: {}. Default: \
-         {DEFAULT_BYTE_INDEXES}.\n\n\
-         On text keys: {}. Default: {DEFAULT_STRING_INDEXES}.\n\n\
+         {}.\n\n\
+         On text keys: {}. Default: {}.\n\n\
          Zero is meaningful where it is accepted: `eps=0` and `err=0` ask for an exact model \
          (every window one position wide: as many segments as that takes), `bits=0` for a \
          radix table of one slot (the spline search does all the work).",
         IndexSpec::forms().join(", "),
+        Role::StaticIndex.default_list(),
         disk_index_forms(),
+        Role::DiskIndex.default_list(),
         DiskMapSpec::accepted_forms(),
+        Role::DiskMap.default_list(),
         ByteIndexSpec::accepted_forms(),
+        Role::ByteDiskIndex.default_list(),
         StringIndexSpec::accepted_forms(),
+        Role::StringIndex.default_list(),
     )
 }
 

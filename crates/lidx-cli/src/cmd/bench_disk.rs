@@ -23,27 +23,24 @@ use lidx::disk::Fetch;
 use lidx::disk::Resident;
 use lidx_bench::byte_disk_registry::{ByteDiskIndex, ByteIndexFiles, ByteIndexSpec};
 use lidx_bench::byte_disk_runner::ByteDiskBench;
-use lidx_bench::disk_registry::{parse_resident, resident_text, DiskIndexSpec, OpenChoice};
-use lidx_bench::disk_report::{self, DiskRecord};
+use lidx_bench::disk_registry::{parse_resident, DiskIndexSpec};
+use lidx_bench::disk_report;
 use lidx_bench::disk_runner::{DiskBench, DiskBenchConfig};
 use lidx_bench::disk_workload::DiskWorkload;
+use lidx_bench::records::DiskRecord;
 use lidx_bench::store_keys::RankedKeys;
 use lidx_bench::update_workload::UpdateWorkload;
 
 use super::args::{check_out_inputs, parse_fetches, parse_ops, write_out};
-use super::bench_args::{Args, DEFAULT_BYTE_INDEXES, DEFAULT_DISK_INDEXES};
+use super::bench_args::Args;
 use super::build::timed;
 use super::disk::{load_byte_keys, load_disk_dataset, unique_keys, DeviceChoice, DiskIndexes};
-use super::{is_string_dataset, Bars};
+use super::Bars;
 
-/// Runs `lidx bench --on-disk`.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let default = if is_string_dataset(&args.dataset) {
-        DEFAULT_BYTE_INDEXES
-    } else {
-        DEFAULT_DISK_INDEXES
-    };
-    let indexes = DiskIndexes::parse(args.index.as_deref().unwrap_or(default), &args.dataset)?;
+/// Runs `lidx bench --on-disk` on the indexes of `list` (numeric or byte-key ones, as the
+/// dataset's keys are).
+pub fn run(args: Args, list: &str) -> anyhow::Result<()> {
+    let indexes = DiskIndexes::parse(list, &args.dataset)?;
     // A workload of neither runner is refused with every form either takes.
     let workload = DiskWorkload::parse(&args.workload)
         .map_err(|e| UpdateWorkload::parse(&args.workload).err().unwrap_or(e))?;
@@ -129,31 +126,7 @@ fn run_numeric(
                 spec.build(&storage, &keys, args.payload_size)
             })?
         };
-        let choices: Vec<(OpenChoice, String)> = if spec.is_btree() {
-            runtime
-                .residents
-                .iter()
-                .map(|&resident| {
-                    let choice = OpenChoice {
-                        resident,
-                        ..OpenChoice::default()
-                    };
-                    (choice, format!(":resident={}", resident_text(resident)))
-                })
-                .collect()
-        } else {
-            runtime
-                .fetches
-                .iter()
-                .map(|&fetch| {
-                    let choice = OpenChoice {
-                        fetch,
-                        ..OpenChoice::default()
-                    };
-                    (choice, format!(":fetch={}", fetch.name()))
-                })
-                .collect()
-        };
+        let choices = spec.runtime_choices(&runtime.residents, &runtime.fetches);
         for (i, (choice, suffix)) in choices.into_iter().enumerate() {
             let index = spec
                 .open(&storage, choice, args.payload_size)

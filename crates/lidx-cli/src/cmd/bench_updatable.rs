@@ -10,9 +10,9 @@
 //! `lidx build` made is never touched). Figures are ratios to the first B+-tree of the list.
 
 use lidx::io::DeviceKind;
-use lidx_bench::disk_registry::{parse_resident, resident_text};
-use lidx_bench::updatable_registry::{UpdatableSpec, UpdateOptions};
-use lidx_bench::updatable_report::{self, add_btree_ratios};
+use lidx_bench::disk_registry::parse_resident;
+use lidx_bench::updatable_registry::UpdatableSpec;
+use lidx_bench::updatable_report;
 use lidx_bench::updatable_runner::{UpdateBench, UpdateBenchConfig};
 use lidx_bench::update_workload::UpdateWorkload;
 use lidx_bench::BenchError;
@@ -22,19 +22,8 @@ use super::bench_args::Args;
 use super::disk::{load_disk_dataset, unique_keys, DeviceChoice};
 use super::{is_string_dataset, Bars};
 
-/// True when `lidx bench --on-disk` runs the updatable runner: a write workload, an index only
-/// the updatable registry knows, or `--updatable`.
-pub fn wanted(args: &Args) -> bool {
-    let writes = UpdateWorkload::parse(&args.workload).is_ok_and(|w| w.writes());
-    let updatable_index = args
-        .index
-        .as_deref()
-        .is_some_and(|list| list.split(',').any(UpdatableSpec::is_updatable_name));
-    args.updatable || writes || updatable_index
-}
-
-/// Runs `lidx bench --on-disk` on updatable indexes.
-pub fn run(args: Args) -> anyhow::Result<()> {
+/// Runs `lidx bench --on-disk` on the updatable indexes of `list`.
+pub fn run(args: Args, list: &str) -> anyhow::Result<()> {
     // Every usage error is reported before the dataset is loaded.
     if is_string_dataset(&args.dataset) {
         return Err(BenchError::BadSpec {
@@ -52,7 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         .into());
     }
-    let specs = UpdatableSpec::parse_list(args.index.as_deref().unwrap_or("btree"))?;
+    let specs = UpdatableSpec::parse_list(list)?;
     let workload = UpdateWorkload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("100K"))?;
     let bulk_fraction = parse_bulk(&args.bulk_load)?;
@@ -93,19 +82,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..device
     };
     let storage = device.storage(args.block_size, args.cache_blocks)?;
-    let mut records = Vec::new();
-    let mut bars = Bars::default();
-    for spec in &specs {
-        for &resident in &residents {
-            let label = format!("{}:resident={}", spec.label(), resident_text(resident));
-            let options = UpdateOptions {
-                payload_size: args.payload_size,
-                resident,
-            };
-            records.push(bench.run_spec(&label, spec, &options, &storage, &mut bars)?);
-        }
-    }
-    add_btree_ratios(&mut records);
+    let records = bench.run_specs(
+        &specs,
+        &residents,
+        args.payload_size,
+        &storage,
+        &mut Bars::default(),
+    )?;
     drop(private);
     // In place before the last line on stdout: a closed pipe cannot leave a staged file.
     write_out(args.out.as_ref(), &records)?;

@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
-use lidx_bench::approx_dimension::{self, ApproxRecord};
+use lidx_bench::approx_dimension;
 use lidx_bench::disk_report::human_bytes;
-use lidx_bench::insert_dimension::{self, UpdateConfig, UpdateRecord};
+use lidx_bench::insert_dimension::{self, UpdateConfig};
 use lidx_bench::plot::{write_lines, Axes};
+use lidx_bench::records::{ApproxRecord, DimsUpdateRecord};
 use lidx_bench::structure_dimension::{self, STRUCTURES};
 use lidx_bench::BenchError;
 
@@ -490,7 +491,7 @@ fn update_config(
 }
 
 /// The records after all inserts.
-fn totals(records: &[UpdateRecord]) -> Vec<&UpdateRecord> {
+fn totals(records: &[DimsUpdateRecord]) -> Vec<&DimsUpdateRecord> {
     records
         .iter()
         .filter(|r| r.inserted == r.n - r.loaded)
@@ -499,7 +500,7 @@ fn totals(records: &[UpdateRecord]) -> Vec<&UpdateRecord> {
 
 /// Runs the subjects of `config` on `common`'s dataset and prints the table of their
 /// [`totals`].
-fn run_updates(config: &UpdateConfig, common: &Common) -> anyhow::Result<Vec<UpdateRecord>> {
+fn run_updates(config: &UpdateConfig, common: &Common) -> anyhow::Result<Vec<DimsUpdateRecord>> {
     let dataset = load_numeric_dataset(&common.dataset, common.seed)?;
     let records = insert_dimension::run(&dataset, config, &mut Bars::default())?;
     let totals = totals(&records);
@@ -542,9 +543,9 @@ fn run_updates(config: &UpdateConfig, common: &Common) -> anyhow::Result<Vec<Upd
 /// One line per strategy of `y` against the reserved space; ALEX, which has none, as a flat
 /// line across the reserves.
 fn against_reserve(
-    totals: &[&UpdateRecord],
+    totals: &[&DimsUpdateRecord],
     reserves: &[usize],
-    y: fn(&UpdateRecord) -> f64,
+    y: fn(&DimsUpdateRecord) -> f64,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
     let (lo, hi) = (
         reserves.iter().min().copied().unwrap_or(1) as f64,

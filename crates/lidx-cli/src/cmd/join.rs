@@ -34,7 +34,8 @@ use lidx::join::Baseline;
 use lidx::join::{JoinAlgo, JoinParams, TableRef};
 use lidx::Str16;
 use lidx_bench::count::parse_count;
-use lidx_bench::records::{self, JoinRecord, RecordKind};
+use lidx_bench::records::JoinRecord;
+use lidx_bench::records::{self, RecordKind};
 use lidx_bench::BenchError;
 
 use super::output;

@@ -31,6 +31,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lidx_bench::dataset::{self, AnyDataset, Dataset};
 use lidx_bench::runner::Progress;
 
+/// Whether a dataset spec names string keys: the bench's decision, which its routing reads.
+pub use lidx_bench::route::is_string_dataset;
+
 /// The subcommands of `lidx`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -254,18 +257,6 @@ pub fn spinner(task: &str) -> ProgressBar {
     bar.set_message(task.to_string());
     bar.enable_steady_tick(Duration::from_millis(100));
     bar
-}
-
-/// True for the datasets of string keys: `text:`, a `.txt` path, `gen:words:`, `gen:user:`,
-/// `str16:`.
-/// Decided from the spec alone, so a command can check its arguments before reading data.
-pub fn is_string_dataset(spec: &str) -> bool {
-    spec.starts_with("gen:words:")
-        || spec.starts_with("gen:user:")
-        || matches!(
-            lidx_bench::keyfile::parse_spec(spec).0,
-            lidx_bench::keyfile::Format::Text | lidx_bench::keyfile::Format::Str16
-        )
 }
 
 /// The existing files a dataset spec reads (`sosd:<path>`, `text:<path>`, a bare path), each

@@ -10,7 +10,8 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use lidx::mem::MapSpec;
 use lidx_bench::disk_report::human_bytes;
-use lidx_bench::recovery_runner::{self, RecoveryRecord};
+use lidx_bench::records::RecoveryRecord;
+use lidx_bench::recovery_runner;
 
 use super::args::{check_out_inputs, write_out};
 use super::output::Staging;

@@ -18,8 +18,9 @@ use lidx::mem::{CostModel, NodeMix, Start, StartParams, Strategy};
 use lidx::raw::mem::start::cost_model::measure_page_walk;
 use lidx::raw::mem::start::cost_model::{calibrate, llc_bytes};
 use lidx::OrderedMap;
+use lidx_bench::records::MixedRecord;
 use lidx_bench::registry::parse_count;
-use lidx_bench::start_runner::{self, MixedConfig, MixedRecord};
+use lidx_bench::start_runner::{self, MixedConfig};
 use lidx_bench::BenchError;
 
 use super::args::{check_out_inputs, write_out};

@@ -25,9 +25,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Parser;
+use lidx::catalog::Role;
 use lidx_bench::keyfile::Keys;
-use lidx_bench::kv_runner::{self, KvBenchConfig, KvRecord, KvSetup, StorageBase};
+use lidx_bench::kv_runner::{self, KvBenchConfig, KvSetup, StorageBase};
 use lidx_bench::kv_store::{parse_fsync, store_forms, DynamicKind, MemoryBudget, StoreSpec};
+use lidx_bench::records::KvRecord;
 use lidx_bench::store_keys::{RankedKeys, StoreKeys};
 use lidx_bench::ycsb::YcsbWorkload;
 use lidx_bench::{plot, BenchError};
@@ -86,7 +88,7 @@ pub struct Args {
 
     /// The stores, comma-separated; the first is the reference: the store's engines, the
     /// bench's adapters, or peers (`--help` lists them).
-    #[arg(long, default_value = "btree,hybrid", long_help = store_help())]
+    #[arg(long, default_value = Role::StoreEngine.default_list(), long_help = store_help())]
     pub store: String,
 
     /// The memory budget of the stores that take one (`hybrid`, `adapter:hybrid`; `btree`
@@ -126,7 +128,7 @@ pub struct Args {
     /// `adapter:hybrid`'s dynamic stage: `btree` (lidx's in-memory B+-tree, the paper's choice) or
     /// `sorted-runs` (two sorted arrays: 12 bytes per entry against the B+-tree's ~48, so a
     /// memory budget holds four times the entries and merges come four times less often).
-    #[arg(long, default_value = "btree")]
+    #[arg(long, default_value = Role::DynamicStage.default_list())]
     pub dynamic: String,
 
     /// Runs per store and workload (fresh stores each); the report gives the median run.

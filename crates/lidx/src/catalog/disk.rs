@@ -1,14 +1,22 @@
 //! The on-disk structures: the updatable disk maps of paper 003 ([`DiskMapSpec`],
 //! [`Role::DiskMap`]; its disk B+-tree is also the read-only disk index `lidx build` and `lidx
-//! bench --on-disk` run) and the on-disk indexes over byte-string keys ([`ByteIndexSpec`],
-//! [`Role::ByteDiskIndex`]).
+//! bench --on-disk` run), the models of the static learned disk index ([`DiskModelSpec`],
+//! [`Role::DiskIndex`]: paper 002's, and the in-memory registry's learned models) and the
+//! on-disk indexes over byte-string keys ([`ByteIndexSpec`], [`Role::ByteDiskIndex`]).
+//!
+//! A static learned index's model takes one more parameter, whatever the model:
+//! `gran=item|page|<g>` (what one model point stands for, [`Granularity`]; `item` by default,
+//! and the only one the zero-interval models, fitted per block, accept).
 //!
 //! Runtime choices are not part of a spec: how many levels stay in memory and how blocks are
 //! fetched are given when a file is opened, so one file serves every setting.
 
 use super::role::{one_of, parse_list, BadSpec};
+use super::IndexSpec;
 #[cfg(doc)]
 use super::Role;
+use crate::disk::Granularity;
+use crate::spec::{split_item, Milli, ZeroEps};
 
 crate::param_specs! {
     /// One updatable on-disk map (paper 003), with its parameters.
@@ -39,6 +47,49 @@ crate::param_specs! {
         /// Paper 003 Table 5's hybrid design: B+-tree leaves under a learned model.
         BtreeLearned = "btree-learned" {},
     }
+}
+
+crate::param_specs! {
+    /// The model of a static learned disk index (records in blocks, the model in memory): one
+    /// of paper 002's, or a learned model of the in-memory registry with its parameters.
+    /// Labels write numbers in plain digits: they name files (`pgm-zero.pages=1.5...lidx`).
+    pub enum DiskModelSpec [labels: Digits] {
+        /// The zone map: the minimum key of every block.
+        ZoneMap = "zonemap" {},
+        /// PGM-Disk: the PGM with disk-based zero intervals (paper 002 G3).
+        PgmZero = "pgm-zero" {
+            /// Error outside the key's page, `eps=<e>`, or `pages=<p>` expected blocks per
+            /// lookup (eq. 4) to derive it from: fewer pages is a larger model.
+            eps: ZeroEps = 1.5 => "<e>|pages=<p>",
+            /// Error of the upper levels: smaller is more upper segments.
+            eps_rec: usize = 8 => "<r>",
+        },
+        /// RadixSpline-Disk: RadixSpline with disk-based zero intervals (paper 002 G3).
+        RsZero = "rs-zero" {
+            /// As for `pgm-zero`.
+            eps: ZeroEps = 1.5 => "<e>|pages=<p>",
+            /// Radix table bits: more is a larger table, a narrower spline search.
+            bits: usize = 18 => "<b>",
+        },
+        /// `CprLeCo_PGM_D`: the LeCo-compressed PGM (paper 002 G4).
+        CprPgm = "cpr-pgm" {
+            /// Target maximum error: smaller is more segments, fewer blocks per lookup.
+            eps: usize = 64 => "<n>",
+        },
+        /// The zone map with LeCo-compressed minimums (paper 002 G5).
+        LecoZoneMap = "leco-zonemap" {},
+        /// `LeCo-Zonemap-D`: the LeCo zone map with rough separators, same answers.
+        LecoZoneMapRough = "leco-zonemap-rough" {},
+        /// The smaller of `cpr-pgm` and `leco-zonemap-rough` at `pages` expected blocks per
+        /// lookup (paper 002 eq. 4 gives the PGM's eps).
+        Auto = "auto" {
+            /// Expected blocks per lookup: fewer is a larger model.
+            pages: Milli = 1.5 in Milli(1000)..=Milli(1_000_000) => "<expected pages>",
+        },
+    }
+    extra
+    /// A learned model of the in-memory registry ([`IndexSpec::is_disk_model`]).
+    Learned(IndexSpec)
 }
 
 crate::param_specs! {
@@ -108,6 +159,81 @@ impl DiskMapSpec {
     }
 }
 
+impl DiskModelSpec {
+    /// True for the zero-interval models, fitted to the records of each block: they predict
+    /// items, so `gran=item` is the only granularity they take.
+    pub fn is_zero_interval(&self) -> bool {
+        matches!(
+            self,
+            DiskModelSpec::PgmZero { .. } | DiskModelSpec::RsZero { .. }
+        )
+    }
+
+    /// Parses a model with its optional `gran=` (anywhere among the parameters; the last one
+    /// counts): `pgm:eps=4:gran=16`, `pgm-zero:pages=1.5`. `None` when the model is no
+    /// [`DiskModelSpec`], an in-memory index that is no learned model, or a zero-interval
+    /// model at another granularity than `item`.
+    pub fn parse_with_granularity(item: &str) -> Option<(DiskModelSpec, Granularity)> {
+        let (name, mut pairs) = split_item(item)?;
+        let mut granularity = None;
+        pairs.retain(|&(key, value)| match key {
+            "gran" => {
+                granularity = Some(parse_granularity(value));
+                false
+            }
+            _ => true,
+        });
+        let model = DiskModelSpec::from_parts(name, &pairs)?;
+        let granularity = granularity.unwrap_or(Some(Granularity::Item))?;
+        match model {
+            DiskModelSpec::Learned(spec) if !spec.is_disk_model() => None,
+            model if model.is_zero_interval() && granularity != Granularity::Item => None,
+            model => Some((model, granularity)),
+        }
+    }
+
+    /// The label of the model at `granularity`: `pgm:eps=64:eps_rec=8:gran=item`.
+    pub fn label_at(&self, granularity: Granularity) -> String {
+        format!("{}:gran={}", self.label(), granularity_text(granularity))
+    }
+
+    /// The accepted forms of a read-only disk index ([`Role::DiskIndex`]), for messages and
+    /// help: the disk B+-tree's, paper 002's models' and the in-memory learned models', each
+    /// with its optional granularity.
+    pub fn disk_index_forms() -> String {
+        format!(
+            "{}, {}, or a learned index of the in-memory registry ({}) with its parameters; \
+             each model takes an optional :gran=item|page|<g> (item only for the zero-interval \
+             models)",
+            DiskMapSpec::BTree { fill: 100 }.form(),
+            DiskModelSpec::own_forms().join(", "),
+            IndexSpec::disk_model_names().join(", ")
+        )
+    }
+}
+
+/// `item`, `page` or a number of records per model point (at least 1).
+fn parse_granularity(text: &str) -> Option<Granularity> {
+    match text {
+        "item" => Some(Granularity::Item),
+        "page" => Some(Granularity::Page),
+        g => g
+            .parse::<usize>()
+            .ok()
+            .filter(|&g| g > 0)
+            .map(Granularity::MiniPage),
+    }
+}
+
+/// The granularity as `gran=` spells it.
+pub fn granularity_text(g: Granularity) -> String {
+    match g {
+        Granularity::Item => "item".to_string(),
+        Granularity::Page => "page".to_string(),
+        Granularity::MiniPage(g) => g.to_string(),
+    }
+}
+
 impl ByteIndexSpec {
     /// Parses one item: `byte-table`, `byte-table:eps=16` or `byte-btree`.
     pub fn parse(item: &str) -> Result<ByteIndexSpec, BadSpec> {
@@ -133,5 +259,55 @@ impl ByteIndexSpec {
     /// Every accepted form, for messages and help: `byte-table[:eps=<e>] or byte-btree`.
     pub fn accepted_forms() -> String {
         one_of(&ByteIndexSpec::forms())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disk_models_keep_their_labels() {
+        for (item, label) in [
+            ("zonemap", "zonemap:gran=item"),
+            ("zonemap:gran=page", "zonemap:gran=page"),
+            (
+                "pgm-zero:pages=1.5",
+                "pgm-zero:pages=1.5:eps_rec=8:gran=item",
+            ),
+            (
+                "pgm-zero:eps_rec=4:pages=2",
+                "pgm-zero:pages=2:eps_rec=4:gran=item",
+            ),
+            (
+                "pgm-zero:eps=1000000",
+                "pgm-zero:eps=1000000:eps_rec=8:gran=item",
+            ),
+            ("rs-zero", "rs-zero:pages=1.5:bits=18:gran=item"),
+            ("cpr-pgm:gran=16", "cpr-pgm:eps=64:gran=16"),
+            ("leco-zonemap-rough", "leco-zonemap-rough:gran=item"),
+            ("auto:pages=1.333:gran=page", "auto:pages=1.333:gran=page"),
+            ("pgm:gran=16:eps=4", "pgm:eps=4:eps_rec=8:gran=16"),
+            ("rmi", "rmi:leaves=1Mi:gran=item"),
+        ] {
+            let (model, gran) = DiskModelSpec::parse_with_granularity(item).expect(item);
+            assert_eq!(model.label_at(gran), label, "{item}");
+        }
+        for item in [
+            "pgm-zero:eps=1:gran=page",
+            "rs-zero:eps=1:pages=2",
+            "pgm-zero:pages=0.5",
+            "auto:pages=1001",
+            "zonemap:eps=3",
+            "zonemap:gran=0",
+            "sorted",
+            "alex",
+            "leco-zonemap:x",
+        ] {
+            assert!(
+                DiskModelSpec::parse_with_granularity(item).is_none(),
+                "{item}"
+            );
+        }
     }
 }

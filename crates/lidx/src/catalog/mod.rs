@@ -24,8 +24,8 @@ mod role;
 mod store;
 mod text;
 
-pub use disk::{ByteIndexSpec, DiskMapSpec};
+pub use disk::{granularity_text, ByteIndexSpec, DiskMapSpec, DiskModelSpec};
 pub use memory::{IndexSpec, MapSpec};
 pub use role::{BadSpec, Role};
-pub use store::EngineSpec;
+pub use store::{DynamicStageSpec, EngineSpec};
 pub use text::StringIndexSpec;

@@ -3,7 +3,10 @@
 
 use std::fmt;
 
-use super::{ByteIndexSpec, DiskMapSpec, EngineSpec, IndexSpec, MapSpec, StringIndexSpec};
+use super::{
+    ByteIndexSpec, DiskMapSpec, DiskModelSpec, DynamicStageSpec, EngineSpec, IndexSpec, MapSpec,
+    StringIndexSpec,
+};
 
 /// What a structure is built as: each role has one table of the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -15,12 +18,17 @@ pub enum Role {
     Map,
     /// An updatable on-disk map ([`DiskMapSpec`]).
     DiskMap,
+    /// A read-only on-disk index over `u64` keys: the disk B+-tree ([`DiskMapSpec::BTree`]) or
+    /// a static learned index of a [`DiskModelSpec`] model.
+    DiskIndex,
     /// An index over byte-string keys in memory ([`StringIndexSpec`]).
     StringIndex,
     /// An on-disk index over byte-string keys ([`ByteIndexSpec`]).
     ByteDiskIndex,
     /// The engine behind a store ([`EngineSpec`]).
     StoreEngine,
+    /// The map of the benchmark's typed hybrid's dynamic stage ([`DynamicStageSpec`]).
+    DynamicStage,
 }
 
 impl Role {
@@ -31,9 +39,18 @@ impl Role {
             Role::StaticIndex => IndexSpec::forms(),
             Role::Map => MapSpec::forms(),
             Role::DiskMap => DiskMapSpec::forms(),
+            Role::DiskIndex => {
+                let btree = DiskMapSpec::BTree { fill: 100 }.form();
+                let models = DiskModelSpec::forms().into_iter().filter(|form| {
+                    let name = form.split('[').next().unwrap_or_default();
+                    DiskModelSpec::parse_with_granularity(name).is_some()
+                });
+                std::iter::once(btree).chain(models).collect()
+            }
             Role::StringIndex => StringIndexSpec::forms(),
             Role::ByteDiskIndex => ByteIndexSpec::forms(),
             Role::StoreEngine => vec![EngineSpec::accepted_forms()],
+            Role::DynamicStage => DynamicStageSpec::forms(),
         }
     }
 
@@ -48,9 +65,32 @@ impl Role {
             }
             Role::Map => MapSpec::names().to_vec(),
             Role::DiskMap => DiskMapSpec::names().to_vec(),
+            Role::DiskIndex => {
+                let learned = IndexSpec::disk_model_names();
+                let own = DiskModelSpec::names().iter().copied().chain(learned);
+                std::iter::once(DiskMapSpec::BTree { fill: 100 }.name())
+                    .chain(own)
+                    .collect()
+            }
             Role::StringIndex => StringIndexSpec::names().to_vec(),
             Role::ByteDiskIndex => ByteIndexSpec::names().to_vec(),
             Role::StoreEngine => EngineSpec::names().to_vec(),
+            Role::DynamicStage => DynamicStageSpec::names().to_vec(),
+        }
+    }
+
+    /// The comma-separated list a command runs when it is given none for this role: `lidx
+    /// bench --index` in each mode, `lidx ycsb --store`, `lidx ycsb --dynamic`. The maps run
+    /// in the static-index list (`lidx bench --workload insert`), so theirs is that one.
+    pub fn default_list(self) -> &'static str {
+        match self {
+            Role::StaticIndex | Role::Map => "sorted,pgm:eps=64,rs,rmi,btree",
+            Role::DiskMap => "btree",
+            Role::DiskIndex => "btree,pgm:eps=64,zonemap",
+            Role::StringIndex => "sorted,head8,strings",
+            Role::ByteDiskIndex => "byte-table,byte-btree",
+            Role::StoreEngine => "btree,hybrid",
+            Role::DynamicStage => "btree",
         }
     }
 }
@@ -132,11 +172,23 @@ mod tests {
             Role::StaticIndex,
             Role::Map,
             Role::DiskMap,
+            Role::DiskIndex,
             Role::StringIndex,
             Role::ByteDiskIndex,
             Role::StoreEngine,
+            Role::DynamicStage,
         ] {
             let (forms, names) = (role.forms(), role.names());
+            let listed = match role {
+                Role::Map => Role::StaticIndex.names(),
+                role => role.names(),
+            };
+            for item in role.default_list().split(',') {
+                assert!(
+                    listed.contains(&item.split(':').next().unwrap()),
+                    "{role:?}"
+                );
+            }
             assert!(!forms.is_empty(), "{role:?}");
             for name in names {
                 assert!(forms.iter().any(|f| f.contains(name)), "{role:?} {name}");

@@ -2,6 +2,9 @@
 //! create --engine`, `lidx ycsb --store` and the Python bindings accept. A `log` engine's map
 //! follows its name (`log:<map>` or `log:trie:<map>`, the map a [`super::MapSpec`]); the store
 //! reads the whole spelling ([`crate::kv::store::Engine::parse`]).
+//!
+//! Also here: the maps the benchmark's typed hybrid (`adapter:hybrid`) can keep its dynamic
+//! stage in ([`DynamicStageSpec`], [`super::Role::DynamicStage`]).
 
 crate::param_specs! {
     /// One engine of the store.
@@ -30,5 +33,36 @@ impl EngineSpec {
             super::MapSpec::accepted_forms(),
             name = EngineSpec::Log {}.name(),
         )
+    }
+}
+
+crate::param_specs! {
+    /// The map of the typed hybrid's dynamic stage (`crate::disk::DynamicMap`).
+    pub enum DynamicStageSpec {
+        /// lidx's in-memory B+-tree (the paper's choice and the index's default).
+        BTree = "btree" {},
+        /// `crate::disk::SortedRuns`: two sorted arrays, a quarter of the B+-tree's bytes per
+        /// entry.
+        SortedRuns = "sorted-runs" {},
+    }
+}
+
+impl DynamicStageSpec {
+    /// Parses `btree` or `sorted-runs`.
+    pub fn parse(item: &str) -> Result<DynamicStageSpec, super::BadSpec> {
+        DynamicStageSpec::parse_item(item).ok_or_else(|| {
+            super::BadSpec::new(
+                "dynamic stage",
+                item.trim(),
+                super::role::one_of(&DynamicStageSpec::forms()),
+            )
+        })
+    }
+}
+
+impl Default for DynamicStageSpec {
+    /// The B+-tree, the paper's choice.
+    fn default() -> Self {
+        DynamicStageSpec::BTree {}
     }
 }

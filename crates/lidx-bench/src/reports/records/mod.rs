@@ -17,15 +17,47 @@
 //! | `bench-strings` | `lidx bench` on text or `str16` keys | [`StringRecord`] |
 //! | `disk` | `lidx bench --on-disk` | [`DiskRecord`] |
 //! | `zero-intervals` | `lidx stats --zero-interval --json`, a record per row (`lidx repro 002-table3`; no `schema` field, known by its fields) | [`ZeroIntervalRecord`] |
-//! | `disk-updatable` | `lidx bench --on-disk` with the updatable runner (paper 003; no `schema` field yet, known by its fields) | [`crate::updatable_report::UpdateRecord`] |
+//! | `disk-updatable` | `lidx bench --on-disk` with the updatable runner (paper 003; no `schema` field yet, known by its fields) | [`DiskUpdateRecord`] |
 //! | `ycsb` | `lidx ycsb` | [`KvRecord`] |
 //! | `curve` | `lidx ycsb --curve --csv` | [`CurvePoint`] |
-//! | `dims-approx`, `dims-structure`, `dims-update` | `lidx dims approx`, `structure`, `insert` / `retrain` | [`ApproxRecord`], [`StructureRecord`], [`UpdateRecord`] |
+//! | `dims-approx`, `dims-structure`, `dims-update` | `lidx dims approx`, `structure`, `insert` / `retrain` | [`ApproxRecord`], [`StructureRecord`], [`DimsUpdateRecord`] |
 //! | `recovery` | `lidx recovery` | [`RecoveryRecord`] |
 //! | `join` | `lidx join` (its JSON line, saved with `>`) | [`JoinRecord`] |
 //! | `start-nodes`, `start-mixed` | `lidx start calibrate --json`, `lidx start bench --out` (paper 004 Table I, Fig. 8) | [`NodeCostRecord`], [`MixedRecord`] |
 //!
 //! JSON lines may mix kinds; a CSV file holds one kind (its header names the fields).
+//!
+//! Each kind's record is one file of this folder (`bench.rs`, `ycsb.rs`, ...), so a record is
+//! found by its kind, not by the runner that writes it; the runners and the report modules
+//! import them from here.
+
+mod bench;
+mod dims_approx;
+mod dims_structure;
+mod dims_update;
+mod disk;
+mod disk_update;
+mod join;
+mod recovery;
+mod start_mixed;
+mod start_nodes;
+mod strings;
+mod ycsb;
+mod zero_interval;
+
+pub use bench::BenchRecord;
+pub use dims_approx::ApproxRecord;
+pub use dims_structure::StructureRecord;
+pub use dims_update::DimsUpdateRecord;
+pub use disk::DiskRecord;
+pub use disk_update::DiskUpdateRecord;
+pub use join::JoinRecord;
+pub use recovery::RecoveryRecord;
+pub use start_mixed::MixedRecord;
+pub use start_nodes::NodeCostRecord;
+pub use strings::StringRecord;
+pub use ycsb::KvRecord;
+pub use zero_interval::ZeroIntervalRecord;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -33,19 +65,10 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
-use crate::approx_dimension::ApproxRecord;
-use crate::disk_report::DiskRecord;
 use crate::error::{BenchError, Result};
-use crate::insert_dimension::UpdateRecord;
-use crate::kv_runner::KvRecord;
 use crate::plot::CurvePoint;
-use crate::recovery_runner::RecoveryRecord;
-use crate::report::{BenchRecord, Format};
-use crate::start_runner::{MixedRecord, NodeCostRecord};
-use crate::string_runner::StringRecord;
-use crate::structure_dimension::StructureRecord;
+use crate::report::Format;
 
 /// The version of every kind's fields this build writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -67,13 +90,13 @@ pub enum RecordKind {
     Approx,
     /// [`StructureRecord`].
     Structure,
-    /// [`UpdateRecord`].
+    /// [`DimsUpdateRecord`].
     Update,
     /// [`RecoveryRecord`].
     Recovery,
     /// [`JoinRecord`].
     Join,
-    /// [`crate::updatable_report::UpdateRecord`].
+    /// [`DiskUpdateRecord`].
     Updatable,
     /// [`ZeroIntervalRecord`].
     ZeroInterval,
@@ -231,59 +254,6 @@ pub mod default_schema {
     }
 }
 
-/// One row of paper 002 Table 3 as `lidx stats --zero-interval --json` computes it (its
-/// `rows`, each with the answer's dataset and records per block): the models a learned index
-/// needs at an expected number of I/O pages per lookup, without and with disk-based zero
-/// intervals.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ZeroIntervalRecord {
-    /// Dataset name.
-    pub dataset: String,
-    /// Records per block.
-    pub per_block: u64,
-    /// Expected I/O pages per lookup asked for.
-    pub pages: f64,
-    /// `PGM` or `RadixSpline`.
-    pub model: String,
-    /// Error of the plain model at those pages.
-    pub eps_plain: u64,
-    /// Error of the zero-interval model at those pages.
-    pub eps_zero: u64,
-    /// Expected pages of the plain model.
-    pub expected_pages_plain: f64,
-    /// Expected pages of the zero-interval model.
-    pub expected_pages_zero: f64,
-    /// Models (segments, spline points) without zero intervals.
-    pub models_plain: u64,
-    /// Models with zero intervals.
-    pub models_zero: u64,
-    /// Models saved, percent.
-    pub saving_percent: f64,
-}
-
-/// What `lidx join` prints: the library's [`lidx::join::JoinReport`] and where its tables
-/// were.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JoinRecord {
-    /// `join/<version>`.
-    #[serde(default = "default_schema::join")]
-    pub schema: String,
-    /// The command line that wrote the record.
-    #[serde(default)]
-    pub command: String,
-    /// The join's figures.
-    #[serde(flatten)]
-    pub report: lidx::join::JoinReport,
-    /// The left table.
-    pub left: String,
-    /// The right table.
-    pub right: String,
-    /// The output table.
-    pub out: String,
-    /// The device, as the storage describes it.
-    pub device: String,
-}
-
 /// What one input file held.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileSummary {
@@ -317,13 +287,13 @@ pub struct RecordSet {
     /// `dims-structure` records.
     pub structure: Vec<StructureRecord>,
     /// `dims-update` records.
-    pub update: Vec<UpdateRecord>,
+    pub update: Vec<DimsUpdateRecord>,
     /// `recovery` records.
     pub recovery: Vec<RecoveryRecord>,
     /// `join` records.
     pub join: Vec<JoinRecord>,
     /// `disk-updatable` records.
-    pub updatable: Vec<crate::updatable_report::UpdateRecord>,
+    pub updatable: Vec<DiskUpdateRecord>,
     /// `zero-intervals` records.
     pub zero_intervals: Vec<ZeroIntervalRecord>,
     /// `start-nodes` records.
