@@ -28,12 +28,12 @@ pub const MAX_LEN: usize = 1 << 62;
 /// number, so the sum depends on the order of the blocks; summing per block lets writers that
 /// fill a file in parallel stretches add their parts.
 #[inline]
-pub fn record_block_fingerprint(block: u64, records: &[u8]) -> u64 {
+pub(crate) fn record_block_fingerprint(block: u64, records: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(records, block)
 }
 
 /// Bytes of the keys' encoding [`keys_fingerprint`] hashes per term.
-pub const FINGERPRINT_CHUNK_BYTES: usize = 4096;
+pub(crate) const FINGERPRINT_CHUNK_BYTES: usize = 4096;
 
 /// The content fingerprint of `keys`, in their order: their encodings (`Key::write_to`,
 /// `K::SIZE` bytes each) cut into chunks of `FINGERPRINT_CHUNK_BYTES` (whole keys), the
@@ -51,7 +51,7 @@ pub fn keys_fingerprint<K: Key>(keys: &[K]) -> u64 {
 
 /// [`keys_fingerprint`] of keys given one at a time (a writer that streams its records).
 #[derive(Debug, Default, Clone)]
-pub struct KeysFingerprint {
+pub(crate) struct KeysFingerprint {
     /// Encodings of the current chunk's keys.
     chunk: Vec<u8>,
     /// Chunks summed so far.
@@ -62,7 +62,7 @@ pub struct KeysFingerprint {
 
 impl KeysFingerprint {
     /// Adds the next key (all keys given must be of one type).
-    pub fn push<K: Key>(&mut self, key: &K) {
+    pub(crate) fn push<K: Key>(&mut self, key: &K) {
         let at = self.chunk.len();
         self.chunk.resize(at + K::SIZE, 0);
         key.write_to(&mut self.chunk[at..]);
@@ -79,7 +79,7 @@ impl KeysFingerprint {
     }
 
     /// The fingerprint of the keys pushed.
-    pub fn finish(mut self) -> u64 {
+    pub(crate) fn finish(mut self) -> u64 {
         if !self.chunk.is_empty() {
             self.seal();
         }
@@ -263,7 +263,7 @@ impl<'a> Decoder<'a> {
 }
 
 /// Appends `v` as a LEB128 varint.
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -273,13 +273,13 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 
 /// Bytes [`put_varint`] writes for `v`.
 #[inline]
-pub fn varint_len(v: u64) -> usize {
+pub(crate) fn varint_len(v: u64) -> usize {
     (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Reads a LEB128 varint from the start of `bytes`: the value and its length, `None` when
 /// `bytes` ends inside it or it is longer than 10 bytes.
-pub fn get_varint(bytes: &[u8]) -> Option<(u64, usize)> {
+pub(crate) fn get_varint(bytes: &[u8]) -> Option<(u64, usize)> {
     let mut v = 0u64;
     for (i, &b) in bytes.iter().enumerate().take(10) {
         v |= u64::from(b & 0x7F).checked_shl(7 * i as u32)?;

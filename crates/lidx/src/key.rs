@@ -92,7 +92,7 @@ pub fn head8(bytes: &[u8]) -> u64 {
 /// when both have them: a merge compares every record of a table once, and for short keys the
 /// call into `memcmp` cost more than the comparison (a quarter of a merge's time).
 #[inline]
-pub fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
         let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
         if x != y {
@@ -229,7 +229,7 @@ pub fn check_sorted<K: Key>(keys: &[K]) -> Result<()> {
 }
 
 /// Like [`check_sorted`], but equal neighbours are an [`Error::DuplicateKey`].
-pub fn check_strictly_sorted<K: Key>(keys: &[K]) -> Result<()> {
+pub(crate) fn check_strictly_sorted<K: Key>(keys: &[K]) -> Result<()> {
     check_order(keys, true)
 }
 
@@ -244,7 +244,12 @@ fn check_order<K: Key>(keys: &[K], strict: bool) -> Result<()> {
 /// the first): [`Error::InvalidKey`] for a NaN, [`Error::OutOfOrder`] for a descent, and, when
 /// `strict`, [`Error::DuplicateKey`] for an equal neighbour. For builders that consume an
 /// iterator and cannot call [`check_sorted`] on a slice.
-pub fn check_next<K: Key>(index: usize, previous: Option<&K>, key: &K, strict: bool) -> Result<()> {
+pub(crate) fn check_next<K: Key>(
+    index: usize,
+    previous: Option<&K>,
+    key: &K,
+    strict: bool,
+) -> Result<()> {
     if let Some(reason) = key.invalid_reason() {
         return Err(Error::InvalidKey { index, reason });
     }

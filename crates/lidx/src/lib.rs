@@ -33,6 +33,8 @@
 //!
 //! Everything else is internal; `docs/architecture.md` in the repository maps it.
 
+#![warn(unreachable_pub)]
+
 pub mod catalog;
 mod codec;
 pub mod disk;

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::io::{AlignedBuf, BlockDevice, IoClass};
 
 /// Blocks per write request (1 MiB requests with 4 KiB blocks).
-pub const BATCH_BLOCKS: usize = 256;
+pub(crate) const BATCH_BLOCKS: usize = 256;
 
 /// A batch of consecutive blocks being filled; the device is passed to each call, so a writer
 /// can own both.

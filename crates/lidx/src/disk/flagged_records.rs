@@ -20,19 +20,19 @@ use crate::disk::header_fields::{put_u64, u64_at};
 use crate::error::{Error, Result};
 
 /// Bytes of a record besides its payload: key and flag.
-pub const RECORD_EXTRA: usize = 9;
+pub(crate) const RECORD_EXTRA: usize = 9;
 
 /// Largest payload a record holds, in bytes.
-pub const MAX_PAYLOAD: usize = 1 << 16;
+pub(crate) const MAX_PAYLOAD: usize = 1 << 16;
 
 /// Records per block for payload size `ps` and `usable` bytes a block.
-pub fn records_per_block(usable: usize, ps: usize) -> usize {
+pub(crate) fn records_per_block(usable: usize, ps: usize) -> usize {
     usable / (RECORD_EXTRA + ps)
 }
 
 /// [`Error::InvalidParameter`] for a payload above [`MAX_PAYLOAD`]: what the parameters of
 /// every owner of such records check.
-pub fn check_payload_size(ps: usize) -> Result<()> {
+pub(crate) fn check_payload_size(ps: usize) -> Result<()> {
     if ps > MAX_PAYLOAD {
         return Err(Error::InvalidParameter {
             name: "payload_size",
@@ -46,7 +46,7 @@ pub fn check_payload_size(ps: usize) -> Result<()> {
 /// Records per block of `block_size` bytes (trailer included) for payload size `ps`;
 /// [`Error::InvalidParameter`] when not even one fits: what a build checks against its
 /// device's blocks.
-pub fn per_block_for(block_size: usize, ps: usize) -> Result<usize> {
+pub(crate) fn per_block_for(block_size: usize, ps: usize) -> Result<usize> {
     match records_per_block(block_size.saturating_sub(crate::io::BLOCK_TRAILER), ps) {
         0 => Err(Error::InvalidParameter {
             name: "payload_size",

@@ -16,7 +16,7 @@
 use std::fmt;
 
 /// Bytes of an encoded [`FileOwner`].
-pub const OWNER_BYTES: usize = 24;
+pub(crate) const OWNER_BYTES: usize = 24;
 
 /// Which store a file belongs to, and which generation of the store's files it is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -9,7 +9,7 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
 /// Alignment of every [`AlignedBuf`], in bytes.
-pub const IO_ALIGN: usize = 4096;
+pub(crate) const IO_ALIGN: usize = 4096;
 
 /// A zeroed, heap-allocated byte buffer whose address is a multiple of `IO_ALIGN`.
 pub struct AlignedBuf {

@@ -60,7 +60,7 @@ use crate::io::stats::{IoClass, IoCounters, IoStats};
 
 /// Largest write request a write-back cache issues (eviction runs and sync runs), in blocks:
 /// 1 MiB with 4 KiB blocks. Larger runs are split; this bounds the extra copy buffer.
-pub const MAX_RUN_BLOCKS: usize = 256;
+pub(crate) const MAX_RUN_BLOCKS: usize = 256;
 
 /// How a [`PageCache`] treats writes (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

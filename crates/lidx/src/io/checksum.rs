@@ -49,14 +49,14 @@ pub fn verify(block: &[u8], block_no: u64, file: &str) -> Result<()> {
 }
 
 /// Seals each of the consecutive blocks in `buf`, the first being block `first`.
-pub fn seal_run(buf: &mut [u8], first: u64, block_size: usize) {
+pub(crate) fn seal_run(buf: &mut [u8], first: u64, block_size: usize) {
     for (i, block) in buf.chunks_exact_mut(block_size).enumerate() {
         seal(block, first + i as u64);
     }
 }
 
 /// Verifies each of the consecutive blocks in `buf`, the first being block `first` of `file`.
-pub fn verify_run(buf: &[u8], first: u64, block_size: usize, file: &str) -> Result<()> {
+pub(crate) fn verify_run(buf: &[u8], first: u64, block_size: usize, file: &str) -> Result<()> {
     for (i, block) in buf.chunks_exact(block_size).enumerate() {
         verify(block, first + i as u64, file)?;
     }

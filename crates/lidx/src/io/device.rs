@@ -74,7 +74,7 @@ pub trait BlockDevice: Send + Sync {
 
 /// [`BlockDevice::visit_blocks`] by reading: the blocks into `buf` (grown to fit) with one
 /// [`BlockDevice::read_blocks`], then each handed to `each`.
-pub fn visit_read<D: BlockDevice + ?Sized>(
+pub(crate) fn visit_read<D: BlockDevice + ?Sized>(
     device: &D,
     first: u64,
     count: u64,
@@ -94,7 +94,7 @@ pub fn visit_read<D: BlockDevice + ?Sized>(
 }
 
 /// Checks a request's buffer: a non-zero whole number of blocks. Returns the block count.
-pub fn request_blocks(name: &str, block_size: usize, len: usize) -> Result<u64> {
+pub(crate) fn request_blocks(name: &str, block_size: usize, len: usize) -> Result<u64> {
     if len == 0 || !len.is_multiple_of(block_size) {
         return Err(Error::InvalidParameter {
             name: "buffer length",
@@ -107,7 +107,7 @@ pub fn request_blocks(name: &str, block_size: usize, len: usize) -> Result<u64> 
 
 /// Checks that blocks `first .. first + count` exist in a device of `have` blocks:
 /// [`Error::Truncated`] otherwise.
-pub fn check_in_bounds(name: &str, first: u64, count: u64, have: u64) -> Result<()> {
+pub(crate) fn check_in_bounds(name: &str, first: u64, count: u64, have: u64) -> Result<()> {
     if first.checked_add(count).is_none_or(|end| end > have) {
         return Err(Error::Truncated {
             file: name.to_string(),

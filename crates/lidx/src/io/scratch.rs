@@ -14,11 +14,11 @@ use std::cell::Cell;
 use crate::io::aligned::AlignedBuf;
 
 /// The largest buffer a thread keeps between lookups: 1 MiB.
-pub const KEEP_BYTES: usize = 1 << 20;
+pub(crate) const KEEP_BYTES: usize = 1 << 20;
 
 /// A lookup's buffers: `raw` for whole blocks as read, `bytes` for what is decoded from them.
 #[derive(Default)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     /// Whole blocks, aligned for `O_DIRECT`; its contents are stale, never zeroed again.
     pub raw: AlignedBuf,
     /// Bytes joined from blocks; empty when taken.
@@ -30,14 +30,14 @@ thread_local! {
 }
 
 /// The calling thread's buffers (`bytes` empty), or new empty ones.
-pub fn take() -> Scratch {
+pub(crate) fn take() -> Scratch {
     let mut s = SCRATCH.with(Cell::take).unwrap_or_default();
     s.bytes.clear();
     s
 }
 
 /// Keeps `scratch` for the calling thread's next lookup.
-pub fn give_back(mut scratch: Scratch) {
+pub(crate) fn give_back(mut scratch: Scratch) {
     if scratch.raw.len() > KEEP_BYTES {
         scratch.raw = AlignedBuf::default();
     }

@@ -32,7 +32,7 @@ pub enum IoClass {
 }
 
 /// Number of [`IoClass`] values.
-pub const IO_CLASSES: usize = 6;
+pub(crate) const IO_CLASSES: usize = 6;
 
 impl IoClass {
     /// Every class, in index order.

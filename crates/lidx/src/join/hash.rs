@@ -33,12 +33,12 @@ use crate::join::sides::{split_range, Sides};
 use crate::join::table::{Scan, Table, TableKey, TableWriter};
 
 /// Partitions of the Grace join when no memory budget is given.
-pub const DEFAULT_GRACE_PARTITIONS: usize = 8;
+pub(crate) const DEFAULT_GRACE_PARTITIONS: usize = 8;
 
 /// Estimated bytes of the in-memory hash table over `count` records of `K` keys and
 /// `value_size`-byte values: the map's entries (key, arena offset, about 1.15 slots per entry
 /// and a control byte) and the value arena.
-pub fn hash_table_bytes<K: TableKey>(count: u64, value_size: usize) -> u64 {
+pub(crate) fn hash_table_bytes<K: TableKey>(count: u64, value_size: usize) -> u64 {
     let entry = (K::SIZE + 8) as u64;
     count * (entry * 115 / 100 + 1) + count * value_size as u64
 }
@@ -46,7 +46,7 @@ pub fn hash_table_bytes<K: TableKey>(count: u64, value_size: usize) -> u64 {
 /// A fast hasher for table keys: each written word is folded in with a multiply and an
 /// xorshift. Not resistant to chosen keys (see the module docs).
 #[derive(Default, Clone, Copy)]
-pub struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     #[inline]

@@ -178,7 +178,7 @@ pub fn check_window(window: Option<usize>) -> Result<()> {
 }
 
 /// The saved index file name for `index` over the table `table` with `window`.
-pub fn index_file_name(table: &str, index: InljIndex, window: Option<usize>) -> String {
+pub(crate) fn index_file_name(table: &str, index: InljIndex, window: Option<usize>) -> String {
     match (index, window) {
         (InljIndex::Rmi, _) | (_, None) => format!("{table}.{}.idx", index.name()),
         (_, Some(w)) => format!("{table}.{}.w{w}.idx", index.name()),

@@ -130,7 +130,7 @@ pub struct OutputSpec<'a> {
 
 /// Runs `work(part, &mut writer)` for `parts` parts (one thread each when `parts > 1`) and
 /// gathers their outputs into the output table. Returns `(count, checksum)`.
-pub fn write_parts<K: TableKey>(
+pub(crate) fn write_parts<K: TableKey>(
     out: OutputSpec<'_>,
     parts: usize,
     work: impl Fn(usize, &mut OutputWriter<K>) -> Result<()> + Sync,

@@ -9,7 +9,7 @@ use crate::io::Storage;
 /// A helper file name of a join's scratch storage, distinct for every call in every process
 /// (so joins sharing one scratch storage do not collide): `<role>.<pid>-<n>`.
 #[doc(hidden)]
-pub fn scratch_name(role: &str) -> String {
+pub(super) fn scratch_name(role: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     format!("{role}.{}-{n}", std::process::id())
@@ -18,6 +18,6 @@ pub fn scratch_name(role: &str) -> String {
 /// Removes the helper file `name` of the scratch storage `scratch` (a file left behind only
 /// wastes space, so a failure is not an error).
 #[doc(hidden)]
-pub fn remove_scratch(scratch: &Storage, name: &str) {
+pub(super) fn remove_scratch(scratch: &Storage, name: &str) {
     let _ = scratch.remove(name);
 }

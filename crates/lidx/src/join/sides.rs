@@ -19,7 +19,7 @@ pub struct TableRef<'a> {
 
 /// The tables of a join in their roles, and where the output goes. The algorithms take it.
 #[doc(hidden)]
-pub struct Sides<'a, K> {
+pub(crate) struct Sides<'a, K> {
     /// The smaller table, streamed.
     pub outer: &'a Table<K>,
     /// The larger table, indexed or probed.
@@ -37,7 +37,7 @@ pub struct Sides<'a, K> {
 impl<K: TableKey> Sides<'_, K> {
     /// Writes a match: the outer and inner values in left-right order.
     #[inline]
-    pub fn emit(
+    pub(crate) fn emit(
         &self,
         out: &mut OutputWriter<K>,
         key: &K,
@@ -52,7 +52,7 @@ impl<K: TableKey> Sides<'_, K> {
     }
 
     /// Runs `work` on `parts` parts (threads) and gathers the output: `(count, checksum)`.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         parts: usize,
         work: impl Fn(usize, &mut OutputWriter<K>) -> Result<()> + Sync,
@@ -64,7 +64,7 @@ impl<K: TableKey> Sides<'_, K> {
 /// `0..n` split into at most `parts` contiguous ranges of near-equal length (one range for
 /// `n == 0`).
 #[doc(hidden)]
-pub fn split_range(n: u64, parts: usize) -> Vec<Range<u64>> {
+pub(super) fn split_range(n: u64, parts: usize) -> Vec<Range<u64>> {
     let parts = (parts.max(1) as u64).min(n.max(1));
     (0..parts)
         .map(|t| n * t / parts..n * (t + 1) / parts)

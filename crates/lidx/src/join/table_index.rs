@@ -198,7 +198,7 @@ pub fn decode_saved<'a>(file: &str, bytes: &'a [u8]) -> Result<(IndexSpec, &'a [
 
 /// Writes `model`, built on the table described by `spec`, to the file `name`. Returns the
 /// file's size in bytes.
-pub fn save<K: TableKey, M: Persist<K>>(
+pub(crate) fn save<K: TableKey, M: Persist<K>>(
     storage: &Storage,
     name: &str,
     spec: &IndexSpec,

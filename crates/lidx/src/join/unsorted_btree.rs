@@ -59,7 +59,7 @@ const SCAN_BATCH: usize = 4096;
 
 /// A storage on `base`'s directory (the join's scratch storage: same device kind and block
 /// size) whose files go through a write-back LRU cache of `cache_blocks` blocks each.
-pub fn work_storage(base: &Storage, cache_blocks: usize) -> Result<Storage> {
+pub(crate) fn work_storage(base: &Storage, cache_blocks: usize) -> Result<Storage> {
     let storage = match (base.dir(), base.kind()) {
         (Some(dir), kind) => Storage::new(dir, kind.clone(), base.block_size())?,
         (None, DeviceKind::Sim(profile)) => Storage::in_memory(profile.clone(), base.block_size())?,
@@ -77,7 +77,7 @@ pub fn work_storage(base: &Storage, cache_blocks: usize) -> Result<Storage> {
 /// Reads single records of a table by position, one block per request, through an LRU cache.
 /// Relies on the table layout of [`crate::join::table`]: record `i` is in block
 /// `1 + i / per_block` at byte `(i % per_block) * record_size`.
-pub struct RecordFetcher {
+pub(crate) struct RecordFetcher {
     device: PageCache,
     per_block: u64,
     record_size: usize,
@@ -88,7 +88,7 @@ pub struct RecordFetcher {
 impl RecordFetcher {
     /// A fetcher of the table `at` (already opened as `table`) with a cache of `cache_blocks`
     /// blocks.
-    pub fn new<K: TableKey>(
+    pub(crate) fn new<K: TableKey>(
         at: TableRef<'_>,
         table: &Table<K>,
         cache_blocks: usize,
@@ -105,7 +105,7 @@ impl RecordFetcher {
     }
 
     /// The bytes of record `pos` (key then value).
-    pub fn record(&mut self, pos: u64) -> Result<&[u8]> {
+    pub(crate) fn record(&mut self, pos: u64) -> Result<&[u8]> {
         let block = 1 + pos / self.per_block;
         if self.held != Some(block) {
             self.held = None;
@@ -122,7 +122,7 @@ impl RecordFetcher {
 /// record, in table order, with the record's position as payload; ends with
 /// [`DiskBTree::flush`], which syncs the device (through a write-back cache: writes every dirty
 /// block), so the tree is on disk when this returns and a write error is returned here.
-pub fn build_position_tree<K: TableKey>(
+pub(crate) fn build_position_tree<K: TableKey>(
     work: &Storage,
     name: &str,
     table: &Table<K>,
@@ -165,7 +165,7 @@ fn inner_estimate<K: Key>(n: u64, block_size: usize) -> usize {
 
 /// How the B+-tree route spends a memory budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BTreeBudget {
+pub(crate) struct BTreeBudget {
     /// Cache blocks of each tree file.
     pub tree_cache_blocks: usize,
     /// Cache blocks of the left and right tables' fetchers.
@@ -176,7 +176,7 @@ impl BTreeBudget {
     /// Splits `memory` bytes for tables of `left` and `right` records (see the module docs).
     /// [`Error::InvalidParameter`] when the budget cannot hold the expected inner nodes and one
     /// scan buffer.
-    pub fn split<K: TableKey>(
+    pub(crate) fn split<K: TableKey>(
         memory: usize,
         lt: &Table<K>,
         rt: &Table<K>,
@@ -214,7 +214,7 @@ impl BTreeBudget {
 }
 
 /// Memory budget of the unsorted joins when none is given: 1 GiB.
-pub const DEFAULT_MEMORY: u64 = 1 << 30;
+pub(crate) const DEFAULT_MEMORY: u64 = 1 << 30;
 
 /// Runs the B+-tree route for [`crate::join::join`]: builds both trees (timed as the index),
 /// calls `before_join`, then scans the smaller tree in key order, probes the larger, fetches

@@ -57,17 +57,17 @@ use crate::kv::wal::Seq;
 /// Magic number of a manifest file: `lidxMAN1`.
 pub const MANIFEST_MAGIC: u64 = u64::from_le_bytes(*b"lidxMAN1");
 /// Magic number of the `CURRENT` file: `lidxCUR1`.
-pub const CURRENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxCUR1");
+pub(crate) const CURRENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxCUR1");
 /// Format version of both files.
 pub const VERSION: u32 = 1;
 /// Bytes of a manifest before its body.
-pub const MANIFEST_HEADER_BYTES: usize = 40;
+pub(crate) const MANIFEST_HEADER_BYTES: usize = 40;
 /// Size of the `CURRENT` file.
-pub const CURRENT_BYTES: usize = STAMP_BYTES;
+pub(crate) const CURRENT_BYTES: usize = STAMP_BYTES;
 /// Longest file name a manifest accepts.
-pub const MAX_NAME_BYTES: usize = 255;
+pub(crate) const MAX_NAME_BYTES: usize = 255;
 /// Largest manifest body accepted (64 MiB).
-pub const MAX_BODY_BYTES: usize = 64 << 20;
+pub(crate) const MAX_BODY_BYTES: usize = 64 << 20;
 
 /// What a manifest records.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -85,7 +85,7 @@ pub struct Manifest {
 }
 
 /// The path of manifest number `n` in `dir`.
-pub fn manifest_path(dir: &Path, n: u64) -> PathBuf {
+pub(crate) fn manifest_path(dir: &Path, n: u64) -> PathBuf {
     dir.join(format!("MANIFEST-{n:06}"))
 }
 

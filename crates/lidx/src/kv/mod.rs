@@ -152,4 +152,4 @@ pub use store::{
 pub use wal::{DamageKind, Dropped, FsyncPolicy, Seq, WalRecovery};
 
 pub(crate) use manifest::{Manifest, ManifestStore};
-pub(crate) use wal::{WalOptions, WalStats};
+pub use wal::{WalOptions, WalStats};

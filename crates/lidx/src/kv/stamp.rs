@@ -13,7 +13,7 @@
 use crate::error::{Error, Result};
 
 /// Bytes of a stamp.
-pub const STAMP_BYTES: usize = 32;
+pub(super) const STAMP_BYTES: usize = 32;
 
 /// An [`Error::Corrupt`] for a whole file (no block).
 pub(crate) fn corrupt(file: &str, what: String) -> Error {

@@ -57,10 +57,10 @@ use crate::error::{Error, Result};
 use super::{KeyMap, MapSpec};
 
 /// A layer with up to this many slices is a sorted vector, not a map.
-pub const SMALL: usize = 32;
+pub(crate) const SMALL: usize = 32;
 /// The longest prefix kept once for all keys (see the module docs): a bound on how often a
 /// map is rebuilt for a key outside it.
-pub const MAX_PREFIX: usize = 32;
+pub(crate) const MAX_PREFIX: usize = 32;
 
 /// The longest prefix shared by `first` and `last` (the smallest and largest key), at most
 /// [`MAX_PREFIX`] and shorter than `shortest`.

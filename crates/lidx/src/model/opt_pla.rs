@@ -115,7 +115,7 @@ fn cross(a: Pt, b: Pt, c: Pt) -> i128 {
 /// hands back each segment as soon as a point no longer fits it, then call
 /// [`finish`](Self::finish) for the last one. Memory is the current segment's hulls only.
 #[derive(Debug, Clone)]
-pub struct OptPlaBuilder {
+pub(crate) struct OptPlaBuilder {
     eps: usize,
     /// Points in the current segment.
     count: usize,
@@ -136,7 +136,7 @@ pub struct OptPlaBuilder {
 
 impl OptPlaBuilder {
     /// A builder for maximum error `eps` (in ranks).
-    pub fn new(eps: usize) -> Self {
+    pub(crate) fn new(eps: usize) -> Self {
         OptPlaBuilder {
             eps,
             count: 0,
@@ -155,7 +155,7 @@ impl OptPlaBuilder {
     /// Adds the next point. Returns the finished segment when `p` does not fit the current one
     /// (and then starts a new segment with `p`).
     #[inline]
-    pub fn add_point(&mut self, p: CdfPoint) -> Option<Segment> {
+    pub(crate) fn add_point(&mut self, p: CdfPoint) -> Option<Segment> {
         debug_assert!(self.count == 0 || p.x > self.last_x, "x must increase");
         let fits = match self.count {
             0 => {
@@ -176,7 +176,7 @@ impl OptPlaBuilder {
     }
 
     /// The last segment, if any point was added since the last segment was handed out.
-    pub fn finish(self) -> Option<Segment> {
+    pub(crate) fn finish(self) -> Option<Segment> {
         (self.count > 0).then(|| self.segment())
     }
 

@@ -32,7 +32,7 @@ const MARGIN_SHIFT: u32 = 36;
 /// the spline must evaluate: the error bound is proven for exactly this `f64` expression. It is
 /// exact at both knots and non-decreasing in `x`.
 #[inline(always)]
-pub fn interpolate(a: CdfPoint, b: CdfPoint, x: u64) -> f64 {
+pub(crate) fn interpolate(a: CdfPoint, b: CdfPoint, x: u64) -> f64 {
     if x >= b.x {
         return b.y as f64;
     }
@@ -69,7 +69,7 @@ impl Slope {
 /// Streaming greedy spline corridor: [`add_point`](Self::add_point) returns each knot as soon
 /// as it is known, [`finish`](Self::finish) the last one.
 #[derive(Debug, Clone)]
-pub struct SplineBuilder {
+pub(crate) struct SplineBuilder {
     max_error: usize,
     /// The last knot.
     base: Option<CdfPoint>,
@@ -82,7 +82,7 @@ pub struct SplineBuilder {
 
 impl SplineBuilder {
     /// A builder for interpolation error at most `max_error` (in ranks).
-    pub fn new(max_error: usize) -> Self {
+    pub(crate) fn new(max_error: usize) -> Self {
         let flat = Slope { dx: 1, dy: 0 };
         SplineBuilder {
             max_error,
@@ -95,7 +95,7 @@ impl SplineBuilder {
 
     /// Adds the next point; returns a knot when one is decided.
     #[inline]
-    pub fn add_point(&mut self, p: CdfPoint) -> Option<CdfPoint> {
+    pub(crate) fn add_point(&mut self, p: CdfPoint) -> Option<CdfPoint> {
         if self.max_error == 0 && self.base.is_some() {
             debug_assert!(p.x > self.base.map_or(0, |b| b.x), "x must increase");
             self.base = Some(p);
@@ -109,7 +109,7 @@ impl SplineBuilder {
     /// `below + above` must be at least 1, and both ends of the bands non-decreasing along the
     /// stream. Returns a knot when one is decided.
     #[inline]
-    pub fn add_point_within(
+    pub(crate) fn add_point_within(
         &mut self,
         p: CdfPoint,
         below: usize,
@@ -142,7 +142,7 @@ impl SplineBuilder {
     }
 
     /// The last knot, unless the last point added was already one.
-    pub fn finish(self) -> Option<CdfPoint> {
+    pub(crate) fn finish(self) -> Option<CdfPoint> {
         self.prev
     }
 

@@ -62,7 +62,7 @@ use crate::model::segment::Segment;
 use crate::model::spline::SplineBuilder;
 
 /// The largest `eps` or records per block accepted, so that `h` stays within the fitters' range.
-pub const MAX_ZERO_PARAM: usize = 1 << 31;
+pub(crate) const MAX_ZERO_PARAM: usize = 1 << 31;
 
 /// Checks `eps` and `per_block` for a page-aware fit: `1 <= per_block <= 2^31`, `eps <= 2^31`.
 pub fn validate(eps: usize, per_block: usize) -> Result<()> {
@@ -91,7 +91,7 @@ fn center(y: usize, per_block: usize) -> usize {
 
 /// The half-width of every page-aware band: `eps + ⌊(P - 1)/2⌋`.
 #[inline]
-pub fn half_width(eps: usize, per_block: usize) -> usize {
+pub(crate) fn half_width(eps: usize, per_block: usize) -> usize {
     eps + (per_block - 1) / 2
 }
 
@@ -100,7 +100,7 @@ pub fn half_width(eps: usize, per_block: usize) -> usize {
 /// except for keys whose model value is shared (see [`window_for_key`]). Always
 /// `lo <= pos <= hi <= len` once `pos` is clamped to `len`, which this does.
 #[inline]
-pub fn page_window(
+pub(crate) fn page_window(
     pos: usize,
     pos_hi: usize,
     eps: usize,
@@ -123,7 +123,7 @@ pub fn page_window(
 /// `len` when `v` is the largest model value). An empty index (`len == 0`) gets the empty
 /// window without asking `predict`.
 #[inline]
-pub fn window_for_key<K: Key>(
+pub(crate) fn window_for_key<K: Key>(
     key: K,
     eps: usize,
     per_block: usize,
@@ -149,7 +149,7 @@ pub fn window_for_key<K: Key>(
 /// `(x, center(y))` with error [`half_width`], each segment's `first_rank` set back to the true
 /// rank of its first point (the PGM clamps predictions to it).
 #[derive(Debug, Clone)]
-pub struct ZeroPlaBuilder {
+pub(crate) struct ZeroPlaBuilder {
     inner: OptPlaBuilder,
     per_block: usize,
     first_rank: usize,
@@ -158,7 +158,7 @@ pub struct ZeroPlaBuilder {
 impl ZeroPlaBuilder {
     /// A builder for error `eps` outside the page and `per_block` records per page; the
     /// parameters must pass [`validate`].
-    pub fn new(eps: usize, per_block: usize) -> Self {
+    pub(crate) fn new(eps: usize, per_block: usize) -> Self {
         ZeroPlaBuilder {
             inner: OptPlaBuilder::new(half_width(eps, per_block)),
             per_block,
@@ -168,7 +168,7 @@ impl ZeroPlaBuilder {
 
     /// Adds the next CDF point; returns the finished segment when `p` does not fit it.
     #[inline]
-    pub fn add_point(&mut self, p: CdfPoint) -> Option<Segment> {
+    pub(crate) fn add_point(&mut self, p: CdfPoint) -> Option<Segment> {
         let centred = CdfPoint {
             x: p.x,
             y: center(p.y, self.per_block),
@@ -184,7 +184,7 @@ impl ZeroPlaBuilder {
     }
 
     /// The last segment, if any point was added since the last one was handed out.
-    pub fn finish(self) -> Option<Segment> {
+    pub(crate) fn finish(self) -> Option<Segment> {
         let first_rank = self.first_rank;
         self.inner.finish().map(|s| Segment { first_rank, ..s })
     }

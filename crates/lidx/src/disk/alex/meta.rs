@@ -58,15 +58,15 @@ use super::params::DiskAlexParams;
 /// Magic number of both files of an on-disk ALEX.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxALX1");
 /// Format version this build writes and reads (2: the keys' fingerprint).
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 /// Kind of the meta block.
-pub const KIND_META: u32 = 1;
+pub(crate) const KIND_META: u32 = 1;
 /// Kind of the data file's header.
 pub const KIND_DATA: u32 = 2;
 /// Bytes of the meta block's fields.
-pub const META_BYTES: usize = 136;
+pub(crate) const META_BYTES: usize = 136;
 /// Bytes of the data file header's fields.
-pub const DATA_HEADER_BYTES: usize = 32;
+pub(crate) const DATA_HEADER_BYTES: usize = 32;
 /// What the meta block starts with.
 const META_START: HeaderStart =
     HeaderStart::new("an on-disk ALEX's meta block", MAGIC, VERSION, META_BYTES)

@@ -27,9 +27,9 @@
 
 mod addr;
 mod build;
-pub mod data_node;
-pub mod inner_node;
-pub mod meta;
+pub(crate) mod data_node;
+pub(crate) mod inner_node;
+pub(crate) mod meta;
 mod params;
 mod tree;
 mod update;

@@ -37,7 +37,7 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass};
 use super::node::{NODE_HEADER, NO_BLOCK};
 
 /// Kind byte of a free-list block.
-pub const KIND_FREE: u8 = 3;
+pub(crate) const KIND_FREE: u8 = 3;
 
 /// Where the ids sit in a free-list block of `usable` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,35 +154,35 @@ pub(crate) struct FreeList {
 
 impl FreeList {
     /// Free blocks now.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.heap.len() as u64
     }
 
     /// The lowest free block, taken off the list.
-    pub fn take(&mut self) -> Option<u64> {
+    pub(crate) fn take(&mut self) -> Option<u64> {
         self.heap.pop().map(|Reverse(b)| b)
     }
 
     /// Puts `block` on the list.
-    pub fn give(&mut self, block: u64) {
+    pub(crate) fn give(&mut self, block: u64) {
         self.heap.push(Reverse(block));
     }
 
     /// The free blocks, ascending.
-    pub fn sorted(&self) -> Vec<u64> {
+    pub(crate) fn sorted(&self) -> Vec<u64> {
         let mut ids: Vec<u64> = self.heap.iter().map(|r| r.0).collect();
         ids.sort_unstable();
         ids
     }
 
     /// Heap bytes held.
-    pub fn memory_bytes(&self) -> usize {
+    pub(crate) fn memory_bytes(&self) -> usize {
         self.heap.capacity() * std::mem::size_of::<u64>()
     }
 
     /// Reads the chain from `head` in a tree of `blocks` blocks and checks it holds exactly
     /// `count` distinct free blocks (see the module docs).
-    pub fn load(
+    pub(crate) fn load(
         device: &dyn BlockDevice,
         layout: &FreeLayout,
         head: u64,
@@ -230,7 +230,7 @@ impl FreeList {
     /// Writes the list as a chain into its own highest blocks and returns the chain's head
     /// (`NO_BLOCK` when the list is empty). The list itself is unchanged: chain blocks stay
     /// free, reusable once the header that names them is replaced.
-    pub fn store(&self, device: &dyn BlockDevice, layout: &FreeLayout) -> Result<u64> {
+    pub(crate) fn store(&self, device: &dyn BlockDevice, layout: &FreeLayout) -> Result<u64> {
         let ids = self.sorted();
         let per = layout.ids_per_block();
         let chain = ids.len().div_ceil(per + 1);

@@ -65,14 +65,14 @@ use super::params::DiskBTreeParams;
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBPT1");
 /// Format version this build writes and reads (2: the build fill factor is recorded; 3: the
 /// free list; 4: the fingerprint of the keys built from).
-pub const VERSION: u32 = 4;
+pub(crate) const VERSION: u32 = 4;
 /// Bytes of the header.
-pub const HEADER_BYTES: usize = 128;
+pub(crate) const HEADER_BYTES: usize = 128;
 /// What block 0 starts with.
 const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES);
 /// Largest height accepted from a file: a tree of fanout 3 this tall would hold more than
 /// 2^64 entries, so a larger value can only be corruption.
-pub const MAX_HEIGHT: u32 = 48;
+pub(crate) const MAX_HEIGHT: u32 = 48;
 
 /// The fields of the header block.
 #[derive(Clone, Debug, PartialEq)]

@@ -37,15 +37,15 @@
 //! vectors and written through on every change, so one file serves every [`Resident`] mode.
 
 pub(crate) mod build;
-pub mod check;
-pub mod free;
-pub mod header;
-pub mod merge;
-pub mod node;
+pub(crate) mod check;
+pub(crate) mod free;
+pub(crate) mod header;
+pub(crate) mod merge;
+pub(crate) mod node;
 mod params;
 mod resident;
 mod tree;
-pub mod update;
+pub(crate) mod update;
 pub use check::TreeCheck;
 pub use header::decode_header;
 pub use params::{DiskBTreeParams, Resident};

@@ -41,9 +41,9 @@ use crate::error::Result;
 use crate::key::Key;
 
 /// Size of the node header in bytes.
-pub const NODE_HEADER: usize = 16;
+pub(crate) const NODE_HEADER: usize = 16;
 /// Sibling / link value meaning "none".
-pub const NO_BLOCK: u64 = u64::MAX;
+pub(crate) const NO_BLOCK: u64 = u64::MAX;
 const KIND_LEAF: u8 = 1;
 const KIND_INNER: u8 = 2;
 
@@ -312,13 +312,13 @@ pub fn decode_node<'a, K: Key>(
 }
 
 /// Writes a leaf header (kind, count, sibling) into `buf`.
-pub fn write_leaf_header(buf: &mut [u8], count: usize, sibling: Option<u64>) {
+pub(crate) fn write_leaf_header(buf: &mut [u8], count: usize, sibling: Option<u64>) {
     write_header(buf, KIND_LEAF, 0, count, sibling.unwrap_or(NO_BLOCK));
 }
 
 /// Writes entry `i` of a leaf (key and payload) into `buf`.
 #[inline]
-pub fn write_leaf_entry<K: Key>(
+pub(crate) fn write_leaf_entry<K: Key>(
     buf: &mut [u8],
     layout: &NodeLayout,
     i: usize,
@@ -332,20 +332,24 @@ pub fn write_leaf_entry<K: Key>(
 
 /// The bytes of payload `i` of a leaf in `buf`, to fill in place.
 #[inline]
-pub fn leaf_payload_mut<'b>(buf: &'b mut [u8], layout: &NodeLayout, i: usize) -> &'b mut [u8] {
+pub(crate) fn leaf_payload_mut<'b>(
+    buf: &'b mut [u8],
+    layout: &NodeLayout,
+    i: usize,
+) -> &'b mut [u8] {
     let at = layout.leaf_payload_at(i);
     &mut buf[at..at + layout.payload_size]
 }
 
 /// Writes key `i` of a leaf into `buf`.
 #[inline]
-pub fn write_leaf_key<K: Key>(buf: &mut [u8], layout: &NodeLayout, i: usize, key: &K) {
+pub(crate) fn write_leaf_key<K: Key>(buf: &mut [u8], layout: &NodeLayout, i: usize, key: &K) {
     key.write_to(&mut buf[layout.leaf_key_at(i)..]);
 }
 
 /// Inserts an entry at position `pos` of a validated leaf in `buf` holding `count < leaf_cap`
 /// entries, shifting the entries after it.
-pub fn leaf_insert<K: Key>(
+pub(crate) fn leaf_insert<K: Key>(
     buf: &mut [u8],
     layout: &NodeLayout,
     count: usize,
@@ -363,7 +367,7 @@ pub fn leaf_insert<K: Key>(
 }
 
 /// Removes entry `pos` of a validated leaf in `buf` holding `count > pos` entries.
-pub fn leaf_remove(buf: &mut [u8], layout: &NodeLayout, count: usize, pos: usize) {
+pub(crate) fn leaf_remove(buf: &mut [u8], layout: &NodeLayout, count: usize, pos: usize) {
     let (ks, ps) = (layout.key_size, layout.payload_size);
     let k = layout.leaf_key_at(pos);
     let k_end = layout.leaf_key_at(count);
@@ -377,7 +381,7 @@ pub fn leaf_remove(buf: &mut [u8], layout: &NodeLayout, count: usize, pos: usize
 }
 
 /// Encodes a whole leaf from its keys and concatenated payloads.
-pub fn encode_leaf<K: Key>(
+pub(crate) fn encode_leaf<K: Key>(
     buf: &mut [u8],
     layout: &NodeLayout,
     keys: &[K],
@@ -393,7 +397,7 @@ pub fn encode_leaf<K: Key>(
 }
 
 /// Encodes an inner node at `level` with `keys.len() + 1 == children.len() <= inner_cap`.
-pub fn encode_inner<K: Key>(
+pub(crate) fn encode_inner<K: Key>(
     buf: &mut [u8],
     layout: &NodeLayout,
     level: u32,

@@ -43,12 +43,12 @@ pub(super) struct ResidentLevels<K> {
 }
 
 impl<K: Key> ResidentLevels<K> {
-    pub fn empty() -> Self {
+    pub(super) fn empty() -> Self {
         ResidentLevels::from_arena(Vec::new(), 0, 0)
     }
 
     /// Levels over `nodes` with the root at `root` and `lowest` the lowest resident level.
-    pub fn from_arena(nodes: Vec<ResidentNode<K>>, root: usize, lowest: u32) -> Self {
+    pub(super) fn from_arena(nodes: Vec<ResidentNode<K>>, root: usize, lowest: u32) -> Self {
         ResidentLevels {
             nodes,
             root,
@@ -59,7 +59,7 @@ impl<K: Key> ResidentLevels<K> {
 
     /// Marks node `idx` removed (a merge gave its block back); its memory goes now, its slot
     /// at the next [`Self::compact`].
-    pub fn remove(&mut self, idx: usize) {
+    pub(super) fn remove(&mut self, idx: usize) {
         let node = &mut self.nodes[idx];
         node.keys = Vec::new();
         node.children = Vec::new();
@@ -69,7 +69,7 @@ impl<K: Key> ResidentLevels<K> {
     /// Drops the removed nodes: rebuilds the arena from the root, breadth first, remapping
     /// child indexes. Costs a pass over the resident nodes; merges of inner nodes are rare
     /// (one per about a quarter of a node's children in merges below it).
-    pub fn compact(&mut self) {
+    pub(super) fn compact(&mut self) {
         if self.dead == 0 || self.nodes.is_empty() {
             self.dead = 0;
             return;
@@ -108,18 +108,18 @@ impl<K: Key> ResidentLevels<K> {
         self.dead = 0;
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
     /// True when nodes of `level` (>= 1) live in the arena.
     #[inline]
-    pub fn holds_level(&self, level: u32) -> bool {
+    pub(super) fn holds_level(&self, level: u32) -> bool {
         !self.nodes.is_empty() && level >= 1 && level >= self.lowest
     }
 
     /// Number of resident levels given the root's level.
-    pub fn count(&self) -> u32 {
+    pub(super) fn count(&self) -> u32 {
         if self.nodes.is_empty() {
             0
         } else {
@@ -128,7 +128,7 @@ impl<K: Key> ResidentLevels<K> {
     }
 
     /// Block id of child `i` of node `node`.
-    pub fn child_block(&self, node: usize, i: usize) -> u64 {
+    pub(super) fn child_block(&self, node: usize, i: usize) -> u64 {
         let n = &self.nodes[node];
         if self.holds_level(n.level - 1) {
             self.nodes[n.children[i] as usize].block
@@ -138,7 +138,7 @@ impl<K: Key> ResidentLevels<K> {
     }
 
     /// Heap bytes held: the arena and every node's two vectors, by capacity.
-    pub fn memory_bytes(&self) -> usize {
+    pub(super) fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<ResidentNode<K>>()
             + self
                 .nodes
@@ -153,7 +153,7 @@ impl<K: Key> ResidentLevels<K> {
     /// Reads the top `count` levels of the tree described by `header` from `device`, top-down,
     /// one request per node, validating each node (level, separators inside the parent's key
     /// range, no more nodes than the header's inner count).
-    pub fn load(
+    pub(super) fn load(
         device: &dyn BlockDevice,
         layout: &NodeLayout,
         header: &Header,
@@ -210,7 +210,7 @@ impl<K: Key> ResidentLevels<K> {
 
     /// Adds a new root above the current top (after the old root split): `left` and `right`
     /// are the two children as this arena refers to them.
-    pub fn push_root(&mut self, block: u64, level: u32, sep: K, left: u64, right: u64) {
+    pub(super) fn push_root(&mut self, block: u64, level: u32, sep: K, left: u64, right: u64) {
         if self.nodes.is_empty() {
             self.lowest = level;
         }
@@ -224,7 +224,7 @@ impl<K: Key> ResidentLevels<K> {
     }
 
     /// Evicts the lowest resident level: its parents get block ids instead of arena indexes.
-    pub fn drop_lowest(&mut self) {
+    pub(super) fn drop_lowest(&mut self) {
         let low = self.lowest;
         if self.count() <= 1 {
             *self = ResidentLevels::empty();

@@ -67,7 +67,7 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxBTL1");
 /// 3: the keys' fingerprint).
 pub const VERSION: u32 = 3;
 /// Bytes of the header.
-pub const HEADER_BYTES: usize = 160;
+pub(crate) const HEADER_BYTES: usize = 160;
 /// What block 0 starts with.
 const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES);
 

@@ -49,7 +49,7 @@ use crate::model::linear::LinearModel;
 use super::model::{LeafModel, ModelSegment, Tie, NEVER, UNITS};
 
 /// Kind byte of a meta block.
-pub const KIND_META: u8 = 4;
+pub(crate) const KIND_META: u8 = 4;
 
 /// Where each slot's leaf lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -309,12 +309,12 @@ fn decode_inner<K: Key>(
 }
 
 /// Stream bytes one meta block holds.
-pub fn bytes_per_block(usable: usize) -> usize {
+pub(crate) fn bytes_per_block(usable: usize) -> usize {
     usable - NODE_HEADER
 }
 
 /// Writes `stream` into `chain` (one block each, in order; `chain.len()` is enough blocks).
-pub fn write_chain(
+pub(crate) fn write_chain(
     device: &dyn BlockDevice,
     usable: usize,
     chain: &[u64],
@@ -378,7 +378,7 @@ pub fn decode_meta_block<'a>(
 
 /// Reads the chain of `count` blocks from `head` holding `len` stream bytes; returns the
 /// stream and the chain's blocks.
-pub fn read_chain(
+pub(crate) fn read_chain(
     device: &dyn BlockDevice,
     usable: usize,
     head: u64,

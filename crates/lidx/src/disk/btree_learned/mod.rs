@@ -42,12 +42,12 @@
 //! slot-to-block directory and the split list are persisted by each flush in a chain of meta
 //! blocks ([`meta`]), so a reopen reads no leaf. Reads and scans: `index.rs`; writes, the
 //! retrain, flush and what survives a crash: [`update`].
-pub mod header;
+pub(crate) mod header;
 mod index;
-pub mod meta;
-pub mod model;
+pub(crate) mod meta;
+pub(crate) mod model;
 mod params;
-pub mod update;
+pub(crate) mod update;
 pub use header::decode_header;
 pub use index::BTreeLearned;
 pub use meta::{decode_meta, decode_meta_block};

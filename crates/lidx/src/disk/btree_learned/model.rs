@@ -46,13 +46,13 @@ use crate::model::points::CdfPoint;
 /// Model units per slot: fine enough that two neighbouring keys rarely share `floor(P)` (a
 /// tie needs a gap under `1 / 2^24` of a leaf's key range; with `2^16`, zipf-gap keys tied at
 /// half the boundaries).
-pub const UNITS: u64 = 1 << 24;
+pub(crate) const UNITS: u64 = 1 << 24;
 
 /// Offset of a boundary that no key passes (an empty leaf at the end, after recovery).
-pub const NEVER: i32 = i32::MAX;
+pub(crate) const NEVER: i32 = i32::MAX;
 
 /// Largest `eps` in model units: keeps every offset inside an `i32`.
-pub const MAX_EPS_UNITS: u64 = 1 << 30;
+pub(crate) const MAX_EPS_UNITS: u64 = 1 << 30;
 
 /// One segment: its line and the floor of its predictions.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -255,7 +255,7 @@ impl LeafModel {
 }
 
 /// `eps` entries in model units for leaves of `target` entries (at most [`MAX_EPS_UNITS`]).
-pub fn eps_units(eps: usize, target: usize) -> u64 {
+pub(crate) fn eps_units(eps: usize, target: usize) -> u64 {
     ((eps as u128 * u128::from(UNITS)).div_ceil(target.max(1) as u128))
         .min(u128::from(MAX_EPS_UNITS)) as u64
 }

@@ -9,7 +9,7 @@ use crate::disk::DEFAULT_PAYLOAD_SIZE;
 use crate::error::{Error, Result};
 
 /// Largest [`BTreeLearnedParams::eps`], in entries.
-pub const MAX_EPS: usize = 1 << 24;
+pub(super) const MAX_EPS: usize = 1 << 24;
 
 /// Parameters of [`super::BTreeLearned::build`].
 #[derive(Clone, Copy, Debug, PartialEq)]

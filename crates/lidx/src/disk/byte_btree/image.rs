@@ -53,7 +53,7 @@ pub const PAGES_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTP1");
 /// Magic number of a checkpoint image: `lidxBTI1`.
 pub const IMAGE_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTI1");
 /// Format version of both files.
-pub const BTREE_VERSION: u32 = 2;
+pub(super) const BTREE_VERSION: u32 = 2;
 /// Offset of the owner in a checkpoint image's header.
 const IMAGE_OWNER_AT: usize = 76;
 const IMAGE_HEADER: usize = IMAGE_OWNER_AT + OWNER_BYTES;
@@ -232,7 +232,7 @@ impl Image {
 }
 
 /// Decodes an image from its blocks (`buf`, checksums already verified).
-pub fn decode_image(file: &str, buf: &[u8], bs: usize) -> Result<Image> {
+pub(super) fn decode_image(file: &str, buf: &[u8], bs: usize) -> Result<Image> {
     let bad = |what: String| Error::Corrupt {
         file: file.to_string(),
         block: None,

@@ -50,7 +50,8 @@ mod tree;
 
 pub use cursor::BTreeCursor;
 pub use image::{Image, IMAGE_MAGIC, PAGES_MAGIC};
-pub use tree::{ByteBTree, Op};
+pub use tree::ByteBTree;
+pub(crate) use tree::Op;
 
 pub(crate) use node::Node;
 pub(crate) use pages::PageIo;

@@ -25,7 +25,7 @@ use super::pages::PageIo;
 use super::space::Space;
 
 /// One write: a key and its new value, or `None` to delete it.
-pub type Op<'a> = (&'a [u8], Option<&'a [u8]>);
+pub(crate) type Op<'a> = (&'a [u8], Option<&'a [u8]>);
 
 /// An open byte B+-tree; see the module docs.
 pub struct ByteBTree {

@@ -132,7 +132,7 @@ fn le(bytes: &[u8], at: usize, n: usize) -> u64 {
 /// Decodes and checks a header read from block 0 of `file` (a device of `block_size`-byte
 /// blocks and `len_blocks` blocks). Every field is checked against the others and the file's
 /// size, so a table that opens has consistent counts; never panics.
-pub fn decode_header(
+pub(super) fn decode_header(
     file: &str,
     payload: &[u8],
     block_size: usize,
@@ -257,7 +257,7 @@ pub fn decode_header(
 
 /// The shortest prefix of `key` that is above `previous` (so `previous < s <= key`), which is
 /// enough to route between the two. `key` must be above `previous`.
-pub fn shortest_separator<'a>(previous: &[u8], key: &'a [u8]) -> &'a [u8] {
+pub(crate) fn shortest_separator<'a>(previous: &[u8], key: &'a [u8]) -> &'a [u8] {
     let common = previous.iter().zip(key).take_while(|(a, b)| a == b).count();
     &key[..(common + 1).min(key.len())]
 }

@@ -42,7 +42,8 @@ mod locator;
 mod table;
 mod writer;
 
-pub use format::{shortest_separator, ByteTableParams, BYTE_TABLE_MAGIC, BYTE_TABLE_VERSION};
+pub(crate) use format::shortest_separator;
+pub use format::{ByteTableParams, BYTE_TABLE_MAGIC, BYTE_TABLE_VERSION};
 pub use table::{ByteTable, TableCursor};
 pub use writer::ByteTableWriter;
 

@@ -31,7 +31,7 @@ pub(super) struct Level {
 impl Level {
     /// Opens the level `entry` of index `name`, checking that its file is what the manifest
     /// says: the flagged payload size, the PGM's errors and the record count.
-    pub fn open(
+    pub(super) fn open(
         storage: &Storage,
         name: &str,
         entry: LevelEntry,
@@ -70,12 +70,18 @@ impl Level {
 
     /// Looks `key` up: `None` when the level has no record of it, else whether the record is
     /// live, its payload in `buf[1..]`.
-    pub fn get(&self, key: u64, buf: &mut [u8]) -> Result<Option<bool>> {
+    pub(super) fn get(&self, key: u64, buf: &mut [u8]) -> Result<Option<bool>> {
         Ok(self.file.get(&key, buf)?.then_some(buf[0] == 0))
     }
 
     /// Up to `limit` records from `start` on, appended to `run`.
-    pub fn scan_into(&self, start: u64, limit: usize, run: &mut Run, ps: usize) -> Result<usize> {
+    pub(super) fn scan_into(
+        &self,
+        start: u64,
+        limit: usize,
+        run: &mut Run,
+        ps: usize,
+    ) -> Result<usize> {
         let mut keys = Vec::with_capacity(limit.min(4096));
         let mut payloads = Vec::with_capacity(limit.min(4096) * (ps + 1));
         let n = self.file.scan(&start, limit, &mut keys, &mut payloads)?;
@@ -87,7 +93,7 @@ impl Level {
     }
 
     /// Every record, in key order (a merge's read of a smaller level).
-    pub fn read_all(&self, ps: usize) -> Result<Run> {
+    pub(super) fn read_all(&self, ps: usize) -> Result<Run> {
         let mut run = Run::default();
         self.for_each(
             |key, dead, payload| run.push(key, dead, payload, &self.name),
@@ -97,7 +103,7 @@ impl Level {
     }
 
     /// Hands every record to `f` in key order, read in large sequential requests.
-    pub fn for_each(
+    pub(super) fn for_each(
         &self,
         mut f: impl FnMut(u64, bool, &[u8]) -> Result<()>,
         ps: usize,

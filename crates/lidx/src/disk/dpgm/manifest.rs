@@ -55,7 +55,7 @@ use crate::disk::header_fields::{
 use crate::error::Result;
 use crate::mem::pgm::PgmParams;
 
-pub use crate::disk::flagged_records::records_per_block;
+pub(crate) use crate::disk::flagged_records::records_per_block;
 
 use super::params::{DiskPgmParams, MAX_BASE};
 
@@ -64,7 +64,7 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"LIDXDPGM");
 /// Format version this build writes and reads (2: the keys' fingerprint).
 pub const VERSION: u32 = 2;
 /// Most disk levels: level `i` holds `base * 2^i` records, so 40 levels hold more than 2^40.
-pub const MAX_LEVELS: usize = 40;
+pub(crate) const MAX_LEVELS: usize = 40;
 /// Bytes of the header before the level table.
 const FIXED_BYTES: usize = 112;
 /// Bytes per level in the table.
@@ -107,7 +107,7 @@ pub struct Manifest {
 }
 
 /// Blocks of one level-0 region (0 when a record does not fit a block).
-pub fn region_blocks(usable: usize, ps: usize, base: usize) -> u64 {
+pub(crate) fn region_blocks(usable: usize, ps: usize, base: usize) -> u64 {
     match records_per_block(usable, ps) {
         0 => 0,
         per => base.div_ceil(per) as u64,

@@ -61,7 +61,7 @@
 
 mod index;
 mod level;
-pub mod manifest;
+pub(crate) mod manifest;
 mod params;
 
 pub use index::DiskPgm;

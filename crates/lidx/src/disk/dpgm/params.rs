@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::mem::pgm::PgmParams;
 
 /// The largest level 0 accepted: it is a sorted array in memory, searched and shifted directly.
-pub const MAX_BASE: usize = 1 << 20;
+pub(super) const MAX_BASE: usize = 1 << 20;
 
 /// Parameters of [`super::DiskPgm::build`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -89,13 +89,13 @@ pub const VERSION: u32 = 2;
 /// Tag at the start of every segment's meta block.
 pub const SEGMENT_TAG: u64 = u64::from_le_bytes(*b"LIDXFSEG");
 /// Bytes of the header.
-pub const HEADER_BYTES: usize = 104;
+pub(crate) const HEADER_BYTES: usize = 104;
 /// Bytes of a meta block's fields.
-pub const META_BYTES: usize = 72;
+pub(crate) const META_BYTES: usize = 72;
 /// Bytes of a [`SegRef`].
-pub const SEGREF_BYTES: usize = 40;
+pub(crate) const SEGREF_BYTES: usize = 40;
 /// "No sibling".
-pub const NONE: u64 = u64::MAX;
+pub(crate) const NONE: u64 = u64::MAX;
 /// What block 0 starts with.
 const START: HeaderStart = HeaderStart::new("the header", MAGIC, VERSION, HEADER_BYTES);
 

@@ -70,7 +70,7 @@ fn inner_resident(resident: Resident) -> Resident {
 }
 
 /// The file name of the inner B+-tree of index `name`.
-pub fn inner_name(name: &str) -> String {
+pub(super) fn inner_name(name: &str) -> String {
     format!("{name}.inner")
 }
 

@@ -62,7 +62,7 @@
 //! (§6.2); ours is the disk B+-tree's resident levels, one file for both settings. Dead
 //! segments are never reused (as in §6.3); [`crate::disk::DiskIndex::storage_bytes`] counts
 //! them as neither used nor free.
-pub mod format;
+pub(crate) mod format;
 mod index;
 mod params;
 

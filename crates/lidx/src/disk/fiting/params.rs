@@ -5,7 +5,7 @@ use crate::disk::DEFAULT_PAYLOAD_SIZE;
 use crate::error::{Error, Result};
 
 /// Largest delta buffer accepted, in records.
-pub const MAX_BUFFER: usize = 1 << 16;
+pub(super) const MAX_BUFFER: usize = 1 << 16;
 
 /// Parameters of [`super::DiskFiting::build`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

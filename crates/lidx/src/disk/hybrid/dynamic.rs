@@ -19,10 +19,10 @@ use crate::map::OrderedMap;
 use crate::mem::btree::{BTree, BTreeParams};
 
 /// Where an entry's payload is in its stage's arena; `TOMBSTONE` for a delete.
-pub type Slot = u32;
+pub(crate) type Slot = u32;
 
 /// The slot of a tombstone.
-pub const TOMBSTONE: Slot = Slot::MAX;
+pub(crate) const TOMBSTONE: Slot = Slot::MAX;
 
 /// The ordered map of a dynamic stage: keys to `Slot`s.
 pub trait DynamicMap<K: Key>: Send + Sync + 'static {
@@ -83,7 +83,7 @@ impl<K: Key> DynamicMap<K> for BTree<K, Slot> {
 /// A key ordered by [`Key::key_cmp`], so that `std`'s `BTreeMap` can hold any [`Key`] (an
 /// `f64` is not `Ord`; NaN is refused before it gets here).
 #[derive(Clone, Copy, Debug)]
-pub struct OrdKey<K>(pub K);
+pub(crate) struct OrdKey<K>(pub K);
 
 impl<K: Key> PartialEq for OrdKey<K> {
     fn eq(&self, other: &Self) -> bool {
@@ -150,7 +150,7 @@ impl<K: Key> DynamicMap<K> for StdMap<K> {
 }
 
 /// One dynamic stage: a map of slots and the arena of payloads they point into.
-pub struct Stage<K, D> {
+pub(crate) struct Stage<K, D> {
     map: D,
     arena: Vec<u8>,
     payload_size: usize,
@@ -162,11 +162,11 @@ pub struct Stage<K, D> {
 }
 
 /// A stage entry's value: a payload, or `None` for a tombstone.
-pub type Entry<'a> = Option<&'a [u8]>;
+pub(crate) type Entry<'a> = Option<&'a [u8]>;
 
 impl<K: Key, D: DynamicMap<K>> Stage<K, D> {
     /// An empty stage of `payload_size`-byte payloads.
-    pub fn new(payload_size: usize) -> Self {
+    pub(crate) fn new(payload_size: usize) -> Self {
         Stage {
             map: D::empty(),
             arena: Vec::new(),
@@ -180,7 +180,7 @@ impl<K: Key, D: DynamicMap<K>> Stage<K, D> {
 
     /// Stores `value` (a payload of `payload_size` bytes, or `None` for a tombstone) under
     /// `key`. `InvalidKey` for a NaN; the stage is unchanged on error.
-    pub fn apply(&mut self, key: K, value: Entry<'_>) -> Result<()> {
+    pub(crate) fn apply(&mut self, key: K, value: Entry<'_>) -> Result<()> {
         let old = self.map.slot(&key);
         match (old, value) {
             (Some(s), Some(p)) if s != TOMBSTONE => {
@@ -217,7 +217,7 @@ impl<K: Key, D: DynamicMap<K>> Stage<K, D> {
 
     /// The value of `key`: `None` when the stage does not know it, `Some(None)` for a
     /// tombstone.
-    pub fn get(&self, key: &K) -> Option<Entry<'_>> {
+    pub(crate) fn get(&self, key: &K) -> Option<Entry<'_>> {
         self.map.slot(key).map(|s| self.payload(s))
     }
 
@@ -230,7 +230,7 @@ impl<K: Key, D: DynamicMap<K>> Stage<K, D> {
 
     /// Appends at most `max` entries from `from` on to `keys`, `present` and `payloads` (one
     /// `payload_size` chunk per entry, zeros for a tombstone).
-    pub fn collect(
+    pub(crate) fn collect(
         &self,
         from: Bound<K>,
         max: usize,
@@ -256,45 +256,45 @@ impl<K: Key, D: DynamicMap<K>> Stage<K, D> {
     }
 
     /// Every entry in key order, for a merge.
-    pub fn entries(&self) -> Vec<(K, Slot)> {
+    pub(crate) fn entries(&self) -> Vec<(K, Slot)> {
         let mut out = Vec::with_capacity(self.map.len());
         self.map.collect(Bound::Unbounded, usize::MAX, &mut out);
         out
     }
 
     /// The payload of a slot [`Stage::entries`] returned (`None` for a tombstone).
-    pub fn entry(&self, slot: Slot) -> Entry<'_> {
+    pub(crate) fn entry(&self, slot: Slot) -> Entry<'_> {
         self.payload(slot)
     }
 
     /// Entries, tombstones included.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.map.len()
     }
 
     /// True when the stage holds no entry.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
 
     /// Keys with a payload.
-    pub fn live(&self) -> usize {
+    pub(crate) fn live(&self) -> usize {
         self.live
     }
 
     /// Tombstones.
-    pub fn tombstones(&self) -> usize {
+    pub(crate) fn tombstones(&self) -> usize {
         self.tombstones
     }
 
     /// True when no more slots can be handed out (4 billion payloads): the stage must be
     /// frozen whatever the trigger says.
-    pub fn slots_exhausted(&self) -> bool {
+    pub(crate) fn slots_exhausted(&self) -> bool {
         self.slots >= (TOMBSTONE - 1) as usize
     }
 
     /// Bytes held: the map, the arena's capacity and the stage itself.
-    pub fn memory_bytes(&self) -> usize {
+    pub(crate) fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>() + self.map.size_in_bytes() + self.arena.capacity()
     }
 }

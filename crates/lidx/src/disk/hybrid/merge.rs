@@ -33,7 +33,7 @@ use super::static_set::{
 
 /// Streams the merge of the static stage with the frozen stage's `entries` (from
 /// [`Stage::entries`]) into `out`: the full state in key order, tombstones applied.
-pub fn merge_into<K: Key, D: DynamicMap<K>>(
+pub(crate) fn merge_into<K: Key, D: DynamicMap<K>>(
     out: &mut PartsWriter<'_, K>,
     statics: &StaticSet<K>,
     frozen: &Stage<K, D>,
@@ -69,7 +69,7 @@ pub fn merge_into<K: Key, D: DynamicMap<K>>(
 /// Writes records pushed in strictly increasing key order into at most
 /// `options.merge_threads` static files of one generation, a new file starting once the
 /// current one holds `expected / merge_threads` records.
-pub struct PartsWriter<'a, K> {
+pub(crate) struct PartsWriter<'a, K> {
     storage: &'a Arc<Storage>,
     options: &'a StageOptions,
     generation: u64,
@@ -95,7 +95,7 @@ impl<'a, K: Key> PartsWriter<'a, K> {
     }
 
     /// Appends a record. Errors: the writer's (`OutOfOrder`, `DuplicateKey`, I/O).
-    pub fn push(&mut self, key: K, payload: &[u8]) -> Result<()> {
+    pub(crate) fn push(&mut self, key: K, payload: &[u8]) -> Result<()> {
         let room = self.open.len() < self.options.merge_threads.max(1);
         if let Some((_, w)) = self.open.last_mut() {
             if w.len() < self.per_part || !room {
@@ -170,7 +170,7 @@ fn remove_all(storage: &Storage, names: &[String]) {
 /// Builds the static files of generation `generation` from the records `fill` pushes (in
 /// strictly increasing key order; about `expected` of them, which sets the parts' sizes). No
 /// file for no record. On error, every file of the generation is removed.
-pub fn write_parts<K: Key>(
+pub(crate) fn write_parts<K: Key>(
     storage: &Arc<Storage>,
     options: &StageOptions,
     generation: u64,

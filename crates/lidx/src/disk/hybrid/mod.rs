@@ -10,11 +10,11 @@
 //! trigger, what a merge writes with). The durable index that composes them with a write-ahead
 //! log and a manifest, versions and background merges is [`crate::kv::HybridIndex`]; see
 //! [`crate::kv::hybrid`] for the whole design and how it differs from the paper.
-pub mod dynamic;
-pub mod merge;
+pub(crate) mod dynamic;
+pub(crate) mod merge;
 mod options;
-pub mod sorted_runs;
-pub mod static_set;
+pub(crate) mod sorted_runs;
+pub(crate) mod static_set;
 
 pub use dynamic::{DynamicMap, StdMap};
 pub use options::{MergeTrigger, StageOptions, StaticModel};

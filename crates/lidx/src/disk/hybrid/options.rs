@@ -12,11 +12,11 @@ use crate::disk::static_learned::Fetch;
 use crate::error::{Error, Result};
 
 /// Paper 002 §9.1's default merge ratio: the dynamic stage may hold `static_len / 178` entries.
-pub const DEFAULT_MERGE_RATIO: f64 = 178.0;
+pub(super) const DEFAULT_MERGE_RATIO: f64 = 178.0;
 
 /// Entries the dynamic stage may always hold under [`MergeTrigger::Ratio`], however small the
 /// static stage: without a floor an empty static stage would merge on every write.
-pub const MIN_RATIO_ENTRIES: usize = 1024;
+pub(super) const MIN_RATIO_ENTRIES: usize = 1024;
 
 /// The model of the static stage's files (paper 002 §9: hybrid-PGM-disk uses a PGM,
 /// hybrid-LeCo-disk the LeCo zone map).

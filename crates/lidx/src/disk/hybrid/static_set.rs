@@ -29,21 +29,21 @@ use crate::model::zero_interval::zero_eps_for_expected_pages;
 use super::options::{StageOptions, StaticModel};
 
 /// Names of the static files of generation `generation`, one per part.
-pub fn static_file_name(generation: u64, part: usize) -> String {
+pub(crate) fn static_file_name(generation: u64, part: usize) -> String {
     format!("static-{generation:010}-{part:04}.sli")
 }
 
 /// True for names [`static_file_name`] makes.
-pub fn is_static_file(name: &str) -> bool {
+pub(crate) fn is_static_file(name: &str) -> bool {
     name.starts_with("static-") && name.ends_with(".sli")
 }
 
 /// A static file of the hybrid: whatever model it holds ([`AnyStaticLearned`]); a merge
 /// builds the models [`StaticModel`] names.
-pub type AnyStatic<K> = AnyStaticLearned<K>;
+pub(crate) type AnyStatic<K> = AnyStaticLearned<K>;
 
 /// Building the hybrid's static files.
-pub trait HybridFile<K: Key>: Sized {
+pub(crate) trait HybridFile<K: Key>: Sized {
     /// The parameters of the static files `options` asks for (item granularity).
     fn params(options: &StageOptions) -> StaticLearnedParams;
     /// Completes a file whose records are all written: fits the model `options.model` asks
@@ -103,10 +103,10 @@ impl<K: Key> HybridFile<K> for AnyStatic<K> {
 }
 
 /// Data blocks read per request by a merge (1 MiB with 4 KiB blocks).
-pub const MERGE_READ_BLOCKS: usize = 256;
+pub(crate) const MERGE_READ_BLOCKS: usize = 256;
 
 /// One file of the static stage.
-pub struct StaticPart<K: Key> {
+pub(crate) struct StaticPart<K: Key> {
     /// The file's name in the storage.
     pub name: String,
     /// Its smallest key.
@@ -120,7 +120,7 @@ pub struct StaticPart<K: Key> {
 impl<K: Key> StaticPart<K> {
     /// Wraps an opened or built file whose smallest key is `first` (read from the file when
     /// `None`); `None` for an empty file (the static stage holds no empty part).
-    pub fn new(
+    pub(crate) fn new(
         storage: Arc<Storage>,
         name: String,
         index: AnyStatic<K>,
@@ -145,7 +145,7 @@ impl<K: Key> StaticPart<K> {
 
     /// Marks the part as replaced by a merge: its file is removed when the last reference to
     /// the part goes.
-    pub fn retire(&self) {
+    pub(crate) fn retire(&self) {
         self.retired.store(true, Ordering::Release);
     }
 }
@@ -161,7 +161,7 @@ impl<K: Key> Drop for StaticPart<K> {
 }
 
 /// The static stage: parts in key order, the first keys strictly increasing.
-pub struct StaticSet<K: Key> {
+pub(crate) struct StaticSet<K: Key> {
     /// The parts.
     pub parts: Vec<Arc<StaticPart<K>>>,
     len: usize,
@@ -169,25 +169,25 @@ pub struct StaticSet<K: Key> {
 
 impl<K: Key> StaticSet<K> {
     /// A stage of `parts` (in key order).
-    pub fn new(parts: Vec<Arc<StaticPart<K>>>) -> Self {
+    pub(crate) fn new(parts: Vec<Arc<StaticPart<K>>>) -> Self {
         let len = parts.iter().map(|p| p.index.len() as usize).sum();
         StaticSet { parts, len }
     }
 
     /// Records in all parts.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// The part that would hold `key`: the last whose first key is `<= key` (0 when none).
-    pub fn route(&self, key: &K) -> usize {
+    pub(crate) fn route(&self, key: &K) -> usize {
         self.parts
             .partition_point(|p| !key.key_lt(&p.first))
             .saturating_sub(1)
     }
 
     /// Point lookup.
-    pub fn get(&self, key: &K, payload: &mut [u8]) -> Result<bool> {
+    pub(crate) fn get(&self, key: &K, payload: &mut [u8]) -> Result<bool> {
         match self.parts.get(self.route(key)) {
             Some(p) => p.index.get(key, payload),
             None => Ok(false),
@@ -195,12 +195,12 @@ impl<K: Key> StaticSet<K> {
     }
 
     /// Bytes of the models.
-    pub fn memory_bytes(&self) -> usize {
+    pub(crate) fn memory_bytes(&self) -> usize {
         self.parts.iter().map(|p| p.index.memory_bytes()).sum()
     }
 
     /// Bytes of the files.
-    pub fn disk_bytes(&self) -> u64 {
+    pub(crate) fn disk_bytes(&self) -> u64 {
         self.parts.iter().map(|p| p.index.disk_bytes()).sum()
     }
 }

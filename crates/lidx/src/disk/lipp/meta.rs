@@ -58,11 +58,11 @@ use super::node::{decode_addr, encode_addr, NODE_HEADER};
 /// Magic number of an on-disk LIPP file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"lidxLIP1");
 /// Format version this build writes and reads (2: the keys' fingerprint).
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 /// Kind of file: the meta block of an on-disk LIPP.
-pub const KIND: u32 = 1;
+pub(crate) const KIND: u32 = 1;
 /// Bytes of the meta block's fields.
-pub const META_BYTES: usize = 144;
+pub(crate) const META_BYTES: usize = 144;
 /// What block 0 starts with.
 const START: HeaderStart =
     HeaderStart::new("an on-disk LIPP's meta block", MAGIC, VERSION, META_BYTES).kind(KIND);

@@ -65,8 +65,8 @@
 //! 1.65 or more) cost more than the B+-tree's 3.
 
 mod build;
-pub mod meta;
-pub mod node;
+pub(crate) mod meta;
+pub(crate) mod node;
 mod params;
 mod tree;
 mod update;

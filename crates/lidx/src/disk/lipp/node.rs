@@ -42,17 +42,17 @@ use crate::error::Result;
 use crate::mem::lipp::model::LinearModel;
 
 /// Tag of a node header.
-pub const TAG: u32 = u32::from_le_bytes(*b"LIPN");
+pub(crate) const TAG: u32 = u32::from_le_bytes(*b"LIPN");
 /// Bytes of a node header.
 pub const NODE_HEADER: usize = 64;
 /// Flag of an empty slot.
-pub const NULL: u8 = 0;
+pub(crate) const NULL: u8 = 0;
 /// Flag of a slot holding one entry.
-pub const DATA: u8 = 1;
+pub(crate) const DATA: u8 = 1;
 /// Flag of a slot holding a child's address.
-pub const NODE: u8 = 2;
+pub(crate) const NODE: u8 = 2;
 /// Largest slot count accepted from a file (a node of 2^40 slots is far past any build).
-pub const MAX_SLOTS: u64 = 1 << 40;
+pub(crate) const MAX_SLOTS: u64 = 1 << 40;
 
 /// A node's header. See the module docs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -189,7 +189,7 @@ pub fn encode_addr(pos: u64, usable: usize) -> u64 {
 }
 
 /// The position of on-disk address `raw`, `None` when its offset is past the usable bytes.
-pub fn decode_addr(raw: u64, usable: usize) -> Option<u64> {
+pub(crate) fn decode_addr(raw: u64, usable: usize) -> Option<u64> {
     let (block, offset) = (raw >> 32, raw & 0xffff_ffff);
     (offset < usable as u64).then(|| block * usable as u64 + offset)
 }

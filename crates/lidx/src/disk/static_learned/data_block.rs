@@ -38,24 +38,28 @@ use crate::error::{Error, Result};
 use crate::key::Key;
 
 /// Block number of the first data block of the file (block 0 is the header).
-pub const FIRST_DATA_BLOCK: u64 = 1;
+pub(crate) const FIRST_DATA_BLOCK: u64 = 1;
 
 /// Bytes of the block header (count and tag).
-pub const DATA_BLOCK_HEADER: usize = 8;
+pub(crate) const DATA_BLOCK_HEADER: usize = 8;
 
 /// Tag at offset 4 of every data block: the bytes `"SLdb"` as a little-endian u32.
-pub const DATA_BLOCK_TAG: u32 = u32::from_le_bytes(*b"SLdb");
+pub(crate) const DATA_BLOCK_TAG: u32 = u32::from_le_bytes(*b"SLdb");
 
 /// Records of `key_size + payload_size` bytes that fit in a block payload of `block_payload`
 /// bytes after the block header (0 when none fits). `key_size` must be at least 1.
-pub fn records_per_block(block_payload: usize, key_size: usize, payload_size: usize) -> usize {
+pub(crate) fn records_per_block(
+    block_payload: usize,
+    key_size: usize,
+    payload_size: usize,
+) -> usize {
     block_payload.saturating_sub(DATA_BLOCK_HEADER) / (key_size + payload_size).max(1)
 }
 
 /// Writes one data block into `out` (a block payload, zeroed): `keys` and, for record `j`, the
 /// payload `fill(j, &keys[j], out)` writes (`payload_size` bytes). The caller makes sure the
 /// records fit ([`records_per_block`]).
-pub fn encode_data_block<K: Key>(
+pub(crate) fn encode_data_block<K: Key>(
     out: &mut [u8],
     keys: &[K],
     payload_size: usize,
@@ -124,7 +128,12 @@ impl<'a, K: Key> DataBlock<'a, K> {
 /// Checks that data block `block` of `file`, whose first key is `first`, follows the block
 /// before it, whose last key was `previous` (none for the first block read): `Corrupt` when
 /// the keys do not increase across the boundary.
-pub fn check_follows<K: Key>(file: &str, block: u64, previous: Option<K>, first: K) -> Result<()> {
+pub(crate) fn check_follows<K: Key>(
+    file: &str,
+    block: u64,
+    previous: Option<K>,
+    first: K,
+) -> Result<()> {
     match previous {
         Some(p) if !p.key_lt(&first) => Err(Error::Corrupt {
             file: file.to_string(),

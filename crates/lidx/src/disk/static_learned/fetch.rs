@@ -110,22 +110,22 @@ pub(super) struct Run {
 
 impl Run {
     /// First entry held.
-    pub fn start(&self) -> usize {
+    pub(super) fn start(&self) -> usize {
         self.start
     }
 
     /// One past the last entry held.
-    pub fn end(&self) -> usize {
+    pub(super) fn end(&self) -> usize {
         self.end
     }
 
     /// Data block number of the last block held.
-    pub fn last_block(&self) -> usize {
+    pub(super) fn last_block(&self) -> usize {
         self.first + self.blocks - 1
     }
 
     /// True when entry `i` is held.
-    pub fn holds(&self, i: usize) -> bool {
+    pub(super) fn holds(&self, i: usize) -> bool {
         (self.start..self.end).contains(&i)
     }
 
@@ -136,7 +136,7 @@ impl Run {
     }
 
     /// Key and payload of entry `i` (held).
-    pub fn record<K: Key>(&self, i: usize) -> (K, &[u8]) {
+    pub(super) fn record<K: Key>(&self, i: usize) -> (K, &[u8]) {
         let off = i - self.start;
         let block = self.block::<K>(off / self.per_block);
         let j = off % self.per_block;
@@ -145,7 +145,7 @@ impl Run {
 
     /// Lower bound of `key` among the held entries, as an entry number in
     /// `start() ..= end()`.
-    pub fn lower_bound<K: Key>(&self, key: &K) -> usize {
+    pub(super) fn lower_bound<K: Key>(&self, key: &K) -> usize {
         let (mut lo, mut hi) = (0, self.blocks);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -178,7 +178,7 @@ impl Leaves<'_> {
 
     /// Reads data blocks `first .. first + count` in one request and validates each block and
     /// the key order across the blocks' boundaries.
-    pub fn read<K: Key>(&self, first: usize, count: usize) -> Result<Run> {
+    pub(super) fn read<K: Key>(&self, first: usize, count: usize) -> Result<Run> {
         let block_size = self.device.block_size();
         let mut buf = AlignedBuf::zeroed(count * block_size);
         let file_block = FIRST_DATA_BLOCK + first as u64;
@@ -221,7 +221,7 @@ impl Leaves<'_> {
 
     /// Finds the lower bound of `key` in the window `w` (`lo <= pos <= hi <= len`) with
     /// `fetch`; when `need_record`, the returned run also holds entry `pos` if `pos < len`.
-    pub fn find<K: Key>(
+    pub(super) fn find<K: Key>(
         &self,
         key: &K,
         w: &ApproxPos,

@@ -72,7 +72,7 @@ pub const VERSION: u32 = 3;
 pub const HEADER_BYTES: usize = 260;
 
 /// Longest model parameters text the header holds, in bytes.
-pub const MODEL_PARAMS_BYTES: usize = 128;
+pub(crate) const MODEL_PARAMS_BYTES: usize = 128;
 
 /// What block 0 starts with.
 const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYTES).truncated();

@@ -47,12 +47,12 @@
 //! 7. `any`: [`AnyStaticLearned`], a file opened with whatever model it holds.
 
 mod any;
-pub mod data_block;
-pub mod fetch;
-pub mod header;
-pub mod index;
+pub(crate) mod data_block;
+pub(crate) mod fetch;
+pub(crate) mod header;
+pub(crate) mod index;
 mod params;
-pub mod writer;
+pub(crate) mod writer;
 
 pub use any::AnyStaticLearned;
 pub use fetch::Fetch;

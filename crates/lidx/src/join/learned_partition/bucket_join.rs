@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::key::Key;
 
 /// What a join does with one match: `emit(key, left record, right record)`.
-pub type Emit<'a, K> = dyn FnMut(&K, &[u8], &[u8]) -> Result<()> + 'a;
+pub(super) type Emit<'a, K> = dyn FnMut(&K, &[u8], &[u8]) -> Result<()> + 'a;
 
 /// Records of one side, with their keys in sorted order.
 fn sort_records<K: Key>(recs: &[u8], rs: usize, index: &mut Vec<(K, u32)>) {
@@ -25,7 +25,7 @@ fn sort_records<K: Key>(recs: &[u8], rs: usize, index: &mut Vec<(K, u32)>) {
 }
 
 /// Reusable buffers of [`join_bucket`].
-pub struct JoinScratch<K> {
+pub(super) struct JoinScratch<K> {
     left: Vec<u8>,
     right: Vec<u8>,
     left_index: Vec<(K, u32)>,
@@ -123,7 +123,7 @@ fn retain_below<K: Key>(recs: &mut Vec<u8>, rs: usize, hi: &K) {
 /// Joins bucket `b` of `left` with bucket `b` of `right`, calling `emit(key, left record,
 /// right record)` for every match in key order. At most `cap` records (both sides together)
 /// are held; a larger pair is joined in key sub-ranges (see the module docs).
-pub fn join_bucket<'p, K: Key>(
+pub(super) fn join_bucket<'p, K: Key>(
     left: &mut BucketReader<'p>,
     right: &mut BucketReader<'p>,
     b: usize,

@@ -10,7 +10,7 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass};
 use crate::key::Key;
 
 /// Blocks per write request when a run is written.
-pub const WRITE_BATCH_BLOCKS: usize = 64;
+pub(super) const WRITE_BATCH_BLOCKS: usize = 64;
 
 /// One run of a partitioned table: records in bucket order from `first_block` on.
 #[derive(Debug, Clone)]
@@ -27,7 +27,7 @@ impl Run {
 }
 
 /// One table partitioned into buckets: its bucket file (a device) and the runs' directory.
-pub struct Partitioned {
+pub(super) struct Partitioned {
     pub(super) device: Arc<dyn BlockDevice>,
     pub(super) record_size: usize,
     pub(super) per_block: usize,
@@ -50,7 +50,7 @@ impl std::fmt::Debug for Partitioned {
 
 impl Partitioned {
     /// Records in bucket `b`.
-    pub fn bucket_len(&self, b: usize) -> u64 {
+    pub(super) fn bucket_len(&self, b: usize) -> u64 {
         self.runs
             .iter()
             .map(|r| r.offsets[b + 1] - r.offsets[b])
@@ -58,22 +58,22 @@ impl Partitioned {
     }
 
     /// Number of buckets.
-    pub fn buckets(&self) -> usize {
+    pub(super) fn buckets(&self) -> usize {
         self.buckets
     }
 
     /// Number of runs written (1 when the table fit the arena).
-    pub fn runs(&self) -> usize {
+    pub(super) fn runs(&self) -> usize {
         self.runs.len()
     }
 
     /// Size of a record in bytes.
-    pub fn record_size(&self) -> usize {
+    pub(super) fn record_size(&self) -> usize {
         self.record_size
     }
 
     /// Bytes of the directory in memory.
-    pub fn memory_bytes(&self) -> usize {
+    pub(super) fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + self
                 .runs
@@ -83,7 +83,7 @@ impl Partitioned {
     }
 
     /// Bytes of the bucket file.
-    pub fn disk_bytes(&self) -> u64 {
+    pub(super) fn disk_bytes(&self) -> u64 {
         self.device.len_blocks() * self.device.block_size() as u64
     }
 }
@@ -152,20 +152,20 @@ impl RunWriter {
 }
 
 /// Bytes of memory the partitioning pass needs besides its arena and directories.
-pub fn partition_overhead(block_size: usize) -> usize {
+pub(super) fn partition_overhead(block_size: usize) -> usize {
     WRITE_BATCH_BLOCKS * block_size
 }
 
 /// Bytes the arena needs per buffered record of `record_size` bytes (record, bucket id, and its
 /// slot in the counting sort).
-pub fn arena_bytes_per_record(record_size: usize) -> usize {
+pub(super) fn arena_bytes_per_record(record_size: usize) -> usize {
     record_size + 8
 }
 
 /// The partitioning pass: every record `scan` yields goes to its bucket under `map`, buffered
 /// in an arena of `arena_records` records and written to `device` (created empty by the
 /// caller) one run per full arena. Records are `record_size` bytes, key first.
-pub fn partition<K: Key>(
+pub(super) fn partition<K: Key>(
     device: Arc<dyn BlockDevice>,
     map: &BucketMap,
     record_size: usize,

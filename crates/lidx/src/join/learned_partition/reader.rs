@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::io::{AlignedBuf, IoClass};
 
 /// Largest read-ahead window per run, in blocks.
-pub const MAX_WINDOW_BLOCKS: usize = 64;
+pub(super) const MAX_WINDOW_BLOCKS: usize = 64;
 
 /// A read-ahead window over one run.
 struct Window {
@@ -17,7 +17,7 @@ struct Window {
 
 /// Reads the buckets of a [`Partitioned`] table: one read-ahead window per run, each read
 /// forward from the first block a bucket needs, up to `window_blocks` blocks per request.
-pub struct BucketReader<'p> {
+pub(super) struct BucketReader<'p> {
     pub(super) part: &'p Partitioned,
     windows: Vec<Window>,
     window_blocks: usize,
@@ -26,7 +26,7 @@ pub struct BucketReader<'p> {
 impl<'p> BucketReader<'p> {
     /// A reader of `part` with windows of `window_blocks` blocks (1 to
     /// [`MAX_WINDOW_BLOCKS`]).
-    pub fn new(part: &'p Partitioned, window_blocks: usize) -> Self {
+    pub(super) fn new(part: &'p Partitioned, window_blocks: usize) -> Self {
         let window_blocks = window_blocks.clamp(1, MAX_WINDOW_BLOCKS);
         let block_size = part.device.block_size();
         let windows = part
@@ -46,12 +46,16 @@ impl<'p> BucketReader<'p> {
     }
 
     /// Bytes of memory the windows take for `runs` runs.
-    pub fn memory_bytes_for(runs: usize, window_blocks: usize, block_size: usize) -> usize {
+    pub(super) fn memory_bytes_for(runs: usize, window_blocks: usize, block_size: usize) -> usize {
         runs * window_blocks.clamp(1, MAX_WINDOW_BLOCKS) * block_size
     }
 
     /// Calls `f` on every record of bucket `b`, run by run.
-    pub fn for_each(&mut self, b: usize, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    pub(super) fn for_each(
+        &mut self,
+        b: usize,
+        mut f: impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
         let part = self.part;
         let block_size = part.device.block_size();
         let rs = part.record_size;
@@ -78,7 +82,7 @@ impl<'p> BucketReader<'p> {
     }
 
     /// Appends every record of bucket `b` to `out`.
-    pub fn load(&mut self, b: usize, out: &mut Vec<u8>) -> Result<()> {
+    pub(super) fn load(&mut self, b: usize, out: &mut Vec<u8>) -> Result<()> {
         self.for_each(b, |rec| {
             out.extend_from_slice(rec);
             Ok(())

@@ -9,7 +9,7 @@ use crate::model::linear::LinearModel;
 
 /// Parameters of the learned route. The memory budget itself is the join's (`--memory`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LearnedPartitionParams {
+pub(super) struct LearnedPartitionParams {
     /// Fraction of each table's records sampled to fit the model, in `(0, 1]` (default 0.01,
     /// the paper's 1%). More samples give more even buckets at the cost of a longer fit and a
     /// larger sample in memory; tables so small that this gives fewer than
@@ -37,15 +37,15 @@ impl Default for LearnedPartitionParams {
 }
 
 /// What a pass over a table does with each record: `f(position, record bytes)`.
-pub type RecordVisitor<'a> = dyn FnMut(u64, &[u8]) -> Result<()> + 'a;
+pub(super) type RecordVisitor<'a> = dyn FnMut(u64, &[u8]) -> Result<()> + 'a;
 
 /// Smallest sample fitted when the table has that many records.
-pub const MIN_SAMPLE: u64 = 1024;
+pub(super) const MIN_SAMPLE: u64 = 1024;
 
 impl LearnedPartitionParams {
     /// [`Error::InvalidParameter`] for a sample rate outside `(0, 1]`, `eps == 0` or
     /// `bucket_blocks == 0`.
-    pub fn check(&self) -> Result<()> {
+    pub(super) fn check(&self) -> Result<()> {
         if !(self.sample_rate > 0.0 && self.sample_rate <= 1.0) {
             return Err(Error::InvalidParameter {
                 name: "sample_rate",
@@ -105,7 +105,7 @@ fn sampled(seed: u64, table: u64, index: u64, threshold: u64) -> bool {
 /// Appends to `sample` the keys of the sampled records among those `scan` yields (`index`,
 /// record bytes, key first). `table` tags the table so two tables get independent samples.
 /// Keys that cannot be ordered (NaN) are [`Error::InvalidKey`].
-pub fn sample_keys<K: Key>(
+pub(super) fn sample_keys<K: Key>(
     params: &LearnedPartitionParams,
     table: u64,
     n: u64,
@@ -130,7 +130,7 @@ pub fn sample_keys<K: Key>(
 
 /// The partition function: model-space key to bucket, non-decreasing in the key.
 #[derive(Debug, Clone)]
-pub struct BucketMap {
+pub(super) struct BucketMap {
     /// First model-space key of every bottom segment of the sample's PGM.
     first_keys: Vec<u64>,
     /// Per segment: its line and the rank range `[lo, hi]` its prediction is clamped to.
@@ -143,7 +143,7 @@ pub struct BucketMap {
 
 impl BucketMap {
     /// Fits the map on `sample` (sorted here) for `buckets` buckets.
-    pub fn fit<K: Key>(sample: &mut [K], buckets: usize, eps: usize) -> Result<BucketMap> {
+    pub(super) fn fit<K: Key>(sample: &mut [K], buckets: usize, eps: usize) -> Result<BucketMap> {
         let buckets = buckets.max(1);
         sample.sort_unstable_by(|a, b| a.key_cmp(b));
         if sample.is_empty() || buckets == 1 {
@@ -176,12 +176,12 @@ impl BucketMap {
     }
 
     /// Number of buckets.
-    pub fn buckets(&self) -> usize {
+    pub(super) fn buckets(&self) -> usize {
         self.buckets
     }
 
     /// Bytes of the map in memory, plus the PGM it was taken from (which the fit held).
-    pub fn memory_bytes(&self) -> usize {
+    pub(super) fn memory_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + self.first_keys.capacity() * 8
             + self.models.capacity() * std::mem::size_of::<(LinearModel, f64, f64)>()
@@ -190,7 +190,7 @@ impl BucketMap {
 
     /// The bucket of model-space key `v`.
     #[inline]
-    pub fn bucket(&self, v: u64) -> usize {
+    pub(super) fn bucket(&self, v: u64) -> usize {
         if self.first_keys.is_empty() {
             return 0;
         }

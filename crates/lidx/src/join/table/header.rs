@@ -43,15 +43,15 @@ pub const HEADER_BYTES: usize = 40;
 pub const TABLE_MAGIC: u64 = u64::from_le_bytes(*b"LIDXTABL");
 
 /// Table format version written and read.
-pub const TABLE_VERSION: u32 = 2;
+pub(super) const TABLE_VERSION: u32 = 2;
 
 /// The fingerprint term of record block `block` holding `records` (its records' bytes): the
 /// table's fingerprint is the wrapping sum of these over its record blocks (module docs). The
 /// one fingerprint of derived files, shared with `lidx build`'s indexes, lives in the codec.
-pub use crate::codec::record_block_fingerprint;
+pub(super) use crate::codec::record_block_fingerprint;
 
 /// Largest value a table accepts, in bytes (a record must fit one block in any case).
-pub const MAX_VALUE_SIZE: u32 = 1 << 16;
+pub(super) const MAX_VALUE_SIZE: u32 = 1 << 16;
 
 /// The key types a table holds: 8-byte integers and 16-byte strings (paper 000 §6.2). `Hash`
 /// and `Eq` serve the hash joins.
@@ -61,7 +61,7 @@ impl TableKey for u64 {}
 impl TableKey for Str16 {}
 
 /// The key type name recorded by a key size, as [`Key::NAME`] spells it.
-pub fn key_name_of_size(key_size: u32) -> Option<&'static str> {
+pub(super) fn key_name_of_size(key_size: u32) -> Option<&'static str> {
     match key_size {
         8 => Some(<u64 as Key>::NAME),
         16 => Some(<Str16 as Key>::NAME),

@@ -43,4 +43,5 @@ pub use header::{
 };
 pub use scan::Scan;
 pub use window::WindowReader;
-pub use writer::{write_table_header, TableWriter, WRITE_BLOCKS};
+pub use writer::TableWriter;
+pub(crate) use writer::{write_table_header, WRITE_BLOCKS};

@@ -29,7 +29,7 @@ pub(super) struct Prefetcher {
 /// Chunks a `Prefetcher` reads ahead of its consumer. On the virtio disk we measure on, one
 /// chunk ahead left a ratio-1 INLJ waiting for reads 0.7 s of 3 s (requests vary in latency
 /// under a concurrent write stream); three ahead removed the wait.
-pub const PREFETCH_DEPTH: usize = 3;
+pub(super) const PREFETCH_DEPTH: usize = 3;
 
 impl Prefetcher {
     /// Starts reading device blocks `first .. first + blocks`, `chunk` blocks per request, each

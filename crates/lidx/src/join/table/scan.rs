@@ -15,7 +15,7 @@ use crate::key::check_next;
 /// Blocks a sequential scan reads per request (4 MiB of 4 KiB blocks; fewer for a smaller
 /// table). Larger means fewer, longer requests and more memory: on the virtio disk we measure
 /// on, reading two 50M-record tables took 2.5 s in 1 MiB requests and 1.0 s in 4 MiB ones.
-pub const READ_BLOCKS: usize = 1024;
+pub(super) const READ_BLOCKS: usize = 1024;
 
 /// A sequential reader over a range of records: [`Scan::key`] and [`Scan::value`] of the
 /// current record, [`Scan::advance`] to the next. Reads `READ_BLOCKS` blocks per request;

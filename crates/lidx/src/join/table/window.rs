@@ -79,7 +79,7 @@ const DENSE_PROBES: usize = 2;
 
 /// Most blocks a [`WindowReader`] reads past a window (1024 blocks: 4 MiB of 4 KiB blocks, as a
 /// scan's request).
-pub const MAX_READAHEAD_BLOCKS: usize = 1024;
+pub(super) const MAX_READAHEAD_BLOCKS: usize = 1024;
 
 impl<'t, K: TableKey> WindowReader<'t, K> {
     /// A reader over `table` holding nothing yet.

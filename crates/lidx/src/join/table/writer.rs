@@ -15,7 +15,7 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 
 /// Blocks a writer buffers before one write request (1 MiB of 4 KiB blocks); a writer on a
 /// background thread holds two such buffers.
-pub const WRITE_BLOCKS: usize = 1024;
+pub(crate) const WRITE_BLOCKS: usize = 1024;
 
 /// Writes full buffers on a background thread, in order, while the writer fills the next one;
 /// buffers come back (not zeroed: see [`TableWriter::flush`]) through a channel, or the first
@@ -480,7 +480,7 @@ impl<K: TableKey> TableWriter<K> {
 
 /// Writes `header` as block 0 of `device` and syncs: the last step of writing a table.
 #[doc(hidden)]
-pub fn write_table_header(device: &dyn BlockDevice, header: &TableHeader) -> Result<()> {
+pub(crate) fn write_table_header(device: &dyn BlockDevice, header: &TableHeader) -> Result<()> {
     let mut block = AlignedBuf::zeroed(device.block_size());
     header.encode(&mut block);
     device.write_blocks(0, &mut block, IoClass::Header)?;

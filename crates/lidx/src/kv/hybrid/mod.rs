@@ -61,8 +61,8 @@
 //!   in log order; writers of different keys share log groups.
 
 mod index;
-pub mod options;
-pub mod recovery;
+pub(crate) mod options;
+pub(crate) mod recovery;
 
 pub use crate::disk::hybrid::{DynamicMap, MergeTrigger, SortedRuns, StaticModel, StdMap};
 pub use index::HybridIndex;

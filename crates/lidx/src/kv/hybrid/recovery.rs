@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::key::Key;
 
 /// Version of the meta layout.
-pub const META_VERSION: u32 = 1;
+pub(crate) const META_VERSION: u32 = 1;
 /// Longest key type name accepted.
 const MAX_KEY_NAME: usize = 64;
 

@@ -71,7 +71,7 @@ pub const STORE_VERSION: u32 = 3;
 /// Name of the identity file.
 pub const STORE_FILE: &str = "STORE";
 /// Name of the lock file.
-pub const LOCK_FILE: &str = "LOCK";
+pub(super) const LOCK_FILE: &str = "LOCK";
 /// Bytes of `STORE` before the engine's spec.
 const STORE_BYTES: usize = 56;
 /// Offset of the checksum in `STORE`.

@@ -194,7 +194,7 @@ impl Default for CreateOptions {
 /// Entries the `hybrid` engine's dynamic stage may always hold under
 /// [`StoreOptions::merge_ratio`], however small the table: without a floor an empty table
 /// would merge on every write.
-pub const MIN_RATIO_ENTRIES: usize = 1024;
+pub(super) const MIN_RATIO_ENTRIES: usize = 1024;
 
 /// What each open of a store chooses.
 #[derive(Clone, Copy, Debug, PartialEq)]

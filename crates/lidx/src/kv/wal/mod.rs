@@ -125,6 +125,7 @@ pub use record::{
     SEGMENT_HEADER_BYTES,
 };
 pub use recovery::{DamageKind, Dropped, WalRecovery};
+pub(crate) use replay::replay_covered;
 pub(crate) use replay::{check_owner, list_segments, segment_seq};
-pub use replay::{replay, replay_covered, scan_segment, segment_path, ReplayReport};
+pub use replay::{replay, scan_segment, segment_path, ReplayReport};
 pub use writer::{FsyncPolicy, Wal, WalOptions, WalStats};

@@ -6,10 +6,10 @@ use crate::key::Key;
 use crate::kv::stamp::{check_length_and_crc, check_magic_version, corrupt, le_u32, le_u64};
 
 /// Magic number at the start of every segment: `lidxWAL1`.
-pub const SEGMENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxWAL1");
+pub(super) const SEGMENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxWAL1");
 /// Format version of segments and records (2: the header names the store the segment
 /// belongs to).
-pub const VERSION: u32 = 2;
+pub(super) const VERSION: u32 = 2;
 /// Size of a segment header.
 pub const SEGMENT_HEADER_BYTES: usize = 48;
 /// Bytes of a segment header its checksum covers.
@@ -224,7 +224,7 @@ pub fn encode_segment_header(first: Seq, owner: u128) -> [u8; SEGMENT_HEADER_BYT
 /// the segment belongs to. Magic, version, length, checksum and reserved bytes are checked,
 /// in that order. Never panics.
 #[doc(hidden)]
-pub fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<(Seq, u128)> {
+pub(super) fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<(Seq, u128)> {
     check_magic_version(file, bytes, SEGMENT_MAGIC, VERSION)?;
     check_length_and_crc(
         file,

@@ -277,7 +277,7 @@ pub fn replay(
 /// [`replay`] without changing any file: what the mode would cut is skipped and reported, but
 /// stays where it is (a read-only open).
 #[cfg(test)]
-pub fn replay_read_only(
+pub(crate) fn replay_read_only(
     dir: &Path,
     recovery: WalRecovery,
     on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
@@ -295,7 +295,7 @@ pub fn replay_read_only(
 /// cut. Every segment must belong to the store `owner` (0: a log outside a store): one of
 /// another store's log is [`Error::ForeignFile`], refused before any of its records is
 /// handed on.
-pub fn replay_covered(
+pub(crate) fn replay_covered(
     dir: &Path,
     recovery: WalRecovery,
     covered: Seq,

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Bytes of a transparent huge page (x86-64 and AArch64 with 4 KiB pages).
-pub const HUGE_PAGE_BYTES: usize = 2 << 20;
+pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// The process-wide reservation: `(base, bytes)`, or `None` if the kernel refused it.
 static REGION: OnceLock<Option<(usize, usize)>> = OnceLock::new();
@@ -45,7 +45,7 @@ static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 /// True if `addr` lies in memory an [`Arena`] hands out.
 #[inline(always)]
-pub fn contains(addr: usize) -> bool {
+pub(crate) fn contains(addr: usize) -> bool {
     match REGION.get() {
         Some(Some((base, bytes))) => addr.wrapping_sub(*base) < *bytes,
         _ => false,
@@ -53,7 +53,7 @@ pub fn contains(addr: usize) -> bool {
 }
 
 /// A bump allocator over one huge-page block; memory is released only when it is dropped.
-pub struct Arena {
+pub(crate) struct Arena {
     base: usize,
     bytes: usize,
     used: usize,
@@ -62,7 +62,7 @@ pub struct Arena {
 impl Arena {
     /// An arena able to hold `bytes` (rounded up to whole huge pages), or `None` if the
     /// reservation is exhausted or the kernel refuses (the caller keeps the global allocator).
-    pub fn new(bytes: usize) -> Option<Arena> {
+    pub(crate) fn new(bytes: usize) -> Option<Arena> {
         let bytes = bytes.max(1).next_multiple_of(HUGE_PAGE_BYTES);
         let (base, total) = (*REGION.get_or_init(os::reserve))?;
         let off = NEXT.fetch_add(bytes, Ordering::Relaxed);
@@ -79,7 +79,7 @@ impl Arena {
 
     /// Room for one value of `layout`, or `None` when full. The memory is zeroed on first
     /// touch and uninitialized as far as the caller is concerned.
-    pub fn alloc(&mut self, layout: Layout) -> Option<*mut u8> {
+    pub(crate) fn alloc(&mut self, layout: Layout) -> Option<*mut u8> {
         let start = (self.base + self.used).next_multiple_of(layout.align());
         let end = start.checked_add(layout.size())?;
         if end > self.base + self.bytes {
@@ -91,18 +91,18 @@ impl Arena {
 
     /// True if `addr` lies in this arena's block.
     #[inline]
-    pub fn owns(&self, addr: usize) -> bool {
+    pub(crate) fn owns(&self, addr: usize) -> bool {
         addr.wrapping_sub(self.base) < self.bytes
     }
 
     /// Bytes handed out, padding included.
     #[cfg(test)]
-    pub fn used_bytes(&self) -> usize {
+    pub(crate) fn used_bytes(&self) -> usize {
         self.used
     }
 
     /// Resident bytes: the huge pages touched so far (the block is filled from its start).
-    pub fn resident_bytes(&self) -> usize {
+    pub(crate) fn resident_bytes(&self) -> usize {
         self.used.next_multiple_of(HUGE_PAGE_BYTES)
     }
 }

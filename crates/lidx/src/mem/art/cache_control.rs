@@ -25,15 +25,15 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 
 /// Bytes of a cache line.
-pub const CACHE_LINE: usize = 64;
+pub(crate) const CACHE_LINE: usize = 64;
 
 /// Bytes read by `evict_caches`: larger than the last-level caches we target.
 #[cfg(any(test, not(target_arch = "x86_64")))]
-pub const EVICT_BYTES: usize = 64 << 20;
+pub(crate) const EVICT_BYTES: usize = 64 << 20;
 
 /// Evicts the cache lines holding `value` from every cache level.
 #[cfg(test)]
-pub fn flush<T: ?Sized>(value: &T) {
+pub(crate) fn flush<T: ?Sized>(value: &T) {
     // SAFETY: a reference points to `size_of_val` readable bytes.
     unsafe { flush_raw(value as *const T as *const u8, std::mem::size_of_val(value)) }
 }
@@ -42,7 +42,7 @@ pub fn flush<T: ?Sized>(value: &T) {
 ///
 /// # Safety
 /// The range must be mapped (CLFLUSH of an unmapped address faults).
-pub unsafe fn flush_raw(ptr: *const u8, len: usize) {
+pub(crate) unsafe fn flush_raw(ptr: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_clflush, _mm_mfence};
@@ -67,7 +67,7 @@ pub unsafe fn flush_raw(ptr: *const u8, len: usize) {
 /// Evicts (most of) every cache by reading `EVICT_BYTES` of other data, one load per line:
 /// where CLFLUSH is not available.
 #[cfg(any(test, not(target_arch = "x86_64")))]
-pub fn evict_caches() {
+pub(crate) fn evict_caches() {
     static BUFFER: OnceLock<Vec<u8>> = OnceLock::new();
     // Written with non-zero bytes so the pages are real memory, not the shared zero page.
     let buf = BUFFER.get_or_init(|| vec![1u8; EVICT_BYTES]);
@@ -80,7 +80,7 @@ pub fn evict_caches() {
 
 /// A speculation barrier: later instructions do not start before earlier ones complete.
 #[inline(always)]
-pub fn serialize() {
+pub(crate) fn serialize() {
     // SAFETY: LFENCE needs SSE2, part of the x86-64 baseline.
     #[cfg(target_arch = "x86_64")]
     unsafe {
@@ -92,7 +92,7 @@ pub fn serialize() {
 
 /// A serialized time stamp in ticks (see [`ticks_per_ns`]).
 #[inline(always)]
-pub fn timestamp() -> u64 {
+pub(crate) fn timestamp() -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         serialize();
@@ -117,7 +117,7 @@ fn epoch() -> &'static Instant {
 }
 
 /// Ticks of [`timestamp`] per nanosecond (calibrated once, for 5 ms, on first use).
-pub fn ticks_per_ns() -> f64 {
+pub(crate) fn ticks_per_ns() -> f64 {
     static RATE: OnceLock<f64> = OnceLock::new();
     *RATE.get_or_init(|| {
         let start = Instant::now();
@@ -140,7 +140,7 @@ pub fn ticks_per_ns() -> f64 {
 ///
 /// `setup` is not timed (flush the node there for a cold measurement). Results pass through
 /// `black_box` so the measured work is not optimized away. `runs` must be at least 1.
-pub fn median_ns<S, R>(
+pub(crate) fn median_ns<S, R>(
     runs: usize,
     mut setup: impl FnMut() -> S,
     mut measured: impl FnMut(S) -> R,

@@ -41,7 +41,7 @@ use crate::error::Result;
 
 /// The key bytes `bytes` (1 to 4 of them) as one big-endian fragment.
 #[inline(always)]
-pub fn fragment(bytes: &[u8]) -> u32 {
+pub(crate) fn fragment(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0u32, |f, &b| (f << 8) | u32::from(b))
 }
 
@@ -367,7 +367,7 @@ fn build_levels<K, V>(
 
 /// Replaces a multilevel node in `slot` by ART nodes over the same key bytes (nothing for an
 /// ART node). A node left with one child becomes that child, its path extended.
-pub fn demote<K, V>(slot: &mut NodeRef<K, V>) {
+pub(crate) fn demote<K, V>(slot: &mut NodeRef<K, V>) {
     let Some(&header) = slot.header() else { return };
     let span = slot.span();
     let mut items = match header.kind() {
@@ -388,7 +388,7 @@ pub fn demote<K, V>(slot: &mut NodeRef<K, V>) {
 }
 
 /// Replaces every multilevel node below `slot` by ART nodes, bottom-up.
-pub fn demote_all<K, V>(slot: &mut NodeRef<K, V>) {
+pub(crate) fn demote_all<K, V>(slot: &mut NodeRef<K, V>) {
     if slot.kind().is_some_and(NodeKind::is_multilevel) {
         demote(slot);
     }
@@ -443,7 +443,7 @@ fn cut_frontier<K: ArtKey, V>(
 /// path. `replaced_bytes` (the ART nodes it replaces) sets a rewired node's budget; `flat`
 /// backs a Node64K/Node16M by a flat huge-page array instead of rewired pages (dense nodes,
 /// see [`RewiredArray::flat`]).
-pub fn promote<K: ArtKey, V>(
+pub(crate) fn promote<K: ArtKey, V>(
     slot: &mut NodeRef<K, V>,
     depth: usize,
     kind: NodeKind,

@@ -30,10 +30,10 @@
 use crate::error::{Error, Result};
 
 /// Keys (and children) a [`MultiNode4`] holds.
-pub const CAPACITY: usize = 4;
+pub(crate) const CAPACITY: usize = 4;
 
 /// Bytes of the header area the owning tree may use.
-pub const HEADER_BYTES: usize = 14;
+pub(crate) const HEADER_BYTES: usize = 14;
 
 /// A four-way node keyed by fragments of up to four key bytes, in one cache line.
 #[repr(C, align(64))]

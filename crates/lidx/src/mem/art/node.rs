@@ -41,7 +41,7 @@ use super::multilevel::{demote, fragment, Multi4, RewiredNode};
 /// from a leaf of the subtree when needed (the "optimistic" part, see the module docs of
 /// `lidx::mem::art`). 8 bytes keep the header at 12 bytes and cover every `u64` path (a `u64`
 /// key has at most 7 bytes above its last branching byte).
-pub const MAX_PREFIX: usize = 8;
+pub(crate) const MAX_PREFIX: usize = 8;
 
 /// Tag of an inner node, stored in the first byte of its header.
 #[doc(hidden)]

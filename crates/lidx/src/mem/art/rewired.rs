@@ -53,19 +53,19 @@ use super::arena::Arena;
 use crate::error::{Error, Result};
 
 /// Bits of a child word; the bits above hold the slot's tag.
-pub const WORD_BITS: u32 = 48;
+pub(crate) const WORD_BITS: u32 = 48;
 
 /// The largest child word a slot can hold.
-pub const MAX_WORD: u64 = (1 << WORD_BITS) - 1;
+pub(crate) const MAX_WORD: u64 = (1 << WORD_BITS) - 1;
 
 /// The largest accepted `slots_log2` (a Node16M: three key bytes).
-pub const MAX_SLOTS_LOG2: u32 = 24;
+pub(crate) const MAX_SLOTS_LOG2: u32 = 24;
 
 /// Slots of a Node64K (two key bytes).
-pub const NODE64K_SLOTS_LOG2: u32 = 16;
+pub(crate) const NODE64K_SLOTS_LOG2: u32 = 16;
 
 /// Slots of a Node16M (three key bytes).
-pub const NODE16M_SLOTS_LOG2: u32 = 24;
+pub(crate) const NODE16M_SLOTS_LOG2: u32 = 24;
 
 /// Open physical pages probed before a fresh one is taken.
 const MAX_PROBE: usize = 16;

@@ -142,7 +142,7 @@ impl<K: ArtKey, V> Art<K, V> {
 /// Builds the subtree over `items` (sorted, distinct, at least one), all sharing their first
 /// `depth` key bytes; takes their leaves. Used by [`Art::bulk_load`] and to rebuild subtrees.
 #[doc(hidden)]
-pub fn build_subtree<B: AsRef<[u8]>, K, V>(
+pub(super) fn build_subtree<B: AsRef<[u8]>, K, V>(
     items: &mut [(B, NodeRef<K, V>)],
     depth: usize,
 ) -> NodeRef<K, V> {

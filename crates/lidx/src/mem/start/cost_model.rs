@@ -25,7 +25,7 @@ use crate::mem::art::node::{NodeKind, View};
 use crate::mem::art::Art;
 
 /// Every node kind the model covers, in table order.
-pub const KINDS: [NodeKind; 7] = [
+pub(crate) const KINDS: [NodeKind; 7] = [
     NodeKind::Node4,
     NodeKind::Node16,
     NodeKind::Node48,

@@ -15,7 +15,7 @@
 //! [`crate::mem::art`] with the other node kinds, since ART's node dispatch handles them all;
 //! this module decides where they go. Their children are opaque `u64` words (0 = no child);
 //! `art::multilevel` stores `NodeRef` words in them.
-pub mod cost_model;
+pub(crate) mod cost_model;
 mod index;
 mod optimizer;
 mod stats;

@@ -398,7 +398,7 @@ impl Planner<'_> {
 /// node back into ART nodes, plans with `model` and `strategy`, and transforms in bulk. A
 /// multilevel node may take `budget_factor` times its space budget (module docs); `flat`
 /// allows flat Node64K/Node16M.
-pub fn tune<K: ArtKey, V>(
+pub(super) fn tune<K: ArtKey, V>(
     root: &mut NodeRef<K, V>,
     len: usize,
     key_len: usize,
