@@ -25,7 +25,7 @@
 //! lidx error, raised as `lidx.CorruptError` (`ValueError` for keys out of order).
 
 use lidx::mem::Persist;
-use lidx::raw::codec::{Decoder, Encoder};
+use lidx::mem::{Decoder, Encoder};
 use lidx::raw::key::check_sorted;
 use lidx::{Error, Result};
 use pyo3::{PyResult, Python};

@@ -19,8 +19,9 @@ use std::ops::Bound as Edge;
 use std::path::PathBuf;
 
 use lidx::kv::FsyncPolicy;
+use lidx::kv::Range;
 use lidx::kv::{CreateOptions, Engine, Snapshot, Store, StoreOptions, WriteBatch};
-use lidx::raw::kv::store::{Range, STORE_FILE};
+use lidx::raw::kv::store::STORE_FILE;
 use parking_lot::{Mutex, RwLock};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;

@@ -171,7 +171,7 @@ pub enum Error {
         what: String,
     },
     /// An index file was built from other keys than the dataset it is opened for: the
-    /// fingerprint its header records ([`crate::codec::keys_fingerprint`]) is not the keys'.
+    /// fingerprint its header records ([`keys_fingerprint`](crate::disk::keys_fingerprint)) is not the keys'.
     StaleIndex {
         /// The file.
         file: String,

@@ -1,12 +1,13 @@
-//! The raw door: what only lidx's own benchmarks, fuzz targets and tests need (file decoders,
-//! format constants, internal helpers), laid out by the path it has inside the crate. It is
-//! hidden from the docs and not part of the API an embedder should use: nothing here is
-//! stable. Everything an embedder builds is re-exported at the crate root and in the
-//! public family modules ([`crate::mem`], [`crate::disk`], [`crate::io`], [`crate::join`],
-//! [`crate::kv`], [`crate::model`], [`crate::search`], [`crate::spec`]).
+//! The raw door: what lidx's own command line, Python bindings, benchmarks, fuzz targets and
+//! tests need beyond the front door (file decoders and format constants for `lidx verify` and
+//! the fuzzers, internal helpers the harness measures), laid out by the path it has inside the
+//! crate. It is hidden from the docs and not part of the API an embedder should use: nothing
+//! here is stable. Everything an embedder builds is re-exported at the crate root and in the
+//! public family modules ([`crate::catalog`], [`crate::mem`], [`crate::disk`], [`crate::io`],
+//! [`crate::join`], [`crate::kv`], [`crate::model`], [`crate::search`], [`crate::spec`]).
 
 pub mod codec {
-    pub use crate::codec::{keys_fingerprint, Decoder, Encoder, MAX_LEN};
+    pub use crate::codec::{Decoder, MAX_LEN};
 }
 pub mod disk {
     pub mod alex {
@@ -127,9 +128,7 @@ pub mod kv {
         };
     }
     pub mod store {
-        pub use crate::kv::store::{
-            decode_identity, Range, STORE_FILE, STORE_MAGIC, STORE_VERSION,
-        };
+        pub use crate::kv::store::{decode_identity, STORE_FILE, STORE_MAGIC, STORE_VERSION};
     }
     pub mod wal {
         pub use crate::kv::wal::{

@@ -4,6 +4,7 @@
 //! (`Error::StaleIndex` naming the file and both fingerprints). Before, these files were bound
 //! to their dataset by key count only.
 
+use lidx::disk::keys_fingerprint;
 use lidx::disk::{check_built_from, DiskIndex, DiskMap};
 use lidx::disk::{AnyStaticLearned, StaticLearned, StaticLearnedParams};
 use lidx::disk::{BTreeLearned, BTreeLearnedParams};
@@ -14,7 +15,6 @@ use lidx::disk::{DiskLipp, DiskLippParams};
 use lidx::disk::{DiskPgm, DiskPgmParams};
 use lidx::io::{SimProfile, Storage};
 use lidx::mem::{Pgm, PgmParams};
-use lidx::raw::codec::keys_fingerprint;
 use lidx::Error;
 
 fn payload(_: usize, key: &u64, out: &mut [u8]) {

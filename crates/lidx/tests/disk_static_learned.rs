@@ -9,7 +9,7 @@ use lidx::disk::DiskIndex;
 use lidx::disk::{Fetch, Granularity, StaticLearned, StaticLearnedParams};
 use lidx::io::{DeviceKind, SimProfile, Storage};
 use lidx::mem::Persist;
-use lidx::raw::codec::{Decoder, Encoder};
+use lidx::mem::{Decoder, Encoder};
 use lidx::raw::disk::static_learned::read_kind;
 use lidx::raw::io::checksum;
 use lidx::{ApproxPos, Error, Key, StaticIndex, Str16};

@@ -109,7 +109,7 @@ fn run_numeric(
     let dataset = load_disk_dataset(&args.dataset, args.seed)?;
     let keys = unique_keys(&dataset.keys);
     // Every reused index is checked against the dataset's keys: hashed once.
-    let fingerprint = lidx::raw::codec::keys_fingerprint(&keys);
+    let fingerprint = lidx::disk::keys_fingerprint(&keys);
     device.create_dir()?;
     let storage = device.storage(args.block_size, args.cache_blocks)?;
     let bench = DiskBench::prepare(&dataset, &keys, config)?;

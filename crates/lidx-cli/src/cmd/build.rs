@@ -43,7 +43,7 @@ fn index_help() -> String {
          indexes over numeric keys: {} (each saved as `<spec>.lidx` and the files named after \
          it).",
         disk_index_forms(),
-        ByteIndexSpec::help_lines().join("; "),
+        ByteIndexSpec::accepted_forms(),
         UpdatableSpec::accepted_forms()
     )
 }

@@ -15,12 +15,11 @@ use super::role::{one_of, parse_list, BadSpec};
 use super::IndexSpec;
 #[cfg(doc)]
 use super::Role;
-use crate::disk::Granularity;
 use crate::spec::{split_item, Milli, ZeroEps};
 
 crate::param_specs! {
     /// One updatable on-disk map (paper 003), with its parameters.
-    pub enum DiskMapSpec {
+    pub enum DiskMapSpec [labels: Digits] {
         /// The disk B+-tree (paper 003 §4), bulk loaded with `fill`% full nodes; also the
         /// read-only disk index's baseline.
         BTree = "btree" {
@@ -94,16 +93,16 @@ crate::param_specs! {
 
 crate::param_specs! {
     /// One on-disk index over byte-string keys, with its parameters.
-    pub enum ByteIndexSpec {
-        /// `disk::byte_table`: sorted records in blocks, located by the string index over one
-        /// separator per block, one block per lookup (paper 002 §9's static stage, over byte
-        /// keys).
+    pub enum ByteIndexSpec [labels: Digits] {
+        /// The byte table ([`crate::disk::ByteTable`]): sorted records in blocks, located by the
+        /// string index over one separator per block, one block per lookup (paper 002 §9's
+        /// static stage, over byte keys).
         Table = "byte-table" {
             /// The separator model's eps: smaller is narrower windows, more memory.
             eps: usize = 32 in 1.. => "<e>",
         },
-        /// `disk::byte_btree`: the byte B+-tree, inner nodes in memory, one leaf read per
-        /// lookup (paper 002 §10's equal-memory baseline).
+        /// The byte B+-tree ([`crate::disk::ByteBTree`]): inner nodes in memory, one leaf read
+        /// per lookup (paper 002 §10's equal-memory baseline).
         BTree = "byte-btree" {},
     }
 }
@@ -262,9 +261,104 @@ impl ByteIndexSpec {
     }
 }
 
+/// What one model point stands for (paper 002 §5, guideline G2).
+///
+/// With group size `G` (1, `g`, or the records per block), the model is built on the first
+/// key of every group of `G` consecutive records, so it predicts group numbers; the window of
+/// group numbers `[glo, ghi)` becomes the window of items `[(glo - 1) * G, ghi * G)` (see
+/// [`StaticLearned::window`] for why one group more on the left).
+///
+/// Paper 002 eq. 3 fixes the last-mile range `R_i = 2 eps = 2 eps' G`: a model with error
+/// `eps'` in groups searches as many items as an item-level model with `eps = eps' G`, and
+/// needs more memory for it (a tighter fit of fewer points). Eq. 4 gives the expected blocks
+/// read all-at-once, `1 + (R_i - G) / P` for `P` records per block: for the same `R_i` a
+/// larger `G` reads fewer blocks, down to exactly `R_i / P` at page level, where windows start
+/// and end on block boundaries. So to compare granularities at equal `R_i`, give the model
+/// `eps / G`: e.g. item level with PGM `eps = 64` against mini-pages of 16 with `eps = 4`.
+///
+/// The model's own windows add a margin: an eps-bounded model's window is `2 eps + 2` points
+/// wide ([`ApproxPos::from_prediction`]), and the extra group on the left makes a window of
+/// `2 eps' + 3` groups, i.e. `(2 eps' + 3) G` items where the paper counts `2 eps' G`. Small
+/// `eps'` at page level therefore reads several blocks all-at-once; a zone map (exact, window
+/// of one group) reads one.
+///
+/// [`StaticLearned::window`]: crate::disk::StaticLearned::window
+/// [`ApproxPos::from_prediction`]: crate::ApproxPos::from_prediction
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Granularity {
+    /// Every record is a model point; the model predicts item ranks (paper 002's
+    /// recommendation: the least memory for a given last-mile range).
+    #[default]
+    Item,
+    /// Every `g`-th record is a model point (`g >= 1`): between item and page.
+    MiniPage(usize),
+    /// The first record of every data block is a model point; the model predicts blocks.
+    Page,
+}
+
+impl Granularity {
+    /// Records per model point, given the records per block.
+    pub fn group(self, per_block: usize) -> usize {
+        match self {
+            Granularity::Item => 1,
+            Granularity::MiniPage(g) => g,
+            Granularity::Page => per_block,
+        }
+    }
+
+    /// `item`, `mini-page:<g>` or `page`, as [`Granularity::parse`] reads it.
+    pub fn name(self) -> String {
+        match self {
+            Granularity::Item => "item".to_string(),
+            Granularity::MiniPage(g) => format!("mini-page:{g}"),
+            Granularity::Page => "page".to_string(),
+        }
+    }
+
+    /// Parses `item`, `page` or `mini-page:<g>`.
+    pub fn parse(s: &str) -> crate::Result<Granularity> {
+        let bad = || crate::Error::InvalidParameter {
+            name: "granularity",
+            value: s.to_string(),
+            expected: "item, page, or mini-page:<g> with g >= 1",
+        };
+        match s {
+            "item" => Ok(Granularity::Item),
+            "page" => Ok(Granularity::Page),
+            _ => {
+                let g = s.strip_prefix("mini-page:").ok_or_else(bad)?;
+                let g: usize = g.parse().map_err(|_| bad())?;
+                if g == 0 {
+                    return Err(bad());
+                }
+                Ok(Granularity::MiniPage(g))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::StringIndexSpec;
+
+    /// Regression: the labels of these tables name files (`dfiting.eps=1000000.lidx`) and
+    /// records, so they keep the plain digits the hand-written labels wrote; the catalog's
+    /// first version shortened them (`eps=1M`) and an index saved before was not found.
+    #[test]
+    fn file_naming_labels_keep_plain_digits() {
+        let disk = |item: &str| DiskMapSpec::parse(item).expect(item).label();
+        assert_eq!(disk("dfiting:eps=1M"), "dfiting:eps=1000000");
+        assert_eq!(disk("dpgm:eps=1048576"), "dpgm:eps=1048576");
+        let bytes = |item: &str| ByteIndexSpec::parse(item).expect(item).label();
+        assert_eq!(bytes("byte-table:eps=1000000"), "byte-table:eps=1000000");
+        let text = |item: &str| StringIndexSpec::parse_item(item).expect(item).label();
+        assert_eq!(
+            text("strings:eps=1000000"),
+            "strings:eps=1000000:threshold=32"
+        );
+        assert_eq!(text("head8:eps=2000000"), "head8:eps=2000000");
+    }
 
     #[test]
     fn disk_models_keep_their_labels() {

@@ -24,7 +24,7 @@ mod role;
 mod store;
 mod text;
 
-pub use disk::{granularity_text, ByteIndexSpec, DiskMapSpec, DiskModelSpec};
+pub use disk::{granularity_text, ByteIndexSpec, DiskMapSpec, DiskModelSpec, Granularity};
 pub use memory::{IndexSpec, MapSpec};
 pub use role::{BadSpec, Role};
 pub use store::{DynamicStageSpec, EngineSpec};

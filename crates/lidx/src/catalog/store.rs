@@ -1,7 +1,7 @@
 //! The store's engines by name ([`EngineSpec`], [`super::Role::StoreEngine`]): what `lidx kv
 //! create --engine`, `lidx ycsb --store` and the Python bindings accept. A `log` engine's map
 //! follows its name (`log:<map>` or `log:trie:<map>`, the map a [`super::MapSpec`]); the store
-//! reads the whole spelling ([`crate::kv::store::Engine::parse`]).
+//! reads the whole spelling ([`crate::kv::Engine::parse`]).
 //!
 //! Also here: the maps the benchmark's typed hybrid (`adapter:hybrid`) can keep its dynamic
 //! stage in ([`DynamicStageSpec`], [`super::Role::DynamicStage`]).

@@ -3,7 +3,7 @@
 
 crate::param_specs! {
     /// One index of a text benchmark, with its parameters.
-    pub enum StringIndexSpec {
+    pub enum StringIndexSpec [labels: Digits] {
         /// Binary search over the whole array.
         Sorted = "sorted" {},
         /// A PGM on the first 8 bytes of each key, its windows widened over equal prefixes.

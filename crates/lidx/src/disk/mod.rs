@@ -13,7 +13,7 @@
 //! static stage and the B+-tree of the store's two engines (`crate::kv::store`).
 //!
 //! Every fixed-key index's header records the fingerprint of the keys it was built from
-//! ([`crate::codec::keys_fingerprint`], [`DiskIndex::keys_fingerprint`]): a saved index is a
+//! ([`keys_fingerprint`], [`DiskIndex::keys_fingerprint`]): a saved index is a
 //! file derived from a dataset, and whoever opens it for one checks that binding with
 //! [`check_built_from`] before trusting an answer (the key count alone binds nothing).
 //!
@@ -40,11 +40,14 @@ pub(crate) mod seq;
 pub(crate) mod static_learned;
 mod write_clock;
 
+pub use crate::codec::keys_fingerprint;
 pub use alex::{DiskAlex, DiskAlexParams, DiskAlexSmos};
 pub use btree::{DiskBTree, DiskBTreeParams, Resident, TreeCheck};
 pub use btree_learned::{BTreeLearned, BTreeLearnedParams};
-pub use byte_btree::{BTreeCursor as ByteBTreeCursor, ByteBTree};
-pub use byte_table::{ByteTable, ByteTableParams, ByteTableWriter, TableCursor as ByteTableCursor};
+pub use byte_btree::{BTreeCursor as ByteBTreeCursor, ByteBTree, Image as ByteBTreeImage};
+pub use byte_table::{
+    ByteTable, ByteTableHeader, ByteTableParams, ByteTableWriter, TableCursor as ByteTableCursor,
+};
 pub use dpgm::{DiskPgm, DiskPgmParams};
 pub use fiting::{DiskFiting, DiskFitingParams};
 pub use hybrid::{DynamicMap, MergeTrigger, SortedRuns, StageOptions, StaticModel, StdMap};
@@ -111,7 +114,7 @@ pub fn check_built_from<K: Key>(file: &str, index: &dyn DiskIndex<K>, keys: &[K]
 }
 
 /// [`check_built_from`] against the keys' fingerprint `expected`
-/// ([`crate::codec::keys_fingerprint`]), for a caller that checks several indexes of one
+/// ([`keys_fingerprint`]), for a caller that checks several indexes of one
 /// dataset and hashes its keys once.
 pub fn check_fingerprint<K: Key>(
     file: &str,
@@ -151,7 +154,7 @@ pub trait DiskIndex<K: Key>: Send + Sync {
     fn len(&self) -> u64;
 
     /// The fingerprint of the keys the index was built from, as its files record it
-    /// ([`crate::codec::keys_fingerprint`]; writes after the build do not change it): what binds
+    /// ([`keys_fingerprint`]; writes after the build do not change it): what binds
     /// a saved index to its dataset ([`check_built_from`]).
     fn keys_fingerprint(&self) -> u64;
 

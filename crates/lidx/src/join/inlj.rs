@@ -3,7 +3,7 @@
 //!
 //! For each key of the outer (smaller) table the index over the inner (larger) table returns a
 //! window; the inner table's blocks holding it are read in one request by a
-//! [`crate::join::table::WindowReader`], and a binary search in them finds the key's lower bound. The indexes:
+//! [`crate::join::WindowReader`], and a binary search in them finds the key's lower bound. The indexes:
 //!
 //! * B+-tree as a model ([`BTreeModel`], §5.2, §6.1): a B+-tree over every `W`-th key, W = 256
 //!   by default; descended from the root for every key, as the paper's baseline.
@@ -21,8 +21,8 @@
 //! scaled window is at most 6 samples). Whatever the window, it is read in one request.
 //!
 //! Both optimizations of §4.1 for the learned indexes: (1) a cursor walks the last level of
-//! models forward ([`crate::mem::pgm::PgmCursor`], the sampled PGM's cursor over its sample
-//! PGM, [`crate::mem::radix_spline::RadixSplineCursor`] over the spline knots), galloping rather
+//! models forward ([`crate::mem::PgmCursor`], the sampled PGM's cursor over its sample
+//! PGM, [`crate::mem::RadixSplineCursor`] over the spline knots), galloping rather
 //! than stepping so that a large table ratio does not cost a walk over every model; the RMI's
 //! root is one linear model, as cheap as a step of that walk, so it is evaluated per key;
 //! (2) the window never moves backwards: its start is raised to the previous key's lower

@@ -1,7 +1,7 @@
 //! Sort-merge join of sorted tables: two cursors, the smaller key advances (paper 000 §5.3).
 //!
 //! The tables are already sorted, so the sort phase is skipped, as in the paper: one merge pass
-//! reads both tables sequentially ([`crate::join::table::Scan`], [`crate::join::table::READ_BLOCKS`]
+//! reads both tables sequentially ([`crate::join::Scan`], [`crate::join::table::READ_BLOCKS`]
 //! blocks per request). Both
 //! tables must hold unique keys in increasing order, checked while streaming
 //! ([`crate::Error::OutOfOrder`], [`crate::Error::DuplicateKey`]).

@@ -39,7 +39,7 @@
 //!   rewriting 300 MB of values for the ~1,300 writes the budget holds (57 blocks merged per
 //!   write). So inline is right for small values and wrong for large ones under writes;
 //!   values above a size belong in a value log, which this engine does not have yet (see the
-//!   README's limitations).
+//!   `docs/limitations.md`).
 //! * `btree`: **by size**. A record of up to half a leaf (key and value together: about
 //!   2 KiB with 4 KiB blocks) is inline in its leaf, so a lookup reads one block; a larger
 //!   one goes to an overflow run of its own blocks, and its leaf keeps a reference and the
@@ -49,7 +49,7 @@
 //!   a block each: 3,605 bytes on disk per record of a 1000-byte value (1M records), 2,396
 //!   with half.
 //!
-//! Typed keys (`u64`, `u32`, `i64`, `f64`, [`crate::key::Str16`]) are stored through an
+//! Typed keys (`u64`, `u32`, `i64`, `f64`, [`crate::Str16`]) are stored through an
 //! order-preserving encoding ([`OrderedKey`]), so their ranges come out in their own order.
 //!
 //! # Engines

@@ -5,7 +5,7 @@
 //! of its first occurrence, so [`StaticIndex::search`] returns the exact lower bound as a
 //! window of width 0 (`lo == pos == hi`), and a last-mile search has nothing left to do. It
 //! stores every distinct key and a `usize` position, which is what a learned index saves; the
-//! sampled variant of paper 000 §6.1 is [`crate::mem::btree_model::BTreeModel`].
+//! sampled variant of paper 000 §6.1 is [`crate::mem::BTreeModel`].
 
 use crate::error::Result;
 use crate::index::{ApproxPos, Shape, StaticIndex};

@@ -41,7 +41,7 @@
 //! choice only trades memory against a LeCo decode per probe. [`LecoZoneMapOf::is_compressed`]
 //! and [`Persist::name`] say which one a map holds, so the tools that print a model name show it.
 //!
-//! [`ZoneMap::search`]: crate::mem::zone_map::ZoneMap
+//! [`ZoneMap::search`]: crate::mem::ZoneMap
 
 use crate::codec::{Decoder, Encoder, MAX_LEN};
 use crate::error::{Error, Result};

@@ -60,6 +60,7 @@ pub use zone_map::{ZoneMap, ZoneMapParams};
 
 // Updatable in-memory maps ([`crate::OrderedMap`]).
 pub use crate::catalog::MapSpec;
+pub use crate::codec::{Decoder, Encoder};
 pub use alex::{Alex, AlexKey, AlexParams, AlexRetrains, AlexStats, Range as AlexRange};
 pub use art::{Art, ArtKey, Range as ArtRange, MAX_KEY_BYTES as ART_MAX_KEY_BYTES};
 pub use btree::{BTree, BTreeParams, Range as BTreeRange};
@@ -77,8 +78,8 @@ pub use persist::Persist;
 pub use skiplist::{ByKeyOrder, SkipListMap, SkipListRange};
 pub use sorted::SortedArray;
 pub use start::{
-    CostModel, MultiNode4, NodeCost, NodeMix, PageStats, RadixIndex, RewiredArray, RewiredParams,
-    Start, StartParams, Strategy, TuneReport,
+    CacheState, CostModel, MultiNode4, NodeCost, NodeKind, NodeMix, PageStats, RadixIndex,
+    RewiredArray, RewiredIter, RewiredParams, Start, StartParams, Strategy, TuneReport,
 };
 pub use trie_map::TrieMap;
 pub use xindex::{XIndex, XIndexMap, XIndexParams, XIndexRange, XIndexStats};

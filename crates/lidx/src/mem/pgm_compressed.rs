@@ -36,10 +36,10 @@
 //!   predicted within `eps_eff` by construction, and the predictor is non-decreasing within a
 //!   segment (table slopes are `>= 0`) and clamped to the next segment's first rank, the two
 //!   facts [`ApproxPos::from_prediction`] needs to cover absent keys, exactly as for
-//!   [`crate::mem::pgm::Pgm`]. So the window contract holds for every key, at most
+//!   [`crate::mem::Pgm`]. So the window contract holds for every key, at most
 //!   `2 eps_eff + 2` wide.
 //!
-//! [`CprPgm::size_in_bytes`] compared with the plain [`crate::mem::pgm::Pgm`] at the same eps is
+//! [`CprPgm::size_in_bytes`] compared with the plain [`crate::mem::Pgm`] at the same eps is
 //! the figure §7 reports (bytes per model).
 
 use std::marker::PhantomData;

@@ -6,11 +6,11 @@
 //! full delta buffer); the dynamic PGM counts one per merge of its levels (each merge rebuilds
 //! the target level's PGM). Time is wall-clock time of the rebuild, model fitting and data
 //! movement included, measured with [`std::time::Instant`]. ALEX counts its node reshapes in
-//! the same unit ([`crate::mem::alex::AlexRetrains`]).
+//! the same unit ([`crate::mem::AlexRetrains`]).
 //!
 //! It lives in `mem`, beside the maps that count with it, rather than inside one of them, so
 //! that no map imports another's internals for it; its public path stays
-//! [`crate::mem::fiting_tree::RetrainStats`].
+//! [`crate::mem::RetrainStats`].
 
 use std::time::{Duration, Instant};
 

@@ -16,7 +16,7 @@
 //! The zone map side is itself the smaller of the rough LeCo zone map and the plain zone map
 //! ([`RoughLecoZoneMap::build`] falls back when compressing would not pay), so the choice is
 //! among three and never holds a compressed map larger than the plain one;
-//! [`crate::mem::persist::Persist::name`] of the chosen index says which it is.
+//! [`crate::mem::Persist::name`] of the chosen index says which it is.
 //!
 //! **The rule** (`choose`). Each candidate has its expected blocks per lookup (a zone map
 //! reads one block, the PGM `1 + (2 eps + 1) / P` by eq. 4) and its memory, measured as

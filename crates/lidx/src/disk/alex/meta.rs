@@ -7,7 +7,7 @@
 //! what the files are: magic, version, kind, block and payload size, ALEX's parameters, and a
 //! file id that the data file's header repeats, so two files of different indexes cannot be
 //! opened as one, and the fingerprint of the keys it was built from
-//! ([`crate::codec::keys_fingerprint`], unchanged by later writes), which binds the files to
+//! ([`keys_fingerprint`](crate::disk::keys_fingerprint), unchanged by later writes), which binds the files to
 //! their dataset ([`crate::disk::check_built_from`]). It is written at build, when the root
 //! changes, and by `flush`. Version 1 had no fingerprint; its files are refused
 //! ([`Error::UnsupportedVersion`]: rebuild them with `lidx build`).

@@ -105,7 +105,7 @@ pub struct Header {
     pub free_head: u64,
     /// Free blocks, the chain's own blocks included.
     pub free_blocks: u64,
-    /// Fingerprint of the keys the tree was built from ([`crate::codec::keys_fingerprint`]).
+    /// Fingerprint of the keys the tree was built from ([`keys_fingerprint`](crate::disk::keys_fingerprint)).
     pub keys_fingerprint: u64,
 }
 

@@ -33,7 +33,7 @@
 //! | 144    | 8    | eps of the model over the leaves, in entries                     |
 //! | 152    | 8    | fingerprint of the keys built from                               |
 //!
-//! The keys' fingerprint ([`crate::codec::keys_fingerprint`]) binds the file to the dataset it
+//! The keys' fingerprint ([`keys_fingerprint`](crate::disk::keys_fingerprint)) binds the file to the dataset it
 //! was built from ([`crate::disk::check_built_from`]); writes after the build do not change
 //! it. Version 2 had none; its files are refused ([`Error::UnsupportedVersion`]: rebuild them
 //! with `lidx build`).

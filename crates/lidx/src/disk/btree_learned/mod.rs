@@ -28,7 +28,7 @@
 //! * **P4, storage layout** — the model lives in the parent (memory), never in a node header, so
 //!   no block is read for a model (S1); the bulk load writes the leaves as one run of blocks.
 //!
-//! The trade against the B+-tree with inner nodes in memory ([`crate::disk::btree::Resident`]):
+//! The trade against the B+-tree with inner nodes in memory ([`crate::disk::Resident`]):
 //! the same blocks per lookup, the same full leaves after a bulk load (they are cut by count),
 //! fewer blocks written per split (2 against 3 or more), a quarter of the memory; in exchange
 //! the retrain's I/O (about two blocks per split with the default ratio) and the split list's

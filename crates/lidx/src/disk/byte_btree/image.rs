@@ -7,7 +7,7 @@
 //! [`crate::disk::owner`]). Every other block is a leaf or part of an overflow run. A store
 //! stamps the slot that does not hold the live checkpoint's stamp with each checkpoint's
 //! generation before it commits the checkpoint, and once it has committed writes the same
-//! stamp into the other slot ([`crate::disk::byte_btree::ByteBTree::settle_pages`]; a
+//! stamp into the other slot ([`crate::disk::ByteBTree::settle_pages`]; a
 //! writer's open does it too, with the last generation it burned), before any block of the
 //! older checkpoint can be reused. So the page file is the live one for the manifest's
 //! checkpoint exactly while a slot holds that checkpoint's stamp: another store's, an older

@@ -3,7 +3,7 @@
 //! Two forms, chosen at open from the header's key lengths:
 //!
 //! * **Any keys**: the separators in one arena with their offsets, and a
-//!   [`StringIndex`](crate::mem::string_index::StringIndex) over them whose window is searched
+//!   [`StringIndex`](crate::mem::StringIndex) over them whose window is searched
 //!   in the arena. About 5 + 4 bytes per separator plus the model.
 //! * **Every key 8 bytes** (a store of `u64`s, or any fixed 8-byte keys): every separator is at
 //!   most 8 bytes, so as a big-endian `u64` padded with zeros it sorts as its bytes do, and a

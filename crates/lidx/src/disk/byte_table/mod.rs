@@ -23,7 +23,7 @@
 //!
 //! # Lookups
 //!
-//! Open reads the separators into one arena and builds a [`StringIndex`](crate::mem::string_index::StringIndex) over them (the model
+//! Open reads the separators into one arena and builds a [`StringIndex`](crate::mem::StringIndex) over them (the model
 //! over keys of any length: PGMs on 8-byte chunks, descending into longer prefixes where keys
 //! share them, see [`crate::mem::string_index`]). A lookup asks the model for a window of at most
 //! `2 eps + 2 + threshold` separators, binary-searches the window in memory, and reads the one
@@ -43,7 +43,7 @@ mod table;
 mod writer;
 
 pub(crate) use format::shortest_separator;
-pub use format::{ByteTableParams, BYTE_TABLE_MAGIC, BYTE_TABLE_VERSION};
+pub use format::{ByteTableHeader, ByteTableParams, BYTE_TABLE_MAGIC, BYTE_TABLE_VERSION};
 pub use table::{ByteTable, TableCursor};
 pub use writer::ByteTableWriter;
 

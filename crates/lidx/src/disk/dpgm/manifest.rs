@@ -27,7 +27,7 @@
 //! | 92     | 4      | level-0 records                                                |
 //! | 96     | 4      | disk levels `m`, at most [`MAX_LEVELS`]                        |
 //! | 100    | 4      | reserved, 0                                                    |
-//! | 104    | 8      | fingerprint of the keys built from ([`crate::codec::keys_fingerprint`]) |
+//! | 104    | 8      | fingerprint of the keys built from ([`keys_fingerprint`](crate::disk::keys_fingerprint)) |
 //! | 112    | `24 m` | per disk level, ascending: level `i` (u32), 0 (u32), generation (u64), records (u64) |
 //!
 //! The keys' fingerprint binds the index to the dataset it was built from

@@ -16,7 +16,7 @@
 //!   as of the last flush) and one static learned file per non-empty disk level,
 //!   `<name>.L<i>.<generation>`, holding level `i`'s sorted records (at most `base * 2^i`) in
 //!   data blocks, with its PGM's bytes after them. These files are
-//!   [`crate::disk::static_learned::StaticLearned`] files with a [`crate::mem::pgm::Pgm`], reused
+//!   [`crate::disk::StaticLearned`] files with a [`crate::mem::Pgm`], reused
 //!   as they are: each record's payload is one flag byte (live or tombstone) and the payload.
 //!
 //! So a lookup reads no inner block: it searches level 0 in memory, then each disk level

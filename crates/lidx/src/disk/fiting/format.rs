@@ -34,7 +34,7 @@
 //! | 88     | 8    | live blocks: header, extra buffer and live segments       |
 //! | 96     | 8    | fingerprint of the keys built from                        |
 //!
-//! The keys' fingerprint ([`crate::codec::keys_fingerprint`]) binds the index to the dataset it
+//! The keys' fingerprint ([`keys_fingerprint`](crate::disk::keys_fingerprint)) binds the index to the dataset it
 //! was built from ([`crate::disk::check_built_from`]); writes after the build do not change
 //! it. Version 1 had none; its files are refused ([`Error::UnsupportedVersion`]: rebuild them
 //! with `lidx build`).

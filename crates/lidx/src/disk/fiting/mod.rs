@@ -27,9 +27,9 @@
 //!   that its `lower_bound` finds the segment with the largest routing key at or below a key;
 //!   its payloads hold each segment's block, count and model, so the model is read with the
 //!   parent, not from the segment (paper 003 S1). Its leaves are counted as inner blocks
-//!   ([`crate::disk::btree::DiskBTree::set_leaf_class`]): everything above the segments is
+//!   ([`crate::disk::DiskBTree::set_leaf_class`]): everything above the segments is
 //!   Inner, segments (meta, buffer, data) are Leaf, as Table 4 splits them. Where it lives is
-//!   chosen at open: [`crate::disk::btree::Resident::None`] reads it from disk (§6.1);
+//!   chosen at open: [`crate::disk::Resident::None`] reads it from disk (§6.1);
 //!   anything else (the default) holds its entries decoded in a sorted array in memory (§6.2,
 //!   48 bytes a segment, filled by one scan of the tree's leaves at open), searched by binary
 //!   search, and writes every change through to the tree file.

@@ -6,7 +6,7 @@
 //! plus the static models never exceed the B+-tree's inner nodes) and the merge concurrency.
 //! Here the static stage's model ([`StaticModel`]) and its page fetching (G1) are chosen too.
 //! The durable index's own options (the log's fsync policy, a memory budget) are
-//! [`crate::kv::hybrid::HybridOptions`].
+//! [`crate::kv::HybridOptions`].
 
 use crate::disk::static_learned::Fetch;
 use crate::error::{Error, Result};

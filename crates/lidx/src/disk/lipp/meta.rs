@@ -4,11 +4,11 @@
 //! address of the root node" because structural changes can move the root; §4.2 gives LIPP the
 //! same layout, and §6.1 keeps the meta block in memory while the index is in use. Ours also
 //! records what the file is (magic, version, kind, key type, block and payload size, every
-//! LIPP parameter: [`crate::mem::lipp::LippParams`]) and what reopening needs without a scan:
+//! LIPP parameter: [`crate::mem::LippParams`]) and what reopening needs without a scan:
 //! the end of the nodes (new nodes are appended there), the entry count, the live nodes and
 //! their bytes, and the bytes of nodes that rebuilds and removes replaced (dead space, never
 //! reused: paper 003 §6.3), and the fingerprint of the keys it was built from
-//! ([`crate::codec::keys_fingerprint`], unchanged by later writes), which binds the file to its
+//! ([`keys_fingerprint`](crate::disk::keys_fingerprint), unchanged by later writes), which binds the file to its
 //! dataset ([`crate::disk::check_built_from`]). It is written at build and by `flush`; between
 //! flushes the copy in memory is the current one. Version 1 had no fingerprint; its files are
 //! refused ([`Error::UnsupportedVersion`](crate::Error::UnsupportedVersion): rebuild them with

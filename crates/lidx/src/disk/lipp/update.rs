@@ -8,7 +8,7 @@
 //! counts the insert in its header (entries, inserts, conflicts) and its header is written
 //! back: paper 003 O7, "for each insert, LIPP will update all of the nodes in the path", the
 //! *maintenance* of its Figure 6. Finally the highest node on the path whose statistics say
-//! so ([`crate::mem::lipp::LippParams`], the in-memory LIPP's rule) is rebuilt: its subtree is
+//! so ([`crate::mem::LippParams`], the in-memory LIPP's rule) is rebuilt: its subtree is
 //! read in key order, built again at the end of the file ([`super::build`]), and its parent's
 //! slot (or the meta block, for the root) is pointed at the new subtree.
 //!

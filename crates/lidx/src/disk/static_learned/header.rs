@@ -34,7 +34,7 @@
 //! | 112    | 8    | model points: keys the model was built on (`ceil(len / group)`)  |
 //! | 120    | 4    | length of the model's parameters text, at most 128               |
 //! | 124    | 128  | the model's parameters as its builder names them (`pgm:eps=64:eps_rec=4`), UTF-8, zero-padded |
-//! | 252    | 8    | fingerprint of the keys written ([`crate::codec::keys_fingerprint`]) |
+//! | 252    | 8    | fingerprint of the keys written ([`keys_fingerprint`](crate::disk::keys_fingerprint)) |
 //!
 //! With the magic (the file's kind), the key type, the payload size, the granularity, the
 //! default fetch strategy and the model kind, the parameters text makes the header record every
@@ -108,7 +108,7 @@ pub struct Header {
     pub model_bytes: u64,
     /// The model's parameters as its builder named them (empty: not named).
     pub model_params: String,
-    /// Fingerprint of the keys written ([`crate::codec::keys_fingerprint`]).
+    /// Fingerprint of the keys written ([`keys_fingerprint`](crate::disk::keys_fingerprint)).
     pub keys_fingerprint: u64,
 }
 

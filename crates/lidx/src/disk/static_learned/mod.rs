@@ -12,7 +12,7 @@
 //!   items, or whole blocks: [`Granularity`], with the eps relation across granularities in its
 //!   docs.
 //!
-//! The model is any static index that can be saved ([`crate::mem::persist::Persist`]): PGM,
+//! The model is any static index that can be saved ([`crate::mem::Persist`]): PGM,
 //! sampled PGM, RadixSpline, RMI, a B+-tree used as a model, a FITing-tree, or a zone map (the
 //! first key of every block, binary-searched: exact at page level, one block per lookup).
 //! Records are `(key, payload)` with unique keys and fixed-size payloads. A lookup asks the

@@ -33,7 +33,7 @@ impl<'a> BatchOp<'a> {
     }
 }
 
-/// Puts and deletes to apply together ([`crate::kv::store::Store::write`]): after a crash,
+/// Puts and deletes to apply together ([`crate::kv::Store::write`]): after a crash,
 /// all of them or none. Later operations on a key win over earlier ones in the same batch.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WriteBatch {

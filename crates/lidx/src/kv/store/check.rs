@@ -57,7 +57,7 @@ pub struct TornSlot {
     pub block: u64,
 }
 
-/// What [`crate::kv::store::Store::check`] read and found.
+/// What [`crate::kv::Store::check`] read and found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckReport {
     /// Table files read (`hybrid`), or 1 for the tree (`btree`: its page file through the

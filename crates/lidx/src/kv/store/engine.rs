@@ -2,8 +2,8 @@
 //! [`EngineSnapshot`] and range [`EngineRange`]), and what every engine keeps of its open
 //! ([`Base`]).
 //!
-//! The model is lsm-tree's `AbstractTree`: [`crate::kv::store::Store`], its
-//! [`crate::kv::store::Snapshot`] and [`crate::kv::store::Range`] hold their engine behind these
+//! The model is lsm-tree's `AbstractTree`: [`crate::kv::Store`], its
+//! [`crate::kv::Snapshot`] and [`crate::kv::Range`] hold their engine behind these
 //! traits, so each of their methods is written once and costs one virtual call, and another
 //! engine is one more folder beside `hybrid/`, `btree/` and `log/` that implements them, not
 //! one more arm in every method. How an engine's files are opened and its log replayed is the
@@ -23,7 +23,7 @@ use super::stats::StoreStats;
 /// A key and its value, as range iterators yield them.
 pub type Entry = (Vec<u8>, Vec<u8>);
 
-/// An open engine: what [`crate::kv::store::Store`] calls. Writes arrive checked (sizes) and
+/// An open engine: what [`crate::kv::Store`] calls. Writes arrive checked (sizes) and
 /// as one log record each.
 pub(crate) trait StoreEngine: Send + Sync {
     /// What every engine keeps of its open: directory, identity, log, recovery figures.

@@ -132,7 +132,7 @@ impl Engine {
 }
 
 /// How keys are shown and parsed by tools: a store holds byte strings either way, and a typed
-/// key is stored in an order-preserving form ([`crate::kv::store::OrderedKey`]).
+/// key is stored in an order-preserving form ([`crate::kv::OrderedKey`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum KeyFormat {
     /// Any byte strings (text shows as text, other bytes escaped).
@@ -212,7 +212,7 @@ pub struct StoreOptions {
     /// stage's records (paper 002 §9.1's ratio trigger, 178 there), and at least
     /// `MIN_RATIO_ENTRIES`. Off by default: every merge rewrites the
     /// table, so a ratio trigger makes a bulk load quadratic (577 merges and 154 s for 10M
-    /// `u64` keys with `r` = 178, against the memory budget alone; see the README).
+    /// `u64` keys with `r` = 178, against the memory budget alone; see `docs/results/store.md`).
     pub merge_ratio: Option<f64>,
     /// Bytes of page cache over the table files (default 8 MiB; 0 for none).
     pub cache_bytes: usize,
@@ -222,7 +222,7 @@ pub struct StoreOptions {
     /// Open without writing: a shared lock, no log replay into a writable log, no merges.
     pub read_only: bool,
     /// What opening does with a damaged log (default: cut only an incomplete last record; see
-    /// [`WalRecovery`]). What it dropped is [`crate::kv::store::Store::recovery`].
+    /// [`WalRecovery`]). What it dropped is [`crate::kv::Store::recovery`].
     pub recovery: WalRecovery,
 }
 

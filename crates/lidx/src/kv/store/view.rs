@@ -9,7 +9,7 @@ use crate::kv::wal::Seq;
 
 use super::engine::{EngineRange, EngineSnapshot, Entry, KeyRange};
 
-/// A consistent read view of a store ([`crate::kv::store::Store::snapshot`]): every read
+/// A consistent read view of a store ([`crate::kv::Store::snapshot`]): every read
 /// through it sees the store as it was when it was taken, while writes and merges go on. It
 /// keeps what it reads alive (stages and tables, or blocks); drop it when done.
 pub struct Snapshot {

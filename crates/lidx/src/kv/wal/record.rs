@@ -43,7 +43,7 @@ pub enum Record<'a> {
     },
     /// Several operations that are applied all or not at all: one record, one sequence
     /// number, so a torn tail cuts a batch whole. `ops` is the owner's encoding (the store's
-    /// is [`crate::kv::store::WriteBatch`]'s); the log only frames and checksums it.
+    /// is [`crate::kv::WriteBatch`]'s); the log only frames and checksums it.
     Batch {
         /// The encoded operations.
         ops: &'a [u8],

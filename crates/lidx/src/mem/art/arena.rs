@@ -11,10 +11,10 @@
 //! top and again at the leaf, which no multilevel node replaces. Tuning is a bulk
 //! transformation anyway (§IV-B), so START also *places* the tree: [`Start::retune`] copies
 //! the nodes and leaves, in key order, into an arena of 2 MiB pages, where a few hundred TLB
-//! entries cover the whole tree. Plain [`crate::mem::art::Art`] never uses the arena: it stays
+//! entries cover the whole tree. Plain [`crate::mem::Art`] never uses the arena: it stays
 //! the paper's ART baseline, allocated node by node by the global allocator.
 //!
-//! [`Start::retune`]: crate::mem::start::Start::retune
+//! [`Start::retune`]: crate::mem::Start::retune
 //!
 //! # How
 //!
@@ -28,7 +28,7 @@
 //!   `MADV_HUGEPAGE`; dropping the arena maps the range back to `PROT_NONE` (memory returned,
 //!   address space not reused: 1 TiB lasts for hundreds of thousands of tunings).
 //! * If the reservation or the mapping fails (or off Linux), [`Arena::new`] returns `None` and
-//!   the tree stays on the global allocator; [`crate::mem::start::TuneReport::arena_bytes`] is then 0.
+//!   the tree stays on the global allocator; [`crate::mem::TuneReport::arena_bytes`] is then 0.
 
 use std::alloc::Layout;
 use std::sync::atomic::{AtomicUsize, Ordering};

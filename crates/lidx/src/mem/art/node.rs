@@ -44,7 +44,6 @@ use super::multilevel::{demote, fragment, Multi4, RewiredNode};
 pub(crate) const MAX_PREFIX: usize = 8;
 
 /// Tag of an inner node, stored in the first byte of its header.
-#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum NodeKind {
@@ -80,7 +79,7 @@ impl NodeKind {
     }
 
     /// Size of one node of this kind: its whole allocation (for the rewired kinds, the node
-    /// without its rewired slot pages, see [`NodeRef::node_bytes`]).
+    /// without its rewired slot pages, see `NodeRef::node_bytes`).
     pub const fn size_in_bytes<K, V>(self) -> usize {
         match self {
             NodeKind::Node4 => size_of::<Node4<K, V>>(),

@@ -6,7 +6,7 @@ use crate::mem::pgm::PgmParams;
 /// The largest first level accepted: it is a sorted array searched and shifted directly.
 const MAX_BASE: usize = 1 << 24;
 
-/// Parameters of a [`crate::mem::dynamic_pgm::DynamicPgm`].
+/// Parameters of a [`crate::mem::DynamicPgm`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DynamicPgmParams {
     /// Error of the PGM built on each level (and of its upper levels, `eps_recursive`): larger

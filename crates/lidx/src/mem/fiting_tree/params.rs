@@ -7,7 +7,7 @@ use crate::mem::btree::BTreeParams;
 /// The largest reserve accepted: a segment's room is allocated when it is built.
 const MAX_RESERVE: usize = 1 << 24;
 
-/// Parameters of a [`crate::mem::fiting_tree::FitingMap`].
+/// Parameters of a [`crate::mem::FitingMap`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FitingMapParams {
     /// Maximum error of a segment's model when it is (re)trained, in positions. Larger means

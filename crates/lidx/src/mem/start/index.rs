@@ -1,5 +1,5 @@
 //! ART and START as static indexes over sorted keys they do not own (the `art`/`start`
-//! benchmark entries), like [`crate::mem::btree_index::BTreeIndex`] for the B+-tree.
+//! benchmark entries), like [`crate::mem::BTreeIndex`] for the B+-tree.
 //!
 //! Each distinct key maps to the position of its first occurrence. [`StaticIndex::search`]
 //! answers an exact window (`lo == pos == hi`): a present key by `get` (the lookup the paper's

@@ -1,7 +1,7 @@
 //! START, the self-tuning adaptive radix tree (paper 004): ART with multilevel nodes placed by
 //! a cost model and an optimizer.
 //!
-//! * [`Start`] (`tree.rs`): the map, an [`crate::mem::art::Art`] plus tuning; `retune()`.
+//! * [`Start`] (`tree.rs`): the map, an [`crate::mem::Art`] plus tuning; `retune()`.
 //! * [`CostModel`] (`cost_model.rs`): Table I measured on this machine ([`calibrate`]), saved
 //!   and loaded as text.
 //! * [`Strategy`] (`optimizer.rs`): the dynamic program of §IV-B and the greedy variant, then
@@ -22,8 +22,10 @@ mod stats;
 mod tree;
 
 pub use crate::mem::art::multinode::MultiNode4;
+pub use crate::mem::art::node::NodeKind;
+pub use crate::mem::art::rewired::Iter as RewiredIter;
 pub use crate::mem::art::rewired::{PageStats, RewiredArray, RewiredParams};
-pub use cost_model::{CostModel, NodeCost};
+pub use cost_model::{CacheState, CostModel, NodeCost};
 pub use index::RadixIndex;
 pub use optimizer::{Strategy, TuneReport};
 pub use stats::NodeMix;

@@ -40,7 +40,7 @@
 //! * **Flat Node64K/Node16M** (not in the paper, which measured "naïve" flat multilevel nodes
 //!   as fast as a Node256, §V, but rejected them for space): where the budget allows the whole
 //!   array (a dense window, above about 15% fill), the node is a flat huge-page array
-//!   ([`crate::mem::art::rewired::RewiredArray::flat`]): no kernel mapping per page, no TLB miss per
+//!   ([`crate::mem::RewiredArray::flat`]): no kernel mapping per page, no TLB miss per
 //!   lookup. It is costed as the rewired kind (the same header and slot reads) without the
 //!   page walk below, and preferred on a tie.
 //! * **TLB misses** (not in the paper's model, whose CLFLUSH measurements keep the TLB warm):

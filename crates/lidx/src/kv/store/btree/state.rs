@@ -7,7 +7,7 @@
 //! and `close`, a **checkpoint** syncs the page file, writes the tree's image
 //! (`inner-<generation>.lbi`), commits the manifest naming it with the last sequence number
 //! it holds, and drops the log up to there; the writer that triggers one waits for it, which
-//! [`crate::kv::store::StoreStats::write_stalls`] counts. Opening reads the last image and
+//! [`crate::kv::StoreStats::write_stalls`] counts. Opening reads the last image and
 //! replays the log after it: the tree of the checkpoint is intact, because no block of it is
 //! reused before the next checkpoint commits (see [`crate::disk::byte_btree`]).
 //!

@@ -50,7 +50,7 @@ fn below_dynamic(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8
     }
 }
 
-/// The value of `key` now ([`crate::kv::store::Store::get`]): the dynamic stage's newest
+/// The value of `key` now ([`crate::kv::Store::get`]): the dynamic stage's newest
 /// version once its sequence number is visible, else the frozen stage's or the table's (all
 /// visible: a freeze waits for the writes in progress). A plain read takes the newest version
 /// rather than reading at the visible sequence number because it registers no snapshot, so a

@@ -21,9 +21,9 @@
 //! every record is read once, the newest place of each live key is kept in a hash map, and the
 //! chosen map is bulk-loaded from them in key order, which is how each index is fastest to build
 //! (ALEX, LIPP and PGM have bulk loads; inserting one by one would measure their inserts, not
-//! a recovery). The time is in [`crate::kv::store::StoreStats::recovery_seconds`].
+//! a recovery). The time is in [`crate::kv::StoreStats::recovery_seconds`].
 //!
-//! **Keys** ([`crate::kv::store::LogSpec`]): a `log:<map>` store takes exactly 8 bytes (the paper's `u64`
+//! **Keys** ([`crate::kv::LogSpec`]): a `log:<map>` store takes exactly 8 bytes (the paper's `u64`
 //! keys, big-endian so that byte order is numeric order; a put of another length is
 //! [`Error::SizeLimit`], a get of one `None`) and its map is the named one. A `log:trie:<map>`
 //! store takes keys of any length the store does (1 to 4096 bytes) and its map is a
