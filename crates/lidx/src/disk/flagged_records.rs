@@ -84,7 +84,6 @@ pub fn encode_records(run: &Run, ps: usize, block_size: usize, out: &mut [u8]) {
 
 /// Decodes `count` records from the blocks in `bytes` (whole blocks, the first being
 /// block `first` of `file`).
-#[doc(hidden)]
 pub fn decode_records(
     bytes: &[u8],
     count: usize,

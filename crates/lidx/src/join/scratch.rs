@@ -8,7 +8,6 @@ use crate::io::Storage;
 
 /// A helper file name of a join's scratch storage, distinct for every call in every process
 /// (so joins sharing one scratch storage do not collide): `<role>.<pid>-<n>`.
-#[doc(hidden)]
 pub(super) fn scratch_name(role: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -17,7 +16,6 @@ pub(super) fn scratch_name(role: &str) -> String {
 
 /// Removes the helper file `name` of the scratch storage `scratch` (a file left behind only
 /// wastes space, so a failure is not an error).
-#[doc(hidden)]
 pub(super) fn remove_scratch(scratch: &Storage, name: &str) {
     let _ = scratch.remove(name);
 }

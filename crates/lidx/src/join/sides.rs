@@ -18,7 +18,6 @@ pub struct TableRef<'a> {
 }
 
 /// The tables of a join in their roles, and where the output goes. The algorithms take it.
-#[doc(hidden)]
 pub(crate) struct Sides<'a, K> {
     /// The smaller table, streamed.
     pub outer: &'a Table<K>,
@@ -63,7 +62,6 @@ impl<K: TableKey> Sides<'_, K> {
 
 /// `0..n` split into at most `parts` contiguous ranges of near-equal length (one range for
 /// `n == 0`).
-#[doc(hidden)]
 pub(super) fn split_range(n: u64, parts: usize) -> Vec<Range<u64>> {
     let parts = (parts.max(1) as u64).min(n.max(1));
     (0..parts)

@@ -113,7 +113,6 @@ impl IndexSpec {
 
 /// Decodes and checks the first [`INDEX_HEADER_BYTES`] of a saved index file: magic, version,
 /// header checksum. Returns the spec, the model's length and its checksum. Never panics.
-#[doc(hidden)]
 pub fn decode_index_header(file: &str, bytes: &[u8]) -> Result<(IndexSpec, u64, u32)> {
     if bytes.len() < INDEX_HEADER_BYTES {
         return Err(Error::Truncated {
@@ -171,7 +170,6 @@ pub fn decode_index_header(file: &str, bytes: &[u8]) -> Result<(IndexSpec, u64, 
 /// the header ([`decode_index_header`]), then checks that the model bytes are all there, that
 /// only zero padding follows them, and their checksum. Returns the spec and the model bytes.
 /// Never panics.
-#[doc(hidden)]
 pub fn decode_saved<'a>(file: &str, bytes: &'a [u8]) -> Result<(IndexSpec, &'a [u8])> {
     let (spec, model_len, model_crc) = decode_index_header(file, bytes)?;
     let corrupt = |what: &str| Error::Corrupt {

@@ -108,7 +108,6 @@ fn check_name(name: &str) -> std::result::Result<(), &'static str> {
 }
 
 /// Encodes manifest number `n`.
-#[doc(hidden)]
 pub fn encode_manifest(n: u64, m: &Manifest) -> Result<Vec<u8>> {
     for name in m.static_files.iter().chain(&m.wal_segments) {
         check_name(name).map_err(|expected| Error::InvalidParameter {
@@ -146,7 +145,6 @@ pub fn encode_manifest(n: u64, m: &Manifest) -> Result<Vec<u8>> {
 }
 
 /// Decodes a manifest file: its number and content. Never panics.
-#[doc(hidden)]
 pub fn decode_manifest(file: &str, bytes: &[u8]) -> Result<(u64, Manifest)> {
     check_magic_version(file, bytes, MANIFEST_MAGIC, VERSION)?;
     let truncated = |what: String| Error::Truncated {
@@ -271,13 +269,11 @@ impl<'a> Body<'a> {
 }
 
 /// Encodes the `CURRENT` file naming manifest `n`.
-#[doc(hidden)]
 pub fn encode_current(n: u64) -> [u8; CURRENT_BYTES] {
     encode_stamp(CURRENT_MAGIC, VERSION, n)
 }
 
 /// Decodes the `CURRENT` file: the number of the live manifest. Never panics.
-#[doc(hidden)]
 pub fn decode_current(file: &str, bytes: &[u8]) -> Result<u64> {
     let n = decode_stamp(file, bytes, CURRENT_MAGIC, VERSION, "CURRENT file")?;
     if bytes.len() > CURRENT_BYTES {

@@ -20,7 +20,6 @@ use super::node::Inner;
 use super::tree::{narrow, Bounds, DiskBTree};
 
 /// What [`DiskBTree::check`] found in a sound tree.
-#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TreeCheck {
     /// Entries in the leaves.
@@ -31,7 +30,7 @@ pub struct TreeCheck {
     pub inners: u64,
     /// Blocks on the free list.
     pub free: u64,
-    /// Nodes other than the root under the minimum fill ([`super::merge`]): none once every
+    /// Nodes other than the root under the minimum fill (`super::merge`): none once every
     /// node was written by an update, some after a bulk load with a fill factor under 1/2.
     pub under_min: u64,
 }

@@ -65,7 +65,6 @@ pub struct FreeBlock {
 /// Decodes and validates the free-list block in `bytes` (a block's usable bytes), read from
 /// block `block` of `file`, a tree of `blocks` blocks: ids and the next link must be blocks
 /// of the tree other than the header and this block, ids strictly ascending.
-#[doc(hidden)]
 pub fn decode_free_block(
     bytes: &[u8],
     layout: &FreeLayout,

@@ -201,7 +201,6 @@ pub fn child_index<K: Key>(separators: &[K], key: &K) -> usize {
 
 /// Decodes and validates the node in `bytes` (a block's usable bytes), read from block `block`
 /// of `file`, a file of `blocks` blocks: child and sibling ids must lie in `1..blocks`.
-#[doc(hidden)]
 pub fn decode_node<'a, K: Key>(
     bytes: &'a [u8],
     layout: &NodeLayout,

@@ -167,7 +167,6 @@ impl Header {
 }
 
 /// Decodes and validates a header from the usable bytes of block 0 of `file`.
-#[doc(hidden)]
 pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
     let corrupt = |what: String| corrupt_block0(file, what);
     START.check(bytes, file)?;

@@ -144,7 +144,6 @@ pub fn encode_meta<K: Key>(meta: &Meta<K>) -> Vec<u8> {
 
 /// Decodes and validates a meta stream for a file of `blocks` blocks whose header records
 /// `slots` slots and `leaves` leaves; errors name `file` and block `head`.
-#[doc(hidden)]
 pub fn decode_meta<K: Key>(
     bytes: &[u8],
     file: &str,
@@ -336,7 +335,6 @@ pub(crate) fn write_chain(
 }
 
 /// Decodes one meta block of a file of `blocks` blocks: its stream bytes and next block.
-#[doc(hidden)]
 pub fn decode_meta_block<'a>(
     bytes: &'a [u8],
     usable: usize,

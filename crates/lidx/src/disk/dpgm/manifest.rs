@@ -156,7 +156,6 @@ impl Manifest {
 }
 
 /// Decodes and validates a manifest header from the usable bytes of block 0 of `file`.
-#[doc(hidden)]
 pub fn decode_manifest(bytes: &[u8], file: &str) -> Result<Manifest> {
     let corrupt = |what: String| corrupt_block0(file, what);
     START.check(bytes, file)?;

@@ -158,7 +158,6 @@ impl Header {
 }
 
 /// Decodes and validates the header from the usable bytes of block 0 of `file`.
-#[doc(hidden)]
 pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
     let corrupt = |what: String| corrupt_block0(file, what);
     START.check(bytes, file)?;
@@ -267,7 +266,6 @@ impl Meta {
 }
 
 /// Decodes the meta block read from block `block` of `file`, for a file `header` describes.
-#[doc(hidden)]
 pub fn decode_meta(bytes: &[u8], block: u64, header: &Header, file: &str) -> Result<Meta> {
     let corrupt = |what: String| Error::Corrupt {
         file: file.to_string(),
@@ -341,7 +339,6 @@ impl SegRef {
 
 /// Decodes a segment reference read from the inner tree of `file` (the segment file, whose
 /// `header` bounds it).
-#[doc(hidden)]
 pub fn decode_segref(bytes: &[u8], header: &Header, file: &str) -> Result<SegRef> {
     let corrupt = |what: String| Error::Corrupt {
         file: file.to_string(),

@@ -138,7 +138,6 @@ impl Meta {
 }
 
 /// Decodes and validates the meta block from the usable bytes of block 0 of `file`.
-#[doc(hidden)]
 pub fn decode_meta(bytes: &[u8], file: &str) -> Result<Meta> {
     let corrupt = |what: String| corrupt_block0(file, what);
     START.check(bytes, file)?;

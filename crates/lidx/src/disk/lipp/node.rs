@@ -105,7 +105,6 @@ impl NodeHeader {
 /// Decodes and validates the header in `bytes` (at least [`NODE_HEADER`] bytes) of the node
 /// at position `pos` (in `block` of `file`), in a file whose nodes end at `end`: the tag, a
 /// slot count that fits before `end`, a finite non-decreasing model.
-#[doc(hidden)]
 pub fn decode_node_header(
     bytes: &[u8],
     pos: u64,
@@ -197,7 +196,6 @@ pub(crate) fn decode_addr(raw: u64, usable: usize) -> Option<u64> {
 /// Decodes slot `bytes` (`1 + 8` bytes at least) of the node at `pos`, in a file whose nodes
 /// lie in positions `first..end`: a known flag, and a child address inside the nodes and past
 /// the parent's own position (children are always written after their parent).
-#[doc(hidden)]
 pub fn decode_slot(
     bytes: &[u8],
     pos: u64,

@@ -150,7 +150,6 @@ pub(crate) fn check_follows<K: Key>(
 /// Decodes and validates data block `block_no` of `file` from its payload `bytes`: the tag,
 /// a record count equal to `expected_count` (what the layout says the block holds), records
 /// that fit, and strictly increasing, valid keys. Never panics on any input.
-#[doc(hidden)]
 pub fn decode_data_block<'a, K: Key>(
     file: &str,
     block_no: u64,

@@ -81,7 +81,6 @@ const START: HeaderStart = HeaderStart::new("header", MAGIC, VERSION, HEADER_BYT
 const MAX_KEY_SIZE: u32 = 1024;
 
 /// The decoded header of a static learned index file.
-#[doc(hidden)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
     /// `Key::SIZE` of the keys.
@@ -197,7 +196,6 @@ impl Header {
 /// and version, then that every stored field agrees with the ones it derives from (records per
 /// block, data and model block ranges, group and model points), so the sizes it returns are
 /// safe to allocate and read with. Never panics on any input.
-#[doc(hidden)]
 pub fn decode_header(file: &str, block: &[u8]) -> Result<Header> {
     let corrupt = |what: String| Error::Corrupt {
         file: file.to_string(),

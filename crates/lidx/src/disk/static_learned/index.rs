@@ -38,7 +38,6 @@ pub struct StaticLearned<K, M> {
 }
 
 /// Reads and validates the header of the static learned index file `name`.
-#[doc(hidden)]
 pub fn read_header(storage: &Storage, name: &str) -> Result<Header> {
     let device = storage.open(name, false)?;
     header_of(device.as_ref())
@@ -46,7 +45,6 @@ pub fn read_header(storage: &Storage, name: &str) -> Result<Header> {
 
 /// The model kind (`Persist::KIND`) of the static learned index file `name`, so a caller can
 /// pick the model type to open it with.
-#[doc(hidden)]
 pub fn read_kind(storage: &Storage, name: &str) -> Result<u32> {
     Ok(read_header(storage, name)?.model_kind)
 }

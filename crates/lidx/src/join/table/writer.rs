@@ -479,7 +479,6 @@ impl<K: TableKey> TableWriter<K> {
 }
 
 /// Writes `header` as block 0 of `device` and syncs: the last step of writing a table.
-#[doc(hidden)]
 pub(crate) fn write_table_header(device: &dyn BlockDevice, header: &TableHeader) -> Result<()> {
     let mut block = AlignedBuf::zeroed(device.block_size());
     header.encode(&mut block);

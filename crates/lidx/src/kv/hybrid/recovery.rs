@@ -78,7 +78,6 @@ impl Meta {
 }
 
 /// Decodes the meta bytes of the manifest `file`. Never panics.
-#[doc(hidden)]
 pub fn decode_meta(file: &str, bytes: &[u8]) -> Result<Meta> {
     let mut d = Decoder::new(file, bytes);
     let version = d.u32()?;

@@ -88,7 +88,6 @@ impl<'a> Record<'a> {
 }
 
 /// Appends record `seq` to `out`.
-#[doc(hidden)]
 pub fn encode_record(seq: Seq, record: &Record<'_>, out: &mut Vec<u8>) {
     let start = out.len();
     let body = record.body_len() as u32;
@@ -196,7 +195,6 @@ pub(super) fn decode_body<'a>(file: &str, offset: u64, body: &'a [u8]) -> Result
 /// Decodes the record at the start of `bytes` (read at `offset` of `file`): its sequence
 /// number, the record and the bytes it takes. `Truncated` when `bytes` ends inside it,
 /// `Corrupt` for a bad checksum or body. Never panics.
-#[doc(hidden)]
 pub fn decode_record<'a>(
     file: &str,
     offset: u64,
@@ -208,7 +206,6 @@ pub fn decode_record<'a>(
 
 /// Writes the header of a segment whose first record is `first`, of the log of the store
 /// `owner` (0: a log outside a store).
-#[doc(hidden)]
 pub fn encode_segment_header(first: Seq, owner: u128) -> [u8; SEGMENT_HEADER_BYTES] {
     let mut b = [0u8; SEGMENT_HEADER_BYTES];
     b[0..8].copy_from_slice(&SEGMENT_MAGIC.to_le_bytes());
@@ -223,7 +220,6 @@ pub fn encode_segment_header(first: Seq, owner: u128) -> [u8; SEGMENT_HEADER_BYT
 /// Reads a segment header: the sequence number of the segment's first record and the store
 /// the segment belongs to. Magic, version, length, checksum and reserved bytes are checked,
 /// in that order. Never panics.
-#[doc(hidden)]
 pub(super) fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<(Seq, u128)> {
     check_magic_version(file, bytes, SEGMENT_MAGIC, VERSION)?;
     check_length_and_crc(

@@ -49,7 +49,6 @@ pub(super) fn name_of(path: &Path) -> String {
 }
 
 /// What [`scan_segment`] found in one segment.
-#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentScan {
     /// Sequence number of the segment's first record (from its header).
@@ -87,7 +86,6 @@ pub(super) fn valid_record_after(bytes: &[u8], from: usize, next: Seq) -> bool {
 /// `damage` and `valid_len < bytes.len()`), and is an error naming what to do everywhere else
 /// (see [`WalRecovery`]). Only the `last` segment may end with a damaged record, except
 /// under [`WalRecovery::PointInTime`]. Never panics.
-#[doc(hidden)]
 pub fn scan_segment(
     file: &str,
     bytes: &[u8],

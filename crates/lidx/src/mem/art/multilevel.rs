@@ -51,7 +51,6 @@ fn fragment_byte(frag: u32, span: usize, i: usize) -> u8 {
 }
 
 /// A MultiNode4 as an ART node: ART's header in the node's first bytes.
-#[doc(hidden)]
 #[repr(C, align(64))]
 pub struct Multi4<K, V> {
     node: MultiNode4,
@@ -162,7 +161,6 @@ impl<K, V> Drop for Multi4<K, V> {
 }
 
 /// A Node64K or Node16M: ART's header and a rewired array of tagged child slots.
-#[doc(hidden)]
 #[repr(C)]
 pub struct RewiredNode<K, V> {
     header: Header,

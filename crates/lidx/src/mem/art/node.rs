@@ -124,7 +124,6 @@ impl NodeKind {
 }
 
 /// The common start of every inner node.
-#[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub struct Header {
@@ -182,7 +181,6 @@ impl Header {
 }
 
 /// A leaf: one key and its value (ART's "single-value leaf", reached by a tagged pointer).
-#[doc(hidden)]
 #[repr(C, align(2))]
 pub struct Leaf<K, V> {
     /// The full key; lookups compare it, and optimistic prefixes are read from it.
@@ -192,7 +190,6 @@ pub struct Leaf<K, V> {
 }
 
 /// Inner node with up to 4 children.
-#[doc(hidden)]
 #[repr(C)]
 pub struct Node4<K, V> {
     header: Header,
@@ -201,7 +198,6 @@ pub struct Node4<K, V> {
 }
 
 /// Inner node with up to 16 children.
-#[doc(hidden)]
 #[repr(C)]
 pub struct Node16<K, V> {
     header: Header,
@@ -210,7 +206,6 @@ pub struct Node16<K, V> {
 }
 
 /// Inner node with up to 48 children.
-#[doc(hidden)]
 #[repr(C)]
 pub struct Node48<K, V> {
     header: Header,
@@ -221,7 +216,6 @@ pub struct Node48<K, V> {
 }
 
 /// Inner node with up to 256 children.
-#[doc(hidden)]
 #[repr(C)]
 pub struct Node256<K, V> {
     header: Header,
@@ -313,7 +307,6 @@ use find16_portable as find16;
 /// `repr(transparent)`: a child word stored by START's multilevel nodes (a `u64`, possibly with
 /// a page tag in its top 16 bits, see `lidx::mem::art::rewired`) is read in place as a
 /// `NodeRef`; the address bits are masked with [`ADDR_MASK`] before every dereference.
-#[doc(hidden)]
 #[repr(transparent)]
 pub struct NodeRef<K, V> {
     ptr: *mut u8,
@@ -332,7 +325,6 @@ const LEAF_TAG: usize = 1;
 pub(crate) const ADDR_MASK: usize = (1 << 48) - 1;
 
 /// A node seen as its kind.
-#[doc(hidden)]
 pub enum View<'a, K, V> {
     /// No child (only an empty tree's root, or a vacant slot).
     Empty,
@@ -353,7 +345,6 @@ pub enum View<'a, K, V> {
 }
 
 /// A node seen as its kind, mutably.
-#[doc(hidden)]
 pub enum ViewMut<'a, K, V> {
     /// No child.
     Empty,

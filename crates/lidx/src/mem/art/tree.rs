@@ -36,7 +36,6 @@ pub struct Art<K: ArtKey, V> {
 }
 
 /// What [`Art::visit_post_order`] reports about one inner node.
-#[doc(hidden)]
 pub struct NodeInfo<'a, K, V> {
     /// The node itself: its children, header and leaves can be read through it.
     pub node: &'a NodeRef<K, V>,
@@ -141,7 +140,6 @@ impl<K: ArtKey, V> Art<K, V> {
 
 /// Builds the subtree over `items` (sorted, distinct, at least one), all sharing their first
 /// `depth` key bytes; takes their leaves. Used by [`Art::bulk_load`] and to rebuild subtrees.
-#[doc(hidden)]
 pub(super) fn build_subtree<B: AsRef<[u8]>, K, V>(
     items: &mut [(B, NodeRef<K, V>)],
     depth: usize,
