@@ -55,7 +55,7 @@ use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
 pub use lidx::catalog::DiskModelSpec as DiskModel;
-use lidx::catalog::{granularity_text, DiskMapSpec};
+use lidx::catalog::{granularity_text, parse_list, BadSpec, DiskMapSpec};
 pub use lidx::spec::ZeroEps;
 
 /// The accepted forms, for error messages and help, from the catalog
@@ -103,21 +103,26 @@ impl DiskIndexSpec {
     /// Parses one item such as `pgm:eps=64:gran=page` or `btree:fill=70`, by the catalog's
     /// tables ([`DiskMapSpec`], [`DiskModel`]).
     pub fn parse(item: &str) -> Result<DiskIndexSpec> {
+        Ok(Self::parse_item(item)?)
+    }
+
+    fn parse_item(item: &str) -> std::result::Result<DiskIndexSpec, BadSpec> {
         if let Some(DiskMapSpec::BTree { fill }) = DiskMapSpec::parse_item(item) {
             return Ok(DiskIndexSpec::BTree { fill });
         }
-        let (model, granularity) =
-            DiskModel::parse_with_granularity(item).ok_or_else(|| BenchError::BadSpec {
-                what: "on-disk index",
-                got: item.to_string(),
-                expected: disk_index_forms(),
-            })?;
+        let (model, granularity) = DiskModel::parse_with_granularity(item)
+            .ok_or_else(|| BadSpec::new("on-disk index", item, disk_index_forms()))?;
         Ok(DiskIndexSpec::Learned { model, granularity })
     }
 
     /// Parses a comma-separated list (at least one item).
     pub fn parse_list(list: &str) -> Result<Vec<DiskIndexSpec>> {
-        parse_items(list, &disk_index_forms(), DiskIndexSpec::parse)
+        Ok(parse_list(
+            list,
+            "on-disk index list",
+            &disk_index_forms(),
+            DiskIndexSpec::parse_item,
+        )?)
     }
 
     /// The canonical spelling, every parameter written out.
@@ -248,24 +253,6 @@ impl DiskIndexSpec {
         }
         Ok(())
     }
-}
-
-/// Parses a comma-separated list of on-disk index specs of the `forms` that `parse` reads
-/// (at least one item).
-fn parse_items<T>(list: &str, forms: &str, parse: impl Fn(&str) -> Result<T>) -> Result<Vec<T>> {
-    let specs = list
-        .split(',')
-        .filter(|item| !item.trim().is_empty())
-        .map(parse)
-        .collect::<Result<Vec<_>>>()?;
-    if specs.is_empty() {
-        return Err(BenchError::BadSpec {
-            what: "on-disk index list",
-            got: list.to_string(),
-            expected: format!("a comma-separated list of {forms}"),
-        });
-    }
-    Ok(specs)
 }
 
 fn learned<M: Persist<u64>>(

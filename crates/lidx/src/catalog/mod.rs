@@ -26,6 +26,6 @@ mod text;
 
 pub use disk::{granularity_text, ByteIndexSpec, DiskMapSpec, DiskModelSpec, Granularity};
 pub use memory::{IndexSpec, MapSpec};
-pub use role::{BadSpec, Role};
+pub use role::{parse_list, BadSpec, Role};
 pub use store::{DynamicStageSpec, EngineSpec};
 pub use text::StringIndexSpec;

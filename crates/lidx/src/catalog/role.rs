@@ -141,7 +141,7 @@ pub(crate) fn one_of(forms: &[String]) -> String {
 
 /// Parses a comma-separated list with `parse`; blank items are skipped and the list must name
 /// at least one item, else a [`BadSpec`] for `what` listing `forms`.
-pub(crate) fn parse_list<T>(
+pub fn parse_list<T>(
     list: &str,
     what: &'static str,
     forms: &str,
