@@ -10,8 +10,9 @@
 //!
 //! A query descends from the root: each segment predicts the position of the right segment one
 //! level down, clamped (as PGM does) to the first position covered by the next segment, since
-//! the key is below that segment's first key; a fixed-width, branch-free count of the first keys
-//! `<= key` in the `2 * eps_recursive + 3` window around the prediction picks the segment. At the
+//! the key is below that segment's first key; a branch-free bisection of the fixed
+//! `2 * eps_recursive + 3` window around the prediction, counting its first keys `<= key`,
+//! picks the segment. At the
 //! bottom the segment's prediction, clamped the same way, gives the window of
 //! [`ApproxPos::for_key`], at most `2 * eps + 2` wide for injective keys.
 //!
@@ -20,8 +21,10 @@
 //! * Levels are stored flat, struct-of-arrays: all first keys in one `Vec<u64>` (bottom level
 //!   first), and `(slope, intercept, next position)` in a parallel `Vec`, so a level's window
 //!   search reads only contiguous keys. PGM's reference code stores whole segments.
-//! * Upper-level windows are searched by counting keys `<= key` over a fixed window rather than
-//!   by a linear scan that stops early: no data-dependent branch, and it needs no sentinel.
+//! * Upper-level windows are bisected without a branch over a fixed window rather than scanned
+//!   linearly until a key is too large (PGM's code): no data-dependent branch, no sentinel,
+//!   and few instructions, which is what lets consecutive lookups overlap their misses (see
+//!   `count_le` for the measurement against counting the whole window).
 //! * Models predict on model-space keys ([`Key::to_model`]); duplicates and string keys are
 //!   handled by the CDF points of [`crate::model::points`] and the window of
 //!   [`ApproxPos::for_key`], which PGM's code does not define.
@@ -277,11 +280,37 @@ impl<K: Key> Pgm<K> {
             let width = (2 * eps + 3).min(level.len);
             let lo = pos.saturating_sub(eps + 1).min(level.len - width);
             let window = &self.keys[level.offset + lo..level.offset + lo + width];
-            let count = window.iter().map(|&x| usize::from(x <= k)).sum::<usize>();
-            up = level.offset + (lo + count).saturating_sub(1);
+            up = level.offset + (lo + count_le(window, k)).saturating_sub(1);
         }
         up
     }
+}
+
+/// The number of keys `<= k` in the sorted, non-empty `window`, by a branchless bisection:
+/// about `log2(window.len())` steps, each a load and a conditional move.
+///
+/// The upper levels are searched this way rather than by counting every key of the window
+/// (no branch either, but `2 * eps_recursive + 3` compares a level): the levels sit in cache,
+/// so both take about the same time alone, but a lookup's instructions decide how many
+/// independent lookups the out-of-order core can keep in flight, and with them how many of
+/// their memory misses overlap. Measured on the 2-core AMD EPYC VM, 2M uniform lookups, median
+/// of 5 passes, same process: 10M lognormal keys 141 ns against 181 ns a lookup, 50M lognormal
+/// 159 against 239, 10M `zipf-gaps` 192 against 242.
+#[inline(always)]
+fn count_le(window: &[u64], k: u64) -> usize {
+    let mut base = 0usize;
+    let mut len = window.len();
+    while len > 1 {
+        let half = len / 2;
+        // SAFETY: base + len <= window.len() holds before the loop and after every step
+        // (base grows by half while len shrinks by half), and half < len.
+        let probe = unsafe { *window.get_unchecked(base + half) };
+        base = std::hint::select_unpredictable(probe <= k, base + half, base);
+        len -= half;
+    }
+    // Every key before `base` is `<= k`; `window[base]` decides the last one.
+    // SAFETY: base < window.len(), as the loop keeps base + len <= window.len() with len >= 1.
+    base + usize::from(unsafe { *window.get_unchecked(base) } <= k)
 }
 
 impl<K: Key> StaticIndex<K> for Pgm<K> {
