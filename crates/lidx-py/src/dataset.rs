@@ -8,7 +8,7 @@
 //! what it writes reads back.
 //!
 //! The generators are `lidx_bench::generate`'s (`uniform-dense`, `uniform-sparse`, `normal`,
-//! `lognormal`, `zipf-gaps`) and GRE's hardness generator (`lidx_bench::gre`), the same keys as
+//! `lognormal`, `zipf-gaps`, `cells`) and GRE's hardness generator (`lidx_bench::gre`), the same keys as
 //! `lidx bench --dataset gen:<name>:<n>` for the same seed.
 
 use std::io::Write;
@@ -109,7 +109,7 @@ fn write_typed<K: NumKey>(py: Python<'_>, path: &PathBuf, keys: Py<PyArray1<K>>)
 /// generate(name, n, seed=42) -> numpy.ndarray
 ///
 /// `n` sorted uint64 keys from the generator `name` (uniform-dense, uniform-sparse, normal,
-/// lognormal, zipf-gaps), the same for the same seed on every platform.
+/// lognormal, zipf-gaps, cells), the same for the same seed on every platform.
 #[pyfunction]
 #[pyo3(signature = (name, n, seed = 42))]
 pub(crate) fn generate(py: Python<'_>, name: &str, n: usize, seed: u64) -> PyResult<Py<PyAny>> {

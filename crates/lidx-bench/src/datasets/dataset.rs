@@ -3,7 +3,7 @@
 //! A spec is one of
 //!
 //! * `gen:<generator>:<count>`: `<generator>` is a name from [`crate::generate`]
-//!   (`uniform-dense`, `uniform-sparse`, `normal`, `lognormal`, `zipf-gaps`) or GRE's
+//!   (`uniform-dense`, `uniform-sparse`, `normal`, `lognormal`, `zipf-gaps`, `cells`) or GRE's
 //!   `gre:l=<n>,g=<n>` ([`crate::gre`]). The count is everything after the **last** colon, so
 //!   the generator part may itself hold colons and commas: `gen:gre:l=1000,g=10:1M`. Counts
 //!   are read by [`crate::count`]: `1000`, `10K`, `10M`, `1G` (powers of 1000) or `1Mi`.
@@ -43,7 +43,7 @@ pub struct Dataset {
     pub notes: Vec<String>,
 }
 
-const EXPECTED: &str = "gen:<uniform-dense|uniform-sparse|normal|lognormal|zipf-gaps|\
+const EXPECTED: &str = "gen:<uniform-dense|uniform-sparse|normal|lognormal|zipf-gaps|cells|\
                         gre:l=<n>,g=<n>|words|user>:<count>, text:<path> (or <path>.txt), \
                         sosd:<path>, sosd-u32:<path>, sosd-i64:<path>, sosd-f64:<path>, \
                         str16:<path>, or the path of an SOSD u64 file";

@@ -13,12 +13,22 @@
 //! | `normal`         | `2^63 + z * 2^59`, `z ~ N(0, 1)`, saturated into `u64`                  | essentially never |
 //! | `lognormal`      | `trunc(x * 1e9)`, `x ~ lognormal(mu = 0, sigma = 2)` (SOSD's recipe)    | a few, among the smallest keys |
 //! | `zipf-gaps`      | running sum of gaps `g ~ Zipf(n = 2^20, s = 1.5)`, `g >= 1`, from a uniform start in `[0, 2^32)` | never |
+//! | `cells`          | geographic-like cell ids: `max(n / 1000, 16)` clusters at uniform centres, each key in cluster `Zipf(s = 1.1)`-chosen, at `centre + z * 2^w` (`z ~ N(0, 1)`, `w` uniform in `[20, 40)` per cluster), lowest bit set | rarely, inside the tightest clusters |
 //!
 //! The normal's scale puts 16 standard deviations on either side of the middle of the range, so
 //! saturation is practically never hit. The lognormal follows SOSD's synthetic dataset (a
 //! lognormal with sigma 2, multiplied by 10^9 and truncated to an integer); its heavy right
 //! tail is what makes it hard for linear models (paper 000 §6.6). Zipf gaps make most
 //! neighbours close and a few very far apart, at every scale.
+//!
+//! `cells` stands in for real geographic keys such as SOSD's S2 cell ids of OpenStreetMap
+//! points (`osm_cellids`), which are not shipped with lidx: points cluster in cities of very
+//! different sizes and spreads, and a leaf cell id (level 30, lowest bit set) numbers them
+//! along a space-filling curve, so the keys come as many tight clusters of heavy-tailed sizes
+//! separated by large empty gaps. A cluster's spread of `2^20` to `2^40` ids is, at level 30, a
+//! square of roughly 30 m to 30 km on a side. It is a shape, not a copy of any map: issue 35
+//! uses it to check that an index's speed on real-like keys is not an artefact of smooth
+//! synthetic ones.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -39,16 +49,19 @@ pub enum Generator {
     Lognormal,
     /// Zipf-distributed gaps between consecutive keys.
     ZipfGaps,
+    /// Geographic-like cell ids: tight clusters of heavy-tailed sizes, large gaps.
+    Cells,
 }
 
 impl Generator {
     /// Every generator, in the order of the module docs.
-    pub const ALL: [Generator; 5] = [
+    pub const ALL: [Generator; 6] = [
         Generator::UniformDense,
         Generator::UniformSparse,
         Generator::Normal,
         Generator::Lognormal,
         Generator::ZipfGaps,
+        Generator::Cells,
     ];
 
     /// The generator's name, as [`Generator::parse`] accepts it.
@@ -59,6 +72,7 @@ impl Generator {
             Generator::Normal => "normal",
             Generator::Lognormal => "lognormal",
             Generator::ZipfGaps => "zipf-gaps",
+            Generator::Cells => "cells",
         }
     }
 
@@ -70,8 +84,9 @@ impl Generator {
             .ok_or_else(|| BenchError::BadSpec {
                 what: "generator",
                 got: name.to_string(),
-                expected: "one of uniform-dense, uniform-sparse, normal, lognormal, zipf-gaps"
-                    .into(),
+                expected:
+                    "one of uniform-dense, uniform-sparse, normal, lognormal, zipf-gaps, cells"
+                        .into(),
             })
     }
 
@@ -109,10 +124,32 @@ impl Generator {
                     })
                     .collect();
             }
+            Generator::Cells => cells(n, &mut rng),
         };
         keys.sort_unstable();
         keys
     }
+}
+
+/// `n` unsorted `cells` keys (see the module docs).
+fn cells(n: usize, rng: &mut ChaCha8Rng) -> Vec<u64> {
+    let clusters = (n / 1000).max(16);
+    // Centre and spread of each cluster; a cluster's rank in the Zipf draw is independent of
+    // where its centre lies, so the largest cities are scattered over the key space.
+    let shape: Vec<(u64, f64)> = (0..clusters)
+        .map(|_| {
+            let spread = (1u64 << rng.gen_range(20..40)) as f64;
+            (rng.gen(), spread)
+        })
+        .collect();
+    let rank = Zipf::new(clusters as u64, 1.1).expect("constant parameters are valid");
+    (0..n)
+        .map(|_| {
+            let (centre, spread) = shape[rank.sample(rng) as usize - 1];
+            let z: f64 = StandardNormal.sample(rng);
+            centre.wrapping_add_signed((z * spread) as i64) | 1
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -147,6 +184,22 @@ mod tests {
         for g in Generator::ALL {
             assert!(g.generate(0, 1).is_empty());
         }
+    }
+
+    #[test]
+    fn cells_are_odd_tight_clusters_with_large_gaps() {
+        let keys = Generator::Cells.generate(20_000, 3);
+        assert!(keys.iter().all(|k| k & 1 == 1), "leaf cell ids are odd");
+        let mut gaps: Vec<u64> = keys.windows(2).map(|w| w[1] - w[0]).collect();
+        gaps.sort_unstable();
+        let median = gaps[gaps.len() / 2];
+        let mean = (keys[keys.len() - 1] - keys[0]) / gaps.len() as u64;
+        assert!(median < mean / 100, "median gap {median}, mean {mean}");
+        let big = gaps.iter().filter(|&&g| g > mean).count();
+        assert!(
+            (8..=200).contains(&big),
+            "{big} gaps wider than the mean: the cluster breaks"
+        );
     }
 
     #[test]
