@@ -48,6 +48,18 @@ pub enum BenchError {
         /// What the index answered.
         got: usize,
     },
+    /// A map's `get` of a present key did not return the key's first position: the run is
+    /// invalid.
+    WrongGet {
+        /// The map spec.
+        index: String,
+        /// The query key (present in the data).
+        key: u64,
+        /// Its first position, the value it was loaded with.
+        expected: u64,
+        /// What `get` returned.
+        got: Option<u64>,
+    },
     /// An on-disk index returned a wrong entry, payload or scan: the run is invalid.
     WrongResult {
         /// The index label.
@@ -185,6 +197,16 @@ impl fmt::Display for BenchError {
             } => write!(
                 f,
                 "index {index} answered lower_bound({key}) = {got}, the truth is {expected}; \
+                 the run is invalid"
+            ),
+            BenchError::WrongGet {
+                index,
+                key,
+                expected,
+                got,
+            } => write!(
+                f,
+                "map {index} answered get({key}) = {got:?}, the truth is Some({expected}); \
                  the run is invalid"
             ),
             BenchError::WrongResult {

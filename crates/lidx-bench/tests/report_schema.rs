@@ -16,6 +16,7 @@ fn record(index: &str, segments: Option<u64>, speedup: Option<f64>) -> BenchReco
         index: index.to_string(),
         label: format!("{index}:eps=64"),
         params: "eps=64".to_string(),
+        operation: "lower_bound".to_string(),
         build_s: 0.125,
         build_keys_per_s: 8e6,
         bytes: 4096,

@@ -16,11 +16,12 @@
 //! | `index` | | index name (`pgm`, `rs`, `sorted`, ...) |
 //! | `label` | | canonical index spec with every parameter, round numbers short (`rs:bits=18:err=32`, `rmi:leaves=1Mi`) |
 //! | `params` | | the parameters alone in plain digits (`leaves=1048576`, empty when none) |
+//! | `operation` | | what one timed operation is: `lower_bound` for a static index (window plus last-mile search), `get` for an updatable map (its own point lookup, the answer checked outside the timed loop), `insert` for `--workload insert`; empty in files written before the field existed |
 //! | `build_s` | s | wall time of one build on the sorted keys |
 //! | `build_keys_per_s` | keys/s | `n / build_s` |
 //! | `bytes` | B | `StaticIndex::size_in_bytes`: memory of the index, keys excluded |
 //! | `bytes_per_key` | B/key | `bytes / n` |
-//! | `mean_ns` | ns | a throughput figure: median over `runs` of the mean time per lookup, last-mile search included, measured on a tight loop over all queries timed as a whole, so the CPU overlaps consecutive lookups' memory misses (the table's `mean ns (throughput)`) |
+//! | `mean_ns` | ns | a throughput figure: median over `runs` of the mean time per `operation`, measured on a tight loop over all queries timed as a whole, so the CPU overlaps consecutive lookups' memory misses (the table's `mean ns (throughput)`) |
 //! | `mean_ns_min`, `mean_ns_max` | ns | fastest and slowest run's mean (the spread of the runs) |
 //! | `p50_ns`, `p99_ns`, `p999_ns` | ns | latency figures: percentiles of a sample of individually timed lookups (every `sample_every`-th query, each alone between two clock reads, so nothing overlaps it), timer overhead subtracted; `p50` can be several times `mean_ns` for an index whose lookups overlap well back to back (the table's `p50 ns (latency)`) |
 //! | `sample_every` | | the sampling stride of the percentiles |
@@ -167,6 +168,7 @@ pub fn table(records: &[BenchRecord]) -> String {
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
         "index",
+        "op",
         "build s",
         "Mkeys/s",
         "bytes/key",
@@ -183,6 +185,7 @@ pub fn table(records: &[BenchRecord]) -> String {
     for r in records {
         table.add_row(vec![
             r.label.clone(),
+            r.operation.clone(),
             format!("{:.3}", r.build_s),
             format!("{:.1}", r.build_keys_per_s / 1e6),
             format!("{:.3}", r.bytes_per_key),

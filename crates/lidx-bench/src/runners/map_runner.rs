@@ -182,6 +182,7 @@ fn run_map(
         index: spec.name().to_string(),
         label,
         params: spec.params_text(),
+        operation: "insert".to_string(),
         build_s,
         build_keys_per_s: if build_s > 0.0 {
             split.loaded.len() as f64 / build_s

@@ -4,25 +4,37 @@
 //! answer with `partition_point` once, outside anything timed. Then, for each index:
 //!
 //! 1. **Build**, timed once with the wall clock: `build_s` and keys per second.
-//! 2. **Check**: every query's `StaticIndex::lower_bound` is compared with the truth; the first
-//!    wrong answer fails the run with [`BenchError::WrongAnswer`]. The same pass records the
-//!    window widths (`mean_log2_window`) and warms the caches for the timed loops.
-//! 3. **Mean**: `runs` timed loops over all queries. A loop is a tight loop of
-//!    `lower_bound` calls (window + last-mile search) whose answers are folded into one value
-//!    passed to `std::hint::black_box`, so no call can be optimised away; the clock is read
-//!    once per chunk of 65 536 lookups, never per lookup, so the mean carries no timer
-//!    overhead. The lookups are independent, so this is a throughput mean: the CPU may overlap
-//!    the cache misses of consecutive lookups, as in SOSD. `mean_ns` is the median of the
-//!    runs' means, with the fastest and slowest run's means beside it.
+//! 2. **Check**: every query's answer is compared with the truth; the first wrong answer fails
+//!    the run with [`BenchError::WrongAnswer`]. The same pass records the window widths
+//!    (`mean_log2_window`) and warms the caches for the timed loops. The check always runs: no
+//!    figure is reported for an index that was not proven right on every query.
+//! 3. **Mean**: `runs` timed loops over all queries. A loop is a tight loop of the record's
+//!    operation whose answers are folded into one value passed to `std::hint::black_box`, so no
+//!    call can be optimised away; the clock is read once per chunk of 65 536 lookups, never per
+//!    lookup, so the mean carries no timer overhead. The lookups are independent, so this is a
+//!    throughput mean: the CPU may overlap the cache misses of consecutive lookups, as in SOSD.
+//!    `mean_ns` is the median of the runs' means, with the fastest and slowest run's means
+//!    beside it.
 //! 4. **Latency percentiles**: one more pass times every `sample_every`-th lookup (16 by
 //!    default) individually with [`Instant`], subtracting the timer's own median cost measured
 //!    at preparation, into an HDR histogram (3 significant digits) that gives p50, p99, p99.9.
 //!    Timing only a sample keeps the extra pass short; timing every lookup in the mean loop
 //!    would add the timer's cost (tens of ns) to every lookup and serialise them.
 //!
-//! Every index is called through `&dyn StaticIndex<u64>` hidden behind `black_box`, so each one
-//! pays the same single indirect call per lookup (about a nanosecond) and the compiler cannot
-//! specialise the loop for the one index it happens to see built.
+//! # What a lookup is ([`BenchRecord::operation`])
+//!
+//! * A static index (`pgm`, `rs`, `sorted`, ...): `lower_bound`, the exact position of the
+//!   first key `>=` the query: the index's window, then the last-mile search inside it.
+//! * An updatable map (`alex`, `lipp`, `dpgm`, ...; [`lidx::mem::MapSpec`]): `get`, the map's
+//!   own point lookup, as paper 001 §VI times it and as the C++ references' `get_payload` /
+//!   `at` do. The map is bulk-loaded with each distinct key mapped to its first position, so
+//!   the answer checked is the same position `lower_bound` gives (every query is a present
+//!   key); a map answering `None` or another position fails the run.
+//!
+//! Either way the timed loop makes exactly one indirect call per lookup (through
+//! `&dyn StaticIndex<u64>` or `&dyn KeyMap`, hidden behind `black_box`, about a nanosecond), so
+//! the compiler cannot specialise the loop for the one structure it happens to see built, and
+//! nothing else is timed: no window for a map, no adapter between the map and the loop.
 //!
 //! Speedups: when the `sorted` baseline ran in the same benchmark, every record gets
 //! `speedup_vs_binary = baseline mean_ns / its mean_ns` ([`fill_speedups`]).
@@ -34,7 +46,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use lidx::StaticIndex;
+use lidx::mem::{KeyMap, MapSpec};
+use lidx::{Shape, StaticIndex};
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
@@ -147,8 +160,31 @@ impl<'a> Bench<'a> {
         &self.queries
     }
 
-    /// Builds `spec` and measures it.
+    /// Runs every spec in order, with the speedups filled in ([`run`]).
+    pub fn run_specs(
+        &self,
+        specs: &[IndexSpec],
+        progress: &mut dyn Progress,
+    ) -> Result<Vec<BenchRecord>> {
+        let mut records = Vec::with_capacity(specs.len());
+        for spec in specs {
+            records.push(self.run_spec(spec, progress)?);
+        }
+        fill_speedups(&mut records);
+        Ok(records)
+    }
+
+    /// Builds `spec` and measures it: a map's `get`, any other index's `lower_bound`.
     pub fn run_spec(&self, spec: &IndexSpec, progress: &mut dyn Progress) -> Result<BenchRecord> {
+        if let IndexSpec::Map(map) = spec {
+            return self.run_map(
+                spec.name(),
+                &spec.label(),
+                &spec.params_text(),
+                map,
+                progress,
+            );
+        }
         self.run_index(
             spec.name(),
             &spec.label(),
@@ -158,8 +194,9 @@ impl<'a> Bench<'a> {
         )
     }
 
-    /// Builds an index with `build` and measures it; `name`, `label` and `params` go into the
-    /// record. Fails with [`BenchError::WrongAnswer`] on the first wrong lower bound.
+    /// Builds an index with `build` and measures its `lower_bound`; `name`, `label` and
+    /// `params` go into the record. Fails with [`BenchError::WrongAnswer`] on the first wrong
+    /// lower bound.
     pub fn run_index(
         &self,
         name: &str,
@@ -169,40 +206,101 @@ impl<'a> Bench<'a> {
         progress: &mut dyn Progress,
     ) -> Result<BenchRecord> {
         let keys = self.dataset.keys.as_slice();
-        let n = keys.len();
-
         progress.begin(&format!("build {label}"), 0);
         let start = Instant::now();
         let built = build(keys);
         let build_s = start.elapsed().as_secs_f64();
         progress.end();
         let built = built?;
-        let index: &dyn StaticIndex<u64> = black_box(built.as_ref());
+        let lookup = IndexLookup {
+            index: black_box(built.as_ref()),
+            keys,
+        };
+        self.measure(
+            &lookup,
+            Named {
+                name,
+                label,
+                params,
+            },
+            build_s,
+            progress,
+        )
+    }
 
+    /// Bulk-loads the map `spec` with every distinct key mapped to its first position and
+    /// measures its `get`. The build time is the bulk load's alone (the entries are collected
+    /// before the clock starts). Fails with [`BenchError::WrongGet`] on the first query whose
+    /// `get` is not its first position.
+    pub fn run_map(
+        &self,
+        name: &str,
+        label: &str,
+        params: &str,
+        spec: &MapSpec,
+        progress: &mut dyn Progress,
+    ) -> Result<BenchRecord> {
+        let keys = self.dataset.keys.as_slice();
+        lidx::raw::key::check_sorted(keys)?;
+        let entries = (0..keys.len())
+            .filter(|&i| i == 0 || keys[i - 1] < keys[i])
+            .map(|i| (keys[i], i as u64))
+            .collect();
+        progress.begin(&format!("build {label}"), 0);
+        let start = Instant::now();
+        let built = spec.build(entries);
+        let build_s = start.elapsed().as_secs_f64();
+        progress.end();
+        let built = built?;
+        let lookup = MapGet {
+            map: black_box(built.as_ref()),
+        };
+        self.measure(
+            &lookup,
+            Named {
+                name,
+                label,
+                params,
+            },
+            build_s,
+            progress,
+        )
+    }
+
+    /// Checks, times and samples `lookup`, then writes its record.
+    fn measure<L: Lookup>(
+        &self,
+        lookup: &L,
+        named: Named<'_>,
+        build_s: f64,
+        progress: &mut dyn Progress,
+    ) -> Result<BenchRecord> {
+        let n = self.dataset.keys.len();
         let total = (self.queries.len() * (self.config.runs + 1)) as u64;
-        progress.begin(&format!("lookups {label}"), total);
-        let mean_log2_window = self.check(label, index, progress)?;
+        progress.begin(&format!("lookups {}", named.label), total);
+        let mean_log2_window = self.check(named.label, lookup, progress)?;
         let mut means: Vec<f64> = (0..self.config.runs)
             .map(|_| {
-                let elapsed = timed_loop(index, keys, &self.queries, progress);
+                let elapsed = timed_loop(lookup, &self.queries, progress);
                 elapsed.as_nanos() as f64 / self.queries.len() as f64
             })
             .collect();
         progress.end();
         means.sort_by(f64::total_cmp);
-        let latency = self.sample_latencies(index, keys);
+        let latency = self.sample_latencies(lookup);
 
-        let bytes = index.size_in_bytes() as u64;
-        let shape = index.shape();
+        let bytes = lookup.size_in_bytes() as u64;
+        let shape = lookup.shape();
         Ok(BenchRecord {
             schema: crate::records::RecordKind::Bench.schema(),
             command: crate::records::command_line(),
             dataset: self.dataset.name.clone(),
             n: n as u64,
             workload: self.config.workload.label(),
-            index: name.to_string(),
-            label: label.to_string(),
-            params: params.to_string(),
+            index: named.name.to_string(),
+            label: named.label.to_string(),
+            params: named.params.to_string(),
+            operation: L::OPERATION.to_string(),
             build_s,
             build_keys_per_s: if build_s > 0.0 {
                 n as f64 / build_s
@@ -233,26 +331,17 @@ impl<'a> Bench<'a> {
     }
 
     /// Compares every answer with the truth; returns the mean log2 window width.
-    fn check(
+    fn check<L: Lookup>(
         &self,
         label: &str,
-        index: &dyn StaticIndex<u64>,
+        lookup: &L,
         progress: &mut dyn Progress,
     ) -> Result<f64> {
-        let keys = self.dataset.keys.as_slice();
         let mut log2_sum = 0.0;
         for (queries, truth) in self.queries.chunks(CHUNK).zip(self.truth.chunks(CHUNK)) {
             for (&key, &expected) in queries.iter().zip(truth) {
-                let got = index.lower_bound(keys, key);
-                if got != expected {
-                    return Err(BenchError::WrongAnswer {
-                        index: label.to_string(),
-                        key,
-                        expected,
-                        got,
-                    });
-                }
-                log2_sum += (index.search(key).width().max(1) as f64).log2();
+                lookup.check(label, key, expected)?;
+                log2_sum += lookup.log2_window(key);
             }
             progress.advance(queries.len() as u64);
         }
@@ -260,11 +349,11 @@ impl<'a> Bench<'a> {
     }
 
     /// Times every `sample_every`-th lookup on its own.
-    fn sample_latencies(&self, index: &dyn StaticIndex<u64>, keys: &[u64]) -> Histogram<u64> {
+    fn sample_latencies<L: Lookup>(&self, lookup: &L) -> Histogram<u64> {
         let mut histogram = new_histogram();
         for &key in self.queries.iter().step_by(self.config.sample_every) {
             let start = Instant::now();
-            black_box(index.lower_bound(keys, black_box(key)));
+            black_box(lookup.answer(black_box(key)));
             let ns = start.elapsed().as_nanos() as u64;
             histogram.saturating_record(ns.saturating_sub(self.timer_overhead_ns));
         }
@@ -272,19 +361,122 @@ impl<'a> Bench<'a> {
     }
 }
 
+/// What a record calls the structure it measured.
+#[derive(Clone, Copy)]
+struct Named<'a> {
+    name: &'a str,
+    label: &'a str,
+    params: &'a str,
+}
+
+/// The operation a record times, on the structure it was built as (see the module docs).
+trait Lookup {
+    /// The record's `operation`.
+    const OPERATION: &'static str;
+
+    /// The timed call, its answer folded into the loop's checksum.
+    fn answer(&self, key: u64) -> usize;
+
+    /// `Ok` when the answer to `key` is right, `expected` being its true lower bound.
+    fn check(&self, label: &str, key: u64, expected: usize) -> Result<()>;
+
+    /// `log2` of the window the answer was searched in (0 for an exact one).
+    fn log2_window(&self, key: u64) -> f64;
+
+    /// Bytes of the structure, the keys excluded.
+    fn size_in_bytes(&self) -> usize;
+
+    /// Segments and height, where the structure has them.
+    fn shape(&self) -> Shape;
+}
+
+/// A static index's `lower_bound` over the keys it was built on.
+struct IndexLookup<'a> {
+    index: &'a dyn StaticIndex<u64>,
+    keys: &'a [u64],
+}
+
+impl Lookup for IndexLookup<'_> {
+    const OPERATION: &'static str = "lower_bound";
+
+    #[inline]
+    fn answer(&self, key: u64) -> usize {
+        self.index.lower_bound(self.keys, key)
+    }
+
+    fn check(&self, label: &str, key: u64, expected: usize) -> Result<()> {
+        let got = self.answer(key);
+        if got != expected {
+            return Err(BenchError::WrongAnswer {
+                index: label.to_string(),
+                key,
+                expected,
+                got,
+            });
+        }
+        Ok(())
+    }
+
+    fn log2_window(&self, key: u64) -> f64 {
+        (self.index.search(key).width().max(1) as f64).log2()
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        self.index.size_in_bytes()
+    }
+
+    fn shape(&self) -> Shape {
+        self.index.shape()
+    }
+}
+
+/// A map's `get`, each key's value being its first position.
+struct MapGet<'a> {
+    map: &'a dyn KeyMap,
+}
+
+impl Lookup for MapGet<'_> {
+    const OPERATION: &'static str = "get";
+
+    #[inline]
+    fn answer(&self, key: u64) -> usize {
+        self.map.get(key).map_or(usize::MAX, |p| p as usize)
+    }
+
+    fn check(&self, label: &str, key: u64, expected: usize) -> Result<()> {
+        let got = self.map.get(key);
+        if got != Some(expected as u64) {
+            return Err(BenchError::WrongGet {
+                index: label.to_string(),
+                key,
+                expected: expected as u64,
+                got,
+            });
+        }
+        Ok(())
+    }
+
+    fn log2_window(&self, _key: u64) -> f64 {
+        0.0
+    }
+
+    fn size_in_bytes(&self) -> usize {
+        self.map.size_in_bytes()
+    }
+
+    fn shape(&self) -> Shape {
+        Shape::default()
+    }
+}
+
 /// One timed loop over all queries; the clock is read once per chunk.
-fn timed_loop(
-    index: &dyn StaticIndex<u64>,
-    keys: &[u64],
-    queries: &[u64],
-    progress: &mut dyn Progress,
-) -> Duration {
+fn timed_loop<L: Lookup>(lookup: &L, queries: &[u64], progress: &mut dyn Progress) -> Duration {
     let mut total = Duration::ZERO;
     for chunk in queries.chunks(CHUNK) {
         let start = Instant::now();
         let mut folded = 0usize;
         for &key in chunk {
-            folded = folded.wrapping_add(index.lower_bound(keys, key));
+            folded = folded.wrapping_add(lookup.answer(key));
         }
         black_box(folded);
         total += start.elapsed();
@@ -350,11 +542,5 @@ pub fn run(
     config: BenchConfig,
     progress: &mut dyn Progress,
 ) -> Result<Vec<BenchRecord>> {
-    let bench = Bench::prepare(dataset, config, progress)?;
-    let mut records = Vec::with_capacity(specs.len());
-    for spec in specs {
-        records.push(bench.run_spec(spec, progress)?);
-    }
-    fill_speedups(&mut records);
-    Ok(records)
+    Bench::prepare(dataset, config, progress)?.run_specs(specs, progress)
 }

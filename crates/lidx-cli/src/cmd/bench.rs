@@ -13,7 +13,8 @@ use lidx_bench::map_runner::{self, InsertConfig};
 use lidx_bench::registry::IndexSpec;
 use lidx_bench::report;
 use lidx_bench::route::{BenchAsk, BenchRoute};
-use lidx_bench::runner::{self, BenchConfig};
+use lidx_bench::runner::{Bench, BenchConfig};
+use lidx_bench::sosd;
 use lidx_bench::string_runner::{self, StringIndexSpec};
 use lidx_bench::workload::Workload;
 use lidx_bench::BenchError;
@@ -33,6 +34,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         updatable: args.updatable,
     });
     let list = route.index_list(args.index.as_deref()).to_string();
+    if args.queries_out.is_some() && route != BenchRoute::Lookups {
+        return Err(BenchError::BadSpec {
+            what: "--queries-out",
+            got: args.queries_out.unwrap_or_default().display().to_string(),
+            expected: "in-memory lookup runs only (no --on-disk, no insert workload, no text keys)"
+                .to_string(),
+        }
+        .into());
+    }
     match route {
         BenchRoute::Updatable => bench_updatable::run(args, &list),
         BenchRoute::Disk | BenchRoute::DiskBytes => bench_disk::run(args, &list),
@@ -54,6 +64,9 @@ fn run_lookups(args: Args, list: &str, specs: &[IndexSpec]) -> anyhow::Result<()
     let workload = Workload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
     check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
+    if let Some(path) = &args.queries_out {
+        super::output::check(path, &super::dataset_inputs(&args.dataset), args.force)?;
+    }
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -68,7 +81,16 @@ fn run_lookups(args: Args, list: &str, specs: &[IndexSpec]) -> anyhow::Result<()
 
     let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
     let mut bars = Bars::default();
-    let records = runner::run(&dataset, specs, config, &mut bars)?;
+    let bench = Bench::prepare(&dataset, config, &mut bars)?;
+    if let Some(path) = &args.queries_out {
+        super::output::replace(path, |staged| sosd::write_sosd(staged, bench.queries()))?;
+        note!(
+            "wrote {} queries to {}",
+            bench.queries().len(),
+            path.display()
+        );
+    }
+    let records = bench.run_specs(specs, &mut bars)?;
     anyhow::ensure!(
         !records.is_empty(),
         "none of the indexes `{list}` is built into this binary"

@@ -98,7 +98,15 @@ pub struct Args {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
-    /// Replace an existing `--out` file (without it an existing file is refused).
+    /// Also write the lookup keys of the timed loops here, in the order they run, as an SOSD
+    /// file (a u64 count, then the keys, little-endian): the queries to give an outside
+    /// harness (a C++ reference implementation) so it times the very same lookups. In-memory
+    /// lookup runs only.
+    #[arg(long)]
+    pub queries_out: Option<PathBuf>,
+
+    /// Replace an existing `--out` or `--queries-out` file (without it an existing file is
+    /// refused).
     #[arg(long)]
     pub force: bool,
 
