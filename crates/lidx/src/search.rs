@@ -74,16 +74,80 @@ pub const PREFETCH_WINDOW_BYTES: usize = 4096;
 /// baseline's is the whole array) are left to [`branchless_binary`]'s own prefetching.
 #[inline(always)]
 pub fn prefetch_window<K>(window: &[K]) {
-    const LINE: usize = 64;
     let bytes = std::mem::size_of_val(window);
     if bytes > PREFETCH_WINDOW_BYTES {
         return;
     }
     let start = window.as_ptr() as usize;
-    let mut line = start & !(LINE - 1);
+    let mut line = start & !(CACHE_LINE - 1);
     while line < start + bytes {
         prefetch(line as *const u8);
-        line += LINE;
+        line += CACHE_LINE;
+    }
+}
+
+/// Starts loading `N` consecutive cache lines from the line at `line`, unrolled: straight-line
+/// code, no loop.
+#[inline(always)]
+fn prefetch_run<const N: usize>(line: usize) {
+    for i in 0..N {
+        prefetch((line + i * CACHE_LINE) as *const u8);
+    }
+}
+
+/// Bytes in a cache line.
+const CACHE_LINE: usize = 64;
+
+/// Cache lines a window of at most `max_keys` keys of type `K` can touch, wherever it starts
+/// (one more than its bytes need when it straddles a line boundary), or 0 when the window can be
+/// longer than [`PREFETCH_WINDOW_BYTES`] (no prefetch: [`branchless_binary`] prefetches its own
+/// probes on long ranges). For an index whose windows are bounded by a parameter (the PGM's
+/// `2 * eps + 2`), computed once at build and given to every [`prefetch_lines`].
+pub const fn window_lines<K>(max_keys: usize) -> usize {
+    let bytes = max_keys.saturating_mul(std::mem::size_of::<K>());
+    if bytes > PREFETCH_WINDOW_BYTES {
+        0
+    } else {
+        bytes.div_ceil(CACHE_LINE) + 1
+    }
+}
+
+/// Asks the CPU to load `lines` (at most 63) consecutive cache lines from the one holding
+/// `start`: the lines of a window whose first key is at `start`, `lines` being the index's
+/// [`window_lines`].
+///
+/// Unlike [`prefetch_window`], which loops over exactly the lines the window spans, the count
+/// here is the same for every lookup of an index, and the prefetches are issued as straight-line
+/// runs picked by the bits of `lines` (a few branches that always go the same way for a given
+/// index) rather than by a loop whose trip count varies from one lookup to the next. Measured
+/// on the 2-core AMD EPYC VM (PGM, eps 64, 2M uniform lookups, median of 5 passes, same
+/// process): 50M lognormal keys 166 ns a lookup against 202 ns with the loop, 10M 134 against
+/// 139; a loop with the fixed count, and a `match` on it, were as slow as the varying loop.
+#[inline(always)]
+pub fn prefetch_lines<K>(start: *const K, lines: usize) {
+    let mut line = start as usize & !(CACHE_LINE - 1);
+    if lines & 32 != 0 {
+        prefetch_run::<32>(line);
+        line += 32 * CACHE_LINE;
+    }
+    if lines & 16 != 0 {
+        prefetch_run::<16>(line);
+        line += 16 * CACHE_LINE;
+    }
+    if lines & 8 != 0 {
+        prefetch_run::<8>(line);
+        line += 8 * CACHE_LINE;
+    }
+    if lines & 4 != 0 {
+        prefetch_run::<4>(line);
+        line += 4 * CACHE_LINE;
+    }
+    if lines & 2 != 0 {
+        prefetch_run::<2>(line);
+        line += 2 * CACHE_LINE;
+    }
+    if lines & 1 != 0 {
+        prefetch_run::<1>(line);
     }
 }
 

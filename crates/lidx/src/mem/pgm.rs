@@ -36,6 +36,7 @@ use crate::codec::{Decoder, Encoder, MAX_LEN};
 use crate::error::{Error, Result};
 use crate::index::{ApproxPos, Shape, StaticIndex};
 use crate::key::{check_sorted, Key};
+use crate::search;
 use crate::mem::persist::Persist;
 use crate::model::linear::LinearModel;
 use crate::model::opt_pla::{optimal_pla_points, OptPlaBuilder};
@@ -128,6 +129,9 @@ pub struct Pgm<K> {
     models: Vec<Model>,
     /// Bottom level first; the last level has one segment.
     levels: Vec<Level>,
+    /// Cache lines a bottom-level window can span ([`search::window_lines`] of `2 * eps + 2`
+    /// keys), prefetched by every `lower_bound`.
+    window_lines: usize,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -202,6 +206,7 @@ impl<K: Key> Pgm<K> {
             keys,
             models,
             levels,
+            window_lines: window_lines::<K>(params),
             _key: PhantomData,
         }
     }
@@ -313,6 +318,13 @@ fn count_le(window: &[u64], k: u64) -> usize {
     base + usize::from(unsafe { *window.get_unchecked(base) } <= k)
 }
 
+/// The cache lines a window of `params` can span (`2 * eps + 2` keys, see
+/// [`ApproxPos::from_prediction`]; [`ApproxPos::for_key`] can widen it for keys whose model
+/// map is not injective, whose extra lines are then left to the search).
+fn window_lines<K>(params: PgmParams) -> usize {
+    search::window_lines::<K>(params.eps.saturating_mul(2).saturating_add(2))
+}
+
 impl<K: Key> StaticIndex<K> for Pgm<K> {
     #[inline]
     fn search(&self, key: K) -> ApproxPos {
@@ -321,6 +333,17 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
         }
         let v = key.to_model();
         self.window_at(self.find_segment(v), key, v)
+    }
+
+    /// The window, then every cache line a window of this index can span prefetched in one
+    /// straight run ([`search::prefetch_lines`]: the count depends on `eps`, not on the
+    /// lookup), then a branchless binary search inside the window.
+    #[inline]
+    fn lower_bound(&self, keys: &[K], key: K) -> usize {
+        debug_assert_eq!(keys.len(), self.n);
+        let w = self.search(key);
+        search::prefetch_lines(keys.as_ptr().wrapping_add(w.lo), self.window_lines);
+        w.lo + search::branchless_lower_bound(&keys[w.lo..w.hi], key)
     }
 
     fn len(&self) -> usize {
@@ -556,6 +579,7 @@ impl<K: Key> Persist<K> for Pgm<K> {
             keys,
             models,
             levels,
+            window_lines: window_lines::<K>(params),
             _key: PhantomData,
         })
     }
