@@ -56,8 +56,9 @@ impl ApproxPos {
     /// rounding; the window is at most `2 * eps + 2` wide.
     #[inline(always)]
     pub fn from_prediction(pred: f64, eps: usize, len: usize) -> Self {
-        // `as` saturates: negative and NaN predictions become 0, huge ones usize::MAX.
-        let pos = (pred as usize).min(len);
+        // `as` saturates: negative and NaN predictions become 0 once clamped, huge ones
+        // i64::MAX, then `len` (a signed conversion is shorter than an unsigned one).
+        let pos = (pred as i64).clamp(0, len as i64) as usize;
         ApproxPos {
             pos,
             lo: pos.saturating_sub(eps + 1),

@@ -42,7 +42,7 @@ impl LinearModel {
     /// Prediction for model-space key `x`.
     #[inline(always)]
     pub fn predict(&self, x: u64) -> f64 {
-        self.intercept + self.slope * x.saturating_sub(self.x0) as f64
+        self.intercept + self.slope * u64_to_f64(x.saturating_sub(self.x0))
     }
 
     /// The line through `(x0, y0)` and `(x1, y1)`; flat when `x1 <= x0`.
