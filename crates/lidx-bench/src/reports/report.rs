@@ -16,7 +16,6 @@
 //! | `index` | | index name (`pgm`, `rs`, `sorted`, ...) |
 //! | `label` | | canonical index spec with every parameter, round numbers short (`rs:bits=18:err=32`, `rmi:leaves=1Mi`) |
 //! | `params` | | the parameters alone in plain digits (`leaves=1048576`, empty when none) |
-//! | `operation` | | what one timed operation is: `lower_bound` for a static index (window plus last-mile search), `get` for an updatable map (its own point lookup, the answer checked outside the timed loop), `insert` for `--workload insert`; empty in files written before the field existed |
 //! | `build_s` | s | wall time of one build on the sorted keys |
 //! | `build_keys_per_s` | keys/s | `n / build_s` |
 //! | `bytes` | B | `StaticIndex::size_in_bytes`: memory of the index, keys excluded |
@@ -36,6 +35,7 @@
 //! | `cpu` | | CPU model from `/proc/cpuinfo` (`unknown` elsewhere) |
 //! | `cores` | | CPUs available to the process |
 //! | `lidx_version` | | version of the lidx-bench crate that produced the record |
+//! | `operation` | | what one timed operation is: `lower_bound` for a static index (window plus last-mile search), `get` for an updatable map (its own point lookup, the answer checked outside the timed loop), `insert` for `--workload insert`; empty in files written before the field existed |
 //!
 //! The output format follows the file extension: `.jsonl` and `.json` write JSON lines (one
 //! record per line, so results from several runs concatenate), `.csv` writes a header row and

@@ -206,12 +206,7 @@ impl<'a> Bench<'a> {
         progress: &mut dyn Progress,
     ) -> Result<BenchRecord> {
         let keys = self.dataset.keys.as_slice();
-        progress.begin(&format!("build {label}"), 0);
-        let start = Instant::now();
-        let built = build(keys);
-        let build_s = start.elapsed().as_secs_f64();
-        progress.end();
-        let built = built?;
+        let (built, build_s) = timed_build(label, progress, || build(keys))?;
         let lookup = IndexLookup {
             index: black_box(built.as_ref()),
             keys,
@@ -246,12 +241,7 @@ impl<'a> Bench<'a> {
             .filter(|&i| i == 0 || keys[i - 1] < keys[i])
             .map(|i| (keys[i], i as u64))
             .collect();
-        progress.begin(&format!("build {label}"), 0);
-        let start = Instant::now();
-        let built = spec.build(entries);
-        let build_s = start.elapsed().as_secs_f64();
-        progress.end();
-        let built = built?;
+        let (built, build_s) = timed_build(label, progress, || Ok(spec.build(entries)?))?;
         let lookup = MapGet {
             map: black_box(built.as_ref()),
         };
@@ -359,6 +349,21 @@ impl<'a> Bench<'a> {
         }
         histogram
     }
+}
+
+/// Runs `build` once under the wall clock, with a progress step named after `label`: the
+/// built structure and the build's seconds.
+fn timed_build<T>(
+    label: &str,
+    progress: &mut dyn Progress,
+    build: impl FnOnce() -> Result<T>,
+) -> Result<(T, f64)> {
+    progress.begin(&format!("build {label}"), 0);
+    let start = Instant::now();
+    let built = build();
+    let build_s = start.elapsed().as_secs_f64();
+    progress.end();
+    Ok((built?, build_s))
 }
 
 /// What a record calls the structure it measured.
@@ -543,4 +548,52 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> Result<Vec<BenchRecord>> {
     Bench::prepare(dataset, config, progress)?.run_specs(specs, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A map that answers one position too far for every key.
+    struct OffByOne;
+
+    impl KeyMap for OffByOne {
+        fn get(&self, key: u64) -> Option<u64> {
+            Some(key + 1)
+        }
+        fn insert(&mut self, _: u64, _: u64) -> lidx::Result<Option<u64>> {
+            Ok(None)
+        }
+        fn remove(&mut self, _: u64) -> Option<u64> {
+            None
+        }
+        fn lower_bound(&self, key: u64) -> Option<(u64, u64)> {
+            Some((key, key + 1))
+        }
+        fn scan(&self, _: u64, _: usize, _: &mut Vec<(u64, u64)>) {}
+        fn len(&self) -> usize {
+            1
+        }
+        fn size_in_bytes(&self) -> usize {
+            0
+        }
+    }
+
+    #[test]
+    fn a_map_whose_get_is_wrong_fails_with_wrong_get() {
+        let lookup = MapGet { map: &OffByOne };
+        assert_eq!(lookup.answer(4), 5);
+        assert!(lookup.check("liar", 4, 5).is_ok());
+        match lookup.check("liar", 4, 4) {
+            Err(BenchError::WrongGet {
+                index,
+                key: 4,
+                expected: 4,
+                got: Some(5),
+            }) => assert_eq!(index, "liar"),
+            other => panic!("expected WrongGet, got {other:?}"),
+        }
+        let message = lookup.check("liar", 4, 4).unwrap_err().to_string();
+        assert!(message.contains("get(4)"), "{message}");
+    }
 }

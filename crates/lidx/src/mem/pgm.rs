@@ -621,6 +621,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn count_le_counts_like_a_scan_and_window_lines_cover_every_window() {
+        let window: Vec<u64> = (0..19u64).map(|i| i * 10 + (i % 3)).collect();
+        for len in 1..=window.len() {
+            let w = &window[..len];
+            for k in 0..200 {
+                let want = w.iter().filter(|&&x| x <= k).count();
+                assert_eq!(count_le(w, k), want, "len {len} key {k}");
+            }
+        }
+        // 130 keys of 8 bytes (eps 64) span 16.25 lines: 18 when the first is misaligned.
+        assert_eq!(window_lines::<u64>(PgmParams::new(64, 8)), 18);
+        assert_eq!(window_lines::<u64>(PgmParams::new(1 << 20, 8)), 0);
+        assert_eq!(model_lines(PgmParams::new(64, 8), 1000), 0);
+        assert!(model_lines(PgmParams::new(64, 8), 1 << 20) >= 8);
+    }
+
+    #[test]
     fn levels_shrink_to_one_root() {
         let keys: Vec<u64> = (0..20_000u64).map(|i| i * i + (i % 13) * 1000).collect();
         let mut keys = keys;

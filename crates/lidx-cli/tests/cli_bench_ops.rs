@@ -1,0 +1,123 @@
+//! `lidx bench` names the operation each row times (a map's `get`, a static index's
+//! `lower_bound`) and writes its timed queries for an outside harness with `--queries-out`.
+
+mod common;
+
+use common::{lidx, lidx_ok, text};
+use lidx_bench::records::BenchRecord;
+use lidx_bench::report::read_records;
+use lidx_bench::sosd::read_sosd;
+
+#[test]
+fn maps_time_their_get_and_static_indexes_their_lower_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b.jsonl");
+    let stdout = text(
+        &lidx_ok(&[
+            "bench",
+            "--dataset",
+            "gen:lognormal:20K",
+            "--index",
+            "sorted,pgm,alex,lipp,btree",
+            "--queries",
+            "5K",
+            "--runs",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout,
+    );
+    assert!(stdout.contains(" op "), "{stdout}");
+    let records: Vec<BenchRecord> = read_records(&out).unwrap();
+    let ops: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| (r.index.as_str(), r.operation.as_str()))
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            ("sorted", "lower_bound"),
+            ("pgm", "lower_bound"),
+            ("alex", "get"),
+            ("lipp", "get"),
+            ("btree", "lower_bound"),
+        ]
+    );
+    for r in &records {
+        assert!(
+            r.mean_ns > 0.0 && r.bytes > 0 || r.index == "sorted",
+            "{r:?}"
+        );
+    }
+    // A map's answer is exact: no window is searched after its get.
+    let alex = records.iter().find(|r| r.index == "alex").unwrap();
+    assert_eq!(alex.mean_log2_window, 0.0);
+}
+
+#[test]
+fn queries_out_writes_the_timed_lookups_and_keeps_existing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("k.sosd");
+    lidx_ok(&[
+        "gen",
+        "--dataset",
+        "gen:zipf-gaps:10K",
+        "--out",
+        keys.to_str().unwrap(),
+    ]);
+    let queries = dir.path().join("q.sosd");
+    let args = [
+        "bench",
+        "--dataset",
+        keys.to_str().unwrap(),
+        "--index",
+        "sorted",
+        "--queries",
+        "3K",
+        "--runs",
+        "1",
+        "--queries-out",
+        queries.to_str().unwrap(),
+    ];
+    lidx_ok(&args);
+    let keys = read_sosd(&keys).unwrap();
+    let written = read_sosd(&queries).unwrap();
+    assert_eq!(written.len(), 3000);
+    assert!(written.iter().all(|q| keys.binary_search(q).is_ok()));
+
+    // The same seed draws the same queries; an existing file is kept without --force.
+    let refused = lidx(&args);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("--force"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert_eq!(read_sosd(&queries).unwrap(), written);
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    lidx_ok(&forced);
+    assert_eq!(read_sosd(&queries).unwrap(), written);
+}
+
+#[test]
+fn queries_out_is_refused_where_no_lookup_queries_are_drawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = dir.path().join("q.sosd");
+    let out = lidx(&[
+        "bench",
+        "--dataset",
+        "gen:lognormal:5K",
+        "--workload",
+        "insert",
+        "--index",
+        "alex",
+        "--queries-out",
+        queries.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("--queries-out"), "{stderr}");
+    assert!(!queries.exists());
+}
