@@ -121,3 +121,44 @@ fn queries_out_is_refused_where_no_lookup_queries_are_drawn() {
     assert!(stderr.contains("--queries-out"), "{stderr}");
     assert!(!queries.exists());
 }
+
+#[test]
+fn queries_out_is_neither_the_dataset_nor_the_records_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("k.sosd");
+    lidx_ok(&[
+        "gen",
+        "--dataset",
+        "gen:lognormal:5K",
+        "--out",
+        keys.to_str().unwrap(),
+    ]);
+    let before = std::fs::read(&keys).unwrap();
+    let records = dir.path().join("r.jsonl");
+    for (queries, out) in [(&keys, &records), (&records, &records)] {
+        let run = lidx(&[
+            "bench",
+            "--dataset",
+            keys.to_str().unwrap(),
+            "--index",
+            "sorted",
+            "--queries",
+            "1K",
+            "--runs",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+            "--queries-out",
+            queries.to_str().unwrap(),
+            "--force",
+        ]);
+        assert!(!run.status.success(), "{}", text(&run.stdout));
+        assert!(
+            text(&run.stderr).contains("not an input"),
+            "{}",
+            text(&run.stderr)
+        );
+    }
+    assert_eq!(std::fs::read(&keys).unwrap(), before);
+    assert!(!records.exists());
+}

@@ -8,8 +8,8 @@
 //! what it writes reads back.
 //!
 //! The generators are `lidx_bench::generate`'s (`uniform-dense`, `uniform-sparse`, `normal`,
-//! `lognormal`, `zipf-gaps`, `cells`) and GRE's hardness generator (`lidx_bench::gre`), the same keys as
-//! `lidx bench --dataset gen:<name>:<n>` for the same seed.
+//! `lognormal`, `zipf-gaps`, `cells`) and GRE's hardness generator (`lidx_bench::gre`), the
+//! same keys as `lidx bench --dataset gen:<name>:<n>` for the same seed.
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -152,6 +152,10 @@ impl<K: Key, I: StaticIndex<K> + ?Sized> StaticIndex<K> for Box<I> {
     fn search(&self, key: K) -> ApproxPos {
         (**self).search(key)
     }
+    #[inline]
+    fn lower_bound(&self, keys: &[K], key: K) -> usize {
+        (**self).lower_bound(keys, key)
+    }
     fn len(&self) -> usize {
         (**self).len()
     }

@@ -98,17 +98,21 @@ fn prefetch_run<const N: usize>(line: usize) {
 /// Bytes in a cache line.
 const CACHE_LINE: usize = 64;
 
+/// The most lines [`prefetch_lines`] issues (its runs are the bits of a 6-bit count).
+const MAX_PREFETCH_LINES: usize = 63;
+
 /// Cache lines a window of at most `max_keys` keys of type `K` can touch, wherever it starts
 /// (one more than its bytes need when it straddles a line boundary), or 0 when the window can be
-/// longer than [`PREFETCH_WINDOW_BYTES`] (no prefetch: [`branchless_binary`] prefetches its own
+/// longer than [`PREFETCH_WINDOW_BYTES`] or needs more than 63 lines (no prefetch: [`branchless_binary`] prefetches its own
 /// probes on long ranges). For an index whose windows are bounded by a parameter (the PGM's
 /// `2 * eps + 2`), computed once at build and given to every [`prefetch_lines`].
 pub const fn window_lines<K>(max_keys: usize) -> usize {
     let bytes = max_keys.saturating_mul(std::mem::size_of::<K>());
-    if bytes > PREFETCH_WINDOW_BYTES {
+    let lines = bytes.div_ceil(CACHE_LINE) + 1;
+    if bytes > PREFETCH_WINDOW_BYTES || lines > MAX_PREFETCH_LINES {
         0
     } else {
-        bytes.div_ceil(CACHE_LINE) + 1
+        lines
     }
 }
 

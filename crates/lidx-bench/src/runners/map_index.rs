@@ -1,5 +1,7 @@
-//! An updatable map ([`lidx::mem::MapSpec`]) used as a static index, so that `lidx bench
-//! --index alex,sorted` times its lookups against binary search on the same queries.
+//! An updatable map ([`lidx::mem::MapSpec`]) used as a static index, where a structure must
+//! answer `lower_bound` for absent keys too (paper 004's structure dimension, `lidx dims
+//! structure`). `lidx bench --index alex` does not go through it: it times the map's own `get`
+//! (`crate::runner`).
 //!
 //! Each distinct key maps to the position of its first occurrence; [`StaticIndex::search`]
 //! answers an exact window (`lo == pos == hi`): a present key by `get` (the lookup paper 001

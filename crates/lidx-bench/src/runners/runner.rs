@@ -5,7 +5,7 @@
 //!
 //! 1. **Build**, timed once with the wall clock: `build_s` and keys per second.
 //! 2. **Check**: every query's answer is compared with the truth; the first wrong answer fails
-//!    the run with [`BenchError::WrongAnswer`]. The same pass records the window widths
+//!    the run with [`BenchError::WrongAnswer`] ([`BenchError::WrongGet`] for a map). The same pass records the window widths
 //!    (`mean_log2_window`) and warms the caches for the timed loops. The check always runs: no
 //!    figure is reported for an index that was not proven right on every query.
 //! 3. **Mean**: `runs` timed loops over all queries. A loop is a tight loop of the record's

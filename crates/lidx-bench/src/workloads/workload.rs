@@ -52,7 +52,8 @@ pub enum KeyChoice {
 /// A workload: what operations a run issues.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Workload {
-    /// Point lookups (`lower_bound`) of keys present in the dataset.
+    /// Point lookups of keys present in the dataset (a static index's `lower_bound`, a map's
+    /// `get`).
     Lookup(KeyChoice),
 }
 

@@ -65,7 +65,11 @@ fn run_lookups(args: Args, list: &str, specs: &[IndexSpec]) -> anyhow::Result<()
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
     check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
     if let Some(path) = &args.queries_out {
-        super::output::check(path, &super::dataset_inputs(&args.dataset), args.force)?;
+        let mut inputs = super::dataset_inputs(&args.dataset);
+        if let Some(out) = &args.out {
+            inputs.push(("--out", out.as_path()));
+        }
+        super::output::check(path, &inputs, args.force)?;
     }
     if args.small_pages {
         crate::huge_pages::disable();

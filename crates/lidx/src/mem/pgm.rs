@@ -316,6 +316,7 @@ impl<K: Key> Pgm<K> {
 /// 159 against 239, 10M `zipf-gaps` 192 against 242.
 #[inline(always)]
 fn count_le(window: &[u64], k: u64) -> usize {
+    debug_assert!(!window.is_empty(), "levels are never empty");
     let mut base = 0usize;
     let mut len = window.len();
     while len > 1 {
@@ -633,6 +634,11 @@ mod tests {
         // 130 keys of 8 bytes (eps 64) span 16.25 lines: 18 when the first is misaligned.
         assert_eq!(window_lines::<u64>(PgmParams::new(64, 8)), 18);
         assert_eq!(window_lines::<u64>(PgmParams::new(1 << 20, 8)), 0);
+        // 2 * 247 + 2 keys need 62 + 1 lines; from eps 248 the 6-bit count would overflow.
+        assert_eq!(window_lines::<u64>(PgmParams::new(247, 8)), 63);
+        for eps in 248..=256 {
+            assert_eq!(window_lines::<u64>(PgmParams::new(eps, 8)), 0, "eps {eps}");
+        }
         assert_eq!(model_lines(PgmParams::new(64, 8), 1000), 0);
         assert!(model_lines(PgmParams::new(64, 8), 1 << 20) >= 8);
     }

@@ -72,9 +72,9 @@ pub struct BenchRecord {
     pub cores: u64,
     /// lidx-bench version.
     pub lidx_version: String,
-    /// What one timed operation is (last, so CSV files keep their earlier columns in place): `lower_bound` (a static index: window and last-mile
+    /// What one timed operation is: `lower_bound` (a static index: window and last-mile
     /// search), `get` (an updatable map's point lookup) or `insert`; empty when read from a
-    /// file written before the field existed.
+    /// file written before the field existed. Last, so CSV files keep their earlier columns.
     #[serde(default)]
     pub operation: String,
 }
