@@ -21,16 +21,22 @@ pub struct MapIndex {
 impl MapIndex {
     /// The map `spec` bulk-loaded with the distinct keys of sorted `keys`.
     pub fn build(spec: &MapSpec, keys: &[u64]) -> Result<MapIndex> {
-        lidx::raw::key::check_sorted(keys)?;
-        let entries = (0..keys.len())
-            .filter(|&i| i == 0 || keys[i - 1] < keys[i])
-            .map(|i| (keys[i], i as u64))
-            .collect();
         Ok(MapIndex {
-            map: spec.build(entries)?,
+            map: spec.build(first_positions(keys)?)?,
             len: keys.len(),
         })
     }
+}
+
+/// Each distinct key of sorted `keys` with the position of its first occurrence, in key order:
+/// the entries a map is bulk-loaded with so that its `get` answers a present key's lower bound.
+/// `OutOfOrder` when `keys` are not sorted.
+pub fn first_positions(keys: &[u64]) -> Result<Vec<(u64, u64)>> {
+    lidx::raw::key::check_sorted(keys)?;
+    Ok((0..keys.len())
+        .filter(|&i| i == 0 || keys[i - 1] < keys[i])
+        .map(|i| (keys[i], i as u64))
+        .collect())
 }
 
 impl StaticIndex<u64> for MapIndex {

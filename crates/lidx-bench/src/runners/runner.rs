@@ -51,6 +51,7 @@ use lidx::{Shape, StaticIndex};
 
 use crate::dataset::Dataset;
 use crate::error::{BenchError, Result};
+use crate::map_index::first_positions;
 use crate::records::BenchRecord;
 use crate::registry::{BuildIndex, IndexSpec};
 use crate::report::Machine;
@@ -211,16 +212,7 @@ impl<'a> Bench<'a> {
             index: black_box(built.as_ref()),
             keys,
         };
-        self.measure(
-            &lookup,
-            Named {
-                name,
-                label,
-                params,
-            },
-            build_s,
-            progress,
-        )
+        self.measure(&lookup, [name, label, params], build_s, progress)
     }
 
     /// Bulk-loads the map `spec` with every distinct key mapped to its first position and
@@ -235,40 +227,27 @@ impl<'a> Bench<'a> {
         spec: &MapSpec,
         progress: &mut dyn Progress,
     ) -> Result<BenchRecord> {
-        let keys = self.dataset.keys.as_slice();
-        lidx::raw::key::check_sorted(keys)?;
-        let entries = (0..keys.len())
-            .filter(|&i| i == 0 || keys[i - 1] < keys[i])
-            .map(|i| (keys[i], i as u64))
-            .collect();
+        let entries = first_positions(&self.dataset.keys)?;
         let (built, build_s) = timed_build(label, progress, || Ok(spec.build(entries)?))?;
         let lookup = MapGet {
             map: black_box(built.as_ref()),
         };
-        self.measure(
-            &lookup,
-            Named {
-                name,
-                label,
-                params,
-            },
-            build_s,
-            progress,
-        )
+        self.measure(&lookup, [name, label, params], build_s, progress)
     }
 
     /// Checks, times and samples `lookup`, then writes its record.
+    /// `[name, label, params]` go into the record as `run_index` takes them.
     fn measure<L: Lookup>(
         &self,
         lookup: &L,
-        named: Named<'_>,
+        [name, label, params]: [&str; 3],
         build_s: f64,
         progress: &mut dyn Progress,
     ) -> Result<BenchRecord> {
         let n = self.dataset.keys.len();
         let total = (self.queries.len() * (self.config.runs + 1)) as u64;
-        progress.begin(&format!("lookups {}", named.label), total);
-        let mean_log2_window = self.check(named.label, lookup, progress)?;
+        progress.begin(&format!("lookups {}", label), total);
+        let mean_log2_window = self.check(label, lookup, progress)?;
         let mut means: Vec<f64> = (0..self.config.runs)
             .map(|_| {
                 let elapsed = timed_loop(lookup, &self.queries, progress);
@@ -287,9 +266,9 @@ impl<'a> Bench<'a> {
             dataset: self.dataset.name.clone(),
             n: n as u64,
             workload: self.config.workload.label(),
-            index: named.name.to_string(),
-            label: named.label.to_string(),
-            params: named.params.to_string(),
+            index: name.to_string(),
+            label: label.to_string(),
+            params: params.to_string(),
             operation: L::OPERATION.to_string(),
             build_s,
             build_keys_per_s: if build_s > 0.0 {
@@ -364,14 +343,6 @@ fn timed_build<T>(
     let build_s = start.elapsed().as_secs_f64();
     progress.end();
     Ok((built?, build_s))
-}
-
-/// What a record calls the structure it measured.
-#[derive(Clone, Copy)]
-struct Named<'a> {
-    name: &'a str,
-    label: &'a str,
-    params: &'a str,
 }
 
 /// The operation a record times, on the structure it was built as (see the module docs).
