@@ -30,6 +30,7 @@ pub mod hybrid_meta;
 mod input;
 pub mod join_saved_index;
 pub mod join_table_header;
+pub mod log_checkpoint;
 pub mod manifest_decode;
 pub mod model_decode;
 pub mod sosd_decode;
@@ -45,7 +46,7 @@ pub mod wal_record;
 pub type Check = fn(&[u8]);
 
 /// Every target by name, with its check: what the corpus replay runs.
-pub const TARGETS: [(&str, Check); 26] = [
+pub const TARGETS: [(&str, Check); 27] = [
     ("byte_table", byte_table::check),
     ("disk_alex_data_node", disk_alex_data_node::check),
     ("disk_alex_inner_node", disk_alex_inner_node::check),
@@ -67,6 +68,7 @@ pub const TARGETS: [(&str, Check); 26] = [
     ("hybrid_meta", hybrid_meta::check),
     ("join_saved_index", join_saved_index::check),
     ("join_table_header", join_table_header::check),
+    ("log_checkpoint", log_checkpoint::check),
     ("manifest_decode", manifest_decode::check),
     ("model_decode", model_decode::check),
     ("sosd_decode", sosd_decode::check),

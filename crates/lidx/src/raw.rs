@@ -129,6 +129,9 @@ pub mod kv {
     }
     pub mod store {
         pub use crate::kv::store::{decode_identity, STORE_FILE, STORE_MAGIC, STORE_VERSION};
+        pub mod log {
+            pub use crate::kv::store::{decode_checkpoint, CHECKPOINT_MAGIC, CHECKPOINT_VERSION};
+        }
     }
     pub mod wal {
         pub use crate::kv::wal::{

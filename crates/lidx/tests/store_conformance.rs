@@ -104,6 +104,8 @@ fn options() -> StoreOptions {
         fsync: FsyncPolicy::Never,
         memory_budget: 4096,
         cache_bytes: 64 << 10,
+        // The `log` engine's collector and checkpoints run within a case's few writes.
+        log_segment_bytes: 4096,
         ..StoreOptions::default()
     }
 }

@@ -3,10 +3,17 @@
 //!
 //! For each map, a `log` store is created in its own directory and loaded with the dataset's
 //! distinct keys, each with a `payload_size`-byte value ([`payload_of`]; paper 001 uses 200
-//! bytes), in batches of 4096, then closed. Each of `runs` reopenings rebuilds the map from the
-//! log ([`lidx::kv::Store`]'s `log` engine: one pass over the log, then a bulk load) and
-//! is timed by the store itself ([`lidx::kv::StoreStats::recovery_seconds`]); the record
-//! gives the median. After the first reopening every key's value is read back and checked.
+//! bytes), in batches of 4096; then, with `updates` > 0 (issue 32), every key gets a new
+//! value `updates` times over ([`versioned_payload`]), the store's collector keeping the log
+//! within `space_ratio` of its live records; then it is closed. Each of `runs` reopenings
+//! rebuilds the map ([`lidx::kv::Store`]'s `log` engine: the last checkpoint and the log
+//! after it, or the whole log before the first checkpoint, then a bulk load) and is timed by
+//! the store itself ([`lidx::kv::StoreStats::recovery_seconds`]); the record gives the median.
+//! After the first reopening every key's value is read back and checked.
+//!
+//! Paper 001 Fig. 16 times a replay of the whole log; a store closed after a load of more
+//! than a log segment has a checkpoint, so its reopening reads that instead (the record says
+//! how many bytes and how many log records were replayed after it).
 //!
 //! Space, per paper 001 Table III's three columns, from the map's own accounting
 //! (`size_in_bytes`, which counts each entry's key and its 8-byte record place):
@@ -25,7 +32,7 @@ use lidx::kv::{
 use lidx::mem::MapSpec;
 
 use crate::dataset::Dataset;
-use crate::disk_workload::payload_of;
+use crate::disk_workload::{payload_of, versioned_payload};
 use crate::error::{BenchError, Result};
 use crate::records::RecoveryRecord;
 use crate::report::Machine;
@@ -38,11 +45,14 @@ const LOAD_BATCH: usize = 4096;
 /// creates under `dir` (`log-<map>.<random>`, made by `tempfile` so it never is an existing
 /// one) and removes afterwards; nothing else under `dir` is touched (issue 30, class 1: a
 /// store refused because `dir/log-<map>` held a user's files was then deleted).
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     dataset: &Dataset,
     maps: &[MapSpec],
     dir: &Path,
     payload_size: usize,
+    updates: u64,
+    space_ratio: Option<f64>,
     runs: usize,
     progress: &mut dyn Progress,
 ) -> Result<Vec<RecoveryRecord>> {
@@ -61,7 +71,13 @@ pub fn run(
                     source: e,
                 })?;
             let path = own.path().join("store");
-            let record = run_map(dataset, &keys, map, &path, payload_size, runs, progress);
+            let shape = Shape {
+                payload_size,
+                updates,
+                space_ratio,
+                runs,
+            };
+            let record = run_map(dataset, &keys, map, &path, shape, progress);
             let removed = own.close();
             let mut record = record?;
             removed.map_err(|e| BenchError::Io { path, source: e })?;
@@ -72,15 +88,29 @@ pub fn run(
         .collect()
 }
 
+/// What each map's run does.
+#[derive(Clone, Copy)]
+struct Shape {
+    payload_size: usize,
+    updates: u64,
+    space_ratio: Option<f64>,
+    runs: usize,
+}
+
 fn run_map(
     dataset: &Dataset,
     keys: &[u64],
     map: &MapSpec,
     path: &Path,
-    payload_size: usize,
-    runs: usize,
+    shape: Shape,
     progress: &mut dyn Progress,
 ) -> Result<RecoveryRecord> {
+    let Shape {
+        payload_size,
+        updates,
+        space_ratio,
+        runs,
+    } = shape;
     let label = map.label();
     let create = CreateOptions {
         engine: Engine::Log(LogSpec {
@@ -92,6 +122,7 @@ fn run_map(
     };
     let options = StoreOptions {
         fsync: FsyncPolicy::Never,
+        log_space_ratio: space_ratio,
         ..StoreOptions::default()
     };
     progress.begin(&format!("load log:{label}"), keys.len() as u64);
@@ -107,17 +138,40 @@ fn run_map(
         store.write(&batch)?;
         progress.advance(chunk.len() as u64);
     }
-    store.close()?;
     let load_s = start.elapsed().as_secs_f64();
     progress.end();
+    let start = Instant::now();
+    if updates > 0 {
+        progress.begin(&format!("update log:{label}"), updates * keys.len() as u64);
+    }
+    for round in 1..=updates {
+        for chunk in keys.chunks(LOAD_BATCH) {
+            let mut batch = WriteBatch::new();
+            for &k in chunk {
+                versioned_payload(k, round, &mut payload);
+                batch.put(&k.to_be_bytes(), &payload)?;
+            }
+            store.write(&batch)?;
+            progress.advance(chunk.len() as u64);
+        }
+    }
+    store.wait_for_merges()?;
+    let update_s = start.elapsed().as_secs_f64();
+    let updated = store.stats();
+    store.close()?;
+    if updates > 0 {
+        progress.end();
+    }
 
     progress.begin(&format!("recover log:{label}"), runs as u64);
     let mut times = Vec::with_capacity(runs);
+    let mut replayed = Vec::with_capacity(runs);
     let mut figures = None;
     for run in 0..runs {
         let store = Store::open(path, &options)?;
         let stats = store.stats();
         times.push(stats.recovery_seconds);
+        replayed.push(stats.recovered_records);
         if stats.table_records != keys.len() as u64 {
             return Err(wrong(
                 &label,
@@ -131,20 +185,25 @@ fn run_map(
         }
         if run == 0 {
             for &k in keys {
-                payload_of(k, &mut payload);
+                versioned_payload(k, updates, &mut payload);
                 let got = store.get(&k.to_be_bytes())?;
                 if got.as_deref() != Some(payload.as_slice()) {
                     return Err(wrong(&label, k, format!("{got:?} after recovery")));
                 }
             }
-            figures = Some((stats.model_bytes as u64, stats.log_disk_bytes));
+            figures = Some((
+                stats.model_bytes as u64,
+                stats.log_disk_bytes,
+                stats.table_disk_bytes,
+            ));
         }
         store.close()?;
         progress.advance(1);
     }
     progress.end();
     times.sort_by(f64::total_cmp);
-    let (map_bytes, log_bytes) = figures.unwrap_or_default();
+    let (map_bytes, log_bytes, checkpoint_bytes) = figures.unwrap_or_default();
+    replayed.sort_unstable();
     let n = keys.len() as u64;
     let recovery_s = median(&times);
     Ok(RecoveryRecord {
@@ -167,6 +226,14 @@ fn run_map(
         index_keys_bytes: map_bytes.saturating_sub(8 * n),
         index_keys_values_bytes: map_bytes.saturating_sub(8 * n) + n * payload_size as u64,
         log_bytes,
+        updates,
+        log_space_ratio: space_ratio,
+        update_s,
+        log_live_bytes: updated.log_live_bytes,
+        user_bytes: n * (8 + payload_size as u64),
+        relocated_bytes: updated.log_relocated_bytes,
+        checkpoint_bytes,
+        replayed_records: replayed[replayed.len() / 2],
         runs: runs as u64,
         cpu: String::new(),
         cores: 0,

@@ -106,7 +106,17 @@ pub fn child(spec: &TortureSpec, cycle: u64, parent: u32) -> Result<(), TortureE
                         println!("error {e}");
                         return;
                     }
-                    say("ack");
+                    // With power loss the parent cuts the log after the last acknowledged
+                    // record: its sequence number (a `log` store's collector logs records of
+                    // its own between the writer's, so the writes' count is not it).
+                    if spec.power_loss {
+                        let seq = store.snapshot().seq();
+                        let mut out = std::io::stdout().lock();
+                        let _ =
+                            writeln!(out, "ack {t} {list} {what} {seq}").and_then(|()| out.flush());
+                    } else {
+                        say("ack");
+                    }
                     i += 1;
                 }
             });

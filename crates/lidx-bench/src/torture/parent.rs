@@ -202,19 +202,24 @@ struct Parent {
 /// One operation a child reported: its writer, keys and version (`None` for a delete).
 type Op = (u64, Vec<u64>, Option<u64>);
 
+/// One line a child reported: acknowledged or begun, the operation, and (acknowledged with
+/// power loss) the store's sequence number after it.
+type Line = (bool, Op, Option<u64>);
+
 impl Parent {
     /// Applies the acknowledged operations of `lines` to the model; returns those in flight.
-    /// With one writer, the `i`th acknowledged operation has sequence number `seq + i`.
-    fn account(&mut self, lines: &[(bool, Op)]) -> Vec<Op> {
+    /// An acknowledgement with power loss says the store's sequence number after it (at
+    /// least its record's: with one writer, what the cut must keep).
+    fn account(&mut self, lines: &[Line]) -> Vec<Op> {
         let mut in_flight: BTreeMap<u64, Op> = BTreeMap::new();
-        for (ack, op) in lines {
+        for (ack, op, seq) in lines {
             if *ack {
                 for &k in &op.1 {
                     self.model.insert(k, op.2);
                 }
                 in_flight.remove(&op.0);
                 self.summary.acknowledged += 1;
-                self.seq += 1;
+                self.seq = seq.unwrap_or(self.seq + 1).max(self.seq);
             } else {
                 in_flight.insert(op.0, op.clone());
             }
@@ -304,11 +309,10 @@ impl Parent {
                 looked_up: expected.len(),
             });
         }
-        // A `log` store has no block files to leave behind.
         let prefix = match engine {
             Engine::Hybrid => "table-",
             Engine::BTree => "inner-",
-            Engine::Log(_) => "\0",
+            Engine::Log(_) => "log-",
         };
         let live: Vec<String> = std::fs::read_dir(&spec.db)?
             .filter_map(|e| e.ok())
@@ -355,11 +359,7 @@ fn version_of(key: u64, value: &[u8]) -> Result<u64, TortureError> {
 
 /// Spawns the child of `cycle` (this program with `args`), kills it after `delay`, and
 /// returns what it reported: `(acknowledged, op)` a line. A line cut by the kill is left out.
-fn run_child(
-    cycle: u64,
-    args: &[OsString],
-    delay: Duration,
-) -> Result<Vec<(bool, Op)>, TortureError> {
+fn run_child(cycle: u64, args: &[OsString], delay: Duration) -> Result<Vec<Line>, TortureError> {
     let exe = std::env::current_exe().map_err(TortureError::io("the path of this program"))?;
     let mut command = Command::new(exe);
     command
@@ -429,11 +429,14 @@ fn run_child(
     Ok(lines.iter().filter_map(|l| parse_line(l)).collect())
 }
 
-/// `begin|ack <writer> <k,k,...> <version|del>`.
-fn parse_line(line: &str) -> Option<(bool, Op)> {
+/// `begin|ack <writer> <k,k,...> <version|del>`, an acknowledgement with power loss followed
+/// by ` <sequence number>`.
+fn parse_line(line: &str) -> Option<Line> {
     let f: Vec<&str> = line.split(' ').collect();
-    let [kind, writer, keys, what] = f[..] else {
-        return None;
+    let (kind, writer, keys, what, seq) = match f[..] {
+        [kind, writer, keys, what] => (kind, writer, keys, what, None),
+        [kind, writer, keys, what, seq] => (kind, writer, keys, what, Some(seq.parse().ok()?)),
+        _ => return None,
     };
     let ack = match kind {
         "begin" => false,
@@ -445,7 +448,7 @@ fn parse_line(line: &str) -> Option<(bool, Op)> {
         .map(str::parse)
         .collect::<Result<_, _>>()
         .ok()?;
-    Some((ack, (writer.parse().ok()?, keys, what.parse().ok())))
+    Some((ack, (writer.parse().ok()?, keys, what.parse().ok()), seq))
 }
 
 #[cfg(test)]

@@ -36,8 +36,8 @@ impl TortureSpec {
         }
     }
 
-    /// The store options of `cycle` (cycle 0 creates the store): a small memory budget, so
-    /// merges or checkpoints run all the time; `fsync always` with power loss or every third
+    /// The store options of `cycle` (cycle 0 creates the store): a small memory budget and
+    /// small log segments, so merges, checkpoints or collections run all the time; `fsync always` with power loss or every third
     /// cycle, never otherwise.
     pub(super) fn options(&self, cycle: u64) -> StoreOptions {
         StoreOptions {
@@ -48,6 +48,8 @@ impl TortureSpec {
             },
             memory_budget: 256 << 10,
             cache_bytes: 1 << 20,
+            // A `log` store's collector and checkpoints run all the time too.
+            log_segment_bytes: 64 << 10,
             recovery: WalRecovery::TornTail,
             ..StoreOptions::default()
         }

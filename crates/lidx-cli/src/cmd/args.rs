@@ -27,6 +27,24 @@ pub fn parse_ops(what: &'static str, text: &str) -> Result<usize, BenchError> {
 }
 
 /// Parses a comma-separated list of fetch modes (paper 002 G1).
+/// `--log-space-ratio`: a number of at least [`lidx::kv::MIN_LOG_SPACE_RATIO`], or `off`
+/// (`None`: the `log` engine keeps every record).
+pub fn parse_space_ratio(text: &str) -> anyhow::Result<Option<f64>> {
+    if text == "off" {
+        return Ok(None);
+    }
+    text.parse::<f64>()
+        .ok()
+        .filter(|r| r.is_finite() && *r >= lidx::kv::MIN_LOG_SPACE_RATIO)
+        .map(Some)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "--log-space-ratio {text:?}: expected a number of at least 1.1, such as 1.5, or \
+                 off"
+            )
+        })
+}
+
 pub fn parse_fetches(text: &str) -> Result<Vec<Fetch>, BenchError> {
     text.split(',')
         .map(|f| {

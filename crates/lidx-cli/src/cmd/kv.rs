@@ -38,7 +38,8 @@ use lidx::catalog::EngineSpec;
 use lidx::kv::OrderedKey;
 use lidx::kv::{
     CreateOptions, Engine, KeyFormat, Store, StoreOptions, StoreStats, WriteBatch, MAX_KEY_BYTES,
-    MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_MEMORY_BUDGET,
+    MAX_LOG_SEGMENT_BYTES, MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_LOG_SEGMENT_BYTES,
+    MIN_MEMORY_BUDGET,
 };
 use lidx::kv::{FsyncPolicy, WalRecovery};
 use lidx_bench::runner::Progress;
@@ -87,6 +88,15 @@ pub struct Common {
     /// cuts at a record the store's tables already hold: that is an error, nothing changed.
     #[arg(long, default_value = "torn-tail")]
     pub recovery: WalRecovery,
+    /// `log` stores: the collector keeps the log within this many times the bytes of its live
+    /// records (at least 1.1), rewriting the live records of its emptiest segments and
+    /// removing them; `off` keeps every record (paper 001's setting).
+    #[arg(long, default_value = "1.5")]
+    pub log_space_ratio: String,
+    /// `log` stores: the size at which a log segment is closed, the unit the collector frees
+    /// (K/M/G suffixes, powers of 1000; 4K to 1G).
+    #[arg(long, default_value = "64M")]
+    pub log_segment_bytes: String,
 }
 
 /// The `lidx kv` subcommands.
@@ -471,11 +481,24 @@ fn options(common: &Common, read_only: bool) -> anyhow::Result<StoreOptions> {
             _ => bail!("--fsync {ms:?} is not a policy; use always, never or <n>ms"),
         },
     };
+    let ratio = super::args::parse_space_ratio(&common.log_space_ratio)?;
+    let segment_range = "a size in bytes from 4K to 1G, such as 64M (K/M/G are powers of 1000)";
+    let segment = lidx_bench::count::parse_count(&common.log_segment_bytes)
+        .filter(|b| (MIN_LOG_SEGMENT_BYTES..=MAX_LOG_SEGMENT_BYTES).contains(b))
+        .ok_or_else(|| {
+            usage(
+                "--log-segment-bytes",
+                &common.log_segment_bytes,
+                segment_range,
+            )
+        })?;
     Ok(StoreOptions {
         fsync,
         memory_budget: usize::try_from(budget).unwrap_or(usize::MAX),
         read_only,
         recovery: common.recovery,
+        log_space_ratio: ratio,
+        log_segment_bytes: segment,
         ..StoreOptions::default()
     })
 }
@@ -528,6 +551,8 @@ fn print_stats(common: &Common, store: &Store) {
                 "cache_bytes": s.cache_bytes,
                 "memory_bytes": s.memory_bytes,
                 "log_disk_bytes": s.log_disk_bytes,
+                "log_live_bytes": s.log_live_bytes,
+                "log_relocated_bytes": s.log_relocated_bytes,
                 "merges": s.merges,
                 "merge_seconds": s.merge_seconds,
                 "write_stalls": s.write_stalls,
@@ -544,14 +569,21 @@ fn print_stats(common: &Common, store: &Store) {
         );
         if let Engine::Log(_) = id.engine {
             println!(
-                "records         {} live keys in a {} byte log",
-                s.table_records, s.log_disk_bytes
+                "records         {} live keys in a {} byte log, {} bytes of it live ({:.2}x)",
+                s.table_records,
+                s.log_disk_bytes,
+                s.log_live_bytes,
+                s.log_disk_bytes as f64 / s.log_live_bytes.max(1) as f64
             );
             println!(
-                "map             {} keys (deleted ones kept while open), {} bytes ({:.3} B/record)",
+                "map             {} keys (deletes a snapshot needs included), {} bytes ({:.3} B/record)",
                 s.dynamic_keys,
                 s.model_bytes,
                 per_key(s.model_bytes as u64)
+            );
+            println!(
+                "checkpoint      {} bytes; since open {} collector passes ({:.2} s), {} bytes rewritten",
+                s.table_disk_bytes, s.merges, s.merge_seconds, s.log_relocated_bytes
             );
             println!(
                 "recovery        {:.3} s: {} log records replayed into the map",

@@ -1,7 +1,9 @@
 //! `lidx recovery`: paper 001's recovery time (Fig. 16) and space table (Table III) of the
 //! `log` store engine over each updatable map ([`lidx_bench::recovery_runner`]): load a store,
-//! reopen it `--runs` times (each rebuilds the map from the log), check every value, and print
-//! a table (and the records in `--out`, JSON lines or CSV).
+//! update every key `--updates` times (the collector keeping the log within
+//! `--log-space-ratio` of its live records), reopen it `--runs` times (each rebuilds the map
+//! from the last checkpoint and the log after it), check every value, and print a table (and
+//! the records in `--out`, JSON lines or CSV).
 
 use std::path::PathBuf;
 
@@ -13,7 +15,7 @@ use lidx_bench::disk_report::human_bytes;
 use lidx_bench::records::RecoveryRecord;
 use lidx_bench::recovery_runner;
 
-use super::args::{check_out_inputs, write_out};
+use super::args::{check_out_inputs, parse_space_ratio, write_out};
 use super::output::Staging;
 use super::{load_numeric_dataset, Bars};
 
@@ -32,6 +34,16 @@ pub struct Args {
     /// Bytes of value per key (paper 001: 200).
     #[arg(long, default_value_t = 200)]
     pub payload_size: usize,
+
+    /// Rounds of updates after the load, each a new value for every key (issue 32: the log's
+    /// space after 10x its data in updates).
+    #[arg(long, default_value_t = 0)]
+    pub updates: u64,
+
+    /// The collector's space ratio during the updates (at least 1.1), or `off` to keep every
+    /// record (paper 001's setting).
+    #[arg(long, default_value = "1.5")]
+    pub log_space_ratio: String,
 
     /// Reopenings timed per map; the table gives the median.
     #[arg(long, default_value_t = 3)]
@@ -69,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .collect::<lidx::Result<Vec<_>>>()?,
     };
     anyhow::ensure!(!maps.is_empty(), "--index names no map");
+    let space_ratio = parse_space_ratio(&args.log_space_ratio)?;
     check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
     let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
     // The stores go in a private directory this run creates (under --dir, or the system's
@@ -86,6 +99,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &maps,
         own.dir(),
         args.payload_size,
+        args.updates,
+        space_ratio,
         args.runs,
         &mut Bars::default(),
     )?;
@@ -93,8 +108,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // In place before the last line on stdout: a closed pipe cannot leave a staged file.
     write_out(args.out.as_ref(), &records)?;
     println!(
-        "{} ({} distinct keys, {}-byte values), {} reopenings each, {} ({} cores)",
-        dataset.name, records[0].n, args.payload_size, args.runs, records[0].cpu, records[0].cores
+        "{} ({} distinct keys, {}-byte values, {} rounds of updates, space ratio {}), {} \
+         reopenings each, {} ({} cores)",
+        dataset.name,
+        records[0].n,
+        args.payload_size,
+        args.updates,
+        args.log_space_ratio,
+        args.runs,
+        records[0].cpu,
+        records[0].cores
     );
     println!("{}", table(&records));
     Ok(())
@@ -110,7 +133,12 @@ fn table(records: &[RecoveryRecord]) -> Table {
         "index+keys",
         "index+keys+values",
         "log on disk",
+        "log / live",
+        "log / data",
+        "checkpoint",
+        "replayed",
         "load s",
+        "update s",
     ]);
     for r in records {
         t.add_row([
@@ -121,10 +149,15 @@ fn table(records: &[RecoveryRecord]) -> Table {
             human_bytes(r.index_keys_bytes),
             human_bytes(r.index_keys_values_bytes),
             human_bytes(r.log_bytes),
+            format!("{:.2}", r.log_bytes as f64 / r.log_live_bytes.max(1) as f64),
+            format!("{:.2}", r.log_bytes as f64 / r.user_bytes.max(1) as f64),
+            human_bytes(r.checkpoint_bytes),
+            r.replayed_records.to_string(),
             format!("{:.2}", r.load_s),
+            format!("{:.2}", r.update_s),
         ]);
     }
-    for column in 1..8 {
+    for column in 1..13 {
         if let Some(c) = t.column_mut(column) {
             c.set_cell_alignment(CellAlignment::Right);
         }

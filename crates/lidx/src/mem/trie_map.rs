@@ -384,6 +384,52 @@ impl TrieMap {
         }
     }
 
+    /// Removes `key`, returning its value. The slot of its last slice stays, emptied (a scan
+    /// passes over it), until the map is next built: removing never rebuilds a layer.
+    pub fn remove(&mut self, key: &[u8]) -> Option<u64> {
+        let mut layer = 0usize;
+        let mut rest = key.strip_prefix(&self.prefix[..])?;
+        if rest.is_empty() {
+            return None;
+        }
+        let old = loop {
+            let (slice, n) = slice_of(rest);
+            let id = self.layers[layer].get(slice)? as usize;
+            let slot = &mut self.slots[id];
+            if rest.len() <= 8 {
+                let at = slot
+                    .ends
+                    .iter()
+                    .position(|&(len, _)| usize::from(len) == n)?;
+                break slot.ends.remove(at).1;
+            }
+            match &slot.more {
+                More::Nothing => return None,
+                More::One(suffix, v) => {
+                    if **suffix != rest[8..] {
+                        return None;
+                    }
+                    let v = *v;
+                    self.suffix_bytes -= suffix.len();
+                    slot.more = More::Nothing;
+                    break v;
+                }
+                More::Layer(next) => {
+                    layer = *next as usize;
+                    rest = &rest[8..];
+                }
+            }
+        };
+        self.len -= 1;
+        if self.len == 0 {
+            // The next insert sets a new prefix: no emptied slot of the old one may stay.
+            self.layers = vec![Layer::Small(Vec::new())];
+            self.slots.clear();
+            self.suffix_bytes = 0;
+        }
+        Some(old)
+    }
+
     /// Rebuilds the map around a prefix that `key` shares too.
     fn rebuild_for(&mut self, key: &[u8]) -> Result<()> {
         let mut all = Vec::with_capacity(self.len + 1);
@@ -574,6 +620,32 @@ mod tests {
                 prop_assert_eq!(old, model.insert(k.clone(), u64::from(*v)));
             }
             check_against(&map, &model, &probes);
+        }
+
+        #[test]
+        fn removes_between_inserts_match_a_btreemap(
+            ops in prop::collection::vec((key(), any::<u32>(), any::<bool>()), 1..300),
+            probes in prop::collection::vec(key(), 0..20),
+            spec in 0usize..4,
+        ) {
+            let mut map = TrieMap::new(specs()[spec]).unwrap();
+            let mut model = BTreeMap::new();
+            for (k, v, remove) in &ops {
+                if *remove {
+                    prop_assert_eq!(map.remove(k), model.remove(k));
+                } else {
+                    let old = map.insert(k, u64::from(*v)).unwrap();
+                    prop_assert_eq!(old, model.insert(k.clone(), u64::from(*v)));
+                }
+                prop_assert_eq!(map.len(), model.len());
+            }
+            check_against(&map, &model, &probes);
+            for k in model.keys().cloned().collect::<Vec<_>>() {
+                prop_assert_eq!(map.remove(&k), model.remove(&k));
+            }
+            prop_assert!(map.is_empty());
+            prop_assert_eq!(map.insert(b"again", 1).unwrap(), None);
+            prop_assert_eq!(map.get(b"again"), Some(1));
         }
 
         #[test]

@@ -60,7 +60,8 @@ use crate::disk::owner::FileOwner;
 use crate::io::{AlignedBuf, DeviceKind, IoClass, Storage};
 
 use super::options::{
-    CreateOptions, Engine, KeyFormat, LogSpec, StoreOptions, MAX_MEMORY_BUDGET, MIN_MEMORY_BUDGET,
+    CreateOptions, Engine, KeyFormat, LogSpec, StoreOptions, MAX_LOG_SEGMENT_BYTES,
+    MAX_MEMORY_BUDGET, MIN_LOG_SEGMENT_BYTES, MIN_LOG_SPACE_RATIO, MIN_MEMORY_BUDGET,
 };
 
 /// Magic number of a store's `STORE` file: `lidxSTOR`.
@@ -532,6 +533,23 @@ pub(crate) fn check_options(options: &StoreOptions) -> Result<()> {
             name: "memory budget",
             value: options.memory_budget.to_string(),
             expected: "from 4096 bytes to 256 GiB",
+        });
+    }
+    if let Some(r) = options
+        .log_space_ratio
+        .filter(|r| !r.is_finite() || *r < MIN_LOG_SPACE_RATIO)
+    {
+        return Err(Error::InvalidParameter {
+            name: "log space ratio",
+            value: r.to_string(),
+            expected: "a number of at least 1.1 (or none, to keep every record)",
+        });
+    }
+    if !(MIN_LOG_SEGMENT_BYTES..=MAX_LOG_SEGMENT_BYTES).contains(&options.log_segment_bytes) {
+        return Err(Error::InvalidParameter {
+            name: "log segment bytes",
+            value: options.log_segment_bytes.to_string(),
+            expected: "from 4 KiB to 1 GiB",
         });
     }
     if let Some(r) = options.merge_ratio.filter(|r| r.is_nan() || *r < 1.0) {

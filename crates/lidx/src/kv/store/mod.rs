@@ -25,9 +25,11 @@ pub use check::{CheckReport, Damage, TornSlot};
 pub use dir::{decode_identity, STORE_FILE, STORE_MAGIC, STORE_VERSION};
 pub use engine::Entry;
 pub use handle::Store;
+pub use log::{decode_checkpoint, CHECKPOINT_MAGIC, CHECKPOINT_VERSION};
 pub use options::{
     CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, StoreOptions, MAX_KEY_BYTES,
-    MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_KEY_BYTES, MIN_MEMORY_BUDGET,
+    MAX_LOG_SEGMENT_BYTES, MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_KEY_BYTES,
+    MIN_LOG_SEGMENT_BYTES, MIN_LOG_SPACE_RATIO, MIN_MEMORY_BUDGET,
 };
 pub use ordered::OrderedKey;
 pub use stats::StoreStats;

@@ -13,6 +13,15 @@ pub const MIN_KEY_BYTES: usize = 1;
 pub const MAX_KEY_BYTES: usize = 4096;
 /// Largest value a store accepts, in bytes (16 MiB).
 pub const MAX_VALUE_BYTES: usize = 16 << 20;
+/// Smallest [`StoreOptions::log_space_ratio`] an open accepts: nearer 1, the collector would
+/// rewrite most of the log to free a little of it.
+pub const MIN_LOG_SPACE_RATIO: f64 = 1.1;
+/// Smallest [`StoreOptions::log_segment_bytes`] an open accepts (4 KiB: small segments are
+/// for tests; a store makes at most 8 Mi segments in its life, 32 GiB of log at this size).
+pub const MIN_LOG_SEGMENT_BYTES: u64 = 4 << 10;
+/// Largest [`StoreOptions::log_segment_bytes`] an open accepts (1 GiB).
+pub const MAX_LOG_SEGMENT_BYTES: u64 = 1 << 30;
+
 /// Smallest [`StoreOptions::memory_budget`] an open accepts, in bytes (one block).
 pub const MIN_MEMORY_BUDGET: usize = 4096;
 /// Largest [`StoreOptions::memory_budget`] an open accepts, in bytes (256 GiB: the hybrid
@@ -214,6 +223,16 @@ pub struct StoreOptions {
     /// table, so a ratio trigger makes a bulk load quadratic (577 merges and 154 s for 10M
     /// `u64` keys with `r` = 178, against the memory budget alone; see `docs/results/store.md`).
     pub merge_ratio: Option<f64>,
+    /// `log` engine: with `Some(r)` (default 1.5), the collector keeps the log's bytes within
+    /// about `r` times the bytes of its live records, rewriting the live records of its
+    /// emptiest segments at the head and removing them (at least [`MIN_LOG_SPACE_RATIO`]);
+    /// `None` keeps every record, as paper 001 §III's runs do.
+    pub log_space_ratio: Option<f64>,
+    /// `log` engine: a segment of the log is closed before a record would take it past this
+    /// many bytes (default 64 MiB, from [`MIN_LOG_SEGMENT_BYTES`] to
+    /// [`MAX_LOG_SEGMENT_BYTES`]): the unit the collector frees. A record larger than it
+    /// gets a segment of its own.
+    pub log_segment_bytes: u64,
     /// Bytes of page cache over the table files (default 8 MiB; 0 for none).
     pub cache_bytes: usize,
     /// Read table files with `O_DIRECT`, so the page cache above is all the caching there is
@@ -232,6 +251,8 @@ impl Default for StoreOptions {
             fsync: FsyncPolicy::Always,
             memory_budget: 64 << 20,
             merge_ratio: None,
+            log_space_ratio: Some(1.5),
+            log_segment_bytes: 64 << 20,
             cache_bytes: 8 << 20,
             direct_io: false,
             read_only: false,

@@ -29,7 +29,7 @@ pub struct StoreStats {
     /// All memory above: dynamic stages, model or inner nodes, cache.
     pub memory_bytes: usize,
     /// Bytes of the block files: the table (`hybrid`), the page file and the checkpoint
-    /// image (`btree`).
+    /// image (`btree`); the checkpoint of the map (`log`).
     pub table_disk_bytes: u64,
     /// Bytes of the block files that are free for reuse (`btree`: blocks of replaced leaves
     /// and runs, reused by later writes; the file does not shrink). 0 for `hybrid`, whose
@@ -37,7 +37,15 @@ pub struct StoreStats {
     pub free_disk_bytes: u64,
     /// Bytes of the write-ahead log.
     pub log_disk_bytes: u64,
-    /// Merges (`hybrid`) or checkpoints (`btree`) completed since open.
+    /// `log`: bytes of the log's live records, as the collector estimates them (each
+    /// segment's bytes times the share of its operations that are their keys' newest);
+    /// `log_disk_bytes / log_live_bytes` is the log's space amplification. 0 for the other
+    /// engines.
+    pub log_live_bytes: u64,
+    /// `log`: bytes of records the collector rewrote at the head of the log since open.
+    pub log_relocated_bytes: u64,
+    /// Merges (`hybrid`), checkpoints (`btree`) or collector passes with their checkpoint
+    /// (`log`) completed since open.
     pub merges: u64,
     /// Seconds spent in them.
     pub merge_seconds: f64,

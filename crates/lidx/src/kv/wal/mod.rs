@@ -101,7 +101,11 @@
 //! within that group; replay reports it as corrupt rather than guess.
 //!
 //! Recovery reads one segment into memory at a time; segments are as large as the caller lets
-//! them grow between rotations (for the hybrid index, one dynamic stage).
+//! them grow between rotations (for the hybrid index, one dynamic stage). A segment whose
+//! records the owner's other files all hold (the next segment starts at or before the
+//! owner's `covered + 1`) is not read at all, and gaps between such segments are not
+//! damage: a `log` store's collector removes segments its checkpoint covers, oldest or not
+//! ([`Wal::remove_segment`]).
 //!
 //! One file per part, each depending only on those before it: `record` (the record and
 //! segment-header codec; the records' [`Seq`] is defined below `kv`, in `disk::seq`, because

@@ -351,6 +351,32 @@ impl Wal {
         Ok(doomed.len())
     }
 
+    /// Removes the sealed segment whose first record is `first` (the active one is refused),
+    /// whatever its place among the others: the owner's other files must hold every record in
+    /// it (a `log` store's checkpoint), since a replay no longer reads it ([`replay_covered`]
+    /// skips segments below its `covered`). Returns whether a segment was removed.
+    ///
+    /// [`replay_covered`]: super::replay_covered
+    pub(crate) fn remove_segment(&self, first: Seq) -> Result<bool> {
+        let path = {
+            let mut st = self.inner.state.lock();
+            let Some(i) = st.segments.iter().position(|(s, _)| *s == first) else {
+                return Ok(false);
+            };
+            if i + 1 == st.segments.len() {
+                return Err(Error::InvalidParameter {
+                    name: "segment",
+                    value: first.to_string(),
+                    expected: "a sealed segment, not the active one",
+                });
+            }
+            st.segments.remove(i).1
+        };
+        fs::remove_file(&path).map_err(io_err(&path, "remove segment"))?;
+        sync_dir(&self.inner.dir)?;
+        Ok(true)
+    }
+
     /// Sequence number of the last record appended (acknowledged or in flight); 0 when none.
     pub fn last_seq(&self) -> Seq {
         self.inner.state.lock().assigned

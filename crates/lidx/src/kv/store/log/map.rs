@@ -9,6 +9,7 @@ use crate::mem::{KeyMap, TrieMap};
 
 use crate::kv::store::options::{LogKeys, LogSpec};
 
+use super::checkpoint::Entries;
 use super::record::{key_of, lower_u64};
 
 /// A `log` store's map. See the module docs.
@@ -33,6 +34,17 @@ impl LogMap {
             LogMap::U64(map) => map.insert(key_of(key)?, place).map(|_| ()),
             LogMap::Bytes(map) => map.insert(key, place).map(|_| ()),
         }
+    }
+
+    /// Removes `key`'s entry, returning it (`None` also for a key this store cannot hold).
+    pub(crate) fn remove(&mut self, key: &[u8]) -> Result<Option<u64>> {
+        Ok(match self {
+            LogMap::U64(map) => match key_of(key) {
+                Ok(k) => map.remove(k),
+                Err(_) => None,
+            },
+            LogMap::Bytes(map) => map.remove(key),
+        })
     }
 
     /// Keys in the map (deleted ones still marked there included).
@@ -89,10 +101,11 @@ pub(crate) fn check_spec(spec: LogSpec) -> Result<()> {
     }
 }
 
-/// Each live key's newest place, gathered while the log is replayed, then bulk-loaded.
+/// Each key's newest place (`None`: deleted) among the records replayed, merged with the
+/// checkpoint's entries and bulk-loaded.
 pub(crate) enum Newest {
-    U64(HashMap<u64, u64>),
-    Bytes(HashMap<Box<[u8]>, u64>),
+    U64(HashMap<u64, Option<u64>>),
+    Bytes(HashMap<Box<[u8]>, Option<u64>>),
 }
 
 impl Newest {
@@ -105,45 +118,77 @@ impl Newest {
 
     /// `key`'s newest operation is at `place`: a put (`live`) or a delete.
     pub(crate) fn set(&mut self, key: &[u8], place: u64, live: bool) -> Result<()> {
+        let place = live.then_some(place);
         match self {
             Newest::U64(m) => {
-                let key = key_of(key)?;
-                if live {
-                    m.insert(key, place);
-                } else {
-                    m.remove(&key);
-                }
+                m.insert(key_of(key)?, place);
             }
             Newest::Bytes(m) => {
-                if live {
-                    m.insert(key.into(), place);
-                } else {
-                    m.remove(key);
-                }
+                m.insert(key.into(), place);
             }
         }
         Ok(())
     }
 
-    /// Live keys and their bytes.
-    pub(crate) fn live(&self) -> (u64, u64) {
+    /// The live entries, in key order: the checkpoint's (`base`, when there is one) with the
+    /// replayed places in place of theirs, deleted keys dropped.
+    pub(crate) fn merge(self, base: Option<Entries>) -> Entries {
+        fn merged<K: Ord + Clone>(
+            base: Vec<(K, u64)>,
+            tail: HashMap<K, Option<u64>>,
+        ) -> Vec<(K, u64)> {
+            let mut tail: Vec<(K, Option<u64>)> = tail.into_iter().collect();
+            tail.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            let mut out = Vec::with_capacity(base.len() + tail.len());
+            let mut tail = tail.into_iter().peekable();
+            for (k, p) in base {
+                // A replayed place (or delete) of `k` replaces the checkpoint's.
+                let mut replaced = false;
+                while let Some((t, place)) = tail.next_if(|(t, _)| *t <= k) {
+                    replaced |= t == k;
+                    if let Some(place) = place {
+                        out.push((t, place));
+                    }
+                }
+                if !replaced {
+                    out.push((k, p));
+                }
+            }
+            out.extend(tail.filter_map(|(k, p)| p.map(|p| (k, p))));
+            out
+        }
+        match (self, base) {
+            (Newest::U64(m), Some(Entries::U64(base))) => Entries::U64(merged(base, m)),
+            (Newest::U64(m), _) => Entries::U64(merged(Vec::new(), m)),
+            (Newest::Bytes(m), Some(Entries::Bytes(base))) => Entries::Bytes(merged(base, m)),
+            (Newest::Bytes(m), _) => Entries::Bytes(merged(Vec::new(), m)),
+        }
+    }
+}
+
+impl Entries {
+    /// Calls `f` with every entry's place.
+    pub(crate) fn for_each_place(&self, mut f: impl FnMut(u64)) {
         match self {
-            Newest::U64(m) => (m.len() as u64, 8 * m.len() as u64),
-            Newest::Bytes(m) => (m.len() as u64, m.keys().map(|k| k.len() as u64).sum()),
+            Entries::U64(v) => v.iter().for_each(|&(_, p)| f(p)),
+            Entries::Bytes(v) => v.iter().for_each(|&(_, p)| f(p)),
         }
     }
 
-    /// The map of these keys, bulk-loaded in key order.
+    /// Live keys and their bytes.
+    pub(crate) fn live(&self) -> (u64, u64) {
+        match self {
+            Entries::U64(v) => (v.len() as u64, 8 * v.len() as u64),
+            Entries::Bytes(v) => (v.len() as u64, v.iter().map(|(k, _)| k.len() as u64).sum()),
+        }
+    }
+
+    /// The map of these entries, bulk-loaded.
     pub(crate) fn build(self, spec: LogSpec) -> Result<LogMap> {
         Ok(match self {
-            Newest::U64(m) => {
-                let mut entries: Vec<(u64, u64)> = m.into_iter().collect();
-                entries.sort_unstable();
-                LogMap::U64(spec.map.build(entries)?)
-            }
-            Newest::Bytes(m) => {
-                let mut entries: Vec<(&[u8], u64)> = m.iter().map(|(k, &p)| (&k[..], p)).collect();
-                entries.sort_unstable();
+            Entries::U64(v) => LogMap::U64(spec.map.build(v)?),
+            Entries::Bytes(v) => {
+                let entries: Vec<(&[u8], u64)> = v.iter().map(|(k, p)| (&k[..], *p)).collect();
                 LogMap::Bytes(TrieMap::build(spec.map, &entries)?)
             }
         })

@@ -15,7 +15,8 @@ use crate::kv::store::engine::{EngineRange, EngineSnapshot, Entry, KeyRange};
 use crate::kv::wal::Seq;
 
 use super::record::NO_LOC;
-use super::state::{op_at, LogInner};
+use super::segment::with_op;
+use super::state::LogInner;
 
 /// Keys a range reads from the map at first: short scans (YCSB E's 1 to 100 items) should not
 /// read and copy more keys than they use.
@@ -23,41 +24,67 @@ const FIRST_CHUNK: usize = 16;
 /// Keys a range reads from the map at a time at most; each chunk doubles up to it.
 const CHUNK: usize = 256;
 
-/// A consistent view of a `log` store.
-pub(crate) struct LogSnapshot {
+/// A snapshot's registration ([`LogInner::register`]), shared by the snapshot and its ranges:
+/// dropped with the last of them.
+struct Pin {
     inner: Arc<LogInner>,
     seq: Seq,
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        self.inner.unregister(self.seq);
+    }
+}
+
+/// A consistent view of a `log` store.
+pub(crate) struct LogSnapshot {
+    pin: Arc<Pin>,
 }
 
 /// The value of `key` at `seq`, from the map's `place` for it.
 fn value_at(inner: &LogInner, key: &[u8], mut place: u64, seq: Seq) -> Result<Option<Vec<u8>>> {
     let segments = inner.segments.read();
     loop {
-        let op = op_at(&segments, inner.keys, place, key)?;
-        if op.seq <= seq {
-            return Ok(op.value.map(<[u8]>::to_vec));
+        let step = with_op(
+            &segments,
+            Some(&inner.retired),
+            inner.keys,
+            place,
+            key,
+            |op| {
+                if op.seq <= seq {
+                    Ok(op.value.map(<[u8]>::to_vec))
+                } else {
+                    Err(op.prev)
+                }
+            },
+        )?;
+        match step {
+            Ok(value) => return Ok(value),
+            Err(NO_LOC) => return Ok(None),
+            Err(prev) => place = prev,
         }
-        if op.prev == NO_LOC {
-            return Ok(None);
-        }
-        place = op.prev;
     }
 }
 
 impl LogSnapshot {
     pub(crate) fn new(inner: &Arc<LogInner>) -> LogSnapshot {
         LogSnapshot {
-            seq: inner.snapshot_seq(),
-            inner: Arc::clone(inner),
+            pin: Arc::new(Pin {
+                seq: inner.register(),
+                inner: Arc::clone(inner),
+            }),
         }
     }
 }
 
 impl EngineSnapshot for LogSnapshot {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let place = self.inner.map.read().get(key);
+        let inner = &self.pin.inner;
+        let place = inner.map.read().get(key);
         match place {
-            Some(place) => value_at(&self.inner, key, place, self.seq),
+            Some(place) => value_at(inner, key, place, self.pin.seq),
             None => Ok(None),
         }
     }
@@ -71,8 +98,7 @@ impl EngineSnapshot for LogSnapshot {
         };
         let hi = bounds.end;
         let mut range = LogRange {
-            inner: Arc::clone(&self.inner),
-            seq: self.seq,
+            pin: Arc::clone(&self.pin),
             next,
             hi,
             chunk: FIRST_CHUNK,
@@ -90,14 +116,13 @@ impl EngineSnapshot for LogSnapshot {
     }
 
     fn seq(&self) -> Seq {
-        self.seq
+        self.pin.seq
     }
 }
 
 /// A `log` store's range, read at a snapshot.
 pub(crate) struct LogRange {
-    inner: Arc<LogInner>,
-    seq: Seq,
+    pin: Arc<Pin>,
     /// The smallest key left to read from the map; `None` once past the end.
     next: Option<Vec<u8>>,
     /// The range's upper bound.
@@ -123,7 +148,7 @@ impl LogRange {
         let limit = self.chunk;
         self.chunk = (limit * 2).min(CHUNK);
         let mut chunk = Vec::with_capacity(limit);
-        self.inner.map.read().scan(&from, limit, &mut chunk);
+        self.pin.inner.map.read().scan(&from, limit, &mut chunk);
         let full = chunk.len() == limit;
         let within = |k: &[u8]| match &self.hi {
             Bound::Included(hi) => k <= &hi[..],
@@ -144,7 +169,7 @@ impl EngineRange for LogRange {
     fn next_entry(&mut self) -> Result<Option<Entry>> {
         loop {
             while let Some((key, place)) = self.places.pop_front() {
-                if let Some(value) = value_at(&self.inner, &key, place, self.seq)? {
+                if let Some(value) = value_at(&self.pin.inner, &key, place, self.pin.seq)? {
                     return Ok(Some((key, value)));
                 }
             }

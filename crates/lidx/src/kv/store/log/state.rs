@@ -13,15 +13,17 @@
 //! lookup and a copy, no system call. Every operation read is checked against its own crc32c.
 //!
 //! **Snapshots** pin a sequence number and follow each key's `prev` chain back to the newest
-//! record at or before it ([`super::read`]). A delete keeps its key in the map (marked
-//! [`TOMBSTONE`]) while the store is open, so a snapshot taken before it still finds the older
-//! value; reopening drops those entries.
+//! record at or before it ([`super::read`]). A delete made while a snapshot is open keeps its
+//! key in the map (marked [`TOMBSTONE`]), so that snapshot still finds the older value; the
+//! collector drops the entry once no snapshot that old is open, and reopening drops them all.
 //!
-//! **Reopening** rebuilds the map from the log (the "recovery time" of paper 001 Fig. 16):
-//! every record is read once, the newest place of each live key is kept in a hash map, and the
-//! chosen map is bulk-loaded from them in key order, which is how each index is fastest to build
-//! (ALEX, LIPP and PGM have bulk loads; inserting one by one would measure their inserts, not
-//! a recovery). The time is in [`crate::kv::StoreStats::recovery_seconds`].
+//! **Reopening** reads the last checkpoint ([`super::checkpoint`]: each live key's place, in
+//! key order) and replays the log after it; the newest place of each key the replay touches
+//! is kept in a hash map and merged with the checkpoint's, and the chosen map is bulk-loaded
+//! from them in key order, which is how each index is fastest to build (ALEX, LIPP and PGM
+//! have bulk loads; inserting one by one would measure their inserts, not a recovery). A store
+//! without a checkpoint yet replays its whole log, as paper 001 Fig. 16's recovery does. The
+//! time is in [`crate::kv::StoreStats::recovery_seconds`].
 //!
 //! **Keys** ([`crate::kv::LogSpec`]): a `log:<map>` store takes exactly 8 bytes (the paper's `u64`
 //! keys, big-endian so that byte order is numeric order; a put of another length is
@@ -30,16 +32,21 @@
 //! [`crate::mem::TrieMap`] of the named maps, one per 8-byte slice the keys share
 //! (Masstree's layering; paper 001 §III has 8-byte keys only). [`super::map`] hides which.
 //!
-//! What this engine does not do: the log is never compacted. Every update and delete stays on
-//! disk, as in paper 001's runs; `compact` only syncs the log.
+//! **Space** is reclaimed by the collector ([`super::collect`]): segments are closed at
+//! [`StoreOptions::log_segment_bytes`], and once the log outgrows
+//! [`StoreOptions::log_space_ratio`] times its live bytes, the segments with the fewest live
+//! operations have those rewritten at the head and are removed. Paper 001 §III never
+//! reclaims (every update and delete stays on disk in its runs); the collector is WiscKey's
+//! value-log garbage collection, choosing segments by how little of them is live rather than
+//! oldest first. A delete drops its key's map entry unless a snapshot may still need the
+//! value before it (see **Snapshots**), in which case the collector drops it later.
 
 use std::collections::hash_map::{Entry, HashMap};
-use std::fs::File;
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use memmap2::{Advice, Mmap, MmapOptions};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::{Error, Result};
@@ -48,107 +55,22 @@ use crate::kv::store::dir::WAL_DIR;
 use crate::kv::store::engine::Base;
 use crate::kv::store::open::{OpenedDir, Recover, Recovered};
 use crate::kv::store::options::{CreateOptions, Engine, LogKeys, LogSpec, StoreOptions};
+use crate::kv::store::stats::Work;
 use crate::kv::wal::{
-    list_segments, segment_path, Record, Seq, Wal, FRAME_BYTES, MAX_BODY_BYTES,
-    SEGMENT_HEADER_BYTES,
+    check_owner, list_segments, segment_path, Record, Seq, Wal, FRAME_BYTES, SEGMENT_HEADER_BYTES,
 };
 
+use super::checkpoint::{self, is_checkpoint_file, Checkpoint, Listed};
+use super::collect::{Collector, Upkeep};
 use super::map::{check_key, check_spec, LogMap, Newest};
-use super::record::{
-    decode_op, decode_ops, encode_op, Loc, LogOp, MAX_SEGMENTS, NO_LOC, TOMBSTONE,
-};
-
-/// A segment is closed and a new one started before a record would take it past this size.
-const SEGMENT_BYTES: u64 = 1 << 30;
-/// Bytes of address space mapped per segment: the largest segment there can be (one record of
-/// the largest body alone).
-const MAP_BYTES: usize = SEGMENT_HEADER_BYTES + FRAME_BYTES + MAX_BODY_BYTES;
-
-/// One log segment, mapped for reading.
-pub(crate) struct Segment {
-    name: String,
-    map: Mmap,
-    /// Bytes written and readable; nothing at or past it is read.
-    len: AtomicU64,
-}
-
-impl Segment {
-    fn open(path: &Path) -> Result<Segment> {
-        let name = path.display().to_string();
-        let file = File::open(path).map_err(|e| Error::io(&name, "open segment", &e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| Error::io(&name, "stat segment", &e))?
-            .len();
-        // SAFETY: the mapping is read only and covers more than the file: bytes past its end are
-        // never read (`len` bounds every read, and only grows as appends complete). The file is
-        // only appended to, by this store's log, which holds the store's lock; nothing truncates
-        // it while it is mapped (a log cut happens in the replay before any segment is mapped).
-        let map = unsafe { MmapOptions::new().len(MAP_BYTES).map(&file) }
-            .map_err(|e| Error::io(&name, "map segment", &e))?;
-        // Gets read one record at a place the map names: without this, each page fault reads
-        // ahead up to 128 KiB of other records, and once the log outgrows memory that readahead
-        // evicts the pages gets need (1 KiB values under a 448 MB limit: 4-7 Kops/s, p99 3.7-6.8
-        // ms). LMDB maps its file the same way.
-        // A hint: a kernel that refuses it changes nothing but the readahead.
-        let _ = map.advise(Advice::Random);
-        Ok(Segment {
-            name,
-            map,
-            len: AtomicU64::new(len),
-        })
-    }
-
-    /// The operation at `offset` of a store of `keys`, checked.
-    fn op_at(&self, offset: u64, keys: LogKeys) -> Result<LogOp<'_>> {
-        let len = self.len.load(Ordering::Acquire) as usize;
-        let start = (offset as usize).min(len);
-        decode_op(
-            &self.name,
-            &format_args!("at offset {offset}"),
-            &self.map[start..len],
-            keys,
-        )
-        .map(|(op, _)| op)
-    }
-}
-
-/// The operation at `place` of a store of `keys`, which must be on `key`.
-pub(crate) fn op_at<'s>(
-    segments: &'s [Arc<Segment>],
-    keys: LogKeys,
-    place: u64,
-    key: &[u8],
-) -> Result<LogOp<'s>> {
-    let loc = Loc::unpack(place);
-    let segment = segments.get(loc.segment).ok_or_else(|| Error::Corrupt {
-        file: "log".to_string(),
-        block: None,
-        what: format!(
-            "a place names segment {} of {}",
-            loc.segment,
-            segments.len()
-        ),
-    })?;
-    let op = segment.op_at(loc.offset, keys)?;
-    if op.key != key {
-        return Err(Error::Corrupt {
-            file: segment.name.clone(),
-            block: None,
-            what: format!(
-                "the operation at offset {} is on key {:02x?}, not {key:02x?}",
-                loc.offset, op.key
-            ),
-        });
-    }
-    Ok(op)
-}
+use super::record::{decode_ops, encode_op, Loc, LogOp, MAX_SEGMENTS, NO_LOC, TOMBSTONE};
+use super::segment::{count_live, with_op, Retired, Segment, SegmentTable};
 
 /// Bytes from a record's start to its first operation: the frame, then the body's kind and
 /// key length (a batch has no key).
-const OPS_START: u64 = (FRAME_BYTES + 5) as u64;
+pub(crate) const OPS_START: u64 = (FRAME_BYTES + 5) as u64;
 
-struct Writer {
+pub(crate) struct Writer {
     /// Where the next record goes in the last segment.
     offset: u64,
     /// The error that stopped writes (a record logged but not in the map).
@@ -162,7 +84,8 @@ pub(crate) struct LogInner {
     /// The keys the store takes (from its identity).
     pub(crate) keys: LogKeys,
     pub(crate) map: RwLock<LogMap>,
-    pub(crate) segments: RwLock<Vec<Arc<Segment>>>,
+    /// The segments places name. Taken after `map` when both are held.
+    pub(crate) segments: RwLock<Arc<SegmentTable>>,
     writer: Mutex<Writer>,
     /// The last write in the map; changed under the map's write lock.
     pub(crate) applied: AtomicU64,
@@ -170,20 +93,51 @@ pub(crate) struct LogInner {
     pub(crate) live: AtomicU64,
     /// Bytes of those keys.
     pub(crate) live_key_bytes: AtomicU64,
+    /// The sequence numbers of the open snapshots (and how many at each): a delete keeps its
+    /// map entry while one older than it is open. Changed under the map's lock (read for a
+    /// new snapshot, write for a delete), so that the two agree.
+    pub(crate) snapshots: Mutex<BTreeMap<Seq, usize>>,
+    /// Segments removed while older snapshots were open ([`Retired`]).
+    pub(crate) retired: Retired,
+    /// Bytes appended to the log since the store opened.
+    pub(crate) written: AtomicU64,
+    /// The collector's and checkpoints' state, one at a time.
+    pub(super) upkeep: Mutex<Upkeep>,
+    /// Wakes the collector's thread.
+    pub(super) collector: Collector,
+    /// Collector passes and checkpoints done.
+    pub(super) work: Work,
+    /// Bytes the collector rewrote at the head.
+    pub(super) relocated: AtomicU64,
 }
 
 /// An open `log` engine.
 pub(crate) struct LogEngine {
     pub(super) inner: Arc<LogInner>,
+    /// The collector's thread (none when read-only); stopped on close or drop.
+    pub(super) thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// One of the log's segments as an open finds it.
+struct Present {
+    first: Seq,
+    path: PathBuf,
+    id: usize,
+    /// Operations in it (from the checkpoint, then counted by the replay).
+    ops: u64,
+    /// Where the next replayed record starts in it.
+    offset: u64,
 }
 
 /// What the `log` engine's log is replayed into: each key's newest place.
 pub(crate) struct Replay {
     spec: LogSpec,
-    /// The first sequence number of each segment, and the offset of its next record.
+    segments: Vec<Present>,
+    /// The first sequence number of each segment, for the replay to find a record's.
     firsts: Vec<Seq>,
-    offsets: Vec<u64>,
     newest: Newest,
+    /// The checkpoint the replay starts from, and its name and bytes.
+    checkpoint: Option<(Checkpoint, String, u64)>,
     log_name: String,
 }
 
@@ -218,9 +172,144 @@ fn store_ops<'a>(record: &Record<'a>, keys: LogKeys) -> Result<Vec<KeyOp<'a>>> {
     }
 }
 
+/// An operation the collector moves to the head: the key's newest, at `place`, of record
+/// `seq`, with its value (`None`: a delete).
+pub(crate) struct Moved {
+    pub(crate) key: Vec<u8>,
+    pub(crate) value: Option<Vec<u8>>,
+    pub(crate) place: u64,
+    pub(crate) seq: Seq,
+}
+
+/// One operation to log, with what the map held for its key.
+struct ToLog<'a> {
+    key: &'a [u8],
+    value: Option<&'a [u8]>,
+    /// The map's entry for the key before it, tombstone bit included.
+    old: Option<u64>,
+    /// Moved by the collector: a delete keeps its entry.
+    moved: bool,
+}
+
+/// The segments of the log in `wal_dir` with their ids (see [`super::segment`]): positions
+/// without a checkpoint; with one, the ids it lists, then the next ids in order for the
+/// segments made after it. A segment older than a listed one that the checkpoint does not
+/// list was being removed by the collector when the store stopped: it is removed now (none
+/// of its records is needed: the checkpoint holds everything up to its `seq`), unless
+/// `read_only`. A listed segment that is missing is [`Error::Corrupt`].
+fn present_segments(
+    wal_dir: &Path,
+    checkpoint: Option<&Checkpoint>,
+    owner: u128,
+    read_only: bool,
+) -> Result<Vec<Present>> {
+    let found = list_segments(wal_dir)?;
+    let header = SEGMENT_HEADER_BYTES as u64;
+    let Some(c) = checkpoint else {
+        return Ok(found
+            .into_iter()
+            .enumerate()
+            .map(|(id, (first, path))| Present {
+                first,
+                path,
+                id,
+                ops: 0,
+                offset: header,
+            })
+            .collect());
+    };
+    let listed: HashMap<Seq, _> = c.segments.iter().map(|l| (l.first, *l)).collect();
+    let newest_listed = c.segments.last().map(|l| l.first);
+    let mut next_id = c.next_id;
+    let mut out = Vec::with_capacity(found.len());
+    for (first, path) in found {
+        if let Some(l) = listed.get(&first) {
+            out.push(Present {
+                first,
+                path,
+                id: l.id,
+                ops: l.ops,
+                offset: l.len,
+            });
+        } else if newest_listed.is_none_or(|n| first > n) {
+            if next_id >= MAX_SEGMENTS {
+                return Err(Error::Corrupt {
+                    file: path.display().to_string(),
+                    block: None,
+                    what: format!("a segment past the {MAX_SEGMENTS} a store can have"),
+                });
+            }
+            out.push(Present {
+                first,
+                path,
+                id: next_id,
+                ops: 0,
+                offset: header,
+            });
+            next_id += 1;
+        } else if !read_only {
+            let name = path.display().to_string();
+            let head = std::fs::read(&path)
+                .map(|b| b[..b.len().min(SEGMENT_HEADER_BYTES)].to_vec())
+                .map_err(|e| Error::io(&name, "read segment", &e))?;
+            // Only the store's own segment is removed: another's is reported, not touched.
+            check_owner(&name, &head, owner)?;
+            std::fs::remove_file(&path).map_err(|e| Error::io(&name, "remove segment", &e))?;
+        }
+    }
+    if let Some(l) = c
+        .segments
+        .iter()
+        .find(|l| !out.iter().any(|p| p.first == l.first))
+    {
+        return Err(Error::Corrupt {
+            file: segment_path(wal_dir, l.first).display().to_string(),
+            block: None,
+            what: "the segment is missing, and the checkpoint names records in it: it was \
+                   removed outside lidx"
+                .to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// `kv check` of a `log` store's checkpoint `name` (recorded in the manifest as `recorded`):
+/// reads it, maps the segments it and the log name, and reads every entry's operation
+/// through its place. Returns the entries; the first damage found is the error.
+pub(crate) fn check_checkpoint(
+    dir: &Path,
+    name: &str,
+    recorded: &crate::kv::store::dir::FileIdentity,
+    store: u128,
+    keys: LogKeys,
+) -> Result<u64> {
+    let c = checkpoint::read(&dir.join(name), recorded, store, keys)?;
+    let present = present_segments(&dir.join(WAL_DIR), Some(&c), store, true)?;
+    let mut segments = Vec::with_capacity(present.len());
+    for p in &present {
+        segments.push(Arc::new(Segment::open(&p.path, p.id, p.first, store, 0)?));
+    }
+    let table = SegmentTable::new(segments);
+    let check = |key: &[u8], place: u64| with_op(&table, None, keys, place, key, |_| ());
+    match &c.entries {
+        checkpoint::Entries::U64(v) => {
+            for (k, p) in v {
+                check(&k.to_be_bytes(), *p)?;
+            }
+            Ok(v.len() as u64)
+        }
+        checkpoint::Entries::Bytes(v) => {
+            for (k, p) in v {
+                check(k, *p)?;
+            }
+            Ok(v.len() as u64)
+        }
+    }
+}
+
 impl Recover for LogEngine {
-    const FILES: &'static str = "files";
-    const LEFTOVERS: Option<fn(&str) -> bool> = None;
+    const FILES: &'static str = "checkpoints";
+    const LEFTOVERS: Option<fn(&str) -> bool> = Some(is_checkpoint_file);
     type Replay = Replay;
 
     fn check_new(identity: &CreateOptions) -> Result<()> {
@@ -230,7 +319,7 @@ impl Recover for LogEngine {
         }
     }
 
-    fn load(dir: &Path, _: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {
+    fn load(dir: &Path, options: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {
         let Engine::Log(spec) = opened.identity.engine else {
             return Err(Error::InvalidParameter {
                 name: "engine",
@@ -238,26 +327,46 @@ impl Recover for LogEngine {
                 expected: "a log store",
             });
         };
+        let checkpoint = match &opened.file {
+            Some((name, recorded)) => {
+                let c = checkpoint::read(&dir.join(name), recorded, opened.store, spec.keys)?;
+                Some((c, name.clone(), recorded.bytes))
+            }
+            None => None,
+        };
         let wal_dir = dir.join(WAL_DIR);
-        let firsts: Vec<Seq> = list_segments(&wal_dir)?.iter().map(|(s, _)| *s).collect();
+        let segments = present_segments(
+            &wal_dir,
+            checkpoint.as_ref().map(|(c, ..)| c),
+            opened.store,
+            options.read_only,
+        )?;
+        let covered = checkpoint.as_ref().map_or(0, |(c, ..)| c.seq);
         let replay = Replay {
             spec,
-            offsets: vec![SEGMENT_HEADER_BYTES as u64; firsts.len()],
-            firsts,
+            firsts: segments.iter().map(|s| s.first).collect(),
+            segments,
             newest: Newest::new(spec.keys),
+            checkpoint,
             log_name: wal_dir.display().to_string(),
         };
-        // The log is all there is: it is replayed from its start.
-        Ok((replay, 0))
+        Ok((replay, covered))
     }
 
     fn replay(state: &mut Replay, seq: Seq, record: Record<'_>) -> Result<()> {
-        let segment = state
+        let at = state
             .firsts
             .partition_point(|&f| f <= seq)
             .saturating_sub(1);
-        let offset = state.offsets[segment];
-        state.offsets[segment] += record.encoded_len() as u64;
+        let Some(segment) = state.segments.get_mut(at) else {
+            return Err(Error::Corrupt {
+                file: state.log_name.clone(),
+                block: None,
+                what: format!("record {seq} is in no segment"),
+            });
+        };
+        let offset = segment.offset;
+        segment.offset += record.encoded_len() as u64;
         let Record::Batch { ops } = record else {
             return Err(Error::Corrupt {
                 file: state.log_name.clone(),
@@ -266,10 +375,11 @@ impl Recover for LogEngine {
             });
         };
         for op in decode_ops(&state.log_name, seq, ops, state.spec.keys) {
-            let (at, op) = op?;
+            let (pos, op) = op?;
+            segment.ops += 1;
             let place = Loc {
-                segment,
-                offset: offset + OPS_START + at as u64,
+                segment: segment.id,
+                offset: offset + OPS_START + pos as u64,
             }
             .pack();
             state.newest.set(op.key, place, op.value.is_some())?;
@@ -279,19 +389,57 @@ impl Recover for LogEngine {
 
     /// Builds the map from each key's newest place and maps the log's segments.
     fn finish(state: Replay, r: Recovered) -> Result<LogEngine> {
-        let (live, live_key_bytes) = state.newest.live();
-        let map = state.newest.build(state.spec)?;
-        let mut segments = Vec::new();
-        for (_, path) in list_segments(&r.base.dir.join(WAL_DIR))? {
-            segments.push(Arc::new(Segment::open(&path)?));
+        let Replay {
+            spec,
+            segments: present,
+            newest,
+            checkpoint,
+            ..
+        } = state;
+        let (base, checkpoint_name) = match checkpoint {
+            Some((c, name, bytes)) => (Some(c.entries), Some((name, bytes))),
+            None => (None, None),
+        };
+        let entries = newest.merge(base);
+        let mut segments = Vec::with_capacity(present.len());
+        for p in &present {
+            segments.push(Arc::new(Segment::open(
+                &p.path,
+                p.id,
+                p.first,
+                r.base.store,
+                p.ops,
+            )?));
         }
-        let offset = segments.last().map_or(SEGMENT_HEADER_BYTES as u64, |s| {
+        let table = SegmentTable::new(segments);
+        let mut missing = None;
+        entries.for_each_place(|place| {
+            if table.get(Loc::unpack(place).segment).is_none() {
+                missing.get_or_insert(place);
+            }
+            count_live(&table, place, true);
+        });
+        if let Some(place) = missing {
+            return Err(Error::Corrupt {
+                file: r.base.dir.display().to_string(),
+                block: None,
+                what: format!(
+                    "the checkpoint names segment {} of the log, which the store does not have",
+                    Loc::unpack(place).segment
+                ),
+            });
+        }
+        let (live, live_key_bytes) = entries.live();
+        let map = entries.build(spec)?;
+        let offset = table.head().map_or(SEGMENT_HEADER_BYTES as u64, |s| {
             s.len.load(Ordering::Relaxed)
         });
+        let read_only = r.manifest.is_none();
+        let upkeep = Upkeep::new(r.manifest, r.next_generation, checkpoint_name);
         let inner = Arc::new(LogInner {
-            keys: state.spec.keys,
+            keys: spec.keys,
             map: RwLock::new(map),
-            segments: RwLock::new(segments),
+            segments: RwLock::new(Arc::new(table)),
             writer: Mutex::new(Writer {
                 offset,
                 failed: None,
@@ -300,22 +448,38 @@ impl Recover for LogEngine {
             applied: AtomicU64::new(r.last),
             live: AtomicU64::new(live),
             live_key_bytes: AtomicU64::new(live_key_bytes),
+            snapshots: Mutex::new(BTreeMap::new()),
+            retired: Retired::default(),
+            written: AtomicU64::new(0),
+            upkeep: Mutex::new(upkeep),
+            collector: Collector::default(),
+            work: Work::default(),
+            relocated: AtomicU64::new(0),
             base: r.base.recovered(),
         });
-        Ok(LogEngine { inner })
+        let thread = (!read_only).then(|| Collector::start(&inner));
+        Ok(LogEngine {
+            inner,
+            thread: Mutex::new(thread),
+        })
     }
 }
 
 impl LogInner {
     /// The value of `key` now.
     pub(super) fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let place = match self.map.read().get(key) {
+        let map = self.map.read();
+        let place = match map.get(key) {
             Some(place) if place & TOMBSTONE == 0 => place,
             _ => return Ok(None),
         };
+        // Taken before the map is let go: the collector cannot move the record and remove its
+        // segment in between.
         let segments = self.segments.read();
-        let op = op_at(&segments, self.keys, place, key)?;
-        Ok(op.value.map(<[u8]>::to_vec))
+        drop(map);
+        with_op(&segments, None, self.keys, place, key, |op| {
+            op.value.map(<[u8]>::to_vec)
+        })
     }
 
     /// Logs `record` and puts its places in the map.
@@ -326,34 +490,94 @@ impl LogInner {
         if let Some(e) = &st.failed {
             return Err(e.clone());
         }
-        // Writers take turns, so the log's next sequence number is this record's.
-        let seq = wal.last_seq() + 1;
-        let (log_ops, was_live): (Vec<LogOp<'_>>, Vec<bool>) = {
+        let to_log: Vec<ToLog<'_>> = {
             let map = self.map.read();
             ops.iter()
-                .map(|&(key, value)| {
-                    let old = map.get(key);
-                    let op = LogOp {
-                        key,
-                        prev: old.map_or(NO_LOC, |p| p & !TOMBSTONE),
-                        seq,
-                        value,
-                    };
-                    (op, old.is_some_and(|p| p & TOMBSTONE == 0))
+                .map(|&(key, value)| ToLog {
+                    key,
+                    value,
+                    old: map.get(key),
+                    moved: false,
                 })
-                .unzip()
+                .collect()
         };
+        self.log(wal, &mut st, &to_log).map(|_| ())
+    }
+
+    /// The collector's move of `moved` (operations of one segment) to the head: each that is
+    /// still its key's newest is logged again, with the same value and its old place as
+    /// `prev`; a delete no open snapshot needs has its map entry dropped instead. Returns the
+    /// bytes of the operations logged.
+    pub(crate) fn relocate(&self, moved: &[Moved]) -> Result<u64> {
+        let wal = self.base.wal()?;
+        let mut st = self.writer.lock();
+        if let Some(e) = &st.failed {
+            return Err(e.clone());
+        }
+        let oldest = self.snapshots.lock().keys().next().copied();
+        let mut drop_entries: Vec<&Moved> = Vec::new();
+        let to_log: Vec<ToLog<'_>> = {
+            let map = self.map.read();
+            let mut kept = Vec::with_capacity(moved.len());
+            for m in moved {
+                if map.get(&m.key).is_none_or(|p| p & !TOMBSTONE != m.place) {
+                    continue;
+                }
+                // A snapshot older than a delete may need the value before it.
+                if m.value.is_some() || oldest.is_some_and(|o| o < m.seq) {
+                    kept.push(m);
+                } else {
+                    drop_entries.push(m);
+                }
+            }
+            kept.into_iter()
+                .map(|m| ToLog {
+                    key: &m.key,
+                    value: m.value.as_deref(),
+                    old: Some(m.place | if m.value.is_some() { 0 } else { TOMBSTONE }),
+                    moved: true,
+                })
+                .collect()
+        };
+        if !drop_entries.is_empty() {
+            let mut map = self.map.write();
+            let segments = self.segments.read();
+            for m in drop_entries {
+                map.remove(&m.key)?;
+                count_live(&segments, m.place, false);
+            }
+        }
+        if to_log.is_empty() {
+            return Ok(0);
+        }
+        let bytes = self.log(wal, &mut st, &to_log)?;
+        self.relocated.fetch_add(bytes, Ordering::Relaxed);
+        Ok(bytes)
+    }
+
+    /// Logs `ops` as one record (writers take turns: `st` is the writer's lock) and puts
+    /// their places in the map; returns the record's bytes.
+    fn log(&self, wal: &Wal, st: &mut Writer, ops: &[ToLog<'_>]) -> Result<u64> {
+        // Writers take turns, so the log's next sequence number is this record's.
+        let seq = wal.last_seq() + 1;
         let mut body = std::mem::take(&mut st.body);
         body.clear();
-        let mut starts = Vec::with_capacity(log_ops.len());
-        for op in &log_ops {
+        let mut starts = Vec::with_capacity(ops.len());
+        for op in ops {
             starts.push(body.len() as u64);
-            encode_op(op, self.keys, &mut body);
+            let logged = LogOp {
+                key: op.key,
+                prev: op.old.map_or(NO_LOC, |p| p & !TOMBSTONE),
+                seq,
+                value: op.value,
+            };
+            encode_op(&logged, self.keys, &mut body);
         }
         let logged = Record::Batch { ops: &body };
         let bytes = logged.encoded_len() as u64;
-        if st.offset > SEGMENT_HEADER_BYTES as u64 && st.offset + bytes > SEGMENT_BYTES {
-            self.start_segment(wal, &mut st)?;
+        let limit = self.base.options.log_segment_bytes;
+        if st.offset > SEGMENT_HEADER_BYTES as u64 && st.offset + bytes > limit {
+            self.start_segment(wal, st)?;
         }
         let appended = wal.append(&[logged])?;
         if appended != seq {
@@ -366,31 +590,55 @@ impl LogInner {
             return Err(e);
         }
         let record_at = st.offset;
-        let segments = self.segments.read();
-        let segment = segments.len() - 1;
         st.offset += bytes;
-        segments[segment].len.store(st.offset, Ordering::Release);
-        drop(segments);
+        self.written.fetch_add(bytes, Ordering::Relaxed);
         st.body = body;
         let mut map = self.map.write();
+        let segments = self.segments.read();
+        let Some(head) = segments.head() else {
+            let e = Error::Corrupt {
+                file: self.base.dir.join(WAL_DIR).display().to_string(),
+                block: None,
+                what: "the log has no segment".into(),
+            };
+            st.failed = Some(e.clone());
+            return Err(e);
+        };
+        head.len.store(st.offset, Ordering::Release);
+        head.ops.fetch_add(ops.len() as u64, Ordering::Relaxed);
+        // A delete keeps its entry while a snapshot (all older than this write) is open.
+        let snapshots_open = !self.snapshots.lock().is_empty();
         let mut live = self.live.load(Ordering::Relaxed);
         let mut key_bytes = self.live_key_bytes.load(Ordering::Relaxed);
-        for ((op, was), start) in log_ops.iter().zip(was_live).zip(starts) {
+        for (op, start) in ops.iter().zip(starts) {
             let place = Loc {
-                segment,
+                segment: head.id,
                 offset: record_at + OPS_START + start,
             }
             .pack();
-            let value = if op.value.is_some() {
-                place
-            } else {
-                place | TOMBSTONE
+            let was = op.old.is_some_and(|p| p & TOMBSTONE == 0);
+            let applied = match op.value {
+                Some(_) => map.insert(op.key, place).map(|_| true),
+                None if op.moved || (snapshots_open && op.old.is_some()) => {
+                    map.insert(op.key, place | TOMBSTONE).map(|_| true)
+                }
+                None => map.remove(op.key).map(|_| false),
             };
-            if let Err(e) = map.insert(op.key, value) {
-                // The record is logged but part of it may be missing from the map: no later
-                // write may build its `prev` on that; reopening rebuilds the map from the log.
-                st.failed = Some(e.clone());
-                return Err(e);
+            match applied {
+                Ok(counted) => {
+                    if counted {
+                        count_live(&segments, place, true);
+                    }
+                    if let Some(old) = op.old {
+                        count_live(&segments, old, false);
+                    }
+                }
+                Err(e) => {
+                    // The record is logged but part of it may be missing from the map: no later
+                    // write may build its `prev` on that; reopening rebuilds the map from the log.
+                    st.failed = Some(e.clone());
+                    return Err(e);
+                }
             }
             let (now, len) = (op.value.is_some(), op.key.len() as u64);
             live = live + u64::from(now) - u64::from(was);
@@ -399,29 +647,107 @@ impl LogInner {
         self.live.store(live, Ordering::Relaxed);
         self.live_key_bytes.store(key_bytes, Ordering::Relaxed);
         self.applied.store(seq, Ordering::Release);
-        Ok(())
+        Ok(bytes)
     }
 
-    /// Closes the last segment and maps the new one.
+    /// Closes the last segment and maps the new one; wakes the collector.
     fn start_segment(&self, wal: &Wal, st: &mut Writer) -> Result<()> {
-        if self.segments.read().len() >= MAX_SEGMENTS {
+        let id = self.segments.read().next_id();
+        if id >= MAX_SEGMENTS {
             return Err(Error::InvalidParameter {
                 name: "log size",
                 value: format!("{MAX_SEGMENTS} segments"),
-                expected: "fewer segments than a place can name (8 Mi of 1 GiB)",
+                expected: "fewer segments made in the store's life than a place can name \
+                           (8 Mi)",
             });
         }
         let first = wal.rotate()?;
         let path = segment_path(&self.base.dir.join(WAL_DIR), first);
-        let segment = Segment::open(&path)?;
+        let segment = Segment::open(&path, id, first, self.base.store, 0)?;
         st.offset = segment.len.load(Ordering::Relaxed);
-        self.segments.write().push(Arc::new(segment));
+        let mut table = (**self.segments.read()).clone();
+        table.push(Arc::new(segment));
+        *self.segments.write() = Arc::new(table);
+        self.collector.wake();
         Ok(())
     }
 
-    /// The sequence number a snapshot taken now reads at, consistent with the map.
-    pub(crate) fn snapshot_seq(&self) -> Seq {
-        let _map = self.map.read();
+    /// Takes the segments `ids` out of the table (writers wait meanwhile, so that a new
+    /// segment is not lost); returns the sequence number of the last write before.
+    pub(crate) fn remove_segments(&self, ids: &[usize]) -> Seq {
+        let _st = self.writer.lock();
+        let table = self.segments.read().without(ids);
+        *self.segments.write() = Arc::new(table);
         self.applied.load(Ordering::Acquire)
+    }
+
+    /// The sequence number of the last write, the segments as they are after it (each with
+    /// its operations and bytes then) and the id the next segment gets; writers wait
+    /// meanwhile. What a checkpoint records.
+    pub(crate) fn at_rest(&self) -> (Seq, Vec<Listed>, usize) {
+        let _st = self.writer.lock();
+        let table = self.segments.read();
+        let listed = table
+            .iter()
+            .map(|s| Listed {
+                first: s.first,
+                id: s.id,
+                ops: s.ops.load(Ordering::Relaxed),
+                len: s.len.load(Ordering::Relaxed),
+            })
+            .collect();
+        (
+            self.applied.load(Ordering::Acquire),
+            listed,
+            table.next_id(),
+        )
+    }
+
+    /// A snapshot's sequence number, registered until [`LogInner::unregister`]: consistent
+    /// with the map.
+    pub(crate) fn register(&self) -> Seq {
+        let _map = self.map.read();
+        let seq = self.applied.load(Ordering::Acquire);
+        *self.snapshots.lock().entry(seq).or_insert(0) += 1;
+        seq
+    }
+
+    /// The error that stopped the collector, if one did (waits for its pass in progress).
+    pub(crate) fn collector_error(&self) -> Result<()> {
+        match self.upkeep.lock().failed() {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Bytes of the live checkpoint.
+    pub(crate) fn checkpoint_bytes(&self) -> u64 {
+        self.upkeep.lock().checkpoint_bytes()
+    }
+
+    /// Forgets a snapshot [`LogInner::register`] gave `seq`, and lets go of the removed
+    /// segments no open snapshot can read any more.
+    pub(crate) fn unregister(&self, seq: Seq) {
+        let oldest = {
+            let mut snapshots = self.snapshots.lock();
+            if let std::collections::btree_map::Entry::Occupied(mut e) = snapshots.entry(seq) {
+                *e.get_mut() -= 1;
+                if *e.get() == 0 {
+                    e.remove();
+                }
+            }
+            snapshots.keys().next().copied()
+        };
+        self.release_retired(oldest);
+    }
+
+    /// Lets go of the removed segments no snapshot at `oldest` or later can read.
+    pub(crate) fn release_retired(&self, oldest: Option<Seq>) {
+        if self.retired.read().is_empty() {
+            return;
+        }
+        self.retired
+            .write()
+            .retain(|(removed_at, _)| oldest.is_some_and(|o| o < *removed_at));
     }
 }
