@@ -268,6 +268,8 @@ impl PyStore {
         d.set_item("table_disk_bytes", s.table_disk_bytes)?;
         d.set_item("free_disk_bytes", s.free_disk_bytes)?;
         d.set_item("log_disk_bytes", s.log_disk_bytes)?;
+        d.set_item("log_live_bytes", s.log_live_bytes)?;
+        d.set_item("log_relocated_bytes", s.log_relocated_bytes)?;
         d.set_item("merges", s.merges)?;
         d.set_item("merge_seconds", s.merge_seconds)?;
         d.set_item("write_stalls", s.write_stalls)?;

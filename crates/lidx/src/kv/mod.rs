@@ -68,8 +68,11 @@
 //! and never moved, an updatable in-memory map chosen by name ([`crate::mem::MapSpec`]) from
 //! each 8-byte key to its newest operation (`log:trie:<map>`: keys of any length, the map a
 //! [`crate::mem::TrieMap`] of such maps); reads come from the memory-mapped log, snapshots
-//! follow each key's chain of operations back, and reopening rebuilds the map from the log
-//! (the engine's protocol and its limits are in `log/engine.rs`).
+//! follow each key's chain of operations back, a collector rewrites the live records of the
+//! emptiest log segments and removes them once the log passes
+//! [`StoreOptions::log_space_ratio`] times its live bytes, and reopening reads the last
+//! checkpoint of the map and the log after it (the engine's protocol and its limits are in
+//! `log/state.rs` and `log/collect.rs`).
 //!
 //! The engine is recorded in the store's `STORE` file, and [`Store::open`] picks it from
 //! there. Every engine implements one private trait (`engine.rs`, after lsm-tree's

@@ -44,8 +44,9 @@
 use std::collections::hash_map::{Entry, HashMap};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use parking_lot::{Mutex, RwLock};
 
@@ -109,6 +110,9 @@ pub(crate) struct LogInner {
     pub(super) work: Work,
     /// Bytes the collector rewrote at the head.
     pub(super) relocated: AtomicU64,
+    /// The log passed its space limit by two segments when the last segment closed: the
+    /// collector is behind, and writers collect before they write ([`LogInner::write`]).
+    over: AtomicBool,
 }
 
 /// An open `log` engine.
@@ -455,6 +459,7 @@ impl Recover for LogEngine {
             collector: Collector::default(),
             work: Work::default(),
             relocated: AtomicU64::new(0),
+            over: AtomicBool::new(false),
             base: r.base.recovered(),
         });
         let thread = (!read_only).then(|| Collector::start(&inner));
@@ -482,9 +487,17 @@ impl LogInner {
         })
     }
 
-    /// Logs `record` and puts its places in the map.
+    /// Logs `record` and puts its places in the map. When the collector has fallen behind
+    /// (the log two segments past its space limit), the writer waits for its pass and runs
+    /// one itself first: writes stall rather than let the log grow without bound.
     pub(super) fn write(&self, record: Record<'_>) -> Result<()> {
         let wal = self.base.wal()?;
+        if self.over.load(Ordering::Relaxed) {
+            let start = Instant::now();
+            super::collect::maintain(self, false)?;
+            self.over.store(self.over_limit(), Ordering::Relaxed);
+            self.work.stalled(start);
+        }
         let ops = store_ops(&record, self.keys)?;
         let mut st = self.writer.lock();
         if let Some(e) = &st.failed {
@@ -668,8 +681,19 @@ impl LogInner {
         let mut table = (**self.segments.read()).clone();
         table.push(Arc::new(segment));
         *self.segments.write() = Arc::new(table);
+        self.over.store(self.over_limit(), Ordering::Relaxed);
         self.collector.wake();
         Ok(())
+    }
+
+    /// True when the log is more than two segments past its space limit.
+    fn over_limit(&self) -> bool {
+        let Some(ratio) = self.base.options.log_space_ratio else {
+            return false;
+        };
+        let table = self.segments.read();
+        let slack = 2 * self.base.options.log_segment_bytes;
+        table.bytes() as f64 > ratio * table.live_bytes() as f64 + slack as f64
     }
 
     /// Takes the segments `ids` out of the table (writers wait meanwhile, so that a new
