@@ -51,15 +51,16 @@ impl FileFault {
     }
 }
 
-/// The roles of a store's files: their name prefix, in the store's directory or (`wal-`) in
-/// its log's.
-const ROLES: [&str; 4] = ["table-", "pages.lbp", "inner-", "wal-"];
+/// The roles of a store's files: their name prefix, in the store's directory (`log-`: a `log`
+/// store's checkpoint) or (`wal-`) in its log's.
+const ROLES: [&str; 5] = ["table-", "pages.lbp", "inner-", "log-", "wal-"];
 
 /// How a file of `role` ends its name (a log's kept-aside `.dropped` copies are not segments).
 fn suffix(role: &str) -> &'static str {
     match role {
         "table-" => ".lbt",
         "inner-" => ".lbi",
+        "log-" => ".ckpt",
         "wal-" => ".log",
         _ => "",
     }
@@ -98,7 +99,7 @@ impl Saved {
     /// Saves each role's first file of `dir` as it is now (not the log: see the module docs).
     pub fn save(&mut self, dir: &Path) {
         self.0.clear();
-        for role in &ROLES[..3] {
+        for role in &ROLES[..4] {
             if let Some(path) = files_of(dir, role).first() {
                 if let Ok(bytes) = std::fs::read(path) {
                     self.0.insert(role, bytes);

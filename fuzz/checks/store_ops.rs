@@ -498,6 +498,8 @@ pub fn run(engine: Engine, data: &[u8]) {
         fsync: FsyncPolicy::Never,
         memory_budget: 4096 << (setup & 1),
         cache_bytes: if setup & 2 == 2 { 64 << 10 } else { 0 },
+        // A `log` store's collector and checkpoints run within a few writes.
+        log_segment_bytes: 4096 << (setup >> 2 & 3),
         ..StoreOptions::default()
     };
     let mut run = Run {

@@ -26,7 +26,6 @@ pub fn parse_ops(what: &'static str, text: &str) -> Result<usize, BenchError> {
     Ok(n)
 }
 
-/// Parses a comma-separated list of fetch modes (paper 002 G1).
 /// `--log-space-ratio`: a number of at least [`lidx::kv::MIN_LOG_SPACE_RATIO`], or `off`
 /// (`None`: the `log` engine keeps every record).
 pub fn parse_space_ratio(text: &str) -> anyhow::Result<Option<f64>> {
@@ -39,12 +38,13 @@ pub fn parse_space_ratio(text: &str) -> anyhow::Result<Option<f64>> {
         .map(Some)
         .ok_or_else(|| {
             anyhow::anyhow!(
-                "--log-space-ratio {text:?}: expected a number of at least 1.1, such as 1.5, or \
+                "--log-space-ratio {text:?}: expected a number of at least 1.2, such as 1.5, or \
                  off"
             )
         })
 }
 
+/// Parses a comma-separated list of fetch modes (paper 002 G1).
 pub fn parse_fetches(text: &str) -> Result<Vec<Fetch>, BenchError> {
     text.split(',')
         .map(|f| {

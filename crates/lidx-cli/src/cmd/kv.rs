@@ -89,13 +89,13 @@ pub struct Common {
     #[arg(long, default_value = "torn-tail")]
     pub recovery: WalRecovery,
     /// `log` stores: the collector keeps the log within this many times the bytes of its live
-    /// records (at least 1.1), rewriting the live records of its emptiest segments and
+    /// records (at least 1.2), rewriting the live records of its emptiest segments and
     /// removing them; `off` keeps every record (paper 001's setting).
     #[arg(long, default_value = "1.5")]
     pub log_space_ratio: String,
     /// `log` stores: the size at which a log segment is closed, the unit the collector frees
-    /// (K/M/G suffixes, powers of 1000; 4K to 1G).
-    #[arg(long, default_value = "64M")]
+    /// (Ki/Mi/Gi suffixes for powers of 1024, K/M/G for powers of 1000; 4Ki to 1Gi).
+    #[arg(long, default_value = "64Mi")]
     pub log_segment_bytes: String,
 }
 
@@ -482,7 +482,9 @@ fn options(common: &Common, read_only: bool) -> anyhow::Result<StoreOptions> {
         },
     };
     let ratio = super::args::parse_space_ratio(&common.log_space_ratio)?;
-    let segment_range = "a size in bytes from 4K to 1G, such as 64M (K/M/G are powers of 1000)";
+    let segment_range =
+        "a size in bytes from 4Ki (4096) to 1Gi, such as 64Mi (Ki/Mi/Gi are powers \
+         of 1024, K/M/G of 1000)";
     let segment = lidx_bench::count::parse_count(&common.log_segment_bytes)
         .filter(|b| (MIN_LOG_SEGMENT_BYTES..=MAX_LOG_SEGMENT_BYTES).contains(b))
         .ok_or_else(|| {

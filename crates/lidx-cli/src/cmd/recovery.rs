@@ -40,7 +40,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     pub updates: u64,
 
-    /// The collector's space ratio during the updates (at least 1.1), or `off` to keep every
+    /// The collector's space ratio during the updates (at least 1.2), or `off` to keep every
     /// record (paper 001's setting).
     #[arg(long, default_value = "1.5")]
     pub log_space_ratio: String,

@@ -542,7 +542,7 @@ pub(crate) fn check_options(options: &StoreOptions) -> Result<()> {
         return Err(Error::InvalidParameter {
             name: "log space ratio",
             value: r.to_string(),
-            expected: "a number of at least 1.1 (or none, to keep every record)",
+            expected: "a number of at least 1.2 (or none, to keep every record)",
         });
     }
     if !(MIN_LOG_SEGMENT_BYTES..=MAX_LOG_SEGMENT_BYTES).contains(&options.log_segment_bytes) {

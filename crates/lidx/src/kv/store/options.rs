@@ -14,8 +14,9 @@ pub const MAX_KEY_BYTES: usize = 4096;
 /// Largest value a store accepts, in bytes (16 MiB).
 pub const MAX_VALUE_BYTES: usize = 16 << 20;
 /// Smallest [`StoreOptions::log_space_ratio`] an open accepts: nearer 1, the collector would
-/// rewrite most of the log to free a little of it.
-pub const MIN_LOG_SPACE_RATIO: f64 = 1.1;
+/// rewrite most of the log to free a little of it (it leaves segments more than 90% live
+/// alone, so it cannot go below about 1.11).
+pub const MIN_LOG_SPACE_RATIO: f64 = 1.2;
 /// Smallest [`StoreOptions::log_segment_bytes`] an open accepts (4 KiB: small segments are
 /// for tests; a store makes at most 8 Mi segments in its life, 32 GiB of log at this size).
 pub const MIN_LOG_SEGMENT_BYTES: u64 = 4 << 10;

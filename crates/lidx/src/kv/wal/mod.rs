@@ -130,6 +130,6 @@ pub use record::{
 };
 pub use recovery::{DamageKind, Dropped, WalRecovery};
 pub(crate) use replay::replay_covered;
-pub(crate) use replay::{check_owner, list_segments, segment_seq};
+pub(crate) use replay::{check_owner, check_segment_header, list_segments, segment_seq};
 pub use replay::{replay, scan_segment, segment_path, ReplayReport};
 pub use writer::{FsyncPolicy, Wal, WalOptions, WalStats};

@@ -217,6 +217,26 @@ pub(crate) fn check_owner(file: &str, bytes: &[u8], owner: u128) -> Result<()> {
     }
 }
 
+/// Checks the header of a segment that is read without being replayed (a `log` store maps
+/// the segments its checkpoint covers): sound, of the store `owner`
+/// ([`Error::ForeignFile`] otherwise), and first at record `first`, as its name says.
+pub(crate) fn check_segment_header(
+    file: &str,
+    bytes: &[u8],
+    first: Seq,
+    owner: u128,
+) -> Result<()> {
+    let (got, _) = decode_segment_header(file, bytes)?;
+    check_owner(file, bytes, owner)?;
+    if got != first {
+        return Err(corrupt(
+            file,
+            format!("header says the first record is {got}, the name says {first}"),
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn io_err(path: &Path, op: &str) -> impl FnOnce(std::io::Error) -> Error {
     let (file, op) = (name_of(path), op.to_string());
     move |e| Error::io(file, op, &e)

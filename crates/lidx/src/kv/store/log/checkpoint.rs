@@ -7,12 +7,15 @@
 //! s whatever its history: the checkpoint is the map's entries in key order, bulk-loaded
 //! straight back (no hashing, no sort), plus the records after it.
 //!
-//! A checkpoint is *fuzzy*: its entries are read from the live map a chunk at a time while
-//! writers go on, so some may be newer than its sequence number `seq`. Replaying every record
-//! after `seq` in order makes them right again: a record sets its keys' newest places (or
-//! deletes them) whatever the checkpoint said. The store's manifest names the checkpoint file
-//! and its `seq` (as `static_seq`), and records its size and header checksum, like any
-//! engine's files.
+//! A checkpoint is exact at its sequence number `seq` although writers go on while it is
+//! written: it reads the live map a chunk at a time, registered as a snapshot at `seq` (so a
+//! delete keeps its key's entry meanwhile), and an entry that names a record after `seq` (at
+//! or past where the head segment ended at `seq`: the log is appended in sequence order) is
+//! followed back through the key's `prev` links to its place at `seq`. Paper 001 §III has no
+//! checkpoint; a fuzzy one (entries newer than `seq`, made right by the replay) would be
+//! cheaper, but a recovery mode that cuts the log after `seq` could then leave an entry
+//! naming a record it cut. The store's manifest names the checkpoint file and its `seq` (as
+//! `static_seq`), and records its size and header checksum, like any engine's files.
 //!
 //! # File `log-<generation, 20 digits>.ckpt`
 //!
@@ -36,7 +39,7 @@
 //!
 //! The listed segments are every segment the store had at `seq` but those the collector is
 //! removing; a segment made after `seq` is not listed and takes the next ids in the order of
-//! its first record. A place names a listed segment or a later one. The bytes of a listed
+//! its first record. A place names a listed segment. The bytes of a listed
 //! segment at `seq` are where the replay of the records after `seq` starts in it.
 
 use std::fs::{self, File};
@@ -465,9 +468,9 @@ pub(crate) fn decode(file: &str, bytes: &[u8], keys: LogKeys) -> Result<Checkpoi
     })
 }
 
-/// [`decode`] for the fuzz target: the bytes of a checkpoint of a store of 8-byte keys
-/// (`u64_keys`) or of any length; returns its `seq`, segments listed and entries. Never
-/// panics.
+/// The checkpoint decoder, for the fuzz target: the bytes of a checkpoint of a store of
+/// 8-byte keys (`u64_keys`) or of any length; returns its `seq`, segments listed and entries.
+/// Never panics.
 pub fn decode_checkpoint(bytes: &[u8], u64_keys: bool) -> Result<(Seq, usize, usize)> {
     let keys = if u64_keys {
         LogKeys::U64

@@ -83,11 +83,6 @@ impl Upkeep {
     pub(crate) fn failed(&self) -> Option<&Error> {
         self.failed.as_ref()
     }
-
-    /// Bytes of the live checkpoint (0 before the first).
-    pub(crate) fn checkpoint_bytes(&self) -> u64 {
-        self.checkpoint.as_ref().map_or(0, |(_, b)| *b)
-    }
 }
 
 /// The collector thread's wake-ups.
@@ -167,13 +162,7 @@ fn run(inner: &LogInner, up: &mut Upkeep, force: bool) -> Result<()> {
         return Ok(());
     }
     if !victims.is_empty() {
-        let ids: Vec<usize> = victims.iter().map(|s| s.id).collect();
-        let removed_at = inner.remove_segments(&ids);
-        let oldest = inner.snapshots.lock().keys().next().copied();
-        if oldest.is_some_and(|o| o < removed_at) {
-            let mut retired = inner.retired.write();
-            retired.extend(victims.iter().map(|v| (removed_at, Arc::clone(v))));
-        }
+        inner.remove_segments(&victims);
     }
     checkpoint(inner, up)?;
     let wal = inner.base.wal()?;
@@ -274,10 +263,23 @@ fn relocate(inner: &LogInner, victim: &Segment) -> Result<()> {
     Ok(())
 }
 
-/// Writes a checkpoint of the map now, commits it in the manifest and removes the one before.
+/// Unregisters the checkpoint's sequence number when dropped.
+struct Pinned<'a>(&'a LogInner, u64);
+
+impl Drop for Pinned<'_> {
+    fn drop(&mut self) {
+        self.0.unregister(self.1);
+    }
+}
+
+/// Writes a checkpoint of the map at the last write, commits it in the manifest and removes
+/// the one before.
 fn checkpoint(inner: &LogInner, up: &mut Upkeep) -> Result<()> {
     let written = inner.written.load(Ordering::Relaxed);
-    let (seq, listed, next_id) = inner.at_rest();
+    let (seq, listed, next_id) = inner.at_rest()?;
+    let _pinned = Pinned(inner, seq);
+    // Where the records after `seq` begin: the head's bytes then.
+    let boundary = listed.last().map_or((0, 0), |h| (h.id, h.len));
     let generation = up.next_generation;
     up.next_generation += 1;
     let store = inner.base.store;
@@ -296,8 +298,8 @@ fn checkpoint(inner: &LogInner, up: &mut Upkeep) -> Result<()> {
         chunk.clear();
         inner.map.read().scan(&from, CHECKPOINT_CHUNK, &mut chunk);
         for (key, place) in &chunk {
-            if place & TOMBSTONE == 0 {
-                out.entry(key, *place)?;
+            if let Some(place) = inner.place_at(key, *place, seq, boundary)? {
+                out.entry(key, place)?;
             }
         }
         match chunk.last() {
@@ -309,9 +311,9 @@ fn checkpoint(inner: &LogInner, up: &mut Upkeep) -> Result<()> {
             _ => break,
         }
     }
-    // Every record an entry names is durable before the checkpoint is: under a lazy fsync
-    // policy a power loss may cut records the entries (fuzzy, read after `seq`) or the
-    // collector's moves name, and the segments the moves emptied go once it commits.
+    // Every record an entry names, and every move of the collector, is durable before the
+    // checkpoint is: under a lazy fsync policy a power loss may cut records, and the segments
+    // the moves emptied go once it commits.
     inner.base.wal()?.sync()?;
     let identity = out.finish()?;
     let name = checkpoint_name(generation);
@@ -334,6 +336,9 @@ fn checkpoint(inner: &LogInner, up: &mut Upkeep) -> Result<()> {
         std::fs::remove_file(&path)
             .map_err(|e| Error::io(path.display().to_string(), "remove checkpoint", &e))?;
     }
+    inner
+        .checkpoint_bytes
+        .store(identity.bytes, Ordering::Relaxed);
     up.written_at_checkpoint = written;
     Ok(())
 }

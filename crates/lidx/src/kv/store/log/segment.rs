@@ -21,7 +21,9 @@ use memmap2::{Advice, Mmap, MmapOptions};
 
 use crate::error::{Error, Result};
 use crate::kv::store::options::LogKeys;
-use crate::kv::wal::{check_owner, Seq, FRAME_BYTES, MAX_BODY_BYTES, SEGMENT_HEADER_BYTES};
+use crate::kv::wal::{
+    check_segment_header, Seq, FRAME_BYTES, MAX_BODY_BYTES, SEGMENT_HEADER_BYTES,
+};
 
 use super::record::{decode_op, Loc, LogOp};
 
@@ -47,8 +49,9 @@ pub(crate) struct Segment {
 }
 
 impl Segment {
-    /// Maps the segment at `path` (of the store `owner`: [`Error::ForeignFile`] otherwise),
-    /// whose id is `id` and first record `first`, holding `ops` operations.
+    /// Maps the segment at `path` (of the store `owner`: [`Error::ForeignFile`] otherwise;
+    /// a damaged header is [`Error::Corrupt`]), whose id is `id` and first record `first`,
+    /// holding `ops` operations.
     pub(crate) fn open(path: &Path, id: usize, first: Seq, owner: u128, ops: u64) -> Result<Self> {
         let name = path.display().to_string();
         let file = File::open(path).map_err(|e| Error::io(&name, "open segment", &e))?;
@@ -70,7 +73,8 @@ impl Segment {
         // A hint: a kernel that refuses it changes nothing but the readahead.
         let _ = map.advise(Advice::Random);
         let header = (len as usize).min(SEGMENT_HEADER_BYTES);
-        check_owner(&name, &map[..header], owner)?;
+        // The replay does not read a segment the checkpoint covers: its header is checked here.
+        check_segment_header(&name, &map[..header], first, owner)?;
         Ok(Segment {
             id,
             first,

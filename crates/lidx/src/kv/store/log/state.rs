@@ -15,7 +15,8 @@
 //! **Snapshots** pin a sequence number and follow each key's `prev` chain back to the newest
 //! record at or before it ([`super::read`]). A delete made while a snapshot is open keeps its
 //! key in the map (marked [`TOMBSTONE`]), so that snapshot still finds the older value; the
-//! collector drops the entry once no snapshot that old is open, and reopening drops them all.
+//! entry is dropped once every open snapshot is at or past the delete, and reopening drops
+//! them all. A checkpoint reads the map as a snapshot at its sequence number does.
 //!
 //! **Reopening** reads the last checkpoint ([`super::checkpoint`]: each live key's place, in
 //! key order) and replays the log after it; the newest place of each key the replay touches
@@ -39,10 +40,11 @@
 //! reclaims (every update and delete stays on disk in its runs); the collector is WiscKey's
 //! value-log garbage collection, choosing segments by how little of them is live rather than
 //! oldest first. A delete drops its key's map entry unless a snapshot may still need the
-//! value before it (see **Snapshots**), in which case the collector drops it later.
+//! value before it (see **Snapshots**).
 
 use std::collections::hash_map::{Entry, HashMap};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -100,6 +102,10 @@ pub(crate) struct LogInner {
     pub(crate) snapshots: Mutex<BTreeMap<Seq, usize>>,
     /// Segments removed while older snapshots were open ([`Retired`]).
     pub(crate) retired: Retired,
+    /// Deletes whose map entries were kept because a snapshot was open: each key, its entry
+    /// and the delete's sequence number, in sequence order. Once every open snapshot is at
+    /// or past a delete, its entry is dropped if still as the delete left it.
+    kept: Mutex<VecDeque<(Vec<u8>, u64, Seq)>>,
     /// Bytes appended to the log since the store opened.
     pub(crate) written: AtomicU64,
     /// The collector's and checkpoints' state, one at a time.
@@ -110,6 +116,8 @@ pub(crate) struct LogInner {
     pub(super) work: Work,
     /// Bytes the collector rewrote at the head.
     pub(super) relocated: AtomicU64,
+    /// Bytes of the live checkpoint (0 before the first).
+    pub(super) checkpoint_bytes: AtomicU64,
     /// The log passed its space limit by two segments when the last segment closed: the
     /// collector is behind, and writers collect before they write ([`LogInner::write`]).
     over: AtomicBool,
@@ -253,8 +261,11 @@ fn present_segments(
             next_id += 1;
         } else if !read_only {
             let name = path.display().to_string();
-            let head = std::fs::read(&path)
-                .map(|b| b[..b.len().min(SEGMENT_HEADER_BYTES)].to_vec())
+            let mut head = Vec::with_capacity(SEGMENT_HEADER_BYTES);
+            std::fs::File::open(&path)
+                .and_then(|f| {
+                    std::io::Read::take(f, SEGMENT_HEADER_BYTES as u64).read_to_end(&mut head)
+                })
                 .map_err(|e| Error::io(&name, "read segment", &e))?;
             // Only the store's own segment is removed: another's is reported, not touched.
             check_owner(&name, &head, owner)?;
@@ -406,7 +417,10 @@ impl Recover for LogEngine {
         };
         let entries = newest.merge(base);
         let mut segments = Vec::with_capacity(present.len());
-        for p in &present {
+        // A recovery mode that cut the log set the segments after the cut aside: none of
+        // their records was replayed, and the checkpoint names none (its records end before
+        // any cut, which replay refuses at or below the checkpoint's `seq`).
+        for p in present.iter().filter(|p| p.path.exists()) {
             segments.push(Arc::new(Segment::open(
                 &p.path,
                 p.id,
@@ -439,6 +453,7 @@ impl Recover for LogEngine {
             s.len.load(Ordering::Relaxed)
         });
         let read_only = r.manifest.is_none();
+        let checkpoint_bytes = checkpoint_name.as_ref().map_or(0, |(_, b)| *b);
         let upkeep = Upkeep::new(r.manifest, r.next_generation, checkpoint_name);
         let inner = Arc::new(LogInner {
             keys: spec.keys,
@@ -454,11 +469,13 @@ impl Recover for LogEngine {
             live_key_bytes: AtomicU64::new(live_key_bytes),
             snapshots: Mutex::new(BTreeMap::new()),
             retired: Retired::default(),
+            kept: Mutex::new(VecDeque::new()),
             written: AtomicU64::new(0),
             upkeep: Mutex::new(upkeep),
             collector: Collector::default(),
             work: Work::default(),
             relocated: AtomicU64::new(0),
+            checkpoint_bytes: AtomicU64::new(checkpoint_bytes),
             over: AtomicBool::new(false),
             base: r.base.recovered(),
         });
@@ -554,10 +571,9 @@ impl LogInner {
         };
         if !drop_entries.is_empty() {
             let mut map = self.map.write();
-            let segments = self.segments.read();
+            // Deletes are not counted live (see `log`): dropping one changes no count.
             for m in drop_entries {
                 map.remove(&m.key)?;
-                count_live(&segments, m.place, false);
             }
         }
         if to_log.is_empty() {
@@ -630,19 +646,23 @@ impl LogInner {
             }
             .pack();
             let was = op.old.is_some_and(|p| p & TOMBSTONE == 0);
+            // Live operations are puts: a delete kept for a snapshot is not counted, so that
+            // its segment can be collected once no snapshot needs it.
             let applied = match op.value {
-                Some(_) => map.insert(op.key, place).map(|_| true),
+                Some(_) => map.insert(op.key, place),
                 None if op.moved || (snapshots_open && op.old.is_some()) => {
-                    map.insert(op.key, place | TOMBSTONE).map(|_| true)
+                    let kept = (op.key.to_vec(), place | TOMBSTONE, seq);
+                    self.kept.lock().push_back(kept);
+                    map.insert(op.key, place | TOMBSTONE)
                 }
-                None => map.remove(op.key).map(|_| false),
+                None => map.remove(op.key).map(|_| ()),
             };
             match applied {
-                Ok(counted) => {
-                    if counted {
+                Ok(_) => {
+                    if op.value.is_some() {
                         count_live(&segments, place, true);
                     }
-                    if let Some(old) = op.old {
+                    if let Some(old) = op.old.filter(|p| p & TOMBSTONE == 0) {
                         count_live(&segments, old, false);
                     }
                 }
@@ -676,7 +696,15 @@ impl LogInner {
         }
         let first = wal.rotate()?;
         let path = segment_path(&self.base.dir.join(WAL_DIR), first);
-        let segment = Segment::open(&path, id, first, self.base.store, 0)?;
+        let segment = match Segment::open(&path, id, first, self.base.store, 0) {
+            Ok(segment) => segment,
+            Err(e) => {
+                // The log appends to the new segment now: no later record may be placed in the
+                // old one. Reopening maps every segment again.
+                st.failed = Some(e.clone());
+                return Err(e);
+            }
+        };
         st.offset = segment.len.load(Ordering::Relaxed);
         let mut table = (**self.segments.read()).clone();
         table.push(Arc::new(segment));
@@ -696,20 +724,18 @@ impl LogInner {
         table.bytes() as f64 > ratio * table.live_bytes() as f64 + slack as f64
     }
 
-    /// Takes the segments `ids` out of the table (writers wait meanwhile, so that a new
-    /// segment is not lost); returns the sequence number of the last write before.
-    pub(crate) fn remove_segments(&self, ids: &[usize]) -> Seq {
-        let _st = self.writer.lock();
-        let table = self.segments.read().without(ids);
-        *self.segments.write() = Arc::new(table);
-        self.applied.load(Ordering::Acquire)
-    }
-
     /// The sequence number of the last write, the segments as they are after it (each with
-    /// its operations and bytes then) and the id the next segment gets; writers wait
-    /// meanwhile. What a checkpoint records.
-    pub(crate) fn at_rest(&self) -> (Seq, Vec<Listed>, usize) {
-        let _st = self.writer.lock();
+    /// its operations and bytes then) and the id the next segment gets, with that sequence
+    /// number registered as a snapshot's (so that deletes keep their entries until
+    /// [`LogInner::unregister`]); writers wait meanwhile. What a checkpoint records. The error
+    /// that stopped writes, if one did: the head's bytes may then hold a record the map
+    /// does not.
+    pub(crate) fn at_rest(&self) -> Result<(Seq, Vec<Listed>, usize)> {
+        let st = self.writer.lock();
+        if let Some(e) = &st.failed {
+            return Err(e.clone());
+        }
+        let seq = self.register();
         let table = self.segments.read();
         let listed = table
             .iter()
@@ -720,11 +746,58 @@ impl LogInner {
                 len: s.len.load(Ordering::Relaxed),
             })
             .collect();
-        (
-            self.applied.load(Ordering::Acquire),
-            listed,
-            table.next_id(),
-        )
+        Ok((seq, listed, table.next_id()))
+    }
+
+    /// The place `key`'s map entry `place` had at sequence number `seq` (`None`: absent or
+    /// deleted then), following the key's chain back through operations after `seq`. Its
+    /// places are below `boundary` (segment id and offset where the records after `seq`
+    /// begin): the log is appended in sequence order.
+    pub(crate) fn place_at(
+        &self,
+        key: &[u8],
+        place: u64,
+        seq: Seq,
+        boundary: (usize, u64),
+    ) -> Result<Option<u64>> {
+        let after = |p: u64| {
+            let loc = Loc::unpack(p);
+            (loc.segment, loc.offset) >= boundary
+        };
+        if !after(place) {
+            return Ok((place & TOMBSTONE == 0).then_some(place));
+        }
+        let segments = self.segments.read();
+        let mut p = place & !TOMBSTONE;
+        loop {
+            let (op_seq, prev, put) =
+                with_op(&segments, Some(&self.retired), self.keys, p, key, |op| {
+                    (op.seq, op.prev, op.value.is_some())
+                })?;
+            if op_seq <= seq {
+                return Ok(put.then_some(p));
+            }
+            if prev == NO_LOC {
+                return Ok(None);
+            }
+            p = prev;
+        }
+    }
+
+    /// Takes the segments `ids` out of the table (writers wait meanwhile, so that a new
+    /// segment is not lost), keeping them mapped first while a snapshot that may read them is
+    /// open ([`Retired`]).
+    pub(crate) fn remove_segments(&self, gone: &[Arc<Segment>]) {
+        let _st = self.writer.lock();
+        let removed_at = self.applied.load(Ordering::Acquire);
+        let oldest = self.snapshots.lock().keys().next().copied();
+        if oldest.is_some_and(|o| o <= removed_at) {
+            let mut retired = self.retired.write();
+            retired.extend(gone.iter().map(|s| (removed_at, Arc::clone(s))));
+        }
+        let ids: Vec<usize> = gone.iter().map(|s| s.id).collect();
+        let table = self.segments.read().without(&ids);
+        *self.segments.write() = Arc::new(table);
     }
 
     /// A snapshot's sequence number, registered until [`LogInner::unregister`]: consistent
@@ -746,7 +819,7 @@ impl LogInner {
 
     /// Bytes of the live checkpoint.
     pub(crate) fn checkpoint_bytes(&self) -> u64 {
-        self.upkeep.lock().checkpoint_bytes()
+        self.checkpoint_bytes.load(Ordering::Relaxed)
     }
 
     /// Forgets a snapshot [`LogInner::register`] gave `seq`, and lets go of the removed
@@ -762,7 +835,32 @@ impl LogInner {
             }
             snapshots.keys().next().copied()
         };
+        self.drop_kept(oldest);
         self.release_retired(oldest);
+    }
+
+    /// Drops the entries deletes kept for snapshots (see [`LogInner::kept`]) that no open
+    /// snapshot needs (all at `oldest` or later; a snapshot opened since is newer still) and
+    /// that are still as the delete left them.
+    fn drop_kept(&self, oldest: Option<Seq>) {
+        let done: Vec<(Vec<u8>, u64, Seq)> = {
+            let mut kept = self.kept.lock();
+            let n = kept
+                .iter()
+                .take_while(|(_, _, d)| oldest.is_none_or(|o| *d <= o))
+                .count();
+            kept.drain(..n).collect()
+        };
+        if done.is_empty() {
+            return;
+        }
+        let mut map = self.map.write();
+        for (key, entry, _) in done {
+            if map.get(&key) == Some(entry) {
+                // Deletes are not counted live: no count changes.
+                let _ = map.remove(&key);
+            }
+        }
     }
 
     /// Lets go of the removed segments no snapshot at `oldest` or later can read.
@@ -772,6 +870,6 @@ impl LogInner {
         }
         self.retired
             .write()
-            .retain(|(removed_at, _)| oldest.is_some_and(|o| o < *removed_at));
+            .retain(|(removed_at, _)| oldest.is_some_and(|o| o <= *removed_at));
     }
 }
