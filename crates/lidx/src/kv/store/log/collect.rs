@@ -183,15 +183,18 @@ fn choose(table: &SegmentTable, ratio: f64, force: bool) -> Vec<Arc<Segment>> {
         return Vec::new();
     }
     let head = table.head().map(|h| h.id);
-    let share = |s: &Segment| {
-        let len = s.len.load(Ordering::Relaxed).max(1) as f64;
-        s.live_bytes() as f64 / len
-    };
-    let mut closed: Vec<&Arc<Segment>> = table
+    // Each closed segment's bytes and live share, read once: writers change the counts while
+    // the segments are sorted, and a sort's order must not move under it.
+    let mut closed: Vec<(f64, f64, &Arc<Segment>)> = table
         .iter()
-        .filter(|s| Some(s.id) != head && share(s) < MOST_LIVE)
+        .filter(|s| Some(s.id) != head)
+        .map(|s| {
+            let len = s.len.load(Ordering::Relaxed).max(1) as f64;
+            (s.live_bytes() as f64 / len, len, s)
+        })
+        .filter(|&(share, _, _)| share < MOST_LIVE)
         .collect();
-    closed.sort_by(|a, b| share(a).total_cmp(&share(b)));
+    closed.sort_by(|a, b| a.0.total_cmp(&b.0));
     // Down to halfway between the live bytes and the limit (`compact`: the live bytes).
     let target = if force {
         live
@@ -200,12 +203,11 @@ fn choose(table: &SegmentTable, ratio: f64, force: bool) -> Vec<Arc<Segment>> {
     };
     let mut after = disk;
     let mut out = Vec::new();
-    for s in closed {
-        if after <= target && !(force && share(s) < 1.0 / ratio) {
+    for (share, len, s) in closed {
+        if after <= target && !(force && share < 1.0 / ratio) {
             break;
         }
-        let len = s.len.load(Ordering::Relaxed) as f64;
-        after -= len * (1.0 - share(s));
+        after -= len * (1.0 - share);
         out.push(Arc::clone(s));
     }
     out
