@@ -219,7 +219,8 @@ pub enum KvCommand {
         common: Common,
     },
     /// Fold everything written so far into the store's files: a merge into the table
-    /// (`hybrid`) or a checkpoint of the tree (`btree`); the log is empty after it.
+    /// (`hybrid`) or a checkpoint of the tree (`btree`), after which the log is empty; for a
+    /// `log` store, a collection of its emptiest segments and a checkpoint of its map.
     Compact {
         #[command(flatten)]
         common: Common,

@@ -141,10 +141,12 @@ fn header(
 }
 
 /// Writes a checkpoint file in `dir` under a temporary name; [`CheckpointWriter::finish`]
-/// syncs it and gives it its name.
+/// syncs it and gives it its name. Dropped unfinished (an error, a full disk), it removes
+/// the temporary file it made.
 pub(crate) struct CheckpointWriter {
     keys: LogKeys,
-    out: BufWriter<File>,
+    /// `None` once finished.
+    out: Option<BufWriter<File>>,
     tmp: PathBuf,
     path: PathBuf,
     generation: u64,
@@ -154,6 +156,23 @@ pub(crate) struct CheckpointWriter {
     bytes: u64,
     last: Option<Vec<u8>>,
     buf: Vec<u8>,
+    /// The file has its name: nothing to remove.
+    renamed: bool,
+}
+
+impl Drop for CheckpointWriter {
+    fn drop(&mut self) {
+        if !self.renamed {
+            // Best effort: a leftover is removed by the store's next writable open anyway.
+            drop(self.out.take());
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// The error of a write to a finished checkpoint (never made: `finish` takes the writer).
+fn closed() -> std::io::Error {
+    std::io::Error::other("the checkpoint file is already finished")
 }
 
 impl CheckpointWriter {
@@ -181,7 +200,7 @@ impl CheckpointWriter {
         let head = header(keys, owner, generation, seq, next_id, segments.len());
         let mut w = CheckpointWriter {
             keys,
-            out: BufWriter::with_capacity(1 << 20, file),
+            out: Some(BufWriter::with_capacity(1 << 20, file)),
             tmp,
             path,
             generation,
@@ -191,6 +210,7 @@ impl CheckpointWriter {
             bytes: 0,
             last: None,
             buf: Vec::with_capacity(64),
+            renamed: false,
         };
         w.put_raw(&head)?;
         for s in segments {
@@ -206,9 +226,12 @@ impl CheckpointWriter {
 
     fn put_raw(&mut self, bytes: &[u8]) -> Result<()> {
         self.bytes += bytes.len() as u64;
+        let name = self.tmp.display().to_string();
         self.out
+            .as_mut()
+            .ok_or_else(|| Error::io(&name, "write checkpoint", &closed()))?
             .write_all(bytes)
-            .map_err(|e| Error::io(self.tmp.display().to_string(), "write checkpoint", &e))
+            .map_err(|e| Error::io(&name, "write checkpoint", &e))
     }
 
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
@@ -257,11 +280,14 @@ impl CheckpointWriter {
         let name = self.tmp.display().to_string();
         let file = self
             .out
+            .take()
+            .ok_or_else(|| Error::io(&name, "write checkpoint", &closed()))?
             .into_inner()
             .map_err(|e| Error::io(&name, "write checkpoint", e.error()))?;
         file.sync_all()
             .map_err(|e| Error::io(&name, "sync checkpoint", &e))?;
         fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&name, "rename checkpoint", &e))?;
+        self.renamed = true;
         sync_parent(&self.path)?;
         Ok(FileIdentity {
             generation: self.generation,
@@ -563,6 +589,11 @@ mod tests {
         assert!(w.entry(b"a", 1).is_err());
         assert!(w.entry(b"b", 1).is_err());
         assert!(w.entry(b"c", TOMBSTONE | 1).is_err());
+        // Dropped unfinished, it leaves nothing behind.
+        let tmp = dir.path().join(format!("{}.tmp", checkpoint_name(1)));
+        assert!(tmp.exists());
+        drop(w);
+        assert!(!tmp.exists() && !dir.path().join(checkpoint_name(1)).exists());
         assert!(!is_checkpoint_file("log-1.ckpt"));
         assert!(is_checkpoint_file(&format!("{}.tmp", checkpoint_name(3))));
     }
