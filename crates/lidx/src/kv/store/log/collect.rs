@@ -169,8 +169,7 @@ fn run(inner: &LogInner, up: &mut Upkeep, force: bool) -> Result<()> {
     for victim in &victims {
         wal.remove_segment(victim.first)?;
     }
-    let oldest = inner.snapshots.lock().keys().next().copied();
-    inner.release_retired(oldest);
+    inner.release_retired();
     inner.work.done(start);
     Ok(())
 }

@@ -506,13 +506,17 @@ impl LogInner {
 
     /// Logs `record` and puts its places in the map. When the collector has fallen behind
     /// (the log two segments past its space limit), the writer waits for its pass and runs
-    /// one itself first: writes stall rather than let the log grow without bound.
+    /// one itself first: writes stall rather than let the log grow without bound (unless the
+    /// collector failed: then writes go on, and its error is the next `compact`'s).
     pub(super) fn write(&self, record: Record<'_>) -> Result<()> {
         let wal = self.base.wal()?;
         if self.over.load(Ordering::Relaxed) {
             let start = Instant::now();
-            super::collect::maintain(self, false)?;
-            self.over.store(self.over_limit(), Ordering::Relaxed);
+            // A collector that failed (a full disk) stops collecting and stalls no one: the
+            // write goes on, and `compact`, `wait_for_merges` and `close` return the error.
+            let collected = super::collect::maintain(self, false).is_ok();
+            self.over
+                .store(collected && self.over_limit(), Ordering::Relaxed);
             self.work.stalled(start);
         }
         let ops = store_ops(&record, self.keys)?;
@@ -571,9 +575,10 @@ impl LogInner {
         };
         if !drop_entries.is_empty() {
             let mut map = self.map.write();
-            // Deletes are not counted live (see `log`): dropping one changes no count.
+            let segments = self.segments.read();
             for m in drop_entries {
                 map.remove(&m.key)?;
+                count_live(&segments, m.place, false);
             }
         }
         if to_log.is_empty() {
@@ -646,23 +651,23 @@ impl LogInner {
             }
             .pack();
             let was = op.old.is_some_and(|p| p & TOMBSTONE == 0);
-            // Live operations are puts: a delete kept for a snapshot is not counted, so that
-            // its segment can be collected once no snapshot needs it.
+            // Live operations are those a map entry names: puts, and deletes kept for a
+            // snapshot (uncounted when their entry is dropped, see `drop_kept`).
             let applied = match op.value {
-                Some(_) => map.insert(op.key, place),
+                Some(_) => map.insert(op.key, place).map(|()| true),
                 None if op.moved || (snapshots_open && op.old.is_some()) => {
                     let kept = (op.key.to_vec(), place | TOMBSTONE, seq);
                     self.kept.lock().push_back(kept);
-                    map.insert(op.key, place | TOMBSTONE)
+                    map.insert(op.key, place | TOMBSTONE).map(|()| true)
                 }
-                None => map.remove(op.key).map(|_| ()),
+                None => map.remove(op.key).map(|_| false),
             };
             match applied {
-                Ok(_) => {
-                    if op.value.is_some() {
+                Ok(counted) => {
+                    if counted {
                         count_live(&segments, place, true);
                     }
-                    if let Some(old) = op.old.filter(|p| p & TOMBSTONE == 0) {
+                    if let Some(old) = op.old {
                         count_live(&segments, old, false);
                     }
                 }
@@ -790,10 +795,13 @@ impl LogInner {
     pub(crate) fn remove_segments(&self, gone: &[Arc<Segment>]) {
         let _st = self.writer.lock();
         let removed_at = self.applied.load(Ordering::Acquire);
-        let oldest = self.snapshots.lock().keys().next().copied();
-        if oldest.is_some_and(|o| o <= removed_at) {
-            let mut retired = self.retired.write();
-            retired.extend(gone.iter().map(|s| (removed_at, Arc::clone(s))));
+        {
+            // Under the snapshots' lock, as `release_retired` decides.
+            let snapshots = self.snapshots.lock();
+            if Self::oldest(&snapshots).is_some_and(|o| o <= removed_at) {
+                let mut retired = self.retired.write();
+                retired.extend(gone.iter().map(|s| (removed_at, Arc::clone(s))));
+            }
         }
         let ids: Vec<usize> = gone.iter().map(|s| s.id).collect();
         let table = self.segments.read().without(&ids);
@@ -822,10 +830,10 @@ impl LogInner {
         self.checkpoint_bytes.load(Ordering::Relaxed)
     }
 
-    /// Forgets a snapshot [`LogInner::register`] gave `seq`, and lets go of the removed
-    /// segments no open snapshot can read any more.
+    /// Forgets a snapshot [`LogInner::register`] gave `seq`, and lets go of the deletes' map
+    /// entries and the removed segments no open snapshot can read any more.
     pub(crate) fn unregister(&self, seq: Seq) {
-        let oldest = {
+        {
             let mut snapshots = self.snapshots.lock();
             if let std::collections::btree_map::Entry::Occupied(mut e) = snapshots.entry(seq) {
                 *e.get_mut() -= 1;
@@ -833,16 +841,26 @@ impl LogInner {
                     e.remove();
                 }
             }
-            snapshots.keys().next().copied()
-        };
-        self.drop_kept(oldest);
-        self.release_retired(oldest);
+        }
+        self.drop_kept();
+        self.release_retired();
+    }
+
+    /// The sequence number of the oldest open snapshot (`snapshots` held).
+    fn oldest(snapshots: &BTreeMap<Seq, usize>) -> Option<Seq> {
+        snapshots.keys().next().copied()
     }
 
     /// Drops the entries deletes kept for snapshots (see [`LogInner::kept`]) that no open
-    /// snapshot needs (all at `oldest` or later; a snapshot opened since is newer still) and
-    /// that are still as the delete left them.
-    fn drop_kept(&self, oldest: Option<Seq>) {
+    /// snapshot needs (every one at or past the delete) and that are still as the delete
+    /// left them. The oldest snapshot is read under the map's write lock, as writers and new
+    /// snapshots read it: one registered meanwhile is newer than every kept delete.
+    fn drop_kept(&self) {
+        if self.kept.lock().is_empty() {
+            return;
+        }
+        let mut map = self.map.write();
+        let oldest = Self::oldest(&self.snapshots.lock());
         let done: Vec<(Vec<u8>, u64, Seq)> = {
             let mut kept = self.kept.lock();
             let n = kept
@@ -854,20 +872,23 @@ impl LogInner {
         if done.is_empty() {
             return;
         }
-        let mut map = self.map.write();
+        let segments = self.segments.read();
         for (key, entry, _) in done {
             if map.get(&key) == Some(entry) {
-                // Deletes are not counted live: no count changes.
                 let _ = map.remove(&key);
+                count_live(&segments, entry, false);
             }
         }
     }
 
-    /// Lets go of the removed segments no snapshot at `oldest` or later can read.
-    pub(crate) fn release_retired(&self, oldest: Option<Seq>) {
+    /// Lets go of the removed segments no open snapshot can read (the oldest read under the
+    /// snapshots' lock, as [`LogInner::remove_segments`] reads it to retire them).
+    pub(crate) fn release_retired(&self) {
         if self.retired.read().is_empty() {
             return;
         }
+        let snapshots = self.snapshots.lock();
+        let oldest = Self::oldest(&snapshots);
         self.retired
             .write()
             .retain(|(removed_at, _)| oldest.is_some_and(|o| o <= *removed_at));
