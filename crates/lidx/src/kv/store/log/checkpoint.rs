@@ -226,12 +226,12 @@ impl CheckpointWriter {
 
     fn put_raw(&mut self, bytes: &[u8]) -> Result<()> {
         self.bytes += bytes.len() as u64;
-        let name = self.tmp.display().to_string();
-        self.out
-            .as_mut()
-            .ok_or_else(|| Error::io(&name, "write checkpoint", &closed()))?
-            .write_all(bytes)
-            .map_err(|e| Error::io(&name, "write checkpoint", &e))
+        let written = match self.out.as_mut() {
+            Some(out) => out.write_all(bytes),
+            None => Err(closed()),
+        };
+        // The file's name is made only for an error: this runs once per entry.
+        written.map_err(|e| Error::io(self.tmp.display().to_string(), "write checkpoint", &e))
     }
 
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
