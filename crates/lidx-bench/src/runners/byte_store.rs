@@ -204,10 +204,25 @@ impl ByteStore for LidxStore {
         ByteStoreStats {
             memory_bytes: (s.memory_bytes - s.cache_bytes) as u64,
             disk_bytes: s.table_disk_bytes + s.log_disk_bytes,
-            describe: format!(
-                "store:{}: {} records on disk, {} dynamic keys, {} bytes of model or inner nodes",
-                s.engine, s.table_records, s.dynamic_keys, s.model_bytes
-            ),
+            describe: if s.log_live_bytes > 0 {
+                // A `log` store: its map, and what its collector keeps and rewrote.
+                format!(
+                    "store:{}: {} live keys, {} bytes of map, a {} byte log of which {} live, \
+                     {} bytes rewritten by the collector",
+                    s.engine,
+                    s.table_records,
+                    s.model_bytes,
+                    s.log_disk_bytes,
+                    s.log_live_bytes,
+                    s.log_relocated_bytes
+                )
+            } else {
+                format!(
+                    "store:{}: {} records on disk, {} dynamic keys, {} bytes of model or inner \
+                     nodes",
+                    s.engine, s.table_records, s.dynamic_keys, s.model_bytes
+                )
+            },
             merges: MergeStats {
                 merges: s.merges,
                 merge_nanos: (s.merge_seconds * 1e9) as u64,
