@@ -322,3 +322,82 @@ fn a_damaged_last_log_record_is_refused_until_a_recovery_mode_drops_it() {
         );
     }
 }
+
+/// A `log` store's collector options: taken on every command, shown by `kv stats`, and a
+/// bad value is refused by the flag's name with what it takes (nothing is created).
+#[test]
+fn log_collector_options_are_taken_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db = db.to_str().unwrap();
+    let small = ["--log-segment-bytes", "4Ki", "--log-space-ratio", "1.5"];
+    run_ok(
+        &[
+            &[
+                "kv",
+                "create",
+                "--db",
+                db,
+                "--engine",
+                "log:btree",
+                "--keys",
+                "u64",
+            ],
+            &small[..],
+        ]
+        .concat(),
+    );
+    for i in 0..200u64 {
+        let k = (i % 20).to_string();
+        let v = format!("value {i} {}", "x".repeat(100));
+        run_ok(&[&["kv", "put", "--db", db, &k, &v], &small[..]].concat());
+    }
+    run_ok(&[&["kv", "compact", "--db", db], &small[..]].concat());
+    let stats = run_ok(&["kv", "stats", "--db", db]);
+    assert!(stats.contains("20 live keys"), "{stats}");
+    assert!(stats.contains("checkpoint"), "{stats}");
+    let json = json_lines(&lidx(&["kv", "stats", "--db", db, "--json"]));
+    let log = json[0]["log_disk_bytes"].as_u64().unwrap();
+    let live = json[0]["log_live_bytes"].as_u64().unwrap();
+    assert!(live > 0 && log < 2 * live, "log {log}, live {live}");
+    for (flag, bad, says) in [
+        ("--log-space-ratio", "1.0", "at least 1.2"),
+        ("--log-space-ratio", "many", "at least 1.2"),
+        ("--log-segment-bytes", "4K", "4Ki (4096)"),
+        ("--log-segment-bytes", "2Gi", "4Ki (4096)"),
+    ] {
+        let fresh = dir.path().join(format!("bad{}", bad.len()));
+        let out = lidx(&[
+            "kv",
+            "create",
+            "--db",
+            fresh.to_str().unwrap(),
+            "--engine",
+            "log:btree",
+            flag,
+            bad,
+        ]);
+        assert!(!out.status.success(), "{flag} {bad} was taken");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(flag) && err.contains(says),
+            "{flag} {bad}: {err}"
+        );
+        assert!(
+            !fresh.exists(),
+            "{flag} {bad}: a refused create made its directory"
+        );
+    }
+    let out = lidx(&[
+        "recovery",
+        "--log-space-ratio",
+        "1.05",
+        "--dataset",
+        "gen:uniform-dense:1K",
+    ]);
+    assert!(
+        text(&out.stderr).contains("at least 1.2"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -263,9 +263,7 @@ fn present_segments(
             let name = path.display().to_string();
             let mut head = Vec::with_capacity(SEGMENT_HEADER_BYTES);
             std::fs::File::open(&path)
-                .and_then(|f| {
-                    std::io::Read::take(f, SEGMENT_HEADER_BYTES as u64).read_to_end(&mut head)
-                })
+                .and_then(|f| f.take(SEGMENT_HEADER_BYTES as u64).read_to_end(&mut head))
                 .map_err(|e| Error::io(&name, "read segment", &e))?;
             // Only the store's own segment is removed: another's is reported, not touched.
             check_owner(&name, &head, owner)?;
