@@ -270,6 +270,11 @@ impl PyStore {
         d.set_item("log_disk_bytes", s.log_disk_bytes)?;
         d.set_item("log_live_bytes", s.log_live_bytes)?;
         d.set_item("log_relocated_bytes", s.log_relocated_bytes)?;
+        d.set_item("lsm_runs", s.lsm_runs)?;
+        d.set_item("lsm_levels", s.lsm_levels)?;
+        d.set_item("filter_bytes", s.filter_bytes)?;
+        d.set_item("lsm_written_bytes", s.lsm_written_bytes)?;
+        d.set_item("compaction_bytes", s.compaction_bytes)?;
         d.set_item("merges", s.merges)?;
         d.set_item("merge_seconds", s.merge_seconds)?;
         d.set_item("write_stalls", s.write_stalls)?;

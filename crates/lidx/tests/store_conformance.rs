@@ -10,7 +10,7 @@ use std::ops::Bound;
 use std::path::Path;
 
 use lidx::kv::FsyncPolicy;
-use lidx::kv::{CreateOptions, Engine, LogKeys, LogSpec, Store, StoreOptions, WriteBatch};
+use lidx::kv::{CreateOptions, Engine, LogKeys, LogSpec, LsmSpec, Store, StoreOptions, WriteBatch};
 use lidx::mem::MapSpec;
 use proptest::prelude::*;
 
@@ -107,6 +107,18 @@ fn options() -> StoreOptions {
         // The `log` engine's collector and checkpoints run within a case's few writes.
         log_segment_bytes: 4096,
         ..StoreOptions::default()
+    }
+}
+
+/// [`options`] for `engine`: the `lsm` engine's smallest budget, two 4 KiB memtables, so that
+/// a case's few writes flush runs and compact levels.
+fn options_for(engine: Engine) -> StoreOptions {
+    match engine {
+        Engine::Lsm(_) => StoreOptions {
+            memory_budget: 8192,
+            ..options()
+        },
+        _ => options(),
     }
 }
 
@@ -213,7 +225,7 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
         engine,
         ..CreateOptions::default()
     };
-    let mut store = Store::create(dir, &create, &options()).unwrap();
+    let mut store = Store::create(dir, &create, &options_for(engine)).unwrap();
     let mut m = Model::new();
     for op in ops {
         match op {
@@ -291,12 +303,12 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
             Op::Compact => store.compact().unwrap(),
             Op::Reopen => {
                 store.close().unwrap();
-                store = Store::open(dir, &options()).unwrap();
+                store = Store::open(dir, &options_for(engine)).unwrap();
                 check_all(&store, &m);
             }
             Op::DropReopen => {
                 drop(store);
-                store = Store::open(dir, &options()).unwrap();
+                store = Store::open(dir, &options_for(engine)).unwrap();
                 check_all(&store, &m);
             }
         }
@@ -309,7 +321,7 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
     store.close().unwrap();
     let report = Store::check(dir).unwrap();
     assert!(report.is_sound(), "{report:?}");
-    let store = Store::open(dir, &options()).unwrap();
+    let store = Store::open(dir, &options_for(engine)).unwrap();
     for (k, v) in &m {
         same_value(k, store.get(k).unwrap(), Some(v.clone()));
     }
@@ -319,7 +331,16 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
     );
 }
 
-const ENGINES: [Engine; 2] = [Engine::Hybrid, Engine::BTree];
+const ENGINES: [Engine; 3] = [
+    Engine::Hybrid,
+    Engine::BTree,
+    // Levels two runs apart and two runs at level 0: a case's writes reach several levels.
+    Engine::Lsm(LsmSpec {
+        ratio: 2,
+        l0: 2,
+        bits: 10,
+    }),
+];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
@@ -451,7 +472,7 @@ fn many_merges_over_a_large_key_set_stay_exact() {
                 engine,
                 ..CreateOptions::default()
             },
-            &options(),
+            &options_for(engine),
         )
         .unwrap();
         let mut m = Model::new();

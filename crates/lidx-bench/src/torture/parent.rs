@@ -309,23 +309,26 @@ impl Parent {
                 looked_up: expected.len(),
             });
         }
-        let prefix = match engine {
-            Engine::Hybrid => "table-",
-            Engine::BTree => "inner-",
-            Engine::Log(_) => "log-",
+        // The engine's block files: one live file, or (`lsm`) every run of its levels.
+        let (prefix, many) = match engine {
+            Engine::Hybrid => ("table-", false),
+            Engine::BTree => ("inner-", false),
+            Engine::Log(_) => ("log-", false),
+            Engine::Lsm(_) => ("run-", true),
         };
         let live: Vec<String> = std::fs::read_dir(&spec.db)?
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|name| name.starts_with(prefix))
             .collect();
-        if live.len() > 1 {
+        if live.len() > 1 && !many {
             return Err(TortureError::LeftBehind { files: live });
         }
-        // The live file's generation counts the merges or checkpoints done so far.
+        // The newest file's generation counts the merges or checkpoints done so far.
         if let Some(generation) = live
-            .first()
-            .and_then(|n| n[prefix.len()..].split('.').next()?.parse().ok())
+            .iter()
+            .filter_map(|n| n.split('.').next()?.rsplit('-').next()?.parse().ok())
+            .max()
         {
             self.summary.merges_seen = generation;
         }

@@ -556,6 +556,11 @@ fn print_stats(common: &Common, store: &Store) {
                 "log_disk_bytes": s.log_disk_bytes,
                 "log_live_bytes": s.log_live_bytes,
                 "log_relocated_bytes": s.log_relocated_bytes,
+                "lsm_runs": s.lsm_runs,
+                "lsm_levels": s.lsm_levels,
+                "filter_bytes": s.filter_bytes,
+                "lsm_written_bytes": s.lsm_written_bytes,
+                "compaction_bytes": s.compaction_bytes,
                 "merges": s.merges,
                 "merge_seconds": s.merge_seconds,
                 "write_stalls": s.write_stalls,
@@ -614,6 +619,13 @@ fn print_stats(common: &Common, store: &Store) {
             println!(
                 "dynamic stage   {} keys, {} bytes",
                 s.dynamic_keys, s.dynamic_bytes
+            );
+        }
+        if let Engine::Lsm(_) = id.engine {
+            println!(
+                "runs            {} in {} level(s), key filters {} bytes (in the model's); since \
+                 open {} bytes of runs written, {} of them by compactions",
+                s.lsm_runs, s.lsm_levels, s.filter_bytes, s.lsm_written_bytes, s.compaction_bytes
             );
         }
         println!("log             {} bytes", s.log_disk_bytes);

@@ -18,6 +18,18 @@ crate::param_specs! {
         /// Paper 001 §III's setting (Viper): records appended to a log, an in-memory map from
         /// each key to its record's place; `log:<map>` takes 8-byte keys, `log:trie:<map>` any.
         Log = "log" {},
+        /// A log-structured merge tree with learned runs: a memtable and the log flushed to
+        /// sorted runs, each a byte table located by a learned model with a key filter, kept in
+        /// levels `ratio` times apart and merged on a background thread.
+        Lsm = "lsm" {
+            /// Size ratio between adjacent levels: larger is fewer levels (fewer runs a get
+            /// may ask) and more rewriting per merge.
+            ratio: usize = 10 in 2..=64,
+            /// Runs level 0 collects before they are merged into level 1.
+            l0: usize = 4 in 1..=64,
+            /// Bits of key filter per record (0: none); 10 is about 1% false positives.
+            bits: usize = 10 in 0..=64,
+        },
     }
 }
 
@@ -26,12 +38,16 @@ impl EngineSpec {
     /// with the maps' forms.
     pub fn accepted_forms() -> String {
         format!(
-            "{}, {}, {name}:<map> (8-byte keys) or {name}:trie:<map> (keys of any length; any \
-             <map> but hash) where <map> is one of {}",
+            "{}, {}, {lsm}, {name}:<map> (8-byte keys) or {name}:trie:<map> (keys of any \
+             length; any <map> but hash) where <map> is one of {}",
             EngineSpec::Hybrid {}.name(),
             EngineSpec::BTree {}.name(),
             super::MapSpec::accepted_forms(),
             name = EngineSpec::Log {}.name(),
+            lsm = EngineSpec::forms()
+                .into_iter()
+                .find(|f| f.starts_with("lsm"))
+                .unwrap_or_default(),
         )
     }
 }

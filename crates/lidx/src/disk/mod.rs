@@ -46,7 +46,8 @@ pub use btree::{DiskBTree, DiskBTreeParams, Resident, TreeCheck};
 pub use btree_learned::{BTreeLearned, BTreeLearnedParams};
 pub use byte_btree::{BTreeCursor as ByteBTreeCursor, ByteBTree, Image as ByteBTreeImage};
 pub use byte_table::{
-    ByteTable, ByteTableHeader, ByteTableParams, ByteTableWriter, TableCursor as ByteTableCursor,
+    ByteTable, ByteTableHeader, ByteTableKind, ByteTableParams, ByteTableWriter, FilterShape,
+    TableCursor as ByteTableCursor,
 };
 pub use dpgm::{DiskPgm, DiskPgmParams};
 pub use fiting::{DiskFiting, DiskFitingParams};

@@ -149,7 +149,7 @@ pub(crate) mod wal;
 pub use hybrid::{HybridIndex, HybridOptions, HybridStats};
 pub use store::{
     BatchOp, CheckReport, CreateOptions, Damage, Engine, Entry, KeyFormat, LogKeys, LogSpec,
-    OrderedKey, Range, Snapshot, Store, StoreOptions, StoreStats, TornSlot, WriteBatch,
+    LsmSpec, OrderedKey, Range, Snapshot, Store, StoreOptions, StoreStats, TornSlot, WriteBatch,
     MAX_KEY_BYTES, MAX_LOG_SEGMENT_BYTES, MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_KEY_BYTES,
     MIN_LOG_SEGMENT_BYTES, MIN_LOG_SPACE_RATIO, MIN_MEMORY_BUDGET,
 };

@@ -19,6 +19,10 @@
 //! | 80     | 4    | shortest key's length (0: not recorded)                |
 //! | 84     | 4    | longest key's length (0: not recorded)                 |
 //! | 88     | 24   | owner: store id and generation ([`crate::disk::owner`]) |
+//! | 112    | 4    | kind: 0 a table, 1 an `lsm` run ([`ByteTableKind`])    |
+//! | 116    | 4    | the key filter's hashes (0: no filter, see `filter`)   |
+//! | 120    | 4    | the key filter's scheme                                |
+//! | 124    | 8    | the key filter's 64-bit words (in the blocks after the separators) |
 //!
 //! The key lengths were added without a version change: a table written before them has
 //! zeros there (the header block is zero-filled) and opens with the general locator.
@@ -33,7 +37,14 @@
 //! there, so that a store refuses a table copied from another store or an older one of its
 //! own. Versions 1 and 2 are read with owner [`FileOwner::NONE`] (a table saved outside a
 //! store); a store's tables are always version 3.
+//!
+//! The kind and the key filter were added in version 3 without a version change, as the key
+//! lengths were: a table written before them has zeros there, a plain table without a filter,
+//! which is what the `hybrid` engine still writes. An `lsm` run's values each start with a tag
+//! byte (a put or a tombstone, `crate::kv::store::lsm`), so a run must never be read as a
+//! table of values: the kind says which it is, and the store checks it on open.
 
+use super::filter::{FILTER_SCHEME, MAX_BITS_PER_KEY};
 use crate::disk::owner::{FileOwner, OWNER_BYTES};
 use crate::error::{Error, Result};
 use crate::mem::string_index::StringIndexParams;
@@ -44,8 +55,10 @@ pub const BYTE_TABLE_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTB1");
 pub const BYTE_TABLE_VERSION: u32 = 3;
 /// Offset of the owner stamp (version 3).
 const OWNER_AT: usize = 88;
+/// Offset of the kind and the key filter's fields.
+const KIND_AT: usize = OWNER_AT + OWNER_BYTES;
 /// Bytes of the header fields.
-pub(crate) const HEADER_BYTES: usize = OWNER_AT + OWNER_BYTES;
+pub(crate) const HEADER_BYTES: usize = KIND_AT + 20;
 /// Bytes at the start of every data block: the offset of its first record start.
 pub(crate) const BLOCK_PREFIX: usize = 2;
 /// The block prefix of a data block in which no record starts.
@@ -56,6 +69,35 @@ pub(crate) const NO_START: u16 = u16::MAX;
 pub struct ByteTableParams {
     /// The separator model's parameters (see `crate::mem::string_index`).
     pub model: StringIndexParams,
+}
+
+/// What a byte table's records are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ByteTableKind {
+    /// Keys and their values: a table of its own or the `hybrid` engine's static stage.
+    #[default]
+    Table,
+    /// A sorted run of the `lsm` engine: every value starts with a tag byte saying whether
+    /// the record is a put (the value follows) or a tombstone.
+    Run,
+}
+
+impl ByteTableKind {
+    fn code(self) -> u64 {
+        match self {
+            ByteTableKind::Table => 0,
+            ByteTableKind::Run => 1,
+        }
+    }
+}
+
+/// A byte table's key filter as its header records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FilterShape {
+    /// Hashes per key.
+    pub hashes: u32,
+    /// 64-bit words of filter bits.
+    pub words: u64,
 }
 
 /// What a byte table's header records.
@@ -87,6 +129,10 @@ pub struct ByteTableHeader {
     /// The store and generation the table belongs to ([`FileOwner::NONE`] outside a store
     /// and before version 3).
     pub owner: FileOwner,
+    /// What the records are.
+    pub kind: ByteTableKind,
+    /// The key filter, when the table has one.
+    pub filter: Option<FilterShape>,
 }
 
 impl ByteTableHeader {
@@ -113,6 +159,23 @@ impl ByteTableHeader {
             out[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
         }
         h.owner.encode_at(out, OWNER_AT);
+        let filter = h.filter.unwrap_or(FilterShape {
+            hashes: 0,
+            words: 0,
+        });
+        let tail: [(usize, u64, usize); 4] = [
+            (KIND_AT, h.kind.code(), 4),
+            (KIND_AT + 4, u64::from(filter.hashes), 4),
+            (
+                KIND_AT + 8,
+                u64::from(FILTER_SCHEME) * u64::from(h.filter.is_some()),
+                4,
+            ),
+            (KIND_AT + 12, filter.words, 8),
+        ];
+        for (at, v, n) in tail {
+            out[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
+        }
     }
 
     /// Blocks the separator stream takes.
@@ -120,6 +183,14 @@ impl ByteTableHeader {
         let cap =
             (self.block_size as u64).saturating_sub(crate::io::checksum::BLOCK_TRAILER as u64);
         self.index_bytes.div_ceil(cap.max(1))
+    }
+
+    /// Blocks the key filter takes, after the separator stream's.
+    pub fn filter_blocks(&self) -> u64 {
+        let cap =
+            (self.block_size as u64).saturating_sub(crate::io::checksum::BLOCK_TRAILER as u64);
+        self.filter
+            .map_or(0, |f| f.words.saturating_mul(8).div_ceil(cap.max(1)))
     }
 }
 
@@ -165,7 +236,7 @@ pub(super) fn decode_header(
         block: Some(0),
         what,
     };
-    let h = ByteTableHeader {
+    let mut h = ByteTableHeader {
         version,
         block_size: le(payload, 12, 4) as u32,
         params: ByteTableParams {
@@ -187,7 +258,40 @@ pub(super) fn decode_header(
         } else {
             FileOwner::NONE
         },
+        kind: ByteTableKind::Table,
+        filter: None,
     };
+    if version >= 3 {
+        h.kind = match le(payload, KIND_AT, 4) {
+            0 => ByteTableKind::Table,
+            1 => ByteTableKind::Run,
+            k => return Err(bad(format!("unknown table kind {k}"))),
+        };
+        let (hashes, scheme, words) = (
+            le(payload, KIND_AT + 4, 4) as u32,
+            le(payload, KIND_AT + 8, 4) as u32,
+            le(payload, KIND_AT + 12, 8),
+        );
+        if (hashes, scheme, words) != (0, 0, 0) {
+            if scheme != FILTER_SCHEME {
+                return Err(bad(format!(
+                    "a key filter of scheme {scheme}, this build reads scheme {FILTER_SCHEME}"
+                )));
+            }
+            let most = h
+                .records
+                .saturating_mul(u64::from(MAX_BITS_PER_KEY))
+                .div_ceil(64)
+                .max(1);
+            if hashes == 0 || words == 0 || words > most {
+                return Err(bad(format!(
+                    "a key filter of {words} words with {hashes} hashes for {} records",
+                    h.records
+                )));
+            }
+            h.filter = Some(FilterShape { hashes, words });
+        }
+    }
     if h.block_size as usize != block_size {
         return Err(bad(format!(
             "written with {}-byte blocks, opened with {block_size}-byte blocks",
@@ -219,7 +323,7 @@ pub(super) fn decode_header(
             h.data_blocks
         )));
     }
-    let need = 1 + h.data_blocks as u128 + h.index_blocks() as u128;
+    let need = 1 + h.data_blocks as u128 + h.index_blocks() as u128 + h.filter_blocks() as u128;
     if need > len_blocks as u128 {
         return Err(Error::Truncated {
             file: file.to_string(),
@@ -300,10 +404,40 @@ mod tests {
                 store: 7,
                 generation: 3,
             },
+            kind: ByteTableKind::Table,
+            filter: None,
         };
         let mut block = vec![0u8; 4092];
         h.encode(&mut block);
         assert_eq!(decode_header("t", &block, 4096, 3).unwrap(), h);
+        // A run with a filter: its blocks are counted, and a filter too large for the records,
+        // an unknown scheme or kind is refused.
+        let run = ByteTableHeader {
+            kind: ByteTableKind::Run,
+            filter: Some(FilterShape {
+                hashes: 7,
+                words: 2,
+            }),
+            ..h
+        };
+        let mut with_filter = vec![0u8; 4092];
+        run.encode(&mut with_filter);
+        assert_eq!(decode_header("t", &with_filter, 4096, 4).unwrap(), run);
+        assert!(matches!(
+            decode_header("t", &with_filter, 4096, 3),
+            Err(Error::Truncated { .. })
+        ));
+        for (at, byte) in [(112, 2u8), (120, 9), (124, 255), (116, 0)] {
+            let mut bad = with_filter.clone();
+            bad[at] = byte;
+            assert!(
+                matches!(
+                    decode_header("t", &bad, 4096, 4),
+                    Err(Error::Corrupt { .. })
+                ),
+                "byte {at} = {byte}"
+            );
+        }
         // Key lengths that cannot add up to the key bytes are refused.
         let mut lens = block.clone();
         lens[84] = 3;

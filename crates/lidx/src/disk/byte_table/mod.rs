@@ -37,13 +37,18 @@
 //! those separators in memory too; a block of 4 KiB holding records of ~30 bytes makes that
 //! well under a byte per key (the store's `stats` reports the figure).
 
+mod filter;
 mod format;
 mod locator;
 mod table;
 mod writer;
 
 pub(crate) use format::shortest_separator;
-pub use format::{ByteTableHeader, ByteTableParams, BYTE_TABLE_MAGIC, BYTE_TABLE_VERSION};
+pub use format::{
+    ByteTableHeader, ByteTableKind, ByteTableParams, FilterShape, BYTE_TABLE_MAGIC,
+    BYTE_TABLE_VERSION,
+};
+pub(crate) use table::MergeRecords;
 pub use table::{ByteTable, TableCursor};
 pub use writer::ByteTableWriter;
 

@@ -10,6 +10,7 @@ use crate::io::scratch::{self, Scratch};
 use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::mem::string_index::escape;
 
+use super::filter::KeyFilter;
 use super::format::{decode_header, ByteTableHeader, BLOCK_PREFIX, HEADER_BYTES, NO_START};
 use super::locator::{Locator, Positions};
 use crate::codec::get_varint;
@@ -24,6 +25,8 @@ pub struct ByteTable {
     /// Stream position of the first record starting in each entry's block.
     positions: Positions,
     locator: Locator,
+    /// The key filter, when the table has one.
+    filter: Option<KeyFilter>,
 }
 
 impl std::fmt::Debug for ByteTable {
@@ -126,7 +129,28 @@ impl ByteTable {
                 format!("{} bytes after the last separator", index.len() - at),
             ));
         }
-        ByteTable::assemble(device, header, separators, sep_offsets, positions)
+        let filter = match header.filter {
+            Some(shape) => {
+                let first = first + blocks;
+                let n = header.filter_blocks() as usize;
+                let mut buf = vec![0u8; n * bs];
+                device.read_blocks(first, &mut buf, IoClass::Model)?;
+                // Words run on across blocks: the payloads joined, then read 8 bytes a word.
+                let bytes: Vec<u8> = buf
+                    .chunks(bs)
+                    .flat_map(|b| &b[..payload])
+                    .copied()
+                    .collect();
+                let words: Vec<u64> = bytes
+                    .chunks_exact(8)
+                    .take(shape.words as usize)
+                    .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+                    .collect();
+                Some(KeyFilter::from_words(&file, words, shape.hashes)?)
+            }
+            None => None,
+        };
+        ByteTable::assemble(device, header, separators, sep_offsets, positions, filter)
     }
 
     pub(crate) fn assemble(
@@ -135,6 +159,7 @@ impl ByteTable {
         separators: Vec<u8>,
         sep_offsets: Vec<u32>,
         positions: Vec<u64>,
+        filter: Option<KeyFilter>,
     ) -> Result<ByteTable> {
         let locator = Locator::build(&header, separators, sep_offsets)?;
         let cap = device.payload_size() - BLOCK_PREFIX;
@@ -144,6 +169,7 @@ impl ByteTable {
             cap,
             positions: Positions::new(&positions)?,
             locator,
+            filter,
         })
     }
 
@@ -167,9 +193,21 @@ impl ByteTable {
         self.header.records == 0
     }
 
-    /// Bytes of memory: the separators' index and the runs' positions.
+    /// Bytes of memory: the separators' index, the runs' positions and the key filter.
     pub fn memory_bytes(&self) -> usize {
-        self.locator.memory_bytes(&self.positions)
+        self.locator.memory_bytes(&self.positions) + self.filter_bytes()
+    }
+
+    /// Bytes of memory of the key filter (0 without one).
+    pub fn filter_bytes(&self) -> usize {
+        self.filter.as_ref().map_or(0, KeyFilter::memory_bytes)
+    }
+
+    /// False when the table surely does not hold `key` (its key filter says so); true when
+    /// it may, and always for a table without a filter.
+    #[inline]
+    pub fn may_contain(&self, key: &[u8]) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(key))
     }
 
     /// Bytes of the file.
@@ -290,6 +328,12 @@ impl ByteTable {
                 return Err(bad(format!(
                     "key {} is not found through the model: it routes to run {entry:?}, the \
                      record is in run {expect:?}",
+                    escape(k)
+                )));
+            }
+            if !self.may_contain(k) {
+                return Err(bad(format!(
+                    "key {} is not in the table's key filter, so a lookup would miss it",
                     escape(k)
                 )));
             }

@@ -194,3 +194,39 @@ fn a_merge_stream_that_ends_before_the_header_says_is_corrupt() {
     assert!(read < model.len());
     assert!(matches!(err, crate::Error::Corrupt { .. }), "{err}");
 }
+
+#[test]
+fn a_run_with_a_key_filter_reads_back_as_written() {
+    // 20,000 keys at 10 bits: a filter of 25 KB across blocks whose payloads are not a whole
+    // number of words, read back from the file rather than kept from the writer.
+    let storage = Storage::ram();
+    let w = ByteTableWriter::create(&storage, "run", ByteTableParams::default()).unwrap();
+    let mut w = w
+        .of_kind(ByteTableKind::Run)
+        .with_filter(20_000, 10)
+        .unwrap();
+    let keys: Vec<[u8; 8]> = (0..20_000u64).map(|i| (i * 3).to_be_bytes()).collect();
+    for k in &keys {
+        w.add(k, &[0, 7]).unwrap();
+    }
+    let written = w.finish().unwrap();
+    let table = ByteTable::open(&storage, "run").unwrap();
+    assert_eq!(table.header(), written.header());
+    assert_eq!(table.header().kind, ByteTableKind::Run);
+    assert!(table.header().filter_blocks() > 1);
+    assert_eq!(table.check().unwrap(), 20_000);
+    assert!(keys.iter().all(|k| table.may_contain(k)));
+    let absent = (0..20_000u64)
+        .map(|i| (i * 3 + 1).to_be_bytes())
+        .filter(|k| table.may_contain(k))
+        .count();
+    assert!(absent < 400, "{absent} false positives of 20,000");
+    assert!(table.filter_bytes() >= 25_000);
+    // More than 64 bits a key is refused.
+    assert!(
+        ByteTableWriter::create(&storage, "x", ByteTableParams::default())
+            .unwrap()
+            .with_filter(10, 65)
+            .is_err()
+    );
+}

@@ -11,9 +11,10 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::cmp_bytes;
 use crate::mem::string_index::escape;
 
+use super::filter::{KeyFilter, MAX_BITS_PER_KEY};
 use super::format::{
-    shortest_separator, ByteTableHeader, ByteTableParams, BLOCK_PREFIX, BYTE_TABLE_VERSION,
-    NO_START,
+    shortest_separator, ByteTableHeader, ByteTableKind, ByteTableParams, FilterShape, BLOCK_PREFIX,
+    BYTE_TABLE_VERSION, NO_START,
 };
 use super::table::ByteTable;
 use crate::codec::{put_varint, varint_len};
@@ -47,6 +48,8 @@ pub struct ByteTableWriter {
     positions: Vec<u64>,
     scratch: Vec<u8>,
     owner: FileOwner,
+    kind: ByteTableKind,
+    filter: Option<KeyFilter>,
 }
 
 impl ByteTableWriter {
@@ -88,6 +91,8 @@ impl ByteTableWriter {
             positions: Vec::new(),
             scratch: Vec::new(),
             owner: FileOwner::NONE,
+            kind: ByteTableKind::Table,
+            filter: None,
         })
     }
 
@@ -95,6 +100,28 @@ impl ByteTableWriter {
     pub fn owned_by(mut self, owner: FileOwner) -> Self {
         self.owner = owner;
         self
+    }
+
+    /// Writes the table as `kind` (a plain table by default).
+    pub fn of_kind(mut self, kind: ByteTableKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Gives the table a key filter of `bits_per_key` bits for each of up to `records` keys
+    /// (more keys fill it past its false-positive rate, never to a wrong answer); 0 bits or
+    /// 0 records is no filter. [`Error::InvalidParameter`] above 64 bits a key.
+    pub fn with_filter(mut self, records: u64, bits_per_key: u32) -> Result<Self> {
+        if bits_per_key > MAX_BITS_PER_KEY {
+            return Err(Error::InvalidParameter {
+                name: "filter bits per key",
+                value: bits_per_key.to_string(),
+                expected: "from 0 (no filter) to 64",
+            });
+        }
+        self.filter =
+            (bits_per_key > 0 && records > 0).then(|| KeyFilter::new(records, bits_per_key));
+        Ok(self)
     }
 
     /// Records written so far.
@@ -165,6 +192,9 @@ impl ByteTableWriter {
             self.previous_in_block = None;
             self.previous.clear();
             self.previous.extend_from_slice(key);
+        }
+        if let Some(filter) = &mut self.filter {
+            filter.insert(key);
         }
         self.records += 1;
         self.key_bytes += key.len() as u64;
@@ -238,6 +268,11 @@ impl ByteTableWriter {
                 self.key_lens
             },
             owner: self.owner,
+            kind: self.kind,
+            filter: self.filter.as_ref().map(|f| FilterShape {
+                hashes: f.hashes(),
+                words: f.words().len() as u64,
+            }),
         };
         let payload = self.device.payload_size();
         if !index.is_empty() {
@@ -249,6 +284,20 @@ impl ByteTableWriter {
             self.device
                 .write_blocks(1 + data_blocks, &mut buf, IoClass::Model)?;
         }
+        if let Some(filter) = &self.filter {
+            let bytes: Vec<u8> = filter
+                .words()
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            let blocks = bytes.len().div_ceil(payload);
+            let mut buf = AlignedBuf::zeroed(blocks * self.block_size);
+            for (i, chunk) in bytes.chunks(payload).enumerate() {
+                buf[i * self.block_size..i * self.block_size + chunk.len()].copy_from_slice(chunk);
+            }
+            let first = 1 + data_blocks + header.index_blocks();
+            self.device.write_blocks(first, &mut buf, IoClass::Model)?;
+        }
         let mut head = AlignedBuf::zeroed(self.block_size);
         header.encode(&mut head);
         self.device.write_blocks(0, &mut head, IoClass::Header)?;
@@ -259,6 +308,7 @@ impl ByteTableWriter {
             self.separators,
             self.sep_offsets,
             self.positions,
+            self.filter,
         )
     }
 }

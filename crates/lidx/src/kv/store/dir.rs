@@ -15,11 +15,12 @@
 //! | 32     | 4    | length `n` of the engine's spec                              |
 //! | 36     | 4    | crc32c of bytes 0..36, then of bytes 40..56 + n              |
 //! | 40     | 16   | store id: random, made at `create`                           |
-//! | 56     | n    | the engine's spec (text; empty but for `log` stores)         |
+//! | 56     | n    | the engine's spec (text; empty but for `log` and `lsm` stores) |
 //!
 //! A `log` store's spec is its map's label (`alex:...`, see [`crate::mem::MapSpec`];
 //! `trie:alex:...` for a store of byte keys, [`super::LogSpec`]), so that reopening it builds
-//! the same map. The store id (issue 30, class 4) is written into every file the store owns:
+//! the same map; an `lsm` store's is its shape's (`lsm:ratio=10:l0=4:bits=10`,
+//! [`super::LsmSpec`]). The store id (issue 30, class 4) is written into every file the store owns:
 //! its tables and checkpoint images with their generation, its page file, its log's segments,
 //! and the manifest's `meta`; a file of another store, or an older generation of its own, is
 //! refused by name ([`Error::ForeignFile`]). Versions 1 and 2 (before the id) are refused with
@@ -60,7 +61,7 @@ use crate::disk::owner::FileOwner;
 use crate::io::{AlignedBuf, DeviceKind, IoClass, Storage};
 
 use super::options::{
-    CreateOptions, Engine, KeyFormat, LogSpec, StoreOptions, MAX_LOG_SEGMENT_BYTES,
+    CreateOptions, Engine, KeyFormat, LogSpec, LsmSpec, StoreOptions, MAX_LOG_SEGMENT_BYTES,
     MAX_MEMORY_BUDGET, MIN_LOG_SEGMENT_BYTES, MIN_LOG_SPACE_RATIO, MIN_MEMORY_BUDGET,
 };
 
@@ -88,6 +89,7 @@ fn shown(dir: &Path) -> String {
 pub(crate) fn encode_identity(options: &CreateOptions, id: u128) -> Vec<u8> {
     let spec = match options.engine {
         Engine::Log(log) => log.label(),
+        Engine::Lsm(lsm) => lsm.label(),
         _ => String::new(),
     };
     let mut b = vec![0u8; STORE_BYTES];
@@ -183,6 +185,11 @@ pub(crate) fn decode_store(file: &str, b: &[u8]) -> Result<(CreateOptions, u128)
         (3, false) => Engine::Log(LogSpec::parse(spec).ok_or_else(|| {
             bad(format!(
                 "the log engine's map `{spec}` is not one this build has"
+            ))
+        })?),
+        (4, false) => Engine::Lsm(LsmSpec::parse(spec).ok_or_else(|| {
+            bad(format!(
+                "the lsm engine's spec `{spec}` is not one this build reads"
             ))
         })?),
         (code, _) => {

@@ -19,6 +19,7 @@ use super::dir::read_identity;
 use super::engine::StoreEngine;
 use super::hybrid::HybridEngine;
 use super::log::LogEngine;
+use super::lsm::LsmEngine;
 use super::open::{self, Recover};
 use super::options::{CreateOptions, Engine, StoreOptions};
 use super::stats::StoreStats;
@@ -80,6 +81,7 @@ impl Store {
         match engine {
             Engine::Hybrid => Store::start_as::<HybridEngine>(dir, storage, create, options),
             Engine::BTree => Store::start_as::<BTreeEngine>(dir, storage, create, options),
+            Engine::Lsm(_) => Store::start_as::<LsmEngine>(dir, storage, create, options),
             Engine::Log(_) if storage.is_some() => Err(log_has_no_block_files()),
             Engine::Log(_) => Store::start_as::<LogEngine>(dir, None, create, options),
         }

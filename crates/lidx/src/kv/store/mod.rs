@@ -12,11 +12,14 @@ mod engine;
 mod handle;
 mod hybrid;
 mod log;
+mod lsm;
 mod memtable;
 mod open;
 mod options;
 mod ordered;
 mod readers;
+mod staged;
+mod staged_read;
 mod stats;
 mod view;
 
@@ -27,7 +30,7 @@ pub use engine::Entry;
 pub use handle::Store;
 pub use log::{decode_checkpoint, CHECKPOINT_MAGIC, CHECKPOINT_VERSION};
 pub use options::{
-    CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, StoreOptions, MAX_KEY_BYTES,
+    CreateOptions, Engine, KeyFormat, LogKeys, LogSpec, LsmSpec, StoreOptions, MAX_KEY_BYTES,
     MAX_LOG_SEGMENT_BYTES, MAX_MEMORY_BUDGET, MAX_VALUE_BYTES, MIN_KEY_BYTES,
     MIN_LOG_SEGMENT_BYTES, MIN_LOG_SPACE_RATIO, MIN_MEMORY_BUDGET,
 };

@@ -35,6 +35,8 @@ use super::options::{CreateOptions, StoreOptions};
 pub(crate) trait Recover: Sized {
     /// What the manifest's static files are to this engine, in errors (`tables`, `images`).
     const FILES: &'static str;
+    /// True when the manifest may name more than one of them (the `lsm` engine's runs).
+    const MANY_FILES: bool = false;
     /// The names of the engine's block files, when it has any: those the manifest does not
     /// name are leftovers of an interrupted merge or checkpoint, removed by a writer's open.
     const LEFTOVERS: Option<fn(&str) -> bool>;
@@ -98,7 +100,8 @@ pub(crate) fn open<E: Recover>(
     held: Option<File>,
 ) -> Result<(E, File)> {
     let opened_at = Instant::now();
-    let mut opened = open_dir(dir, options, storage, E::FILES, held)?;
+    let most = if E::MANY_FILES { usize::MAX } else { 1 };
+    let mut opened = open_dir(dir, options, storage, (E::FILES, most), held)?;
     let (mut state, static_seq) = E::load(dir, options, &mut opened)?;
     if let (false, Some(ours)) = (options.read_only, E::LEFTOVERS) {
         remove_leftovers(dir, &opened.manifest.static_files, ours)?;
@@ -191,20 +194,22 @@ pub(crate) struct OpenedDir {
     pub(crate) manifest_store: ManifestStore,
     pub(crate) manifest: Manifest,
     pub(crate) next_generation: u64,
-    /// The one block file the manifest names (a table or an image), if any, and what the
-    /// manifest records of it.
+    /// The one block file the manifest names (a table or an image), if it names one, and
+    /// what the manifest records of it.
     pub(crate) file: Option<(String, FileIdentity)>,
+    /// Every block file the manifest names, in its order, with what it records of each.
+    pub(crate) files: Vec<(String, FileIdentity)>,
 }
 
 /// Opens `dir` for any engine: checks the options, reads the identity, takes the lock
 /// (shared when read-only; `held` when [`create_store`] just took it), sets up the storage (`storage` when given, see
-/// [`check_storage`]) and reads the manifest, which names at most one `what` file and must be
-/// the store's own ([`check_meta`]).
+/// [`check_storage`]) and reads the manifest, which names at most `most` files, `what` to the
+/// engine, and must be the store's own ([`check_meta`]).
 fn open_dir(
     dir: &Path,
     options: &StoreOptions,
     storage: Option<Arc<Storage>>,
-    what: &str,
+    (what, most): (&str, usize),
     held: Option<File>,
 ) -> Result<OpenedDir> {
     check_options(options)?;
@@ -227,16 +232,25 @@ fn open_dir(
         .to_string();
     let meta = decode_meta(&name, &manifest.meta)?;
     check_meta(&name, &meta, store, manifest.static_files.len())?;
-    let file = match manifest.static_files.as_slice() {
-        [] => None,
-        [one] => Some((one.clone(), meta.files[0])),
-        more => {
-            return Err(Error::Corrupt {
-                file: name,
-                block: None,
-                what: format!("the manifest names {} {what}, a store has one", more.len()),
-            })
-        }
+    if manifest.static_files.len() > most {
+        return Err(Error::Corrupt {
+            file: name,
+            block: None,
+            what: format!(
+                "the manifest names {} {what}, a store has one",
+                manifest.static_files.len()
+            ),
+        });
+    }
+    let files: Vec<(String, FileIdentity)> = manifest
+        .static_files
+        .iter()
+        .cloned()
+        .zip(meta.files.iter().copied())
+        .collect();
+    let file = match files.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
     };
     Ok(OpenedDir {
         identity,
@@ -247,6 +261,7 @@ fn open_dir(
         manifest,
         next_generation: meta.next_generation,
         file,
+        files,
     })
 }
 

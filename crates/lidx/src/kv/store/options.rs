@@ -45,6 +45,51 @@ pub enum Engine {
     /// are exactly 8 bytes (a `u64` big-endian) for `log:<map>`, any length for
     /// `log:trie:<map>` ([`LogSpec`]); see `log/engine.rs` in this module.
     Log(LogSpec),
+    /// A log-structured merge tree whose sorted runs are learned byte tables with key
+    /// filters ([`LsmSpec`]; see `lsm/mod.rs` in this module): memory bounded by the budget,
+    /// data on disk.
+    Lsm(LsmSpec),
+}
+
+/// An `lsm` store's shape: `lsm[:ratio=10][:l0=4][:bits=10]` ([`EngineSpec::Lsm`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LsmSpec {
+    /// Size ratio between adjacent levels (2 to 64).
+    pub ratio: usize,
+    /// Runs level 0 collects before they are merged into level 1 (1 to 64).
+    pub l0: usize,
+    /// Bits of key filter per record (0: none, up to 64).
+    pub bits: usize,
+}
+
+impl Default for LsmSpec {
+    fn default() -> Self {
+        match EngineSpec::from_parts("lsm", &[]) {
+            Some(EngineSpec::Lsm { ratio, l0, bits }) => LsmSpec { ratio, l0, bits },
+            _ => unreachable!("the catalog has lsm"),
+        }
+    }
+}
+
+impl LsmSpec {
+    /// The spec's canonical spelling, `lsm:ratio=10:l0=4:bits=10`: what a `STORE` file
+    /// records.
+    pub fn label(self) -> String {
+        EngineSpec::Lsm {
+            ratio: self.ratio,
+            l0: self.l0,
+            bits: self.bits,
+        }
+        .label()
+    }
+
+    /// The spec `spelling` names (`lsm` with any of its parameters), if it is one.
+    pub fn parse(spelling: &str) -> Option<LsmSpec> {
+        match EngineSpec::parse_item(spelling)? {
+            EngineSpec::Lsm { ratio, l0, bits } => Some(LsmSpec { ratio, l0, bits }),
+            _ => None,
+        }
+    }
 }
 
 /// What keys a `log` store takes, and so what its map is.
@@ -98,6 +143,7 @@ impl Engine {
             Engine::Hybrid => EngineSpec::Hybrid {},
             Engine::BTree => EngineSpec::BTree {},
             Engine::Log(_) => EngineSpec::Log {},
+            Engine::Lsm(LsmSpec { ratio, l0, bits }) => EngineSpec::Lsm { ratio, l0, bits },
         }
         .name()
     }
@@ -107,12 +153,13 @@ impl Engine {
     pub fn label(self) -> String {
         match self {
             Engine::Log(log) => format!("log:{}", log.label()),
+            Engine::Lsm(lsm) => lsm.label(),
             other => other.name().to_string(),
         }
     }
 
-    /// The engine named `name` (`hybrid`, `btree`, `log:<map>[:param=value]...` or
-    /// `log:trie:<map>...`), if any.
+    /// The engine named `name` (`hybrid`, `btree`, `lsm[:param=value]...`,
+    /// `log:<map>[:param=value]...` or `log:trie:<map>...`), if any.
     pub fn parse(name: &str) -> Option<Engine> {
         let (engine, map) = match name.split_once(':') {
             Some((engine, map)) => (engine, Some(map)),
@@ -122,6 +169,7 @@ impl Engine {
             (EngineSpec::Hybrid {}, None) => Some(Engine::Hybrid),
             (EngineSpec::BTree {}, None) => Some(Engine::BTree),
             (EngineSpec::Log {}, Some(map)) => LogSpec::parse(map).map(Engine::Log),
+            (EngineSpec::Lsm { .. }, _) => LsmSpec::parse(name).map(Engine::Lsm),
             _ => None,
         }
     }
@@ -137,6 +185,7 @@ impl Engine {
             Engine::Hybrid => 1,
             Engine::BTree => 2,
             Engine::Log(_) => 3,
+            Engine::Lsm(_) => 4,
         }
     }
 }

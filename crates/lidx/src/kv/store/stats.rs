@@ -44,6 +44,17 @@ pub struct StoreStats {
     pub log_live_bytes: u64,
     /// `log`: bytes of records the collector rewrote at the head of the log since open.
     pub log_relocated_bytes: u64,
+    /// `lsm`: sorted runs on disk, and the levels they are in (0 for the other engines).
+    pub lsm_runs: usize,
+    /// `lsm`: levels holding runs (level 0 counts when it holds any).
+    pub lsm_levels: usize,
+    /// `lsm`: bytes of memory of the runs' key filters (in `model_bytes` too).
+    pub filter_bytes: usize,
+    /// `lsm`: bytes of runs written since open, by flushes and by compactions; with the
+    /// log's bytes, what the engine wrote for what was put (write amplification).
+    pub lsm_written_bytes: u64,
+    /// `lsm`: of those, bytes written by compactions.
+    pub compaction_bytes: u64,
     /// Merges (`hybrid`), checkpoints (`btree`) or collector passes with their checkpoint
     /// (`log`) completed since open.
     pub merges: u64,

@@ -1,14 +1,14 @@
 //! [`StoreEngine`] for the hybrid engine: what the store calls, each call handed to the
 //! engine's state (`state`: writes, freezes, merges) or to its reads (`read`).
 
-use std::sync::Arc;
-
 use crate::error::Result;
 use crate::kv::store::engine::{Base, EngineSnapshot, StoreEngine};
 use crate::kv::store::stats::StoreStats;
 use crate::kv::wal::Record;
 
-use super::read::{get_latest, HybridSnapshot};
+use crate::kv::store::staged::Staged;
+use crate::kv::store::staged_read::{get_latest, StagedSnapshot};
+
 use super::state::HybridEngine;
 
 impl StoreEngine for HybridEngine {
@@ -25,12 +25,7 @@ impl StoreEngine for HybridEngine {
     }
 
     fn snapshot(&self) -> Box<dyn EngineSnapshot> {
-        let (version, seq) = self.inner.take_snapshot();
-        Box::new(HybridSnapshot {
-            inner: Arc::clone(&self.inner),
-            version,
-            seq,
-        })
+        Box::new(StagedSnapshot::take(&self.inner))
     }
 
     fn compact(&self) -> Result<()> {
@@ -44,13 +39,8 @@ impl StoreEngine for HybridEngine {
     fn stats(&self) -> StoreStats {
         let inner = &self.inner;
         let v = inner.current();
-        let (mut dynamic_keys, mut dynamic_bytes) = (0, 0);
-        for stage in std::iter::once(&v.mem).chain(&v.frozen) {
-            let s = stage.read();
-            dynamic_keys += s.len();
-            dynamic_bytes += s.memory_bytes();
-        }
-        let table = v.table.as_ref().map(|t| &t.table);
+        let (dynamic_keys, dynamic_bytes) = Staged::dynamic_size(&v);
+        let table = v.files.as_ref().map(|t| &t.table);
         let model_bytes = table.map_or(0, |t| t.memory_bytes());
         let cache_bytes = inner.storage.cache_blocks() * inner.storage.block_size();
         inner.work.stats(StoreStats {

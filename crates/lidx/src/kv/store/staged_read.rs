@@ -1,12 +1,13 @@
-//! The hybrid engine's reads: point lookups, snapshots and range iterators over its three
-//! stages.
+//! Reads of a staged engine (`hybrid`, `lsm`): point lookups, snapshots and range iterators
+//! over its dynamic stages and its files.
 //!
-//! A read looks at the dynamic stage, then the frozen one, then the table; the first stage
-//! that has the key decides (a tombstone hides older stages). A snapshot pins one
-//! [`Version`] of the stages and a sequence number: the stages it pinned stay open (a merged
-//! table is removed only when its last reader lets go), and the dynamic stages keep the
-//! versions it needs (see `memtable`), so it reads the same answers while writes and merges
-//! go on. A range iterator is a merge of one cursor per stage, forward or backward.
+//! A read looks at the dynamic stage, then the frozen one, then the files, newest first
+//! ([`Files::get`]); the first that has the key decides (a tombstone hides older ones). A
+//! snapshot pins one [`Version`] of the stages and files and a sequence number: the files it
+//! pinned stay open (a merged file is removed only when its last reader lets go), and the
+//! dynamic stages keep the versions it needs (see `memtable`), so it reads the same answers
+//! while writes and merges go on. A range iterator is a merge of one cursor per stage and per
+//! file ([`Files::cursors`]), forward or backward.
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -17,10 +18,57 @@ use crate::kv::store::engine::{EngineRange, EngineSnapshot, Entry, KeyRange};
 use crate::kv::store::memtable::Found;
 use crate::kv::wal::Seq;
 
-use super::state::{Inner, Stage, Version};
+use super::staged::{Files, Stage, Staged, Version};
+
+/// A cursor over one of an engine's files, for a range.
+pub(crate) struct FileCursor {
+    pub(crate) cursor: TableCursor,
+    /// True when the file's values carry a tag byte (an `lsm` run): a tombstone yields a
+    /// `None` value.
+    pub(crate) tagged: bool,
+}
+
+/// A value read from a file as a read returns it: a tagged value's tag decides between the
+/// value and a tombstone (`None`); an untagged one is the value.
+pub(crate) fn file_value(value: Vec<u8>, tagged: bool) -> Result<Option<Vec<u8>>> {
+    if tagged {
+        untag(value)
+    } else {
+        Ok(Some(value))
+    }
+}
+
+/// The value a tagged record holds, `None` for a tombstone ([`PUT`], [`TOMBSTONE`]);
+/// [`crate::Error::Corrupt`] for another tag.
+pub(crate) fn untag(mut value: Vec<u8>) -> Result<Option<Vec<u8>>> {
+    match value.first() {
+        Some(&PUT) => {
+            value.remove(0);
+            Ok(Some(value))
+        }
+        Some(&TOMBSTONE) if value.len() == 1 => Ok(None),
+        _ => Err(crate::Error::Corrupt {
+            file: "a run".to_string(),
+            block: None,
+            what: format!(
+                "a record tagged {:?}, not a put or a tombstone",
+                value.first()
+            ),
+        }),
+    }
+}
+
+/// The tag of a put in an `lsm` run: the value follows.
+pub(crate) const PUT: u8 = 0;
+/// The tag of a tombstone in an `lsm` run, the whole value.
+pub(crate) const TOMBSTONE: u8 = 1;
 
 /// The value of `key` in `version` at sequence number `at`.
-pub(crate) fn get_at(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8>>> {
+pub(crate) fn get_at<F: Files>(
+    version: &Version<F>,
+    key: &[u8],
+    at: Seq,
+) -> Result<Option<Vec<u8>>> {
     match version.mem.read().get(key, at) {
         Found::Absent => below_dynamic(version, key, at),
         found => Ok(owned_value(found)),
@@ -35,19 +83,16 @@ fn owned_value(found: Found<'_>) -> Option<Vec<u8>> {
     }
 }
 
-/// The value of `key` at `at` in the frozen stage and the table: what a read takes when the
+/// The value of `key` at `at` in the frozen stage and the files: what a read takes when the
 /// dynamic stage has no version of the key.
-fn below_dynamic(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8>>> {
+fn below_dynamic<F: Files>(version: &Version<F>, key: &[u8], at: Seq) -> Result<Option<Vec<u8>>> {
     if let Some(frozen) = &version.frozen {
         match frozen.read().get(key, at) {
             Found::Absent => {}
             found => return Ok(owned_value(found)),
         }
     }
-    match &version.table {
-        Some(t) => t.table.get(key),
-        None => Ok(None),
-    }
+    version.files.get(key)
 }
 
 /// The value of `key` now ([`crate::kv::Store::get`]): the dynamic stage's newest
@@ -58,7 +103,7 @@ fn below_dynamic(version: &Version, key: &[u8], at: Seq) -> Result<Option<Vec<u8
 /// to be visible because a version applied but not yet published (its writer waiting for an
 /// earlier one) would otherwise be seen by this read and then not by a snapshot taken after
 /// it, as if the write had gone back.
-pub(crate) fn get_latest(inner: &Inner, key: &[u8]) -> Result<Option<Vec<u8>>> {
+pub(crate) fn get_latest<F: Files>(inner: &Staged<F>, key: &[u8]) -> Result<Option<Vec<u8>>> {
     let version = inner.current();
     let newest = {
         let mem = version.mem.read();
@@ -74,7 +119,7 @@ pub(crate) fn get_latest(inner: &Inner, key: &[u8]) -> Result<Option<Vec<u8>>> {
 
 enum Cursor {
     Mem { stage: Stage, after: Bound<Vec<u8>> },
-    Table(TableCursor),
+    File(FileCursor),
 }
 
 struct Source {
@@ -84,9 +129,10 @@ struct Source {
     loaded: bool,
 }
 
-/// A range of the hybrid engine's entries, merged from its stages, read from one snapshot.
-pub(crate) struct HybridRange {
-    inner: Arc<Inner>,
+/// A range of a staged engine's entries, merged from its stages and files, read from one
+/// snapshot.
+pub(crate) struct StagedRange<F: Files> {
+    inner: Arc<Staged<F>>,
     seq: Seq,
     forward: bool,
     bounds: KeyRange,
@@ -94,14 +140,14 @@ pub(crate) struct HybridRange {
     done: bool,
 }
 
-impl HybridRange {
+impl<F: Files> StagedRange<F> {
     fn new(
-        inner: &Arc<Inner>,
-        version: &Version,
+        inner: &Arc<Staged<F>>,
+        version: &Version<F>,
         seq: Seq,
         bounds: KeyRange,
         forward: bool,
-    ) -> HybridRange {
+    ) -> StagedRange<F> {
         inner.readers.retain(seq);
         let near = if forward {
             bounds.start.clone()
@@ -119,18 +165,18 @@ impl HybridRange {
                 loaded: false,
             })
             .collect();
-        if let Some(t) = &version.table {
-            sources.push(Source {
-                cursor: Cursor::Table(t.table.cursor(
-                    bounds.start.clone(),
-                    bounds.end.clone(),
-                    forward,
-                )),
-                head: None,
-                loaded: false,
-            });
-        }
-        HybridRange {
+        sources.extend(
+            version
+                .files
+                .cursors(&bounds, forward)
+                .into_iter()
+                .map(|c| Source {
+                    cursor: Cursor::File(c),
+                    head: None,
+                    loaded: false,
+                }),
+        );
+        StagedRange {
             inner: Arc::clone(inner),
             seq,
             forward,
@@ -157,14 +203,17 @@ impl HybridRange {
                     _ => None,
                 }
             }
-            Cursor::Table(c) => c.next_record()?.map(|(k, v)| (k, Some(v))),
+            Cursor::File(c) => match c.cursor.next_record()? {
+                Some((k, v)) => Some((k, file_value(v, c.tagged)?)),
+                None => None,
+            },
         };
         s.loaded = true;
         Ok(())
     }
 }
 
-impl EngineRange for HybridRange {
+impl<F: Files> EngineRange for StagedRange<F> {
     fn next_entry(&mut self) -> Result<Option<Entry>> {
         while !self.done {
             for i in 0..self.sources.len() {
@@ -211,26 +260,38 @@ impl EngineRange for HybridRange {
     }
 }
 
-impl Drop for HybridRange {
+impl<F: Files> Drop for StagedRange<F> {
     fn drop(&mut self) {
         self.inner.readers.release(self.seq);
     }
 }
 
-/// A hybrid engine's read view: pinned stages and a sequence number.
-pub(crate) struct HybridSnapshot {
-    pub(crate) inner: Arc<Inner>,
-    pub(crate) version: Arc<Version>,
+/// A staged engine's read view: pinned stages and files and a sequence number.
+pub(crate) struct StagedSnapshot<F: Files> {
+    pub(crate) inner: Arc<Staged<F>>,
+    pub(crate) version: Arc<Version<F>>,
     pub(crate) seq: Seq,
 }
 
-impl EngineSnapshot for HybridSnapshot {
+impl<F: Files> StagedSnapshot<F> {
+    /// A view of `inner` as it is now, registered until dropped.
+    pub(crate) fn take(inner: &Arc<Staged<F>>) -> StagedSnapshot<F> {
+        let (version, seq) = inner.take_snapshot();
+        StagedSnapshot {
+            inner: Arc::clone(inner),
+            version,
+            seq,
+        }
+    }
+}
+
+impl<F: Files> EngineSnapshot for StagedSnapshot<F> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         get_at(&self.version, key, self.seq)
     }
 
     fn range(&self, bounds: KeyRange, forward: bool) -> Box<dyn EngineRange> {
-        Box::new(HybridRange::new(
+        Box::new(StagedRange::new(
             &self.inner,
             &self.version,
             self.seq,
@@ -244,7 +305,7 @@ impl EngineSnapshot for HybridSnapshot {
     }
 }
 
-impl Drop for HybridSnapshot {
+impl<F: Files> Drop for StagedSnapshot<F> {
     fn drop(&mut self) {
         self.inner.readers.release(self.seq);
     }

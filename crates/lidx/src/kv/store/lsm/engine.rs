@@ -1,0 +1,76 @@
+//! [`StoreEngine`] for the `lsm` engine: writes and reads are the staged engines' own
+//! (`super::super::staged`, `staged_read`), over the runs of `levels`.
+
+use std::sync::atomic::Ordering;
+
+use crate::error::Result;
+use crate::kv::store::engine::{Base, EngineSnapshot, StoreEngine};
+use crate::kv::store::staged::Staged;
+use crate::kv::store::staged_read::{get_latest, StagedSnapshot};
+use crate::kv::store::stats::StoreStats;
+use crate::kv::wal::Record;
+
+use super::state::LsmEngine;
+
+impl StoreEngine for LsmEngine {
+    fn base(&self) -> &Base {
+        &self.inner.base
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        get_latest(&self.inner, key)
+    }
+
+    fn write(&self, record: Record<'_>) -> Result<()> {
+        self.inner.write(record)
+    }
+
+    fn snapshot(&self) -> Box<dyn EngineSnapshot> {
+        Box::new(StagedSnapshot::take(&self.inner))
+    }
+
+    fn compact(&self) -> Result<()> {
+        LsmEngine::compact(self)
+    }
+
+    fn wait_for_merges(&self) -> Result<()> {
+        self.wait_for_work()
+    }
+
+    fn stats(&self) -> StoreStats {
+        let inner = &self.inner;
+        let v = inner.current();
+        let (dynamic_keys, dynamic_bytes) = Staged::dynamic_size(&v);
+        let runs = &v.files;
+        let headers = || runs.runs().map(|r| r.table.header());
+        let model_bytes = runs.memory_bytes();
+        let cache_bytes = inner.storage.cache_blocks() * inner.storage.block_size();
+        inner.work.stats(StoreStats {
+            dynamic_keys,
+            dynamic_bytes,
+            table_records: headers().map(|h| h.records).sum(),
+            table_key_bytes: headers().map(|h| h.key_bytes).sum(),
+            table_value_bytes: headers().map(|h| h.value_bytes).sum(),
+            model_bytes,
+            cache_bytes,
+            memory_bytes: dynamic_bytes + model_bytes + cache_bytes,
+            table_disk_bytes: runs.runs().map(|r| r.table.disk_bytes()).sum(),
+            lsm_runs: runs.runs().count(),
+            lsm_levels: runs.levels.iter().filter(|l| !l.is_empty()).count(),
+            filter_bytes: runs.runs().map(|r| r.table.filter_bytes()).sum(),
+            lsm_written_bytes: inner.shared.written.load(Ordering::Relaxed),
+            compaction_bytes: inner.shared.compacted.load(Ordering::Relaxed),
+            ..inner.base.stats()
+        })
+    }
+
+    /// Waits for the running flush and compaction, stops both threads and syncs the log.
+    fn close(mut self: Box<Self>) -> Result<()> {
+        self.stop();
+        self.inner.base.sync()?;
+        match self.inner.merge.lock().error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,458 @@
+//! The `lsm` engine's files: its sorted runs ([`RunFile`]) in levels ([`Levels`]), how a
+//! frozen memtable is flushed into level 0, which merge a compaction does next
+//! ([`Levels::next_job`]) and how runs are merged into one ([`write_run`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::disk::byte_table::{ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter};
+use crate::disk::owner::FileOwner;
+use crate::error::{Error, Result};
+use crate::io::Storage;
+use crate::key::cmp_bytes;
+use crate::kv::manifest::Manifest;
+use crate::kv::store::dir::{encode_meta, identify, FileIdentity, StoreMeta};
+use crate::kv::store::engine::KeyRange;
+use crate::kv::store::options::{Engine, LsmSpec};
+use crate::kv::store::staged::{commit, Files, Staged, Version};
+use crate::kv::store::staged_read::{untag, FileCursor, PUT, TOMBSTONE};
+use crate::kv::wal::Seq;
+
+use super::state::Compactor;
+use super::MIN_MEMTABLE;
+
+/// The name of the run of generation `g` at level `level`.
+pub(crate) fn run_name(level: usize, g: u64) -> String {
+    format!("run-{level:02}-{g:010}.lbt")
+}
+
+/// The level and generation of a run's file name, if it is one.
+pub(crate) fn parse_run_name(name: &str) -> Option<(usize, u64)> {
+    let rest = name.strip_prefix("run-")?.strip_suffix(".lbt")?;
+    let (level, g) = rest.split_once('-')?;
+    if level.len() != 2 || g.len() != 10 {
+        return None;
+    }
+    Some((level.parse().ok()?, g.parse().ok()?))
+}
+
+/// True for the name of a run file (the engine's leftovers, when the manifest does not name
+/// it).
+pub(crate) fn is_run_name(name: &str) -> bool {
+    parse_run_name(name).is_some()
+}
+
+/// A sorted run on disk; removed from disk when a compaction has replaced it and its last
+/// reader lets go.
+pub(crate) struct RunFile {
+    pub(crate) table: Arc<ByteTable>,
+    pub(crate) name: String,
+    pub(crate) level: usize,
+    /// What the manifest records of it.
+    pub(crate) identity: FileIdentity,
+    storage: Arc<Storage>,
+    retired: AtomicBool,
+}
+
+impl RunFile {
+    pub(crate) fn new(
+        table: ByteTable,
+        name: String,
+        level: usize,
+        identity: FileIdentity,
+        storage: &Arc<Storage>,
+    ) -> Arc<RunFile> {
+        Arc::new(RunFile {
+            table: Arc::new(table),
+            name,
+            level,
+            identity,
+            storage: Arc::clone(storage),
+            retired: AtomicBool::new(false),
+        })
+    }
+}
+
+impl Drop for RunFile {
+    fn drop(&mut self) {
+        if self.retired.load(Ordering::Acquire) {
+            let _ = self.storage.remove(&self.name);
+        }
+    }
+}
+
+/// The runs of one version, by level: level 0's newest first, one run in each level below.
+#[derive(Default)]
+pub(crate) struct Levels {
+    pub(crate) levels: Vec<Vec<Arc<RunFile>>>,
+    /// The log sequence number the runs hold every record up to.
+    pub(crate) flushed_seq: Seq,
+}
+
+/// The `lsm` engine's files.
+pub(crate) type Runs = Arc<Levels>;
+
+/// The `lsm` engine's state.
+pub(crate) type Inner = Staged<Runs>;
+
+/// A merge a compaction does: every run of level `from` and of level `from + 1` into one run
+/// at `from + 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Job {
+    pub(crate) from: usize,
+}
+
+impl Levels {
+    /// Every run, newest first: the order reads ask them in.
+    pub(crate) fn runs(&self) -> impl Iterator<Item = &Arc<RunFile>> {
+        self.levels.iter().flatten()
+    }
+
+    /// Bytes of a level's runs on disk.
+    fn level_bytes(&self, level: usize) -> u64 {
+        self.levels
+            .get(level)
+            .map_or(0, |l| l.iter().map(|r| r.table.disk_bytes()).sum())
+    }
+
+    /// Bytes of memory of the runs' models and filters.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.runs().map(|r| r.table.memory_bytes()).sum()
+    }
+
+    /// The merge that is due, if any: level 0 once it holds `l0` runs, else the first level
+    /// past its target size (level 1: `l0` memtables; each next one `ratio` times more).
+    pub(crate) fn next_job(&self, spec: &LsmSpec, memtable: usize) -> Option<Job> {
+        if self.levels.first().is_some_and(|l| l.len() >= spec.l0) {
+            return Some(Job { from: 0 });
+        }
+        let mut target = (spec.l0 * memtable) as u64;
+        for level in 1..self.levels.len() {
+            if self.level_bytes(level) > target {
+                return Some(Job { from: level });
+            }
+            target = target.saturating_mul(spec.ratio as u64);
+        }
+        None
+    }
+
+    /// These levels with the runs of `inputs` (by name) gone and `output` (if any) at its
+    /// level, and `flushed_seq`.
+    pub(crate) fn replace(
+        &self,
+        inputs: &[Arc<RunFile>],
+        output: Option<Arc<RunFile>>,
+        flushed_seq: Seq,
+    ) -> Levels {
+        let mut levels: Vec<Vec<Arc<RunFile>>> = self
+            .levels
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .filter(|r| !inputs.iter().any(|i| i.name == r.name))
+                    .cloned()
+                    .collect()
+            })
+            .collect();
+        if let Some(run) = output {
+            if levels.len() <= run.level {
+                levels.resize_with(run.level + 1, Vec::new);
+            }
+            // Level 0's newest run first; a flush is newer than every run there.
+            levels[run.level].insert(0, run);
+        }
+        while levels.last().is_some_and(|l| l.is_empty()) {
+            levels.pop();
+        }
+        Levels {
+            levels,
+            flushed_seq,
+        }
+    }
+
+    /// The manifest naming these levels' runs.
+    pub(crate) fn manifest(&self, store: u128, next_generation: u64) -> Manifest {
+        Manifest {
+            static_files: self.runs().map(|r| r.name.clone()).collect(),
+            wal_segments: Vec::new(),
+            static_seq: self.flushed_seq,
+            meta: encode_meta(&StoreMeta {
+                next_generation,
+                store,
+                files: self.runs().map(|r| r.identity).collect(),
+            }),
+        }
+    }
+}
+
+/// The spec of an `lsm` store.
+pub(crate) fn spec_of(inner: &Inner) -> LsmSpec {
+    match inner.base.identity.engine {
+        Engine::Lsm(spec) => spec,
+        _ => LsmSpec::default(),
+    }
+}
+
+/// The bytes a memtable may take: half of what the runs' models and filters leave of the
+/// budget (one memtable is written while the frozen one is flushed), at least
+/// [`MIN_MEMTABLE`].
+pub(crate) fn memtable_limit(inner: &Inner, runs: &Levels) -> usize {
+    let budget = inner.base.options.memory_budget;
+    (budget.saturating_sub(runs.memory_bytes()) / 2).max(MIN_MEMTABLE)
+}
+
+/// One source of a merge: a run's records in order, the current one copied out.
+struct Source {
+    records: crate::disk::byte_table::MergeRecords,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    live: bool,
+}
+
+impl Source {
+    fn new(run: &RunFile) -> Result<Source> {
+        let mut s = Source {
+            records: run.table.merge_records(),
+            key: Vec::new(),
+            value: Vec::new(),
+            live: true,
+        };
+        s.advance()?;
+        Ok(s)
+    }
+
+    fn advance(&mut self) -> Result<()> {
+        match self.records.next_record()? {
+            Some((k, v)) => {
+                self.key.clear();
+                self.key.extend_from_slice(k);
+                self.value.clear();
+                self.value.extend_from_slice(v);
+            }
+            None => self.live = false,
+        }
+        Ok(())
+    }
+}
+
+/// Where a merge writes: a new run file, its records counted.
+pub(crate) struct RunWriter<'a> {
+    inner: &'a Inner,
+    writer: ByteTableWriter,
+    name: String,
+    level: usize,
+    generation: u64,
+    /// Drop tombstones: nothing older lies below the output.
+    last_level: bool,
+    tagged: Vec<u8>,
+}
+
+impl<'a> RunWriter<'a> {
+    /// A new run at `level` for up to `records` records.
+    pub(crate) fn create(
+        inner: &'a Inner,
+        level: usize,
+        records: u64,
+        last_level: bool,
+    ) -> Result<RunWriter<'a>> {
+        let generation = inner.next_generation.fetch_add(1, Ordering::Relaxed);
+        let name = run_name(level, generation);
+        let params = ByteTableParams {
+            model: inner.base.identity.model,
+        };
+        let owner = FileOwner {
+            store: inner.base.store,
+            generation,
+        };
+        let writer = ByteTableWriter::create(&inner.storage, &name, params)?
+            .owned_by(owner)
+            .of_kind(ByteTableKind::Run)
+            .with_filter(records, spec_of(inner).bits as u32)?;
+        Ok(RunWriter {
+            inner,
+            writer,
+            name,
+            level,
+            generation,
+            last_level,
+            tagged: Vec::new(),
+        })
+    }
+
+    /// Adds `key` with `value` (`None`: a tombstone, dropped at the last level).
+    pub(crate) fn add(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
+        match value {
+            Some(v) => {
+                self.tagged.clear();
+                self.tagged.push(PUT);
+                self.tagged.extend_from_slice(v);
+                self.writer.add(key, &self.tagged)
+            }
+            None if self.last_level => Ok(()),
+            None => self.writer.add(key, &[TOMBSTONE]),
+        }
+    }
+
+    /// Adds a record already tagged (from another run), dropping a tombstone at the last
+    /// level.
+    fn add_tagged(&mut self, key: &[u8], tagged: &[u8]) -> Result<()> {
+        if tagged.first() == Some(&TOMBSTONE) && self.last_level {
+            return Ok(());
+        }
+        self.writer.add(key, tagged)
+    }
+
+    /// Finishes the run: `None` when it holds no record (its file removed), else the run.
+    pub(crate) fn finish(self) -> Result<Option<Arc<RunFile>>> {
+        let empty = self.writer.records() == 0;
+        let table = self.writer.finish()?;
+        if empty {
+            drop(table);
+            self.inner.storage.remove(&self.name)?;
+            return Ok(None);
+        }
+        let identity = identify(&self.inner.storage, &self.name, self.generation)?;
+        Ok(Some(RunFile::new(
+            table,
+            self.name,
+            self.level,
+            identity,
+            &self.inner.storage,
+        )))
+    }
+}
+
+/// Merges `inputs` (newest first; among equal keys the newest wins) into one new run at
+/// `level`, dropping tombstones when `last_level`.
+pub(crate) fn write_run(
+    inner: &Inner,
+    inputs: &[Arc<RunFile>],
+    level: usize,
+    last_level: bool,
+) -> Result<Option<Arc<RunFile>>> {
+    let records = inputs.iter().map(|r| r.table.len()).sum();
+    let mut out = RunWriter::create(inner, level, records, last_level)?;
+    let mut sources: Vec<Source> = inputs
+        .iter()
+        .map(|r| Source::new(r))
+        .collect::<Result<_>>()?;
+    loop {
+        let mut best: Option<usize> = None;
+        for (i, s) in sources.iter().enumerate() {
+            if s.live && best.is_none_or(|b| cmp_bytes(&s.key, &sources[b].key).is_lt()) {
+                best = Some(i);
+            }
+        }
+        let Some(b) = best else { break };
+        out.add_tagged(&sources[b].key, &sources[b].value)?;
+        // The older versions of the key in later sources go unwritten.
+        for j in 0..sources.len() {
+            if j != b && sources[j].live && sources[j].key == sources[b].key {
+                sources[j].advance()?;
+            }
+        }
+        sources[b].advance()?;
+    }
+    out.finish()
+}
+
+impl Files for Runs {
+    type Shared = Compactor;
+
+    fn full(inner: &Inner, version: &Version<Runs>) -> bool {
+        let mem = version.mem.read();
+        mem.len() > 0 && mem.memory_bytes() >= memtable_limit(inner, &version.files)
+    }
+
+    /// Flushes the frozen memtable into a new run at level 0 (tombstones kept unless no run
+    /// lies below), commits and publishes it, and wakes the compaction thread.
+    fn merge(inner: &Inner) -> Result<()> {
+        let version = inner.current();
+        let Some(frozen) = version.frozen.clone() else {
+            return Ok(());
+        };
+        let frozen_seq = version.frozen_seq;
+        inner.shared.wait_for_room(inner, &spec_of(inner))?;
+        let run = {
+            let frozen = frozen.read();
+            let last_level = version.files.runs().next().is_none();
+            let mut out = RunWriter::create(inner, 0, frozen.len() as u64, last_level)?;
+            for (k, v) in frozen.newest_entries(Seq::MAX) {
+                out.add(k, v)?;
+            }
+            out.finish()?
+        };
+        let written = run.as_ref().map_or(0, |r| r.table.disk_bytes());
+        {
+            let mut manifest = inner.manifest.lock();
+            let current = inner.current();
+            let levels = current.files.replace(&[], run, frozen_seq);
+            let next = inner.next_generation.load(Ordering::Relaxed);
+            commit(&mut manifest, &levels.manifest(inner.base.store, next))?;
+            inner.publish_files(Arc::new(levels), true)?;
+        }
+        inner.shared.flushed(written);
+        Ok(())
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        for run in self.runs() {
+            if !run.table.may_contain(key) {
+                continue;
+            }
+            if let Some(tagged) = run.table.get(key)? {
+                return untag(tagged).map_err(|e| named(e, &run.name));
+            }
+        }
+        Ok(None)
+    }
+
+    fn cursors(&self, bounds: &KeyRange, forward: bool) -> Vec<FileCursor> {
+        self.runs()
+            .map(|r| FileCursor {
+                cursor: r
+                    .table
+                    .cursor(bounds.start.clone(), bounds.end.clone(), forward),
+                tagged: true,
+            })
+            .collect()
+    }
+}
+
+/// `e` naming the run `name` when it is a bad tag.
+fn named(e: Error, name: &str) -> Error {
+    match e {
+        Error::Corrupt { block, what, .. } => Error::Corrupt {
+            file: name.to_string(),
+            block,
+            what,
+        },
+        other => other,
+    }
+}
+
+/// Marks `runs` replaced: each file goes when its last reader lets go.
+pub(crate) fn retire(runs: &[Arc<RunFile>]) {
+    for r in runs {
+        r.retired.store(true, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_names_round_trip_and_others_are_not_runs() {
+        assert_eq!(run_name(3, 42), "run-03-0000000042.lbt");
+        assert_eq!(parse_run_name(&run_name(3, 42)), Some((3, 42)));
+        for other in [
+            "table-0000000001.lbt",
+            "run-3-0000000042.lbt",
+            "run-03-42.lbt",
+            "run-03-0000000042.lbf",
+        ] {
+            assert!(!is_run_name(other), "{other}");
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The `lsm` engine: a log-structured merge tree whose sorted runs are learned byte tables.
+//!
+//! Writes go to the log and a memtable (the `hybrid` engine's dynamic stage and its write
+//! path, `super::staged`). A full memtable is frozen and **flushed** by the merge thread into a
+//! new sorted run at level 0. A run is a [`crate::disk::byte_table`] of kind `Run`: one block
+//! per lookup through a learned model over its separators (paper 002's static stage, over byte
+//! keys), with a Bloom **key filter** of `bits` bits per record, so a get of a key a run does
+//! not hold reads no block of it. Every value in a run starts with a tag byte, a put or a
+//! tombstone, so a delete hides older runs until a merge into the last level drops it.
+//!
+//! **Levels** (leveled, as LevelDB and RocksDB by default): level 0 collects up to `l0` runs
+//! that may overlap; every level below holds one run, `ratio` times larger than the one above
+//! (level 1's target is `l0` memtables). A **compaction** thread merges all of level 0 with
+//! level 1, or a level over its target with the next, into one new run; a write is rewritten
+//! about `ratio / 2` times per level, so the write cost is bounded by the number of levels
+//! (logarithmic in the data), not by the table's size as the `hybrid` engine's merges are.
+//! Flushes run on their own thread beside compactions; when level 0 reaches three times `l0`
+//! the flush waits for a compaction, and writers wait once the next memtable is full too.
+//!
+//! Where we differ from the references: Bourbon (OSDI 2020) learns a model per sorted table in
+//! WiscKey, and DobLIX (PVLDB 2025) per RocksDB block index; here every run is a learned table
+//! from the start (its model is the separator model the store's tables already use, rebuilt at
+//! open from the separators), and a level is one run rewritten whole rather than many small
+//! tables merged piecewise: simpler files and one model per level, at the price of longer
+//! single compactions. Tiered levels and a value log for large values (WiscKey) are not built
+//! yet.
+//!
+//! **Memory** is bounded by the budget: the memtables (active and frozen) take what the
+//! runs' models and filters leave of it, halved, and at least [`MIN_MEMTABLE`]; `kv stats`
+//! shows each part. **Crash safety** is the hybrid's: a run is written and synced under a
+//! new name, the manifest commit names it (with every other live run, its level in its name)
+//! and the log sequence number the runs hold up to, and only then are the inputs and the
+//! covered log segments removed; an interrupted flush or compaction leaves a file the manifest
+//! does not name, removed at the next open.
+
+mod engine;
+mod levels;
+mod state;
+
+pub(crate) use state::LsmEngine;
+
+/// The smallest memtable the engine flushes (4 KiB): a budget that leaves less than two of
+/// them beside the runs' models and filters still flushes at this size (and `kv stats` shows
+/// the memory over the budget).
+pub(crate) const MIN_MEMTABLE: usize = 4 << 10;
+/// The smallest memory budget an `lsm` store opens with: two memtables.
+pub(crate) const MIN_LSM_BUDGET: usize = 2 * MIN_MEMTABLE;

@@ -1,0 +1,303 @@
+//! The `lsm` engine's life: open and recovery (its runs named by the manifest, the log
+//! replayed into a memtable), its two threads (flushes, on the staged engines' merge thread,
+//! and compactions, here) and closing.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::disk::byte_table::{ByteTable, ByteTableKind};
+use crate::error::{Error, Result};
+use crate::kv::store::dir::{check_file, WAL_DIR};
+use crate::kv::store::memtable::MemTable;
+use crate::kv::store::open::{OpenedDir, Recover, Recovered};
+use crate::kv::store::options::{LsmSpec, StoreOptions};
+use crate::kv::store::staged::{apply_record, commit, Staged};
+use crate::kv::wal::{Record, Seq};
+
+use super::levels::{
+    is_run_name, memtable_limit, parse_run_name, retire, spec_of, write_run, Inner, Levels, RunFile,
+};
+use super::MIN_LSM_BUDGET;
+
+/// The compaction thread's state and what it has done.
+#[derive(Default)]
+pub(crate) struct Compactor {
+    state: Mutex<CompactState>,
+    cond: Condvar,
+    /// Bytes of runs written by flushes and compactions since open.
+    pub(crate) written: AtomicU64,
+    /// Of those, by compactions.
+    pub(crate) compacted: AtomicU64,
+}
+
+#[derive(Default)]
+struct CompactState {
+    pending: bool,
+    running: bool,
+    shutdown: bool,
+}
+
+impl Compactor {
+    /// Counts a flush's `written` bytes and wakes the compaction thread.
+    pub(crate) fn flushed(&self, written: u64) {
+        self.written.fetch_add(written, Ordering::Relaxed);
+        self.state.lock().pending = true;
+        self.cond.notify_all();
+    }
+
+    /// Before a flush: while level 0 holds three times `l0` runs, waits for compactions (the
+    /// flush thread's stall, which writers feel once the next memtable is full).
+    pub(crate) fn wait_for_room(&self, inner: &Inner, spec: &LsmSpec) -> Result<()> {
+        loop {
+            let l0 = inner.current().files.levels.first().map_or(0, Vec::len);
+            if l0 < 3 * spec.l0 {
+                return Ok(());
+            }
+            if let Some(e) = &inner.merge.lock().error {
+                return Err(e.clone());
+            }
+            let mut st = self.state.lock();
+            if st.shutdown {
+                return Ok(());
+            }
+            st.pending = true;
+            self.cond.notify_all();
+            self.cond.wait_for(&mut st, Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until no compaction runs or is due.
+    fn wait_idle(&self, inner: &Inner) -> Result<()> {
+        let spec = spec_of(inner);
+        loop {
+            if let Some(e) = &inner.merge.lock().error {
+                return Err(e.clone());
+            }
+            let mut st = self.state.lock();
+            let version = inner.current();
+            let due = version
+                .files
+                .next_job(&spec, memtable_limit(inner, &version.files))
+                .is_some();
+            if st.shutdown || (!st.pending && !st.running && !due) {
+                return Ok(());
+            }
+            if due {
+                st.pending = true;
+                self.cond.notify_all();
+            }
+            self.cond.wait_for(&mut st, Duration::from_millis(50));
+        }
+    }
+
+    fn compact_loop(inner: Arc<Inner>) {
+        let c = &inner.shared;
+        loop {
+            {
+                let mut st = c.state.lock();
+                while !st.pending && !st.shutdown {
+                    c.cond.wait(&mut st);
+                }
+                if st.shutdown {
+                    return;
+                }
+                st.pending = false;
+                st.running = true;
+            }
+            let result = run_jobs(&inner);
+            c.state.lock().running = false;
+            c.cond.notify_all();
+            if let Err(e) = result {
+                inner.fail_merges(e);
+                return;
+            }
+        }
+    }
+}
+
+/// Runs every compaction that is due, one at a time, until none is or the store closes.
+fn run_jobs(inner: &Inner) -> Result<()> {
+    let spec = spec_of(inner);
+    loop {
+        if inner.shared.state.lock().shutdown {
+            return Ok(());
+        }
+        let version = inner.current();
+        let levels = &version.files;
+        let memtable = memtable_limit(inner, levels);
+        let Some(job) = levels.next_job(&spec, memtable) else {
+            return Ok(());
+        };
+        let into = job.from + 1;
+        let inputs: Vec<Arc<RunFile>> = levels.levels[job.from]
+            .iter()
+            .chain(levels.levels.get(into).into_iter().flatten())
+            .cloned()
+            .collect();
+        // Flushes only add to level 0, so nothing can appear below `into` meanwhile.
+        let last_level = levels.levels.len() <= into + 1;
+        drop(version);
+        let start = Instant::now();
+        let output = write_run(inner, &inputs, into, last_level)?;
+        let written = output.as_ref().map_or(0, |r| r.table.disk_bytes());
+        {
+            let mut manifest = inner.manifest.lock();
+            let current = inner.current();
+            let levels = current
+                .files
+                .replace(&inputs, output, current.files.flushed_seq);
+            let next = inner.next_generation.load(Ordering::Relaxed);
+            commit(&mut manifest, &levels.manifest(inner.base.store, next))?;
+            inner.publish_files(Arc::new(levels), false)?;
+        }
+        retire(&inputs);
+        let c = &inner.shared;
+        c.written.fetch_add(written, Ordering::Relaxed);
+        c.compacted.fetch_add(written, Ordering::Relaxed);
+        inner.work.done(start);
+        c.cond.notify_all();
+    }
+}
+
+/// An open `lsm` engine: its state, flush thread and compaction thread.
+pub(crate) struct LsmEngine {
+    pub(super) inner: Arc<Inner>,
+    flusher: Option<JoinHandle<()>>,
+    compactor: Option<JoinHandle<()>>,
+}
+
+impl LsmEngine {
+    /// Waits for the compaction running (a level rewritten whole), then stops both threads;
+    /// a frozen memtable not flushed yet stays in the log and is replayed at the next open.
+    pub(super) fn stop(&mut self) {
+        let c = &self.inner.shared;
+        c.state.lock().shutdown = true;
+        c.cond.notify_all();
+        if let Some(h) = self.compactor.take() {
+            let _ = h.join();
+        }
+        self.inner.stop_merges(self.flusher.take());
+    }
+
+    /// Flushes what the memtable holds and waits for the compactions it makes due.
+    pub(super) fn compact(&self) -> Result<()> {
+        self.inner.compact()?;
+        self.inner.shared.wait_idle(&self.inner)
+    }
+
+    /// Waits for flushes and compactions.
+    pub(super) fn wait_for_work(&self) -> Result<()> {
+        self.inner.wait_merges()?;
+        self.inner.shared.wait_idle(&self.inner)
+    }
+}
+
+impl Drop for LsmEngine {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// What the `lsm` engine's log is replayed into: a memtable, over the runs.
+pub(crate) struct Replay {
+    mem: MemTable,
+    levels: Levels,
+    log_name: String,
+}
+
+impl Recover for LsmEngine {
+    const FILES: &'static str = "runs";
+    const MANY_FILES: bool = true;
+    const LEFTOVERS: Option<fn(&str) -> bool> = Some(is_run_name);
+    type Replay = Replay;
+
+    fn load(dir: &Path, options: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {
+        if options.memory_budget < MIN_LSM_BUDGET && !options.read_only {
+            return Err(Error::InvalidParameter {
+                name: "memory budget",
+                value: options.memory_budget.to_string(),
+                expected: "at least 8 KiB for an lsm store (two memtables of 4 KiB)",
+            });
+        }
+        let storage = &opened.storage;
+        let mut levels: Vec<Vec<(u64, Arc<RunFile>)>> = Vec::new();
+        for (name, recorded) in &opened.files {
+            let bad = |what: String| Error::Corrupt {
+                file: dir.join(name).display().to_string(),
+                block: None,
+                what,
+            };
+            let (level, generation) = parse_run_name(name)
+                .ok_or_else(|| bad("the manifest names it, but it is not a run".into()))?;
+            if generation != recorded.generation {
+                return Err(bad(format!(
+                    "named generation {generation}, the manifest records {}",
+                    recorded.generation
+                )));
+            }
+            let table = ByteTable::open(storage, name)?;
+            check_file(storage, name, recorded, table.header().owner, opened.store)?;
+            if table.header().kind != ByteTableKind::Run {
+                return Err(bad(
+                    "a table of values where a run of tagged records belongs".into(),
+                ));
+            }
+            if levels.len() <= level {
+                levels.resize_with(level + 1, Vec::new);
+            }
+            levels[level].push((
+                generation,
+                RunFile::new(table, name.clone(), level, *recorded, storage),
+            ));
+        }
+        for (level, runs) in levels.iter_mut().enumerate() {
+            runs.sort_by_key(|(g, _)| std::cmp::Reverse(*g));
+            if level > 0 && runs.len() > 1 {
+                return Err(Error::Corrupt {
+                    file: dir.display().to_string(),
+                    block: None,
+                    what: format!("{} runs at level {level}, which holds one", runs.len()),
+                });
+            }
+        }
+        let static_seq = opened.manifest.static_seq;
+        let replay = Replay {
+            mem: MemTable::default(),
+            levels: Levels {
+                levels: levels
+                    .into_iter()
+                    .map(|l| l.into_iter().map(|(_, r)| r).collect())
+                    .collect(),
+                flushed_seq: static_seq,
+            },
+            log_name: dir.join(WAL_DIR).display().to_string(),
+        };
+        Ok((replay, static_seq))
+    }
+
+    fn replay(state: &mut Replay, seq: Seq, record: Record<'_>) -> Result<()> {
+        apply_record(&mut state.mem, &state.log_name, seq, record, seq)
+    }
+
+    fn finish(state: Replay, r: Recovered) -> Result<LsmEngine> {
+        let read_only = r.base.options.read_only;
+        let inner = Staged::new(r, state.mem, Arc::new(state.levels));
+        let flusher = inner.start_merges();
+        let compactor = (!read_only).then(|| {
+            let inner = Arc::clone(&inner);
+            std::thread::spawn(move || Compactor::compact_loop(inner))
+        });
+        // A compaction due at the last close runs now.
+        inner.shared.flushed(0);
+        Ok(LsmEngine {
+            inner,
+            flusher,
+            compactor,
+        })
+    }
+}
