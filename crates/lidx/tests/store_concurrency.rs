@@ -207,3 +207,12 @@ fn hybrid_readers_and_writers_see_consistent_versions() {
 fn btree_readers_and_writers_see_consistent_versions() {
     run(Engine::BTree);
 }
+
+#[test]
+fn lsm_readers_and_writers_see_consistent_versions() {
+    run(Engine::Lsm(lidx::kv::LsmSpec {
+        ratio: 2,
+        l0: 2,
+        bits: 10,
+    }));
+}

@@ -14,16 +14,25 @@ use std::sync::Arc;
 
 use lidx::io::{DeviceKind, FaultPlan, FaultScope, Storage, WriteFault};
 use lidx::kv::FsyncPolicy;
-use lidx::kv::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
+use lidx::kv::{CreateOptions, Engine, LsmSpec, Store, StoreOptions, WriteBatch};
 use lidx::Error;
 
-const ENGINES: [Engine; 2] = [Engine::Hybrid, Engine::BTree];
+const ENGINES: [Engine; 3] = [
+    Engine::Hybrid,
+    Engine::BTree,
+    Engine::Lsm(LsmSpec {
+        ratio: 2,
+        l0: 2,
+        bits: 10,
+    }),
+];
 const FAULTS: [WriteFault; 4] = WriteFault::ALL;
 
 fn options() -> StoreOptions {
     StoreOptions {
         fsync: FsyncPolicy::Never,
-        memory_budget: 4096,
+        // The `lsm` engine's smallest: two memtables of 4 KiB.
+        memory_budget: 8192,
         cache_bytes: 0,
         ..StoreOptions::default()
     }
