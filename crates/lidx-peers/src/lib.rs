@@ -19,12 +19,24 @@
 //!   redb's memory until a later durable commit, weaker than the others (it favours redb);
 //!   its other level, `Immediate`, fsyncs every commit.
 //! * **No compression** anywhere (lidx compresses nothing).
-//! * **Memory: the budget split into cache and write buffer**
+//! * **Memory.** Without a memory limit, the budget split into cache and write buffer
 //!   ([`lidx_bench::byte_store::PeerOptions::from_budget`]). LMDB has neither and lives on the
 //!   OS page cache, as RocksDB, fjall and redb do besides their own caches: `lidx ycsb
 //!   --memory-limit` holds every engine's run, its heap and the page cache it faults in, to
 //!   one cgroup limit ([`lidx_bench::memory_limit`]), and every run records its resident
-//!   memory.
+//!   memory. Under that limit each peer sizes itself from it as its own documentation
+//!   recommends for the workload ([`lidx_bench::byte_store::PeerOptions::from_limit`]; each
+//!   peer's module cites what it followed):
+//!
+//!   | peer | under `--memory-limit L` |
+//!   |---|---|
+//!   | `rocksdb` | block cache 5L/8 with index and filter blocks, L0's pinned; 2 memtables of L/16 (1-64 MiB); bloom 10 bits/key; `optimize_filters_for_hits`; `OptimizeForPointLookup` without scans |
+//!   | `redb` | `set_cache_size` 3L/4 |
+//!   | `fjall` | cache L/4 (its docs: 20-25% of memory); memtable L/16 (8-64 MiB); `expect_point_read_hits` |
+//!   | `lmdb` | nothing to size: a 1 TiB map over the OS page cache, the whole limit |
+//!
+//!   Each store says what it was opened with ([`lidx_bench::byte_store::ByteStore::config`]):
+//!   a `config` line in every record.
 //!
 //! RocksDB is C++, so the default build does not have it: there `rocksdb` is
 //! [`Unavailable`](lidx_bench::byte_store::Unavailable), and a run that names it reports it

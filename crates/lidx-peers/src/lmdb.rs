@@ -9,6 +9,13 @@
 //! write transaction; a read one read transaction. Keys are at most 511 bytes (LMDB's
 //! default `MDB_MAXKEYSIZE`; heed's `longer-keys` feature would lift it): a longer one is
 //! LMDB's `MDB_BAD_VALSIZE` error.
+//!
+//! **Size**: none to set, with or without a memory limit. LMDB's documentation
+//! (`mdb_env_set_mapsize`) asks only that the map be large enough for the database, "as large
+//! as possible" within the address space: 1 TiB here, address space, not memory. Its
+//! cache is the OS page cache of the mapped file, all the limit leaves it; under `lidx ycsb
+//! --memory-limit` the cgroup charges those pages, so LMDB gets the whole limit as its
+//! cache. The record's `config` line says so ([`ByteStore::config`]).
 
 use std::path::{Path, PathBuf};
 
@@ -170,5 +177,13 @@ impl ByteStore for LmdbStore {
 
     fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    fn config(&self) -> String {
+        format!(
+            "map_size={}GiB cache=the OS page cache (mapped; no cache of its own) \
+             MDB_NORDAHEAD MDB_NOSYNC",
+            MAP_BYTES >> 30
+        )
     }
 }

@@ -5,12 +5,24 @@
 //! its memory until a later durable commit, the weakest durability of the peers (see the crate
 //! docs); [`ByteStore::compact`] commits durably once after the load. A read is one read
 //! transaction. Keys and values are byte slices in one table.
+//!
+//! **Size** ([`cache_bytes`]): redb has one knob, [`::redb::Builder::set_cache_size`], "the
+//! amount of memory (in bytes) used for caching data" (its docs; the default, 1 GiB, is sized
+//! for a machine, not for a limit), which redb shares between its read cache and its write
+//! buffer. Without a memory limit it is the budget's cache share
+//! ([`PeerOptions::from_budget`]); under a memory limit `L` it is the engine's whole own
+//! share, three quarters of `L` ([`lidx_bench::byte_store::own_memory`]): redb reads its file
+//! with buffered I/O, so the last quarter is the OS page cache its reads and writes pass
+//! through (and the allocations beside its cache), as for the other peers. The size is the
+//! record's `config` line ([`ByteStore::config`]).
 
 use std::path::{Path, PathBuf};
 
 use ::redb::{Database, Durability, ReadableDatabase, TableDefinition, WriteTransaction};
 use lidx::kv::{BatchOp, WriteBatch};
-use lidx_bench::byte_store::{peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions};
+use lidx_bench::byte_store::{
+    config_bytes, own_memory, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
+};
 
 use crate::adapter::{fill_scan, stats};
 
@@ -38,14 +50,15 @@ impl PeerEngine for Redb {
     fn create(&self, dir: &Path, options: &PeerOptions) -> lidx::Result<Box<dyn ByteStore>> {
         let err = |op: &str, e: &dyn std::fmt::Display| peer_error("redb", dir, op, e);
         std::fs::create_dir_all(dir).map_err(|e| err("create the directory", &e))?;
+        let cache = cache_bytes(options);
         let db = Database::builder()
-            .set_cache_size(usize::try_from(options.cache_bytes).unwrap_or(usize::MAX))
+            .set_cache_size(usize::try_from(cache).unwrap_or(usize::MAX))
             .create(dir.join("data.redb"))
             .map_err(|e| err("create", &e))?;
         let store = RedbStore {
             db,
             dir: dir.to_path_buf(),
-            memory: options.cache_bytes,
+            memory: cache,
         };
         let txn = store.begin(Durability::None)?;
         txn.open_table(TABLE)
@@ -53,6 +66,11 @@ impl PeerEngine for Redb {
         txn.commit().map_err(|e| store.err("commit", &e))?;
         Ok(Box::new(store))
     }
+}
+
+/// redb's cache for `options` (the module docs say why).
+pub fn cache_bytes(options: &PeerOptions) -> u64 {
+    options.memory_limit.map_or(options.cache_bytes, own_memory)
 }
 
 struct RedbStore {
@@ -161,5 +179,12 @@ impl ByteStore for RedbStore {
 
     fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    fn config(&self) -> String {
+        format!(
+            "cache={} (set_cache_size: reads and write buffer) durability=none per write",
+            config_bytes(self.memory)
+        )
     }
 }

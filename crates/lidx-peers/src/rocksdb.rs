@@ -20,20 +20,56 @@
 //!   tens of minutes idle).
 //!
 //! Writes with `sync = false` and the write-ahead log on: handed to the OS before they are
-//! acknowledged, as lidx's `--fsync never`. The block cache is [`PeerOptions::cache_bytes`]
-//! and holds the index and filter blocks too (`cache_index_and_filter_blocks`), so the budget
-//! covers them as the hybrid's covers its models; the memtable is
-//! [`PeerOptions::write_buffer_bytes`] / 2 (one active, one being flushed). Bloom filters of
-//! 10 bits per key (what `db_bench` and most deployments use), compression off.
+//! acknowledged, as lidx's `--fsync never`. Bloom filters of 10 bits per key (what `db_bench`
+//! and most deployments use), compression off, two memtables (one active, one being flushed).
+//! The block cache holds the index and filter blocks too (`cache_index_and_filter_blocks`),
+//! so the memory it is given covers them as the hybrid's budget covers its models; those of
+//! L0 and the top level of partitioned ones are pinned there
+//! (`pin_l0_filter_and_index_blocks_in_cache`, `pin_top_level_index_and_filter`).
 //! [`ByteStore::compact`] flushes the memtable and compacts the whole key range once.
+//!
+//! **Sizes** ([`Settings::of`]). Without a memory limit: the budget's split
+//! ([`PeerOptions::from_budget`]), the block cache its cache share and each memtable half its
+//! write buffer share. Under a memory limit `L` (`lidx ycsb --memory-limit`), as RocksDB's
+//! own documents recommend for the workload:
+//!
+//! * **Memtables:** `write_buffer_size` = `L`/16, from 1 MiB up to RocksDB's default 64 MiB,
+//!   two of them. The wiki's *Setup Options and Basic Tuning* on `write_buffer_size`: "You
+//!   need to budget for 2 x your worst case memory use"; `L`/8 in all.
+//! * **Block cache:** the rest of the engine's own share of `L`, three quarters
+//!   ([`lidx_bench::byte_store::own_memory`]): `3L/4 - L/8 = 5L/8`. *Memory usage in RocksDB*
+//!   (wiki) explains that a block missed in the block cache is read with buffered I/O, so the
+//!   OS page cache is a second tier holding the raw, usually *compressed* blocks, and that a
+//!   smaller block cache leaves more room to that tier; the setup guide hence leaves much of
+//!   the memory to the page cache. Here compression is off, so a page-cache block is a
+//!   byte-for-byte copy of a block-cache one: the block cache takes most of the limit, and the
+//!   last quarter is left for the page cache the reads, the log and the compactions pass
+//!   through and for what RocksDB allocates outside the cache (table readers, iterators).
+//! * **Filters:** `optimize_filters_for_hits` (no filter on the last level, about 90% of the
+//!   filter memory, given back to the cache): *Memory usage in RocksDB* advises it when
+//!   `Get()` mostly finds its key, as every read of the YCSB workloads does.
+//! * **Point lookups:** `OptimizeForPointLookup(block_cache_mb)` when the workload reads and
+//!   writes single keys only ([`PeerOptions::point_reads`]: every workload but E's scans):
+//!   `include/rocksdb/options.h` says "Use this if you don't need to keep the data sorted,
+//!   i.e. you'll never use an iterator, only Put() and Get() API calls", which is YCSB C, B
+//!   and D (reads with a few updates or inserts) as much as A and F. It sets the memtable's
+//!   bloom filter (`memtable_prefix_bloom_size_ratio` 0.02, whole-key filtering) and a table
+//!   factory with the data blocks' hash index (`kDataBlockBinaryAndHash`, ratio 0.75), bloom
+//!   filters and a cache of its own; that factory would drop the pinning above, so the table
+//!   options set here replace it with the same hash index, filters and the one block cache.
+//!
+//! The settings are the record's `config` line ([`ByteStore::config`]).
 
 use std::path::{Path, PathBuf};
 
 use ::rocksdb::{
-    BlockBasedOptions, Cache, DBCompressionType, Direction, IteratorMode, Options, WriteOptions, DB,
+    BlockBasedOptions, Cache, DBCompressionType, DataBlockIndexType, Direction, IteratorMode,
+    Options, WriteOptions, DB,
 };
 use lidx::kv::{BatchOp, WriteBatch};
-use lidx_bench::byte_store::{peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions};
+use lidx_bench::byte_store::{
+    config_bytes, own_memory, peer_error, ByteStore, ByteStoreStats, PeerEngine, PeerOptions,
+};
 
 use crate::adapter::{fill_scan, stats, wait_while};
 
@@ -67,29 +103,97 @@ impl PeerEngine for RocksDb {
     }
 
     fn create(&self, dir: &Path, options: &PeerOptions) -> lidx::Result<Box<dyn ByteStore>> {
-        let cache =
-            Cache::new_lru_cache(usize::try_from(options.cache_bytes).unwrap_or(usize::MAX))
-                .map_err(|e| peer_error("rocksdb", dir, "create its block cache", &e))?;
+        let settings = Settings::of(options);
+        let bytes = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let cache = Cache::new_lru_cache(bytes(settings.block_cache))
+            .map_err(|e| peer_error("rocksdb", dir, "create its block cache", &e))?;
+        let mut opts = Options::default();
+        if settings.point_lookup {
+            // First: it replaces the table factory, which the one below replaces in turn.
+            opts.optimize_for_point_lookup(settings.block_cache >> 20);
+        }
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache);
         table.set_cache_index_and_filter_blocks(true);
         table.set_pin_l0_filter_and_index_blocks_in_cache(true);
-        table.set_bloom_filter(10.0, false);
-        let mut opts = Options::default();
+        table.set_pin_top_level_index_and_filter(true);
+        table.set_bloom_filter(BLOOM_BITS, false);
+        if settings.point_lookup {
+            table.set_data_block_index_type(DataBlockIndexType::BinaryAndHash);
+            table.set_data_block_hash_ratio(0.75);
+        }
         opts.create_if_missing(true);
         opts.set_compression_type(DBCompressionType::None);
-        opts.set_write_buffer_size(
-            usize::try_from(options.write_buffer_bytes / 2).unwrap_or(usize::MAX),
-        );
-        opts.set_max_write_buffer_number(2);
+        opts.set_write_buffer_size(bytes(settings.write_buffer));
+        opts.set_max_write_buffer_number(MEMTABLES);
+        opts.set_optimize_filters_for_hits(settings.filters_for_hits);
         opts.set_block_based_table_factory(&table);
         let db = DB::open(&opts, dir).map_err(|e| peer_error("rocksdb", dir, "open", &e))?;
         Ok(Box::new(RocksStore {
             db,
             dir: dir.to_path_buf(),
-            memory: options.cache_bytes + options.write_buffer_bytes,
+            memory: settings.block_cache + settings.write_buffer * MEMTABLES as u64,
+            config: settings.config(),
             _cache: cache,
         }))
+    }
+}
+
+/// Bits per key of the bloom filters.
+const BLOOM_BITS: f64 = 10.0;
+
+/// Memtables: one active, one being flushed.
+const MEMTABLES: i32 = 2;
+
+/// What a RocksDB store is opened with (the module docs say why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Bytes of the block cache (data, index and filter blocks).
+    pub block_cache: u64,
+    /// Bytes of each memtable (`write_buffer_size`).
+    pub write_buffer: u64,
+    /// `OptimizeForPointLookup`.
+    pub point_lookup: bool,
+    /// `optimize_filters_for_hits`.
+    pub filters_for_hits: bool,
+}
+
+impl Settings {
+    /// The settings for `options`: the budget's split, or sized from the memory limit.
+    pub fn of(options: &PeerOptions) -> Settings {
+        match options.memory_limit {
+            None => Settings {
+                block_cache: options.cache_bytes,
+                write_buffer: options.write_buffer_bytes / MEMTABLES as u64,
+                point_lookup: false,
+                filters_for_hits: false,
+            },
+            Some(limit) => {
+                let write_buffer = (limit / 16).clamp(1 << 20, 64 << 20);
+                Settings {
+                    block_cache: own_memory(limit)
+                        .saturating_sub(write_buffer * MEMTABLES as u64)
+                        .max(1 << 20),
+                    write_buffer,
+                    point_lookup: options.point_reads,
+                    filters_for_hits: true,
+                }
+            }
+        }
+    }
+
+    /// The record's `config` line.
+    pub fn config(&self) -> String {
+        let on = |b: bool| if b { "on" } else { "off" };
+        format!(
+            "block_cache={} write_buffer={}x{MEMTABLES} bloom={BLOOM_BITS} \
+             cache_index_and_filter_blocks=on pin_l0=on pin_top_level_index=on \
+             optimize_filters_for_hits={} optimize_for_point_lookup={} compression=none",
+            config_bytes(self.block_cache),
+            config_bytes(self.write_buffer),
+            on(self.filters_for_hits),
+            on(self.point_lookup)
+        )
     }
 }
 
@@ -97,6 +201,7 @@ struct RocksStore {
     db: DB,
     dir: PathBuf,
     memory: u64,
+    config: String,
     _cache: Cache,
 }
 
@@ -178,5 +283,37 @@ impl ByteStore for RocksStore {
 
     fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    fn config(&self) -> String {
+        self.config.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn under_a_limit_the_block_cache_takes_five_eighths_and_point_reads_optimize() {
+        let c = Settings::of(&PeerOptions::from_limit(160_000_000, true));
+        assert_eq!(c.write_buffer, 10_000_000);
+        assert_eq!(c.block_cache, 100_000_000);
+        assert!(c.point_lookup && c.filters_for_hits);
+        assert!(
+            c.config()
+                .starts_with("block_cache=95.4MiB write_buffer=9.5MiBx2 bloom=10 "),
+            "{}",
+            c.config()
+        );
+        assert!(c.config().contains("optimize_for_point_lookup=on"));
+        // Scans: no point-lookup mode; a large limit keeps RocksDB's default memtable.
+        let c = Settings::of(&PeerOptions::from_limit(4 << 30, false));
+        assert_eq!(c.write_buffer, 64 << 20);
+        assert!(!c.point_lookup);
+        // A budget: today's split.
+        let c = Settings::of(&PeerOptions::from_budget(16 << 20));
+        assert_eq!((c.block_cache, c.write_buffer), (12 << 20, 2 << 20));
+        assert!(!c.point_lookup && !c.filters_for_hits);
     }
 }

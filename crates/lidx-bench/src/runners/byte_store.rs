@@ -59,16 +59,44 @@ pub trait ByteStore: Send + Sync {
     fn stats(&self) -> ByteStoreStats;
     /// The directory the store lives in.
     fn dir(&self) -> &Path;
+    /// The settings it was opened with, one line (`block_cache=120MiB bloom=10 ...`), for
+    /// reports: what a reader needs to run it the same way.
+    fn config(&self) -> String {
+        String::new()
+    }
 }
 
 /// What a peer is opened with.
+///
+/// Two ways to size a peer, one per way `lidx ycsb` is run:
+///
+/// * **A memory budget** ([`PeerOptions::from_budget`], no `--memory-limit`): three quarters
+///   its cache, a quarter its write buffer, every peer alike; what the engine leaves to the OS
+///   page cache is not held to anything.
+/// * **A memory limit** ([`PeerOptions::from_limit`], `--memory-limit L`): the run is held to
+///   `L` (heap and page cache, [`crate::memory_limit`]) and each engine sizes itself from `L`
+///   as its own documentation recommends for the workload ([`PeerOptions::memory_limit`],
+///   [`PeerOptions::point_reads`]; each peer's module says which document it followed). The
+///   engines that size a cache and a write buffer of their own keep them within
+///   [`own_memory`]`(L)`, three quarters of the limit, the share lidx's engines get too
+///   ([`lidx_budget_from_limit`]): the last quarter is left for what every engine allocates
+///   beside its caches and for the OS page cache its file I/O passes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerOptions {
     /// Bytes of the engine's own cache of blocks or pages (its block cache, page cache or
-    /// read cache); an engine without one (LMDB) ignores it.
+    /// read cache); an engine without one (LMDB) ignores it. Not used under a memory limit.
     pub cache_bytes: u64,
-    /// Bytes of the engine's write buffer (memtable), where it has one.
+    /// Bytes of the engine's write buffer (memtable), where it has one. Not used under a
+    /// memory limit.
     pub write_buffer_bytes: u64,
+    /// The memory limit the run is held to: the engine sizes its caches and buffers from it
+    /// as its documentation recommends, rather than from `cache_bytes` and
+    /// `write_buffer_bytes`.
+    pub memory_limit: Option<u64>,
+    /// The workload reads and writes single keys only (no scans): an engine with a mode for
+    /// point lookups (RocksDB's `OptimizeForPointLookup`, "use this if you'll never use an
+    /// iterator, only Put() and Get()") uses it under a memory limit.
+    pub point_reads: bool,
 }
 
 impl PeerOptions {
@@ -78,7 +106,54 @@ impl PeerOptions {
         PeerOptions {
             cache_bytes: budget - budget / 4,
             write_buffer_bytes: (budget / 4).max(1 << 20),
+            memory_limit: None,
+            point_reads: false,
         }
+    }
+
+    /// Sizes from a memory limit of `limit` bytes for a workload with (`point_reads`) or
+    /// without single-key operations only; `cache_bytes` and `write_buffer_bytes` are what
+    /// the limit leaves an engine's own memory ([`own_memory`]), for reports.
+    pub fn from_limit(limit: u64, point_reads: bool) -> PeerOptions {
+        PeerOptions {
+            cache_bytes: own_memory(limit),
+            write_buffer_bytes: 0,
+            memory_limit: Some(limit),
+            point_reads,
+        }
+    }
+}
+
+/// The share of a memory limit an engine's own memory (its caches and write buffers) is
+/// sized to: three quarters. The last quarter is left for what the engine allocates beside
+/// them (table readers, iterators, compaction and log buffers, its threads' stacks, the
+/// harness's few MB) and for the OS page cache its file I/O passes through: under a cgroup
+/// a page of a buffered read or write is charged too, and an engine whose own memory took the
+/// whole limit would be killed by the first burst of dirty pages of a flush or a merge.
+pub fn own_memory(limit: u64) -> u64 {
+    limit - limit / 4
+}
+
+/// The memory budget of lidx's engines under a memory limit when none is given
+/// (`lidx ycsb --memory-limit L` without `--memory-budget`): the same three quarters as a
+/// peer's own memory ([`own_memory`]) less lidx's own cache (`cache_bytes`: the run's LRU
+/// page cache of `--cache-blocks` blocks), at least `min`; neither side gets more of `L`.
+pub fn lidx_budget_from_limit(limit: u64, cache_bytes: u64, min: u64) -> u64 {
+    own_memory(limit).saturating_sub(cache_bytes).max(min)
+}
+
+/// Bytes as a configuration line shows them: whole MiB or KiB where exact, bytes otherwise.
+pub fn config_bytes(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{}MiB", bytes >> 20)
+    } else if bytes >= 1 << 20 {
+        format!("{:.1}MiB", bytes as f64 / (1u64 << 20) as f64)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{}KiB", bytes >> 10)
+    } else if bytes >= 1 << 10 {
+        format!("{:.1}KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{bytes}B")
     }
 }
 
@@ -234,5 +309,49 @@ impl ByteStore for LidxStore {
 
     fn dir(&self) -> &Path {
         self.0.dir()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lidx_gets_the_share_of_a_limit_a_peer_does_less_its_cache() {
+        assert_eq!(own_memory(160_000_000), 120_000_000);
+        // 8192 blocks of 4 KiB: 32 MiB of cache.
+        assert_eq!(
+            lidx_budget_from_limit(160_000_000, 8192 * 4096, 1 << 20),
+            120_000_000 - 33_554_432
+        );
+        assert_eq!(lidx_budget_from_limit(400_000_000, 0, 1 << 20), 300_000_000);
+        // A cache larger than the share leaves the least budget a store takes.
+        assert_eq!(
+            lidx_budget_from_limit(16_000_000, 64 << 20, 1 << 20),
+            1 << 20
+        );
+    }
+
+    #[test]
+    fn a_limit_sizes_nothing_itself_and_a_budget_splits_as_before() {
+        let limited = PeerOptions::from_limit(160_000_000, true);
+        assert_eq!(limited.memory_limit, Some(160_000_000));
+        assert!(limited.point_reads);
+        assert_eq!(limited.cache_bytes, own_memory(160_000_000));
+        let budget = PeerOptions::from_budget(16 << 20);
+        assert_eq!(
+            (budget.cache_bytes, budget.write_buffer_bytes),
+            (12 << 20, 4 << 20)
+        );
+        assert_eq!(budget.memory_limit, None);
+    }
+
+    #[test]
+    fn configuration_lines_show_bytes_in_binary_units() {
+        assert_eq!(config_bytes(64 << 20), "64MiB");
+        assert_eq!(config_bytes(100_000_000), "95.4MiB");
+        assert_eq!(config_bytes(512 << 10), "512KiB");
+        assert_eq!(config_bytes(39_915), "39.0KiB");
+        assert_eq!(config_bytes(1000), "1000B");
     }
 }
