@@ -67,6 +67,21 @@ fn the_peers_run_beside_the_hybrid_on_the_same_plan() {
     };
     assert_eq!(peer("redb").memory_budget, Some(2_000_000));
     assert_eq!(peer("lmdb").reads, 400);
+    // Each record says what its store ran with: without a limit, the budget's split.
+    assert!(
+        peer("redb").config.starts_with("cache=1.4MiB "),
+        "{}",
+        peer("redb").config
+    );
+    assert!(peer("fjall")
+        .config
+        .starts_with("cache=1.4MiB memtable=512KiB"));
+    assert!(peer("lmdb").config.starts_with("map_size=1024GiB"));
+    assert!(
+        records[0].config.starts_with("budget=1.9MiB "),
+        "{}",
+        records[0].config
+    );
 }
 
 #[test]

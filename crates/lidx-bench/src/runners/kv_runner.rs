@@ -48,6 +48,7 @@ use hdrhistogram::Histogram;
 use lidx::disk::Resident;
 use lidx::io::{DeviceKind, IoClass, IoStats, Storage};
 
+use crate::byte_store::config_bytes;
 use crate::disk_report::human_bytes;
 use crate::disk_workload::{payload_of, payload_version, versioned_payload};
 use crate::error::{BenchError, Result};
@@ -130,6 +131,13 @@ fn remove_dir(dir: &std::path::Path) -> Result<()> {
     }
 }
 
+/// The start of the names of the memory cgroups process `pid`'s runs enter
+/// (`lidx-ycsb-<pid>-<run>`), so that a parent finds those of a child killed inside them
+/// ([`crate::memory_limit::reap_cgroups`]).
+pub fn cgroup_prefix(pid: u32) -> String {
+    format!("lidx-ycsb-{pid}-")
+}
+
 /// What to run on each store.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KvBenchConfig {
@@ -175,6 +183,7 @@ struct RunFigures {
     memory_end: u64,
     disk: u64,
     describe: String,
+    config: String,
     merges: crate::kv_store::MergeStats,
     rss_peak: Option<u64>,
     cgroup_peak: Option<u64>,
@@ -220,6 +229,62 @@ impl<'a> KvBench<'a> {
         progress: &mut dyn Progress,
     ) -> Result<KvRecord> {
         let size = self.config.payload_size;
+        self.check(spec)?;
+        let spec = &self.sized(spec);
+        let build =
+            |storage: Arc<Storage>, keys: &[u64]| spec.build(storage, keys, &self.key_bytes, size);
+        let mut record =
+            self.run_store_within(&spec.label(), spec.needs_dir(), &build, budget, progress)?;
+        record.memory_budget = spec.memory_budget();
+        if record.config.is_empty() && record.skipped.is_none() {
+            record.config = self.lidx_config(spec);
+        }
+        Ok(record)
+    }
+
+    /// `spec` as it runs on this plan: a peer sized from the run's memory limit for the
+    /// workload ([`StoreSpec::for_run`]).
+    fn sized(&self, spec: &StoreSpec) -> StoreSpec {
+        spec.for_run(self.config.memory_limit, self.plan.workload)
+    }
+
+    /// The label of `spec`'s records on this plan.
+    pub fn label_of(&self, spec: &StoreSpec) -> String {
+        self.sized(spec).label()
+    }
+
+    /// The configuration line of one of lidx's stores (a peer's is its own,
+    /// [`crate::byte_store::ByteStore::config`]): its budget and the run's cache.
+    fn lidx_config(&self, spec: &StoreSpec) -> String {
+        let (blocks, block) = (self.base.cache_blocks, self.base.block_size as u64);
+        let cache = if blocks == 0 {
+            "cache=none".to_string()
+        } else {
+            format!(
+                "cache={blocks}x{}={} per file (O_DIRECT)",
+                config_bytes(block),
+                config_bytes(blocks as u64 * block)
+            )
+        };
+        let budget = spec
+            .memory_budget()
+            .map_or("budget=default".to_string(), |b| {
+                format!("budget={}", config_bytes(b))
+            });
+        match spec {
+            StoreSpec::Store(s) if matches!(s.engine, lidx::kv::Engine::Log(_)) => {
+                "map on the heap (no budget), records read through the mapped log (OS page \
+                 cache)"
+                    .to_string()
+            }
+            StoreSpec::BTree { .. } => format!("inner nodes resident {cache}"),
+            _ => format!("{budget} {cache}"),
+        }
+    }
+
+    /// Refuses `spec` on this plan before anything runs: keys it does not take, or a workload
+    /// with scans on a store without an ordered scan.
+    pub fn check(&self, spec: &StoreSpec) -> Result<()> {
         spec.check_keys(self.dataset, &self.key_bytes)?;
         let unordered_log = matches!(
             spec,
@@ -241,12 +306,7 @@ impl<'a> KvBench<'a> {
                     .to_string(),
             });
         }
-        let build =
-            |storage: Arc<Storage>, keys: &[u64]| spec.build(storage, keys, &self.key_bytes, size);
-        let mut record =
-            self.run_store_within(&spec.label(), spec.needs_dir(), &build, budget, progress)?;
-        record.memory_budget = spec.memory_budget();
-        Ok(record)
+        Ok(())
     }
 
     /// [`Self::run_spec`] for a point of [`curve`]'s budget sweep: under a workload that writes,
@@ -305,7 +365,7 @@ impl<'a> KvBench<'a> {
                 .config
                 .memory_limit
                 .map(|limit| {
-                    let name = format!("lidx-ycsb-{}-{run}", std::process::id());
+                    let name = format!("{}{run}", cgroup_prefix(std::process::id()));
                     MemoryCgroup::enter(&name, limit)
                 })
                 .transpose()?;
@@ -367,6 +427,7 @@ impl<'a> KvBench<'a> {
                 memory_end: store.memory_bytes() as u64,
                 disk: store.disk_bytes(),
                 describe: store.describe(),
+                config: store.config(),
                 merges: store.merge_stats().since(&merges_before),
                 rss_peak,
                 cgroup_peak,
@@ -440,6 +501,7 @@ impl<'a> KvBench<'a> {
             memory_limit: self.config.memory_limit,
             cgroup_peak_bytes: m.cgroup_peak,
             skipped: None,
+            config: m.config.clone(),
         })
     }
 
@@ -450,8 +512,13 @@ impl<'a> KvBench<'a> {
         (self.plan.init.len() + inserted) as u64
     }
 
+    /// The record of a store whose run failed (`failed: <why>`, [`KvRecord::failure`]).
+    pub fn failed(&self, label: &str, why: &str) -> KvRecord {
+        self.skipped(label, format!("{}{why}", KvRecord::FAILED))
+    }
+
     /// The record of a store that could not run: `why`, and what the plan was.
-    fn skipped(&self, label: &str, why: String) -> KvRecord {
+    pub fn skipped(&self, label: &str, why: String) -> KvRecord {
         KvRecord {
             dataset: self.dataset.to_string(),
             n_init: self.plan.init.len() as u64,
@@ -604,7 +671,7 @@ fn sanitize(label: &str) -> String {
 pub fn fill_ratios(records: &mut [KvRecord], reference: &str) {
     let bases: Vec<(String, f64, u64)> = records
         .iter()
-        .filter(|r| r.store == reference)
+        .filter(|r| r.store == reference && r.skipped.is_none())
         .map(|r| (r.workload.clone(), r.ops_per_s, r.memory_bytes))
         .collect();
     for r in records.iter_mut().filter(|r| r.skipped.is_none()) {
@@ -644,15 +711,91 @@ impl<'a> KvSetup<'a> {
     }
 }
 
-/// Runs `stores` on each workload, the first one (the reference) first: percentage and
-/// `btree-peak` budgets of the others are resolved against its memory at the start and the
-/// end of its run, and every record's ratios are to it. The reference itself cannot take a
-/// relative budget ([`BenchError::BadSpec`]); with no stores, the equal-memory B+-tree
-/// adapter ([`StoreSpec::baseline`]) runs alone.
+/// Where [`compare`] runs one store on one workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunAt {
+    /// The workload's index in [`compare`]'s list.
+    pub workload: usize,
+    /// The store's index in [`compare`]'s list (0: the reference).
+    pub store: usize,
+    /// The reference's memory at the start and at the end of its run on this workload, which
+    /// the store's relative budget was resolved against ([`StoreSpec::resolve`]); zeros for
+    /// the reference itself.
+    pub reference: (u64, u64),
+}
+
+/// How [`compare`] runs one store on one workload: in this process ([`InProcess`]) or in a
+/// child process of its own (`lidx ycsb`'s, [`crate::kv_child`]), so that a store killed by
+/// its memory cgroup or crashing takes only its own record down.
+pub trait RunOne {
+    /// Runs `spec` (its budget resolved: [`StoreSpec::resolve`]) on `bench`'s plan; the store
+    /// is the one `at` names. A store that cannot run is a skipped record, one whose run
+    /// failed may be a failed one ([`KvBench::failed`]).
+    fn run_one(
+        &mut self,
+        bench: &KvBench<'_>,
+        at: RunAt,
+        spec: &StoreSpec,
+        progress: &mut dyn Progress,
+    ) -> Result<KvRecord>;
+}
+
+/// Runs each store in this process: a peer that cannot be created is a skipped record, any
+/// other failure ends [`compare`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InProcess;
+
+impl RunOne for InProcess {
+    fn run_one(
+        &mut self,
+        bench: &KvBench<'_>,
+        _: RunAt,
+        spec: &StoreSpec,
+        progress: &mut dyn Progress,
+    ) -> Result<KvRecord> {
+        run_here(bench, spec, progress)
+    }
+}
+
+/// Runs `spec` on `bench` in this process; a peer that cannot be created is a skipped
+/// record saying why.
+pub fn run_here(
+    bench: &KvBench<'_>,
+    spec: &StoreSpec,
+    progress: &mut dyn Progress,
+) -> Result<KvRecord> {
+    match bench.run_spec(spec, progress) {
+        Err(BenchError::PeerUnavailable { engine, why }) => {
+            progress.end();
+            let _ = writeln!(std::io::stderr(), "skipped peer {engine}: {why}");
+            Ok(bench.skipped(&bench.label_of(spec), why))
+        }
+        other => other,
+    }
+}
+
+/// Runs `stores` on each workload in this process ([`compare_with`] and [`InProcess`]).
 pub fn compare(
     setup: &KvSetup<'_>,
     workloads: &[YcsbWorkload],
     stores: &[StoreSpec],
+    progress: &mut dyn Progress,
+) -> Result<Vec<KvRecord>> {
+    compare_with(setup, workloads, stores, &mut InProcess, progress)
+}
+
+/// Runs `stores` on each workload, the first one (the reference) first, each through
+/// `runner`: percentage and `btree-peak` budgets of the others are resolved against its
+/// memory at the start and the end of its run, and every record's ratios are to it. The
+/// reference itself cannot take a relative budget ([`BenchError::BadSpec`]); with no stores,
+/// the equal-memory B+-tree adapter ([`StoreSpec::baseline`]) runs alone. Every store is
+/// checked against every workload's plan before the first runs ([`KvBench::check`]). When the
+/// reference's run failed, a store with a relative budget is a skipped record saying so.
+pub fn compare_with(
+    setup: &KvSetup<'_>,
+    workloads: &[YcsbWorkload],
+    stores: &[StoreSpec],
+    runner: &mut dyn RunOne,
     progress: &mut dyn Progress,
 ) -> Result<Vec<KvRecord>> {
     let baseline = [StoreSpec::baseline()];
@@ -674,24 +817,50 @@ pub fn compare(
                 .to_string(),
         });
     }
-    let mut records = Vec::new();
+    let mut benches = Vec::with_capacity(workloads.len());
     for &workload in workloads {
         let bench = setup.bench(workload)?;
-        let first = bench.run_spec(reference, progress)?;
-        let (memory, peak) = (first.memory_bytes, first.memory_end_bytes);
+        for spec in stores {
+            bench.check(spec)?;
+        }
+        benches.push(bench);
+    }
+    let mut records = Vec::new();
+    // The label does not change with the workload (a peer's memory limit is in it, not what
+    // it makes of the workload).
+    let reference_label = benches
+        .first()
+        .map_or_else(|| reference.label(), |b| b.label_of(reference));
+    for (w, bench) in benches.iter().enumerate() {
+        let at = |store, reference| RunAt {
+            workload: w,
+            store,
+            reference,
+        };
+        let first = runner.run_one(bench, at(0, (0, 0)), reference, progress)?;
+        let memory = first
+            .skipped
+            .is_none()
+            .then_some((first.memory_bytes, first.memory_end_bytes));
         records.push(first);
-        for spec in &stores[1..] {
-            match bench.run_spec(&spec.resolve(memory, peak), progress) {
-                Err(BenchError::PeerUnavailable { engine, why }) => {
-                    progress.end();
-                    let _ = writeln!(std::io::stderr(), "skipped peer {engine}: {why}");
-                    records.push(bench.skipped(&spec.label(), why));
+        for (s, spec) in stores.iter().enumerate().skip(1) {
+            let record = match memory {
+                None if spec.relative_budget() => bench.skipped(
+                    &bench.label_of(spec),
+                    "its budget is a share of the reference's memory, and the reference did \
+                     not run"
+                        .to_string(),
+                ),
+                _ => {
+                    let (start, end) = memory.unwrap_or((0, 0));
+                    let resolved = spec.resolve(start, end);
+                    runner.run_one(bench, at(s, (start, end)), &resolved, progress)?
                 }
-                other => records.push(other?),
-            }
+            };
+            records.push(record);
         }
     }
-    fill_ratios(&mut records, &reference.label());
+    fill_ratios(&mut records, &reference_label);
     Ok(records)
 }
 
@@ -769,11 +938,11 @@ pub fn table(records: &[KvRecord]) -> String {
     let ratio = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
     for r in records {
         if let Some(why) = &r.skipped {
-            table.add_row(vec![
-                r.workload.clone(),
-                r.store.clone(),
-                format!("skipped: {why}"),
-            ]);
+            let why = match r.failure() {
+                Some(_) => why.clone(),
+                None => format!("skipped: {why}"),
+            };
+            table.add_row(vec![r.workload.clone(), r.store.clone(), why]);
             continue;
         }
         let (p50, p99, p999) = match (r.modeled_p50_us, r.modeled_p99_us, r.modeled_p999_us) {
@@ -807,4 +976,27 @@ pub fn table(records: &[KvRecord]) -> String {
         column.set_cell_alignment(CellAlignment::Right);
     }
     table.to_string()
+}
+
+/// The lines under the [`table`]: each store's configuration ([`KvRecord::config`]), once per
+/// store and configuration with the workloads it ran them on.
+pub fn config_lines(records: &[KvRecord]) -> String {
+    let mut seen: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    for r in records.iter().filter(|r| !r.config.is_empty()) {
+        match seen
+            .iter_mut()
+            .find(|(store, config, _)| *store == r.store && *config == r.config)
+        {
+            Some((_, _, workloads)) => workloads.push(&r.workload),
+            None => seen.push((&r.store, &r.config, vec![&r.workload])),
+        }
+    }
+    let mut out = String::new();
+    for (store, config, workloads) in seen {
+        out.push_str(&format!(
+            "config of {store} ({}): {config}\n",
+            workloads.join(", ")
+        ));
+    }
+    out
 }

@@ -92,6 +92,11 @@ pub trait KvStore<K: Key>: Send + Sync {
     fn disk_bytes(&self) -> u64;
     /// One line for reports.
     fn describe(&self) -> String;
+    /// The settings it was opened with, one line, where the store says
+    /// ([`ByteStore::config`]); empty otherwise (the runner describes lidx's own).
+    fn config(&self) -> String {
+        String::new()
+    }
     /// Merges and write stalls so far.
     fn merge_stats(&self) -> MergeStats {
         MergeStats::default()
@@ -275,6 +280,10 @@ impl KvStore<u64> for StoreApi {
 
     fn describe(&self) -> String {
         self.store.stats().describe
+    }
+
+    fn config(&self) -> String {
+        self.store.config()
     }
 
     fn merge_stats(&self) -> MergeStats {
@@ -563,6 +572,8 @@ impl StoreSpec {
                             MemoryBudget::Bytes(n) => Some(n),
                             MemoryBudget::Percent(_) | MemoryBudget::BTreePeak => None,
                         }),
+                        memory_limit: None,
+                        point_reads: false,
                     }))
                 }
                 other => match Engine::parse(other) {
@@ -608,10 +619,14 @@ impl StoreSpec {
     /// `store:hybrid,budget=10%,fsync=never` (through the API).
     pub fn label(&self) -> String {
         match self {
-            StoreSpec::Peer(p) => {
-                let budget = p.budget.map_or("default".to_string(), MemoryBudget::label);
-                format!("peer:{},budget={budget}", p.engine.name())
-            }
+            StoreSpec::Peer(p) => match p.memory_limit {
+                // Sized from the run's limit ([`StoreSpec::for_run`]), not from a budget.
+                Some(limit) => format!("peer:{},limit={limit}", p.engine.name()),
+                None => {
+                    let budget = p.budget.map_or("default".to_string(), MemoryBudget::label);
+                    format!("peer:{},budget={budget}", p.engine.name())
+                }
+            },
             StoreSpec::Store(s) => {
                 let budget = s.budget.map_or("default".to_string(), MemoryBudget::label);
                 format!(
@@ -704,6 +719,21 @@ impl StoreSpec {
             StoreSpec::Peer(p) => StoreSpec::Peer(PeerSpec {
                 budget: Some(budget),
                 budget_bytes: None,
+                ..p.clone()
+            }),
+            other => other.clone(),
+        }
+    }
+
+    /// The same store for a run of `workload` held to `memory_limit`: a peer sizes itself from
+    /// the limit as its documentation recommends for the workload ([`PeerOptions::from_limit`];
+    /// single-key operations only when the workload has no scans); every other store is as
+    /// it was (its budget, when it takes one, is decided before: see `lidx ycsb`).
+    pub fn for_run(&self, memory_limit: Option<u64>, workload: crate::ycsb::YcsbWorkload) -> Self {
+        match self {
+            StoreSpec::Peer(p) => StoreSpec::Peer(PeerSpec {
+                memory_limit,
+                point_reads: !workload.scans(),
                 ..p.clone()
             }),
             other => other.clone(),
@@ -930,7 +960,10 @@ fn build_peer(
         got: format!("peer {} on storage without a directory", spec.engine.name()),
         expected: "storage with a directory".to_string(),
     })?;
-    let options = PeerOptions::from_budget(spec.budget_bytes.unwrap_or(DEFAULT_PEER_BUDGET));
+    let options = match spec.memory_limit {
+        Some(limit) => PeerOptions::from_limit(limit, spec.point_reads),
+        None => PeerOptions::from_budget(spec.budget_bytes.unwrap_or(DEFAULT_PEER_BUDGET)),
+    };
     let store = spec
         .engine
         .create(&dir.join(spec.engine.name()), &options)
@@ -951,10 +984,15 @@ pub struct PeerSpec {
     /// The engine.
     pub engine: Arc<dyn PeerEngine>,
     /// Memory budget as given; split into cache and write buffer by
-    /// [`PeerOptions::from_budget`].
+    /// [`PeerOptions::from_budget`] when the run has no memory limit.
     pub budget: Option<MemoryBudget>,
     /// The budget in bytes, once resolved against the reference ([`StoreSpec::resolve`]).
     pub budget_bytes: Option<u64>,
+    /// The memory limit of the run ([`StoreSpec::for_run`]): when set, the peer sizes itself
+    /// from it ([`PeerOptions::from_limit`]) and the budget is not used.
+    pub memory_limit: Option<u64>,
+    /// The run's workload has single-key operations only ([`PeerOptions::point_reads`]).
+    pub point_reads: bool,
 }
 
 impl std::fmt::Debug for PeerSpec {
@@ -963,6 +1001,8 @@ impl std::fmt::Debug for PeerSpec {
             .field("engine", &self.engine.name())
             .field("budget", &self.budget)
             .field("budget_bytes", &self.budget_bytes)
+            .field("memory_limit", &self.memory_limit)
+            .field("point_reads", &self.point_reads)
             .finish()
     }
 }
@@ -972,6 +1012,8 @@ impl PartialEq for PeerSpec {
         self.engine.name() == other.engine.name()
             && self.budget == other.budget
             && self.budget_bytes == other.budget_bytes
+            && self.memory_limit == other.memory_limit
+            && self.point_reads == other.point_reads
     }
 }
 

@@ -49,32 +49,39 @@ fn unavailable(why: String) -> BenchError {
     }
 }
 
+/// Creates a fresh cgroup directory `name` (or `name.<n>`) under the memory controller's
+/// root: `(root, the cgroup, v1)`.
+fn create(name: &str) -> Result<(PathBuf, PathBuf, bool)> {
+    let v2 = Path::new(V2_ROOT).join("cgroup.controllers");
+    let (root, v1) = match std::fs::read_to_string(&v2) {
+        Ok(controllers) if controllers.split_whitespace().any(|c| c == "memory") => {
+            (PathBuf::from(V2_ROOT), false)
+        }
+        _ if Path::new(V1_ROOT).join("memory.limit_in_bytes").exists() => {
+            (PathBuf::from(V1_ROOT), true)
+        }
+        _ => return Err(unavailable("no memory cgroup controller found".to_string())),
+    };
+    // A cgroup of this name that exists already is someone else's (a user's, or a run
+    // that could not remove its own): never joined, re-limited or removed; the next free
+    // name `<name>.<n>` is created instead, so the one this run removes is its own.
+    let mut dir = root.join(name);
+    let mut taken = 0;
+    while let Err(e) = std::fs::create_dir(&dir) {
+        if e.kind() != std::io::ErrorKind::AlreadyExists || taken == 64 {
+            return Err(unavailable(format!("cannot create {}: {e}", dir.display())));
+        }
+        taken += 1;
+        dir = root.join(format!("{name}.{taken}"));
+    }
+    Ok((root, dir, v1))
+}
+
 impl MemoryCgroup {
     /// Creates the cgroup `name` (or `name.<n>` when that name is taken) with a limit of
     /// `limit` bytes and moves this process into it; dropping it removes only that cgroup.
     pub fn enter(name: &str, limit: u64) -> Result<MemoryCgroup> {
-        let v2 = Path::new(V2_ROOT).join("cgroup.controllers");
-        let (root, v1) = match std::fs::read_to_string(&v2) {
-            Ok(controllers) if controllers.split_whitespace().any(|c| c == "memory") => {
-                (PathBuf::from(V2_ROOT), false)
-            }
-            _ if Path::new(V1_ROOT).join("memory.limit_in_bytes").exists() => {
-                (PathBuf::from(V1_ROOT), true)
-            }
-            _ => return Err(unavailable("no memory cgroup controller found".to_string())),
-        };
-        // A cgroup of this name that exists already is someone else's (a user's, or a run
-        // that could not remove its own): never joined, re-limited or removed; the next free
-        // name `<name>.<n>` is created instead, so the one this run removes is its own.
-        let mut dir = root.join(name);
-        let mut taken = 0;
-        while let Err(e) = std::fs::create_dir(&dir) {
-            if e.kind() != std::io::ErrorKind::AlreadyExists || taken == 64 {
-                return Err(unavailable(format!("cannot create {}: {e}", dir.display())));
-            }
-            taken += 1;
-            dir = root.join(format!("{name}.{taken}"));
-        }
+        let (root, dir, v1) = create(name)?;
         let (limit_file, peak_file) = if v1 {
             ("memory.limit_in_bytes", "memory.max_usage_in_bytes")
         } else {
@@ -90,6 +97,15 @@ impl MemoryCgroup {
             dir,
             v1,
         })
+    }
+
+    /// Checks that this process can create a memory cgroup (creates an empty one named
+    /// `name` and removes it), so that a command refuses `--memory-limit` before it runs
+    /// anything, rather than in every child.
+    pub fn check_available(name: &str) -> Result<()> {
+        let (_, dir, _) = create(name)?;
+        let _ = std::fs::remove_dir(&dir);
+        Ok(())
     }
 
     /// The most memory (heap and page cache) charged to the cgroup so far, when the kernel
@@ -111,6 +127,42 @@ impl Drop for MemoryCgroup {
         }
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+/// Removes the memory cgroups named `<prefix>...` that a process killed inside them left
+/// behind (it could not drop its [`MemoryCgroup`]) and returns how many processes the
+/// kernel's OOM killer killed in them (`oom_kill` of v2's `memory.events`, of v1's
+/// `memory.oom_control`): how a parent tells a child killed by its memory limit from one
+/// killed otherwise. Cgroups it cannot read or remove are left alone.
+pub fn reap_cgroups(prefix: &str) -> u64 {
+    let (root, events, v1) = if Path::new(V2_ROOT).join("cgroup.controllers").exists() {
+        (V2_ROOT, "memory.events", false)
+    } else {
+        (V1_ROOT, "memory.oom_control", true)
+    };
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return 0;
+    };
+    let mut kills = 0;
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(prefix) {
+            continue;
+        }
+        let dir = entry.path();
+        kills += std::fs::read_to_string(dir.join(events))
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix("oom_kill "))
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+            })
+            .unwrap_or(0);
+        if v1 {
+            let _ = std::fs::write(dir.join("memory.force_empty"), "0");
+        }
+        let _ = std::fs::remove_dir(&dir);
+    }
+    kills
 }
 
 /// The process's resident set and its peak since the last [`reset_resident_peak`], in bytes

@@ -10,10 +10,23 @@
 //! percentage of, and every row's ratios are to it. `--curve` sweeps the adapters.
 //!
 //! Peers (`redb`, `fjall`, `lmdb`, `rocksdb` with the cargo feature `rocksdb`; the
-//! `lidx-peers` crate) run beside them through the same store shape, with the budget as their
-//! cache and write buffer; `--memory-limit` holds every run, heap and page cache, to one
-//! cgroup limit, so engines that live on the OS page cache get no more memory than the
-//! others. A peer that cannot be built or opened is a `skipped` row, never left out.
+//! `lidx-peers` crate) run beside them through the same store shape. Without
+//! `--memory-limit` the budget is their cache and write buffer (three quarters and a quarter,
+//! `lidx_bench::byte_store::PeerOptions::from_budget`), as it has always been. With
+//! `--memory-limit L` every run, heap and page cache, is held to `L` by a memory cgroup, so
+//! engines that live on the OS page cache get no more memory than the others, and each peer
+//! sizes itself from `L` as its own documentation recommends for the workload (each peer's
+//! module in `lidx-peers` cites what it followed); lidx's engines, unless `--memory-budget`
+//! says otherwise, get the same share of `L` for their own memory: three quarters of it less
+//! their cache (`lidx_bench::byte_store::lidx_budget_from_limit`). Each record says what its
+//! store ran with (`config`, also printed under the table). A peer that cannot be built or
+//! opened is a `skipped` row, never left out.
+//!
+//! Each store runs each workload in a child process of its own (`lidx_bench::kv_child`: this
+//! command again, with a hidden flag), so a store that the memory cgroup kills, or that
+//! crashes, is a `failed` row saying how, and the other stores still run and print. A
+//! failure other than the memory cgroup's kill (a crash, a panic, a wrong answer) makes the
+//! command exit non-zero after its table and records are out. `--curve` runs in this process.
 //!
 //! A dataset of any key type runs on the stores through the API: `u64` keys as 8 big-endian
 //! bytes, the others (`u32`, `i64`, `f64`, `str16`, text) as their order-preserving bytes, the
@@ -21,14 +34,19 @@
 //! (8-byte keys) take `u64` keys only and refuse other types by name (`log:trie:<map>` takes
 //! them all).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Parser;
 use lidx::catalog::Role;
+use lidx::kv::MIN_MEMORY_BUDGET;
+use lidx_bench::byte_store::lidx_budget_from_limit;
 use lidx_bench::keyfile::Keys;
-use lidx_bench::kv_runner::{self, KvBenchConfig, KvSetup, StorageBase};
+use lidx_bench::kv_child::{report_panics, ChildReport, ChildRunner};
+use lidx_bench::kv_runner::{self, KvBench, KvBenchConfig, KvSetup, RunAt, StorageBase};
 use lidx_bench::kv_store::{parse_fsync, store_forms, DynamicKind, MemoryBudget, StoreSpec};
+use lidx_bench::memory_limit::MemoryCgroup;
 use lidx_bench::records::KvRecord;
 use lidx_bench::store_keys::{RankedKeys, StoreKeys};
 use lidx_bench::ycsb::YcsbWorkload;
@@ -96,16 +114,20 @@ pub struct Args {
     /// memory and takes none): bytes (2M), a percentage of the reference's memory at the
     /// start of its run (10%), or `btree-peak`: what the reference held at the end of its run
     /// of the same workload (inserts grow a B+-tree's inner nodes). Default 100%: equal memory
-    /// at the start. A budget below the static model's own size merges after every write; in
-    /// `--curve`'s sweep under a workload that writes, a budget that leaves under 16 KiB beside
-    /// what the store holds built is a skipped row saying so.
-    #[arg(long, default_value = "100%")]
-    pub memory_budget: String,
+    /// at the start; with `--memory-limit L`, three quarters of `L` less the cache
+    /// (`--cache-blocks` x `--block-size`), the share of `L` each peer's own memory gets. A
+    /// budget below the static model's own size merges after every write; in `--curve`'s
+    /// sweep under a workload that writes, a budget that leaves under 16 KiB beside what the
+    /// store holds built is a skipped row saying so.
+    #[arg(long)]
+    pub memory_budget: Option<String>,
 
     /// Hold each run (build, timed part, drain) of every store to this many bytes of memory,
     /// its heap and the OS page cache it faults in together, in a memory cgroup of its own
-    /// (needs root; 64M, 1G: powers of 1000). Without it, engines that read through the OS page cache
-    /// (the peers) use as much of it as the machine has. Resident memory is recorded either way.
+    /// (needs root; 64M, 1G: powers of 1000); each peer then sizes its caches and buffers from
+    /// it as its documentation recommends. Without it, engines that read through the OS page
+    /// cache (the peers) use as much of it as the machine has. Resident memory is recorded
+    /// either way.
     #[arg(long)]
     pub memory_limit: Option<String>,
 
@@ -176,6 +198,21 @@ pub struct Args {
     /// With --curve: draw throughput against memory here as SVG.
     #[arg(long, requires = "curve")]
     pub svg: Option<PathBuf>,
+
+    /// Run as the child of one store on one workload (used by the command itself:
+    /// `lidx_bench::kv_child`).
+    #[arg(long, hide = true)]
+    pub child_run: Option<String>,
+
+    /// With --child-run: the directory the parent's runs live in.
+    #[arg(long, hide = true, requires = "child_run")]
+    pub child_dir: Option<PathBuf>,
+
+    /// The harness's self-test: the child of the store at this index of `--store` aborts
+    /// (SIGABRT) before its run, as a crash of an engine's own code would end it; the other
+    /// stores must still run.
+    #[arg(long, hide = true)]
+    pub child_abort: Option<usize>,
 }
 
 /// Runs `lidx ycsb`.
@@ -195,7 +232,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .into())
         }
     };
-    let budget = MemoryBudget::parse(&args.memory_budget)?;
+    let memory_limit = args
+        .memory_limit
+        .as_deref()
+        .map(|l| {
+            lidx_bench::count::parse_count(l).ok_or_else(|| BenchError::BadSpec {
+                what: "--memory-limit",
+                got: l.to_string(),
+                expected: "bytes: 64000000, 64M, 1G (powers of 1000)".to_string(),
+            })
+        })
+        .transpose()?;
+    let budget = match (&args.memory_budget, memory_limit) {
+        (Some(given), _) => MemoryBudget::parse(given)?,
+        (None, Some(limit)) => MemoryBudget::Bytes(lidx_budget_from_limit(
+            limit,
+            (args.cache_blocks * args.block_size) as u64,
+            MIN_MEMORY_BUDGET as u64,
+        )),
+        (None, None) => MemoryBudget::Percent(100.0),
+    };
     let budgets = MemoryBudget::parse_list(&args.budgets)?;
     let fsync = parse_fsync(&args.fsync)?;
     let dynamic = DynamicKind::parse(&args.dynamic)?;
@@ -208,17 +264,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     )?;
     let peers = lidx_peers::all();
     let stores = StoreSpec::parse_list(&args.store, Some(budget), fsync, &hybrid, &peers)?;
-    let memory_limit = args
-        .memory_limit
-        .as_deref()
-        .map(|l| {
-            lidx_bench::count::parse_count(l).ok_or_else(|| BenchError::BadSpec {
-                what: "--memory-limit",
-                got: l.to_string(),
-                expected: "bytes: 64000000, 64M, 1G (powers of 1000)".to_string(),
-            })
-        })
-        .transpose()?;
     if !args.curve && stores[0].relative_budget() {
         return Err(BenchError::BadSpec {
             what: "--store",
@@ -239,6 +284,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         .into());
     }
+    let config = KvBenchConfig {
+        ops,
+        threads: args.threads,
+        runs: args.runs,
+        seed: args.seed,
+        payload_size: args.payload_size,
+        memory_limit,
+    };
+    if let Some(at) = &args.child_run {
+        return child(&args, at, &device, &workloads, &stores, config);
+    }
     check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
     let inputs = super::dataset_inputs(&args.dataset);
     for figure in [&args.csv, &args.svg].into_iter().flatten() {
@@ -254,7 +310,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     device.check_block_size(args.block_size)?;
 
     let dataset = load_any_dataset(&args.dataset, args.seed)?;
-    let (keys, key_bytes) = store_keys(dataset.keys);
+    let (keys, key_bytes) = store_keys(dataset.keys, true);
     let key_bytes = Arc::new(key_bytes);
     // Refused before the device's directory is made, so a refusal leaves nothing behind.
     let checked = if args.curve {
@@ -265,6 +321,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for spec in &checked {
         spec.check_keys(&dataset.name, &key_bytes)?;
     }
+    if let (Some(_), false) = (memory_limit, args.curve) {
+        // Refused here, once, rather than by every child.
+        MemoryCgroup::check_available(&format!("lidx-ycsb-probe-{}", std::process::id()))?;
+    }
     device.create_dir()?;
     // The runs' stores go in a private directory of this run's inside the device's directory,
     // removed when the command ends, on signals too: nothing of the user's there is touched.
@@ -273,14 +333,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None => None,
     };
     base.dir = private.as_ref().map(|p| p.dir().to_path_buf());
-    let config = KvBenchConfig {
-        ops,
-        threads: args.threads,
-        runs: args.runs,
-        seed: args.seed,
-        payload_size: args.payload_size,
-        memory_limit,
-    };
     let setup = KvSetup {
         dataset: &dataset.name,
         keys: &keys,
@@ -289,10 +341,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         config,
     };
     let mut bars = Bars::default();
+    let mut failures = Vec::new();
     let records = if args.curve {
         kv_runner::curve(&setup, &workloads, &hybrid, &budgets, &mut bars)?
     } else {
-        kv_runner::compare(&setup, &workloads, &checked, &mut bars)?
+        // Each store in a child process of its own: the same command line, the hidden flags.
+        let own_args: Vec<OsString> = std::env::args_os().skip(1).collect();
+        let mut children = ChildRunner::new(own_args, base.dir.clone(), memory_limit)?;
+        let records =
+            kv_runner::compare_with(&setup, &workloads, &checked, &mut children, &mut bars)?;
+        failures = children.failures().to_vec();
+        records
     };
 
     drop(private);
@@ -315,7 +374,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         })?;
     }
     batch.commit()?;
-    print_header(&records[0]);
+    let measured = records.iter().find(|r| r.skipped.is_none());
+    print_header(measured.unwrap_or(&records[0]));
     for spec in &checked {
         if let StoreSpec::Peer(p) = spec {
             println!(
@@ -328,18 +388,96 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if let Some(limit) = memory_limit {
         println!("every run held to {limit} bytes (heap and page cache) by a memory cgroup");
+        if let (None, MemoryBudget::Bytes(bytes)) = (&args.memory_budget, budget) {
+            println!(
+                "lidx's budget {bytes} bytes: three quarters of the limit less the cache, the \
+                 share each peer's own memory gets"
+            );
+        }
     }
     println!("{}", kv_runner::table(&records));
+    print!("{}", kv_runner::config_lines(&records));
+    if !failures.is_empty() {
+        anyhow::bail!(
+            "{} store run(s) failed (their rows above say how; the other stores' records are \
+             complete): {}",
+            failures.len(),
+            failures.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// `lidx ycsb --child-run <at>`: runs the one store on the one workload `at` names
+/// ([`RunAt::from_arg`]) in the parent's runs directory and writes how it ended on stdout
+/// ([`ChildReport`]); the parent (`lidx_bench::kv_child::ChildRunner`) makes the row.
+fn child(
+    args: &Args,
+    at: &str,
+    device: &DeviceChoice,
+    workloads: &[YcsbWorkload],
+    stores: &[StoreSpec],
+    config: KvBenchConfig,
+) -> anyhow::Result<()> {
+    report_panics();
+    let at = RunAt::from_arg(at)?;
+    let (Some(&workload), Some(spec)) = (workloads.get(at.workload), stores.get(at.store)) else {
+        return Err(BenchError::BadSpec {
+            what: "--child-run",
+            got: at.to_arg(),
+            expected: format!(
+                "a workload below {} and a store below {}",
+                workloads.len(),
+                stores.len()
+            ),
+        }
+        .into());
+    };
+    let run = || -> anyhow::Result<KvRecord> {
+        let base = StorageBase {
+            dir: args.child_dir.clone(),
+            kind: device.kind.clone(),
+            block_size: args.block_size,
+            cache_blocks: args.cache_blocks,
+        };
+        let dataset = load_any_dataset(&args.dataset, args.seed)?;
+        let (keys, key_bytes) = store_keys(dataset.keys, false);
+        let bench = KvBench::new(
+            &dataset.name,
+            &keys,
+            Arc::new(key_bytes),
+            workload,
+            &base,
+            config,
+        )?;
+        if args.child_abort == Some(at.store) {
+            note!("--child-abort {}: this child aborts", at.store);
+            std::process::abort();
+        }
+        let spec = spec.resolve(at.reference.0, at.reference.1);
+        Ok(kv_runner::run_here(&bench, &spec, &mut Bars::default())?)
+    };
+    match run() {
+        Ok(record) => ChildReport::Record(Box::new(record)).send(),
+        Err(error) => {
+            note!("error: {error:#}");
+            ChildReport::Error(format!("{error:#}")).send();
+        }
+    }
     Ok(())
 }
 
 /// The runner's keys and what they are as a store's bytes: a `u64` dataset's unique keys
-/// themselves, any other's ranks into its order-preserving byte keys (a note says so).
-fn store_keys(keys: Keys) -> (Vec<u64>, StoreKeys) {
+/// themselves, any other's ranks into its order-preserving byte keys (a note says so, when
+/// `tell`: the parent tells, not each child again).
+fn store_keys(keys: Keys, tell: bool) -> (Vec<u64>, StoreKeys) {
     if let Keys::U64(keys) = keys {
         return (unique_keys(&keys), StoreKeys::U64);
     }
     let ranked = RankedKeys::encode(&keys);
+    if !tell {
+        return (ranked.ranks(), StoreKeys::Ranked(ranked));
+    }
     note!(
         "note: {} {} keys ({} distinct) run as their order-preserving bytes on the stores through \
          the API",

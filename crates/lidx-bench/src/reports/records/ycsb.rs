@@ -116,8 +116,25 @@ pub struct KvRecord {
     /// The most the run's cgroup was charged (heap and page cache), under `memory_limit`.
     #[serde(default)]
     pub cgroup_peak_bytes: Option<u64>,
-    /// Set when the store could not run here (a peer not built in or failing to open): why.
-    /// Nothing else in the record is measured then.
+    /// Set when the store could not run here (a peer not built in or failing to open), or
+    /// its run failed (`failed: ...`: killed by the memory cgroup, a crash, an error; see
+    /// [`KvRecord::failure`]): why. Nothing else in the record is measured then.
     #[serde(default)]
     pub skipped: Option<String>,
+    /// The settings the store ran with, one line: a peer's as it was opened
+    /// (`block_cache=100MiB write_buffer=10MiBx2 bloom=10 ...`), lidx's engines' budget and
+    /// cache. Empty in records written before the field existed.
+    #[serde(default)]
+    pub config: String,
+}
+
+impl KvRecord {
+    /// What [`KvRecord::skipped`] starts with when the store's run failed rather than could
+    /// not start.
+    pub const FAILED: &'static str = "failed: ";
+
+    /// Why the store's run failed (after [`KvRecord::FAILED`]), when it did.
+    pub fn failure(&self) -> Option<&str> {
+        self.skipped.as_deref()?.strip_prefix(Self::FAILED)
+    }
 }
