@@ -7,8 +7,9 @@
 //! Two kinds (as lsm-tree's `fuzz/` and redb's `fuzz_redb.rs`): one target per decoder of bytes
 //! from disk (any bytes decode to something consistent or give a typed error), and model-based
 //! targets that run operation sequences against a `BTreeMap` through the fault-injecting device
-//! (`store_hybrid_ops`, `store_btree_ops`, `disk_btree_ops`; `store_trie_ops`, whose `log` store
-//! has no device; the store targets also fault whole files between opens: `store_file_faults`).
+//! (`store_hybrid_ops`, `store_btree_ops`, `store_lsm_ops`, `disk_btree_ops`; `store_trie_ops`,
+//! whose `log` store has no device; the store targets also fault whole files between opens:
+//! `store_file_faults`).
 //! Paths inside go through `super::`, so the folder works both as a crate root and as a module.
 
 pub mod byte_table;
@@ -38,6 +39,7 @@ pub mod store_btree_ops;
 mod store_file_faults;
 pub mod store_hybrid_ops;
 pub mod store_identity;
+pub mod store_lsm_ops;
 mod store_ops;
 pub mod store_trie_ops;
 pub mod wal_record;
@@ -46,7 +48,7 @@ pub mod wal_record;
 pub type Check = fn(&[u8]);
 
 /// Every target by name, with its check: what the corpus replay runs.
-pub const TARGETS: [(&str, Check); 27] = [
+pub const TARGETS: [(&str, Check); 28] = [
     ("byte_table", byte_table::check),
     ("disk_alex_data_node", disk_alex_data_node::check),
     ("disk_alex_inner_node", disk_alex_inner_node::check),
@@ -75,6 +77,7 @@ pub const TARGETS: [(&str, Check); 27] = [
     ("store_btree_ops", store_btree_ops::check),
     ("store_hybrid_ops", store_hybrid_ops::check),
     ("store_identity", store_identity::check),
+    ("store_lsm_ops", store_lsm_ops::check),
     ("store_trie_ops", store_trie_ops::check),
     ("wal_record", wal_record::check),
 ];

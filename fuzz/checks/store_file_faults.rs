@@ -52,13 +52,13 @@ impl FileFault {
 }
 
 /// The roles of a store's files: their name prefix, in the store's directory (`log-`: a `log`
-/// store's checkpoint) or (`wal-`) in its log's.
-const ROLES: [&str; 5] = ["table-", "pages.lbp", "inner-", "log-", "wal-"];
+/// store's checkpoint; `run-`: an `lsm` store's runs) or (`wal-`) in its log's.
+const ROLES: [&str; 6] = ["table-", "pages.lbp", "inner-", "log-", "run-", "wal-"];
 
 /// How a file of `role` ends its name (a log's kept-aside `.dropped` copies are not segments).
 fn suffix(role: &str) -> &'static str {
     match role {
-        "table-" => ".lbt",
+        "table-" | "run-" => ".lbt",
         "inner-" => ".lbi",
         "log-" => ".ckpt",
         "wal-" => ".log",

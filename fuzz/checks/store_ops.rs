@@ -1,11 +1,12 @@
-//! The model-based check behind `store_hybrid_ops`, `store_btree_ops` and `store_trie_ops`:
+//! The model-based check behind `store_hybrid_ops`, `store_btree_ops`, `store_lsm_ops` and
+//! `store_trie_ops`:
 //! the input decodes to
 //! a sequence of store operations (put, delete, batch, get, range both ways, snapshot then
 //! write, compact, close and reopen, crash and reopen, arm a fault), run against one engine
 //! whose block files sit on the fault-injecting device and against a `BTreeMap`.
 //!
-//! A tiny memory budget makes merges (`hybrid`) and checkpoints (`btree`) happen every few
-//! writes, so the static table, the frozen and dynamic stages, checkpoints and log replay all
+//! A tiny memory budget makes merges (`hybrid`), flushes and compactions (`lsm`, levels two
+//! runs apart) and checkpoints (`btree`) happen every few writes, so the static table, the frozen and dynamic stages, checkpoints and log replay all
 //! answer. A `log` store has no block files: it is opened without the device, so an armed
 //! fault changes nothing and every answer must be the model's. Without a fault every answer must be the model's. With a fault armed the rules of
 //! `crates/lidx/tests/store_faults.rs` apply: an operation may fail, with a typed error only
@@ -496,7 +497,8 @@ pub fn run(engine: Engine, data: &[u8]) {
     };
     let options = StoreOptions {
         fsync: FsyncPolicy::Never,
-        memory_budget: 4096 << (setup & 1),
+        // The `lsm` engine's smallest budget is two memtables of 4 KiB.
+        memory_budget: if matches!(engine, Engine::Lsm(_)) { 8192 } else { 4096 } << (setup & 1),
         cache_bytes: if setup & 2 == 2 { 64 << 10 } else { 0 },
         // A `log` store's collector and checkpoints run within a few writes.
         log_segment_bytes: 4096 << (setup >> 2 & 3),
