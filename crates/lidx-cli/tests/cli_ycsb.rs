@@ -164,7 +164,7 @@ fn bad_arguments_exit_2_with_one_line() {
         &["ycsb", "--fsync", "every:0"],
         &["ycsb", "--ops", "lots"],
         &["ycsb", "--dynamic", "skiplist"],
-        &["ycsb", "--store", "btree,lsm"],
+        &["ycsb", "--store", "btree,leveldb"],
         &["ycsb", "--store", "hybrid,btree", "--memory-budget", "10%"],
     ];
     for args in bad {

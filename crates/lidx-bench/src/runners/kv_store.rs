@@ -1116,7 +1116,7 @@ mod tests {
         );
         assert_eq!(log[0].memory_budget(), None);
         assert!(log[1].relative_budget());
-        let err = StoreSpec::parse_list("btree,lsm", budget, FsyncPolicy::Never, &adapter, &[]);
+        let err = StoreSpec::parse_list("btree,leveldb", budget, FsyncPolicy::Never, &adapter, &[]);
         assert!(matches!(
             err,
             Err(BenchError::BadSpec { what: "store", .. })
