@@ -498,7 +498,11 @@ pub fn run(engine: Engine, data: &[u8]) {
     let options = StoreOptions {
         fsync: FsyncPolicy::Never,
         // The `lsm` engine's smallest budget is two memtables of 4 KiB.
-        memory_budget: if matches!(engine, Engine::Lsm(_)) { 8192 } else { 4096 } << (setup & 1),
+        memory_budget: if matches!(engine, Engine::Lsm(_)) {
+            8192
+        } else {
+            4096
+        } << (setup & 1),
         cache_bytes: if setup & 2 == 2 { 64 << 10 } else { 0 },
         // A `log` store's collector and checkpoints run within a few writes.
         log_segment_bytes: 4096 << (setup >> 2 & 3),

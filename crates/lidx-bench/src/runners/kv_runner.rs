@@ -71,7 +71,7 @@ pub struct StorageBase {
     pub kind: DeviceKind,
     /// Block size in bytes.
     pub block_size: usize,
-    /// LRU cache blocks per file (0 = none).
+    /// LRU cache blocks, shared by a run's files (0 = none).
     pub cache_blocks: usize,
 }
 
@@ -109,7 +109,9 @@ impl StorageBase {
                 })
             }
         };
-        Ok(Arc::new(storage.with_cache_blocks(self.cache_blocks)))
+        // One cache for all of a run's files: a store of many files (the `lsm` engine's runs, a
+        // table and the one a merge writes) gets the run's cache, not that much per file.
+        Ok(Arc::new(storage.with_shared_cache(self.cache_blocks)))
     }
 
     /// Removes the directory [`StorageBase::fresh`] made for a run.
@@ -261,7 +263,7 @@ impl<'a> KvBench<'a> {
             "cache=none".to_string()
         } else {
             format!(
-                "cache={blocks}x{}={} per file (O_DIRECT)",
+                "cache={blocks}x{}={} shared by the store's files (O_DIRECT)",
                 config_bytes(block),
                 config_bytes(blocks as u64 * block)
             )

@@ -170,7 +170,8 @@ pub struct Args {
     #[arg(long, default_value_t = 4096)]
     pub block_size: usize,
 
-    /// LRU page cache in blocks per file (0 = none: every read goes to the device).
+    /// LRU page cache in blocks, one shared by a store's files (0 = none: every read goes to
+    /// the device).
     #[arg(long, default_value_t = 0)]
     pub cache_blocks: usize,
 

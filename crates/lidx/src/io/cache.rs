@@ -45,6 +45,12 @@
 //!
 //! [`BlockDevice::stats`] of a cache is the device's counters (what really reached the disk)
 //! plus the cache's hits and misses; writes the cache absorbs appear nowhere.
+//!
+//! **Shared** ([`SharedBlocks`], write-through only): one LRU of blocks for every file of a
+//! [`crate::io::Storage`] (`with_shared_cache`), each file's blocks keyed by a tag the storage
+//! gives its name, so a structure of many files (the `lsm` engine's runs, a table and the one a
+//! merge writes) holds at most the cache's blocks in all, as a block cache shared by a storage
+//! engine's files does (RocksDB's), rather than that many per file.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
@@ -77,20 +83,54 @@ struct Cached {
     dirty: bool,
 }
 
-struct Blocks {
+pub(crate) struct Blocks {
     lru: LruCache<u64, Cached>,
     /// One past the highest block ever written into the cache (write-back blocks may lie past
     /// the device's end until they are written).
     end: u64,
 }
 
+/// Bits of a shared cache's key that hold the block number; the file's tag is above them.
+const BLOCK_BITS: u32 = 40;
+
+/// The blocks of a cache shared by several devices' [`PageCache`]s, each keyed by its tag.
+#[derive(Clone)]
+pub(crate) struct SharedBlocks(Arc<Mutex<Blocks>>);
+
+impl SharedBlocks {
+    /// An empty shared cache of `capacity` (at least 1) blocks.
+    pub(crate) fn new(capacity: NonZeroUsize) -> SharedBlocks {
+        SharedBlocks(Arc::new(Mutex::new(Blocks {
+            lru: LruCache::new(capacity),
+            end: 0,
+        })))
+    }
+
+    /// Drops every block of the file tagged `tag` (removed or truncated: a new file of its
+    /// name must not read them).
+    pub(crate) fn forget(&self, tag: u64) {
+        let mut blocks = self.0.lock();
+        let stale: Vec<u64> = blocks
+            .lru
+            .iter()
+            .map(|(&k, _)| k)
+            .filter(|k| k >> BLOCK_BITS == tag)
+            .collect();
+        for k in stale {
+            blocks.lru.pop(&k);
+        }
+    }
+}
+
 /// An LRU cache of `capacity` blocks over a device.
 pub struct PageCache {
     device: Arc<dyn BlockDevice>,
-    blocks: Option<Mutex<Blocks>>,
+    blocks: Option<Arc<Mutex<Blocks>>>,
     capacity: usize,
     mode: CacheMode,
     counters: IoCounters,
+    /// The device's tag in a shared cache, shifted above the block bits (0 when private).
+    tag: u64,
 }
 
 impl PageCache {
@@ -110,15 +150,48 @@ impl PageCache {
         PageCache {
             device,
             blocks: NonZeroUsize::new(capacity).map(|n| {
-                Mutex::new(Blocks {
+                Arc::new(Mutex::new(Blocks {
                     lru: LruCache::new(n),
                     end: 0,
-                })
+                }))
             }),
             capacity,
             mode,
             counters: IoCounters::default(),
+            tag: 0,
         }
+    }
+
+    /// A write-through cache over `device` in the shared cache `shared` of `capacity` blocks,
+    /// its blocks keyed by `tag` (below 2^24, unique among the storage's live files: a removed
+    /// file's tag is given again once its blocks are dropped).
+    pub(crate) fn shared(
+        device: Arc<dyn BlockDevice>,
+        shared: &SharedBlocks,
+        capacity: usize,
+        tag: u64,
+    ) -> PageCache {
+        PageCache {
+            device,
+            blocks: Some(Arc::clone(&shared.0)),
+            capacity,
+            mode: CacheMode::WriteThrough,
+            counters: IoCounters::default(),
+            tag: {
+                assert!(
+                    tag >> (64 - BLOCK_BITS) == 0,
+                    "over 2^24 live files in one storage"
+                );
+                tag << BLOCK_BITS
+            },
+        }
+    }
+
+    /// The cache's key of block `block` of this device.
+    #[inline]
+    fn key(&self, block: u64) -> u64 {
+        debug_assert!(block >> BLOCK_BITS == 0, "a block past 2^40");
+        self.tag | block
     }
 
     /// Number of blocks the cache can hold.
@@ -234,7 +307,7 @@ impl PageCache {
     ) -> Result<()> {
         let size = self.block_size();
         let count = request_blocks(self.name(), size, buf.len())?;
-        let missing = copy_cached(&mut blocks.lock(), first, count, buf);
+        let missing = copy_cached(&mut blocks.lock(), self.key(first), count, buf);
         let (Some(&lo), Some(&hi)) = (missing.first(), missing.last()) else {
             self.counters.record_cache(count, 0);
             return Ok(());
@@ -246,7 +319,7 @@ impl PageCache {
         let mut cache = blocks.lock();
         for &i in &missing {
             let at = i as usize * size;
-            self.insert(&mut cache, first + i, &buf[at..at + size], false)?;
+            self.insert(&mut cache, self.key(first + i), &buf[at..at + size], false)?;
         }
         Ok(())
     }
@@ -354,12 +427,21 @@ impl BlockDevice for PageCache {
         each: &mut dyn FnMut(&[u8]),
     ) -> Result<()> {
         // All cached: hand over the cached copies (verified when fetched, sealed when
-        // written), no copy out; otherwise read them as `read_blocks` does.
+        // written), no copy out; otherwise read them as `read_blocks` does. One block (a
+        // lookup's) is looked up once.
         if let Some(blocks) = &self.blocks {
             let mut cache = blocks.lock();
-            if count > 0 && (0..count).all(|i| cache.lru.contains(&(first + i))) {
+            let key = self.key(first);
+            if count == 1 {
+                if let Some(block) = cache.lru.get(&key) {
+                    each(&block.data);
+                    drop(cache);
+                    self.counters.record_cache(1, 0);
+                    return Ok(());
+                }
+            } else if count > 0 && (0..count).all(|i| cache.lru.contains(&(key + i))) {
                 for i in 0..count {
-                    if let Some(block) = cache.lru.get(&(first + i)) {
+                    if let Some(block) = cache.lru.get(&(key + i)) {
                         each(&block.data);
                     }
                 }
@@ -379,7 +461,7 @@ impl BlockDevice for PageCache {
         let count = request_blocks(self.name(), size, buf.len())?;
         if self.mode == CacheMode::WriteThrough {
             self.device.write_blocks(first, buf, class)?;
-            refresh(&mut blocks.lock(), first, buf, size);
+            refresh(&mut blocks.lock(), self.key(first), buf, size);
             return Ok(());
         }
         let mut cache = blocks.lock();

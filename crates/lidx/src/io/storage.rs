@@ -11,13 +11,14 @@
 //! device the storage opened, so a benchmark takes one snapshot before and one after.
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use crate::error::{Error, Result};
-use crate::io::cache::{CacheMode, PageCache};
+use crate::io::cache::{CacheMode, PageCache, SharedBlocks};
 use crate::io::device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
 use crate::io::fault::{FaultDevice, FaultPlan};
 use crate::io::file::{FileDevice, OpenMode};
@@ -68,6 +69,8 @@ pub struct Storage {
     block_size: usize,
     cache_blocks: usize,
     cache_mode: CacheMode,
+    /// One cache for every file (`with_shared_cache`), when shared.
+    shared: Option<SharedBlocks>,
     faults: Option<Arc<FaultPlan>>,
     memory: Arc<Mutex<HashMap<String, Arc<SimDevice>>>>,
     opened: Arc<Mutex<Opened>>,
@@ -81,6 +84,11 @@ struct Opened {
     caches: Vec<Arc<PageCache>>,
     /// Final counters of the devices and caches of removed files.
     retired: IoStats,
+    /// Each file's tag in the shared cache, the tags of removed files (their blocks dropped,
+    /// so a tag is given again), and the next new tag.
+    tags: HashMap<String, u64>,
+    free_tags: Vec<u64>,
+    next_tag: u64,
 }
 
 impl Storage {
@@ -106,6 +114,7 @@ impl Storage {
             block_size,
             cache_blocks: 0,
             cache_mode: CacheMode::WriteThrough,
+            shared: None,
             faults: None,
             memory: Arc::new(Mutex::new(HashMap::new())),
             opened: Arc::new(Mutex::new(Opened::default())),
@@ -126,7 +135,23 @@ impl Storage {
     pub fn with_cache_blocks(mut self, blocks: usize) -> Storage {
         self.cache_blocks = blocks;
         self.cache_mode = CacheMode::WriteThrough;
+        self.shared = None;
         self
+    }
+
+    /// Wraps every device opened from now on in a write-through cache, one LRU of `blocks`
+    /// blocks shared by all the storage's files (a store's block cache: its memory is `blocks`
+    /// blocks however many files the store has). 0 means no cache.
+    pub fn with_shared_cache(mut self, blocks: usize) -> Storage {
+        self.cache_blocks = blocks;
+        self.cache_mode = CacheMode::WriteThrough;
+        self.shared = NonZeroUsize::new(blocks).map(SharedBlocks::new);
+        self
+    }
+
+    /// True when one cache serves every file ([`Storage::with_shared_cache`]).
+    pub fn cache_is_shared(&self) -> bool {
+        self.shared.is_some()
     }
 
     /// Wraps every device opened from now on in a write-back LRU [`PageCache`] of `blocks`
@@ -134,6 +159,7 @@ impl Storage {
     pub fn with_write_back_cache(mut self, blocks: usize) -> Storage {
         self.cache_blocks = blocks;
         self.cache_mode = CacheMode::WriteBack;
+        self.shared = None;
         self
     }
 
@@ -283,10 +309,12 @@ impl Storage {
             }
         };
         let mut opened = self.opened.lock();
+        self.forget_cached(&mut opened, name);
         let Opened {
             devices,
             caches,
             retired,
+            ..
         } = &mut *opened;
         devices.retain(|d| {
             let keep = d.name() != device_name;
@@ -303,6 +331,15 @@ impl Storage {
             keep
         });
         Ok(())
+    }
+
+    /// Drops the shared cache's blocks of the file `name` and its tag, so that a new file of
+    /// the name (created anew after a removal or a truncation) gets a fresh tag.
+    fn forget_cached(&self, opened: &mut Opened, name: &str) {
+        if let (Some(shared), Some(tag)) = (&self.shared, opened.tags.remove(name)) {
+            shared.forget(tag);
+            opened.free_tags.push(tag);
+        }
     }
 
     fn open_device(&self, name: &str, mode: OpenMode) -> Result<Arc<dyn BlockDevice>> {
@@ -350,11 +387,26 @@ impl Storage {
         if self.cache_blocks == 0 {
             return Ok(device);
         }
-        let cache = Arc::new(PageCache::with_mode(
-            device,
-            self.cache_blocks,
-            self.cache_mode,
-        ));
+        let cache = Arc::new(match &self.shared {
+            Some(shared) => {
+                if mode == OpenMode::Create {
+                    self.forget_cached(&mut opened, name);
+                }
+                let tag = match opened.tags.get(name) {
+                    Some(&tag) => tag,
+                    None => {
+                        let tag = opened.free_tags.pop().unwrap_or_else(|| {
+                            opened.next_tag += 1;
+                            opened.next_tag
+                        });
+                        opened.tags.insert(name.to_string(), tag);
+                        tag
+                    }
+                };
+                PageCache::shared(device, shared, self.cache_blocks, tag)
+            }
+            None => PageCache::with_mode(device, self.cache_blocks, self.cache_mode),
+        });
         opened.caches.push(Arc::clone(&cache));
         Ok(cache)
     }
@@ -388,8 +440,13 @@ impl Storage {
                 CacheMode::WriteThrough => "",
                 CacheMode::WriteBack => " write-back",
             };
+            let scope = if self.shared.is_some() {
+                "shared by its files"
+            } else {
+                "per file"
+            };
             format!(
-                "{device},{mode} LRU cache {} blocks per file",
+                "{device},{mode} LRU cache {} blocks {scope}",
                 self.cache_blocks
             )
         } else {
@@ -440,5 +497,52 @@ mod tests {
                 "cache {cache}"
             );
         }
+    }
+
+    #[test]
+    fn a_shared_cache_holds_its_blocks_for_all_files_and_forgets_a_removed_one() {
+        let storage = Storage::ram().with_shared_cache(4);
+        assert!(storage.cache_is_shared());
+        let write = |name: &str, fill: u8| {
+            let dev = storage.create(name).unwrap();
+            for b in 0..3 {
+                let mut block = vec![fill.wrapping_add(b as u8); 4096];
+                dev.write_blocks(b, &mut block, IoClass::Leaf).unwrap();
+            }
+            dev
+        };
+        let (a, b) = (write("a", 10), write("b", 20));
+        let read = |dev: &Arc<dyn BlockDevice>, block: u64| {
+            let mut buf = vec![0u8; 4096];
+            dev.read_blocks(block, &mut buf, IoClass::Leaf).unwrap();
+            buf[0]
+        };
+        // Six blocks through a cache of four: the same block of two files is two entries, and
+        // the cache never holds more than four in all.
+        for _ in 0..2 {
+            for blk in 0..3 {
+                assert_eq!(read(&a, blk), 10 + blk as u8);
+                assert_eq!(read(&b, blk), 20 + blk as u8);
+            }
+        }
+        let s = storage.stats();
+        assert_eq!(s.cache_hits + s.cache_misses, 12);
+        assert!(s.cache_misses >= 6, "{s:?}");
+        // The last four read are cached: reading them again is all hits.
+        let before = storage.stats().cache_hits;
+        for (dev, blk) in [(&a, 1), (&b, 1), (&a, 2), (&b, 2)] {
+            read(dev, blk);
+        }
+        assert_eq!(storage.stats().cache_hits - before, 4);
+        // A removed file's blocks are gone: a new file of its name with one block has no
+        // block 2 (the old file's cached one is not served), and reads its own block 0.
+        storage.remove("a").unwrap();
+        let a = storage.create("a").unwrap();
+        a.write_blocks(0, &mut vec![50u8; 4096], IoClass::Leaf)
+            .unwrap();
+        let mut buf = vec![0u8; 4096];
+        assert!(a.read_blocks(2, &mut buf, IoClass::Leaf).is_err());
+        assert_eq!(read(&a, 0), 50);
+        assert_eq!(read(&b, 2), 22);
     }
 }

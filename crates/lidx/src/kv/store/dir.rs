@@ -344,7 +344,9 @@ pub(crate) fn lock(dir: &Path, exclusive: bool) -> Result<File> {
 /// Name of the log directory inside a store.
 pub(crate) const WAL_DIR: &str = "wal";
 
-/// The storage of a store's table files: files in `dir`, cached as the options say.
+/// The storage of a store's table files: files in `dir`, under one cache of
+/// [`StoreOptions::cache_bytes`] shared by all of them (so a store of many files, the `lsm`
+/// engine's runs, holds that much and no more).
 pub(crate) fn storage_for(
     dir: &Path,
     identity: &CreateOptions,
@@ -354,7 +356,7 @@ pub(crate) fn storage_for(
         direct: options.direct_io,
     };
     Ok(Storage::new(dir, kind, identity.block_size)?
-        .with_cache_blocks(options.cache_bytes / identity.block_size))
+        .with_shared_cache(options.cache_bytes / identity.block_size))
 }
 
 /// Checks that a storage given for a store has the store's block size.
