@@ -24,7 +24,7 @@
 //! | [`mem`] | in-memory static indexes (PGM, RadixSpline, RMI, FITing-tree, zone maps, a B+-tree) and updatable maps (ALEX, LIPP, ART, START, XIndex, dynamic PGM, B+-tree, skip list) |
 //! | [`disk`] | indexes whose data lives in blocks: the disk B+-tree, the static learned table, paper 003's updatable indexes (ALEX, LIPP, PGM, FITing-tree, the learned B+-tree), the byte-key table and B+-tree |
 //! | [`io`] | devices ([`io::FileDevice`], [`io::SimDevice`]), the page cache, [`io::Storage`] and the I/O counters every figure is read from |
-//! | [`kv`] | the [`kv::Store`] (a durable ordered map of byte strings, three engines) and the typed hybrid index |
+//! | [`kv`] | the [`kv::Store`] (a durable ordered map of byte strings, four engines) and the typed hybrid index |
 //! | [`join`] | external-memory joins of two tables ([`join::join`]) and the table files they read |
 //! | [`model`] | the CDF models learned indexes are made of (PLA, splines, LeCo) |
 //! | [`search`] | last-mile searches on slices |

@@ -74,6 +74,13 @@
 //! checkpoint of the map and the log after it (the engine's protocol and its limits are in
 //! `log/state.rs` and `log/collect.rs`).
 //!
+//! [`Engine::Lsm`] is a log-structured merge tree whose sorted runs are learned byte tables:
+//! the hybrid's write path and memtable, flushed to runs at level 0 and merged level by level
+//! (leveled, [`LsmSpec::ratio`] apart) on a compaction thread; each run is located by its
+//! learned model (one block per lookup) and guarded by a Bloom key filter, so a get of a key a
+//! run does not hold reads none of its blocks, and memory stays within the budget at any data
+//! size (the design and where it departs from Bourbon and DobLIX are in `lsm/mod.rs`).
+//!
 //! The engine is recorded in the store's `STORE` file, and [`Store::open`] picks it from
 //! there. Every engine implements one private trait (`engine.rs`, after lsm-tree's
 //! `AbstractTree`): [`Store`], [`Snapshot`] and [`Range`] hold it behind a trait object, so
