@@ -202,10 +202,16 @@ impl Run {
         self.dir.path()
     }
 
+    /// The run's storage: its files on the fault-injecting device, under the store's shared
+    /// block cache when the input asks for one (`cache_bytes`), as `Store::open` makes it.
     fn storage(&self) -> Arc<Storage> {
         let storage = Storage::new(self.path(), DeviceKind::File { direct: false }, 4096)
             .expect("a storage in the run's directory");
-        Arc::new(storage.with_faults(Arc::clone(&self.plan)))
+        Arc::new(
+            storage
+                .with_faults(Arc::clone(&self.plan))
+                .with_shared_cache(self.options.cache_bytes / 4096),
+        )
     }
 
     /// Opens the store in the run's directory: on the device, or (a `log` store) alone.

@@ -31,10 +31,20 @@ const FAULTS: [WriteFault; 4] = WriteFault::ALL;
 fn options() -> StoreOptions {
     StoreOptions {
         fsync: FsyncPolicy::Never,
-        // The `lsm` engine's smallest: two memtables of 4 KiB.
-        memory_budget: 8192,
+        memory_budget: 4096,
         cache_bytes: 0,
         ..StoreOptions::default()
+    }
+}
+
+/// [`options`] for `engine`: the `lsm` engine's smallest budget is two memtables of 4 KiB.
+fn options_for(engine: Engine) -> StoreOptions {
+    match engine {
+        Engine::Lsm(_) => StoreOptions {
+            memory_budget: 8192,
+            ..options()
+        },
+        _ => options(),
     }
 }
 
@@ -100,8 +110,8 @@ type Log = Vec<(Changes, bool)>;
 
 /// The store in `dir`, opened on a sound device, holds what the acknowledged writes of `log`
 /// set, each unacknowledged one applied whole or not at all: never part of one, never less.
-fn recovered(case: &str, dir: &Path, log: &Log) {
-    let store = Store::open_on(dir, storage(dir, None), &options()).unwrap();
+fn recovered(engine: Engine, case: &str, dir: &Path, log: &Log) {
+    let store = Store::open_on(dir, storage(dir, None), &options_for(engine)).unwrap();
     let got: Model = store.range(..).map(|e| e.unwrap()).collect();
     let unsure: Vec<usize> = (0..log.len()).filter(|&i| !log[i].1).collect();
     assert!(
@@ -174,7 +184,7 @@ fn write_faults_lose_no_acknowledged_write() {
             {
                 let dir = tempfile::tempdir().unwrap();
                 let plan = FaultPlan::new();
-                let store = create(engine, dir.path(), &plan, &options());
+                let store = create(engine, dir.path(), &plan, &options_for(engine));
                 plan.scope(scope);
                 plan.fail_write_after(after, fault);
                 let case = format!("{engine:?}, {fault:?} after {after} requests of {scope:?}");
@@ -203,7 +213,7 @@ fn write_faults_lose_no_acknowledged_write() {
                 if plan.injected() > 0 {
                     struck += 1;
                 }
-                recovered(&case, dir.path(), &log);
+                recovered(engine, &case, dir.path(), &log);
                 // Under `fsync: never` the log syncs only when it rotates: a sync fault there
                 // may find no sync before the run ends.
                 let may_miss =

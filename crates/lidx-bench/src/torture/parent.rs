@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -339,6 +340,21 @@ impl Parent {
             return Err(TortureError::Damage {
                 damage: format!("{:?}", report.damage),
             });
+        }
+        // An `lsm` store's runs are many: a run its manifest does not name was left behind
+        // (the open removed every leftover of the kill; the cycle's own work leaves none).
+        let stray: Vec<String> = report
+            .unknown
+            .iter()
+            .filter(|f| {
+                Path::new(f)
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+            })
+            .cloned()
+            .collect();
+        if many && !stray.is_empty() {
+            return Err(TortureError::LeftBehind { files: stray });
         }
         Ok(())
     }

@@ -84,14 +84,12 @@ struct Cached {
 }
 
 pub(crate) struct Blocks {
-    lru: LruCache<u64, Cached>,
+    /// Keyed by the device's tag (high 64 bits; 0 for a private cache) and the block.
+    lru: LruCache<u128, Cached>,
     /// One past the highest block ever written into the cache (write-back blocks may lie past
     /// the device's end until they are written).
     end: u64,
 }
-
-/// Bits of a shared cache's key that hold the block number; the file's tag is above them.
-const BLOCK_BITS: u32 = 40;
 
 /// The blocks of a cache shared by several devices' [`PageCache`]s, each keyed by its tag.
 #[derive(Clone)]
@@ -106,15 +104,16 @@ impl SharedBlocks {
         })))
     }
 
-    /// Drops every block of the file tagged `tag` (removed or truncated: a new file of its
-    /// name must not read them).
+    /// Drops every block of the file tagged `tag` (removed or truncated), to free their room.
+    /// A tag is never given again, so a handle still open on the old file (a reader that
+    /// outlives the removal) caches under its own tag and never serves a newer file.
     pub(crate) fn forget(&self, tag: u64) {
         let mut blocks = self.0.lock();
-        let stale: Vec<u64> = blocks
+        let stale: Vec<u128> = blocks
             .lru
             .iter()
             .map(|(&k, _)| k)
-            .filter(|k| k >> BLOCK_BITS == tag)
+            .filter(|k| (k >> 64) as u64 == tag)
             .collect();
         for k in stale {
             blocks.lru.pop(&k);
@@ -129,8 +128,8 @@ pub struct PageCache {
     capacity: usize,
     mode: CacheMode,
     counters: IoCounters,
-    /// The device's tag in a shared cache, shifted above the block bits (0 when private).
-    tag: u64,
+    /// The device's tag in a shared cache, shifted above the block's 64 bits (0 when private).
+    tag: u128,
 }
 
 impl PageCache {
@@ -163,8 +162,7 @@ impl PageCache {
     }
 
     /// A write-through cache over `device` in the shared cache `shared` of `capacity` blocks,
-    /// its blocks keyed by `tag` (below 2^24, unique among the storage's live files: a removed
-    /// file's tag is given again once its blocks are dropped).
+    /// its blocks keyed by `tag` (never given to another file of the storage).
     pub(crate) fn shared(
         device: Arc<dyn BlockDevice>,
         shared: &SharedBlocks,
@@ -177,21 +175,14 @@ impl PageCache {
             capacity,
             mode: CacheMode::WriteThrough,
             counters: IoCounters::default(),
-            tag: {
-                assert!(
-                    tag >> (64 - BLOCK_BITS) == 0,
-                    "over 2^24 live files in one storage"
-                );
-                tag << BLOCK_BITS
-            },
+            tag: u128::from(tag) << 64,
         }
     }
 
     /// The cache's key of block `block` of this device.
     #[inline]
-    fn key(&self, block: u64) -> u64 {
-        debug_assert!(block >> BLOCK_BITS == 0, "a block past 2^40");
-        self.tag | block
+    fn key(&self, block: u64) -> u128 {
+        self.tag | u128::from(block)
     }
 
     /// Number of blocks the cache can hold.
@@ -223,8 +214,10 @@ impl PageCache {
 
     /// Writes the run of consecutive dirty blocks around `victim` (at most [`MAX_RUN_BLOCKS`])
     /// in one request and marks them clean. Does not change their recency.
-    fn write_run_around(&self, lru: &mut LruCache<u64, Cached>, victim: u64) -> Result<()> {
-        let dirty = |lru: &LruCache<u64, Cached>, b: u64| lru.peek(&b).is_some_and(|c| c.dirty);
+    fn write_run_around(&self, lru: &mut LruCache<u128, Cached>, victim: u64) -> Result<()> {
+        let dirty = |lru: &LruCache<u128, Cached>, b: u64| {
+            lru.peek(&u128::from(b)).is_some_and(|c| c.dirty)
+        };
         let (mut lo, mut hi) = (victim, victim + 1);
         while hi - lo < MAX_RUN_BLOCKS as u64 && hi < u64::MAX && dirty(lru, hi) {
             hi += 1;
@@ -236,22 +229,26 @@ impl PageCache {
     }
 
     /// Writes the cached (dirty) blocks `lo..hi` in one request and marks them clean.
-    fn write_dirty(&self, lru: &mut LruCache<u64, Cached>, lo: u64, hi: u64) -> Result<()> {
+    fn write_dirty(&self, lru: &mut LruCache<u128, Cached>, lo: u64, hi: u64) -> Result<()> {
         let size = self.block_size();
         let mut buf = AlignedBuf::zeroed((hi - lo) as usize * size);
         for (b, out) in (lo..hi).zip(buf.chunks_exact_mut(size)) {
-            out.copy_from_slice(&lru.peek(&b).expect("run blocks are cached").data);
+            let cached = lru.peek(&u128::from(b)).expect("run blocks are cached");
+            out.copy_from_slice(&cached.data);
         }
         self.device.write_blocks(lo, &mut buf, IoClass::Leaf)?;
         for b in lo..hi {
-            lru.peek_mut(&b).expect("run blocks are cached").dirty = false;
+            let cached = lru.peek_mut(&u128::from(b)).expect("run blocks are cached");
+            cached.dirty = false;
         }
         Ok(())
     }
 
-    /// Caches `data` as block `id` (dirty or not), evicting the least recently used block when
-    /// full; a dirty victim is written first, and if that fails nothing is evicted or cached.
-    fn insert(&self, blocks: &mut Blocks, id: u64, data: &[u8], dirty: bool) -> Result<()> {
+    /// Caches `data` under `id` ([`PageCache::key`]; dirty or not), evicting the least recently
+    /// used block when full; a dirty victim is written first, and if that fails nothing is
+    /// evicted or cached. Only a private write-back cache holds dirty blocks, whose keys are
+    /// their block numbers.
+    fn insert(&self, blocks: &mut Blocks, id: u128, data: &[u8], dirty: bool) -> Result<()> {
         if let Some(cached) = blocks.lru.get_mut(&id) {
             cached.data.copy_from_slice(data);
             cached.dirty |= dirty;
@@ -259,7 +256,7 @@ impl PageCache {
             if blocks.lru.len() == self.capacity {
                 let (&victim, cached) = blocks.lru.peek_lru().expect("a full cache has an LRU");
                 if cached.dirty {
-                    self.write_run_around(&mut blocks.lru, victim)?;
+                    self.write_run_around(&mut blocks.lru, victim as u64)?;
                 }
                 blocks.lru.pop_lru();
             }
@@ -272,7 +269,7 @@ impl PageCache {
             );
         }
         if dirty {
-            blocks.end = blocks.end.max(id + 1);
+            blocks.end = blocks.end.max(id as u64 + 1);
         }
         Ok(())
     }
@@ -283,7 +280,7 @@ impl PageCache {
             .lru
             .iter()
             .filter(|(_, c)| c.dirty)
-            .map(|(&id, _)| id)
+            .map(|(&id, _)| id as u64)
             .collect();
         ids.sort_unstable();
         let mut i = 0;
@@ -334,7 +331,7 @@ impl PageCache {
         let size = self.block_size();
         let count = request_blocks(self.name(), size, buf.len())?;
         let mut cache = blocks.lock();
-        let missing = copy_cached(&mut cache, first, count, buf);
+        let missing = copy_cached(&mut cache, self.key(first), count, buf);
         // From the first to the last missing block in one request, as write-through does, but
         // never across a cached dirty block: its device copy is stale and may never have been
         // written (a hole the device refuses with a checksum error). Cached blocks inside a
@@ -343,8 +340,12 @@ impl PageCache {
         while i < missing.len() {
             let mut j = i + 1;
             while j < missing.len()
-                && (missing[j - 1] + 1..missing[j])
-                    .all(|b| !cache.lru.peek(&(first + b)).is_some_and(|c| c.dirty))
+                && (missing[j - 1] + 1..missing[j]).all(|b| {
+                    !cache
+                        .lru
+                        .peek(&self.key(first + b))
+                        .is_some_and(|c| c.dirty)
+                })
             {
                 j += 1;
             }
@@ -352,7 +353,10 @@ impl PageCache {
             let span = &mut buf[lo as usize * size..hi as usize * size];
             self.device.read_blocks(first + lo, span, class)?;
             for b in (lo..hi).filter(|b| missing.binary_search(b).is_err()) {
-                let block = cache.lru.peek(&(first + b)).expect("held under the lock");
+                let block = cache
+                    .lru
+                    .peek(&self.key(first + b))
+                    .expect("held under the lock");
                 let at = b as usize * size;
                 buf[at..at + size].copy_from_slice(&block.data);
             }
@@ -362,7 +366,7 @@ impl PageCache {
             .record_cache(count - missing.len() as u64, missing.len() as u64);
         for &i in &missing {
             let at = i as usize * size;
-            self.insert(&mut cache, first + i, &buf[at..at + size], false)?;
+            self.insert(&mut cache, self.key(first + i), &buf[at..at + size], false)?;
         }
         Ok(())
     }
@@ -370,11 +374,11 @@ impl PageCache {
 
 /// Copies the cached blocks among `count` blocks from `first` into `buf` (hits refresh their
 /// place in the LRU order); returns the indexes (from `first`) of the blocks not cached.
-fn copy_cached(blocks: &mut Blocks, first: u64, count: u64, buf: &mut [u8]) -> Vec<u64> {
+fn copy_cached(blocks: &mut Blocks, first: u128, count: u64, buf: &mut [u8]) -> Vec<u64> {
     let size = buf.len() / count.max(1) as usize;
     let mut missing = Vec::new();
     for i in 0..count {
-        match blocks.lru.get(&(first + i)) {
+        match blocks.lru.get(&(first + u128::from(i))) {
             Some(block) => {
                 let at = i as usize * size;
                 buf[at..at + size].copy_from_slice(&block.data);
@@ -385,11 +389,12 @@ fn copy_cached(blocks: &mut Blocks, first: u64, count: u64, buf: &mut [u8]) -> V
     missing
 }
 
-/// Overwrites the cached copies of the blocks of `buf` (just written to the device at `first`),
+/// Overwrites the cached copies of the blocks of `buf` (just written to the device from the
+/// block keyed `first`),
 /// which are now clean.
-fn refresh(blocks: &mut Blocks, first: u64, buf: &[u8], size: usize) {
+fn refresh(blocks: &mut Blocks, first: u128, buf: &[u8], size: usize) {
     for (i, block) in buf.chunks_exact(size).enumerate() {
-        if let Some(cached) = blocks.lru.get_mut(&(first + i as u64)) {
+        if let Some(cached) = blocks.lru.get_mut(&(first + i as u128)) {
             cached.data.copy_from_slice(block);
             cached.dirty = false;
         }
@@ -439,9 +444,9 @@ impl BlockDevice for PageCache {
                     self.counters.record_cache(1, 0);
                     return Ok(());
                 }
-            } else if count > 0 && (0..count).all(|i| cache.lru.contains(&(key + i))) {
+            } else if count > 0 && (0..count).all(|i| cache.lru.contains(&(key + u128::from(i)))) {
                 for i in 0..count {
-                    if let Some(block) = cache.lru.get(&(key + i)) {
+                    if let Some(block) = cache.lru.get(&(key + u128::from(i))) {
                         each(&block.data);
                     }
                 }
@@ -467,12 +472,12 @@ impl BlockDevice for PageCache {
         let mut cache = blocks.lock();
         if count > self.capacity as u64 {
             self.device.write_blocks(first, buf, class)?;
-            refresh(&mut cache, first, buf, size);
+            refresh(&mut cache, self.key(first), buf, size);
             return Ok(());
         }
         checksum::seal_run(buf, first, size);
         for (i, block) in buf.chunks_exact(size).enumerate() {
-            self.insert(&mut cache, first + i as u64, block, true)?;
+            self.insert(&mut cache, self.key(first + i as u64), block, true)?;
         }
         Ok(())
     }
@@ -507,7 +512,9 @@ impl BlockDevice for PageCache {
 
 impl Drop for PageCache {
     fn drop(&mut self) {
-        if let Some(blocks) = &self.blocks {
+        // Only a write-back cache holds dirty blocks (and only a private one: a shared cache
+        // is write-through, and its blocks are other files' too).
+        if let (Some(blocks), CacheMode::WriteBack) = (&self.blocks, self.mode) {
             // Best effort (see the module docs): nobody is left to hear an error.
             let _ = self.write_all_dirty(&mut blocks.lock());
         }

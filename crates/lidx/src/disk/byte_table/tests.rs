@@ -230,3 +230,24 @@ fn a_run_with_a_key_filter_reads_back_as_written() {
             .is_err()
     );
 }
+
+#[test]
+fn a_filter_sized_for_far_more_records_than_written_is_dropped() {
+    // A merge that read 100,000 records and kept 10: a filter of 15,625 words for 10 keys
+    // would pass 512 bits a record, so the table is written without one, and reads the same.
+    let storage = Storage::ram();
+    let w = ByteTableWriter::create(&storage, "run", ByteTableParams::default()).unwrap();
+    let mut w = w
+        .of_kind(ByteTableKind::Run)
+        .with_filter(100_000, 10)
+        .unwrap();
+    for i in 0..10u64 {
+        w.add(&i.to_be_bytes(), &[0]).unwrap();
+    }
+    w.finish().unwrap();
+    let table = ByteTable::open(&storage, "run").unwrap();
+    assert_eq!(table.header().filter, None);
+    assert_eq!(table.check().unwrap(), 10);
+    assert!(table.may_contain(&99u64.to_be_bytes()));
+    assert_eq!(table.get(&3u64.to_be_bytes()).unwrap(), Some(vec![0]));
+}

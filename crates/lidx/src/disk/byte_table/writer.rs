@@ -11,7 +11,7 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::cmp_bytes;
 use crate::mem::string_index::escape;
 
-use super::filter::{KeyFilter, MAX_BITS_PER_KEY};
+use super::filter::{max_words, KeyFilter, MAX_BITS_PER_KEY};
 use super::format::{
     shortest_separator, ByteTableHeader, ByteTableKind, ByteTableParams, FilterShape, BLOCK_PREFIX,
     BYTE_TABLE_VERSION, NO_START,
@@ -250,6 +250,15 @@ impl ByteTableWriter {
             put_varint(&mut index, sep.len() as u64);
             index.extend_from_slice(sep);
             last = pos;
+        }
+        // A filter sized for far more records than were written (a merge that dropped most of
+        // what it read) is not kept: see `filter::max_words`.
+        if self
+            .filter
+            .as_ref()
+            .is_some_and(|f| f.words().len() as u64 > max_words(self.records))
+        {
+            self.filter = None;
         }
         let header = ByteTableHeader {
             version: BYTE_TABLE_VERSION,

@@ -28,7 +28,6 @@ use crate::kv::manifest::{manifest_path, Manifest, ManifestStore};
 use crate::kv::wal::{
     check_owner, list_segments, scan_segment, segment_seq, Record, Seq, WalRecovery,
 };
-use crate::mem::string_index::escape;
 
 use super::batch::decode_ops;
 use super::btree::{check_pages, PAGES_FILE};
@@ -38,8 +37,9 @@ use super::dir::{
 };
 use super::log::check_checkpoint;
 use super::log::record as log_record;
+use super::lsm::plan_levels;
 use super::options::Engine;
-use super::staged_read::untag;
+use super::staged_read::{named, untag};
 
 /// One damaged thing a check found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -202,6 +202,7 @@ fn check_files(
                 report.tables += 1;
                 let checked = ByteTable::open(storage, name).and_then(|t| {
                     check_file(storage, name, id, t.header().owner, store)?;
+                    check_kind(name, &t, ByteTableKind::Table)?;
                     t.check()
                 });
                 match checked {
@@ -211,6 +212,19 @@ fn check_files(
             }
         }
         Engine::Lsm(_) => {
+            let named: Vec<(String, FileIdentity)> = manifest
+                .static_files
+                .iter()
+                .cloned()
+                .zip(recorded.iter().copied())
+                .collect();
+            if let Err(what) = plan_levels(&named) {
+                report.note(Error::Corrupt {
+                    file: dir.display().to_string(),
+                    block: None,
+                    what: format!("the manifest's runs: {what}"),
+                });
+            }
             for (name, id) in present {
                 report.tables += 1;
                 match check_run(storage, name, id, store) {
@@ -426,25 +440,28 @@ fn unknown_files(dir: &Path, named: &[String]) -> Vec<String> {
 fn check_run(storage: &Storage, name: &str, id: &FileIdentity, store: u128) -> Result<u64> {
     let table = Arc::new(ByteTable::open(storage, name)?);
     check_file(storage, name, id, table.header().owner, store)?;
-    if table.header().kind != ByteTableKind::Run {
-        return Err(Error::Corrupt {
-            file: name.to_string(),
-            block: Some(0),
-            what: "a table of values where a run of tagged records belongs".into(),
-        });
-    }
+    check_kind(name, &table, ByteTableKind::Run)?;
     let n = table.check()?;
     let mut cursor = table.cursor(Bound::Unbounded, Bound::Unbounded, true);
     let (mut key, mut value) = (Vec::new(), Vec::new());
     while cursor.next_into(&mut key, &mut value)? {
-        untag(std::mem::take(&mut value)).map_err(|e| match e {
-            Error::Corrupt { what, .. } => Error::Corrupt {
-                file: name.to_string(),
-                block: None,
-                what: format!("key {}: {what}", escape(&key)),
-            },
-            other => other,
-        })?;
+        untag(std::mem::take(&mut value)).map_err(|e| named(e, name))?;
     }
     Ok(n)
+}
+
+/// [`Error::Corrupt`] unless the table `name` is of `kind`: a run's tagged records read as
+/// values (or values as tagged records) would be wrong answers.
+pub(crate) fn check_kind(name: &str, table: &ByteTable, kind: ByteTableKind) -> Result<()> {
+    if table.header().kind == kind {
+        return Ok(());
+    }
+    Err(Error::Corrupt {
+        file: table.name().to_string(),
+        block: Some(0),
+        what: format!(
+            "{name} is a byte table of kind {:?} where one of kind {kind:?} belongs",
+            table.header().kind
+        ),
+    })
 }

@@ -181,8 +181,9 @@ impl Store {
     }
 
     /// Folds everything written so far into the store's files and waits for it: a merge of
-    /// the dynamic stage into the table (`hybrid`), a checkpoint (`btree`). Either way the
-    /// log is empty after it.
+    /// the dynamic stage into the table (`hybrid`), a checkpoint (`btree`), a flush of the
+    /// memtable and the compactions it makes due (`lsm`); the log is empty after it. A `log`
+    /// store collects its emptiest segments and checkpoints its map.
     pub fn compact(&self) -> Result<()> {
         self.engine.compact()
     }

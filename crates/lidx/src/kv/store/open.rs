@@ -43,8 +43,9 @@ pub(crate) trait Recover: Sized {
     /// What the log's records are replayed into.
     type Replay;
 
-    /// Checks a new store's identity for this engine, before anything is written.
-    fn check_new(_identity: &CreateOptions) -> Result<()> {
+    /// Checks a new store's identity and the options it is created with for this engine,
+    /// before anything is written.
+    fn check_new(_identity: &CreateOptions, _options: &StoreOptions) -> Result<()> {
         Ok(())
     }
 
@@ -85,7 +86,7 @@ pub(crate) fn create<E: Recover>(
     options: &StoreOptions,
     storage: Option<Arc<Storage>>,
 ) -> Result<(E, File)> {
-    E::check_new(identity)?;
+    E::check_new(identity, options)?;
     let held = create_store(dir, identity, options)?;
     open(dir, options, storage, Some(held))
 }

@@ -11,7 +11,7 @@
 //! merge commits the manifest, swaps in the new files and drops the log segments it covers.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -94,12 +94,15 @@ pub(crate) struct Staged<F: Files> {
     visible_now: AtomicU64,
     /// Live snapshots and ranges.
     pub(crate) readers: Readers,
-    /// The manifest, to commit to (`None` when read-only). Whoever changes the files holds
-    /// it from reading the current version to publishing the new one.
+    /// The manifest, to commit to (`None` when read-only). An engine with more than one
+    /// thread changing its files (`lsm`: flushes and compactions) holds it from reading the
+    /// current version to publishing the new one; the hybrid's merge thread is its only one.
     pub(crate) manifest: Mutex<Option<ManifestStore>>,
     pub(crate) next_generation: AtomicU64,
     pub(crate) merge: Mutex<MergeState>,
     merge_cond: Condvar,
+    /// Set once background work failed (`merge.error` holds why): writes check it first.
+    failed: AtomicBool,
     /// Merges, and writes that waited for one.
     pub(crate) work: Work,
     /// The engine's own state beside its versions.
@@ -173,6 +176,7 @@ impl<F: Files> Staged<F> {
             next_generation: AtomicU64::new(r.next_generation),
             merge: Mutex::new(MergeState::default()),
             merge_cond: Condvar::new(),
+            failed: AtomicBool::new(false),
             work: Work::default(),
             shared: F::Shared::default(),
             base: r.base.recovered(),
@@ -232,6 +236,11 @@ impl<F: Files> Staged<F> {
     /// Logs `record` and applies it: the write path of put, delete and batches.
     pub(crate) fn write(&self, record: Record<'_>) -> Result<()> {
         let wal = self.wal()?;
+        if self.failed.load(Ordering::Acquire) {
+            if let Some(e) = &self.merge.lock().error {
+                return Err(e.clone());
+            }
+        }
         self.make_room()?;
         let _gate = self.gate.read();
         let seq = wal.append(&[record]).inspect_err(|e| self.fail(e))?;
@@ -366,6 +375,7 @@ impl<F: Files> Staged<F> {
     /// compactions): every later write and `close` returns it, as a merge's error.
     pub(crate) fn fail_merges(&self, e: Error) {
         self.merge.lock().error.get_or_insert(e);
+        self.failed.store(true, Ordering::Release);
         self.merge_cond.notify_all();
     }
 
@@ -390,6 +400,7 @@ impl<F: Files> Staged<F> {
                 Ok(()) => self.work.done(start),
                 Err(e) => {
                     st.error.get_or_insert(e);
+                    self.failed.store(true, Ordering::Release);
                 }
             }
             self.merge_cond.notify_all();

@@ -26,6 +26,21 @@ pub(crate) struct FileCursor {
     /// True when the file's values carry a tag byte (an `lsm` run): a tombstone yields a
     /// `None` value.
     pub(crate) tagged: bool,
+    /// The file's name, for errors.
+    pub(crate) name: String,
+}
+
+/// `e` naming the file `name` when it is about a record's tag ([`untag`]'s errors name no
+/// file).
+pub(crate) fn named(e: crate::Error, name: &str) -> crate::Error {
+    match e {
+        crate::Error::Corrupt { block, what, .. } => crate::Error::Corrupt {
+            file: name.to_string(),
+            block,
+            what,
+        },
+        other => other,
+    }
 }
 
 /// A value read from a file as a read returns it: a tagged value's tag decides between the
@@ -204,7 +219,7 @@ impl<F: Files> StagedRange<F> {
                 }
             }
             Cursor::File(c) => match c.cursor.next_record()? {
-                Some((k, v)) => Some((k, file_value(v, c.tagged)?)),
+                Some((k, v)) => Some((k, file_value(v, c.tagged).map_err(|e| named(e, &c.name))?)),
                 None => None,
             },
         };

@@ -13,12 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::disk::byte_table::{ByteTable, ByteTableParams, ByteTableWriter};
+use crate::disk::byte_table::{ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter};
 use crate::disk::owner::FileOwner;
 use crate::error::Result;
 use crate::io::Storage;
 use crate::key::cmp_bytes;
 use crate::kv::manifest::Manifest;
+use crate::kv::store::check::check_kind;
 use crate::kv::store::dir::{check_file, encode_meta, identify, StoreMeta, WAL_DIR};
 use crate::kv::store::engine::KeyRange;
 use crate::kv::store::memtable::MemTable;
@@ -87,6 +88,7 @@ impl Recover for HybridEngine {
             Some((name, recorded)) => {
                 let table = ByteTable::open(storage, name)?;
                 check_file(storage, name, recorded, table.header().owner, opened.store)?;
+                check_kind(name, &table, ByteTableKind::Table)?;
                 Some(Arc::new(TableFile {
                     table: Arc::new(table),
                     name: name.clone(),
@@ -146,6 +148,7 @@ impl Files for Table {
                     .table
                     .cursor(bounds.start.clone(), bounds.end.clone(), forward),
                 tagged: false,
+                name: t.name.clone(),
             })
             .collect()
     }

@@ -325,7 +325,7 @@ impl Recover for LogEngine {
     const LEFTOVERS: Option<fn(&str) -> bool> = Some(is_checkpoint_file);
     type Replay = Replay;
 
-    fn check_new(identity: &CreateOptions) -> Result<()> {
+    fn check_new(identity: &CreateOptions, _: &StoreOptions) -> Result<()> {
         match identity.engine {
             Engine::Log(spec) => check_spec(spec),
             _ => Ok(()),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::disk::byte_table::{ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter};
 use crate::disk::owner::FileOwner;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::Storage;
 use crate::key::cmp_bytes;
 use crate::kv::manifest::Manifest;
@@ -15,7 +15,7 @@ use crate::kv::store::dir::{encode_meta, identify, FileIdentity, StoreMeta};
 use crate::kv::store::engine::KeyRange;
 use crate::kv::store::options::{Engine, LsmSpec};
 use crate::kv::store::staged::{commit, Files, Staged, Version};
-use crate::kv::store::staged_read::{untag, FileCursor, PUT, TOMBSTONE};
+use crate::kv::store::staged_read::{named, untag, FileCursor, PUT, TOMBSTONE};
 use crate::kv::wal::Seq;
 
 use super::state::Compactor;
@@ -30,10 +30,40 @@ pub(crate) fn run_name(level: usize, g: u64) -> String {
 pub(crate) fn parse_run_name(name: &str) -> Option<(usize, u64)> {
     let rest = name.strip_prefix("run-")?.strip_suffix(".lbt")?;
     let (level, g) = rest.split_once('-')?;
-    if level.len() != 2 || g.len() != 10 {
+    let digits = |t: &str, n: usize| t.len() == n && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(level, 2) || !digits(g, 10) {
         return None;
     }
     Some((level.parse().ok()?, g.parse().ok()?))
+}
+
+/// The level of each of the runs a manifest names (`files`, with what it records of each),
+/// or what is wrong: a name that is not a run's or names another generation than the
+/// recorded one, a run named twice, more than one run at a level below 0. What an open refuses
+/// and `Store::check` reports.
+pub(crate) fn plan_levels(
+    files: &[(String, FileIdentity)],
+) -> std::result::Result<Vec<usize>, String> {
+    let mut levels = Vec::with_capacity(files.len());
+    let mut seen = std::collections::HashSet::new();
+    for (name, recorded) in files {
+        let (level, generation) =
+            parse_run_name(name).ok_or_else(|| format!("{name} is named, but is not a run"))?;
+        if generation != recorded.generation {
+            return Err(format!(
+                "{name} is of generation {generation}, the manifest records {}",
+                recorded.generation
+            ));
+        }
+        if !seen.insert(name.as_str()) {
+            return Err(format!("{name} is named twice"));
+        }
+        if level > 0 && levels.contains(&level) {
+            return Err(format!("two runs at level {level}, which holds one"));
+        }
+        levels.push(level);
+    }
+    Ok(levels)
 }
 
 /// True for the name of a run file (the engine's leftovers, when the manifest does not name
@@ -120,20 +150,28 @@ impl Levels {
         self.runs().map(|r| r.table.memory_bytes()).sum()
     }
 
-    /// The merge that is due, if any: level 0 once it holds `l0` runs, else the first level
-    /// past its target size (level 1: `l0` memtables; each next one `ratio` times more).
+    /// The merge that is due, if any: of the levels at or past their trigger (level 0: `l0`
+    /// runs; level 1: `l0` memtables of bytes; each next one `ratio` times more), the one
+    /// furthest past it, as RocksDB's compaction score picks (so level 1 is pushed down even
+    /// while level 0 keeps filling).
     pub(crate) fn next_job(&self, spec: &LsmSpec, memtable: usize) -> Option<Job> {
-        if self.levels.first().is_some_and(|l| l.len() >= spec.l0) {
-            return Some(Job { from: 0 });
-        }
-        let mut target = (spec.l0 * memtable) as u64;
+        let mut best: Option<(f64, usize)> = None;
+        let mut consider = |score: f64, level: usize| {
+            if score >= 1.0 && best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, level));
+            }
+        };
+        let l0 = self.levels.first().map_or(0, Vec::len);
+        consider(l0 as f64 / spec.l0 as f64, 0);
+        let mut target = (spec.l0 * memtable).max(1) as u64;
         for level in 1..self.levels.len() {
-            if self.level_bytes(level) > target {
-                return Some(Job { from: level });
+            let bytes = self.level_bytes(level);
+            if bytes > target {
+                consider(bytes as f64 / target as f64, level);
             }
             target = target.saturating_mul(spec.ratio as u64);
         }
-        None
+        best.map(|(_, from)| Job { from })
     }
 
     /// These levels with the runs of `inputs` (by name) gone and `output` (if any) at its
@@ -367,12 +405,13 @@ impl Files for Runs {
     /// Flushes the frozen memtable into a new run at level 0 (tombstones kept unless no run
     /// lies below), commits and publishes it, and wakes the compaction thread.
     fn merge(inner: &Inner) -> Result<()> {
+        // Waits first, holding no version: runs a compaction retires meanwhile are removed.
+        inner.shared.wait_for_room(inner, &spec_of(inner))?;
         let version = inner.current();
         let Some(frozen) = version.frozen.clone() else {
             return Ok(());
         };
         let frozen_seq = version.frozen_seq;
-        inner.shared.wait_for_room(inner, &spec_of(inner))?;
         let run = {
             let frozen = frozen.read();
             let last_level = version.files.runs().next().is_none();
@@ -414,20 +453,9 @@ impl Files for Runs {
                     .table
                     .cursor(bounds.start.clone(), bounds.end.clone(), forward),
                 tagged: true,
+                name: r.name.clone(),
             })
             .collect()
-    }
-}
-
-/// `e` naming the run `name` when it is a bad tag.
-fn named(e: Error, name: &str) -> Error {
-    match e {
-        Error::Corrupt { block, what, .. } => Error::Corrupt {
-            file: name.to_string(),
-            block,
-            what,
-        },
-        other => other,
     }
 }
 
@@ -441,6 +469,128 @@ pub(crate) fn retire(runs: &[Arc<RunFile>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::Storage;
+
+    /// A run of `records` 100-byte records at `level`, generation `g`, on `storage`.
+    fn run(storage: &Arc<Storage>, level: usize, g: u64, records: u64) -> Arc<RunFile> {
+        let name = run_name(level, g);
+        let mut w = ByteTableWriter::create(storage, &name, ByteTableParams::default())
+            .unwrap()
+            .of_kind(ByteTableKind::Run);
+        for i in 0..records {
+            w.add(&i.to_be_bytes(), &[PUT; 100]).unwrap();
+        }
+        let table = w.finish().unwrap();
+        let identity = identify(storage, &name, g).unwrap();
+        RunFile::new(table, name, level, identity, storage)
+    }
+
+    fn spec(ratio: usize, l0: usize) -> LsmSpec {
+        LsmSpec {
+            ratio,
+            l0,
+            bits: 10,
+        }
+    }
+
+    #[test]
+    fn the_level_furthest_past_its_trigger_merges_first() {
+        let storage = Arc::new(Storage::ram());
+        let (small, big) = (run(&storage, 0, 1, 10), run(&storage, 1, 2, 2_000));
+        let bytes = big.table.disk_bytes() as usize;
+        // Nothing due: two of four runs at level 0, level 1 under its target.
+        let levels = Levels {
+            levels: vec![
+                vec![Arc::clone(&small), Arc::clone(&small)],
+                vec![Arc::clone(&big)],
+            ],
+            flushed_seq: 0,
+        };
+        assert_eq!(levels.next_job(&spec(10, 4), bytes), None);
+        // Level 0 full: it goes.
+        let full = Levels {
+            levels: vec![vec![Arc::clone(&small); 4], vec![Arc::clone(&big)]],
+            flushed_seq: 0,
+        };
+        assert_eq!(full.next_job(&spec(10, 4), bytes), Some(Job { from: 0 }));
+        // Level 1 at 8 times its target (memtables of a 32nd of its bytes, 4 of them) beats
+        // level 0 at its trigger: it is pushed down though level 0 is full.
+        assert_eq!(
+            full.next_job(&spec(10, 4), bytes / 32),
+            Some(Job { from: 1 })
+        );
+    }
+
+    #[test]
+    fn replacing_runs_keeps_the_others_and_places_the_output() {
+        let storage = Arc::new(Storage::ram());
+        let (a, b, c) = (
+            run(&storage, 0, 3, 5),
+            run(&storage, 0, 2, 5),
+            run(&storage, 1, 1, 5),
+        );
+        let levels = Levels {
+            levels: vec![vec![Arc::clone(&a), Arc::clone(&b)], vec![Arc::clone(&c)]],
+            flushed_seq: 7,
+        };
+        // A flush: the new run first at level 0.
+        let d = run(&storage, 0, 4, 5);
+        let flushed = levels.replace(&[], Some(Arc::clone(&d)), 9);
+        let names = |l: &Levels| -> Vec<Vec<String>> {
+            l.levels
+                .iter()
+                .map(|runs| runs.iter().map(|r| r.name.clone()).collect())
+                .collect()
+        };
+        assert_eq!(
+            names(&flushed),
+            vec![
+                vec![d.name.clone(), a.name.clone(), b.name.clone()],
+                vec![c.name.clone()]
+            ]
+        );
+        assert_eq!(flushed.flushed_seq, 9);
+        // A compaction of level 0 and 1 into a new level 1, while `d` arrived: `d` stays.
+        let e = run(&storage, 1, 5, 15);
+        let compacted = flushed.replace(&[a, b, Arc::clone(&c)], Some(Arc::clone(&e)), 9);
+        assert_eq!(
+            names(&compacted),
+            vec![vec![d.name.clone()], vec![e.name.clone()]]
+        );
+        // An empty output: the level goes, and trailing empty levels with it.
+        let gone = compacted.replace(&[e], None, 9);
+        assert_eq!(names(&gone), vec![vec![d.name.clone()]]);
+        let m = compacted.manifest(7, 6);
+        assert_eq!(m.static_files, vec![d.name.clone(), run_name(1, 5)]);
+        assert_eq!(m.static_seq, 9);
+    }
+
+    #[test]
+    fn a_manifest_s_runs_are_placed_or_refused() {
+        let id = |generation| FileIdentity {
+            generation,
+            bytes: 0,
+            header_crc: 0,
+        };
+        let files = |list: &[(&str, u64)]| -> Vec<(String, FileIdentity)> {
+            list.iter().map(|&(n, g)| (n.to_string(), id(g))).collect()
+        };
+        let ok = files(&[
+            ("run-00-0000000003.lbt", 3),
+            ("run-00-0000000002.lbt", 2),
+            ("run-02-0000000001.lbt", 1),
+        ]);
+        assert_eq!(plan_levels(&ok), Ok(vec![0, 0, 2]));
+        for bad in [
+            files(&[("table-0000000001.lbt", 1)]),
+            files(&[("run-00-0000000003.lbt", 4)]),
+            files(&[("run-00-0000000003.lbt", 3), ("run-00-0000000003.lbt", 3)]),
+            files(&[("run-01-0000000003.lbt", 3), ("run-01-0000000002.lbt", 2)]),
+            files(&[("run-+1-0000000003.lbt", 3)]),
+        ] {
+            assert!(plan_levels(&bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn run_names_round_trip_and_others_are_not_runs() {

@@ -12,15 +12,16 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::disk::byte_table::{ByteTable, ByteTableKind};
 use crate::error::{Error, Result};
+use crate::kv::store::check::check_kind;
 use crate::kv::store::dir::{check_file, WAL_DIR};
 use crate::kv::store::memtable::MemTable;
 use crate::kv::store::open::{OpenedDir, Recover, Recovered};
-use crate::kv::store::options::{LsmSpec, StoreOptions};
+use crate::kv::store::options::{CreateOptions, Engine, LsmSpec, StoreOptions};
 use crate::kv::store::staged::{apply_record, commit, Staged};
 use crate::kv::wal::{Record, Seq};
 
 use super::levels::{
-    is_run_name, memtable_limit, parse_run_name, retire, spec_of, write_run, Inner, Levels, RunFile,
+    is_run_name, memtable_limit, plan_levels, retire, spec_of, write_run, Inner, Levels, RunFile,
 };
 use super::MIN_LSM_BUDGET;
 
@@ -187,13 +188,21 @@ impl LsmEngine {
     /// Flushes what the memtable holds and waits for the compactions it makes due.
     pub(super) fn compact(&self) -> Result<()> {
         self.inner.compact()?;
-        self.inner.shared.wait_idle(&self.inner)
+        self.wait_compactions()
     }
 
     /// Waits for flushes and compactions.
     pub(super) fn wait_for_work(&self) -> Result<()> {
         self.inner.wait_merges()?;
-        self.inner.shared.wait_idle(&self.inner)
+        self.wait_compactions()
+    }
+
+    /// Waits until no compaction runs or is due (at once when read-only: none ever runs).
+    fn wait_compactions(&self) -> Result<()> {
+        match self.compactor {
+            Some(_) => self.inner.shared.wait_idle(&self.inner),
+            None => Ok(()),
+        }
     }
 }
 
@@ -201,6 +210,41 @@ impl Drop for LsmEngine {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// [`Error::InvalidParameter`] for a writer's budget below two memtables.
+fn check_budget(options: &StoreOptions) -> Result<()> {
+    if options.memory_budget < MIN_LSM_BUDGET && !options.read_only {
+        return Err(Error::InvalidParameter {
+            name: "memory budget",
+            value: options.memory_budget.to_string(),
+            expected: "at least 8 KiB for an lsm store (two memtables of 4 KiB)",
+        });
+    }
+    Ok(())
+}
+
+/// [`Error::InvalidParameter`] for a shape out of the catalog's ranges (an [`LsmSpec`] built
+/// by hand: the catalog's parser checks its own): levels 2 to 64 apart, 1 to 64 runs at
+/// level 0, 0 to 64 filter bits a record.
+fn check_spec(spec: LsmSpec) -> Result<()> {
+    let bad = |name, value: usize, expected| {
+        Err(Error::InvalidParameter {
+            name,
+            value: value.to_string(),
+            expected,
+        })
+    };
+    if !(2..=64).contains(&spec.ratio) {
+        return bad("lsm ratio", spec.ratio, "from 2 to 64");
+    }
+    if !(1..=64).contains(&spec.l0) {
+        return bad("lsm l0", spec.l0, "from 1 to 64");
+    }
+    if spec.bits > 64 {
+        return bad("lsm bits", spec.bits, "from 0 to 64");
+    }
+    Ok(())
 }
 
 /// What the `lsm` engine's log is replayed into: a memtable, over the runs.
@@ -216,54 +260,36 @@ impl Recover for LsmEngine {
     const LEFTOVERS: Option<fn(&str) -> bool> = Some(is_run_name);
     type Replay = Replay;
 
-    fn load(dir: &Path, options: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {
-        if options.memory_budget < MIN_LSM_BUDGET && !options.read_only {
-            return Err(Error::InvalidParameter {
-                name: "memory budget",
-                value: options.memory_budget.to_string(),
-                expected: "at least 8 KiB for an lsm store (two memtables of 4 KiB)",
-            });
+    fn check_new(identity: &CreateOptions, options: &StoreOptions) -> Result<()> {
+        if let Engine::Lsm(spec) = identity.engine {
+            check_spec(spec)?;
         }
+        check_budget(options)
+    }
+
+    fn load(dir: &Path, options: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {
+        check_budget(options)?;
         let storage = &opened.storage;
+        let placed = plan_levels(&opened.files).map_err(|what| Error::Corrupt {
+            file: dir.display().to_string(),
+            block: None,
+            what: format!("the manifest's runs: {what}"),
+        })?;
         let mut levels: Vec<Vec<(u64, Arc<RunFile>)>> = Vec::new();
-        for (name, recorded) in &opened.files {
-            let bad = |what: String| Error::Corrupt {
-                file: dir.join(name).display().to_string(),
-                block: None,
-                what,
-            };
-            let (level, generation) = parse_run_name(name)
-                .ok_or_else(|| bad("the manifest names it, but it is not a run".into()))?;
-            if generation != recorded.generation {
-                return Err(bad(format!(
-                    "named generation {generation}, the manifest records {}",
-                    recorded.generation
-                )));
-            }
+        for ((name, recorded), level) in opened.files.iter().zip(placed) {
             let table = ByteTable::open(storage, name)?;
             check_file(storage, name, recorded, table.header().owner, opened.store)?;
-            if table.header().kind != ByteTableKind::Run {
-                return Err(bad(
-                    "a table of values where a run of tagged records belongs".into(),
-                ));
-            }
+            check_kind(name, &table, ByteTableKind::Run)?;
             if levels.len() <= level {
                 levels.resize_with(level + 1, Vec::new);
             }
-            levels[level].push((
-                generation,
-                RunFile::new(table, name.clone(), level, *recorded, storage),
-            ));
+            // A new file never takes a live run's name.
+            opened.next_generation = opened.next_generation.max(recorded.generation + 1);
+            let run = RunFile::new(table, name.to_string(), level, *recorded, storage);
+            levels[level].push((recorded.generation, run));
         }
-        for (level, runs) in levels.iter_mut().enumerate() {
+        for runs in &mut levels {
             runs.sort_by_key(|(g, _)| std::cmp::Reverse(*g));
-            if level > 0 && runs.len() > 1 {
-                return Err(Error::Corrupt {
-                    file: dir.display().to_string(),
-                    block: None,
-                    what: format!("{} runs at level {level}, which holds one", runs.len()),
-                });
-            }
         }
         let static_seq = opened.manifest.static_seq;
         let replay = Replay {
@@ -293,7 +319,9 @@ impl Recover for LsmEngine {
             std::thread::spawn(move || Compactor::compact_loop(inner))
         });
         // A compaction due at the last close runs now.
-        inner.shared.flushed(0);
+        if !read_only {
+            inner.shared.flushed(0);
+        }
         Ok(LsmEngine {
             inner,
             flusher,
