@@ -148,6 +148,9 @@ struct Source {
 /// snapshot.
 pub(crate) struct StagedRange<F: Files> {
     inner: Arc<Staged<F>>,
+    /// The version read: its files stay on disk (a replaced run or table is removed when its
+    /// last reader lets go) while the range reads them.
+    _version: Arc<Version<F>>,
     seq: Seq,
     forward: bool,
     bounds: KeyRange,
@@ -158,7 +161,7 @@ pub(crate) struct StagedRange<F: Files> {
 impl<F: Files> StagedRange<F> {
     fn new(
         inner: &Arc<Staged<F>>,
-        version: &Version<F>,
+        version: &Arc<Version<F>>,
         seq: Seq,
         bounds: KeyRange,
         forward: bool,
@@ -193,6 +196,7 @@ impl<F: Files> StagedRange<F> {
         );
         StagedRange {
             inner: Arc::clone(inner),
+            _version: Arc::clone(version),
             seq,
             forward,
             done: bounds.is_empty(),
