@@ -7,7 +7,7 @@ import pytest
 import lidx
 
 
-@pytest.fixture(params=["hybrid", "btree"])
+@pytest.fixture(params=["hybrid", "btree", "lsm"])
 def engine(request):
     return request.param
 
@@ -131,7 +131,7 @@ def test_stats_close_and_errors(tmp_path, engine):
     with pytest.raises(OSError):
         lidx.Store.open(tmp_path / "junk")
     with pytest.raises(ValueError, match="engine"):
-        lidx.Store.open(tmp_path / "other", engine="lsm")
+        lidx.Store.open(tmp_path / "other", engine="leveldb")
 
 
 def test_log_engine_takes_8_byte_keys(tmp_path):
