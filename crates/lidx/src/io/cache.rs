@@ -313,6 +313,12 @@ impl PageCache {
         self.device.read_blocks(first + lo, span, class)?;
         self.counters
             .record_cache(count - missing.len() as u64, missing.len() as u64);
+        // A shared cache is a store's block cache: a stream over a whole file (a merge's or
+        // a check's pass, `IoClass::Data`) reads around it rather than evicting the working
+        // set for blocks it reads once (RocksDB's `fill_cache = false` for compactions).
+        if self.tag != 0 && class == IoClass::Data {
+            return Ok(());
+        }
         let mut cache = blocks.lock();
         for &i in &missing {
             let at = i as usize * size;

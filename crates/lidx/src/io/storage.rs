@@ -553,4 +553,25 @@ mod tests {
         assert_eq!(read(&c, 0), 60);
         assert!(c.read_blocks(2, &mut buf, IoClass::Leaf).is_err());
     }
+
+    #[test]
+    fn a_shared_cache_serves_streams_but_does_not_fill_with_them() {
+        let storage = Storage::ram().with_shared_cache(8);
+        let dev = storage.create("f").unwrap();
+        for b in 0..2 {
+            dev.write_blocks(b, &mut vec![b as u8; 4096], IoClass::Leaf)
+                .unwrap();
+        }
+        let mut buf = vec![0u8; 4096];
+        // A stream's read of block 0, twice: two misses, nothing cached.
+        dev.read_blocks(0, &mut buf, IoClass::Data).unwrap();
+        dev.read_blocks(0, &mut buf, IoClass::Data).unwrap();
+        assert_eq!(storage.stats().cache_misses, 2);
+        // A lookup's read of block 1 fills; a stream then finds it cached.
+        dev.read_blocks(1, &mut buf, IoClass::Leaf).unwrap();
+        dev.read_blocks(1, &mut buf, IoClass::Data).unwrap();
+        let s = storage.stats();
+        assert_eq!((s.cache_hits, s.cache_misses), (1, 3));
+        assert_eq!(buf[0], 1);
+    }
 }
