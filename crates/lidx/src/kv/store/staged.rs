@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::disk::byte_table::ByteTable;
 use crate::error::{Error, Result};
 use crate::io::Storage;
 use crate::kv::manifest::{Manifest, ManifestStore};
@@ -30,6 +31,43 @@ use super::open::Recovered;
 use super::readers::Readers;
 use super::staged_read::FileCursor;
 use super::stats::Work;
+
+/// A byte table file of an engine (the hybrid's table, an `lsm` run), shared by the versions
+/// and readers that hold it; removed from disk once a merge has replaced it ([`retire`]) and
+/// its last reader lets go.
+///
+/// [`retire`]: TableFile::retire
+pub(crate) struct TableFile {
+    pub(crate) table: Arc<ByteTable>,
+    pub(crate) name: String,
+    storage: Arc<Storage>,
+    retired: AtomicBool,
+}
+
+impl TableFile {
+    /// The open `table`, the file `name` of `storage`.
+    pub(crate) fn new(table: ByteTable, name: String, storage: &Arc<Storage>) -> TableFile {
+        TableFile {
+            table: Arc::new(table),
+            name,
+            storage: Arc::clone(storage),
+            retired: AtomicBool::new(false),
+        }
+    }
+
+    /// Marks the file replaced: it goes when its last reader lets go.
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for TableFile {
+    fn drop(&mut self) {
+        if self.retired.load(Ordering::Acquire) {
+            let _ = self.storage.remove(&self.name);
+        }
+    }
+}
 
 /// A dynamic stage, shared by the versions and readers that hold it.
 pub(crate) type Stage = Arc<RwLock<MemTable>>;
@@ -368,6 +406,16 @@ impl<F: Files> Staged<F> {
                 return Ok(());
             }
             self.merge_cond.wait(&mut st);
+        }
+    }
+
+    /// The end of a close, once the engine's threads are stopped: syncs the log and returns
+    /// the error background work met, if any.
+    pub(crate) fn closed(&self) -> Result<()> {
+        self.base.sync()?;
+        match self.merge.lock().error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
     }
 

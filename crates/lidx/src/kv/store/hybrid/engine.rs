@@ -61,10 +61,6 @@ impl StoreEngine for HybridEngine {
     /// Waits for a running merge, stops the merge thread and syncs the log.
     fn close(mut self: Box<Self>) -> Result<()> {
         self.stop_worker();
-        self.inner.base.sync()?;
-        match self.inner.merge.lock().error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.inner.closed()
     }
 }

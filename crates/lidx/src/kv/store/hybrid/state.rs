@@ -9,14 +9,13 @@
 //! whole or not at all.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::disk::byte_table::{ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter};
 use crate::disk::owner::FileOwner;
 use crate::error::Result;
-use crate::io::Storage;
 use crate::key::cmp_bytes;
 use crate::kv::manifest::Manifest;
 use crate::kv::store::check::check_kind;
@@ -25,7 +24,7 @@ use crate::kv::store::engine::KeyRange;
 use crate::kv::store::memtable::MemTable;
 use crate::kv::store::open::{OpenedDir, Recover, Recovered};
 use crate::kv::store::options::{StoreOptions, MIN_RATIO_ENTRIES};
-use crate::kv::store::staged::{self, apply_record, commit, Files, Staged};
+use crate::kv::store::staged::{self, apply_record, commit, Files, Staged, TableFile};
 use crate::kv::store::staged_read::FileCursor;
 use crate::kv::wal::{Record, Seq};
 
@@ -36,23 +35,6 @@ pub(crate) fn table_name(g: u64) -> String {
 
 fn is_table_name(name: &str) -> bool {
     name.starts_with("table-") && name.ends_with(".lbt")
-}
-
-/// A table file of the static stage; removed from disk when a merge has replaced it and its
-/// last reader lets go.
-pub(crate) struct TableFile {
-    pub(crate) table: Arc<ByteTable>,
-    pub(crate) name: String,
-    storage: Arc<Storage>,
-    retired: AtomicBool,
-}
-
-impl Drop for TableFile {
-    fn drop(&mut self) {
-        if self.retired.load(Ordering::Acquire) {
-            let _ = self.storage.remove(&self.name);
-        }
-    }
 }
 
 /// The hybrid engine's files: its one table, if any.
@@ -89,12 +71,7 @@ impl Recover for HybridEngine {
                 let table = ByteTable::open(storage, name)?;
                 check_file(storage, name, recorded, table.header().owner, opened.store)?;
                 check_kind(name, &table, ByteTableKind::Table)?;
-                Some(Arc::new(TableFile {
-                    table: Arc::new(table),
-                    name: name.clone(),
-                    storage: Arc::clone(storage),
-                    retired: AtomicBool::new(false),
-                }))
+                Some(Arc::new(TableFile::new(table, name.clone(), storage)))
             }
             None => None,
         };
@@ -230,12 +207,7 @@ impl Files for Table {
             (None, Vec::new())
         } else {
             let identity = identify(&inner.storage, &name, generation)?;
-            let file = Arc::new(TableFile {
-                table: Arc::new(table),
-                name: name.clone(),
-                storage: Arc::clone(&inner.storage),
-                retired: AtomicBool::new(false),
-            });
+            let file = Arc::new(TableFile::new(table, name.clone(), &inner.storage));
             (Some(file), vec![identity])
         };
         // The commit point.
@@ -254,7 +226,7 @@ impl Files for Table {
         )?;
         inner.publish_files(new_file, true)?;
         if let Some(old) = &version.files {
-            old.retired.store(true, Ordering::Release);
+            old.retire();
         }
         Ok(())
     }

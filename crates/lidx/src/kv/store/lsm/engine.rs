@@ -67,10 +67,6 @@ impl StoreEngine for LsmEngine {
     /// Waits for the running flush and compaction, stops both threads and syncs the log.
     fn close(mut self: Box<Self>) -> Result<()> {
         self.stop();
-        self.inner.base.sync()?;
-        match self.inner.merge.lock().error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        self.inner.closed()
     }
 }

@@ -2,7 +2,7 @@
 //! frozen memtable is flushed into level 0, which merge a compaction does next
 //! ([`Levels::next_job`]) and how runs are merged into one ([`write_run`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::disk::byte_table::{ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter};
@@ -14,7 +14,7 @@ use crate::kv::manifest::Manifest;
 use crate::kv::store::dir::{encode_meta, identify, FileIdentity, StoreMeta};
 use crate::kv::store::engine::KeyRange;
 use crate::kv::store::options::{Engine, LsmSpec};
-use crate::kv::store::staged::{commit, Files, Staged, Version};
+use crate::kv::store::staged::{commit, Files, Staged, TableFile, Version};
 use crate::kv::store::staged_read::{named, untag, FileCursor, PUT, TOMBSTONE};
 use crate::kv::wal::Seq;
 
@@ -72,16 +72,13 @@ pub(crate) fn is_run_name(name: &str) -> bool {
     parse_run_name(name).is_some()
 }
 
-/// A sorted run on disk; removed from disk when a compaction has replaced it and its last
-/// reader lets go.
+/// A sorted run on disk: its table file (removed once a compaction has replaced it and its
+/// last reader lets go), its level and what the manifest records of it.
 pub(crate) struct RunFile {
-    pub(crate) table: Arc<ByteTable>,
-    pub(crate) name: String,
+    file: TableFile,
     pub(crate) level: usize,
     /// What the manifest records of it.
     pub(crate) identity: FileIdentity,
-    storage: Arc<Storage>,
-    retired: AtomicBool,
 }
 
 impl RunFile {
@@ -93,21 +90,18 @@ impl RunFile {
         storage: &Arc<Storage>,
     ) -> Arc<RunFile> {
         Arc::new(RunFile {
-            table: Arc::new(table),
-            name,
+            file: TableFile::new(table, name, storage),
             level,
             identity,
-            storage: Arc::clone(storage),
-            retired: AtomicBool::new(false),
         })
     }
 }
 
-impl Drop for RunFile {
-    fn drop(&mut self) {
-        if self.retired.load(Ordering::Acquire) {
-            let _ = self.storage.remove(&self.name);
-        }
+impl std::ops::Deref for RunFile {
+    type Target = TableFile;
+
+    fn deref(&self) -> &TableFile {
+        &self.file
     }
 }
 
@@ -462,7 +456,7 @@ impl Files for Runs {
 /// Marks `runs` replaced: each file goes when its last reader lets go.
 pub(crate) fn retire(runs: &[Arc<RunFile>]) {
     for r in runs {
-        r.retired.store(true, Ordering::Release);
+        r.retire();
     }
 }
 
