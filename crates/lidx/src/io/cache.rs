@@ -46,20 +46,22 @@
 //! [`BlockDevice::stats`] of a cache is the device's counters (what really reached the disk)
 //! plus the cache's hits and misses; writes the cache absorbs appear nowhere.
 //!
-//! **Shared** ([`SharedBlocks`], write-through only): one LRU of blocks for every file of a
+//! **Shared** ([`SharedBlocks`], write-through only): one cache of blocks for every file of a
 //! [`crate::io::Storage`] (`with_shared_cache`), each file's blocks keyed by a tag the storage
 //! gives its name, so a structure of many files (the `lsm` engine's runs, a table and the one a
 //! merge writes) holds at most the cache's blocks in all, as a block cache shared by a storage
-//! engine's files does (RocksDB's), rather than that many per file.
+//! engine's files does (RocksDB's), rather than that many per file. It evicts by CLOCK rather
+//! than exact LRU, so a hit moves nothing ([`crate::io::block_map`] says why and what it
+//! measured); a private cache stays an exact LRU, the buffer paper 003 §6.6 counts.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
-use lru::LruCache;
 use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::io::aligned::AlignedBuf;
+use crate::io::block_map::{BlockMap, Cached};
 use crate::io::checksum;
 use crate::io::device::{request_blocks, visit_read, BlockDevice};
 use crate::io::stats::{IoClass, IoCounters, IoStats};
@@ -77,15 +79,10 @@ pub enum CacheMode {
     WriteBack,
 }
 
-/// A cached block: its bytes (sealed) and whether the device has an older copy.
-struct Cached {
-    data: Box<[u8]>,
-    dirty: bool,
-}
-
 pub(crate) struct Blocks {
-    /// Keyed by the device's tag (high 64 bits; 0 for a private cache) and the block.
-    lru: LruCache<u128, Cached>,
+    /// Keyed by the device's tag (high 64 bits; 0 for a private cache) and the block: an
+    /// exact LRU for a private cache, CLOCK for a shared one ([`BlockMap`]).
+    map: BlockMap,
     /// One past the highest block ever written into the cache (write-back blocks may lie past
     /// the device's end until they are written).
     end: u64,
@@ -99,7 +96,7 @@ impl SharedBlocks {
     /// An empty shared cache of `capacity` (at least 1) blocks.
     pub(crate) fn new(capacity: NonZeroUsize) -> SharedBlocks {
         SharedBlocks(Arc::new(Mutex::new(Blocks {
-            lru: LruCache::new(capacity),
+            map: BlockMap::clock(capacity),
             end: 0,
         })))
     }
@@ -109,14 +106,14 @@ impl SharedBlocks {
     /// outlives the removal) caches under its own tag and never serves a newer file.
     pub(crate) fn forget(&self, tag: u64) {
         let mut blocks = self.0.lock();
-        let stale: Vec<u128> = blocks
-            .lru
-            .iter()
-            .map(|(&k, _)| k)
-            .filter(|k| (k >> 64) as u64 == tag)
-            .collect();
+        let mut stale: Vec<u128> = Vec::new();
+        blocks.map.for_each(|k, _| {
+            if (k >> 64) as u64 == tag {
+                stale.push(k);
+            }
+        });
         for k in stale {
-            blocks.lru.pop(&k);
+            blocks.map.remove(&k);
         }
     }
 }
@@ -150,7 +147,7 @@ impl PageCache {
             device,
             blocks: NonZeroUsize::new(capacity).map(|n| {
                 Arc::new(Mutex::new(Blocks {
-                    lru: LruCache::new(n),
+                    map: BlockMap::lru(n),
                     end: 0,
                 }))
             }),
@@ -197,9 +194,11 @@ impl PageCache {
 
     /// Cached blocks newer than the device's copy (always 0 for write-through).
     pub fn dirty_blocks(&self) -> usize {
-        self.blocks
-            .as_ref()
-            .map_or(0, |b| b.lock().lru.iter().filter(|(_, c)| c.dirty).count())
+        self.blocks.as_ref().map_or(0, |b| {
+            let mut dirty = 0;
+            b.lock().map.for_each(|_, c| dirty += usize::from(c.dirty));
+            dirty
+        })
     }
 
     /// The cache's own counters: hits and misses only (the device counts the rest).
@@ -214,31 +213,29 @@ impl PageCache {
 
     /// Writes the run of consecutive dirty blocks around `victim` (at most [`MAX_RUN_BLOCKS`])
     /// in one request and marks them clean. Does not change their recency.
-    fn write_run_around(&self, lru: &mut LruCache<u128, Cached>, victim: u64) -> Result<()> {
-        let dirty = |lru: &LruCache<u128, Cached>, b: u64| {
-            lru.peek(&u128::from(b)).is_some_and(|c| c.dirty)
-        };
+    fn write_run_around(&self, map: &mut BlockMap, victim: u64) -> Result<()> {
+        let dirty = |map: &BlockMap, b: u64| map.peek(&u128::from(b)).is_some_and(|c| c.dirty);
         let (mut lo, mut hi) = (victim, victim + 1);
-        while hi - lo < MAX_RUN_BLOCKS as u64 && hi < u64::MAX && dirty(lru, hi) {
+        while hi - lo < MAX_RUN_BLOCKS as u64 && hi < u64::MAX && dirty(map, hi) {
             hi += 1;
         }
-        while hi - lo < MAX_RUN_BLOCKS as u64 && lo > 0 && dirty(lru, lo - 1) {
+        while hi - lo < MAX_RUN_BLOCKS as u64 && lo > 0 && dirty(map, lo - 1) {
             lo -= 1;
         }
-        self.write_dirty(lru, lo, hi)
+        self.write_dirty(map, lo, hi)
     }
 
     /// Writes the cached (dirty) blocks `lo..hi` in one request and marks them clean.
-    fn write_dirty(&self, lru: &mut LruCache<u128, Cached>, lo: u64, hi: u64) -> Result<()> {
+    fn write_dirty(&self, map: &mut BlockMap, lo: u64, hi: u64) -> Result<()> {
         let size = self.block_size();
         let mut buf = AlignedBuf::zeroed((hi - lo) as usize * size);
         for (b, out) in (lo..hi).zip(buf.chunks_exact_mut(size)) {
-            let cached = lru.peek(&u128::from(b)).expect("run blocks are cached");
+            let cached = map.peek(&u128::from(b)).expect("run blocks are cached");
             out.copy_from_slice(&cached.data);
         }
         self.device.write_blocks(lo, &mut buf, IoClass::Leaf)?;
         for b in lo..hi {
-            let cached = lru.peek_mut(&u128::from(b)).expect("run blocks are cached");
+            let cached = map.peek_mut(&u128::from(b)).expect("run blocks are cached");
             cached.dirty = false;
         }
         Ok(())
@@ -249,18 +246,18 @@ impl PageCache {
     /// evicted or cached. Only a private write-back cache holds dirty blocks, whose keys are
     /// their block numbers.
     fn insert(&self, blocks: &mut Blocks, id: u128, data: &[u8], dirty: bool) -> Result<()> {
-        if let Some(cached) = blocks.lru.get_mut(&id) {
+        if let Some(cached) = blocks.map.get_mut(&id) {
             cached.data.copy_from_slice(data);
             cached.dirty |= dirty;
         } else {
-            if blocks.lru.len() == self.capacity {
-                let (&victim, cached) = blocks.lru.peek_lru().expect("a full cache has an LRU");
+            if blocks.map.len() == self.capacity {
+                let (victim, cached) = blocks.map.victim().expect("a full cache has a victim");
                 if cached.dirty {
-                    self.write_run_around(&mut blocks.lru, victim as u64)?;
+                    self.write_run_around(&mut blocks.map, victim as u64)?;
                 }
-                blocks.lru.pop_lru();
+                blocks.map.evict();
             }
-            blocks.lru.push(
+            blocks.map.push(
                 id,
                 Cached {
                     data: data.into(),
@@ -276,12 +273,12 @@ impl PageCache {
 
     /// Writes every dirty block in block order, runs of consecutive blocks as one request each.
     fn write_all_dirty(&self, blocks: &mut Blocks) -> Result<()> {
-        let mut ids: Vec<u64> = blocks
-            .lru
-            .iter()
-            .filter(|(_, c)| c.dirty)
-            .map(|(&id, _)| id as u64)
-            .collect();
+        let mut ids: Vec<u64> = Vec::new();
+        blocks.map.for_each(|id, c| {
+            if c.dirty {
+                ids.push(id as u64);
+            }
+        });
         ids.sort_unstable();
         let mut i = 0;
         while i < ids.len() {
@@ -289,7 +286,7 @@ impl PageCache {
             while j < ids.len() && ids[j] == ids[j - 1] + 1 && j - i < MAX_RUN_BLOCKS {
                 j += 1;
             }
-            self.write_dirty(&mut blocks.lru, ids[i], ids[j - 1] + 1)?;
+            self.write_dirty(&mut blocks.map, ids[i], ids[j - 1] + 1)?;
             i = j;
         }
         Ok(())
@@ -348,7 +345,7 @@ impl PageCache {
             while j < missing.len()
                 && (missing[j - 1] + 1..missing[j]).all(|b| {
                     !cache
-                        .lru
+                        .map
                         .peek(&self.key(first + b))
                         .is_some_and(|c| c.dirty)
                 })
@@ -360,7 +357,7 @@ impl PageCache {
             self.device.read_blocks(first + lo, span, class)?;
             for b in (lo..hi).filter(|b| missing.binary_search(b).is_err()) {
                 let block = cache
-                    .lru
+                    .map
                     .peek(&self.key(first + b))
                     .expect("held under the lock");
                 let at = b as usize * size;
@@ -384,7 +381,7 @@ fn copy_cached(blocks: &mut Blocks, first: u128, count: u64, buf: &mut [u8]) -> 
     let size = buf.len() / count.max(1) as usize;
     let mut missing = Vec::new();
     for i in 0..count {
-        match blocks.lru.get(&(first + u128::from(i))) {
+        match blocks.map.get(&(first + u128::from(i))) {
             Some(block) => {
                 let at = i as usize * size;
                 buf[at..at + size].copy_from_slice(&block.data);
@@ -400,7 +397,7 @@ fn copy_cached(blocks: &mut Blocks, first: u128, count: u64, buf: &mut [u8]) -> 
 /// which are now clean.
 fn refresh(blocks: &mut Blocks, first: u128, buf: &[u8], size: usize) {
     for (i, block) in buf.chunks_exact(size).enumerate() {
-        if let Some(cached) = blocks.lru.get_mut(&(first + i as u128)) {
+        if let Some(cached) = blocks.map.get_mut(&(first + i as u128)) {
             cached.data.copy_from_slice(block);
             cached.dirty = false;
         }
@@ -444,15 +441,15 @@ impl BlockDevice for PageCache {
             let mut cache = blocks.lock();
             let key = self.key(first);
             if count == 1 {
-                if let Some(block) = cache.lru.get(&key) {
+                if let Some(block) = cache.map.get(&key) {
                     each(&block.data);
                     drop(cache);
                     self.counters.record_cache(1, 0);
                     return Ok(());
                 }
-            } else if count > 0 && (0..count).all(|i| cache.lru.contains(&(key + u128::from(i)))) {
+            } else if count > 0 && (0..count).all(|i| cache.map.contains(&(key + u128::from(i)))) {
                 for i in 0..count {
-                    if let Some(block) = cache.lru.get(&(key + u128::from(i))) {
+                    if let Some(block) = cache.map.get(&(key + u128::from(i))) {
                         each(&block.data);
                     }
                 }
