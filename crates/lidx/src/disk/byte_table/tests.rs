@@ -158,6 +158,40 @@ fn a_record_that_fits_a_block_is_read_in_one_block() {
 }
 
 #[test]
+fn a_get_through_a_cache_visits_one_block_whether_read_in_place_or_streamed() {
+    // 100-byte values are read in place in the cached block; 300-byte ones (two-byte lengths)
+    // go through the stream, which must take the block the first look loaded, not visit it
+    // again. Absent keys between and past the records too.
+    for value_len in [100usize, 300] {
+        let model: Model = (0..3_000u64)
+            .map(|i| ((i * 7919) << 8).to_be_bytes().to_vec())
+            .map(|k| (k.clone(), k.repeat(value_len / 8)))
+            .collect();
+        let storage = Storage::ram().with_shared_cache(1 << 12);
+        let mut w = ByteTableWriter::create(&storage, "t", ByteTableParams::default()).unwrap();
+        for (k, v) in &model {
+            w.add(k, v).unwrap();
+        }
+        let table = Arc::new(w.finish().unwrap());
+        let visits = |s: crate::io::IoStats| s.cache_hits + s.cache_misses;
+        let before = visits(storage.stats());
+        for _ in 0..2 {
+            for (k, v) in &model {
+                assert_eq!(table.get(k).unwrap().as_ref(), Some(v));
+                let mut absent = k.clone();
+                absent.push(0);
+                assert_eq!(table.get(&absent).unwrap(), None);
+            }
+        }
+        assert_eq!(
+            visits(storage.stats()) - before,
+            4 * model.len() as u64,
+            "{value_len}-byte values"
+        );
+    }
+}
+
+#[test]
 fn a_merge_stream_that_ends_before_the_header_says_is_corrupt() {
     //! A zero at a record's start reads as padding from version 2 on; written with a valid
     //! checksum it would hide the rest of the block, and a merge streaming the table would
