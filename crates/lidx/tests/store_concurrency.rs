@@ -210,9 +210,12 @@ fn btree_readers_and_writers_see_consistent_versions() {
 
 #[test]
 fn lsm_readers_and_writers_see_consistent_versions() {
-    run(Engine::Lsm(lidx::kv::LsmSpec {
-        ratio: 2,
-        l0: 2,
-        bits: 10,
-    }));
+    for runs in [1, 2] {
+        run(Engine::Lsm(lidx::kv::LsmSpec {
+            ratio: 2,
+            l0: 2,
+            bits: 10,
+            runs,
+        }));
+    }
 }

@@ -331,7 +331,7 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
     );
 }
 
-const ENGINES: [Engine; 3] = [
+const ENGINES: [Engine; 4] = [
     Engine::Hybrid,
     Engine::BTree,
     // Levels two runs apart and two runs at level 0: a case's writes reach several levels.
@@ -339,6 +339,14 @@ const ENGINES: [Engine; 3] = [
         ratio: 2,
         l0: 2,
         bits: 10,
+        runs: 1,
+    }),
+    // Tiered: two runs a level, merged alone into the next.
+    Engine::Lsm(LsmSpec {
+        ratio: 2,
+        l0: 2,
+        bits: 10,
+        runs: 2,
     }),
 ];
 

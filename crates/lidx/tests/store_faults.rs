@@ -17,13 +17,21 @@ use lidx::kv::FsyncPolicy;
 use lidx::kv::{CreateOptions, Engine, LsmSpec, Store, StoreOptions, WriteBatch};
 use lidx::Error;
 
-const ENGINES: [Engine; 3] = [
+const ENGINES: [Engine; 4] = [
     Engine::Hybrid,
     Engine::BTree,
     Engine::Lsm(LsmSpec {
         ratio: 2,
         l0: 2,
         bits: 10,
+        runs: 1,
+    }),
+    // Tiered: two runs a level, merged alone into the next.
+    Engine::Lsm(LsmSpec {
+        ratio: 2,
+        l0: 2,
+        bits: 10,
+        runs: 2,
     }),
 ];
 const FAULTS: [WriteFault; 4] = WriteFault::ALL;

@@ -8,13 +8,18 @@ use std::path::Path;
 use lidx::kv::{CreateOptions, Engine, FsyncPolicy, LsmSpec, Store, StoreOptions};
 use lidx::Error;
 
+fn lsm_spec(ratio: usize, l0: usize) -> LsmSpec {
+    LsmSpec {
+        ratio,
+        l0,
+        bits: 10,
+        runs: 1,
+    }
+}
+
 fn lsm(ratio: usize, l0: usize) -> CreateOptions {
     CreateOptions {
-        engine: Engine::Lsm(LsmSpec {
-            ratio,
-            l0,
-            bits: 10,
-        }),
+        engine: Engine::Lsm(lsm_spec(ratio, l0)),
         ..CreateOptions::default()
     }
 }
@@ -58,6 +63,58 @@ fn writes_flush_into_levels_that_compact_and_read_back() {
     assert_eq!(store.range(..).count(), 4_000 - 1_334);
 }
 
+/// Writes 400 keys three times over and deletes every fourth on a new store of `spec`, checks
+/// every read through compaction, reopen and `check`, and returns the stats after compacting.
+fn overwrite_and_read_back(spec: LsmSpec) -> lidx::kv::StoreStats {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let create = CreateOptions {
+        engine: Engine::Lsm(spec),
+        ..CreateOptions::default()
+    };
+    let store = Store::create(&path, &create, &options(8 << 10)).unwrap();
+    for round in 0..3u64 {
+        for i in 0..400u64 {
+            store
+                .put(&key(i), &(i + round).to_le_bytes().repeat(4))
+                .unwrap();
+        }
+    }
+    for i in (0..400u64).step_by(4) {
+        store.delete(&key(i)).unwrap();
+    }
+    store.compact().unwrap();
+    let stats = store.stats();
+    store.close().unwrap();
+    assert!(Store::check(&path).unwrap().is_sound());
+    let store = Store::open(&path, &options(8 << 10)).unwrap();
+    for i in 0..400u64 {
+        let want = (i % 4 != 0).then(|| (i + 2).to_le_bytes().repeat(4));
+        assert_eq!(store.get(&key(i)).unwrap(), want, "key {i}");
+    }
+    assert_eq!(store.range(..).count(), 400 - 100);
+    stats
+}
+
+#[test]
+fn tiered_levels_read_back_and_rewrite_less_than_leveled() {
+    let leveled = overwrite_and_read_back(LsmSpec {
+        runs: 1,
+        ..lsm_spec(2, 2)
+    });
+    let tiered = overwrite_and_read_back(LsmSpec {
+        runs: 2,
+        ..lsm_spec(2, 2)
+    });
+    assert!(tiered.lsm_levels >= 3, "{tiered:?}");
+    // The same writes, flushed alike: tiered merges rewrite each run into the next level
+    // without the run already there.
+    assert!(
+        tiered.compaction_bytes < leveled.compaction_bytes,
+        "tiered {tiered:?}, leveled {leveled:?}"
+    );
+}
+
 #[test]
 fn a_shape_or_budget_out_of_range_is_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -71,6 +128,7 @@ fn a_shape_or_budget_out_of_range_is_refused_before_anything_is_written() {
                     ratio: 10,
                     l0: 4,
                     bits: 65,
+                    runs: 1,
                 }),
                 ..CreateOptions::default()
             },

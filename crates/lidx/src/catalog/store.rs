@@ -20,15 +20,20 @@ crate::param_specs! {
         Log = "log" {},
         /// A log-structured merge tree with learned runs: a memtable and the log flushed to
         /// sorted runs, each a byte table located by a learned model with a key filter, kept in
-        /// levels `ratio` times apart and merged on a background thread.
+        /// levels and merged on a background thread.
         Lsm = "lsm" {
-            /// Size ratio between adjacent levels: larger is fewer levels (fewer runs a get
-            /// may ask) and more rewriting per merge.
+            /// Size ratio between adjacent leveled levels: larger is fewer levels (fewer runs
+            /// a get may ask) and more rewriting per merge.
             ratio: usize = 10 in 2..=64,
             /// Runs level 0 collects before they are merged into level 1.
             l0: usize = 4 in 1..=64,
             /// Bits of key filter per record (0: none); 10 is about 1% false positives.
             bits: usize = 10 in 0..=64,
+            /// Runs each level below 0 holds: 1 is leveled (a merge rewrites the next level's
+            /// run with it, levels `ratio` apart); more is tiered (a level collects this many
+            /// runs, then merges them into one new run of the next level, which it does not
+            /// rewrite: levels this many times apart, less rewriting, more runs to ask).
+            runs: usize = 1 in 1..=64,
         },
     }
 }

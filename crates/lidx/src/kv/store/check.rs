@@ -211,14 +211,14 @@ fn check_files(
                 }
             }
         }
-        Engine::Lsm(_) => {
+        Engine::Lsm(spec) => {
             let named: Vec<(String, FileIdentity)> = manifest
                 .static_files
                 .iter()
                 .cloned()
                 .zip(recorded.iter().copied())
                 .collect();
-            if let Err(what) = plan_levels(&named) {
+            if let Err(what) = plan_levels(&named, spec.tiered()) {
                 report.note(Error::Corrupt {
                     file: dir.display().to_string(),
                     block: None,

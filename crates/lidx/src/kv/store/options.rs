@@ -51,7 +51,7 @@ pub enum Engine {
     Lsm(LsmSpec),
 }
 
-/// An `lsm` store's shape: `lsm[:ratio=10][:l0=4][:bits=10]` ([`EngineSpec::Lsm`]).
+/// An `lsm` store's shape: `lsm[:ratio=10][:l0=4][:bits=10][:runs=1]` ([`EngineSpec::Lsm`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LsmSpec {
     /// Size ratio between adjacent levels (2 to 64).
@@ -60,34 +60,67 @@ pub struct LsmSpec {
     pub l0: usize,
     /// Bits of key filter per record (0: none, up to 64).
     pub bits: usize,
+    /// Runs each level below 0 holds (1 to 64): 1 is leveled, more is tiered.
+    pub runs: usize,
 }
 
 impl Default for LsmSpec {
     fn default() -> Self {
         match EngineSpec::from_parts("lsm", &[]) {
-            Some(EngineSpec::Lsm { ratio, l0, bits }) => LsmSpec { ratio, l0, bits },
+            Some(EngineSpec::Lsm {
+                ratio,
+                l0,
+                bits,
+                runs,
+            }) => LsmSpec {
+                ratio,
+                l0,
+                bits,
+                runs,
+            },
             _ => unreachable!("the catalog has lsm"),
         }
     }
 }
 
 impl LsmSpec {
-    /// The spec's canonical spelling, `lsm:ratio=10:l0=4:bits=10`: what a `STORE` file
-    /// records.
+    /// The spec's canonical spelling, `lsm:ratio=10:l0=4:bits=10:runs=1`: what a `STORE`
+    /// file records (a store created before `runs` existed records none, and is leveled).
     pub fn label(self) -> String {
-        EngineSpec::Lsm {
-            ratio: self.ratio,
-            l0: self.l0,
-            bits: self.bits,
-        }
-        .label()
+        EngineSpec::from(self).label()
+    }
+
+    /// True when levels below 0 hold more than one run.
+    pub fn tiered(self) -> bool {
+        self.runs > 1
     }
 
     /// The spec `spelling` names (`lsm` with any of its parameters), if it is one.
     pub fn parse(spelling: &str) -> Option<LsmSpec> {
         match EngineSpec::parse_item(spelling)? {
-            EngineSpec::Lsm { ratio, l0, bits } => Some(LsmSpec { ratio, l0, bits }),
+            EngineSpec::Lsm {
+                ratio,
+                l0,
+                bits,
+                runs,
+            } => Some(LsmSpec {
+                ratio,
+                l0,
+                bits,
+                runs,
+            }),
             _ => None,
+        }
+    }
+}
+
+impl From<LsmSpec> for EngineSpec {
+    fn from(lsm: LsmSpec) -> EngineSpec {
+        EngineSpec::Lsm {
+            ratio: lsm.ratio,
+            l0: lsm.l0,
+            bits: lsm.bits,
+            runs: lsm.runs,
         }
     }
 }
@@ -143,7 +176,7 @@ impl Engine {
             Engine::Hybrid => EngineSpec::Hybrid {},
             Engine::BTree => EngineSpec::BTree {},
             Engine::Log(_) => EngineSpec::Log {},
-            Engine::Lsm(LsmSpec { ratio, l0, bits }) => EngineSpec::Lsm { ratio, l0, bits },
+            Engine::Lsm(lsm) => EngineSpec::from(lsm),
         }
         .name()
     }

@@ -39,10 +39,12 @@ pub(crate) fn parse_run_name(name: &str) -> Option<(usize, u64)> {
 
 /// The level of each of the runs a manifest names (`files`, with what it records of each),
 /// or what is wrong: a name that is not a run's or names another generation than the
-/// recorded one, a run named twice, more than one run at a level below 0. What an open refuses
-/// and `Store::check` reports.
+/// recorded one, a run named twice, more than one run at a level below 0 of a leveled store
+/// (`tiered` false; a tiered level holds any number while its merge is behind). What an
+/// open refuses and `Store::check` reports.
 pub(crate) fn plan_levels(
     files: &[(String, FileIdentity)],
+    tiered: bool,
 ) -> std::result::Result<Vec<usize>, String> {
     let mut levels = Vec::with_capacity(files.len());
     let mut seen = std::collections::HashSet::new();
@@ -58,7 +60,7 @@ pub(crate) fn plan_levels(
         if !seen.insert(name.as_str()) {
             return Err(format!("{name} is named twice"));
         }
-        if level > 0 && levels.contains(&level) {
+        if !tiered && level > 0 && levels.contains(&level) {
             return Err(format!("two runs at level {level}, which holds one"));
         }
         levels.push(level);
@@ -105,7 +107,8 @@ impl std::ops::Deref for RunFile {
     }
 }
 
-/// The runs of one version, by level: level 0's newest first, one run in each level below.
+/// The runs of one version, by level, each level's newest first: one run in each level below
+/// 0 when leveled, up to the spec's `runs` (more while a merge is behind) when tiered.
 #[derive(Default)]
 pub(crate) struct Levels {
     pub(crate) levels: Vec<Vec<Arc<RunFile>>>,
@@ -119,8 +122,8 @@ pub(crate) type Runs = Arc<Levels>;
 /// The `lsm` engine's state.
 pub(crate) type Inner = Staged<Runs>;
 
-/// A merge a compaction does: every run of level `from` and of level `from + 1` into one run
-/// at `from + 1`.
+/// A merge a compaction does: every run of level `from` (and, leveled, of level `from + 1`)
+/// into one run at `from + 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Job {
     pub(crate) from: usize,
@@ -145,9 +148,9 @@ impl Levels {
     }
 
     /// The merge that is due, if any: of the levels at or past their trigger (level 0: `l0`
-    /// runs; level 1: `l0` memtables of bytes; each next one `ratio` times more), the one
-    /// furthest past it, as RocksDB's compaction score picks (so level 1 is pushed down even
-    /// while level 0 keeps filling).
+    /// runs; leveled, level 1: `l0` memtables of bytes, each next one `ratio` times more;
+    /// tiered, every level below 0: `runs` runs), the one furthest past it, as RocksDB's
+    /// compaction score picks (so level 1 is pushed down even while level 0 keeps filling).
     pub(crate) fn next_job(&self, spec: &LsmSpec, memtable: usize) -> Option<Job> {
         let mut best: Option<(f64, usize)> = None;
         let mut consider = |score: f64, level: usize| {
@@ -157,6 +160,12 @@ impl Levels {
         };
         let l0 = self.levels.first().map_or(0, Vec::len);
         consider(l0 as f64 / spec.l0 as f64, 0);
+        if spec.tiered() {
+            for (level, runs) in self.levels.iter().enumerate().skip(1) {
+                consider(runs.len() as f64 / spec.runs as f64, level);
+            }
+            return best.map(|(_, from)| Job { from });
+        }
         let mut target = (spec.l0 * memtable).max(1) as u64;
         for level in 1..self.levels.len() {
             let bytes = self.level_bytes(level);
@@ -166,6 +175,30 @@ impl Levels {
             target = target.saturating_mul(spec.ratio as u64);
         }
         best.map(|(_, from)| Job { from })
+    }
+
+    /// The runs a merge of `job` reads: level `from`'s, and the next level's when leveled
+    /// (tiered, the output joins the next level's runs as its newest).
+    pub(crate) fn inputs(&self, job: Job, spec: &LsmSpec) -> Vec<Arc<RunFile>> {
+        let next = (!spec.tiered())
+            .then(|| self.levels.get(job.from + 1))
+            .flatten();
+        self.levels[job.from]
+            .iter()
+            .chain(next.into_iter().flatten())
+            .cloned()
+            .collect()
+    }
+
+    /// True when no run outside `inputs` lies at or below level `from`, the shallowest of
+    /// them: no older version of a key can lie under the merge's output, so it drops
+    /// tombstones.
+    pub(crate) fn nothing_older(&self, from: usize, inputs: &[Arc<RunFile>]) -> bool {
+        self.levels
+            .iter()
+            .skip(from)
+            .flatten()
+            .all(|r| inputs.iter().any(|i| i.name == r.name))
     }
 
     /// These levels with the runs of `inputs` (by name) gone and `output` (if any) at its
@@ -484,7 +517,53 @@ mod tests {
             ratio,
             l0,
             bits: 10,
+            runs: 1,
         }
+    }
+
+    #[test]
+    fn a_tiered_level_merges_its_runs_alone_once_it_holds_its_count() {
+        let storage = Arc::new(Storage::ram());
+        let tiered = LsmSpec {
+            runs: 3,
+            ..spec(10, 4)
+        };
+        let (r0, r1, r2) = (
+            run(&storage, 1, 4, 10),
+            run(&storage, 1, 3, 10),
+            run(&storage, 2, 1, 2_000),
+        );
+        let under = Levels {
+            levels: vec![
+                vec![],
+                vec![Arc::clone(&r0), Arc::clone(&r1)],
+                vec![Arc::clone(&r2)],
+            ],
+            flushed_seq: 0,
+        };
+        // Two of three runs at level 1, one at level 2: nothing due, whatever the bytes.
+        assert_eq!(under.next_job(&tiered, 1), None);
+        let r3 = run(&storage, 1, 5, 10);
+        let full = under.replace(&[], Some(Arc::clone(&r3)), 0);
+        let job = full.next_job(&tiered, 1).expect("level 1 holds three runs");
+        assert_eq!(job, Job { from: 1 });
+        // It reads level 1's runs only, newest first, and keeps tombstones: level 2 holds an
+        // older run. Leveled, the same job would read level 2's run too.
+        let inputs = full.inputs(job, &tiered);
+        let names: Vec<&str> = inputs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [r3.name.as_str(), r0.name.as_str(), r1.name.as_str()]
+        );
+        assert!(!full.nothing_older(1, &inputs));
+        assert_eq!(full.inputs(job, &spec(10, 4)).len(), 4);
+        assert!(full.nothing_older(1, &full.inputs(job, &spec(10, 4))));
+        // Its output joins level 2 as the newest run there.
+        let out = run(&storage, 2, 6, 30);
+        let merged = full.replace(&inputs, Some(Arc::clone(&out)), 0);
+        let level2: Vec<&str> = merged.levels[2].iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(level2, [out.name.as_str(), r2.name.as_str()]);
+        assert!(merged.levels[1].is_empty());
     }
 
     #[test]
@@ -574,7 +653,10 @@ mod tests {
             ("run-00-0000000002.lbt", 2),
             ("run-02-0000000001.lbt", 1),
         ]);
-        assert_eq!(plan_levels(&ok), Ok(vec![0, 0, 2]));
+        assert_eq!(plan_levels(&ok, false), Ok(vec![0, 0, 2]));
+        // A tiered store's level holds several runs.
+        let two = files(&[("run-01-0000000003.lbt", 3), ("run-01-0000000002.lbt", 2)]);
+        assert_eq!(plan_levels(&two, true), Ok(vec![1, 1]));
         for bad in [
             files(&[("table-0000000001.lbt", 1)]),
             files(&[("run-00-0000000003.lbt", 4)]),
@@ -582,7 +664,7 @@ mod tests {
             files(&[("run-01-0000000003.lbt", 3), ("run-01-0000000002.lbt", 2)]),
             files(&[("run-+1-0000000003.lbt", 3)]),
         ] {
-            assert!(plan_levels(&bad).is_err(), "{bad:?}");
+            assert!(plan_levels(&bad, false).is_err(), "{bad:?}");
         }
     }
 

@@ -17,13 +17,19 @@
 //! Flushes run on their own thread beside compactions; when level 0 reaches three times `l0`
 //! the flush waits for a compaction, and writers wait once the next memtable is full too.
 //!
+//! **Tiered levels** (`runs=K`, K > 1; Cassandra's size-tiered, Dostoevsky's tiering): each
+//! level below 0 collects K runs, then a compaction merges those K alone into one new run, the
+//! newest of the next level, without rewriting the runs already there; levels are K times
+//! apart (`ratio` does not apply), a write is rewritten about once per level instead of
+//! `ratio / 2` times, and a get may ask up to K runs a level (their filters skip most). A
+//! merge drops tombstones only when no run lies below its inputs.
+//!
 //! Where we differ from the references: Bourbon (OSDI 2020) learns a model per sorted table in
 //! WiscKey, and DobLIX (PVLDB 2025) per RocksDB block index; here every run is a learned table
 //! from the start (its model is the separator model the store's tables already use, rebuilt at
 //! open from the separators), and a level is one run rewritten whole rather than many small
 //! tables merged piecewise: simpler files and one model per level, at the price of longer
-//! single compactions. Tiered levels and a value log for large values (WiscKey) are not built
-//! yet.
+//! single compactions. A value log for large values (WiscKey) is not built yet.
 //!
 //! **Memory**: the memtables (active and frozen) take what the runs' models and filters
 //! leave of the budget, halved, and at least [`MIN_MEMTABLE`]; the models and filters grow

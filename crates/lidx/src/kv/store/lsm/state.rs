@@ -135,13 +135,9 @@ fn run_jobs(inner: &Inner) -> Result<()> {
             return Ok(());
         };
         let into = job.from + 1;
-        let inputs: Vec<Arc<RunFile>> = levels.levels[job.from]
-            .iter()
-            .chain(levels.levels.get(into).into_iter().flatten())
-            .cloned()
-            .collect();
-        // Flushes only add to level 0, so nothing can appear below `into` meanwhile.
-        let last_level = levels.levels.len() <= into + 1;
+        let inputs = levels.inputs(job, &spec);
+        // Flushes only add to level 0, so nothing can appear below `from` meanwhile.
+        let last_level = levels.nothing_older(job.from, &inputs);
         drop(version);
         let start = Instant::now();
         let output = write_run(inner, &inputs, into, last_level)?;
@@ -226,7 +222,7 @@ fn check_budget(options: &StoreOptions) -> Result<()> {
 
 /// [`Error::InvalidParameter`] for a shape out of the catalog's ranges (an [`LsmSpec`] built
 /// by hand: the catalog's parser checks its own): levels 2 to 64 apart, 1 to 64 runs at
-/// level 0, 0 to 64 filter bits a record.
+/// level 0, 0 to 64 filter bits a record, 1 to 64 runs a level below.
 fn check_spec(spec: LsmSpec) -> Result<()> {
     let bad = |name, value: usize, expected| {
         Err(Error::InvalidParameter {
@@ -243,6 +239,9 @@ fn check_spec(spec: LsmSpec) -> Result<()> {
     }
     if spec.bits > 64 {
         return bad("lsm bits", spec.bits, "from 0 to 64");
+    }
+    if !(1..=64).contains(&spec.runs) {
+        return bad("lsm runs", spec.runs, "from 1 (leveled) to 64");
     }
     Ok(())
 }
@@ -270,7 +269,11 @@ impl Recover for LsmEngine {
     fn load(dir: &Path, options: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {
         check_budget(options)?;
         let storage = &opened.storage;
-        let placed = plan_levels(&opened.files).map_err(|what| Error::Corrupt {
+        let tiered = match opened.identity.engine {
+            Engine::Lsm(spec) => spec.tiered(),
+            _ => false,
+        };
+        let placed = plan_levels(&opened.files, tiered).map_err(|what| Error::Corrupt {
             file: dir.display().to_string(),
             block: None,
             what: format!("the manifest's runs: {what}"),
