@@ -1,0 +1,88 @@
+//! [`SqlSession`]: a DataFusion session with lidx tables and stores registered by name, whose
+//! queries are checked for unregistered table names before they are planned (a typed
+//! [`Error::UnknownTable`] that says how to register one, not DataFusion's planning error).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::dataframe::DataFrame;
+use datafusion::execution::context::SessionContext;
+use datafusion::prelude::SessionConfig;
+
+use crate::error::{Error, Result};
+use crate::provider::LidxTable;
+
+/// A session of SQL over lidx tables and stores.
+pub struct SqlSession {
+    ctx: SessionContext,
+    names: Vec<String>,
+}
+
+impl SqlSession {
+    /// A session whose scans split into at most `target_partitions` partitions (at least 1).
+    pub fn new(target_partitions: usize) -> SqlSession {
+        let config = SessionConfig::new().with_target_partitions(target_partitions.max(1));
+        SqlSession {
+            ctx: SessionContext::new_with_config(config),
+            names: Vec::new(),
+        }
+    }
+
+    /// Registers the table file or store directory `path` as `name` ([`LidxTable::open`]).
+    /// A name is lowercase letters, digits and `_`, as SQL spells an unquoted name once
+    /// normalized ([`Error::BadName`]), and is given once ([`Error::DuplicateName`]).
+    pub fn register(&mut self, name: &str, path: &Path) -> Result<()> {
+        self.check_name(name)?;
+        let table = LidxTable::open(path)?;
+        self.register_table(name, table)
+    }
+
+    /// Registers an open [`LidxTable`] as `name` (named as in [`SqlSession::register`]).
+    pub fn register_table(&mut self, name: &str, table: LidxTable) -> Result<()> {
+        self.check_name(name)?;
+        self.ctx.register_table(name, Arc::new(table))?;
+        self.names.push(name.to_string());
+        Ok(())
+    }
+
+    fn check_name(&self, name: &str) -> Result<()> {
+        let mut chars = name.chars();
+        let plain = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !plain {
+            return Err(Error::BadName {
+                name: name.to_string(),
+            });
+        }
+        if self.names.iter().any(|n| n == name) {
+            return Err(Error::DuplicateName {
+                name: name.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Plans `query` (one SQL statement), after checking that every table it names is
+    /// registered. Run the result with [`DataFrame::collect`] or stream it.
+    pub async fn sql(&self, query: &str) -> Result<DataFrame> {
+        let state = self.ctx.state();
+        let dialect = state.config().options().sql_parser.dialect;
+        let statement = state.sql_to_statement(query, &dialect)?;
+        for table in state.resolve_table_references(&statement)? {
+            if !self.ctx.table_exist(table.clone())? {
+                return Err(Error::UnknownTable {
+                    name: table.to_string(),
+                    known: self.names.clone(),
+                });
+            }
+        }
+        Ok(self.ctx.sql(query).await?)
+    }
+
+    /// The DataFusion session, to register other tables or functions in.
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+}
