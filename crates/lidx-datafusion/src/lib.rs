@@ -8,6 +8,9 @@
 //!   answered by seeking (through the table's PGM, as paper 000 §4.1's INLJ looks keys up, or
 //!   the store's own range seek), output ordered by key, exact statistics, partitions by key
 //!   range.
+//! * [`LidxIndexJoinExec`] joins a small side with a table by probing the table's learned
+//!   index with each batch's sorted keys (paper 000 §4.1), and [`IndexJoinRule`] puts it in
+//!   place of DataFusion's hash join when the other side is small enough.
 //! * [`SqlSession`] registers them by name and runs SQL with typed errors ([`Error`]).
 //! * The `lidx-sql` binary (`src/bin/lidx-sql.rs`) is the command line over both.
 //!
@@ -17,12 +20,15 @@
 //! Files, one concept each: `ranges` (sets of key ranges), `pushdown` (filters to key ranges),
 //! `batch` (the columns and Arrow batches), `table_source` (a table file, its index and its
 //! seeks), `store_source` (a store's snapshot, count and splits), `scan` ([`LidxScanExec`],
-//! the physical scan), `provider` ([`LidxTable`]), `session` ([`SqlSession`]), `error`.
+//! the physical scan), `provider` ([`LidxTable`]), `index_join` ([`LidxIndexJoinExec`]),
+//! `index_join_rule` ([`IndexJoinRule`]), `session` ([`SqlSession`]), `error`.
 
 #![warn(unreachable_pub)]
 
 mod batch;
 mod error;
+mod index_join;
+mod index_join_rule;
 mod provider;
 mod pushdown;
 mod ranges;
@@ -33,6 +39,8 @@ mod table_source;
 
 pub use batch::{KEY, VALUE};
 pub use error::{Error, Result};
+pub use index_join::LidxIndexJoinExec;
+pub use index_join_rule::IndexJoinRule;
 pub use provider::LidxTable;
 pub use scan::LidxScanExec;
-pub use session::SqlSession;
+pub use session::{SqlSession, DEFAULT_INDEX_JOIN_OUTER_ROWS};

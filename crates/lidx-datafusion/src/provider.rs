@@ -214,7 +214,7 @@ impl LidxTable {
 
     /// The parts of a table scan: the positions of `ranges`, cut to the first `limit`, in
     /// at most `parts` equal shares of at least `MIN_PARTITION_ROWS`.
-    fn table_parts<K: SourceKey + Copy>(
+    fn table_parts<K: SourceKey>(
         table: &TableSource<K>,
         filters: &[Expr],
         limit: Option<usize>,

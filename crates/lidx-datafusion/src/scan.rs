@@ -52,7 +52,7 @@ impl Part {
 }
 
 /// A scan of a lidx table or store; see the module docs.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct LidxScanExec {
     source: Arc<Source>,
     /// The projected schema and which source columns it holds (0 key, 1 value).
@@ -111,8 +111,23 @@ impl LidxScanExec {
         }
     }
 
+    /// What the scan reads.
+    pub(crate) fn source(&self) -> &Arc<Source> {
+        &self.source
+    }
+
+    /// Which source columns (0 key, 1 value) the scan's schema holds, in its order.
+    pub(crate) fn columns(&self) -> &[usize] {
+        &self.columns
+    }
+
+    /// True when the scan returns every row of its source: no key filter, no limit.
+    pub(crate) fn reads_all(&self) -> bool {
+        self.filters.is_empty() && self.limit.is_none()
+    }
+
     /// The source's name in `EXPLAIN`: the kind and the path.
-    fn describe_source(&self) -> String {
+    pub(crate) fn describe_source(&self) -> String {
         match self.source.as_ref() {
             Source::U64(t) => format!("table(u64) {}", t.path().display()),
             Source::Str16(t) => format!("table(str16) {}", t.path().display()),

@@ -1,6 +1,7 @@
 //! [`SqlSession`]: a DataFusion session with lidx tables and stores registered by name, whose
 //! queries are checked for unregistered table names before they are planned (a typed
-//! [`Error::UnknownTable`] that says how to register one, not DataFusion's planning error).
+//! [`Error::UnknownTable`] that says how to register one, not DataFusion's planning error),
+//! and whose physical plans get [`IndexJoinRule`].
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,8 +10,17 @@ use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::SessionContext;
 use datafusion::prelude::SessionConfig;
 
+use datafusion::execution::session_state::SessionStateBuilder;
+
 use crate::error::{Error, Result};
+use crate::index_join_rule::IndexJoinRule;
 use crate::provider::LidxTable;
+
+/// The outer side's row limit for index joins in a [`SqlSession::new`]: a guess, not a
+/// measurement (where index joins stop paying depends on the table's size and the device; see
+/// [`IndexJoinRule`]), small enough that the outer side is a small share of any table worth
+/// indexing.
+pub const DEFAULT_INDEX_JOIN_OUTER_ROWS: usize = 10_000;
 
 /// A session of SQL over lidx tables and stores.
 pub struct SqlSession {
@@ -19,11 +29,24 @@ pub struct SqlSession {
 }
 
 impl SqlSession {
-    /// A session whose scans split into at most `target_partitions` partitions (at least 1).
+    /// A session whose scans split into at most `target_partitions` partitions (at least 1),
+    /// with index joins for outer sides of up to [`DEFAULT_INDEX_JOIN_OUTER_ROWS`] rows.
     pub fn new(target_partitions: usize) -> SqlSession {
+        SqlSession::with_index_join(target_partitions, Some(DEFAULT_INDEX_JOIN_OUTER_ROWS))
+    }
+
+    /// [`SqlSession::new`] with index joins for outer sides of up to `max_outer_rows` rows
+    /// ([`IndexJoinRule`]), or none (hash joins only) for `None`.
+    pub fn with_index_join(target_partitions: usize, max_outer_rows: Option<usize>) -> SqlSession {
         let config = SessionConfig::new().with_target_partitions(target_partitions.max(1));
+        let mut state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features();
+        if let Some(rows) = max_outer_rows {
+            state = state.with_physical_optimizer_rule(Arc::new(IndexJoinRule::new(rows)));
+        }
         SqlSession {
-            ctx: SessionContext::new_with_config(config),
+            ctx: SessionContext::new_with_state(state.build()),
             names: Vec::new(),
         }
     }

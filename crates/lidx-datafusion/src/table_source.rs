@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lidx::io::{DeviceKind, Storage};
-use lidx::join::{Table, TableKey, WindowCursor};
-use lidx::mem::{Pgm, PgmParams};
+use lidx::join::{Table, TableKey, WindowCursor, WindowReader};
+use lidx::mem::{Pgm, PgmCursor, PgmParams};
 use lidx::raw::join::table_index::load_or_build;
 
 use crate::batch::{ArrowKey, BatchBuilder};
@@ -46,9 +46,39 @@ const PGM_EPS_RECURSIVE: usize = 4;
 const PGM_TAG: u64 = 0;
 
 /// A key type of table files that scans can show and seek.
-pub(crate) trait SourceKey: TableKey + PushKey + ArrowKey + Send + Sync + 'static {}
+pub(crate) trait SourceKey:
+    TableKey + PushKey + ArrowKey + Copy + Send + Sync + 'static
+{
+}
 impl SourceKey for u64 {}
 impl SourceKey for [u8; 16] {}
+
+/// Lookups of keys in non-decreasing order in a table, as lidx's INLJ makes them (paper 000
+/// §4.1): the PGM's cursor walks its segments forward, each window starts no earlier than the
+/// previous answer, and the window reader keeps the blocks it read for the next lookup.
+pub(crate) struct Seeker<'t, K> {
+    cursor: PgmCursor<'t, K>,
+    reader: WindowReader<'t, K>,
+    floor: u64,
+}
+
+impl<K: SourceKey> Seeker<'_, K> {
+    /// The position of the first record whose key is `>= key`, which is `>=` every key
+    /// asked before.
+    pub(crate) fn lower_bound(&mut self, key: K) -> lidx::Result<u64> {
+        let w = self.cursor.window(key);
+        let lo = (w.lo as u64).max(self.floor);
+        let hi = (w.hi as u64).max(lo);
+        let pos = self.reader.lower_bound(lo, hi, key)?;
+        self.floor = pos;
+        Ok(pos)
+    }
+
+    /// The record at the last answer, when it is in the table: its key and value.
+    pub(crate) fn found(&self) -> Option<(K, &[u8])> {
+        self.reader.found()
+    }
+}
 
 /// An open table, its index, and its first and last keys.
 pub(crate) struct TableSource<K> {
@@ -110,31 +140,26 @@ impl<K: SourceKey> TableSource<K> {
         self.origin.as_deref()
     }
 
+    /// A seeker over the table, `None` for an empty table.
+    pub(crate) fn seeker(&self) -> Option<Seeker<'_, K>> {
+        self.index.as_ref().map(|index| Seeker {
+            cursor: index.cursor(),
+            reader: self.table.window_reader(),
+            floor: 0,
+        })
+    }
+
     /// The positions of the records whose keys are in `ranges`: ascending, disjoint runs,
     /// none empty (module docs: each range end is an INLJ lookup).
-    pub(crate) fn positions(&self, ranges: &KeyRanges<K>) -> lidx::Result<Vec<Range<u64>>>
-    where
-        K: Copy,
-    {
-        let Some(index) = &self.index else {
+    pub(crate) fn positions(&self, ranges: &KeyRanges<K>) -> lidx::Result<Vec<Range<u64>>> {
+        let Some(mut seeker) = self.seeker() else {
             return Ok(Vec::new());
-        };
-        let mut cursor = index.cursor();
-        let mut reader = self.table.window_reader();
-        let mut floor = 0u64;
-        let mut lower_bound = |key: K| -> lidx::Result<u64> {
-            let w = cursor.window(key);
-            let lo = (w.lo as u64).max(floor);
-            let hi = (w.hi as u64).max(lo);
-            let pos = reader.lower_bound(lo, hi, key)?;
-            floor = pos;
-            Ok(pos)
         };
         let mut runs = Vec::with_capacity(ranges.ranges().len());
         for range in ranges.ranges() {
-            let start = lower_bound(range.lo)?;
+            let start = seeker.lower_bound(range.lo)?;
             let end = match range.hi {
-                Some(hi) => lower_bound(hi)?,
+                Some(hi) => seeker.lower_bound(hi)?,
                 None => self.table.len(),
             };
             if start < end {

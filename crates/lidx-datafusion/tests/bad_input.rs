@@ -114,6 +114,10 @@ fn damage_found_while_a_query_runs_is_an_error() {
     assert!(e.to_string().contains("checksum"), "{e}");
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn lidx_sql(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_lidx-sql"))
         .args(args)
@@ -172,6 +176,44 @@ fn the_command_prints_rows_plans_and_errors() {
         out.contains("LidxScanExec") && !out.contains("FilterExec:"),
         "{out}"
     );
+    write_u64_table(dir.path(), "r", &[20, 25, 40]);
+    let r = format!("r={}", dir.path().join("r").display());
+    let join = "SELECT r.key, t.value FROM r JOIN t ON r.key = t.key";
+    let (code, out, err) = lidx_sql(&["--table", &t, "--table", &r, "--explain", join]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("LidxIndexJoinExec") && !out.contains("HashJoinExec"),
+        "{out}"
+    );
+    let (code, out, err) = lidx_sql(&[
+        "--table",
+        &t,
+        "--table",
+        &r,
+        "--no-index-join",
+        "--explain",
+        join,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("HashJoinExec") && !out.contains("LidxIndexJoinExec"),
+        "{out}"
+    );
+    let (code, out, err) = lidx_sql(&[
+        "--table",
+        &t,
+        "--table",
+        &r,
+        "--format",
+        "csv",
+        &format!("{join} ORDER BY r.key"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let want: String = [20u64, 40]
+        .iter()
+        .map(|k| format!("{k},{}\n", hex(&value_of(*k))))
+        .collect();
+    assert_eq!(out, format!("key,value\n{want}"));
 
     let missing = format!("t={}", dir.path().join("missing").display());
     let (code, _, err) = lidx_sql(&["--table", &missing, "SELECT 1"]);

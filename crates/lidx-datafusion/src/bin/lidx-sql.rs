@@ -19,7 +19,7 @@ use anyhow::Context;
 use clap::{Parser, ValueEnum};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
-use lidx_datafusion::{Error, SqlSession};
+use lidx_datafusion::{Error, SqlSession, DEFAULT_INDEX_JOIN_OUTER_ROWS};
 
 /// Run one SQL query over lidx tables and stores.
 ///
@@ -46,6 +46,16 @@ struct Args {
     /// machine's cores.
     #[arg(long)]
     partitions: Option<usize>,
+
+    /// Join a side of at most this many rows (by DataFusion's estimate) with a table by
+    /// looking its keys up in the table's learned index instead of hashing both sides: fewer
+    /// blocks read while the side is small against the table.
+    #[arg(long, value_name = "ROWS", default_value_t = DEFAULT_INDEX_JOIN_OUTER_ROWS)]
+    index_join_rows: usize,
+
+    /// Hash joins only (no index joins).
+    #[arg(long)]
+    no_index_join: bool,
 
     /// The query: one SQL statement.
     query: String,
@@ -103,7 +113,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     let partitions = args.partitions.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    let mut session = SqlSession::new(partitions);
+    let index_join = (!args.no_index_join).then_some(args.index_join_rows);
+    let mut session = SqlSession::with_index_join(partitions, index_join);
     for spec in &args.tables {
         let (name, path) = spec
             .split_once('=')
