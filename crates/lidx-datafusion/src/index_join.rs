@@ -69,7 +69,7 @@ impl ProbeKey for [u8; 16] {
 }
 
 /// An index nested-loop join of an outer plan with a lidx table; see the module docs.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct LidxIndexJoinExec {
     outer: Arc<dyn ExecutionPlan>,
     /// The inner table's scan, as the hash join had it (its columns are the inner side's).
@@ -257,15 +257,7 @@ impl ExecutionPlan for LidxIndexJoinExec {
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
         let outer = self.outer.execute(partition, context)?;
-        let join = LidxIndexJoinExec {
-            outer: Arc::clone(&self.outer),
-            inner: Arc::clone(&self.inner),
-            outer_key: self.outer_key,
-            outer_is_left: self.outer_is_left,
-            projection: self.projection.clone(),
-            schema: Arc::clone(&self.schema),
-            properties: Arc::clone(&self.properties),
-        };
+        let join = self.clone();
         let joined = outer.map(move |batch| join.probe_batch(&batch?));
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             Arc::clone(&self.schema),
