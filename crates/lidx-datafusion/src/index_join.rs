@@ -14,7 +14,9 @@
 //! Inner join only, on one equality of the outer key column with the table's key; the table's
 //! keys are unique, so each outer row has at most one match. Outer rows with a null key match
 //! nothing (SQL's `=`). Output rows come per outer batch, in key order within it, with the
-//! hash join's columns (its left side's, then its right side's, then its projection).
+//! hash join's columns (its left side's, then its right side's, then its projection); the
+//! output is partitioned as the outer side and declares no order (the plan above gets its
+//! repartitions and sorts from DataFusion's enforcing rule, which runs after the rule).
 //! Lookups read blocks on the thread that polls the stream: one batch's lookups at a time.
 
 use std::fmt;

@@ -14,12 +14,17 @@
 //! otherwise:
 //!
 //! * an inner join, on exactly one pair of plain columns, with no join filter and no fetch;
-//! * one side is a scan of a lidx *table* (a store has no learned index to probe) that reads
-//!   the whole table (no key filter or limit taken over: "no leftover filters"), under only
-//!   plan nodes that keep its rows and columns (`CooperativeExec`, `RepartitionExec`,
-//!   `CoalescePartitionsExec`), and the join's column on that side is its `key`;
+//! * one side is directly a scan of a lidx *table* (a store has no learned index to probe)
+//!   that reads the whole table (no key filter or limit taken over: "no leftover filters"),
+//!   and the join's column on that side is its `key`;
 //! * the other side's key column has the table key's type, and its row count is at most the
-//!   limit. A hash repartition right above it (there for the hash join) is dropped.
+//!   limit.
+//!
+//! It must run after DataFusion's `JoinSelection` (which settles the hash join's sides) and
+//! before its `EnsureRequirements` (which adds the repartitions and sorts that the operators
+//! above need): the index join's output is partitioned as its outer side and in no declared
+//! order, not as the hash join's, and `EnsureRequirements` then adds what that changes
+//! ([`crate::SqlSession`] puts the rule there).
 
 use std::sync::Arc;
 
@@ -29,12 +34,9 @@ use datafusion::error::Result;
 use datafusion::logical_expr::JoinType;
 use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
-use datafusion::physical_plan::coop::CooperativeExec;
 use datafusion::physical_plan::joins::HashJoinExec;
-use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::statistics::{StatisticsArgs, StatisticsContext};
-use datafusion::physical_plan::{ExecutionPlan, Partitioning};
+use datafusion::physical_plan::ExecutionPlan;
 
 use crate::index_join::LidxIndexJoinExec;
 use crate::provider::Source;
@@ -95,7 +97,7 @@ impl IndexJoinRule {
                 _ => continue,
             }
             return Ok(Some(Arc::new(LidxIndexJoinExec::new(
-                without_hash_repartition(outer),
+                Arc::clone(outer),
                 scan,
                 outer_col,
                 outer_is_left,
@@ -107,32 +109,11 @@ impl IndexJoinRule {
     }
 }
 
-/// The lidx table scan under `plan` and nodes that keep its rows and columns, when it reads
-/// a whole table.
+/// The lidx table scan `plan` is, when it reads a whole table.
 fn table_scan(plan: &Arc<dyn ExecutionPlan>) -> Option<Arc<LidxScanExec>> {
-    let mut plan = Arc::clone(plan);
-    loop {
-        if plan.is::<CooperativeExec>()
-            || plan.is::<RepartitionExec>()
-            || plan.is::<CoalescePartitionsExec>()
-        {
-            let child = Arc::clone(plan.children()[0]);
-            plan = child;
-            continue;
-        }
-        let scan = plan.downcast_ref::<LidxScanExec>()?;
-        let is_table = matches!(scan.source().as_ref(), Source::U64(_) | Source::Str16(_));
-        return (is_table && scan.reads_all()).then(|| Arc::new(scan.clone()));
-    }
-}
-
-/// `plan` without a hash repartition at its top (the hash join's, which an index join does
-/// not need).
-fn without_hash_repartition(plan: &Arc<dyn ExecutionPlan>) -> Arc<dyn ExecutionPlan> {
-    match plan.downcast_ref::<RepartitionExec>() {
-        Some(r) if matches!(r.partitioning(), Partitioning::Hash(..)) => Arc::clone(r.input()),
-        _ => Arc::clone(plan),
-    }
+    let scan = plan.downcast_ref::<LidxScanExec>()?;
+    let is_table = matches!(scan.source().as_ref(), Source::U64(_) | Source::Str16(_));
+    (is_table && scan.reads_all()).then(|| Arc::new(scan.clone()))
 }
 
 impl PhysicalOptimizerRule for IndexJoinRule {

@@ -11,6 +11,7 @@ use datafusion::execution::context::SessionContext;
 use datafusion::prelude::SessionConfig;
 
 use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 
 use crate::error::{Error, Result};
 use crate::index_join_rule::IndexJoinRule;
@@ -43,7 +44,16 @@ impl SqlSession {
             .with_config(config)
             .with_default_features();
         if let Some(rows) = max_outer_rows {
-            state = state.with_physical_optimizer_rule(Arc::new(IndexJoinRule::new(rows)));
+            // Before the rule that enforces distribution and order (see `IndexJoinRule`), or
+            // first should a later DataFusion name it otherwise: every enforcing rule then
+            // runs after it.
+            let mut rules = PhysicalOptimizer::new().rules;
+            let at = rules
+                .iter()
+                .position(|r| r.name() == "EnsureRequirements")
+                .unwrap_or(0);
+            rules.insert(at, Arc::new(IndexJoinRule::new(rows)));
+            state = state.with_physical_optimizer_rules(rules);
         }
         SqlSession {
             ctx: SessionContext::new_with_state(state.build()),

@@ -60,6 +60,12 @@ fn data(partitions: usize, limit: usize) -> Data {
 }
 
 fn sorted_rows(s: &SqlSession, sql: &str) -> Vec<Vec<String>> {
+    let mut out = rows_in_order(s, sql);
+    out.sort();
+    out
+}
+
+fn rows_in_order(s: &SqlSession, sql: &str) -> Vec<Vec<String>> {
     let batches = query(s, sql);
     let mut out = Vec::new();
     for b in &batches {
@@ -72,7 +78,6 @@ fn sorted_rows(s: &SqlSession, sql: &str) -> Vec<Vec<String>> {
             );
         }
     }
-    out.sort();
     out
 }
 
@@ -97,6 +102,18 @@ fn index_join_replaces_the_hash_join_and_answers_the_same() {
             let got = sorted_rows(&d.index, sql);
             assert_eq!(got, sorted_rows(&d.hash, sql), "{sql}");
             assert!(!got.is_empty(), "{sql}");
+        }
+        // What the plan above the join needs from it (an order, a distribution by group) is
+        // added for it: the same rows, in the same order where the query asks for one.
+        for sql in [
+            "SELECT small.key, big.value FROM small JOIN big ON small.key = big.key ORDER BY small.key",
+            "SELECT big.key FROM small JOIN big ON small.key = big.key ORDER BY big.key DESC LIMIT 7",
+            "SELECT big.value, count(*) AS n FROM small JOIN big ON small.key = big.key \
+             GROUP BY big.value ORDER BY big.value",
+        ] {
+            let plan = physical_plan(&d.index, sql);
+            assert!(plan.contains("LidxIndexJoinExec"), "{sql}:\n{plan}");
+            assert_eq!(rows_in_order(&d.index, sql), rows_in_order(&d.hash, sql), "{sql}");
         }
         let matched = single_u64(
             &d.index,
