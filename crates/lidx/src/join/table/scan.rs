@@ -18,7 +18,8 @@ use crate::key::check_next;
 pub(super) const READ_BLOCKS: usize = 1024;
 
 /// A sequential reader over a range of records: [`Scan::key`] and [`Scan::value`] of the
-/// current record, [`Scan::advance`] to the next. Reads `READ_BLOCKS` blocks per request;
+/// current record, [`Scan::advance`] to the next. Reads `READ_BLOCKS` blocks per request (the
+/// range's blocks when fewer);
 /// a range longer than that is read by a background thread up to `PREFETCH_DEPTH` requests
 /// ahead (so blocks read ahead of where a caller stops early are counted in the device's
 /// statistics too).
@@ -44,13 +45,14 @@ impl<'t, K: TableKey> Scan<'t, K> {
         let end = range.end.min(table.len());
         let pos = range.start.min(end);
         let (first, slot) = table.locate(pos);
-        let total = table.len().div_ceil(table.per_block as u64);
-        let chunk = (chunk.max(1) as u64).min(total.max(1)) as usize;
         let blocks = if pos < end {
             (end - 1) / table.per_block as u64 + 1 - first
         } else {
             0
         };
+        // A request is never longer than the range: a scan of a few records (a range query's,
+        // `lidx-datafusion`'s) holds the blocks it reads, not a whole request's buffer.
+        let chunk = (chunk.max(1) as u64).min(blocks.max(1)) as usize;
         let (prefetch, buf) = if blocks > chunk as u64 {
             let device = Arc::clone(&table.device);
             let p = Prefetcher::start(device, (1 + first, blocks), chunk, 0, IoClass::Data);

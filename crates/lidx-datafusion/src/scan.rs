@@ -1,0 +1,294 @@
+//! [`LidxScanExec`]: the physical plan of a [`crate::LidxTable`] scan. It has done its
+//! seeking when it is planned: it knows, per partition, which records it reads (a table's
+//! positions) or which key ranges (a store's), so its statistics are those of what it returns,
+//! and each partition reads its share on a blocking thread of its own, ascending by key.
+//!
+//! Partitions are key ranges (the "partitions as key ranges"): partition `i`'s keys are
+//! all smaller than partition `i + 1`'s, and each is in key order, which is the ordering the
+//! plan declares (`key` ascending), so `ORDER BY key` is a merge of sorted partitions
+//! (`SortPreservingMergeExec`) or nothing, never a sort.
+
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::stats::Precision;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{ColumnStatistics, Statistics};
+use datafusion::error::Result;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr, PhysicalSortExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::statistics::StatisticsArgs;
+use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
+use datafusion::physical_plan::{
+    ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning,
+    PlanProperties, ReplaceChildrenOptions,
+};
+
+use crate::error::external;
+use crate::provider::Source;
+use crate::ranges::KeyRanges;
+
+/// What one partition reads.
+#[derive(Debug, Clone)]
+pub(crate) enum Part {
+    /// A table's records at these positions (ascending runs).
+    Positions(Vec<Range<u64>>),
+    /// A store's entries in these key ranges.
+    Keys(KeyRanges<Vec<u8>>),
+}
+
+impl Part {
+    /// Records the part reads, when known before reading (a table's).
+    fn rows(&self) -> Option<u64> {
+        match self {
+            Part::Positions(runs) => Some(runs.iter().map(|r| r.end - r.start).sum()),
+            Part::Keys(_) => None,
+        }
+    }
+}
+
+/// A scan of a lidx table or store; see the module docs.
+#[derive(Debug, Clone)]
+pub struct LidxScanExec {
+    source: Arc<Source>,
+    /// The projected schema and which source columns it holds (0 key, 1 value).
+    schema: SchemaRef,
+    columns: Vec<usize>,
+    parts: Vec<Part>,
+    /// The filters taken over, as written (for `EXPLAIN`).
+    filters: Vec<String>,
+    /// A store scan stops after this many entries (a table's positions are cut to it).
+    limit: Option<usize>,
+    /// Per column of the projected schema: its statistics over the whole source.
+    column_stats: Vec<ColumnStatistics>,
+    /// Statistics are exact (no filter, or a table's positions).
+    exact: bool,
+    properties: Arc<PlanProperties>,
+}
+
+/// What a [`LidxScanExec`] is made of, as the table provider plans it.
+pub(crate) struct ScanPlan {
+    pub(crate) source: Arc<Source>,
+    pub(crate) schema: SchemaRef,
+    pub(crate) columns: Vec<usize>,
+    pub(crate) parts: Vec<Part>,
+    pub(crate) filters: Vec<String>,
+    pub(crate) limit: Option<usize>,
+    pub(crate) column_stats: Vec<ColumnStatistics>,
+    pub(crate) exact: bool,
+}
+
+impl LidxScanExec {
+    pub(crate) fn new(plan: ScanPlan) -> Self {
+        // Ordered by key when the key is among the columns; partitions by key range.
+        let orderings = plan.columns.iter().position(|&c| c == 0).map(|at| {
+            vec![PhysicalSortExpr::new_default(
+                Arc::new(Column::new(crate::batch::KEY, at)) as Arc<dyn PhysicalExpr>,
+            )]
+        });
+        let equivalence =
+            EquivalenceProperties::new_with_orderings(Arc::clone(&plan.schema), orderings);
+        let properties = PlanProperties::new(
+            equivalence,
+            Partitioning::UnknownPartitioning(plan.parts.len().max(1)),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        LidxScanExec {
+            source: plan.source,
+            schema: plan.schema,
+            columns: plan.columns,
+            parts: plan.parts,
+            filters: plan.filters,
+            limit: plan.limit,
+            column_stats: plan.column_stats,
+            exact: plan.exact,
+            properties: Arc::new(properties),
+        }
+    }
+
+    /// What the scan reads.
+    pub(crate) fn source(&self) -> &Arc<Source> {
+        &self.source
+    }
+
+    /// Which source columns (0 key, 1 value) the scan's schema holds, in its order.
+    pub(crate) fn columns(&self) -> &[usize] {
+        &self.columns
+    }
+
+    /// True when the scan returns every row of its source: no key filter, no limit.
+    pub(crate) fn reads_all(&self) -> bool {
+        self.filters.is_empty() && self.limit.is_none()
+    }
+
+    /// The source's name in `EXPLAIN`: the kind and the path.
+    pub(crate) fn describe_source(&self) -> String {
+        match self.source.as_ref() {
+            Source::U64(t) => format!("table(u64) {}", t.path().display()),
+            Source::Str16(t) => format!("table(str16) {}", t.path().display()),
+            Source::Store(s) => format!("store {}", s.path().display()),
+        }
+    }
+
+    /// Statistics of the part `partition`, or of all of them.
+    fn stats(&self, partition: Option<usize>) -> Statistics {
+        let parts = match partition {
+            Some(p) => &self.parts[p..=p],
+            None => &self.parts[..],
+        };
+        let rows: Option<u64> = parts.iter().map(Part::rows).sum();
+        let total = self.source.len();
+        let num_rows = match (rows, self.exact) {
+            (Some(r), _) => Precision::Exact(r as usize),
+            (None, true) if partition.is_none() || self.parts.len() == 1 => {
+                Precision::Exact(total as usize)
+            }
+            _ => Precision::Inexact(total as usize),
+        };
+        let whole = partition.is_none() || self.parts.len() == 1;
+        let columns = self
+            .column_stats
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                if !(self.exact && whole) {
+                    c.min_value = c.min_value.to_inexact();
+                    c.max_value = c.max_value.to_inexact();
+                }
+                c
+            })
+            .collect();
+        Statistics {
+            num_rows,
+            total_byte_size: Precision::Absent,
+            column_statistics: columns,
+        }
+    }
+}
+
+impl DisplayAs for LidxScanExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let names: Vec<&str> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .collect();
+        match t {
+            DisplayFormatType::Default | DisplayFormatType::Verbose => {
+                write!(
+                    f,
+                    "LidxScanExec: {}, projection=[{}], partitions={}",
+                    self.describe_source(),
+                    names.join(", "),
+                    self.parts.len()
+                )?;
+                if !self.filters.is_empty() {
+                    write!(f, ", key_filters=[{}]", self.filters.join(", "))?;
+                }
+                if let Some(rows) = self.parts.iter().map(Part::rows).sum::<Option<u64>>() {
+                    write!(f, ", rows={rows}")?;
+                }
+                if let Some(limit) = self.limit {
+                    write!(f, ", limit={limit}")?;
+                }
+                Ok(())
+            }
+            DisplayFormatType::TreeRender => {
+                writeln!(f, "source={}", self.describe_source())?;
+                write!(f, "key_filters=[{}]", self.filters.join(", "))
+            }
+        }
+    }
+}
+
+impl ExecutionPlan for LidxScanExec {
+    fn name(&self) -> &'static str {
+        "LidxScanExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn replace_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+        _options: ReplaceChildrenOptions,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.replace_children(
+            children,
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        )
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let part = match self.parts.get(partition) {
+            Some(part) => part.clone(),
+            // No parts (nothing matches): partition 0 is empty.
+            None => Part::Positions(Vec::new()),
+        };
+        let batch_rows = context.session_config().batch_size().max(1);
+        let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&self.schema), 2);
+        let tx = builder.tx();
+        let source = Arc::clone(&self.source);
+        let (schema, columns, limit) = (Arc::clone(&self.schema), self.columns.clone(), self.limit);
+        builder.spawn_blocking(move || {
+            let mut open = true;
+            let read = source.read(&part, schema, columns, limit, batch_rows, &mut |batch| {
+                // A closed channel: the query was cancelled or has all it wants.
+                open = tx.blocking_send(batch).is_ok();
+                open
+            });
+            match read {
+                Err(e) if open => {
+                    // The error goes to the query; if it has gone away, nobody is listening.
+                    let _ = tx.blocking_send(Err(external(e)));
+                    Ok(())
+                }
+                _ => Ok(()),
+            }
+        });
+        Ok(builder.build())
+    }
+
+    fn statistics_from_inputs(
+        &self,
+        _input_stats: &[Arc<Statistics>],
+        args: &StatisticsArgs,
+    ) -> Result<Arc<Statistics>> {
+        let partition = args.partition().filter(|&p| p < self.parts.len());
+        if args.partition().is_some() && partition.is_none() {
+            // The one empty partition of a scan matching nothing.
+            return Ok(Arc::new(Statistics::new_unknown(&self.schema)));
+        }
+        Ok(Arc::new(self.stats(partition)))
+    }
+}

@@ -1,0 +1,121 @@
+//! [`SqlSession`]: a DataFusion session with lidx tables and stores registered by name, whose
+//! queries are checked for unregistered table names before they are planned (a typed
+//! [`Error::UnknownTable`] that says how to register one, not DataFusion's planning error),
+//! and whose physical plans get [`IndexJoinRule`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::dataframe::DataFrame;
+use datafusion::execution::context::SessionContext;
+use datafusion::prelude::SessionConfig;
+
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
+
+use crate::error::{Error, Result};
+use crate::index_join_rule::IndexJoinRule;
+use crate::provider::LidxTable;
+
+/// The outer side's row limit for index joins in a [`SqlSession::new`]: a guess, not a
+/// measurement (where index joins stop paying depends on the table's size and the device; see
+/// [`IndexJoinRule`]), small enough that the outer side is a small share of any table worth
+/// indexing.
+pub const DEFAULT_INDEX_JOIN_OUTER_ROWS: usize = 10_000;
+
+/// A session of SQL over lidx tables and stores.
+pub struct SqlSession {
+    ctx: SessionContext,
+    names: Vec<String>,
+}
+
+impl SqlSession {
+    /// A session whose scans split into at most `target_partitions` partitions (at least 1),
+    /// with index joins for outer sides of up to [`DEFAULT_INDEX_JOIN_OUTER_ROWS`] rows.
+    pub fn new(target_partitions: usize) -> SqlSession {
+        SqlSession::with_index_join(target_partitions, Some(DEFAULT_INDEX_JOIN_OUTER_ROWS))
+    }
+
+    /// [`SqlSession::new`] with index joins for outer sides of up to `max_outer_rows` rows
+    /// ([`IndexJoinRule`]), or none (hash joins only) for `None`.
+    pub fn with_index_join(target_partitions: usize, max_outer_rows: Option<usize>) -> SqlSession {
+        let config = SessionConfig::new().with_target_partitions(target_partitions.max(1));
+        let mut state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features();
+        if let Some(rows) = max_outer_rows {
+            // Before the rule that enforces distribution and order (see `IndexJoinRule`), or
+            // first should a later DataFusion name it otherwise: every enforcing rule then
+            // runs after it.
+            let mut rules = PhysicalOptimizer::new().rules;
+            let at = rules
+                .iter()
+                .position(|r| r.name() == "EnsureRequirements")
+                .unwrap_or(0);
+            rules.insert(at, Arc::new(IndexJoinRule::new(rows)));
+            state = state.with_physical_optimizer_rules(rules);
+        }
+        SqlSession {
+            ctx: SessionContext::new_with_state(state.build()),
+            names: Vec::new(),
+        }
+    }
+
+    /// Registers the table file or store directory `path` as `name` ([`LidxTable::open`]).
+    /// A name is lowercase letters, digits and `_`, as SQL spells an unquoted name once
+    /// normalized ([`Error::BadName`]), and is given once ([`Error::DuplicateName`]).
+    pub fn register(&mut self, name: &str, path: &Path) -> Result<()> {
+        self.check_name(name)?;
+        let table = LidxTable::open(path)?;
+        self.register_table(name, table)
+    }
+
+    /// Registers an open [`LidxTable`] as `name` (named as in [`SqlSession::register`]).
+    pub fn register_table(&mut self, name: &str, table: LidxTable) -> Result<()> {
+        self.check_name(name)?;
+        self.ctx.register_table(name, Arc::new(table))?;
+        self.names.push(name.to_string());
+        Ok(())
+    }
+
+    fn check_name(&self, name: &str) -> Result<()> {
+        let mut chars = name.chars();
+        let plain = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !plain {
+            return Err(Error::BadName {
+                name: name.to_string(),
+            });
+        }
+        if self.names.iter().any(|n| n == name) {
+            return Err(Error::DuplicateName {
+                name: name.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Plans `query` (one SQL statement), after checking that every table it names is
+    /// registered. Run the result with [`DataFrame::collect`] or stream it.
+    pub async fn sql(&self, query: &str) -> Result<DataFrame> {
+        let state = self.ctx.state();
+        let dialect = state.config().options().sql_parser.dialect;
+        let statement = state.sql_to_statement(query, &dialect)?;
+        for table in state.resolve_table_references(&statement)? {
+            if !self.ctx.table_exist(table.clone())? {
+                return Err(Error::UnknownTable {
+                    name: table.to_string(),
+                    known: self.names.clone(),
+                });
+            }
+        }
+        Ok(self.ctx.sql(query).await?)
+    }
+
+    /// The DataFusion session, to register other tables or functions in.
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+}

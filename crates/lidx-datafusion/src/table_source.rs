@@ -1,0 +1,214 @@
+//! A lidx table file (`lidx table create`, paper 000 §5.1) as the rows of a
+//! [`crate::LidxTable`]: the file, its learned index, where a set of key ranges lies in it,
+//! and the records of those positions as Arrow batches.
+//!
+//! **The index.** The table is indexed as `lidx join --algo inlj-pgm` indexes its inner table
+//! (paper 000 §5.2): a PGM with eps 128 over its keys, saved beside it as `<table>.pgm.idx`
+//! and bound to the table's content fingerprint (`lidx::raw::join::table_index`). A scan loads
+//! the index that file holds, or builds it from the keys (one sequential read of the table)
+//! and saves it there, so a join and a query share one index; where the directory is not
+//! writable it is kept in memory only. Building it checks that the keys are strictly
+//! increasing: a table written with `--shuffle` is refused ([`lidx::Error::OutOfOrder`]), since
+//! neither seeks nor the declared order would hold.
+//!
+//! **Seeking.** The key ranges a filter comes to are sorted and disjoint (`crate::ranges`), so
+//! their ends are increasing keys: each is looked up as the INLJ looks up an outer key (paper
+//! 000 §4.1): the PGM's cursor walks forward over its segments (optimization 1), each window
+//! starts no earlier than the previous answer (optimization 2), and a window's blocks are read
+//! once by a [`lidx::join::WindowReader`] that keeps them for the next lookup. A range of `n`
+//! records then costs two window reads and the `n` records' blocks, whatever the table's size.
+//!
+//! **Reading.** Each contiguous run of positions is read by a [`lidx::join::Table::scan`] (the
+//! table's own sequential reader: 4 MiB requests and a background prefetcher on long runs,
+//! just the blocks needed on short ones), and every block it reads has its checksum checked.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use lidx::io::{DeviceKind, Storage};
+use lidx::join::{Table, TableKey, WindowCursor, WindowReader};
+use lidx::mem::{Pgm, PgmCursor, PgmParams};
+use lidx::raw::join::table_index::load_or_build;
+
+use crate::batch::{ArrowKey, BatchBuilder};
+use crate::pushdown::PushKey;
+use crate::ranges::KeyRanges;
+
+/// Block size of table files: what `lidx table create` writes.
+const BLOCK_SIZE: usize = 4096;
+
+/// The PGM's error bound and its upper levels' as `lidx join --algo inlj-pgm` builds them, and
+/// the parameter tag its saved file records: the same settings, so that the same saved file
+/// serves both.
+const PGM_EPS: usize = 128;
+const PGM_EPS_RECURSIVE: usize = 4;
+const PGM_TAG: u64 = 0;
+
+/// A key type of table files that scans can show and seek.
+pub(crate) trait SourceKey:
+    TableKey + PushKey + ArrowKey + Copy + Send + Sync + 'static
+{
+}
+impl SourceKey for u64 {}
+impl SourceKey for [u8; 16] {}
+
+/// Lookups of keys in non-decreasing order in a table, as lidx's INLJ makes them (paper 000
+/// §4.1): the PGM's cursor walks its segments forward, each window starts no earlier than the
+/// previous answer, and the window reader keeps the blocks it read for the next lookup.
+pub(crate) struct Seeker<'t, K> {
+    cursor: PgmCursor<'t, K>,
+    reader: WindowReader<'t, K>,
+    floor: u64,
+}
+
+impl<K: SourceKey> Seeker<'_, K> {
+    /// The position of the first record whose key is `>= key`, which is `>=` every key
+    /// asked before.
+    pub(crate) fn lower_bound(&mut self, key: K) -> lidx::Result<u64> {
+        let w = self.cursor.window(key);
+        let lo = (w.lo as u64).max(self.floor);
+        let hi = (w.hi as u64).max(lo);
+        let pos = self.reader.lower_bound(lo, hi, key)?;
+        self.floor = pos;
+        Ok(pos)
+    }
+
+    /// The record at the last answer, when it is in the table: its key and value.
+    pub(crate) fn found(&self) -> Option<(K, &[u8])> {
+        self.reader.found()
+    }
+}
+
+/// An open table, its index, and its first and last keys.
+pub(crate) struct TableSource<K> {
+    path: PathBuf,
+    table: Arc<Table<K>>,
+    /// `None` for an empty table, which needs no index.
+    index: Option<Pgm<K>>,
+    /// How the index came to be in memory, in lidx's words (`IndexLoad::describe`).
+    origin: Option<String>,
+    first_last: Option<(K, K)>,
+}
+
+impl<K: SourceKey> TableSource<K> {
+    /// Opens the table at `path` (which exists) in `storage`, its directory, and loads or
+    /// builds its index.
+    pub(crate) fn open(path: &Path, storage: &Storage, name: &str) -> lidx::Result<Self> {
+        let table = Table::<K>::open(storage, name)?;
+        let (index, origin, first_last) = if table.is_empty() {
+            (None, None, None)
+        } else {
+            let saved = format!("{name}.pgm.idx");
+            let (index, load) = load_or_build(storage, &saved, &table, PGM_TAG, |keys: &[K]| {
+                Pgm::build(keys, PgmParams::new(PGM_EPS, PGM_EPS_RECURSIVE))
+            })?;
+            let first_last = (table.key_at(0)?, table.key_at(table.len() - 1)?);
+            (Some(index), Some(load.describe()), Some(first_last))
+        };
+        Ok(TableSource {
+            path: path.to_path_buf(),
+            table: Arc::new(table),
+            index,
+            origin,
+            first_last,
+        })
+    }
+
+    /// The file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records in the table.
+    pub(crate) fn len(&self) -> u64 {
+        self.table.len()
+    }
+
+    /// Bytes of a record.
+    pub(crate) fn record_size(&self) -> usize {
+        self.table.record_size()
+    }
+
+    /// The first and last keys, `None` for an empty table.
+    pub(crate) fn first_last(&self) -> Option<&(K, K)> {
+        self.first_last.as_ref()
+    }
+
+    /// How the index came to be in memory, `None` for an empty table.
+    pub(crate) fn index_origin(&self) -> Option<&str> {
+        self.origin.as_deref()
+    }
+
+    /// A seeker over the table, `None` for an empty table.
+    pub(crate) fn seeker(&self) -> Option<Seeker<'_, K>> {
+        self.index.as_ref().map(|index| Seeker {
+            cursor: index.cursor(),
+            reader: self.table.window_reader(),
+            floor: 0,
+        })
+    }
+
+    /// The positions of the records whose keys are in `ranges`: ascending, disjoint runs,
+    /// none empty (module docs: each range end is an INLJ lookup).
+    pub(crate) fn positions(&self, ranges: &KeyRanges<K>) -> lidx::Result<Vec<Range<u64>>> {
+        let Some(mut seeker) = self.seeker() else {
+            return Ok(Vec::new());
+        };
+        let mut runs = Vec::with_capacity(ranges.ranges().len());
+        for range in ranges.ranges() {
+            let start = seeker.lower_bound(range.lo)?;
+            let end = match range.hi {
+                Some(hi) => seeker.lower_bound(hi)?,
+                None => self.table.len(),
+            };
+            if start < end {
+                runs.push(start..end);
+            }
+            if end == self.table.len() {
+                break;
+            }
+        }
+        Ok(runs)
+    }
+
+    /// Reads the records at `runs` into batches of at most `batch_rows` rows, giving each to
+    /// `send`, which returns false when no more are wanted.
+    pub(crate) fn read(
+        &self,
+        runs: &[Range<u64>],
+        out: &mut BatchBuilder<K>,
+        batch_rows: usize,
+        send: &mut dyn FnMut(&mut BatchBuilder<K>) -> bool,
+    ) -> lidx::Result<()> {
+        for run in runs {
+            let mut scan = self.table.scan(run.clone())?;
+            while let Some(key) = scan.key() {
+                out.push(|| key, || scan.value());
+                if out.rows() == batch_rows && !send(out) {
+                    return Ok(());
+                }
+                scan.advance()?;
+            }
+        }
+        if out.rows() > 0 {
+            send(out);
+        }
+        Ok(())
+    }
+}
+
+/// Storage over the directory of the table file `path`, and the file's name in it; buffered
+/// reads (the OS caches the blocks a query reads, as it would any file).
+pub(crate) fn storage_of(path: &Path) -> lidx::Result<(Storage, String)> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let storage = Storage::new(&dir, DeviceKind::File { direct: false }, BLOCK_SIZE)?;
+    Ok((storage, name))
+}

@@ -1,0 +1,210 @@
+//! SQL over a lidx table or store answers what lidx computes directly on the same data: the
+//! count, key sum and rows of a key range, an `IN` list of present and absent keys, a full
+//! scan in key order, a key filter beside a value filter, at one and at four partitions.
+
+mod common;
+
+use common::*;
+use lidx::Str16;
+use lidx_datafusion::SqlSession;
+
+const N: usize = 60_000;
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn u64_table_answers_equal_lidx_scans() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = keys(N, 1);
+    write_u64_table(dir.path(), "t", &keys);
+    for partitions in [1, 4] {
+        let mut s = SqlSession::new(partitions);
+        s.register("t", &dir.path().join("t")).unwrap();
+        let (lo, hi) = (keys[N / 5] + 1, keys[3 * N / 5]);
+        let want = table_records::<u64>(dir.path(), "t", |k| (lo..=hi).contains(k));
+        let where_ = format!("key BETWEEN {lo} AND {hi}");
+        let count = single_u64(&s, &format!("SELECT count(*) FROM t WHERE {where_}"));
+        assert_eq!(count, want.len() as u64);
+        let sum = single_u64(&s, &format!("SELECT sum(key) FROM t WHERE {where_}"));
+        assert_eq!(sum, want.iter().map(|(k, _)| k).sum::<u64>());
+        let got = rows(&query(
+            &s,
+            &format!("SELECT key, value FROM t WHERE {where_} ORDER BY key"),
+        ));
+        let want_rows: Vec<_> = want
+            .iter()
+            .map(|(k, v)| (k.to_be_bytes().to_vec(), v.clone()))
+            .collect();
+        assert_eq!(got, want_rows);
+        // The same range in other words: two comparisons, either side, strict ends moved.
+        let other = format!(
+            "SELECT key, value FROM t WHERE key > {} AND {hi} >= key ORDER BY key",
+            lo - 1
+        );
+        assert_eq!(rows(&query(&s, &other)), want_rows);
+
+        let probes = probe_keys(&keys, 300, 2);
+        let list: Vec<String> = probes.iter().map(u64::to_string).collect();
+        let sql = format!(
+            "SELECT key, value FROM t WHERE key IN ({}) ORDER BY key",
+            list.join(",")
+        );
+        let want_in = table_records::<u64>(dir.path(), "t", |k| probes.contains(k));
+        assert!(
+            want_in.len() >= 150 && want_in.len() < 300,
+            "{} present",
+            want_in.len()
+        );
+        let want_in: Vec<_> = want_in
+            .iter()
+            .map(|(k, v)| (k.to_be_bytes().to_vec(), v.clone()))
+            .collect();
+        assert_eq!(rows(&query(&s, &sql)), want_in);
+
+        let all = rows(&query(&s, "SELECT key, value FROM t ORDER BY key"));
+        let want_all: Vec<_> = table_records::<u64>(dir.path(), "t", |_| true)
+            .iter()
+            .map(|(k, v)| (k.to_be_bytes().to_vec(), v.clone()))
+            .collect();
+        assert_eq!(all.len(), N);
+        assert_eq!(all, want_all);
+
+        // A key filter with a filter on the value, which DataFusion evaluates itself.
+        let v = value_of(keys[N / 2]);
+        let sql = format!(
+            "SELECT key FROM t WHERE key >= {} AND value = X'{}'",
+            keys[N / 4],
+            hex(&v)
+        );
+        assert_eq!(single_u64(&s, &sql), keys[N / 2]);
+        // Keys past either end of the table, and a range that holds no key.
+        let top = keys[N - 1];
+        assert_eq!(
+            single_u64(&s, &format!("SELECT count(*) FROM t WHERE key > {top}")),
+            0
+        );
+        assert_eq!(single_u64(&s, "SELECT count(*) FROM t WHERE key < 0"), 0);
+        assert_eq!(
+            single_u64(&s, "SELECT count(*) FROM t WHERE key >= -3"),
+            N as u64
+        );
+        let gap = format!(
+            "SELECT count(*) FROM t WHERE key > {} AND key < {}",
+            keys[10], keys[11]
+        );
+        assert_eq!(single_u64(&s, &gap), 0);
+    }
+}
+
+#[test]
+fn string_key_table_answers_equal_lidx_scans() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = keys(N / 2, 3);
+    write_str16_table(dir.path(), "s", &keys);
+    let mut s = SqlSession::new(3);
+    s.register("s", &dir.path().join("s")).unwrap();
+    let (lo, hi) = (str16_of(keys[100]), str16_of(keys[9_000]));
+    let want: Vec<(Vec<u8>, Vec<u8>)> =
+        table_records::<Str16>(dir.path(), "s", |k| (lo..=hi).contains(k))
+            .into_iter()
+            .map(|(k, v)| (k.to_vec(), v))
+            .collect();
+    let sql = format!(
+        "SELECT key, value FROM s WHERE key BETWEEN X'{}' AND X'{}' ORDER BY key",
+        hex(&lo),
+        hex(&hi)
+    );
+    assert_eq!(rows(&query(&s, &sql)), want);
+    assert_eq!(want.len(), 8_901);
+    // A literal shorter than the keys: every key whose first 8 bytes are at least keys[100]'s.
+    let sql = format!(
+        "SELECT count(*) FROM s WHERE key >= X'{}'",
+        hex(&keys[100].to_be_bytes())
+    );
+    assert_eq!(single_u64(&s, &sql), (keys.len() - 100) as u64);
+    let probes = probe_keys(&keys, 50, 4);
+    let list: Vec<String> = probes
+        .iter()
+        .map(|k| format!("X'{}'", hex(&str16_of(*k))))
+        .collect();
+    let sql = format!(
+        "SELECT key, value FROM s WHERE key IN ({}) ORDER BY key",
+        list.join(",")
+    );
+    let want_in: Vec<(Vec<u8>, Vec<u8>)> = table_records::<Str16>(dir.path(), "s", |k| {
+        probes.iter().any(|p| str16_of(*p) == *k)
+    })
+    .into_iter()
+    .map(|(k, v)| (k.to_vec(), v))
+    .collect();
+    assert_eq!(rows(&query(&s, &sql)), want_in);
+    let all = rows(&query(&s, "SELECT * FROM s ORDER BY key"));
+    assert_eq!(all.len(), keys.len());
+    assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
+}
+
+#[test]
+fn store_answers_equal_lidx_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("kv");
+    let keys = keys(N / 2, 5);
+    write_store(&store_dir, &keys);
+    for partitions in [1, 4] {
+        let mut s = SqlSession::new(partitions);
+        s.register("kv", &store_dir).unwrap();
+        let (lo, hi) = (keys[1_000].to_be_bytes(), keys[25_000].to_be_bytes());
+        let want = store_entries(&store_dir, &lo, &hi);
+        let where_ = format!("key BETWEEN X'{}' AND X'{}'", hex(&lo), hex(&hi));
+        let count = single_u64(&s, &format!("SELECT count(*) FROM kv WHERE {where_}"));
+        assert_eq!(count, want.len() as u64);
+        let sql = format!("SELECT key, value FROM kv WHERE {where_} ORDER BY key");
+        assert_eq!(rows(&query(&s, &sql)), want);
+        // Deleted keys are gone and updated ones show their new value.
+        assert!(want.iter().any(|(_, v)| v == b"updated"));
+        assert!(want.len() < 24_001);
+
+        let probes = probe_keys(&keys, 200, 6);
+        let list: Vec<String> = probes
+            .iter()
+            .map(|k| format!("X'{}'", hex(&k.to_be_bytes())))
+            .collect();
+        let sql = format!(
+            "SELECT key, value FROM kv WHERE key IN ({}) ORDER BY key",
+            list.join(",")
+        );
+        let mut want_in: Vec<_> = probes
+            .iter()
+            .flat_map(|k| store_entries(&store_dir, &k.to_be_bytes(), &k.to_be_bytes()))
+            .collect();
+        want_in.sort();
+        want_in.dedup();
+        assert_eq!(rows(&query(&s, &sql)), want_in);
+
+        let all = rows(&query(&s, "SELECT key, value FROM kv ORDER BY key"));
+        assert_eq!(all, store_entries(&store_dir, &[0], &[0xff; 9]));
+        let unordered = rows(&query(&s, "SELECT key, value FROM kv"));
+        assert_eq!(unordered.len(), all.len());
+    }
+}
+
+#[test]
+fn a_table_joins_a_store_on_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = keys(20_000, 7);
+    write_u64_table(dir.path(), "t", &keys);
+    let store_dir = dir.path().join("kv");
+    write_store(&store_dir, &keys[..10_000]);
+    let mut s = SqlSession::new(2);
+    s.register("t", &dir.path().join("t")).unwrap();
+    s.register("kv", &store_dir).unwrap();
+    // The store's keys are the table's keys big-endian: join through the value's bytes.
+    let live = store_entries(&store_dir, &[0], &[0xff; 9]);
+    let sql = "SELECT count(*) FROM kv JOIN t ON kv.value = t.value";
+    let want = live
+        .iter()
+        .filter(|(_, v)| v.as_slice() != b"updated")
+        .count();
+    assert_eq!(single_u64(&s, sql), want as u64);
+}
