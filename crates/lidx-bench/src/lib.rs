@@ -21,7 +21,7 @@ pub use reports::{charts, disk_report, findings, page, plot, records, report, up
 pub use runners::{
     approx_dimension, byte_disk_registry, byte_disk_runner, byte_store, disk_registry, disk_runner,
     insert_dimension, kv_child, kv_runner, kv_store, map_index, map_runner, memory_limit,
-    recovery_runner, registry, route, runner, start_runner, store_keys, string_runner,
+    process_io, recovery_runner, registry, route, runner, start_runner, store_keys, string_runner,
     structure_dimension, updatable_registry, updatable_runner,
 };
 pub use workloads::{disk_workload, update_workload, workload, ycsb};

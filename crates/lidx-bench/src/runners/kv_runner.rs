@@ -54,6 +54,7 @@ use crate::disk_workload::{payload_of, payload_version, versioned_payload};
 use crate::error::{BenchError, Result};
 use crate::kv_store::{KvStore, MemoryBudget, StoreSpec};
 use crate::memory_limit::{reset_resident_peak, resident, MemoryCgroup};
+use crate::process_io::written_bytes;
 use crate::records::KvRecord;
 use crate::report::Machine;
 use crate::runner::Progress;
@@ -189,6 +190,8 @@ struct RunFigures {
     merges: crate::kv_store::MergeStats,
     rss_peak: Option<u64>,
     cgroup_peak: Option<u64>,
+    load_written: Option<u64>,
+    run_written: Option<u64>,
 }
 
 impl<'a> KvBench<'a> {
@@ -372,8 +375,10 @@ impl<'a> KvBench<'a> {
                 })
                 .transpose()?;
             let built = Instant::now();
+            let written_before = written_bytes();
             let store = build(Arc::clone(&storage), &self.plan.init)?;
             let build_s = built.elapsed().as_secs_f64();
+            let written_built = written_bytes();
             let memory = store.memory_bytes() as u64;
             if let Some(budget) = budget.filter(|&b| memory + MIN_WRITE_ROOM > b) {
                 drop(store);
@@ -396,6 +401,8 @@ impl<'a> KvBench<'a> {
             let drain_started = Instant::now();
             store.wait_for_merges()?;
             let drain_ns = drain_started.elapsed().as_nanos() as u64;
+            let written_end = written_bytes();
+            let since = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| b.saturating_sub(a));
             let rss_peak = rss_before
                 .zip(resident())
                 .map(|((before, _), (_, peak))| peak.saturating_sub(before));
@@ -433,6 +440,8 @@ impl<'a> KvBench<'a> {
                 merges: store.merge_stats().since(&merges_before),
                 rss_peak,
                 cgroup_peak,
+                load_written: since(written_before, written_built),
+                run_written: since(written_built, written_end),
             });
             drop(store);
             device = storage.describe();
@@ -504,7 +513,23 @@ impl<'a> KvBench<'a> {
             cgroup_peak_bytes: m.cgroup_peak,
             skipped: None,
             config: m.config.clone(),
+            load_written_bytes: m.load_written,
+            load_put_bytes: self.put_bytes(self.plan.init.iter().copied()),
+            run_written_bytes: m.run_written,
+            run_put_bytes: self.put_bytes(self.plan.streams.iter().flatten().filter_map(|op| {
+                match *op {
+                    Op::Insert(k) | Op::Update(k, _) | Op::ReadModifyWrite(k, _) => Some(k),
+                    Op::Read(_) | Op::Scan(..) => None,
+                }
+            })),
         })
+    }
+
+    /// Bytes of keys and values a put of each of `keys` writes.
+    fn put_bytes(&self, keys: impl IntoIterator<Item = u64>) -> u64 {
+        keys.into_iter()
+            .map(|k| (self.key_bytes.with(k, <[u8]>::len) + self.config.payload_size) as u64)
+            .sum()
     }
 
     /// Records a store holds after the plan: the initial keys and the new keys inserted.
@@ -936,6 +961,7 @@ pub fn table(records: &[KvRecord]) -> String {
         "load Krec/s",
         "disk B/rec",
         "RSS peak",
+        "write amp",
     ]);
     let ratio = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
     for r in records {
@@ -972,12 +998,23 @@ pub fn table(records: &[KvRecord]) -> String {
             format!("{:.1}", r.load_records_per_s / 1e3),
             format!("{:.0}", r.disk_bytes_per_record),
             r.rss_peak_bytes.map_or("-".to_string(), human_bytes),
+            write_amps(r),
         ]);
     }
     for column in table.column_iter_mut().skip(2) {
         column.set_cell_alignment(CellAlignment::Right);
     }
     table.to_string()
+}
+
+/// The table's write amplification cell: the load's, then the timed part's (with its drain)
+/// where it put anything, `-` where the kernel keeps no account.
+fn write_amps(r: &KvRecord) -> String {
+    let show = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    match r.run_put_bytes {
+        0 => show(r.load_write_amp()),
+        _ => format!("{} / {}", show(r.load_write_amp()), show(r.run_write_amp())),
+    }
 }
 
 /// The lines under the [`table`]: each store's configuration ([`KvRecord::config`]), once per

@@ -21,6 +21,7 @@ pub mod kv_store;
 pub mod map_index;
 pub mod map_runner;
 pub mod memory_limit;
+pub mod process_io;
 pub mod recovery_runner;
 pub mod registry;
 pub mod route;

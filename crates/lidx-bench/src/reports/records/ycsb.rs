@@ -126,6 +126,20 @@ pub struct KvRecord {
     /// cache. Empty in records written before the field existed.
     #[serde(default)]
     pub config: String,
+    /// Bytes the store wrote to storage while it was built (the load: log, flushes,
+    /// merges), from the process's I/O account ([`crate::process_io`]); `None` where the
+    /// kernel keeps none, and in records written before the field existed.
+    #[serde(default)]
+    pub load_written_bytes: Option<u64>,
+    /// Bytes of keys and values the load put.
+    #[serde(default)]
+    pub load_put_bytes: u64,
+    /// Bytes the store wrote to storage during the timed part and the drain.
+    #[serde(default)]
+    pub run_written_bytes: Option<u64>,
+    /// Bytes of keys and values the timed part put (inserts, updates, read-modify-writes).
+    #[serde(default)]
+    pub run_put_bytes: u64,
 }
 
 impl KvRecord {
@@ -137,4 +151,20 @@ impl KvRecord {
     pub fn failure(&self) -> Option<&str> {
         self.skipped.as_deref()?.strip_prefix(Self::FAILED)
     }
+
+    /// Write amplification of the load: bytes written to storage per byte of keys and values
+    /// put.
+    pub fn load_write_amp(&self) -> Option<f64> {
+        amp(self.load_written_bytes, self.load_put_bytes)
+    }
+
+    /// Write amplification of the timed part and its drain.
+    pub fn run_write_amp(&self) -> Option<f64> {
+        amp(self.run_written_bytes, self.run_put_bytes)
+    }
+}
+
+/// `written / put`, when both are known and something was put.
+fn amp(written: Option<u64>, put: u64) -> Option<f64> {
+    written.filter(|_| put > 0).map(|w| w as f64 / put as f64)
 }
