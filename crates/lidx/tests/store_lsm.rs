@@ -97,6 +97,17 @@ fn overwrite_and_read_back(spec: LsmSpec) -> lidx::kv::StoreStats {
 }
 
 #[test]
+fn a_leveled_label_is_the_one_older_builds_wrote_and_a_tiered_one_names_its_runs() {
+    let leveled = LsmSpec::default();
+    assert_eq!(leveled.label(), "lsm:ratio=10:l0=4:bits=10");
+    assert_eq!(LsmSpec::parse("lsm:ratio=10:l0=4:bits=10"), Some(leveled));
+    assert_eq!(LsmSpec::parse("lsm:ratio=10:l0=4:bits=10").unwrap().runs, 1);
+    let tiered = LsmSpec { runs: 4, ..leveled };
+    assert_eq!(tiered.label(), "lsm:ratio=10:l0=4:bits=10:runs=4");
+    assert_eq!(LsmSpec::parse(&tiered.label()), Some(tiered));
+}
+
+#[test]
 fn tiered_levels_read_back_and_rewrite_less_than_leveled() {
     let leveled = overwrite_and_read_back(LsmSpec {
         runs: 1,

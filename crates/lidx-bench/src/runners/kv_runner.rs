@@ -54,7 +54,7 @@ use crate::disk_workload::{payload_of, payload_version, versioned_payload};
 use crate::error::{BenchError, Result};
 use crate::kv_store::{KvStore, MemoryBudget, StoreSpec};
 use crate::memory_limit::{reset_resident_peak, resident, MemoryCgroup};
-use crate::process_io::written_bytes;
+use crate::process_io::WriteAccount;
 use crate::records::KvRecord;
 use crate::report::Machine;
 use crate::runner::Progress;
@@ -375,10 +375,10 @@ impl<'a> KvBench<'a> {
                 })
                 .transpose()?;
             let built = Instant::now();
-            let written_before = written_bytes();
+            let written_before = WriteAccount::now();
             let store = build(Arc::clone(&storage), &self.plan.init)?;
             let build_s = built.elapsed().as_secs_f64();
-            let written_built = written_bytes();
+            let written_built = WriteAccount::now();
             let memory = store.memory_bytes() as u64;
             if let Some(budget) = budget.filter(|&b| memory + MIN_WRITE_ROOM > b) {
                 drop(store);
@@ -401,8 +401,13 @@ impl<'a> KvBench<'a> {
             let drain_started = Instant::now();
             store.wait_for_merges()?;
             let drain_ns = drain_started.elapsed().as_nanos() as u64;
-            let written_end = written_bytes();
-            let since = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| b.saturating_sub(a));
+            let written_end = WriteAccount::now();
+            // A simulated device's bytes are its own (a file-backed one writes its file back
+            // only at sync), not what the process sends to storage: no figure there.
+            let real = matches!(storage.kind(), DeviceKind::File { .. });
+            let since = |a: Option<WriteAccount>, b: Option<WriteAccount>| {
+                a.zip(b).filter(|_| real).and_then(|(a, b)| a.until(b))
+            };
             let rss_peak = rss_before
                 .zip(resident())
                 .map(|((before, _), (_, peak))| peak.saturating_sub(before));

@@ -146,13 +146,15 @@ impl BlockMap {
 
     /// Caches `cached` under `key` (not cached yet), as the most recently used (in a CLOCK,
     /// in the slot the last eviction freed, just behind the hand: the last the hand reaches);
-    /// the caller has made room.
+    /// the caller has made room ([`BlockMap::evict`] while [`BlockMap::len`] is at the
+    /// capacity).
     pub(crate) fn push(&mut self, key: u128, cached: Cached) {
         match self {
             BlockMap::Lru(l) => {
                 l.push(key, cached);
             }
             BlockMap::Clock(c) => {
+                debug_assert!(!c.entries.contains_key(&key), "pushed twice");
                 let slot = match c.free.pop() {
                     Some(slot) => {
                         c.ring[slot as usize] = Some(key);

@@ -1,5 +1,5 @@
 //! [`PageCache`]: an LRU cache of blocks in front of any device (paper 003 §6.6), write-through
-//! or write-back.
+//! or write-back; or a view of a CLOCK cache shared by many devices (below).
 //!
 //! Paper 003 §6.6 puts an LRU buffer of N pages between the indexes and the disk and counts how
 //! many fetched blocks it absorbs (a lookup-only study: the buffer only ever serves reads). Here
@@ -118,7 +118,8 @@ impl SharedBlocks {
     }
 }
 
-/// An LRU cache of `capacity` blocks over a device.
+/// A cache of `capacity` blocks over a device: its own exact LRU, or its share of a CLOCK cache
+/// shared with other devices ([`PageCache::shared`]).
 pub struct PageCache {
     device: Arc<dyn BlockDevice>,
     blocks: Option<Arc<Mutex<Blocks>>>,
@@ -250,7 +251,7 @@ impl PageCache {
             cached.data.copy_from_slice(data);
             cached.dirty |= dirty;
         } else {
-            if blocks.map.len() == self.capacity {
+            if blocks.map.len() >= self.capacity {
                 let (victim, cached) = blocks.map.victim().expect("a full cache has a victim");
                 if cached.dirty {
                     self.write_run_around(&mut blocks.map, victim as u64)?;
@@ -505,8 +506,9 @@ impl BlockDevice for PageCache {
             CacheMode::WriteThrough => "write-through",
             CacheMode::WriteBack => "write-back",
         };
+        let kind = if self.tag == 0 { "LRU" } else { "shared CLOCK" };
         format!(
-            "{} + {mode} LRU cache of {} blocks",
+            "{} + {mode} {kind} cache of {} blocks",
             self.device.describe(),
             self.capacity
         )

@@ -174,7 +174,7 @@ impl Storage {
         self.faults.as_ref()
     }
 
-    /// LRU cache blocks per file (0 = none).
+    /// Cache blocks per file (0 = none): an LRU each, or one CLOCK for all when shared.
     pub fn cache_blocks(&self) -> usize {
         self.cache_blocks
     }
@@ -436,13 +436,13 @@ impl Storage {
                 CacheMode::WriteThrough => "",
                 CacheMode::WriteBack => " write-back",
             };
-            let scope = if self.shared.is_some() {
-                "shared by its files"
+            let (kind, scope) = if self.shared.is_some() {
+                ("CLOCK", "shared by its files")
             } else {
-                "per file"
+                ("LRU", "per file")
             };
             format!(
-                "{device},{mode} LRU cache {} blocks {scope}",
+                "{device},{mode} {kind} cache {} blocks {scope}",
                 self.cache_blocks
             )
         } else {

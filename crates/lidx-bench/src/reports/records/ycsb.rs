@@ -128,7 +128,8 @@ pub struct KvRecord {
     pub config: String,
     /// Bytes the store wrote to storage while it was built (the load: log, flushes,
     /// merges), from the process's I/O account ([`crate::process_io`]); `None` where the
-    /// kernel keeps none, and in records written before the field existed.
+    /// kernel keeps none, on simulated devices, when the window's cancelled bytes exceed its
+    /// written ones, and in records written before the field existed.
     #[serde(default)]
     pub load_written_bytes: Option<u64>,
     /// Bytes of keys and values the load put.

@@ -27,7 +27,7 @@ pub struct TortureArgs {
     /// Kill-and-recover cycles.
     #[arg(long, default_value_t = 100)]
     pub cycles: u64,
-    /// The engine: `hybrid`, `btree`, `lsm[:ratio=..][:l0=..][:bits=..]`, `log:<map>` (e.g.
+    /// The engine: `hybrid`, `btree`, `lsm[:ratio=..][:l0=..][:bits=..][:runs=..]`, `log:<map>` (e.g.
     /// `log:btree`) or `log:trie:<map>`.
     #[arg(long, default_value = "hybrid")]
     pub engine: String,

@@ -403,13 +403,15 @@ const PREFETCH_AHEAD: usize = 512;
 
 /// [`Stream::first_block_answer`]'s scan of `records[at..]`, records with one-byte lengths
 /// in key order: `Some(Some(value))` for `key`'s record, `Some(None)` at a greater key or
-/// (when `run_ends` says the run ends at `records`' end) after the last record, `None` when
-/// the block does not decide.
+/// (when `run_ends` says the run ends at `records`' end) after the last record or at the
+/// zero that pads the block's rest (`padded`: format version 2 on), `None` when the block
+/// does not decide.
 fn scan_in_place(
     records: &[u8],
     mut at: usize,
     key: &[u8],
     run_ends: bool,
+    padded: bool,
 ) -> Option<Option<Vec<u8>>> {
     // Each record's lengths say where the next starts, so the scan's loads form a chain; the
     // lines it may walk are requested up front so their misses overlap.
@@ -420,6 +422,9 @@ fn scan_in_place(
             crate::search::prefetch(line);
         }
         let (klen, vlen) = (usize::from(k), usize::from(v));
+        if k == 0 && padded && run_ends {
+            return Some(None);
+        }
         if k == 0 || k >= 0x80 || v >= 0x80 || at + 2 + klen + vlen > records.len() {
             return None;
         }
@@ -503,12 +508,13 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
             return Ok(None);
         }
         let (buf, cap) = (&mut self.buf, self.table.cap);
+        let padded = self.table.header.version >= 2;
         let mut answer = None;
         self.table
             .device
             .visit_blocks(1 + block, 1, self.class, &mut self.raw, &mut |b| {
                 let payload = &b[BLOCK_PREFIX..BLOCK_PREFIX + cap];
-                answer = scan_in_place(&payload[..stop], from, key, run_ends_here);
+                answer = scan_in_place(&payload[..stop], from, key, run_ends_here, padded);
                 if answer.is_none() {
                     buf.extend_from_slice(payload);
                 }
@@ -807,5 +813,51 @@ impl Iterator for TableCursor {
 
     fn next(&mut self) -> Option<Self::Item> {
         self.next_record().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scan_in_place;
+
+    /// Records `(key, value)` framed with one-byte lengths, back to back.
+    fn records(list: &[(&[u8], &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (k, v) in list {
+            out.extend_from_slice(&[k.len() as u8, v.len() as u8]);
+            out.extend_from_slice(k);
+            out.extend_from_slice(v);
+        }
+        out
+    }
+
+    #[test]
+    fn the_in_place_scan_answers_only_what_the_block_decides() {
+        let block = records(&[(b"b", b"1"), (b"d", b"22"), (b"f", b"")]);
+        let found = |key: &[u8], ends| scan_in_place(&block, 0, key, ends, true);
+        assert_eq!(found(b"d", false), Some(Some(b"22".to_vec())));
+        assert_eq!(found(b"f", false), Some(Some(Vec::new())));
+        // A greater key decides absence; past the last record only when the run ends here.
+        assert_eq!(found(b"c", false), Some(None));
+        assert_eq!(found(b"g", true), Some(None));
+        assert_eq!(found(b"g", false), None);
+        // From a later record: earlier ones are not seen.
+        assert_eq!(scan_in_place(&block, 4, b"b", true, true), Some(None));
+        // Padding: absence when the run ends in this block of a padded format, else undecided.
+        let mut padded = block.clone();
+        padded.extend_from_slice(&[0, 0, 0]);
+        assert_eq!(scan_in_place(&padded, 0, b"g", true, true), Some(None));
+        assert_eq!(scan_in_place(&padded, 0, b"g", false, true), None);
+        assert_eq!(scan_in_place(&padded, 0, b"g", true, false), None);
+        // A record cut by the block's end, or with a two-byte length: the stream decides.
+        let cut = &block[..block.len() - 1];
+        assert_eq!(scan_in_place(cut, 0, b"f", true, true), None);
+        let mut long = records(&[(b"b", b"1")]);
+        long.extend_from_slice(&[1, 0x80, 0x01, b'c']);
+        assert_eq!(scan_in_place(&long, 0, b"c", true, true), None);
+        assert_eq!(
+            scan_in_place(&long, 0, b"b", true, true),
+            Some(Some(b"1".to_vec()))
+        );
     }
 }

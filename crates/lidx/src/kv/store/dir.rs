@@ -19,7 +19,7 @@
 //!
 //! A `log` store's spec is its map's label (`alex:...`, see [`crate::mem::MapSpec`];
 //! `trie:alex:...` for a store of byte keys, [`super::LogSpec`]), so that reopening it builds
-//! the same map; an `lsm` store's is its shape's (`lsm:ratio=10:l0=4:bits=10:runs=1`,
+//! the same map; an `lsm` store's is its shape's (`lsm:ratio=10:l0=4:bits=10`, `:runs=K` after it when tiered,
 //! [`super::LsmSpec`]). The store id (issue 30, class 4) is written into every file the store owns:
 //! its tables and checkpoint images with their generation, its page file, its log's segments,
 //! and the manifest's `meta`; a file of another store, or an older generation of its own, is

@@ -84,10 +84,15 @@ impl Default for LsmSpec {
 }
 
 impl LsmSpec {
-    /// The spec's canonical spelling, `lsm:ratio=10:l0=4:bits=10:runs=1`: what a `STORE`
-    /// file records (a store created before `runs` existed records none, and is leveled).
+    /// The spec's canonical spelling, `lsm:ratio=10:l0=4:bits=10`, with `:runs=K` after it
+    /// when tiered: what a `STORE` file records. A leveled store's label is the one builds
+    /// before `runs` existed wrote and read, so they still open a leveled store made now.
     pub fn label(self) -> String {
-        EngineSpec::from(self).label()
+        let label = EngineSpec::from(self).label();
+        match label.strip_suffix(":runs=1") {
+            Some(leveled) => leveled.to_string(),
+            None => label,
+        }
     }
 
     /// True when levels below 0 hold more than one run.

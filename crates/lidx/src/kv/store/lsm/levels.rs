@@ -344,7 +344,8 @@ impl<'a> RunWriter<'a> {
         })
     }
 
-    /// Adds `key` with `value` (`None`: a tombstone, dropped at the last level).
+    /// Adds `key` with `value` (`None`: a tombstone, dropped when no run lies below the
+    /// output).
     pub(crate) fn add(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
         match value {
             Some(v) => {

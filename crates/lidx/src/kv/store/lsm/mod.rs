@@ -6,7 +6,8 @@
 //! per lookup through a learned model over its separators (paper 002's static stage, over byte
 //! keys), with a Bloom **key filter** of `bits` bits per record, so a get of a key a run does
 //! not hold reads no block of it. Every value in a run starts with a tag byte, a put or a
-//! tombstone, so a delete hides older runs until a merge into the last level drops it.
+//! tombstone, so a delete hides older runs until a merge with no run below its inputs drops
+//! it.
 //!
 //! **Levels** (leveled, as LevelDB and RocksDB by default): level 0 collects up to `l0` runs
 //! that may overlap; every level below holds one run, `ratio` times larger than the one above
