@@ -119,7 +119,7 @@ impl SharedBlocks {
 }
 
 /// A cache of `capacity` blocks over a device: its own exact LRU, or its share of a CLOCK cache
-/// shared with other devices ([`PageCache::shared`]).
+/// shared with other devices (a [`crate::io::Storage`] made `with_shared_cache`).
 pub struct PageCache {
     device: Arc<dyn BlockDevice>,
     blocks: Option<Arc<Mutex<Blocks>>>,
