@@ -22,6 +22,7 @@
 //! directory) and 1 otherwise (a wrong answer among them).
 
 mod answer;
+mod cold;
 mod report;
 mod sides;
 mod workload;
@@ -79,9 +80,31 @@ struct Args {
     #[arg(long)]
     partitions: Option<usize>,
 
+    /// Drop each side's files from the OS page cache before each query, so that every query
+    /// starts from the disk on both sides (lidx's reads drop their pages anyway; Parquet's
+    /// otherwise stay cached).
+    #[arg(long)]
+    cold: bool,
+
     /// Also write the results, every sample included, as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
+}
+
+/// Where each side's copy of a table is.
+struct Files {
+    tables: PathBuf,
+    parquet: PathBuf,
+}
+
+impl Files {
+    /// The file `side` reads for `table`.
+    fn of(&self, side: Side, table: &str) -> PathBuf {
+        match side {
+            Side::Lidx | Side::LidxIndexJoin => self.tables.join(table),
+            Side::Parquet => self.parquet.join(format!("{table}.parquet")),
+        }
+    }
 }
 
 /// A command line to fix.
@@ -183,9 +206,13 @@ async fn measure(
         .unwrap_or_else(|| args.tables.join("parquet"));
     std::fs::create_dir_all(&parquet_dir)
         .with_context(|| format!("create {}", parquet_dir.display()))?;
-    let mut report = Report::new(keys.len() as u64, partitions, args.runs);
+    let files = Files {
+        tables: args.tables.clone(),
+        parquet: parquet_dir,
+    };
+    let mut report = Report::new(keys.len() as u64, partitions, args.runs, args.cold);
     for (name, path) in &tables {
-        let parquet = parquet_dir.join(format!("{name}.parquet"));
+        let parquet = files.of(Side::Parquet, name);
         eprintln!("progress: writing {name} as {}", parquet.display());
         let start = std::time::Instant::now();
         sides.write_parquet(name, &parquet).await?;
@@ -201,7 +228,7 @@ async fn measure(
     for group in &groups {
         eprintln!("progress: {} {}", group.class.name(), group.param);
         report.groups.push(
-            measure_group(&sides, group, args.runs)
+            measure_group(&sides, group, args.runs, args.cold.then_some(&files))
                 .await
                 .with_context(|| format!("{} {}", group.class.name(), group.param))?,
         );
@@ -209,8 +236,14 @@ async fn measure(
     Ok(report)
 }
 
-/// Runs every query of `group` `runs` times on each of its sides, checking every answer.
-async fn measure_group(sides: &Sides, group: &Group, runs: usize) -> anyhow::Result<GroupResult> {
+/// Runs every query of `group` `runs` times on each of its sides, checking every answer;
+/// with `cold`, drops the files a query reads from the page cache before it runs.
+async fn measure_group(
+    sides: &Sides,
+    group: &Group,
+    runs: usize,
+    cold: Option<&Files>,
+) -> anyhow::Result<GroupResult> {
     let names: &[Side] = if group.class == Class::Join {
         &[Side::LidxIndexJoin, Side::Lidx, Side::Parquet]
     } else {
@@ -223,6 +256,11 @@ async fn measure_group(sides: &Sides, group: &Group, runs: usize) -> anyhow::Res
             for result in &mut results {
                 let side = result.side;
                 let sql = query.sql(|t| side.table(t));
+                if let Some(files) = cold {
+                    for table in &query.tables {
+                        cold::drop_cached(&files.of(side, table))?;
+                    }
+                }
                 let timed = sides.run(side, &sql).await?;
                 let answer = answer_of(&timed.batches)?;
                 check(&timed.batches, answer, query.expect)

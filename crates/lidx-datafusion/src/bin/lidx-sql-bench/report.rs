@@ -91,17 +91,20 @@ pub(crate) struct Report {
     rows: u64,
     partitions: usize,
     runs: usize,
+    cold: bool,
     tables: Vec<TableFiles>,
     pub(crate) groups: Vec<GroupResult>,
 }
 
 impl Report {
-    /// A report on a larger table of `rows` rows, scans in `partitions` partitions.
-    pub(crate) fn new(rows: u64, partitions: usize, runs: usize) -> Self {
+    /// A report on a larger table of `rows` rows, scans in `partitions` partitions, each query
+    /// run `runs` times, from the disk (`cold`) or as the page cache stands.
+    pub(crate) fn new(rows: u64, partitions: usize, runs: usize, cold: bool) -> Self {
         Report {
             rows,
             partitions,
             runs,
+            cold,
             tables: Vec::new(),
             groups: Vec::new(),
         }
@@ -138,8 +141,15 @@ impl Report {
     pub(crate) fn print(&self, out: &mut impl Write) -> anyhow::Result<()> {
         writeln!(
             out,
-            "larger table: {} rows; {} partitions; medians of {} runs of each query\n",
-            self.rows, self.partitions, self.runs
+            "larger table: {} rows; {} partitions; medians of {} runs of each query; {}\n",
+            self.rows,
+            self.partitions,
+            self.runs,
+            if self.cold {
+                "cold: each side's files dropped from the page cache before each query"
+            } else {
+                "warm: the page cache as each side leaves it"
+            }
         )?;
         writeln!(
             out,
@@ -195,6 +205,7 @@ impl Report {
             "rows": self.rows,
             "partitions": self.partitions,
             "runs": self.runs,
+            "cold": self.cold,
             "tables": self.tables.iter().map(|t| json!({
                 "name": t.name,
                 "lidx_bytes": t.lidx_bytes,
