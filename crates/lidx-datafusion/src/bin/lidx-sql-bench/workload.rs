@@ -170,7 +170,7 @@ pub(crate) fn groups(
 /// `instance`, absent for odd).
 fn point(keys: &[u64], size: usize, instance: usize, rng: &mut ChaCha8Rng) -> Query {
     let present = if size == 1 {
-        usize::from(instance % 2 == 0)
+        usize::from(instance.is_multiple_of(2))
     } else {
         (size / 2).min(keys.len())
     };
