@@ -8,7 +8,10 @@
 //! 1 to 1000). Where the two cross on a given machine is a measurement this rule does not
 //! make: the outer side's size limit is the rule's parameter ([`IndexJoinRule::new`]), compared
 //! with the outer plan's row count statistic (exact or estimated; a plan without one is never
-//! replaced).
+//! replaced). [`crate::DEFAULT_INDEX_JOIN_OUTER_ROWS`] (10M rows) is the measured default:
+//! on the 2-core AMD EPYC VM, against a 10M-row table, no crossover appeared up to an outer side
+//! of the whole table (index join 1.68x faster than the hash join warm, 1.87x cold;
+//! `docs/results/datafusion.md`).
 //!
 //! The rule replaces a `HashJoinExec` only when everything it needs holds, and leaves it
 //! otherwise:
