@@ -15,8 +15,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 
+mod store_common;
 use lidx::kv::FsyncPolicy;
 use lidx::kv::{CreateOptions, Engine, Snapshot, Store, StoreOptions, WriteBatch};
+use store_common::SMALL_LSM;
 
 const GROUPS: u64 = 8;
 const GROUP_KEYS: u64 = 8;
@@ -210,12 +212,7 @@ fn btree_readers_and_writers_see_consistent_versions() {
 
 #[test]
 fn lsm_readers_and_writers_see_consistent_versions() {
-    for runs in [1, 2] {
-        run(Engine::Lsm(lidx::kv::LsmSpec {
-            ratio: 2,
-            l0: 2,
-            bits: 10,
-            runs,
-        }));
+    for engine in SMALL_LSM {
+        run(engine);
     }
 }

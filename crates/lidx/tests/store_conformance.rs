@@ -9,10 +9,12 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
 
+mod store_common;
 use lidx::kv::FsyncPolicy;
-use lidx::kv::{CreateOptions, Engine, LogKeys, LogSpec, LsmSpec, Store, StoreOptions, WriteBatch};
+use lidx::kv::{CreateOptions, Engine, LogKeys, LogSpec, Store, StoreOptions, WriteBatch};
 use lidx::mem::MapSpec;
 use proptest::prelude::*;
+use store_common::{options_for, SMALL_LSM};
 
 const ALL: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Unbounded, Bound::Unbounded);
 
@@ -107,18 +109,6 @@ fn options() -> StoreOptions {
         // The `log` engine's collector and checkpoints run within a case's few writes.
         log_segment_bytes: 4096,
         ..StoreOptions::default()
-    }
-}
-
-/// [`options`] for `engine`: the `lsm` engine's smallest budget, two 4 KiB memtables, so that
-/// a case's few writes flush runs and compact levels.
-fn options_for(engine: Engine) -> StoreOptions {
-    match engine {
-        Engine::Lsm(_) => StoreOptions {
-            memory_budget: 8192,
-            ..options()
-        },
-        _ => options(),
     }
 }
 
@@ -225,7 +215,7 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
         engine,
         ..CreateOptions::default()
     };
-    let mut store = Store::create(dir, &create, &options_for(engine)).unwrap();
+    let mut store = Store::create(dir, &create, &options_for(engine, options())).unwrap();
     let mut m = Model::new();
     for op in ops {
         match op {
@@ -303,12 +293,12 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
             Op::Compact => store.compact().unwrap(),
             Op::Reopen => {
                 store.close().unwrap();
-                store = Store::open(dir, &options_for(engine)).unwrap();
+                store = Store::open(dir, &options_for(engine, options())).unwrap();
                 check_all(&store, &m);
             }
             Op::DropReopen => {
                 drop(store);
-                store = Store::open(dir, &options_for(engine)).unwrap();
+                store = Store::open(dir, &options_for(engine, options())).unwrap();
                 check_all(&store, &m);
             }
         }
@@ -321,7 +311,7 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
     store.close().unwrap();
     let report = Store::check(dir).unwrap();
     assert!(report.is_sound(), "{report:?}");
-    let store = Store::open(dir, &options_for(engine)).unwrap();
+    let store = Store::open(dir, &options_for(engine, options())).unwrap();
     for (k, v) in &m {
         same_value(k, store.get(k).unwrap(), Some(v.clone()));
     }
@@ -331,24 +321,7 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
     );
 }
 
-const ENGINES: [Engine; 4] = [
-    Engine::Hybrid,
-    Engine::BTree,
-    // Levels two runs apart and two runs at level 0: a case's writes reach several levels.
-    Engine::Lsm(LsmSpec {
-        ratio: 2,
-        l0: 2,
-        bits: 10,
-        runs: 1,
-    }),
-    // Tiered: two runs a level, merged alone into the next.
-    Engine::Lsm(LsmSpec {
-        ratio: 2,
-        l0: 2,
-        bits: 10,
-        runs: 2,
-    }),
-];
+const ENGINES: [Engine; 4] = [Engine::Hybrid, Engine::BTree, SMALL_LSM[0], SMALL_LSM[1]];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
@@ -480,7 +453,7 @@ fn many_merges_over_a_large_key_set_stay_exact() {
                 engine,
                 ..CreateOptions::default()
             },
-            &options_for(engine),
+            &options_for(engine, options()),
         )
         .unwrap();
         let mut m = Model::new();

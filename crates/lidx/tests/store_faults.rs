@@ -12,28 +12,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+mod store_common;
 use lidx::io::{DeviceKind, FaultPlan, FaultScope, Storage, WriteFault};
 use lidx::kv::FsyncPolicy;
-use lidx::kv::{CreateOptions, Engine, LsmSpec, Store, StoreOptions, WriteBatch};
+use lidx::kv::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
 use lidx::Error;
+use store_common::{options_for, SMALL_LSM};
 
-const ENGINES: [Engine; 4] = [
-    Engine::Hybrid,
-    Engine::BTree,
-    Engine::Lsm(LsmSpec {
-        ratio: 2,
-        l0: 2,
-        bits: 10,
-        runs: 1,
-    }),
-    // Tiered: two runs a level, merged alone into the next.
-    Engine::Lsm(LsmSpec {
-        ratio: 2,
-        l0: 2,
-        bits: 10,
-        runs: 2,
-    }),
-];
+const ENGINES: [Engine; 4] = [Engine::Hybrid, Engine::BTree, SMALL_LSM[0], SMALL_LSM[1]];
 const FAULTS: [WriteFault; 4] = WriteFault::ALL;
 
 fn options() -> StoreOptions {
@@ -42,17 +28,6 @@ fn options() -> StoreOptions {
         memory_budget: 4096,
         cache_bytes: 0,
         ..StoreOptions::default()
-    }
-}
-
-/// [`options`] for `engine`: the `lsm` engine's smallest budget is two memtables of 4 KiB.
-fn options_for(engine: Engine) -> StoreOptions {
-    match engine {
-        Engine::Lsm(_) => StoreOptions {
-            memory_budget: 8192,
-            ..options()
-        },
-        _ => options(),
     }
 }
 
@@ -119,7 +94,7 @@ type Log = Vec<(Changes, bool)>;
 /// The store in `dir`, opened on a sound device, holds what the acknowledged writes of `log`
 /// set, each unacknowledged one applied whole or not at all: never part of one, never less.
 fn recovered(engine: Engine, case: &str, dir: &Path, log: &Log) {
-    let store = Store::open_on(dir, storage(dir, None), &options_for(engine)).unwrap();
+    let store = Store::open_on(dir, storage(dir, None), &options_for(engine, options())).unwrap();
     let got: Model = store.range(..).map(|e| e.unwrap()).collect();
     let unsure: Vec<usize> = (0..log.len()).filter(|&i| !log[i].1).collect();
     assert!(
@@ -192,7 +167,7 @@ fn write_faults_lose_no_acknowledged_write() {
             {
                 let dir = tempfile::tempdir().unwrap();
                 let plan = FaultPlan::new();
-                let store = create(engine, dir.path(), &plan, &options_for(engine));
+                let store = create(engine, dir.path(), &plan, &options_for(engine, options()));
                 plan.scope(scope);
                 plan.fail_write_after(after, fault);
                 let case = format!("{engine:?}, {fault:?} after {after} requests of {scope:?}");
