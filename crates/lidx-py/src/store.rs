@@ -275,6 +275,9 @@ impl PyStore {
         d.set_item("filter_bytes", s.filter_bytes)?;
         d.set_item("lsm_written_bytes", s.lsm_written_bytes)?;
         d.set_item("compaction_bytes", s.compaction_bytes)?;
+        d.set_item("value_log_segments", s.value_log_segments)?;
+        d.set_item("value_log_bytes", s.value_log_bytes)?;
+        d.set_item("value_log_live_bytes", s.value_log_live_bytes)?;
         d.set_item("merges", s.merges)?;
         d.set_item("merge_seconds", s.merge_seconds)?;
         d.set_item("write_stalls", s.write_stalls)?;

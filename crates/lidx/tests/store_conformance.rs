@@ -14,7 +14,7 @@ use lidx::kv::FsyncPolicy;
 use lidx::kv::{CreateOptions, Engine, LogKeys, LogSpec, Store, StoreOptions, WriteBatch};
 use lidx::mem::MapSpec;
 use proptest::prelude::*;
-use store_common::{options_for, SMALL_LSM};
+use store_common::{options_for, ENGINES};
 
 const ALL: (Bound<&[u8]>, Bound<&[u8]>) = (Bound::Unbounded, Bound::Unbounded);
 
@@ -320,8 +320,6 @@ fn run(engine: Engine, dir: &Path, ops: Vec<Op>) {
         expected_range(&m, &None, &None, false),
     );
 }
-
-const ENGINES: [Engine; 4] = [Engine::Hybrid, Engine::BTree, SMALL_LSM[0], SMALL_LSM[1]];
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]

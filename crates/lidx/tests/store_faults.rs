@@ -17,9 +17,8 @@ use lidx::io::{DeviceKind, FaultPlan, FaultScope, Storage, WriteFault};
 use lidx::kv::FsyncPolicy;
 use lidx::kv::{CreateOptions, Engine, Store, StoreOptions, WriteBatch};
 use lidx::Error;
-use store_common::{options_for, SMALL_LSM};
+use store_common::{options_for, ENGINES};
 
-const ENGINES: [Engine; 4] = [Engine::Hybrid, Engine::BTree, SMALL_LSM[0], SMALL_LSM[1]];
 const FAULTS: [WriteFault; 4] = WriteFault::ALL;
 
 fn options() -> StoreOptions {

@@ -93,8 +93,10 @@ pub struct Common {
     /// removing them; `off` keeps every record (paper 001's setting).
     #[arg(long, default_value = "1.5")]
     pub log_space_ratio: String,
-    /// `log` stores: the size at which a log segment is closed, the unit the collector frees
-    /// (Ki/Mi/Gi suffixes for powers of 1024, K/M/G for powers of 1000; 4Ki to 1Gi).
+    /// `log` stores: the size at which a log segment is closed, the unit the collector frees;
+    /// `lsm` stores with a value log (`lsm:vmin=N`): the size of its segments, and so the
+    /// longest value it takes (Ki/Mi/Gi suffixes for powers of 1024, K/M/G for powers of
+    /// 1000; 4Ki to 1Gi).
     #[arg(long, default_value = "64Mi")]
     pub log_segment_bytes: String,
 }
@@ -561,6 +563,9 @@ fn print_stats(common: &Common, store: &Store) {
                 "filter_bytes": s.filter_bytes,
                 "lsm_written_bytes": s.lsm_written_bytes,
                 "compaction_bytes": s.compaction_bytes,
+                "value_log_segments": s.value_log_segments,
+                "value_log_bytes": s.value_log_bytes,
+                "value_log_live_bytes": s.value_log_live_bytes,
                 "merges": s.merges,
                 "merge_seconds": s.merge_seconds,
                 "write_stalls": s.write_stalls,
@@ -627,6 +632,16 @@ fn print_stats(common: &Common, store: &Store) {
                  open {} bytes of runs written, {} of them by compactions",
                 s.lsm_runs, s.lsm_levels, s.filter_bytes, s.lsm_written_bytes, s.compaction_bytes
             );
+            if s.value_log_segments > 0 {
+                println!(
+                    "value log       {} segment(s), {} bytes on disk (in the table's), {} bytes \
+                     of values referred to ({:.2}x)",
+                    s.value_log_segments,
+                    s.value_log_bytes,
+                    s.value_log_live_bytes,
+                    s.value_log_bytes as f64 / s.value_log_live_bytes.max(1) as f64
+                );
+            }
         }
         println!("log             {} bytes", s.log_disk_bytes);
         println!(

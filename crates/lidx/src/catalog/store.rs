@@ -34,6 +34,10 @@ crate::param_specs! {
             /// runs, then merges them into one new run of the next level, which it does not
             /// rewrite: levels this many times apart, less rewriting, more runs to ask).
             runs: usize = 1 in 1..=64,
+            /// Values of at least this many bytes go to the value log (WiscKey): a run keeps
+            /// a reference to them, so merges rewrite the reference, not the value; 0 keeps
+            /// every value in the runs.
+            vmin: usize = 0 in 0..=16_777_216,
         },
     }
 }

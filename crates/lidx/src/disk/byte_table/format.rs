@@ -78,8 +78,12 @@ pub enum ByteTableKind {
     #[default]
     Table,
     /// A sorted run of the `lsm` engine: every value starts with a tag byte saying whether
-    /// the record is a put (the value follows) or a tombstone.
+    /// the record is a put (the value follows), a tombstone, or a reference to the value in a
+    /// value log segment.
     Run,
+    /// A segment of the `lsm` engine's value log: the values its runs refer to, under their
+    /// keys.
+    Values,
 }
 
 impl ByteTableKind {
@@ -87,6 +91,7 @@ impl ByteTableKind {
         match self {
             ByteTableKind::Table => 0,
             ByteTableKind::Run => 1,
+            ByteTableKind::Values => 2,
         }
     }
 }
@@ -265,6 +270,7 @@ pub(super) fn decode_header(
         h.kind = match le(payload, KIND_AT, 4) {
             0 => ByteTableKind::Table,
             1 => ByteTableKind::Run,
+            2 => ByteTableKind::Values,
             k => return Err(bad(format!("unknown table kind {k}"))),
         };
         let (hashes, scheme, words) = (
@@ -427,7 +433,7 @@ mod tests {
         let mut huge = with_filter.clone();
         huge[131] = 1;
         assert!(decode_header("t", &huge, 4096, u64::MAX).is_err());
-        for (at, byte) in [(112, 2u8), (120, 9), (116, 0), (124, 81)] {
+        for (at, byte) in [(112, 3u8), (120, 9), (116, 0), (124, 81)] {
             let mut bad = with_filter.clone();
             bad[at] = byte;
             assert!(

@@ -15,6 +15,7 @@
 //! checkpoint's stamp ([`ByteBTree::check_pages_slots`]; the next checkpoint rewrites it). A
 //! damaged header slot whose partner does not hold the committed stamp is damage.
 
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
@@ -32,12 +33,12 @@ use crate::kv::wal::{
 use super::batch::decode_ops;
 use super::btree::{check_pages, PAGES_FILE};
 use super::dir::{
-    check_file, check_meta, decode_meta, lock, read_identity, FileIdentity, LOCK_FILE, STORE_FILE,
-    WAL_DIR,
+    check_file, check_meta, decode_meta, lock, read_identity, FileIdentity, ValueRefs, LOCK_FILE,
+    STORE_FILE, WAL_DIR,
 };
 use super::log::check_checkpoint;
 use super::log::record as log_record;
-use super::lsm::plan_levels;
+use super::lsm::{decode_ref, is_ref, plan_levels, plan_values};
 use super::options::Engine;
 use super::staged_read::{named, untag};
 
@@ -152,10 +153,10 @@ pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
             let file = path.display().to_string();
             let recorded = decode_meta(&file, &manifest.meta).and_then(|meta| {
                 check_meta(&file, &meta, store, manifest.static_files.len())?;
-                Ok(meta.files)
+                Ok(meta)
             });
             match recorded {
-                Ok(files) => {
+                Ok(meta) => {
                     if matches!(identity.engine, Engine::BTree) {
                         named.push(PAGES_FILE.to_string());
                     }
@@ -165,7 +166,7 @@ pub(crate) fn check_dir(dir: &Path) -> Result<CheckReport> {
                         &identity.engine,
                         store,
                         &manifest,
-                        &files,
+                        (&meta.files, &meta.value_refs),
                         &mut report,
                     );
                 }
@@ -185,7 +186,7 @@ fn check_files(
     engine: &Engine,
     store: u128,
     manifest: &Manifest,
-    recorded: &[FileIdentity],
+    (recorded, value_refs): (&[FileIdentity], &[ValueRefs]),
     report: &mut CheckReport,
 ) {
     let mut present = Vec::new();
@@ -212,24 +213,43 @@ fn check_files(
             }
         }
         Engine::Lsm(spec) => {
-            let named: Vec<(String, FileIdentity)> = manifest
+            let files: Vec<(String, FileIdentity)> = manifest
                 .static_files
                 .iter()
                 .cloned()
                 .zip(recorded.iter().copied())
                 .collect();
-            if let Err(what) = plan_levels(&named, spec.tiered()) {
-                report.note(Error::Corrupt {
-                    file: dir.display().to_string(),
-                    block: None,
-                    what: format!("the manifest's runs: {what}"),
-                });
-            }
-            for (name, id) in present {
+            let planned = plan_values(&files, value_refs).and_then(|(runs, segments)| {
+                let named: Vec<(String, FileIdentity)> =
+                    runs.iter().map(|(n, id, _)| (n.clone(), *id)).collect();
+                plan_levels(&named, spec.tiered())?;
+                Ok((runs, segments))
+            });
+            let (runs, segments) = match planned {
+                Ok(planned) => planned,
+                Err(what) => {
+                    report.note(Error::Corrupt {
+                        file: dir.display().to_string(),
+                        block: None,
+                        what: format!("the manifest's runs: {what}"),
+                    });
+                    return;
+                }
+            };
+            let here = |name: &String| present.iter().any(|(n, _)| *n == name);
+            for (name, id, refs) in runs.iter().filter(|(n, _, _)| here(n)) {
                 report.tables += 1;
-                match check_run(storage, name, id, store) {
+                match check_run(storage, name, id, store, refs) {
                     Ok(n) => report.table_records += n,
                     Err(e) => report.note(e),
+                }
+            }
+            for (name, id) in segments.iter().filter(|(n, _)| here(n)) {
+                report.tables += 1;
+                let checked = open_owned(storage, name, id, store, ByteTableKind::Values)
+                    .and_then(|t| t.check());
+                if let Err(e) = checked {
+                    report.note(e);
                 }
             }
         }
@@ -435,19 +455,55 @@ fn unknown_files(dir: &Path, named: &[String]) -> Vec<String> {
 }
 
 /// Checks the `lsm` run `name`: its identity and owner, its kind, every block and record
-/// through the model and the key filter ([`ByteTable::check`]), and every record's tag.
-/// Returns its records.
-fn check_run(storage: &Storage, name: &str, id: &FileIdentity, store: u128) -> Result<u64> {
-    let table = Arc::new(ByteTable::open(storage, name)?);
-    check_file(storage, name, id, table.header().owner, store)?;
-    check_kind(name, &table, ByteTableKind::Run)?;
+/// through the model and the key filter ([`ByteTable::check`]), every record's tag, and that
+/// its references to the value log add up to what the manifest records (`refs`; the values
+/// themselves are checked with their segments). Returns its records.
+fn check_run(
+    storage: &Storage,
+    name: &str,
+    id: &FileIdentity,
+    store: u128,
+    refs: &BTreeMap<u64, u64>,
+) -> Result<u64> {
+    let table = Arc::new(open_owned(storage, name, id, store, ByteTableKind::Run)?);
     let n = table.check()?;
     let mut cursor = table.cursor(Bound::Unbounded, Bound::Unbounded, true);
     let (mut key, mut value) = (Vec::new(), Vec::new());
+    let mut found = BTreeMap::<u64, u64>::new();
     while cursor.next_into(&mut key, &mut value)? {
-        untag(std::mem::take(&mut value)).map_err(|e| named(e, name))?;
+        if is_ref(&value) {
+            let (segment, len) = decode_ref(&value).map_err(|e| named(e, name))?;
+            *found.entry(segment).or_default() += u64::from(len);
+        } else {
+            untag(std::mem::take(&mut value)).map_err(|e| named(e, name))?;
+        }
+    }
+    if found != *refs {
+        return Err(Error::Corrupt {
+            file: name.to_string(),
+            block: None,
+            what: format!(
+                "its records refer to {found:?} bytes of values by segment, the manifest \
+                 records {refs:?}"
+            ),
+        });
     }
     Ok(n)
+}
+
+/// Opens the byte table `name` of `kind` that the manifest records as `recorded`, checking
+/// it is the store `store`'s, as recorded ([`check_file`]), and of that kind.
+pub(crate) fn open_owned(
+    storage: &Storage,
+    name: &str,
+    recorded: &FileIdentity,
+    store: u128,
+    kind: ByteTableKind,
+) -> Result<ByteTable> {
+    let table = ByteTable::open(storage, name)?;
+    check_file(storage, name, recorded, table.header().owner, store)?;
+    check_kind(name, &table, kind)?;
+    Ok(table)
 }
 
 /// [`Error::Corrupt`] unless the table `name` is of `kind`: a run's tagged records read as

@@ -392,10 +392,24 @@ pub(crate) struct StoreMeta {
     pub(crate) store: u128,
     /// The identity of each of the manifest's static files, in its order.
     pub(crate) files: Vec<FileIdentity>,
+    /// An `lsm` store's value log: how many bytes of values each run refers to in each
+    /// segment (written only when there are some, so other stores' meta is as before).
+    pub(crate) value_refs: Vec<ValueRefs>,
+}
+
+/// Bytes of values the run of generation `run` refers to in the value log segment of
+/// generation `segment` (an `lsm` store's, `lsm/values.rs`): what tells a segment's live
+/// bytes without reading the runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ValueRefs {
+    pub(crate) run: u64,
+    pub(crate) segment: u64,
+    pub(crate) bytes: u64,
 }
 
 const META_FIXED: usize = 28;
 const META_FILE: usize = 20;
+const META_REF: usize = 24;
 
 /// Encodes a store's manifest `meta`.
 pub(crate) fn encode_meta(meta: &StoreMeta) -> Vec<u8> {
@@ -407,6 +421,14 @@ pub(crate) fn encode_meta(meta: &StoreMeta) -> Vec<u8> {
         b.extend_from_slice(&f.generation.to_le_bytes());
         b.extend_from_slice(&f.bytes.to_le_bytes());
         b.extend_from_slice(&f.header_crc.to_le_bytes());
+    }
+    if !meta.value_refs.is_empty() {
+        b.extend_from_slice(&(meta.value_refs.len() as u32).to_le_bytes());
+        for r in &meta.value_refs {
+            for n in [r.run, r.segment, r.bytes] {
+                b.extend_from_slice(&n.to_le_bytes());
+            }
+        }
     }
     b
 }
@@ -427,12 +449,21 @@ pub(crate) fn decode_meta(file: &str, meta: &[u8]) -> Result<StoreMeta> {
     }
     let u64_at = |at: usize| u64::from_le_bytes(meta[at..at + 8].try_into().unwrap_or([0; 8]));
     let count = u32::from_le_bytes(meta[24..28].try_into().unwrap_or([0; 4])) as usize;
-    if meta.len() != META_FIXED + META_FILE * count {
+    let files_end = META_FIXED.saturating_add(META_FILE.saturating_mul(count));
+    let refs = meta.get(files_end..).and_then(|rest| match rest.len() {
+        0 => Some(0),
+        n if n >= 4 => {
+            let refs = u32::from_le_bytes(rest[..4].try_into().unwrap_or([0; 4])) as usize;
+            (refs > 0 && n == 4 + META_REF.saturating_mul(refs)).then_some(refs)
+        }
+        _ => None,
+    });
+    let Some(refs) = refs else {
         return Err(bad(format!(
             "store meta of {} bytes for {count} file identities",
             meta.len()
         )));
-    }
+    };
     let files = (0..count)
         .map(|i| {
             let at = META_FIXED + META_FILE * i;
@@ -443,10 +474,21 @@ pub(crate) fn decode_meta(file: &str, meta: &[u8]) -> Result<StoreMeta> {
             }
         })
         .collect();
+    let value_refs = (0..refs)
+        .map(|i| {
+            let at = files_end + 4 + META_REF * i;
+            ValueRefs {
+                run: u64_at(at),
+                segment: u64_at(at + 8),
+                bytes: u64_at(at + 16),
+            }
+        })
+        .collect();
     Ok(StoreMeta {
         next_generation: u64_at(0),
         store: u128::from_le_bytes(meta[8..24].try_into().unwrap_or([0; 16])),
         files,
+        value_refs,
     })
 }
 
@@ -667,6 +709,69 @@ mod tests {
             decode_identity("STORE", b"not a store at all"),
             Err(Error::BadMagic { .. })
         ));
+    }
+
+    #[test]
+    fn store_meta_round_trips_with_and_without_value_references() {
+        let id = |generation| FileIdentity {
+            generation,
+            bytes: generation * 4096,
+            header_crc: generation as u32 ^ 0xABCD,
+        };
+        let plain = StoreMeta {
+            next_generation: 9,
+            store: 7 << 100,
+            files: vec![id(3), id(5)],
+            value_refs: Vec::new(),
+        };
+        let bytes = encode_meta(&plain);
+        // Without references the meta is what builds before the value log wrote.
+        assert_eq!(bytes.len(), META_FIXED + 2 * META_FILE);
+        assert_eq!(decode_meta("m", &bytes).unwrap(), plain);
+        let refs = StoreMeta {
+            value_refs: vec![
+                ValueRefs {
+                    run: 3,
+                    segment: 5,
+                    bytes: 1000,
+                },
+                ValueRefs {
+                    run: 3,
+                    segment: 6,
+                    bytes: 1,
+                },
+            ],
+            ..plain
+        };
+        let bytes = encode_meta(&refs);
+        assert_eq!(decode_meta("m", &bytes).unwrap(), refs);
+        // Every cut, and a count of references that disagrees with the bytes, is refused;
+        // any bytes decode or are refused without a panic.
+        for cut in 0..bytes.len() {
+            let got = decode_meta("m", &bytes[..cut]);
+            assert!(
+                got.is_err() || cut == META_FIXED + 2 * META_FILE,
+                "cut at {cut}"
+            );
+        }
+        let mut wrong = bytes.clone();
+        wrong[META_FIXED + 2 * META_FILE] = 3;
+        assert!(decode_meta("m", &wrong).is_err());
+        let mut none = bytes[..META_FIXED + 2 * META_FILE].to_vec();
+        none.extend_from_slice(&0u32.to_le_bytes());
+        assert!(decode_meta("m", &none).is_err());
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..2000 {
+            let junk: Vec<u8> = (0..(x % 120) as usize)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let _ = decode_meta("m", &junk);
+        }
     }
 
     #[test]

@@ -26,7 +26,8 @@ use crate::kv::wal::{replay_covered, Dropped, Record, ReplayReport, Seq, Wal, Wa
 
 use super::dir::{
     check_create, check_meta, check_options, check_storage, decode_meta, encode_meta, lock,
-    read_identity, remove_leftovers, storage_for, write_identity, FileIdentity, StoreMeta, WAL_DIR,
+    read_identity, remove_leftovers, storage_for, write_identity, FileIdentity, StoreMeta,
+    ValueRefs, WAL_DIR,
 };
 use super::engine::Base;
 use super::options::{CreateOptions, StoreOptions};
@@ -177,6 +178,7 @@ fn create_store(dir: &Path, identity: &CreateOptions, options: &StoreOptions) ->
                 next_generation: 1,
                 store,
                 files: Vec::new(),
+                value_refs: Vec::new(),
             }),
             ..Manifest::default()
         },
@@ -200,6 +202,8 @@ pub(crate) struct OpenedDir {
     pub(crate) file: Option<(String, FileIdentity)>,
     /// Every block file the manifest names, in its order, with what it records of each.
     pub(crate) files: Vec<(String, FileIdentity)>,
+    /// What the manifest records of an `lsm` store's value log references.
+    pub(crate) value_refs: Vec<ValueRefs>,
 }
 
 /// Opens `dir` for any engine: checks the options, reads the identity, takes the lock
@@ -263,6 +267,7 @@ fn open_dir(
         next_generation: meta.next_generation,
         file,
         files,
+        value_refs: meta.value_refs,
     })
 }
 

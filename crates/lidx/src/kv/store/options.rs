@@ -51,7 +51,7 @@ pub enum Engine {
     Lsm(LsmSpec),
 }
 
-/// An `lsm` store's shape: `lsm[:ratio=10][:l0=4][:bits=10][:runs=1]` ([`EngineSpec::Lsm`]).
+/// An `lsm` store's shape: `lsm[:ratio=10][:l0=4][:bits=10][:runs=1][:vmin=0]` ([`EngineSpec::Lsm`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LsmSpec {
     /// Size ratio between adjacent levels (2 to 64).
@@ -62,6 +62,9 @@ pub struct LsmSpec {
     pub bits: usize,
     /// Runs each level below 0 holds (1 to 64): 1 is leveled, more is tiered.
     pub runs: usize,
+    /// Values of at least this many bytes go to the value log (0: none do; up to 16 MiB);
+    /// its segments are [`StoreOptions::log_segment_bytes`] long.
+    pub vmin: usize,
 }
 
 impl Default for LsmSpec {
@@ -72,11 +75,13 @@ impl Default for LsmSpec {
                 l0,
                 bits,
                 runs,
+                vmin,
             }) => LsmSpec {
                 ratio,
                 l0,
                 bits,
                 runs,
+                vmin,
             },
             _ => unreachable!("the catalog has lsm"),
         }
@@ -84,15 +89,18 @@ impl Default for LsmSpec {
 }
 
 impl LsmSpec {
-    /// The spec's canonical spelling, `lsm:ratio=10:l0=4:bits=10`, with `:runs=K` after it
-    /// when tiered: what a `STORE` file records. A leveled store's label is the one builds
-    /// before `runs` existed wrote and read, so they still open a leveled store made now.
+    /// The spec's canonical spelling, `lsm:ratio=10:l0=4:bits=10`, then `:runs=K` when tiered
+    /// and `:vmin=N` when values go to a value log: what a `STORE` file records. A leveled
+    /// store without a value log has the label builds before `runs` and `vmin` existed wrote
+    /// and read, so they still open it; one with a value log they refuse as an engine they do
+    /// not know, rather than read its references as values.
     pub fn label(self) -> String {
         let label = EngineSpec::from(self).label();
-        match label.strip_suffix(":runs=1") {
-            Some(leveled) => leveled.to_string(),
-            None => label,
-        }
+        let parts: Vec<&str> = label
+            .split(':')
+            .filter(|p| *p != "runs=1" && *p != "vmin=0")
+            .collect();
+        parts.join(":")
     }
 
     /// True when levels below 0 hold more than one run.
@@ -108,11 +116,13 @@ impl LsmSpec {
                 l0,
                 bits,
                 runs,
+                vmin,
             } => Some(LsmSpec {
                 ratio,
                 l0,
                 bits,
                 runs,
+                vmin,
             }),
             _ => None,
         }
@@ -126,6 +136,7 @@ impl From<LsmSpec> for EngineSpec {
             l0: lsm.l0,
             bits: lsm.bits,
             runs: lsm.runs,
+            vmin: lsm.vmin,
         }
     }
 }
@@ -319,7 +330,9 @@ pub struct StoreOptions {
     /// `log` engine: a segment of the log is closed before a record would take it past this
     /// many bytes (default 64 MiB, from [`MIN_LOG_SEGMENT_BYTES`] to
     /// [`MAX_LOG_SEGMENT_BYTES`]): the unit the collector frees. A record larger than it
-    /// gets a segment of its own.
+    /// gets a segment of its own. `lsm` engine with a value log ([`LsmSpec::vmin`]): the
+    /// same for its segments, but a value that goes there and is larger than a segment is
+    /// refused ([`crate::Error::InvalidParameter`]) before it is logged.
     pub log_segment_bytes: u64,
     /// Bytes of page cache over the table files (default 8 MiB; 0 for none).
     pub cache_bytes: usize,

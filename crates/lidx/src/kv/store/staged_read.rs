@@ -28,6 +28,16 @@ pub(crate) struct FileCursor {
     pub(crate) tagged: bool,
     /// The file's name, for errors.
     pub(crate) name: String,
+    /// What turns a tagged value that refers elsewhere (an `lsm` run's reference to its value
+    /// log) into the value; `None` when the file holds its values.
+    pub(crate) values: Option<Arc<dyn Resolve>>,
+}
+
+/// Reads the value a file's tagged record stands for, wherever it is (see `lsm/values.rs`).
+pub(crate) trait Resolve: Send + Sync {
+    /// The value of `key` that its tagged record `tagged` in the file `file` stands for,
+    /// `None` for a tombstone; errors name the file at fault.
+    fn resolve(&self, file: &str, key: &[u8], tagged: Vec<u8>) -> Result<Option<Vec<u8>>>;
 }
 
 /// `e` naming the file `name` when it is about a record's tag ([`untag`]'s errors name no
@@ -77,6 +87,7 @@ pub(crate) fn untag(mut value: Vec<u8>) -> Result<Option<Vec<u8>>> {
 pub(crate) const PUT: u8 = 0;
 /// The tag of a tombstone in an `lsm` run, the whole value.
 pub(crate) const TOMBSTONE: u8 = 1;
+// Tag 2 is a reference to a value in the value log (`lsm/values.rs`).
 
 /// The value of `key` in `version` at sequence number `at`.
 pub(crate) fn get_at<F: Files>(
@@ -134,7 +145,7 @@ pub(crate) fn get_latest<F: Files>(inner: &Staged<F>, key: &[u8]) -> Result<Opti
 
 enum Cursor {
     Mem { stage: Stage, after: Bound<Vec<u8>> },
-    File(FileCursor),
+    File(Box<FileCursor>),
 }
 
 struct Source {
@@ -189,7 +200,7 @@ impl<F: Files> StagedRange<F> {
                 .cursors(&bounds, forward)
                 .into_iter()
                 .map(|c| Source {
-                    cursor: Cursor::File(c),
+                    cursor: Cursor::File(Box::new(c)),
                     head: None,
                     loaded: false,
                 }),
@@ -223,7 +234,13 @@ impl<F: Files> StagedRange<F> {
                 }
             }
             Cursor::File(c) => match c.cursor.next_record()? {
-                Some((k, v)) => Some((k, file_value(v, c.tagged).map_err(|e| named(e, &c.name))?)),
+                Some((k, v)) => {
+                    let value = match &c.values {
+                        Some(values) => values.resolve(&c.name, &k, v)?,
+                        None => file_value(v, c.tagged).map_err(|e| named(e, &c.name))?,
+                    };
+                    Some((k, value))
+                }
                 None => None,
             },
         };

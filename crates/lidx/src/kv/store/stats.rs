@@ -55,6 +55,14 @@ pub struct StoreStats {
     pub lsm_written_bytes: u64,
     /// `lsm`: of those, bytes written by compactions.
     pub compaction_bytes: u64,
+    /// `lsm` with a value log: its segments, and their bytes on disk (in `table_disk_bytes`
+    /// too).
+    pub value_log_segments: usize,
+    /// Bytes of the value log's segments on disk.
+    pub value_log_bytes: u64,
+    /// Bytes of values the runs refer to in the value log (a version a merge has not yet
+    /// dropped counted): with `value_log_bytes`, the value log's space amplification.
+    pub value_log_live_bytes: u64,
     /// Merges (`hybrid`), checkpoints (`btree`) or collector passes with their checkpoint
     /// (`log`) completed since open.
     pub merges: u64,

@@ -347,6 +347,7 @@ impl BTreeInner {
                     next_generation: generation + 1,
                     store: self.base.store,
                     files: vec![identity],
+                    value_refs: Vec::new(),
                 }),
             })?;
         }

@@ -126,6 +126,7 @@ impl Files for Table {
                     .cursor(bounds.start.clone(), bounds.end.clone(), forward),
                 tagged: false,
                 name: t.name.clone(),
+                values: None,
             })
             .collect()
     }
@@ -221,6 +222,7 @@ impl Files for Table {
                     next_generation: generation + 1,
                     store: inner.base.store,
                     files,
+                    value_refs: Vec::new(),
                 }),
             },
         )?;

@@ -330,6 +330,7 @@ fn checkpoint(inner: &LogInner, up: &mut Upkeep) -> Result<()> {
             next_generation: generation + 1,
             store,
             files: vec![identity],
+            value_refs: Vec::new(),
         }),
     })?;
     if let Some((old, _)) = up.checkpoint.replace((name, identity.bytes)) {

@@ -1,16 +1,20 @@
 //! [`StoreEngine`] for the `lsm` engine: writes and reads are the staged engines' own
-//! (`super::super::staged`, `staged_read`), over the runs of `levels`.
+//! (`super::super::staged`, `staged_read`), over the runs of `levels`; a write whose value
+//! goes to the value log and is longer than its segments is refused before it is logged.
 
 use std::sync::atomic::Ordering;
 
 use crate::error::Result;
+use crate::kv::store::batch::{decode_ops, BatchOp};
 use crate::kv::store::engine::{Base, EngineSnapshot, StoreEngine};
 use crate::kv::store::staged::Staged;
 use crate::kv::store::staged_read::{get_latest, StagedSnapshot};
 use crate::kv::store::stats::StoreStats;
 use crate::kv::wal::Record;
 
+use super::levels::spec_of;
 use super::state::LsmEngine;
+use super::values::check_value;
 
 impl StoreEngine for LsmEngine {
     fn base(&self) -> &Base {
@@ -22,6 +26,21 @@ impl StoreEngine for LsmEngine {
     }
 
     fn write(&self, record: Record<'_>) -> Result<()> {
+        let vmin = spec_of(&self.inner).vmin;
+        if vmin > 0 {
+            let segment = self.inner.base.options.log_segment_bytes;
+            match record {
+                Record::Put { value, .. } => check_value(value.len(), vmin, segment)?,
+                Record::Batch { ops } => {
+                    for op in decode_ops("a batch", ops) {
+                        if let BatchOp::Put(_, value) = op? {
+                            check_value(value.len(), vmin, segment)?;
+                        }
+                    }
+                }
+                Record::Delete { .. } => {}
+            }
+        }
         self.inner.write(record)
     }
 
@@ -44,6 +63,7 @@ impl StoreEngine for LsmEngine {
         let runs = &v.files;
         let headers = || runs.runs().map(|r| r.table.header());
         let model_bytes = runs.memory_bytes();
+        let value_log_bytes = runs.values.iter().map(|s| s.table.disk_bytes()).sum();
         let cache_bytes = inner.storage.cache_blocks() * inner.storage.block_size();
         inner.work.stats(StoreStats {
             dynamic_keys,
@@ -54,7 +74,11 @@ impl StoreEngine for LsmEngine {
             model_bytes,
             cache_bytes,
             memory_bytes: dynamic_bytes + model_bytes + cache_bytes,
-            table_disk_bytes: runs.runs().map(|r| r.table.disk_bytes()).sum(),
+            table_disk_bytes: runs.runs().map(|r| r.table.disk_bytes()).sum::<u64>()
+                + value_log_bytes,
+            value_log_segments: runs.values.len(),
+            value_log_bytes,
+            value_log_live_bytes: runs.live_values().values().sum(),
             lsm_runs: runs.runs().count(),
             lsm_levels: runs.levels.iter().filter(|l| !l.is_empty()).count(),
             filter_bytes: runs.runs().map(|r| r.table.filter_bytes()).sum(),

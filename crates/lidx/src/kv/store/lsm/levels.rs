@@ -7,18 +7,22 @@ use std::sync::Arc;
 
 use crate::disk::byte_table::{ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter};
 use crate::disk::owner::FileOwner;
+use crate::error::Error;
 use crate::error::Result;
 use crate::io::Storage;
 use crate::key::cmp_bytes;
 use crate::kv::manifest::Manifest;
-use crate::kv::store::dir::{encode_meta, identify, FileIdentity, StoreMeta};
+use crate::kv::store::dir::{encode_meta, identify, FileIdentity, StoreMeta, ValueRefs};
 use crate::kv::store::engine::KeyRange;
 use crate::kv::store::options::{Engine, LsmSpec};
 use crate::kv::store::staged::{commit, Files, Staged, TableFile, Version};
-use crate::kv::store::staged_read::{named, untag, FileCursor, PUT, TOMBSTONE};
+use crate::kv::store::staged_read::{named, untag, FileCursor, Resolve, PUT, TOMBSTONE};
 use crate::kv::wal::Seq;
 
 use super::state::Compactor;
+use super::values::{
+    decode_ref, encode_ref, is_ref, worth_collecting, Collected, RefBytes, Segment, SegmentWriter,
+};
 use super::MIN_MEMTABLE;
 
 /// The name of the run of generation `g` at level `level`.
@@ -81,6 +85,8 @@ pub(crate) struct RunFile {
     pub(crate) level: usize,
     /// What the manifest records of it.
     pub(crate) identity: FileIdentity,
+    /// Bytes of values it refers to in each value log segment.
+    pub(crate) refs: RefBytes,
 }
 
 impl RunFile {
@@ -90,11 +96,13 @@ impl RunFile {
         level: usize,
         identity: FileIdentity,
         storage: &Arc<Storage>,
+        refs: RefBytes,
     ) -> Arc<RunFile> {
         Arc::new(RunFile {
             file: TableFile::new(table, name, storage),
             level,
             identity,
+            refs,
         })
     }
 }
@@ -114,6 +122,8 @@ pub(crate) struct Levels {
     pub(crate) levels: Vec<Vec<Arc<RunFile>>>,
     /// The log sequence number the runs hold every record up to.
     pub(crate) flushed_seq: Seq,
+    /// The value log's segments the runs refer to, by generation.
+    pub(crate) values: Vec<Arc<Segment>>,
 }
 
 /// The `lsm` engine's files.
@@ -142,9 +152,15 @@ impl Levels {
             .map_or(0, |l| l.iter().map(|r| r.table.disk_bytes()).sum())
     }
 
-    /// Bytes of memory of the runs' models and filters.
+    /// Bytes of memory of the runs' models and filters and of the value log segments'
+    /// models.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.runs().map(|r| r.table.memory_bytes()).sum()
+        self.runs().map(|r| r.table.memory_bytes()).sum::<usize>()
+            + self
+                .values
+                .iter()
+                .map(|s| s.table.memory_bytes())
+                .sum::<usize>()
     }
 
     /// The merge that is due, if any: of the levels at or past their trigger (level 0: `l0`
@@ -232,21 +248,169 @@ impl Levels {
         Levels {
             levels,
             flushed_seq,
+            values: self.values.clone(),
         }
     }
 
-    /// The manifest naming these levels' runs.
+    /// These levels with the value log segments `added`, and without those no run refers to
+    /// any more, which are returned: to retire once a manifest without them is committed.
+    pub(crate) fn settle_values(mut self, added: Vec<Arc<Segment>>) -> (Levels, Vec<Arc<Segment>>) {
+        self.values.extend(added);
+        let live = self.live_values();
+        let (mut kept, dead): (Vec<_>, Vec<_>) = std::mem::take(&mut self.values)
+            .into_iter()
+            .partition(|s| live.get(&s.generation).is_some_and(|&b| b > 0));
+        kept.sort_by_key(|s| s.generation);
+        self.values = kept;
+        (self, dead)
+    }
+
+    /// Bytes of values the runs refer to in each segment (a version a later merge drops
+    /// counted until it does).
+    pub(crate) fn live_values(&self) -> RefBytes {
+        let mut live = RefBytes::new();
+        for (&segment, &bytes) in self.runs().flat_map(|r| r.refs.iter()) {
+            *live.entry(segment).or_default() += bytes;
+        }
+        live
+    }
+
+    /// The segments whose live bytes are under two thirds of their values: what the
+    /// compaction thread collects even when no merge is due ([`Levels::collection_job`]).
+    pub(crate) fn stale_values(&self) -> Vec<Arc<Segment>> {
+        let live = self.live_values();
+        self.values
+            .iter()
+            .filter(|s| {
+                let live = live.get(&s.generation).copied().unwrap_or(0);
+                worth_collecting(live, s.value_bytes())
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The segments a merge copies the values of: the stale ones, and those holding under a
+    /// quarter of `segment_bytes` of values (a flush's, of a memtable much smaller than a
+    /// segment), merged into fuller ones so that the store does not keep thousands of small
+    /// files open.
+    pub(crate) fn to_collect(&self, segment_bytes: u64) -> Vec<Arc<Segment>> {
+        let live = self.live_values();
+        self.values
+            .iter()
+            .filter(|s| {
+                let live = live.get(&s.generation).copied().unwrap_or(0);
+                worth_collecting(live, s.value_bytes()) || s.value_bytes() < segment_bytes / 4
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// What a compaction merges to collect the segments `collect` when no merge is due (its
+    /// inputs and the level of its output), if any run refers to them: the run newest in a
+    /// level below 0 that refers most to them, rewritten alone in its place (its copy, of a
+    /// newer generation, stays the newest there), or level 0 merged down as its trigger would
+    /// (a copy in level 0 could take a generation older than a flush that ends after it) when
+    /// level 0's runs refer to more.
+    pub(crate) fn collection_job(
+        &self,
+        collect: &[Arc<Segment>],
+        spec: &LsmSpec,
+    ) -> Option<(Vec<Arc<RunFile>>, usize)> {
+        let bytes = |r: &RunFile| -> u64 {
+            collect
+                .iter()
+                .filter_map(|s| r.refs.get(&s.generation))
+                .sum()
+        };
+        let level0: u64 = self
+            .levels
+            .first()
+            .map_or(0, |l| l.iter().map(|r| bytes(r)).sum());
+        let below = self
+            .levels
+            .iter()
+            .skip(1)
+            .filter_map(|l| l.first())
+            .map(|r| (bytes(r), r))
+            .filter(|(b, _)| *b > 0)
+            .max_by_key(|(b, _)| *b);
+        match below {
+            Some((b, run)) if b >= level0 => Some((vec![Arc::clone(run)], run.level)),
+            _ if level0 > 0 => Some((self.inputs(Job { from: 0 }, spec), 1)),
+            _ => None,
+        }
+    }
+
+    /// The segment of generation `generation`.
+    fn segment(&self, generation: u64) -> Option<&Arc<Segment>> {
+        self.values
+            .binary_search_by_key(&generation, |s| s.generation)
+            .ok()
+            .map(|i| &self.values[i])
+    }
+
+    /// The value of `key` that the tagged record `tagged` of the run `run` stands for: the
+    /// value, a tombstone (`None`), or the value its reference finds in the value log.
+    pub(crate) fn value_of(
+        &self,
+        run: &str,
+        key: &[u8],
+        tagged: Vec<u8>,
+    ) -> Result<Option<Vec<u8>>> {
+        if !is_ref(&tagged) {
+            return untag(tagged).map_err(|e| named(e, run));
+        }
+        let (generation, len) = decode_ref(&tagged).map_err(|e| named(e, run))?;
+        match self.segment(generation) {
+            Some(segment) => segment.value(key, len).map(Some),
+            None => Err(Error::Corrupt {
+                file: run.to_string(),
+                block: None,
+                what: format!(
+                    "a record refers to the value log segment of generation {generation}, \
+                     which the store does not hold"
+                ),
+            }),
+        }
+    }
+
+    /// The manifest naming these levels' runs and then their value log segments.
     pub(crate) fn manifest(&self, store: u128, next_generation: u64) -> Manifest {
+        let segments = self.values.iter();
         Manifest {
-            static_files: self.runs().map(|r| r.name.clone()).collect(),
+            static_files: self
+                .runs()
+                .map(|r| r.name.clone())
+                .chain(segments.clone().map(|s| s.name.clone()))
+                .collect(),
             wal_segments: Vec::new(),
             static_seq: self.flushed_seq,
             meta: encode_meta(&StoreMeta {
                 next_generation,
                 store,
-                files: self.runs().map(|r| r.identity).collect(),
+                files: self
+                    .runs()
+                    .map(|r| r.identity)
+                    .chain(segments.map(|s| s.identity))
+                    .collect(),
+                value_refs: self
+                    .runs()
+                    .flat_map(|r| {
+                        r.refs.iter().map(|(&segment, &bytes)| ValueRefs {
+                            run: r.identity.generation,
+                            segment,
+                            bytes,
+                        })
+                    })
+                    .collect(),
             }),
         }
+    }
+}
+
+impl Resolve for Levels {
+    fn resolve(&self, file: &str, key: &[u8], tagged: Vec<u8>) -> Result<Option<Vec<u8>>> {
+        self.value_of(file, key, tagged)
     }
 }
 
@@ -310,15 +474,29 @@ pub(crate) struct RunWriter<'a> {
     /// Drop tombstones: nothing older lies below the output.
     last_level: bool,
     tagged: Vec<u8>,
+    /// Values of at least this many bytes go to the value log (0: none).
+    vmin: usize,
+    /// Where they go.
+    values: SegmentWriter<'a>,
+    /// The segments whose values are copied rather than referred to again.
+    collect: Collected,
+    /// Bytes of values the run refers to in each segment.
+    refs: RefBytes,
 }
 
+/// A finished run (`None` when it holds no record) and the value log segments written with
+/// it.
+pub(crate) type Written = (Option<Arc<RunFile>>, Vec<Arc<Segment>>);
+
 impl<'a> RunWriter<'a> {
-    /// A new run at `level` for up to `records` records.
+    /// A new run at `level` for up to `records` records; the values of the segments in
+    /// `collect` (by generation) are copied to new segments.
     pub(crate) fn create(
         inner: &'a Inner,
         level: usize,
         records: u64,
         last_level: bool,
+        collect: Vec<Arc<Segment>>,
     ) -> Result<RunWriter<'a>> {
         let generation = inner.next_generation.fetch_add(1, Ordering::Relaxed);
         let name = run_name(level, generation);
@@ -341,13 +519,30 @@ impl<'a> RunWriter<'a> {
             generation,
             last_level,
             tagged: Vec::new(),
+            vmin: spec_of(inner).vmin,
+            values: SegmentWriter::new(inner),
+            collect: Collected::new(collect),
+            refs: RefBytes::new(),
         })
+    }
+
+    /// Writes `value` of `key` to the value log and its reference to `self.tagged`.
+    fn separate(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let segment = self.values.add(key, value)?;
+        self.tagged.clear();
+        encode_ref(&mut self.tagged, segment, value.len() as u32);
+        *self.refs.entry(segment).or_default() += value.len() as u64;
+        Ok(())
     }
 
     /// Adds `key` with `value` (`None`: a tombstone, dropped when no run lies below the
     /// output).
     pub(crate) fn add(&mut self, key: &[u8], value: Option<&[u8]>) -> Result<()> {
         match value {
+            Some(v) if self.vmin > 0 && v.len() >= self.vmin => {
+                self.separate(key, v)?;
+                self.writer.add(key, &self.tagged)
+            }
             Some(v) => {
                 self.tagged.clear();
                 self.tagged.push(PUT);
@@ -359,45 +554,64 @@ impl<'a> RunWriter<'a> {
         }
     }
 
-    /// Adds a record already tagged (from another run), dropping a tombstone at the last
-    /// level.
-    fn add_tagged(&mut self, key: &[u8], tagged: &[u8]) -> Result<()> {
+    /// Adds a record already tagged (from run `run`), dropping a tombstone at the last level
+    /// and copying a value out of a segment being collected.
+    fn add_tagged(&mut self, run: &str, key: &[u8], tagged: &[u8]) -> Result<()> {
         if tagged.first() == Some(&TOMBSTONE) && self.last_level {
             return Ok(());
         }
-        self.writer.add(key, tagged)
+        if !is_ref(tagged) {
+            return self.writer.add(key, tagged);
+        }
+        let (generation, len) = decode_ref(tagged).map_err(|e| named(e, run))?;
+        match self.collect.value(generation, key, len)? {
+            Some(value) => {
+                self.separate(key, &value)?;
+                self.writer.add(key, &self.tagged)
+            }
+            None => {
+                *self.refs.entry(generation).or_default() += u64::from(len);
+                self.writer.add(key, tagged)
+            }
+        }
     }
 
-    /// Finishes the run: `None` when it holds no record (its file removed), else the run.
-    pub(crate) fn finish(self) -> Result<Option<Arc<RunFile>>> {
+    /// Finishes the run (`None` when it holds no record: its file removed) and the segments
+    /// written with it, all synced.
+    pub(crate) fn finish(self) -> Result<Written> {
+        let segments = self.values.finish()?;
         let empty = self.writer.records() == 0;
         let table = self.writer.finish()?;
         if empty {
             drop(table);
             self.inner.storage.remove(&self.name)?;
-            return Ok(None);
+            return Ok((None, segments));
         }
         let identity = identify(&self.inner.storage, &self.name, self.generation)?;
-        Ok(Some(RunFile::new(
+        let run = RunFile::new(
             table,
             self.name,
             self.level,
             identity,
             &self.inner.storage,
-        )))
+            self.refs,
+        );
+        Ok((Some(run), segments))
     }
 }
 
 /// Merges `inputs` (newest first; among equal keys the newest wins) into one new run at
-/// `level`, dropping tombstones when `last_level`.
+/// `level`, dropping tombstones when `last_level` and copying the values of the segments in
+/// `collect` (sorted by generation) to new ones.
 pub(crate) fn write_run(
     inner: &Inner,
     inputs: &[Arc<RunFile>],
     level: usize,
     last_level: bool,
-) -> Result<Option<Arc<RunFile>>> {
+    collect: Vec<Arc<Segment>>,
+) -> Result<Written> {
     let records = inputs.iter().map(|r| r.table.len()).sum();
-    let mut out = RunWriter::create(inner, level, records, last_level)?;
+    let mut out = RunWriter::create(inner, level, records, last_level, collect)?;
     let mut sources: Vec<Source> = inputs
         .iter()
         .map(|r| Source::new(r))
@@ -410,7 +624,7 @@ pub(crate) fn write_run(
             }
         }
         let Some(b) = best else { break };
-        out.add_tagged(&sources[b].key, &sources[b].value)?;
+        out.add_tagged(&inputs[b].name, &sources[b].key, &sources[b].value)?;
         // The older versions of the key in later sources go unwritten.
         for j in 0..sources.len() {
             if j != b && sources[j].live && sources[j].key == sources[b].key {
@@ -440,20 +654,24 @@ impl Files for Runs {
             return Ok(());
         };
         let frozen_seq = version.frozen_seq;
-        let run = {
+        let (run, segments) = {
             let frozen = frozen.read();
             let last_level = version.files.runs().next().is_none();
-            let mut out = RunWriter::create(inner, 0, frozen.len() as u64, last_level)?;
+            let mut out = RunWriter::create(inner, 0, frozen.len() as u64, last_level, Vec::new())?;
             for (k, v) in frozen.newest_entries(Seq::MAX) {
                 out.add(k, v)?;
             }
             out.finish()?
         };
-        let written = run.as_ref().map_or(0, |r| r.table.disk_bytes());
+        let written = written_bytes(&run, &segments);
         {
             let mut manifest = inner.manifest.lock();
             let current = inner.current();
-            let levels = current.files.replace(&[], run, frozen_seq);
+            // A flush drops no reference: no segment dies.
+            let (levels, _) = current
+                .files
+                .replace(&[], run, frozen_seq)
+                .settle_values(segments);
             let next = inner.next_generation.load(Ordering::Relaxed);
             commit(&mut manifest, &levels.manifest(inner.base.store, next))?;
             inner.publish_files(Arc::new(levels), true)?;
@@ -468,7 +686,7 @@ impl Files for Runs {
                 continue;
             }
             if let Some(tagged) = run.table.get(key)? {
-                return untag(tagged).map_err(|e| named(e, &run.name));
+                return self.value_of(&run.name, key, tagged);
             }
         }
         Ok(None)
@@ -482,15 +700,26 @@ impl Files for Runs {
                     .cursor(bounds.start.clone(), bounds.end.clone(), forward),
                 tagged: true,
                 name: r.name.clone(),
+                values: (!self.values.is_empty()).then(|| Arc::clone(self) as Arc<dyn Resolve>),
             })
             .collect()
     }
 }
 
-/// Marks `runs` replaced: each file goes when its last reader lets go.
-pub(crate) fn retire(runs: &[Arc<RunFile>]) {
+/// Bytes on disk of a run and the segments written with it.
+pub(crate) fn written_bytes(run: &Option<Arc<RunFile>>, segments: &[Arc<Segment>]) -> u64 {
+    run.as_ref().map_or(0, |r| r.table.disk_bytes())
+        + segments.iter().map(|s| s.table.disk_bytes()).sum::<u64>()
+}
+
+/// Marks `runs` replaced and `segments` no longer referred to: each file goes when its last
+/// reader lets go.
+pub(crate) fn retire(runs: &[Arc<RunFile>], segments: &[Arc<Segment>]) {
     for r in runs {
         r.retire();
+    }
+    for s in segments {
+        s.retire();
     }
 }
 
@@ -510,7 +739,7 @@ mod tests {
         }
         let table = w.finish().unwrap();
         let identity = identify(storage, &name, g).unwrap();
-        RunFile::new(table, name, level, identity, storage)
+        RunFile::new(table, name, level, identity, storage, RefBytes::new())
     }
 
     fn spec(ratio: usize, l0: usize) -> LsmSpec {
@@ -519,6 +748,7 @@ mod tests {
             l0,
             bits: 10,
             runs: 1,
+            vmin: 0,
         }
     }
 
@@ -541,6 +771,7 @@ mod tests {
                 vec![Arc::clone(&r2)],
             ],
             flushed_seq: 0,
+            values: Vec::new(),
         };
         // Two of three runs at level 1, one at level 2: nothing due, whatever the bytes.
         assert_eq!(under.next_job(&tiered, 1), None);
@@ -579,12 +810,14 @@ mod tests {
                 vec![Arc::clone(&big)],
             ],
             flushed_seq: 0,
+            values: Vec::new(),
         };
         assert_eq!(levels.next_job(&spec(10, 4), bytes), None);
         // Level 0 full: it goes.
         let full = Levels {
             levels: vec![vec![Arc::clone(&small); 4], vec![Arc::clone(&big)]],
             flushed_seq: 0,
+            values: Vec::new(),
         };
         assert_eq!(full.next_job(&spec(10, 4), bytes), Some(Job { from: 0 }));
         // Level 1 at 8 times its target (memtables of a 32nd of its bytes, 4 of them) beats
@@ -606,6 +839,7 @@ mod tests {
         let levels = Levels {
             levels: vec![vec![Arc::clone(&a), Arc::clone(&b)], vec![Arc::clone(&c)]],
             flushed_seq: 7,
+            values: Vec::new(),
         };
         // A flush: the new run first at level 0.
         let d = run(&storage, 0, 4, 5);

@@ -30,7 +30,13 @@
 //! from the start (its model is the separator model the store's tables already use, rebuilt at
 //! open from the separators), and a level is one run rewritten whole rather than many small
 //! tables merged piecewise: simpler files and one model per level, at the price of longer
-//! single compactions. A value log for large values (WiscKey) is not built yet.
+//! single compactions.
+//!
+//! **The value log** (`vmin=N`, off by default; WiscKey, FAST 2016): values of at least `N`
+//! bytes are written, at flush, to value log segments, and a run keeps a 13-byte reference
+//! in their place, so compactions rewrite references, not values; segments whose live bytes
+//! fall under two thirds are collected by the compactions (the design, and where it departs
+//! from WiscKey, are in `values.rs`).
 //!
 //! **Memory**: the memtables (active and frozen) take what the runs' models and filters
 //! leave of the budget, halved, and at least [`MIN_MEMTABLE`]; the models and filters grow
@@ -45,9 +51,11 @@
 mod engine;
 mod levels;
 mod state;
+mod values;
 
 pub(crate) use levels::plan_levels;
 pub(crate) use state::LsmEngine;
+pub(crate) use values::{decode_ref, is_ref, plan_values};
 
 /// The smallest memtable the engine flushes (4 KiB): a budget that leaves less than two of
 /// them beside the runs' models and filters still flushes at this size (and `kv stats` shows

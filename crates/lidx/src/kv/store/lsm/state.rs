@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::disk::byte_table::{ByteTable, ByteTableKind};
+use crate::disk::byte_table::ByteTableKind;
 use crate::error::{Error, Result};
-use crate::kv::store::check::check_kind;
-use crate::kv::store::dir::{check_file, WAL_DIR};
+use crate::kv::store::check::open_owned;
+use crate::kv::store::dir::{FileIdentity, WAL_DIR};
 use crate::kv::store::memtable::MemTable;
 use crate::kv::store::open::{OpenedDir, Recover, Recovered};
 use crate::kv::store::options::{CreateOptions, Engine, LsmSpec, StoreOptions};
@@ -21,8 +21,10 @@ use crate::kv::store::staged::{apply_record, commit, Staged};
 use crate::kv::wal::{Record, Seq};
 
 use super::levels::{
-    is_run_name, memtable_limit, plan_levels, retire, spec_of, write_run, Inner, Levels, RunFile,
+    is_run_name, memtable_limit, plan_levels, retire, spec_of, write_run, written_bytes, Inner,
+    Levels, RunFile,
 };
+use super::values::{is_segment_name, plan_values, Segment};
 use super::MIN_LSM_BUDGET;
 
 /// The compaction thread's state and what it has done.
@@ -81,10 +83,11 @@ impl Compactor {
             }
             let mut st = self.state.lock();
             let version = inner.current();
-            let due = version
-                .files
-                .next_job(&spec, memtable_limit(inner, &version.files))
-                .is_some();
+            let files = &version.files;
+            let due = files
+                .next_job(&spec, memtable_limit(inner, files))
+                .is_some()
+                || files.collection_job(&files.stale_values(), &spec).is_some();
             if st.shutdown || (!st.pending && !st.running && !due) {
                 return Ok(());
             }
@@ -131,28 +134,35 @@ fn run_jobs(inner: &Inner) -> Result<()> {
         let version = inner.current();
         let levels = &version.files;
         let memtable = memtable_limit(inner, levels);
-        let Some(job) = levels.next_job(&spec, memtable) else {
-            return Ok(());
+        let collect = levels.to_collect(inner.base.options.log_segment_bytes);
+        // A merge that is due; else a run rewritten in its place to collect the value log.
+        let (inputs, into) = match levels.next_job(&spec, memtable) {
+            Some(job) => (levels.inputs(job, &spec), job.from + 1),
+            None => match levels.collection_job(&levels.stale_values(), &spec) {
+                Some(job) => job,
+                None => return Ok(()),
+            },
         };
-        let into = job.from + 1;
-        let inputs = levels.inputs(job, &spec);
-        // Flushes only add to level 0, so nothing can appear below `from` meanwhile.
-        let last_level = levels.nothing_older(job.from, &inputs);
+        // Flushes only add to level 0, so nothing can appear below the inputs meanwhile.
+        let from = inputs.iter().map(|r| r.level).min().unwrap_or(into);
+        let last_level = levels.nothing_older(from, &inputs);
         drop(version);
         let start = Instant::now();
-        let output = write_run(inner, &inputs, into, last_level)?;
-        let written = output.as_ref().map_or(0, |r| r.table.disk_bytes());
-        {
+        let (output, segments) = write_run(inner, &inputs, into, last_level, collect)?;
+        let written = written_bytes(&output, &segments);
+        let dead = {
             let mut manifest = inner.manifest.lock();
             let current = inner.current();
-            let levels = current
+            let (levels, dead) = current
                 .files
-                .replace(&inputs, output, current.files.flushed_seq);
+                .replace(&inputs, output, current.files.flushed_seq)
+                .settle_values(segments);
             let next = inner.next_generation.load(Ordering::Relaxed);
             commit(&mut manifest, &levels.manifest(inner.base.store, next))?;
             inner.publish_files(Arc::new(levels), false)?;
-        }
-        retire(&inputs);
+            dead
+        };
+        retire(&inputs, &dead);
         let c = &inner.shared;
         c.written.fetch_add(written, Ordering::Relaxed);
         c.compacted.fetch_add(written, Ordering::Relaxed);
@@ -256,7 +266,8 @@ pub(crate) struct Replay {
 impl Recover for LsmEngine {
     const FILES: &'static str = "runs";
     const MANY_FILES: bool = true;
-    const LEFTOVERS: Option<fn(&str) -> bool> = Some(is_run_name);
+    const LEFTOVERS: Option<fn(&str) -> bool> =
+        Some(|name| is_run_name(name) || is_segment_name(name));
     type Replay = Replay;
 
     fn check_new(identity: &CreateOptions, options: &StoreOptions) -> Result<()> {
@@ -273,24 +284,35 @@ impl Recover for LsmEngine {
             Engine::Lsm(spec) => spec.tiered(),
             _ => false,
         };
-        let placed = plan_levels(&opened.files, tiered).map_err(|what| Error::Corrupt {
+        let corrupt = |what: String| Error::Corrupt {
             file: dir.display().to_string(),
             block: None,
             what: format!("the manifest's runs: {what}"),
-        })?;
+        };
+        let (runs, segments) = plan_values(&opened.files, &opened.value_refs).map_err(corrupt)?;
+        let named: Vec<(String, FileIdentity)> =
+            runs.iter().map(|(n, id, _)| (n.clone(), *id)).collect();
+        let placed = plan_levels(&named, tiered).map_err(corrupt)?;
         let mut levels: Vec<Vec<(u64, Arc<RunFile>)>> = Vec::new();
-        for ((name, recorded), level) in opened.files.iter().zip(placed) {
-            let table = ByteTable::open(storage, name)?;
-            check_file(storage, name, recorded, table.header().owner, opened.store)?;
-            check_kind(name, &table, ByteTableKind::Run)?;
+        // A new file never takes a live file's name.
+        let mut open = |name: &str, recorded: &FileIdentity, kind| {
+            opened.next_generation = opened.next_generation.max(recorded.generation + 1);
+            open_owned(storage, name, recorded, opened.store, kind)
+        };
+        for ((name, recorded, refs), level) in runs.into_iter().zip(placed) {
+            let table = open(&name, &recorded, ByteTableKind::Run)?;
             if levels.len() <= level {
                 levels.resize_with(level + 1, Vec::new);
             }
-            // A new file never takes a live run's name.
-            opened.next_generation = opened.next_generation.max(recorded.generation + 1);
-            let run = RunFile::new(table, name.to_string(), level, *recorded, storage);
+            let run = RunFile::new(table, name, level, recorded, storage, refs);
             levels[level].push((recorded.generation, run));
         }
+        let mut values = Vec::with_capacity(segments.len());
+        for (name, recorded) in segments {
+            let table = open(&name, &recorded, ByteTableKind::Values)?;
+            values.push(Segment::new(table, name, recorded, storage));
+        }
+        values.sort_by_key(|s| s.generation);
         for runs in &mut levels {
             runs.sort_by_key(|(g, _)| std::cmp::Reverse(*g));
         }
@@ -303,6 +325,7 @@ impl Recover for LsmEngine {
                     .map(|l| l.into_iter().map(|(_, r)| r).collect())
                     .collect(),
                 flushed_seq: static_seq,
+                values,
             },
             log_name: dir.join(WAL_DIR).display().to_string(),
         };
