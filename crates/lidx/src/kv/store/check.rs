@@ -38,7 +38,7 @@ use super::dir::{
 };
 use super::log::check_checkpoint;
 use super::log::record as log_record;
-use super::lsm::{decode_ref, is_ref, plan_levels, plan_values};
+use super::lsm::{decode_ref, is_ref, parse_segment_name, plan_levels, plan_values, Collected};
 use super::options::Engine;
 use super::staged_read::{named, untag};
 
@@ -225,31 +225,50 @@ fn check_files(
                 plan_levels(&named, spec.tiered())?;
                 Ok((runs, segments))
             });
+            // A manifest whose runs or references do not plan: noted, and every file it
+            // names still checked as what its name says, references unchecked.
             let (runs, segments) = match planned {
-                Ok(planned) => planned,
+                Ok((runs, segments)) => (
+                    runs.into_iter()
+                        .map(|(n, id, refs)| (n, id, Some(refs)))
+                        .collect::<Vec<_>>(),
+                    segments,
+                ),
                 Err(what) => {
                     report.note(Error::Corrupt {
                         file: dir.display().to_string(),
                         block: None,
                         what: format!("the manifest's runs: {what}"),
                     });
-                    return;
+                    let (segments, runs): (Vec<_>, Vec<_>) = files
+                        .into_iter()
+                        .partition(|(n, _)| parse_segment_name(n).is_some());
+                    (
+                        runs.into_iter().map(|(n, id)| (n, id, None)).collect(),
+                        segments,
+                    )
                 }
             };
             let here = |name: &String| present.iter().any(|(n, _)| *n == name);
-            for (name, id, refs) in runs.iter().filter(|(n, _, _)| here(n)) {
-                report.tables += 1;
-                match check_run(storage, name, id, store, refs) {
-                    Ok(n) => report.table_records += n,
-                    Err(e) => report.note(e),
-                }
-            }
+            let mut tables = Vec::new();
             for (name, id) in segments.iter().filter(|(n, _)| here(n)) {
                 report.tables += 1;
                 let checked = open_owned(storage, name, id, store, ByteTableKind::Values)
-                    .and_then(|t| t.check());
-                if let Err(e) = checked {
-                    report.note(e);
+                    .and_then(|t| t.check().map(|_| t));
+                match checked {
+                    Ok(table) => tables.push((id.generation, Arc::new(table))),
+                    Err(e) => report.note(e),
+                }
+            }
+            tables.sort_by_key(|(g, _)| *g);
+            for (name, id, refs) in runs.iter().filter(|(n, _, _)| here(n)) {
+                report.tables += 1;
+                let values = refs
+                    .as_ref()
+                    .map(|r| (r, Collected::of_tables(tables.clone())));
+                match check_run(storage, name, id, store, values) {
+                    Ok(n) => report.table_records += n,
+                    Err(e) => report.note(e),
                 }
             }
         }
@@ -455,15 +474,16 @@ fn unknown_files(dir: &Path, named: &[String]) -> Vec<String> {
 }
 
 /// Checks the `lsm` run `name`: its identity and owner, its kind, every block and record
-/// through the model and the key filter ([`ByteTable::check`]), every record's tag, and that
-/// its references to the value log add up to what the manifest records (`refs`; the values
-/// themselves are checked with their segments). Returns its records.
+/// through the model and the key filter ([`ByteTable::check`]), every record's tag, and, with
+/// `values` (what the manifest records of its references, and the value log's segments
+/// that could be read), that each reference finds its value and that they add up to what
+/// the manifest records. Returns its records.
 fn check_run(
     storage: &Storage,
     name: &str,
     id: &FileIdentity,
     store: u128,
-    refs: &BTreeMap<u64, u64>,
+    mut values: Option<(&BTreeMap<u64, u64>, Collected)>,
 ) -> Result<u64> {
     let table = Arc::new(open_owned(storage, name, id, store, ByteTableKind::Run)?);
     let n = table.check()?;
@@ -474,21 +494,24 @@ fn check_run(
         if is_ref(&value) {
             let (segment, len) = decode_ref(&value).map_err(|e| named(e, name))?;
             *found.entry(segment).or_default() += u64::from(len);
+            if let Some((_, segments)) = values.as_mut() {
+                segments.value(segment, &key, len)?;
+            }
         } else {
             untag(std::mem::take(&mut value)).map_err(|e| named(e, name))?;
         }
     }
-    if found != *refs {
-        return Err(Error::Corrupt {
+    match values {
+        Some((refs, _)) if found != *refs => Err(Error::Corrupt {
             file: name.to_string(),
             block: None,
             what: format!(
                 "its records refer to {found:?} bytes of values by segment, the manifest \
                  records {refs:?}"
             ),
-        });
+        }),
+        _ => Ok(n),
     }
-    Ok(n)
 }
 
 /// Opens the byte table `name` of `kind` that the manifest records as `recorded`, checking

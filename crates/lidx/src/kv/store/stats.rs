@@ -50,8 +50,9 @@ pub struct StoreStats {
     pub lsm_levels: usize,
     /// `lsm`: bytes of memory of the runs' key filters (in `model_bytes` too).
     pub filter_bytes: usize,
-    /// `lsm`: bytes of runs written since open, by flushes and by compactions; with the
-    /// log's bytes, what the engine wrote for what was put (write amplification).
+    /// `lsm`: bytes of runs and value log segments written since open, by flushes and by
+    /// compactions; with the log's bytes, what the engine wrote for what was put (write
+    /// amplification).
     pub lsm_written_bytes: u64,
     /// `lsm`: of those, bytes written by compactions.
     pub compaction_bytes: u64,

@@ -289,17 +289,37 @@ impl Levels {
             .collect()
     }
 
-    /// The segments a merge copies the values of: the stale ones, and those holding under a
-    /// quarter of `segment_bytes` of values (a flush's, of a memtable much smaller than a
-    /// segment), merged into fuller ones so that the store does not keep thousands of small
-    /// files open.
-    pub(crate) fn to_collect(&self, segment_bytes: u64) -> Vec<Arc<Segment>> {
+    /// The segments a merge of `inputs` copies the values of: the stale ones, and those
+    /// holding under a quarter of `segment_bytes` of values (a flush's, of a memtable much
+    /// smaller than a segment) once the inputs refer to at least a quarter of a segment in
+    /// them, so that the copy is not small in turn: merged into fuller segments, so that the
+    /// store does not keep thousands of small files open.
+    pub(crate) fn to_collect(
+        &self,
+        segment_bytes: u64,
+        inputs: &[Arc<RunFile>],
+    ) -> Vec<Arc<Segment>> {
         let live = self.live_values();
+        let small = |s: &Segment| s.value_bytes() < segment_bytes / 4;
+        let referred = |s: &Segment| -> u64 {
+            inputs
+                .iter()
+                .filter_map(|r| r.refs.get(&s.generation))
+                .sum()
+        };
+        let small_bytes: u64 = self
+            .values
+            .iter()
+            .filter(|s| small(s))
+            .map(|s| referred(s))
+            .sum();
+        let merge_small = small_bytes >= segment_bytes / 4;
         self.values
             .iter()
             .filter(|s| {
                 let live = live.get(&s.generation).copied().unwrap_or(0);
-                worth_collecting(live, s.value_bytes()) || s.value_bytes() < segment_bytes / 4
+                worth_collecting(live, s.value_bytes())
+                    || (merge_small && small(s) && referred(s) > 0)
             })
             .cloned()
             .collect()

@@ -55,7 +55,7 @@ mod values;
 
 pub(crate) use levels::plan_levels;
 pub(crate) use state::LsmEngine;
-pub(crate) use values::{decode_ref, is_ref, plan_values};
+pub(crate) use values::{decode_ref, is_ref, parse_segment_name, plan_values, Collected};
 
 /// The smallest memtable the engine flushes (4 KiB): a budget that leaves less than two of
 /// them beside the runs' models and filters still flushes at this size (and `kv stats` shows

@@ -16,7 +16,7 @@ use crate::kv::store::check::open_owned;
 use crate::kv::store::dir::{FileIdentity, WAL_DIR};
 use crate::kv::store::memtable::MemTable;
 use crate::kv::store::open::{OpenedDir, Recover, Recovered};
-use crate::kv::store::options::{CreateOptions, Engine, LsmSpec, StoreOptions};
+use crate::kv::store::options::{CreateOptions, Engine, LsmSpec, StoreOptions, MAX_VALUE_BYTES};
 use crate::kv::store::staged::{apply_record, commit, Staged};
 use crate::kv::wal::{Record, Seq};
 
@@ -32,7 +32,7 @@ use super::MIN_LSM_BUDGET;
 pub(crate) struct Compactor {
     state: Mutex<CompactState>,
     cond: Condvar,
-    /// Bytes of runs written by flushes and compactions since open.
+    /// Bytes of runs and value log segments written by flushes and compactions since open.
     pub(crate) written: AtomicU64,
     /// Of those, by compactions.
     pub(crate) compacted: AtomicU64,
@@ -134,7 +134,6 @@ fn run_jobs(inner: &Inner) -> Result<()> {
         let version = inner.current();
         let levels = &version.files;
         let memtable = memtable_limit(inner, levels);
-        let collect = levels.to_collect(inner.base.options.log_segment_bytes);
         // A merge that is due; else a run rewritten in its place to collect the value log.
         let (inputs, into) = match levels.next_job(&spec, memtable) {
             Some(job) => (levels.inputs(job, &spec), job.from + 1),
@@ -146,6 +145,7 @@ fn run_jobs(inner: &Inner) -> Result<()> {
         // Flushes only add to level 0, so nothing can appear below the inputs meanwhile.
         let from = inputs.iter().map(|r| r.level).min().unwrap_or(into);
         let last_level = levels.nothing_older(from, &inputs);
+        let collect = levels.to_collect(inner.base.options.log_segment_bytes, &inputs);
         drop(version);
         let start = Instant::now();
         let (output, segments) = write_run(inner, &inputs, into, last_level, collect)?;
@@ -232,7 +232,8 @@ fn check_budget(options: &StoreOptions) -> Result<()> {
 
 /// [`Error::InvalidParameter`] for a shape out of the catalog's ranges (an [`LsmSpec`] built
 /// by hand: the catalog's parser checks its own): levels 2 to 64 apart, 1 to 64 runs at
-/// level 0, 0 to 64 filter bits a record, 1 to 64 runs a level below.
+/// level 0, 0 to 64 filter bits a record, 1 to 64 runs a level below, a value log for values
+/// of 0 (none) to 16 MiB, the longest value a store takes.
 fn check_spec(spec: LsmSpec) -> Result<()> {
     let bad = |name, value: usize, expected| {
         Err(Error::InvalidParameter {
@@ -252,6 +253,9 @@ fn check_spec(spec: LsmSpec) -> Result<()> {
     }
     if !(1..=64).contains(&spec.runs) {
         return bad("lsm runs", spec.runs, "from 1 (leveled) to 64");
+    }
+    if spec.vmin > MAX_VALUE_BYTES {
+        return bad("lsm vmin", spec.vmin, "from 0 (no value log) to 16 MiB");
     }
     Ok(())
 }

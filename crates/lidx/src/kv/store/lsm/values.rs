@@ -27,10 +27,15 @@
 //!
 //! A flush writes one segment of what its memtable held, so a memtable much smaller than a
 //! segment makes many small ones (thousands, each an open file, for a few MiB of values with
-//! the smallest budgets). Compactions also copy the values of segments under a quarter of a
-//! segment into fuller ones, once: a value is then written three times (the log, its flush's
-//! segment, the merged one) instead of twice, and the store keeps about its values over a
-//! quarter of a segment files open.
+//! the smallest budgets). A compaction whose inputs refer to at least a quarter of a segment
+//! of values in segments under a quarter of one also copies those into fuller ones (which
+//! are then not small, so not copied again): a value is then written three times (the log,
+//! its flush's segment, the merged one) instead of twice, and the store keeps about its
+//! values over a quarter of a segment files open, with the small segments level 0 holds.
+//!
+//! Space: a leveled store's segments hold at most 1.5 times the values its runs refer to;
+//! those include versions a merge has not dropped yet, and in a tiered store a stale segment
+//! that only an older run of a level refers to waits for that level's merge.
 //!
 //! A segment is closed before it passes [`StoreOptions::log_segment_bytes`]; a value that
 //! goes to the value log must fit one, and a longer one is refused before it is logged
@@ -164,24 +169,37 @@ impl std::ops::Deref for Segment {
     }
 }
 
-/// The segments a merge copies values out of, each read once from its start as the merge
-/// meets references to it: a merge writes keys in order and a segment holds its values in
-/// key order, so each one is a sequential read rather than a lookup per value.
+/// The segments a merge copies values out of (or `Store::check` follows references into),
+/// each read once from its start as references to it come: a merge writes keys in order and
+/// a segment holds its values in key order, so each one is a sequential read rather than a
+/// lookup per value.
 pub(crate) struct Collected {
-    segments: Vec<(Arc<Segment>, Option<MergeRecords>)>,
+    /// Each segment's generation, table and stream (opened at the first reference, dropped
+    /// at its end).
+    segments: Vec<(u64, Arc<ByteTable>, Option<MergeRecords>)>,
 }
 
 impl Collected {
     /// `segments`, sorted by generation.
     pub(crate) fn new(segments: Vec<Arc<Segment>>) -> Collected {
+        Collected::of_tables(
+            segments
+                .into_iter()
+                .map(|s| (s.generation, Arc::clone(&s.table)))
+                .collect(),
+        )
+    }
+
+    /// The segments' tables by generation, sorted by it.
+    pub(crate) fn of_tables(tables: Vec<(u64, Arc<ByteTable>)>) -> Collected {
         Collected {
-            segments: segments.into_iter().map(|s| (s, None)).collect(),
+            segments: tables.into_iter().map(|(g, t)| (g, t, None)).collect(),
         }
     }
 
     /// The value of `key`, `len` bytes in the segment of generation `generation`, when that
-    /// segment is collected (`None` when it is not). Keys asked of one segment must
-    /// increase; [`Error::Corrupt`] naming the segment when it holds no such value.
+    /// segment is here (`None` when it is not). Keys asked of one segment must increase;
+    /// [`Error::Corrupt`] naming the segment when it holds no such value.
     pub(crate) fn value(
         &mut self,
         generation: u64,
@@ -190,23 +208,33 @@ impl Collected {
     ) -> Result<Option<Vec<u8>>> {
         let Ok(i) = self
             .segments
-            .binary_search_by_key(&generation, |(s, _)| s.generation)
+            .binary_search_by_key(&generation, |(g, _, _)| *g)
         else {
             return Ok(None);
         };
-        let (segment, records) = &mut self.segments[i];
-        let records = records.get_or_insert_with(|| segment.table.merge_records());
-        while let Some((k, v)) = records.next_record()? {
-            match k.cmp(key) {
-                std::cmp::Ordering::Less => continue,
-                std::cmp::Ordering::Equal if v.len() == len as usize => {
-                    return Ok(Some(v.to_vec()))
+        let (_, table, stream) = &mut self.segments[i];
+        let records = stream.get_or_insert_with(|| table.merge_records());
+        let mut ended = false;
+        loop {
+            match records.next_record()? {
+                Some((k, v)) => match k.cmp(key) {
+                    std::cmp::Ordering::Less => continue,
+                    std::cmp::Ordering::Equal if v.len() == len as usize => {
+                        return Ok(Some(v.to_vec()))
+                    }
+                    _ => break,
+                },
+                None => {
+                    ended = true;
+                    break;
                 }
-                _ => break,
             }
         }
+        if ended {
+            *stream = None;
+        }
         Err(Error::Corrupt {
-            file: segment.name.clone(),
+            file: table.name().to_string(),
             block: None,
             what: format!("a run refers to a value of {len} bytes here that the segment lacks"),
         })
@@ -299,7 +327,8 @@ impl<'a> SegmentWriter<'a> {
 /// The files a manifest names split into runs (each with the bytes of values it refers to in
 /// each segment) and value log segments (each with its generation), or what is wrong: a
 /// reference of a file that is not a run or to one that is not a segment, a pair recorded
-/// twice or with no bytes. What an open refuses and `Store::check` reports.
+/// twice or with no bytes, a segment no run refers to (a compaction removes those before its
+/// commit). What an open refuses and `Store::check` reports.
 #[allow(clippy::type_complexity)]
 pub(crate) fn plan_values(
     files: &[(String, FileIdentity)],
@@ -339,6 +368,12 @@ pub(crate) fn plan_values(
                 r.segment
             ));
         }
+    }
+    if let Some((name, _)) = segments
+        .iter()
+        .find(|(_, id)| !value_refs.iter().any(|r| r.segment == id.generation))
+    {
+        return Err(format!("{name} is named, but no run refers to it"));
     }
     Ok((runs, segments))
 }
@@ -383,6 +418,37 @@ mod tests {
             "values-000000004x.lbt",
         ] {
             assert_eq!(parse_segment_name(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_manifest_s_value_references_are_planned_or_refused() {
+        let id = |generation| FileIdentity {
+            generation,
+            bytes: 0,
+            header_crc: 0,
+        };
+        let files = vec![
+            ("run-01-0000000003.lbt".to_string(), id(3)),
+            (segment_name(2), id(2)),
+        ];
+        let refs = |run, segment, bytes| ValueRefs {
+            run,
+            segment,
+            bytes,
+        };
+        let (runs, segments) = plan_values(&files, &[refs(3, 2, 100)]).unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].2, RefBytes::from([(2, 100)]));
+        assert_eq!(segments, vec![(segment_name(2), id(2))]);
+        for bad in [
+            vec![],                                 // a segment no run refers to
+            vec![refs(3, 9, 100)],                  // a segment the manifest does not name
+            vec![refs(2, 2, 100)],                  // references of a segment, not a run
+            vec![refs(3, 2, 0)],                    // no bytes
+            vec![refs(3, 2, 100), refs(3, 2, 100)], // twice
+        ] {
+            assert!(plan_values(&files, &bad).is_err(), "{bad:?}");
         }
     }
 
