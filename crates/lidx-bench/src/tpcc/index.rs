@@ -152,6 +152,9 @@ pub(crate) trait Index: Send {
     fn merges(&self) -> u64;
     /// Bytes its write-ahead log wrote so far (0 for structures without one).
     fn log_bytes(&self) -> u64;
+    /// Nanoseconds of merges so far and of writes stalled waiting for one (0 for structures
+    /// that do not merge).
+    fn merge_and_stall_ns(&self) -> (u64, u64);
     /// Waits for background merges, surfacing their errors.
     fn drain(&self) -> Result<()>;
 }
@@ -200,6 +203,10 @@ impl Index for MapIndex {
         0
     }
 
+    fn merge_and_stall_ns(&self) -> (u64, u64) {
+        (0, 0)
+    }
+
     fn drain(&self) -> Result<()> {
         Ok(())
     }
@@ -245,6 +252,11 @@ impl Index for HybridTpcc {
 
     fn log_bytes(&self) -> u64 {
         self.0.stats().wal.bytes
+    }
+
+    fn merge_and_stall_ns(&self) -> (u64, u64) {
+        let stats = self.0.stats();
+        (stats.merge_nanos, stats.stall_nanos)
     }
 
     fn drain(&self) -> Result<()> {
@@ -370,6 +382,14 @@ impl IndexSet {
     /// Bytes of write-ahead log over every index.
     pub(crate) fn log_bytes(&self) -> u64 {
         self.indexes.iter().map(|i| i.log_bytes()).sum()
+    }
+
+    /// Nanoseconds of merges and of stalled writes over every index.
+    pub(crate) fn merge_and_stall_ns(&self) -> (u64, u64) {
+        self.indexes.iter().fold((0, 0), |(m, s), i| {
+            let (merge, stall) = i.merge_and_stall_ns();
+            (m + merge, s + stall)
+        })
     }
 
     /// Waits for every index's background merges.

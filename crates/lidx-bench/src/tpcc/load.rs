@@ -32,6 +32,7 @@ pub(crate) fn load(
 ) -> (Tables, Entries) {
     let mut t = Tables::default();
     let mut e: Entries = vec![Vec::new(); Table::ALL.len()];
+    reserve(&mut t, &mut e, warehouses, sizes);
     for i in 1..=sizes.items {
         let price = rng.uniform(100, 10_000) as i64;
         let (_, original) = rng.data_string(26, 50);
@@ -79,6 +80,42 @@ pub(crate) fn load(
         }
     }
     (t, e)
+}
+
+/// Reserves what the load fills, exactly (order lines: the mean of 10 per order, plus 1%), so
+/// that no table or entry list grows by doubling (a doubled `Vec` holds up to twice its rows):
+/// 10 warehouses and 200,000 transactions on the B+-tree peaked at 885 MB resident.
+fn reserve(t: &mut Tables, e: &mut Entries, warehouses: u32, sizes: Sizes) {
+    let w = warehouses as usize;
+    let districts = w * DISTRICTS as usize;
+    let customers = districts * sizes.customers as usize;
+    let lines = customers * 101 / 10;
+    let new_orders = districts * sizes.new_orders as usize;
+    t.warehouse.reserve_exact(w);
+    t.district.reserve_exact(districts);
+    t.item.reserve_exact(sizes.items as usize);
+    t.stock.reserve_exact(w * sizes.items as usize);
+    t.customer.reserve_exact(customers);
+    t.history.reserve_exact(customers);
+    t.order.reserve_exact(customers);
+    t.order_line.reserve_exact(lines);
+    t.new_order.reserve_exact(new_orders);
+    for table in Table::ALL {
+        let n = match table {
+            Table::Warehouse => w,
+            Table::District => districts,
+            Table::Item => sizes.items as usize,
+            Table::Stock => w * sizes.items as usize,
+            Table::OrderLine => lines,
+            Table::NewOrder => new_orders,
+            Table::Customer
+            | Table::CustomerName
+            | Table::History
+            | Table::Order
+            | Table::OrderCustomer => customers,
+        };
+        e[table as usize].reserve_exact(n);
+    }
 }
 
 /// Adds `key` pointing at tuple `tid` to `table`'s entries.

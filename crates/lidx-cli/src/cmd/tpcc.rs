@@ -136,6 +136,8 @@ fn table(records: &[TpccRecord]) -> Table {
         "merges",
         "run s",
         "drain s",
+        "merge s",
+        "stall s",
     ]);
     for r in records {
         t.add_row([
@@ -156,9 +158,11 @@ fn table(records: &[TpccRecord]) -> Table {
             r.merges.to_string(),
             format!("{:.1}", r.run_s),
             format!("{:.1}", r.drain_s),
+            format!("{:.1}", r.merge_s),
+            format!("{:.2}", r.stall_s),
         ]);
     }
-    for column in 1..17 {
+    for column in 1..19 {
         if let Some(c) = t.column_mut(column) {
             c.set_cell_alignment(CellAlignment::Right);
         }

@@ -75,6 +75,11 @@ pub struct TpccRecord {
     pub run_s: f64,
     /// Wall seconds waiting for the merges the run left running.
     pub drain_s: f64,
+    /// Seconds the hybrid indexes' background merges took (their thread's, beside the
+    /// transactions'), over the run and the drain.
+    pub merge_s: f64,
+    /// Seconds writes waited for a merge (in `tps`'s time on either timing).
+    pub stall_s: f64,
     /// Wall seconds of the consistency checks (all passed, or there is no record).
     pub check_s: f64,
     /// Digest of what the transactions read, equal for every index of a run.
