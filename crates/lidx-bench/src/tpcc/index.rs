@@ -97,7 +97,7 @@ impl TpccIndexSpec {
 
     /// Builds one index in `storage` from sorted unique `keys`, entry `i` pointing at tuple
     /// `tids[i]`.
-    fn build(&self, storage: Arc<Storage>, keys: &[u64], tids: &[u64]) -> Result<Box<dyn Index>> {
+    fn build(&self, storage: Arc<Storage>, keys: &[u64], tids: &[u64]) -> Result<Index> {
         let payload_of =
             |i: usize, _: &u64, out: &mut [u8]| out.copy_from_slice(&tids[i].to_le_bytes());
         Ok(match self {
@@ -107,7 +107,7 @@ impl TpccIndexSpec {
                     resident: Resident::AllInner,
                 };
                 let map = spec.build_with(&storage, "index", keys, &payload_of, &options)?;
-                Box::new(MapIndex(map))
+                Index::Map(map)
             }
             TpccIndexSpec::Hybrid(model) => {
                 let options = HybridOptions {
@@ -119,148 +119,110 @@ impl TpccIndexSpec {
                     },
                     ..HybridOptions::default()
                 };
-                Box::new(HybridTpcc(HybridIndex::create(
-                    storage, keys, payload_of, options,
-                )?))
+                Index::Hybrid(HybridIndex::create(storage, keys, payload_of, options)?)
             }
         })
     }
 }
 
-/// What a transaction asks of an index: point reads, inserts, deletes and ordered scans of
-/// tuple ids by `u64` key.
-pub(crate) trait Index: Send {
+/// One index: what a transaction asks of it (point reads, inserts, deletes and ordered scans
+/// of tuple ids by `u64` key) and what the record reports, whatever the structure.
+pub(crate) enum Index {
+    /// A catalog disk map.
+    Map(Box<dyn DiskMap<u64>>),
+    /// The typed hybrid index.
+    Hybrid(HybridIndex<u64>),
+}
+
+impl Index {
     /// The tuple id under `key`, if any.
-    fn get(&self, key: u64) -> Result<Option<u64>>;
+    pub(crate) fn get(&self, key: u64) -> Result<Option<u64>> {
+        let mut tid = [0u8; PAYLOAD];
+        let found = match self {
+            Index::Map(map) => map.get(&key, &mut tid)?,
+            Index::Hybrid(index) => index.get(&key, &mut tid)?,
+        };
+        Ok(found.then(|| u64::from_le_bytes(tid)))
+    }
+
     /// Adds `key` pointing at `tid`.
-    fn insert(&mut self, key: u64, tid: u64) -> Result<()>;
+    pub(crate) fn insert(&mut self, key: u64, tid: u64) -> Result<()> {
+        let tid = tid.to_le_bytes();
+        match self {
+            Index::Map(map) => {
+                map.insert(key, &tid)?;
+            }
+            Index::Hybrid(index) => index.put(key, &tid)?,
+        }
+        Ok(())
+    }
+
     /// Removes `key`.
-    fn delete(&mut self, key: u64) -> Result<()>;
-    /// Appends up to `limit` entries from the first key `>= start`, in key order.
-    fn scan(
+    pub(crate) fn delete(&mut self, key: u64) -> Result<()> {
+        match self {
+            Index::Map(map) => {
+                map.delete(&key)?;
+            }
+            Index::Hybrid(index) => index.delete(&key)?,
+        }
+        Ok(())
+    }
+
+    /// Appends up to `limit` entries from the first key `>= start`, in key order: keys to
+    /// `keys`, tuple ids (8 bytes each) to `tids`; returns how many.
+    pub(crate) fn scan(
         &self,
         start: u64,
         limit: usize,
         keys: &mut Vec<u64>,
         tids: &mut Vec<u8>,
-    ) -> Result<usize>;
+    ) -> Result<usize> {
+        Ok(match self {
+            Index::Map(map) => map.scan(&start, limit, keys, tids)?,
+            Index::Hybrid(index) => index.scan(&start, limit, keys, tids)?,
+        })
+    }
+
     /// Bytes in memory.
-    fn memory_bytes(&self) -> usize;
+    fn memory_bytes(&self) -> usize {
+        match self {
+            Index::Map(map) => map.memory_bytes(),
+            Index::Hybrid(index) => index.memory_bytes(),
+        }
+    }
+
     /// Bytes of its files.
-    fn disk_bytes(&self) -> u64;
-    /// Merges completed so far (0 for structures that do not merge).
-    fn merges(&self) -> u64;
-    /// Bytes its write-ahead log wrote so far (0 for structures without one).
-    fn log_bytes(&self) -> u64;
-    /// Nanoseconds of merges so far and of writes stalled waiting for one (0 for structures
-    /// that do not merge).
-    fn merge_and_stall_ns(&self) -> (u64, u64);
+    fn disk_bytes(&self) -> u64 {
+        match self {
+            Index::Map(map) => map.disk_bytes(),
+            Index::Hybrid(index) => index.disk_bytes(),
+        }
+    }
+
+    /// The hybrid's counters: merges, nanoseconds of merges, of writes stalled waiting for
+    /// one, and bytes its write-ahead log wrote; zero for structures that neither merge nor
+    /// log.
+    fn merge_counters(&self) -> [u64; 4] {
+        match self {
+            Index::Map(_) => [0; 4],
+            Index::Hybrid(index) => {
+                let stats = index.stats();
+                [
+                    stats.merges,
+                    stats.merge_nanos,
+                    stats.stall_nanos,
+                    stats.wal.bytes,
+                ]
+            }
+        }
+    }
+
     /// Waits for background merges, surfacing their errors.
-    fn drain(&self) -> Result<()>;
-}
-
-struct MapIndex(Box<dyn DiskMap<u64>>);
-
-impl Index for MapIndex {
-    fn get(&self, key: u64) -> Result<Option<u64>> {
-        let mut tid = [0u8; PAYLOAD];
-        Ok(self.0.get(&key, &mut tid)?.then(|| u64::from_le_bytes(tid)))
-    }
-
-    fn insert(&mut self, key: u64, tid: u64) -> Result<()> {
-        self.0.insert(key, &tid.to_le_bytes())?;
-        Ok(())
-    }
-
-    fn delete(&mut self, key: u64) -> Result<()> {
-        self.0.delete(&key)?;
-        Ok(())
-    }
-
-    fn scan(
-        &self,
-        start: u64,
-        limit: usize,
-        keys: &mut Vec<u64>,
-        tids: &mut Vec<u8>,
-    ) -> Result<usize> {
-        Ok(self.0.scan(&start, limit, keys, tids)?)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.0.memory_bytes()
-    }
-
-    fn disk_bytes(&self) -> u64 {
-        self.0.disk_bytes()
-    }
-
-    fn merges(&self) -> u64 {
-        0
-    }
-
-    fn log_bytes(&self) -> u64 {
-        0
-    }
-
-    fn merge_and_stall_ns(&self) -> (u64, u64) {
-        (0, 0)
-    }
-
     fn drain(&self) -> Result<()> {
-        Ok(())
-    }
-}
-
-struct HybridTpcc(HybridIndex<u64>);
-
-impl Index for HybridTpcc {
-    fn get(&self, key: u64) -> Result<Option<u64>> {
-        let mut tid = [0u8; PAYLOAD];
-        Ok(self.0.get(&key, &mut tid)?.then(|| u64::from_le_bytes(tid)))
-    }
-
-    fn insert(&mut self, key: u64, tid: u64) -> Result<()> {
-        Ok(self.0.put(key, &tid.to_le_bytes())?)
-    }
-
-    fn delete(&mut self, key: u64) -> Result<()> {
-        Ok(self.0.delete(&key)?)
-    }
-
-    fn scan(
-        &self,
-        start: u64,
-        limit: usize,
-        keys: &mut Vec<u64>,
-        tids: &mut Vec<u8>,
-    ) -> Result<usize> {
-        Ok(self.0.scan(&start, limit, keys, tids)?)
-    }
-
-    fn memory_bytes(&self) -> usize {
-        self.0.memory_bytes()
-    }
-
-    fn disk_bytes(&self) -> u64 {
-        self.0.disk_bytes()
-    }
-
-    fn merges(&self) -> u64 {
-        self.0.stats().merges
-    }
-
-    fn log_bytes(&self) -> u64 {
-        self.0.stats().wal.bytes
-    }
-
-    fn merge_and_stall_ns(&self) -> (u64, u64) {
-        let stats = self.0.stats();
-        (stats.merge_nanos, stats.stall_nanos)
-    }
-
-    fn drain(&self) -> Result<()> {
-        Ok(self.0.wait_for_merges()?)
+        match self {
+            Index::Map(_) => Ok(()),
+            Index::Hybrid(index) => Ok(index.wait_for_merges()?),
+        }
     }
 }
 
@@ -318,7 +280,7 @@ impl Table {
 
 /// Every index of a database with its storage.
 pub(crate) struct IndexSet {
-    indexes: Vec<Box<dyn Index>>,
+    indexes: Vec<Index>,
     storages: Vec<Arc<Storage>>,
     base: StorageBase,
 }
@@ -348,13 +310,13 @@ impl IndexSet {
     }
 
     /// The index of `table`.
-    pub(crate) fn of(&self, table: Table) -> &dyn Index {
-        self.indexes[table as usize].as_ref()
+    pub(crate) fn of(&self, table: Table) -> &Index {
+        &self.indexes[table as usize]
     }
 
     /// The index of `table`, to write.
-    pub(crate) fn of_mut(&mut self, table: Table) -> &mut dyn Index {
-        self.indexes[table as usize].as_mut()
+    pub(crate) fn of_mut(&mut self, table: Table) -> &mut Index {
+        &mut self.indexes[table as usize]
     }
 
     /// The I/O of every storage so far.
@@ -374,21 +336,14 @@ impl IndexSet {
         self.indexes.iter().map(|i| i.disk_bytes()).sum()
     }
 
-    /// Merges over every index.
-    pub(crate) fn merges(&self) -> u64 {
-        self.indexes.iter().map(|i| i.merges()).sum()
-    }
-
-    /// Bytes of write-ahead log over every index.
-    pub(crate) fn log_bytes(&self) -> u64 {
-        self.indexes.iter().map(|i| i.log_bytes()).sum()
-    }
-
-    /// Nanoseconds of merges and of stalled writes over every index.
-    pub(crate) fn merge_and_stall_ns(&self) -> (u64, u64) {
-        self.indexes.iter().fold((0, 0), |(m, s), i| {
-            let (merge, stall) = i.merge_and_stall_ns();
-            (m + merge, s + stall)
+    /// Merges, nanoseconds of merges, of stalled writes, and bytes of write-ahead log, summed
+    /// over every index.
+    pub(crate) fn merge_counters(&self) -> [u64; 4] {
+        self.indexes.iter().fold([0; 4], |mut sum, index| {
+            for (s, c) in sum.iter_mut().zip(index.merge_counters()) {
+                *s += c;
+            }
+            sum
         })
     }
 
@@ -421,7 +376,7 @@ impl IndexSet {
 /// into `out` (cleared first): scans in batches that grow from 16 entries, so a short range
 /// reads little past its end.
 pub(crate) fn range(
-    index: &dyn Index,
+    index: &Index,
     lo: u64,
     hi: u64,
     limit: usize,

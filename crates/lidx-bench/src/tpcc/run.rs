@@ -215,8 +215,7 @@ pub(crate) fn transactions(
     let mut rollbacks = 0;
     let mut digest = DefaultHasher::new();
     let io_before = db.ix.io();
-    let log_before = db.ix.log_bytes();
-    let (merge_before, stall_before) = db.ix.merge_and_stall_ns();
+    let [merges_before, merge_before, stall_before, log_before] = db.ix.merge_counters();
     progress.begin(
         &format!("tpcc {}: transactions", db.label),
         config.transactions,
@@ -236,13 +235,14 @@ pub(crate) fn transactions(
     }
     let run_s = started.elapsed().as_secs_f64();
     let io_run = db.ix.io() - io_before;
-    let stall_ns = db.ix.merge_and_stall_ns().1 - stall_before;
+    let stall_ns = db.ix.merge_counters()[2] - stall_before;
     progress.begin(&format!("tpcc {}: drain merges, check", db.label), 0);
     let started = Instant::now();
     db.ix.drain()?;
     let drain_s = started.elapsed().as_secs_f64();
     let io = db.ix.io() - io_before;
-    let merge_ns = db.ix.merge_and_stall_ns().0 - merge_before;
+    let [merges, merge_ns, _, log_bytes] = db.ix.merge_counters();
+    let (merges, merge_ns) = (merges - merges_before, merge_ns - merge_before);
     let started = Instant::now();
     check(db)?;
     let check_s = started.elapsed().as_secs_f64();
@@ -297,8 +297,8 @@ pub(crate) fn transactions(
         index_bytes: memory + disk,
         blocks_read_per_txn: io.read_blocks as f64 / txns,
         blocks_written_per_txn: io.write_blocks as f64 / txns,
-        merges: db.ix.merges(),
-        log_bytes_per_txn: (db.ix.log_bytes() - log_before) as f64 / txns,
+        merges,
+        log_bytes_per_txn: (log_bytes - log_before) as f64 / txns,
         run_s,
         drain_s,
         merge_s: merge_ns as f64 / 1e9,

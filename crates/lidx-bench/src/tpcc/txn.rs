@@ -421,16 +421,7 @@ impl Db {
         let o = keys::order_id_of(key);
         let order = &self.t.order[o_tid as usize];
         let (ol_cnt, carrier) = (order.ol_cnt, order.carrier);
-        let (lo, hi) = keys::order_lines(w, d, o, o + 1);
-        range(self.ix.of(Table::OrderLine), lo, hi, 15, &mut found)?;
-        if found.len() != ol_cnt as usize {
-            return Err(self.wrong(
-                Table::OrderLine,
-                "scan",
-                lo,
-                "an order's line count differs",
-            ));
-        }
+        self.lines_of((w, d, o), ol_cnt, &mut found)?;
         for &(_, tid) in &found {
             let line = &self.t.order_line[tid as usize];
             digest.write_u32(line.i);
@@ -441,6 +432,27 @@ impl Db {
         digest.write_u32(o);
         digest.write_u32(carrier);
         Ok(Outcome::Committed)
+    }
+
+    /// The `ol_cnt` lines of order (w, d, o) into `found`, through the ORDER-LINE index; a
+    /// count that differs is a wrong answer of the index.
+    fn lines_of(
+        &self,
+        (w, d, o): (u32, u32, u32),
+        ol_cnt: u32,
+        found: &mut Vec<(u64, u64)>,
+    ) -> Result<()> {
+        let (lo, hi) = keys::order_lines(w, d, o, o + 1);
+        range(self.ix.of(Table::OrderLine), lo, hi, 15, found)?;
+        if found.len() != ol_cnt as usize {
+            return Err(self.wrong(
+                Table::OrderLine,
+                "scan",
+                lo,
+                "an order's line count differs",
+            ));
+        }
+        Ok(())
     }
 
     /// Clause 2.7.4.
@@ -464,16 +476,7 @@ impl Db {
             let order = &mut self.t.order[o_tid as usize];
             order.carrier = carrier;
             let (c, ol_cnt) = (order.c, order.ol_cnt);
-            let (lo, hi) = keys::order_lines(w, d, o, o + 1);
-            range(self.ix.of(Table::OrderLine), lo, hi, 15, &mut found)?;
-            if found.len() != ol_cnt as usize {
-                return Err(self.wrong(
-                    Table::OrderLine,
-                    "scan",
-                    lo,
-                    "an order's line count differs",
-                ));
-            }
+            self.lines_of((w, d, o), ol_cnt, &mut found)?;
             let mut total = 0;
             for &(_, tid) in &found {
                 let line = &mut self.t.order_line[tid as usize];
