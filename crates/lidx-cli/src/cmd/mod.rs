@@ -92,9 +92,10 @@ pub enum Command {
     /// structure on the same database; transactions per second, index space, blocks per
     /// transaction; the consistency conditions 1-4 checked through the indexes after each run.
     ///
-    /// Cost: per warehouse about 90 MB of tuples in memory and 45 MB of indexes (in memory too
-    /// on `sim:`), a few seconds to load and bulk load; then the transactions, about 11 index
-    /// operations each (on `file:<dir>` each a 4 KiB O_DIRECT read or write).
+    /// Cost: per warehouse about 75 MB of tuples in memory and 10 MB of indexes (in memory too
+    /// on `sim:`; 100 warehouses peaked at 8.7 GB), under a second to load and bulk load; then
+    /// the transactions, about 28 block reads and 4-7 writes each (on `file:<dir>` each a 4 KiB
+    /// O_DIRECT request: 200K transactions took 5-8 minutes per structure here).
     Tpcc(tpcc::Args),
     /// Write join tables from a dataset: `lidx table create --from <dataset> --ratio R`.
     Table(table::Args),

@@ -20,7 +20,7 @@ use super::Bars;
 /// Arguments of `lidx tpcc`.
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// Warehouses (W). Each takes about 90 MB of tuples in memory and 45 MB of indexes.
+    /// Warehouses (W). Each takes about 75 MB of tuples in memory and 10 MB of indexes.
     #[arg(long, default_value_t = 1)]
     pub warehouses: u32,
 
