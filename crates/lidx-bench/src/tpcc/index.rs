@@ -95,9 +95,15 @@ impl TpccIndexSpec {
         }
     }
 
-    /// Builds one index in `storage` from sorted unique `keys`, entry `i` pointing at tuple
-    /// `tids[i]`.
-    fn build(&self, storage: Arc<Storage>, keys: &[u64], tids: &[u64]) -> Result<Index> {
+    /// Builds `table`'s index in `storage` (its files named after the table, so that an error
+    /// names the index) from sorted unique `keys`, entry `i` pointing at tuple `tids[i]`.
+    fn build(
+        &self,
+        table: Table,
+        storage: Arc<Storage>,
+        keys: &[u64],
+        tids: &[u64],
+    ) -> Result<Index> {
         let payload_of =
             |i: usize, _: &u64, out: &mut [u8]| out.copy_from_slice(&tids[i].to_le_bytes());
         Ok(match self {
@@ -106,7 +112,7 @@ impl TpccIndexSpec {
                     payload_size: PAYLOAD,
                     resident: Resident::AllInner,
                 };
-                let map = spec.build_with(&storage, "index", keys, &payload_of, &options)?;
+                let map = spec.build_with(&storage, table.name(), keys, &payload_of, &options)?;
                 Index::Map(map)
             }
             TpccIndexSpec::Hybrid(model) => {
@@ -304,7 +310,7 @@ impl IndexSet {
             let (keys, tids): (Vec<u64>, Vec<u64>) = std::mem::take(entries).into_iter().unzip();
             let storage = base.fresh(&format!("tpcc.{}", table.name()), needs_dir)?;
             set.storages.push(Arc::clone(&storage));
-            set.indexes.push(spec.build(storage, &keys, &tids)?);
+            set.indexes.push(spec.build(*table, storage, &keys, &tids)?);
         }
         Ok(set)
     }

@@ -33,8 +33,8 @@ pub struct TpccRecord {
     pub timing: String,
     /// Transactions per second over the timed transactions (drain of merges excluded).
     pub tps: f64,
-    /// New-Order transactions per minute of the same time (tpmC-style; rolled-back ones
-    /// included, as clause 5.4.2 counts them).
+    /// New-Order transactions per minute of the same time (tpmC-style; the rolled-back ones
+    /// are among them, and counted apart in `rollbacks`).
     pub new_order_per_min: f64,
     /// Each type's transactions per second of its own time: New-Order.
     pub tps_new_order: f64,
