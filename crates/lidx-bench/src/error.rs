@@ -136,6 +136,20 @@ pub enum BenchError {
         /// What is missing.
         why: String,
     },
+    /// A TPC-C consistency condition (clause 3.3.2.1-4) failed at the end of a run: the
+    /// index lost, kept or misplaced an entry, or a transaction is wrong.
+    Inconsistent {
+        /// The index the run used.
+        index: String,
+        /// The condition, 1 to 4.
+        condition: u8,
+        /// The warehouse.
+        warehouse: u32,
+        /// The district, for conditions 2-4.
+        district: Option<u32>,
+        /// Both sides of the condition.
+        what: String,
+    },
     /// An output file exists and the command was not asked to replace it.
     OutputExists {
         /// The file.
@@ -257,6 +271,19 @@ impl fmt::Display for BenchError {
                 "{} exists; give --force to replace it, or another --out",
                 path.display()
             ),
+            BenchError::Inconsistent {
+                index,
+                condition,
+                warehouse,
+                district,
+                what,
+            } => {
+                let district = district.map_or(String::new(), |d| format!(" district {d}"));
+                write!(
+                    f,
+                    "TPC-C consistency condition {condition} (clause 3.3.2.{condition}) fails                      on warehouse {warehouse}{district} with index {index}: {what}; the run is                      invalid"
+                )
+            }
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod reports;
 pub mod repro;
 pub mod runners;
 pub mod torture;
+pub mod tpcc;
 pub mod workloads;
 
 pub use datasets::{count, dataset, generate, gre, keyfile, sosd, stats, user_keys, words};

@@ -355,6 +355,7 @@ pub fn render(
     kind_table(RecordKind::ZeroInterval, record_rows(&set.zero_intervals));
     kind_table(RecordKind::StartNodes, record_rows(&set.start_nodes));
     kind_table(RecordKind::StartMixed, record_rows(&set.start_mixed));
+    kind_table(RecordKind::Tpcc, record_rows(&set.tpcc));
     out.push_str("</section>\n</body>\n</html>\n");
     out
 }

@@ -82,7 +82,7 @@ impl StorageBase {
     /// was). Stores that keep files outside the storage's devices (`needs_dir`: the hybrid's
     /// log and manifest) get a directory even on an in-memory simulated device, under the
     /// system's temporary directory.
-    fn fresh(&self, name: &str, needs_dir: bool) -> Result<Arc<Storage>> {
+    pub(crate) fn fresh(&self, name: &str, needs_dir: bool) -> Result<Arc<Storage>> {
         let parent = match &self.dir {
             Some(base) => Some(base.clone()),
             None if needs_dir => Some(std::env::temp_dir()),
@@ -116,7 +116,7 @@ impl StorageBase {
     }
 
     /// Removes the directory [`StorageBase::fresh`] made for a run.
-    fn clean(&self, storage: &Storage) -> Result<()> {
+    pub(crate) fn clean(&self, storage: &Storage) -> Result<()> {
         if let Some(dir) = storage.dir() {
             remove_dir(dir)?;
         }

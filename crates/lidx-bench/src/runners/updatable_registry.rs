@@ -16,7 +16,7 @@
 //! inner part lives in memory (§6.2, Figure 9) is a runtime choice given at build
 //! ([`UpdateOptions::resident`]), not part of the spec.
 //!
-//! [`DiskMapFiles::build_as`] is the one place that maps a spec to its `build`, one match arm
+//! [`DiskMapFiles::build_with`] is the one place that maps a spec to its `build`, one match arm
 //! per structure. Every entry's payload is [`payload_of`] its key, so the runner can check every
 //! answer.
 
@@ -112,13 +112,26 @@ pub trait DiskMapFiles {
     }
 
     /// Builds the index in `storage` under the file `name` from the sorted unique `keys`, open
-    /// for writing: the one place a new structure is plugged in, with a match arm calling its
-    /// `build`.
+    /// for writing, every payload [`bench_payload`] of its key.
     fn build_as(
         &self,
         storage: &Storage,
         name: &str,
         keys: &[u64],
+        options: &UpdateOptions,
+    ) -> Result<Box<dyn DiskMap<u64>>> {
+        self.build_with(storage, name, keys, &bench_payload, options)
+    }
+
+    /// [`Self::build_as`] with entry `i`'s payload written by `payload_of(i, &keys[i], out)`
+    /// (TPC-C's indexes hold tuple ids): the one place a new structure is plugged in, with a
+    /// match arm calling its `build`.
+    fn build_with(
+        &self,
+        storage: &Storage,
+        name: &str,
+        keys: &[u64],
+        payload_of: &dyn Fn(usize, &u64, &mut [u8]),
         options: &UpdateOptions,
     ) -> Result<Box<dyn DiskMap<u64>>> {
         let payload_size = options.payload_size;
@@ -129,7 +142,7 @@ pub trait DiskMapFiles {
                     fill_factor: f64::from(fill) / 100.0,
                     resident: options.resident,
                 };
-                let map = DiskBTree::build(storage, name, keys, bench_payload, params)?;
+                let map = DiskBTree::build(storage, name, keys, payload_of, params)?;
                 Box::new(map)
             }
             UpdatableSpec::Alex {} => {
@@ -137,7 +150,7 @@ pub trait DiskMapFiles {
                     payload_size,
                     ..DiskAlexParams::default()
                 };
-                let mut alex = DiskAlex::build(storage, name, keys, bench_payload, params)?;
+                let mut alex = DiskAlex::build(storage, name, keys, payload_of, params)?;
                 if options.resident == Resident::None {
                     return Ok(Box::new(alex));
                 }
@@ -150,7 +163,7 @@ pub trait DiskMapFiles {
                     payload_size,
                     ..DiskLippParams::default()
                 };
-                let mut lipp = DiskLipp::build(storage, name, keys, bench_payload, params)?;
+                let mut lipp = DiskLipp::build(storage, name, keys, payload_of, params)?;
                 if options.resident == Resident::None {
                     return Ok(Box::new(lipp));
                 }
@@ -165,7 +178,7 @@ pub trait DiskMapFiles {
                     resident: options.resident,
                     ..DiskFitingParams::default()
                 };
-                let map = DiskFiting::build(storage, name, keys, bench_payload, params)?;
+                let map = DiskFiting::build(storage, name, keys, payload_of, params)?;
                 Box::new(map)
             }
             UpdatableSpec::Dpgm { eps } => {
@@ -178,14 +191,14 @@ pub trait DiskMapFiles {
                     },
                     ..defaults
                 };
-                Box::new(DiskPgm::build(storage, name, keys, bench_payload, params)?)
+                Box::new(DiskPgm::build(storage, name, keys, payload_of, params)?)
             }
             UpdatableSpec::BtreeLearned {} => {
                 let params = BTreeLearnedParams {
                     payload_size,
                     ..BTreeLearnedParams::default()
                 };
-                let map = BTreeLearned::<u64>::build(storage, name, keys, bench_payload, params)?;
+                let map = BTreeLearned::<u64>::build(storage, name, keys, payload_of, params)?;
                 Box::new(map)
             }
         })

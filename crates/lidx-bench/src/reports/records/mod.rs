@@ -23,6 +23,7 @@
 //! | `dims-approx`, `dims-structure`, `dims-update` | `lidx dims approx`, `structure`, `insert` / `retrain` | [`ApproxRecord`], [`StructureRecord`], [`DimsUpdateRecord`] |
 //! | `recovery` | `lidx recovery` | [`RecoveryRecord`] |
 //! | `join` | `lidx join` (its JSON line, saved with `>`) | [`JoinRecord`] |
+//! | `tpcc` | `lidx tpcc` | [`TpccRecord`] |
 //! | `start-nodes`, `start-mixed` | `lidx start calibrate --json`, `lidx start bench --out` (paper 004 Table I, Fig. 8) | [`NodeCostRecord`], [`MixedRecord`] |
 //!
 //! JSON lines may mix kinds; a CSV file holds one kind (its header names the fields).
@@ -42,6 +43,7 @@ mod recovery;
 mod start_mixed;
 mod start_nodes;
 mod strings;
+mod tpcc;
 mod ycsb;
 mod zero_interval;
 
@@ -56,6 +58,7 @@ pub use recovery::RecoveryRecord;
 pub use start_mixed::MixedRecord;
 pub use start_nodes::NodeCostRecord;
 pub use strings::StringRecord;
+pub use tpcc::TpccRecord;
 pub use ycsb::KvRecord;
 pub use zero_interval::ZeroIntervalRecord;
 
@@ -104,11 +107,13 @@ pub enum RecordKind {
     StartNodes,
     /// [`MixedRecord`].
     StartMixed,
+    /// [`TpccRecord`].
+    Tpcc,
 }
 
 impl RecordKind {
     /// Every kind, with its name and the field only its records have.
-    pub const ALL: [(RecordKind, &'static str, &'static str); 14] = [
+    pub const ALL: [(RecordKind, &'static str, &'static str); 15] = [
         (RecordKind::Bench, "bench", "mean_log2_window"),
         (RecordKind::Strings, "bench-strings", "mean_window"),
         (RecordKind::Disk, "disk", "inner_blocks_per_op"),
@@ -123,6 +128,7 @@ impl RecordKind {
         (RecordKind::ZeroInterval, "zero-intervals", "models_zero"),
         (RecordKind::StartNodes, "start-nodes", "header_cached_ns"),
         (RecordKind::StartMixed, "start-mixed", "mixed_op_ns"),
+        (RecordKind::Tpcc, "tpcc", "new_order_per_min"),
     ];
 
     /// The kind's name, as `schema` spells it.
@@ -252,6 +258,10 @@ pub mod default_schema {
     pub fn start_mixed() -> String {
         RecordKind::StartMixed.schema()
     }
+    /// `tpcc/1`.
+    pub fn tpcc() -> String {
+        RecordKind::Tpcc.schema()
+    }
 }
 
 /// What one input file held.
@@ -300,6 +310,8 @@ pub struct RecordSet {
     pub start_nodes: Vec<NodeCostRecord>,
     /// `start-mixed` records.
     pub start_mixed: Vec<MixedRecord>,
+    /// `tpcc` records.
+    pub tpcc: Vec<TpccRecord>,
 }
 
 /// The fields a [`FileSummary`] collects.
@@ -436,6 +448,7 @@ impl RecordSet {
             RecordKind::ZeroInterval => self.zero_intervals.push(row.decode().map_err(typed)?),
             RecordKind::StartNodes => self.start_nodes.push(row.decode().map_err(typed)?),
             RecordKind::StartMixed => self.start_mixed.push(row.decode().map_err(typed)?),
+            RecordKind::Tpcc => self.tpcc.push(row.decode().map_err(typed)?),
         }
         *summary.kinds.entry(kind).or_default() += 1;
         for fact in FACTS {

@@ -1,0 +1,167 @@
+//! The TPC-C consistency conditions 1-4 (clauses 3.3.2.1-3.3.2.4), checked at the end of every
+//! run through the indexes (each row found by a scan or a get of its index, then its tuple
+//! read), so that an index that lost, duplicated or misplaced an entry fails them:
+//!
+//! 1. W_YTD = sum(D_YTD) of the warehouse's districts;
+//! 2. D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID) of the district (the NEW-ORDER part when it
+//!    has rows);
+//! 3. max(NO_O_ID) - min(NO_O_ID) + 1 = the district's NEW-ORDER rows;
+//! 4. sum(O_OL_CNT) = the district's ORDER-LINE rows.
+//!
+//! The first that fails is a [`BenchError::Inconsistent`] naming the condition, the warehouse,
+//! the district and both sides.
+
+use super::db::Db;
+use super::index::{range, Table};
+use super::keys;
+use super::schema::DISTRICTS;
+use crate::error::{BenchError, Result};
+
+/// Checks conditions 1-4 on every warehouse and district.
+pub(crate) fn check(db: &Db) -> Result<()> {
+    let mut rows = Vec::new();
+    for w in 1..=db.warehouses {
+        let fail = |condition: u8, district: Option<u32>, what: String| BenchError::Inconsistent {
+            index: db.label.clone(),
+            condition,
+            warehouse: w,
+            district,
+            what,
+        };
+        let w_tid = db.fetch(Table::Warehouse, keys::warehouse(w))?;
+        let w_ytd = db.t.warehouse[w_tid as usize].ytd;
+        range(
+            db.ix.of(Table::District),
+            keys::district(w, 1),
+            keys::district(w, DISTRICTS + 1),
+            usize::MAX,
+            &mut rows,
+        )?;
+        if rows.len() != DISTRICTS as usize {
+            return Err(fail(
+                1,
+                None,
+                format!("{} districts, not {DISTRICTS}", rows.len()),
+            ));
+        }
+        let d_ytd: i64 = rows
+            .iter()
+            .map(|&(_, tid)| db.t.district[tid as usize].ytd)
+            .sum();
+        if w_ytd != d_ytd {
+            return Err(fail(
+                1,
+                None,
+                format!("W_YTD {w_ytd} != sum(D_YTD) {d_ytd} (cents)"),
+            ));
+        }
+        let districts: Vec<u64> = rows.iter().map(|&(_, tid)| tid).collect();
+        for (d, d_tid) in (1..).zip(districts) {
+            let next = db.t.district[d_tid as usize].next_o_id;
+            let (lo, hi) = keys::district_orders(w, d);
+            range(db.ix.of(Table::Order), lo, hi, usize::MAX, &mut rows)?;
+            let max_o = rows.last().map_or(0, |&(key, _)| keys::order_id_of(key));
+            let ol_cnt: u64 = rows
+                .iter()
+                .map(|&(_, tid)| u64::from(db.t.order[tid as usize].ol_cnt))
+                .sum();
+            if next - 1 != max_o {
+                return Err(fail(
+                    2,
+                    Some(d),
+                    format!("D_NEXT_O_ID - 1 = {} != max(O_ID) = {max_o}", next - 1),
+                ));
+            }
+            range(db.ix.of(Table::NewOrder), lo, hi, usize::MAX, &mut rows)?;
+            if let (Some(&(first, _)), Some(&(last, _))) = (rows.first(), rows.last()) {
+                let (min_no, max_no) = (keys::order_id_of(first), keys::order_id_of(last));
+                if max_no != max_o {
+                    return Err(fail(
+                        2,
+                        Some(d),
+                        format!("max(O_ID) = {max_o} != max(NO_O_ID) = {max_no}"),
+                    ));
+                }
+                let count = rows.len() as u64;
+                if u64::from(max_no - min_no) + 1 != count {
+                    return Err(fail(
+                        3,
+                        Some(d),
+                        format!(
+                            "max(NO_O_ID) - min(NO_O_ID) + 1 = {} != {count} NEW-ORDER rows",
+                            max_no - min_no + 1
+                        ),
+                    ));
+                }
+            }
+            let (lo, hi) = keys::district_order_lines(w, d);
+            range(db.ix.of(Table::OrderLine), lo, hi, usize::MAX, &mut rows)?;
+            let lines = rows.len() as u64;
+            if ol_cnt != lines {
+                return Err(fail(
+                    4,
+                    Some(d),
+                    format!("sum(O_OL_CNT) = {ol_cnt} != {lines} ORDER-LINE rows"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Silent;
+    use crate::tpcc::run::tests::{sim_base, small};
+    use crate::tpcc::run::{open, transactions};
+    use crate::tpcc::TpccIndexSpec;
+
+    fn condition(db: &Db) -> Option<u8> {
+        match check(db) {
+            Ok(()) => None,
+            Err(BenchError::Inconsistent { condition, .. }) => Some(condition),
+            Err(other) => panic!("not a consistency failure: {other}"),
+        }
+    }
+
+    /// Each condition fails on a state that breaks it: the checks can fail.
+    #[test]
+    fn a_corrupted_state_fails_the_condition_it_breaks() {
+        let config = small(1000);
+        let spec = TpccIndexSpec::parse("btree").unwrap();
+        let (mut db, constants, _, _) = open(&config, &spec, &sim_base(), &mut Silent).unwrap();
+        transactions(&config, &mut db, constants, &mut Silent).unwrap();
+        assert_eq!(condition(&db), None);
+
+        db.t.district[3].ytd += 1;
+        assert_eq!(condition(&db), Some(1));
+        db.t.district[3].ytd -= 1;
+
+        db.t.district[2].next_o_id += 1;
+        assert_eq!(condition(&db), Some(2));
+        db.t.district[2].next_o_id -= 1;
+
+        let (lo, hi) = keys::district_orders(1, 5);
+        let mut rows = Vec::new();
+        range(db.ix.of(Table::NewOrder), lo, hi, usize::MAX, &mut rows).unwrap();
+        let middle = rows[rows.len() / 2].0;
+        db.ix.of_mut(Table::NewOrder).delete(middle).unwrap();
+        assert_eq!(condition(&db), Some(3));
+        db.ix
+            .of_mut(Table::NewOrder)
+            .insert(middle, rows[rows.len() / 2].1)
+            .unwrap();
+        assert_eq!(condition(&db), None);
+
+        let (lo, _) = keys::district_order_lines(1, 9);
+        let mut keys = Vec::new();
+        db.ix
+            .of(Table::OrderLine)
+            .scan(lo, 1, &mut keys, &mut Vec::new())
+            .unwrap();
+        db.ix.of_mut(Table::OrderLine).delete(keys[0]).unwrap();
+        assert_eq!(condition(&db), Some(4));
+        db.ix.remove().unwrap();
+    }
+}

@@ -1,0 +1,415 @@
+//! The eleven on-disk indexes of a TPC-C database (paper 002 §10.6: a primary-key index per
+//! table and two secondary ones) and the structures they can be, by `--index` name.
+//!
+//! A spec ([`TpccIndexSpec`]) is an updatable disk map of the catalog
+//! ([`lidx::catalog::DiskMapSpec`]: `btree`, `alex`, `lipp`, `dfiting`, `dpgm`,
+//! `btree-learned`, paper 003's structures with the disk B+-tree) or `hybrid[:<model>]`, the
+//! typed hybrid index of paper 002 §9 (`lidx::kv::HybridIndex`, the bench's `adapter:hybrid`)
+//! with a static model as `lidx ycsb --hybrid-model` spells it (default the LeCo zone map,
+//! hybrid-LeCo-disk; `hybrid:cpr-pgm` is hybrid-PGM-disk). Every index of a run is the same
+//! structure, each in a storage (directory, device, counters) of its own, bulk loaded from the
+//! initial population's sorted keys; every payload is the 8-byte tuple id. Inner nodes and
+//! models stay in memory (the B+-tree's `Resident::AllInner`, paper 002 §10's equal-memory
+//! setting). The hybrid keeps its default merge trigger (ratio 178, §9.1) and its write-ahead
+//! log without fsync, as `lidx ycsb` runs it (the B+-tree writes each changed node without an
+//! fsync either); with its default fsync per group commit, 4,000 transactions of a test
+//! took 53 s of wall time instead of 2.
+
+use std::sync::Arc;
+
+use lidx::disk::{DiskMap, Resident};
+use lidx::io::{DeviceKind, IoStats, Storage};
+use lidx::kv::{FsyncPolicy, HybridIndex, HybridOptions};
+use lidx::raw::kv::hybrid::StaticModel;
+use lidx::raw::kv::WalOptions;
+
+use crate::error::{BenchError, Result};
+use crate::kv_runner::StorageBase;
+use crate::kv_store::{parse_model, MODEL_FORMS};
+use crate::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
+
+/// Bytes of every payload: a tuple id.
+const PAYLOAD: usize = 8;
+
+/// One structure every index of a run is built as.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TpccIndexSpec {
+    /// An updatable disk map of the catalog.
+    Map(UpdatableSpec),
+    /// The typed hybrid index with this static model.
+    Hybrid(StaticModel),
+}
+
+impl TpccIndexSpec {
+    /// Every accepted form, for messages and help.
+    pub fn accepted_forms() -> String {
+        format!(
+            "{}, or hybrid[:<model>] with <model> one of {MODEL_FORMS}",
+            UpdatableSpec::accepted_forms()
+        )
+    }
+
+    /// Parses one item: a catalog disk map (`btree`, `dpgm:eps=32`) or `hybrid[:<model>]`.
+    pub fn parse(item: &str) -> Result<TpccIndexSpec> {
+        let item = item.trim();
+        let bad = || BenchError::BadSpec {
+            what: "tpcc index",
+            got: item.to_string(),
+            expected: TpccIndexSpec::accepted_forms(),
+        };
+        if item == "hybrid" {
+            return Ok(TpccIndexSpec::Hybrid(StaticModel::default()));
+        }
+        if let Some(model) = item.strip_prefix("hybrid:") {
+            return parse_model(model)
+                .map(TpccIndexSpec::Hybrid)
+                .map_err(|_| bad());
+        }
+        UpdatableSpec::parse(item)
+            .map(TpccIndexSpec::Map)
+            .map_err(|_| bad())
+    }
+
+    /// Parses a comma-separated list of at least one item.
+    pub fn parse_list(list: &str) -> Result<Vec<TpccIndexSpec>> {
+        let specs = list
+            .split(',')
+            .filter(|item| !item.trim().is_empty())
+            .map(TpccIndexSpec::parse)
+            .collect::<Result<Vec<_>>>()?;
+        if specs.is_empty() {
+            return Err(BenchError::BadSpec {
+                what: "tpcc index list",
+                got: list.to_string(),
+                expected: TpccIndexSpec::accepted_forms(),
+            });
+        }
+        Ok(specs)
+    }
+
+    /// The name of the records: the catalog's label, or `hybrid:<model>`.
+    pub fn label(&self) -> String {
+        match self {
+            TpccIndexSpec::Map(spec) => spec.label(),
+            TpccIndexSpec::Hybrid(model) => format!("hybrid:{}", model.name()),
+        }
+    }
+
+    /// Builds `table`'s index in `storage` (its files named after the table, so that an error
+    /// names the index) from sorted unique `keys`, entry `i` pointing at tuple `tids[i]`.
+    fn build(
+        &self,
+        table: Table,
+        storage: Arc<Storage>,
+        keys: &[u64],
+        tids: &[u64],
+    ) -> Result<Index> {
+        let payload_of =
+            |i: usize, _: &u64, out: &mut [u8]| out.copy_from_slice(&tids[i].to_le_bytes());
+        Ok(match self {
+            TpccIndexSpec::Map(spec) => {
+                let options = UpdateOptions {
+                    payload_size: PAYLOAD,
+                    resident: Resident::AllInner,
+                };
+                let map = spec.build_with(&storage, table.name(), keys, &payload_of, &options)?;
+                Index::Map(map)
+            }
+            TpccIndexSpec::Hybrid(model) => {
+                let options = HybridOptions {
+                    payload_size: PAYLOAD,
+                    model: *model,
+                    wal: WalOptions {
+                        fsync: FsyncPolicy::Never,
+                        ..WalOptions::default()
+                    },
+                    ..HybridOptions::default()
+                };
+                Index::Hybrid(HybridIndex::create(storage, keys, payload_of, options)?)
+            }
+        })
+    }
+}
+
+/// One index: what a transaction asks of it (point reads, inserts, deletes and ordered scans
+/// of tuple ids by `u64` key) and what the record reports, whatever the structure.
+pub(crate) enum Index {
+    /// A catalog disk map.
+    Map(Box<dyn DiskMap<u64>>),
+    /// The typed hybrid index.
+    Hybrid(HybridIndex<u64>),
+}
+
+impl Index {
+    /// The tuple id under `key`, if any.
+    pub(crate) fn get(&self, key: u64) -> Result<Option<u64>> {
+        let mut tid = [0u8; PAYLOAD];
+        let found = match self {
+            Index::Map(map) => map.get(&key, &mut tid)?,
+            Index::Hybrid(index) => index.get(&key, &mut tid)?,
+        };
+        Ok(found.then(|| u64::from_le_bytes(tid)))
+    }
+
+    /// Adds `key` pointing at `tid`.
+    pub(crate) fn insert(&mut self, key: u64, tid: u64) -> Result<()> {
+        let tid = tid.to_le_bytes();
+        match self {
+            Index::Map(map) => {
+                map.insert(key, &tid)?;
+            }
+            Index::Hybrid(index) => index.put(key, &tid)?,
+        }
+        Ok(())
+    }
+
+    /// Removes `key`.
+    pub(crate) fn delete(&mut self, key: u64) -> Result<()> {
+        match self {
+            Index::Map(map) => {
+                map.delete(&key)?;
+            }
+            Index::Hybrid(index) => index.delete(&key)?,
+        }
+        Ok(())
+    }
+
+    /// Appends up to `limit` entries from the first key `>= start`, in key order: keys to
+    /// `keys`, tuple ids (8 bytes each) to `tids`; returns how many.
+    pub(crate) fn scan(
+        &self,
+        start: u64,
+        limit: usize,
+        keys: &mut Vec<u64>,
+        tids: &mut Vec<u8>,
+    ) -> Result<usize> {
+        Ok(match self {
+            Index::Map(map) => map.scan(&start, limit, keys, tids)?,
+            Index::Hybrid(index) => index.scan(&start, limit, keys, tids)?,
+        })
+    }
+
+    /// Bytes in memory.
+    fn memory_bytes(&self) -> usize {
+        match self {
+            Index::Map(map) => map.memory_bytes(),
+            Index::Hybrid(index) => index.memory_bytes(),
+        }
+    }
+
+    /// Bytes of its files.
+    fn disk_bytes(&self) -> u64 {
+        match self {
+            Index::Map(map) => map.disk_bytes(),
+            Index::Hybrid(index) => index.disk_bytes(),
+        }
+    }
+
+    /// The hybrid's counters: merges, nanoseconds of merges, of writes stalled waiting for
+    /// one, and bytes its write-ahead log wrote; zero for structures that neither merge nor
+    /// log.
+    fn merge_counters(&self) -> [u64; 4] {
+        match self {
+            Index::Map(_) => [0; 4],
+            Index::Hybrid(index) => {
+                let stats = index.stats();
+                [
+                    stats.merges,
+                    stats.merge_nanos,
+                    stats.stall_nanos,
+                    stats.wal.bytes,
+                ]
+            }
+        }
+    }
+
+    /// Waits for background merges, surfacing their errors.
+    fn drain(&self) -> Result<()> {
+        match self {
+            Index::Map(_) => Ok(()),
+            Index::Hybrid(index) => Ok(index.wait_for_merges()?),
+        }
+    }
+}
+
+/// The eleven indexes, by what they index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Table {
+    Warehouse,
+    District,
+    Customer,
+    /// CUSTOMER by (w, d, last name, first name).
+    CustomerName,
+    History,
+    NewOrder,
+    Order,
+    /// ORDER by (w, d, customer, order).
+    OrderCustomer,
+    OrderLine,
+    Item,
+    Stock,
+}
+
+impl Table {
+    /// Every index, in the order of [`IndexSet`]'s slots.
+    pub(crate) const ALL: [Table; 11] = [
+        Table::Warehouse,
+        Table::District,
+        Table::Customer,
+        Table::CustomerName,
+        Table::History,
+        Table::NewOrder,
+        Table::Order,
+        Table::OrderCustomer,
+        Table::OrderLine,
+        Table::Item,
+        Table::Stock,
+    ];
+
+    /// The index's name in messages and file names.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Table::Warehouse => "warehouse",
+            Table::District => "district",
+            Table::Customer => "customer",
+            Table::CustomerName => "customer-by-name",
+            Table::History => "history",
+            Table::NewOrder => "new-order",
+            Table::Order => "order",
+            Table::OrderCustomer => "order-by-customer",
+            Table::OrderLine => "order-line",
+            Table::Item => "item",
+            Table::Stock => "stock",
+        }
+    }
+}
+
+/// Every index of a database with its storage.
+pub(crate) struct IndexSet {
+    indexes: Vec<Index>,
+    storages: Vec<Arc<Storage>>,
+    base: StorageBase,
+}
+
+impl IndexSet {
+    /// Builds `spec` for every table from its `(key, tuple id)` entries (any order; keys
+    /// unique), each in a fresh storage under `base`.
+    pub(crate) fn build(
+        spec: &TpccIndexSpec,
+        base: &StorageBase,
+        mut entries: Vec<Vec<(u64, u64)>>,
+    ) -> Result<IndexSet> {
+        let mut set = IndexSet {
+            indexes: Vec::with_capacity(Table::ALL.len()),
+            storages: Vec::with_capacity(Table::ALL.len()),
+            base: base.clone(),
+        };
+        let needs_dir = matches!(spec, TpccIndexSpec::Hybrid(_));
+        for (table, entries) in Table::ALL.iter().zip(entries.iter_mut()) {
+            entries.sort_unstable();
+            let (keys, tids): (Vec<u64>, Vec<u64>) = std::mem::take(entries).into_iter().unzip();
+            let storage = base.fresh(&format!("tpcc.{}", table.name()), needs_dir)?;
+            set.storages.push(Arc::clone(&storage));
+            set.indexes.push(spec.build(*table, storage, &keys, &tids)?);
+        }
+        Ok(set)
+    }
+
+    /// The index of `table`.
+    pub(crate) fn of(&self, table: Table) -> &Index {
+        &self.indexes[table as usize]
+    }
+
+    /// The index of `table`, to write.
+    pub(crate) fn of_mut(&mut self, table: Table) -> &mut Index {
+        &mut self.indexes[table as usize]
+    }
+
+    /// The I/O of every storage so far.
+    pub(crate) fn io(&self) -> IoStats {
+        self.storages
+            .iter()
+            .fold(IoStats::default(), |sum, s| sum + s.stats())
+    }
+
+    /// Bytes in memory over every index.
+    pub(crate) fn memory_bytes(&self) -> u64 {
+        self.indexes.iter().map(|i| i.memory_bytes() as u64).sum()
+    }
+
+    /// Bytes on disk over every index.
+    pub(crate) fn disk_bytes(&self) -> u64 {
+        self.indexes.iter().map(|i| i.disk_bytes()).sum()
+    }
+
+    /// Merges, nanoseconds of merges, of stalled writes, and bytes of write-ahead log, summed
+    /// over every index.
+    pub(crate) fn merge_counters(&self) -> [u64; 4] {
+        self.indexes.iter().fold([0; 4], |mut sum, index| {
+            for (s, c) in sum.iter_mut().zip(index.merge_counters()) {
+                *s += c;
+            }
+            sum
+        })
+    }
+
+    /// Waits for every index's background merges.
+    pub(crate) fn drain(&self) -> Result<()> {
+        self.indexes.iter().try_for_each(|i| i.drain())
+    }
+
+    /// The device kind of every storage.
+    pub(crate) fn kind(&self) -> &DeviceKind {
+        &self.base.kind
+    }
+
+    /// Block size of every storage.
+    pub(crate) fn block_size(&self) -> usize {
+        self.base.block_size
+    }
+
+    /// Closes every index and removes the directories [`IndexSet::build`] made.
+    pub(crate) fn remove(&mut self) -> Result<()> {
+        self.indexes.clear();
+        for storage in std::mem::take(&mut self.storages) {
+            self.base.clean(&storage)?;
+        }
+        Ok(())
+    }
+}
+
+/// Up to `limit` entries of `index` with keys in `lo..hi`, in key order, as (key, tuple id),
+/// into `out` (cleared first): scans in batches that grow from 16 entries, so a short range
+/// reads little past its end.
+pub(crate) fn range(
+    index: &Index,
+    lo: u64,
+    hi: u64,
+    limit: usize,
+    out: &mut Vec<(u64, u64)>,
+) -> Result<()> {
+    out.clear();
+    let (mut keys, mut tids) = (Vec::new(), Vec::new());
+    let mut start = lo;
+    let mut batch = 16;
+    while out.len() < limit && start < hi {
+        keys.clear();
+        tids.clear();
+        let want = batch.min(limit - out.len());
+        let got = index.scan(start, want, &mut keys, &mut tids)?;
+        for (key, tid) in keys.iter().zip(tids.chunks_exact(PAYLOAD)) {
+            if *key >= hi {
+                return Ok(());
+            }
+            let mut bytes = [0u8; PAYLOAD];
+            bytes.copy_from_slice(tid);
+            out.push((*key, u64::from_le_bytes(bytes)));
+        }
+        match keys.last() {
+            Some(&last) if got == want && last < u64::MAX => start = last + 1,
+            _ => return Ok(()),
+        }
+        batch = (batch * 4).min(1024);
+    }
+    Ok(())
+}

@@ -1,0 +1,414 @@
+//! One TPC-C run per index structure: load (untimed), bulk load the indexes (untimed), the
+//! transactions on one thread (timed, each transaction alone: its input is drawn before the
+//! clock starts), the merges they left running (timed apart), the consistency checks, a
+//! [`TpccRecord`].
+//!
+//! On a simulated device a transaction's time is modeled: this thread's CPU time plus the
+//! device model's time of its requests, as `lidx ycsb` measures (`crate::kv_runner`); the
+//! run's is [`lidx::io::SimProfile::elapsed_ns`] of all requests (merges' included) with that
+//! thread's sum, plus the time writes stalled waiting for a merge. The merges' own CPU time
+//! runs on another thread and is not in the modeled figure (it is `merge_s`; on this 2-core
+//! machine it competes with the transactions for the cores, which the wall clock of a file
+//! device shows). On a file device it is the wall clock. Blocks read and written count every
+//! request of the eleven storages during the transactions and the drain, merges included;
+//! the hybrid's write-ahead log is a file of its directory, not of its block device, and is
+//! not in them: its bytes per transaction are a column of their own.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::Hasher;
+use std::time::Instant;
+
+use lidx::io::DeviceKind;
+
+use super::check::check;
+use super::db::Db;
+use super::index::{IndexSet, TpccIndexSpec};
+use super::keys::{MAX_ORDER_ID, MAX_WAREHOUSES};
+use super::load::{load, LOAD_STAMP};
+use super::random::{Constants, TpccRng};
+use super::schema::Sizes;
+use super::txn::{Driver, Kind, Outcome};
+use crate::error::{BenchError, Result};
+use crate::kv_runner::StorageBase;
+use crate::records::{RecordKind, TpccRecord};
+use crate::report::Machine;
+use crate::runner::Progress;
+use crate::runners::core::ThreadRun;
+
+/// What one `lidx tpcc` runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TpccConfig {
+    /// Warehouses (W).
+    pub warehouses: u32,
+    /// Transactions per index structure.
+    pub transactions: u64,
+    /// Seed of the load and the transactions.
+    pub seed: u64,
+    /// Divides the spec's items (100,000) and customers per district (3,000), for tests; 1
+    /// runs the spec's populations.
+    pub scale: u32,
+    /// The device as the user named it, for the records.
+    pub device: String,
+}
+
+impl TpccConfig {
+    /// Refuses what the keys cannot hold or the spec does not define, before anything runs.
+    pub fn check(&self) -> Result<()> {
+        let bad = |what: &'static str, got: String, expected: String| {
+            Err(BenchError::BadSpec {
+                what,
+                got,
+                expected,
+            })
+        };
+        if self.warehouses == 0 || self.warehouses > MAX_WAREHOUSES {
+            return bad(
+                "--warehouses",
+                self.warehouses.to_string(),
+                format!("1 to {MAX_WAREHOUSES} warehouses"),
+            );
+        }
+        if self.transactions == 0 || self.transactions > u64::from(MAX_ORDER_ID - 3000) {
+            return bad(
+                "--transactions",
+                self.transactions.to_string(),
+                format!(
+                    "1 to {} transactions (a district's order numbers are 24 bits)",
+                    MAX_ORDER_ID - 3000
+                ),
+            );
+        }
+        if !(1..=100).contains(&self.scale) || 3000 % self.scale != 0 || 100_000 % self.scale != 0 {
+            return bad(
+                "--scale",
+                self.scale.to_string(),
+                "1 (the spec's populations) or a divisor of both 3000 and 100000 up to 100 \
+                 (2, 4, 5, 8, 10, 20, 25, 40, 50, 100), for tests"
+                    .to_string(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Runs TPC-C once per spec with the same database and transactions, each on fresh storages
+/// under `base` (removed after its run); fails on the first wrong answer, failed consistency
+/// condition, or digest that differs from the first structure's.
+pub fn run(
+    config: &TpccConfig,
+    specs: &[TpccIndexSpec],
+    base: &StorageBase,
+    progress: &mut dyn Progress,
+) -> Result<Vec<TpccRecord>> {
+    config.check()?;
+    let mut records: Vec<TpccRecord> = Vec::new();
+    for spec in specs {
+        let record = run_one(config, spec, base, progress)?;
+        if let Some(first) = records.first() {
+            if first.digest != record.digest {
+                return Err(BenchError::WrongResult {
+                    index: record.index,
+                    op: "tpcc",
+                    key: 0,
+                    what: format!(
+                        "the transactions read other values (digest {}) than with {} ({})",
+                        record.digest, first.index, first.digest
+                    ),
+                });
+            }
+        }
+        records.push(record);
+    }
+    let (tps, space) = (records[0].tps, records[0].index_bytes);
+    for r in &mut records {
+        r.tps_vs_first = r.tps / tps;
+        r.space_vs_first = r.index_bytes as f64 / space.max(1) as f64;
+    }
+    Ok(records)
+}
+
+fn run_one(
+    config: &TpccConfig,
+    spec: &TpccIndexSpec,
+    base: &StorageBase,
+    progress: &mut dyn Progress,
+) -> Result<TpccRecord> {
+    let (mut db, constants, load_s, build_s) = open(config, spec, base, progress)?;
+    let outcome = transactions(config, &mut db, constants, progress);
+    progress.end();
+    let removed = db.ix.remove();
+    let mut record = outcome?;
+    removed?;
+    record.index = db.label;
+    record.load_s = load_s;
+    record.build_s = build_s;
+    Ok(record)
+}
+
+/// Loads the database of `config` and bulk loads its indexes as `spec` under `base`; returns
+/// it with the run's constants and the seconds of the load and of the build.
+pub(crate) fn open(
+    config: &TpccConfig,
+    spec: &TpccIndexSpec,
+    base: &StorageBase,
+    progress: &mut dyn Progress,
+) -> Result<(Db, Constants, f64, f64)> {
+    let label = spec.label();
+    let sizes = Sizes::scaled(config.scale);
+    let started = Instant::now();
+    progress.begin(&format!("tpcc {label}: load"), 0);
+    let mut load_rng = TpccRng::new(config.seed, 0);
+    let constants = Constants::draw(&mut load_rng);
+    let (mut tables, entries) = load(config.warehouses, sizes, &constants, &mut load_rng);
+    // What the transactions add, at most (45% New-Orders of up to 15 lines, 43% Payments),
+    // reserved now so that no table grows by doubling while the clock runs.
+    let n = usize::try_from(config.transactions).unwrap_or(usize::MAX);
+    tables.order.reserve_exact(n / 2);
+    tables.new_order.reserve_exact(n / 2);
+    tables.order_line.reserve_exact(n.saturating_mul(7));
+    tables.history.reserve_exact(n / 2);
+    let load_s = started.elapsed().as_secs_f64();
+    progress.begin(&format!("tpcc {label}: build indexes"), 0);
+    let started = Instant::now();
+    let ix = IndexSet::build(spec, base, entries)?;
+    let build_s = started.elapsed().as_secs_f64();
+    let db = Db {
+        t: tables,
+        ix,
+        warehouses: config.warehouses,
+        sizes,
+        label,
+        scratch: Vec::new(),
+    };
+    Ok((db, constants, load_s, build_s))
+}
+
+/// The timed part, the drain and the checks, as a record without its index and load times.
+pub(crate) fn transactions(
+    config: &TpccConfig,
+    db: &mut Db,
+    constants: Constants,
+    progress: &mut dyn Progress,
+) -> Result<TpccRecord> {
+    let simulated = match db.ix.kind() {
+        DeviceKind::Sim(profile) => Some(profile.clone()),
+        DeviceKind::File { .. } => None,
+    };
+    let mut rng = TpccRng::new(config.seed, 1);
+    let mut driver = Driver {
+        rng: &mut rng,
+        constants,
+        warehouses: config.warehouses,
+        sizes: db.sizes,
+    };
+    let mut runs: Vec<ThreadRun> = Kind::ALL
+        .iter()
+        .map(|_| {
+            if simulated.is_some() {
+                ThreadRun::new()
+            } else {
+                ThreadRun::wall_only()
+            }
+        })
+        .collect();
+    let mut counts = [0u64; 5];
+    let mut rollbacks = 0;
+    let mut digest = DefaultHasher::new();
+    let io_before = db.ix.io();
+    let [merges_before, merge_before, stall_before, log_before] = db.ix.merge_counters();
+    progress.begin(
+        &format!("tpcc {}: transactions", db.label),
+        config.transactions,
+    );
+    let started = Instant::now();
+    for n in 0..config.transactions {
+        let kind = Kind::draw(driver.rng);
+        let input = driver.input(kind);
+        let stamp = LOAD_STAMP + 1 + n;
+        let slot = kind as usize;
+        let outcome = runs[slot].time(|| db.execute(&input, stamp, &mut digest))?;
+        counts[slot] += 1;
+        rollbacks += u64::from(outcome == Outcome::RolledBack);
+        if n % 1024 == 1023 {
+            progress.advance(1024);
+        }
+    }
+    let run_s = started.elapsed().as_secs_f64();
+    let io_run = db.ix.io() - io_before;
+    let stall_ns = db.ix.merge_counters()[2] - stall_before;
+    progress.begin(&format!("tpcc {}: drain merges, check", db.label), 0);
+    let started = Instant::now();
+    db.ix.drain()?;
+    let drain_s = started.elapsed().as_secs_f64();
+    let io = db.ix.io() - io_before;
+    let [merges, merge_ns, _, log_bytes] = db.ix.merge_counters();
+    let (merges, merge_ns) = (merges - merges_before, merge_ns - merge_before);
+    let started = Instant::now();
+    check(db)?;
+    let check_s = started.elapsed().as_secs_f64();
+
+    let kind_ns: Vec<u64> = runs
+        .iter()
+        .map(|r| {
+            if simulated.is_some() {
+                r.modeled_ns
+            } else {
+                r.wall_ns
+            }
+        })
+        .collect();
+    // A write stalled on a merge spends no CPU and issues no request: the modeled time adds
+    // it, as `lidx ycsb` does (the wall clock has it already).
+    let total_ns = match &simulated {
+        Some(profile) => profile.elapsed_ns(&io_run, kind_ns.iter().sum()) + stall_ns,
+        None => kind_ns.iter().sum(),
+    };
+    let per_s = |count: u64, ns: u64| count as f64 / (ns.max(1) as f64 / 1e9);
+    let rate = |kind: Kind| per_s(counts[kind as usize], kind_ns[kind as usize]);
+    let txns = config.transactions as f64;
+    let machine = Machine::detect();
+    let (memory, disk) = (db.ix.memory_bytes(), db.ix.disk_bytes());
+    Ok(TpccRecord {
+        schema: RecordKind::Tpcc.schema(),
+        command: crate::records::command_line(),
+        warehouses: u64::from(config.warehouses),
+        scale: u64::from(config.scale),
+        transactions: config.transactions,
+        seed: config.seed,
+        device: config.device.clone(),
+        block_size: db.ix.block_size() as u64,
+        timing: if simulated.is_some() {
+            "modeled"
+        } else {
+            "wall"
+        }
+        .to_string(),
+        tps: per_s(config.transactions, total_ns),
+        new_order_per_min: 60.0 * per_s(counts[Kind::NewOrder as usize], total_ns),
+        tps_new_order: rate(Kind::NewOrder),
+        tps_payment: rate(Kind::Payment),
+        tps_order_status: rate(Kind::OrderStatus),
+        tps_delivery: rate(Kind::Delivery),
+        tps_stock_level: rate(Kind::StockLevel),
+        mix: counts.map(|c| c.to_string()).join("/"),
+        rollbacks,
+        memory_bytes: memory,
+        disk_bytes: disk,
+        index_bytes: memory + disk,
+        blocks_read_per_txn: io.read_blocks as f64 / txns,
+        blocks_written_per_txn: io.write_blocks as f64 / txns,
+        merges,
+        log_bytes_per_txn: (log_bytes - log_before) as f64 / txns,
+        run_s,
+        drain_s,
+        merge_s: merge_ns as f64 / 1e9,
+        stall_s: stall_ns as f64 / 1e9,
+        check_s,
+        digest: format!("{:016x}", digest.finish()),
+        cpu: machine.cpu,
+        cores: machine.cores,
+        lidx_version: env!("CARGO_PKG_VERSION").to_string(),
+        ..TpccRecord::default()
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use lidx::io::SimProfile;
+
+    use super::*;
+    use crate::runner::Silent;
+
+    /// A simulated NVMe device in memory (the hybrid's log under the temporary directory).
+    pub(crate) fn sim_base() -> StorageBase {
+        StorageBase {
+            dir: None,
+            kind: DeviceKind::Sim(SimProfile::parse("nvme").unwrap()),
+            block_size: 4096,
+            cache_blocks: 0,
+        }
+    }
+
+    /// One warehouse at a tenth of the spec's items and customers.
+    pub(crate) fn small(transactions: u64) -> TpccConfig {
+        TpccConfig {
+            warehouses: 1,
+            transactions,
+            seed: 7,
+            scale: 10,
+            device: "sim:nvme".to_string(),
+        }
+    }
+
+    #[test]
+    fn one_warehouse_passes_its_checks_on_the_btree_and_the_hybrid() {
+        let specs = TpccIndexSpec::parse_list("btree, hybrid:cpr-pgm, hybrid").unwrap();
+        let records = run(&small(4000), &specs, &sim_base(), &mut Silent).unwrap();
+        let labels: Vec<&str> = records.iter().map(|r| r.index.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["btree:fill=100", "hybrid:cpr-pgm:64", "hybrid:leco-zonemap"]
+        );
+        for r in &records {
+            assert_eq!(r.digest, records[0].digest);
+            let mix: Vec<u64> = r.mix.split('/').map(|n| n.parse().unwrap()).collect();
+            assert_eq!(mix.iter().sum::<u64>(), 4000);
+            assert!(mix.iter().all(|&n| n > 0), "{}", r.mix);
+            assert!(r.tps > 0.0 && r.new_order_per_min > 0.0 && r.tps_stock_level > 0.0);
+            assert!(r.memory_bytes > 0 && r.disk_bytes > 0);
+            assert!(r.blocks_read_per_txn > 1.0, "{}", r.blocks_read_per_txn);
+            assert!(r.blocks_written_per_txn > 0.0);
+            assert_eq!(r.timing, "modeled");
+        }
+        assert!(records[0].rollbacks > 0 && records[0].rollbacks < 40);
+        assert_eq!(records[0].tps_vs_first, 1.0);
+    }
+
+    #[test]
+    fn paper_003_structures_run_too() {
+        let specs = TpccIndexSpec::parse_list("btree-learned,dpgm").unwrap();
+        let records = run(&small(500), &specs, &sim_base(), &mut Silent).unwrap();
+        assert_eq!(records[0].digest, records[1].digest);
+    }
+
+    #[test]
+    fn refuses_what_the_keys_or_the_spec_cannot_hold() {
+        let refused = |config: TpccConfig, what: &str| {
+            let err = run(
+                &config,
+                &[TpccIndexSpec::parse("btree").unwrap()],
+                &sim_base(),
+                &mut Silent,
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains(what), "{err}");
+        };
+        refused(
+            TpccConfig {
+                warehouses: 0,
+                ..small(10)
+            },
+            "--warehouses",
+        );
+        refused(
+            TpccConfig {
+                warehouses: 70_000,
+                ..small(10)
+            },
+            "--warehouses",
+        );
+        refused(
+            TpccConfig {
+                scale: 7,
+                ..small(10)
+            },
+            "--scale",
+        );
+        refused(small(0), "--transactions");
+        for bad in ["tree", "hybrid:zonemap", "", "btree,,x"] {
+            let err = TpccIndexSpec::parse_list(bad).unwrap_err().to_string();
+            assert!(err.contains("hybrid[:<model>]"), "{bad}: {err}");
+        }
+    }
+}
