@@ -26,6 +26,8 @@
 #![warn(unreachable_pub)]
 
 mod batch;
+#[cfg(feature = "cluster")]
+pub mod cluster;
 mod error;
 mod index_join;
 mod index_join_rule;

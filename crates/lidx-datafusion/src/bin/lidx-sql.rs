@@ -57,6 +57,13 @@ struct Args {
     #[arg(long)]
     no_index_join: bool,
 
+    /// Run the query on the Ballista scheduler at HOST:PORT (`lidx-scheduler`) and its
+    /// executors, which open the tables at the same paths. Index joins are then the
+    /// scheduler's to choose (`lidx-scheduler --index-join-rows`).
+    #[cfg(feature = "cluster")]
+    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["index_join_rows", "no_index_join"])]
+    cluster: Option<String>,
+
     /// The query: one SQL statement.
     query: String,
 }
@@ -85,6 +92,7 @@ fn main() -> ExitCode {
                             | Error::BadName { .. }
                             | Error::DuplicateName { .. }
                             | Error::UnknownTable { .. }
+                            | Error::ClusterUnreachable { .. }
                     )
                 ) || cause.is::<BadTableArg>()
             });
@@ -113,8 +121,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     let partitions = args.partitions.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    let index_join = (!args.no_index_join).then_some(args.index_join_rows);
-    let mut session = SqlSession::with_index_join(partitions, index_join);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(partitions)
+        .enable_all()
+        .build()
+        .context("start the query's threads")?;
+    let mut session = runtime.block_on(session(&args, partitions))?;
     for spec in &args.tables {
         let (name, path) = spec
             .split_once('=')
@@ -123,11 +135,6 @@ fn run(args: Args) -> anyhow::Result<()> {
             .register(name, &PathBuf::from(path))
             .with_context(|| format!("--table {spec}"))?;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(partitions)
-        .enable_all()
-        .build()
-        .context("start the query's threads")?;
     let batches = runtime.block_on(async {
         let frame = session.sql(&args.query).await?;
         let frame = if args.explain {
@@ -145,6 +152,16 @@ fn run(args: Args) -> anyhow::Result<()> {
             args.format
         },
     )
+}
+
+/// The session the query runs in: on the cluster `--cluster` names, or in this process.
+async fn session(args: &Args, partitions: usize) -> anyhow::Result<SqlSession> {
+    #[cfg(feature = "cluster")]
+    if let Some(scheduler) = &args.cluster {
+        return Ok(SqlSession::connect(scheduler, partitions).await?);
+    }
+    let index_join = (!args.no_index_join).then_some(args.index_join_rows);
+    Ok(SqlSession::with_index_join(partitions, index_join))
 }
 
 /// Prints `batches` to stdout in `format`.
