@@ -3,7 +3,8 @@
 //! test ends. A range aggregate over a table, one over a store and an index join run on it
 //! and must answer as one process does (and as lidx's own reads do), and the executors' task
 //! lines must show both executors reading scan partitions. A scheduler that is not there is a
-//! typed error within the connect timeout, from the library and from `lidx-sql --cluster`.
+//! typed error within the connect timeout, from the library and from `lidx-sql --cluster`;
+//! one without executors, an error after `lidx-sql --timeout`.
 
 mod common;
 
@@ -263,7 +264,7 @@ fn a_two_executor_cluster_answers_as_one_process_and_spreads_the_scans() {
 }
 
 #[test]
-fn a_scheduler_that_is_not_there_is_a_typed_error() {
+fn a_cluster_that_cannot_answer_is_a_typed_error_in_bounded_time() {
     let addr = format!("127.0.0.1:{}", free_port());
     match runtime().block_on(SqlSession::connect(&addr, 2)) {
         Err(e @ Error::ClusterUnreachable { .. }) => {

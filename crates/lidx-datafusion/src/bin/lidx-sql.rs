@@ -64,6 +64,17 @@ struct Args {
     #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["index_join_rows", "no_index_join"])]
     cluster: Option<String>,
 
+    /// With --cluster: give up on a query the cluster has not answered within this many
+    /// seconds (a scheduler with no executor keeps a query queued until one registers).
+    #[cfg(feature = "cluster")]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 600,
+        requires = "cluster"
+    )]
+    timeout: u64,
+
     /// The query: one SQL statement.
     query: String,
 }
@@ -117,6 +128,29 @@ impl std::fmt::Display for BadTableArg {
 
 impl std::error::Error for BadTableArg {}
 
+/// The cluster did not answer within `--timeout`.
+#[cfg(feature = "cluster")]
+#[derive(Debug)]
+struct ClusterTimeout {
+    scheduler: String,
+    seconds: u64,
+}
+
+#[cfg(feature = "cluster")]
+impl std::fmt::Display for ClusterTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the cluster at {} did not answer within {} s; check that executors are registered \
+             with it (`lidx-executor --scheduler {}`), or give --timeout more seconds",
+            self.scheduler, self.seconds, self.scheduler
+        )
+    }
+}
+
+#[cfg(feature = "cluster")]
+impl std::error::Error for ClusterTimeout {}
+
 fn run(args: Args) -> anyhow::Result<()> {
     let partitions = args.partitions.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
@@ -135,7 +169,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             .register(name, &PathBuf::from(path))
             .with_context(|| format!("--table {spec}"))?;
     }
-    let batches = runtime.block_on(async {
+    let query = async {
         let frame = session.sql(&args.query).await?;
         let frame = if args.explain {
             frame.explain(false, false).map_err(Error::from)?
@@ -143,7 +177,22 @@ fn run(args: Args) -> anyhow::Result<()> {
             frame
         };
         frame.collect().await.map_err(Error::from)
-    })?;
+    };
+    #[cfg(feature = "cluster")]
+    let batches = match &args.cluster {
+        Some(scheduler) => {
+            let limit = std::time::Duration::from_secs(args.timeout);
+            runtime
+                .block_on(async { tokio::time::timeout(limit, query).await })
+                .map_err(|_| ClusterTimeout {
+                    scheduler: scheduler.clone(),
+                    seconds: args.timeout,
+                })??
+        }
+        None => runtime.block_on(query)?,
+    };
+    #[cfg(not(feature = "cluster"))]
+    let batches = runtime.block_on(query)?;
     print(
         &batches,
         if args.explain {

@@ -391,3 +391,96 @@ impl PhysicalExtensionCodec for LidxCodec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::physical_plan::{collect, displayable};
+    use datafusion::prelude::{SessionConfig, SessionContext};
+    use datafusion_proto::physical_plan::AsExecutionPlan;
+    use datafusion_proto::protobuf::PhysicalPlanNode;
+    use lidx::io::{DeviceKind, Storage};
+    use lidx::join::TableWriter;
+
+    fn write_table(dir: &Path, name: &str, keys: impl Iterator<Item = u64>) {
+        let storage = Storage::new(dir, DeviceKind::File { direct: false }, 4096).unwrap();
+        let mut w = TableWriter::<u64>::create(&storage, name, 8).unwrap();
+        for k in keys {
+            w.push(&k, &(k ^ 0x5a5a).to_le_bytes()).unwrap();
+        }
+        w.finish().unwrap();
+    }
+
+    fn text(plan: &Arc<dyn ExecutionPlan>) -> String {
+        displayable(plan.as_ref()).indent(true).to_string()
+    }
+
+    #[test]
+    fn plans_travel_as_paths_and_parts_and_other_data_at_a_path_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        write_table(dir.path(), "big", (0..60_000).map(|k| k * 3));
+        write_table(dir.path(), "small", (0..900).map(|k| k * 7));
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let config = SessionConfig::new().with_target_partitions(3);
+        let state = crate::cluster::scheduler_session_state(config, Some(1_000_000)).unwrap();
+        let ctx = SessionContext::new_with_state(state);
+        for name in ["big", "small"] {
+            let table = LidxTable::open(&dir.path().join(name)).unwrap();
+            ctx.register_table(name, Arc::new(table)).unwrap();
+        }
+        let codec = LidxCodec::default();
+        for sql in [
+            "SELECT count(*), sum(key), max(value) FROM big WHERE key >= 3000 AND key < 150000",
+            "SELECT s.key, b.value FROM small s JOIN big b ON s.key = b.key",
+            "SELECT key FROM big WHERE key IN (3, 4, 179997) ORDER BY key",
+        ] {
+            let plan = rt.block_on(async {
+                let frame = ctx.sql(sql).await.unwrap();
+                frame.create_physical_plan().await.unwrap()
+            });
+            let shown = text(&plan);
+            assert!(
+                shown.contains("LidxReadExec") && !shown.contains("LidxScanExec"),
+                "{shown}"
+            );
+            let proto =
+                PhysicalPlanNode::try_from_physical_plan(Arc::clone(&plan), &codec).unwrap();
+            let back = proto
+                .try_into_physical_plan(&ctx.task_ctx(), &codec)
+                .unwrap();
+            assert_eq!(text(&back), shown, "{sql}");
+            let (want, got) = rt.block_on(async {
+                let want = collect(plan, ctx.task_ctx()).await.unwrap();
+                let got = collect(back, ctx.task_ctx()).await.unwrap();
+                (want, got)
+            });
+            assert_eq!(got, want, "{sql}");
+            assert!(got.iter().map(|b| b.num_rows()).sum::<usize>() > 0, "{sql}");
+        }
+        let join = rt.block_on(async {
+            let frame = ctx
+                .sql("SELECT s.key FROM small s JOIN big b ON s.key = b.key")
+                .await
+                .unwrap();
+            frame.create_physical_plan().await.unwrap()
+        });
+        assert!(text(&join).contains("LidxIndexJoinExec"), "{}", text(&join));
+
+        // A plan made over other data than the path now holds: refused, not read.
+        let big = LidxTable::open(&dir.path().join("big")).unwrap();
+        let mut planned = ref_of(&big);
+        planned.rows += 1;
+        match open_shared(&planned) {
+            Err(DataFusionError::External(e)) => match e.downcast_ref::<Error>() {
+                Some(Error::TableChanged { rows, .. }) => assert_eq!(*rows, 60_000),
+                _ => panic!("{e}"),
+            },
+            other => panic!("{:?}", other.map(|t| t.rows())),
+        }
+        let mut store_kind = ref_of(&big);
+        store_kind.kind = Kind::Store as u32;
+        assert!(open_shared(&store_kind).is_err());
+        // Bytes without lidx's prefix are left to Ballista's codec.
+        assert!(decode_lidx(b"not lidx").is_none());
+    }
+}
