@@ -32,6 +32,24 @@ pub enum Error {
         /// The names that are registered.
         known: Vec<String>,
     },
+    /// The cluster's scheduler did not answer (`lidx-sql --cluster`).
+    ClusterUnreachable {
+        /// The scheduler's address as given.
+        addr: String,
+        /// What connecting came to.
+        reason: String,
+    },
+    /// A process of the cluster found other data at a table's path than the query was
+    /// planned over (the file was replaced or written meanwhile, or another machine holds
+    /// another copy).
+    TableChanged {
+        /// The path.
+        path: PathBuf,
+        /// Rows the plan was made over.
+        planned_rows: u64,
+        /// Rows found at the path.
+        rows: u64,
+    },
     /// lidx could not open or read a table or a store (not a table, damage, a key type a
     /// table does not hold, a locked store, ...).
     Lidx(lidx::Error),
@@ -67,6 +85,22 @@ impl fmt::Display for Error {
                 "the query names table {name:?}, which is not registered (registered: {}); \
                  register it with --table {name}=PATH",
                 known.join(", ")
+            ),
+            Error::ClusterUnreachable { addr, reason } => write!(
+                f,
+                "the scheduler at {addr} does not answer ({reason}); start one there \
+                 (`lidx-scheduler --bind {addr}`) or give --cluster the address of a running one"
+            ),
+            Error::TableChanged {
+                path,
+                planned_rows,
+                rows,
+            } => write!(
+                f,
+                "{} holds {rows} rows here and {planned_rows} where the query was planned; \
+                 every machine must see the same table at a path: run the query again once \
+                 the copies agree",
+                path.display()
             ),
             Error::Lidx(e) => write!(f, "{e}"),
             Error::DataFusion(e) => write!(f, "{e}"),

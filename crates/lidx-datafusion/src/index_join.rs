@@ -115,6 +115,30 @@ impl LidxIndexJoinExec {
         }
     }
 
+    #[cfg(feature = "cluster")]
+    /// The scan of the inner table, whose columns the join returns.
+    pub(crate) fn inner(&self) -> &Arc<LidxScanExec> {
+        &self.inner
+    }
+
+    #[cfg(feature = "cluster")]
+    /// The outer side's key column.
+    pub(crate) fn outer_key(&self) -> usize {
+        self.outer_key
+    }
+
+    #[cfg(feature = "cluster")]
+    /// True when the outer side was the hash join's left side.
+    pub(crate) fn outer_is_left(&self) -> bool {
+        self.outer_is_left
+    }
+
+    #[cfg(feature = "cluster")]
+    /// The hash join's projection of its left-then-right columns, if it had one.
+    pub(crate) fn projection(&self) -> Option<&[usize]> {
+        self.projection.as_deref()
+    }
+
     /// The output of one outer batch.
     fn probe_batch(&self, batch: &RecordBatch) -> Result<RecordBatch> {
         match self.inner.source().as_ref() {

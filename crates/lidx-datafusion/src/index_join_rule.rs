@@ -1,6 +1,7 @@
 //! [`IndexJoinRule`]: the physical optimizer rule that puts a [`LidxIndexJoinExec`] where
-//! DataFusion planned a hash join whose one side is a whole lidx table and whose other side
-//! is small.
+//! DataFusion planned a hash join (or a sort-merge join, which a session that does not prefer
+//! hash joins plans instead: Ballista's) whose one side is a whole lidx table and whose other
+//! side is small.
 //!
 //! Paper 000 §4.2 prices an INLJ at `|R|/B + min(|R|, |S|/eps)(1 + alpha eps/B)` block reads
 //! against a hash join's reading of both tables: with a small outer side `R`, the lookups read a
@@ -13,10 +14,11 @@
 //! of the whole table (index join 1.68x faster than the hash join warm, 1.87x cold;
 //! `docs/results/datafusion.md`).
 //!
-//! The rule replaces a `HashJoinExec` only when everything it needs holds, and leaves it
-//! otherwise:
+//! The rule replaces a `HashJoinExec` or `SortMergeJoinExec` only when everything it needs
+//! holds, and leaves it otherwise:
 //!
-//! * an inner join, on exactly one pair of plain columns, with no join filter and no fetch;
+//! * an inner join, on exactly one pair of plain columns, with no join filter and no fetch,
+//!   where a null key matches nothing (SQL's `=`);
 //! * one side is directly a scan of a lidx *table* (a store has no learned index to probe)
 //!   that reads the whole table (no key filter or limit taken over: "no leftover filters"),
 //!   and the join's column on that side is its `key`;
@@ -31,13 +33,16 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::NullEquality;
 use datafusion::error::Result;
 use datafusion::logical_expr::JoinType;
 use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::PhysicalExprRef;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
-use datafusion::physical_plan::joins::HashJoinExec;
+use datafusion::physical_plan::joins::{HashJoinExec, SortMergeJoinExec};
 use datafusion::physical_plan::statistics::{StatisticsArgs, StatisticsContext};
 use datafusion::physical_plan::ExecutionPlan;
 
@@ -60,28 +65,62 @@ impl IndexJoinRule {
         IndexJoinRule { max_outer_rows }
     }
 
-    /// The index join for `join`, when the module docs' conditions hold.
-    fn replace(&self, join: &HashJoinExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-        let on = join.on();
+    /// The index join for the hash join `join`, when the module docs' conditions hold.
+    fn replace_hash(&self, join: &HashJoinExec) -> Result<Option<Arc<dyn ExecutionPlan>>> {
         if *join.join_type() != JoinType::Inner
             || join.filter().is_some()
             || join.fetch().is_some()
             || join.null_aware
-            || on.len() != 1
+            || join.null_equality() != NullEquality::NullEqualsNothing
         {
             return Ok(None);
         }
-        let (left_col, right_col) = match (
-            on[0].0.downcast_ref::<Column>(),
-            on[0].1.downcast_ref::<Column>(),
-        ) {
+        let projection = join.projection.as_ref().map(|p| p.to_vec());
+        self.replace(
+            join.left(),
+            join.right(),
+            join.on(),
+            projection,
+            join.schema(),
+        )
+    }
+
+    /// The index join for the sort-merge join `join` (what a session that does not prefer
+    /// hash joins plans, Ballista's among them), when the module docs' conditions hold.
+    fn replace_sort_merge(
+        &self,
+        join: &SortMergeJoinExec,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        if join.join_type() != JoinType::Inner
+            || join.filter().is_some()
+            || join.null_equality() != NullEquality::NullEqualsNothing
+        {
+            return Ok(None);
+        }
+        self.replace(join.left(), join.right(), join.on(), None, join.schema())
+    }
+
+    /// The index join of an inner equijoin of `left` and `right` on `on`, with `projection`
+    /// of its left-then-right columns and the output `schema`, when one side is a whole
+    /// table on its key and the other is small enough.
+    fn replace(
+        &self,
+        left: &Arc<dyn ExecutionPlan>,
+        right: &Arc<dyn ExecutionPlan>,
+        on: &[(PhysicalExprRef, PhysicalExprRef)],
+        projection: Option<Vec<usize>>,
+        schema: SchemaRef,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        let [(l, r)] = on else {
+            return Ok(None);
+        };
+        let (left_col, right_col) = match (l.downcast_ref::<Column>(), r.downcast_ref::<Column>()) {
             (Some(l), Some(r)) => (l.index(), r.index()),
             _ => return Ok(None),
         };
-        let projection = join.projection.as_ref().map(|p| p.to_vec());
         let sides = [
-            (join.right(), right_col, join.left(), left_col, true),
-            (join.left(), left_col, join.right(), right_col, false),
+            (right, right_col, left, left_col, true),
+            (left, left_col, right, right_col, false),
         ];
         for (inner, inner_col, outer, outer_col, outer_is_left) in sides {
             let Some(scan) = table_scan(inner) else {
@@ -105,7 +144,7 @@ impl IndexJoinRule {
                 outer_col,
                 outer_is_left,
                 projection,
-                join.schema(),
+                schema,
             ))));
         }
         Ok(None)
@@ -126,10 +165,14 @@ impl PhysicalOptimizerRule for IndexJoinRule {
         _config: &ConfigOptions,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         plan.transform_up(|node| {
-            let Some(join) = node.downcast_ref::<HashJoinExec>() else {
-                return Ok(Transformed::no(node));
+            let replaced = if let Some(join) = node.downcast_ref::<HashJoinExec>() {
+                self.replace_hash(join)?
+            } else if let Some(join) = node.downcast_ref::<SortMergeJoinExec>() {
+                self.replace_sort_merge(join)?
+            } else {
+                None
             };
-            Ok(match self.replace(join)? {
+            Ok(match replaced {
                 Some(index_join) => Transformed::yes(index_join),
                 None => Transformed::no(node),
             })

@@ -13,19 +13,26 @@
 //!   place of DataFusion's hash join when the other side is small enough.
 //! * [`SqlSession`] registers them by name and runs SQL with typed errors ([`Error`]).
 //! * The `lidx-sql` binary (`src/bin/lidx-sql.rs`) is the command line over both.
+//! * `cluster` (feature `cluster`, off by default) runs the same on a Ballista cluster: the
+//!   codecs that ship tables, scans and index joins to a scheduler and its executors, the
+//!   scheduler's session, `SqlSession::connect`, and the binaries `lidx-scheduler`,
+//!   `lidx-executor` and `lidx-sql --cluster` (issue 33's distribution step).
 //!
 //! `lidx` itself does not depend on this crate or on Arrow: the `lidx` command line and its
-//! benchmarks never compile DataFusion.
+//! benchmarks never compile DataFusion, and this crate compiles Ballista only with `cluster`.
 //!
 //! Files, one concept each: `ranges` (sets of key ranges), `pushdown` (filters to key ranges),
 //! `batch` (the columns and Arrow batches), `table_source` (a table file, its index and its
 //! seeks), `store_source` (a store's snapshot, count and splits), `scan` ([`LidxScanExec`],
 //! the physical scan), `provider` ([`LidxTable`]), `index_join` ([`LidxIndexJoinExec`]),
-//! `index_join_rule` ([`IndexJoinRule`]), `session` ([`SqlSession`]), `error`.
+//! `index_join_rule` ([`IndexJoinRule`]), `session` ([`SqlSession`]), `error`, and the folder
+//! `cluster`.
 
 #![warn(unreachable_pub)]
 
 mod batch;
+#[cfg(feature = "cluster")]
+pub mod cluster;
 mod error;
 mod index_join;
 mod index_join_rule;

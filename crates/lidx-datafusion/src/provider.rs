@@ -153,15 +153,45 @@ impl LidxTable {
     }
 
     fn of(source: Source) -> LidxTable {
-        let schema = match &source {
+        LidxTable::of_source(Arc::new(source))
+    }
+
+    /// The table over an open source.
+    pub(crate) fn of_source(source: Arc<Source>) -> LidxTable {
+        let schema = match source.as_ref() {
             Source::U64(_) => schema_of::<u64>(),
             Source::Str16(_) => schema_of::<Str16>(),
             Source::Store(_) => schema_of::<Vec<u8>>(),
         };
-        LidxTable {
-            source: Arc::new(source),
-            schema,
+        LidxTable { source, schema }
+    }
+
+    #[cfg(feature = "cluster")]
+    /// What the table reads.
+    pub(crate) fn source(&self) -> &Arc<Source> {
+        &self.source
+    }
+
+    #[cfg(feature = "cluster")]
+    /// The table file or store directory.
+    pub(crate) fn path(&self) -> &Path {
+        match self.source.as_ref() {
+            Source::U64(t) => t.path(),
+            Source::Str16(t) => t.path(),
+            Source::Store(s) => s.path(),
         }
+    }
+
+    #[cfg(feature = "cluster")]
+    /// The kind and the path, as `EXPLAIN` names a source.
+    pub(crate) fn describe(&self) -> String {
+        format!("{:?}", self.source)
+    }
+
+    #[cfg(feature = "cluster")]
+    /// A scan of all of the table's `columns`, in one partition.
+    pub(crate) fn whole_scan(&self, columns: Vec<usize>) -> DfResult<LidxScanExec> {
+        self.plan(columns, &[], None, 1)
     }
 
     /// Rows in the table or store (the snapshot's).

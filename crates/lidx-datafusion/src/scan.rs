@@ -51,6 +51,37 @@ impl Part {
     }
 }
 
+/// The rows of `part` of `source` as a stream of batches of `schema` (the source's `columns`)
+/// of at most `batch_rows` rows, at most `limit` of a store's; read on a blocking thread.
+pub(crate) fn read_part(
+    source: Arc<Source>,
+    part: Part,
+    schema: SchemaRef,
+    columns: Vec<usize>,
+    limit: Option<usize>,
+    batch_rows: usize,
+) -> SendableRecordBatchStream {
+    let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&schema), 2);
+    let tx = builder.tx();
+    builder.spawn_blocking(move || {
+        let mut open = true;
+        let read = source.read(&part, schema, columns, limit, batch_rows, &mut |batch| {
+            // A closed channel: the query was cancelled or has all it wants.
+            open = tx.blocking_send(batch).is_ok();
+            open
+        });
+        match read {
+            Err(e) if open => {
+                // The error goes to the query; if it has gone away, nobody is listening.
+                let _ = tx.blocking_send(Err(external(e)));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    });
+    builder.build()
+}
+
 /// A scan of a lidx table or store; see the module docs.
 #[derive(Debug, Clone)]
 pub struct LidxScanExec {
@@ -128,15 +159,29 @@ impl LidxScanExec {
 
     /// The source's name in `EXPLAIN`: the kind and the path.
     pub(crate) fn describe_source(&self) -> String {
-        match self.source.as_ref() {
-            Source::U64(t) => format!("table(u64) {}", t.path().display()),
-            Source::Str16(t) => format!("table(str16) {}", t.path().display()),
-            Source::Store(s) => format!("store {}", s.path().display()),
-        }
+        format!("{:?}", self.source)
+    }
+
+    #[cfg(feature = "cluster")]
+    /// What each partition reads.
+    pub(crate) fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
+    #[cfg(feature = "cluster")]
+    /// The most rows a store's partition returns.
+    pub(crate) fn limit(&self) -> Option<usize> {
+        self.limit
+    }
+
+    #[cfg(feature = "cluster")]
+    /// The key filters taken over, as written.
+    pub(crate) fn filters(&self) -> &[String] {
+        &self.filters
     }
 
     /// Statistics of the part `partition`, or of all of them.
-    fn stats(&self, partition: Option<usize>) -> Statistics {
+    pub(crate) fn stats(&self, partition: Option<usize>) -> Statistics {
         let parts = match partition {
             Some(p) => &self.parts[p..=p],
             None => &self.parts[..],
@@ -255,28 +300,14 @@ impl ExecutionPlan for LidxScanExec {
             // No parts (nothing matches): partition 0 is empty.
             None => Part::Positions(Vec::new()),
         };
-        let batch_rows = context.session_config().batch_size().max(1);
-        let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&self.schema), 2);
-        let tx = builder.tx();
-        let source = Arc::clone(&self.source);
-        let (schema, columns, limit) = (Arc::clone(&self.schema), self.columns.clone(), self.limit);
-        builder.spawn_blocking(move || {
-            let mut open = true;
-            let read = source.read(&part, schema, columns, limit, batch_rows, &mut |batch| {
-                // A closed channel: the query was cancelled or has all it wants.
-                open = tx.blocking_send(batch).is_ok();
-                open
-            });
-            match read {
-                Err(e) if open => {
-                    // The error goes to the query; if it has gone away, nobody is listening.
-                    let _ = tx.blocking_send(Err(external(e)));
-                    Ok(())
-                }
-                _ => Ok(()),
-            }
-        });
-        Ok(builder.build())
+        Ok(read_part(
+            Arc::clone(&self.source),
+            part,
+            Arc::clone(&self.schema),
+            self.columns.clone(),
+            self.limit,
+            context.session_config().batch_size().max(1),
+        ))
     }
 
     fn statistics_from_inputs(

@@ -12,6 +12,7 @@ use datafusion::prelude::SessionConfig;
 
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
 
 use crate::error::{Error, Result};
 use crate::index_join_rule::IndexJoinRule;
@@ -25,6 +26,24 @@ use crate::provider::LidxTable;
 /// within 0.91-1.34x of it for 10K-100K rows. The limit is that largest measured outer side;
 /// past it (an outer side larger than such a table) nothing was measured.
 pub const DEFAULT_INDEX_JOIN_OUTER_ROWS: usize = 10_000_000;
+
+/// DataFusion's physical optimizer rules with [`IndexJoinRule`] for outer sides of up to
+/// `max_outer_rows` rows (none for `None`) before the rule that enforces distribution and
+/// order (see `IndexJoinRule`), or first should a later DataFusion name it otherwise: every
+/// enforcing rule then runs after it.
+pub(crate) fn physical_rules(
+    max_outer_rows: Option<usize>,
+) -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
+    let mut rules = PhysicalOptimizer::new().rules;
+    if let Some(rows) = max_outer_rows {
+        let at = rules
+            .iter()
+            .position(|r| r.name() == "EnsureRequirements")
+            .unwrap_or(0);
+        rules.insert(at, Arc::new(IndexJoinRule::new(rows)));
+    }
+    rules
+}
 
 /// A session of SQL over lidx tables and stores.
 pub struct SqlSession {
@@ -43,23 +62,17 @@ impl SqlSession {
     /// ([`IndexJoinRule`]), or none (hash joins only) for `None`.
     pub fn with_index_join(target_partitions: usize, max_outer_rows: Option<usize>) -> SqlSession {
         let config = SessionConfig::new().with_target_partitions(target_partitions.max(1));
-        let mut state = SessionStateBuilder::new()
+        let state = SessionStateBuilder::new()
             .with_config(config)
-            .with_default_features();
-        if let Some(rows) = max_outer_rows {
-            // Before the rule that enforces distribution and order (see `IndexJoinRule`), or
-            // first should a later DataFusion name it otherwise: every enforcing rule then
-            // runs after it.
-            let mut rules = PhysicalOptimizer::new().rules;
-            let at = rules
-                .iter()
-                .position(|r| r.name() == "EnsureRequirements")
-                .unwrap_or(0);
-            rules.insert(at, Arc::new(IndexJoinRule::new(rows)));
-            state = state.with_physical_optimizer_rules(rules);
-        }
+            .with_default_features()
+            .with_physical_optimizer_rules(physical_rules(max_outer_rows));
+        SqlSession::of(SessionContext::new_with_state(state.build()))
+    }
+
+    /// A session of `ctx`, no table registered.
+    pub(crate) fn of(ctx: SessionContext) -> SqlSession {
         SqlSession {
-            ctx: SessionContext::new_with_state(state.build()),
+            ctx,
             names: Vec::new(),
         }
     }

@@ -1,5 +1,5 @@
-//! The index join: it replaces DataFusion's hash join when one side is a whole lidx table and
-//! the other is small, shows in `EXPLAIN`, answers what the hash join answers (the same
+//! The index join: it replaces DataFusion's hash join (or its sort-merge join, where hash
+//! joins are not preferred) when one side is a whole lidx table and the other is small, shows in `EXPLAIN`, answers what the hash join answers (the same
 //! query in a session without the rule), and is not planned when a condition fails: an outer
 //! side over the limit, a key filter on the table, a join on the value, a store as the inner
 //! side, an outer join.
@@ -79,6 +79,26 @@ fn rows_in_order(s: &SqlSession, sql: &str) -> Vec<Vec<String>> {
         }
     }
     out
+}
+
+#[test]
+fn index_join_replaces_a_sort_merge_join_where_hash_joins_are_not_preferred() {
+    let d = data(2, 5_000);
+    for s in [&d.index, &d.hash] {
+        runtime().block_on(async {
+            let set = "SET datafusion.optimizer.prefer_hash_join = false";
+            s.context().sql(set).await.unwrap().collect().await.unwrap();
+        });
+    }
+    let sql = "SELECT small.key, small.value, big.value FROM small JOIN big ON small.key = big.key";
+    let plan = physical_plan(&d.index, sql);
+    assert!(plan.contains("LidxIndexJoinExec"), "{plan}");
+    assert!(!plan.contains("SortMergeJoinExec"), "{plan}");
+    let merge_plan = physical_plan(&d.hash, sql);
+    assert!(merge_plan.contains("SortMergeJoinExec"), "{merge_plan}");
+    let got = sorted_rows(&d.index, sql);
+    assert_eq!(got, sorted_rows(&d.hash, sql));
+    assert!(!got.is_empty());
 }
 
 #[test]

@@ -57,6 +57,24 @@ struct Args {
     #[arg(long)]
     no_index_join: bool,
 
+    /// Run the query on the Ballista scheduler at HOST:PORT (`lidx-scheduler`) and its
+    /// executors, which open the tables at the same paths. Index joins are then the
+    /// scheduler's to choose (`lidx-scheduler --index-join-rows`).
+    #[cfg(feature = "cluster")]
+    #[arg(long, value_name = "HOST:PORT", conflicts_with_all = ["index_join_rows", "no_index_join"])]
+    cluster: Option<String>,
+
+    /// With --cluster: give up on a query the cluster has not answered within this many
+    /// seconds (a scheduler with no executor keeps a query queued until one registers).
+    #[cfg(feature = "cluster")]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 600,
+        requires = "cluster"
+    )]
+    timeout: u64,
+
     /// The query: one SQL statement.
     query: String,
 }
@@ -85,6 +103,7 @@ fn main() -> ExitCode {
                             | Error::BadName { .. }
                             | Error::DuplicateName { .. }
                             | Error::UnknownTable { .. }
+                            | Error::ClusterUnreachable { .. }
                     )
                 ) || cause.is::<BadTableArg>()
             });
@@ -109,12 +128,39 @@ impl std::fmt::Display for BadTableArg {
 
 impl std::error::Error for BadTableArg {}
 
+/// The cluster did not answer within `--timeout`.
+#[cfg(feature = "cluster")]
+#[derive(Debug)]
+struct ClusterTimeout {
+    scheduler: String,
+    seconds: u64,
+}
+
+#[cfg(feature = "cluster")]
+impl std::fmt::Display for ClusterTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the cluster at {} did not answer within {} s; check that executors are registered \
+             with it (`lidx-executor --scheduler {}`), or give --timeout more seconds",
+            self.scheduler, self.seconds, self.scheduler
+        )
+    }
+}
+
+#[cfg(feature = "cluster")]
+impl std::error::Error for ClusterTimeout {}
+
 fn run(args: Args) -> anyhow::Result<()> {
     let partitions = args.partitions.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
-    let index_join = (!args.no_index_join).then_some(args.index_join_rows);
-    let mut session = SqlSession::with_index_join(partitions, index_join);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(partitions)
+        .enable_all()
+        .build()
+        .context("start the query's threads")?;
+    let mut session = runtime.block_on(session(&args, partitions))?;
     for spec in &args.tables {
         let (name, path) = spec
             .split_once('=')
@@ -123,12 +169,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             .register(name, &PathBuf::from(path))
             .with_context(|| format!("--table {spec}"))?;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(partitions)
-        .enable_all()
-        .build()
-        .context("start the query's threads")?;
-    let batches = runtime.block_on(async {
+    let query = async {
         let frame = session.sql(&args.query).await?;
         let frame = if args.explain {
             frame.explain(false, false).map_err(Error::from)?
@@ -136,7 +177,22 @@ fn run(args: Args) -> anyhow::Result<()> {
             frame
         };
         frame.collect().await.map_err(Error::from)
-    })?;
+    };
+    #[cfg(feature = "cluster")]
+    let batches = match &args.cluster {
+        Some(scheduler) => {
+            let limit = std::time::Duration::from_secs(args.timeout);
+            runtime
+                .block_on(async { tokio::time::timeout(limit, query).await })
+                .map_err(|_| ClusterTimeout {
+                    scheduler: scheduler.clone(),
+                    seconds: args.timeout,
+                })??
+        }
+        None => runtime.block_on(query)?,
+    };
+    #[cfg(not(feature = "cluster"))]
+    let batches = runtime.block_on(query)?;
     print(
         &batches,
         if args.explain {
@@ -145,6 +201,16 @@ fn run(args: Args) -> anyhow::Result<()> {
             args.format
         },
     )
+}
+
+/// The session the query runs in: on the cluster `--cluster` names, or in this process.
+async fn session(args: &Args, partitions: usize) -> anyhow::Result<SqlSession> {
+    #[cfg(feature = "cluster")]
+    if let Some(scheduler) = &args.cluster {
+        return Ok(SqlSession::connect(scheduler, partitions).await?);
+    }
+    let index_join = (!args.no_index_join).then_some(args.index_join_rows);
+    Ok(SqlSession::with_index_join(partitions, index_join))
 }
 
 /// Prints `batches` to stdout in `format`.
