@@ -299,7 +299,7 @@ impl Levels {
         segment_bytes: u64,
         inputs: &[Arc<RunFile>],
     ) -> Vec<Arc<Segment>> {
-        let live = self.live_values();
+        let stale = self.stale_values();
         let small = |s: &Segment| s.value_bytes() < segment_bytes / 4;
         let referred = |s: &Segment| -> u64 {
             inputs
@@ -317,8 +317,7 @@ impl Levels {
         self.values
             .iter()
             .filter(|s| {
-                let live = live.get(&s.generation).copied().unwrap_or(0);
-                worth_collecting(live, s.value_bytes())
+                stale.iter().any(|t| t.generation == s.generation)
                     || (merge_small && small(s) && referred(s) > 0)
             })
             .cloned()
