@@ -33,12 +33,6 @@ pub(crate) fn max_words(records: u64) -> u64 {
     records.max(1).saturating_mul(8)
 }
 
-/// The hash a filter is fed for `key`.
-#[inline]
-fn key_hash(key: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(key)
-}
-
 /// A table's filter, built while it is written or read back at open.
 pub(crate) struct KeyFilter {
     bloom: BloomFilter,
@@ -73,16 +67,16 @@ impl KeyFilter {
         })
     }
 
-    /// Adds `key`.
+    /// Adds the key whose [`key_hash`](super::slots::key_hash) is `hash`.
     #[inline]
-    pub(crate) fn insert(&mut self, key: &[u8]) {
-        self.bloom.insert_hash(key_hash(key));
+    pub(crate) fn insert_hash(&mut self, hash: u64) {
+        self.bloom.insert_hash(hash);
     }
 
-    /// False when `key` is surely not in the table.
+    /// False when the key whose [`key_hash`](super::slots::key_hash) is `hash` is surely not in the table.
     #[inline]
-    pub(crate) fn may_contain(&self, key: &[u8]) -> bool {
-        self.bloom.contains_hash(key_hash(key))
+    pub(crate) fn may_contain_hash(&self, hash: u64) -> bool {
+        self.bloom.contains_hash(hash)
     }
 
     /// The filter's hashes per key.
@@ -103,6 +97,7 @@ impl KeyFilter {
 
 #[cfg(test)]
 mod tests {
+    use super::super::slots::key_hash;
     use super::*;
 
     #[test]
@@ -110,20 +105,20 @@ mod tests {
         let n = 20_000u64;
         let mut f = KeyFilter::new(n, 10);
         for i in 0..n {
-            f.insert(&i.to_be_bytes());
+            f.insert_hash(key_hash(&i.to_be_bytes()));
         }
         assert_eq!(f.hashes(), 7);
-        assert!((0..n).all(|i| f.may_contain(&i.to_be_bytes())));
+        assert!((0..n).all(|i| f.may_contain_hash(key_hash(&i.to_be_bytes()))));
         let false_positives = (n..2 * n)
-            .filter(|i| f.may_contain(&i.to_be_bytes()))
+            .filter(|i| f.may_contain_hash(key_hash(&i.to_be_bytes())))
             .count();
         // About 1% at 10 bits a key; 2% leaves room for the hash's luck.
         assert!(false_positives < (n / 50) as usize, "{false_positives}");
         let back = KeyFilter::from_words("t", f.words().to_vec(), f.hashes()).unwrap();
-        assert!((0..n).all(|i| back.may_contain(&i.to_be_bytes())));
+        assert!((0..n).all(|i| back.may_contain_hash(key_hash(&i.to_be_bytes()))));
         assert_eq!(
             (n..2 * n)
-                .filter(|i| back.may_contain(&i.to_be_bytes()))
+                .filter(|i| back.may_contain_hash(key_hash(&i.to_be_bytes())))
                 .count(),
             false_positives
         );

@@ -5,7 +5,7 @@
 //! | offset | size | field                                                  |
 //! |--------|------|--------------------------------------------------------|
 //! | 0      | 8    | magic `lidxBTB1`                                       |
-//! | 8      | 4    | format version (3; 1 and 2 are read too)               |
+//! | 8      | 4    | format version (4; 1 to 3 are read too)                |
 //! | 12     | 4    | block size the file was written with                   |
 //! | 16     | 4    | model `eps`                                            |
 //! | 20     | 4    | model `threshold`                                      |
@@ -36,13 +36,19 @@
 //! Version 3 records the table's owner (issue 30): the store it belongs to and its generation
 //! there, so that a store refuses a table copied from another store or an older one of its
 //! own. Versions 1 and 2 are read with owner [`FileOwner::NONE`] (a table saved outside a
-//! store); a store's tables are always version 3.
+//! store); a store's tables are version 3 or later.
 //!
 //! The kind and the key filter were added in version 3 without a version change, as the key
 //! lengths were: a table written before them has zeros there, a plain table without a filter,
 //! which is what the `hybrid` engine still writes. An `lsm` run's values each start with a tag
 //! byte (a put or a tombstone, `crate::kv::store::lsm`), so a run must never be read as a
 //! table of values: the kind says which it is, and the store checks it on open.
+//!
+//! Version 4 gives each data block a point index: the last two bytes of its payload
+//! ([`super::slots::FOOTER`]) leave the record stream and count the buckets of a hash table
+//! from the block's keys to its records, kept in the block's padding ([`super::slots`]). A
+//! block's record stream is two bytes shorter than in versions 1 to 3, which are read as they
+//! are.
 
 use super::filter::{max_words, FILTER_SCHEME};
 use crate::disk::owner::{FileOwner, OWNER_BYTES};
@@ -51,8 +57,8 @@ use crate::mem::string_index::StringIndexParams;
 
 /// Magic number of a byte table: `lidxBTB1`.
 pub const BYTE_TABLE_MAGIC: u64 = u64::from_le_bytes(*b"lidxBTB1");
-/// Format version of byte tables (see the module docs for what 2 and 3 changed).
-pub const BYTE_TABLE_VERSION: u32 = 3;
+/// Format version of byte tables (see the module docs for what 2, 3 and 4 changed).
+pub const BYTE_TABLE_VERSION: u32 = 4;
 /// Offset of the owner stamp (version 3).
 const OWNER_AT: usize = 88;
 /// Offset of the kind and the key filter's fields.
@@ -63,6 +69,17 @@ pub(crate) const HEADER_BYTES: usize = KIND_AT + 20;
 pub(crate) const BLOCK_PREFIX: usize = 2;
 /// The block prefix of a data block in which no record starts.
 pub(crate) const NO_START: u16 = u16::MAX;
+
+/// Record-stream bytes of each data block of a table of `version` written with `block_size`
+/// blocks: the payload less the prefix, and from version 4 less the point index's footer.
+pub(crate) fn stream_cap(block_size: usize, version: u32) -> usize {
+    let footer = if version >= 4 {
+        super::slots::FOOTER
+    } else {
+        0
+    };
+    block_size - crate::io::checksum::BLOCK_TRAILER - BLOCK_PREFIX - footer
+}
 
 /// How a byte table is built: its model's parameters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -315,7 +332,7 @@ pub(super) fn decode_header(
             h.key_bytes, h.records
         )));
     }
-    let cap = (block_size - crate::io::checksum::BLOCK_TRAILER - BLOCK_PREFIX) as u64;
+    let cap = stream_cap(block_size, h.version) as u64;
     if h.stream_bytes.div_ceil(cap) != h.data_blocks {
         return Err(bad(format!(
             "{} stream bytes need {} data blocks, the header says {}",
@@ -464,11 +481,11 @@ mod tests {
         v1[8] = 1;
         let old = decode_header("t", &v1, 4096, 3).unwrap();
         assert_eq!((old.version, old.owner), (1, FileOwner::NONE));
-        let mut v4 = block.clone();
-        v4[8] = 4;
+        let mut newer = block.clone();
+        newer[8] = BYTE_TABLE_VERSION as u8 + 1;
         assert!(matches!(
-            decode_header("t", &v4, 4096, 3),
-            Err(Error::UnsupportedVersion { got: 4, .. })
+            decode_header("t", &newer, 4096, 3),
+            Err(Error::UnsupportedVersion { got, .. }) if got == BYTE_TABLE_VERSION + 1
         ));
         block[24] = 0;
         assert!(matches!(

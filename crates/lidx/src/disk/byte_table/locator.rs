@@ -11,7 +11,12 @@
 //!   above a shorter probe is at or above the probe padded; one below it is below). The
 //!   separators then live in a [`LecoArray`] (paper 002 §7's learned compression, as the
 //!   typed hybrid index's zone map keeps its block minimums, §8), searched exactly: one to
-//!   three bytes per separator on smooth keys instead of nine plus a model.
+//!   three bytes per separator on smooth keys instead of nine plus a model. Where the
+//!   compression saves less than a quarter (random keys: a partition's line predicts a
+//!   separator only to within about the square root of its size in gaps, so each keeps some
+//!   50 bits of error), the separators stay a plain sorted array instead: profiled on cached
+//!   gets of 750K random 8-byte keys, the compressed search took 1,200 of a get's 2,100
+//!   instructions (a dozen decodes), for 7 bytes a separator against 8.
 //!
 //! The runs' stream positions are a [`LecoArray`] in both forms (they grow by about a block
 //! each, which a line fits within a few bits).
@@ -64,6 +69,7 @@ pub(crate) enum Locator {
         model: StringIndex,
     },
     Fixed8(LecoArray),
+    Plain8(Vec<u64>),
 }
 
 /// A probe's first 8 bytes as a big-endian `u64`, padded with zeros.
@@ -87,10 +93,11 @@ impl Locator {
             .map(|w| &separators[w[0] as usize..w[1] as usize]);
         if header.key_lens == (8, 8) && seps.clone().all(|s| s.len() <= 8) {
             let values: Vec<u64> = seps.map(chunk8).collect();
-            return Ok(Locator::Fixed8(LecoArray::build(
-                &values,
-                LecoParams::default(),
-            )?));
+            let compressed = LecoArray::build(&values, LecoParams::default())?;
+            if compressed.size_in_bytes() * 4 > std::mem::size_of_val(&values[..]) * 3 {
+                return Ok(Locator::Plain8(values));
+            }
+            return Ok(Locator::Fixed8(compressed));
         }
         let model = StringIndex::build(&seps.collect::<Vec<_>>(), header.params.model)?;
         Ok(Locator::Strings {
@@ -105,6 +112,10 @@ impl Locator {
     pub(crate) fn locate(&self, key: &[u8], runs: usize) -> Option<usize> {
         match self {
             Locator::Fixed8(seps) => seps.upper_bound(chunk8(key)).checked_sub(1),
+            Locator::Plain8(seps) => {
+                let key = chunk8(key);
+                seps.partition_point(|&s| s <= key).checked_sub(1)
+            }
             Locator::Strings {
                 separators,
                 offsets,
@@ -135,6 +146,7 @@ impl Locator {
         positions.memory_bytes()
             + match self {
                 Locator::Fixed8(seps) => seps.size_in_bytes(),
+                Locator::Plain8(seps) => std::mem::size_of_val(&seps[..]),
                 Locator::Strings {
                     separators,
                     offsets,

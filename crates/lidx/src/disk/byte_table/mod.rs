@@ -15,6 +15,9 @@
 //!   across consecutive blocks, read in one request once its length is known. Each data block starts
 //!   with a 2-byte field: the offset of the first record that starts in it (`0xFFFF` when none
 //!   does, inside a long value), which `check` compares against the separators.
+//! * From version 4 each data block ends with a **point index** ([`slots`]): a small hash
+//!   table from the keys that start in the block to their records, in the block's padding, so
+//!   a cached lookup reads a few lines of its block rather than scanning it.
 //! * The separator stream has one entry per data block in which a record starts: the stream
 //!   position of that record (delta-coded) and a **separator**: the shortest prefix of its key
 //!   that is above the key before it (paper 002 §9 keeps first keys; a separator is enough to
@@ -40,6 +43,7 @@
 mod filter;
 mod format;
 mod locator;
+mod slots;
 mod table;
 mod writer;
 

@@ -11,8 +11,11 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::mem::string_index::escape;
 
 use super::filter::KeyFilter;
-use super::format::{decode_header, ByteTableHeader, BLOCK_PREFIX, HEADER_BYTES, NO_START};
+use super::format::{
+    decode_header, stream_cap, ByteTableHeader, BLOCK_PREFIX, HEADER_BYTES, NO_START,
+};
 use super::locator::{Locator, Positions};
+use super::slots;
 use crate::codec::get_varint;
 use crate::key::cmp_bytes;
 
@@ -22,6 +25,8 @@ pub struct ByteTable {
     header: ByteTableHeader,
     /// Record-stream bytes per data block.
     cap: usize,
+    /// Whether data blocks end with a point index's footer (version 4 on, [`slots`]).
+    indexed: bool,
     /// Stream position of the first record starting in each entry's block.
     positions: Positions,
     locator: Locator,
@@ -162,9 +167,10 @@ impl ByteTable {
         filter: Option<KeyFilter>,
     ) -> Result<ByteTable> {
         let locator = Locator::build(&header, separators, sep_offsets)?;
-        let cap = device.payload_size() - BLOCK_PREFIX;
+        let cap = stream_cap(device.block_size(), header.version);
         Ok(ByteTable {
             device,
+            indexed: header.version >= 4,
             header,
             cap,
             positions: Positions::new(&positions)?,
@@ -198,6 +204,12 @@ impl ByteTable {
         self.locator.memory_bytes(&self.positions) + self.filter_bytes()
     }
 
+    /// The locator's form, for tests: whether 8-byte separators stayed a plain array.
+    #[cfg(test)]
+    pub(crate) fn plain_separators(&self) -> bool {
+        matches!(self.locator, Locator::Plain8(_))
+    }
+
     /// Bytes of memory of the key filter (0 without one).
     pub fn filter_bytes(&self) -> usize {
         self.filter.as_ref().map_or(0, KeyFilter::memory_bytes)
@@ -207,7 +219,9 @@ impl ByteTable {
     /// it may, and always for a table without a filter.
     #[inline]
     pub fn may_contain(&self, key: &[u8]) -> bool {
-        self.filter.as_ref().is_none_or(|f| f.may_contain(key))
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.may_contain_hash(slots::key_hash(key)))
     }
 
     /// Bytes of the file.
@@ -302,10 +316,24 @@ impl ByteTable {
         let (mut records, mut key_bytes, mut value_bytes) = (0u64, 0u64, 0u64);
         let mut starts: Vec<u64> = Vec::new();
         let file = self.name().to_string();
+        // The records that start in the block being read: offset, end and key hash, for its
+        // point index.
+        let mut in_block: (u64, Vec<(u16, u16, u64)>) = (0, Vec::new());
         while let Some((k, vlen)) = r.next_record()?.map(|(k, v)| (k.to_vec(), v.len())) {
             let k = k.as_slice();
             let pos = r.record_start;
             let block = 1 + pos / self.cap as u64;
+            if self.indexed {
+                if block - 1 != in_block.0 {
+                    self.check_indexes(&mut r.indexes, &in_block, block - 1)?;
+                    in_block = (block - 1, Vec::new());
+                }
+                let start = pos - (block - 1) * self.cap as u64;
+                let end = (r.pos - (block - 1) * self.cap as u64).min(self.cap as u64 + 1);
+                in_block
+                    .1
+                    .push((start as u16, end as u16, slots::key_hash(k)));
+            }
             let bad = |what: String| Error::Corrupt {
                 file: file.clone(),
                 block: Some(block),
@@ -346,6 +374,9 @@ impl ByteTable {
             value_bytes += vlen as u64;
             previous = Some(k.to_vec());
         }
+        if self.indexed {
+            self.check_indexes(&mut r.indexes, &in_block, u64::MAX)?;
+        }
         let prefixes = r.prefixes.take().unwrap_or_default();
         let mut s = starts.iter().peekable();
         for (b, &prefix) in prefixes.iter().enumerate() {
@@ -383,6 +414,36 @@ impl ByteTable {
             });
         }
         Ok(records)
+    }
+}
+
+impl ByteTable {
+    /// [`ByteTable::check`]'s comparison of the point indexes of the blocks before `next`
+    /// (the data block the check reads records of next) with their records: `in_block`'s
+    /// block with its records, any other with none.
+    fn check_indexes(
+        &self,
+        indexes: &mut std::collections::VecDeque<(u64, Vec<u8>)>,
+        in_block: &(u64, Vec<(u16, u16, u64)>),
+        next: u64,
+    ) -> Result<()> {
+        while let Some((block, payload)) = indexes.front() {
+            if *block >= next {
+                break;
+            }
+            let records = if *block == in_block.0 {
+                &in_block.1[..]
+            } else {
+                &[]
+            };
+            slots::verify(payload, self.cap, records).map_err(|what| Error::Corrupt {
+                file: self.name().to_string(),
+                block: Some(1 + block),
+                what,
+            })?;
+            indexes.pop_front();
+        }
+        Ok(())
     }
 }
 
@@ -456,6 +517,9 @@ struct Stream<T: Deref<Target = ByteTable>> {
     class: IoClass,
     /// When checking: every loaded block's first-start field, in block order.
     prefixes: Option<Vec<u16>>,
+    /// When checking: the payloads of loaded blocks that have a point index, with their data
+    /// block numbers, until the check has compared them with their records.
+    indexes: std::collections::VecDeque<(u64, Vec<u8>)>,
     /// Where the last record [`Stream::next_record`] returned started (after any padding).
     record_start: u64,
     /// The blocks of the last read, kept for the next: aligned, so an `O_DIRECT` device
@@ -476,6 +540,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
             scan,
             class: IoClass::Leaf,
             prefixes: None,
+            indexes: std::collections::VecDeque::new(),
             record_start: pos,
             raw: AlignedBuf::zeroed(0),
         }
@@ -497,7 +562,8 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
     /// `buf`, as [`Stream::ensure`] would have loaded it, and the lookup goes on from `pos`
     /// through [`Stream::next_record`], which checks and reports what this scan passes over.
     /// Profiled on a store's cached gets (the `lsm` engine's in-memory YCSB-C), copying the
-    /// whole block took a quarter of a get; a found key is half a block in on average.
+    /// whole block took a quarter of a get; a found key is half a block in on average. A block
+    /// with a point index ([`slots`]) answers through it, without the scan.
     fn first_block_answer(&mut self, key: &[u8]) -> Result<Option<Option<Vec<u8>>>> {
         let cap = self.table.cap as u64;
         let block = self.pos / cap;
@@ -509,14 +575,19 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
         }
         let (buf, cap) = (&mut self.buf, self.table.cap);
         let padded = self.table.header.version >= 2;
+        let footer = if self.table.indexed { slots::FOOTER } else { 0 };
+        let hash = (self.table.indexed && run_ends_here).then(|| slots::key_hash(key));
         let mut answer = None;
         self.table
             .device
             .visit_blocks(1 + block, 1, self.class, &mut self.raw, &mut |b| {
-                let payload = &b[BLOCK_PREFIX..BLOCK_PREFIX + cap];
-                answer = scan_in_place(&payload[..stop], from, key, run_ends_here, padded);
+                let payload = &b[BLOCK_PREFIX..BLOCK_PREFIX + cap + footer];
+                answer = hash
+                    .and_then(|h| slots::probe(payload, cap, key, h))
+                    .map(|found| found.map(|value| payload[value].to_vec()))
+                    .or_else(|| scan_in_place(&payload[..stop], from, key, run_ends_here, padded));
                 if answer.is_none() {
-                    buf.extend_from_slice(payload);
+                    buf.extend_from_slice(&payload[..cap]);
                 }
             })?;
         Ok(answer)
@@ -549,6 +620,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
         // Each block's payload straight into `buf`: from the page cache's own copy when it
         // holds the blocks, else through `raw`.
         let (buf, prefixes, cap) = (&mut self.buf, &mut self.prefixes, self.table.cap);
+        let (indexes, indexed) = (&mut self.indexes, self.table.indexed);
         self.table.device.visit_blocks(
             1 + first,
             last + 1 - first,
@@ -556,6 +628,10 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
             &mut self.raw,
             &mut |b| {
                 if let Some(p) = prefixes.as_mut() {
+                    if indexed && slots::buckets(&b[BLOCK_PREFIX..], cap) > 0 {
+                        let payload = &b[BLOCK_PREFIX..BLOCK_PREFIX + cap + slots::FOOTER];
+                        indexes.push_back((p.len() as u64, payload.to_vec()));
+                    }
                     p.push(u16::from_le_bytes([b[0], b[1]]));
                 }
                 buf.extend_from_slice(&b[BLOCK_PREFIX..BLOCK_PREFIX + cap]);

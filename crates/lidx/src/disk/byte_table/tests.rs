@@ -15,12 +15,16 @@ use crate::io::Storage;
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn build(model: &Model) -> Arc<ByteTable> {
-    let storage = Storage::ram();
-    let mut w = ByteTableWriter::create(&storage, "t", ByteTableParams::default()).unwrap();
+    Arc::new(write(&Storage::ram(), model))
+}
+
+/// `model` written as table `t` of `storage`.
+fn write(storage: &Storage, model: &Model) -> ByteTable {
+    let mut w = ByteTableWriter::create(storage, "t", ByteTableParams::default()).unwrap();
     for (k, v) in model {
         w.add(k, v).unwrap();
     }
-    Arc::new(w.finish().unwrap())
+    w.finish().unwrap()
 }
 
 fn agree(table: &Arc<ByteTable>, model: &Model, probes: &[Vec<u8>]) {
@@ -284,4 +288,127 @@ fn a_filter_sized_for_far_more_records_than_written_is_dropped() {
     assert_eq!(table.check().unwrap(), 10);
     assert!(table.may_contain(&99u64.to_be_bytes()));
     assert_eq!(table.get(&3u64.to_be_bytes()).unwrap(), Some(vec![0]));
+}
+
+/// How many of the table's data blocks carry a point index, of how many.
+fn indexed_blocks(storage: &Storage, table: &ByteTable) -> (u64, u64) {
+    let device = storage.open("t", false).unwrap();
+    let mut block = vec![0u8; device.block_size()];
+    let cap = format::stream_cap(storage.block_size(), table.header().version);
+    let mut indexed = 0;
+    for b in 1..=table.header().data_blocks {
+        device
+            .read_blocks(b, &mut block, crate::io::IoClass::Data)
+            .unwrap();
+        indexed += u64::from(slots::buckets(&block[format::BLOCK_PREFIX..], cap) > 0);
+    }
+    (indexed, table.header().data_blocks)
+}
+
+#[test]
+fn blocks_of_records_of_about_40_bytes_or_more_carry_a_point_index() {
+    // 100-byte values: every block has one. 8-byte values (18-byte records): an index would
+    // take over a tenth of a full block, so only the last block, partly filled, may have one.
+    // Values of 500 to 5,000 bytes: blocks whose last record runs on have none, the others do.
+    // (0 stands for the values of 500 to 5,000 bytes.)
+    for shape in [100usize, 8, 0] {
+        let len = |i: u64| match shape {
+            0 => 500 + (i as usize * 7919) % 4_500,
+            fixed => fixed,
+        };
+        let model: Model = (0..3_000u64)
+            .map(|i| {
+                (
+                    ((i * 7919) << 8).to_be_bytes().to_vec(),
+                    vec![i as u8; len(i)],
+                )
+            })
+            .collect();
+        let storage = Storage::ram();
+        let table = Arc::new(write(&storage, &model));
+        let (indexed, blocks) = indexed_blocks(&storage, &table);
+        match shape {
+            100 => assert_eq!(indexed, blocks),
+            8 => assert!(indexed <= 1, "{indexed} of {blocks}"),
+            _ => assert!(
+                indexed > blocks / 4 && indexed < blocks,
+                "{indexed} of {blocks}"
+            ),
+        }
+        agree(&table, &model, &[vec![0, 0, 1], vec![0xff; 9]]);
+    }
+}
+
+#[test]
+fn a_point_index_that_disagrees_with_its_block_is_corrupt() {
+    // A fingerprint changed under a valid checksum: a lookup through it would miss its key, so
+    // the check must say so, naming the block.
+    let model: Model = (0..500u64)
+        .map(|i| (i.to_be_bytes().to_vec(), vec![1u8; 100]))
+        .collect();
+    let storage = Storage::ram();
+    let table = write(&storage, &model);
+    let cap = format::stream_cap(storage.block_size(), table.header().version);
+    assert_eq!(table.check().unwrap(), 500);
+    let device = storage.open("t", true).unwrap();
+    let mut block = vec![0u8; device.block_size()];
+    device
+        .read_blocks(3, &mut block, crate::io::IoClass::Data)
+        .unwrap();
+    let payload = &mut block[format::BLOCK_PREFIX..];
+    let n = slots::buckets(payload, cap);
+    let base = cap - 3 * n;
+    let used = (0..n)
+        .find(|i| payload[base + 3 * i..base + 3 * i + 2] != [0xFF, 0xFF])
+        .unwrap();
+    payload[base + 3 * used + 2] ^= 0x5A;
+    device
+        .write_blocks(3, &mut block, crate::io::IoClass::Data)
+        .unwrap();
+    let table = ByteTable::open(&storage, "t").unwrap();
+    let err = table.check().unwrap_err();
+    assert!(
+        matches!(err, crate::Error::Corrupt { block: Some(3), .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn random_8_byte_keys_keep_plain_separators_and_smooth_ones_compress() {
+    // Random keys: the compressed separators would save under a quarter, so they stay a
+    // plain array, 8 bytes each. Evenly spread keys compress to a few bytes a block.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let random: Model = (0..50_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x.to_be_bytes().to_vec(), vec![3u8; 100])
+        })
+        .collect();
+    let smooth: Model = (0..50_000u64)
+        .map(|i| ((i * 7919) << 20).to_be_bytes().to_vec())
+        .map(|k| (k, vec![3u8; 100]))
+        .collect();
+    for (model, plain) in [(random, true), (smooth, false)] {
+        let table = build(&model);
+        assert_eq!(table.header().key_lens, (8, 8));
+        assert_eq!(table.plain_separators(), plain);
+        let blocks = table.header().data_blocks as usize;
+        assert!(
+            table.memory_bytes() < 12 * blocks,
+            "{}",
+            table.memory_bytes()
+        );
+        let probes: Vec<Vec<u8>> = model
+            .keys()
+            .step_by(97)
+            .flat_map(|k| {
+                let v = u64::from_be_bytes(k[..8].try_into().unwrap());
+                [v.wrapping_sub(1), v.wrapping_add(1)].map(|p| p.to_be_bytes().to_vec())
+            })
+            .take(40)
+            .collect();
+        agree(&table, &model, &probes);
+    }
 }

@@ -1,6 +1,11 @@
 //! Writing a byte table: records streamed into data blocks as they come, written 256 blocks
 //! per request from an aligned buffer ([`crate::disk::block_batch`]), then the separators and
 //! the header.
+//!
+//! A block keeps room for its point index ([`super::slots`]) while the index would take at
+//! most a tenth of it: a record that would eat into that room starts the next block instead,
+//! as one that does not fit the block's rest does. A block whose records outgrow the limit,
+//! or whose last record runs on into the next block, has no index.
 
 use std::sync::Arc;
 
@@ -13,9 +18,10 @@ use crate::mem::string_index::escape;
 
 use super::filter::{max_words, KeyFilter, MAX_BITS_PER_KEY};
 use super::format::{
-    shortest_separator, ByteTableHeader, ByteTableKind, ByteTableParams, FilterShape, BLOCK_PREFIX,
-    BYTE_TABLE_VERSION, NO_START,
+    shortest_separator, stream_cap, ByteTableHeader, ByteTableKind, ByteTableParams, FilterShape,
+    BLOCK_PREFIX, BYTE_TABLE_VERSION, NO_START,
 };
+use super::slots;
 use super::table::ByteTable;
 use crate::codec::{put_varint, varint_len};
 
@@ -33,6 +39,11 @@ pub struct ByteTableWriter {
     batch: BlockBatch,
     /// The data block being filled: its payload so far (prefix included).
     block: Vec<u8>,
+    /// The in-block offset and key hash of each record that starts and ends in `block`.
+    slots: Vec<(u16, u64)>,
+    /// False once `block` can have no point index (a record ran on out of it, or its records
+    /// outgrew the index's limit).
+    indexing: bool,
     stream_bytes: u64,
     records: u64,
     key_bytes: u64,
@@ -71,7 +82,7 @@ impl ByteTableWriter {
         }
         let device = storage.create(name)?;
         let block_size = device.block_size();
-        let cap = device.payload_size() - BLOCK_PREFIX;
+        let cap = stream_cap(block_size, BYTE_TABLE_VERSION);
         Ok(ByteTableWriter {
             device,
             params,
@@ -79,6 +90,8 @@ impl ByteTableWriter {
             cap,
             batch: BlockBatch::new(block_size, 1, IoClass::Data),
             block: new_block(),
+            slots: Vec::new(),
+            indexing: true,
             stream_bytes: 0,
             records: 0,
             key_bytes: 0,
@@ -151,10 +164,23 @@ impl ByteTableWriter {
         let (klen, vlen) = (key.len() as u64, value.len() as u64);
         let len = varint_len(klen) + varint_len(vlen) + key.len() + value.len();
         let room = self.room();
-        if len > room && len <= self.cap {
-            // It fits a block but not this one's rest: it starts the next, the rest padding.
+        let fresh = self.cap - slots::index_bytes(1);
+        let indexed_room = self
+            .index_reserve()
+            .map_or(room, |r| room.saturating_sub(r));
+        if room < self.cap && len > indexed_room && (len <= fresh || len > room && len <= self.cap)
+        {
+            // It fits a block (with its index if it can have one) but not this one's rest:
+            // it starts the next, the rest padding.
             self.stream_bytes += room as u64;
             self.complete_block()?;
+        }
+        let hash = slots::key_hash(key);
+        if self
+            .index_reserve()
+            .is_none_or(|reserve| len + reserve > self.room())
+        {
+            self.indexing = false;
         }
         let previous = last_key(&self.block, &self.previous, self.previous_in_block);
         if u16::from_le_bytes([self.block[0], self.block[1]]) == NO_START {
@@ -174,6 +200,10 @@ impl ByteTableWriter {
             // The usual case: the record fits in the block with room to spare. Its lengths go
             // straight into the block (written to a buffer and copied, the copy read bytes
             // just stored one by one: a stall that was two fifths of a merge's time).
+            if self.indexing {
+                let at = (self.block.len() - BLOCK_PREFIX) as u16;
+                self.slots.push((at, hash));
+            }
             put_varint(&mut self.block, klen);
             put_varint(&mut self.block, vlen);
             self.previous_in_block = Some((self.block.len(), key.len()));
@@ -194,7 +224,7 @@ impl ByteTableWriter {
             self.previous.extend_from_slice(key);
         }
         if let Some(filter) = &mut self.filter {
-            filter.insert(key);
+            filter.insert_hash(hash);
         }
         self.records += 1;
         self.key_bytes += key.len() as u64;
@@ -207,6 +237,13 @@ impl ByteTableWriter {
     /// Record-stream bytes left in the block being filled.
     fn room(&self) -> usize {
         self.cap - (self.block.len() - BLOCK_PREFIX)
+    }
+
+    /// The bytes the block's point index needs with one more record, `None` when the block
+    /// will have none.
+    fn index_reserve(&self) -> Option<usize> {
+        let bytes = slots::index_bytes(self.slots.len() + 1);
+        (self.indexing && bytes <= slots::index_limit(self.cap)).then_some(bytes)
     }
 
     fn push_stream(&mut self, mut bytes: &[u8]) -> Result<()> {
@@ -229,6 +266,15 @@ impl ByteTableWriter {
         }
         let block = self.batch.block(self.device.as_ref())?;
         block[..self.block.len()].copy_from_slice(&self.block);
+        let used = self.block.len() - BLOCK_PREFIX;
+        if self.indexing
+            && !self.slots.is_empty()
+            && used + slots::index_bytes(self.slots.len()) <= self.cap
+        {
+            slots::write(&mut block[BLOCK_PREFIX..], self.cap, &self.slots);
+        }
+        self.slots.clear();
+        self.indexing = true;
         self.block.truncate(BLOCK_PREFIX);
         self.block[..BLOCK_PREFIX].copy_from_slice(&NO_START.to_le_bytes());
         Ok(())
