@@ -51,7 +51,7 @@ crate::param_specs! {
         /// ([`crate::disk::Film`]).
         Film = "film" {
             /// Error bound of the leaves' models: larger is fewer leaves, longer searches.
-            eps: usize = 64 => "<n>",
+            eps: usize = 64 in 1..=1_048_576 => "<n>",
             /// Bytes the cached data items may take (payload + 16 bytes each); the coldest
             /// beyond it are evicted to disk. Keys and locators come on top, for every item.
             mem: u64 = 67108864 => "<bytes>",

@@ -4,8 +4,9 @@
 //! §10.5 (Fig. 13) compares its hybrid index with.
 //!
 //! The FILM paper itself is not on this machine: what this module follows is FILM as paper
-//! 002 §10.5 and §2 describe it and as its authors' public README outlines it, so no section
-//! of the FILM paper is cited here.
+//! 002 §10.5 and §2 describe it and as its authors' public code shows it (read, not copied:
+//! github.com/chaohcc/film, `film.h`, `filmadalru.h`, `filmadastorage.h`), so no section of
+//! the FILM paper is cited here.
 //!
 //! What it follows:
 //!
@@ -33,13 +34,17 @@
 //! * **One item-level chain** instead of FILM's adaptive two-level chain (a global chain of
 //!   leaves, local chains of items in each leaf, updated lazily on queries): the same order of
 //!   eviction at O(1) per touch, at 16 bytes per cached item (key and two links).
+//! * **Eviction item by item, as the limit is passed,** into an open page written when full.
+//!   FILM's code recomputes its memory use to decide when to transfer, then evicts a large
+//!   batch at once; both append whole pages, ours keeps the count of cached items exact at O(1).
 //! * **8-byte locators** (`page << 16 | slot`) instead of FILM's 16-byte pair: our FILM keeps
 //!   8 bytes less per on-disk item in memory than the paper's, which favours FILM wherever its
 //!   memory is compared.
 //! * **A binary search over the leaves' first keys** instead of FILM's upper learned levels;
 //!   8 bytes per leaf.
 //! * **Inserts anywhere, not only appends.** FILM is built for appends (paper 002 §2: "it
-//!   requires cold data detection and append-only inserts"). Here any key goes into its leaf's
+//!   requires cold data detection and append-only inserts"); its code sends a key below the
+//!   last leaf's end to one sorted list beside the leaves. Here any key goes into its leaf's
 //!   sorted arrays; each insert or delete since the leaf's model was fitted widens its search
 //!   window by one (a shift moves every later key by one rank), and after `eps` of them the
 //!   leaf is refitted, possibly into several leaves. An append is the same operation on the
