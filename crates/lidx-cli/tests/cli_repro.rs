@@ -93,7 +93,10 @@ fn fig13_plans_film_beside_the_hybrid() {
         let out = lidx_ok(&["repro", "002-fig13", "--dry-run", "--scale", scale]);
         let plan = text(&out.stdout);
         assert!(plan.contains("disk:film:mem=0"), "{plan}");
-        assert!(plan.contains(&format!("--memory-budget {budget}")), "{plan}");
+        assert!(
+            plan.contains(&format!("--memory-budget {budget}")),
+            "{plan}"
+        );
         assert_eq!(plan.matches("lidx ycsb").count(), 2, "{plan}");
     }
 }

@@ -154,7 +154,11 @@ fn film_runs_beside_the_hybrid() {
     }
     let bad = lidx(&["ycsb", "--store", "adapter:btree,disk:film:eps=0"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("film[:eps=<n>][:mem=<bytes>]"), "{}", text(&bad.stderr));
+    assert!(
+        text(&bad.stderr).contains("film[:eps=<n>][:mem=<bytes>]"),
+        "{}",
+        text(&bad.stderr)
+    );
 }
 
 #[test]
