@@ -585,6 +585,7 @@ fn film_swaps_items_in_and_appends_evictions() {
     // 20 items cached: the 20 highest keys.
     let mut film = build_film(&storage, &keys, 16, 20 * 24);
     assert_eq!(film.cached_items(), 20);
+    let memory = film.memory_bytes();
     let mut buf = [0u8; 8];
     let before = storage.stats();
     assert!(film.get(&(5999 - 2), &mut buf).unwrap());
@@ -606,6 +607,9 @@ fn film_swaps_items_in_and_appends_evictions() {
         1,
         "the coldest cached item made room"
     );
+    // The swapped-in item takes the slot the chain was built with room for; only the free
+    // list's first allocation (4 slots) is new.
+    assert!(film.memory_bytes() <= memory + 16, "{memory} -> {}", film.memory_bytes());
     let before = storage.stats();
     assert!(film.get(&30, &mut buf).unwrap());
     assert_eq!(
