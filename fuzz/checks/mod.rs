@@ -49,7 +49,7 @@ pub mod wal_record;
 pub type Check = fn(&[u8]);
 
 /// Every target by name, with its check: what the corpus replay runs.
-pub const TARGETS: [(&str, Check); 28] = [
+pub const TARGETS: [(&str, Check); 29] = [
     ("byte_table", byte_table::check),
     ("disk_alex_data_node", disk_alex_data_node::check),
     ("disk_alex_inner_node", disk_alex_inner_node::check),

@@ -149,7 +149,7 @@ fn film_runs_beside_the_hybrid() {
     assert_eq!(records.len(), 12);
     for r in records.iter().filter(|r| r.store.starts_with("disk:film")) {
         assert!(r.ops_per_s > 0.0 && r.skipped.is_none(), "{r:?}");
-        assert!(r.memory_bytes >= 16 * r.n_init as u64, "{r:?}");
+        assert!(r.memory_bytes >= 16 * r.n_init, "{r:?}");
         assert_eq!(r.memory_budget, None);
     }
     let bad = lidx(&["ycsb", "--store", "adapter:btree,disk:film:eps=0"]);

@@ -609,7 +609,11 @@ fn film_swaps_items_in_and_appends_evictions() {
     );
     // The swapped-in item takes the slot the chain was built with room for; only the free
     // list's first allocation (4 slots) is new.
-    assert!(film.memory_bytes() <= memory + 16, "{memory} -> {}", film.memory_bytes());
+    assert!(
+        film.memory_bytes() <= memory + 16,
+        "{memory} -> {}",
+        film.memory_bytes()
+    );
     let before = storage.stats();
     assert!(film.get(&30, &mut buf).unwrap());
     assert_eq!(
