@@ -562,18 +562,32 @@ impl Film {
     }
 
     /// Reads the payload of the record at `loc` (on disk, or in the open page) into `out`,
-    /// checking that the record is `key`'s.
-    fn read_record(&self, st: &State, key: u64, loc: u64, out: &mut [u8]) -> Result<()> {
+    /// checking that the record is `key`'s. `page` holds the data page `loaded` names, and is
+    /// read again only for another page (a scan of items evicted together reads their page
+    /// once).
+    fn read_record(
+        &self,
+        st: &State,
+        key: u64,
+        loc: u64,
+        out: &mut [u8],
+        page_buf: &mut AlignedBuf,
+        loaded: &mut Option<u64>,
+    ) -> Result<()> {
         let (page, slot) = (loc >> 16, (loc & 0xffff) as usize);
         let ps = self.params.payload_size;
         let at = slot * (8 + ps);
-        let mut block;
         let bytes: &[u8] = if page == st.open_page {
             &st.open
         } else {
-            block = AlignedBuf::zeroed(self.block_size);
-            self.data.read_blocks(page, &mut block, IoClass::Leaf)?;
-            &block
+            if *loaded != Some(page) {
+                if page_buf.len() != self.block_size {
+                    *page_buf = AlignedBuf::zeroed(self.block_size);
+                }
+                self.data.read_blocks(page, page_buf, IoClass::Leaf)?;
+                *loaded = Some(page);
+            }
+            page_buf
         };
         let found = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
         if found != key {
@@ -732,7 +746,7 @@ impl DiskIndex<u64> for Film {
             }
             return Ok(true);
         }
-        self.read_record(st, *key, loc, out)?;
+        self.read_record(st, *key, loc, out, &mut AlignedBuf::default(), &mut None)?;
         if self.writable {
             // Hot now: back into memory; the record on disk is dead.
             let s = st.chain.push_front(*key, out);
@@ -759,6 +773,7 @@ impl DiskIndex<u64> for Film {
         let mut pos = st.leaves[leaf].keys.partition_point(|k| k < start);
         let mut n = 0;
         let mut payload = vec![0u8; ps];
+        let (mut page_buf, mut loaded) = (AlignedBuf::default(), None);
         while n < limit && leaf < st.leaves.len() {
             let l = &st.leaves[leaf];
             if pos >= l.keys.len() {
@@ -770,7 +785,7 @@ impl DiskIndex<u64> for Film {
             if loc & CACHED != 0 {
                 payload.copy_from_slice(st.chain.payload((loc & !CACHED) as u32, ps));
             } else {
-                self.read_record(&st, key, loc, &mut payload)?;
+                self.read_record(&st, key, loc, &mut payload, &mut page_buf, &mut loaded)?;
             }
             keys.push(key);
             payloads.extend_from_slice(&payload);
