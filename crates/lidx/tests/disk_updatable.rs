@@ -151,11 +151,15 @@ proptest! {
     }
 }
 
-#[test]
-fn dpgm_extreme_keys_and_read_only() {
-    let storage = small_storage();
+/// Keys at both ends of the range, an update, deletes and inserts, then a read-only reopen
+/// that refuses writes and answers as the writes left it: what every disk map must do.
+fn extreme_keys_and_read_only<M: DiskMap<u64>>(
+    storage: &Storage,
+    build: impl Fn(&Storage, &[u64]) -> M,
+    open_read_only: impl Fn(&Storage) -> M,
+) {
     let keys = [0u64, 1, u64::MAX - 1, u64::MAX];
-    let mut index = build_dpgm(&storage, &keys, 2);
+    let mut index = build(storage, &keys);
     assert!(index.insert(u64::MAX, &payload(7, 7)).unwrap());
     assert!(index.delete(&0).unwrap());
     assert!(!index.delete(&0).unwrap());
@@ -164,7 +168,7 @@ fn dpgm_extreme_keys_and_read_only() {
     }
     index.flush().unwrap();
     drop(index);
-    let mut ro = DiskPgm::open(&storage, "p", false).unwrap();
+    let mut ro = open_read_only(storage);
     assert!(matches!(
         ro.insert(5, &payload(5, 5)),
         Err(Error::ReadOnly { .. })
@@ -176,6 +180,15 @@ fn dpgm_extreme_keys_and_read_only() {
     let (mut k, mut p) = (Vec::new(), Vec::new());
     assert_eq!(ro.scan(&(u64::MAX - 1), 10, &mut k, &mut p).unwrap(), 2);
     assert_eq!(ro.len(), 51);
+}
+
+#[test]
+fn dpgm_extreme_keys_and_read_only() {
+    extreme_keys_and_read_only(
+        &small_storage(),
+        |s, k| build_dpgm(s, k, 2),
+        |s| DiskPgm::open(s, "p", false).unwrap(),
+    );
 }
 
 #[test]
@@ -646,32 +659,16 @@ fn film_swaps_items_in_and_appends_evictions() {
 #[test]
 fn film_extreme_keys_and_read_only() {
     let storage = small_storage();
-    let keys = [0u64, 1, u64::MAX - 1, u64::MAX];
-    let mut index = build_film(&storage, &keys, 2, 48);
-    assert!(index.insert(u64::MAX, &payload(7, 7)).unwrap());
-    assert!(index.delete(&0).unwrap());
-    assert!(!index.delete(&0).unwrap());
-    for k in 2..50u64 {
-        assert!(!index.insert(k, &payload(k, 1)).unwrap());
-    }
+    extreme_keys_and_read_only(
+        &storage,
+        |s, k| build_film(s, k, 2, 48),
+        |s| Film::open(s, "film", false).unwrap(),
+    );
+    let mut index = build_film(&storage, &[1, 2], 2, 48);
     assert!(matches!(
         index.insert(3, &[0u8; 4]),
         Err(Error::InvalidParameter { .. })
     ));
-    index.flush().unwrap();
-    drop(index);
-    let mut ro = Film::open(&storage, "film", false).unwrap();
-    assert!(matches!(
-        ro.insert(5, &payload(5, 5)),
-        Err(Error::ReadOnly { .. })
-    ));
-    let mut buf = [0u8; 8];
-    assert!(ro.get(&u64::MAX, &mut buf).unwrap());
-    assert_eq!(buf, payload(7, 7));
-    assert!(!ro.get(&0, &mut buf).unwrap());
-    let (mut k, mut p) = (Vec::new(), Vec::new());
-    assert_eq!(ro.scan(&(u64::MAX - 1), 10, &mut k, &mut p).unwrap(), 2);
-    assert_eq!(ro.len(), 51);
     assert!(matches!(
         Film::build(
             &storage,
