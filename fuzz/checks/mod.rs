@@ -23,6 +23,7 @@ pub mod disk_btree_node;
 pub mod disk_btree_ops;
 pub mod disk_data_block;
 pub mod disk_dpgm_manifest;
+pub mod disk_film_format;
 pub mod disk_fiting_format;
 pub mod disk_lipp_meta;
 pub mod disk_lipp_node;
@@ -48,7 +49,7 @@ pub mod wal_record;
 pub type Check = fn(&[u8]);
 
 /// Every target by name, with its check: what the corpus replay runs.
-pub const TARGETS: [(&str, Check); 28] = [
+pub const TARGETS: [(&str, Check); 29] = [
     ("byte_table", byte_table::check),
     ("disk_alex_data_node", disk_alex_data_node::check),
     ("disk_alex_inner_node", disk_alex_inner_node::check),
@@ -63,6 +64,7 @@ pub const TARGETS: [(&str, Check); 28] = [
     ("disk_btree_ops", disk_btree_ops::check),
     ("disk_data_block", disk_data_block::check),
     ("disk_dpgm_manifest", disk_dpgm_manifest::check),
+    ("disk_film_format", disk_film_format::check),
     ("disk_fiting_format", disk_fiting_format::check),
     ("disk_lipp_meta", disk_lipp_meta::check),
     ("disk_lipp_node", disk_lipp_node::check),

@@ -313,7 +313,15 @@ fn a_run_on_files_removes_every_file_of_every_index_and_nothing_else() {
     let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, 4096).unwrap();
     std::fs::write(dir.path().join("users-own.lidx"), b"not the harness's").unwrap();
     let bench = UpdateBench::prepare("thirds", &keys, config("write-heavy", 400)).unwrap();
-    for spec in ["btree", "alex", "lipp", "dfiting", "dpgm", "btree-learned"] {
+    for spec in [
+        "btree",
+        "alex",
+        "lipp",
+        "dfiting",
+        "dpgm",
+        "btree-learned",
+        "film:mem=1000",
+    ] {
         let spec = UpdatableSpec::parse(spec).unwrap();
         // A file a crashed run left behind under this index's name goes too.
         let stale = format!("{}.L9.9", spec.file_name());

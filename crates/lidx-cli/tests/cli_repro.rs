@@ -83,6 +83,24 @@ fn every_ready_experiment_has_a_plan_at_both_scales() {
     }
 }
 
+/// Issue 34's FILM comparison (paper 002 Fig. 13) is listed and plans FILM beside the hybrid
+/// at both scales: at the paper's budget scaled to the keys, and at FILM's memory.
+#[test]
+fn fig13_plans_film_beside_the_hybrid() {
+    let listed = text(&lidx_ok(&["repro", "list"]).stdout);
+    assert!(listed.contains(" 002-fig13 "), "{listed}");
+    for (scale, budget) in [("small", "64Ki"), ("full", "512Ki")] {
+        let out = lidx_ok(&["repro", "002-fig13", "--dry-run", "--scale", scale]);
+        let plan = text(&out.stdout);
+        assert!(plan.contains("disk:film:mem=0"), "{plan}");
+        assert!(
+            plan.contains(&format!("--memory-budget {budget}")),
+            "{plan}"
+        );
+        assert_eq!(plan.matches("lidx ycsb").count(), 2, "{plan}");
+    }
+}
+
 #[test]
 fn cheap_experiments_write_records_csv_and_svg() {
     let dir = tempfile::tempdir().unwrap();

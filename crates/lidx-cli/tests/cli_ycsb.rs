@@ -125,6 +125,42 @@ fn the_store_engines_run_through_the_api_beside_the_adapters() {
     }
 }
 
+/// FILM runs as a store (`disk:film:...`) beside the hybrid and the B+-tree on every
+/// workload, every answer checked; its memory counts a key and a locator for every item, so it
+/// is above the B+-tree's inner nodes whatever its cache.
+#[test]
+fn film_runs_beside_the_hybrid() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.jsonl");
+    let mut args = SMALL.to_vec();
+    args[8] = "64Ki";
+    args.extend([
+        "--workload",
+        "read-only,balanced,write-only",
+        "--store",
+        "adapter:btree,adapter:hybrid,disk:film:eps=16:mem=0,disk:film:mem=1Mi",
+        "--hybrid-model",
+        "cpr-pgm",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    lidx_ok(&args);
+    let records: Vec<KvRecord> = read_records(&out).unwrap();
+    assert_eq!(records.len(), 12);
+    for r in records.iter().filter(|r| r.store.starts_with("disk:film")) {
+        assert!(r.ops_per_s > 0.0 && r.skipped.is_none(), "{r:?}");
+        assert!(r.memory_bytes >= 16 * r.n_init, "{r:?}");
+        assert_eq!(r.memory_budget, None);
+    }
+    let bad = lidx(&["ycsb", "--store", "adapter:btree,disk:film:eps=0"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("film[:eps=<n>][:mem=<bytes>]"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
+
 #[test]
 fn the_curve_writes_a_csv_and_an_svg() {
     let dir = tempfile::tempdir().unwrap();

@@ -51,6 +51,11 @@ pub mod disk {
             pub use crate::disk::dpgm::manifest::{capacity, decode_manifest, MAGIC, VERSION};
         }
     }
+    pub mod film {
+        pub use crate::disk::film::format::{
+            decode_header, decode_snapshot, Header, Snapshot, IN_MEMORY, KIND, MAGIC, VERSION,
+        };
+    }
     pub mod fiting {
         pub mod format {
             pub use crate::disk::fiting::format::{

@@ -1,4 +1,5 @@
-//! Paper 003's updatable learned indexes on disk (`disk::dpgm`, `disk::fiting`) against
+//! Paper 003's updatable learned indexes on disk (`disk::dpgm`, `disk::fiting`) and FILM
+//! (`disk::film`, paper 002 §10.5) against
 //! `BTreeMap`: proptest operation sequences (insert, update, delete, get, scan) with flushes
 //! and reopens, on 512-byte blocks and small parameters so that merges and resegmentations
 //! happen every few operations; and the typed errors of damaged files.
@@ -9,6 +10,7 @@ use lidx::disk::Resident;
 use lidx::disk::{DiskFiting, DiskFitingParams};
 use lidx::disk::{DiskIndex, DiskMap};
 use lidx::disk::{DiskPgm, DiskPgmParams};
+use lidx::disk::{Film, FilmParams, CACHED_ITEM_OVERHEAD};
 use lidx::io::{DeviceKind, IoClass, SimProfile, Storage};
 use lidx::mem::PgmParams;
 use lidx::Error;
@@ -149,11 +151,15 @@ proptest! {
     }
 }
 
-#[test]
-fn dpgm_extreme_keys_and_read_only() {
-    let storage = small_storage();
+/// Keys at both ends of the range, an update, deletes and inserts, then a read-only reopen
+/// that refuses writes and answers as the writes left it: what every disk map must do.
+fn extreme_keys_and_read_only<M: DiskMap<u64>>(
+    storage: &Storage,
+    build: impl Fn(&Storage, &[u64]) -> M,
+    open_read_only: impl Fn(&Storage) -> M,
+) {
     let keys = [0u64, 1, u64::MAX - 1, u64::MAX];
-    let mut index = build_dpgm(&storage, &keys, 2);
+    let mut index = build(storage, &keys);
     assert!(index.insert(u64::MAX, &payload(7, 7)).unwrap());
     assert!(index.delete(&0).unwrap());
     assert!(!index.delete(&0).unwrap());
@@ -162,7 +168,7 @@ fn dpgm_extreme_keys_and_read_only() {
     }
     index.flush().unwrap();
     drop(index);
-    let mut ro = DiskPgm::open(&storage, "p", false).unwrap();
+    let mut ro = open_read_only(storage);
     assert!(matches!(
         ro.insert(5, &payload(5, 5)),
         Err(Error::ReadOnly { .. })
@@ -174,6 +180,15 @@ fn dpgm_extreme_keys_and_read_only() {
     let (mut k, mut p) = (Vec::new(), Vec::new());
     assert_eq!(ro.scan(&(u64::MAX - 1), 10, &mut k, &mut p).unwrap(), 2);
     assert_eq!(ro.len(), 51);
+}
+
+#[test]
+fn dpgm_extreme_keys_and_read_only() {
+    extreme_keys_and_read_only(
+        &small_storage(),
+        |s, k| build_dpgm(s, k, 2),
+        |s| DiskPgm::open(s, "p", false).unwrap(),
+    );
 }
 
 #[test]
@@ -506,4 +521,208 @@ fn table2_bounds_hold() {
         );
         assert!(d.read_blocks <= log2(n / per) * window_blocks, "{d:?}");
     }
+}
+
+/// FILM with `mem` bytes of cached items: 0 evicts every item as it comes, 480 caches 20 items.
+fn build_film(storage: &Storage, keys: &[u64], eps: usize, mem: u64) -> Film {
+    Film::build(
+        storage,
+        "film",
+        keys,
+        |_, k, out| out.copy_from_slice(&payload(*k, 0)),
+        FilmParams {
+            payload_size: 8,
+            eps,
+            memory_limit: mem,
+        },
+    )
+    .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Every operation FILM takes (inserts anywhere, updates, deletes, gets that swap items
+    /// in, scans, flushes, reopens) agrees with a `BTreeMap`, with tiny errors (refits every
+    /// few writes) and tiny caches (evictions on almost every write).
+    #[test]
+    fn film_agrees_with_btreemap(
+        initial in proptest::collection::btree_set(0u64..3000, 0..400),
+        ops in proptest::collection::vec(op(), 1..200),
+        eps in prop_oneof![Just(1usize), Just(4), Just(64)],
+        mem in prop_oneof![Just(0u64), Just(480), Just(1 << 20)],
+    ) {
+        let storage = small_storage();
+        let keys: Vec<u64> = initial.into_iter().collect();
+        run_ops(
+            &storage,
+            &keys,
+            &ops,
+            |s, k| build_film(s, k, eps, mem),
+            |s| Film::open(s, "film", true).unwrap(),
+        )?;
+    }
+
+    /// FILM's invariants after any writes: the cache holds at most what the memory limit
+    /// allows, every item costs its key and locator in memory (at least 16 bytes, cached or
+    /// not), and the files' dead records never exceed what they hold.
+    #[test]
+    fn film_keeps_its_memory_limit(
+        initial in proptest::collection::btree_set(0u64..100_000, 0..2000),
+        writes in proptest::collection::vec((0u64..100_000, any::<bool>()), 0..500),
+        mem in 0u64..4000,
+    ) {
+        let storage = small_storage();
+        let keys: Vec<u64> = initial.into_iter().collect();
+        let mut film = build_film(&storage, &keys, 8, mem);
+        let limit = (mem / (8 + CACHED_ITEM_OVERHEAD) as u64) as usize;
+        let mut buf = [0u8; 8];
+        for (k, read) in writes {
+            if read {
+                film.get(&k, &mut buf).unwrap();
+            } else {
+                film.insert(k, &payload(k, 1)).unwrap();
+            }
+            prop_assert!(film.cached_items() <= limit);
+        }
+        prop_assert!(film.memory_bytes() as u64 >= 16 * film.len());
+        let bytes = film.storage_bytes();
+        prop_assert!(bytes.used + bytes.free <= bytes.allocated);
+    }
+}
+
+#[test]
+fn film_swaps_items_in_and_appends_evictions() {
+    let storage = small_storage();
+    let keys: Vec<u64> = (0..2000u64).map(|k| k * 3).collect();
+    // 20 items cached: the 20 highest keys.
+    let mut film = build_film(&storage, &keys, 16, 20 * 24);
+    assert_eq!(film.cached_items(), 20);
+    let memory = film.memory_bytes();
+    let mut buf = [0u8; 8];
+    let before = storage.stats();
+    assert!(film.get(&(5999 - 2), &mut buf).unwrap());
+    assert_eq!(
+        (storage.stats() - before).read_blocks,
+        0,
+        "a cached item reads nothing"
+    );
+    assert!(film.get(&30, &mut buf).unwrap());
+    assert_eq!(buf, payload(30, 0));
+    assert_eq!(
+        (storage.stats() - before).read_blocks,
+        1,
+        "an item on disk reads its page"
+    );
+    assert_eq!(film.stats().swap_ins, 1);
+    assert_eq!(
+        film.stats().evictions,
+        1,
+        "the coldest cached item made room"
+    );
+    // The swapped-in item takes the slot the chain was built with room for; only the free
+    // list's first allocation (4 slots) is new.
+    assert!(
+        film.memory_bytes() <= memory + 16,
+        "{memory} -> {}",
+        film.memory_bytes()
+    );
+    let before = storage.stats();
+    assert!(film.get(&30, &mut buf).unwrap());
+    assert_eq!(
+        (storage.stats() - before).read_blocks,
+        0,
+        "swapped in: cached now"
+    );
+    // Appends beyond the last key, far more than the cache holds, refit the last leaf.
+    for k in 0..3000u64 {
+        assert!(!film.insert(10_000 + k, &payload(k, 2)).unwrap());
+    }
+    assert!(film.stats().refits > 0);
+    assert_eq!(film.len(), 5000);
+    film.flush().unwrap();
+    drop(film);
+    let ro = Film::open(&storage, "film", false).unwrap();
+    assert_eq!(ro.cached_items(), 20);
+    for k in (0..3000u64).step_by(7) {
+        assert!(ro.get(&(10_000 + k), &mut buf).unwrap());
+        assert_eq!(buf, payload(k, 2));
+    }
+    assert!(ro.get(&30, &mut buf).unwrap());
+    assert_eq!(
+        ro.stats().swap_ins,
+        0,
+        "a read-only handle does not swap in"
+    );
+}
+
+#[test]
+fn film_extreme_keys_and_read_only() {
+    let storage = small_storage();
+    extreme_keys_and_read_only(
+        &storage,
+        |s, k| build_film(s, k, 2, 48),
+        |s| Film::open(s, "film", false).unwrap(),
+    );
+    let mut index = build_film(&storage, &[1, 2], 2, 48);
+    assert!(matches!(
+        index.insert(3, &[0u8; 4]),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        Film::build(
+            &storage,
+            "bad",
+            &[3, 3],
+            |_, _, _| {},
+            FilmParams::default()
+        ),
+        Err(Error::DuplicateKey { .. })
+    ));
+    assert!(matches!(
+        Film::build(
+            &storage,
+            "bad",
+            &[3],
+            |_, _, _| {},
+            FilmParams {
+                eps: 0,
+                ..FilmParams::default()
+            }
+        ),
+        Err(Error::InvalidParameter { .. })
+    ));
+}
+
+#[test]
+fn film_damaged_files_give_typed_errors() {
+    let make = |storage: &Storage| {
+        let keys: Vec<u64> = (0..3000u64).map(|k| k * 5).collect();
+        let mut index = build_film(storage, &keys, 16, 100 * 24);
+        for k in 0..100u64 {
+            index.insert(k * 5 + 1, &payload(k, 1)).unwrap();
+        }
+        index.flush().unwrap();
+    };
+    damage_each_block(make, |s| {
+        let index = Film::open(s, "film", false)?;
+        let (mut k, mut p) = (Vec::new(), Vec::new());
+        index.scan(&0, usize::MAX, &mut k, &mut p)?;
+        Ok(())
+    });
+}
+
+/// A scan reads each data page once: items evicted together (a bulk load's, in key order)
+/// share their page.
+#[test]
+fn film_scans_read_each_page_once() {
+    let storage = small_storage();
+    let keys: Vec<u64> = (0..2000u64).map(|k| k * 3).collect();
+    let film = build_film(&storage, &keys, 16, 0);
+    // 512-byte blocks: 31 records of 16 bytes a page.
+    let before = storage.stats();
+    let (mut k, mut p) = (Vec::new(), Vec::new());
+    assert_eq!(film.scan(&0, 100, &mut k, &mut p).unwrap(), 100);
+    assert_eq!(k, keys[..100].to_vec());
+    assert_eq!((storage.stats() - before).read_blocks, 100u64.div_ceil(31));
 }

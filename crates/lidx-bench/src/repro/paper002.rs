@@ -1,8 +1,8 @@
 //! Paper 002 (Zhang, Su & Zhang, *Making In-Memory Learned Indexes Efficient on Disk*): the
 //! zero-interval model savings (`lidx stats --zero-interval`), the memory of compressed
 //! models and zone maps at equal I/O (`lidx bench --on-disk`, [`crate::disk_runner`]), and the
-//! hybrid index under YCSB (`lidx ycsb`, [`crate::kv_runner`]), and TPC-C with every index on
-//! disk (`lidx tpcc`, [`crate::tpcc`]: Table 8).
+//! hybrid index under YCSB (`lidx ycsb`, [`crate::kv_runner`]), FILM beside it under YCSB
+//! (Fig. 13), and TPC-C with every index on disk (`lidx tpcc`, [`crate::tpcc`]: Table 8).
 //!
 //! What differs from the paper: generated keys (lognormal, and GRE's hardness generator for the
 //! datasets of varying difficulty) unless `--dataset` names real ones; `sim:nvme` (its Table 2
@@ -156,6 +156,61 @@ fn fig11(c: &Context) -> Plan {
     }
 }
 
+/// Fig. 13's data: uniform keys over the whole `u64` range, the shape of SOSD's Facebook user
+/// ids (near uniform), which the paper runs.
+const FIG13_SMALL: Sizes = Sizes {
+    datasets: &["gen:uniform-sparse:200K"],
+    ops: "20K",
+};
+const FIG13_FULL: Sizes = Sizes {
+    datasets: &["gen:uniform-sparse:10M"],
+    ops: "200K",
+};
+
+/// FILM against the hybrid (paper 002 §10.5): `lidx ycsb` on the three workloads, twice. First
+/// the hybrid-PGM-disk (`adapter:hybrid`, `cpr-pgm`) at the paper's budget scaled to our keys
+/// (10 MiB for 150M loaded keys is 512 KiB for the full scale's 7.5M; the small scale's 150K
+/// keys get 64 KiB, as 10 KiB would merge every few writes) beside FILM with 58% of its items
+/// cached (the paper's FILM: "58% of data points are in memory"; 24 bytes each) and FILM
+/// with none cached (its smallest memory). Then equal memory: the hybrid with FILM's own floor
+/// (16 bytes of key and locator per item) as its budget beside that smallest FILM. The disk
+/// B+-tree with its inner nodes in memory is the reference of both.
+fn fig13(c: &Context) -> Plan {
+    let (budget, film_58, film_floor, runs) = match c.scale {
+        Scale::Small => ("64Ki", "2088K", "2400K", "1"),
+        Scale::Full => ("512Ki", "104400K", "120M", "3"),
+    };
+    let ycsb = |dataset: &str, stores: String, budget: &str| {
+        Step::new(StepOutput::Records, &["ycsb"])
+            .arg("--dataset", dataset)
+            .arg("--workload", "read-only,balanced,write-only")
+            .arg("--store", &stores)
+            .arg("--hybrid-model", "cpr-pgm")
+            .arg("--memory-budget", budget)
+            .arg("--device", "sim:nvme")
+            .arg("--ops", &c.ops)
+            .arg("--runs", runs)
+    };
+    let mut steps = Vec::new();
+    for dataset in &c.datasets {
+        steps.push(ycsb(
+            dataset,
+            format!("adapter:btree,adapter:hybrid,disk:film:mem={film_58},disk:film:mem=0"),
+            budget,
+        ));
+        steps.push(ycsb(
+            dataset,
+            "adapter:btree,adapter:hybrid,disk:film:mem=0".to_string(),
+            film_floor,
+        ));
+    }
+    Plan {
+        steps,
+        figure: Figure::Charts,
+        files: Vec::new(),
+    }
+}
+
 const TPCC_SMALL: Sizes = Sizes {
     datasets: &["tpcc:warehouses=1"],
     ops: "20K",
@@ -240,6 +295,14 @@ pub const EXPERIMENTS: &[Experiment] = &[
         small: SMALL,
         full: FULL,
         status: Status::Ready(fig11),
+    },
+    Experiment {
+        id: "002-fig13",
+        title: "Throughput and Space Cost Comparison to FILM",
+        section: "§10.5",
+        small: FIG13_SMALL,
+        full: FIG13_FULL,
+        status: Status::Ready(fig13),
     },
     Experiment {
         id: "002-table8",

@@ -283,6 +283,7 @@ impl<'a> KvBench<'a> {
                     .to_string()
             }
             StoreSpec::BTree { .. } => format!("inner nodes resident {cache}"),
+            StoreSpec::Map(_) => format!("memory as its parameters set it, no budget {cache}"),
             _ => format!("{budget} {cache}"),
         }
     }

@@ -3,7 +3,9 @@
 //! ([`lidx::kv::Store`], every engine by name: `hybrid`, `btree`), and two adapters
 //! over the fixed-key structures the store's engines generalize, the disk B+-tree
 //! (`adapter:btree`) and the typed hybrid index (`adapter:hybrid`), kept to measure what the
-//! general API costs against them.
+//! general API costs against them; and any updatable disk map of the catalog as a store
+//! (`disk:<map>`, e.g. `disk:film:mem=10Mi`, paper 002 §10.5's FILM), behind a reader-writer
+//! lock as the B+-tree adapter is ([`LockedMap`]).
 //!
 //! Through the API ([`StoreApi`]), a `u64` key is its 8 big-endian bytes (so byte order is
 //! key order), a key of any other type is a rank into the dataset's order-preserving byte keys
@@ -45,12 +47,15 @@ use lidx::raw::kv::WalOptions;
 use lidx::Key;
 use parking_lot::RwLock;
 
+use lidx::disk::DiskMap;
+
 use crate::byte_store::{ByteStore, LidxStore, PeerEngine, PeerOptions};
 use crate::disk_registry::{DiskIndexSpec, DiskModel, ZeroEps};
 use crate::disk_workload::payload_of;
 use crate::error::{BenchError, Result};
 use crate::registry::IndexSpec;
 use crate::store_keys::StoreKeys;
+use crate::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
 
 /// Merge figures of a store that merges in the background (zero for others).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -150,6 +155,38 @@ impl<K: Key> KvStore<K> for LockedBTree<K> {
 
     fn describe(&self) -> String {
         self.tree.read().describe()
+    }
+}
+
+/// An updatable disk map of the catalog ([`UpdatableSpec`]) behind a reader-writer lock, as
+/// [`LockedBTree`]: reads share it, writes hold it exclusively.
+pub struct LockedMap {
+    map: RwLock<Box<dyn DiskMap<u64>>>,
+}
+
+impl KvStore<u64> for LockedMap {
+    fn get(&self, key: &u64, payload: &mut [u8]) -> lidx::Result<bool> {
+        self.map.read().get(key, payload)
+    }
+
+    fn put(&self, key: u64, payload: &[u8]) -> lidx::Result<()> {
+        self.map.write().insert(key, payload).map(|_| ())
+    }
+
+    fn payload_size(&self) -> usize {
+        self.map.read().payload_size()
+    }
+
+    fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Self>() + self.map.read().memory_bytes()
+    }
+
+    fn disk_bytes(&self) -> u64 {
+        self.map.read().disk_bytes()
+    }
+
+    fn describe(&self) -> String {
+        self.map.read().describe()
     }
 }
 
@@ -317,14 +354,18 @@ const BUILD_BATCH: usize = 4096;
 pub const ADAPTER_BTREE: &str = "adapter:btree";
 /// See [`ADAPTER_BTREE`].
 pub const ADAPTER_HYBRID: &str = "adapter:hybrid";
+/// The prefix of an updatable disk map run as a store: `disk:film:mem=10Mi`.
+pub const DISK_MAP_PREFIX: &str = "disk:";
 
 /// Accepted names in `--store` lists: the store's engines as the catalog lists them
 /// ([`lidx::catalog::EngineSpec`]), then the adapters.
 pub fn store_forms() -> String {
     format!(
-        "{} (through the store API), {ADAPTER_HYBRID} (the typed hybrid index) or \
-         {ADAPTER_BTREE} (the fixed-key disk B+-tree, inner nodes resident)",
-        Engine::forms()
+        "{} (through the store API), {ADAPTER_HYBRID} (the typed hybrid index), \
+         {ADAPTER_BTREE} (the fixed-key disk B+-tree, inner nodes resident) or \
+         {DISK_MAP_PREFIX}<map> (an updatable disk map: {})",
+        Engine::forms(),
+        UpdatableSpec::accepted_forms()
     )
 }
 
@@ -500,6 +541,9 @@ pub enum StoreSpec {
     Store(StoreApiSpec),
     /// Another engine through the same store shape ([`ByteStore`]), from `lidx-peers`.
     Peer(PeerSpec),
+    /// An updatable disk map of the catalog (`disk:<map>`), behind a lock ([`LockedMap`]);
+    /// its memory is its own parameters' (FILM's `mem`), not the run's budget.
+    Map(UpdatableSpec),
 }
 
 impl StoreSpec {
@@ -563,6 +607,15 @@ impl StoreSpec {
             .map(|name| match name.trim() {
                 ADAPTER_BTREE => Ok(StoreSpec::baseline()),
                 ADAPTER_HYBRID => Ok(adapter_hybrid.clone()),
+                other if other.starts_with(DISK_MAP_PREFIX) => {
+                    UpdatableSpec::parse(&other[DISK_MAP_PREFIX.len()..])
+                        .map(StoreSpec::Map)
+                        .map_err(|e| BenchError::BadSpec {
+                            what: "store",
+                            got: other.to_string(),
+                            expected: format!("{DISK_MAP_PREFIX}<map>: {e}"),
+                        })
+                }
                 other if peers.iter().any(|p| p.name() == other) => {
                     let engine = peers.iter().find(|p| p.name() == other).cloned();
                     Ok(StoreSpec::Peer(PeerSpec {
@@ -603,7 +656,7 @@ impl StoreSpec {
     /// B+-tree's peak), which a reference cannot have.
     pub fn relative_budget(&self) -> bool {
         let budget = match self {
-            StoreSpec::BTree { .. } => None,
+            StoreSpec::BTree { .. } | StoreSpec::Map(_) => None,
             StoreSpec::Hybrid(h) => h.budget,
             StoreSpec::Store(s) => s.budget,
             StoreSpec::Peer(p) => p.budget,
@@ -619,6 +672,7 @@ impl StoreSpec {
     /// `store:hybrid,budget=10%,fsync=never` (through the API).
     pub fn label(&self) -> String {
         match self {
+            StoreSpec::Map(m) => format!("{DISK_MAP_PREFIX}{}", m.label()),
             StoreSpec::Peer(p) => match p.memory_limit {
                 // Sized from the run's limit ([`StoreSpec::for_run`]), not from a budget.
                 Some(limit) => format!("peer:{},limit={limit}", p.engine.name()),
@@ -668,7 +722,7 @@ impl StoreSpec {
     /// The budget in bytes this store is built with, if it takes one.
     pub fn memory_budget(&self) -> Option<u64> {
         match self {
-            StoreSpec::BTree { .. } => None,
+            StoreSpec::BTree { .. } | StoreSpec::Map(_) => None,
             StoreSpec::Hybrid(h) => h.budget_bytes,
             StoreSpec::Store(s) => s.budget_bytes,
             StoreSpec::Peer(p) => p.budget_bytes,
@@ -853,6 +907,16 @@ impl StoreSpec {
                 key_bytes,
                 payload_size,
             )?)),
+            StoreSpec::Map(ref m) => {
+                let options = UpdateOptions {
+                    payload_size,
+                    resident: Resident::AllInner,
+                };
+                let map = m.build_as(&storage, "map", keys, &options)?;
+                Ok(Box::new(LockedMap {
+                    map: RwLock::new(map),
+                }))
+            }
         }
     }
 }

@@ -10,6 +10,8 @@
 //! dfiting:eps=64        the FITing-tree on disk (segments with delta buffers)
 //! dpgm:eps=64           the dynamic PGM on disk (LSM-style levels of static PGMs)
 //! btree-learned         Table 5's hybrid design: B+-tree leaves under a learned model
+//! film:eps=64:mem=10Mi  FILM (paper 002 §10.5): keys in learned leaves, payloads in an LRU
+//!                       cache of `mem` bytes, the rest evicted to appended pages
 //! ```
 //!
 //! `eps` defaults to 64, paper 003 §5.3's setting for the FITing-tree and the PGM. Whether the
@@ -27,6 +29,7 @@ use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};
 use lidx::disk::{DiskFiting, DiskFitingParams};
 use lidx::disk::{DiskLipp, DiskLippParams};
 use lidx::disk::{DiskPgm, DiskPgmParams};
+use lidx::disk::{Film, FilmParams};
 use lidx::io::Storage;
 use lidx::mem::PgmParams;
 
@@ -97,6 +100,7 @@ pub trait DiskMapFiles {
             UpdatableSpec::BtreeLearned {} => {
                 Box::new(BTreeLearned::<u64>::open(storage, name, writable)?)
             }
+            UpdatableSpec::Film { .. } => Box::new(Film::open(storage, name, writable)?),
         })
     }
 
@@ -201,6 +205,14 @@ pub trait DiskMapFiles {
                 let map = BTreeLearned::<u64>::build(storage, name, keys, payload_of, params)?;
                 Box::new(map)
             }
+            UpdatableSpec::Film { eps, mem } => {
+                let params = FilmParams {
+                    payload_size,
+                    eps,
+                    memory_limit: mem,
+                };
+                Box::new(Film::build(storage, name, keys, payload_of, params)?)
+            }
         })
     }
 }
@@ -242,12 +254,13 @@ mod tests {
             ("dfiting:eps=32", "dfiting:eps=32"),
             ("dpgm", "dpgm:eps=64"),
             ("btree-learned", "btree-learned"),
+            ("film:mem=1Mi", "film:eps=64:mem=1048576"),
         ] {
             assert!(UpdatableSpec::is_updatable_name(name));
             assert_eq!(UpdatableSpec::parse(name).unwrap().label(), label);
         }
         assert!(!UpdatableSpec::is_updatable_name("btree:fill=70"));
-        assert_eq!(UpdatableSpec::names().len(), 6);
+        assert_eq!(UpdatableSpec::names().len(), 7);
         assert_eq!(
             UpdatableSpec::parse_list("btree,btree:fill=50")
                 .unwrap()

@@ -22,9 +22,10 @@
 //!   is the meta block, and `<name>.data`, reported together as `<name>`), a LIPP, a disk PGM
 //!   (its manifest; its level files are static learned files, read on their own too), a
 //!   FITing-tree (its segment file; its `.inner` is a disk B+-tree, read on its own too) and a
-//!   learned-inner B+-tree: each opened read-only through its structure (which checks its
-//!   headers), every entry read in key order by its scans, every key looked up, the count
-//!   against the header.
+//!   learned-inner B+-tree, and FILM (`<name>`, its header and snapshot, and `<name>.data`,
+//!   its data pages, which carry no header and are read through it): each opened read-only
+//!   through its structure (which checks its headers), every entry read in key order by its
+//!   scans, every key looked up, the count against the header.
 //!
 //! Every numeric index's line shows the fingerprint of the keys it was built from, as its
 //! header records it (issue 30, class 6: what `lidx bench --on-disk` checks a dataset against);
@@ -68,6 +69,7 @@ use lidx::disk::DiskFiting;
 use lidx::disk::DiskIndex;
 use lidx::disk::DiskLipp;
 use lidx::disk::DiskPgm;
+use lidx::disk::Film;
 use lidx::disk::{DiskBTree, Resident};
 use lidx::io::{DeviceKind, Storage};
 use lidx::join::{read_header, Table};
@@ -113,6 +115,8 @@ enum Kind {
     /// A FITing-tree's segment file (its `.inner` is a disk B+-tree).
     Fiting,
     BTreeLearned,
+    /// FILM's header and snapshot file (its data pages, `<name>.data`, are read through it).
+    Film,
     /// A file of a store (write-ahead log, manifest, `CURRENT`, `STORE`) outside a store.
     StoreFile,
 }
@@ -132,13 +136,14 @@ impl Kind {
             Kind::DiskPgm => "disk PGM",
             Kind::Fiting => "disk FITing-tree",
             Kind::BTreeLearned => "learned-inner B+-tree",
+            Kind::Film => "FILM",
             Kind::StoreFile => "store file",
         }
     }
 }
 
 /// Every magic number lidx writes at byte 0 of a file, with the kind it names.
-fn magics() -> [(u64, Kind); 15] {
+fn magics() -> [(u64, Kind); 16] {
     use lidx::raw::disk::byte_btree::{IMAGE_MAGIC, PAGES_MAGIC};
     use lidx::raw::disk::byte_table::BYTE_TABLE_MAGIC;
     use lidx::raw::join::table_index::INDEX_MAGIC;
@@ -161,6 +166,7 @@ fn magics() -> [(u64, Kind); 15] {
             lidx::raw::disk::btree_learned::header::MAGIC,
             Kind::BTreeLearned,
         ),
+        (lidx::raw::disk::film::MAGIC, Kind::Film),
         store(b"lidxWAL1"),
         store(b"lidxSTOR"),
         store(b"lidxMAN1"),
@@ -206,7 +212,7 @@ fn classify(head: &[u8]) -> Option<(Kind, usize)> {
         | Kind::BTreeLearned => 36,
         Kind::ByteTable | Kind::ByteBTreeImage | Kind::ByteBTreePages => 12,
         Kind::AlexInner | Kind::AlexData => 16,
-        Kind::Lipp => 40,
+        Kind::Lipp | Kind::Film => 40,
         Kind::JoinTable | Kind::JoinIndex | Kind::StoreFile => return Some((kind, 4096)),
     };
     Some((kind, block(block_at)))
@@ -371,6 +377,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .filter(|(_, k)| k.is_some_and(|(k, _)| k == Kind::JoinTable))
         .map(|(n, _)| n.as_str())
         .collect();
+    // FILM's data pages carry no header: read through FILM's own file.
+    let films: Vec<&str> = names
+        .iter()
+        .zip(&kinds)
+        .filter(|(_, k)| k.is_some_and(|(k, _)| k == Kind::Film))
+        .map(|(n, _)| n.as_str())
+        .collect();
     // Files not read, and why.
     let mut skipped: Vec<(&str, &str)> = Vec::new();
     for ((name, kind), head) in names.iter().zip(&kinds).zip(&heads) {
@@ -424,6 +437,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ));
                 continue;
             }
+            None if name
+                .strip_suffix(".data")
+                .is_some_and(|index| films.contains(&index)) =>
+            {
+                continue
+            }
             None => match looks_like_lidx(dir, name, head) {
                 Some(why) => (None, Err(format!("not readable as any lidx file: {why}"))),
                 None => {
@@ -437,6 +456,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 || name.clone(),
                 |index| format!("{index} ({index}.inner + {index}.data)"),
             ),
+            Some(Kind::Film) => format!("{name} (+ {name}.data)"),
             _ => name.clone(),
         };
         verdicts.push(Verdict { file, kind, result });
@@ -621,6 +641,7 @@ fn verify_file(
             KeyOf::F64 => learned_btree::<f64>(&storage, name),
             KeyOf::Str16 => learned_btree::<Str16>(&storage, name),
         })?,
+        Kind::Film => updatable(name, &Film::open(&storage, name, false)?)?,
         Kind::StoreFile => unreachable!("a store's file outside a store is not read"),
         Kind::JoinIndex => {
             let (spec, model) = read_saved(&storage, name)?;

@@ -45,6 +45,17 @@ crate::param_specs! {
         },
         /// Paper 003 Table 5's hybrid design: B+-tree leaves under a learned model.
         BtreeLearned = "btree-learned" {},
+        /// FILM (Ma et al., PVLDB 16(3) 2022; paper 002 §10.5): every key in memory in
+        /// learned leaves, the payloads of the hottest items cached under an LRU, the others
+        /// evicted to appended data pages with an in-memory locator each
+        /// ([`crate::disk::Film`]).
+        Film = "film" {
+            /// Error bound of the leaves' models: larger is fewer leaves, longer searches.
+            eps: usize = 64 in 1..=1_048_576 => "<n>",
+            /// Bytes the cached data items may take (payload + 16 bytes each); the coldest
+            /// beyond it are evicted to disk. Keys and locators come on top, for every item.
+            mem: u64 = 67108864 => "<bytes>",
+        },
     }
 }
 

@@ -197,7 +197,8 @@ mod tests {
         assert!(Role::StaticIndex.names().contains(&"alex"));
         assert_eq!(
             Role::DiskMap.forms().join(", "),
-            "btree[:fill=<percent>], alex, lipp, dfiting[:eps=<n>], dpgm[:eps=<n>], btree-learned"
+            "btree[:fill=<percent>], alex, lipp, dfiting[:eps=<n>], dpgm[:eps=<n>], btree-learned, \
+             film[:eps=<n>][:mem=<bytes>]"
         );
     }
 }

@@ -29,6 +29,7 @@ pub(crate) mod btree_learned;
 pub(crate) mod byte_btree;
 pub(crate) mod byte_table;
 pub(crate) mod dpgm;
+pub(crate) mod film;
 pub(crate) mod fiting;
 pub(crate) mod flagged_records;
 pub(crate) mod header_fields;
@@ -50,6 +51,7 @@ pub use byte_table::{
     TableCursor as ByteTableCursor,
 };
 pub use dpgm::{DiskPgm, DiskPgmParams};
+pub use film::{Film, FilmParams, FilmStats, CACHED_ITEM_OVERHEAD, MAX_LEAF};
 pub use fiting::{DiskFiting, DiskFitingParams};
 pub use hybrid::{DynamicMap, MergeTrigger, SortedRuns, StageOptions, StaticModel, StdMap};
 pub use lipp::{DiskLipp, DiskLippParams};
