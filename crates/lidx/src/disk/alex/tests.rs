@@ -302,3 +302,41 @@ fn write_breakdown_counts_the_modeled_device_time() {
     assert!(modeled > 0);
     assert!(alex.write_breakdown().total_ns() >= modeled);
 }
+
+/// Inner nodes on the way to `key`'s data node.
+fn depth(alex: &DiskAlex, key: u64) -> usize {
+    let mut path = Vec::new();
+    alex.descend(&mut alex.inner_pages(), key, Some(&mut path))
+        .unwrap();
+    path.len()
+}
+
+/// Keys appended in increasing order (TPC-C's HISTORY, paper 002 §10.6) must not deepen the
+/// right edge by a level per split. Before the root widening, the append-aware expansion
+/// and the halving sideways split, every split of the right edge went down: 30,000 appends
+/// into small nodes made the descent 256 inner nodes deep and the insert failed as a
+/// "cycle"; after 3,000 the edge was already 30 deep.
+#[test]
+fn appends_past_the_domain_keep_the_tree_shallow() {
+    let s = storage();
+    let mut a = build(&s, &(0..10).collect::<Vec<_>>());
+    let mut model: BTreeMap<u64, u64> = (0..10).map(|k| (k, k)).collect();
+    for k in 10..30_000u64 {
+        a.insert(k, &payload(k, 0)).unwrap();
+        model.insert(k, k);
+        if k == 3_000 {
+            assert!(
+                depth(&a, k) <= 4,
+                "depth {} after 3,000 appends",
+                depth(&a, k)
+            );
+        }
+    }
+    assert!(a.smos().widenings > 0);
+    assert!(depth(&a, 29_999) <= 8, "depth {}", depth(&a, 29_999));
+    check_all(&a, &model);
+    a.flush().unwrap();
+    drop(a);
+    let a = DiskAlex::open(&s, "a", false, false).unwrap();
+    check_all(&a, &model);
+}

@@ -25,7 +25,8 @@ use super::meta::{check_data_header, decode_meta, Meta};
 use super::params::DiskAlexParams;
 use crate::disk::node_pages::NodePages;
 
-/// Deepest descent accepted: deeper can only be a cycle in a corrupt file.
+/// Deepest descent accepted: deeper is a cycle in a corrupt file, or a left edge deepened by
+/// keys inserted in decreasing order, which no widening shortens (see `update`).
 const MAX_DEPTH: usize = 256;
 
 /// The inner-node file of index `name`.
@@ -57,6 +58,9 @@ pub struct DiskAlexSmos {
     pub splits_sideways: u64,
     /// Data nodes replaced by a new inner node over two data nodes.
     pub splits_down: u64,
+    /// Root widenings for keys appended past the root's domain (a new root of twice the
+    /// slots, or of two slots over the old root at the largest fanout).
+    pub widenings: u64,
 }
 
 /// ALEX on disk, paper 003's Layout #2. See the module docs of `crate::disk::alex`.
@@ -248,7 +252,10 @@ impl DiskAlex {
         Err(Error::Corrupt {
             file: inner.file().to_string(),
             block: None,
-            what: format!("descent deeper than {MAX_DEPTH} inner nodes: a cycle"),
+            what: format!(
+                "descent deeper than {MAX_DEPTH} inner nodes: a cycle, or keys inserted in \
+                 decreasing order deepened the left edge"
+            ),
         })
     }
 
