@@ -315,7 +315,7 @@ fn depth(alex: &DiskAlex, key: u64) -> usize {
 /// right edge by a level per split. Before the root widening, the append-aware expansion
 /// and the halving sideways split, every split of the right edge went down: 30,000 appends
 /// into small nodes made the descent 256 inner nodes deep and the insert failed as a
-/// "cycle"; after 3,000 the edge was already 30 deep.
+/// "cycle"; after 3,000 the edge was already 31 deep.
 #[test]
 fn appends_past_the_domain_keep_the_tree_shallow() {
     let s = storage();

@@ -39,6 +39,15 @@ pub(crate) fn data_file(name: &str) -> String {
     format!("{name}.data")
 }
 
+/// A view of the inner-node file `inner` (its blocks in memory when `resident`), borrowing only
+/// these two fields of a [`DiskAlex`] so that an update can change its meta while it writes.
+pub(crate) fn inner_pages_of<'a>(
+    inner: &Arc<dyn BlockDevice>,
+    resident: &'a Option<Vec<Box<[u8]>>>,
+) -> NodePages<'a> {
+    NodePages::new(Arc::clone(inner), IoClass::Inner, resident.as_deref())
+}
+
 /// One step of a descent: the inner node's position, header and the slot taken.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Step {
@@ -171,11 +180,7 @@ impl DiskAlex {
 
     /// A view of the inner-node file for one operation.
     pub(crate) fn inner_pages(&self) -> NodePages<'_> {
-        NodePages::new(
-            Arc::clone(&self.inner),
-            IoClass::Inner,
-            self.resident.as_deref(),
-        )
+        inner_pages_of(&self.inner, &self.resident)
     }
 
     /// A view of the data-node file for one operation.

@@ -68,15 +68,13 @@ use crate::io::IoClass;
 use crate::key::Key;
 use crate::mem::alex::build::span_model;
 use crate::mem::alex::data_node::DataNode;
-use crate::mem::alex::inner_node::InnerNode;
+use crate::mem::alex::inner_node::{halve_run, InnerNode, Runs};
 
 use super::addr::{Addr, NONE};
 use super::data_node::{self, Node};
 use super::inner_node::{InnerHeader, INNER_HEADER_BYTES, INVALID, LIVE};
 use super::meta::META_BYTES;
-use super::tree::{DiskAlex, Step};
-use crate::disk::node_pages::NodePages;
-use std::sync::Arc;
+use super::tree::{inner_pages_of, DiskAlex, Step};
 
 /// Why a data node is rebuilt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,21 +208,12 @@ impl DiskAlex {
             let mut dup = duplication;
             let mut start = InnerNode::run_start(p.slot, duplication);
             // (first slot, duplication, keys) of each node replacing the old one.
-            let mut runs: Vec<(usize, u8, std::ops::Range<usize>)> = Vec::new();
+            let mut runs: Runs = Vec::new();
             while dup > 0 {
-                let mid = start + (1 << (dup - 1));
-                let cut = keys.partition_point(|k| p.header.model.slot(k.to_model(), fanout) < mid);
-                dup -= 1;
-                if cut > 0 && cut < keys.len() {
-                    runs.push((start, dup, 0..cut));
-                    runs.push((mid, dup, cut..keys.len()));
+                let cut_of =
+                    |mid| keys.partition_point(|k| p.header.model.slot(k.to_model(), fanout) < mid);
+                if halve_run(&mut runs, &mut start, &mut dup, keys.len(), cut_of) {
                     break;
-                }
-                if cut == 0 {
-                    runs.push((start, dup, 0..0));
-                    start = mid;
-                } else {
-                    runs.push((mid, dup, cut..cut));
                 }
                 if dup == 0 {
                     // Every key routes to the one slot left: its node splits down below.
@@ -279,11 +268,7 @@ impl DiskAlex {
         let nodes: Vec<&DataNode<u64, u32>> = runs.iter().map(|(_, n)| n).collect();
         let positions = self.write_data_nodes(&nodes, old.h.prev, old.h.next, payload_of)?;
         // (2) A new inner node, if any, then the parent's slots or the root.
-        let mut inner = NodePages::new(
-            Arc::clone(&self.inner),
-            IoClass::Inner,
-            self.resident.as_deref(),
-        );
+        let mut inner = inner_pages_of(&self.inner, &self.resident);
         let old_start = parent.map_or(0, |p| InnerNode::run_start(p.slot, old.h.duplication));
         let targets: Vec<(usize, u8, Addr)> = match inner_model {
             Some(model) => {
@@ -402,11 +387,7 @@ impl DiskAlex {
         let parent = *path.last().expect("widening needs an inner node");
         let old_start = InnerNode::run_start(parent.slot, old.h.duplication);
         let kept_slots = run_slots(&[(old_start, old.h.duplication, kept_at)], usable);
-        let mut inner = NodePages::new(
-            Arc::clone(&self.inner),
-            IoClass::Inner,
-            self.resident.as_deref(),
-        );
+        let mut inner = inner_pages_of(&self.inner, &self.resident);
         let w_pos = path[at].pos;
         let (fanout, model, mut children) = if raise {
             let mut model = w.model;
@@ -455,23 +436,29 @@ impl DiskAlex {
                 &run_slots(&[(start, w.duplication, widened)], usable),
             )?;
         }
-        if !raise {
-            let mut dead = w;
-            dead.state = INVALID;
-            let mut head = [0u8; INNER_HEADER_BYTES];
-            dead.encode(&mut head);
-            inner.write(w_pos, &head)?;
-            self.meta.inner_invalid += w.node_bytes();
-        } else {
-            self.meta.inner_nodes += 1;
-        }
         let written = inner.commit_blocks()?;
         drop(inner);
         self.absorb(written);
         if at == 0 {
             self.meta.root_raw = widened.encode(usable);
         }
+        if raise {
+            self.meta.inner_nodes += 1;
+        } else {
+            self.meta.inner_invalid += w.node_bytes();
+        }
         self.write_meta_for(old, positions[0])?;
+        if !raise {
+            let mut dead = w;
+            dead.state = INVALID;
+            let mut head = [0u8; INNER_HEADER_BYTES];
+            dead.encode(&mut head);
+            let mut inner = inner_pages_of(&self.inner, &self.resident);
+            inner.write(w_pos, &head)?;
+            let written = inner.commit_blocks()?;
+            drop(inner);
+            self.absorb(written);
+        }
         self.smos.widenings += 1;
         self.retire(old, &positions)
     }
