@@ -340,3 +340,43 @@ fn appends_past_the_domain_keep_the_tree_shallow() {
     let a = DiskAlex::open(&s, "a", false, false).unwrap();
     check_all(&a, &model);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Appends (keys past every other, in increasing steps) mixed with inserts, deletes and
+    /// updates below them, reopened now and then with the inner nodes on disk or in memory:
+    /// the widenings and halving splits keep every answer `BTreeMap`'s.
+    #[test]
+    fn appends_mixed_with_other_writes_match_btreemap(
+        ops in proptest::collection::vec((0u8..10, 0u64..4_000, 1u64..40), 1..1_500),
+    ) {
+        let s = storage();
+        let mut a = build(&s, &(0..50).map(|k| k * 10).collect::<Vec<_>>());
+        let mut model: BTreeMap<u64, u64> = (0..50).map(|k| (k * 10, k * 10)).collect();
+        let mut next = 500;
+        for (i, &(kind, key, step)) in ops.iter().enumerate() {
+            match kind {
+                0..=5 => {
+                    next += step;
+                    a.insert(next, &payload(next, 0)).unwrap();
+                    model.insert(next, next);
+                }
+                6 | 7 => {
+                    a.insert(key, &payload(key, 1)).unwrap();
+                    model.insert(key, key ^ 1);
+                }
+                8 => {
+                    prop_assert_eq!(a.delete(&key).unwrap(), model.remove(&key).is_some());
+                }
+                _ if i % 97 == 0 => {
+                    a.flush().unwrap();
+                    drop(a);
+                    a = DiskAlex::open(&s, "a", true, key % 2 == 0).unwrap();
+                }
+                _ => {}
+            }
+        }
+        check_all(&a, &model);
+    }
+}
