@@ -27,6 +27,8 @@ const ISSUE_IDS: &[&str] = &[
     "002-table5",
     "002-fig9",
     "002-fig11",
+    "002-fig12",
+    "002-table7",
     "003-fig3",
     "003-fig5",
     "003-fig6",
@@ -101,15 +103,11 @@ fn fig13_plans_film_beside_the_hybrid() {
     }
 }
 
-#[test]
-fn cheap_experiments_write_records_csv_and_svg() {
-    let dir = tempfile::tempdir().unwrap();
-    let out_dir = dir.path().join("out");
-    lidx_ok(&[
-        "repro",
-        "002-table3",
-        "003-fig6",
-        "000-table2",
+/// `lidx repro <ids>` on 20K lognormal keys and 2K operations, into `out_dir`.
+fn repro_tiny(ids: &[&str], out_dir: &std::path::Path) {
+    let mut args = vec!["repro"];
+    args.extend_from_slice(ids);
+    args.extend([
         "--dataset",
         "gen:lognormal:20K",
         "--ops",
@@ -117,6 +115,14 @@ fn cheap_experiments_write_records_csv_and_svg() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
+    lidx_ok(&args);
+}
+
+#[test]
+fn cheap_experiments_write_records_csv_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    repro_tiny(&["002-table3", "003-fig6", "000-table2"], &out_dir);
     for (id, svgs) in [
         ("002-table3", &["models"][..]),
         ("003-fig6", &["breakdown"][..]),
@@ -163,6 +169,60 @@ fn cheap_experiments_write_records_csv_and_svg() {
         }
         assert!(!out_dir.join(format!("{id}.work")).exists(), "{id}");
     }
+}
+
+/// Paper 002's Fig. 12 runs `lidx ycsb` at each of its thread counts on the B+-tree and
+/// hybrid-PGM-disk (its runs are a benchmark: minutes even on tiny data, the hybrid's writers
+/// waiting for merges on 16 threads), and Table 7 on tiny data keeps the best configuration
+/// of each structure per workload with its total space, from YCSB records `lidx report`
+/// reads.
+#[test]
+fn threads_and_space_of_paper_002() {
+    let out = lidx_ok(&["repro", "002-fig12", "--dry-run"]);
+    let plan = text(&out.stdout);
+    let steps: Vec<&str> = plan
+        .lines()
+        .filter(|l| l.starts_with("lidx ycsb"))
+        .collect();
+    assert_eq!(steps.len(), 5, "{plan}");
+    for (step, threads) in steps.iter().zip(["1", "2", "4", "8", "16"]) {
+        assert!(step.contains(&format!("--threads {threads} ")), "{step}");
+        assert!(
+            step.contains("--store adapter:btree,adapter:hybrid --hybrid-model cpr-pgm"),
+            "{step}"
+        );
+        assert!(
+            step.contains("--workload read-only,balanced,write-only"),
+            "{step}"
+        );
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    repro_tiny(&["002-table7"], &out_dir);
+    let best = std::fs::read_to_string(out_dir.join("002-table7-best.csv")).unwrap();
+    let mut lines = best.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.starts_with("dataset,workload,index,ops_per_s"),
+        "{header}"
+    );
+    assert!(header.ends_with(",total"), "{header}");
+    let rows: Vec<&str> = lines.collect();
+    for workload in ["read-only", "write-only", "balanced"] {
+        let btree = rows
+            .iter()
+            .filter(|r| r.contains(&format!(",{workload},btree,")))
+            .count();
+        assert_eq!(btree, 1, "{workload}: {best}");
+    }
+    assert!(
+        rows.iter().any(|r| r.contains(",read-only,hybrid,")),
+        "{best}"
+    );
+    let mut set = RecordSet::default();
+    set.read(&out_dir.join("002-table7.jsonl")).unwrap();
+    assert!(!set.ycsb.is_empty());
 }
 
 #[test]

@@ -237,6 +237,26 @@ pub enum Figure {
     Lines(&'static [Lines]),
     /// The commands draw their own SVGs (listed in [`Plan::files`]).
     ByCommand,
+    /// No SVG: a table of the best record of each group, `<id>-best.csv` and
+    /// `<id>-best.jsonl` (paper 002 Table 7: space at each index's best configuration).
+    Best(&'static Best),
+}
+
+/// The best record per group, and what it costs in space.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Best {
+    /// Fields whose values make a group (`dataset`, `workload`).
+    pub group: &'static [&'static str],
+    /// The field naming the structure, whose value up to its first `:` joins the group: one
+    /// group per structure over its configurations (`btree:resident=1` and
+    /// `btree:resident=inner` are both `btree`).
+    pub family: &'static str,
+    /// The value a group's best record is highest in.
+    pub by: Axis,
+    /// Fields copied from the best record, in this order.
+    pub columns: &'static [&'static str],
+    /// Fields summed into the table's `total` column (memory and disk bytes).
+    pub total: &'static [&'static str],
 }
 
 /// One line plot of records: each y series against x, a line per distinct value of the
@@ -326,12 +346,14 @@ impl Plan {
     /// commands' own files (the charts' names are known only once drawn; they start `<id>-`).
     pub fn outputs(&self, context: &Context) -> Vec<PathBuf> {
         let mut out = vec![context.file(".jsonl"), context.file(".csv")];
-        if let Figure::Lines(plots) = self.figure {
-            out.extend(
+        match self.figure {
+            Figure::Lines(plots) => out.extend(
                 plots
                     .iter()
                     .map(|p| context.file(&format!("-{}.svg", p.name))),
-            );
+            ),
+            Figure::Best(_) => out.extend([context.file("-best.csv"), context.file("-best.jsonl")]),
+            Figure::Charts | Figure::ByCommand => {}
         }
         out.extend(
             self.files

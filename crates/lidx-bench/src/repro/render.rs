@@ -23,7 +23,7 @@ use crate::charts;
 use crate::error::{BenchError, Result};
 use crate::plot::{write_lines, Axes};
 use crate::records::RecordSet;
-use crate::repro::plan::{Context, Figure, Lines, Plan, StepOutput, X};
+use crate::repro::plan::{Best, Context, Figure, Lines, Plan, StepOutput, X};
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BenchError + '_ {
     move |source| BenchError::Io {
@@ -134,6 +134,14 @@ pub fn finish(context: &Context, plan: &Plan) -> Result<Vec<PathBuf>> {
             }
         }
         Figure::ByCommand => {}
+        Figure::Best(best) => {
+            let table = best_rows(&rows, best);
+            let (csv, jsonl) = (context.staged("-best.csv"), context.staged("-best.jsonl"));
+            write_csv(&csv, &table)?;
+            let text: String = table.iter().map(|r| format!("{r}\n")).collect();
+            fs::write(&jsonl, text).map_err(io(&jsonl))?;
+            written.extend([csv, jsonl]);
+        }
     }
     for file in &plan.files {
         if !file.exists() {
@@ -217,6 +225,53 @@ fn nested_rows(value: &Value, inner: &[Value]) -> Vec<Value> {
             if let Some(fields) = row.as_object() {
                 object.extend(fields.clone());
             }
+            Value::Object(object)
+        })
+        .collect()
+}
+
+/// The record of each group of `rows` highest in `best.by` (groups in first-seen order;
+/// records without that value and skipped ones are left out), as rows of the group's fields,
+/// the structure (`family`), the value, the columns and their `total`.
+fn best_rows(rows: &[Value], best: &Best) -> Vec<Value> {
+    let mut chosen: Vec<(Vec<String>, &Value)> = Vec::new();
+    for row in rows {
+        let value = best.by.value(row);
+        if !value.is_finite() || row.get("skipped").is_some_and(|s| !s.is_null()) {
+            continue;
+        }
+        let family = text(row, best.family);
+        let family = family.split(':').next().unwrap_or_default().to_string();
+        let key: Vec<String> = best
+            .group
+            .iter()
+            .map(|f| text(row, f))
+            .chain([family])
+            .collect();
+        match chosen.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, held)) if best.by.value(held) < value => *held = row,
+            Some(_) => {}
+            None => chosen.push((key, row)),
+        }
+    }
+    chosen
+        .into_iter()
+        .map(|(key, row)| {
+            let mut object = Map::new();
+            let fields = best.group.iter().chain([&"index"]);
+            for (field, value) in fields.zip(key) {
+                object.insert(field.to_string(), Value::String(value));
+            }
+            object.insert(best.by.label.to_string(), best.by.value(row).into());
+            for c in best.columns {
+                object.insert(c.to_string(), row.get(*c).cloned().unwrap_or(Value::Null));
+            }
+            let total: f64 = best
+                .total
+                .iter()
+                .filter_map(|f| row.get(*f).and_then(Value::as_f64))
+                .sum();
+            object.insert("total".to_string(), total.into());
             Value::Object(object)
         })
         .collect()
@@ -327,4 +382,60 @@ fn draw(path: &Path, title: &str, rows: &[Value], plot: &Lines) -> Result<()> {
         x_bytes,
     };
     write_lines(path, title, &axes, lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repro::plan::Axis;
+
+    const BEST: Best = Best {
+        group: &["workload"],
+        family: "store",
+        by: Axis::of("ops_per_s", &["ops_per_s"]),
+        columns: &["memory_budget"],
+        total: &["memory_end_bytes", "disk_bytes"],
+    };
+
+    fn row(workload: &str, store: &str, ops: Option<f64>, budget: u64) -> Value {
+        serde_json::json!({
+            "workload": workload, "store": store, "ops_per_s": ops,
+            "memory_budget": budget, "memory_end_bytes": 100 * budget, "disk_bytes": 7,
+        })
+    }
+
+    #[test]
+    fn the_best_record_of_each_group_is_kept_with_its_total_space() {
+        let rows = [
+            row("read-only", "hybrid:budget=1", Some(10.0), 1),
+            row("read-only", "hybrid:budget=2", Some(30.0), 2),
+            row("read-only", "hybrid:budget=9", None, 9),
+            row("read-only", "btree", Some(20.0), 3),
+            row("write-only", "hybrid:budget=4", Some(5.0), 4),
+            row("write-only", "hybrid:budget=5", Some(4.0), 5),
+        ];
+        let mut skipped = row("write-only", "hybrid:budget=6", Some(0.0), 6);
+        skipped["skipped"] = "its budget is too small".into();
+        let rows = [rows.as_slice(), &[skipped]].concat();
+        let table = best_rows(&rows, &BEST);
+        let got: Vec<(String, String, u64, f64)> = table
+            .iter()
+            .map(|r| {
+                (
+                    text(r, "workload"),
+                    text(r, "index"),
+                    r["memory_budget"].as_u64().unwrap(),
+                    r["total"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("read-only".into(), "hybrid".into(), 2, 207.0),
+                ("read-only".into(), "btree".into(), 3, 307.0),
+                ("write-only".into(), "hybrid".into(), 4, 407.0),
+            ]
+        );
+    }
 }

@@ -24,6 +24,9 @@ pub(crate) struct ThreadRun {
     pub modeled_ns: u64,
     /// Operations the runner counted as reads.
     pub reads: u64,
+    /// Sum of the modeled latencies of the operations the runner counted as writes (its own
+    /// accounting, [`ThreadRun::time`] does not add to it).
+    pub write_modeled_ns: u64,
     /// Whether [`ThreadRun::time`] reads this thread's CPU clock (for the modeled latency).
     model: bool,
 }
@@ -37,6 +40,7 @@ impl ThreadRun {
             wall_ns: 0,
             modeled_ns: 0,
             reads: 0,
+            write_modeled_ns: 0,
             model: true,
         }
     }

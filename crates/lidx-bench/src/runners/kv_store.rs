@@ -106,6 +106,12 @@ pub trait KvStore<K: Key>: Send + Sync {
     fn merge_stats(&self) -> MergeStats {
         MergeStats::default()
     }
+    /// Whether its writes hold one exclusive lock, so that no two writes overlap (the locked
+    /// B+-tree): on a simulated device the run's modeled time is then at least the sum of the
+    /// writes' modeled times ([`crate::kv_runner`]).
+    fn serializes_writes(&self) -> bool {
+        false
+    }
     /// Blocks until no background work is running or pending; surfaces its errors.
     fn wait_for_merges(&self) -> lidx::Result<()> {
         Ok(())
@@ -138,6 +144,10 @@ impl<K: Key> KvStore<K> for LockedBTree<K> {
 
     fn put(&self, key: K, payload: &[u8]) -> lidx::Result<()> {
         self.tree.write().insert(key, payload).map(|_| ())
+    }
+
+    fn serializes_writes(&self) -> bool {
+        true
     }
 
     fn payload_size(&self) -> usize {

@@ -25,7 +25,8 @@ use super::meta::{check_data_header, decode_meta, Meta};
 use super::params::DiskAlexParams;
 use crate::disk::node_pages::NodePages;
 
-/// Deepest descent accepted: deeper can only be a cycle in a corrupt file.
+/// Deepest descent accepted: deeper is a cycle in a corrupt file, or a left edge deepened by
+/// keys inserted in decreasing order, which no widening shortens (see `update`).
 const MAX_DEPTH: usize = 256;
 
 /// The inner-node file of index `name`.
@@ -36,6 +37,15 @@ pub(crate) fn inner_file(name: &str) -> String {
 /// The data-node file of index `name`.
 pub(crate) fn data_file(name: &str) -> String {
     format!("{name}.data")
+}
+
+/// A view of the inner-node file `inner` (its blocks in memory when `resident`), borrowing only
+/// these two fields of a [`DiskAlex`] so that an update can change its meta while it writes.
+pub(crate) fn inner_pages_of<'a>(
+    inner: &Arc<dyn BlockDevice>,
+    resident: &'a Option<Vec<Box<[u8]>>>,
+) -> NodePages<'a> {
+    NodePages::new(Arc::clone(inner), IoClass::Inner, resident.as_deref())
 }
 
 /// One step of a descent: the inner node's position, header and the slot taken.
@@ -57,6 +67,9 @@ pub struct DiskAlexSmos {
     pub splits_sideways: u64,
     /// Data nodes replaced by a new inner node over two data nodes.
     pub splits_down: u64,
+    /// Root widenings for keys appended past the root's domain (a new root of twice the
+    /// slots, or of two slots over the old root at the largest fanout).
+    pub widenings: u64,
 }
 
 /// ALEX on disk, paper 003's Layout #2. See the module docs of `crate::disk::alex`.
@@ -167,11 +180,7 @@ impl DiskAlex {
 
     /// A view of the inner-node file for one operation.
     pub(crate) fn inner_pages(&self) -> NodePages<'_> {
-        NodePages::new(
-            Arc::clone(&self.inner),
-            IoClass::Inner,
-            self.resident.as_deref(),
-        )
+        inner_pages_of(&self.inner, &self.resident)
     }
 
     /// A view of the data-node file for one operation.
@@ -248,7 +257,10 @@ impl DiskAlex {
         Err(Error::Corrupt {
             file: inner.file().to_string(),
             block: None,
-            what: format!("descent deeper than {MAX_DEPTH} inner nodes: a cycle"),
+            what: format!(
+                "descent deeper than {MAX_DEPTH} inner nodes: a cycle, or keys inserted in \
+                 decreasing order deepened the left edge"
+            ),
         })
     }
 

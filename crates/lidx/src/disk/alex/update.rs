@@ -10,20 +10,40 @@
 //!
 //! * **expand**: the node is read whole, handed to the in-memory node's `expand` (scaled model,
 //!   `min_density`), and written to new space;
-//! * **split** when it is at the largest size or its shifts are catastrophic: **sideways** into
-//!   two nodes sharing the parent slots it owns, or **down** into a new inner node of fanout two
-//!   over two data nodes, the halves built by `DataNode::fresh` (cost model and placement of
-//!   the in-memory code);
+//! * an **append-mostly** right-edge node (nearly all its inserts since it was built hold keys
+//!   its model places past its last slot) grows the same way but keeps its keys in place,
+//!   the new room on the right where the appended keys' predictions fall (the in-memory
+//!   node's `expand` for such a node), instead of splitting for the shifts the appends cause;
+//! * **split** when it is at the largest size or its shifts are catastrophic: **sideways**
+//!   over the parent slots it owns, halving its run until the keys straddle a cut, the halves
+//!   without keys getting empty nodes (appended keys fill those next), or **down** into a new
+//!   inner node of fanout two over two data nodes when it owns one slot, the halves built by
+//!   `DataNode::fresh` (cost model and placement of the in-memory code);
+//! * **widen**: a full right-edge node holding at least 16 keys, and at least half of its
+//!   keys, past the domain of an inner node on its path makes the deepest such node double
+//!   its slots (a copy in new space, the new half owned by a new data node holding those
+//!   keys); a root at the largest fanout gets a parent of two slots instead (the in-memory
+//!   ALEX's `widen`);
 //! * a delete that leaves a node under its contraction threshold rebuilds it smaller
 //!   (`max_density`) in new space.
 //!
+//! Without the last three, keys appended in increasing order (TPC-C's HISTORY, paper 002
+//! §10.6) deepened the right edge by one inner node per split, every few hundred appends:
+//! 30,000 appends into 4 KiB nodes (27,000 into the default 16 MiB ones, whose splits came
+//! from catastrophic shifts) made descents 256 inner nodes deep, which the descent refuses as
+//! a cycle. With them, 300,000 appends leave the right edge 8 deep in 4 KiB nodes, 1 deep in
+//! the default ones.
+//!
 //! Where we differ from the in-memory ALEX, and why: a split never doubles the parent (that
-//! would grow, hence move, the parent, and its parent's slots with it): a node owning one slot
-//! splits down. The cost-deviation check (retrain or split when measured cost drifts from the
-//! expected one) is not run: it needs a lookup count, which on disk would be a write per
-//! lookup (§4.1). Space of invalid nodes is not reused (as in paper 003 §6.3, footnote 1); it
-//! is reported by [`DiskAlex::invalid_bytes`] and [`crate::disk::DiskIndex::storage_bytes`].
-//! New data nodes start at a block boundary, so writing one never reads a block.
+//! would rewrite every child's header, whose duplication rises by one): a node owning one
+//! slot splits down. Widening appends slots and changes no child's run, so it rewrites only
+//! the widened node (in new space) and one run of its parent's slots. The cost-deviation
+//! check (retrain or split when measured cost drifts from the expected one) is not run: it
+//! needs a lookup count, which on disk would be a write per lookup (§4.1). Space of invalid
+//! nodes is not reused (as in paper 003 §6.3, footnote 1); it is reported by
+//! [`DiskAlex::invalid_bytes`] and [`crate::disk::DiskIndex::storage_bytes`]. New data nodes
+//! start at a block boundary, so writing one never reads a block. Keys inserted in
+//! decreasing order are not widened for (as in memory): they still deepen the left edge.
 //!
 //! **Where a write's time goes** ([`DiskMap::write_breakdown`], read by a [`PhaseClock`], so a
 //! simulated device's modeled time counts as on the other structures): *search* the descent
@@ -48,15 +68,13 @@ use crate::io::IoClass;
 use crate::key::Key;
 use crate::mem::alex::build::span_model;
 use crate::mem::alex::data_node::DataNode;
-use crate::mem::alex::inner_node::InnerNode;
+use crate::mem::alex::inner_node::{halve_run, InnerNode, Runs};
 
 use super::addr::{Addr, NONE};
 use super::data_node::{self, Node};
 use super::inner_node::{InnerHeader, INNER_HEADER_BYTES, INVALID, LIVE};
 use super::meta::META_BYTES;
-use super::tree::{DiskAlex, Step};
-use crate::disk::node_pages::NodePages;
-use std::sync::Arc;
+use super::tree::{inner_pages_of, DiskAlex, Step};
 
 /// Why a data node is rebuilt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,17 +85,24 @@ enum Smo {
     Contract,
 }
 
+/// Keys past the root's domain a full data node must hold before the root widens for them
+/// (the in-memory ALEX's `widen::MIN_PAST_KEYS`).
+const MIN_PAST_KEYS: usize = 16;
+
+/// Share of a node's inserts since it was built that must have landed past its model's last
+/// slot for the node to count as appended to (the in-memory node's `APPEND_MOSTLY`).
+const APPEND_MOSTLY: f64 = 0.9;
+
 /// What replaces a data node.
 enum Replacement {
-    /// One node in its place (expanded, contracted or retrained).
-    One(DataNode<u64, u32>),
-    /// Two nodes sharing its slots in the parent.
-    Sideways(DataNode<u64, u32>, DataNode<u64, u32>),
+    /// Nodes over runs of the parent's slots that together tile the old node's run, in slot
+    /// order: each with the first slot of its run (`2^duplication` slots). Without a parent,
+    /// one node, the new root.
+    Runs(Vec<(usize, DataNode<u64, u32>)>),
     /// A new inner node (fanout two, the model given) over two nodes.
     Down(
         crate::mem::alex::model::LinearModel,
-        DataNode<u64, u32>,
-        DataNode<u64, u32>,
+        Box<[DataNode<u64, u32>; 2]>,
     ),
 }
 
@@ -126,36 +151,50 @@ impl DiskAlex {
         let old = self.node(&mut data, pos)?;
         let (mut node, payloads) = old.read_whole(&mut data, &d)?;
         drop(data);
-        let n = old.h.num_keys as usize;
-        let duplication = old.h.duplication;
-        let parent = path.last().copied();
-        let replacement = if why == Smo::Contract {
-            node.resize(d.max_density, false, false, false, &d);
-            self.smos.contractions += 1;
-            Replacement::One(node)
-        } else if n < 2
-            || !(n as f64 > d.max_data_slots as f64 * d.min_density || old.h.catastrophic())
-        {
-            if n < 2 {
-                node.resize(d.min_density, true, false, false, &d);
-            } else {
-                node.expand(&d);
-            }
-            self.smos.expansions += 1;
-            Replacement::One(node)
-        } else {
-            let (keys, values) = node.drain();
-            self.split(&keys, values, duplication, parent)
-        };
         let payload = self.meta.params.payload_size;
         let mut take = |v: u32, out: &mut [u8]| {
             let at = v as usize * payload;
             out.copy_from_slice(&payloads[at..at + payload]);
         };
+        let n = old.h.num_keys as usize;
+        let duplication = old.h.duplication;
+        let parent = path.last().copied();
+        let own = |node: DataNode<u64, u32>| {
+            let start = parent.map_or(0, |p| InnerNode::run_start(p.slot, duplication));
+            Replacement::Runs(vec![(start, node)])
+        };
+        let at_max = n as f64 > d.max_data_slots as f64 * d.min_density;
+        let replacement = if why == Smo::Contract {
+            node.resize(d.max_density, false, false, false, &d);
+            self.smos.contractions += 1;
+            own(node)
+        } else if n < 2 {
+            node.resize(d.min_density, true, false, false, &d);
+            self.smos.expansions += 1;
+            own(node)
+        } else if let Some(at) = self.widening(&old, &node, path) {
+            let (keys, values) = node.drain();
+            return self.widen(&old, path, at, keys, values, &mut take);
+        } else if !at_max && appended(&old, &node) {
+            node.resize(d.min_density, false, true, false, &d);
+            self.smos.expansions += 1;
+            own(node)
+        } else if !(at_max || old.h.catastrophic()) {
+            node.expand(&d);
+            self.smos.expansions += 1;
+            own(node)
+        } else {
+            let (keys, values) = node.drain();
+            self.split(&keys, values, duplication, parent)
+        };
         self.replace(&old, parent, replacement, &mut take)
     }
 
-    /// The two halves of a full node's entries, sideways when its parent slots allow.
+    /// The nodes a full node's entries go to: sideways when it owns several of its parent's
+    /// slots, halving its run until the keys straddle a cut (or are left with one slot), the
+    /// halves without keys getting empty nodes: keys appended past the others fill those
+    /// next instead of deepening the tree under one node, as in memory. Down when it owns
+    /// one slot or is the root.
     fn split(
         &mut self,
         keys: &[u64],
@@ -165,18 +204,33 @@ impl DiskAlex {
     ) -> Replacement {
         let d = self.derived;
         if let Some(p) = parent.filter(|_| duplication > 0) {
-            let start = InnerNode::run_start(p.slot, duplication);
-            let mid = start + (1 << (duplication - 1));
             let fanout = p.header.fanout();
-            let cut = keys.partition_point(|k| p.header.model.slot(k.to_model(), fanout) < mid);
-            if cut > 0 && cut < keys.len() {
-                let (l, r) = values.split_at(cut);
-                self.smos.splits_sideways += 1;
-                return Replacement::Sideways(
-                    DataNode::fresh(&keys[..cut], l.iter().copied(), duplication - 1, &d),
-                    DataNode::fresh(&keys[cut..], r.iter().copied(), duplication - 1, &d),
-                );
+            let mut dup = duplication;
+            let mut start = InnerNode::run_start(p.slot, duplication);
+            // (first slot, duplication, keys) of each node replacing the old one.
+            let mut runs: Runs = Vec::new();
+            while dup > 0 {
+                let cut_of =
+                    |mid| keys.partition_point(|k| p.header.model.slot(k.to_model(), fanout) < mid);
+                if halve_run(&mut runs, &mut start, &mut dup, keys.len(), cut_of) {
+                    break;
+                }
+                if dup == 0 {
+                    // Every key routes to the one slot left: its node splits down below.
+                    runs.push((start, 0, 0..keys.len()));
+                }
             }
+            runs.sort_by_key(|r| r.0);
+            self.smos.splits_sideways += 1;
+            let mut values = values.into_iter();
+            return Replacement::Runs(
+                runs.into_iter()
+                    .map(|(start, dup, range)| {
+                        let v: Vec<u32> = values.by_ref().take(range.len()).collect();
+                        (start, DataNode::fresh(&keys[range], v, dup, &d))
+                    })
+                    .collect(),
+            );
         }
         let mut model = span_model(keys);
         model.scale(2.0);
@@ -185,8 +239,10 @@ impl DiskAlex {
         self.smos.splits_down += 1;
         Replacement::Down(
             model,
-            DataNode::fresh(&keys[..cut], l.iter().copied(), 0, &d),
-            DataNode::fresh(&keys[cut..], r.iter().copied(), 0, &d),
+            Box::new([
+                DataNode::fresh(&keys[..cut], l.iter().copied(), 0, &d),
+                DataNode::fresh(&keys[cut..], r.iter().copied(), 0, &d),
+            ]),
         )
     }
 
@@ -201,16 +257,226 @@ impl DiskAlex {
         payload_of: &mut dyn FnMut(u32, &mut [u8]),
     ) -> Result<()> {
         let usable = self.usable();
-        let slot = self.slot_bytes();
-        let payload = self.meta.params.payload_size;
-        let (nodes, inner_model) = match replacement {
-            Replacement::One(a) => (vec![a], None),
-            Replacement::Sideways(a, b) => (vec![a, b], None),
-            Replacement::Down(m, a, b) => (vec![a, b], Some(m)),
+        let (runs, inner_model) = match replacement {
+            Replacement::Runs(runs) => (runs, None),
+            Replacement::Down(m, halves) => {
+                let [a, b] = *halves;
+                (vec![(0, a), (1, b)], Some(m))
+            }
         };
         // (1) The new data nodes, each from a block boundary.
+        let nodes: Vec<&DataNode<u64, u32>> = runs.iter().map(|(_, n)| n).collect();
+        let positions = self.write_data_nodes(&nodes, old.h.prev, old.h.next, payload_of)?;
+        // (2) A new inner node, if any, then the parent's slots or the root.
+        let mut inner = inner_pages_of(&self.inner, &self.resident);
+        let old_start = parent.map_or(0, |p| InnerNode::run_start(p.slot, old.h.duplication));
+        let targets: Vec<(usize, u8, Addr)> = match inner_model {
+            Some(model) => {
+                let pos = self.meta.inner_end;
+                let header = InnerHeader {
+                    state: LIVE,
+                    duplication: old.h.duplication,
+                    fanout: 2,
+                    model,
+                };
+                let mut bytes = vec![0u8; INNER_HEADER_BYTES + 16];
+                header.encode(&mut bytes);
+                for (i, &p) in positions.iter().enumerate() {
+                    let at = INNER_HEADER_BYTES + 8 * i;
+                    bytes[at..at + 8].copy_from_slice(&Addr::data(p).encode(usable).to_le_bytes());
+                }
+                inner.write(pos, &bytes)?;
+                self.meta.inner_end = pos + bytes.len() as u64;
+                self.meta.inner_nodes += 1;
+                vec![(old_start, old.h.duplication, Addr::inner(pos))]
+            }
+            None => runs
+                .iter()
+                .zip(&positions)
+                .map(|((start, node), &p)| (*start, node.duplication, Addr::data(p)))
+                .collect(),
+        };
+        let root_changed = match parent {
+            Some(p) => {
+                inner.write(
+                    p.pos + (INNER_HEADER_BYTES + 8 * old_start) as u64,
+                    &run_slots(&targets, usable),
+                )?;
+                false
+            }
+            None => {
+                self.meta.root_raw = targets[0].2.encode(usable);
+                true
+            }
+        };
+        let written = inner.commit_blocks()?;
+        drop(inner);
+        self.absorb(written);
+        if root_changed {
+            self.write_meta_for(old, positions[0])?;
+        }
+        // (3) The neighbours' links and the old node's mark.
+        self.retire(old, &positions)
+    }
+
+    /// Whether the full data node `old` (read whole as `node`, reached through `path`)
+    /// should widen an inner node on its path instead of growing or splitting, and which
+    /// (its index in `path`): the deepest one whose domain at least [`MIN_PAST_KEYS`] of
+    /// `old`'s keys and at least half of them lie past, when `old` is the right edge and holds
+    /// every key past that domain (it is the node's child, or its first key is inside the
+    /// domain), and the node can double its slots or is the root (which then gets a parent).
+    fn widening(&self, old: &Node, node: &DataNode<u64, u32>, path: &[Step]) -> Option<usize> {
+        if old.h.next != NONE {
+            return None;
+        }
+        let n = old.h.num_keys as usize;
+        (0..path.len()).rev().find(|&i| {
+            let h = path[i].header;
+            let past = |k: &u64| h.model.predict(k.to_model()) as i64 >= h.fanout() as i64;
+            let mut keys = node.occupied_keys();
+            let first_past = keys.next().is_some_and(|k| past(&k));
+            if first_past && i + 1 < path.len() {
+                return false;
+            }
+            let count = usize::from(first_past) + keys.filter(past).count();
+            count >= MIN_PAST_KEYS
+                && 2 * count >= n
+                && (i == 0 || 2 * h.fanout() <= self.derived.max_fanout)
+        })
+    }
+
+    /// Widens inner node `path[at]` (header `w`) for the keys of the full right-edge node
+    /// `old` that lie past its domain (the in-memory ALEX's `widen`, there for the root
+    /// only; on disk a node under the root widens too, since the disk ALEX never doubles a
+    /// parent): a copy with twice the slots and the same model replaces it, the old slots
+    /// copied and the new half owned by a new data node holding those keys; a root at the
+    /// largest fanout gets instead a new root of two slots over it and that node, its model
+    /// the old one's divided by the fanout (a power of two, so every key of the old domain
+    /// keeps routing to it). `old` keeps its other keys, rebuilt in new space. Written in the
+    /// order of [`DiskAlex::replace`]: new nodes, the slots (or meta block) pointing at them,
+    /// then the old nodes' marks.
+    #[allow(clippy::too_many_arguments)]
+    fn widen(
+        &mut self,
+        old: &Node,
+        path: &[Step],
+        at: usize,
+        keys: Vec<u64>,
+        values: Vec<u32>,
+        payload_of: &mut dyn FnMut(u32, &mut [u8]),
+    ) -> Result<()> {
+        let d = self.derived;
+        let usable = self.usable();
+        let w = path[at].header;
+        let slots = w.fanout();
+        let raise = 2 * slots > d.max_fanout;
+        let cut = keys.partition_point(|k| (w.model.predict(k.to_model()) as i64) < slots as i64);
+        let (kept, moved) = values.split_at(cut);
+        let past_dup = if raise {
+            0
+        } else {
+            slots.trailing_zeros() as u8
+        };
+        let nodes = [
+            DataNode::fresh(&keys[..cut], kept.iter().copied(), old.h.duplication, &d),
+            DataNode::fresh(&keys[cut..], moved.iter().copied(), past_dup, &d),
+        ];
+        let positions =
+            self.write_data_nodes(&[&nodes[0], &nodes[1]], old.h.prev, NONE, payload_of)?;
+        let (kept_at, moved_at) = (Addr::data(positions[0]), Addr::data(positions[1]));
+        let parent = *path.last().expect("widening needs an inner node");
+        let old_start = InnerNode::run_start(parent.slot, old.h.duplication);
+        let kept_slots = run_slots(&[(old_start, old.h.duplication, kept_at)], usable);
+        let mut inner = inner_pages_of(&self.inner, &self.resident);
+        let w_pos = path[at].pos;
+        let (fanout, model, mut children) = if raise {
+            let mut model = w.model;
+            model.scale(1.0 / slots as f64);
+            (
+                2,
+                model,
+                Addr::inner(w_pos).encode(usable).to_le_bytes().to_vec(),
+            )
+        } else {
+            let mut children = vec![0u8; 8 * slots];
+            inner.read(w_pos + INNER_HEADER_BYTES as u64, &mut children)?;
+            (2 * slots, w.model, children)
+        };
+        if at + 1 < path.len() || raise {
+            inner.write(
+                parent.pos + (INNER_HEADER_BYTES + 8 * old_start) as u64,
+                &kept_slots,
+            )?;
+        } else {
+            let i = 8 * old_start;
+            children[i..i + kept_slots.len()].copy_from_slice(&kept_slots);
+        }
+        let run = if raise { 1 } else { slots };
+        for _ in 0..run {
+            children.extend_from_slice(&moved_at.encode(usable).to_le_bytes());
+        }
+        let header = InnerHeader {
+            state: LIVE,
+            duplication: if raise { 0 } else { w.duplication },
+            fanout: fanout as u32,
+            model,
+        };
+        let pos = self.meta.inner_end;
+        let mut bytes = vec![0u8; INNER_HEADER_BYTES];
+        header.encode(&mut bytes);
+        bytes.extend_from_slice(&children);
+        inner.write(pos, &bytes)?;
+        self.meta.inner_end = pos + bytes.len() as u64;
+        let widened = Addr::inner(pos);
+        if at > 0 {
+            let up = path[at - 1];
+            let start = InnerNode::run_start(up.slot, w.duplication);
+            inner.write(
+                up.pos + (INNER_HEADER_BYTES + 8 * start) as u64,
+                &run_slots(&[(start, w.duplication, widened)], usable),
+            )?;
+        }
+        let written = inner.commit_blocks()?;
+        drop(inner);
+        self.absorb(written);
+        if at == 0 {
+            self.meta.root_raw = widened.encode(usable);
+        }
+        if raise {
+            self.meta.inner_nodes += 1;
+        } else {
+            self.meta.inner_invalid += w.node_bytes();
+        }
+        self.write_meta_for(old, positions[0])?;
+        if !raise {
+            let mut dead = w;
+            dead.state = INVALID;
+            let mut head = [0u8; INNER_HEADER_BYTES];
+            dead.encode(&mut head);
+            let mut inner = inner_pages_of(&self.inner, &self.resident);
+            inner.write(w_pos, &head)?;
+            let written = inner.commit_blocks()?;
+            drop(inner);
+            self.absorb(written);
+        }
+        self.smos.widenings += 1;
+        self.retire(old, &positions)
+    }
+
+    /// Writes `nodes` in new space, each from a block boundary, chained in order between the
+    /// addresses `prev` and `next`; their positions.
+    fn write_data_nodes(
+        &mut self,
+        nodes: &[&DataNode<u64, u32>],
+        prev: u64,
+        next: u64,
+        payload_of: &mut dyn FnMut(u32, &mut [u8]),
+    ) -> Result<Vec<u64>> {
+        let usable = self.usable();
+        let slot = self.slot_bytes();
+        let payload = self.meta.params.payload_size;
         let mut positions = Vec::with_capacity(nodes.len());
-        for node in &nodes {
+        for node in nodes {
             let start = self.meta.data_end.next_multiple_of(usable as u64);
             let bytes = (data_node::DATA_HEADER_BYTES
                 + 8 * node.bitmap().len()
@@ -228,75 +494,34 @@ impl DiskAlex {
         let encode = |p: u64| Addr::data(p).encode(usable);
         let mut data = self.data_pages();
         for (i, node) in nodes.iter().enumerate() {
-            let prev = if i == 0 {
-                old.h.prev
-            } else {
-                encode(positions[i - 1])
-            };
-            let next = positions.get(i + 1).map_or(old.h.next, |&p| encode(p));
-            let bytes = data_node::encode(node, payload, prev, next, payload_of);
+            let before = i.checked_sub(1).map_or(prev, |j| encode(positions[j]));
+            let after = positions.get(i + 1).map_or(next, |&p| encode(p));
+            let bytes = data_node::encode(node, payload, before, after, payload_of);
             data.write(positions[i], &bytes)?;
         }
         data.commit()?;
-        // (2) A new inner node, if any, then the parent's slots or the root.
-        let mut inner = NodePages::new(
-            Arc::clone(&self.inner),
-            IoClass::Inner,
-            self.resident.as_deref(),
-        );
-        let target = match inner_model {
-            Some(model) => {
-                let pos = self.meta.inner_end;
-                let header = InnerHeader {
-                    state: LIVE,
-                    duplication: old.h.duplication,
-                    fanout: 2,
-                    model,
-                };
-                let mut bytes = vec![0u8; INNER_HEADER_BYTES + 16];
-                header.encode(&mut bytes);
-                bytes[INNER_HEADER_BYTES..INNER_HEADER_BYTES + 8]
-                    .copy_from_slice(&encode(positions[0]).to_le_bytes());
-                bytes[INNER_HEADER_BYTES + 8..]
-                    .copy_from_slice(&encode(positions[1]).to_le_bytes());
-                inner.write(pos, &bytes)?;
-                self.meta.inner_end = pos + bytes.len() as u64;
-                self.meta.inner_nodes += 1;
-                vec![Addr::inner(pos)]
-            }
-            None => positions.iter().map(|&p| Addr::data(p)).collect(),
-        };
-        let root_changed = match parent {
-            Some(p) => {
-                let run = 1usize << old.h.duplication;
-                let start = InnerNode::run_start(p.slot, old.h.duplication);
-                let per = run / target.len();
-                let mut slots = Vec::with_capacity(8 * run);
-                for t in &target {
-                    for _ in 0..per {
-                        slots.extend_from_slice(&t.encode(usable).to_le_bytes());
-                    }
-                }
-                inner.write(p.pos + (INNER_HEADER_BYTES + 8 * start) as u64, &slots)?;
-                false
-            }
-            None => {
-                self.meta.root_raw = target[0].encode(usable);
-                true
-            }
-        };
-        let written = inner.commit_blocks()?;
-        drop(inner);
-        self.absorb(written);
-        self.meta.data_nodes += nodes.len() as u64 - 1;
-        self.meta.data_invalid += old.h.node_bytes(slot);
+        Ok(positions)
+    }
+
+    /// Writes the meta block after data node `old` was replaced by nodes starting at
+    /// `first` (the chain's head moves with it).
+    fn write_meta_for(&mut self, old: &Node, first: u64) -> Result<()> {
+        if self.meta.first_leaf().pos == old.pos {
+            self.meta.first_leaf_raw = Addr::data(first).encode(self.usable());
+        }
+        self.write_meta()
+    }
+
+    /// The last step of a replacement: counts `old`'s bytes invalid, points its neighbours
+    /// at the nodes that replaced it (at `positions`, in order), and marks it invalid.
+    fn retire(&mut self, old: &Node, positions: &[u64]) -> Result<()> {
+        let usable = self.usable();
+        let encode = |p: u64| Addr::data(p).encode(usable);
+        self.meta.data_nodes += positions.len() as u64 - 1;
+        self.meta.data_invalid += old.h.node_bytes(self.slot_bytes());
         if self.meta.first_leaf().pos == old.pos {
             self.meta.first_leaf_raw = encode(positions[0]);
         }
-        if root_changed {
-            self.write_meta()?;
-        }
-        // (3) The neighbours' links and the old node's mark.
         let mut data = self.data_pages();
         if let Some(prev) = Addr::decode(old.h.prev, usable).filter(|_| old.h.prev != NONE) {
             let mut node = self.node(&mut data, prev.pos)?;
@@ -314,6 +539,34 @@ impl DiskAlex {
         data.commit()?;
         Ok(())
     }
+}
+
+/// The slot bytes of consecutive runs `(first slot, duplication, child)`, in slot order.
+fn run_slots(runs: &[(usize, u8, Addr)], usable: usize) -> Vec<u8> {
+    let mut slots = Vec::new();
+    for &(_, dup, child) in runs {
+        for _ in 0..1usize << dup {
+            slots.extend_from_slice(&child.encode(usable).to_le_bytes());
+        }
+    }
+    slots
+}
+
+/// Whether the right-edge data node `old` (read whole as `node`) is being appended to: at
+/// least [`APPEND_MOSTLY`] of its inserts since it was built hold keys its model places past
+/// its last slot. Such a node grows keeping its keys where they are, the new room on the
+/// right where the appended keys' predictions fall (the in-memory node's `expand` for an
+/// append-mostly node), instead of being split for the shifts the appends caused.
+fn appended(old: &Node, node: &DataNode<u64, u32>) -> bool {
+    if old.h.next != NONE || old.h.inserts == 0 {
+        return false;
+    }
+    let last = old.h.capacity as f64;
+    let past = node
+        .occupied_keys()
+        .filter(|k| old.h.model.predict(k.to_model()) >= last - 1.0)
+        .count();
+    past as f64 >= APPEND_MOSTLY * old.h.inserts as f64
 }
 
 impl DiskMap<u64> for DiskAlex {

@@ -50,3 +50,38 @@ impl InnerNode {
         size_of::<Self>() + self.children.len() * size_of::<u32>()
     }
 }
+
+/// The nodes a sideways split replaces a data node by: (first slot, duplication, range of the
+/// node's sorted keys) each.
+pub(crate) type Runs = Vec<(usize, u8, std::ops::Range<usize>)>;
+
+/// One halving of a run of `2^duplication` slots from `start` (`duplication > 0`), `cut_of(mid)`
+/// being how many of the `n` keys route before its middle slot `mid`. When the keys straddle
+/// the middle, pushes both halves onto `runs` and returns true; otherwise pushes an empty node
+/// for the half without keys, leaves `start` at the other half and returns false. Either way
+/// `duplication` is the halves' (one less). Shared by the in-memory split (`update`) and the
+/// on-disk one (`crate::disk::alex`).
+pub(crate) fn halve_run(
+    runs: &mut Runs,
+    start: &mut usize,
+    duplication: &mut u8,
+    n: usize,
+    cut_of: impl FnOnce(usize) -> usize,
+) -> bool {
+    let mid = *start + (1 << (*duplication - 1));
+    let cut = cut_of(mid);
+    *duplication -= 1;
+    let half = *duplication;
+    if cut > 0 && cut < n {
+        runs.push((*start, half, 0..cut));
+        runs.push((mid, half, cut..n));
+        return true;
+    }
+    if cut == 0 {
+        runs.push((*start, half, 0..0));
+        *start = mid;
+    } else {
+        runs.push((mid, half, cut..cut));
+    }
+    false
+}

@@ -28,7 +28,7 @@ use std::time::Instant;
 use super::build::span_model;
 use super::cost::{self, NodeCost, MODEL_SIZE_WEIGHT, NODE_LOOKUP_WEIGHT};
 use super::data_node::{DataNode, Full, NIL};
-use super::inner_node::{InnerNode, LEAF};
+use super::inner_node::{halve_run, InnerNode, Runs, LEAF};
 use super::key::AlexKey;
 use super::map::Alex;
 use super::model::{self, LinearModel};
@@ -197,7 +197,7 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
         let mut duplication = self.leaves[leaf as usize].duplication;
         let mut start = InnerNode::run_start(slot, duplication);
         // (first slot, duplication, keys) of each node replacing the leaf.
-        let mut runs: Vec<(usize, u8, std::ops::Range<usize>)> = Vec::new();
+        let mut runs: Runs = Vec::new();
         loop {
             if duplication == 0 {
                 // Every key routes to one slot: double the parent again to cut it, or, at
@@ -217,19 +217,10 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
             }
             let inner = &self.inners[p as usize];
             let slots = inner.children.len();
-            let mid = start + (1 << (duplication - 1));
-            let cut = keys.partition_point(|k| inner.model.slot(k.to_model(), slots) < mid);
-            duplication -= 1;
-            if cut > 0 && cut < keys.len() {
-                runs.push((start, duplication, 0..cut));
-                runs.push((mid, duplication, cut..keys.len()));
+            let cut_of =
+                |mid| keys.partition_point(|k| inner.model.slot(k.to_model(), slots) < mid);
+            if halve_run(&mut runs, &mut start, &mut duplication, keys.len(), cut_of) {
                 break;
-            }
-            if cut == 0 {
-                runs.push((start, duplication, 0..0));
-                start = mid;
-            } else {
-                runs.push((mid, duplication, cut..cut));
             }
         }
         runs.sort_by_key(|run| run.0);
