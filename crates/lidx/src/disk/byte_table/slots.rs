@@ -111,6 +111,9 @@ pub(crate) fn probe(
     key: &[u8],
     hash: u64,
 ) -> Option<Option<Range<usize>>> {
+    // The footer and the buckets share the block's last lines: asking for all of them before
+    // reading the footer overlaps the bucket's miss with the footer's.
+    crate::search::prefetch_window(&payload[cap - index_limit(cap)..cap + FOOTER]);
     let n = buckets(payload, cap);
     if n == 0 || n * SLOT >= cap {
         return None;
@@ -125,6 +128,7 @@ pub(crate) fn probe(
             return Some(None);
         }
         if b[2] == tag {
+            crate::search::prefetch_lines(records.as_ptr().wrapping_add(usize::from(offset)), 2);
             let (k, v) = record_at(records, usize::from(offset))?;
             if &records[k.clone()] == key {
                 return Some(Some(v));
