@@ -21,10 +21,17 @@ pub fn check(data: &[u8]) {
     if blocks.is_empty() {
         return;
     }
-    // Inputs starting with an odd byte get a right magic, version and block size.
+    // Inputs starting with an odd byte get a right magic, version and block size: version 3
+    // (no point indexes, 2 more stream bytes a block) when their second bit is set too, so
+    // both layouts are reached.
     if data[0] & 1 == 1 {
+        let version = if data[0] & 2 == 2 {
+            3
+        } else {
+            BYTE_TABLE_VERSION
+        };
         blocks[0..8].copy_from_slice(&BYTE_TABLE_MAGIC.to_le_bytes());
-        blocks[8..12].copy_from_slice(&BYTE_TABLE_VERSION.to_le_bytes());
+        blocks[8..12].copy_from_slice(&u32::to_le_bytes(version));
         blocks[12..16].copy_from_slice(&(storage.block_size() as u32).to_le_bytes());
     }
     let device = storage.create("t").unwrap();

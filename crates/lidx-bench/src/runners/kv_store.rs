@@ -183,6 +183,10 @@ impl KvStore<u64> for LockedMap {
         self.map.write().insert(key, payload).map(|_| ())
     }
 
+    fn serializes_writes(&self) -> bool {
+        true
+    }
+
     fn payload_size(&self) -> usize {
         self.map.read().payload_size()
     }

@@ -310,6 +310,12 @@ pub(super) fn decode_header(
             h.filter = Some(FilterShape { hashes, words });
         }
     }
+    if block_size > 1 << 16 {
+        return Err(bad(format!(
+            "{block_size}-byte blocks: a byte table's in-block offsets are 16-bit, so its blocks \
+             are at most 65536 bytes"
+        )));
+    }
     if h.block_size as usize != block_size {
         return Err(bad(format!(
             "written with {}-byte blocks, opened with {block_size}-byte blocks",

@@ -26,7 +26,7 @@
 //!
 //! A block has an index only when every record that starts in it ends in it (then the run of
 //! records a lookup is routed to ends in the block, and a key whose probe reaches an empty
-//! bucket is not in the table) and when the index costs at most a tenth of the block's record
+//! bucket is not in the table) and when the index costs at most a tenth of the block's stream
 //! bytes: records of about 40 bytes or more. Blocks of smaller records are scanned as before.
 //! `n` is `records + records / 4 + 1`: at most four buckets in five full, at least one empty.
 

@@ -5,7 +5,9 @@
 //! A block keeps room for its point index ([`super::slots`]) while the index would take at
 //! most a tenth of it: a record that would eat into that room starts the next block instead,
 //! as one that does not fit the block's rest does. A block whose records outgrow the limit,
-//! or whose last record runs on into the next block, has no index.
+//! whose last record runs on into the next block or fills it exactly, or that holds a record
+//! too large for a block with an index, has none. The room kept can cost up to a record's
+//! length a block (values of a few hundred bytes); it is not measured.
 
 use std::sync::Arc;
 
