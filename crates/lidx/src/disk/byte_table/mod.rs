@@ -52,6 +52,7 @@ pub use format::{
     ByteTableHeader, ByteTableKind, ByteTableParams, FilterShape, BYTE_TABLE_MAGIC,
     BYTE_TABLE_VERSION,
 };
+pub(crate) use slots::key_hash;
 pub(crate) use table::MergeRecords;
 pub use table::{ByteTable, TableCursor};
 pub use writer::ByteTableWriter;

@@ -219,9 +219,16 @@ impl ByteTable {
     /// it may, and always for a table without a filter.
     #[inline]
     pub fn may_contain(&self, key: &[u8]) -> bool {
+        self.may_contain_hashed(slots::key_hash(key))
+    }
+
+    /// [`ByteTable::may_contain`] for the key whose [`key_hash`](slots::key_hash) is `hash`:
+    /// a store that asks every run about one key hashes it once.
+    #[inline]
+    pub(crate) fn may_contain_hashed(&self, hash: u64) -> bool {
         self.filter
             .as_ref()
-            .is_none_or(|f| f.may_contain_hash(slots::key_hash(key)))
+            .is_none_or(|f| f.may_contain_hash(hash))
     }
 
     /// Bytes of the file.
@@ -246,6 +253,12 @@ impl ByteTable {
     /// The value stored under `key`, reading the block its run starts in (and the following
     /// blocks only when its record runs on into them).
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_hashed(key, slots::key_hash(key))
+    }
+
+    /// [`ByteTable::get`] of the key whose [`key_hash`](slots::key_hash) is `hash` (the point
+    /// index's), hashed once by a caller that asks several tables.
+    pub(crate) fn get_hashed(&self, key: &[u8], hash: u64) -> Result<Option<Vec<u8>>> {
         let Some(i) = self.locate(key) else {
             return Ok(None);
         };
@@ -254,7 +267,7 @@ impl ByteTable {
         let mut r = Stream::new(self, self.positions.get(i), self.entry_end(i), false);
         r.raw = scratch.raw;
         r.buf = scratch.bytes;
-        let found = match r.first_block_answer(key) {
+        let found = match r.first_block_answer(key, hash) {
             Ok(Some(answer)) => Ok(answer),
             Ok(None) => find_in(&mut r, key),
             Err(e) => Err(e),
@@ -564,7 +577,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
     /// Profiled on a store's cached gets (the `lsm` engine's in-memory YCSB-C), copying the
     /// whole block took a quarter of a get; a found key is half a block in on average. A block
     /// with a point index ([`slots`]) answers through it, without the scan.
-    fn first_block_answer(&mut self, key: &[u8]) -> Result<Option<Option<Vec<u8>>>> {
+    fn first_block_answer(&mut self, key: &[u8], hash: u64) -> Result<Option<Option<Vec<u8>>>> {
         let cap = self.table.cap as u64;
         let block = self.pos / cap;
         let from = (self.pos % cap) as usize;
@@ -576,7 +589,7 @@ impl<T: Deref<Target = ByteTable>> Stream<T> {
         let (buf, cap) = (&mut self.buf, self.table.cap);
         let padded = self.table.header.version >= 2;
         let footer = if self.table.indexed { slots::FOOTER } else { 0 };
-        let hash = (self.table.indexed && run_ends_here).then(|| slots::key_hash(key));
+        let hash = (self.table.indexed && run_ends_here).then_some(hash);
         let mut answer = None;
         self.table
             .device

@@ -5,7 +5,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::disk::byte_table::{ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter};
+use crate::disk::byte_table::{
+    key_hash, ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter,
+};
 use crate::disk::owner::FileOwner;
 use crate::error::Error;
 use crate::error::Result;
@@ -700,11 +702,13 @@ impl Files for Runs {
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        // One hash of the key serves every run's filter and point index.
+        let hash = key_hash(key);
         for run in self.runs() {
-            if !run.table.may_contain(key) {
+            if !run.table.may_contain_hashed(hash) {
                 continue;
             }
-            if let Some(tagged) = run.table.get(key)? {
+            if let Some(tagged) = run.table.get_hashed(key, hash)? {
                 return self.value_of(&run.name, key, tagged);
             }
         }
