@@ -275,6 +275,7 @@ impl PyStore {
         d.set_item("filter_bytes", s.filter_bytes)?;
         d.set_item("lsm_written_bytes", s.lsm_written_bytes)?;
         d.set_item("compaction_bytes", s.compaction_bytes)?;
+        d.set_item("moved_bytes", s.moved_bytes)?;
         d.set_item("value_log_segments", s.value_log_segments)?;
         d.set_item("value_log_bytes", s.value_log_bytes)?;
         d.set_item("value_log_live_bytes", s.value_log_live_bytes)?;

@@ -563,6 +563,7 @@ fn print_stats(common: &Common, store: &Store) {
                 "filter_bytes": s.filter_bytes,
                 "lsm_written_bytes": s.lsm_written_bytes,
                 "compaction_bytes": s.compaction_bytes,
+                "moved_bytes": s.moved_bytes,
                 "value_log_segments": s.value_log_segments,
                 "value_log_bytes": s.value_log_bytes,
                 "value_log_live_bytes": s.value_log_live_bytes,
@@ -629,8 +630,14 @@ fn print_stats(common: &Common, store: &Store) {
         if let Engine::Lsm(_) = id.engine {
             println!(
                 "runs            {} in {} level(s), key filters {} bytes (in the model's); since \
-                 open {} bytes of runs written, {} of them by compactions",
-                s.lsm_runs, s.lsm_levels, s.filter_bytes, s.lsm_written_bytes, s.compaction_bytes
+                 open {} bytes of runs written, {} of them by compactions, {} moved down \
+                 unrewritten",
+                s.lsm_runs,
+                s.lsm_levels,
+                s.filter_bytes,
+                s.lsm_written_bytes,
+                s.compaction_bytes,
+                s.moved_bytes
             );
             if s.value_log_segments > 0 {
                 println!(

@@ -88,6 +88,9 @@ struct Opened {
     /// again: a handle on a removed file may still read, and caches under its own tag).
     tags: HashMap<String, u64>,
     next_tag: u64,
+    /// The first name of each file given a second one by [`Storage::link`], by its second:
+    /// the name its devices and caches carry.
+    aliases: HashMap<String, String>,
 }
 
 impl Storage {
@@ -292,7 +295,7 @@ impl Storage {
     /// elsewhere keep working (an open file outlives its directory entry). A file that does not
     /// exist is not an error.
     pub fn remove(&self, name: &str) -> Result<()> {
-        let device_name = match &self.dir {
+        let path_name = match &self.dir {
             Some(dir) => {
                 let path = dir.join(name);
                 match std::fs::remove_file(&path) {
@@ -309,6 +312,9 @@ impl Storage {
         };
         let mut opened = self.opened.lock();
         self.forget_cached(&mut opened, name);
+        // A file linked under this name ([`Storage::link`]) has devices under its first name.
+        let first_name = opened.aliases.remove(name);
+        let device_name = |d: &str| d == path_name || first_name.as_deref() == Some(d);
         let Opened {
             devices,
             caches,
@@ -316,19 +322,81 @@ impl Storage {
             ..
         } = &mut *opened;
         devices.retain(|d| {
-            let keep = d.name() != device_name;
+            let keep = !device_name(d.name());
             if !keep {
                 *retired = *retired + d.stats();
             }
             keep
         });
         caches.retain(|c| {
-            let keep = c.name() != device_name;
+            let keep = !device_name(c.name());
             if !keep {
                 *retired = *retired + c.cache_stats();
             }
             keep
         });
+        Ok(())
+    }
+
+    /// Gives the file `from` a second name, `to` (a hard link; in memory, the same device
+    /// under both names): what moves an `lsm` run to another level without copying it, the
+    /// new name committed before the old one goes, so that a crash between the two leaves a
+    /// name the manifest does not hold, removed at the next open without touching the file.
+    /// The directory is synced. The devices, caches and counters of `from` serve both names,
+    /// and [`Storage::remove`] of either name after [`Storage::unlink`] of the other lets go
+    /// of them.
+    pub fn link(&self, from: &str, to: &str) -> Result<()> {
+        let first_name = match &self.dir {
+            Some(dir) => {
+                let (source, target) = (dir.join(from), dir.join(to));
+                std::fs::hard_link(&source, &target)
+                    .map_err(|e| Error::io(target.display().to_string(), "link", &e))?;
+                std::fs::File::open(dir)
+                    .and_then(|d| d.sync_all())
+                    .map_err(|e| Error::io(dir.display().to_string(), "sync directory", &e))?;
+                source.display().to_string()
+            }
+            None => {
+                let mut memory = self.memory.lock();
+                let device = memory.get(from).cloned().ok_or_else(|| Error::Io {
+                    file: from.to_string(),
+                    op: "link".to_string(),
+                    kind: std::io::ErrorKind::NotFound,
+                    message: "no such in-memory file".to_string(),
+                })?;
+                memory.insert(to.to_string(), device);
+                from.to_string()
+            }
+        };
+        let mut opened = self.opened.lock();
+        let first_name = opened.aliases.get(from).cloned().unwrap_or(first_name);
+        opened.aliases.insert(to.to_string(), first_name);
+        if let Some(&tag) = opened.tags.get(from) {
+            opened.tags.insert(to.to_string(), tag);
+        }
+        Ok(())
+    }
+
+    /// Removes the name `name` of a file that lives on under another ([`Storage::link`]):
+    /// its devices, caches, cached blocks and counters stay, for the other name. A name that
+    /// does not exist is not an error.
+    pub fn unlink(&self, name: &str) -> Result<()> {
+        match &self.dir {
+            Some(dir) => {
+                let path = dir.join(name);
+                match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(Error::io(path.display().to_string(), "remove", &e)),
+                }
+            }
+            None => {
+                self.memory.lock().remove(name);
+            }
+        }
+        let mut opened = self.opened.lock();
+        opened.tags.remove(name);
+        opened.aliases.remove(name);
         Ok(())
     }
 

@@ -38,7 +38,10 @@ use super::dir::{
 };
 use super::log::check_checkpoint;
 use super::log::record as log_record;
-use super::lsm::{decode_ref, is_ref, parse_segment_name, plan_levels, plan_values, Collected};
+use super::lsm::{
+    check_disjoint, decode_ref, is_ref, parse_run_name, parse_segment_name, plan_levels,
+    plan_values, Collected,
+};
 use super::options::Engine;
 use super::staged_read::{named, untag};
 
@@ -222,7 +225,7 @@ fn check_files(
             let planned = plan_values(&files, value_refs).and_then(|(runs, segments)| {
                 let named: Vec<(String, FileIdentity)> =
                     runs.iter().map(|(n, id, _)| (n.clone(), *id)).collect();
-                plan_levels(&named, spec.tiered())?;
+                plan_levels(&named)?;
                 Ok((runs, segments))
             });
             // A manifest whose runs or references do not plan: noted, and every file it
@@ -261,15 +264,30 @@ fn check_files(
                 }
             }
             tables.sort_by_key(|(g, _)| *g);
+            let mut ranges = Vec::new();
             for (name, id, refs) in runs.iter().filter(|(n, _, _)| here(n)) {
                 report.tables += 1;
                 let values = refs
                     .as_ref()
                     .map(|r| (r, Collected::of_tables(tables.clone())));
                 match check_run(storage, name, id, store, values) {
-                    Ok(n) => report.table_records += n,
+                    Ok((n, first, last)) => {
+                        report.table_records += n;
+                        let level = parse_run_name(name).map_or(0, |(level, _)| level);
+                        ranges.push((level, name.as_str(), first, last));
+                    }
                     Err(e) => report.note(e),
                 }
+            }
+            let runs = ranges
+                .iter()
+                .map(|(level, name, first, last)| (*level, *name, &first[..], &last[..]));
+            if let (false, Err(what)) = (spec.tiered(), check_disjoint(runs)) {
+                report.note(Error::Corrupt {
+                    file: dir.display().to_string(),
+                    block: None,
+                    what: format!("the manifest's runs: {what}"),
+                });
             }
         }
         Engine::BTree => {
@@ -484,13 +502,17 @@ fn check_run(
     id: &FileIdentity,
     store: u128,
     mut values: Option<(&BTreeMap<u64, u64>, Collected)>,
-) -> Result<u64> {
+) -> Result<(u64, Vec<u8>, Vec<u8>)> {
     let table = Arc::new(open_owned(storage, name, id, store, ByteTableKind::Run)?);
     let n = table.check()?;
     let mut cursor = table.cursor(Bound::Unbounded, Bound::Unbounded, true);
     let (mut key, mut value) = (Vec::new(), Vec::new());
     let mut found = BTreeMap::<u64, u64>::new();
+    let mut first = None;
     while cursor.next_into(&mut key, &mut value)? {
+        if first.is_none() {
+            first = Some(key.clone());
+        }
         if is_ref(&value) {
             let (segment, len) = decode_ref(&value).map_err(|e| named(e, name))?;
             *found.entry(segment).or_default() += u64::from(len);
@@ -510,7 +532,7 @@ fn check_run(
                  records {refs:?}"
             ),
         }),
-        _ => Ok(n),
+        _ => Ok((n, first.unwrap_or_default(), key)),
     }
 }
 

@@ -99,6 +99,21 @@ impl KeyRange {
         }
     }
 
+    /// True when some key from `first` to `last` (inclusive) may be inside.
+    pub(crate) fn meets(&self, first: &[u8], last: &[u8]) -> bool {
+        let after_start = match &self.start {
+            Bound::Included(s) => last >= s.as_slice(),
+            Bound::Excluded(s) => last > s.as_slice(),
+            Bound::Unbounded => true,
+        };
+        let before_end = match &self.end {
+            Bound::Included(e) => first <= e.as_slice(),
+            Bound::Excluded(e) => first < e.as_slice(),
+            Bound::Unbounded => true,
+        };
+        after_start && before_end
+    }
+
     /// True when `k` is inside.
     pub(crate) fn contains(&self, k: &[u8]) -> bool {
         let above = match &self.start {

@@ -55,6 +55,17 @@ impl TableFile {
         }
     }
 
+    /// The same open table under the file's other name `name` (given by
+    /// [`Storage::link`]), not retired.
+    pub(crate) fn renamed(&self, name: String) -> TableFile {
+        TableFile {
+            table: Arc::clone(&self.table),
+            name,
+            storage: Arc::clone(&self.storage),
+            retired: AtomicBool::new(false),
+        }
+    }
+
     /// Marks the file replaced: it goes when its last reader lets go.
     pub(crate) fn retire(&self) {
         self.retired.store(true, Ordering::Release);

@@ -23,6 +23,9 @@ use super::staged::{Files, Stage, Staged, Version};
 /// A cursor over one of an engine's files, for a range.
 pub(crate) struct FileCursor {
     pub(crate) cursor: TableCursor,
+    /// The cursors (with their files' names) read after `cursor`, last first: the other runs
+    /// of an `lsm` partitioned level, in the scan's order.
+    pub(crate) then: Vec<(TableCursor, String)>,
     /// True when the file's values carry a tag byte (an `lsm` run): a tombstone yields a
     /// `None` value.
     pub(crate) tagged: bool,
@@ -31,6 +34,21 @@ pub(crate) struct FileCursor {
     /// What turns a tagged value that refers elsewhere (an `lsm` run's reference to its value
     /// log) into the value; `None` when the file holds its values.
     pub(crate) values: Option<Arc<dyn Resolve>>,
+}
+
+impl FileCursor {
+    /// The next record of the cursor, then of those after it.
+    fn next_record(&mut self) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        loop {
+            if let Some(record) = self.cursor.next_record()? {
+                return Ok(Some(record));
+            }
+            match self.then.pop() {
+                Some((cursor, name)) => (self.cursor, self.name) = (cursor, name),
+                None => return Ok(None),
+            }
+        }
+    }
 }
 
 /// Reads the value a file's tagged record stands for, wherever it is (see `lsm/values.rs`).
@@ -233,7 +251,7 @@ impl<F: Files> StagedRange<F> {
                     _ => None,
                 }
             }
-            Cursor::File(c) => match c.cursor.next_record()? {
+            Cursor::File(c) => match c.next_record()? {
                 Some((k, v)) => {
                     let value = match &c.values {
                         Some(values) => values.resolve(&c.name, &k, v)?,

@@ -56,6 +56,9 @@ pub struct StoreStats {
     pub lsm_written_bytes: u64,
     /// `lsm`: of those, bytes written by compactions.
     pub compaction_bytes: u64,
+    /// `lsm`: bytes of runs compactions moved to the next level without rewriting them
+    /// (a run that overlaps nothing there: a trivial move), since open.
+    pub moved_bytes: u64,
     /// `lsm` with a value log: its segments, and their bytes on disk (in `table_disk_bytes`
     /// too).
     pub value_log_segments: usize,

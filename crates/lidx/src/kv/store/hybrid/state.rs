@@ -124,6 +124,7 @@ impl Files for Table {
                 cursor: t
                     .table
                     .cursor(bounds.start.clone(), bounds.end.clone(), forward),
+                then: Vec::new(),
                 tagged: false,
                 name: t.name.clone(),
                 values: None,

@@ -84,6 +84,7 @@ impl StoreEngine for LsmEngine {
             filter_bytes: runs.runs().map(|r| r.table.filter_bytes()).sum(),
             lsm_written_bytes: inner.shared.written.load(Ordering::Relaxed),
             compaction_bytes: inner.shared.compacted.load(Ordering::Relaxed),
+            moved_bytes: inner.shared.moved.load(Ordering::Relaxed),
             ..inner.base.stats()
         })
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::disk::byte_table::{
-    key_hash, ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter,
+    key_hash, ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter, TableCursor,
 };
 use crate::disk::owner::FileOwner;
 use crate::error::Error;
@@ -45,12 +45,11 @@ pub(crate) fn parse_run_name(name: &str) -> Option<(usize, u64)> {
 
 /// The level of each of the runs a manifest names (`files`, with what it records of each),
 /// or what is wrong: a name that is not a run's or names another generation than the
-/// recorded one, a run named twice, more than one run at a level below 0 of a leveled store
-/// (`tiered` false; a tiered level holds any number while its merge is behind). What an
-/// open refuses and `Store::check` reports.
+/// recorded one, a run named twice. (A level below 0 holds any number of runs: disjoint
+/// ones when leveled, [`Levels::check_partitions`], up to the spec's `runs` when tiered, more
+/// while a merge is behind.) What an open refuses and `Store::check` reports.
 pub(crate) fn plan_levels(
     files: &[(String, FileIdentity)],
-    tiered: bool,
 ) -> std::result::Result<Vec<usize>, String> {
     let mut levels = Vec::with_capacity(files.len());
     let mut seen = std::collections::HashSet::new();
@@ -66,12 +65,28 @@ pub(crate) fn plan_levels(
         if !seen.insert(name.as_str()) {
             return Err(format!("{name} is named twice"));
         }
-        if !tiered && level > 0 && levels.contains(&level) {
-            return Err(format!("two runs at level {level}, which holds one"));
-        }
         levels.push(level);
     }
     Ok(levels)
+}
+
+/// What is wrong with the runs of a leveled store (each with its level, name, first and last
+/// keys), if anything: two runs of a level below 0 whose key ranges overlap (a get asks one
+/// run a level there). What an open refuses and `Store::check` reports.
+pub(crate) fn check_disjoint<'a>(
+    runs: impl Iterator<Item = (usize, &'a str, &'a [u8], &'a [u8])>,
+) -> std::result::Result<(), String> {
+    let mut below: Vec<_> = runs.filter(|(level, ..)| *level > 0).collect();
+    below.sort_by(|a, b| (a.0, a.2).cmp(&(b.0, b.2)));
+    for pair in below.windows(2) {
+        let ((level, a, _, last), (next, b, first, _)) = (pair[0], pair[1]);
+        if level == next && last >= first {
+            return Err(format!(
+                "{a} and {b} lie at level {level} and their key ranges overlap"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// True for the name of a run file (the engine's leftovers, when the manifest does not name
@@ -89,9 +104,14 @@ pub(crate) struct RunFile {
     pub(crate) identity: FileIdentity,
     /// Bytes of values it refers to in each value log segment.
     pub(crate) refs: RefBytes,
+    /// Its first and last keys: where it lies in a partitioned level.
+    pub(crate) first: Vec<u8>,
+    pub(crate) last: Vec<u8>,
 }
 
 impl RunFile {
+    /// The run of the open `table`, whose first and last keys are `range` (read from the
+    /// table when `None`: at open).
     pub(crate) fn new(
         table: ByteTable,
         name: String,
@@ -99,14 +119,66 @@ impl RunFile {
         identity: FileIdentity,
         storage: &Arc<Storage>,
         refs: RefBytes,
-    ) -> Arc<RunFile> {
-        Arc::new(RunFile {
-            file: TableFile::new(table, name, storage),
+        range: Option<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<Arc<RunFile>> {
+        let file = TableFile::new(table, name, storage);
+        let (first, last) = match range {
+            Some(range) => range,
+            None => key_range(&file)?,
+        };
+        Ok(Arc::new(RunFile {
+            file,
             level,
             identity,
             refs,
+            first,
+            last,
+        }))
+    }
+
+    /// This run under the name `name` at `level`, the same file linked there (a trivial
+    /// move).
+    fn moved(&self, name: String, level: usize) -> Arc<RunFile> {
+        Arc::new(RunFile {
+            file: self.file.renamed(name),
+            level,
+            identity: self.identity,
+            refs: self.refs.clone(),
+            first: self.first.clone(),
+            last: self.last.clone(),
         })
     }
+
+    /// Bytes of keys and (tagged) values it holds.
+    fn record_bytes(&self) -> u64 {
+        let header = self.table.header();
+        header.key_bytes + header.value_bytes
+    }
+
+    /// True when some key lies in both its range and `other`'s.
+    fn overlaps(&self, other: &RunFile) -> bool {
+        cmp_bytes(&self.first, &other.last).is_le() && cmp_bytes(&other.first, &self.last).is_le()
+    }
+}
+
+/// The first and last keys of a run read from its file (a run is never empty).
+fn key_range(file: &TableFile) -> Result<(Vec<u8>, Vec<u8>)> {
+    let end = |forward| -> Result<Vec<u8>> {
+        let mut cursor = file.table.cursor(
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            forward,
+        );
+        match cursor.next_record()? {
+            Some((key, _)) => Ok(key),
+            None => Err(Error::Corrupt {
+                file: file.name.clone(),
+                block: None,
+                what: "an lsm run without records".into(),
+            }),
+        }
+    };
+    Ok((end(true)?, end(false)?))
 }
 
 impl std::ops::Deref for RunFile {
@@ -117,8 +189,9 @@ impl std::ops::Deref for RunFile {
     }
 }
 
-/// The runs of one version, by level, each level's newest first: one run in each level below
-/// 0 when leveled, up to the spec's `runs` (more while a merge is behind) when tiered.
+/// The runs of one version, by level: level 0's newest first (they may overlap); below,
+/// leveled (partitioned), runs of disjoint key ranges in key order, and tiered, up to the
+/// spec's `runs` runs (more while a merge is behind), newest first.
 #[derive(Default)]
 pub(crate) struct Levels {
     pub(crate) levels: Vec<Vec<Arc<RunFile>>>,
@@ -126,6 +199,8 @@ pub(crate) struct Levels {
     pub(crate) flushed_seq: Seq,
     /// The value log's segments the runs refer to, by generation.
     pub(crate) values: Vec<Arc<Segment>>,
+    /// Leveled: the levels below 0 are partitioned (disjoint runs in key order).
+    pub(crate) partitioned: bool,
 }
 
 /// The `lsm` engine's files.
@@ -134,17 +209,50 @@ pub(crate) type Runs = Arc<Levels>;
 /// The `lsm` engine's state.
 pub(crate) type Inner = Staged<Runs>;
 
-/// A merge a compaction does: every run of level `from` (and, leveled, of level `from + 1`)
-/// into one run at `from + 1`.
+/// A level a compaction empties into the next: level `from` (of a leveled store, every run
+/// of it; of a tiered one, its runs into one new run at `from + 1`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Job {
     pub(crate) from: usize,
+}
+
+/// What a compaction does: runs it merges, runs it moves, where they go.
+pub(crate) struct Plan {
+    /// The runs merged into new runs at `into`, newest first.
+    pub(crate) inputs: Vec<Arc<RunFile>>,
+    /// The runs moved to `into` as they are (a trivial move: a run that overlaps no run of
+    /// `into` and lies outside the merged runs' span), linked under a new name.
+    pub(crate) moves: Vec<Arc<RunFile>>,
+    pub(crate) into: usize,
+    /// No run outside the inputs can hold an older version of their keys: the merge drops
+    /// tombstones.
+    pub(crate) last_level: bool,
 }
 
 impl Levels {
     /// Every run, newest first: the order reads ask them in.
     pub(crate) fn runs(&self) -> impl Iterator<Item = &Arc<RunFile>> {
         self.levels.iter().flatten()
+    }
+
+    /// The runs that may hold `key`, newest first: every run of level 0 and of a tiered
+    /// level, the one run of a partitioned level whose range holds it.
+    fn runs_for<'a>(&'a self, key: &'a [u8]) -> impl Iterator<Item = &'a Arc<RunFile>> + 'a {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(move |(level, runs)| {
+                let runs: &[Arc<RunFile>] = if level == 0 || !self.partitioned {
+                    runs
+                } else {
+                    let at = runs.partition_point(|r| cmp_bytes(&r.last, key).is_lt());
+                    match runs.get(at) {
+                        Some(r) if cmp_bytes(&r.first, key).is_le() => &runs[at..=at],
+                        _ => &[],
+                    }
+                };
+                runs.iter()
+            })
     }
 
     /// Bytes of a level's runs on disk.
@@ -195,36 +303,94 @@ impl Levels {
         best.map(|(_, from)| Job { from })
     }
 
-    /// The runs a merge of `job` reads: level `from`'s, and the next level's when leveled
-    /// (tiered, the output joins the next level's runs as its newest).
-    pub(crate) fn inputs(&self, job: Job, spec: &LsmSpec) -> Vec<Arc<RunFile>> {
-        let next = (!spec.tiered())
-            .then(|| self.levels.get(job.from + 1))
-            .flatten();
-        self.levels[job.from]
+    /// What `job` does. Tiered: level `from`'s runs merged into one, the newest of the next
+    /// level. Leveled: the runs of level `from` that overlap a run of the next level (or, at
+    /// level 0, another run of their own) are merged, with every run of their level within
+    /// their span, and with the next level's runs that meet that span (as RocksDB picks a
+    /// compaction's inputs), into new runs in their place; the others, outside that span and
+    /// over no run of the next level, are moved there, unless they hold under a quarter of
+    /// `run_bytes` of records (what a merge cuts its runs at), which are merged, so that tiny
+    /// runs (of tiny memtables) are gathered into bigger ones rather than moved down one by
+    /// one. So a key range written in order (a load in key order) goes down without being
+    /// rewritten, and the level stays disjoint: nothing is left or moved inside the span of
+    /// the merge's output.
+    pub(crate) fn plan(&self, job: Job, run_bytes: u64) -> Plan {
+        let into = job.from + 1;
+        let from: &[Arc<RunFile>] = self.levels.get(job.from).map_or(&[], Vec::as_slice);
+        if !self.partitioned {
+            return self.plan_of(from.to_vec(), Vec::new(), into);
+        }
+        let next: &[Arc<RunFile>] = self.levels.get(into).map_or(&[], Vec::as_slice);
+        let mut merged: Vec<bool> = from
             .iter()
-            .chain(next.into_iter().flatten())
-            .cloned()
-            .collect()
+            .map(|r| {
+                r.record_bytes() < run_bytes / 4
+                    || next.iter().any(|n| n.overlaps(r))
+                    || (job.from == 0 && from.iter().any(|o| !Arc::ptr_eq(o, r) && o.overlaps(r)))
+            })
+            .collect();
+        let span = |merged: &[bool]| -> Option<(&[u8], &[u8])> {
+            let runs = from.iter().zip(merged).filter(|(_, &m)| m).map(|(r, _)| r);
+            let first = runs.clone().map(|r| r.first.as_slice()).min()?;
+            let last = runs.map(|r| r.last.as_slice()).max()?;
+            Some((first, last))
+        };
+        // Every run within the span joins (which may widen it), until none does.
+        while let Some((first, last)) = span(&merged) {
+            let mut joined = false;
+            for (r, m) in from.iter().zip(merged.iter_mut()) {
+                if !*m && r.first.as_slice() <= last && first <= r.last.as_slice() {
+                    (*m, joined) = (true, true);
+                }
+            }
+            if !joined {
+                break;
+            }
+        }
+        let (mut inputs, mut moves) = (Vec::new(), Vec::new());
+        for (r, &m) in from.iter().zip(&merged) {
+            match m {
+                true => inputs.push(Arc::clone(r)),
+                false => moves.push(Arc::clone(r)),
+            }
+        }
+        if let Some((first, last)) = span(&merged) {
+            let meets = |n: &RunFile| n.first.as_slice() <= last && first <= n.last.as_slice();
+            inputs.extend(next.iter().filter(|n| meets(n)).cloned());
+        }
+        self.plan_of(inputs, moves, into)
     }
 
-    /// True when no run outside `inputs` lies at or below level `from`, the shallowest of
-    /// them: no older version of a key can lie under the merge's output, so it drops
+    /// The plan that merges `inputs` and moves `moves` into level `into`.
+    fn plan_of(&self, inputs: Vec<Arc<RunFile>>, moves: Vec<Arc<RunFile>>, into: usize) -> Plan {
+        let last_level = self.nothing_older(&inputs);
+        Plan {
+            inputs,
+            moves,
+            into,
+            last_level,
+        }
+    }
+
+    /// True when no run outside `inputs`, at or below the shallowest of them, overlaps one of
+    /// them: no older version of their keys lies under the merge's output, so it drops
     /// tombstones.
-    pub(crate) fn nothing_older(&self, from: usize, inputs: &[Arc<RunFile>]) -> bool {
+    pub(crate) fn nothing_older(&self, inputs: &[Arc<RunFile>]) -> bool {
+        let from = inputs.iter().map(|r| r.level).min().unwrap_or(0);
         self.levels
             .iter()
             .skip(from)
             .flatten()
-            .all(|r| inputs.iter().any(|i| i.name == r.name))
+            .filter(|r| !inputs.iter().any(|i| i.name == r.name))
+            .all(|r| !inputs.iter().any(|i| i.overlaps(r)))
     }
 
-    /// These levels with the runs of `inputs` (by name) gone and `output` (if any) at its
-    /// level, and `flushed_seq`.
+    /// These levels with the runs of `removed` (by name) gone, `added` at their levels, and
+    /// `flushed_seq`.
     pub(crate) fn replace(
         &self,
-        inputs: &[Arc<RunFile>],
-        output: Option<Arc<RunFile>>,
+        removed: &[Arc<RunFile>],
+        added: Vec<Arc<RunFile>>,
         flushed_seq: Seq,
     ) -> Levels {
         let mut levels: Vec<Vec<Arc<RunFile>>> = self
@@ -232,17 +398,23 @@ impl Levels {
             .iter()
             .map(|l| {
                 l.iter()
-                    .filter(|r| !inputs.iter().any(|i| i.name == r.name))
+                    .filter(|r| !removed.iter().any(|i| i.name == r.name))
                     .cloned()
                     .collect()
             })
             .collect();
-        if let Some(run) = output {
+        for run in added.into_iter().rev() {
             if levels.len() <= run.level {
                 levels.resize_with(run.level + 1, Vec::new);
             }
-            // Level 0's newest run first; a flush is newer than every run there.
-            levels[run.level].insert(0, run);
+            // Level 0's newest run first (a flush is newer than every run there), a tiered
+            // level's too; a partitioned level in key order.
+            let runs = &mut levels[run.level];
+            let at = match self.partitioned && run.level > 0 {
+                true => runs.partition_point(|r| cmp_bytes(&r.first, &run.first).is_lt()),
+                false => 0,
+            };
+            runs.insert(at, run);
         }
         while levels.last().is_some_and(|l| l.is_empty()) {
             levels.pop();
@@ -251,6 +423,23 @@ impl Levels {
             levels,
             flushed_seq,
             values: self.values.clone(),
+            partitioned: self.partitioned,
+        }
+    }
+
+    /// What is wrong with the runs of the partitioned levels, if anything (see
+    /// [`check_disjoint`]). What an open refuses.
+    pub(crate) fn check_partitions(&self) -> std::result::Result<(), String> {
+        match self.partitioned {
+            true => check_disjoint(self.runs().map(|r| {
+                (
+                    r.level,
+                    r.name.as_str(),
+                    r.first.as_slice(),
+                    r.last.as_slice(),
+                )
+            })),
+            false => Ok(()),
         }
     }
 
@@ -326,17 +515,13 @@ impl Levels {
             .collect()
     }
 
-    /// What a compaction merges to collect the segments `collect` when no merge is due (its
-    /// inputs and the level of its output), if any run refers to them: the run newest in a
-    /// level below 0 that refers most to them, rewritten alone in its place (its copy, of a
-    /// newer generation, stays the newest there), or level 0 merged down as its trigger would
-    /// (a copy in level 0 could take a generation older than a flush that ends after it) when
-    /// level 0's runs refer to more.
-    pub(crate) fn collection_job(
-        &self,
-        collect: &[Arc<Segment>],
-        spec: &LsmSpec,
-    ) -> Option<(Vec<Arc<RunFile>>, usize)> {
+    /// What a compaction merges to collect the segments `collect` when no merge is due, if
+    /// any run refers to them: the run below level 0 that refers most to them (of a tiered
+    /// level, its newest), rewritten alone in its place (its copy, of a newer generation,
+    /// stays the newest of a tiered level; a partitioned level's copy lies in its range), or
+    /// level 0 merged down as its trigger would (a copy in level 0 could take a generation
+    /// older than a flush that ends after it) when level 0's runs refer to more.
+    pub(crate) fn collection_job(&self, collect: &[Arc<Segment>], run_bytes: u64) -> Option<Plan> {
         let bytes = |r: &RunFile| -> u64 {
             collect
                 .iter()
@@ -351,13 +536,18 @@ impl Levels {
             .levels
             .iter()
             .skip(1)
-            .filter_map(|l| l.first())
+            .flat_map(|l| match self.partitioned {
+                true => l.as_slice(),
+                false => &l[..l.len().min(1)],
+            })
             .map(|r| (bytes(r), r))
             .filter(|(b, _)| *b > 0)
             .max_by_key(|(b, _)| *b);
         match below {
-            Some((b, run)) if b >= level0 => Some((vec![Arc::clone(run)], run.level)),
-            _ if level0 > 0 => Some((self.inputs(Job { from: 0 }, spec), 1)),
+            Some((b, run)) if b >= level0 => {
+                Some(self.plan_of(vec![Arc::clone(run)], Vec::new(), run.level))
+            }
+            _ if level0 > 0 => Some(self.plan(Job { from: 0 }, run_bytes)),
             _ => None,
         }
     }
@@ -485,13 +675,11 @@ impl Source {
     }
 }
 
-/// Where a merge writes: a new run file, its records counted.
+/// Where a flush or merge writes: new run files at one level, records counted, the output
+/// cut into several runs where a partitioned level needs it ([`RunWriter::cut`]).
 pub(crate) struct RunWriter<'a> {
     inner: &'a Inner,
-    writer: ByteTableWriter,
-    name: String,
     level: usize,
-    generation: u64,
     /// Drop tombstones: nothing older lies below the output.
     last_level: bool,
     tagged: Vec<u8>,
@@ -501,24 +689,29 @@ pub(crate) struct RunWriter<'a> {
     values: SegmentWriter<'a>,
     /// The segments whose values are copied rather than referred to again.
     collect: Collected,
-    /// Bytes of values the run refers to in each segment.
-    refs: RefBytes,
+    /// The records each run's filter is sized for.
+    records: u64,
+    /// The run being written.
+    run: OpenRun,
+    /// The runs finished before it, in key order.
+    done: Vec<Arc<RunFile>>,
 }
 
-/// A finished run (`None` when it holds no record) and the value log segments written with
-/// it.
-pub(crate) type Written = (Option<Arc<RunFile>>, Vec<Arc<Segment>>);
+/// A run being written.
+struct OpenRun {
+    writer: ByteTableWriter,
+    name: String,
+    generation: u64,
+    /// Bytes of values it refers to in each segment.
+    refs: RefBytes,
+    first: Vec<u8>,
+    last: Vec<u8>,
+    /// Bytes of keys and tagged values written.
+    bytes: u64,
+}
 
-impl<'a> RunWriter<'a> {
-    /// A new run at `level` for up to `records` records; the values of the segments in
-    /// `collect` (by generation) are copied to new segments.
-    pub(crate) fn create(
-        inner: &'a Inner,
-        level: usize,
-        records: u64,
-        last_level: bool,
-        collect: Vec<Arc<Segment>>,
-    ) -> Result<RunWriter<'a>> {
+impl OpenRun {
+    fn create(inner: &Inner, level: usize, records: u64) -> Result<OpenRun> {
         let generation = inner.next_generation.fetch_add(1, Ordering::Relaxed);
         let name = run_name(level, generation);
         let params = ByteTableParams {
@@ -532,19 +725,94 @@ impl<'a> RunWriter<'a> {
             .owned_by(owner)
             .of_kind(ByteTableKind::Run)
             .with_filter(records, spec_of(inner).bits as u32)?;
-        Ok(RunWriter {
-            inner,
+        Ok(OpenRun {
             writer,
             name,
-            level,
             generation,
+            refs: RefBytes::new(),
+            first: Vec::new(),
+            last: Vec::new(),
+            bytes: 0,
+        })
+    }
+
+    fn add(&mut self, key: &[u8], tagged: &[u8]) -> Result<()> {
+        self.writer.add(key, tagged)?;
+        if self.first.is_empty() {
+            self.first = key.to_vec();
+        }
+        self.last.clear();
+        self.last.extend_from_slice(key);
+        self.bytes += (key.len() + tagged.len()) as u64;
+        Ok(())
+    }
+
+    /// The finished run (`None` when it holds no record: its file removed), synced.
+    fn finish(self, inner: &Inner, level: usize) -> Result<Option<Arc<RunFile>>> {
+        let empty = self.writer.records() == 0;
+        let table = self.writer.finish()?;
+        if empty {
+            drop(table);
+            inner.storage.remove(&self.name)?;
+            return Ok(None);
+        }
+        let identity = identify(&inner.storage, &self.name, self.generation)?;
+        let range = Some((self.first, self.last));
+        let run = RunFile::new(
+            table,
+            self.name,
+            level,
+            identity,
+            &inner.storage,
+            self.refs,
+            range,
+        )?;
+        Ok(Some(run))
+    }
+}
+
+/// Finished runs (in key order; none when they hold no record) and the value log segments
+/// written with them.
+pub(crate) type Written = (Vec<Arc<RunFile>>, Vec<Arc<Segment>>);
+
+impl<'a> RunWriter<'a> {
+    /// New runs at `level`, each for up to `records` records; the values of the segments in
+    /// `collect` (by generation) are copied to new segments.
+    pub(crate) fn create(
+        inner: &'a Inner,
+        level: usize,
+        records: u64,
+        last_level: bool,
+        collect: Vec<Arc<Segment>>,
+    ) -> Result<RunWriter<'a>> {
+        Ok(RunWriter {
+            inner,
+            level,
             last_level,
             tagged: Vec::new(),
             vmin: spec_of(inner).vmin,
             values: SegmentWriter::new(inner),
             collect: Collected::new(collect),
-            refs: RefBytes::new(),
+            records,
+            run: OpenRun::create(inner, level, records)?,
+            done: Vec::new(),
         })
+    }
+
+    /// Records in the run being written.
+    fn records(&self) -> u64 {
+        self.run.writer.records()
+    }
+
+    /// Finishes the run being written (when it holds records) and starts the next one.
+    fn cut(&mut self) -> Result<()> {
+        if self.records() == 0 {
+            return Ok(());
+        }
+        let next = OpenRun::create(self.inner, self.level, self.records)?;
+        let run = std::mem::replace(&mut self.run, next);
+        self.done.extend(run.finish(self.inner, self.level)?);
+        Ok(())
     }
 
     /// Writes `value` of `key` to the value log and its reference to `self.tagged`.
@@ -552,7 +820,7 @@ impl<'a> RunWriter<'a> {
         let segment = self.values.add(key, value)?;
         self.tagged.clear();
         encode_ref(&mut self.tagged, segment, value.len() as u32);
-        *self.refs.entry(segment).or_default() += value.len() as u64;
+        *self.run.refs.entry(segment).or_default() += value.len() as u64;
         Ok(())
     }
 
@@ -562,16 +830,16 @@ impl<'a> RunWriter<'a> {
         match value {
             Some(v) if self.vmin > 0 && v.len() >= self.vmin => {
                 self.separate(key, v)?;
-                self.writer.add(key, &self.tagged)
+                self.run.add(key, &self.tagged)
             }
             Some(v) => {
                 self.tagged.clear();
                 self.tagged.push(PUT);
                 self.tagged.extend_from_slice(v);
-                self.writer.add(key, &self.tagged)
+                self.run.add(key, &self.tagged)
             }
             None if self.last_level => Ok(()),
-            None => self.writer.add(key, &[TOMBSTONE]),
+            None => self.run.add(key, &[TOMBSTONE]),
         }
     }
 
@@ -582,57 +850,52 @@ impl<'a> RunWriter<'a> {
             return Ok(());
         }
         if !is_ref(tagged) {
-            return self.writer.add(key, tagged);
+            return self.run.add(key, tagged);
         }
         let (generation, len) = decode_ref(tagged).map_err(|e| named(e, run))?;
         match self.collect.value(generation, key, len)? {
             Some(value) => {
                 self.separate(key, &value)?;
-                self.writer.add(key, &self.tagged)
+                self.run.add(key, &self.tagged)
             }
             None => {
-                *self.refs.entry(generation).or_default() += u64::from(len);
-                self.writer.add(key, tagged)
+                *self.run.refs.entry(generation).or_default() += u64::from(len);
+                self.run.add(key, tagged)
             }
         }
     }
 
-    /// Finishes the run (`None` when it holds no record: its file removed) and the segments
-    /// written with it, all synced.
-    pub(crate) fn finish(self) -> Result<Written> {
+    /// Finishes the runs and the segments written with them, all synced.
+    pub(crate) fn finish(mut self) -> Result<Written> {
         let segments = self.values.finish()?;
-        let empty = self.writer.records() == 0;
-        let table = self.writer.finish()?;
-        if empty {
-            drop(table);
-            self.inner.storage.remove(&self.name)?;
-            return Ok((None, segments));
-        }
-        let identity = identify(&self.inner.storage, &self.name, self.generation)?;
-        let run = RunFile::new(
-            table,
-            self.name,
-            self.level,
-            identity,
-            &self.inner.storage,
-            self.refs,
-        );
-        Ok((Some(run), segments))
+        let (inner, level) = (self.inner, self.level);
+        self.done.extend(self.run.finish(inner, level)?);
+        Ok((self.done, segments))
     }
 }
 
-/// Merges `inputs` (newest first; among equal keys the newest wins) into one new run at
-/// `level`, dropping tombstones when `last_level` and copying the values of the segments in
-/// `collect` (sorted by generation) to new ones.
+/// Merges `plan`'s inputs (newest first; among equal keys the newest wins) into new runs at
+/// its level, dropping tombstones at the last level, cutting the output after about
+/// `cut_bytes` of records when it goes to a partitioned level, and copying the values of the
+/// segments in `collect` (sorted by generation) to new ones.
 pub(crate) fn write_run(
     inner: &Inner,
-    inputs: &[Arc<RunFile>],
-    level: usize,
-    last_level: bool,
+    plan: &Plan,
+    cut_bytes: Option<u64>,
     collect: Vec<Arc<Segment>>,
 ) -> Result<Written> {
-    let records = inputs.iter().map(|r| r.table.len()).sum();
-    let mut out = RunWriter::create(inner, level, records, last_level, collect)?;
+    let inputs = &plan.inputs;
+    let records: u64 = inputs.iter().map(|r| r.table.len()).sum();
+    // Each run's filter is sized for the records about `cut_bytes` hold, with room.
+    let per_run = match cut_bytes {
+        Some(cut) => {
+            let bytes: u64 = inputs.iter().map(|r| r.table.disk_bytes()).sum();
+            let average = (bytes / records.max(1)).max(1);
+            (cut / average * 3 / 2 + 16).min(records)
+        }
+        None => records,
+    };
+    let mut out = RunWriter::create(inner, plan.into, per_run, plan.last_level, collect)?;
     let mut sources: Vec<Source> = inputs
         .iter()
         .map(|r| Source::new(r))
@@ -645,6 +908,9 @@ pub(crate) fn write_run(
             }
         }
         let Some(b) = best else { break };
+        if cut_bytes.is_some_and(|c| out.run.bytes >= c) {
+            out.cut()?;
+        }
         out.add_tagged(&inputs[b].name, &sources[b].key, &sources[b].value)?;
         // The older versions of the key in later sources go unwritten.
         for j in 0..sources.len() {
@@ -704,7 +970,7 @@ impl Files for Runs {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         // One hash of the key serves every run's filter and point index.
         let hash = key_hash(key);
-        for run in self.runs() {
+        for run in self.runs_for(key) {
             if !run.table.may_contain_hashed(hash) {
                 continue;
             }
@@ -715,24 +981,71 @@ impl Files for Runs {
         Ok(None)
     }
 
+    /// A cursor per run of level 0 and of a tiered level; one per partitioned level, over
+    /// its runs that meet `bounds` one after the other, so that a short scan seeks one run
+    /// of a level, not all of them.
     fn cursors(&self, bounds: &KeyRange, forward: bool) -> Vec<FileCursor> {
-        self.runs()
-            .map(|r| FileCursor {
-                cursor: r
-                    .table
+        let values = (!self.values.is_empty()).then(|| Arc::clone(self) as Arc<dyn Resolve>);
+        let cursor = |r: &RunFile| {
+            (
+                r.table
                     .cursor(bounds.start.clone(), bounds.end.clone(), forward),
-                tagged: true,
-                name: r.name.clone(),
-                values: (!self.values.is_empty()).then(|| Arc::clone(self) as Arc<dyn Resolve>),
-            })
-            .collect()
+                r.name.clone(),
+            )
+        };
+        let mut cursors = Vec::new();
+        for (level, runs) in self.levels.iter().enumerate() {
+            let partitioned = self.partitioned && level > 0;
+            let meeting: Vec<&Arc<RunFile>> = runs
+                .iter()
+                .filter(|r| !partitioned || bounds.meets(&r.first, &r.last))
+                .collect();
+            let chains: Vec<Vec<(TableCursor, String)>> = match partitioned {
+                // Popped from the end: the run the scan reads first last in the list.
+                true if forward => vec![meeting.iter().rev().map(|r| cursor(r)).collect()],
+                true => vec![meeting.iter().map(|r| cursor(r)).collect()],
+                false => meeting.iter().map(|r| vec![cursor(r)]).collect(),
+            };
+            for mut chain in chains {
+                if let Some((first, name)) = chain.pop() {
+                    cursors.push(FileCursor {
+                        cursor: first,
+                        then: chain,
+                        tagged: true,
+                        name,
+                        values: values.clone(),
+                    });
+                }
+            }
+        }
+        cursors
     }
 }
 
-/// Bytes on disk of a run and the segments written with it.
-pub(crate) fn written_bytes(run: &Option<Arc<RunFile>>, segments: &[Arc<Segment>]) -> u64 {
-    run.as_ref().map_or(0, |r| r.table.disk_bytes())
+/// Bytes on disk of runs and the segments written with them.
+pub(crate) fn written_bytes(runs: &[Arc<RunFile>], segments: &[Arc<Segment>]) -> u64 {
+    runs.iter().map(|r| r.table.disk_bytes()).sum::<u64>()
         + segments.iter().map(|s| s.table.disk_bytes()).sum::<u64>()
+}
+
+/// About the bytes of records a merge writes into one run of a partitioned level: a
+/// memtable's (at least 64 KiB), so that level 1 holds about `l0` runs and a level's runs
+/// are merged piecewise, as RocksDB cuts its files at `target_file_size_base`.
+pub(crate) fn run_bytes(memtable: usize) -> u64 {
+    memtable.max(64 << 10) as u64
+}
+
+/// Links each run `plan` moves under its name at the plan's level: the moved runs, to be
+/// committed in the old ones' place (their old names removed after the commit).
+pub(crate) fn move_runs(inner: &Inner, plan: &Plan) -> Result<Vec<Arc<RunFile>>> {
+    plan.moves
+        .iter()
+        .map(|r| {
+            let name = run_name(plan.into, r.identity.generation);
+            inner.storage.link(&r.name, &name)?;
+            Ok(r.moved(name, plan.into))
+        })
+        .collect()
 }
 
 /// Marks `runs` replaced and `segments` no longer referred to: each file goes when its last
@@ -753,16 +1066,136 @@ mod tests {
 
     /// A run of `records` 100-byte records at `level`, generation `g`, on `storage`.
     fn run(storage: &Arc<Storage>, level: usize, g: u64, records: u64) -> Arc<RunFile> {
+        keyed(storage, level, g, 0..records)
+    }
+
+    /// A run of the keys `keys` (as big-endian u64s) at `level`, generation `g`.
+    fn keyed(
+        storage: &Arc<Storage>,
+        level: usize,
+        g: u64,
+        keys: std::ops::Range<u64>,
+    ) -> Arc<RunFile> {
         let name = run_name(level, g);
         let mut w = ByteTableWriter::create(storage, &name, ByteTableParams::default())
             .unwrap()
             .of_kind(ByteTableKind::Run);
-        for i in 0..records {
+        for i in keys {
             w.add(&i.to_be_bytes(), &[PUT; 100]).unwrap();
         }
         let table = w.finish().unwrap();
         let identity = identify(storage, &name, g).unwrap();
-        RunFile::new(table, name, level, identity, storage, RefBytes::new())
+        RunFile::new(table, name, level, identity, storage, RefBytes::new(), None).unwrap()
+    }
+
+    fn names(runs: &[Arc<RunFile>]) -> Vec<&str> {
+        runs.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    #[test]
+    fn a_partitioned_level_moves_what_lies_outside_the_merge_s_span() {
+        let storage = Arc::new(Storage::ram());
+        // Level 0: two disjoint runs and two that overlap each other, and one that overlaps
+        // nothing but lies between them; level 1: three runs.
+        let (a, b) = (
+            keyed(&storage, 0, 10, 0..10),
+            keyed(&storage, 0, 11, 100..110),
+        );
+        let (c, d) = (
+            keyed(&storage, 0, 12, 200..220),
+            keyed(&storage, 0, 13, 210..230),
+        );
+        let e = keyed(&storage, 0, 14, 160..170);
+        let (x, y, z) = (
+            keyed(&storage, 1, 1, 50..60),
+            keyed(&storage, 1, 2, 105..150),
+            keyed(&storage, 1, 3, 300..400),
+        );
+        let levels = Levels {
+            levels: vec![
+                vec![
+                    Arc::clone(&e),
+                    Arc::clone(&d),
+                    Arc::clone(&c),
+                    Arc::clone(&b),
+                    Arc::clone(&a),
+                ],
+                vec![Arc::clone(&x), Arc::clone(&y), Arc::clone(&z)],
+            ],
+            flushed_seq: 0,
+            values: Vec::new(),
+            partitioned: true,
+        };
+        assert_eq!(levels.check_partitions(), Ok(()));
+        // A key is asked of level 0's runs and of the one level-1 run whose range holds it.
+        let asked = |k: u64| -> Vec<String> {
+            levels
+                .runs_for(&k.to_be_bytes())
+                .map(|r| r.name.clone())
+                .collect()
+        };
+        assert_eq!(asked(120).len(), 6);
+        assert_eq!(asked(120)[5], y.name);
+        assert_eq!(asked(160).len(), 5);
+        let plan = levels.plan(Job { from: 0 }, 0);
+        // `b` overlaps `y`, `c` and `d` each other: merged, with `e`, which lies between them,
+        // and `y`. `a` overlaps nothing outside their span: moved. `x` and `z` stay.
+        assert_eq!(names(&plan.moves), [a.name.as_str()]);
+        assert_eq!(
+            names(&plan.inputs),
+            [
+                e.name.as_str(),
+                d.name.as_str(),
+                c.name.as_str(),
+                b.name.as_str(),
+                y.name.as_str()
+            ]
+        );
+        assert_eq!(plan.into, 1);
+        // Runs under a quarter of what a merge cuts at are merged, not moved.
+        assert!(levels.plan(Job { from: 0 }, 1 << 20).moves.is_empty());
+        // Nothing lies under level 1: the merge drops tombstones. With a level-2 run under
+        // `b`'s keys it would not; under none of the inputs' keys, it still does.
+        assert!(plan.last_level);
+        let deeper = |keys| Levels {
+            levels: vec![
+                levels.levels[0].clone(),
+                levels.levels[1].clone(),
+                vec![keyed(&storage, 2, 20, keys)],
+            ],
+            flushed_seq: 0,
+            values: Vec::new(),
+            partitioned: true,
+        };
+        assert!(!deeper(100..101).plan(Job { from: 0 }, 0).last_level);
+        assert!(deeper(500..600).plan(Job { from: 0 }, 0).last_level);
+        // Outputs and moved runs take their places in key order.
+        let out = keyed(&storage, 1, 30, 100..230);
+        let moved = a.moved(run_name(1, 10), 1);
+        let removed: Vec<_> = plan.inputs.iter().chain(&plan.moves).cloned().collect();
+        let next = levels.replace(&removed, vec![Arc::clone(&out), Arc::clone(&moved)], 0);
+        assert!(next.levels[0].is_empty());
+        assert_eq!(
+            names(&next.levels[1]),
+            [
+                moved.name.as_str(),
+                x.name.as_str(),
+                out.name.as_str(),
+                z.name.as_str()
+            ]
+        );
+        assert_eq!(next.check_partitions(), Ok(()));
+        // Overlapping runs at one level are refused.
+        let bad = Levels {
+            levels: vec![
+                vec![],
+                vec![Arc::clone(&y), keyed(&storage, 1, 40, 140..160)],
+            ],
+            flushed_seq: 0,
+            values: Vec::new(),
+            partitioned: true,
+        };
+        assert!(bad.check_partitions().is_err());
     }
 
     fn spec(ratio: usize, l0: usize) -> LsmSpec {
@@ -795,27 +1228,30 @@ mod tests {
             ],
             flushed_seq: 0,
             values: Vec::new(),
+            partitioned: false,
         };
         // Two of three runs at level 1, one at level 2: nothing due, whatever the bytes.
         assert_eq!(under.next_job(&tiered, 1), None);
         let r3 = run(&storage, 1, 5, 10);
-        let full = under.replace(&[], Some(Arc::clone(&r3)), 0);
+        let full = under.replace(&[], vec![Arc::clone(&r3)], 0);
         let job = full.next_job(&tiered, 1).expect("level 1 holds three runs");
         assert_eq!(job, Job { from: 1 });
         // It reads level 1's runs only, newest first, and keeps tombstones: level 2 holds an
-        // older run. Leveled, the same job would read level 2's run too.
-        let inputs = full.inputs(job, &tiered);
-        let names: Vec<&str> = inputs.iter().map(|r| r.name.as_str()).collect();
+        // older run. With level 2's run among the inputs, nothing would be older.
+        let plan = full.plan(job, 0);
+        let inputs = plan.inputs;
         assert_eq!(
-            names,
+            names(&inputs),
             [r3.name.as_str(), r0.name.as_str(), r1.name.as_str()]
         );
-        assert!(!full.nothing_older(1, &inputs));
-        assert_eq!(full.inputs(job, &spec(10, 4)).len(), 4);
-        assert!(full.nothing_older(1, &full.inputs(job, &spec(10, 4))));
+        assert!(plan.moves.is_empty());
+        assert!(!plan.last_level);
+        let mut all = inputs.clone();
+        all.push(Arc::clone(&r2));
+        assert!(full.nothing_older(&all));
         // Its output joins level 2 as the newest run there.
         let out = run(&storage, 2, 6, 30);
-        let merged = full.replace(&inputs, Some(Arc::clone(&out)), 0);
+        let merged = full.replace(&inputs, vec![Arc::clone(&out)], 0);
         let level2: Vec<&str> = merged.levels[2].iter().map(|r| r.name.as_str()).collect();
         assert_eq!(level2, [out.name.as_str(), r2.name.as_str()]);
         assert!(merged.levels[1].is_empty());
@@ -834,6 +1270,7 @@ mod tests {
             ],
             flushed_seq: 0,
             values: Vec::new(),
+            partitioned: true,
         };
         assert_eq!(levels.next_job(&spec(10, 4), bytes), None);
         // Level 0 full: it goes.
@@ -841,6 +1278,7 @@ mod tests {
             levels: vec![vec![Arc::clone(&small); 4], vec![Arc::clone(&big)]],
             flushed_seq: 0,
             values: Vec::new(),
+            partitioned: true,
         };
         assert_eq!(full.next_job(&spec(10, 4), bytes), Some(Job { from: 0 }));
         // Level 1 at 8 times its target (memtables of a 32nd of its bytes, 4 of them) beats
@@ -863,10 +1301,11 @@ mod tests {
             levels: vec![vec![Arc::clone(&a), Arc::clone(&b)], vec![Arc::clone(&c)]],
             flushed_seq: 7,
             values: Vec::new(),
+            partitioned: true,
         };
         // A flush: the new run first at level 0.
         let d = run(&storage, 0, 4, 5);
-        let flushed = levels.replace(&[], Some(Arc::clone(&d)), 9);
+        let flushed = levels.replace(&[], vec![Arc::clone(&d)], 9);
         let names = |l: &Levels| -> Vec<Vec<String>> {
             l.levels
                 .iter()
@@ -883,13 +1322,13 @@ mod tests {
         assert_eq!(flushed.flushed_seq, 9);
         // A compaction of level 0 and 1 into a new level 1, while `d` arrived: `d` stays.
         let e = run(&storage, 1, 5, 15);
-        let compacted = flushed.replace(&[a, b, Arc::clone(&c)], Some(Arc::clone(&e)), 9);
+        let compacted = flushed.replace(&[a, b, Arc::clone(&c)], vec![Arc::clone(&e)], 9);
         assert_eq!(
             names(&compacted),
             vec![vec![d.name.clone()], vec![e.name.clone()]]
         );
         // An empty output: the level goes, and trailing empty levels with it.
-        let gone = compacted.replace(&[e], None, 9);
+        let gone = compacted.replace(&[e], Vec::new(), 9);
         assert_eq!(names(&gone), vec![vec![d.name.clone()]]);
         let m = compacted.manifest(7, 6);
         assert_eq!(m.static_files, vec![d.name.clone(), run_name(1, 5)]);
@@ -911,18 +1350,17 @@ mod tests {
             ("run-00-0000000002.lbt", 2),
             ("run-02-0000000001.lbt", 1),
         ]);
-        assert_eq!(plan_levels(&ok, false), Ok(vec![0, 0, 2]));
-        // A tiered store's level holds several runs.
+        assert_eq!(plan_levels(&ok), Ok(vec![0, 0, 2]));
+        // A level holds several runs (disjoint ones when leveled: checked once they are open).
         let two = files(&[("run-01-0000000003.lbt", 3), ("run-01-0000000002.lbt", 2)]);
-        assert_eq!(plan_levels(&two, true), Ok(vec![1, 1]));
+        assert_eq!(plan_levels(&two), Ok(vec![1, 1]));
         for bad in [
             files(&[("table-0000000001.lbt", 1)]),
             files(&[("run-00-0000000003.lbt", 4)]),
             files(&[("run-00-0000000003.lbt", 3), ("run-00-0000000003.lbt", 3)]),
-            files(&[("run-01-0000000003.lbt", 3), ("run-01-0000000002.lbt", 2)]),
             files(&[("run-+1-0000000003.lbt", 3)]),
         ] {
-            assert!(plan_levels(&bad, false).is_err(), "{bad:?}");
+            assert!(plan_levels(&bad).is_err(), "{bad:?}");
         }
     }
 

@@ -10,10 +10,19 @@
 //! it.
 //!
 //! **Levels** (leveled, as LevelDB and RocksDB by default): level 0 collects up to `l0` runs
-//! that may overlap; every level below holds one run, `ratio` times larger than the one above
-//! (level 1's target is `l0` memtables). A **compaction** thread merges all of level 0 with
-//! level 1, or a level over its target with the next, into one new run; a write is rewritten
-//! about `ratio / 2` times per level, so the write cost is bounded by the number of levels
+//! that may overlap; each level below is **partitioned**, runs of disjoint key ranges in key
+//! order (a get asks the one whose range holds the key), `ratio` times more bytes than the
+//! one above (level 1's target is `l0` memtables). A **compaction** thread empties level 0,
+//! or a level over its target, into the next: a run that overlaps no other run of its level
+//! (level 0's may overlap) and no run of the next level is **moved** there as it is (a
+//! *trivial move*, RocksDB's: the file linked under the next level's name, nothing
+//! rewritten), and the others are merged with the next level's runs they overlap into new
+//! runs, cut at about a memtable's bytes and before each run of the next level the merge
+//! leaves in place, so the level stays disjoint. Keys written in order (a load in key order,
+//! time-ordered keys) therefore go down without being rewritten; random keys overlap every
+//! run, and a level is merged whole into the next, so a write is rewritten about
+//! `(ratio + 1) / 2` times per level (RocksDB, merging one file at a time into the ~`ratio`
+//! files under it, rewrites about `ratio`); the write cost is bounded by the number of levels
 //! (logarithmic in the data), not by the table's size as the `hybrid` engine's merges are.
 //! Flushes run on their own thread beside compactions; when level 0 reaches three times `l0`
 //! the flush waits for a compaction, and writers wait once the next memtable is full too.
@@ -28,9 +37,9 @@
 //! Where we differ from the references: Bourbon (OSDI 2020) learns a model per sorted table in
 //! WiscKey, and DobLIX (PVLDB 2025) per RocksDB block index; here every run is a learned table
 //! from the start (its model is the separator model the store's tables already use, rebuilt at
-//! open from the separators), and a level is one run rewritten whole rather than many small
-//! tables merged piecewise: simpler files and one model per level, at the price of longer
-//! single compactions.
+//! open from the separators). A leveled compaction empties a whole level rather than one file
+//! as LevelDB's and RocksDB's do: less rewriting of random keys (above), longer single
+//! compactions.
 //!
 //! **The value log** (`vmin=N`, off by default; WiscKey, FAST 2016): values of at least `N`
 //! bytes are written, at flush, to value log segments, and a run keeps a 13-byte reference
@@ -53,7 +62,7 @@ mod levels;
 mod state;
 mod values;
 
-pub(crate) use levels::plan_levels;
+pub(crate) use levels::{check_disjoint, parse_run_name, plan_levels};
 pub(crate) use state::LsmEngine;
 pub(crate) use values::{decode_ref, is_ref, parse_segment_name, plan_values, Collected};
 

@@ -21,8 +21,8 @@ use crate::kv::store::staged::{apply_record, commit, Staged};
 use crate::kv::wal::{Record, Seq};
 
 use super::levels::{
-    is_run_name, memtable_limit, plan_levels, retire, spec_of, write_run, written_bytes, Inner,
-    Levels, RunFile,
+    is_run_name, memtable_limit, move_runs, plan_levels, retire, run_bytes, spec_of, write_run,
+    written_bytes, Inner, Levels, RunFile,
 };
 use super::values::{is_segment_name, plan_values, Segment};
 use super::MIN_LSM_BUDGET;
@@ -36,6 +36,8 @@ pub(crate) struct Compactor {
     pub(crate) written: AtomicU64,
     /// Of those, by compactions.
     pub(crate) compacted: AtomicU64,
+    /// Bytes of runs compactions moved to the next level without rewriting them.
+    pub(crate) moved: AtomicU64,
 }
 
 #[derive(Default)]
@@ -84,10 +86,11 @@ impl Compactor {
             let mut st = self.state.lock();
             let version = inner.current();
             let files = &version.files;
-            let due = files
-                .next_job(&spec, memtable_limit(inner, files))
-                .is_some()
-                || files.collection_job(&files.stale_values(), &spec).is_some();
+            let memtable = memtable_limit(inner, files);
+            let due = files.next_job(&spec, memtable).is_some()
+                || files
+                    .collection_job(&files.stale_values(), run_bytes(memtable))
+                    .is_some();
             if st.shutdown || (!st.pending && !st.running && !due) {
                 return Ok(());
             }
@@ -135,37 +138,50 @@ fn run_jobs(inner: &Inner) -> Result<()> {
         let levels = &version.files;
         let memtable = memtable_limit(inner, levels);
         // A merge that is due; else a run rewritten in its place to collect the value log.
-        let (inputs, into) = match levels.next_job(&spec, memtable) {
-            Some(job) => (levels.inputs(job, &spec), job.from + 1),
-            None => match levels.collection_job(&levels.stale_values(), &spec) {
-                Some(job) => job,
+        // Flushes only add to level 0, so nothing can appear below the inputs meanwhile.
+        let plan = match levels.next_job(&spec, memtable) {
+            Some(job) => levels.plan(job, run_bytes(memtable)),
+            None => match levels.collection_job(&levels.stale_values(), run_bytes(memtable)) {
+                Some(plan) => plan,
                 None => return Ok(()),
             },
         };
-        // Flushes only add to level 0, so nothing can appear below the inputs meanwhile.
-        let from = inputs.iter().map(|r| r.level).min().unwrap_or(into);
-        let last_level = levels.nothing_older(from, &inputs);
-        let collect = levels.to_collect(inner.base.options.log_segment_bytes, &inputs);
+        let collect = levels.to_collect(inner.base.options.log_segment_bytes, &plan.inputs);
+        let cut = (levels.partitioned && plan.into > 0).then(|| run_bytes(memtable));
         drop(version);
         let start = Instant::now();
-        let (output, segments) = write_run(inner, &inputs, into, last_level, collect)?;
+        let moved = move_runs(inner, &plan)?;
+        let (output, segments) = match plan.inputs.is_empty() {
+            true => (Vec::new(), Vec::new()),
+            false => write_run(inner, &plan, cut, collect)?,
+        };
         let written = written_bytes(&output, &segments);
         let dead = {
             let mut manifest = inner.manifest.lock();
             let current = inner.current();
+            let removed: Vec<_> = plan.inputs.iter().chain(&plan.moves).cloned().collect();
+            let added = output.into_iter().chain(moved).collect();
             let (levels, dead) = current
                 .files
-                .replace(&inputs, output, current.files.flushed_seq)
+                .replace(&removed, added, current.files.flushed_seq)
                 .settle_values(segments);
             let next = inner.next_generation.load(Ordering::Relaxed);
             commit(&mut manifest, &levels.manifest(inner.base.store, next))?;
             inner.publish_files(Arc::new(levels), false)?;
             dead
         };
-        retire(&inputs, &dead);
+        retire(&plan.inputs, &dead);
+        // A moved run's old name goes; the file stays under its new one.
+        for run in &plan.moves {
+            inner.storage.unlink(&run.name)?;
+        }
         let c = &inner.shared;
         c.written.fetch_add(written, Ordering::Relaxed);
         c.compacted.fetch_add(written, Ordering::Relaxed);
+        c.moved.fetch_add(
+            plan.moves.iter().map(|r| r.table.disk_bytes()).sum(),
+            Ordering::Relaxed,
+        );
         inner.work.done(start);
         c.cond.notify_all();
     }
@@ -296,7 +312,7 @@ impl Recover for LsmEngine {
         let (runs, segments) = plan_values(&opened.files, &opened.value_refs).map_err(corrupt)?;
         let named: Vec<(String, FileIdentity)> =
             runs.iter().map(|(n, id, _)| (n.clone(), *id)).collect();
-        let placed = plan_levels(&named, tiered).map_err(corrupt)?;
+        let placed = plan_levels(&named).map_err(corrupt)?;
         let mut levels: Vec<Vec<(u64, Arc<RunFile>)>> = Vec::new();
         // A new file never takes a live file's name.
         let mut open = |name: &str, recorded: &FileIdentity, kind| {
@@ -308,7 +324,7 @@ impl Recover for LsmEngine {
             if levels.len() <= level {
                 levels.resize_with(level + 1, Vec::new);
             }
-            let run = RunFile::new(table, name, level, recorded, storage, refs);
+            let run = RunFile::new(table, name, level, recorded, storage, refs, None)?;
             levels[level].push((recorded.generation, run));
         }
         let mut values = Vec::with_capacity(segments.len());
@@ -317,20 +333,27 @@ impl Recover for LsmEngine {
             values.push(Segment::new(table, name, recorded, storage));
         }
         values.sort_by_key(|s| s.generation);
-        for runs in &mut levels {
-            runs.sort_by_key(|(g, _)| std::cmp::Reverse(*g));
+        // Level 0 and tiered levels newest first; partitioned levels in key order.
+        for (level, runs) in levels.iter_mut().enumerate() {
+            match level > 0 && !tiered {
+                true => runs.sort_by(|(_, a), (_, b)| a.first.cmp(&b.first)),
+                false => runs.sort_by_key(|(g, _)| std::cmp::Reverse(*g)),
+            }
         }
         let static_seq = opened.manifest.static_seq;
+        let levels = Levels {
+            levels: levels
+                .into_iter()
+                .map(|l| l.into_iter().map(|(_, r)| r).collect())
+                .collect(),
+            flushed_seq: static_seq,
+            values,
+            partitioned: !tiered,
+        };
+        levels.check_partitions().map_err(corrupt)?;
         let replay = Replay {
             mem: MemTable::default(),
-            levels: Levels {
-                levels: levels
-                    .into_iter()
-                    .map(|l| l.into_iter().map(|(_, r)| r).collect())
-                    .collect(),
-                flushed_seq: static_seq,
-                values,
-            },
+            levels,
             log_name: dir.join(WAL_DIR).display().to_string(),
         };
         Ok((replay, static_seq))
