@@ -26,7 +26,9 @@ mod load;
 mod random;
 mod run;
 mod schema;
+mod store;
+mod tuples;
 mod txn;
 
-pub use index::TpccIndexSpec;
+pub use index::{TpccIndexSpec, STORE_PREFIX};
 pub use run::{run, TpccConfig};
