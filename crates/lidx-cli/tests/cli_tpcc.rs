@@ -122,7 +122,10 @@ fn a_record_without_the_mode_reads_as_the_first_mode() {
     set.read(&out).unwrap();
     assert_eq!(set.tpcc.len(), 1);
     assert_eq!(set.tpcc[0].tuples, "memory");
-    assert_eq!((set.tpcc[0].fsync.as_str(), set.tpcc[0].reopen_s), ("", 0.0));
+    assert_eq!(
+        (set.tpcc[0].fsync.as_str(), set.tpcc[0].reopen_s),
+        ("", 0.0)
+    );
 }
 
 #[test]
@@ -135,7 +138,10 @@ fn bad_input_is_a_usage_error_that_says_what_to_do() {
         (vec!["--index", "hybrid:zonemap"], "hybrid[:<model>]"),
         (vec!["--index", "btree,store:lsmx"], "store:<engine>"),
         (vec!["--index", "store:"], "store:<engine>"),
-        (vec!["--index", "store:lsm", "--fsync", "sometimes"], "every:<ms>"),
+        (
+            vec!["--index", "store:lsm", "--fsync", "sometimes"],
+            "every:<ms>",
+        ),
         (vec!["--scale", "7"], "divisor"),
         (vec!["--transactions", "0"], "--transactions"),
         (vec!["--device", "tape:x"], "file:<dir>"),

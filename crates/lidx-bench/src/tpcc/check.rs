@@ -57,10 +57,7 @@ pub(crate) fn check(db: &Db) -> Result<()> {
             let max_o = orders
                 .last()
                 .map_or(0, |&(key, _, _)| keys::order_id_of(key));
-            let ol_cnt: u64 = orders
-                .iter()
-                .map(|(_, _, row)| u64::from(row.ol_cnt))
-                .sum();
+            let ol_cnt: u64 = orders.iter().map(|(_, _, row)| u64::from(row.ol_cnt)).sum();
             if next - 1 != max_o {
                 return Err(fail(
                     2,
@@ -139,8 +136,7 @@ mod tests {
         for spec in ["btree", "store:lsm"] {
             let config = small(1000);
             let spec = TpccIndexSpec::parse(spec).unwrap();
-            let (mut db, constants, _, _) =
-                open(&config, &spec, &sim_base(), &mut Silent).unwrap();
+            let (mut db, constants, _, _) = open(&config, &spec, &sim_base(), &mut Silent).unwrap();
             transactions(&config, &mut db, constants, &mut Silent).unwrap();
             assert_eq!(condition(&db), None);
 

@@ -34,9 +34,9 @@ pub(crate) struct Db {
 impl Db {
     /// The tuple of `R`'s table under `key`, which the database must hold, with its locator.
     pub(crate) fn fetch<R: Row>(&self, key: u64) -> Result<(u64, R)> {
-        self.tuples.get::<R>(key)?.ok_or_else(|| {
-            self.wrong(R::TABLE, "get", key, "a key the database holds is missing")
-        })
+        self.tuples
+            .get::<R>(key)?
+            .ok_or_else(|| self.wrong(R::TABLE, "get", key, "a key the database holds is missing"))
     }
 
     /// The tuple at `loc`, which an entry of `index` under `key` gave.
@@ -56,7 +56,12 @@ impl Db {
 
     /// Up to `limit` tuples of `R`'s table with keys in `lo..hi`, in key order, as (key,
     /// locator, row).
-    pub(crate) fn rows<R: Row>(&self, lo: u64, hi: u64, limit: usize) -> Result<Vec<(u64, u64, R)>> {
+    pub(crate) fn rows<R: Row>(
+        &self,
+        lo: u64,
+        hi: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, u64, R)>> {
         let mut out = Vec::new();
         match self.tuples.rows(lo, hi, limit, &mut out)? {
             Some(()) => Ok(out),

@@ -36,7 +36,7 @@ const PAYLOAD: usize = 8;
 pub const STORE_PREFIX: &str = "store:";
 
 /// One structure every index of a run is built as, or the store that holds every tuple and
-/// index (the second mode, [`super::store`]).
+/// index (the second mode, `super::store`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TpccIndexSpec {
     /// An updatable disk map of the catalog.

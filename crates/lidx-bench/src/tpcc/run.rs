@@ -24,12 +24,12 @@ use lidx::kv::FsyncPolicy;
 use super::check::check;
 use super::db::Db;
 use super::index::{IndexSet, TpccIndexSpec};
-use super::store::StoreTuples;
-use super::tuples::Tuples;
 use super::keys::{MAX_ORDER_ID, MAX_WAREHOUSES};
 use super::load::{load, LOAD_STAMP};
 use super::random::{Constants, TpccRng};
 use super::schema::Sizes;
+use super::store::StoreTuples;
+use super::tuples::Tuples;
 use super::txn::{Driver, Kind, Outcome};
 use crate::error::{BenchError, Result};
 use crate::kv_runner::StorageBase;
@@ -453,7 +453,10 @@ pub(crate) mod tests {
         );
         for bad in ["store:", "store:lsmx", "store:log", "store:hybrid:x"] {
             let err = TpccIndexSpec::parse(bad).unwrap_err().to_string();
-            assert!(err.contains("store:<engine>") && err.contains("lsm"), "{bad}: {err}");
+            assert!(
+                err.contains("store:<engine>") && err.contains("lsm"),
+                "{bad}: {err}"
+            );
         }
     }
 

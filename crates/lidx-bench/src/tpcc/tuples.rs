@@ -98,9 +98,7 @@ impl<T: Field, const N: usize> Field for [T; N] {
         self.iter().for_each(|x| x.put(out));
     }
     fn take(bytes: &mut &[u8]) -> Option<Self> {
-        let items = (0..N)
-            .map(|_| T::take(bytes))
-            .collect::<Option<Vec<T>>>()?;
+        let items = (0..N).map(|_| T::take(bytes)).collect::<Option<Vec<T>>>()?;
         items.try_into().ok()
     }
 }

@@ -333,8 +333,7 @@ impl Db {
                 dist_info: stock.dist[(d - 1) as usize],
             };
             self.put(s_loc, stock)?;
-            self.tuples
-                .insert(keys::order_line(w, d, o, ol), row)?;
+            self.tuples.insert(keys::order_line(w, d, o, ol), row)?;
         }
         let discount = i64::from(customer.discount);
         let taxes = 10_000 + i64::from(w_tax) + i64::from(d_tax);
@@ -426,7 +425,11 @@ impl Db {
 
     /// The `ol_cnt` lines of order (w, d, o), through the ORDER-LINE index; a count that
     /// differs is a wrong answer of the index.
-    fn lines_of(&self, (w, d, o): (u32, u32, u32), ol_cnt: u32) -> Result<Vec<(u64, u64, OrderLine)>> {
+    fn lines_of(
+        &self,
+        (w, d, o): (u32, u32, u32),
+        ol_cnt: u32,
+    ) -> Result<Vec<(u64, u64, OrderLine)>> {
         let (lo, hi) = keys::order_lines(w, d, o, o + 1);
         let found = self.rows::<OrderLine>(lo, hi, 15)?;
         if found.len() != ol_cnt as usize {
@@ -451,8 +454,7 @@ impl Db {
         let mut found = std::mem::take(&mut self.scratch);
         for d in 1..=DISTRICTS {
             let (lo, hi) = keys::district_orders(w, d);
-            self.tuples
-                .range(Table::NewOrder, lo, hi, 1, &mut found)?;
+            self.tuples.range(Table::NewOrder, lo, hi, 1, &mut found)?;
             let Some(&(key, _)) = found.first() else {
                 continue;
             };
