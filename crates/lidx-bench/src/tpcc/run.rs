@@ -443,6 +443,41 @@ pub(crate) mod tests {
         }
     }
 
+    /// A New-Order that ends with an unused item writes nothing to the store (its writes
+    /// would have been one batch); the same order without that item writes one.
+    #[test]
+    fn a_rolled_back_new_order_writes_nothing_to_the_store() {
+        use crate::tpcc::txn::{Input, Line};
+        let config = small(10);
+        let spec = TpccIndexSpec::parse("store:lsm").unwrap();
+        let (mut db, _, _, _) = open(&config, &spec, &sim_base(), &mut Silent).unwrap();
+        let line = |i| Line {
+            i,
+            supply_w: 1,
+            quantity: 5,
+        };
+        let order = |lines| Input::NewOrder {
+            w: 1,
+            d: 1,
+            c: 1,
+            lines,
+        };
+        let mut digest = DefaultHasher::new();
+        let logged = |db: &Db| db.tuples.counters().unwrap()[3];
+        let before = logged(&db);
+        let rolled_back = order(vec![line(1), line(2), line(db.sizes.items + 1)]);
+        let outcome = db.execute(&rolled_back, LOAD_STAMP + 1, &mut digest);
+        assert_eq!(outcome.unwrap(), Outcome::RolledBack);
+        db.tuples.commit().unwrap();
+        assert_eq!(logged(&db), before);
+        let committed = order(vec![line(1), line(2)]);
+        let outcome = db.execute(&committed, LOAD_STAMP + 2, &mut digest);
+        assert_eq!(outcome.unwrap(), Outcome::Committed);
+        db.tuples.commit().unwrap();
+        assert!(logged(&db) > before);
+        db.tuples.remove().unwrap();
+    }
+
     /// `store:<engine>` takes what `lidx kv create --engine` takes; anything else, and no
     /// engine, gets the message listing the accepted forms.
     #[test]

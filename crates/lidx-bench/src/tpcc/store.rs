@@ -287,33 +287,31 @@ impl StoreTuples {
         Ok(())
     }
 
-    /// Up to `limit` entries of `table` with keys in `lo..hi` as (key, primary key), into
-    /// `out` (cleared first).
+    /// Up to `limit` entries of `table` with keys in `bounds` (half-open) as (key, primary
+    /// key), into `out` (cleared first).
     pub(crate) fn range(
         &self,
         table: Table,
-        lo: u64,
-        hi: u64,
+        bounds: (u64, u64),
         limit: usize,
         out: &mut Vec<(u64, u64)>,
     ) -> Result<()> {
         out.clear();
-        self.scan(table, (lo, hi), limit, |key, _| {
+        self.scan(table, bounds, limit, |key, _| {
             out.push((key, primary_of(table, key)));
             Ok(())
         })
     }
 
-    /// Up to `limit` tuples of `R`'s table with keys in `lo..hi` as (key, key, row), into
-    /// `out`.
+    /// Up to `limit` tuples of `R`'s table with keys in `bounds` (half-open) as (key, key,
+    /// row), into `out`.
     pub(crate) fn rows<R: Row>(
         &self,
-        lo: u64,
-        hi: u64,
+        bounds: (u64, u64),
         limit: usize,
         out: &mut Vec<(u64, u64, R)>,
     ) -> Result<()> {
-        self.scan(R::TABLE, (lo, hi), limit, |key, value| {
+        self.scan(R::TABLE, bounds, limit, |key, value| {
             out.push((key, key, self.decode::<R>(key, &value)?));
             Ok(())
         })

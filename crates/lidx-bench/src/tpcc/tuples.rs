@@ -300,7 +300,7 @@ impl Tuples {
     ) -> Result<()> {
         match self {
             Tuples::Memory { ix, .. } => range(ix.of(table), lo, hi, limit, out),
-            Tuples::Store(s) => s.range(table, lo, hi, limit, out),
+            Tuples::Store(s) => s.range(table, (lo, hi), limit, out),
         }
     }
 
@@ -326,7 +326,7 @@ impl Tuples {
                 }
                 Ok(Some(()))
             }
-            Tuples::Store(s) => s.rows(lo, hi, limit, out).map(Some),
+            Tuples::Store(s) => s.rows((lo, hi), limit, out).map(Some),
         }
     }
 
