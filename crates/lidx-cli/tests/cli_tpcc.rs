@@ -1,6 +1,7 @@
 //! `lidx tpcc` end to end (paper 002 §10.6): a 1-warehouse database at a tenth of the items and
-//! customers, the B+-tree and the hybrid on a file device, records `lidx report` reads, and the
-//! typed refusals of bad input.
+//! customers, the B+-tree and the hybrid on a file device, the tuples in a store
+//! (`store:lsm`, issue 34's second mode), records `lidx report` reads, and the typed refusals
+//! of bad input.
 
 mod common;
 
@@ -62,6 +63,71 @@ fn one_warehouse_runs_on_a_file_device_and_reports() {
     assert_eq!(again.status.code(), Some(2), "an existing --out is refused");
 }
 
+/// The second mode on a file device: the same digest as the first mode's B+-tree, the checks
+/// passed before and after a reopen, a record that says the tuples were in a store, and
+/// nothing left in the device's directory.
+#[test]
+fn the_tuples_in_a_store_read_what_the_first_mode_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let device = dir.path().join("device");
+    let out = dir.path().join("t.jsonl");
+    let result = lidx_ok(&[
+        "tpcc",
+        "--scale",
+        "10",
+        "--transactions",
+        "600",
+        "--index",
+        "btree,store:lsm",
+        "--fsync",
+        "never",
+        "--device",
+        &format!("file:{}", device.display()),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = text(&result.stdout);
+    assert!(stdout.contains("after a reopen"), "{stdout}");
+    assert!(stdout.contains("store:lsm"), "{stdout}");
+    let records: Vec<TpccRecord> = read_records(&out).unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[1].digest, records[0].digest);
+    assert_eq!(
+        (records[0].tuples.as_str(), records[1].tuples.as_str()),
+        ("memory", "store")
+    );
+    assert_eq!(records[1].fsync, "never");
+    assert!(records[1].reopen_s > 0.0 && records[1].disk_bytes > records[0].disk_bytes);
+    assert!(names(&device).is_empty(), "{:?}", names(&device));
+}
+
+/// A record of the first mode written before the store mode existed (no `tuples`, `fsync`
+/// or `reopen_s`) still reads, as a memory run.
+#[test]
+fn a_record_without_the_mode_reads_as_the_first_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.jsonl");
+    let mut record = serde_json::to_value(TpccRecord {
+        schema: "tpcc/1".to_string(),
+        index: "btree:fill=100".to_string(),
+        tuples: "store".to_string(),
+        ..TpccRecord::default()
+    })
+    .unwrap();
+    for field in ["tuples", "fsync", "reopen_s"] {
+        record.as_object_mut().unwrap().remove(field).unwrap();
+    }
+    std::fs::write(&out, format!("{record}\n")).unwrap();
+    let mut set = RecordSet::default();
+    set.read(&out).unwrap();
+    assert_eq!(set.tpcc.len(), 1);
+    assert_eq!(set.tpcc[0].tuples, "memory");
+    assert_eq!(
+        (set.tpcc[0].fsync.as_str(), set.tpcc[0].reopen_s),
+        ("", 0.0)
+    );
+}
+
 #[test]
 fn bad_input_is_a_usage_error_that_says_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
@@ -70,6 +136,12 @@ fn bad_input_is_a_usage_error_that_says_what_to_do() {
         (vec!["--warehouses", "0"], "1 to 65535 warehouses"),
         (vec!["--index", "btree,bogus"], "hybrid[:<model>]"),
         (vec!["--index", "hybrid:zonemap"], "hybrid[:<model>]"),
+        (vec!["--index", "btree,store:lsmx"], "store:<engine>"),
+        (vec!["--index", "store:"], "store:<engine>"),
+        (
+            vec!["--index", "store:lsm", "--fsync", "sometimes"],
+            "every:<ms>",
+        ),
         (vec!["--scale", "7"], "divisor"),
         (vec!["--transactions", "0"], "--transactions"),
         (vec!["--device", "tape:x"], "file:<dir>"),

@@ -315,7 +315,9 @@ const TABLE8: &[Lines] = &[Lines {
     line: &["index"],
 }];
 
-/// `lidx tpcc` with the B+-tree and both hybrids on `sim:nvme`: TPC-C generates its own data,
+/// `lidx tpcc` with the B+-tree and both hybrids on `sim:nvme`, then the second mode (every
+/// tuple and index in one store of the `lsm`, `hybrid` and `btree` engines, each store's
+/// space its tuples' too): TPC-C generates its own data,
 /// so the plan's one "dataset" names the warehouses (W = 1 small, 10 full; the paper's 100 do
 /// not fit this machine's memory, `docs/results/paper002.md`) and `--dataset` does not apply.
 fn table8(c: &Context) -> Plan {
@@ -326,7 +328,10 @@ fn table8(c: &Context) -> Plan {
     let step = Step::new(StepOutput::Records, &["tpcc"])
         .arg("--warehouses", warehouses)
         .arg("--transactions", &c.ops)
-        .arg("--index", "btree,hybrid:cpr-pgm,hybrid")
+        .arg(
+            "--index",
+            "btree,hybrid:cpr-pgm,hybrid,store:lsm,store:hybrid,store:btree",
+        )
         .arg("--device", "sim:nvme");
     Plan {
         steps: vec![step],

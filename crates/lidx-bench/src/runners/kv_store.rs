@@ -440,7 +440,8 @@ pub fn parse_fsync(spec: &str) -> Result<FsyncPolicy> {
     }
 }
 
-fn fsync_label(policy: FsyncPolicy) -> String {
+/// The spelling of `policy` in [`FSYNC_FORMS`].
+pub(crate) fn fsync_label(policy: FsyncPolicy) -> String {
     match policy {
         FsyncPolicy::Never => "never".to_string(),
         FsyncPolicy::Always => "always".to_string(),

@@ -13,13 +13,14 @@
 //! setting). The hybrid keeps its default merge trigger (ratio 178, §9.1) and its write-ahead
 //! log without fsync, as `lidx ycsb` runs it (the B+-tree writes each changed node without an
 //! fsync either); with its default fsync per group commit, 4,000 transactions of a test
-//! took 53 s of wall time instead of 2.
+//! took 53 s of wall time instead of 2. `store:<engine>` is no index structure: it names the
+//! second mode, every tuple and index in one store of that engine ([`super::store`]).
 
 use std::sync::Arc;
 
 use lidx::disk::{DiskMap, Resident};
-use lidx::io::{DeviceKind, IoStats, Storage};
-use lidx::kv::{FsyncPolicy, HybridIndex, HybridOptions};
+use lidx::io::{IoStats, Storage};
+use lidx::kv::{Engine, FsyncPolicy, HybridIndex, HybridOptions};
 use lidx::raw::kv::hybrid::StaticModel;
 use lidx::raw::kv::WalOptions;
 
@@ -31,25 +32,34 @@ use crate::updatable_registry::{DiskMapFiles, UpdatableSpec, UpdateOptions};
 /// Bytes of every payload: a tuple id.
 const PAYLOAD: usize = 8;
 
-/// One structure every index of a run is built as.
+/// The prefix of an `--index` item that puts the tuples in a store: `store:<engine>`.
+pub const STORE_PREFIX: &str = "store:";
+
+/// One structure every index of a run is built as, or the store that holds every tuple and
+/// index (the second mode, `super::store`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TpccIndexSpec {
     /// An updatable disk map of the catalog.
     Map(UpdatableSpec),
     /// The typed hybrid index with this static model.
     Hybrid(StaticModel),
+    /// Tuples and indexes in one store of this engine.
+    Store(Engine),
 }
 
 impl TpccIndexSpec {
     /// Every accepted form, for messages and help.
     pub fn accepted_forms() -> String {
         format!(
-            "{}, or hybrid[:<model>] with <model> one of {MODEL_FORMS}",
-            UpdatableSpec::accepted_forms()
+            "{}, hybrid[:<model>] with <model> one of {MODEL_FORMS}, or {STORE_PREFIX}<engine> \
+             (tuples and indexes in one store) with <engine> one of {}",
+            UpdatableSpec::accepted_forms(),
+            Engine::forms()
         )
     }
 
-    /// Parses one item: a catalog disk map (`btree`, `dpgm:eps=32`) or `hybrid[:<model>]`.
+    /// Parses one item: a catalog disk map (`btree`, `dpgm:eps=32`), `hybrid[:<model>]` or
+    /// `store:<engine>` (the store's own parser, as `lidx kv create --engine` reads it).
     pub fn parse(item: &str) -> Result<TpccIndexSpec> {
         let item = item.trim();
         let bad = || BenchError::BadSpec {
@@ -57,6 +67,11 @@ impl TpccIndexSpec {
             got: item.to_string(),
             expected: TpccIndexSpec::accepted_forms(),
         };
+        if let Some(engine) = item.strip_prefix(STORE_PREFIX) {
+            return Engine::parse(engine)
+                .map(TpccIndexSpec::Store)
+                .ok_or_else(bad);
+        }
         if item == "hybrid" {
             return Ok(TpccIndexSpec::Hybrid(StaticModel::default()));
         }
@@ -92,6 +107,7 @@ impl TpccIndexSpec {
         match self {
             TpccIndexSpec::Map(spec) => spec.label(),
             TpccIndexSpec::Hybrid(model) => format!("hybrid:{}", model.name()),
+            TpccIndexSpec::Store(engine) => format!("{STORE_PREFIX}{}", engine.label()),
         }
     }
 
@@ -126,6 +142,15 @@ impl TpccIndexSpec {
                     ..HybridOptions::default()
                 };
                 Index::Hybrid(HybridIndex::create(storage, keys, payload_of, options)?)
+            }
+            TpccIndexSpec::Store(_) => {
+                return Err(BenchError::BadSpec {
+                    what: "tpcc index",
+                    got: self.label(),
+                    expected: "an index structure (a store holds the tuples and the indexes \
+                               together, not one index)"
+                        .to_string(),
+                })
             }
         })
     }
@@ -358,14 +383,9 @@ impl IndexSet {
         self.indexes.iter().try_for_each(|i| i.drain())
     }
 
-    /// The device kind of every storage.
-    pub(crate) fn kind(&self) -> &DeviceKind {
-        &self.base.kind
-    }
-
-    /// Block size of every storage.
-    pub(crate) fn block_size(&self) -> usize {
-        self.base.block_size
+    /// Where every storage is.
+    pub(crate) fn base(&self) -> &StorageBase {
+        &self.base
     }
 
     /// Closes every index and removes the directories [`IndexSet::build`] made.

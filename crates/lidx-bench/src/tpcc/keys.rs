@@ -76,6 +76,12 @@ pub(crate) fn customer_name_range(w: u32, d: u32, last: u16) -> (u64, u64) {
     (prefix << shift, (prefix + 1) << shift)
 }
 
+/// The CUSTOMER key of the customer a CUSTOMER-by-name key names (its w, d and c fields).
+pub(crate) fn customer_of_name(key: u64) -> u64 {
+    let district = key >> (C_BITS + FIRST_BITS + LAST_BITS);
+    (district << C_BITS) | (key & ((1 << C_BITS) - 1))
+}
+
 /// ORDER's and NEW-ORDER's key.
 pub(crate) fn order(w: u32, d: u32, o: u32) -> u64 {
     (district(w, d) << O_BITS) | u64::from(o)
@@ -94,6 +100,12 @@ pub(crate) fn order_id_of(key: u64) -> u32 {
 /// The ORDER secondary index's key: (w, d, c, o).
 pub(crate) fn order_customer(w: u32, d: u32, c: u32, o: u32) -> u64 {
     (customer(w, d, c) << O_BITS) | u64::from(o)
+}
+
+/// The ORDER key of the order an ORDER-by-customer key names (its w, d and o fields).
+pub(crate) fn order_of_customer(key: u64) -> u64 {
+    let district = key >> (O_BITS + C_BITS);
+    (district << O_BITS) | u64::from(order_id_of(key))
 }
 
 /// The half-open key range of customer (w, d, c)'s orders in the secondary index.
@@ -195,6 +207,19 @@ mod tests {
         assert!(order(3, 2, 7) < order(3, 2, 8));
         assert_eq!(order_id_of(order(9, 3, 4242)), 4242);
         assert_eq!(order_id_of(order_customer(9, 3, 2999, 77)), 77);
+        let (w, d) = (MAX_WAREHOUSES, 10);
+        assert_eq!(
+            order_of_customer(order_customer(w, d, 4095, MAX_ORDER_ID)),
+            order(w, d, MAX_ORDER_ID)
+        );
+        assert_eq!(
+            customer_of_name(customer_name(w, d, 998, b"zzzzzzzzzzzzzzzz", 4095)),
+            customer(w, d, 4095)
+        );
+        assert_eq!(
+            customer_of_name(customer_name(1, 1, 0, b"0", 1)),
+            customer(1, 1, 1)
+        );
         let (lo, hi) = customer_orders(2, 5, 17);
         assert!(lo <= order_customer(2, 5, 17, MAX_ORDER_ID));
         assert!(order_customer(2, 5, 17, MAX_ORDER_ID) < hi);

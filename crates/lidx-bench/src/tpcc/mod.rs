@@ -1,5 +1,7 @@
 //! TPC-C with every index on disk and the tuples in memory: paper 002 §10.6 (Table 8), the
-//! first mode of issue 34 (`lidx tpcc`).
+//! first mode of issue 34 (`lidx tpcc`); and the second mode, every tuple and index in one
+//! durable store (`--index store:<engine>`, `store`), through the same transactions
+//! (`tuples` is the one interface both modes read and write tuples through).
 //!
 //! The nine tables (clause 1.3) are Rust structs in one `Vec` each, a tuple addressed by its
 //! position (`schema`); every table has a primary-key index and CUSTOMER and ORDER a
@@ -26,7 +28,9 @@ mod load;
 mod random;
 mod run;
 mod schema;
+mod store;
+mod tuples;
 mod txn;
 
-pub use index::TpccIndexSpec;
+pub use index::{TpccIndexSpec, STORE_PREFIX};
 pub use run::{run, TpccConfig};

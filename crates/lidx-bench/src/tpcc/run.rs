@@ -19,6 +19,7 @@ use std::hash::Hasher;
 use std::time::Instant;
 
 use lidx::io::DeviceKind;
+use lidx::kv::FsyncPolicy;
 
 use super::check::check;
 use super::db::Db;
@@ -27,9 +28,12 @@ use super::keys::{MAX_ORDER_ID, MAX_WAREHOUSES};
 use super::load::{load, LOAD_STAMP};
 use super::random::{Constants, TpccRng};
 use super::schema::Sizes;
+use super::store::StoreTuples;
+use super::tuples::Tuples;
 use super::txn::{Driver, Kind, Outcome};
 use crate::error::{BenchError, Result};
 use crate::kv_runner::StorageBase;
+use crate::kv_store::fsync_label;
 use crate::records::{RecordKind, TpccRecord};
 use crate::report::Machine;
 use crate::runner::Progress;
@@ -49,6 +53,9 @@ pub struct TpccConfig {
     pub scale: u32,
     /// The device as the user named it, for the records.
     pub device: String,
+    /// When a `store:` run's store acknowledges a commit (the store's default: after
+    /// `fdatasync`).
+    pub fsync: FsyncPolicy,
 }
 
 impl TpccConfig {
@@ -136,7 +143,7 @@ fn run_one(
     let (mut db, constants, load_s, build_s) = open(config, spec, base, progress)?;
     let outcome = transactions(config, &mut db, constants, progress);
     progress.end();
-    let removed = db.ix.remove();
+    let removed = db.tuples.remove();
     let mut record = outcome?;
     removed?;
     record.index = db.label;
@@ -145,8 +152,9 @@ fn run_one(
     Ok(record)
 }
 
-/// Loads the database of `config` and bulk loads its indexes as `spec` under `base`; returns
-/// it with the run's constants and the seconds of the load and of the build.
+/// Loads the database of `config` and bulk loads its indexes as `spec` under `base` (or, for
+/// `store:<engine>`, its tuples and indexes into a new store); returns it with the run's
+/// constants and the seconds of the load and of the build.
 pub(crate) fn open(
     config: &TpccConfig,
     spec: &TpccIndexSpec,
@@ -170,15 +178,29 @@ pub(crate) fn open(
     let load_s = started.elapsed().as_secs_f64();
     progress.begin(&format!("tpcc {label}: build indexes"), 0);
     let started = Instant::now();
-    let ix = IndexSet::build(spec, base, entries)?;
+    let history_rows = tables.history.len() as u64;
+    let tuples = match spec {
+        TpccIndexSpec::Store(engine) => Tuples::Store(StoreTuples::create(
+            *engine,
+            config.fsync,
+            base,
+            &tables,
+            entries,
+            &label,
+        )?),
+        _ => Tuples::Memory {
+            ix: IndexSet::build(spec, base, entries)?,
+            t: tables,
+        },
+    };
     let build_s = started.elapsed().as_secs_f64();
     let db = Db {
-        t: tables,
-        ix,
+        tuples,
         warehouses: config.warehouses,
         sizes,
         label,
         scratch: Vec::new(),
+        history_rows,
     };
     Ok((db, constants, load_s, build_s))
 }
@@ -190,7 +212,7 @@ pub(crate) fn transactions(
     constants: Constants,
     progress: &mut dyn Progress,
 ) -> Result<TpccRecord> {
-    let simulated = match db.ix.kind() {
+    let simulated = match &db.tuples.base().kind {
         DeviceKind::Sim(profile) => Some(profile.clone()),
         DeviceKind::File { .. } => None,
     };
@@ -214,8 +236,8 @@ pub(crate) fn transactions(
     let mut counts = [0u64; 5];
     let mut rollbacks = 0;
     let mut digest = DefaultHasher::new();
-    let io_before = db.ix.io();
-    let [merges_before, merge_before, stall_before, log_before] = db.ix.merge_counters();
+    let io_before = db.tuples.io();
+    let [merges_before, merge_before, stall_before, log_before] = db.tuples.counters()?;
     progress.begin(
         &format!("tpcc {}: transactions", db.label),
         config.transactions,
@@ -226,7 +248,11 @@ pub(crate) fn transactions(
         let input = driver.input(kind);
         let stamp = LOAD_STAMP + 1 + n;
         let slot = kind as usize;
-        let outcome = runs[slot].time(|| db.execute(&input, stamp, &mut digest))?;
+        let outcome = runs[slot].time(|| {
+            let outcome = db.execute(&input, stamp, &mut digest)?;
+            db.tuples.commit()?;
+            Ok::<_, BenchError>(outcome)
+        })?;
         counts[slot] += 1;
         rollbacks += u64::from(outcome == Outcome::RolledBack);
         if n % 1024 == 1023 {
@@ -234,18 +260,27 @@ pub(crate) fn transactions(
         }
     }
     let run_s = started.elapsed().as_secs_f64();
-    let io_run = db.ix.io() - io_before;
-    let stall_ns = db.ix.merge_counters()[2] - stall_before;
+    let io_run = db.tuples.io() - io_before;
+    let stall_ns = db.tuples.counters()?[2] - stall_before;
     progress.begin(&format!("tpcc {}: drain merges, check", db.label), 0);
     let started = Instant::now();
-    db.ix.drain()?;
+    db.tuples.drain()?;
     let drain_s = started.elapsed().as_secs_f64();
-    let io = db.ix.io() - io_before;
-    let [merges, merge_ns, _, log_bytes] = db.ix.merge_counters();
+    let io = db.tuples.io() - io_before;
+    let [merges, merge_ns, _, log_bytes] = db.tuples.counters()?;
     let (merges, merge_ns) = (merges - merges_before, merge_ns - merge_before);
+    let (memory, disk) = db.tuples.space()?;
     let started = Instant::now();
     check(db)?;
     let check_s = started.elapsed().as_secs_f64();
+    // Durability: what the store acknowledged is there after it is closed and reopened.
+    let mut reopen_s = 0.0;
+    if let Tuples::Store(store) = &mut db.tuples {
+        let started = Instant::now();
+        store.reopen()?;
+        reopen_s = started.elapsed().as_secs_f64();
+        check(db)?;
+    }
 
     let kind_ns: Vec<u64> = runs
         .iter()
@@ -267,7 +302,7 @@ pub(crate) fn transactions(
     let rate = |kind: Kind| per_s(counts[kind as usize], kind_ns[kind as usize]);
     let txns = config.transactions as f64;
     let machine = Machine::detect();
-    let (memory, disk) = (db.ix.memory_bytes(), db.ix.disk_bytes());
+    let store = matches!(db.tuples, Tuples::Store(_));
     Ok(TpccRecord {
         schema: RecordKind::Tpcc.schema(),
         command: crate::records::command_line(),
@@ -276,7 +311,13 @@ pub(crate) fn transactions(
         transactions: config.transactions,
         seed: config.seed,
         device: config.device.clone(),
-        block_size: db.ix.block_size() as u64,
+        block_size: db.tuples.base().block_size as u64,
+        tuples: if store { "store" } else { "memory" }.to_string(),
+        fsync: if store {
+            fsync_label(config.fsync)
+        } else {
+            String::new()
+        },
         timing: if simulated.is_some() {
             "modeled"
         } else {
@@ -304,6 +345,7 @@ pub(crate) fn transactions(
         merge_s: merge_ns as f64 / 1e9,
         stall_s: stall_ns as f64 / 1e9,
         check_s,
+        reopen_s,
         digest: format!("{:016x}", digest.finish()),
         cpu: machine.cpu,
         cores: machine.cores,
@@ -337,6 +379,7 @@ pub(crate) mod tests {
             seed: 7,
             scale: 10,
             device: "sim:nvme".to_string(),
+            fsync: FsyncPolicy::Always,
         }
     }
 
@@ -362,6 +405,94 @@ pub(crate) mod tests {
         }
         assert!(records[0].rollbacks > 0 && records[0].rollbacks < 40);
         assert_eq!(records[0].tps_vs_first, 1.0);
+    }
+
+    /// The second mode: every tuple and index in one store, whose transactions read what the
+    /// first mode's read (equal digests), whose checks pass before and after a reopen, and
+    /// whose figures are the store's.
+    #[test]
+    fn a_store_run_reads_what_the_first_mode_reads_and_survives_a_reopen() {
+        let specs =
+            TpccIndexSpec::parse_list("btree, store:lsm, store:btree, store:hybrid").unwrap();
+        let records = run(&small(1500), &specs, &sim_base(), &mut Silent).unwrap();
+        let labels: Vec<&str> = records.iter().map(|r| r.index.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "btree:fill=100",
+                "store:lsm:ratio=10:l0=4:bits=10",
+                "store:btree",
+                "store:hybrid"
+            ]
+        );
+        assert_eq!(records[0].tuples, "memory");
+        assert_eq!(records[0].fsync, "");
+        assert_eq!(records[0].reopen_s, 0.0);
+        for r in &records[1..] {
+            assert_eq!(r.digest, records[0].digest, "{}", r.index);
+            assert_eq!(r.mix, records[0].mix);
+            assert_eq!(r.rollbacks, records[0].rollbacks);
+            assert_eq!((r.tuples.as_str(), r.fsync.as_str()), ("store", "always"));
+            assert!(r.reopen_s > 0.0);
+            assert!(r.tps > 0.0 && r.tps_delivery > 0.0);
+            // The store holds the tuples: far more than the first mode's indexes.
+            assert!(r.disk_bytes > records[0].disk_bytes, "{}", r.index);
+            assert!(r.memory_bytes > 0);
+            assert!(r.log_bytes_per_txn > 100.0, "{}", r.log_bytes_per_txn);
+            assert!(r.blocks_read_per_txn + r.blocks_written_per_txn > 0.0);
+        }
+    }
+
+    /// A New-Order that ends with an unused item writes nothing to the store (its writes
+    /// would have been one batch); the same order without that item writes one.
+    #[test]
+    fn a_rolled_back_new_order_writes_nothing_to_the_store() {
+        use crate::tpcc::txn::{Input, Line};
+        let config = small(10);
+        let spec = TpccIndexSpec::parse("store:lsm").unwrap();
+        let (mut db, _, _, _) = open(&config, &spec, &sim_base(), &mut Silent).unwrap();
+        let line = |i| Line {
+            i,
+            supply_w: 1,
+            quantity: 5,
+        };
+        let order = |lines| Input::NewOrder {
+            w: 1,
+            d: 1,
+            c: 1,
+            lines,
+        };
+        let mut digest = DefaultHasher::new();
+        let logged = |db: &Db| db.tuples.counters().unwrap()[3];
+        let before = logged(&db);
+        let rolled_back = order(vec![line(1), line(2), line(db.sizes.items + 1)]);
+        let outcome = db.execute(&rolled_back, LOAD_STAMP + 1, &mut digest);
+        assert_eq!(outcome.unwrap(), Outcome::RolledBack);
+        db.tuples.commit().unwrap();
+        assert_eq!(logged(&db), before);
+        let committed = order(vec![line(1), line(2)]);
+        let outcome = db.execute(&committed, LOAD_STAMP + 2, &mut digest);
+        assert_eq!(outcome.unwrap(), Outcome::Committed);
+        db.tuples.commit().unwrap();
+        assert!(logged(&db) > before);
+        db.tuples.remove().unwrap();
+    }
+
+    /// `store:<engine>` takes what `lidx kv create --engine` takes; anything else, and no
+    /// engine, gets the message listing the accepted forms.
+    #[test]
+    fn a_store_item_names_an_engine_the_store_accepts() {
+        assert_eq!(
+            TpccIndexSpec::parse("store:lsm:runs=4").unwrap().label(),
+            "store:lsm:ratio=10:l0=4:bits=10:runs=4"
+        );
+        for bad in ["store:", "store:lsmx", "store:log", "store:hybrid:x"] {
+            let err = TpccIndexSpec::parse(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("store:<engine>") && err.contains("lsm"),
+                "{bad}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The five transactions (clauses 2.4-2.8) at the standard mix, their inputs drawn as the
 //! spec draws them, and their execution against a [`Db`]: every read and write of a tuple goes
 //! through its index first (paper 002 §10.6: "multiple index lookups/insertions (on disk)
-//! followed by tuple fetches/insertions (in memory)").
+//! followed by tuple fetches/insertions (in memory)"), a tuple read, changed and written back
+//! whole, the same logic whether the tuples are in memory or in a store
+//! ([`super::tuples::Tuples`]).
 //!
 //! **Mix** (clause 5.2.3): New-Order 45%, Payment 43%, Order-Status, Delivery and Stock-Level
 //! 4% each, drawn per transaction. **Inputs**: the home warehouse uniform over the W
@@ -21,10 +23,13 @@
 use std::hash::Hasher;
 
 use super::db::{CustomerSel, Db};
-use super::index::{range, Table};
+use super::index::Table;
 use super::keys;
 use super::random::{Constants, TpccRng, A_CUSTOMER, A_ITEM, A_LAST};
-use super::schema::{push, History, NewOrder, Order, OrderLine, Stamp, DISTRICTS};
+use super::schema::{
+    Customer, District, History, Item, NewOrder, Order, OrderLine, Stamp, Stock, Warehouse,
+    DISTRICTS,
+};
 use crate::error::{BenchError, Result};
 
 /// The five transactions.
@@ -256,13 +261,13 @@ impl Db {
         stamp: Stamp,
         digest: &mut impl Hasher,
     ) -> Result<Outcome> {
-        let w_tid = self.fetch(Table::Warehouse, keys::warehouse(w))?;
-        let d_tid = self.fetch(Table::District, keys::district(w, d))?;
-        let c_tid = self.customer(w, d, CustomerSel::Id(c))?;
+        let (_, warehouse) = self.fetch::<Warehouse>(keys::warehouse(w))?;
+        let (d_loc, mut district) = self.fetch::<District>(keys::district(w, d))?;
+        let (_, customer) = self.customer(w, d, CustomerSel::Id(c))?;
         let mut items = Vec::with_capacity(lines.len());
         for line in lines {
-            match self.ix.of(Table::Item).get(keys::item(line.i))? {
-                Some(tid) => items.push(tid),
+            match self.tuples.get::<Item>(keys::item(line.i))? {
+                Some((_, item)) => items.push(item),
                 None if line.i > self.sizes.items => {
                     digest.write_u32(line.i);
                     return Ok(Outcome::RolledBack);
@@ -277,7 +282,6 @@ impl Db {
                 }
             }
         }
-        let district = &mut self.t.district[d_tid as usize];
         let o = district.next_o_id;
         if o > keys::MAX_ORDER_ID {
             return Err(BenchError::BadSpec {
@@ -287,7 +291,8 @@ impl Db {
             });
         }
         district.next_o_id += 1;
-        let (w_tax, d_tax) = (self.t.warehouse[w_tid as usize].tax, district.tax);
+        let (w_tax, d_tax) = (warehouse.tax, district.tax);
+        self.put(d_loc, district)?;
         let all_local = lines.iter().all(|l| l.supply_w == w);
         let order = Order {
             c,
@@ -296,22 +301,14 @@ impl Db {
             ol_cnt: lines.len() as u32,
             all_local,
         };
-        let o_tid = push(&mut self.t.order, order);
-        self.ix
-            .of_mut(Table::Order)
-            .insert(keys::order(w, d, o), o_tid)?;
+        let o_loc = self.tuples.insert(keys::order(w, d, o), order)?;
         let by_customer = keys::order_customer(w, d, c, o);
-        self.ix
-            .of_mut(Table::OrderCustomer)
-            .insert(by_customer, o_tid)?;
-        let no_tid = push(&mut self.t.new_order, NewOrder { w, d, o });
-        self.ix
-            .of_mut(Table::NewOrder)
-            .insert(keys::order(w, d, o), no_tid)?;
+        self.tuples.link(Table::OrderCustomer, by_customer, o_loc)?;
+        self.tuples
+            .insert(keys::order(w, d, o), NewOrder { w, d, o })?;
         let mut total = 0i64;
-        for ((line, &i_tid), ol) in lines.iter().zip(&items).zip(1..) {
-            let s_tid = self.fetch(Table::Stock, keys::stock(line.supply_w, line.i))?;
-            let stock = &mut self.t.stock[s_tid as usize];
+        for ((line, item), ol) in lines.iter().zip(&items).zip(1..) {
+            let (s_loc, mut stock) = self.fetch::<Stock>(keys::stock(line.supply_w, line.i))?;
             stock.quantity = if stock.quantity >= line.quantity + 10 {
                 stock.quantity - line.quantity
             } else {
@@ -322,7 +319,6 @@ impl Db {
             if line.supply_w != w {
                 stock.remote_cnt += 1;
             }
-            let item = &self.t.item[i_tid as usize];
             let amount = i64::from(line.quantity) * item.price;
             let brand_generic = item.original && stock.original;
             digest.write_u32(stock.quantity);
@@ -336,12 +332,10 @@ impl Db {
                 amount,
                 dist_info: stock.dist[(d - 1) as usize],
             };
-            let ol_tid = push(&mut self.t.order_line, row);
-            self.ix
-                .of_mut(Table::OrderLine)
-                .insert(keys::order_line(w, d, o, ol), ol_tid)?;
+            self.put(s_loc, stock)?;
+            self.tuples.insert(keys::order_line(w, d, o, ol), row)?;
         }
-        let discount = i64::from(self.t.customer[c_tid as usize].discount);
+        let discount = i64::from(customer.discount);
         let taxes = 10_000 + i64::from(w_tax) + i64::from(d_tax);
         digest.write_i64(total * (10_000 - discount) / 10_000 * taxes / 10_000);
         digest.write_u32(o);
@@ -358,12 +352,13 @@ impl Db {
         stamp: Stamp,
         digest: &mut impl Hasher,
     ) -> Result<Outcome> {
-        let w_tid = self.fetch(Table::Warehouse, keys::warehouse(w))?;
-        self.t.warehouse[w_tid as usize].ytd += amount;
-        let d_tid = self.fetch(Table::District, keys::district(w, d))?;
-        self.t.district[d_tid as usize].ytd += amount;
-        let c_tid = self.customer(c_w, c_d, customer)?;
-        let row = &mut self.t.customer[c_tid as usize];
+        let (w_loc, mut warehouse) = self.fetch::<Warehouse>(keys::warehouse(w))?;
+        warehouse.ytd += amount;
+        self.put(w_loc, warehouse)?;
+        let (d_loc, mut district) = self.fetch::<District>(keys::district(w, d))?;
+        district.ytd += amount;
+        self.put(d_loc, district)?;
+        let (c_loc, mut row) = self.customer(c_w, c_d, customer)?;
         row.balance -= amount;
         row.ytd_payment += amount;
         row.payment_cnt += 1;
@@ -376,6 +371,7 @@ impl Db {
         }
         digest.write_u32(c);
         digest.write_i64(row.balance);
+        self.put(c_loc, row)?;
         let history = History {
             c,
             c_d,
@@ -385,8 +381,8 @@ impl Db {
             date: stamp,
             amount,
         };
-        let h_tid = push(&mut self.t.history, history);
-        self.ix.of_mut(Table::History).insert(h_tid, h_tid)?;
+        self.tuples.insert(self.history_rows, history)?;
+        self.history_rows += 1;
         Ok(Outcome::Committed)
     }
 
@@ -398,19 +394,16 @@ impl Db {
         customer: CustomerSel,
         digest: &mut impl Hasher,
     ) -> Result<Outcome> {
-        let c_tid = self.customer(w, d, customer)?;
-        let c = self.t.customer[c_tid as usize].c;
-        digest.write_i64(self.t.customer[c_tid as usize].balance);
+        let (_, customer) = self.customer(w, d, customer)?;
+        let c = customer.c;
+        digest.write_i64(customer.balance);
         let (lo, hi) = keys::customer_orders(w, d, c);
         let mut found = std::mem::take(&mut self.scratch);
-        range(
-            self.ix.of(Table::OrderCustomer),
-            lo,
-            hi,
-            usize::MAX,
-            &mut found,
-        )?;
-        let Some(&(key, o_tid)) = found.last() else {
+        self.tuples
+            .range(Table::OrderCustomer, lo, hi, usize::MAX, &mut found)?;
+        let last = found.last().copied();
+        self.scratch = found;
+        let Some((key, o_loc)) = last else {
             return Err(self.wrong(
                 Table::OrderCustomer,
                 "scan",
@@ -419,31 +412,26 @@ impl Db {
             ));
         };
         let o = keys::order_id_of(key);
-        let order = &self.t.order[o_tid as usize];
-        let (ol_cnt, carrier) = (order.ol_cnt, order.carrier);
-        self.lines_of((w, d, o), ol_cnt, &mut found)?;
-        for &(_, tid) in &found {
-            let line = &self.t.order_line[tid as usize];
+        let order = self.at::<Order>(Table::OrderCustomer, o_loc, key)?;
+        for (_, _, line) in self.lines_of((w, d, o), order.ol_cnt)? {
             digest.write_u32(line.i);
             digest.write_i64(line.amount);
             digest.write_u64(line.delivery_d);
         }
-        self.scratch = found;
         digest.write_u32(o);
-        digest.write_u32(carrier);
+        digest.write_u32(order.carrier);
         Ok(Outcome::Committed)
     }
 
-    /// The `ol_cnt` lines of order (w, d, o) into `found`, through the ORDER-LINE index; a
-    /// count that differs is a wrong answer of the index.
+    /// The `ol_cnt` lines of order (w, d, o), through the ORDER-LINE index; a count that
+    /// differs is a wrong answer of the index.
     fn lines_of(
         &self,
         (w, d, o): (u32, u32, u32),
         ol_cnt: u32,
-        found: &mut Vec<(u64, u64)>,
-    ) -> Result<()> {
+    ) -> Result<Vec<(u64, u64, OrderLine)>> {
         let (lo, hi) = keys::order_lines(w, d, o, o + 1);
-        range(self.ix.of(Table::OrderLine), lo, hi, 15, found)?;
+        let found = self.rows::<OrderLine>(lo, hi, 15)?;
         if found.len() != ol_cnt as usize {
             return Err(self.wrong(
                 Table::OrderLine,
@@ -452,7 +440,7 @@ impl Db {
                 "an order's line count differs",
             ));
         }
-        Ok(())
+        Ok(found)
     }
 
     /// Clause 2.7.4.
@@ -466,27 +454,26 @@ impl Db {
         let mut found = std::mem::take(&mut self.scratch);
         for d in 1..=DISTRICTS {
             let (lo, hi) = keys::district_orders(w, d);
-            range(self.ix.of(Table::NewOrder), lo, hi, 1, &mut found)?;
+            self.tuples.range(Table::NewOrder, lo, hi, 1, &mut found)?;
             let Some(&(key, _)) = found.first() else {
                 continue;
             };
-            self.ix.of_mut(Table::NewOrder).delete(key)?;
+            self.tuples.delete(Table::NewOrder, key)?;
             let o = keys::order_id_of(key);
-            let o_tid = self.fetch(Table::Order, keys::order(w, d, o))?;
-            let order = &mut self.t.order[o_tid as usize];
+            let (o_loc, mut order) = self.fetch::<Order>(keys::order(w, d, o))?;
             order.carrier = carrier;
             let (c, ol_cnt) = (order.c, order.ol_cnt);
-            self.lines_of((w, d, o), ol_cnt, &mut found)?;
+            self.put(o_loc, order)?;
             let mut total = 0;
-            for &(_, tid) in &found {
-                let line = &mut self.t.order_line[tid as usize];
+            for (_, loc, mut line) in self.lines_of((w, d, o), ol_cnt)? {
                 line.delivery_d = stamp;
                 total += line.amount;
+                self.put(loc, line)?;
             }
-            let c_tid = self.fetch(Table::Customer, keys::customer(w, d, c))?;
-            let customer = &mut self.t.customer[c_tid as usize];
+            let (c_loc, mut customer) = self.fetch::<Customer>(keys::customer(w, d, c))?;
             customer.balance += total;
             customer.delivery_cnt += 1;
+            self.put(c_loc, customer)?;
             digest.write_u32(o);
             digest.write_i64(total);
         }
@@ -502,22 +489,20 @@ impl Db {
         threshold: u32,
         digest: &mut impl Hasher,
     ) -> Result<Outcome> {
-        let d_tid = self.fetch(Table::District, keys::district(w, d))?;
-        let next = self.t.district[d_tid as usize].next_o_id;
+        let (_, district) = self.fetch::<District>(keys::district(w, d))?;
+        let next = district.next_o_id;
         let (lo, hi) = keys::order_lines(w, d, next.saturating_sub(20), next);
-        let mut found = std::mem::take(&mut self.scratch);
-        range(self.ix.of(Table::OrderLine), lo, hi, usize::MAX, &mut found)?;
-        let mut items: Vec<u32> = found
-            .iter()
-            .map(|&(_, tid)| self.t.order_line[tid as usize].i)
+        let mut items: Vec<u32> = self
+            .rows::<OrderLine>(lo, hi, usize::MAX)?
+            .into_iter()
+            .map(|(_, _, line)| line.i)
             .collect();
-        self.scratch = found;
         items.sort_unstable();
         items.dedup();
         let mut low = 0u32;
         for i in items {
-            let s_tid = self.fetch(Table::Stock, keys::stock(w, i))?;
-            if self.t.stock[s_tid as usize].quantity < threshold {
+            let (_, stock) = self.fetch::<Stock>(keys::stock(w, i))?;
+            if stock.quantity < threshold {
                 low += 1;
             }
         }

@@ -5,6 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+fn memory() -> String {
+    "memory".to_string()
+}
+
 /// One index structure's TPC-C run (paper 002 §10.6, Table 8).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TpccRecord {
@@ -28,6 +32,15 @@ pub struct TpccRecord {
     pub device: String,
     /// Block size in bytes.
     pub block_size: u64,
+    /// What holds the tuples: `memory` (the first mode: tuples in memory, every index on
+    /// disk; what records without this field ran) or `store` (the second mode: tuples and
+    /// indexes in one store, `index` is `store:<engine>`).
+    #[serde(default = "memory")]
+    pub tuples: String,
+    /// `store`: when the store acknowledged a commit (`always`: after `fdatasync`, the
+    /// store's default; `never`; `every:<ms>`). Empty for `memory`.
+    #[serde(default)]
+    pub fsync: String,
     /// `modeled` (a simulated device: thread CPU time plus the device model's time of the
     /// requests) or `wall` (a file device: wall clock).
     pub timing: String,
@@ -52,20 +65,26 @@ pub struct TpccRecord {
     /// New-Orders rolled back by an unused item.
     pub rollbacks: u64,
     /// Bytes the eleven indexes keep in memory at the end (inner nodes, models, dynamic
-    /// stages).
+    /// stages); `store`: the store's memory (dynamic stages, models or inner nodes, filters,
+    /// page cache), the tuples being in the store.
     pub memory_bytes: u64,
-    /// Bytes of their files at the end.
+    /// Bytes of their files at the end; `store`: of its block files and log, tuples
+    /// included.
     pub disk_bytes: u64,
-    /// `memory_bytes + disk_bytes`: Table 8's index space.
+    /// `memory_bytes + disk_bytes`: Table 8's index space (`store`: the store's whole space,
+    /// tuples included).
     pub index_bytes: u64,
     /// Blocks read from the devices per transaction (merges included).
     pub blocks_read_per_txn: f64,
     /// Blocks written to the devices per transaction (merges included).
     pub blocks_written_per_txn: f64,
     /// Bytes the hybrid indexes' write-ahead logs wrote per transaction (a file beside the
-    /// block device, not in `blocks_written_per_txn`; 0 for structures without a log).
+    /// block device, not in `blocks_written_per_txn`; 0 for structures without a log);
+    /// `store`: bytes of the write batches committed per transaction (what its log appends,
+    /// record headers aside; the log too is beside the block device).
     pub log_bytes_per_txn: f64,
-    /// Merges of hybrid indexes during the run.
+    /// Merges of hybrid indexes during the run (`store`: the store's merges, checkpoints or
+    /// compactions, [`lidx::kv::StoreStats::merges`]).
     pub merges: u64,
     /// Seconds to generate the tuples.
     pub load_s: f64,
@@ -82,6 +101,10 @@ pub struct TpccRecord {
     pub stall_s: f64,
     /// Wall seconds of the consistency checks (all passed, or there is no record).
     pub check_s: f64,
+    /// `store`: wall seconds to close the store and open it again after the checks (which
+    /// then ran again and passed); 0 for `memory`.
+    #[serde(default)]
+    pub reopen_s: f64,
     /// Digest of what the transactions read, equal for every index of a run.
     pub digest: String,
     /// `tps` over the first index's.
