@@ -88,9 +88,9 @@ struct Opened {
     /// again: a handle on a removed file may still read, and caches under its own tag).
     tags: HashMap<String, u64>,
     next_tag: u64,
-    /// The first name of each file given a second one by [`Storage::link`], by its second:
-    /// the name its devices and caches carry.
-    aliases: HashMap<String, String>,
+    /// The earlier names of each file given another by [`Storage::link`], by its newest:
+    /// the names its devices and caches may carry.
+    aliases: HashMap<String, Vec<String>>,
 }
 
 impl Storage {
@@ -312,9 +312,9 @@ impl Storage {
         };
         let mut opened = self.opened.lock();
         self.forget_cached(&mut opened, name);
-        // A file linked under this name ([`Storage::link`]) has devices under its first name.
-        let first_name = opened.aliases.remove(name);
-        let device_name = |d: &str| d == path_name || first_name.as_deref() == Some(d);
+        // A file linked under this name ([`Storage::link`]) may have devices under its others.
+        let others = opened.aliases.remove(name).unwrap_or_default();
+        let device_name = |d: &str| d == path_name || others.iter().any(|o| o == d);
         let Opened {
             devices,
             caches,
@@ -344,9 +344,9 @@ impl Storage {
     /// name the manifest does not hold, removed at the next open without touching the file.
     /// The directory is synced. The devices, caches and counters of `from` serve both names,
     /// and [`Storage::remove`] of either name after [`Storage::unlink`] of the other lets go
-    /// of them.
+    /// of them (and of those opened under any earlier name of the file).
     pub fn link(&self, from: &str, to: &str) -> Result<()> {
-        let first_name = match &self.dir {
+        let from_device = match &self.dir {
             Some(dir) => {
                 let (source, target) = (dir.join(from), dir.join(to));
                 std::fs::hard_link(&source, &target)
@@ -369,8 +369,9 @@ impl Storage {
             }
         };
         let mut opened = self.opened.lock();
-        let first_name = opened.aliases.get(from).cloned().unwrap_or(first_name);
-        opened.aliases.insert(to.to_string(), first_name);
+        let mut names = opened.aliases.get(from).cloned().unwrap_or_default();
+        names.push(from_device);
+        opened.aliases.insert(to.to_string(), names);
         if let Some(&tag) = opened.tags.get(from) {
             opened.tags.insert(to.to_string(), tag);
         }
@@ -522,7 +523,38 @@ impl Storage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::aligned::AlignedBuf;
     use crate::io::IoClass;
+
+    /// A file linked under new names, each old one unlinked (a run moved down two levels,
+    /// opened under its middle name as after a reopen), keeps its data under the newest name,
+    /// and its removal lets go of every device opened under any of its names.
+    #[test]
+    fn a_linked_file_lives_under_its_newest_name_until_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::new(dir.path(), DeviceKind::parse("file").unwrap(), 4096)
+            .unwrap()
+            .with_shared_cache(8);
+        let device = storage.create("a").unwrap();
+        let mut block = AlignedBuf::zeroed(4096);
+        device.write_blocks(0, &mut block, IoClass::Data).unwrap();
+        device.sync().unwrap();
+        storage.link("a", "b").unwrap();
+        storage.unlink("a").unwrap();
+        assert!(!storage.exists("a") && storage.exists("b"));
+        let reopened = storage.open("b", false).unwrap();
+        storage.link("b", "c").unwrap();
+        storage.unlink("b").unwrap();
+        assert_eq!(storage.file_bytes("c"), 4096);
+        let mut read = AlignedBuf::zeroed(4096);
+        reopened.read_blocks(0, &mut read, IoClass::Data).unwrap();
+        let devices = || storage.opened.lock().devices.len();
+        assert!(devices() >= 2);
+        storage.remove("c").unwrap();
+        assert!(!storage.exists("c"));
+        assert_eq!(devices(), 0, "a device outlived its file's last name");
+        assert!(storage.opened.lock().aliases.is_empty());
+    }
 
     #[test]
     fn an_index_owns_its_name_and_the_names_after_it_only() {

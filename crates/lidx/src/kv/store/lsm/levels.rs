@@ -149,7 +149,7 @@ impl RunFile {
         })
     }
 
-    /// Bytes of keys and (tagged) values it holds.
+    /// Bytes of keys and tagged values it holds (what a merge's cut counts).
     fn record_bytes(&self) -> u64 {
         let header = self.table.header();
         header.key_bytes + header.value_bytes
@@ -889,7 +889,7 @@ pub(crate) fn write_run(
     // Each run's filter is sized for the records about `cut_bytes` hold, with room.
     let per_run = match cut_bytes {
         Some(cut) => {
-            let bytes: u64 = inputs.iter().map(|r| r.table.disk_bytes()).sum();
+            let bytes: u64 = inputs.iter().map(|r| r.record_bytes()).sum();
             let average = (bytes / records.max(1)).max(1);
             (cut / average * 3 / 2 + 16).min(records)
         }

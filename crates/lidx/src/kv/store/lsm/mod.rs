@@ -17,8 +17,8 @@
 //! (level 0's may overlap) and no run of the next level is **moved** there as it is (a
 //! *trivial move*, RocksDB's: the file linked under the next level's name, nothing
 //! rewritten), and the others are merged with the next level's runs they overlap into new
-//! runs, cut at about a memtable's bytes and before each run of the next level the merge
-//! leaves in place, so the level stays disjoint. Keys written in order (a load in key order,
+//! runs, cut at about a memtable's bytes; the merge's span meets no run it leaves in place
+//! or moves, so the level stays disjoint. Keys written in order (a load in key order,
 //! time-ordered keys) therefore go down without being rewritten; random keys overlap every
 //! run, and a level is merged whole into the next, so a write is rewritten about
 //! `(ratio + 1) / 2` times per level (RocksDB, merging one file at a time into the ~`ratio`
