@@ -1,6 +1,6 @@
 //! `lidx tpcc` end to end (paper 002 §10.6): a 1-warehouse database at a tenth of the items and
-//! customers, the B+-tree and the hybrid on a file device, the tuples in a store
-//! (`store:lsm`, issue 34's second mode), records `lidx report` reads, and the typed refusals
+//! customers, the B+-tree and the hybrid on a file device, each index a store (`kv:lsm`), the
+//! tuples in a store (`store:lsm`, issue 34's second mode), records `lidx report` reads, and the typed refusals
 //! of bad input.
 
 mod common;
@@ -63,9 +63,10 @@ fn one_warehouse_runs_on_a_file_device_and_reports() {
     assert_eq!(again.status.code(), Some(2), "an existing --out is refused");
 }
 
-/// The second mode on a file device: the same digest as the first mode's B+-tree, the checks
-/// passed before and after a reopen, a record that says the tuples were in a store, and
-/// nothing left in the device's directory.
+/// Each of the eleven indexes a store of the `lsm` engine (`kv:lsm`, the tuples in memory), and
+/// the second mode, on a file device: the same digest as the first mode's B+-tree, the checks
+/// passed (the second mode's before and after a reopen), records that say where the tuples
+/// were, and nothing left in the device's directory.
 #[test]
 fn the_tuples_in_a_store_read_what_the_first_mode_reads() {
     let dir = tempfile::tempdir().unwrap();
@@ -78,7 +79,7 @@ fn the_tuples_in_a_store_read_what_the_first_mode_reads() {
         "--transactions",
         "600",
         "--index",
-        "btree,store:lsm",
+        "btree,kv:lsm,store:lsm",
         "--fsync",
         "never",
         "--device",
@@ -88,16 +89,18 @@ fn the_tuples_in_a_store_read_what_the_first_mode_reads() {
     ]);
     let stdout = text(&result.stdout);
     assert!(stdout.contains("after a reopen"), "{stdout}");
-    assert!(stdout.contains("store:lsm"), "{stdout}");
-    let records: Vec<TpccRecord> = read_records(&out).unwrap();
-    assert_eq!(records.len(), 2);
-    assert_eq!(records[1].digest, records[0].digest);
-    assert_eq!(
-        (records[0].tuples.as_str(), records[1].tuples.as_str()),
-        ("memory", "store")
+    assert!(
+        stdout.contains("kv:lsm") && stdout.contains("store:lsm"),
+        "{stdout}"
     );
-    assert_eq!(records[1].fsync, "never");
-    assert!(records[1].reopen_s > 0.0 && records[1].disk_bytes > records[0].disk_bytes);
+    let records: Vec<TpccRecord> = read_records(&out).unwrap();
+    assert_eq!(records.len(), 3);
+    assert!(records.iter().all(|r| r.digest == records[0].digest));
+    let tuples: Vec<&str> = records.iter().map(|r| r.tuples.as_str()).collect();
+    assert_eq!(tuples, ["memory", "memory", "store"]);
+    assert!(records[1].tps > 0.0 && records[1].disk_bytes > 0);
+    assert_eq!(records[2].fsync, "never");
+    assert!(records[2].reopen_s > 0.0 && records[2].disk_bytes > records[0].disk_bytes);
     assert!(names(&device).is_empty(), "{:?}", names(&device));
 }
 
@@ -138,6 +141,7 @@ fn bad_input_is_a_usage_error_that_says_what_to_do() {
         (vec!["--index", "hybrid:zonemap"], "hybrid[:<model>]"),
         (vec!["--index", "btree,store:lsmx"], "store:<engine>"),
         (vec!["--index", "store:"], "store:<engine>"),
+        (vec!["--index", "btree,kv:nonsense"], "kv:<engine>"),
         (
             vec!["--index", "store:lsm", "--fsync", "sometimes"],
             "every:<ms>",

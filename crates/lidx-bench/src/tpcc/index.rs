@@ -13,17 +13,25 @@
 //! setting). The hybrid keeps its default merge trigger (ratio 178, §9.1) and its write-ahead
 //! log without fsync, as `lidx ycsb` runs it (the B+-tree writes each changed node without an
 //! fsync either); with its default fsync per group commit, 4,000 transactions of a test
-//! took 53 s of wall time instead of 2. `store:<engine>` is no index structure: it names the
+//! took 53 s of wall time instead of 2. `kv:<engine>` makes each index a `lidx::kv::Store`
+//! of that engine (any `lidx kv create --engine` accepts): key the `u64` key big-endian (byte
+//! order is key order), value the tuple id, its block files on the index's storage (the
+//! store's log and manifest in that storage's directory), loaded by write batches in key
+//! order and compacted, without fsync ([`FsyncPolicy::Never`]) as the hybrid runs. Its
+//! record's memory and disk bytes are the store's ([`lidx::kv::StoreStats`]: memory, block
+//! files and log), its merges the store's; a store counts no log bytes written, so its
+//! log bytes per transaction are 0. `store:<engine>` is no index structure: it names the
 //! second mode, every tuple and index in one store of that engine ([`super::store`]).
 
 use std::sync::Arc;
 
 use lidx::disk::{DiskMap, Resident};
 use lidx::io::{IoStats, Storage};
-use lidx::kv::{Engine, FsyncPolicy, HybridIndex, HybridOptions};
+use lidx::kv::{Engine, FsyncPolicy, HybridIndex, HybridOptions, Store, StoreOptions, WriteBatch};
 use lidx::raw::kv::hybrid::StaticModel;
 use lidx::raw::kv::WalOptions;
 
+use super::store::{create_store, LOAD_BATCH};
 use crate::error::{BenchError, Result};
 use crate::kv_runner::StorageBase;
 use crate::kv_store::{parse_model, MODEL_FORMS};
@@ -35,6 +43,9 @@ const PAYLOAD: usize = 8;
 /// The prefix of an `--index` item that puts the tuples in a store: `store:<engine>`.
 pub const STORE_PREFIX: &str = "store:";
 
+/// The prefix of an `--index` item that makes every index a store: `kv:<engine>`.
+pub const KV_PREFIX: &str = "kv:";
+
 /// One structure every index of a run is built as, or the store that holds every tuple and
 /// index (the second mode, `super::store`).
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +54,8 @@ pub enum TpccIndexSpec {
     Map(UpdatableSpec),
     /// The typed hybrid index with this static model.
     Hybrid(StaticModel),
+    /// Every index a store of this engine.
+    Kv(Engine),
     /// Tuples and indexes in one store of this engine.
     Store(Engine),
 }
@@ -51,15 +64,17 @@ impl TpccIndexSpec {
     /// Every accepted form, for messages and help.
     pub fn accepted_forms() -> String {
         format!(
-            "{}, hybrid[:<model>] with <model> one of {MODEL_FORMS}, or {STORE_PREFIX}<engine> \
-             (tuples and indexes in one store) with <engine> one of {}",
+            "{}, hybrid[:<model>] with <model> one of {MODEL_FORMS}, {KV_PREFIX}<engine> (each \
+             index a store), or {STORE_PREFIX}<engine> (tuples and indexes in one store) with \
+             <engine> one of {}",
             UpdatableSpec::accepted_forms(),
             Engine::forms()
         )
     }
 
-    /// Parses one item: a catalog disk map (`btree`, `dpgm:eps=32`), `hybrid[:<model>]` or
-    /// `store:<engine>` (the store's own parser, as `lidx kv create --engine` reads it).
+    /// Parses one item: a catalog disk map (`btree`, `dpgm:eps=32`), `hybrid[:<model>]`,
+    /// `kv:<engine>` or `store:<engine>` (the store's own parser, as `lidx kv create
+    /// --engine` reads it).
     pub fn parse(item: &str) -> Result<TpccIndexSpec> {
         let item = item.trim();
         let bad = || BenchError::BadSpec {
@@ -67,6 +82,9 @@ impl TpccIndexSpec {
             got: item.to_string(),
             expected: TpccIndexSpec::accepted_forms(),
         };
+        if let Some(engine) = item.strip_prefix(KV_PREFIX) {
+            return Engine::parse(engine).map(TpccIndexSpec::Kv).ok_or_else(bad);
+        }
         if let Some(engine) = item.strip_prefix(STORE_PREFIX) {
             return Engine::parse(engine)
                 .map(TpccIndexSpec::Store)
@@ -102,11 +120,13 @@ impl TpccIndexSpec {
         Ok(specs)
     }
 
-    /// The name of the records: the catalog's label, or `hybrid:<model>`.
+    /// The name of the records: the catalog's label, `hybrid:<model>`, `kv:<engine>` or
+    /// `store:<engine>`.
     pub fn label(&self) -> String {
         match self {
             TpccIndexSpec::Map(spec) => spec.label(),
             TpccIndexSpec::Hybrid(model) => format!("hybrid:{}", model.name()),
+            TpccIndexSpec::Kv(engine) => format!("{KV_PREFIX}{}", engine.label()),
             TpccIndexSpec::Store(engine) => format!("{STORE_PREFIX}{}", engine.label()),
         }
     }
@@ -143,6 +163,24 @@ impl TpccIndexSpec {
                 };
                 Index::Hybrid(HybridIndex::create(storage, keys, payload_of, options)?)
             }
+            TpccIndexSpec::Kv(engine) => {
+                let options = StoreOptions {
+                    fsync: FsyncPolicy::Never,
+                    ..StoreOptions::default()
+                };
+                let (store, _) = create_store(*engine, &storage, &options)?;
+                let mut batch = WriteBatch::new();
+                for (key, tid) in keys.iter().zip(tids) {
+                    batch.put(&key.to_be_bytes(), &tid.to_le_bytes())?;
+                    if batch.len() == LOAD_BATCH {
+                        store.write(&batch)?;
+                        batch = WriteBatch::new();
+                    }
+                }
+                store.write(&batch)?;
+                store.compact()?;
+                Index::Kv(store)
+            }
             TpccIndexSpec::Store(_) => {
                 return Err(BenchError::BadSpec {
                     what: "tpcc index",
@@ -163,6 +201,8 @@ pub(crate) enum Index {
     Map(Box<dyn DiskMap<u64>>),
     /// The typed hybrid index.
     Hybrid(HybridIndex<u64>),
+    /// A store: keys big-endian, tuple ids as values.
+    Kv(Store),
 }
 
 impl Index {
@@ -172,6 +212,12 @@ impl Index {
         let found = match self {
             Index::Map(map) => map.get(&key, &mut tid)?,
             Index::Hybrid(index) => index.get(&key, &mut tid)?,
+            Index::Kv(store) => {
+                return store
+                    .get(&key.to_be_bytes())?
+                    .map(|value| kv_tid(store, "get", key, &value))
+                    .transpose()
+            }
         };
         Ok(found.then(|| u64::from_le_bytes(tid)))
     }
@@ -184,6 +230,7 @@ impl Index {
                 map.insert(key, &tid)?;
             }
             Index::Hybrid(index) => index.put(key, &tid)?,
+            Index::Kv(store) => store.put(&key.to_be_bytes(), &tid)?,
         }
         Ok(())
     }
@@ -195,6 +242,7 @@ impl Index {
                 map.delete(&key)?;
             }
             Index::Hybrid(index) => index.delete(&key)?,
+            Index::Kv(store) => store.delete(&key.to_be_bytes())?,
         }
         Ok(())
     }
@@ -211,6 +259,23 @@ impl Index {
         Ok(match self {
             Index::Map(map) => map.scan(&start, limit, keys, tids)?,
             Index::Hybrid(index) => index.scan(&start, limit, keys, tids)?,
+            Index::Kv(store) => {
+                let lo = start.to_be_bytes();
+                let mut range = store.range(&lo[..]..);
+                let mut got = 0;
+                while got < limit {
+                    let Some((key, value)) = range.next_entry()? else {
+                        break;
+                    };
+                    let key = <[u8; 8]>::try_from(&key[..])
+                        .map(u64::from_be_bytes)
+                        .map_err(|_| kv_wrong(store, "scan", start, "a key", key.len()))?;
+                    keys.push(key);
+                    tids.extend_from_slice(&kv_tid(store, "scan", key, &value)?.to_le_bytes());
+                    got += 1;
+                }
+                got
+            }
         })
     }
 
@@ -219,6 +284,7 @@ impl Index {
         match self {
             Index::Map(map) => map.memory_bytes(),
             Index::Hybrid(index) => index.memory_bytes(),
+            Index::Kv(store) => store.stats().memory_bytes,
         }
     }
 
@@ -227,12 +293,16 @@ impl Index {
         match self {
             Index::Map(map) => map.disk_bytes(),
             Index::Hybrid(index) => index.disk_bytes(),
+            Index::Kv(store) => {
+                let stats = store.stats();
+                stats.table_disk_bytes + stats.log_disk_bytes
+            }
         }
     }
 
-    /// The hybrid's counters: merges, nanoseconds of merges, of writes stalled waiting for
-    /// one, and bytes its write-ahead log wrote; zero for structures that neither merge nor
-    /// log.
+    /// The hybrid's or the store's counters: merges, nanoseconds of merges, of writes
+    /// stalled waiting for one, and bytes its write-ahead log wrote (the hybrid's; a store
+    /// counts none); zero for structures that neither merge nor log.
     fn merge_counters(&self) -> [u64; 4] {
         match self {
             Index::Map(_) => [0; 4],
@@ -245,6 +315,15 @@ impl Index {
                     stats.wal.bytes,
                 ]
             }
+            Index::Kv(store) => {
+                let stats = store.stats();
+                [
+                    stats.merges,
+                    (stats.merge_seconds * 1e9) as u64,
+                    (stats.stall_seconds * 1e9) as u64,
+                    0,
+                ]
+            }
         }
     }
 
@@ -253,7 +332,33 @@ impl Index {
         match self {
             Index::Map(_) => Ok(()),
             Index::Hybrid(index) => Ok(index.wait_for_merges()?),
+            Index::Kv(store) => Ok(store.wait_for_merges()?),
         }
+    }
+
+    /// Closes it, returning any error a store meets finishing its work.
+    fn close(self) -> Result<()> {
+        match self {
+            Index::Kv(store) => Ok(store.close()?),
+            Index::Map(_) | Index::Hybrid(_) => Ok(()),
+        }
+    }
+}
+
+/// The tuple id of a store index's `value` under `key`, an error if it is no 8 bytes.
+fn kv_tid(store: &Store, op: &'static str, key: u64, value: &[u8]) -> Result<u64> {
+    <[u8; PAYLOAD]>::try_from(value)
+        .map(u64::from_le_bytes)
+        .map_err(|_| kv_wrong(store, op, key, "a tuple id", value.len()))
+}
+
+/// The error of a store index that returned `len` bytes where `what` belongs.
+fn kv_wrong(store: &Store, op: &'static str, key: u64, what: &str, len: usize) -> BenchError {
+    BenchError::WrongResult {
+        index: format!("{KV_PREFIX}{}", store.identity().engine.label()),
+        op,
+        key,
+        what: format!("{len} bytes for {what} of 8"),
     }
 }
 
@@ -329,7 +434,7 @@ impl IndexSet {
             storages: Vec::with_capacity(Table::ALL.len()),
             base: base.clone(),
         };
-        let needs_dir = matches!(spec, TpccIndexSpec::Hybrid(_));
+        let needs_dir = matches!(spec, TpccIndexSpec::Hybrid(_) | TpccIndexSpec::Kv(_));
         for (table, entries) in Table::ALL.iter().zip(entries.iter_mut()) {
             entries.sort_unstable();
             let (keys, tids): (Vec<u64>, Vec<u64>) = std::mem::take(entries).into_iter().unzip();
@@ -390,11 +495,11 @@ impl IndexSet {
 
     /// Closes every index and removes the directories [`IndexSet::build`] made.
     pub(crate) fn remove(&mut self) -> Result<()> {
-        self.indexes.clear();
+        let closed = self.indexes.drain(..).try_for_each(Index::close);
         for storage in std::mem::take(&mut self.storages) {
             self.base.clean(&storage)?;
         }
-        Ok(())
+        closed
     }
 }
 

@@ -32,5 +32,5 @@ mod store;
 mod tuples;
 mod txn;
 
-pub use index::{TpccIndexSpec, STORE_PREFIX};
+pub use index::{TpccIndexSpec, KV_PREFIX, STORE_PREFIX};
 pub use run::{run, TpccConfig};

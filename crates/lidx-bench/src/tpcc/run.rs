@@ -495,6 +495,45 @@ pub(crate) mod tests {
         }
     }
 
+    /// `kv:<engine>`: each of the eleven indexes a store of that engine, the tuples in
+    /// memory; the transactions read what they read on the disk B+-tree.
+    #[test]
+    fn store_engines_as_the_eleven_indexes_read_what_the_btree_reads() {
+        let specs = TpccIndexSpec::parse_list("btree, kv:lsm, kv:btree").unwrap();
+        let records = run(&small(1500), &specs, &sim_base(), &mut Silent).unwrap();
+        let labels: Vec<&str> = records.iter().map(|r| r.index.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["btree:fill=100", "kv:lsm:ratio=10:l0=4:bits=10", "kv:btree"]
+        );
+        for r in &records[1..] {
+            assert_eq!(r.digest, records[0].digest, "{}", r.index);
+            assert_eq!(r.mix, records[0].mix);
+            assert_eq!(r.rollbacks, records[0].rollbacks);
+            assert_eq!(r.tuples, "memory");
+            assert!(r.tps > 0.0 && r.tps_delivery > 0.0);
+            assert!(r.memory_bytes > 0 && r.disk_bytes > 0, "{}", r.index);
+            assert!(r.blocks_read_per_txn + r.blocks_written_per_txn > 0.0);
+        }
+    }
+
+    /// `kv:<engine>` takes what `lidx kv create --engine` takes; anything else, and no
+    /// engine, gets the message listing the accepted forms.
+    #[test]
+    fn a_kv_item_names_an_engine_the_store_accepts() {
+        assert_eq!(
+            TpccIndexSpec::parse("kv:lsm").unwrap(),
+            TpccIndexSpec::Kv(lidx::kv::Engine::parse("lsm").unwrap())
+        );
+        for bad in ["kv:", "kv:nonsense"] {
+            let err = TpccIndexSpec::parse(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("kv:<engine>") && err.contains("lsm"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
     #[test]
     fn paper_003_structures_run_too() {
         let specs = TpccIndexSpec::parse_list("btree-learned,dpgm").unwrap();

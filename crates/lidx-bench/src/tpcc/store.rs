@@ -39,7 +39,7 @@ use crate::kv_runner::StorageBase;
 type Key = [u8; 9];
 
 /// Puts per batch of the load.
-const LOAD_BATCH: usize = 4096;
+pub(crate) const LOAD_BATCH: usize = 4096;
 
 fn key_of(table: Table, key: u64) -> Key {
     let mut k = [0u8; 9];
@@ -65,6 +65,36 @@ fn primary_of(table: Table, key: u64) -> u64 {
         Table::OrderCustomer => keys::order_of_customer(key),
         _ => key,
     }
+}
+
+/// Creates a store of `engine` with `options` in the directory of `storage` (one
+/// [`StorageBase::fresh`] made with a directory), its block files on `storage` so that their
+/// I/O is counted; a `log` store has no block files: its records are its log, in the
+/// directory. Returns the store and its directory.
+pub(crate) fn create_store(
+    engine: Engine,
+    storage: &Arc<Storage>,
+    options: &StoreOptions,
+) -> Result<(Store, PathBuf)> {
+    let dir = storage
+        .dir()
+        .ok_or_else(|| BenchError::BadSpec {
+            what: "tpcc store",
+            got: "storage without a directory".to_string(),
+            expected: "a directory for the store's log and manifest".to_string(),
+        })?
+        .to_path_buf();
+    let create = CreateOptions {
+        engine,
+        block_size: storage.block_size(),
+        key_format: KeyFormat::Bytes,
+        ..CreateOptions::default()
+    };
+    let store = match engine {
+        Engine::Log(_) => Store::create(&dir, &create, options)?,
+        _ => Store::create_on(&dir, Arc::clone(storage), &create, options)?,
+    };
+    Ok((store, dir))
 }
 
 /// One TPC-C database's store and the writes of the transaction running on it.
@@ -103,26 +133,8 @@ impl StoreTuples {
             ..base.clone()
         };
         let storage = base.fresh("tpcc.store", true)?;
-        let dir = storage
-            .dir()
-            .ok_or_else(|| BenchError::BadSpec {
-                what: "tpcc store",
-                got: "storage without a directory".to_string(),
-                expected: "a directory for the store's log and manifest".to_string(),
-            })?
-            .to_path_buf();
-        let create = CreateOptions {
-            engine,
-            block_size: storage.block_size(),
-            key_format: KeyFormat::Bytes,
-            ..CreateOptions::default()
-        };
         let options = StoreOptions { fsync, ..defaults };
-        let store = match engine {
-            // A `log` store has no block files: its records are its log, in the directory.
-            Engine::Log(_) => Store::create(&dir, &create, &options)?,
-            _ => Store::create_on(&dir, Arc::clone(&storage), &create, &options)?,
-        };
+        let (store, dir) = create_store(engine, &storage, &options)?;
         let mut s = StoreTuples {
             store: Some(store),
             storage,

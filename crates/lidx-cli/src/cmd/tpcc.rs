@@ -1,7 +1,7 @@
 //! `lidx tpcc`: TPC-C with the tuples in memory and every index on disk, paper 002 §10.6
 //! (Table 8), once per `--index` structure with the same database and transactions
-//! ([`lidx_bench::tpcc`]), or with every tuple and index in one durable store
-//! (`store:<engine>`, issue 34's second mode): a table of transactions per second (overall,
+//! ([`lidx_bench::tpcc`]), each index a `Store` of one engine (`kv:<engine>`), or with every
+//! tuple and index in one durable store (`store:<engine>`, issue 34's second mode): a table of transactions per second (overall,
 //! by type, New-Orders per minute), memory and disk bytes and blocks per transaction, and the
 //! records in `--out` (JSON lines or CSV, kind `tpcc`, for `lidx report`). Every run ends
 //! with the consistency conditions 1-4 checked through the indexes (a store's again after it
@@ -35,10 +35,10 @@ pub struct Args {
     /// and transactions: `btree[:fill=<percent>]`, `alex`, `lipp`, `dfiting[:eps=<n>]`,
     /// `dpgm[:eps=<n>]`, `btree-learned` (the catalog's updatable disk maps), or
     /// `hybrid[:<model>]` (paper 002's hybrid index; `hybrid:cpr-pgm` is hybrid-PGM-disk, the
-    /// default model `leco-zonemap` hybrid-LeCo-disk), or `store:<engine>` with any engine
-    /// `lidx kv create --engine` takes (`store:lsm`, `store:hybrid`, `store:btree`,
-    /// `store:log:<map>`): every tuple and index in one durable store instead. Ratios are to
-    /// the first.
+    /// default model `leco-zonemap` hybrid-LeCo-disk), `kv:<engine>` (each index a store of
+    /// that engine, without fsync), or `store:<engine>`, with any engine `lidx kv create
+    /// --engine` takes (`store:lsm`, `store:hybrid`, `store:btree`, `store:log:<map>`): every
+    /// tuple and index in one durable store instead. Ratios are to the first.
     #[arg(long, default_value = "btree,hybrid:cpr-pgm,hybrid")]
     pub index: String,
 
