@@ -27,7 +27,9 @@ use std::sync::Arc;
 
 use lidx::disk::{DiskMap, Resident};
 use lidx::io::{IoStats, Storage};
-use lidx::kv::{Engine, FsyncPolicy, HybridIndex, HybridOptions, Store, StoreOptions, WriteBatch};
+use lidx::kv::{
+    Engine, FsyncPolicy, HybridIndex, HybridOptions, LogKeys, Store, StoreOptions, WriteBatch,
+};
 use lidx::raw::kv::hybrid::StaticModel;
 use lidx::raw::kv::WalOptions;
 
@@ -65,8 +67,8 @@ impl TpccIndexSpec {
     pub fn accepted_forms() -> String {
         format!(
             "{}, hybrid[:<model>] with <model> one of {MODEL_FORMS}, {KV_PREFIX}<engine> (each \
-             index a store), or {STORE_PREFIX}<engine> (tuples and indexes in one store) with \
-             <engine> one of {}",
+             index a store), or {STORE_PREFIX}<engine> (tuples and indexes in one store; a \
+             log engine as log:trie:<map>) with <engine> one of {}",
             UpdatableSpec::accepted_forms(),
             Engine::forms()
         )
@@ -86,9 +88,13 @@ impl TpccIndexSpec {
             return Engine::parse(engine).map(TpccIndexSpec::Kv).ok_or_else(bad);
         }
         if let Some(engine) = item.strip_prefix(STORE_PREFIX) {
-            return Engine::parse(engine)
-                .map(TpccIndexSpec::Store)
-                .ok_or_else(bad);
+            // The store's keys are a table tag and an 8-byte key: a `log` store of 8-byte
+            // keys cannot hold them (`log:trie:<map>` can).
+            return match Engine::parse(engine) {
+                Some(Engine::Log(spec)) if spec.keys == LogKeys::U64 => Err(bad()),
+                Some(engine) => Ok(TpccIndexSpec::Store(engine)),
+                None => Err(bad()),
+            };
         }
         if item == "hybrid" {
             return Ok(TpccIndexSpec::Hybrid(StaticModel::default()));

@@ -149,8 +149,9 @@ impl StoreTuples {
         let loaded = s.load(t, &mut entries);
         let reopened = loaded.and_then(|()| s.reopen());
         if let Err(e) = reopened {
-            // The store was made for this run: remove it, then say why it failed.
-            s.remove()?;
+            // The store was made for this run: remove it, then say why it failed (the load's
+            // error, which says what to do, even when the removal fails too).
+            let _ = s.remove();
             return Err(e);
         }
         Ok(s)
@@ -252,6 +253,23 @@ impl StoreTuples {
     /// Deletes `key` of `table` when the transaction commits.
     pub(crate) fn delete(&mut self, table: Table, key: u64) {
         self.stage(key_of(table, key), None);
+    }
+
+    /// Drops the transaction's pending writes: a transaction that rolls back writes nothing.
+    pub(crate) fn abort(&mut self) {
+        self.pending.clear();
+    }
+
+    /// A digest of every entry the store holds, in key order: equal before a close and after
+    /// the reopen when nothing acknowledged was lost (the consistency conditions alone hold
+    /// in any state whole transactions reach, the loaded one included).
+    pub(crate) fn fingerprint(&self) -> Result<u64> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for entry in self.store()?.range(..) {
+            let (k, v) = entry?;
+            std::hash::Hash::hash(&(k, v), &mut hasher);
+        }
+        Ok(std::hash::Hasher::finish(&hasher))
     }
 
     /// Writes the transaction's writes as one batch.

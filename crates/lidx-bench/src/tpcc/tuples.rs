@@ -330,6 +330,15 @@ impl Tuples {
         }
     }
 
+    /// Drops a rolled-back transaction's pending writes (in a store; in memory a write is in
+    /// place at once, and New-Order, the one transaction that rolls back, checks its items
+    /// before its first write).
+    pub(crate) fn abort(&mut self) {
+        if let Tuples::Store(s) = self {
+            s.abort();
+        }
+    }
+
     /// Makes the transaction's writes durable and visible together (the store's one write
     /// batch; in memory they are in place already).
     pub(crate) fn commit(&mut self) -> Result<()> {
