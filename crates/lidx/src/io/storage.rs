@@ -295,21 +295,7 @@ impl Storage {
     /// elsewhere keep working (an open file outlives its directory entry). A file that does not
     /// exist is not an error.
     pub fn remove(&self, name: &str) -> Result<()> {
-        let path_name = match &self.dir {
-            Some(dir) => {
-                let path = dir.join(name);
-                match std::fs::remove_file(&path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(Error::io(path.display().to_string(), "remove", &e)),
-                }
-                path.display().to_string()
-            }
-            None => {
-                self.memory.lock().remove(name);
-                name.to_string()
-            }
-        };
+        let path_name = self.remove_name(name)?;
         let mut opened = self.opened.lock();
         self.forget_cached(&mut opened, name);
         // A file linked under this name ([`Storage::link`]) may have devices under its others.
@@ -382,6 +368,16 @@ impl Storage {
     /// its devices, caches, cached blocks and counters stay, for the other name. A name that
     /// does not exist is not an error.
     pub fn unlink(&self, name: &str) -> Result<()> {
+        self.remove_name(name)?;
+        let mut opened = self.opened.lock();
+        opened.tags.remove(name);
+        opened.aliases.remove(name);
+        Ok(())
+    }
+
+    /// Removes the name `name` from the directory (or from memory; a name that does not exist
+    /// is not an error), and returns the name its devices carry when opened under it.
+    fn remove_name(&self, name: &str) -> Result<String> {
         match &self.dir {
             Some(dir) => {
                 let path = dir.join(name);
@@ -390,15 +386,13 @@ impl Storage {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                     Err(e) => return Err(Error::io(path.display().to_string(), "remove", &e)),
                 }
+                Ok(path.display().to_string())
             }
             None => {
                 self.memory.lock().remove(name);
+                Ok(name.to_string())
             }
         }
-        let mut opened = self.opened.lock();
-        opened.tags.remove(name);
-        opened.aliases.remove(name);
-        Ok(())
     }
 
     /// Drops the shared cache's blocks of the file `name` and its tag, so that a new file of
