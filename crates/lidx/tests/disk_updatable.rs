@@ -656,6 +656,28 @@ fn film_swaps_items_in_and_appends_evictions() {
     );
 }
 
+/// A page a flush wrote is never written again: evictions after the flush go to a new page.
+#[test]
+fn film_writes_a_flushed_page_once() {
+    let storage = small_storage();
+    let keys: Vec<u64> = (0..10u64).collect();
+    let mut film = build_film(&storage, &keys, 16, 0);
+    let pages = || storage.file_bytes("film.data") / storage.block_size() as u64;
+    let built = pages();
+    film.insert(100, &payload(100, 1)).unwrap();
+    film.flush().unwrap();
+    assert_eq!(pages(), built + 1);
+    film.insert(101, &payload(101, 1)).unwrap();
+    film.flush().unwrap();
+    assert_eq!(pages(), built + 2, "the flushed page was written again");
+    drop(film);
+    let ro = Film::open(&storage, "film", false).unwrap();
+    let mut buf = [0u8; 8];
+    for k in keys.iter().chain(&[100, 101]) {
+        assert!(ro.get(k, &mut buf).unwrap(), "{k}");
+    }
+}
+
 #[test]
 fn film_extreme_keys_and_read_only() {
     let storage = small_storage();

@@ -672,12 +672,18 @@ impl Film {
     }
 
     /// Writes the open page (if it holds records), the snapshot, then the header, and syncs.
+    /// Evictions after it go to a new page: a page the committed snapshot refers to is never
+    /// written again, so a torn write cannot take records already flushed (the price: a
+    /// partly empty page per flush).
     fn flush_state(&self, st: &mut State) -> Result<()> {
-        let pages = st.open_page + u64::from(st.open_used > 0);
         if st.open_used > 0 {
             self.data
                 .write_blocks(st.open_page, &mut st.open, IoClass::Data)?;
+            st.open_page += 1;
+            st.open_used = 0;
+            st.open.fill(0);
         }
+        let pages = st.open_page;
         let ps = self.params.payload_size;
         let mut snap = Snapshot::default();
         for leaf in &st.leaves {
