@@ -3,14 +3,16 @@
 //! header, as a snapshot under that header (its length and crc made to match, so the fuzzer
 //! reaches the entry checks), decode to ascending keys whose locators are cached items or
 //! slots of the header's pages, the cached items exactly those in memory, and re-encode to the
-//! same bytes, or give a typed error. Never a panic.
+//! same bytes, or give a typed error; the same bytes as its data file's header are accepted
+//! only when they are that header (one written for it is). Never a panic.
 
 use lidx::raw::disk::film::{
-    decode_header, decode_snapshot, Header, IN_MEMORY, KIND, MAGIC, VERSION,
+    check_data_header, decode_header, decode_snapshot, encode_data_header, Header, DATA_KIND,
+    DATA_MAGIC, IN_MEMORY, KIND, MAGIC, VERSION,
 };
 
 /// Bytes of the header the fuzzer's inputs start with.
-const HEADER: usize = 104;
+const HEADER: usize = 112;
 
 pub fn check(data: &[u8]) {
     // Inputs starting with an odd byte get the right magic, version and kind, so the fuzzer
@@ -28,6 +30,24 @@ pub fn check(data: &[u8]) {
     header.encode(&mut again);
     assert_eq!(decode_header(&again, "fuzz").unwrap(), header);
     let snapshot = &bytes[HEADER.min(bytes.len())..];
+    let mut data = vec![0u8; 32];
+    encode_data_header(
+        header.params.payload_size,
+        header.block_size,
+        header.pair,
+        &mut data,
+    );
+    check_data_header(&data, &header, "fuzz").unwrap();
+    // The rest as a data header: the magic, version and kind made right for odd inputs.
+    let mut other = snapshot.to_vec();
+    if bytes.get(1).is_some_and(|b| b & 1 == 1) && other.len() >= 16 {
+        other[0..8].copy_from_slice(&DATA_MAGIC.to_le_bytes());
+        other[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        other[12..16].copy_from_slice(&DATA_KIND.to_le_bytes());
+    }
+    if check_data_header(&other, &header, "fuzz").is_ok() {
+        assert_eq!(&other[16..32], &data[16..32]);
+    }
     let header = Header {
         len: header.len.min(snapshot.len() as u64 / 16),
         snapshot_bytes: snapshot.len() as u64,

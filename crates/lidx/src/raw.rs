@@ -53,7 +53,8 @@ pub mod disk {
     }
     pub mod film {
         pub use crate::disk::film::format::{
-            decode_header, decode_snapshot, Header, Snapshot, IN_MEMORY, KIND, MAGIC, VERSION,
+            check_data_header, decode_header, decode_snapshot, encode_data_header, Header,
+            Snapshot, DATA_KIND, DATA_MAGIC, IN_MEMORY, KIND, MAGIC, VERSION,
         };
     }
     pub mod fiting {

@@ -734,6 +734,27 @@ fn film_damaged_files_give_typed_errors() {
     });
 }
 
+/// Another build's data file under this FILM's data name (same keys, same parameters) is
+/// refused on open: the data header records the pair id of the build that wrote it.
+#[test]
+fn film_refuses_another_build_s_data_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = Storage::new(
+        dir.path(),
+        DeviceKind::parse("file-buffered").unwrap(),
+        4096,
+    )
+    .unwrap();
+    let keys: Vec<u64> = (0..3000u64).collect();
+    drop(build_film(&storage, &keys, 16, 0));
+    std::fs::copy(dir.path().join("film.data"), dir.path().join("saved.data")).unwrap();
+    drop(build_film(&storage, &keys, 16, 0));
+    assert!(Film::open(&storage, "film", false).is_ok());
+    std::fs::copy(dir.path().join("saved.data"), dir.path().join("film.data")).unwrap();
+    let err = Film::open(&storage, "film", false).unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+}
+
 /// A scan reads each data page once: items evicted together (a bulk load's, in key order)
 /// share their page.
 #[test]

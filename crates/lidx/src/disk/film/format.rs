@@ -1,12 +1,12 @@
 //! FILM's files: the header and the snapshot of its in-memory part in `<name>`, the evicted
-//! records in `<name>.data`.
+//! records in `<name>.data` after a header of its own that binds it to `<name>`.
 //!
 //! `<name>`, block 0 is the header (little-endian, in the block's usable bytes):
 //!
 //! | offset | size | field                                                              |
 //! |--------|------|--------------------------------------------------------------------|
 //! | 0      | 8    | magic `b"LIDXFILM"` ([`MAGIC`])                                    |
-//! | 8      | 4    | format version, 1 ([`VERSION`])                                    |
+//! | 8      | 4    | format version, 2 ([`VERSION`]; 1 had no data header, refused)     |
 //! | 12     | 4    | kind, 1 ([`KIND`]: a FILM index)                                   |
 //! | 16     | 16   | key type name (`u64`), zero-padded                                 |
 //! | 32     | 4    | key size in bytes (8)                                              |
@@ -20,6 +20,7 @@
 //! | 80     | 8    | data pages in use in `<name>.data`                                 |
 //! | 88     | 8    | snapshot bytes                                                     |
 //! | 96     | 8    | crc32c of the snapshot bytes                                       |
+//! | 104    | 8    | pair id, random at build: `<name>.data`'s header records it too     |
 //!
 //! Blocks 1.. of `<name>` hold the snapshot, its bytes laid end to end over the blocks' usable
 //! bytes: the entry count `n` (u64), `n` pairs (key u64, locator u64) in strictly ascending
@@ -27,8 +28,11 @@
 //! from the least to the most recently used. A locator is [`IN_MEMORY`] for a cached item, or
 //! `page << 16 | slot` for a record in `<name>.data`.
 //!
-//! `<name>.data`, block `p` is a data page: `floor(usable / (8 + ps))` record slots of (key
-//! u64, payload), written in eviction order; a slot's key is checked against the key looked up.
+//! `<name>.data`, block 0 is its header: magic `b"LIDXFDAT"` ([`DATA_MAGIC`]), version (as
+//! `<name>`'s), kind 2 ([`DATA_KIND`]), payload size (u32 at 16), block size (u32 at 20), pair
+//! id (u64 at 24); open refuses a data file whose header is not the one `<name>` was built
+//! with. Block `1 + p` is data page `p`: `floor(usable / (8 + ps))` record slots of (key u64,
+//! payload), written in eviction order; a slot's key is checked against the key looked up.
 //!
 //! [`decode_header`] checks the magic, version, kind, key type and that the fields agree;
 //! [`decode_snapshot`] that the snapshot is what the header says (length, crc) and that its
@@ -48,11 +52,19 @@ use super::FilmParams;
 /// Magic number of a FILM file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"LIDXFILM");
 /// Format version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Kind of the file: a FILM index.
 pub const KIND: u32 = 1;
 /// Bytes of the header.
-pub(crate) const HEADER_BYTES: usize = 104;
+pub(crate) const HEADER_BYTES: usize = 112;
+/// Magic number of a FILM data file.
+pub const DATA_MAGIC: u64 = u64::from_le_bytes(*b"LIDXFDAT");
+/// Kind of a FILM data file.
+pub const DATA_KIND: u32 = 2;
+/// Bytes of a data file's header.
+pub(crate) const DATA_HEADER_BYTES: usize = 32;
+/// The block of a data file where data page 0 starts (after the header).
+pub(crate) const DATA_FIRST: u64 = 1;
 /// The locator of an item whose payload is cached in memory.
 pub const IN_MEMORY: u64 = u64::MAX;
 /// Record slots a data page may have at most (the slot number's 16 bits).
@@ -60,6 +72,42 @@ pub(crate) const MAX_SLOTS: usize = 1 << 16;
 
 const START: HeaderStart =
     HeaderStart::new("the FILM header", MAGIC, VERSION, HEADER_BYTES).kind(KIND);
+
+const DATA_START: HeaderStart = HeaderStart::new(
+    "the FILM data header",
+    DATA_MAGIC,
+    VERSION,
+    DATA_HEADER_BYTES,
+)
+.kind(DATA_KIND);
+
+/// Writes the header of a FILM's data file (its payload size, block size and pair id) into
+/// `out` (zeroing the rest).
+pub fn encode_data_header(payload_size: usize, block_size: u32, pair: u64, out: &mut [u8]) {
+    out.fill(0);
+    DATA_START.encode(out);
+    put_u32(out, 16, payload_size as u32);
+    put_u32(out, 20, block_size);
+    put_u64s(out, &[(24, pair)]);
+}
+
+/// Checks that `bytes` (the usable bytes of block 0 of the data file `file`) are the header of
+/// the data file of the FILM whose header is `head`: [`crate::Error::Corrupt`] otherwise.
+pub fn check_data_header(bytes: &[u8], head: &Header, file: &str) -> Result<()> {
+    DATA_START.check(bytes, file)?;
+    let (ps, block_size, pair) = (u32_at(bytes, 16), u32_at(bytes, 20), u64_at(bytes, 24));
+    if ps as usize != head.params.payload_size || block_size != head.block_size || pair != head.pair
+    {
+        return Err(corrupt_block0(
+            file,
+            format!(
+                "payload {ps} bytes, {block_size}-byte blocks, pair id {pair:#x}: not the data                  file of its FILM ({} bytes, {}-byte blocks, pair id {:#x}); rebuild the index",
+                head.params.payload_size, head.block_size, head.pair
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// The decoded header.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +126,8 @@ pub struct Header {
     pub snapshot_bytes: u64,
     /// crc32c of the snapshot.
     pub snapshot_crc: u64,
+    /// The id its data file's header records too.
+    pub pair: u64,
 }
 
 impl Header {
@@ -98,6 +148,7 @@ impl Header {
                 (80, self.pages),
                 (88, self.snapshot_bytes),
                 (96, self.snapshot_crc),
+                (104, self.pair),
             ],
         );
     }
@@ -149,6 +200,7 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         pages: u64_at(bytes, 80),
         snapshot_bytes: u64_at(bytes, 88),
         snapshot_crc: u64_at(bytes, 96),
+        pair: u64_at(bytes, 104),
     };
     if header.pages >= 1 << 48 || header.snapshot_crc > u64::from(u32::MAX) {
         return Err(corrupt(format!(
@@ -290,7 +342,41 @@ mod tests {
             pages: 2,
             snapshot_bytes: 100,
             snapshot_crc: 5,
+            pair: 0x1234,
         }
+    }
+
+    #[test]
+    fn a_data_header_is_its_film_s_only() {
+        let head = sample();
+        let mut block = vec![0u8; 4092];
+        encode_data_header(8, 4096, head.pair, &mut block);
+        check_data_header(&block, &head, "f.data").unwrap();
+        // Another FILM's (pair id, payload, block size) or no header at all: refused.
+        for other in [
+            Header {
+                pair: 0x4321,
+                ..sample()
+            },
+            Header {
+                params: FilmParams {
+                    payload_size: 16,
+                    ..FilmParams::default()
+                },
+                ..sample()
+            },
+            Header {
+                block_size: 8192,
+                ..sample()
+            },
+        ] {
+            assert!(matches!(
+                check_data_header(&block, &other, "f.data"),
+                Err(crate::Error::Corrupt { .. })
+            ));
+        }
+        assert!(check_data_header(&[0u8; 4092], &head, "f.data").is_err());
+        assert!(check_data_header(&block[..8], &head, "f.data").is_err());
     }
 
     #[test]

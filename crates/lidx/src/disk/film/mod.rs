@@ -79,7 +79,10 @@ use crate::io::{AlignedBuf, BlockDevice, IoClass, Storage};
 use crate::key::check_strictly_sorted;
 use crate::model::{optimal_pla, LinearModel};
 
-use format::{decode_header, decode_snapshot, slots_per_page, Header, Snapshot, IN_MEMORY};
+use format::{
+    check_data_header, decode_header, decode_snapshot, encode_data_header, slots_per_page, Header,
+    Snapshot, DATA_FIRST, IN_MEMORY,
+};
 
 /// Most keys in one leaf: bounds what one insert shifts (16 KiB of keys and locators) and one
 /// refit refits. A first version cut leaves at `1 << 14` keys and refitted a full leaf on
@@ -327,6 +330,8 @@ pub struct Film {
     block_size: usize,
     slots: usize,
     keys_fingerprint: u64,
+    /// The id its data file's header records too.
+    pair: u64,
     state: Mutex<State>,
 }
 
@@ -364,6 +369,18 @@ fn fit(keys: &[u64], locs: &[u64], eps: usize) -> Result<Vec<Leaf>> {
         }
     }
     Ok(leaves)
+}
+
+/// A new pair id for the FILM `name`: a hash, keyed by the OS's random source, of the time, the
+/// process and the name (never 0), so that a data file is not taken for another build's.
+fn new_pair_id(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    std::collections::hash_map::RandomState::new()
+        .hash_one((now, std::process::id(), name))
+        .max(1)
 }
 
 fn data_name(name: &str) -> String {
@@ -425,7 +442,7 @@ impl Film {
                     locs.push(((page + p) as u64) << 16 | slot as u64);
                 }
             }
-            data.write_blocks(page as u64, &mut buf, IoClass::Data)?;
+            data.write_blocks(DATA_FIRST + page as u64, &mut buf, IoClass::Data)?;
             page += count;
         }
         let mut chain = Chain::with_capacity(cached, ps);
@@ -434,6 +451,7 @@ impl Film {
             locs.push(CACHED | u64::from(chain.push_front(*key, &payload)));
         }
         let leaves = fit(keys, &locs, params.eps)?;
+        let pair = new_pair_id(name);
         let film = Film {
             name: name.to_string(),
             head,
@@ -443,6 +461,7 @@ impl Film {
             block_size,
             slots,
             keys_fingerprint: crate::codec::keys_fingerprint(keys),
+            pair,
             state: Mutex::new(State {
                 firsts: leaves.iter().map(|l| l.keys[0]).collect(),
                 leaves,
@@ -456,6 +475,14 @@ impl Film {
                 timing: WriteBreakdown::default(),
             }),
         };
+        let mut block = AlignedBuf::zeroed(block_size);
+        encode_data_header(
+            params.payload_size,
+            block_size as u32,
+            pair,
+            &mut block[..usable],
+        );
+        film.data.write_blocks(0, &mut block, IoClass::Header)?;
         film.flush_state(&mut film.state.lock())?;
         Ok(film)
     }
@@ -492,8 +519,10 @@ impl Film {
         crate::disk::header_fields::check_header_blocks(
             &data_name(name),
             data.len_blocks(),
-            header.pages,
+            DATA_FIRST + header.pages,
         )?;
+        data.read_blocks(0, &mut buf, IoClass::Header)?;
+        check_data_header(&buf[..usable], &header, &data_name(name))?;
         let mut raw = AlignedBuf::zeroed(snapshot_blocks as usize * block_size);
         if snapshot_blocks > 0 {
             head.read_blocks(1, &mut raw, IoClass::Model)?;
@@ -528,6 +557,7 @@ impl Film {
             block_size,
             slots: header.slots(),
             keys_fingerprint: header.keys_fingerprint,
+            pair: header.pair,
             state: Mutex::new(State {
                 firsts: leaves.iter().map(|l| l.keys[0]).collect(),
                 leaves,
@@ -590,7 +620,8 @@ impl Film {
                 if page_buf.len() != self.block_size {
                     *page_buf = AlignedBuf::zeroed(self.block_size);
                 }
-                self.data.read_blocks(page, page_buf, IoClass::Leaf)?;
+                self.data
+                    .read_blocks(DATA_FIRST + page, page_buf, IoClass::Leaf)?;
                 *loaded = Some(page);
             }
             page_buf
@@ -599,7 +630,7 @@ impl Film {
         if found != key {
             return Err(crate::disk::header_fields::corrupt_at(
                 &data_name(&self.name),
-                page,
+                DATA_FIRST + page,
                 format!("slot {slot} holds key {found}, the index says {key}"),
             ));
         }
@@ -628,7 +659,7 @@ impl Film {
             st.stats.evictions += 1;
             if st.open_used == self.slots {
                 self.data
-                    .write_blocks(st.open_page, &mut st.open, IoClass::Data)?;
+                    .write_blocks(DATA_FIRST + st.open_page, &mut st.open, IoClass::Data)?;
                 st.open_page += 1;
                 st.open_used = 0;
                 st.open.fill(0);
@@ -678,7 +709,7 @@ impl Film {
     fn flush_state(&self, st: &mut State) -> Result<()> {
         if st.open_used > 0 {
             self.data
-                .write_blocks(st.open_page, &mut st.open, IoClass::Data)?;
+                .write_blocks(DATA_FIRST + st.open_page, &mut st.open, IoClass::Data)?;
             st.open_page += 1;
             st.open_used = 0;
             st.open.fill(0);
@@ -717,6 +748,7 @@ impl Film {
             pages,
             snapshot_bytes: bytes.len() as u64,
             snapshot_crc: u64::from(crc32c::crc32c(&bytes)),
+            pair: self.pair,
         };
         let mut block = AlignedBuf::zeroed(self.block_size);
         header.encode(&mut block[..usable]);
