@@ -155,9 +155,14 @@ impl RunFile {
         header.key_bytes + header.value_bytes
     }
 
+    /// True when some key lies in both its range and `first..=last`.
+    fn meets(&self, first: &[u8], last: &[u8]) -> bool {
+        cmp_bytes(&self.first, last).is_le() && cmp_bytes(first, &self.last).is_le()
+    }
+
     /// True when some key lies in both its range and `other`'s.
     fn overlaps(&self, other: &RunFile) -> bool {
-        cmp_bytes(&self.first, &other.last).is_le() && cmp_bytes(&other.first, &self.last).is_le()
+        self.meets(&other.first, &other.last)
     }
 }
 
@@ -339,7 +344,7 @@ impl Levels {
         while let Some((first, last)) = span(&merged) {
             let mut joined = false;
             for (r, m) in from.iter().zip(merged.iter_mut()) {
-                if !*m && r.first.as_slice() <= last && first <= r.last.as_slice() {
+                if !*m && r.meets(first, last) {
                     (*m, joined) = (true, true);
                 }
             }
@@ -355,8 +360,7 @@ impl Levels {
             }
         }
         if let Some((first, last)) = span(&merged) {
-            let meets = |n: &RunFile| n.first.as_slice() <= last && first <= n.last.as_slice();
-            inputs.extend(next.iter().filter(|n| meets(n)).cloned());
+            inputs.extend(next.iter().filter(|n| n.meets(first, last)).cloned());
         }
         self.plan_of(inputs, moves, into)
     }
