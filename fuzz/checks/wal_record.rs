@@ -5,7 +5,7 @@
 use lidx::kv::WalRecovery;
 use lidx::raw::kv::wal::{
     decode_record, encode_record, encode_segment_header, scan_segment, FRAME_BYTES,
-    SEGMENT_HEADER_BYTES,
+    SEALED_UNSYNCED, SEGMENT_HEADER_BYTES,
 };
 
 pub fn check(data: &[u8]) {
@@ -16,11 +16,15 @@ pub fn check(data: &[u8]) {
         assert_eq!(again, &data[..n]);
     }
     // Inputs starting with an odd byte get a valid segment header, so the fuzzer reaches the
-    // record walk and the torn-tail / corrupt-middle decision.
+    // record walk and the torn-tail / corrupt-middle decision; the byte's second bit marks the
+    // segment sealed unsynced (its end is read as a last segment's).
     let mut segment = data.to_vec();
+    let mut unsynced = false;
     if data.first().is_some_and(|b| b & 1 == 1) {
         let first = 1 + u64::from(data.get(1).copied().unwrap_or(0));
-        let mut s = encode_segment_header(first, 0).to_vec();
+        unsynced = data[0] & 2 != 0;
+        let flags = if unsynced { SEALED_UNSYNCED } else { 0 };
+        let mut s = encode_segment_header(first, 0, flags).to_vec();
         s.extend_from_slice(&data[1..]);
         segment = s;
     }
@@ -41,7 +45,7 @@ pub fn check(data: &[u8]) {
                 assert!(scan.next_seq >= scan.first_seq);
                 let cut = scan.valid_len < segment.len();
                 assert_eq!(cut, scan.damage.is_some());
-                assert!(!cut || last || mode == WalRecovery::PointInTime);
+                assert!(!cut || last || unsynced || mode == WalRecovery::PointInTime);
                 assert!(!cut || mode != WalRecovery::AbsoluteConsistency);
             }
             Err(e) => assert!(!e.to_string().is_empty()),

@@ -142,7 +142,7 @@ pub mod kv {
     pub mod wal {
         pub use crate::kv::wal::{
             decode_record, encode_record, encode_segment_header, scan_segment, segment_path,
-            FRAME_BYTES, MAX_BODY_BYTES, SEGMENT_HEADER_BYTES,
+            FRAME_BYTES, MAX_BODY_BYTES, SEALED_UNSYNCED, SEGMENT_HEADER_BYTES,
         };
     }
 }

@@ -41,6 +41,12 @@ pub(crate) trait Recover: Sized {
     /// The names of the engine's block files, when it has any: those the manifest does not
     /// name are leftovers of an interrupted merge or checkpoint, removed by a writer's open.
     const LEFTOVERS: Option<fn(&str) -> bool>;
+    /// True when the engine reads nothing from a sealed log segment and holds every record of
+    /// one in fsynced files of its own before it removes it (a memtable flush, a checkpoint):
+    /// then under `FsyncPolicy::Never` the log seals segments without an fsync
+    /// ([`WalOptions::seal_unsynced`]). False for the `log` engine, whose segments are its
+    /// data.
+    const SEALS_LOG_UNSYNCED: bool = false;
     /// What the log's records are replayed into.
     type Replay;
 
@@ -112,6 +118,7 @@ pub(crate) fn open<E: Recover>(
     let (wal, last, dropped) = recover_log(
         dir,
         options,
+        E::SEALS_LOG_UNSYNCED,
         opened.storage.faults().cloned(),
         opened.store,
         static_seq,
@@ -281,6 +288,7 @@ fn open_dir(
 fn recover_log(
     dir: &Path,
     options: &StoreOptions,
+    seal_unsynced: bool,
     faults: Option<Arc<FaultPlan>>,
     store: u128,
     static_seq: Seq,
@@ -302,6 +310,7 @@ fn recover_log(
         let wal_options = WalOptions {
             fsync: options.fsync,
             recovery: options.recovery,
+            seal_unsynced,
         };
         let (wal, report) =
             Wal::open_with_faults(&wal_dir, wal_options, faults, static_seq, store, after)?;

@@ -308,6 +308,10 @@ pub(super) const MIN_RATIO_ENTRIES: usize = 1024;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StoreOptions {
     /// When a write is acknowledged (default: after `fdatasync`, nothing acknowledged is lost).
+    /// Under [`FsyncPolicy::Never`] the `lsm`, `hybrid` and `btree` engines also seal log
+    /// segments without an fsync (their tables hold the records before a segment is removed;
+    /// see the log's module docs, "Sealing unsynced"): a power loss may then lose a suffix of
+    /// the acknowledged writes, never a write from the middle.
     pub fsync: FsyncPolicy,
     /// Memory the store may hold besides its cache (default 64 MiB, from
     /// [`MIN_MEMORY_BUDGET`] to [`MAX_MEMORY_BUDGET`]). `hybrid`: the dynamic

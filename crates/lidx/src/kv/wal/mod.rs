@@ -13,7 +13,7 @@
 //! A log is a directory of segments `wal-<first seq, 20 digits>.log`, each a 48-byte header then
 //! records back to back. Every record carries its own sequence number ([`Seq`], from 1, one per
 //! record, consecutive across segments), its length and a crc32c. [`Wal::rotate`] closes the
-//! active segment (fsynced) and starts a new one; a new segment is written as a `.tmp` file,
+//! active segment (fsynced, except as below) and starts a new one; a new segment is written as a `.tmp` file,
 //! fsynced, renamed and the directory fsynced, so a crash never leaves a half-made header.
 //!
 //! Segment header:
@@ -21,8 +21,8 @@
 //! | offset | size | field                                              |
 //! |--------|------|----------------------------------------------------|
 //! | 0      | 8    | magic `lidxWAL1`                                   |
-//! | 8      | 4    | format version (2)                                 |
-//! | 12     | 4    | reserved, 0                                        |
+//! | 8      | 4    | format version (3; 2 is read)                      |
+//! | 12     | 4    | flags: 1 = sealed unsynced (see below); version 2: 0 |
 //! | 16     | 8    | sequence number of the segment's first record      |
 //! | 24     | 16   | owner: id of the store whose log it is (0: none)   |
 //! | 40     | 4    | crc32c of bytes 0..40                              |
@@ -30,7 +30,9 @@
 //!
 //! Version 2 added the owner (issue 30): a replay for a store refuses a segment of another
 //! store's log ([`crate::Error::ForeignFile`]) before handing any of its records on. A
-//! version-1 segment is refused as [`crate::Error::UnsupportedVersion`].
+//! version-1 segment is refused as [`crate::Error::UnsupportedVersion`]. Version 3 gave the
+//! reserved word at 12 its flags ([`SEALED_UNSYNCED`]); version 2 segments are read and
+//! appended to as they are (flags 0).
 //!
 //! Record (`len` = size of the body):
 //!
@@ -80,6 +82,18 @@
 //!   loses whatever was not written back yet.
 //!
 //! [`Wal::sync`] forces an fsync under any policy; dropping a [`Wal`] makes one last sync.
+//!
+//! **Sealing unsynced.** Every policy fsyncs a segment when [`Wal::rotate`] seals it, except
+//! `Never` with [`WalOptions::seal_unsynced`], for an owner that holds a sealed segment's
+//! records in fsynced files of its own before it removes the segment (a store's memtable
+//! flush, which rotates the log when it freezes a memtable). Such a segment is usually removed
+//! before the kernel writes it back, so its bytes never reach the disk (the `lsm` engine's
+//! write amplification under `Never` counts no log; RocksDB at `sync=false` does the same). A
+//! power loss can then leave a sealed segment with a torn end and a later segment written
+//! back; the header's flag ([`SEALED_UNSYNCED`]) lets replay read that end as it reads the
+//! last segment's (below): cut, with every later segment set aside (`*.dropped`), the log
+//! left at the longest prefix the power loss kept, which is all that `Never` promises.
+//! [`Wal::sync`] and closing fsync the sealed segments that are still there.
 //! After a failed `write` or `fsync` the log refuses every later append with the same error:
 //! after a failed fsync the kernel may have dropped the dirty pages, so what is on disk is
 //! unknown and continuing would acknowledge writes that may be lost.
@@ -95,7 +109,8 @@
 //! cut instead (see its table). A damaged record *followed by a valid one* cannot
 //! come from a torn write; it is [`Error::Corrupt`] unless the mode is point-in-time, never
 //! silently skipped, as is a damaged record at the end of any segment but the last (segments
-//! are fsynced before the next one starts). A gap in the sequence numbers, or a record whose
+//! are fsynced before the next one starts), unless the segment says it was sealed unsynced
+//! (above). A gap in the sequence numbers, or a record whose
 //! checksum is right but whose body is malformed, is always an error. One limit: on a power loss (not a process crash), a disk that persists the
 //! pages of one unacknowledged group out of order can leave a valid record after a damaged one
 //! within that group; replay reports it as corrupt rather than guess.
@@ -126,7 +141,7 @@ mod writer;
 pub use crate::disk::seq::Seq;
 pub use record::{
     decode_record, encode_record, encode_segment_header, Record, FRAME_BYTES, MAX_BODY_BYTES,
-    SEGMENT_HEADER_BYTES,
+    SEALED_UNSYNCED, SEGMENT_HEADER_BYTES,
 };
 pub use recovery::{DamageKind, Dropped, WalRecovery};
 pub(crate) use replay::replay_covered;

@@ -8,8 +8,16 @@ use crate::kv::stamp::{check_length_and_crc, check_magic_version, corrupt, le_u3
 /// Magic number at the start of every segment: `lidxWAL1`.
 pub(super) const SEGMENT_MAGIC: u64 = u64::from_le_bytes(*b"lidxWAL1");
 /// Format version of segments and records (2: the header names the store the segment
-/// belongs to).
-pub(super) const VERSION: u32 = 2;
+/// belongs to; 3: the header's flags, [`SEALED_UNSYNCED`]). Version 2 segments are read: their
+/// flags field is reserved and 0.
+pub(super) const VERSION: u32 = 3;
+/// The oldest segment version still read.
+const OLDEST_VERSION: u32 = 2;
+/// Header flag: the writer may seal this segment without an fsync ([`super::WalOptions`]'s
+/// `seal_unsynced` under [`super::FsyncPolicy::Never`]), so after a power loss it may end
+/// torn even though later segments exist; replay treats its end as it treats the last
+/// segment's.
+pub const SEALED_UNSYNCED: u32 = 1;
 /// Size of a segment header.
 pub const SEGMENT_HEADER_BYTES: usize = 48;
 /// Bytes of a segment header its checksum covers.
@@ -205,11 +213,12 @@ pub fn decode_record<'a>(
 }
 
 /// Writes the header of a segment whose first record is `first`, of the log of the store
-/// `owner` (0: a log outside a store).
-pub fn encode_segment_header(first: Seq, owner: u128) -> [u8; SEGMENT_HEADER_BYTES] {
+/// `owner` (0: a log outside a store), with `flags` (0 or [`SEALED_UNSYNCED`]).
+pub fn encode_segment_header(first: Seq, owner: u128, flags: u32) -> [u8; SEGMENT_HEADER_BYTES] {
     let mut b = [0u8; SEGMENT_HEADER_BYTES];
     b[0..8].copy_from_slice(&SEGMENT_MAGIC.to_le_bytes());
     b[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    b[12..16].copy_from_slice(&flags.to_le_bytes());
     b[16..24].copy_from_slice(&first.to_le_bytes());
     b[24..40].copy_from_slice(&owner.to_le_bytes());
     let crc = crc32c::crc32c(&b[..SEGMENT_CRC_AT]);
@@ -217,11 +226,38 @@ pub fn encode_segment_header(first: Seq, owner: u128) -> [u8; SEGMENT_HEADER_BYT
     b
 }
 
-/// Reads a segment header: the sequence number of the segment's first record and the store
-/// the segment belongs to. Magic, version, length, checksum and reserved bytes are checked,
-/// in that order. Never panics.
-pub(super) fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<(Seq, u128)> {
-    check_magic_version(file, bytes, SEGMENT_MAGIC, VERSION)?;
+/// A decoded segment header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct SegmentHeader {
+    /// Sequence number of the segment's first record.
+    pub(super) first: Seq,
+    /// The store the segment belongs to (0: none).
+    pub(super) owner: u128,
+    /// 0 or [`SEALED_UNSYNCED`].
+    pub(super) flags: u32,
+}
+
+impl SegmentHeader {
+    /// True when the segment may end torn though later segments exist ([`SEALED_UNSYNCED`]).
+    pub(super) fn sealed_unsynced(&self) -> bool {
+        self.flags & SEALED_UNSYNCED != 0
+    }
+}
+
+/// Reads a segment header. Magic, version (2 or 3), length, checksum, flags and reserved
+/// bytes are checked, in that order. Never panics.
+pub(super) fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<SegmentHeader> {
+    let version = if bytes.len() >= 12 {
+        le_u32(bytes, 8)
+    } else {
+        0
+    };
+    let accepted = if (OLDEST_VERSION..=VERSION).contains(&version) {
+        version
+    } else {
+        VERSION
+    };
+    check_magic_version(file, bytes, SEGMENT_MAGIC, accepted)?;
     check_length_and_crc(
         file,
         bytes,
@@ -229,10 +265,12 @@ pub(super) fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<(Seq, u1
         SEGMENT_CRC_AT,
         "segment header",
     )?;
-    if le_u32(bytes, 12) != 0 || le_u32(bytes, SEGMENT_CRC_AT + 4) != 0 {
+    let flags = le_u32(bytes, 12);
+    let known = if version >= 3 { SEALED_UNSYNCED } else { 0 };
+    if flags & !known != 0 || le_u32(bytes, SEGMENT_CRC_AT + 4) != 0 {
         return Err(corrupt(
             file,
-            "segment header reserved bytes are not 0".into(),
+            format!("segment header (version {version}) has unknown flags or reserved bytes that are not 0"),
         ));
     }
     let first = le_u64(bytes, 16);
@@ -241,5 +279,9 @@ pub(super) fn decode_segment_header(file: &str, bytes: &[u8]) -> Result<(Seq, u1
     }
     let mut owner = [0u8; 16];
     owner.copy_from_slice(&bytes[24..40]);
-    Ok((first, u128::from_le_bytes(owner)))
+    Ok(SegmentHeader {
+        first,
+        owner: u128::from_le_bytes(owner),
+        flags,
+    })
 }

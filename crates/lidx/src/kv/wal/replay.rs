@@ -84,8 +84,11 @@ pub(super) fn valid_record_after(bytes: &[u8], from: usize, next: Seq) -> bool {
 /// Walks the records of one segment (`bytes`, the whole file) and hands each to `on_record`.
 /// A damaged record ends the walk where `recovery` allows it to be cut (reported through
 /// `damage` and `valid_len < bytes.len()`), and is an error naming what to do everywhere else
-/// (see [`WalRecovery`]). Only the `last` segment may end with a damaged record, except
-/// under [`WalRecovery::PointInTime`]. Never panics.
+/// (see [`WalRecovery`]). Only the `last` segment, or one whose header says it may be sealed
+/// without an fsync ([`SEALED_UNSYNCED`]), may end with a damaged record, except under
+/// [`WalRecovery::PointInTime`]. Never panics.
+///
+/// [`SEALED_UNSYNCED`]: super::SEALED_UNSYNCED
 pub fn scan_segment(
     file: &str,
     bytes: &[u8],
@@ -93,7 +96,10 @@ pub fn scan_segment(
     recovery: WalRecovery,
     mut on_record: impl FnMut(Seq, Record<'_>) -> Result<()>,
 ) -> Result<SegmentScan> {
-    let (first, _) = decode_segment_header(file, bytes)?;
+    let header = decode_segment_header(file, bytes)?;
+    let first = header.first;
+    // Where a crash may leave a torn end: the active segment, or one sealed unsynced.
+    let last = last || header.sealed_unsynced();
     let mut pos = SEGMENT_HEADER_BYTES;
     let mut next = first;
     let mut damage = None;
@@ -206,8 +212,8 @@ fn damage_message(
 /// [`Error::ForeignFile`] unless the segment `bytes` (of `file`) belongs to the store
 /// `owner`; a damaged header is left to the scan that follows.
 pub(crate) fn check_owner(file: &str, bytes: &[u8], owner: u128) -> Result<()> {
-    match decode_segment_header(file, bytes) {
-        Ok((_, got)) if got != owner => Err(Error::ForeignFile {
+    match decode_segment_header(file, bytes).map(|h| h.owner) {
+        Ok(got) if got != owner => Err(Error::ForeignFile {
             file: file.to_string(),
             what: format!(
                 "the segment belongs to the log of store {got:032x}, this store is {owner:032x}"
@@ -226,7 +232,7 @@ pub(crate) fn check_segment_header(
     first: Seq,
     owner: u128,
 ) -> Result<()> {
-    let (got, _) = decode_segment_header(file, bytes)?;
+    let got = decode_segment_header(file, bytes)?.first;
     check_owner(file, bytes, owner)?;
     if got != first {
         return Err(corrupt(

@@ -9,6 +9,7 @@ use super::replay::replay_read_only;
 use super::*;
 use crate::error::{Error, Result};
 use crate::key::Key;
+use crate::kv::stamp::le_u32;
 
 static SYNC_DELAY_US: AtomicU64 = AtomicU64::new(0);
 
@@ -454,4 +455,149 @@ fn a_torn_tail_is_not_cut_while_another_replay_maps_the_segment() {
     drop(reader);
     let (got, report) = collect(dir.path()).unwrap();
     assert_eq!((got.len(), report.next_seq), (3, 4));
+}
+
+/// Options of a log that seals its segments without an fsync.
+fn sealing_unsynced() -> WalOptions {
+    WalOptions {
+        fsync: FsyncPolicy::Never,
+        seal_unsynced: true,
+        ..WalOptions::default()
+    }
+}
+
+#[test]
+fn under_never_a_sealing_log_fsyncs_sealed_segments_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (k, v) = put(1, b"value");
+    let rec = Record::Put { key: &k, value: &v };
+    let (wal, _) = Wal::open(dir.path(), sealing_unsynced(), |_, _| Ok(())).unwrap();
+    wal.append(&[rec, rec]).unwrap();
+    wal.rotate().unwrap();
+    wal.append(&[rec]).unwrap();
+    wal.rotate().unwrap();
+    assert_eq!(
+        wal.stats().syncs,
+        0,
+        "no segment was fsynced at its sealing"
+    );
+    assert_eq!(wal.synced_seq(), 0);
+    for path in wal.segments() {
+        let bytes = fs::read(&path).unwrap();
+        assert_eq!(le_u32(&bytes, 12), SEALED_UNSYNCED, "{path:?}");
+    }
+    // A removed sealed segment is not synced later; the other sealed one and the active are.
+    wal.remove_up_to(2).unwrap();
+    assert_eq!(wal.sync().unwrap(), 3);
+    assert_eq!((wal.stats().syncs, wal.synced_seq()), (2, 3));
+    drop(wal);
+
+    // The same options under `Always` (or `seal_unsynced` off) fsync at every sealing, and
+    // their segments say nothing of it.
+    for options in [
+        WalOptions {
+            seal_unsynced: true,
+            ..WalOptions::default()
+        },
+        WalOptions {
+            fsync: FsyncPolicy::Never,
+            ..WalOptions::default()
+        },
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (wal, _) = Wal::open(dir.path(), options, |_, _| Ok(())).unwrap();
+        wal.append(&[rec]).unwrap();
+        let syncs = wal.stats().syncs;
+        wal.rotate().unwrap();
+        assert_eq!(wal.stats().syncs, syncs + 1, "{options:?}");
+        assert_eq!(wal.synced_seq(), 1);
+        let bytes = fs::read(&wal.segments()[1]).unwrap();
+        assert_eq!(le_u32(&bytes, 12), 0);
+    }
+}
+
+#[test]
+fn a_torn_end_of_a_segment_sealed_unsynced_is_cut_and_the_later_segments_set_aside() {
+    let (k, v) = put(1, b"value");
+    let rec = Record::Put { key: &k, value: &v };
+    for sealing in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let options = if sealing {
+            sealing_unsynced()
+        } else {
+            WalOptions::default()
+        };
+        {
+            let (wal, _) = Wal::open(dir.path(), options, |_, _| Ok(())).unwrap();
+            wal.append(&[rec, rec, rec]).unwrap();
+            wal.rotate().unwrap();
+            wal.append(&[rec, rec]).unwrap();
+        }
+        // A power loss wrote the later segment back but not the end of the first one.
+        let first = segment_path(dir.path(), 1);
+        let full = fs::read(&first).unwrap();
+        let keep = SEGMENT_HEADER_BYTES + rec.encoded_len() + 7;
+        fs::write(&first, &full[..keep]).unwrap();
+        if !sealing {
+            // A segment fsynced at its sealing cannot end torn: that is damage.
+            assert!(matches!(collect(dir.path()), Err(Error::Corrupt { .. })));
+            continue;
+        }
+        assert!(matches!(
+            collect_with(dir.path(), WalRecovery::AbsoluteConsistency),
+            Err(Error::Corrupt { .. })
+        ));
+        let (got, report) = collect(dir.path()).unwrap();
+        assert_eq!(got.len(), 1, "the longest valid prefix");
+        assert_eq!(report.next_seq, 2);
+        let dropped = report.dropped.unwrap();
+        assert_eq!(
+            (dropped.kind, dropped.first_seq),
+            (DamageKind::Incomplete, 2)
+        );
+        assert_eq!(dropped.segments.len(), 1);
+        assert!(
+            dropped.segments[0].exists(),
+            "the later segment is kept aside"
+        );
+        // The log goes on from record 2.
+        let (wal, _) = Wal::open(dir.path(), options, |_, _| Ok(())).unwrap();
+        assert_eq!(wal.append(&[rec]).unwrap(), 2);
+        drop(wal);
+        let (got, report) = collect(dir.path()).unwrap();
+        assert_eq!((got.len(), report.dropped), (2, None));
+    }
+}
+
+#[test]
+fn a_version_2_segment_is_read_and_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    write_some(dir.path(), 3);
+    let seg = segment_path(dir.path(), 1);
+    let mut bytes = fs::read(&seg).unwrap();
+    bytes[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let crc = crc32c::crc32c(&bytes[..40]);
+    bytes[40..44].copy_from_slice(&crc.to_le_bytes());
+    fs::write(&seg, &bytes).unwrap();
+    let (wal, _) = Wal::open(dir.path(), sealing_unsynced(), |_, _| Ok(())).unwrap();
+    let (k, v) = put(9, b"v");
+    assert_eq!(
+        wal.append(&[Record::Put { key: &k, value: &v }]).unwrap(),
+        4
+    );
+    let syncs = wal.stats().syncs;
+    wal.rotate().unwrap();
+    assert_eq!(
+        wal.stats().syncs,
+        syncs + 1,
+        "a segment whose header does not say so is fsynced at its sealing"
+    );
+    drop(wal);
+    assert_eq!(collect(dir.path()).unwrap().0.len(), 4);
+    // A version 2 header with a flag set is damage, not a flag.
+    bytes[12] = 1;
+    let crc = crc32c::crc32c(&bytes[..40]);
+    bytes[40..44].copy_from_slice(&crc.to_le_bytes());
+    fs::write(&seg, &bytes).unwrap();
+    assert!(matches!(collect(dir.path()), Err(Error::Corrupt { .. })));
 }

@@ -2,7 +2,7 @@
 //! merged segments.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,7 +16,10 @@ use crate::error::{Error, Result};
 use crate::io::fault::FaultSource;
 use crate::io::{FaultPlan, WriteFault};
 
-use super::record::{encode_record, encode_segment_header, Record, MAX_BODY_BYTES};
+use super::record::{
+    decode_segment_header, encode_record, encode_segment_header, Record, MAX_BODY_BYTES,
+    SEALED_UNSYNCED, SEGMENT_HEADER_BYTES,
+};
 use super::recovery::WalRecovery;
 use super::replay::{
     io_err, list_segments, name_of, remove_stray_tmp, replay_covered, segment_path, sync_dir,
@@ -43,6 +46,15 @@ pub struct WalOptions {
     pub fsync: FsyncPolicy,
     /// What opening does with a damaged log (default [`WalRecovery::TornTail`]).
     pub recovery: WalRecovery,
+    /// Under [`FsyncPolicy::Never`], [`Wal::rotate`] seals the active segment without an
+    /// fsync (default false: sealed segments are always fsynced). For an owner that makes a
+    /// sealed segment's records durable in files of its own before it removes the segment (a
+    /// store flushing its memtable): the segment's bytes then usually never reach the disk at
+    /// all. New segments say so in their header ([`super::SEALED_UNSYNCED`]), and replay cuts
+    /// a torn end of such a segment as it cuts the last segment's, dropping the later segments
+    /// (renamed `*.dropped`): the longest prefix a power loss left, which is what `Never`
+    /// promises. [`Wal::sync`] and closing fsync the sealed segments too.
+    pub seal_unsynced: bool,
 }
 
 /// Counters of a [`Wal`] since it was opened.
@@ -71,12 +83,17 @@ pub(super) struct Counters {
 
 /// Creates the segment starting at `first` of the log of the store `owner` (through a `.tmp`
 /// file, see the module docs) and returns it open for appending.
-pub(super) fn create_segment(dir: &Path, first: Seq, owner: u128) -> Result<(File, PathBuf)> {
+pub(super) fn create_segment(
+    dir: &Path,
+    first: Seq,
+    owner: u128,
+    flags: u32,
+) -> Result<(File, PathBuf)> {
     let path = segment_path(dir, first);
     let tmp = path.with_extension("log.tmp");
     let made = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(&encode_segment_header(first, owner))?;
+        f.write_all(&encode_segment_header(first, owner, flags))?;
         f.sync_all()?;
         fs::rename(&tmp, &path)?;
         Ok(f)
@@ -115,9 +132,21 @@ pub(super) struct State {
     file_name: String,
     /// Live segments: first sequence number and path, oldest first; the last is active.
     segments: Vec<(Seq, PathBuf)>,
+    /// The active segment's header says it may be sealed unsynced ([`SEALED_UNSYNCED`]).
+    active_unsynced: bool,
+    /// Sealed segments not fsynced yet (first sequence number, file, name): the next fsync of
+    /// the log syncs them first.
+    unsynced: Vec<(Seq, Arc<File>, String)>,
 }
 
 impl State {
+    /// Drops the unsynced sealed segments that are no longer live (removed: nothing to sync).
+    fn forget_unsynced(&mut self) {
+        let live = &self.segments;
+        self.unsynced
+            .retain(|(first, _, _)| live.iter().any(|(s, _)| s == first));
+    }
+
     /// Takes the pending records for a group write, leaving the spare buffer in their place.
     fn take_pending(&mut self) -> Vec<u8> {
         let spare = std::mem::take(&mut self.spare);
@@ -130,6 +159,9 @@ pub(super) struct Inner {
     /// The store the log belongs to (0: none); its segments' headers say so.
     owner: u128,
     policy: FsyncPolicy,
+    /// The flags of the segments this log creates: [`SEALED_UNSYNCED`] when it seals them
+    /// without an fsync ([`WalOptions::seal_unsynced`] under [`FsyncPolicy::Never`]).
+    flags: u32,
     /// Faults injected into appends and fsyncs (tests: [`Wal::open_with_faults`]).
     faults: Option<Arc<FaultPlan>>,
     state: Mutex<State>,
@@ -190,16 +222,29 @@ impl Wal {
         fs::create_dir_all(dir).map_err(io_err(dir, "create directory"))?;
         remove_stray_tmp(dir)?;
         let report = replay_covered(dir, options.recovery, covered, owner, false, on_record)?;
+        let flags = if options.seal_unsynced && options.fsync == FsyncPolicy::Never {
+            SEALED_UNSYNCED
+        } else {
+            0
+        };
         let mut segments = list_segments(dir)?;
-        let file = match segments.last() {
-            Some((_, path)) => OpenOptions::new()
-                .append(true)
-                .open(path)
-                .map_err(io_err(path, "open segment"))?,
+        let (file, active_unsynced) = match segments.last() {
+            Some((_, path)) => {
+                let mut f = OpenOptions::new()
+                    .read(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(io_err(path, "open segment"))?;
+                let mut header = [0u8; SEGMENT_HEADER_BYTES];
+                f.read_exact(&mut header)
+                    .map_err(io_err(path, "read segment header"))?;
+                let header = decode_segment_header(&name_of(path), &header)?;
+                (f, header.sealed_unsynced())
+            }
             None => {
-                let (f, path) = create_segment(dir, report.next_seq, owner)?;
+                let (f, path) = create_segment(dir, report.next_seq, owner, flags)?;
                 segments.push((report.next_seq, path));
-                f
+                (f, flags != 0)
             }
         };
         let last = report.next_seq - 1;
@@ -207,6 +252,7 @@ impl Wal {
             dir: dir.to_path_buf(),
             owner,
             policy: options.fsync,
+            flags,
             faults,
             state: Mutex::new(State {
                 pending: Vec::new(),
@@ -219,6 +265,8 @@ impl Wal {
                 file: Arc::new(file),
                 file_name: name_of(&segments[segments.len() - 1].1),
                 segments,
+                active_unsynced,
+                unsynced: Vec::new(),
             }),
             cond: Condvar::new(),
             counters: Counters::default(),
@@ -282,10 +330,11 @@ impl Wal {
         Ok(target)
     }
 
-    /// Closes the active segment (fsynced) and starts a new one; returns the sequence number
-    /// its first record will get. Every record before it is in older segments, which
-    /// [`Wal::remove_up_to`] can drop once they are in static files. When the active segment
-    /// holds no record yet, it stays active.
+    /// Closes the active segment (fsynced, unless [`WalOptions::seal_unsynced`] under
+    /// [`FsyncPolicy::Never`] and its header says so) and starts a new one; returns the
+    /// sequence number its first record will get. Every record before it is in older
+    /// segments, which [`Wal::remove_up_to`] can drop once they are in static files. When the
+    /// active segment holds no record yet, it stays active.
     pub fn rotate(&self) -> Result<Seq> {
         let inner = &self.inner;
         let mut st = inner.state.lock();
@@ -306,8 +355,9 @@ impl Wal {
         let batch = st.take_pending();
         let file = Arc::clone(&st.file);
         let name = st.file_name.clone();
+        let sync = !(st.active_unsynced && inner.flags & SEALED_UNSYNCED != 0);
         let flushed =
-            MutexGuard::unlocked(&mut st, || inner.write_group(&file, &name, &batch, true));
+            MutexGuard::unlocked(&mut st, || inner.write_group(&file, &name, &batch, sync));
         if let Err(e) = flushed {
             st.leader = false;
             st.error = Some(e.clone());
@@ -315,17 +365,24 @@ impl Wal {
             return Err(e);
         }
         st.written = first - 1;
-        st.synced = first - 1;
+        if sync {
+            st.synced = first - 1;
+        } else {
+            let sealed = st.segments.last().map_or(first, |(s, _)| *s);
+            st.unsynced.push((sealed, file, name));
+        }
         st.spare = batch;
         st.spare.clear();
-        let created =
-            MutexGuard::unlocked(&mut st, || create_segment(&inner.dir, first, inner.owner));
+        let created = MutexGuard::unlocked(&mut st, || {
+            create_segment(&inner.dir, first, inner.owner, inner.flags)
+        });
         st.leader = false;
         inner.cond.notify_all();
         let (file, path) = created?;
         st.file = Arc::new(file);
         st.file_name = name_of(&path);
         st.segments.push((first, path));
+        st.active_unsynced = inner.flags != 0;
         Ok(first)
     }
 
@@ -340,7 +397,9 @@ impl Wal {
                 .windows(2)
                 .take_while(|w| w[1].0 - 1 <= seq)
                 .count();
-            st.segments.drain(..n).map(|(_, p)| p).collect()
+            let doomed: Vec<PathBuf> = st.segments.drain(..n).map(|(_, p)| p).collect();
+            st.forget_unsynced();
+            doomed
         };
         for path in &doomed {
             fs::remove_file(path).map_err(io_err(path, "remove segment"))?;
@@ -370,7 +429,9 @@ impl Wal {
                     expected: "a sealed segment, not the active one",
                 });
             }
-            st.segments.remove(i).1
+            let path = st.segments.remove(i).1;
+            st.forget_unsynced();
+            path
         };
         fs::remove_file(&path).map_err(io_err(&path, "remove segment"))?;
         sync_dir(&self.inner.dir)?;
@@ -432,8 +493,18 @@ impl Inner {
             let upto = st.assigned;
             let file = Arc::clone(&st.file);
             let name = st.file_name.clone();
-            let res =
-                MutexGuard::unlocked(st, || self.write_group(&file, &name, &batch, need_sync));
+            // Segments sealed unsynced hold records before the active one's: synced first.
+            let sealed = if need_sync {
+                std::mem::take(&mut st.unsynced)
+            } else {
+                Vec::new()
+            };
+            let res = MutexGuard::unlocked(st, || {
+                for (_, f, n) in &sealed {
+                    self.sync_file(f, n)?;
+                }
+                self.write_group(&file, &name, &batch, need_sync)
+            });
             st.leader = false;
             match res {
                 Ok(()) => {

@@ -167,6 +167,7 @@ fn record_ops<'a>(log: &str, seq: Seq, record: &Record<'a>) -> Result<Vec<Op<'a>
 impl Recover for BTreeEngine {
     const FILES: &'static str = "images";
     const LEFTOVERS: Option<fn(&str) -> bool> = Some(is_image_name);
+    const SEALS_LOG_UNSYNCED: bool = true;
     type Replay = Replay;
 
     /// The last checkpoint: its image and the page file. The page file is created by the

@@ -62,6 +62,7 @@ pub(crate) struct Replay {
 impl Recover for HybridEngine {
     const FILES: &'static str = "tables";
     const LEFTOVERS: Option<fn(&str) -> bool> = Some(is_table_name);
+    const SEALS_LOG_UNSYNCED: bool = true;
     type Replay = Replay;
 
     fn load(dir: &Path, _: &StoreOptions, opened: &mut OpenedDir) -> Result<(Replay, Seq)> {

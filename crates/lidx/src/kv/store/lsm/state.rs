@@ -287,6 +287,7 @@ pub(crate) struct Replay {
 impl Recover for LsmEngine {
     const FILES: &'static str = "runs";
     const MANY_FILES: bool = true;
+    const SEALS_LOG_UNSYNCED: bool = true;
     const LEFTOVERS: Option<fn(&str) -> bool> =
         Some(|name| is_run_name(name) || is_segment_name(name));
     type Replay = Replay;
