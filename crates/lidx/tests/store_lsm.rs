@@ -502,6 +502,45 @@ fn keys_written_in_order_move_down_without_being_rewritten() {
     backward.reverse();
     assert_eq!(backward, want);
     assert_eq!(store.range(..).count(), all.iter().flatten().count());
+    // Short windows anywhere, with every kind of bound, both ways: each level's runs that
+    // meet a window are found by bisection and opened as the scan reaches them.
+    use std::ops::Bound::{Excluded, Included, Unbounded};
+    for w in 0..40u64 {
+        let lo = (w * 1_499) % 60_000;
+        let hi = (lo + 1 + (w * 389) % 3_000).min(60_000);
+        let entry = |k: u64| all[k as usize].clone().map(|v| (in_order(k).to_vec(), v));
+        let (a, b) = (in_order(lo).to_vec(), in_order(hi).to_vec());
+        let cases = [
+            ((Included(a.clone()), Included(b.clone())), lo..hi + 1),
+            ((Excluded(a.clone()), Excluded(b.clone())), lo + 1..hi),
+            ((Excluded(a.clone()), Unbounded), lo + 1..60_000),
+            ((Unbounded, Included(b.clone())), 0..hi + 1),
+        ];
+        for ((start, end), keys) in cases {
+            let want: Vec<_> = keys.filter(|&k| k < 60_000).filter_map(entry).collect();
+            let bounds = (
+                start.as_ref().map(Vec::as_slice),
+                end.as_ref().map(Vec::as_slice),
+            );
+            let forward: Vec<_> = store
+                .range(bounds)
+                .take(5_000)
+                .map(|e| e.unwrap())
+                .collect();
+            assert_eq!(forward[..], want[..want.len().min(5_000)], "window {w}");
+            let mut backward: Vec<_> = store
+                .range_rev(bounds)
+                .take(5_000)
+                .map(|e| e.unwrap())
+                .collect();
+            backward.reverse();
+            assert_eq!(
+                backward[..],
+                want[want.len().saturating_sub(5_000)..],
+                "window {w}"
+            );
+        }
+    }
     store.close().unwrap();
 }
 

@@ -101,17 +101,25 @@ impl KeyRange {
 
     /// True when some key from `first` to `last` (inclusive) may be inside.
     pub(crate) fn meets(&self, first: &[u8], last: &[u8]) -> bool {
-        let after_start = match &self.start {
+        self.reached_by(last) && self.not_passed_by(first)
+    }
+
+    /// True when a span ending at `last` (inclusive) reaches the start of the range.
+    pub(crate) fn reached_by(&self, last: &[u8]) -> bool {
+        match &self.start {
             Bound::Included(s) => last >= s.as_slice(),
             Bound::Excluded(s) => last > s.as_slice(),
             Bound::Unbounded => true,
-        };
-        let before_end = match &self.end {
+        }
+    }
+
+    /// True when a span starting at `first` starts before the end of the range.
+    pub(crate) fn not_passed_by(&self, first: &[u8]) -> bool {
+        match &self.end {
             Bound::Included(e) => first <= e.as_slice(),
             Bound::Excluded(e) => first < e.as_slice(),
             Bound::Unbounded => true,
-        };
-        after_start && before_end
+        }
     }
 
     /// True when `k` is inside.

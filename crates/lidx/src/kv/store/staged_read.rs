@@ -20,12 +20,15 @@ use crate::kv::wal::Seq;
 
 use super::staged::{Files, Stage, Staged, Version};
 
+/// The cursors a [`FileCursor`] reads after its own, each made when the one before it ends.
+pub(crate) type Then = Box<dyn Iterator<Item = (TableCursor, String)> + Send + Sync>;
+
 /// A cursor over one of an engine's files, for a range.
 pub(crate) struct FileCursor {
     pub(crate) cursor: TableCursor,
-    /// The cursors (with their files' names) read after `cursor`, last first: the other runs
-    /// of an `lsm` partitioned level, in the scan's order.
-    pub(crate) then: Vec<(TableCursor, String)>,
+    /// The cursors (with their files' names) read after `cursor`, made as the scan reaches
+    /// them: the other runs of an `lsm` partitioned level, in the scan's order.
+    pub(crate) then: Then,
     /// True when the file's values carry a tag byte (an `lsm` run): a tombstone yields a
     /// `None` value.
     pub(crate) tagged: bool,
@@ -43,7 +46,7 @@ impl FileCursor {
             if let Some(record) = self.cursor.next_record()? {
                 return Ok(Some(record));
             }
-            match self.then.pop() {
+            match self.then.next() {
                 Some((cursor, name)) => (self.cursor, self.name) = (cursor, name),
                 None => return Ok(None),
             }

@@ -125,7 +125,7 @@ impl Files for Table {
                 cursor: t
                     .table
                     .cursor(bounds.start.clone(), bounds.end.clone(), forward),
-                then: Vec::new(),
+                then: Box::new(std::iter::empty()),
                 tagged: false,
                 name: t.name.clone(),
                 values: None,

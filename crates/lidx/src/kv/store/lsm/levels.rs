@@ -18,7 +18,7 @@ use crate::kv::store::dir::{encode_meta, identify, FileIdentity, StoreMeta, Valu
 use crate::kv::store::engine::KeyRange;
 use crate::kv::store::options::{Engine, LsmSpec};
 use crate::kv::store::staged::{commit, Files, Staged, TableFile, Version};
-use crate::kv::store::staged_read::{named, untag, FileCursor, Resolve, PUT, TOMBSTONE};
+use crate::kv::store::staged_read::{named, untag, FileCursor, Resolve, Then, PUT, TOMBSTONE};
 use crate::kv::wal::Seq;
 
 use super::state::Compactor;
@@ -986,44 +986,51 @@ impl Files for Runs {
     }
 
     /// A cursor per run of level 0 and of a tiered level; one per partitioned level, over
-    /// its runs that meet `bounds` one after the other, so that a short scan seeks one run
-    /// of a level, not all of them.
+    /// its runs that meet `bounds` one after the other, each made when the scan reaches it,
+    /// so that a short scan seeks one run of a level and makes no cursor for the others.
     fn cursors(&self, bounds: &KeyRange, forward: bool) -> Vec<FileCursor> {
         let values = (!self.values.is_empty()).then(|| Arc::clone(self) as Arc<dyn Resolve>);
-        let cursor = |r: &RunFile| {
-            (
-                r.table
-                    .cursor(bounds.start.clone(), bounds.end.clone(), forward),
-                r.name.clone(),
-            )
+        let file_cursor = |(cursor, name), then: Then| FileCursor {
+            cursor,
+            then,
+            tagged: true,
+            name,
+            values: values.clone(),
         };
         let mut cursors = Vec::new();
         for (level, runs) in self.levels.iter().enumerate() {
-            let partitioned = self.partitioned && level > 0;
-            let meeting: Vec<&Arc<RunFile>> = runs
-                .iter()
-                .filter(|r| !partitioned || bounds.meets(&r.first, &r.last))
-                .collect();
-            let chains: Vec<Vec<(TableCursor, String)>> = match partitioned {
-                // Popped from the end: the run the scan reads first last in the list.
-                true if forward => vec![meeting.iter().rev().map(|r| cursor(r)).collect()],
-                true => vec![meeting.iter().map(|r| cursor(r)).collect()],
-                false => meeting.iter().map(|r| vec![cursor(r)]).collect(),
-            };
-            for mut chain in chains {
-                if let Some((first, name)) = chain.pop() {
-                    cursors.push(FileCursor {
-                        cursor: first,
-                        then: chain,
-                        tagged: true,
-                        name,
-                        values: values.clone(),
-                    });
+            if !(self.partitioned && level > 0) {
+                for r in runs.iter().filter(|r| bounds.meets(&r.first, &r.last)) {
+                    let then: Then = Box::new(std::iter::empty());
+                    cursors.push(file_cursor(cursor_of(r, bounds, forward), then));
                 }
+                continue;
+            }
+            // Disjoint runs in key order: those that meet `bounds` are one stretch of them.
+            let from = runs.partition_point(|r| !bounds.reached_by(&r.last));
+            let to = runs.partition_point(|r| bounds.not_passed_by(&r.first));
+            let mut meeting: Vec<Arc<RunFile>> = runs[from..to.max(from)].to_vec();
+            if !forward {
+                meeting.reverse();
+            }
+            let mut meeting = meeting.into_iter();
+            if let Some(first) = meeting.next() {
+                let later = bounds.clone();
+                let then: Then = Box::new(meeting.map(move |r| cursor_of(&r, &later, forward)));
+                cursors.push(file_cursor(cursor_of(&first, bounds, forward), then));
             }
         }
         cursors
     }
+}
+
+/// A cursor over run `r` for `bounds`, with its name.
+fn cursor_of(r: &RunFile, bounds: &KeyRange, forward: bool) -> (TableCursor, String) {
+    (
+        r.table
+            .cursor(bounds.start.clone(), bounds.end.clone(), forward),
+        r.name.clone(),
+    )
 }
 
 /// Bytes on disk of runs and the segments written with them.
