@@ -324,22 +324,34 @@ impl Storage {
         Ok(())
     }
 
-    /// Gives the file `from` a second name, `to` (a hard link; in memory, the same device
-    /// under both names): what moves an `lsm` run to another level without copying it, the
-    /// new name committed before the old one goes, so that a crash between the two leaves a
-    /// name the manifest does not hold, removed at the next open without touching the file.
-    /// The directory is synced. The devices, caches and counters of `from` serve both names,
-    /// and [`Storage::remove`] of either name after [`Storage::unlink`] of the other lets go
-    /// of them (and of those opened under any earlier name of the file).
-    pub fn link(&self, from: &str, to: &str) -> Result<()> {
+    /// Gives each file `from` of `names` a second name, `to` (a hard link; in memory, the same
+    /// device under both names): what moves `lsm` runs to another level without copying
+    /// them, the new names committed before the old ones go, so that a crash between the two
+    /// leaves names the manifest does not hold, removed at the next open without touching the
+    /// files. The directory is synced once, after the last link (a failure part way leaves
+    /// links of the same kind: names no manifest holds). The devices, caches and counters of
+    /// `from` serve both names, and [`Storage::remove`] of either name after
+    /// [`Storage::unlink`] of the other lets go of them (and of those opened under any earlier
+    /// name of the file).
+    pub fn link(&self, names: &[(&str, &str)]) -> Result<()> {
+        for &(from, to) in names {
+            self.link_one(from, to)?;
+        }
+        if let (Some(dir), false) = (&self.dir, names.is_empty()) {
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| Error::io(dir.display().to_string(), "sync directory", &e))?;
+        }
+        Ok(())
+    }
+
+    /// [`Storage::link`] of one name, without the directory's sync.
+    fn link_one(&self, from: &str, to: &str) -> Result<()> {
         let from_device = match &self.dir {
             Some(dir) => {
                 let (source, target) = (dir.join(from), dir.join(to));
                 std::fs::hard_link(&source, &target)
                     .map_err(|e| Error::io(target.display().to_string(), "link", &e))?;
-                std::fs::File::open(dir)
-                    .and_then(|d| d.sync_all())
-                    .map_err(|e| Error::io(dir.display().to_string(), "sync directory", &e))?;
                 source.display().to_string()
             }
             None => {
@@ -533,11 +545,11 @@ mod tests {
         let mut block = AlignedBuf::zeroed(4096);
         device.write_blocks(0, &mut block, IoClass::Data).unwrap();
         device.sync().unwrap();
-        storage.link("a", "b").unwrap();
+        storage.link(&[("a", "b")]).unwrap();
         storage.unlink("a").unwrap();
         assert!(!storage.exists("a") && storage.exists("b"));
         let reopened = storage.open("b", false).unwrap();
-        storage.link("b", "c").unwrap();
+        storage.link(&[("b", "c")]).unwrap();
         storage.unlink("b").unwrap();
         assert_eq!(storage.file_bytes("c"), 4096);
         let mut read = AlignedBuf::zeroed(4096);

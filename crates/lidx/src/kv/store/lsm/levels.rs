@@ -1049,14 +1049,24 @@ pub(crate) fn run_bytes(memtable: usize) -> u64 {
 /// Links each run `plan` moves under its name at the plan's level: the moved runs, to be
 /// committed in the old ones' place (their old names removed after the commit).
 pub(crate) fn move_runs(inner: &Inner, plan: &Plan) -> Result<Vec<Arc<RunFile>>> {
-    plan.moves
+    let names: Vec<String> = plan
+        .moves
         .iter()
-        .map(|r| {
-            let name = run_name(plan.into, r.identity.generation);
-            inner.storage.link(&r.name, &name)?;
-            Ok(r.moved(name, plan.into))
-        })
-        .collect()
+        .map(|r| run_name(plan.into, r.identity.generation))
+        .collect();
+    let pairs: Vec<(&str, &str)> = plan
+        .moves
+        .iter()
+        .zip(&names)
+        .map(|(r, name)| (r.name.as_str(), name.as_str()))
+        .collect();
+    inner.storage.link(&pairs)?;
+    Ok(plan
+        .moves
+        .iter()
+        .zip(names)
+        .map(|(r, name)| r.moved(name, plan.into))
+        .collect())
 }
 
 /// Marks `runs` replaced and `segments` no longer referred to: each file goes when its last
