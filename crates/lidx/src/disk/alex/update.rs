@@ -24,15 +24,26 @@
 //!   its slots (a copy in new space, the new half owned by a new data node holding those
 //!   keys); a root at the largest fanout gets a parent of two slots instead (the in-memory
 //!   ALEX's `widen`);
+//! * **widen left**: a full node holding at least 16 keys, and at least half of its keys,
+//!   below the domain of an inner node it is the leftmost data node under gets a new node
+//!   put over the shallowest such node, of twice its slots (at most the largest fanout): the
+//!   right half points at the old node, the left half spans as many keys below it as it
+//!   spans (or the keys' own span, if wider) and is owned by a new data node holding those
+//!   keys (paper 001 §3.3's root expansion, to the left; see [`DiskAlex::widen_left`] for
+//!   why a new node and not the old one with more slots);
 //! * a delete that leaves a node under its contraction threshold rebuilds it smaller
 //!   (`max_density`) in new space.
 //!
-//! Without the last three, keys appended in increasing order (TPC-C's HISTORY, paper 002
+//! Without the widening, keys appended in increasing order (TPC-C's HISTORY, paper 002
 //! §10.6) deepened the right edge by one inner node per split, every few hundred appends:
 //! 30,000 appends into 4 KiB nodes (27,000 into the default 16 MiB ones, whose splits came
 //! from catastrophic shifts) made descents 256 inner nodes deep, which the descent refuses as
 //! a cycle. With them, 300,000 appends leave the right edge 8 deep in 4 KiB nodes, 1 deep in
-//! the default ones.
+//! the default ones. Keys inserted in decreasing order did the same to the left edge (22,486
+//! of them into 4 KiB nodes reached the bound) until the left widening: now 300,000 leave
+//! no descent deeper than 12 inner nodes in 4 KiB nodes (3.6 on average), 3,000,000 no
+//! deeper than 16 (5.1 on average), since each widening doubles the span of the node it
+//! widens and each level a split adds under a slot is widened away in turn.
 //!
 //! Where we differ from the in-memory ALEX, and why: a split never doubles the parent (that
 //! would rewrite every child's header, whose duplication rises by one): a node owning one
@@ -42,8 +53,10 @@
 //! needs a lookup count, which on disk would be a write per lookup (§4.1). Space of invalid
 //! nodes is not reused (as in paper 003 §6.3, footnote 1); it is reported by
 //! [`DiskAlex::invalid_bytes`] and [`crate::disk::DiskIndex::storage_bytes`]. New data nodes
-//! start at a block boundary, so writing one never reads a block. Keys inserted in
-//! decreasing order are not widened for (as in memory): they still deepen the left edge.
+//! start at a block boundary, so writing one never reads a block. Widening to the left,
+//! which the in-memory ALEX does not do (its decreasing inserts deepen the left edge without
+//! a bound on the depth), puts a new node over the widened one instead of moving its base
+//! (see [`DiskAlex::widen_left`]), and rewrites the widened node's duplication in place.
 //!
 //! **Where a write's time goes** ([`DiskMap::write_breakdown`], read by a [`PhaseClock`], so a
 //! simulated device's modeled time counts as on the other structures): *search* the descent
@@ -69,6 +82,8 @@ use crate::key::Key;
 use crate::mem::alex::build::span_model;
 use crate::mem::alex::data_node::DataNode;
 use crate::mem::alex::inner_node::{halve_run, InnerNode, Runs};
+use crate::mem::alex::model::LinearModel;
+use crate::model::linear::u64_to_f64;
 
 use super::addr::{Addr, NONE};
 use super::data_node::{self, Node};
@@ -175,6 +190,9 @@ impl DiskAlex {
         } else if let Some(at) = self.widening(&old, &node, path) {
             let (keys, values) = node.drain();
             return self.widen(&old, path, at, keys, values, &mut take);
+        } else if let Some(how) = self.widening_left(&old, &node, path) {
+            let (keys, values) = node.drain();
+            return self.widen_left(&old, path, how, keys, values, &mut take);
         } else if !at_max && appended(&old, &node) {
             node.resize(d.min_density, false, true, false, &d);
             self.smos.expansions += 1;
@@ -463,6 +481,134 @@ impl DiskAlex {
         self.retire(old, &positions)
     }
 
+    /// Whether the full data node `old` (read whole as `node`, reached through `path`)
+    /// should widen an inner node on its path to the left instead of growing or splitting,
+    /// and how: the shallowest one that `old` is the leftmost data node under (so that it
+    /// holds every key of that node's subtree below its own last), whose domain at least
+    /// [`MIN_PAST_KEYS`] of `old`'s keys and at least half of them lie below (below a model's
+    /// domain is under its base, where the model tells no keys apart), and for which a model
+    /// of the new node separates the keys exactly ([`left_model`]). The shallowest, so that
+    /// decreasing keys below a large subtree widen the node over the most keys: the tree
+    /// deepens by a level a doubling of that domain, not a level a split.
+    fn widening_left(
+        &self,
+        old: &Node,
+        node: &DataNode<u64, u32>,
+        path: &[Step],
+    ) -> Option<LeftWidening> {
+        let keys: Vec<u64> = node.occupied_keys().collect();
+        let (&lowest, &last) = (keys.first()?, keys.last()?);
+        let child_dup = |j: usize| {
+            path.get(j + 1)
+                .map_or(old.h.duplication, |s| s.header.duplication)
+        };
+        let leftmost_from = (0..path.len())
+            .rev()
+            .take_while(|&j| InnerNode::run_start(path[j].slot, child_dup(j)) == 0)
+            .last()?;
+        (leftmost_from..path.len()).find_map(|at| {
+            let w = path[at].header;
+            // Every key under `w` past `old`'s last is past `cut`.
+            let cut = w.model.base.min(last.saturating_add(1));
+            let below = keys.partition_point(|&k| k < cut);
+            if below < MIN_PAST_KEYS || 2 * below < keys.len() {
+                return None;
+            }
+            let highest = keys[below - 1];
+            let (fanout, model) = left_model(&w, self.derived.max_fanout, cut, lowest, highest)?;
+            Some(LeftWidening {
+                at,
+                cut,
+                fanout,
+                model,
+            })
+        })
+    }
+
+    /// Widens inner node `path[at]` to the left for the keys of the full left-edge node `old`
+    /// below `how.cut` (the reference's root expansion to the left, paper 001 §3.3, which
+    /// prepends slots to the root; here a new node takes the widened one's place, since a
+    /// model cannot keep its slots while its base moves down: the new node's right half of
+    /// slots points at the widened node and its left half, spanning at least as many keys
+    /// below `cut` as the widened node spans, is owned by a new data node holding those keys,
+    /// which fills it by sideways splits as keys keep coming). `old` keeps its other keys,
+    /// rebuilt in new space. Written in the order of [`DiskAlex::replace`]: new nodes, the
+    /// slots (or meta block) pointing at them, then the old node's mark.
+    fn widen_left(
+        &mut self,
+        old: &Node,
+        path: &[Step],
+        how: LeftWidening,
+        keys: Vec<u64>,
+        values: Vec<u32>,
+        payload_of: &mut dyn FnMut(u32, &mut [u8]),
+    ) -> Result<()> {
+        let d = self.derived;
+        let usable = self.usable();
+        let w = path[how.at];
+        let half = how.fanout / 2;
+        let half_dup = half.trailing_zeros() as u8;
+        let cut = keys.partition_point(|&k| k < how.cut);
+        let (moved, kept) = values.split_at(cut);
+        let nodes = [
+            DataNode::fresh(&keys[..cut], moved.iter().copied(), half_dup, &d),
+            DataNode::fresh(&keys[cut..], kept.iter().copied(), old.h.duplication, &d),
+        ];
+        let positions =
+            self.write_data_nodes(&[&nodes[0], &nodes[1]], old.h.prev, old.h.next, payload_of)?;
+        let (moved_at, kept_at) = (Addr::data(positions[0]), Addr::data(positions[1]));
+        let parent = *path.last().expect("widening needs an inner node");
+        let old_start = InnerNode::run_start(parent.slot, old.h.duplication);
+        let mut inner = inner_pages_of(&self.inner, &self.resident);
+        inner.write(
+            parent.pos + (INNER_HEADER_BYTES + 8 * old_start) as u64,
+            &run_slots(&[(old_start, old.h.duplication, kept_at)], usable),
+        )?;
+        let header = InnerHeader {
+            state: LIVE,
+            duplication: w.header.duplication,
+            fanout: how.fanout as u32,
+            model: how.model,
+        };
+        let pos = self.meta.inner_end;
+        let mut bytes = vec![0u8; INNER_HEADER_BYTES];
+        header.encode(&mut bytes);
+        bytes.extend_from_slice(&run_slots(
+            &[
+                (0, half_dup, moved_at),
+                (half, half_dup, Addr::inner(w.pos)),
+            ],
+            usable,
+        ));
+        inner.write(pos, &bytes)?;
+        self.meta.inner_end = pos + bytes.len() as u64;
+        // The widened node now owns the new node's right half.
+        let mut owned = w.header;
+        owned.duplication = half_dup;
+        let mut head = [0u8; INNER_HEADER_BYTES];
+        owned.encode(&mut head);
+        inner.write(w.pos, &head)?;
+        let widened = Addr::inner(pos);
+        if how.at > 0 {
+            let up = path[how.at - 1];
+            let start = InnerNode::run_start(up.slot, w.header.duplication);
+            inner.write(
+                up.pos + (INNER_HEADER_BYTES + 8 * start) as u64,
+                &run_slots(&[(start, w.header.duplication, widened)], usable),
+            )?;
+        }
+        let written = inner.commit_blocks()?;
+        drop(inner);
+        self.absorb(written);
+        if how.at == 0 {
+            self.meta.root_raw = widened.encode(usable);
+        }
+        self.meta.inner_nodes += 1;
+        self.write_meta_for(old, positions[0])?;
+        self.smos.widenings += 1;
+        self.retire(old, &positions)
+    }
+
     /// Writes `nodes` in new space, each from a block boundary, chained in order between the
     /// addresses `prev` and `next`; their positions.
     fn write_data_nodes(
@@ -539,6 +685,62 @@ impl DiskAlex {
         data.commit()?;
         Ok(())
     }
+}
+
+/// A widening to the left, as [`DiskAlex::widening_left`] chose it.
+#[derive(Clone, Copy, Debug)]
+struct LeftWidening {
+    /// The widened node's index in the descent's path.
+    at: usize,
+    /// The keys under it move to the new node's left half; every other key of the tree is
+    /// at least `cut`.
+    cut: u64,
+    /// The new node's slots, half of them over the widened node.
+    fanout: usize,
+    /// The new node's model.
+    model: LinearModel,
+}
+
+/// The fanout and model of a node put over inner node `w` (of header `w`) for keys below
+/// `cut`, the lowest of them `lowest`, the highest `highest`: twice `w`'s slots (at most
+/// `max_fanout`), the keys from `cut` up routed to the right half (which points at `w`),
+/// the left half spanning as many keys below `cut` as `w` spans, or the keys' own span if
+/// wider. `None` when rounding cannot put `cut` and `highest` on the two sides of the
+/// halves' boundary (keys so sparse that one slot spans more than `f64` resolves at the
+/// boundary), or `w`'s model is flat and the keys' span empty.
+fn left_model(
+    w: &InnerHeader,
+    max_fanout: usize,
+    cut: u64,
+    lowest: u64,
+    highest: u64,
+) -> Option<(usize, LinearModel)> {
+    let fanout = (2 * w.fanout()).min(max_fanout).max(2);
+    let half = (fanout / 2) as f64;
+    let spanned = if w.model.a > 0.0 {
+        w.fanout() as f64 / w.model.a
+    } else {
+        0.0
+    };
+    let width = spanned.max(u64_to_f64(cut - lowest));
+    let mut model = LinearModel {
+        a: half / width,
+        b: 0.0,
+        base: cut.saturating_sub(width as u64),
+    };
+    if !(model.a > 0.0 && model.a.is_finite()) {
+        return None;
+    }
+    model.b = half - model.predict(cut);
+    // Rounding may leave `cut` a hair under the boundary: nudge it over by an ulp of `half`.
+    for _ in 0..8 {
+        if model.slot(cut, fanout) as f64 >= half {
+            break;
+        }
+        model.b += half * f64::EPSILON;
+    }
+    (model.slot(cut, fanout) as f64 >= half && (model.slot(highest, fanout) as f64) < half)
+        .then_some((fanout, model))
 }
 
 /// The slot bytes of consecutive runs `(first slot, duplication, child)`, in slot order.
