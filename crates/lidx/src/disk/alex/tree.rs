@@ -67,9 +67,9 @@ pub struct DiskAlexSmos {
     pub splits_sideways: u64,
     /// Data nodes replaced by a new inner node over two data nodes.
     pub splits_down: u64,
-    /// Widenings of inner nodes for keys past their domain (a copy of twice the slots, or
-    /// a new root of two slots over the old root at the largest fanout) or below it (a new
-    /// node of twice the slots over the old one).
+    /// Widenings of inner nodes for keys past their domain (a copy of twice the slots, or a
+    /// new parent over a node at the largest fanout) or below it (a new node of twice the
+    /// slots over the old one).
     pub widenings: u64,
 }
 
