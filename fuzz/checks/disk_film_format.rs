@@ -4,15 +4,15 @@
 //! reaches the entry checks), decode to ascending keys whose locators are cached items or
 //! slots of the header's pages, the cached items exactly those in memory, and re-encode to the
 //! same bytes, or give a typed error; the same bytes as its data file's header are accepted
-//! only when they are that header (one written for it is). Never a panic.
+//! only when they are that header (one written for it is); the block where the next flush
+//! puts its snapshot overlaps neither the header slots nor the snapshot the header names.
+//! Never a panic.
 
 use lidx::raw::disk::film::{
-    check_data_header, decode_header, decode_snapshot, encode_data_header, Header, DATA_KIND,
-    DATA_MAGIC, IN_MEMORY, KIND, MAGIC, VERSION,
+    check_data_header, decode_header, decode_snapshot, encode_data_header, next_snapshot_first,
+    Header, DATA_KIND, DATA_MAGIC, HEADER_BYTES as HEADER, IN_MEMORY, KIND, MAGIC, SNAPSHOT_FIRST,
+    VERSION,
 };
-
-/// Bytes of the header the fuzzer's inputs start with.
-const HEADER: usize = 112;
 
 pub fn check(data: &[u8]) {
     // Inputs starting with an odd byte get the right magic, version and kind, so the fuzzer
@@ -38,6 +38,13 @@ pub fn check(data: &[u8]) {
         &mut data,
     );
     check_data_header(&data, &header, "fuzz").unwrap();
+    // A next snapshot of as many blocks as the input's second byte says.
+    let usable = header.block_size as usize - lidx::io::BLOCK_TRAILER;
+    let committed = header.snapshot_blocks(usable);
+    let blocks = u64::from(bytes.get(1).copied().unwrap_or(0)) + 1;
+    let first = next_snapshot_first(header.snapshot_first, committed, blocks);
+    assert!(first >= SNAPSHOT_FIRST);
+    assert!(first + blocks <= header.snapshot_first || first >= header.snapshot_first + committed);
     // The rest as a data header: the magic, version and kind made right for odd inputs.
     let mut other = snapshot.to_vec();
     if bytes.get(1).is_some_and(|b| b & 1 == 1) && other.len() >= 16 {

@@ -53,8 +53,9 @@ pub mod disk {
     }
     pub mod film {
         pub use crate::disk::film::format::{
-            check_data_header, decode_header, decode_snapshot, encode_data_header, Header,
-            Snapshot, DATA_KIND, DATA_MAGIC, IN_MEMORY, KIND, MAGIC, VERSION,
+            check_data_header, decode_header, decode_snapshot, encode_data_header,
+            next_snapshot_first, Header, Snapshot, DATA_KIND, DATA_MAGIC, HEADER_BYTES, IN_MEMORY,
+            KIND, MAGIC, SNAPSHOT_FIRST, VERSION,
         };
     }
     pub mod fiting {

@@ -23,7 +23,8 @@
 //!
 //! On-disk inner nodes never change size: a data node splits sideways only inside the slots it
 //! already owns, and otherwise down (see `update`), so a parent's slots are rewritten in place
-//! and the parent never moves.
+//! and the parent never moves. The duplication is rewritten in place when a left widening
+//! puts a new node over this one (which then owns half of the new node's slots).
 
 use crate::error::{Error, Result};
 use crate::mem::alex::model::LinearModel;

@@ -22,8 +22,8 @@
 //! and the in-place insert and delete, which must read only the blocks they touch.
 //!
 //! Keys are `u64` (the paper's); payloads fixed-size bytes. Differences from the paper and the
-//! in-memory ALEX are in `update` (no parent doubling, widening below the root too, no
-//! cost-deviation retrain, no space reuse) and `tree` (statistics written by inserts only).
+//! in-memory ALEX are in `update` (no parent doubling, widening below the root too and to
+//! the left, no cost-deviation retrain, no space reuse) and `tree` (statistics written by inserts only).
 
 mod addr;
 mod build;

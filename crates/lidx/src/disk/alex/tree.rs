@@ -25,8 +25,8 @@ use super::meta::{check_data_header, decode_meta, Meta};
 use super::params::DiskAlexParams;
 use crate::disk::node_pages::NodePages;
 
-/// Deepest descent accepted: deeper is a cycle in a corrupt file, or a left edge deepened by
-/// keys inserted in decreasing order, which no widening shortens (see `update`).
+/// Deepest descent accepted: deeper is a cycle in a corrupt file. Widening to either side
+/// keeps keys inserted in increasing or decreasing order far from it (see `update`).
 const MAX_DEPTH: usize = 256;
 
 /// The inner-node file of index `name`.
@@ -67,8 +67,9 @@ pub struct DiskAlexSmos {
     pub splits_sideways: u64,
     /// Data nodes replaced by a new inner node over two data nodes.
     pub splits_down: u64,
-    /// Root widenings for keys appended past the root's domain (a new root of twice the
-    /// slots, or of two slots over the old root at the largest fanout).
+    /// Widenings of inner nodes for keys past their domain (a copy of twice the slots, or a
+    /// new parent over a node at the largest fanout) or below it (a new node of twice the
+    /// slots over the old one).
     pub widenings: u64,
 }
 
@@ -257,10 +258,7 @@ impl DiskAlex {
         Err(Error::Corrupt {
             file: inner.file().to_string(),
             block: None,
-            what: format!(
-                "descent deeper than {MAX_DEPTH} inner nodes: a cycle, or keys inserted in \
-                 decreasing order deepened the left edge"
-            ),
+            what: format!("descent deeper than {MAX_DEPTH} inner nodes: a cycle"),
         })
     }
 

@@ -19,20 +19,36 @@
 //!   without keys getting empty nodes (appended keys fill those next), or **down** into a new
 //!   inner node of fanout two over two data nodes when it owns one slot, the halves built by
 //!   `DataNode::fresh` (cost model and placement of the in-memory code);
-//! * **widen**: a full right-edge node holding at least 16 keys, and at least half of its
-//!   keys, past the domain of an inner node on its path makes the deepest such node double
-//!   its slots (a copy in new space, the new half owned by a new data node holding those
-//!   keys); a root at the largest fanout gets a parent of two slots instead (the in-memory
-//!   ALEX's `widen`);
+//! * **widen**: a full node holding at least 16 keys, and at least half of its keys, past the
+//!   domain of an inner node it is the rightmost data node under makes the deepest such node
+//!   double its slots (a copy in new space, the new half owned by a new data node holding
+//!   those keys; the in-memory ALEX's `widen`); a node at the largest fanout gets a parent
+//!   of the largest fanout instead, whose slots each span the whole node
+//!   ([`DiskAlex::raise`]);
+//! * **widen left**: a full node holding at least 16 keys, and at least half of its keys,
+//!   below the domain of an inner node it is the leftmost data node under gets a new node
+//!   put over the shallowest such node, of twice its slots (at most the largest fanout): the
+//!   right half points at the old node, the left half spans as many keys below it as it
+//!   spans (or the keys' own span, if wider) and is owned by a new data node holding those
+//!   keys (paper 001 §3.3's root expansion, to the left; see [`DiskAlex::widen_left`] for
+//!   why a new node and not the old one with more slots);
 //! * a delete that leaves a node under its contraction threshold rebuilds it smaller
 //!   (`max_density`) in new space.
 //!
-//! Without the last three, keys appended in increasing order (TPC-C's HISTORY, paper 002
+//! Without the widening, keys appended in increasing order (TPC-C's HISTORY, paper 002
 //! §10.6) deepened the right edge by one inner node per split, every few hundred appends:
 //! 30,000 appends into 4 KiB nodes (27,000 into the default 16 MiB ones, whose splits came
 //! from catastrophic shifts) made descents 256 inner nodes deep, which the descent refuses as
-//! a cycle. With them, 300,000 appends leave the right edge 8 deep in 4 KiB nodes, 1 deep in
-//! the default ones.
+//! a cycle. A first widening (the global right edge only, a two-slot parent for the root
+//! only) still deepened it a level per span of a node below the root at the largest fanout
+//! (3,000,000 appends into 4 KiB nodes: descents 73 deep); with the raise of any node and
+//! the rightmost node under the widened one (not only the global right edge) allowed to
+//! widen, 300,000 or 3,000,000 appends leave no descent deeper than 4 inner nodes in 4 KiB
+//! nodes (2.0 on average), 1 in the default ones. Keys inserted in decreasing order did the
+//! same to the left edge (22,486 of them into 4 KiB nodes reached the bound) until the left
+//! widening: now 300,000 leave no descent deeper than 12 inner nodes in 4 KiB nodes (3.6 on
+//! average), 3,000,000 no deeper than 16 (5.1), since each left widening doubles the span of
+//! the node it widens and each level a split adds under a slot is widened away in turn.
 //!
 //! Where we differ from the in-memory ALEX, and why: a split never doubles the parent (that
 //! would rewrite every child's header, whose duplication rises by one): a node owning one
@@ -42,8 +58,10 @@
 //! needs a lookup count, which on disk would be a write per lookup (§4.1). Space of invalid
 //! nodes is not reused (as in paper 003 §6.3, footnote 1); it is reported by
 //! [`DiskAlex::invalid_bytes`] and [`crate::disk::DiskIndex::storage_bytes`]. New data nodes
-//! start at a block boundary, so writing one never reads a block. Keys inserted in
-//! decreasing order are not widened for (as in memory): they still deepen the left edge.
+//! start at a block boundary, so writing one never reads a block. Widening to the left,
+//! which the in-memory ALEX does not do (its decreasing inserts deepen the left edge without
+//! a bound on the depth), puts a new node over the widened one instead of moving its base
+//! (see [`DiskAlex::widen_left`]), and rewrites the widened node's duplication in place.
 //!
 //! **Where a write's time goes** ([`DiskMap::write_breakdown`], read by a [`PhaseClock`], so a
 //! simulated device's modeled time counts as on the other structures): *search* the descent
@@ -69,6 +87,8 @@ use crate::key::Key;
 use crate::mem::alex::build::span_model;
 use crate::mem::alex::data_node::DataNode;
 use crate::mem::alex::inner_node::{halve_run, InnerNode, Runs};
+use crate::mem::alex::model::LinearModel;
+use crate::model::linear::u64_to_f64;
 
 use super::addr::{Addr, NONE};
 use super::data_node::{self, Node};
@@ -175,6 +195,9 @@ impl DiskAlex {
         } else if let Some(at) = self.widening(&old, &node, path) {
             let (keys, values) = node.drain();
             return self.widen(&old, path, at, keys, values, &mut take);
+        } else if let Some(how) = self.widening_left(&old, &node, path) {
+            let (keys, values) = node.drain();
+            return self.widen_left(&old, path, how, keys, values, &mut take);
         } else if !at_max && appended(&old, &node) {
             node.resize(d.min_density, false, true, false, &d);
             self.smos.expansions += 1;
@@ -322,15 +345,23 @@ impl DiskAlex {
     /// Whether the full data node `old` (read whole as `node`, reached through `path`)
     /// should widen an inner node on its path instead of growing or splitting, and which
     /// (its index in `path`): the deepest one whose domain at least [`MIN_PAST_KEYS`] of
-    /// `old`'s keys and at least half of them lie past, when `old` is the right edge and holds
-    /// every key past that domain (it is the node's child, or its first key is inside the
-    /// domain), and the node can double its slots or is the root (which then gets a parent).
+    /// `old`'s keys and at least half of them lie past, when `old` is the rightmost data node
+    /// under it and holds every key past that domain (it is the node's child, or its first
+    /// key is inside the domain). A node that cannot double its slots gets a parent ([`DiskAlex::raise`]).
     fn widening(&self, old: &Node, node: &DataNode<u64, u32>, path: &[Step]) -> Option<usize> {
-        if old.h.next != NONE {
-            return None;
-        }
         let n = old.h.num_keys as usize;
-        (0..path.len()).rev().find(|&i| {
+        let child_dup = |j: usize| {
+            path.get(j + 1)
+                .map_or(old.h.duplication, |s| s.header.duplication)
+        };
+        let rightmost_from = (0..path.len())
+            .rev()
+            .take_while(|&j| {
+                let dup = child_dup(j);
+                InnerNode::run_start(path[j].slot, dup) + (1 << dup) == path[j].header.fanout()
+            })
+            .last()?;
+        (rightmost_from..path.len()).rev().find(|&i| {
             let h = path[i].header;
             let past = |k: &u64| h.model.predict(k.to_model()) as i64 >= h.fanout() as i64;
             let mut keys = node.occupied_keys();
@@ -339,9 +370,7 @@ impl DiskAlex {
                 return false;
             }
             let count = usize::from(first_past) + keys.filter(past).count();
-            count >= MIN_PAST_KEYS
-                && 2 * count >= n
-                && (i == 0 || 2 * h.fanout() <= self.derived.max_fanout)
+            count >= MIN_PAST_KEYS && 2 * count >= n
         })
     }
 
@@ -349,12 +378,10 @@ impl DiskAlex {
     /// `old` that lie past its domain (the in-memory ALEX's `widen`, there for the root
     /// only; on disk a node under the root widens too, since the disk ALEX never doubles a
     /// parent): a copy with twice the slots and the same model replaces it, the old slots
-    /// copied and the new half owned by a new data node holding those keys; a root at the
-    /// largest fanout gets instead a new root of two slots over it and that node, its model
-    /// the old one's divided by the fanout (a power of two, so every key of the old domain
-    /// keeps routing to it). `old` keeps its other keys, rebuilt in new space. Written in the
-    /// order of [`DiskAlex::replace`]: new nodes, the slots (or meta block) pointing at them,
-    /// then the old nodes' marks.
+    /// copied and the new half owned by a new data node holding those keys. A node at the
+    /// largest fanout is raised instead ([`DiskAlex::raise`]). `old` keeps its other keys,
+    /// rebuilt in new space. Written in the order of [`DiskAlex::replace`]: new nodes, the
+    /// slots (or meta block) pointing at them, then the old nodes' marks.
     #[allow(clippy::too_many_arguments)]
     fn widen(
         &mut self,
@@ -369,40 +396,31 @@ impl DiskAlex {
         let usable = self.usable();
         let w = path[at].header;
         let slots = w.fanout();
-        let raise = 2 * slots > d.max_fanout;
+        if 2 * slots > d.max_fanout {
+            return self.raise(old, path, at, keys, values, payload_of);
+        }
         let cut = keys.partition_point(|k| (w.model.predict(k.to_model()) as i64) < slots as i64);
         let (kept, moved) = values.split_at(cut);
-        let past_dup = if raise {
-            0
-        } else {
-            slots.trailing_zeros() as u8
-        };
         let nodes = [
             DataNode::fresh(&keys[..cut], kept.iter().copied(), old.h.duplication, &d),
-            DataNode::fresh(&keys[cut..], moved.iter().copied(), past_dup, &d),
+            DataNode::fresh(
+                &keys[cut..],
+                moved.iter().copied(),
+                slots.trailing_zeros() as u8,
+                &d,
+            ),
         ];
         let positions =
-            self.write_data_nodes(&[&nodes[0], &nodes[1]], old.h.prev, NONE, payload_of)?;
+            self.write_data_nodes(&[&nodes[0], &nodes[1]], old.h.prev, old.h.next, payload_of)?;
         let (kept_at, moved_at) = (Addr::data(positions[0]), Addr::data(positions[1]));
         let parent = *path.last().expect("widening needs an inner node");
         let old_start = InnerNode::run_start(parent.slot, old.h.duplication);
         let kept_slots = run_slots(&[(old_start, old.h.duplication, kept_at)], usable);
         let mut inner = inner_pages_of(&self.inner, &self.resident);
         let w_pos = path[at].pos;
-        let (fanout, model, mut children) = if raise {
-            let mut model = w.model;
-            model.scale(1.0 / slots as f64);
-            (
-                2,
-                model,
-                Addr::inner(w_pos).encode(usable).to_le_bytes().to_vec(),
-            )
-        } else {
-            let mut children = vec![0u8; 8 * slots];
-            inner.read(w_pos + INNER_HEADER_BYTES as u64, &mut children)?;
-            (2 * slots, w.model, children)
-        };
-        if at + 1 < path.len() || raise {
+        let mut children = vec![0u8; 8 * slots];
+        inner.read(w_pos + INNER_HEADER_BYTES as u64, &mut children)?;
+        if at + 1 < path.len() {
             inner.write(
                 parent.pos + (INNER_HEADER_BYTES + 8 * old_start) as u64,
                 &kept_slots,
@@ -411,15 +429,14 @@ impl DiskAlex {
             let i = 8 * old_start;
             children[i..i + kept_slots.len()].copy_from_slice(&kept_slots);
         }
-        let run = if raise { 1 } else { slots };
-        for _ in 0..run {
+        for _ in 0..slots {
             children.extend_from_slice(&moved_at.encode(usable).to_le_bytes());
         }
         let header = InnerHeader {
             state: LIVE,
-            duplication: if raise { 0 } else { w.duplication },
-            fanout: fanout as u32,
-            model,
+            duplication: w.duplication,
+            fanout: 2 * slots as u32,
+            model: w.model,
         };
         let pos = self.meta.inner_end;
         let mut bytes = vec![0u8; INNER_HEADER_BYTES];
@@ -442,23 +459,250 @@ impl DiskAlex {
         if at == 0 {
             self.meta.root_raw = widened.encode(usable);
         }
-        if raise {
-            self.meta.inner_nodes += 1;
-        } else {
-            self.meta.inner_invalid += w.node_bytes();
-        }
+        self.meta.inner_invalid += w.node_bytes();
         self.write_meta_for(old, positions[0])?;
-        if !raise {
-            let mut dead = w;
-            dead.state = INVALID;
-            let mut head = [0u8; INNER_HEADER_BYTES];
-            dead.encode(&mut head);
-            let mut inner = inner_pages_of(&self.inner, &self.resident);
-            inner.write(w_pos, &head)?;
-            let written = inner.commit_blocks()?;
-            drop(inner);
-            self.absorb(written);
+        let mut dead = w;
+        dead.state = INVALID;
+        let mut head = [0u8; INNER_HEADER_BYTES];
+        dead.encode(&mut head);
+        let mut inner = inner_pages_of(&self.inner, &self.resident);
+        inner.write(w_pos, &head)?;
+        let written = inner.commit_blocks()?;
+        drop(inner);
+        self.absorb(written);
+        self.smos.widenings += 1;
+        self.retire(old, &positions)
+    }
+
+    /// Puts a parent over inner node `path[at]` (header `w`, at the largest fanout) for the
+    /// keys of the full right-edge node `old` past its domain: a node of the largest fanout
+    /// whose model is `w`'s divided by `w`'s fanout (a power of two, so a key routes to its
+    /// slot 0 exactly when it routed inside `w`'s domain), slot 0 pointing at `w` and each
+    /// run of slots `[2^j, 2^(j+1))` at a new data node holding the keys that route there
+    /// (most runs start empty). Each slot spans as many keys as `w` does: the runs fill by
+    /// sideways splits as keys keep coming, and the new node is raised in its turn only once
+    /// keys pass all its slots, so the tree deepens by a level a multiplying of its span by
+    /// the largest fanout. A first version gave the root a parent of two slots that doubled
+    /// later, and raised no other node: under the root, a node at the largest fanout split
+    /// its right edge down instead, a level every span of it (about 43,000 appends into 4 KiB
+    /// nodes, 3,000,000 appends made descents 73 inner nodes deep).
+    fn raise(
+        &mut self,
+        old: &Node,
+        path: &[Step],
+        at: usize,
+        keys: Vec<u64>,
+        values: Vec<u32>,
+        payload_of: &mut dyn FnMut(u32, &mut [u8]),
+    ) -> Result<()> {
+        let d = self.derived;
+        let usable = self.usable();
+        let (w, w_pos) = (path[at].header, path[at].pos);
+        let slots = w.fanout();
+        let fanout = d.max_fanout.max(2);
+        let mut model = w.model;
+        model.scale(1.0 / slots as f64);
+        let runs = fanout.trailing_zeros() as usize;
+        let cut = keys.partition_point(|k| (w.model.predict(k.to_model()) as i64) < slots as i64);
+        // Where the keys of each run end: run j holds the keys routing to [2^j, 2^(j+1)).
+        let ends: Vec<usize> = (0..runs)
+            .map(|j| match j + 1 < runs {
+                true => keys.partition_point(|k| model.slot(k.to_model(), fanout) < 2 << j),
+                false => keys.len(),
+            })
+            .collect();
+        let mut values = values.into_iter();
+        let mut nodes = vec![DataNode::fresh(
+            &keys[..cut],
+            values.by_ref().take(cut).collect::<Vec<_>>(),
+            old.h.duplication,
+            &d,
+        )];
+        let mut from = cut;
+        for (j, &end) in ends.iter().enumerate() {
+            let v: Vec<u32> = values.by_ref().take(end - from).collect();
+            nodes.push(DataNode::fresh(&keys[from..end], v, j as u8, &d));
+            from = end;
         }
+        let refs: Vec<&DataNode<u64, u32>> = nodes.iter().collect();
+        let positions = self.write_data_nodes(&refs, old.h.prev, old.h.next, payload_of)?;
+        let parent = *path.last().expect("widening needs an inner node");
+        let old_start = InnerNode::run_start(parent.slot, old.h.duplication);
+        let mut inner = inner_pages_of(&self.inner, &self.resident);
+        inner.write(
+            parent.pos + (INNER_HEADER_BYTES + 8 * old_start) as u64,
+            &run_slots(
+                &[(old_start, old.h.duplication, Addr::data(positions[0]))],
+                usable,
+            ),
+        )?;
+        if w.duplication != 0 {
+            // `w` owns one slot of its new parent.
+            let mut owned = w;
+            owned.duplication = 0;
+            let mut head = [0u8; INNER_HEADER_BYTES];
+            owned.encode(&mut head);
+            inner.write(w_pos, &head)?;
+        }
+        let mut targets = vec![(0, 0, Addr::inner(w_pos))];
+        targets.extend((0..runs).map(|j| (1 << j, j as u8, Addr::data(positions[j + 1]))));
+        let header = InnerHeader {
+            state: LIVE,
+            duplication: w.duplication,
+            fanout: fanout as u32,
+            model,
+        };
+        let pos = self.meta.inner_end;
+        let mut bytes = vec![0u8; INNER_HEADER_BYTES];
+        header.encode(&mut bytes);
+        bytes.extend_from_slice(&run_slots(&targets, usable));
+        inner.write(pos, &bytes)?;
+        self.meta.inner_end = pos + bytes.len() as u64;
+        let raised = Addr::inner(pos);
+        if at > 0 {
+            let up = path[at - 1];
+            let start = InnerNode::run_start(up.slot, w.duplication);
+            inner.write(
+                up.pos + (INNER_HEADER_BYTES + 8 * start) as u64,
+                &run_slots(&[(start, w.duplication, raised)], usable),
+            )?;
+        }
+        let written = inner.commit_blocks()?;
+        drop(inner);
+        self.absorb(written);
+        if at == 0 {
+            self.meta.root_raw = raised.encode(usable);
+        }
+        self.meta.inner_nodes += 1;
+        self.write_meta_for(old, positions[0])?;
+        self.smos.widenings += 1;
+        self.retire(old, &positions)
+    }
+
+    /// Whether the full data node `old` (read whole as `node`, reached through `path`)
+    /// should widen an inner node on its path to the left instead of growing or splitting,
+    /// and how: the shallowest one that `old` is the leftmost data node under (so that it
+    /// holds every key of that node's subtree below its own last), whose domain at least
+    /// [`MIN_PAST_KEYS`] of `old`'s keys and at least half of them lie below (below a model's
+    /// domain is under its base, where the model tells no keys apart), and for which a model
+    /// of the new node separates the keys exactly ([`left_model`]). The shallowest, so that
+    /// decreasing keys below a large subtree widen the node over the most keys: the tree
+    /// deepens by a level a doubling of that domain, not a level a split.
+    fn widening_left(
+        &self,
+        old: &Node,
+        node: &DataNode<u64, u32>,
+        path: &[Step],
+    ) -> Option<LeftWidening> {
+        let keys: Vec<u64> = node.occupied_keys().collect();
+        let (&lowest, &last) = (keys.first()?, keys.last()?);
+        let child_dup = |j: usize| {
+            path.get(j + 1)
+                .map_or(old.h.duplication, |s| s.header.duplication)
+        };
+        let leftmost_from = (0..path.len())
+            .rev()
+            .take_while(|&j| InnerNode::run_start(path[j].slot, child_dup(j)) == 0)
+            .last()?;
+        (leftmost_from..path.len()).find_map(|at| {
+            let w = path[at].header;
+            // Every key under `w` past `old`'s last is past `cut`.
+            let cut = w.model.base.min(last.saturating_add(1));
+            let below = keys.partition_point(|&k| k < cut);
+            if below < MIN_PAST_KEYS || 2 * below < keys.len() {
+                return None;
+            }
+            let highest = keys[below - 1];
+            let (fanout, model) = left_model(&w, self.derived.max_fanout, cut, lowest, highest)?;
+            Some(LeftWidening {
+                at,
+                cut,
+                fanout,
+                model,
+            })
+        })
+    }
+
+    /// Widens inner node `path[at]` to the left for the keys of the full left-edge node `old`
+    /// below `how.cut` (the reference's root expansion to the left, paper 001 §3.3, which
+    /// prepends slots to the root; here a new node takes the widened one's place, since a
+    /// model cannot keep its slots while its base moves down: the new node's right half of
+    /// slots points at the widened node and its left half, spanning at least as many keys
+    /// below `cut` as the widened node spans, is owned by a new data node holding those keys,
+    /// which fills it by sideways splits as keys keep coming). `old` keeps its other keys,
+    /// rebuilt in new space. Written in the order of [`DiskAlex::replace`]: new nodes, the
+    /// slots (or meta block) pointing at them, then the old node's mark.
+    fn widen_left(
+        &mut self,
+        old: &Node,
+        path: &[Step],
+        how: LeftWidening,
+        keys: Vec<u64>,
+        values: Vec<u32>,
+        payload_of: &mut dyn FnMut(u32, &mut [u8]),
+    ) -> Result<()> {
+        let d = self.derived;
+        let usable = self.usable();
+        let w = path[how.at];
+        let half = how.fanout / 2;
+        let half_dup = half.trailing_zeros() as u8;
+        let cut = keys.partition_point(|&k| k < how.cut);
+        let (moved, kept) = values.split_at(cut);
+        let nodes = [
+            DataNode::fresh(&keys[..cut], moved.iter().copied(), half_dup, &d),
+            DataNode::fresh(&keys[cut..], kept.iter().copied(), old.h.duplication, &d),
+        ];
+        let positions =
+            self.write_data_nodes(&[&nodes[0], &nodes[1]], old.h.prev, old.h.next, payload_of)?;
+        let (moved_at, kept_at) = (Addr::data(positions[0]), Addr::data(positions[1]));
+        let parent = *path.last().expect("widening needs an inner node");
+        let old_start = InnerNode::run_start(parent.slot, old.h.duplication);
+        let mut inner = inner_pages_of(&self.inner, &self.resident);
+        inner.write(
+            parent.pos + (INNER_HEADER_BYTES + 8 * old_start) as u64,
+            &run_slots(&[(old_start, old.h.duplication, kept_at)], usable),
+        )?;
+        let header = InnerHeader {
+            state: LIVE,
+            duplication: w.header.duplication,
+            fanout: how.fanout as u32,
+            model: how.model,
+        };
+        let pos = self.meta.inner_end;
+        let mut bytes = vec![0u8; INNER_HEADER_BYTES];
+        header.encode(&mut bytes);
+        bytes.extend_from_slice(&run_slots(
+            &[
+                (0, half_dup, moved_at),
+                (half, half_dup, Addr::inner(w.pos)),
+            ],
+            usable,
+        ));
+        inner.write(pos, &bytes)?;
+        self.meta.inner_end = pos + bytes.len() as u64;
+        // The widened node now owns the new node's right half.
+        let mut owned = w.header;
+        owned.duplication = half_dup;
+        let mut head = [0u8; INNER_HEADER_BYTES];
+        owned.encode(&mut head);
+        inner.write(w.pos, &head)?;
+        let widened = Addr::inner(pos);
+        if how.at > 0 {
+            let up = path[how.at - 1];
+            let start = InnerNode::run_start(up.slot, w.header.duplication);
+            inner.write(
+                up.pos + (INNER_HEADER_BYTES + 8 * start) as u64,
+                &run_slots(&[(start, w.header.duplication, widened)], usable),
+            )?;
+        }
+        let written = inner.commit_blocks()?;
+        drop(inner);
+        self.absorb(written);
+        if how.at == 0 {
+            self.meta.root_raw = widened.encode(usable);
+        }
+        self.meta.inner_nodes += 1;
+        self.write_meta_for(old, positions[0])?;
         self.smos.widenings += 1;
         self.retire(old, &positions)
     }
@@ -539,6 +783,62 @@ impl DiskAlex {
         data.commit()?;
         Ok(())
     }
+}
+
+/// A widening to the left, as [`DiskAlex::widening_left`] chose it.
+#[derive(Clone, Copy, Debug)]
+struct LeftWidening {
+    /// The widened node's index in the descent's path.
+    at: usize,
+    /// The keys under it move to the new node's left half; every other key of the tree is
+    /// at least `cut`.
+    cut: u64,
+    /// The new node's slots, half of them over the widened node.
+    fanout: usize,
+    /// The new node's model.
+    model: LinearModel,
+}
+
+/// The fanout and model of a node put over inner node `w` (of header `w`) for keys below
+/// `cut`, the lowest of them `lowest`, the highest `highest`: twice `w`'s slots (at most
+/// `max_fanout`), the keys from `cut` up routed to the right half (which points at `w`),
+/// the left half spanning as many keys below `cut` as `w` spans, or the keys' own span if
+/// wider. `None` when rounding cannot put `cut` and `highest` on the two sides of the
+/// halves' boundary (keys so sparse that one slot spans more than `f64` resolves at the
+/// boundary), or `w`'s model is flat and the keys' span empty.
+fn left_model(
+    w: &InnerHeader,
+    max_fanout: usize,
+    cut: u64,
+    lowest: u64,
+    highest: u64,
+) -> Option<(usize, LinearModel)> {
+    let fanout = (2 * w.fanout()).min(max_fanout).max(2);
+    let half = (fanout / 2) as f64;
+    let spanned = if w.model.a > 0.0 {
+        w.fanout() as f64 / w.model.a
+    } else {
+        0.0
+    };
+    let width = spanned.max(u64_to_f64(cut - lowest));
+    let mut model = LinearModel {
+        a: half / width,
+        b: 0.0,
+        base: cut.saturating_sub(width as u64),
+    };
+    if !(model.a > 0.0 && model.a.is_finite()) {
+        return None;
+    }
+    model.b = half - model.predict(cut);
+    // Rounding may leave `cut` a hair under the boundary: nudge it over by an ulp of `half`.
+    for _ in 0..8 {
+        if model.slot(cut, fanout) as f64 >= half {
+            break;
+        }
+        model.b += half * f64::EPSILON;
+    }
+    (model.slot(cut, fanout) as f64 >= half && (model.slot(highest, fanout) as f64) < half)
+        .then_some((fanout, model))
 }
 
 /// The slot bytes of consecutive runs `(first slot, duplication, child)`, in slot order.

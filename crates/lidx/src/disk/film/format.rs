@@ -1,12 +1,13 @@
-//! FILM's files: the header and the snapshot of its in-memory part in `<name>`, the evicted
-//! records in `<name>.data` after a header of its own that binds it to `<name>`.
+//! FILM's files: two header slots and the snapshots of its in-memory part in `<name>`, the
+//! evicted records in `<name>.data` after a header of its own that binds it to `<name>`.
 //!
-//! `<name>`, block 0 is the header (little-endian, in the block's usable bytes):
+//! `<name>`, blocks 0 and 1 are the two header slots (little-endian, in the block's usable
+//! bytes); the header of generation `g` is in block `g % 2`:
 //!
 //! | offset | size | field                                                              |
 //! |--------|------|--------------------------------------------------------------------|
 //! | 0      | 8    | magic `b"LIDXFILM"` ([`MAGIC`])                                    |
-//! | 8      | 4    | format version, 2 ([`VERSION`]; 1 had no data header, refused)     |
+//! | 8      | 4    | format version, 3 ([`VERSION`]; 1 and 2 refused, see below)       |
 //! | 12     | 4    | kind, 1 ([`KIND`]: a FILM index)                                   |
 //! | 16     | 16   | key type name (`u64`), zero-padded                                 |
 //! | 32     | 4    | key size in bytes (8)                                              |
@@ -21,12 +22,23 @@
 //! | 88     | 8    | snapshot bytes                                                     |
 //! | 96     | 8    | crc32c of the snapshot bytes                                       |
 //! | 104    | 8    | pair id, random at build: `<name>.data`'s header records it too     |
+//! | 112    | 8    | generation: 1 at build, one more at every flush                    |
+//! | 120    | 8    | first block of the snapshot (at least [`SNAPSHOT_FIRST`])          |
 //!
-//! Blocks 1.. of `<name>` hold the snapshot, its bytes laid end to end over the blocks' usable
-//! bytes: the entry count `n` (u64), `n` pairs (key u64, locator u64) in strictly ascending
-//! key order, then the cached item count `c` (u64) and `c` pairs (key u64, `ps` payload bytes)
+//! A snapshot's bytes are laid end to end over the usable bytes of the blocks from its first:
+//! the entry count `n` (u64), `n` pairs (key u64, locator u64) in strictly ascending key
+//! order, then the cached item count `c` (u64) and `c` pairs (key u64, `ps` payload bytes)
 //! from the least to the most recently used. A locator is [`IN_MEMORY`] for a cached item, or
 //! `page << 16 | slot` for a record in `<name>.data`.
+//!
+//! A flush never writes over the snapshot the newest header names, nor over that header: it
+//! writes its snapshot at [`SNAPSHOT_FIRST`] if it fits before the committed one, else just
+//! past it ([`next_snapshot_first`]), syncs, then writes the header of the next generation
+//! into the other slot and syncs. Open takes the slot of the newest generation among those
+//! that decode, so a crash anywhere in a flush leaves the state before it (or, once the
+//! header is written, the one after it). Version 2 had one header and rewrote the snapshot in
+//! place, version 1 had no data header either: both are refused with
+//! [`crate::Error::UnsupportedVersion`] (rebuild).
 //!
 //! `<name>.data`, block 0 is its header: magic `b"LIDXFDAT"` ([`DATA_MAGIC`]), version (as
 //! `<name>`'s), kind 2 ([`DATA_KIND`]), payload size (u32 at 16), block size (u32 at 20), pair
@@ -52,11 +64,15 @@ use super::FilmParams;
 /// Magic number of a FILM file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"LIDXFILM");
 /// Format version this build writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Kind of the file: a FILM index.
 pub const KIND: u32 = 1;
 /// Bytes of the header.
-pub(crate) const HEADER_BYTES: usize = 112;
+pub const HEADER_BYTES: usize = 128;
+/// The header slots: blocks 0 and 1 of `<name>`.
+pub(crate) const HEADER_SLOTS: u64 = 2;
+/// The first block a snapshot may start at (after the header slots).
+pub const SNAPSHOT_FIRST: u64 = HEADER_SLOTS;
 /// Magic number of a FILM data file.
 pub const DATA_MAGIC: u64 = u64::from_le_bytes(*b"LIDXFDAT");
 /// Kind of a FILM data file.
@@ -128,6 +144,10 @@ pub struct Header {
     pub snapshot_crc: u64,
     /// The id its data file's header records too.
     pub pair: u64,
+    /// 1 at build, one more at every flush; the header is in block `generation % 2`.
+    pub generation: u64,
+    /// The block the snapshot starts at.
+    pub snapshot_first: u64,
 }
 
 impl Header {
@@ -149,8 +169,20 @@ impl Header {
                 (88, self.snapshot_bytes),
                 (96, self.snapshot_crc),
                 (104, self.pair),
+                (112, self.generation),
+                (120, self.snapshot_first),
             ],
         );
+    }
+
+    /// The header slot (block of `<name>`) this header belongs in.
+    pub fn slot(&self) -> u64 {
+        self.generation % HEADER_SLOTS
+    }
+
+    /// Blocks of `usable` bytes the snapshot takes.
+    pub fn snapshot_blocks(&self, usable: usize) -> u64 {
+        self.snapshot_bytes.div_ceil(usable as u64)
     }
 
     /// Usable bytes of a block, and record slots per data page.
@@ -159,6 +191,19 @@ impl Header {
             self.block_size as usize - crate::io::BLOCK_TRAILER,
             self.params.payload_size,
         )
+    }
+}
+
+/// Where a snapshot of `blocks` blocks goes when the committed one starts at block `first`
+/// and takes `committed` blocks: at [`SNAPSHOT_FIRST`] if it fits before the committed one,
+/// else just past it. Either way it overlaps neither the committed snapshot nor the header
+/// slots, and `<name>` stays under about three times its largest snapshot (a snapshot goes
+/// past the committed one only when it is larger than every block before that one).
+pub fn next_snapshot_first(first: u64, committed: u64, blocks: u64) -> u64 {
+    if SNAPSHOT_FIRST + blocks <= first {
+        SNAPSHOT_FIRST
+    } else {
+        first + committed
     }
 }
 
@@ -201,11 +246,22 @@ pub fn decode_header(bytes: &[u8], file: &str) -> Result<Header> {
         snapshot_bytes: u64_at(bytes, 88),
         snapshot_crc: u64_at(bytes, 96),
         pair: u64_at(bytes, 104),
+        generation: u64_at(bytes, 112),
+        snapshot_first: u64_at(bytes, 120),
     };
     if header.pages >= 1 << 48 || header.snapshot_crc > u64::from(u32::MAX) {
         return Err(corrupt(format!(
             "{} data pages, snapshot crc {:#x}: out of range",
             header.pages, header.snapshot_crc
+        )));
+    }
+    if header.generation == 0
+        || !(SNAPSHOT_FIRST..1 << 48).contains(&header.snapshot_first)
+        || header.snapshot_bytes >= 1 << 56
+    {
+        return Err(corrupt(format!(
+            "generation {}, a {}-byte snapshot from block {}: out of range",
+            header.generation, header.snapshot_bytes, header.snapshot_first
         )));
     }
     // The smallest snapshot: two counts, 16 bytes per entry.
@@ -343,6 +399,8 @@ mod tests {
             snapshot_bytes: 100,
             snapshot_crc: 5,
             pair: 0x1234,
+            generation: 3,
+            snapshot_first: 9,
         }
     }
 
@@ -383,8 +441,8 @@ mod tests {
     fn header_round_trip_and_typed_errors() {
         let decode = |b: &[u8]| decode_header(b, "f");
         let buf = header_fields::assert_round_trip(&sample(), Header::encode, decode);
-        // payload size, block size, eps past 2^32, pages, crc.
-        let offsets = [38, 41, 53, 87, 101];
+        // payload size, block size, eps past 2^32, pages, crc, snapshot bytes, first block.
+        let offsets = [38, 41, 53, 87, 101, 95, 127];
         header_fields::assert_fields_checked(&buf, offsets, |b, at| b[at] = 0xff, decode);
     }
 

@@ -54,8 +54,14 @@
 //!   the newest hottest) and writes the rest to pages in key order.
 //! * **Durability at flush.** `<name>` holds a snapshot of the in-memory part (keys, locators,
 //!   cached payloads in chain order) written at every [`DiskMap::flush`]; reopening restores the
-//!   index, chain order included. The layout is in [`format`]. A flush cut short is refused on
-//!   open (the snapshot's crc is the header's), not recovered.
+//!   index, chain order included. The layout is in [`format`]. A flush is crash-safe: it
+//!   writes its snapshot where the committed one is not (before it if it fits, else past it),
+//!   syncs, then writes a header of the next generation into the other of two header slots
+//!   and syncs; open takes the newest header that decodes. A crash (a torn write, a failed
+//!   write or sync) anywhere in a flush leaves the state before it, or the one after it once
+//!   its header is written; data pages a committed snapshot refers to are never written
+//!   again (below). Format version 2 rewrote the snapshot in place, then the header: a crash
+//!   between lost the committed state, which open refused as damaged.
 //!
 //! Memory ([`DiskIndex::memory_bytes`]) counts everything: leaves (keys, locators, models),
 //! the first keys, the chain and the cached payloads, the open data page.
@@ -80,8 +86,8 @@ use crate::key::check_strictly_sorted;
 use crate::model::{optimal_pla, LinearModel};
 
 use format::{
-    check_data_header, decode_header, decode_snapshot, encode_data_header, slots_per_page, Header,
-    Snapshot, DATA_FIRST, IN_MEMORY,
+    check_data_header, decode_header, decode_snapshot, encode_data_header, next_snapshot_first,
+    slots_per_page, Header, Snapshot, DATA_FIRST, HEADER_SLOTS, IN_MEMORY, SNAPSHOT_FIRST,
 };
 
 /// Most keys in one leaf: bounds what one insert shifts (16 KiB of keys and locators) and one
@@ -303,6 +309,16 @@ impl Chain {
     }
 }
 
+/// Where the newest header on disk and its snapshot are.
+#[derive(Clone, Copy, Debug)]
+struct Committed {
+    /// The header's generation (0 before the build's flush).
+    generation: u64,
+    /// The snapshot's first block and its blocks.
+    first: u64,
+    blocks: u64,
+}
+
 /// Everything a [`Film`] changes, behind its lock (reads change the chain).
 struct State {
     leaves: Vec<Leaf>,
@@ -316,6 +332,8 @@ struct State {
     open_used: usize,
     /// Dead records in pages (read back, updated or deleted since written).
     dead: u64,
+    /// The state on disk, which a flush must not write over.
+    committed: Committed,
     stats: FilmStats,
     timing: WriteBreakdown,
 }
@@ -471,6 +489,11 @@ impl Film {
                 open_page: pages as u64,
                 open_used: 0,
                 dead: 0,
+                committed: Committed {
+                    generation: 0,
+                    first: SNAPSHOT_FIRST,
+                    blocks: 0,
+                },
                 stats: FilmStats::default(),
                 timing: WriteBreakdown::default(),
             }),
@@ -483,13 +506,22 @@ impl Film {
             &mut block[..usable],
         );
         film.data.write_blocks(0, &mut block, IoClass::Header)?;
-        film.flush_state(&mut film.state.lock())?;
+        // Generation 1 in both slots: a file always has two header blocks.
+        let header = film.flush_state(&mut film.state.lock())?;
+        film.write_header(&header, 0)?;
+        film.head.sync()?;
         Ok(film)
     }
 
-    /// Opens FILM `name` in `storage`, for writing too when `writable`. Checks the header
-    /// (magic, version, kind, key type, parameters), the snapshot (length, crc, entries) and
-    /// that `name.data` holds the pages the header says.
+    /// Opens FILM `name` in `storage`, for writing too when `writable`, in the newest state
+    /// on disk: that of the newest header (of the two slots) that decodes and whose snapshot
+    /// does, which a crash during a flush leaves as the state before it or after it. Checks
+    /// the header (magic, version, kind, key type, parameters), the snapshot (length, crc,
+    /// entries) and that `name.data` holds the pages the header says.
+    ///
+    /// Errors, when no state opens: the newest decoded header's, else slot 0's
+    /// ([`Error::UnsupportedVersion`] for a file of format 1 or 2: rebuild), or the first I/O
+    /// error.
     pub fn open(storage: &Storage, name: &str, writable: bool) -> Result<Film> {
         let head = storage.open(name, writable)?;
         let data = storage.open(&data_name(name), writable)?;
@@ -502,37 +534,8 @@ impl Film {
             });
         }
         let mut buf = AlignedBuf::zeroed(block_size);
-        head.read_blocks(0, &mut buf, IoClass::Header)?;
-        let header = decode_header(&buf[..usable], name)?;
-        crate::disk::header_fields::check_built_block_size(
-            name,
-            header.block_size,
-            block_size,
-            false,
-        )?;
-        let snapshot_blocks = header.snapshot_bytes.div_ceil(usable as u64);
-        crate::disk::header_fields::check_header_blocks(
-            name,
-            head.len_blocks(),
-            1 + snapshot_blocks,
-        )?;
-        crate::disk::header_fields::check_header_blocks(
-            &data_name(name),
-            data.len_blocks(),
-            DATA_FIRST + header.pages,
-        )?;
-        data.read_blocks(0, &mut buf, IoClass::Header)?;
-        check_data_header(&buf[..usable], &header, &data_name(name))?;
-        let mut raw = AlignedBuf::zeroed(snapshot_blocks as usize * block_size);
-        if snapshot_blocks > 0 {
-            head.read_blocks(1, &mut raw, IoClass::Model)?;
-        }
-        let mut bytes = Vec::with_capacity(header.snapshot_bytes as usize);
-        for block in raw.chunks_exact(block_size) {
-            bytes.extend_from_slice(&block[..usable]);
-        }
-        bytes.truncate(header.snapshot_bytes as usize);
-        let snap = decode_snapshot(&bytes, &header, name)?;
+        let (header, snap) = Self::newest_state(&head, &data, name, &mut buf)?;
+        let snapshot_blocks = header.snapshot_blocks(usable);
         let ps = header.params.payload_size;
         let mut chain = Chain::with_capacity(snap.cached.len(), ps);
         let mut locs = snap.locs;
@@ -567,11 +570,102 @@ impl Film {
                 open_page: header.pages,
                 open_used: 0,
                 dead: 0,
+                committed: Committed {
+                    generation: header.generation,
+                    first: header.snapshot_first,
+                    blocks: snapshot_blocks,
+                },
                 stats: FilmStats::default(),
                 timing: WriteBreakdown::default(),
             }),
         };
         Ok(film)
+    }
+
+    /// The newest state on disk (see [`Film::open`]): the headers of `head`'s two slots
+    /// that decode, newest generation first, and the first of them whose snapshot loads;
+    /// then `data` checked against it. A slot that does not decode (torn by a crash while a
+    /// flush wrote it) or whose snapshot does not load (a flush cut short after it wrote the
+    /// header once: a later attempt wrote over the snapshot that header names) is passed over.
+    /// Anything else (the block size, the data file) is the index's, not a slot's: an error.
+    /// `buf` is a block.
+    fn newest_state(
+        head: &Arc<dyn BlockDevice>,
+        data: &Arc<dyn BlockDevice>,
+        name: &str,
+        buf: &mut [u8],
+    ) -> Result<(Header, Snapshot)> {
+        let usable = head.payload_size();
+        let mut headers = Vec::new();
+        let mut errors = Vec::new();
+        for slot in 0..HEADER_SLOTS.min(head.len_blocks()) {
+            let decoded = head
+                .read_blocks(slot, buf, IoClass::Header)
+                .and_then(|()| decode_header(&buf[..usable], name));
+            match decoded {
+                Ok(h) => headers.push(h),
+                Err(e @ Error::Io { .. }) => return Err(e),
+                Err(e) => errors.push(e),
+            }
+        }
+        headers.sort_by_key(|h| std::cmp::Reverse(h.generation));
+        let mut newest = None;
+        for (i, header) in headers.into_iter().enumerate() {
+            crate::disk::header_fields::check_built_block_size(
+                name,
+                header.block_size,
+                head.block_size(),
+                false,
+            )?;
+            match Self::load_snapshot(head, name, &header) {
+                Ok(snap) => {
+                    newest = Some((header, snap));
+                    break;
+                }
+                Err(e @ Error::Io { .. }) => return Err(e),
+                // The newest header's error first: that of the state open was meant to give.
+                Err(e) => errors.insert(i, e),
+            }
+        }
+        let Some((header, snap)) = newest else {
+            return Err(errors.swap_remove(0));
+        };
+        crate::disk::header_fields::check_header_blocks(
+            &data_name(name),
+            data.len_blocks(),
+            DATA_FIRST + header.pages,
+        )?;
+        data.read_blocks(0, buf, IoClass::Header)?;
+        check_data_header(&buf[..usable], &header, &data_name(name))?;
+        Ok((header, snap))
+    }
+
+    /// The snapshot `header` names in `<name>` (`head`), checked against it.
+    fn load_snapshot(head: &Arc<dyn BlockDevice>, name: &str, header: &Header) -> Result<Snapshot> {
+        let (block_size, usable) = (head.block_size(), head.payload_size());
+        let snapshot_blocks = header.snapshot_blocks(usable);
+        crate::disk::header_fields::check_header_blocks(
+            name,
+            head.len_blocks(),
+            header.snapshot_first + snapshot_blocks,
+        )?;
+        let mut raw = AlignedBuf::zeroed(snapshot_blocks as usize * block_size);
+        if snapshot_blocks > 0 {
+            head.read_blocks(header.snapshot_first, &mut raw, IoClass::Model)?;
+        }
+        let mut bytes = Vec::with_capacity(header.snapshot_bytes as usize);
+        for block in raw.chunks_exact(block_size) {
+            bytes.extend_from_slice(&block[..usable]);
+        }
+        bytes.truncate(header.snapshot_bytes as usize);
+        decode_snapshot(&bytes, header, name)
+    }
+
+    /// Writes `header` into header slot `slot` (block `slot` of `<name>`).
+    fn write_header(&self, header: &Header, slot: u64) -> Result<()> {
+        let mut block = AlignedBuf::zeroed(self.block_size);
+        header.encode(&mut block[..self.head.payload_size()]);
+        self.head.write_blocks(slot, &mut block, IoClass::Header)
     }
 
     /// The parameters it was built with.
@@ -702,11 +796,14 @@ impl Film {
         Ok(())
     }
 
-    /// Writes the open page (if it holds records), the snapshot, then the header, and syncs.
-    /// Evictions after it go to a new page: a page the committed snapshot refers to is never
-    /// written again, so a torn write cannot take records already flushed (the price: a
-    /// partly empty page per flush).
-    fn flush_state(&self, st: &mut State) -> Result<()> {
+    /// Writes the open page (if it holds records) and the snapshot where the committed one is
+    /// not, syncs both files, then writes the header of the next generation into the slot the
+    /// committed header is not in, and syncs; the header written. A crash anywhere before the
+    /// header is written leaves the committed state as it was (module docs). Evictions after
+    /// it go to a new page: a page the committed snapshot refers to is never written again, so
+    /// a torn write cannot take records already flushed (the price: a partly empty page per
+    /// flush).
+    fn flush_state(&self, st: &mut State) -> Result<Header> {
         if st.open_used > 0 {
             self.data
                 .write_blocks(DATA_FIRST + st.open_page, &mut st.open, IoClass::Data)?;
@@ -732,14 +829,17 @@ impl Film {
         let bytes = snap.encode(ps);
         let usable = self.head.payload_size();
         let blocks = bytes.len().div_ceil(usable);
+        let old = st.committed;
+        let first = next_snapshot_first(old.first, old.blocks, blocks as u64);
         if blocks > 0 {
             let mut raw = AlignedBuf::zeroed(blocks * self.block_size);
             for (i, chunk) in bytes.chunks(usable).enumerate() {
                 raw[i * self.block_size..i * self.block_size + chunk.len()].copy_from_slice(chunk);
             }
-            self.head.write_blocks(1, &mut raw, IoClass::Model)?;
+            self.head.write_blocks(first, &mut raw, IoClass::Model)?;
         }
         self.data.sync()?;
+        self.head.sync()?;
         let header = Header {
             params: self.params,
             block_size: self.block_size as u32,
@@ -749,11 +849,17 @@ impl Film {
             snapshot_bytes: bytes.len() as u64,
             snapshot_crc: u64::from(crc32c::crc32c(&bytes)),
             pair: self.pair,
+            generation: old.generation + 1,
+            snapshot_first: first,
         };
-        let mut block = AlignedBuf::zeroed(self.block_size);
-        header.encode(&mut block[..usable]);
-        self.head.write_blocks(0, &mut block, IoClass::Header)?;
-        self.head.sync()
+        self.write_header(&header, header.slot())?;
+        self.head.sync()?;
+        st.committed = Committed {
+            generation: header.generation,
+            first,
+            blocks: blocks as u64,
+        };
+        Ok(header)
     }
 }
 
