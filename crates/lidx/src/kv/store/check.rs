@@ -78,7 +78,9 @@ pub struct CheckReport {
     pub log_segments: usize,
     /// Log records read (a batch counts once).
     pub log_records: u64,
-    /// A torn tail at the end of the log (bytes): not damage, the next open cuts it.
+    /// A torn tail at the end of the log (bytes), with the segments after a segment sealed
+    /// unsynced that a power loss left short (see the log's "Sealing unsynced"): not damage,
+    /// the next open cuts them (sets them aside).
     pub torn_tail_bytes: u64,
     /// The header slot of a `btree` store's page file that a checkpoint was stamping when it
     /// was interrupted (torn, while the other slot holds the committed checkpoint's stamp):
@@ -378,6 +380,10 @@ fn check_log(dir: &Path, engine: &Engine, store: u128, static_seq: Seq, report: 
         _ => None,
     };
     let mut next: Option<Seq> = None;
+    // The segment before was sealed unsynced (a power loss may have kept a prefix of it), and
+    // whether an open ends the log there: every segment from a gap after such a segment on is
+    // set aside by an open, so its bytes count as a torn tail, not as damage.
+    let (mut after_unsynced, mut set_aside) = (false, false);
     for (i, (_, path)) in segments.iter().enumerate() {
         report.log_segments += 1;
         let file = path.display().to_string();
@@ -432,7 +438,11 @@ fn check_log(dir: &Path, engine: &Engine, store: u128, static_seq: Seq, report: 
                     Some(n) if s.first_seq != n => Some(n),
                     _ => None,
                 };
-                if let Some(n) = gap {
+                set_aside |= gap.is_some_and(|n| after_unsynced && s.first_seq > n);
+                after_unsynced = s.sealed_unsynced;
+                if set_aside {
+                    report.torn_tail_bytes += s.valid_len as u64;
+                } else if let Some(n) = gap {
                     report.note(Error::Corrupt {
                         file: file.clone(),
                         block: None,
@@ -443,7 +453,9 @@ fn check_log(dir: &Path, engine: &Engine, store: u128, static_seq: Seq, report: 
                         ),
                     });
                 }
-                next = Some(s.next_seq);
+                if !set_aside {
+                    next = Some(s.next_seq);
+                }
             }
             Err(e) => {
                 report.note(e);

@@ -21,7 +21,7 @@
 //! | offset | size | field                                              |
 //! |--------|------|----------------------------------------------------|
 //! | 0      | 8    | magic `lidxWAL1`                                   |
-//! | 8      | 4    | format version (3; 2 is read)                      |
+//! | 8      | 4    | format version (3 with a flag set, else 2)         |
 //! | 12     | 4    | flags: 1 = sealed unsynced (see below); version 2: 0 |
 //! | 16     | 8    | sequence number of the segment's first record      |
 //! | 24     | 16   | owner: id of the store whose log it is (0: none)   |
@@ -31,8 +31,8 @@
 //! Version 2 added the owner (issue 30): a replay for a store refuses a segment of another
 //! store's log ([`crate::Error::ForeignFile`]) before handing any of its records on. A
 //! version-1 segment is refused as [`crate::Error::UnsupportedVersion`]. Version 3 gave the
-//! reserved word at 12 its flags ([`SEALED_UNSYNCED`]); version 2 segments are read and
-//! appended to as they are (flags 0).
+//! reserved word at 12 its flags ([`SEALED_UNSYNCED`]); a segment without flags is still
+//! written as version 2, which older builds read.
 //!
 //! Record (`len` = size of the body):
 //!
@@ -92,8 +92,14 @@
 //! power loss can then leave a sealed segment with a torn end and a later segment written
 //! back; the header's flag ([`SEALED_UNSYNCED`]) lets replay read that end as it reads the
 //! last segment's (below): cut, with every later segment set aside (`*.dropped`), the log
-//! left at the longest prefix the power loss kept, which is all that `Never` promises.
-//! [`Wal::sync`] and closing fsync the sealed segments that are still there.
+//! left at the longest prefix the power loss kept, which is all that `Never` promises. The
+//! power loss may as well leave such a segment short at a record boundary (often its header
+//! alone, fsynced when it was made): the next segment then starts after a gap, and replay
+//! ends the log at the gap the same way (refused under absolute consistency, and where the
+//! owner's files hold records past it). [`Wal::sync`] and closing fsync the sealed segments
+//! that are still there. An open whose options differ from what the last segment's header
+//! says appends to a new segment (the last one fsynced first, or made again if it holds no
+//! record), so a flagged segment only ever holds records appended under `Never`.
 //! After a failed `write` or `fsync` the log refuses every later append with the same error:
 //! after a failed fsync the kernel may have dropped the dirty pages, so what is on disk is
 //! unknown and continuing would acknowledge writes that may be lost.

@@ -213,11 +213,14 @@ pub fn decode_record<'a>(
 }
 
 /// Writes the header of a segment whose first record is `first`, of the log of the store
-/// `owner` (0: a log outside a store), with `flags` (0 or [`SEALED_UNSYNCED`]).
+/// `owner` (0: a log outside a store), with `flags` (0 or [`SEALED_UNSYNCED`]). A segment
+/// without flags is written as version 2, which older builds read too; version 3 only when a
+/// flag is set.
 pub fn encode_segment_header(first: Seq, owner: u128, flags: u32) -> [u8; SEGMENT_HEADER_BYTES] {
+    let version = if flags == 0 { OLDEST_VERSION } else { VERSION };
     let mut b = [0u8; SEGMENT_HEADER_BYTES];
     b[0..8].copy_from_slice(&SEGMENT_MAGIC.to_le_bytes());
-    b[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    b[8..12].copy_from_slice(&version.to_le_bytes());
     b[12..16].copy_from_slice(&flags.to_le_bytes());
     b[16..24].copy_from_slice(&first.to_le_bytes());
     b[24..40].copy_from_slice(&owner.to_le_bytes());

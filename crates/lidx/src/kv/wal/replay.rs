@@ -60,6 +60,9 @@ pub struct SegmentScan {
     /// Why the segment's valid records end before its bytes do: what the recovery mode lets
     /// replay cut at `valid_len` (`None` when they end together).
     pub damage: Option<DamageKind>,
+    /// Its header says it may be sealed without an fsync (`super::SEALED_UNSYNCED`): after a
+    /// power loss it may end early, torn or at a record boundary, though later segments exist.
+    pub sealed_unsynced: bool,
 }
 
 /// True when a record frame with a right checksum and a sequence number `>= next` starts
@@ -152,6 +155,7 @@ pub fn scan_segment(
         next_seq: next,
         valid_len: pos,
         damage,
+        sealed_unsynced: header.sealed_unsynced(),
     })
 }
 
@@ -338,6 +342,8 @@ pub(crate) fn replay_covered(
     };
     // Whether a segment was read yet: the records of those before it need not be in sequence.
     let mut read_one = false;
+    // The last segment read, with its valid length, when it was sealed unsynced.
+    let mut unsynced: Option<(PathBuf, usize)> = None;
     for (i, (named, path)) in segments.iter().enumerate() {
         // A segment followed by one that starts at or before `covered + 1` holds only covered
         // records: it is not read (reopening a `log` store with a checkpoint would otherwise
@@ -349,6 +355,20 @@ pub(crate) fn replay_covered(
         {
             report.next_seq = segments[i + 1].0;
             continue;
+        }
+        if let (true, Some((before, len))) = (read_one && *named > report.next_seq, &unsynced) {
+            // A power loss kept a prefix of the segment before, ending at a record boundary
+            // (often its header alone), and wrote this one back: the log ends there.
+            let dropped = unsynced_gap(
+                dir,
+                (before, *len),
+                &segments[i..],
+                report.next_seq,
+                (recovery, covered, cut),
+            )?;
+            report.segments = i;
+            report.dropped = Some(dropped);
+            break;
         }
         let file = name_of(path);
         let map = MappedSegment::open(path)?;
@@ -380,6 +400,7 @@ pub(crate) fn replay_covered(
         }
         report.next_seq = scan.next_seq;
         read_one = true;
+        unsynced = scan.sealed_unsynced.then(|| (path.clone(), scan.valid_len));
         if let Some(kind) = scan.damage {
             if scan.next_seq <= covered {
                 return Err(covered_damage(
@@ -429,12 +450,7 @@ pub(crate) fn replay_covered(
                 f.set_len(scan.valid_len as u64)
                     .and_then(|()| f.sync_all())
                     .map_err(io_err(path, "cut segment"))?;
-                for later in &mut dropped.segments {
-                    let to = aside_name(later)?;
-                    fs::rename(&*later, &to).map_err(io_err(later, "rename dropped segment"))?;
-                    *later = to;
-                }
-                sync_dir(dir)?;
+                set_aside(dir, &mut dropped.segments)?;
             }
             report.segments = i + 1;
             report.dropped = Some(dropped);
@@ -442,6 +458,71 @@ pub(crate) fn replay_covered(
         }
     }
     Ok(report)
+}
+
+/// Renames the segments `paths` aside (`*.dropped`: no longer read as log, nothing destroyed),
+/// each path replaced by its new name, and syncs the directory `dir`.
+fn set_aside(dir: &Path, paths: &mut [PathBuf]) -> Result<()> {
+    for path in paths.iter_mut() {
+        let to = aside_name(path)?;
+        fs::rename(&*path, &to).map_err(io_err(path, "rename dropped segment"))?;
+        *path = to;
+    }
+    sync_dir(dir)
+}
+
+/// What replay does when the segments `later` start after a gap that follows the segment
+/// `before` (read up to `len` bytes), which was sealed unsynced: under every mode but
+/// absolute consistency the log ends at `next` (the record after `before`'s last), and the
+/// later segments are set aside when `cut` (else only reported). A gap at or below `covered`
+/// would leave the log ending before the tables: refused, as a cut there is.
+fn unsynced_gap(
+    dir: &Path,
+    (before, len): (&Path, usize),
+    later: &[(Seq, PathBuf)],
+    next: Seq,
+    (recovery, covered, cut): (WalRecovery, Seq, bool),
+) -> Result<Dropped> {
+    let file = name_of(&later[0].1);
+    let what = format!(
+        "the segment starts at record {}, but the one before, {}, sealed without an fsync, \
+         ends before record {next} (a power loss kept a prefix of it)",
+        later[0].0,
+        before.display()
+    );
+    if recovery == WalRecovery::AbsoluteConsistency {
+        return Err(corrupt(
+            &file,
+            format!(
+                "{what}; recovery mode {recovery} stops here (torn-tail, the default, ends the \
+                 log there and sets the later segments aside)"
+            ),
+        ));
+    }
+    if next <= covered {
+        return Err(corrupt(
+            &file,
+            format!(
+                "{what}; the table files hold every record up to {covered}, so the log cannot \
+                 end before it. Nothing was changed. Restore the log from a backup if there is \
+                 one"
+            ),
+        ));
+    }
+    let mut dropped = Dropped {
+        kind: DamageKind::Incomplete,
+        file: before.to_path_buf(),
+        offset: len as u64,
+        bytes: 0,
+        first_seq: next,
+        kept_in: None,
+        cut,
+        segments: later.iter().map(|(_, p)| p.clone()).collect(),
+    };
+    if cut {
+        set_aside(dir, &mut dropped.segments)?;
+    }
+    Ok(dropped)
 }
 
 /// A segment's bytes, mapped read-only: replay reads a segment through the page cache instead

@@ -585,13 +585,16 @@ fn a_version_2_segment_is_read_and_appended_to() {
         wal.append(&[Record::Put { key: &k, value: &v }]).unwrap(),
         4
     );
-    let syncs = wal.stats().syncs;
-    wal.rotate().unwrap();
-    assert_eq!(
-        wal.stats().syncs,
-        syncs + 1,
-        "a segment whose header does not say so is fsynced at its sealing"
-    );
+    // The open sealed the version 2 segment (fsynced: its header does not say otherwise) and
+    // appends to a new, flagged, version 3 one.
+    let segments = wal.segments();
+    assert_eq!(segments.len(), 2);
+    let header = |path: &Path| {
+        let b = fs::read(path).unwrap();
+        (le_u32(&b, 8), le_u32(&b, 12))
+    };
+    assert_eq!(header(&segments[0]), (2, 0));
+    assert_eq!(header(&segments[1]), (3, SEALED_UNSYNCED));
     drop(wal);
     assert_eq!(collect(dir.path()).unwrap().0.len(), 4);
     // A version 2 header with a flag set is damage, not a flag.
@@ -600,4 +603,115 @@ fn a_version_2_segment_is_read_and_appended_to() {
     bytes[40..44].copy_from_slice(&crc.to_le_bytes());
     fs::write(&seg, &bytes).unwrap();
     assert!(matches!(collect(dir.path()), Err(Error::Corrupt { .. })));
+}
+
+#[test]
+fn a_segment_sealed_unsynced_that_a_power_loss_left_short_at_a_record_boundary_ends_the_log() {
+    let (k, v) = put(1, b"value");
+    let rec = Record::Put { key: &k, value: &v };
+    for kept in [0usize, 1, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let (wal, _) = Wal::open(dir.path(), sealing_unsynced(), |_, _| Ok(())).unwrap();
+            wal.append(&[rec, rec, rec]).unwrap();
+            wal.rotate().unwrap();
+            wal.append(&[rec, rec]).unwrap();
+        }
+        // The first segment's header (fsynced at its creation) and `kept` whole records of it
+        // reached the disk, and the later segment was written back.
+        let first = segment_path(dir.path(), 1);
+        let full = fs::read(&first).unwrap();
+        fs::write(
+            &first,
+            &full[..SEGMENT_HEADER_BYTES + kept * rec.encoded_len()],
+        )
+        .unwrap();
+        if kept == 3 {
+            // Nothing lost: the log is whole.
+            assert_eq!(collect(dir.path()).unwrap().0.len(), 5);
+            continue;
+        }
+        assert!(matches!(
+            collect_with(dir.path(), WalRecovery::AbsoluteConsistency),
+            Err(Error::Corrupt { .. })
+        ));
+        let read_only = replay_read_only(dir.path(), WalRecovery::TornTail, |_, _| Ok(())).unwrap();
+        assert!(!read_only.dropped.unwrap().cut);
+        assert!(
+            segment_path(dir.path(), 4).exists(),
+            "a read-only replay changes nothing"
+        );
+        let (got, report) = collect(dir.path()).unwrap();
+        assert_eq!(got.len(), kept, "the longest prefix");
+        let dropped = report.dropped.unwrap();
+        assert_eq!(
+            (dropped.first_seq, dropped.bytes, dropped.segments.len()),
+            (kept as u64 + 1, 0, 1)
+        );
+        assert!(dropped.segments[0]
+            .to_string_lossy()
+            .ends_with(".log.dropped"));
+        let (wal, _) = Wal::open(dir.path(), sealing_unsynced(), |_, _| Ok(())).unwrap();
+        assert_eq!(wal.append(&[rec]).unwrap(), kept as u64 + 1);
+    }
+    // The same gap after a segment fsynced at its sealing is damage.
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (wal, _) = Wal::open(dir.path(), WalOptions::default(), |_, _| Ok(())).unwrap();
+        wal.append(&[rec, rec, rec]).unwrap();
+        wal.rotate().unwrap();
+        wal.append(&[rec]).unwrap();
+    }
+    let first = segment_path(dir.path(), 1);
+    let full = fs::read(&first).unwrap();
+    fs::write(&first, &full[..SEGMENT_HEADER_BYTES + rec.encoded_len()]).unwrap();
+    assert!(matches!(collect(dir.path()), Err(Error::Corrupt { .. })));
+}
+
+#[test]
+fn records_appended_under_another_policy_never_go_into_a_segment_sealed_unsynced() {
+    let (k, v) = put(1, b"value");
+    let rec = Record::Put { key: &k, value: &v };
+    let flags = |path: &Path| le_u32(&fs::read(path).unwrap(), 12);
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (wal, _) = Wal::open(dir.path(), sealing_unsynced(), |_, _| Ok(())).unwrap();
+        wal.append(&[rec]).unwrap();
+    }
+    // Reopened under `Always`: the flagged segment, which holds a record, is fsynced and
+    // sealed, and the acknowledged records go to a new segment without the flag.
+    {
+        let (wal, _) = Wal::open(dir.path(), WalOptions::default(), |_, _| Ok(())).unwrap();
+        assert_eq!(wal.append(&[rec, rec]).unwrap(), 3);
+        let segments = wal.segments();
+        assert_eq!(segments.len(), 2);
+        assert_eq!(flags(&segments[0]), SEALED_UNSYNCED);
+        assert_eq!(flags(&segments[1]), 0);
+    }
+    // Damage cutting the acknowledged records short is an error, not a cut.
+    let second = segment_path(dir.path(), 2);
+    let full = fs::read(&second).unwrap();
+    let mut bad = full.clone();
+    bad[SEGMENT_HEADER_BYTES + 3] ^= 1;
+    fs::write(&second, &bad).unwrap();
+    assert!(matches!(collect(dir.path()), Err(Error::Corrupt { .. })));
+    fs::write(&second, &full).unwrap();
+    // Back under `Never`: the empty segment an open makes does not keep the wrong flag; one
+    // with no record is made again with it.
+    {
+        let (wal, _) = Wal::open(dir.path(), sealing_unsynced(), |_, _| Ok(())).unwrap();
+        let segments = wal.segments();
+        assert_eq!(flags(segments.last().unwrap()), SEALED_UNSYNCED);
+    }
+    {
+        let (wal, _) = Wal::open(dir.path(), WalOptions::default(), |_, _| Ok(())).unwrap();
+        let segments = wal.segments();
+        assert_eq!(
+            segments.len(),
+            3,
+            "an empty segment is made again, not sealed"
+        );
+        assert_eq!(flags(segments.last().unwrap()), 0);
+    }
+    assert_eq!(collect(dir.path()).unwrap().0.len(), 3);
 }

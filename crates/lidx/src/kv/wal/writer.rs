@@ -228,7 +228,7 @@ impl Wal {
             0
         };
         let mut segments = list_segments(dir)?;
-        let (file, active_unsynced) = match segments.last() {
+        let (mut file, mut active_unsynced) = match segments.last() {
             Some((_, path)) => {
                 let mut f = OpenOptions::new()
                     .read(true)
@@ -247,6 +247,21 @@ impl Wal {
                 (f, flags != 0)
             }
         };
+        if active_unsynced != (flags != 0) {
+            // The last segment was made under other options: this open's records go to a new
+            // one, so that a segment sealed unsynced only ever holds records appended while
+            // its header says so (replay cuts such a segment's end; records fsynced into it
+            // under another policy must not be cut). One without records is made again.
+            let (first, path) = segments.pop().expect("a segment was listed or created");
+            if report.next_seq > first {
+                file.sync_data()
+                    .map_err(|e| Error::io(name_of(&path), "fsync log", &e))?;
+                segments.push((first, path));
+            }
+            let (f, path) = create_segment(dir, report.next_seq, owner, flags)?;
+            segments.push((report.next_seq, path));
+            (file, active_unsynced) = (f, flags != 0);
+        }
         let last = report.next_seq - 1;
         let inner = Arc::new(Inner {
             dir: dir.to_path_buf(),
