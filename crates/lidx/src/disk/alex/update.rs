@@ -80,6 +80,7 @@
 //! right for lookups but a scan may follow a neighbour's stale link into the old node, which
 //! still holds its keys as they were before the change.
 
+use crate::disk::node_pages::NodePages;
 use crate::disk::{DiskMap, PhaseClock, WriteBreakdown};
 use crate::error::{Error, Result};
 use crate::io::IoClass;
@@ -558,25 +559,8 @@ impl DiskAlex {
         bytes.extend_from_slice(&run_slots(&targets, usable));
         inner.write(pos, &bytes)?;
         self.meta.inner_end = pos + bytes.len() as u64;
-        let raised = Addr::inner(pos);
-        if at > 0 {
-            let up = path[at - 1];
-            let start = InnerNode::run_start(up.slot, w.duplication);
-            inner.write(
-                up.pos + (INNER_HEADER_BYTES + 8 * start) as u64,
-                &run_slots(&[(start, w.duplication, raised)], usable),
-            )?;
-        }
-        let written = inner.commit_blocks()?;
-        drop(inner);
-        self.absorb(written);
-        if at == 0 {
-            self.meta.root_raw = raised.encode(usable);
-        }
-        self.meta.inner_nodes += 1;
-        self.write_meta_for(old, positions[0])?;
-        self.smos.widenings += 1;
-        self.retire(old, &positions)
+        let written = link_in(inner, path, at, w.duplication, Addr::inner(pos), usable)?;
+        self.install(written, at, Addr::inner(pos), old, &positions)
     }
 
     /// Whether the full data node `old` (read whole as `node`, reached through `path`)
@@ -686,25 +670,30 @@ impl DiskAlex {
         let mut head = [0u8; INNER_HEADER_BYTES];
         owned.encode(&mut head);
         inner.write(w.pos, &head)?;
-        let widened = Addr::inner(pos);
-        if how.at > 0 {
-            let up = path[how.at - 1];
-            let start = InnerNode::run_start(up.slot, w.header.duplication);
-            inner.write(
-                up.pos + (INNER_HEADER_BYTES + 8 * start) as u64,
-                &run_slots(&[(start, w.header.duplication, widened)], usable),
-            )?;
-        }
-        let written = inner.commit_blocks()?;
-        drop(inner);
+        let dup = w.header.duplication;
+        let written = link_in(inner, path, how.at, dup, Addr::inner(pos), usable)?;
+        self.install(written, how.at, Addr::inner(pos), old, &positions)
+    }
+
+    /// The end of a widening: publishes the inner pages `written`, makes `node` the root
+    /// when it replaced the node at depth `at` 0, and retires the full data node `old` for
+    /// the data nodes at `positions`.
+    fn install(
+        &mut self,
+        written: Vec<(u64, Box<[u8]>)>,
+        at: usize,
+        node: Addr,
+        old: &Node,
+        positions: &[u64],
+    ) -> Result<()> {
         self.absorb(written);
-        if how.at == 0 {
-            self.meta.root_raw = widened.encode(usable);
+        if at == 0 {
+            self.meta.root_raw = node.encode(self.usable());
         }
         self.meta.inner_nodes += 1;
         self.write_meta_for(old, positions[0])?;
         self.smos.widenings += 1;
-        self.retire(old, &positions)
+        self.retire(old, positions)
     }
 
     /// Writes `nodes` in new space, each from a block boundary, chained in order between the
@@ -952,4 +941,26 @@ impl DiskMap<u64> for DiskAlex {
     fn write_breakdown(&self) -> WriteBreakdown {
         self.breakdown
     }
+}
+
+/// Points the run of slots that held the node at depth `at` of `path` (of duplication `dup`)
+/// in its parent at `node` (nothing to point at depth 0: the root), and commits `inner`'s
+/// pages; returns them.
+fn link_in(
+    mut inner: NodePages<'_>,
+    path: &[Step],
+    at: usize,
+    dup: u8,
+    node: Addr,
+    usable: usize,
+) -> Result<Vec<(u64, Box<[u8]>)>> {
+    if at > 0 {
+        let up = path[at - 1];
+        let start = InnerNode::run_start(up.slot, dup);
+        inner.write(
+            up.pos + (INNER_HEADER_BYTES + 8 * start) as u64,
+            &run_slots(&[(start, dup, node)], usable),
+        )?;
+    }
+    inner.commit_blocks()
 }
