@@ -670,6 +670,26 @@ fn film_swaps_items_in_and_appends_evictions() {
     );
 }
 
+/// With no memory for items, a read leaves the item on disk: swapping it in would evict it
+/// at once and append a copy of what the disk already holds (paper 002 Fig. 13's `mem=0`).
+#[test]
+fn film_without_memory_reads_without_writing() {
+    let storage = small_storage();
+    let keys: Vec<u64> = (0..2000u64).collect();
+    let film = build_film(&storage, &keys, 16, 0);
+    assert_eq!(film.cached_items(), 0);
+    let (before, bytes) = (storage.stats(), film.disk_bytes());
+    let mut buf = [0u8; 8];
+    for k in (0..2000u64).step_by(3) {
+        assert!(film.get(&k, &mut buf).unwrap());
+        assert_eq!(buf, payload(k, 0));
+    }
+    let d = storage.stats() - before;
+    assert_eq!(d.write_blocks, 0, "reads write nothing: {d:?}");
+    assert_eq!(film.disk_bytes(), bytes);
+    assert_eq!((film.stats().swap_ins, film.stats().evictions), (0, 0));
+}
+
 /// A page a flush wrote is never written again: evictions after the flush go to a new page.
 #[test]
 fn film_writes_a_flushed_page_once() {

@@ -897,8 +897,10 @@ impl DiskIndex<u64> for Film {
             return Ok(true);
         }
         self.read_record(st, *key, loc, out, &mut AlignedBuf::default(), &mut None)?;
-        if self.writable {
-            // Hot now: back into memory; the record on disk is dead.
+        if self.writable && self.params.max_cached() > 0 {
+            // Hot now: back into memory; the record on disk is dead. With no room for even
+            // one item it would be evicted at once, appending a copy of what is on disk
+            // already, so it stays where it is.
             let s = st.chain.push_front(*key, out);
             st.leaves[leaf].locs[pos] = CACHED | u64::from(s);
             st.dead += 1;
