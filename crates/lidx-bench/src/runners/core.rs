@@ -56,6 +56,20 @@ impl ThreadRun {
         }
     }
 
+    /// This thread's modeled clock (CPU time plus the modeled device time of its requests)
+    /// when the run models time, else 0: the difference of two readings is what a part of an
+    /// operation took, for the runner's own accounting (the write of a read-modify-write).
+    pub fn modeled_clock(&self) -> impl Fn() -> u64 {
+        let model = self.model;
+        move || {
+            if model {
+                thread_cpu_ns() + thread_modeled_ns()
+            } else {
+                0
+            }
+        }
+    }
+
     /// Runs `op` and records its wall latency and its modeled one (this thread's CPU time plus
     /// the modeled device time of its requests); returns what `op` returned.
     pub fn time<T>(&mut self, op: impl FnOnce() -> Result<T>) -> Result<T> {
