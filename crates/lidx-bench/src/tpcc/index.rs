@@ -33,6 +33,7 @@ use lidx::kv::{
 use lidx::raw::kv::hybrid::StaticModel;
 use lidx::raw::kv::WalOptions;
 
+use super::run::{KvMemory, KV_MIN_SHARE};
 use super::store::{create_store, LOAD_BATCH};
 use crate::error::{BenchError, Result};
 use crate::kv_runner::StorageBase;
@@ -138,13 +139,15 @@ impl TpccIndexSpec {
     }
 
     /// Builds `table`'s index in `storage` (its files named after the table, so that an error
-    /// names the index) from sorted unique `keys`, entry `i` pointing at tuple `tids[i]`.
+    /// names the index) from sorted unique `keys`, entry `i` pointing at tuple `tids[i]`; a
+    /// store with `Some(budget)` takes that memory budget and no page cache.
     fn build(
         &self,
         table: Table,
         storage: Arc<Storage>,
         keys: &[u64],
         tids: &[u64],
+        budget: Option<usize>,
     ) -> Result<Index> {
         let payload_of =
             |i: usize, _: &u64, out: &mut [u8]| out.copy_from_slice(&tids[i].to_le_bytes());
@@ -170,9 +173,12 @@ impl TpccIndexSpec {
                 Index::Hybrid(HybridIndex::create(storage, keys, payload_of, options)?)
             }
             TpccIndexSpec::Kv(engine) => {
+                let defaults = StoreOptions::default();
                 let options = StoreOptions {
                     fsync: FsyncPolicy::Never,
-                    ..StoreOptions::default()
+                    memory_budget: budget.unwrap_or(defaults.memory_budget),
+                    cache_bytes: budget.map_or(defaults.cache_bytes, |_| 0),
+                    ..defaults
                 };
                 let (store, _) = create_store(*engine, &storage, &options)?;
                 let mut batch = WriteBatch::new();
@@ -254,10 +260,14 @@ impl Index {
     }
 
     /// Appends up to `limit` entries from the first key `>= start`, in key order: keys to
-    /// `keys`, tuple ids (8 bytes each) to `tids`; returns how many.
+    /// `keys`, tuple ids (8 bytes each) to `tids`; returns how many. A store stops before
+    /// `hi` (a bounded range lets it skip the runs that end before `start` or begin at `hi`
+    /// or after, and stop its merge there); a map or the hybrid may return keys from `hi`
+    /// on, which [`range`] drops.
     pub(crate) fn scan(
         &self,
         start: u64,
+        hi: u64,
         limit: usize,
         keys: &mut Vec<u64>,
         tids: &mut Vec<u8>,
@@ -266,8 +276,8 @@ impl Index {
             Index::Map(map) => map.scan(&start, limit, keys, tids)?,
             Index::Hybrid(index) => index.scan(&start, limit, keys, tids)?,
             Index::Kv(store) => {
-                let lo = start.to_be_bytes();
-                let mut range = store.range(&lo[..]..);
+                let (lo, hi) = (start.to_be_bytes(), hi.to_be_bytes());
+                let mut range = store.range(&lo[..]..&hi[..]);
                 let mut got = 0;
                 while got < limit {
                     let Some((key, value)) = range.next_entry()? else {
@@ -429,12 +439,29 @@ pub(crate) struct IndexSet {
 
 impl IndexSet {
     /// Builds `spec` for every table from its `(key, tuple id)` entries (any order; keys
-    /// unique), each in a fresh storage under `base`.
+    /// unique), each in a fresh storage under `base`; `kv:` stores share `kv_memory`
+    /// ([`KvMemory`], resolved to bytes) by their entries.
     pub(crate) fn build(
         spec: &TpccIndexSpec,
         base: &StorageBase,
         mut entries: Vec<Vec<(u64, u64)>>,
+        kv_memory: Option<KvMemory>,
     ) -> Result<IndexSet> {
+        let total: u64 = entries.iter().map(|e| e.len() as u64).sum();
+        let share = |n: usize| match kv_memory {
+            Some(KvMemory::Bytes(bytes)) => {
+                let part = (u128::from(bytes) * n as u128 / u128::from(total.max(1))) as u64;
+                Ok(Some(
+                    usize::try_from(part.max(KV_MIN_SHARE)).unwrap_or(usize::MAX),
+                ))
+            }
+            Some(KvMemory::First) => Err(BenchError::BadSpec {
+                what: "--kv-memory",
+                got: "first".to_string(),
+                expected: "the first structure's memory, known only once it ran".to_string(),
+            }),
+            None => Ok(None),
+        };
         let mut set = IndexSet {
             indexes: Vec::with_capacity(Table::ALL.len()),
             storages: Vec::with_capacity(Table::ALL.len()),
@@ -446,7 +473,12 @@ impl IndexSet {
             let (keys, tids): (Vec<u64>, Vec<u64>) = std::mem::take(entries).into_iter().unzip();
             let storage = base.fresh(&format!("tpcc.{}", table.name()), needs_dir)?;
             set.storages.push(Arc::clone(&storage));
-            set.indexes.push(spec.build(*table, storage, &keys, &tids)?);
+            let budget = match spec {
+                TpccIndexSpec::Kv(_) => share(keys.len())?,
+                _ => None,
+            };
+            set.indexes
+                .push(spec.build(*table, storage, &keys, &tids, budget)?);
         }
         Ok(set)
     }
@@ -527,7 +559,7 @@ pub(crate) fn range(
         keys.clear();
         tids.clear();
         let want = batch.min(limit - out.len());
-        let got = index.scan(start, want, &mut keys, &mut tids)?;
+        let got = index.scan(start, hi, want, &mut keys, &mut tids)?;
         for (key, tid) in keys.iter().zip(tids.chunks_exact(PAYLOAD)) {
             if *key >= hi {
                 return Ok(());

@@ -56,6 +56,46 @@ pub struct TpccConfig {
     /// When a `store:` run's store acknowledges a commit (the store's default: after
     /// `fdatasync`).
     pub fsync: FsyncPolicy,
+    /// The memory of a `kv:` run's eleven stores in all, for an equal-memory comparison;
+    /// `None` leaves each store its defaults (a 64 MiB budget and an 8 MiB page cache).
+    pub kv_memory: Option<KvMemory>,
+}
+
+/// How much memory a `kv:` run's stores get in all (`lidx tpcc --kv-memory`): split among
+/// the eleven stores by the entries each was loaded with (at least [`KV_MIN_SHARE`] each),
+/// each share a store's memory budget, with no page cache, as the first mode's indexes have
+/// none (every leaf they read comes from the device).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvMemory {
+    /// This many bytes.
+    Bytes(u64),
+    /// What the run's first structure held in memory at its end (its record's
+    /// `memory_bytes`): equal memory with it.
+    First,
+}
+
+/// The smallest share of a `kv:` run's memory a store gets: the `lsm` engine's smallest
+/// budget (two 4 KiB memtables).
+pub const KV_MIN_SHARE: u64 = 8 << 10;
+
+impl KvMemory {
+    /// Parses `first` or a byte count (`1000000`, `1M`: powers of 1000).
+    pub fn parse(text: &str) -> Result<KvMemory> {
+        let text = text.trim();
+        if text == "first" {
+            return Ok(KvMemory::First);
+        }
+        match crate::count::parse_count(text) {
+            Some(bytes) if bytes > 0 => Ok(KvMemory::Bytes(bytes)),
+            _ => Err(BenchError::BadSpec {
+                what: "--kv-memory",
+                got: text.to_string(),
+                expected: "bytes (1000000, 1M, 1G: powers of 1000) or `first` (the memory \
+                           the run's first --index structure held)"
+                    .to_string(),
+            }),
+        }
+    }
 }
 
 impl TpccConfig {
@@ -108,9 +148,27 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> Result<Vec<TpccRecord>> {
     config.check()?;
+    if config.kv_memory == Some(KvMemory::First)
+        && matches!(specs.first(), None | Some(TpccIndexSpec::Kv(_)))
+    {
+        return Err(BenchError::BadSpec {
+            what: "--kv-memory",
+            got: "first".to_string(),
+            expected: "a first --index item that is not kv: (its memory is what the kv: \
+                       stores get), or a byte count"
+                .to_string(),
+        });
+    }
     let mut records: Vec<TpccRecord> = Vec::new();
     for spec in specs {
-        let record = run_one(config, spec, base, progress)?;
+        let resolved = match (config.kv_memory, records.first()) {
+            (Some(KvMemory::First), Some(first)) => TpccConfig {
+                kv_memory: Some(KvMemory::Bytes(first.memory_bytes.max(1))),
+                ..config.clone()
+            },
+            _ => config.clone(),
+        };
+        let record = run_one(&resolved, spec, base, progress)?;
         if let Some(first) = records.first() {
             if first.digest != record.digest {
                 return Err(BenchError::WrongResult {
@@ -147,6 +205,9 @@ fn run_one(
     let mut record = outcome?;
     removed?;
     record.index = db.label;
+    if let (TpccIndexSpec::Kv(_), Some(KvMemory::Bytes(bytes))) = (spec, config.kv_memory) {
+        record.kv_memory = bytes;
+    }
     record.load_s = load_s;
     record.build_s = build_s;
     Ok(record)
@@ -189,7 +250,7 @@ pub(crate) fn open(
             &label,
         )?),
         _ => Tuples::Memory {
-            ix: IndexSet::build(spec, base, entries)?,
+            ix: IndexSet::build(spec, base, entries, config.kv_memory)?,
             t: tables,
         },
     };
@@ -393,6 +454,7 @@ pub(crate) mod tests {
             scale: 10,
             device: "sim:nvme".to_string(),
             fsync: FsyncPolicy::Always,
+            kv_memory: None,
         }
     }
 
@@ -511,6 +573,42 @@ pub(crate) mod tests {
             let err = TpccIndexSpec::parse(bad).unwrap_err().to_string();
             assert!(
                 err.contains("store:<engine>") && err.contains("lsm"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    /// `--kv-memory`: the `kv:` stores share the given bytes (or the first structure's
+    /// memory) as their budgets, with no page cache, and read what the B+-tree reads; `first`
+    /// needs a first structure that is not a `kv:` run, and a size must be one.
+    #[test]
+    fn kv_stores_at_the_first_structure_s_memory() {
+        let specs = TpccIndexSpec::parse_list("btree, kv:hybrid").unwrap();
+        let config = TpccConfig {
+            kv_memory: Some(KvMemory::First),
+            ..small(300)
+        };
+        let records = run(&config, &specs, &sim_base(), &mut Silent).unwrap();
+        assert_eq!(records[0].kv_memory, 0, "not a kv: run");
+        assert_eq!(records[1].kv_memory, records[0].memory_bytes);
+        assert_eq!(records[1].digest, records[0].digest);
+        let with_cache = run(&small(300), &specs[1..], &sim_base(), &mut Silent).unwrap();
+        assert_eq!(with_cache[0].kv_memory, 0);
+        assert!(
+            records[1].memory_bytes < with_cache[0].memory_bytes,
+            "no page cache and a small budget: {} against {}",
+            records[1].memory_bytes,
+            with_cache[0].memory_bytes
+        );
+        let kv_first = TpccIndexSpec::parse_list("kv:hybrid, btree").unwrap();
+        let err = run(&config, &kv_first, &sim_base(), &mut Silent).unwrap_err();
+        assert!(err.to_string().contains("--kv-memory"), "{err}");
+        assert_eq!(KvMemory::parse("1M").unwrap(), KvMemory::Bytes(1_000_000));
+        assert_eq!(KvMemory::parse(" first ").unwrap(), KvMemory::First);
+        for bad in ["", "0", "lots", "-1"] {
+            let err = KvMemory::parse(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("--kv-memory") && err.contains("first"),
                 "{bad}: {err}"
             );
         }

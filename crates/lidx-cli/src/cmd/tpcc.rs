@@ -14,7 +14,7 @@ use lidx_bench::disk_report::human_bytes;
 use lidx_bench::kv_runner::StorageBase;
 use lidx_bench::kv_store::parse_fsync;
 use lidx_bench::records::TpccRecord;
-use lidx_bench::tpcc::{self, TpccConfig, TpccIndexSpec};
+use lidx_bench::tpcc::{self, KvMemory, TpccConfig, TpccIndexSpec};
 
 use super::args::{check_out_inputs, parse_ops, write_out};
 use super::disk::DeviceChoice;
@@ -47,6 +47,15 @@ pub struct Args {
     /// `never`.
     #[arg(long, default_value = "always")]
     pub fsync: String,
+
+    /// The memory of a `kv:` run's eleven stores in all, for an equal-memory comparison:
+    /// bytes (`1M`; powers of 1000) or `first`, what the first `--index` structure held at
+    /// its end. It is split among the stores by the entries each was loaded with (at least 8
+    /// KiB each), each share a store's memory budget, with no page cache (the first mode's
+    /// indexes have none). Without it each store keeps its defaults: a 64 MiB budget and an
+    /// 8 MiB page cache.
+    #[arg(long)]
+    pub kv_memory: Option<String>,
 
     /// `sim:<profile>` (hdd, sata-ssd, nvme, optane, ram, `lat=<dur>,bw=<bytes/s>,p=<n>`:
     /// modeled time, blocks in memory), `file:<dir>` (O_DIRECT) or `file-buffered:<dir>`. The
@@ -88,6 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         scale: args.scale,
         device: args.device.clone(),
         fsync: parse_fsync(&args.fsync)?,
+        kv_memory: args.kv_memory.as_deref().map(KvMemory::parse).transpose()?,
     };
     config.check()?;
     check_out_inputs(args.out.as_ref(), "", args.force)?;
@@ -155,8 +165,17 @@ fn table(records: &[TpccRecord]) -> Table {
         "reopen s",
     ]);
     for r in records {
+        let index = if r.kv_memory > 0 {
+            format!(
+                "{} ({} budget, no cache)",
+                r.index,
+                human_bytes(r.kv_memory)
+            )
+        } else {
+            r.index.clone()
+        };
         t.add_row([
-            r.index.clone(),
+            index,
             format!("{:.0}", r.tps),
             format!("{:.2}", r.tps_vs_first),
             format!("{:.0}", r.new_order_per_min),

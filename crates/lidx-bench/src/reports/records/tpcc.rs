@@ -41,6 +41,11 @@ pub struct TpccRecord {
     /// store's default; `never`; `every:<ms>`). Empty for `memory`.
     #[serde(default)]
     pub fsync: String,
+    /// `kv:` runs with `--kv-memory`: the memory budget the eleven stores shared, in bytes
+    /// (none had a page cache); 0 when each store kept its defaults (a 64 MiB budget and an
+    /// 8 MiB page cache) or the run is no `kv:` run.
+    #[serde(default)]
+    pub kv_memory: u64,
     /// `modeled` (a simulated device: thread CPU time plus the device model's time of the
     /// requests) or `wall` (a file device: wall clock).
     pub timing: String,
