@@ -29,6 +29,7 @@ const ISSUE_IDS: &[&str] = &[
     "002-fig11",
     "002-fig12",
     "002-table7",
+    "002-table8",
     "003-fig3",
     "003-fig5",
     "003-fig6",
@@ -100,6 +101,21 @@ fn fig13_plans_film_beside_the_hybrid() {
             "{plan}"
         );
         assert_eq!(plan.matches("lidx ycsb").count(), 2, "{plan}");
+    }
+}
+
+/// Issue 34's TPC-C (paper 002 Table 8) plans the disk B+-tree first, the hybrids and the
+/// second mode; at full scale also the `Store`'s hybrid engine as the eleven indexes at the
+/// B+-tree's memory (at one warehouse that memory leaves each store a few KiB).
+#[test]
+fn table8_plans_store_indexes_at_the_btree_s_memory() {
+    for (scale, kv) in [("small", false), ("full", true)] {
+        let out = lidx_ok(&["repro", "002-table8", "--dry-run", "--scale", scale]);
+        let plan = text(&out.stdout);
+        assert!(plan.contains("--index btree,"), "{plan}");
+        assert_eq!(plan.contains(",kv:hybrid,"), kv, "{plan}");
+        assert!(plan.contains("--kv-memory first"), "{plan}");
+        assert!(plan.contains("store:lsm"), "{plan}");
     }
 }
 
