@@ -327,7 +327,10 @@ fn table8(c: &Context) -> Plan {
     // and the hybrid engine merges after nearly every transaction (minutes, where the rest
     // of the small plan takes seconds); at ten it merges 92 times in 20K transactions.
     let (warehouses, indexes) = match c.scale {
-        Scale::Small => ("1", "btree,hybrid:cpr-pgm,hybrid,store:lsm,store:hybrid,store:btree"),
+        Scale::Small => (
+            "1",
+            "btree,hybrid:cpr-pgm,hybrid,store:lsm,store:hybrid,store:btree",
+        ),
         Scale::Full => (
             "10",
             "btree,hybrid:cpr-pgm,hybrid,kv:hybrid,store:lsm,store:hybrid,store:btree",

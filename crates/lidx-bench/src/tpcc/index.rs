@@ -17,7 +17,10 @@
 //! of that engine (any `lidx kv create --engine` accepts): key the `u64` key big-endian (byte
 //! order is key order), value the tuple id, its block files on the index's storage (the
 //! store's log and manifest in that storage's directory), loaded by write batches in key
-//! order and compacted, without fsync ([`FsyncPolicy::Never`]) as the hybrid runs. Its
+//! order and compacted, without fsync ([`FsyncPolicy::Never`]) as the hybrid runs, with the
+//! store's default memory budget and page cache, or with `--kv-memory` ([`KvMemory`]) a share
+//! of one budget for all eleven (by their loaded entries, at least [`KV_MIN_SHARE`]) and no
+//! page cache. Its
 //! record's memory and disk bytes are the store's ([`lidx::kv::StoreStats`]: memory, block
 //! files and log), its merges the store's; a store counts no log bytes written, so its
 //! log bytes per transaction are 0. `store:<engine>` is no index structure: it names the
