@@ -78,7 +78,7 @@ use parking_lot::Mutex;
 
 use crate::error::Result;
 use crate::io::aligned::AlignedBuf;
-use crate::io::block_map::{BlockMap, Cached};
+use crate::io::block_map::BlockMap;
 use crate::io::checksum;
 use crate::io::device::{request_blocks, visit_read, BlockDevice};
 use crate::io::stats::{IoClass, IoCounters, IoStats};
@@ -110,10 +110,10 @@ pub(crate) struct Blocks {
 pub(crate) struct SharedBlocks(Arc<Mutex<Blocks>>);
 
 impl SharedBlocks {
-    /// An empty shared cache of `capacity` (at least 1) blocks.
-    pub(crate) fn new(capacity: NonZeroUsize) -> SharedBlocks {
+    /// An empty shared cache of `capacity` (at least 1) blocks of `block_size` bytes.
+    pub(crate) fn new(capacity: NonZeroUsize, block_size: usize) -> SharedBlocks {
         SharedBlocks(Arc::new(Mutex::new(Blocks {
-            map: BlockMap::clock(capacity),
+            map: BlockMap::clock(capacity, block_size),
             end: 0,
         })))
     }
@@ -214,7 +214,7 @@ impl PageCache {
     pub fn dirty_blocks(&self) -> usize {
         self.blocks.as_ref().map_or(0, |b| {
             let mut dirty = 0;
-            b.lock().map.for_each(|_, c| dirty += usize::from(c.dirty));
+            b.lock().map.for_each(|_, d| dirty += usize::from(d));
             dirty
         })
     }
@@ -249,12 +249,11 @@ impl PageCache {
         let mut buf = AlignedBuf::zeroed((hi - lo) as usize * size);
         for (b, out) in (lo..hi).zip(buf.chunks_exact_mut(size)) {
             let cached = map.peek(&u128::from(b)).expect("run blocks are cached");
-            out.copy_from_slice(&cached.data);
+            out.copy_from_slice(cached.data);
         }
         self.device.write_blocks(lo, &mut buf, IoClass::Leaf)?;
         for b in lo..hi {
-            let cached = map.peek_mut(&u128::from(b)).expect("run blocks are cached");
-            cached.dirty = false;
+            map.mark_clean(&u128::from(b));
         }
         Ok(())
     }
@@ -266,22 +265,17 @@ impl PageCache {
     fn insert(&self, blocks: &mut Blocks, id: u128, data: &[u8], dirty: bool) -> Result<()> {
         if let Some(cached) = blocks.map.get_mut(&id) {
             cached.data.copy_from_slice(data);
-            cached.dirty |= dirty;
+            *cached.dirty |= dirty;
         } else {
             if blocks.map.len() >= self.capacity {
-                let (victim, cached) = blocks.map.victim().expect("a full cache has a victim");
-                if cached.dirty {
+                let (victim, victim_dirty) =
+                    blocks.map.victim().expect("a full cache has a victim");
+                if victim_dirty {
                     self.write_run_around(&mut blocks.map, victim as u64)?;
                 }
                 blocks.map.evict();
             }
-            blocks.map.push(
-                id,
-                Cached {
-                    data: data.into(),
-                    dirty,
-                },
-            );
+            blocks.map.push(id, data, dirty)?;
         }
         if dirty {
             blocks.end = blocks.end.max(id as u64 + 1);
@@ -292,30 +286,25 @@ impl PageCache {
     /// Caches the blocks of `buf` (just written from block `first`, sealed) that are not cached
     /// yet, while the shared cache has free room: never evicting for them. See the module docs
     /// (fill on write).
-    fn fill_free_room(&self, blocks: &mut Blocks, first: u64, buf: &[u8]) {
+    fn fill_free_room(&self, blocks: &mut Blocks, first: u64, buf: &[u8]) -> Result<()> {
         let size = self.block_size();
         for (i, block) in buf.chunks_exact(size).enumerate() {
             if blocks.map.len() >= self.capacity {
-                return;
+                return Ok(());
             }
             let key = self.key(first + i as u64);
             if !blocks.map.contains(&key) {
-                blocks.map.push(
-                    key,
-                    Cached {
-                        data: block.into(),
-                        dirty: false,
-                    },
-                );
+                blocks.map.push(key, block, false)?;
             }
         }
+        Ok(())
     }
 
     /// Writes every dirty block in block order, runs of consecutive blocks as one request each.
     fn write_all_dirty(&self, blocks: &mut Blocks) -> Result<()> {
         let mut ids: Vec<u64> = Vec::new();
-        blocks.map.for_each(|id, c| {
-            if c.dirty {
+        blocks.map.for_each(|id, dirty| {
+            if dirty {
                 ids.push(id as u64);
             }
         });
@@ -401,7 +390,7 @@ impl PageCache {
                     .peek(&self.key(first + b))
                     .expect("held under the lock");
                 let at = b as usize * size;
-                buf[at..at + size].copy_from_slice(&block.data);
+                buf[at..at + size].copy_from_slice(block.data);
             }
             i = j;
         }
@@ -424,7 +413,7 @@ fn copy_cached(blocks: &mut Blocks, first: u128, count: u64, buf: &mut [u8]) -> 
         match blocks.map.get(&(first + u128::from(i))) {
             Some(block) => {
                 let at = i as usize * size;
-                buf[at..at + size].copy_from_slice(&block.data);
+                buf[at..at + size].copy_from_slice(block);
             }
             None => missing.push(i),
         }
@@ -439,7 +428,7 @@ fn refresh(blocks: &mut Blocks, first: u128, buf: &[u8], size: usize) {
     for (i, block) in buf.chunks_exact(size).enumerate() {
         if let Some(cached) = blocks.map.get_mut(&(first + i as u128)) {
             cached.data.copy_from_slice(block);
-            cached.dirty = false;
+            *cached.dirty = false;
         }
     }
 }
@@ -482,7 +471,7 @@ impl BlockDevice for PageCache {
             let key = self.key(first);
             if count == 1 {
                 if let Some(block) = cache.map.get(&key) {
-                    each(&block.data);
+                    each(block);
                     drop(cache);
                     self.counters.record_cache(1, 0);
                     return Ok(());
@@ -490,7 +479,7 @@ impl BlockDevice for PageCache {
             } else if count > 0 && (0..count).all(|i| cache.map.contains(&(key + u128::from(i)))) {
                 for i in 0..count {
                     if let Some(block) = cache.map.get(&(key + u128::from(i))) {
-                        each(&block.data);
+                        each(block);
                     }
                 }
                 drop(cache);
@@ -512,7 +501,7 @@ impl BlockDevice for PageCache {
             let mut cache = blocks.lock();
             refresh(&mut cache, self.key(first), buf, size);
             if self.tag != 0 && matches!(class, IoClass::Leaf | IoClass::Data) {
-                self.fill_free_room(&mut cache, first, buf);
+                self.fill_free_room(&mut cache, first, buf)?;
             }
             return Ok(());
         }

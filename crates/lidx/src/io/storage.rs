@@ -147,7 +147,7 @@ impl Storage {
     pub fn with_shared_cache(mut self, blocks: usize) -> Storage {
         self.cache_blocks = blocks;
         self.cache_mode = CacheMode::WriteThrough;
-        self.shared = NonZeroUsize::new(blocks).map(SharedBlocks::new);
+        self.shared = NonZeroUsize::new(blocks).map(|n| SharedBlocks::new(n, self.block_size));
         self
     }
 
