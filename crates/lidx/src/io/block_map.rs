@@ -13,16 +13,36 @@
 //! clear one. A block read once and never again goes at the hand's first pass; one read again
 //! since the hand last passed survives it. Hit rates track LRU's closely on skewed reads
 //! (the store tests and `lidx ycsb` count them: blocks per read).
+//!
+//! A CLOCK keeps its blocks' bytes in an [`Arena`] (huge pages, a slot per place in the
+//! ring) rather than a heap allocation each, and its hash table holds only each block's
+//! slot and bits; the exact LRU keeps a boxed copy per block, as before (its order, and so
+//! the counts paper 003 §6.6's figures rest on, do not change).
 
 use std::num::NonZeroUsize;
 
 use hashbrown::HashMap;
 use lru::LruCache;
 
-/// A cached block: its bytes (sealed) and whether the device has an older copy.
+use crate::error::Result;
+use crate::io::arena::Arena;
+
+/// A block of an exact LRU: its bytes (sealed) and whether the device has an older copy.
 pub(crate) struct Cached {
-    pub(crate) data: Box<[u8]>,
+    data: Box<[u8]>,
+    dirty: bool,
+}
+
+/// A cached block as a map hands it out: its bytes and whether the device has an older copy.
+pub(crate) struct Block<'a> {
+    pub(crate) data: &'a [u8],
     pub(crate) dirty: bool,
+}
+
+/// A cached block to change in place.
+pub(crate) struct BlockMut<'a> {
+    pub(crate) data: &'a mut [u8],
+    pub(crate) dirty: &'a mut bool,
 }
 
 /// Cached blocks by key (a device's tag above its block number) and their eviction order.
@@ -33,21 +53,24 @@ pub(crate) enum BlockMap {
     Clock(Clock),
 }
 
-/// A block in a [`Clock`]: its bytes, its second-chance bit and its place in the sweep.
+/// A block in a [`Clock`]: its slot (in the ring and the arena), its second-chance bit and
+/// whether the device has an older copy.
 struct Entry {
-    cached: Cached,
-    referenced: bool,
     slot: u32,
+    referenced: bool,
+    dirty: bool,
 }
 
-/// The CLOCK map: entries by key, and the ring of slots the hand sweeps (a slot is empty
-/// after its block is evicted or removed, until a new block takes it).
+/// The CLOCK map: entries by key, the ring of slots the hand sweeps (a slot is empty after
+/// its block is evicted or removed, until a new block takes it), and the slots' bytes.
 pub(crate) struct Clock {
     entries: HashMap<u128, Entry>,
     ring: Vec<Option<u128>>,
     /// Empty slots of the ring; the last one freed is taken first.
     free: Vec<u32>,
     hand: usize,
+    /// Each slot's block bytes ([`Arena`]: huge pages, mapped as the ring grows).
+    arena: Arena,
 }
 
 impl BlockMap {
@@ -56,13 +79,14 @@ impl BlockMap {
         BlockMap::Lru(LruCache::new(capacity))
     }
 
-    /// A CLOCK of `capacity` blocks.
-    pub(crate) fn clock(capacity: NonZeroUsize) -> BlockMap {
+    /// A CLOCK of `capacity` blocks of `block_size` bytes.
+    pub(crate) fn clock(capacity: NonZeroUsize, block_size: usize) -> BlockMap {
         BlockMap::Clock(Clock {
             entries: HashMap::with_capacity(capacity.get()),
             ring: Vec::with_capacity(capacity.get()),
             free: Vec::new(),
             hand: 0,
+            arena: Arena::new(capacity.get(), block_size),
         })
     }
 
@@ -74,21 +98,36 @@ impl BlockMap {
         }
     }
 
-    /// The block under `key`, counted as used (moved to the front, or its bit set).
+    /// The bytes of the block under `key`, counted as used (moved to the front, or its bit
+    /// set).
     #[inline]
-    pub(crate) fn get(&mut self, key: &u128) -> Option<&Cached> {
-        self.get_mut(key).map(|c| &*c)
+    pub(crate) fn get(&mut self, key: &u128) -> Option<&[u8]> {
+        match self {
+            BlockMap::Lru(l) => l.get(key).map(|c| &*c.data),
+            BlockMap::Clock(c) => {
+                let e = c.entries.get_mut(key)?;
+                e.referenced = true;
+                Some(c.arena.block(e.slot))
+            }
+        }
     }
 
     /// The block under `key`, mutable, counted as used.
     #[inline]
-    pub(crate) fn get_mut(&mut self, key: &u128) -> Option<&mut Cached> {
+    pub(crate) fn get_mut(&mut self, key: &u128) -> Option<BlockMut<'_>> {
         match self {
-            BlockMap::Lru(l) => l.get_mut(key),
-            BlockMap::Clock(c) => c.entries.get_mut(key).map(|e| {
-                e.referenced = true;
-                &mut e.cached
+            BlockMap::Lru(l) => l.get_mut(key).map(|c| BlockMut {
+                data: &mut c.data,
+                dirty: &mut c.dirty,
             }),
+            BlockMap::Clock(c) => {
+                let e = c.entries.get_mut(key)?;
+                e.referenced = true;
+                Some(BlockMut {
+                    data: c.arena.block_mut(e.slot),
+                    dirty: &mut e.dirty,
+                })
+            }
         }
     }
 
@@ -101,30 +140,45 @@ impl BlockMap {
     }
 
     /// The block under `key`, not counted as a use.
-    pub(crate) fn peek(&self, key: &u128) -> Option<&Cached> {
+    pub(crate) fn peek(&self, key: &u128) -> Option<Block<'_>> {
         match self {
-            BlockMap::Lru(l) => l.peek(key),
-            BlockMap::Clock(c) => c.entries.get(key).map(|e| &e.cached),
+            BlockMap::Lru(l) => l.peek(key).map(|c| Block {
+                data: &c.data,
+                dirty: c.dirty,
+            }),
+            BlockMap::Clock(c) => c.entries.get(key).map(|e| Block {
+                data: c.arena.block(e.slot),
+                dirty: e.dirty,
+            }),
         }
     }
 
-    /// The block under `key`, mutable, not counted as a use.
-    pub(crate) fn peek_mut(&mut self, key: &u128) -> Option<&mut Cached> {
+    /// Marks the block under `key` clean (its bytes written to the device), not counted as a
+    /// use.
+    pub(crate) fn mark_clean(&mut self, key: &u128) {
         match self {
-            BlockMap::Lru(l) => l.peek_mut(key),
-            BlockMap::Clock(c) => c.entries.get_mut(key).map(|e| &mut e.cached),
+            BlockMap::Lru(l) => {
+                if let Some(c) = l.peek_mut(key) {
+                    c.dirty = false;
+                }
+            }
+            BlockMap::Clock(c) => {
+                if let Some(e) = c.entries.get_mut(key) {
+                    e.dirty = false;
+                }
+            }
         }
     }
 
     /// The block eviction would take next (the least recently used; the first block the
-    /// hand finds clear, clearing the set ones it passes), without taking it: a dirty one is
-    /// written first. `None` when empty.
-    pub(crate) fn victim(&mut self) -> Option<(u128, &Cached)> {
+    /// hand finds clear, clearing the set ones it passes), without taking it: its key and
+    /// whether it is dirty (then written first). `None` when empty.
+    pub(crate) fn victim(&mut self) -> Option<(u128, bool)> {
         match self {
-            BlockMap::Lru(l) => l.peek_lru().map(|(&k, c)| (k, c)),
+            BlockMap::Lru(l) => l.peek_lru().map(|(&k, c)| (k, c.dirty)),
             BlockMap::Clock(c) => {
                 let key = c.sweep()?;
-                c.entries.get(&key).map(|e| (key, &e.cached))
+                c.entries.get(&key).map(|e| (key, e.dirty))
             }
         }
     }
@@ -144,35 +198,44 @@ impl BlockMap {
         }
     }
 
-    /// Caches `cached` under `key` (not cached yet), as the most recently used (in a CLOCK,
-    /// in the slot the last eviction freed, just behind the hand: the last the hand reaches);
-    /// the caller has made room ([`BlockMap::evict`] while [`BlockMap::len`] is at the
-    /// capacity).
-    pub(crate) fn push(&mut self, key: u128, cached: Cached) {
+    /// Caches a copy of `data` under `key` (not cached yet), as the most recently used (in a
+    /// CLOCK, in the slot the last eviction freed, just behind the hand: the last the hand
+    /// reaches); the caller has made room ([`BlockMap::evict`] while [`BlockMap::len`] is at
+    /// the capacity). Fails only when a CLOCK cannot map the memory of a new slot's chunk
+    /// ([`Arena::reserve`]); nothing is cached then.
+    pub(crate) fn push(&mut self, key: u128, data: &[u8], dirty: bool) -> Result<()> {
         match self {
             BlockMap::Lru(l) => {
-                l.push(key, cached);
+                l.push(
+                    key,
+                    Cached {
+                        data: data.into(),
+                        dirty,
+                    },
+                );
             }
             BlockMap::Clock(c) => {
                 debug_assert!(!c.entries.contains_key(&key), "pushed twice");
                 let slot = match c.free.pop() {
-                    Some(slot) => {
-                        c.ring[slot as usize] = Some(key);
+                    Some(slot) => slot,
+                    None => {
+                        let slot = c.ring.len() as u32;
+                        c.arena.reserve(slot)?;
+                        c.ring.push(None);
                         slot
                     }
-                    None => {
-                        c.ring.push(Some(key));
-                        (c.ring.len() - 1) as u32
-                    }
                 };
+                c.ring[slot as usize] = Some(key);
+                c.arena.block_mut(slot).copy_from_slice(data);
                 let entry = Entry {
-                    cached,
-                    referenced: false,
                     slot,
+                    referenced: false,
+                    dirty,
                 };
                 c.entries.insert(key, entry);
             }
         }
+        Ok(())
     }
 
     /// Drops the block under `key`, if cached.
@@ -185,11 +248,11 @@ impl BlockMap {
         }
     }
 
-    /// Every cached key with its block, in no particular order.
-    pub(crate) fn for_each(&self, mut each: impl FnMut(u128, &Cached)) {
+    /// Every cached key with whether its block is dirty, in no particular order.
+    pub(crate) fn for_each(&self, mut each: impl FnMut(u128, bool)) {
         match self {
-            BlockMap::Lru(l) => l.iter().for_each(|(&k, c)| each(k, c)),
-            BlockMap::Clock(c) => c.entries.iter().for_each(|(&k, e)| each(k, &e.cached)),
+            BlockMap::Lru(l) => l.iter().for_each(|(&k, c)| each(k, c.dirty)),
+            BlockMap::Clock(c) => c.entries.iter().for_each(|(&k, e)| each(k, e.dirty)),
         }
     }
 }
@@ -232,11 +295,8 @@ impl Clock {
 mod tests {
     use super::*;
 
-    fn block(byte: u8) -> Cached {
-        Cached {
-            data: vec![byte; 8].into(),
-            dirty: false,
-        }
+    fn block(byte: u8) -> Vec<u8> {
+        vec![byte; 8]
     }
 
     /// Fills `map` (capacity `cap`) with keys as a cache does: room first, then the push.
@@ -247,13 +307,13 @@ mod tests {
         if map.len() == cap {
             map.evict();
         }
-        map.push(key, block(key as u8));
+        map.push(key, &block(key as u8), false).unwrap();
     }
 
     #[test]
     fn clock_gives_a_second_chance_to_blocks_read_since_the_hand_passed() {
         let cap = 4;
-        let mut map = BlockMap::clock(NonZeroUsize::new(cap).unwrap());
+        let mut map = BlockMap::clock(NonZeroUsize::new(cap).unwrap(), 8);
         for k in 0..4 {
             put(&mut map, cap, k);
         }
@@ -282,7 +342,7 @@ mod tests {
         let cap = 16;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         for mut map in [
-            BlockMap::clock(NonZeroUsize::new(cap).unwrap()),
+            BlockMap::clock(NonZeroUsize::new(cap).unwrap(), 8),
             BlockMap::lru(NonZeroUsize::new(cap).unwrap()),
         ] {
             let mut live = std::collections::BTreeSet::new();
@@ -299,15 +359,16 @@ mod tests {
                         map.evict();
                         assert!(live.remove(&victim), "evicts what victim named");
                     }
-                    map.push(key, block(key as u8));
+                    map.push(key, &block(key as u8), false).unwrap();
                     live.insert(key);
                 }
                 assert_eq!(map.len(), live.len());
                 assert!(map.len() <= cap);
             }
             let mut seen = std::collections::BTreeSet::new();
-            map.for_each(|k, c| {
-                assert_eq!(c.data[0], k as u8);
+            map.for_each(|k, dirty| {
+                assert!(!dirty);
+                assert_eq!(map.peek(&k).map(|c| c.data[0]), Some(k as u8));
                 seen.insert(k);
             });
             assert_eq!(seen, live);

@@ -9,6 +9,7 @@
 //! and damaged reads a [`FaultPlan`] arms, into every device of a storage.
 
 pub(crate) mod aligned;
+pub(crate) mod arena;
 pub(crate) mod block_map;
 pub(crate) mod cache;
 pub(crate) mod checksum;

@@ -147,7 +147,7 @@ impl Storage {
     pub fn with_shared_cache(mut self, blocks: usize) -> Storage {
         self.cache_blocks = blocks;
         self.cache_mode = CacheMode::WriteThrough;
-        self.shared = NonZeroUsize::new(blocks).map(SharedBlocks::new);
+        self.shared = NonZeroUsize::new(blocks).map(|n| SharedBlocks::new(n, self.block_size));
         self
     }
 
@@ -661,11 +661,57 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_cache_fills_free_room_with_written_data_but_evicts_nothing_for_it() {
+        let storage = Storage::ram().with_shared_cache(4);
+        let dev = storage.create("f").unwrap();
+        // A header and a model block are not cached as written; three data blocks are.
+        dev.write_blocks(0, &mut vec![0u8; 4096], IoClass::Header)
+            .unwrap();
+        dev.write_blocks(1, &mut vec![1u8; 4096], IoClass::Model)
+            .unwrap();
+        let mut three: Vec<u8> = (0..3 * 4096).map(|i| (2 + i / 4096) as u8).collect();
+        dev.write_blocks(2, &mut three, IoClass::Data).unwrap();
+        let read = |block: u64| {
+            let mut buf = vec![0u8; 4096];
+            dev.read_blocks(block, &mut buf, IoClass::Leaf).unwrap();
+            buf[0]
+        };
+        for b in 2..5 {
+            assert_eq!(read(b), b as u8);
+        }
+        let s = storage.stats();
+        assert_eq!(
+            (s.cache_hits, s.cache_misses),
+            (3, 0),
+            "written data is cached"
+        );
+        assert_eq!(s.read_requests, 0);
+        // The header's read fills the last free block; then the cache is full, and a leaf
+        // written now takes no room: the four cached blocks stay and the new one is read
+        // from the device.
+        assert_eq!(read(0), 0);
+        dev.write_blocks(5, &mut vec![5u8; 4096], IoClass::Leaf)
+            .unwrap();
+        for b in [2, 3, 4, 0] {
+            read(b);
+        }
+        assert_eq!(storage.stats().cache_hits, 3 + 4);
+        assert_eq!(read(5), 5);
+        let s = storage.stats();
+        assert_eq!((s.cache_misses, s.read_requests), (2, 2));
+        // A rewritten cached block is served as written.
+        dev.write_blocks(3, &mut vec![33u8; 4096], IoClass::Data)
+            .unwrap();
+        assert_eq!(read(3), 33);
+    }
+
+    #[test]
     fn a_shared_cache_serves_streams_but_does_not_fill_with_them() {
         let storage = Storage::ram().with_shared_cache(8);
         let dev = storage.create("f").unwrap();
+        // Written as model blocks, which a write does not cache: the cache starts cold.
         for b in 0..2 {
-            dev.write_blocks(b, &mut vec![b as u8; 4096], IoClass::Leaf)
+            dev.write_blocks(b, &mut vec![b as u8; 4096], IoClass::Model)
                 .unwrap();
         }
         let mut buf = vec![0u8; 4096];
