@@ -117,7 +117,7 @@ fn a_record_without_the_mode_reads_as_the_first_mode() {
         ..TpccRecord::default()
     })
     .unwrap();
-    for field in ["tuples", "fsync", "reopen_s"] {
+    for field in ["tuples", "fsync", "reopen_s", "kv_memory"] {
         record.as_object_mut().unwrap().remove(field).unwrap();
     }
     std::fs::write(&out, format!("{record}\n")).unwrap();
@@ -129,6 +129,7 @@ fn a_record_without_the_mode_reads_as_the_first_mode() {
         (set.tpcc[0].fsync.as_str(), set.tpcc[0].reopen_s),
         ("", 0.0)
     );
+    assert_eq!(set.tpcc[0].kv_memory, 0);
 }
 
 #[test]
@@ -142,6 +143,8 @@ fn bad_input_is_a_usage_error_that_says_what_to_do() {
         (vec!["--index", "btree,store:lsmx"], "store:<engine>"),
         (vec!["--index", "store:"], "store:<engine>"),
         (vec!["--index", "btree,kv:nonsense"], "kv:<engine>"),
+        (vec!["--kv-memory", "lots"], "first"),
+        (vec!["--kv-memory", "10K"], "8 KiB for each of 11 stores"),
         (
             vec!["--index", "store:lsm", "--fsync", "sometimes"],
             "every:<ms>",

@@ -136,7 +136,8 @@ mod tests {
         for spec in ["btree", "store:lsm"] {
             let config = small(1000);
             let spec = TpccIndexSpec::parse(spec).unwrap();
-            let (mut db, constants, _, _) = open(&config, &spec, &sim_base(), &mut Silent).unwrap();
+            let (mut db, constants, _, _) =
+                open(&config, &spec, &sim_base(), None, &mut Silent).unwrap();
             transactions(&config, &mut db, constants, &mut Silent).unwrap();
             assert_eq!(condition(&db), None);
 

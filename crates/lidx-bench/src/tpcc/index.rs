@@ -18,9 +18,9 @@
 //! order is key order), value the tuple id, its block files on the index's storage (the
 //! store's log and manifest in that storage's directory), loaded by write batches in key
 //! order and compacted, without fsync ([`FsyncPolicy::Never`]) as the hybrid runs, with the
-//! store's default memory budget and page cache, or with `--kv-memory` ([`KvMemory`]) a share
-//! of one budget for all eleven (by their loaded entries, at least [`KV_MIN_SHARE`]) and no
-//! page cache. Its
+//! store's default memory budget and page cache, or with `--kv-memory`
+//! ([`super::run::KvMemory`]) a share of one budget for all eleven ([`kv_shares`]: 8 KiB each,
+//! the rest by their loaded entries) and no page cache. Its
 //! record's memory and disk bytes are the store's ([`lidx::kv::StoreStats`]: memory, block
 //! files and log), its merges the store's; a store counts no log bytes written, so its
 //! log bytes per transaction are 0. `store:<engine>` is no index structure: it names the
@@ -36,7 +36,7 @@ use lidx::kv::{
 use lidx::raw::kv::hybrid::StaticModel;
 use lidx::raw::kv::WalOptions;
 
-use super::run::{KvMemory, KV_MIN_SHARE};
+use super::run::kv_shares;
 use super::store::{create_store, LOAD_BATCH};
 use crate::error::{BenchError, Result};
 use crate::kv_runner::StorageBase;
@@ -442,28 +442,20 @@ pub(crate) struct IndexSet {
 
 impl IndexSet {
     /// Builds `spec` for every table from its `(key, tuple id)` entries (any order; keys
-    /// unique), each in a fresh storage under `base`; `kv:` stores share `kv_memory`
-    /// ([`KvMemory`], resolved to bytes) by their entries.
+    /// unique), each in a fresh storage under `base`; `kv:` stores share `kv_bytes` by their
+    /// entries ([`kv_shares`]).
     pub(crate) fn build(
         spec: &TpccIndexSpec,
         base: &StorageBase,
         mut entries: Vec<Vec<(u64, u64)>>,
-        kv_memory: Option<KvMemory>,
+        kv_bytes: Option<u64>,
     ) -> Result<IndexSet> {
-        let total: u64 = entries.iter().map(|e| e.len() as u64).sum();
-        let share = |n: usize| match kv_memory {
-            Some(KvMemory::Bytes(bytes)) => {
-                let part = (u128::from(bytes) * n as u128 / u128::from(total.max(1))) as u64;
-                Ok(Some(
-                    usize::try_from(part.max(KV_MIN_SHARE)).unwrap_or(usize::MAX),
-                ))
+        let counts: Vec<usize> = entries.iter().map(Vec::len).collect();
+        let shares = match (spec, kv_bytes) {
+            (TpccIndexSpec::Kv(_), Some(bytes)) => {
+                Some(kv_shares(bytes, &counts, "what the first structure held")?)
             }
-            Some(KvMemory::First) => Err(BenchError::BadSpec {
-                what: "--kv-memory",
-                got: "first".to_string(),
-                expected: "the first structure's memory, known only once it ran".to_string(),
-            }),
-            None => Ok(None),
+            _ => None,
         };
         let mut set = IndexSet {
             indexes: Vec::with_capacity(Table::ALL.len()),
@@ -476,10 +468,7 @@ impl IndexSet {
             let (keys, tids): (Vec<u64>, Vec<u64>) = std::mem::take(entries).into_iter().unzip();
             let storage = base.fresh(&format!("tpcc.{}", table.name()), needs_dir)?;
             set.storages.push(Arc::clone(&storage));
-            let budget = match spec {
-                TpccIndexSpec::Kv(_) => share(keys.len())?,
-                _ => None,
-            };
+            let budget = shares.as_ref().map(|s| s[*table as usize]);
             set.indexes
                 .push(spec.build(*table, storage, &keys, &tids, budget)?);
         }

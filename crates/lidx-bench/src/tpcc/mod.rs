@@ -33,4 +33,4 @@ mod tuples;
 mod txn;
 
 pub use index::{TpccIndexSpec, KV_PREFIX, STORE_PREFIX};
-pub use run::{run, KvMemory, TpccConfig, KV_MIN_SHARE};
+pub use run::{run, KvMemory, TpccConfig};

@@ -19,11 +19,11 @@ use std::hash::Hasher;
 use std::time::Instant;
 
 use lidx::io::DeviceKind;
-use lidx::kv::FsyncPolicy;
+use lidx::kv::{FsyncPolicy, MAX_MEMORY_BUDGET};
 
 use super::check::check;
 use super::db::Db;
-use super::index::{IndexSet, TpccIndexSpec};
+use super::index::{IndexSet, Table, TpccIndexSpec};
 use super::keys::{MAX_ORDER_ID, MAX_WAREHOUSES};
 use super::load::{load, LOAD_STAMP};
 use super::random::{Constants, TpccRng};
@@ -62,9 +62,9 @@ pub struct TpccConfig {
 }
 
 /// How much memory a `kv:` run's stores get in all (`lidx tpcc --kv-memory`): split among
-/// the eleven stores by the entries each was loaded with (at least [`KV_MIN_SHARE`] each),
-/// each share a store's memory budget, with no page cache, as the first mode's indexes have
-/// none (every leaf they read comes from the device).
+/// the eleven stores ([`kv_shares`]: 8 KiB each, the rest by the entries each was loaded
+/// with), each share a store's memory budget, with no page cache, as the first mode's
+/// indexes have none (every leaf they read comes from the device).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KvMemory {
     /// This many bytes.
@@ -75,8 +75,33 @@ pub enum KvMemory {
 }
 
 /// The smallest share of a `kv:` run's memory a store gets: the `lsm` engine's smallest
-/// budget (two 4 KiB memtables).
-pub const KV_MIN_SHARE: u64 = 8 << 10;
+/// budget (two 4 KiB memtables; `lidx`'s `MIN_LSM_BUDGET`, which it does not export).
+pub(crate) const KV_MIN_SHARE: u64 = 8 << 10;
+
+/// The shares of `bytes` for stores loaded with `entries` entries each: [`KV_MIN_SHARE`] each,
+/// and what is left split in proportion to the entries (rounded down, so they sum to at most
+/// `bytes`). `BadSpec` when `bytes` does not cover the floors or passes what a store may take
+/// ([`MAX_MEMORY_BUDGET`]); `what` says where `bytes` came from.
+pub(crate) fn kv_shares(bytes: u64, entries: &[usize], what: &str) -> Result<Vec<usize>> {
+    let floors = KV_MIN_SHARE * entries.len() as u64;
+    if bytes < floors || bytes > MAX_MEMORY_BUDGET as u64 {
+        return Err(BenchError::BadSpec {
+            what: "--kv-memory",
+            got: format!("{bytes} bytes ({what})"),
+            expected: format!(
+                "from {floors} bytes ({} KiB for each of {} stores) to {MAX_MEMORY_BUDGET}",
+                KV_MIN_SHARE >> 10,
+                entries.len()
+            ),
+        });
+    }
+    let total = entries.iter().map(|&n| n as u128).sum::<u128>().max(1);
+    let left = u128::from(bytes - floors);
+    Ok(entries
+        .iter()
+        .map(|&n| (u128::from(KV_MIN_SHARE) + left * n as u128 / total) as usize)
+        .collect())
+}
 
 impl KvMemory {
     /// Parses `first` or a byte count (`1000000`, `1M`: powers of 1000).
@@ -125,6 +150,9 @@ impl TpccConfig {
                 ),
             );
         }
+        if let Some(KvMemory::Bytes(bytes)) = self.kv_memory {
+            kv_shares(bytes, &[0; Table::ALL.len()], "as given")?;
+        }
         if !(1..=100).contains(&self.scale) || 3000 % self.scale != 0 || 100_000 % self.scale != 0 {
             return bad(
                 "--scale",
@@ -149,26 +177,27 @@ pub fn run(
 ) -> Result<Vec<TpccRecord>> {
     config.check()?;
     if config.kv_memory == Some(KvMemory::First)
-        && matches!(specs.first(), None | Some(TpccIndexSpec::Kv(_)))
+        && matches!(
+            specs.first(),
+            None | Some(TpccIndexSpec::Kv(_) | TpccIndexSpec::Store(_))
+        )
     {
         return Err(BenchError::BadSpec {
             what: "--kv-memory",
             got: "first".to_string(),
-            expected: "a first --index item that is not kv: (its memory is what the kv: \
-                       stores get), or a byte count"
+            expected: "a first --index item of the first mode (not kv: or store:: its \
+                       indexes' memory is what the kv: stores get), or a byte count"
                 .to_string(),
         });
     }
     let mut records: Vec<TpccRecord> = Vec::new();
     for spec in specs {
-        let resolved = match (config.kv_memory, records.first()) {
-            (Some(KvMemory::First), Some(first)) => TpccConfig {
-                kv_memory: Some(KvMemory::Bytes(first.memory_bytes.max(1))),
-                ..config.clone()
-            },
-            _ => config.clone(),
+        let kv_bytes = match (config.kv_memory, records.first()) {
+            (Some(KvMemory::Bytes(bytes)), _) => Some(bytes),
+            (Some(KvMemory::First), Some(first)) => Some(first.memory_bytes),
+            _ => None,
         };
-        let record = run_one(&resolved, spec, base, progress)?;
+        let record = run_one(config, spec, base, kv_bytes, progress)?;
         if let Some(first) = records.first() {
             if first.digest != record.digest {
                 return Err(BenchError::WrongResult {
@@ -192,20 +221,23 @@ pub fn run(
     Ok(records)
 }
 
+/// One structure's run; `kv_bytes`: the memory a `kv:` run's stores share (`--kv-memory`,
+/// resolved).
 fn run_one(
     config: &TpccConfig,
     spec: &TpccIndexSpec,
     base: &StorageBase,
+    kv_bytes: Option<u64>,
     progress: &mut dyn Progress,
 ) -> Result<TpccRecord> {
-    let (mut db, constants, load_s, build_s) = open(config, spec, base, progress)?;
+    let (mut db, constants, load_s, build_s) = open(config, spec, base, kv_bytes, progress)?;
     let outcome = transactions(config, &mut db, constants, progress);
     progress.end();
     let removed = db.tuples.remove();
     let mut record = outcome?;
     removed?;
     record.index = db.label;
-    if let (TpccIndexSpec::Kv(_), Some(KvMemory::Bytes(bytes))) = (spec, config.kv_memory) {
+    if let (TpccIndexSpec::Kv(_), Some(bytes)) = (spec, kv_bytes) {
         record.kv_memory = bytes;
     }
     record.load_s = load_s;
@@ -220,6 +252,7 @@ pub(crate) fn open(
     config: &TpccConfig,
     spec: &TpccIndexSpec,
     base: &StorageBase,
+    kv_bytes: Option<u64>,
     progress: &mut dyn Progress,
 ) -> Result<(Db, Constants, f64, f64)> {
     let label = spec.label();
@@ -250,7 +283,7 @@ pub(crate) fn open(
             &label,
         )?),
         _ => Tuples::Memory {
-            ix: IndexSet::build(spec, base, entries, config.kv_memory)?,
+            ix: IndexSet::build(spec, base, entries, kv_bytes)?,
             t: tables,
         },
     };
@@ -525,7 +558,7 @@ pub(crate) mod tests {
         use crate::tpcc::txn::{Input, Line};
         let config = small(10);
         let spec = TpccIndexSpec::parse("store:lsm").unwrap();
-        let (mut db, _, _, _) = open(&config, &spec, &sim_base(), &mut Silent).unwrap();
+        let (mut db, _, _, _) = open(&config, &spec, &sim_base(), None, &mut Silent).unwrap();
         let line = |i| Line {
             i,
             supply_w: 1,
@@ -580,29 +613,51 @@ pub(crate) mod tests {
 
     /// `--kv-memory`: the `kv:` stores share the given bytes (or the first structure's
     /// memory) as their budgets, with no page cache, and read what the B+-tree reads; `first`
-    /// needs a first structure that is not a `kv:` run, and a size must be one.
+    /// needs a first structure of the first mode, and a size must cover the floors.
     #[test]
-    fn kv_stores_at_the_first_structure_s_memory() {
+    fn kv_stores_at_a_given_or_the_first_structure_s_memory() {
         let specs = TpccIndexSpec::parse_list("btree, kv:hybrid").unwrap();
+        // Every store at its 8 KiB floor: the stores merge, where at their defaults (a 64 MiB
+        // budget each) they do not.
         let config = TpccConfig {
-            kv_memory: Some(KvMemory::First),
+            kv_memory: Some(KvMemory::Bytes(90_112)),
             ..small(300)
         };
         let records = run(&config, &specs, &sim_base(), &mut Silent).unwrap();
         assert_eq!(records[0].kv_memory, 0, "not a kv: run");
-        assert_eq!(records[1].kv_memory, records[0].memory_bytes);
+        assert_eq!(records[1].kv_memory, 90_112);
         assert_eq!(records[1].digest, records[0].digest);
-        let with_cache = run(&small(300), &specs[1..], &sim_base(), &mut Silent).unwrap();
-        assert_eq!(with_cache[0].kv_memory, 0);
+        let defaults = run(&small(300), &specs[1..], &sim_base(), &mut Silent).unwrap();
+        assert_eq!(defaults[0].kv_memory, 0);
         assert!(
-            records[1].memory_bytes < with_cache[0].memory_bytes,
-            "no page cache and a small budget: {} against {}",
-            records[1].memory_bytes,
-            with_cache[0].memory_bytes
+            records[1].merges > 0 && defaults[0].merges == 0,
+            "merges at the floor {}, at the defaults {}",
+            records[1].merges,
+            defaults[0].merges
         );
-        let kv_first = TpccIndexSpec::parse_list("kv:hybrid, btree").unwrap();
-        let err = run(&config, &kv_first, &sim_base(), &mut Silent).unwrap_err();
-        assert!(err.to_string().contains("--kv-memory"), "{err}");
+        // One warehouse at a tenth of the items: the B+-tree's inner nodes are fewer bytes
+        // than eleven stores' floors.
+        let first = TpccConfig {
+            kv_memory: Some(KvMemory::First),
+            ..small(300)
+        };
+        let err = run(&first, &specs, &sim_base(), &mut Silent)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("what the first structure held") && err.contains("90112"),
+            "{err}"
+        );
+        for bad_first in ["kv:hybrid, btree", "store:hybrid, kv:hybrid"] {
+            let specs = TpccIndexSpec::parse_list(bad_first).unwrap();
+            let err = run(&first, &specs, &sim_base(), &mut Silent).unwrap_err();
+            assert!(err.to_string().contains("first mode"), "{bad_first}: {err}");
+        }
+        let small_bytes = TpccConfig {
+            kv_memory: Some(KvMemory::Bytes(50_000)),
+            ..small(300)
+        };
+        assert!(small_bytes.check().is_err());
         assert_eq!(KvMemory::parse("1M").unwrap(), KvMemory::Bytes(1_000_000));
         assert_eq!(KvMemory::parse(" first ").unwrap(), KvMemory::First);
         for bad in ["", "0", "lots", "-1"] {
@@ -612,6 +667,22 @@ pub(crate) mod tests {
                 "{bad}: {err}"
             );
         }
+    }
+
+    /// Each store gets its floor and a share of the rest by its entries; the shares never
+    /// sum past the bytes, and bytes that do not cover the floors are refused.
+    #[test]
+    fn kv_shares_give_each_store_its_floor_and_the_rest_by_entries() {
+        let floor = KV_MIN_SHARE as usize;
+        let shares = kv_shares(3 * KV_MIN_SHARE + 3000, &[0, 1000, 2000], "as given").unwrap();
+        assert_eq!(shares, [floor, floor + 1000, floor + 2000]);
+        let shares = kv_shares(1_000_000, &[7, 0, 123_456, 99], "as given").unwrap();
+        assert!(shares.iter().sum::<usize>() <= 1_000_000);
+        assert!(shares.iter().all(|&s| s >= floor));
+        assert!(shares[2] > shares[3] && shares[3] > shares[0]);
+        let err = kv_shares(3 * KV_MIN_SHARE - 1, &[1, 2, 3], "as given").unwrap_err();
+        assert!(err.to_string().contains("24576"), "{err}");
+        assert!(kv_shares(u64::MAX, &[1], "as given").is_err());
     }
 
     /// `kv:<engine>`: each of the eleven indexes a store of that engine, the tuples in

@@ -27,7 +27,8 @@
 //!   the front of the chain (it is hot now) and so may evict others: the data swapping between
 //!   memory and disk whose cost, on write-heavy workloads, paper 002 §10.5 blames for FILM's
 //!   "extremely low performance in the write-heavy workloads". A read-only handle reads without
-//!   swapping in.
+//!   swapping in, and so does one whose `mem` holds no item (the item would be evicted at
+//!   once, appending a copy of its record: such a read writes nothing).
 //!
 //! Where it simplifies or improves, and why:
 //!
