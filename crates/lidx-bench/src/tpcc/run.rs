@@ -62,8 +62,8 @@ pub struct TpccConfig {
 }
 
 /// How much memory a `kv:` run's stores get in all (`lidx tpcc --kv-memory`): split among
-/// the eleven stores ([`kv_shares`]: 8 KiB each, the rest by the entries each was loaded
-/// with), each share a store's memory budget, with no page cache, as the first mode's
+/// the eleven stores (8 KiB each, the rest by the entries each was loaded with), each share
+/// a store's memory budget, with no page cache, as the first mode's
 /// indexes have none (every leaf they read comes from the device).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KvMemory {
