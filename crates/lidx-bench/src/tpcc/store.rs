@@ -201,6 +201,9 @@ impl StoreTuples {
         if let Some(store) = self.store.take() {
             store.close()?;
         }
+        // The store a user opens starts with an empty cache; the storage's would still hold
+        // the blocks the load wrote.
+        self.storage.drop_cached_blocks();
         self.store = Some(match self.engine {
             Engine::Log(_) => Store::open(&self.dir, &self.options)?,
             _ => Store::open_on(&self.dir, Arc::clone(&self.storage), &self.options)?,

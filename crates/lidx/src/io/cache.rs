@@ -126,16 +126,26 @@ impl SharedBlocks {
     /// A tag is never given again, so a handle still open on the old file (a reader that
     /// outlives the removal) caches under its own tag and never serves a newer file.
     pub(crate) fn forget(&self, tag: u64) {
+        self.forget_where(|k| (k >> 64) as u64 == tag);
+    }
+
+    /// Drops the blocks whose keys `stale` picks.
+    fn forget_where(&self, stale: impl Fn(u128) -> bool) {
         let mut blocks = self.0.lock();
-        let mut stale: Vec<u128> = Vec::new();
+        let mut picked: Vec<u128> = Vec::new();
         blocks.map.for_each(|k, _| {
-            if (k >> 64) as u64 == tag {
-                stale.push(k);
+            if stale(k) {
+                picked.push(k);
             }
         });
-        for k in stale {
+        for k in picked {
             blocks.map.remove(&k);
         }
+    }
+
+    /// Drops every block: the cache a new process opening the same files starts with.
+    pub(crate) fn clear(&self) {
+        self.forget_where(|_| true);
     }
 }
 
