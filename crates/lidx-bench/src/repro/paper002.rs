@@ -323,9 +323,10 @@ const TABLE8: &[Lines] = &[Lines {
 /// so the plan's one "dataset" names the warehouses (W = 1 small, 10 full; the paper's 100 do
 /// not fit this machine's memory, `docs/results/paper002.md`) and `--dataset` does not apply.
 fn table8(c: &Context) -> Plan {
-    // At one warehouse the B+-tree's memory split eleven ways leaves each store a few KiB,
-    // and the hybrid engine merges after nearly every transaction (minutes, where the rest
-    // of the small plan takes seconds); at ten it merges 92 times in 20K transactions.
+    // At one warehouse the B+-tree's memory split eleven ways leaves each store little more
+    // than its 8 KiB floor, and the hybrid engine merges several times a transaction
+    // (66,666 merges in 10K, minutes where the rest of the small plan takes seconds); at ten
+    // it merged 45 times in 20K transactions (`docs/results/paper002.md`).
     let (warehouses, indexes) = match c.scale {
         Scale::Small => (
             "1",
