@@ -88,7 +88,7 @@ fn closed() -> PyErr {
     PyValueError::new_err("the store is closed")
 }
 
-/// Store.open(path, *, create=True, engine="hybrid", read_only=False, fsync=True, memory_budget=None, cache_bytes=None)
+/// Store.open(path, *, create=True, engine="hybrid", read_only=False, fsync=True, memory_budget=None, cache_bytes=None, row_cache_bytes=None)
 ///
 /// A durable, ordered map from byte keys (1 to 4096 bytes) to byte values (up to 16 MiB) in a
 /// directory. Use it as a context manager, or call close().
@@ -118,10 +118,12 @@ impl PyStore {
     /// whose keys are 8 bytes) applies to a new store only; an
     /// existing one opens with the engine it was created with. `fsync`: True acknowledges a
     /// write after it is on disk, False never syncs (until close), a number of milliseconds
-    /// syncs in the background that often. `memory_budget` and `cache_bytes` in bytes.
+    /// syncs in the background that often. `memory_budget` and `cache_bytes` (the block
+    /// cache) in bytes; `row_cache_bytes`, a cache of records (key to value) in front of the
+    /// engine, off by default.
     #[staticmethod]
     #[allow(clippy::too_many_arguments)] // one per keyword argument of `Store.open`
-    #[pyo3(signature = (path, *, create = true, engine = "hybrid", read_only = false, fsync = None, memory_budget = None, cache_bytes = None))]
+    #[pyo3(signature = (path, *, create = true, engine = "hybrid", read_only = false, fsync = None, memory_budget = None, cache_bytes = None, row_cache_bytes = None))]
     fn open(
         py: Python<'_>,
         path: PathBuf,
@@ -131,6 +133,7 @@ impl PyStore {
         fsync: Option<&Bound<'_, PyAny>>,
         memory_budget: Option<usize>,
         cache_bytes: Option<usize>,
+        row_cache_bytes: Option<usize>,
     ) -> PyResult<PyStore> {
         let engine = Engine::parse(engine).ok_or_else(|| {
             PyValueError::new_err(format!(
@@ -146,6 +149,7 @@ impl PyStore {
                 .unwrap_or(defaults.fsync),
             memory_budget: memory_budget.unwrap_or(defaults.memory_budget),
             cache_bytes: cache_bytes.unwrap_or(defaults.cache_bytes),
+            row_cache_bytes: row_cache_bytes.unwrap_or(defaults.row_cache_bytes),
             read_only,
             ..defaults
         };
@@ -264,6 +268,8 @@ impl PyStore {
         d.set_item("table_value_bytes", s.table_value_bytes)?;
         d.set_item("model_bytes", s.model_bytes)?;
         d.set_item("cache_bytes", s.cache_bytes)?;
+        d.set_item("row_cache_bytes", s.row_cache_bytes)?;
+        d.set_item("row_cache_records", s.row_cache_records)?;
         d.set_item("memory_bytes", s.memory_bytes)?;
         d.set_item("table_disk_bytes", s.table_disk_bytes)?;
         d.set_item("free_disk_bytes", s.free_disk_bytes)?;

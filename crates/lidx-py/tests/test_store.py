@@ -43,6 +43,30 @@ def test_random_operations_match_a_dict(tmp_path, engine):
         assert dict(db.range()) == model
 
 
+def test_a_record_cache_serves_reads_and_forgets_writes(tmp_path, engine):
+    rng = random.Random(7)
+    model = {}
+    with open_store(tmp_path / "db", engine, row_cache_bytes=4096) as db:
+        for i in range(3_000):
+            key = b"k%03d" % rng.randrange(200)
+            op = rng.random()
+            if op < 0.3:
+                value = b"v%d" % i
+                db.put(key, value)
+                model[key] = value
+            elif op < 0.4:
+                db.delete(key)
+                model.pop(key, None)
+            else:
+                assert db.get(key) == model.get(key)
+        stats = db.stats()
+        assert 0 < stats["row_cache_bytes"] <= 4096 and stats["row_cache_records"] > 0
+        assert stats["memory_bytes"] >= stats["row_cache_bytes"]
+    with open_store(tmp_path / "db", engine) as db:
+        assert db.stats()["row_cache_bytes"] == 0
+        assert dict(db.range()) == model
+
+
 def test_str_keys_mapping_protocol_and_defaults(tmp_path, engine):
     with open_store(tmp_path / "db", engine) as db:
         db["apple"] = "3"

@@ -177,6 +177,7 @@ class Store:
         fsync: Union[bool, int, None] = None,
         memory_budget: Optional[int] = None,
         cache_bytes: Optional[int] = None,
+        row_cache_bytes: Optional[int] = None,
     ) -> Store:
         """Opens the store in ``path``, creating it when missing or empty and ``create`` is true."""
     def get(self, key: _Bytes, default: Optional[bytes] = None) -> Optional[bytes]:

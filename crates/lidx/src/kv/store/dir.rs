@@ -586,6 +586,13 @@ pub(crate) fn check_options(options: &StoreOptions) -> Result<()> {
             expected: "from 4096 bytes to 256 GiB",
         });
     }
+    if options.row_cache_bytes > MAX_MEMORY_BUDGET {
+        return Err(Error::InvalidParameter {
+            name: "row cache bytes",
+            value: options.row_cache_bytes.to_string(),
+            expected: "at most 256 GiB (0 for no record cache)",
+        });
+    }
     if let Some(r) = options
         .log_space_ratio
         .filter(|r| !r.is_finite() || *r < MIN_LOG_SPACE_RATIO)

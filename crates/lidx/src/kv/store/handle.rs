@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::io::Storage;
 use crate::kv::wal::{Dropped, Record};
 
-use super::batch::{check_sizes, WriteBatch};
+use super::batch::{check_sizes, decode_ops, WriteBatch};
 use super::btree::BTreeEngine;
 use super::check::{check_dir, CheckReport};
 use super::dir::read_identity;
@@ -22,6 +22,7 @@ use super::log::LogEngine;
 use super::lsm::LsmEngine;
 use super::open::{self, Recover};
 use super::options::{CreateOptions, Engine, StoreOptions};
+use super::row_cache::RowCache;
 use super::stats::StoreStats;
 use super::view::{Range, Snapshot};
 
@@ -31,6 +32,8 @@ pub struct Store {
     /// Declared before the lock: dropped first, so the lock is held until the engine has
     /// stopped.
     engine: Box<dyn StoreEngine>,
+    /// The record cache in front of the engine ([`StoreOptions::row_cache_bytes`]).
+    rows: Option<RowCache>,
     _lock: File,
 }
 
@@ -100,6 +103,7 @@ impl Store {
         };
         Ok(Store {
             engine: Box::new(engine),
+            rows: RowCache::new(options.row_cache_bytes),
             _lock: lock,
         })
     }
@@ -130,11 +134,35 @@ impl Store {
 
     /// The value of `key`, `None` when absent.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.engine.get(key)
+        let Some(rows) = &self.rows else {
+            return self.engine.get(key);
+        };
+        if let Some(value) = rows.get(key) {
+            return Ok(Some(value));
+        }
+        let ticket = rows.ticket(key);
+        let value = self.engine.get(key)?;
+        if let Some(value) = &value {
+            rows.fill(key, value, ticket);
+        }
+        Ok(value)
     }
 
+    /// Writes `record`, then forgets its keys in the record cache (after: see
+    /// [`super::row_cache`]), whether or not the write failed part way.
     fn write_record(&self, record: Record<'_>) -> Result<()> {
-        self.engine.write(record)
+        let written = self.engine.write(record);
+        if let Some(rows) = &self.rows {
+            match record {
+                Record::Put { key, .. } | Record::Delete { key } => rows.invalidate(key),
+                Record::Batch { ops } => {
+                    for op in decode_ops("a batch", ops).flatten() {
+                        rows.invalidate(op.key());
+                    }
+                }
+            }
+        }
+        written
     }
 
     /// Sets `key` to `value`; returns once the write is acknowledged (see
@@ -199,7 +227,15 @@ impl Store {
 
     /// Memory, disk bytes, merges and stalls now.
     pub fn stats(&self) -> StoreStats {
-        self.engine.stats()
+        let stats = self.engine.stats();
+        let (row_cache_bytes, row_cache_records) =
+            self.rows.as_ref().map_or((0, 0), RowCache::usage);
+        StoreStats {
+            row_cache_bytes,
+            row_cache_records,
+            memory_bytes: stats.memory_bytes + row_cache_bytes,
+            ..stats
+        }
     }
 
     /// Finishes background work (a running merge) or checkpoints (`btree`), syncs the log

@@ -18,6 +18,7 @@ mod open;
 mod options;
 mod ordered;
 mod readers;
+mod row_cache;
 mod staged;
 mod staged_read;
 mod stats;

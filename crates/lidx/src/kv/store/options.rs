@@ -340,6 +340,12 @@ pub struct StoreOptions {
     pub log_segment_bytes: u64,
     /// Bytes of page cache over the table files (default 8 MiB; 0 for none).
     pub cache_bytes: usize,
+    /// Bytes of a cache of records, key to value, in front of the engine (default 0: none; at
+    /// most [`MAX_MEMORY_BUDGET`]). Under a skewed read load it holds the hot records alone,
+    /// where a block cache holds each with the cold ones beside it; its design and
+    /// coherence with writes are in `kv/store/row_cache.rs`. Values over 16 KiB are not
+    /// cached. Counted in [`super::StoreStats::memory_bytes`].
+    pub row_cache_bytes: usize,
     /// Read table files with `O_DIRECT`, so the page cache above is all the caching there is
     /// (for benchmarks at a chosen memory); by default the OS caches them.
     pub direct_io: bool,
@@ -359,6 +365,7 @@ impl Default for StoreOptions {
             log_space_ratio: Some(1.5),
             log_segment_bytes: 64 << 20,
             cache_bytes: 8 << 20,
+            row_cache_bytes: 0,
             direct_io: false,
             read_only: false,
             recovery: WalRecovery::TornTail,

@@ -26,7 +26,12 @@ pub struct StoreStats {
     pub model_bytes: usize,
     /// Bytes of the page cache over the store's block files.
     pub cache_bytes: usize,
-    /// All memory above: dynamic stages, model or inner nodes, cache.
+    /// Bytes of memory of the record cache ([`super::StoreOptions::row_cache_bytes`]), each
+    /// record counted with its overhead, and the records it holds.
+    pub row_cache_bytes: usize,
+    /// Records in the record cache.
+    pub row_cache_records: usize,
+    /// All memory above: dynamic stages, model or inner nodes, cache, record cache.
     pub memory_bytes: usize,
     /// Bytes of the block files: the table (`hybrid`), the page file and the checkpoint
     /// image (`btree`); the checkpoint of the map (`log`).
