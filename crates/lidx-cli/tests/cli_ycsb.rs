@@ -125,6 +125,38 @@ fn the_store_engines_run_through_the_api_beside_the_adapters() {
     }
 }
 
+/// `--row-cache` gives each lidx store a record cache: its record names it, and the store
+/// holds records in it at the end (counted in its memory); the typed adapter has none.
+#[test]
+fn a_record_cache_is_given_to_the_stores_and_named_in_their_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.jsonl");
+    let mut args = SMALL.to_vec();
+    args[8] = "1M";
+    args.extend([
+        "--workload",
+        "c,a",
+        "--store",
+        "adapter:btree,hybrid,lsm",
+        "--row-cache",
+        "1M",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    lidx_ok(&args);
+    let records: Vec<KvRecord> = read_records(&out).unwrap();
+    assert_eq!(records.len(), 6);
+    for r in &records {
+        if r.store.starts_with("store:") {
+            assert!(r.config.ends_with(" row_cache=976.6KiB"), "{}", r.config);
+            assert!(r.describe.contains("a record cache holding"), "{}", r.describe);
+            assert!(r.memory_end_bytes > 0, "{r:?}");
+        } else {
+            assert!(!r.config.contains("row_cache"), "{}", r.config);
+        }
+    }
+}
+
 /// FILM runs as a store (`disk:film:...`) beside the hybrid and the B+-tree on every
 /// workload, every answer checked; its memory counts a key and a locator for every item, so it
 /// is above the B+-tree's inner nodes whatever its cache.
@@ -190,7 +222,7 @@ fn the_curve_writes_a_csv_and_an_svg() {
 
 #[test]
 fn bad_arguments_exit_2_with_one_line() {
-    let bad: [&[&str]; 11] = [
+    let bad: [&[&str]; 13] = [
         &["ycsb", "--workload", "scan"],
         &["ycsb", "--dataset", "gen:nope:1K"],
         &["ycsb", "--device", "tape:x"],
@@ -202,6 +234,8 @@ fn bad_arguments_exit_2_with_one_line() {
         &["ycsb", "--dynamic", "skiplist"],
         &["ycsb", "--store", "btree,leveldb"],
         &["ycsb", "--store", "hybrid,btree", "--memory-budget", "10%"],
+        &["ycsb", "--row-cache", "lots"],
+        &["ycsb", "--row-cache", "300G"],
     ];
     for args in bad {
         let result = lidx(args);

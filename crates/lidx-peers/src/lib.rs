@@ -61,26 +61,32 @@ pub mod redb;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 
-/// Every peer by name, `rocksdb` [`Unavailable`](lidx_bench::byte_store::Unavailable) unless
-/// built with the feature.
+/// Every peer by name, `rocksdb` and `rocksdb-rows`
+/// [`Unavailable`](lidx_bench::byte_store::Unavailable) unless built with the feature.
 pub fn all() -> Vec<Arc<dyn PeerEngine>> {
-    vec![
+    let mut all: Vec<Arc<dyn PeerEngine>> = vec![
         Arc::new(redb::Redb),
         Arc::new(fjall::Fjall),
         Arc::new(lmdb::Lmdb),
-        rocks(),
-    ]
+    ];
+    all.extend(rocks());
+    all
 }
 
 #[cfg(feature = "rocksdb")]
-fn rocks() -> Arc<dyn PeerEngine> {
-    Arc::new(rocksdb::RocksDb)
+fn rocks() -> [Arc<dyn PeerEngine>; 2] {
+    [Arc::new(rocksdb::RocksDb), Arc::new(rocksdb::RocksDbRows)]
 }
 
 #[cfg(not(feature = "rocksdb"))]
-fn rocks() -> Arc<dyn PeerEngine> {
+fn rocks() -> [Arc<dyn PeerEngine>; 2] {
+    ["rocksdb", "rocksdb-rows"].map(unavailable_rocksdb)
+}
+
+#[cfg(not(feature = "rocksdb"))]
+fn unavailable_rocksdb(name: &'static str) -> Arc<dyn PeerEngine> {
     Arc::new(lidx_bench::byte_store::Unavailable {
-        name: "rocksdb",
+        name,
         why: "not in this build: run `.ci/install-rocksdb`, then build with \
               `ROCKSDB_LIB_DIR=/usr/lib/x86_64-linux-gnu ROCKSDB_INCLUDE_DIR=/usr/include \
               cargo build --release -p lidx-cli --features rocksdb` (without the two variables \

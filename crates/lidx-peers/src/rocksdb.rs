@@ -59,6 +59,12 @@
 //!   options set here replace it with the same hash index, filters and the one block cache.
 //!
 //! The settings are the record's `config` line ([`ByteStore::config`]).
+//!
+//! **`rocksdb-rows`** ([`RocksDbRows`]) is the same with RocksDB's `row_cache` (a cache of
+//! key-value pairs in front of the block cache, "Default: null (disabled)" in `options.h`)
+//! of [`PeerOptions::row_cache_bytes`] (`lidx ycsb --row-cache`), taken out of the block
+//! cache so its memory is the same: the peer beside lidx's stores given the same record
+//! cache, so that a comparison can show what the record cache alone is worth.
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +81,9 @@ use crate::adapter::{fill_scan, stats, wait_while};
 
 /// The RocksDB engine.
 pub struct RocksDb;
+
+/// The RocksDB engine with a row cache (see the module docs).
+pub struct RocksDbRows;
 
 /// The version of the `rocksdb` crate this crate is built with (checked against `Cargo.lock`
 /// by a test).
@@ -103,40 +112,73 @@ impl PeerEngine for RocksDb {
     }
 
     fn create(&self, dir: &Path, options: &PeerOptions) -> lidx::Result<Box<dyn ByteStore>> {
-        let settings = Settings::of(options);
-        let bytes = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        let cache = Cache::new_lru_cache(bytes(settings.block_cache))
-            .map_err(|e| peer_error("rocksdb", dir, "create its block cache", &e))?;
-        let mut opts = Options::default();
-        if settings.point_lookup {
-            // First: it replaces the table factory, which the one below replaces in turn.
-            opts.optimize_for_point_lookup(settings.block_cache >> 20);
-        }
-        let mut table = BlockBasedOptions::default();
-        table.set_block_cache(&cache);
-        table.set_cache_index_and_filter_blocks(true);
-        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
-        table.set_pin_top_level_index_and_filter(true);
-        table.set_bloom_filter(BLOOM_BITS, false);
-        if settings.point_lookup {
-            table.set_data_block_index_type(DataBlockIndexType::BinaryAndHash);
-            table.set_data_block_hash_ratio(0.75);
-        }
-        opts.create_if_missing(true);
-        opts.set_compression_type(DBCompressionType::None);
-        opts.set_write_buffer_size(bytes(settings.write_buffer));
-        opts.set_max_write_buffer_number(MEMTABLES);
-        opts.set_optimize_filters_for_hits(settings.filters_for_hits);
-        opts.set_block_based_table_factory(&table);
-        let db = DB::open(&opts, dir).map_err(|e| peer_error("rocksdb", dir, "open", &e))?;
-        Ok(Box::new(RocksStore {
-            db,
-            dir: dir.to_path_buf(),
-            memory: settings.block_cache + settings.write_buffer * MEMTABLES as u64,
-            config: settings.config(),
-            _cache: cache,
-        }))
+        create(dir, Settings::of(options))
     }
+}
+
+impl PeerEngine for RocksDbRows {
+    fn name(&self) -> &'static str {
+        "rocksdb-rows"
+    }
+
+    fn version(&self) -> String {
+        RocksDb.version()
+    }
+
+    fn durability(&self) -> &'static str {
+        RocksDb.durability()
+    }
+
+    fn create(&self, dir: &Path, options: &PeerOptions) -> lidx::Result<Box<dyn ByteStore>> {
+        create(
+            dir,
+            Settings::of(options).with_row_cache(options.row_cache_bytes),
+        )
+    }
+}
+
+/// Opens a RocksDB store in `dir` with `settings`.
+fn create(dir: &Path, settings: Settings) -> lidx::Result<Box<dyn ByteStore>> {
+    let bytes = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let cache = Cache::new_lru_cache(bytes(settings.block_cache))
+        .map_err(|e| peer_error("rocksdb", dir, "create its block cache", &e))?;
+    let rows = Cache::new_lru_cache(bytes(settings.row_cache))
+        .map_err(|e| peer_error("rocksdb", dir, "create its row cache", &e))?;
+    let mut opts = Options::default();
+    if settings.row_cache > 0 {
+        opts.set_row_cache(&rows);
+    }
+    if settings.point_lookup {
+        // First: it replaces the table factory, which the one below replaces in turn.
+        opts.optimize_for_point_lookup(settings.block_cache >> 20);
+    }
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(&cache);
+    table.set_cache_index_and_filter_blocks(true);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    table.set_pin_top_level_index_and_filter(true);
+    table.set_bloom_filter(BLOOM_BITS, false);
+    if settings.point_lookup {
+        table.set_data_block_index_type(DataBlockIndexType::BinaryAndHash);
+        table.set_data_block_hash_ratio(0.75);
+    }
+    opts.create_if_missing(true);
+    opts.set_compression_type(DBCompressionType::None);
+    opts.set_write_buffer_size(bytes(settings.write_buffer));
+    opts.set_max_write_buffer_number(MEMTABLES);
+    opts.set_optimize_filters_for_hits(settings.filters_for_hits);
+    opts.set_block_based_table_factory(&table);
+    let db = DB::open(&opts, dir).map_err(|e| peer_error("rocksdb", dir, "open", &e))?;
+    Ok(Box::new(RocksStore {
+        db,
+        dir: dir.to_path_buf(),
+        memory: settings.block_cache
+            + settings.row_cache
+            + settings.write_buffer * MEMTABLES as u64,
+        config: settings.config(),
+        _cache: cache,
+        _rows: rows,
+    }))
 }
 
 /// Bits per key of the bloom filters.
@@ -156,6 +198,8 @@ pub struct Settings {
     pub point_lookup: bool,
     /// `optimize_filters_for_hits`.
     pub filters_for_hits: bool,
+    /// Bytes of the row cache (0: none; `rocksdb-rows` only).
+    pub row_cache: u64,
 }
 
 impl Settings {
@@ -167,6 +211,7 @@ impl Settings {
                 write_buffer: options.write_buffer_bytes / MEMTABLES as u64,
                 point_lookup: false,
                 filters_for_hits: false,
+                row_cache: 0,
             },
             Some(limit) => {
                 let write_buffer = (limit / 16).clamp(1 << 20, 64 << 20);
@@ -177,18 +222,35 @@ impl Settings {
                     write_buffer,
                     point_lookup: options.point_reads,
                     filters_for_hits: true,
+                    row_cache: 0,
                 }
             }
+        }
+    }
+
+    /// These settings with a row cache of `bytes` taken out of the block cache, which keeps
+    /// at least 1 MiB (for the index and filter blocks).
+    pub fn with_row_cache(self, bytes: u64) -> Settings {
+        let row_cache = bytes.min(self.block_cache.saturating_sub(1 << 20));
+        Settings {
+            block_cache: self.block_cache - row_cache,
+            row_cache,
+            ..self
         }
     }
 
     /// The record's `config` line.
     pub fn config(&self) -> String {
         let on = |b: bool| if b { "on" } else { "off" };
+        let rows = if self.row_cache > 0 {
+            format!(" row_cache={}", config_bytes(self.row_cache))
+        } else {
+            String::new()
+        };
         format!(
             "block_cache={} write_buffer={}x{MEMTABLES} bloom={BLOOM_BITS} \
              cache_index_and_filter_blocks=on pin_l0=on pin_top_level_index=on \
-             optimize_filters_for_hits={} optimize_for_point_lookup={} compression=none",
+             optimize_filters_for_hits={} optimize_for_point_lookup={} compression=none{rows}",
             config_bytes(self.block_cache),
             config_bytes(self.write_buffer),
             on(self.filters_for_hits),
@@ -203,6 +265,7 @@ struct RocksStore {
     memory: u64,
     config: String,
     _cache: Cache,
+    _rows: Cache,
 }
 
 impl RocksStore {
@@ -315,5 +378,18 @@ mod tests {
         let c = Settings::of(&PeerOptions::from_budget(16 << 20));
         assert_eq!((c.block_cache, c.write_buffer), (12 << 20, 2 << 20));
         assert!(!c.point_lookup && !c.filters_for_hits);
+    }
+
+    #[test]
+    fn a_row_cache_comes_out_of_the_block_cache() {
+        let plain = Settings::of(&PeerOptions::from_limit(160_000_000, true));
+        let c = plain.with_row_cache(40_000_000);
+        assert_eq!((c.block_cache, c.row_cache), (60_000_000, 40_000_000));
+        assert!(c.config().ends_with(" row_cache=38.1MiB"), "{}", c.config());
+        assert!(!plain.config().contains("row_cache"));
+        // The block cache keeps 1 MiB.
+        let c = plain.with_row_cache(1 << 40);
+        assert_eq!(c.block_cache, 1 << 20);
+        assert_eq!(c.block_cache + c.row_cache, plain.block_cache);
     }
 }

@@ -94,6 +94,10 @@ fn run(store: &dyn ByteStore, ops: &[Op]) -> Result<(), TestCaseError> {
 }
 
 fn conforms(engine: &dyn PeerEngine) {
+    conforms_with(engine, PeerOptions::from_budget(4 << 20));
+}
+
+fn conforms_with(engine: &dyn PeerEngine, options: PeerOptions) {
     let config = Config {
         cases: 12,
         failure_persistence: None,
@@ -104,12 +108,7 @@ fn conforms(engine: &dyn PeerEngine) {
     runner
         .run(&prop::collection::vec(op(), 0..120), |ops| {
             let dir = tempfile::tempdir().unwrap();
-            let store = engine
-                .create(
-                    &dir.path().join("store"),
-                    &PeerOptions::from_budget(4 << 20),
-                )
-                .unwrap();
+            let store = engine.create(&dir.path().join("store"), &options).unwrap();
             run(store.as_ref(), &ops)
         })
         .unwrap();
@@ -136,10 +135,20 @@ fn rocksdb_is_an_ordered_map() {
     conforms(&lidx_peers::rocksdb::RocksDb);
 }
 
+#[cfg(feature = "rocksdb")]
+#[test]
+fn rocksdb_with_a_row_cache_is_an_ordered_map() {
+    let options = PeerOptions {
+        row_cache_bytes: 64 << 10,
+        ..PeerOptions::from_budget(4 << 20)
+    };
+    conforms_with(&lidx_peers::rocksdb::RocksDbRows, options);
+}
+
 #[test]
 fn every_peer_has_a_name_and_the_locked_version() {
     let names: Vec<_> = lidx_peers::all().iter().map(|p| p.name()).collect();
-    assert_eq!(names, ["redb", "fjall", "lmdb", "rocksdb"]);
+    assert_eq!(names, ["redb", "fjall", "lmdb", "rocksdb", "rocksdb-rows"]);
     let lock =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock")).unwrap();
     for (name, version) in [
@@ -160,9 +169,11 @@ fn every_peer_has_a_name_and_the_locked_version() {
 fn rocksdb_without_the_feature_says_how_to_build_it() {
     let peers = lidx_peers::all();
     let dir = tempfile::tempdir().unwrap();
-    let err = peers[3]
-        .create(dir.path(), &PeerOptions::from_budget(1 << 20))
-        .err()
-        .expect("not built in");
-    assert!(err.to_string().contains("--features rocksdb"), "{err}");
+    for peer in &peers[3..] {
+        let err = peer
+            .create(dir.path(), &PeerOptions::from_budget(1 << 20))
+            .err()
+            .expect("not built in");
+        assert!(err.to_string().contains("--features rocksdb"), "{err}");
+    }
 }

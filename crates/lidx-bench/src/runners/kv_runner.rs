@@ -282,7 +282,7 @@ impl<'a> KvBench<'a> {
             .map_or("budget=default".to_string(), |b| {
                 format!("budget={}", config_bytes(b))
             });
-        match spec {
+        let line = match spec {
             StoreSpec::Store(s) if matches!(s.engine, lidx::kv::Engine::Log(_)) => {
                 "map on the heap (no budget), records read through the mapped log (OS page \
                  cache)"
@@ -291,6 +291,13 @@ impl<'a> KvBench<'a> {
             StoreSpec::BTree { .. } => format!("inner nodes resident {cache}"),
             StoreSpec::Map(_) => format!("memory as its parameters set it, no budget {cache}"),
             _ => format!("{budget} {cache}"),
+        };
+        match spec {
+            StoreSpec::Store(s) if s.row_cache_bytes > 0 => format!(
+                "{line} row_cache={}",
+                config_bytes(s.row_cache_bytes as u64)
+            ),
+            _ => line,
         }
     }
 

@@ -358,6 +358,8 @@ pub struct StoreApiSpec {
     pub budget_bytes: Option<u64>,
     /// The log's fsync policy.
     pub fsync: FsyncPolicy,
+    /// Bytes of the store's record cache ([`StoreOptions::row_cache_bytes`]; 0: none).
+    pub row_cache_bytes: usize,
 }
 
 /// Keys written per batch while a store through the API is built.
@@ -602,7 +604,25 @@ impl StoreSpec {
                 MemoryBudget::Percent(_) | MemoryBudget::BTreePeak => None,
             }),
             fsync,
+            row_cache_bytes: 0,
         })
+    }
+
+    /// The same store with a record cache of `bytes`: a lidx store through the API, or a
+    /// peer (whose variants with one use it, [`PeerOptions::row_cache_bytes`]); the typed
+    /// adapters have none.
+    pub fn with_row_cache(&self, bytes: usize) -> StoreSpec {
+        match self {
+            StoreSpec::Store(s) => StoreSpec::Store(StoreApiSpec {
+                row_cache_bytes: bytes,
+                ..s.clone()
+            }),
+            StoreSpec::Peer(p) => StoreSpec::Peer(PeerSpec {
+                row_cache_bytes: bytes as u64,
+                ..p.clone()
+            }),
+            other => other.clone(),
+        }
     }
 
     /// Parses a `--store` list ([`store_forms`]): `hybrid` and `btree` become stores through
@@ -642,6 +662,7 @@ impl StoreSpec {
                         }),
                         memory_limit: None,
                         point_reads: false,
+                        row_cache_bytes: 0,
                     }))
                 }
                 other => match Engine::parse(other) {
@@ -977,6 +998,7 @@ fn build_store_api(
         }),
         // The storage carries the run's page cache.
         cache_bytes: 0,
+        row_cache_bytes: spec.row_cache_bytes,
         ..defaults
     };
     // An `lsm` store loads within its budget: its merges are bounded by its levels (and a
@@ -1045,9 +1067,12 @@ fn build_peer(
         got: format!("peer {} on storage without a directory", spec.engine.name()),
         expected: "storage with a directory".to_string(),
     })?;
-    let options = match spec.memory_limit {
-        Some(limit) => PeerOptions::from_limit(limit, spec.point_reads),
-        None => PeerOptions::from_budget(spec.budget_bytes.unwrap_or(DEFAULT_PEER_BUDGET)),
+    let options = PeerOptions {
+        row_cache_bytes: spec.row_cache_bytes,
+        ..match spec.memory_limit {
+            Some(limit) => PeerOptions::from_limit(limit, spec.point_reads),
+            None => PeerOptions::from_budget(spec.budget_bytes.unwrap_or(DEFAULT_PEER_BUDGET)),
+        }
     };
     let store = spec
         .engine
@@ -1078,6 +1103,8 @@ pub struct PeerSpec {
     pub memory_limit: Option<u64>,
     /// The run's workload has single-key operations only ([`PeerOptions::point_reads`]).
     pub point_reads: bool,
+    /// [`PeerOptions::row_cache_bytes`] (`lidx ycsb --row-cache`).
+    pub row_cache_bytes: u64,
 }
 
 impl std::fmt::Debug for PeerSpec {

@@ -175,6 +175,13 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     pub cache_blocks: usize,
 
+    /// Bytes of record cache (key to value) of each lidx store (`Store` engines; 0 = none,
+    /// the default; 48M: powers of 1000): `StoreOptions::row_cache_bytes`. Counted in the
+    /// store's memory; with `--memory-limit` and no `--memory-budget`, taken from the budget
+    /// as the block cache is.
+    #[arg(long, default_value = "0")]
+    pub row_cache: String,
+
     /// Also write the records here: `.jsonl`/`.json` for JSON lines, `.csv` for CSV.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -244,11 +251,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             })
         })
         .transpose()?;
+    let row_cache = lidx_bench::count::parse_count(&args.row_cache)
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n <= lidx::kv::MAX_MEMORY_BUDGET)
+        .ok_or_else(|| BenchError::BadSpec {
+            what: "--row-cache",
+            got: args.row_cache.clone(),
+            expected: "bytes up to 256 GiB: 0, 48000000, 48M (powers of 1000)".to_string(),
+        })?;
     let budget = match (&args.memory_budget, memory_limit) {
         (Some(given), _) => MemoryBudget::parse(given)?,
         (None, Some(limit)) => MemoryBudget::Bytes(lidx_budget_from_limit(
             limit,
-            (args.cache_blocks * args.block_size) as u64,
+            (args.cache_blocks * args.block_size).saturating_add(row_cache) as u64,
             MIN_MEMORY_BUDGET as u64,
         )),
         (None, None) => MemoryBudget::Percent(100.0),
@@ -264,7 +279,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         dynamic,
     )?;
     let peers = lidx_peers::all();
-    let stores = StoreSpec::parse_list(&args.store, Some(budget), fsync, &hybrid, &peers)?;
+    let stores: Vec<StoreSpec> =
+        StoreSpec::parse_list(&args.store, Some(budget), fsync, &hybrid, &peers)?
+            .iter()
+            .map(|s| s.with_row_cache(row_cache))
+            .collect();
     if !args.curve && stores[0].relative_budget() {
         return Err(BenchError::BadSpec {
             what: "--store",
