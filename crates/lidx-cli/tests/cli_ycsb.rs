@@ -149,7 +149,11 @@ fn a_record_cache_is_given_to_the_stores_and_named_in_their_records() {
     for r in &records {
         if r.store.starts_with("store:") {
             assert!(r.config.ends_with(" row_cache=976.6KiB"), "{}", r.config);
-            assert!(r.describe.contains("a record cache holding"), "{}", r.describe);
+            assert!(
+                r.describe.contains("a record cache holding"),
+                "{}",
+                r.describe
+            );
             assert!(r.memory_end_bytes > 0, "{r:?}");
         } else {
             assert!(!r.config.contains("row_cache"), "{}", r.config);
