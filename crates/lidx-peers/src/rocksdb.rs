@@ -130,10 +130,15 @@ impl PeerEngine for RocksDbRows {
     }
 
     fn create(&self, dir: &Path, options: &PeerOptions) -> lidx::Result<Box<dyn ByteStore>> {
-        create(
-            dir,
-            Settings::of(options).with_row_cache(options.row_cache_bytes),
-        )
+        let settings = Settings::of(options)
+            .with_row_cache(options.row_cache_bytes)
+            .ok_or_else(|| lidx::Error::InvalidParameter {
+                name: "rocksdb-rows row cache",
+                value: options.row_cache_bytes.to_string(),
+                expected: "bytes above 0 that leave the block cache 1 MiB (`lidx ycsb \
+                           --row-cache`; plain `rocksdb` has none)",
+            })?;
+        create(dir, settings)
     }
 }
 
@@ -228,15 +233,15 @@ impl Settings {
         }
     }
 
-    /// These settings with a row cache of `bytes` taken out of the block cache, which keeps
-    /// at least 1 MiB (for the index and filter blocks).
-    pub fn with_row_cache(self, bytes: u64) -> Settings {
-        let row_cache = bytes.min(self.block_cache.saturating_sub(1 << 20));
-        Settings {
-            block_cache: self.block_cache - row_cache,
-            row_cache,
+    /// These settings with a row cache of `bytes` taken out of the block cache; `None` for 0
+    /// bytes or for a cache that would leave the block cache under 1 MiB (for the index and
+    /// filter blocks).
+    pub fn with_row_cache(self, bytes: u64) -> Option<Settings> {
+        (bytes > 0 && bytes <= self.block_cache.saturating_sub(1 << 20)).then_some(Settings {
+            block_cache: self.block_cache - bytes,
+            row_cache: bytes,
             ..self
-        }
+        })
     }
 
     /// The record's `config` line.
@@ -383,13 +388,18 @@ mod tests {
     #[test]
     fn a_row_cache_comes_out_of_the_block_cache() {
         let plain = Settings::of(&PeerOptions::from_limit(160_000_000, true));
-        let c = plain.with_row_cache(40_000_000);
+        let c = plain.with_row_cache(40_000_000).unwrap();
         assert_eq!((c.block_cache, c.row_cache), (60_000_000, 40_000_000));
         assert!(c.config().ends_with(" row_cache=38.1MiB"), "{}", c.config());
         assert!(!plain.config().contains("row_cache"));
-        // The block cache keeps 1 MiB.
-        let c = plain.with_row_cache(1 << 40);
-        assert_eq!(c.block_cache, 1 << 20);
-        assert_eq!(c.block_cache + c.row_cache, plain.block_cache);
+        // None, or one that leaves the block cache under 1 MiB, is refused.
+        assert_eq!(plain.with_row_cache(0), None);
+        assert_eq!(
+            plain.with_row_cache(plain.block_cache - (1 << 20) + 1),
+            None
+        );
+        assert!(plain
+            .with_row_cache(plain.block_cache - (1 << 20))
+            .is_some());
     }
 }

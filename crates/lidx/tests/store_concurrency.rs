@@ -225,8 +225,9 @@ const PUTS: u64 = BATCHES;
 /// Two writers put rising counters to keys of their own while two readers get them through
 /// the record cache: no reader sees a key's counter go back, and once the writers are done
 /// every key reads its last counter (a read that raced a write must not leave the older
-/// value cached). The race itself, a fill read before a write, is made to happen in
-/// `kv::store::row_cache`'s unit tests: here its window is too short to be met at will.
+/// value cached), and each writer reads its own write back. The races themselves (a fill
+/// read before or during a write) are made to happen in `kv::store::row_cache`'s unit tests:
+/// here their windows are too short to be met at will.
 fn cached_run(engine: Engine) {
     let dir = tempfile::tempdir().unwrap();
     let options = StoreOptions {
@@ -254,7 +255,11 @@ fn cached_run(engine: Engine) {
                 let store = &store;
                 s.spawn(move || {
                     for c in 1..=PUTS {
-                        store.put(&own(w, c % OWN_KEYS), &value(w, c)).unwrap();
+                        let k = own(w, c % OWN_KEYS);
+                        store.put(&k, &value(w, c)).unwrap();
+                        // Read your writes: no one else writes this key.
+                        let got = decode(&store.get(&k).unwrap().unwrap());
+                        assert_eq!(got, (w, c), "{engine:?}: a get after a put");
                     }
                 })
             })

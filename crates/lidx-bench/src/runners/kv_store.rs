@@ -1115,6 +1115,7 @@ impl std::fmt::Debug for PeerSpec {
             .field("budget_bytes", &self.budget_bytes)
             .field("memory_limit", &self.memory_limit)
             .field("point_reads", &self.point_reads)
+            .field("row_cache_bytes", &self.row_cache_bytes)
             .finish()
     }
 }
@@ -1126,6 +1127,7 @@ impl PartialEq for PeerSpec {
             && self.budget_bytes == other.budget_bytes
             && self.memory_limit == other.memory_limit
             && self.point_reads == other.point_reads
+            && self.row_cache_bytes == other.row_cache_bytes
     }
 }
 

@@ -176,9 +176,10 @@ pub struct Args {
     pub cache_blocks: usize,
 
     /// Bytes of record cache (key to value) of each lidx store (`Store` engines; 0 = none,
-    /// the default; 48M: powers of 1000): `StoreOptions::row_cache_bytes`. Counted in the
-    /// store's memory; with `--memory-limit` and no `--memory-budget`, taken from the budget
-    /// as the block cache is.
+    /// the default; 48M: powers of 1000): `StoreOptions::row_cache_bytes`; and of the peer
+    /// `rocksdb-rows`'s row cache, taken out of its block cache. Counted in the store's
+    /// memory; with `--memory-limit` and no `--memory-budget`, taken from the budget of the
+    /// stores that get one, as the block cache is.
     #[arg(long, default_value = "0")]
     pub row_cache: String,
 
@@ -259,14 +260,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             got: args.row_cache.clone(),
             expected: "bytes up to 256 GiB: 0, 48000000, 48M (powers of 1000)".to_string(),
         })?;
+    let block_cache = (args.cache_blocks * args.block_size) as u64;
     let budget = match (&args.memory_budget, memory_limit) {
         (Some(given), _) => MemoryBudget::parse(given)?,
         (None, Some(limit)) => MemoryBudget::Bytes(lidx_budget_from_limit(
             limit,
-            (args.cache_blocks * args.block_size).saturating_add(row_cache) as u64,
+            block_cache,
             MIN_MEMORY_BUDGET as u64,
         )),
         (None, None) => MemoryBudget::Percent(100.0),
+    };
+    // Under a limit, a store given a record cache pays for it from the budget the limit
+    // leaves it; the others keep theirs.
+    let budget_with_rows = match (&args.memory_budget, memory_limit) {
+        (None, Some(limit)) if row_cache > 0 => Some(MemoryBudget::Bytes(lidx_budget_from_limit(
+            limit,
+            block_cache.saturating_add(row_cache as u64),
+            MIN_MEMORY_BUDGET as u64,
+        ))),
+        _ => None,
     };
     let budgets = MemoryBudget::parse_list(&args.budgets)?;
     let fsync = parse_fsync(&args.fsync)?;
@@ -282,8 +294,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let stores: Vec<StoreSpec> =
         StoreSpec::parse_list(&args.store, Some(budget), fsync, &hybrid, &peers)?
             .iter()
-            .map(|s| s.with_row_cache(row_cache))
+            .map(|s| match (s, budget_with_rows) {
+                (StoreSpec::Store(api), Some(b)) if api.budget.is_some() => {
+                    s.with_budget(b).with_row_cache(row_cache)
+                }
+                _ => s.with_row_cache(row_cache),
+            })
             .collect();
+    if row_cache == 0
+        && stores
+            .iter()
+            .any(|s| matches!(s, StoreSpec::Peer(p) if p.engine.name() == "rocksdb-rows"))
+    {
+        return Err(BenchError::BadSpec {
+            what: "--store",
+            got: args.store.clone(),
+            expected: "rocksdb-rows with --row-cache <bytes> (its row cache; plain rocksdb \
+                       has none)"
+                .to_string(),
+        }
+        .into());
+    }
     if !args.curve && stores[0].relative_budget() {
         return Err(BenchError::BadSpec {
             what: "--store",

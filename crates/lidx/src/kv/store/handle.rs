@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::io::Storage;
 use crate::kv::wal::{Dropped, Record};
 
-use super::batch::{check_sizes, decode_ops, WriteBatch};
+use super::batch::{check_sizes, BatchOp, WriteBatch};
 use super::btree::BTreeEngine;
 use super::check::{check_dir, CheckReport};
 use super::dir::read_identity;
@@ -142,26 +142,21 @@ impl Store {
         }
         let ticket = rows.ticket(key);
         let value = self.engine.get(key)?;
-        if let Some(value) = &value {
+        if let (Some(value), Some(ticket)) = (&value, ticket) {
             rows.fill(key, value, ticket);
         }
         Ok(value)
     }
 
-    /// Writes `record`, then forgets its keys in the record cache (after: see
-    /// [`super::row_cache`]), whether or not the write failed part way.
-    fn write_record(&self, record: Record<'_>) -> Result<()> {
+    /// Writes `record`, whose operations are `ops`, and brings the record cache up to it
+    /// (see [`super::row_cache`]), whether or not the write failed part way.
+    fn write_record(&self, record: Record<'_>, ops: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
+        let Some(rows) = &self.rows else {
+            return self.engine.write(record);
+        };
+        let writing = rows.begin(ops);
         let written = self.engine.write(record);
-        if let Some(rows) = &self.rows {
-            match record {
-                Record::Put { key, .. } | Record::Delete { key } => rows.invalidate(key),
-                Record::Batch { ops } => {
-                    for op in decode_ops("a batch", ops).flatten() {
-                        rows.invalidate(op.key());
-                    }
-                }
-            }
-        }
+        writing.end(written.is_ok());
         written
     }
 
@@ -169,13 +164,13 @@ impl Store {
     /// [`StoreOptions::fsync`]).
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         check_sizes(key, Some(value))?;
-        self.write_record(Record::Put { key, value })
+        self.write_record(Record::Put { key, value }, &[(key, Some(value))])
     }
 
     /// Removes `key` (absent keys too: a delete is logged either way).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         check_sizes(key, None)?;
-        self.write_record(Record::Delete { key })
+        self.write_record(Record::Delete { key }, &[(key, None)])
     }
 
     /// Applies a batch: all of it, or after a crash none of it. An empty batch does nothing.
@@ -183,9 +178,22 @@ impl Store {
         if batch.is_empty() {
             return Ok(());
         }
-        self.write_record(Record::Batch {
-            ops: batch.encoded(),
-        })
+        let ops: Vec<(&[u8], Option<&[u8]>)> = match &self.rows {
+            Some(_) => batch
+                .ops()
+                .map(|op| match op {
+                    BatchOp::Put(key, value) => (key, Some(value)),
+                    BatchOp::Delete(key) => (key, None),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        self.write_record(
+            Record::Batch {
+                ops: batch.encoded(),
+            },
+            &ops,
+        )
     }
 
     /// A read view that stays as it is now while writes and merges go on.

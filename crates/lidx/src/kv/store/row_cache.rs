@@ -9,23 +9,36 @@
 //! same structure (`row_cache`), off by default as here.
 //!
 //! The cache is `quick_cache`'s (sharded, S3-FIFO-like eviction, weighted by bytes); this
-//! module keeps it **coherent with writes** without holding a lock across an engine's read:
-//! - a get that misses takes a [`Ticket`] (the stamp of the key's stripe) *before* it reads
-//!   the engine, and fills the cache with what it read only if the stamp has not moved by
-//!   then, checking again after the fill (and taking the fill back if it has);
-//! - a write is applied to the engine first, then bumps the stamp of each key it touches and
-//!   removes the key.
+//! module keeps it **coherent with writes**, so that a get never returns a value older than
+//! one a get returned before it or than a write that has returned. Keys fall in 4096
+//! **stripes**, each with a stamp (even: no write in flight; odd: one is) and two locks: the
+//! *writer* lock, held by a write of keys of the stripe for its whole length, and the *state*
+//! lock, held only to move the stamp or to fill.
+//! - A write takes its stripes' writer locks in stripe order ([`RowCache::begin`]; so two
+//!   writes of one stripe are applied and brought to the cache one after the other, never
+//!   crossing), makes each stamp odd, and removes its keys, noting which were cached. It is
+//!   applied to the engine, then ([`Writing::end`]) each key that was cached gets its new
+//!   value (a hot key stays cached through its updates, as YCSB-A's do; a delete, a value
+//!   too long to cache or a failed write leaves it out), and each stamp becomes even again.
+//! - A get that misses takes the stamp of its key's stripe before it reads the engine
+//!   ([`RowCache::ticket`]: none while a write is in flight), and fills the cache with what
+//!   it read only if, under the state lock, the stamp is still the one it took.
 //!
-//! So a value read before a write can never stay cached after it: either the write's removal
-//! comes after the fill and removes it, or the stamp moved before the fill's second check,
-//! which takes the fill back. A filler may take back a newer reader's (correct) fill: a miss
-//! later, never a wrong answer. Snapshots read the engine, never the cache. Values longer
-//! than [`MAX_ROW_BYTES`] are not cached (a few large values would push out many small
-//! hot ones).
+//! So a fill holds a value read while no write of its stripe was in flight, and one that no
+//! write has changed since: a write in flight removes its keys first and no fill lands until
+//! it ends, when the cache holds its value or none. Between a write's removal and its end,
+//! gets read the engine, which orders them itself. Reads that hit take no lock of this
+//! module. Snapshots and ranges read the engine, never the cache. Values longer than
+//! [`MAX_ROW_BYTES`] are not cached (a few large values would push out many small hot ones).
+//! A put of a key that is not cached does not add it: a load or a write-only workload leaves
+//! the cache to what is read. A record the cache holds is answered from it even when the
+//! engine would fail (a damaged block read later): the cache is a copy of what was read or
+//! acknowledged, checked when it was.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use parking_lot::{Mutex, MutexGuard};
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
@@ -42,11 +55,12 @@ const ROW_OVERHEAD: u64 = 96;
 fn heap_block(n: usize) -> u64 {
     ((n + 8).div_ceil(16) * 16).max(32) as u64
 }
+
 /// The largest value the cache holds.
-pub(crate) const MAX_ROW_BYTES: usize = 16 << 10;
-/// Stripes of write stamps: a write moves one stripe's stamp, and only fills of keys in
-/// that stripe that were in flight are dropped.
-const STRIPES: usize = 4096;
+const MAX_ROW_BYTES: usize = 16 << 10;
+/// Stripes of keys at most (see the module docs): a write stops fills of its keys' stripes
+/// only. A cache gets one stripe per 4 KiB it may hold, at least one.
+const MAX_STRIPES: usize = 4096;
 
 /// What a record costs the cache.
 #[derive(Clone, Copy)]
@@ -65,10 +79,21 @@ pub(crate) struct Ticket {
     stamp: u64,
 }
 
+/// One stripe's locks and stamp (see the module docs).
+#[derive(Default)]
+struct Stripe {
+    /// Held by a write of keys of the stripe, from [`RowCache::begin`] to [`Writing::end`].
+    writer: Mutex<()>,
+    /// Held to move the stamp, and by a fill while it checks the stamp and inserts.
+    state: Mutex<()>,
+    /// Even: no write in flight. Moved only under `state`; read without it by tickets.
+    stamp: AtomicU64,
+}
+
 /// The record cache; see the module docs.
 pub(crate) struct RowCache {
     rows: Cache<Box<[u8]>, Arc<[u8]>, RowWeight>,
-    stamps: Box<[AtomicU64]>,
+    stripes: Box<[Stripe]>,
 }
 
 impl RowCache {
@@ -77,15 +102,20 @@ impl RowCache {
         if bytes == 0 {
             return None;
         }
+        let stripes: Box<[Stripe]> = (0..(bytes >> 12).clamp(1, MAX_STRIPES))
+            .map(|_| Stripe::default())
+            .collect();
+        // The stripes count in the cache's bytes.
+        let records = bytes.saturating_sub(std::mem::size_of_val::<[Stripe]>(&stripes));
         let typical = 256;
         Some(RowCache {
-            rows: Cache::with_weighter((bytes / typical).max(1), bytes as u64, RowWeight),
-            stamps: (0..STRIPES).map(|_| AtomicU64::new(0)).collect(),
+            rows: Cache::with_weighter((records / typical).max(1), records as u64, RowWeight),
+            stripes,
         })
     }
 
-    fn stripe(key: &[u8]) -> usize {
-        crc32c::crc32c(key) as usize % STRIPES
+    fn stripe(&self, key: &[u8]) -> usize {
+        crc32c::crc32c(key) as usize % self.stripes.len()
     }
 
     /// The cached value of `key`.
@@ -93,40 +123,113 @@ impl RowCache {
         self.rows.get(key).map(|v| v.to_vec())
     }
 
-    /// What a get that missed takes before it reads the engine.
-    pub(crate) fn ticket(&self, key: &[u8]) -> Ticket {
-        let stripe = Self::stripe(key);
-        Ticket {
-            stripe,
-            stamp: self.stamps[stripe].load(Ordering::SeqCst),
-        }
+    /// What a get that missed takes before it reads the engine; `None` while a write of the
+    /// key's stripe is in flight (what it reads is not cached).
+    pub(crate) fn ticket(&self, key: &[u8]) -> Option<Ticket> {
+        let stripe = self.stripe(key);
+        let stamp = self.stripes[stripe].stamp.load(Ordering::Acquire);
+        stamp.is_multiple_of(2).then_some(Ticket { stripe, stamp })
     }
 
-    /// Caches `value`, read from the engine after `ticket` was taken, unless a write to the
-    /// key's stripe came between (then, or after the fill: see the module docs).
+    /// Caches `value`, read from the engine after `ticket` was taken, unless a write of the
+    /// key's stripe began since.
     pub(crate) fn fill(&self, key: &[u8], value: &[u8], ticket: Ticket) {
         if value.len() > MAX_ROW_BYTES {
             return;
         }
-        let stamp = &self.stamps[ticket.stripe];
-        if stamp.load(Ordering::SeqCst) != ticket.stamp {
-            return;
-        }
-        self.rows.insert(key.into(), value.into());
-        if stamp.load(Ordering::SeqCst) != ticket.stamp {
-            self.rows.remove(key);
+        let stripe = &self.stripes[ticket.stripe];
+        let _state = stripe.state.lock();
+        if stripe.stamp.load(Ordering::Acquire) == ticket.stamp {
+            self.rows.insert(key.into(), value.into());
         }
     }
 
-    /// Forgets `key`; called after a write to it is applied.
-    pub(crate) fn invalidate(&self, key: &[u8]) {
-        self.stamps[Self::stripe(key)].fetch_add(1, Ordering::SeqCst);
-        self.rows.remove(key);
+    /// Begins a write of `ops` (each a key with its new value, `None` for a delete), before
+    /// it is applied to the engine: see the module docs.
+    pub(crate) fn begin<'c, 'o>(
+        &'c self,
+        ops: &'o [(&'o [u8], Option<&'o [u8]>)],
+    ) -> Writing<'c, 'o> {
+        let mut stripes: Vec<usize> = ops.iter().map(|&(key, _)| self.stripe(key)).collect();
+        stripes.sort_unstable();
+        stripes.dedup();
+        let held = stripes
+            .iter()
+            .map(|&s| self.stripes[s].writer.lock())
+            .collect();
+        for &s in &stripes {
+            self.bump(s);
+        }
+        let cached = ops
+            .iter()
+            .map(|&(key, _)| self.rows.remove(key).is_some())
+            .collect();
+        Writing {
+            cache: self,
+            ops,
+            stripes,
+            cached,
+            _held: held,
+        }
     }
 
-    /// Bytes the cached records take (with their overhead), and how many there are.
+    /// Moves the stamp of `stripe` on, from even to odd (a write begins) or back.
+    fn bump(&self, stripe: usize) {
+        let stripe = &self.stripes[stripe];
+        let _state = stripe.state.lock();
+        stripe.stamp.fetch_add(1, Ordering::Release);
+    }
+
+    /// Bytes the cache takes (its records with their overhead, and its stripes), and the
+    /// records it holds.
     pub(crate) fn usage(&self) -> (usize, usize) {
-        (self.rows.weight() as usize, self.rows.len())
+        let stripes = std::mem::size_of_val::<[Stripe]>(&self.stripes);
+        (self.rows.weight() as usize + stripes, self.rows.len())
+    }
+}
+
+/// A write in flight ([`RowCache::begin`]): its stripes' writer locks, and which of its keys
+/// were cached. Dropped without [`Writing::end`] (a panic in the engine's write), it ends as
+/// a failed write.
+pub(crate) struct Writing<'c, 'o> {
+    cache: &'c RowCache,
+    ops: &'o [(&'o [u8], Option<&'o [u8]>)],
+    stripes: Vec<usize>,
+    /// Per op: its key was cached when the write began.
+    cached: Vec<bool>,
+    _held: Vec<MutexGuard<'c, ()>>,
+}
+
+impl Writing<'_, '_> {
+    /// Ends the write, which the engine `applied` (or failed part way): each key that was
+    /// cached gets its new value, in the order of the ops.
+    pub(crate) fn end(mut self, applied: bool) {
+        self.finish(applied);
+    }
+
+    fn finish(&mut self, applied: bool) {
+        let cache = self.cache;
+        for (&(key, value), &cached) in self.ops.iter().zip(&self.cached) {
+            match value {
+                Some(value) if applied && cached && value.len() <= MAX_ROW_BYTES => {
+                    cache.rows.insert(key.into(), value.into());
+                }
+                _ => {
+                    cache.rows.remove(key);
+                }
+            }
+        }
+        for s in std::mem::take(&mut self.stripes) {
+            cache.bump(s);
+        }
+    }
+}
+
+impl Drop for Writing<'_, '_> {
+    fn drop(&mut self) {
+        if !self.stripes.is_empty() {
+            self.finish(false);
+        }
     }
 }
 
@@ -138,42 +241,98 @@ mod tests {
         i.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes()
     }
 
-    #[test]
-    fn a_fill_is_read_back_and_a_write_forgets_it() {
-        let c = RowCache::new(1 << 20).unwrap();
-        assert!(RowCache::new(0).is_none());
-        let t = c.ticket(b"k");
-        c.fill(b"k", b"v1", t);
-        assert_eq!(c.get(b"k").as_deref(), Some(&b"v1"[..]));
-        c.invalidate(b"k");
-        assert_eq!(c.get(b"k"), None);
+    fn put(c: &RowCache, key: &[u8], value: Option<&[u8]>, applied: bool) {
+        let ops = [(key, value)];
+        c.begin(&ops).end(applied);
+    }
+
+    fn fill(c: &RowCache, key: &[u8], value: &[u8]) {
+        let t = c.ticket(key).expect("no write in flight");
+        c.fill(key, value, t);
     }
 
     #[test]
-    fn a_fill_read_before_a_write_is_not_kept() {
+    fn a_put_updates_a_cached_key_and_a_delete_or_a_failure_forgets_it() {
         let c = RowCache::new(1 << 20).unwrap();
-        // The write lands between the miss's ticket and its fill.
-        let t = c.ticket(b"k");
-        c.invalidate(b"k");
+        assert!(RowCache::new(0).is_none());
+        fill(&c, b"k", b"v1");
+        assert_eq!(c.get(b"k").as_deref(), Some(&b"v1"[..]));
+        put(&c, b"k", Some(b"v2"), true);
+        assert_eq!(c.get(b"k").as_deref(), Some(&b"v2"[..]));
+        put(&c, b"k", Some(b"v3"), false);
+        assert_eq!(c.get(b"k"), None);
+        fill(&c, b"k", b"v2");
+        put(&c, b"k", None, true);
+        assert_eq!(c.get(b"k"), None);
+        // A put of a key not cached does not add it.
+        put(&c, b"new", Some(b"v"), true);
+        assert_eq!(c.get(b"new"), None);
+        // Nor does a put of a value too long to cache keep the old one.
+        fill(&c, b"k", b"v4");
+        put(&c, b"k", Some(&vec![0; MAX_ROW_BYTES + 1]), true);
+        assert_eq!(c.get(b"k"), None);
+        // A batch that puts a key twice ends with the key out (or with its last value).
+        fill(&c, b"k", b"v5");
+        let ops = [(&b"k"[..], Some(&b"v6"[..])), (&b"k"[..], Some(&b"v7"[..]))];
+        c.begin(&ops).end(true);
+        assert_ne!(c.get(b"k").as_deref(), Some(&b"v6"[..]));
+    }
+
+    #[test]
+    fn a_fill_read_before_or_during_a_write_is_not_kept() {
+        let c = RowCache::new(1 << 20).unwrap();
+        // The write begins between the miss's ticket and its fill (and may have been applied
+        // and returned before the fill).
+        let t = c.ticket(b"k").unwrap();
+        let ops = [(&b"k"[..], Some(&b"new"[..]))];
+        let writing = c.begin(&ops);
+        // While it is in flight, a miss takes no ticket, and the earlier one fills nothing.
+        assert!(c.ticket(b"k").is_none());
         c.fill(b"k", b"old", t);
         assert_eq!(c.get(b"k"), None);
-        // A fill of another stripe's key is kept.
+        writing.end(true);
+        let t = c.ticket(b"k").unwrap();
+        assert_eq!(c.get(b"k"), None);
+        // A fill of a value read after the write ended is kept.
+        c.fill(b"k", b"new", t);
+        assert_eq!(c.get(b"k").as_deref(), Some(&b"new"[..]));
+        // A fill of another stripe's key is kept across a write.
         let other = (0..)
             .map(key)
-            .find(|k| RowCache::stripe(k) != RowCache::stripe(b"k"));
-        let other = other.unwrap();
-        let t = c.ticket(&other);
-        c.invalidate(b"k");
+            .find(|k| c.stripe(k) != c.stripe(b"k"))
+            .unwrap();
+        let t = c.ticket(&other).unwrap();
+        put(&c, b"k", Some(b"newer"), true);
         c.fill(&other, b"v", t);
         assert_eq!(c.get(&other).as_deref(), Some(&b"v"[..]));
+    }
+
+    #[test]
+    fn a_write_holds_each_stripe_of_its_keys_once_until_it_ends_or_drops() {
+        let c = RowCache::new(1 << 20).unwrap();
+        let other = (1..)
+            .map(key)
+            .find(|k| c.stripe(k) != c.stripe(&key(0)))
+            .unwrap();
+        let (k0, v) = (key(0), &b"v"[..]);
+        let ops = [(&k0[..], Some(v)), (&other[..], Some(v)), (&k0[..], None)];
+        let writing = c.begin(&ops);
+        assert_eq!(writing.stripes.len(), 2, "one lock a stripe");
+        let stripe = &c.stripes[c.stripe(&k0)];
+        assert!(stripe.writer.try_lock().is_none());
+        // Dropped without an end (the engine's write panicked): the stripes are released and
+        // fills go on.
+        drop(writing);
+        assert!(stripe.writer.try_lock().is_some());
+        fill(&c, &k0, b"v");
+        assert_eq!(c.get(&k0).as_deref(), Some(&b"v"[..]));
     }
 
     #[test]
     fn large_values_are_not_cached() {
         let c = RowCache::new(1 << 20).unwrap();
         let big = vec![7u8; MAX_ROW_BYTES + 1];
-        let t = c.ticket(b"k");
-        c.fill(b"k", &big, t);
+        fill(&c, b"k", &big);
         assert_eq!(c.get(b"k"), None);
     }
 
@@ -183,8 +342,7 @@ mod tests {
         let c = RowCache::new(bytes).unwrap();
         let value = [1u8; 100];
         for i in 0..20_000 {
-            let t = c.ticket(&key(i));
-            c.fill(&key(i), &value, t);
+            fill(&c, &key(i), &value);
         }
         let (weight, rows) = c.usage();
         assert!(weight <= bytes, "{weight} > {bytes}");

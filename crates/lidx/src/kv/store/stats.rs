@@ -26,8 +26,8 @@ pub struct StoreStats {
     pub model_bytes: usize,
     /// Bytes of the page cache over the store's block files.
     pub cache_bytes: usize,
-    /// Bytes of memory of the record cache ([`super::StoreOptions::row_cache_bytes`]), each
-    /// record counted with its overhead, and the records it holds.
+    /// Bytes of memory of the record cache ([`super::StoreOptions::row_cache_bytes`]): the
+    /// records it holds, each counted with its overhead, and its fixed part (a few KiB).
     pub row_cache_bytes: usize,
     /// Records in the record cache.
     pub row_cache_records: usize,
