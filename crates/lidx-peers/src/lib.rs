@@ -8,6 +8,7 @@
 //! | `fjall`   | fjall (LSM-tree)           | [`fjall`]    |
 //! | `lmdb`    | LMDB through heed (mmap B+-tree) | [`lmdb`] |
 //! | `rocksdb` | RocksDB (LSM-tree, C++), only with the cargo feature `rocksdb` | `rocksdb.rs` |
+//! | `rocksdb-rows` | the same with its row cache (`lidx ycsb --row-cache`) | `rocksdb.rs` |
 //!
 //! The same settings for all, chosen to match lidx's store under `lidx ycsb`'s defaults:
 //!
