@@ -10,8 +10,8 @@
 //!
 //! The cache is `quick_cache`'s (sharded, S3-FIFO-like eviction, weighted by bytes); this
 //! module keeps it **coherent with writes**, so that a get never returns a value older than
-//! one a get returned before it or than a write that has returned. Keys fall in 4096
-//! **stripes**, each with a stamp (even: no write in flight; odd: one is) and two locks: the
+//! one a get returned before it or than a write that has returned. Keys fall in
+//! **stripes** (up to 4096, one per 4 KiB of the cache), each with a stamp (even: no write in flight; odd: one is) and two locks: the
 //! *writer* lock, held by a write of keys of the stripe for its whole length, and the *state*
 //! lock, held only to move the stamp or to fill.
 //! - A write takes its stripes' writer locks in stripe order ([`RowCache::begin`]; so two
@@ -305,6 +305,19 @@ mod tests {
         put(&c, b"k", Some(b"newer"), true);
         c.fill(&other, b"v", t);
         assert_eq!(c.get(&other).as_deref(), Some(&b"v"[..]));
+    }
+
+    #[test]
+    fn a_fill_whose_ticket_predates_a_whole_write_is_not_kept() {
+        let c = RowCache::new(1 << 20).unwrap();
+        let (t1, t2) = (c.ticket(b"k").unwrap(), c.ticket(b"k").unwrap());
+        put(&c, b"k", Some(b"new"), true);
+        c.fill(b"k", b"old", t1);
+        assert_eq!(c.get(b"k"), None);
+        // Nor over a newer fill.
+        fill(&c, b"k", b"new");
+        c.fill(b"k", b"old", t2);
+        assert_eq!(c.get(b"k").as_deref(), Some(&b"new"[..]));
     }
 
     #[test]
