@@ -307,7 +307,7 @@ fn describe_store(s: &lidx::kv::StoreStats) -> String {
         // A `log` store: its map, and what its collector keeps and rewrote.
         format!(
             "store:{}: {} live keys, {} bytes of map, a {} byte log of which {} live, \
-                     {} bytes rewritten by the collector",
+             {} bytes rewritten by the collector",
             s.engine,
             s.table_records,
             s.model_bytes,
@@ -318,7 +318,7 @@ fn describe_store(s: &lidx::kv::StoreStats) -> String {
     } else {
         format!(
             "store:{}: {} records on disk, {} dynamic keys, {} bytes of model or inner \
-                     nodes",
+             nodes",
             s.engine, s.table_records, s.dynamic_keys, s.model_bytes
         )
     };

@@ -150,7 +150,7 @@ impl Store {
 
     /// Writes `record`, whose operations are `ops`, and brings the record cache up to it
     /// (see [`super::row_cache`]), whether or not the write failed part way.
-    fn write_record(&self, record: Record<'_>, ops: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
+    fn write_record(&self, record: Record<'_>, ops: &[BatchOp<'_>]) -> Result<()> {
         let Some(rows) = &self.rows else {
             return self.engine.write(record);
         };
@@ -164,13 +164,13 @@ impl Store {
     /// [`StoreOptions::fsync`]).
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         check_sizes(key, Some(value))?;
-        self.write_record(Record::Put { key, value }, &[(key, Some(value))])
+        self.write_record(Record::Put { key, value }, &[BatchOp::Put(key, value)])
     }
 
     /// Removes `key` (absent keys too: a delete is logged either way).
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         check_sizes(key, None)?;
-        self.write_record(Record::Delete { key }, &[(key, None)])
+        self.write_record(Record::Delete { key }, &[BatchOp::Delete(key)])
     }
 
     /// Applies a batch: all of it, or after a crash none of it. An empty batch does nothing.
@@ -178,14 +178,8 @@ impl Store {
         if batch.is_empty() {
             return Ok(());
         }
-        let ops: Vec<(&[u8], Option<&[u8]>)> = match &self.rows {
-            Some(_) => batch
-                .ops()
-                .map(|op| match op {
-                    BatchOp::Put(key, value) => (key, Some(value)),
-                    BatchOp::Delete(key) => (key, None),
-                })
-                .collect(),
+        let ops: Vec<BatchOp<'_>> = match &self.rows {
+            Some(_) => batch.ops().collect(),
             None => Vec::new(),
         };
         self.write_record(

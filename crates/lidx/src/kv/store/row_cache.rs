@@ -42,6 +42,8 @@ use parking_lot::{Mutex, MutexGuard};
 use quick_cache::sync::Cache;
 use quick_cache::Weighter;
 
+use super::batch::BatchOp;
+
 /// Bytes of memory counted per cached record beyond its key's and value's heap blocks
 /// ([`heap_block`]): the cache's entry (a boxed slice and an `Arc`, 32 bytes, with its
 /// eviction state), its hash table's slot with the table's spare room, and the hashes
@@ -144,13 +146,9 @@ impl RowCache {
         }
     }
 
-    /// Begins a write of `ops` (each a key with its new value, `None` for a delete), before
-    /// it is applied to the engine: see the module docs.
-    pub(crate) fn begin<'c, 'o>(
-        &'c self,
-        ops: &'o [(&'o [u8], Option<&'o [u8]>)],
-    ) -> Writing<'c, 'o> {
-        let mut stripes: Vec<usize> = ops.iter().map(|&(key, _)| self.stripe(key)).collect();
+    /// Begins a write of `ops`, before it is applied to the engine: see the module docs.
+    pub(crate) fn begin<'c, 'o>(&'c self, ops: &'o [BatchOp<'o>]) -> Writing<'c, 'o> {
+        let mut stripes: Vec<usize> = ops.iter().map(|op| self.stripe(op.key())).collect();
         stripes.sort_unstable();
         stripes.dedup();
         let held = stripes
@@ -162,7 +160,7 @@ impl RowCache {
         }
         let cached = ops
             .iter()
-            .map(|&(key, _)| self.rows.remove(key).is_some())
+            .map(|op| self.rows.remove(op.key()).is_some())
             .collect();
         Writing {
             cache: self,
@@ -193,7 +191,7 @@ impl RowCache {
 /// a failed write.
 pub(crate) struct Writing<'c, 'o> {
     cache: &'c RowCache,
-    ops: &'o [(&'o [u8], Option<&'o [u8]>)],
+    ops: &'o [BatchOp<'o>],
     stripes: Vec<usize>,
     /// Per op: its key was cached when the write began.
     cached: Vec<bool>,
@@ -209,13 +207,13 @@ impl Writing<'_, '_> {
 
     fn finish(&mut self, applied: bool) {
         let cache = self.cache;
-        for (&(key, value), &cached) in self.ops.iter().zip(&self.cached) {
-            match value {
-                Some(value) if applied && cached && value.len() <= MAX_ROW_BYTES => {
+        for (op, &cached) in self.ops.iter().zip(&self.cached) {
+            match *op {
+                BatchOp::Put(key, value) if applied && cached && value.len() <= MAX_ROW_BYTES => {
                     cache.rows.insert(key.into(), value.into());
                 }
                 _ => {
-                    cache.rows.remove(key);
+                    cache.rows.remove(op.key());
                 }
             }
         }
@@ -242,7 +240,7 @@ mod tests {
     }
 
     fn put(c: &RowCache, key: &[u8], value: Option<&[u8]>, applied: bool) {
-        let ops = [(key, value)];
+        let ops = [value.map_or(BatchOp::Delete(key), |v| BatchOp::Put(key, v))];
         c.begin(&ops).end(applied);
     }
 
@@ -273,7 +271,7 @@ mod tests {
         assert_eq!(c.get(b"k"), None);
         // A batch that puts a key twice ends with the key out (or with its last value).
         fill(&c, b"k", b"v5");
-        let ops = [(&b"k"[..], Some(&b"v6"[..])), (&b"k"[..], Some(&b"v7"[..]))];
+        let ops = [BatchOp::Put(b"k", b"v6"), BatchOp::Put(b"k", b"v7")];
         c.begin(&ops).end(true);
         assert_ne!(c.get(b"k").as_deref(), Some(&b"v6"[..]));
     }
@@ -284,7 +282,7 @@ mod tests {
         // The write begins between the miss's ticket and its fill (and may have been applied
         // and returned before the fill).
         let t = c.ticket(b"k").unwrap();
-        let ops = [(&b"k"[..], Some(&b"new"[..]))];
+        let ops = [BatchOp::Put(b"k", b"new")];
         let writing = c.begin(&ops);
         // While it is in flight, a miss takes no ticket, and the earlier one fills nothing.
         assert!(c.ticket(b"k").is_none());
@@ -328,7 +326,11 @@ mod tests {
             .find(|k| c.stripe(k) != c.stripe(&key(0)))
             .unwrap();
         let (k0, v) = (key(0), &b"v"[..]);
-        let ops = [(&k0[..], Some(v)), (&other[..], Some(v)), (&k0[..], None)];
+        let ops = [
+            BatchOp::Put(&k0, v),
+            BatchOp::Put(&other, v),
+            BatchOp::Delete(&k0),
+        ];
         let writing = c.begin(&ops);
         assert_eq!(writing.stripes.len(), 2, "one lock a stripe");
         let stripe = &c.stripes[c.stripe(&k0)];
