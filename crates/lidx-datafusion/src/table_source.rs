@@ -21,6 +21,8 @@
 //! **Reading.** Each contiguous run of positions is read by a [`lidx::join::Table::scan`] (the
 //! table's own sequential reader: 4 MiB requests and a background prefetcher on long runs,
 //! just the blocks needed on short ones), and every block it reads has its checksum checked.
+//! Reads go through the OS page cache, which keeps the table's pages for the next query
+//! ([`lidx::io::DeviceKind::FileCached`]).
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -199,7 +201,8 @@ impl<K: SourceKey> TableSource<K> {
 }
 
 /// Storage over the directory of the table file `path`, and the file's name in it; buffered
-/// reads (the OS caches the blocks a query reads, as it would any file).
+/// reads whose pages the OS page cache keeps, as it keeps any file's (a query engine's reads
+/// are warm where the cache allows; lidx's benchmark devices drop them instead).
 pub(crate) fn storage_of(path: &Path) -> lidx::Result<(Storage, String)> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -209,6 +212,6 @@ pub(crate) fn storage_of(path: &Path) -> lidx::Result<(Storage, String)> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let storage = Storage::new(&dir, DeviceKind::File { direct: false }, BLOCK_SIZE)?;
+    let storage = Storage::new(&dir, DeviceKind::FileCached, BLOCK_SIZE)?;
     Ok((storage, name))
 }

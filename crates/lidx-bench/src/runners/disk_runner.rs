@@ -258,7 +258,7 @@ pub(crate) fn measure<Q: Sync>(
         }
         let modeled_elapsed = match storage.kind() {
             DeviceKind::Sim(profile) => profile.elapsed_ns(&io, busiest),
-            DeviceKind::File { .. } => elapsed_ns,
+            DeviceKind::File { .. } | DeviceKind::FileCached => elapsed_ns,
         };
         figures.push(RunFigures {
             wall_us: wall_sum as f64 / ops as f64 / 1e3,

@@ -108,7 +108,7 @@ impl StorageBase {
             (None, DeviceKind::Sim(profile)) => {
                 Storage::in_memory(profile.clone(), self.block_size)?
             }
-            (None, DeviceKind::File { .. }) => {
+            (None, DeviceKind::File { .. } | DeviceKind::FileCached) => {
                 return Err(BenchError::BadSpec {
                     what: "device",
                     got: "a file device without a directory".to_string(),
@@ -418,7 +418,7 @@ impl<'a> KvBench<'a> {
             let written_end = WriteAccount::now();
             // A simulated device's bytes are its own (a file-backed one writes its file back
             // only at sync), not what the process sends to storage: no figure there.
-            let real = matches!(storage.kind(), DeviceKind::File { .. });
+            let real = storage.kind().is_file();
             let since = |a: Option<WriteAccount>, b: Option<WriteAccount>| {
                 a.zip(b).filter(|_| real).and_then(|(a, b)| a.until(b))
             };
@@ -444,7 +444,7 @@ impl<'a> KvBench<'a> {
                 DeviceKind::Sim(profile) => {
                     Some(profile.elapsed_ns(&io, busiest.max(serialized)) + stall_ns)
                 }
-                DeviceKind::File { .. } => None,
+                DeviceKind::File { .. } | DeviceKind::FileCached => None,
             };
             let primary_ns = modeled_ns.unwrap_or(elapsed_ns);
             figures.push(RunFigures {

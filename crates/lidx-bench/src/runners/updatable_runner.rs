@@ -216,7 +216,7 @@ impl<'a> UpdateBench<'a> {
 
             let modeled_elapsed = match storage.kind() {
                 DeviceKind::Sim(profile) => profile.elapsed_ns(&io, run.modeled_ns),
-                DeviceKind::File { .. } => elapsed_ns,
+                DeviceKind::File { .. } | DeviceKind::FileCached => elapsed_ns,
             };
             totals.figures.push(RunFigures {
                 build_s,

@@ -308,7 +308,7 @@ pub(crate) fn transactions(
 ) -> Result<TpccRecord> {
     let simulated = match &db.tuples.base().kind {
         DeviceKind::Sim(profile) => Some(profile.clone()),
-        DeviceKind::File { .. } => None,
+        DeviceKind::File { .. } | DeviceKind::FileCached => None,
     };
     let mut rng = TpccRng::new(config.seed, 1);
     let mut driver = Driver {

@@ -96,7 +96,7 @@ pub fn run(args: Args, list: &str) -> anyhow::Result<()> {
     let first = &records[0];
     let device_note = match storage.kind() {
         DeviceKind::Sim(_) => "modeled time",
-        DeviceKind::File { .. } => "wall time",
+        DeviceKind::File { .. } | DeviceKind::FileCached => "wall time",
     };
     println!(
         "{} ({} keys bulk loaded, {} at the end), {}, {} ops ({} inserts) x {} runs, {}, \

@@ -78,7 +78,7 @@ impl DeviceChoice {
 
     /// Checks `block_size` for this device without touching the file system.
     pub fn check_block_size(&self, block_size: usize) -> lidx::Result<()> {
-        lidx::io::check_block_size(block_size, matches!(self.kind, DeviceKind::File { .. }))
+        lidx::io::check_block_size(block_size, self.kind.is_file())
     }
 
     /// Creates a file device's directory when it does not exist yet, but only its last
@@ -86,11 +86,7 @@ impl DeviceChoice {
     /// refused with what to do. Call it once the inputs are checked, so that a failed command
     /// leaves no empty directory behind.
     pub fn create_dir(&self) -> Result<(), BenchError> {
-        let Some(dir) = self
-            .dir
-            .as_ref()
-            .filter(|_| matches!(self.kind, DeviceKind::File { .. }))
-        else {
+        let Some(dir) = self.dir.as_ref().filter(|_| self.kind.is_file()) else {
             return Ok(());
         };
         if dir.is_dir() {
@@ -128,7 +124,7 @@ impl DeviceChoice {
         let storage = match (&self.dir, &self.kind) {
             (Some(dir), kind) => Storage::new(dir, kind.clone(), block_size)?,
             (None, DeviceKind::Sim(profile)) => Storage::in_memory(profile.clone(), block_size)?,
-            (None, DeviceKind::File { .. }) => {
+            (None, DeviceKind::File { .. } | DeviceKind::FileCached) => {
                 unreachable!("parse gives every file device a directory")
             }
         };

@@ -9,6 +9,10 @@
 //! `O_DIRECT`; the device then falls back to buffered I/O and drops the file's cached pages with
 //! `posix_fadvise(POSIX_FADV_DONTNEED)` after each read and at each `sync`, and
 //! [`FileDevice::direct`] / [`BlockDevice::describe`] say so, so results name what was measured.
+//!
+//! Those two modes measure the device. [`Caching::Kept`] is the third, for reading files as an
+//! application does (a query engine over table files, `lidx-datafusion`): buffered I/O whose
+//! pages stay in the OS page cache, so a block read again is served from memory by the kernel.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -33,25 +37,41 @@ pub enum OpenMode {
     ReadOnly,
 }
 
-/// A file of checksummed blocks, read and written with `O_DIRECT` where the file system allows.
+/// What a [`FileDevice`] lets the OS page cache keep of its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Caching {
+    /// `O_DIRECT`: no page of the file is cached; [`Caching::Dropped`] where the file system
+    /// refuses `O_DIRECT`.
+    Direct,
+    /// Buffered I/O, the pages dropped after each read and at each `sync` (`DONTNEED`).
+    Dropped,
+    /// Buffered I/O, the pages kept as the OS chooses: warm reads.
+    Kept,
+}
+
+/// A file of checksummed blocks, read and written with `O_DIRECT` where the file system allows
+/// (or through the page cache, as [`Caching`] says).
 pub struct FileDevice {
     name: String,
     file: File,
     block_size: usize,
     mode: OpenMode,
-    direct: bool,
+    /// The caching in effect, [`Caching::Dropped`] when `O_DIRECT` was asked and refused.
+    caching: Caching,
+    /// True when `O_DIRECT` was asked and the file system refused it.
+    refused_direct: bool,
     len_blocks: AtomicU64,
     counters: IoCounters,
 }
 
 impl FileDevice {
-    /// Opens `path` as a device of `block_size`-byte blocks (a power of two >= 4096). With
-    /// `direct`, uses `O_DIRECT`, falling back to buffered I/O + `DONTNEED` if refused.
+    /// Opens `path` as a device of `block_size`-byte blocks (a power of two >= 4096), cached
+    /// as `caching` says ([`Caching::Direct`] falls back to [`Caching::Dropped`] if refused).
     pub fn open(
         path: &Path,
         block_size: usize,
         mode: OpenMode,
-        direct: bool,
+        caching: Caching,
     ) -> Result<FileDevice> {
         check_block_size(block_size, true)?;
         let name = path.display().to_string();
@@ -72,11 +92,12 @@ impl FileDevice {
             }
             options.open(path)
         };
-        let (file, direct) = match open(direct) {
-            Ok(file) => (file, direct),
+        let direct = caching == Caching::Direct;
+        let (file, caching) = match open(direct) {
+            Ok(file) => (file, caching),
             Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => (
                 open(false).map_err(|e| Error::io(&name, "open", &e))?,
-                false,
+                Caching::Dropped,
             ),
             Err(e) => return Err(Error::io(&name, "open", &e)),
         };
@@ -95,16 +116,22 @@ impl FileDevice {
             file,
             block_size,
             mode,
-            direct,
+            caching,
+            refused_direct: direct && caching != Caching::Direct,
             len_blocks: AtomicU64::new(bytes / block_size as u64),
             counters: IoCounters::default(),
         })
     }
 
-    /// True when reads bypass the OS page cache with `O_DIRECT`; false when the file system
-    /// refused it and the device uses buffered reads with `DONTNEED`.
+    /// True when reads bypass the OS page cache with `O_DIRECT`; false when it was not asked,
+    /// or the file system refused it and the device uses buffered reads with `DONTNEED`.
     pub fn direct(&self) -> bool {
-        self.direct
+        self.caching == Caching::Direct
+    }
+
+    /// The caching in effect.
+    pub fn caching(&self) -> Caching {
+        self.caching
     }
 
     fn drop_cached(&self, offset: u64, len: u64) {
@@ -120,7 +147,7 @@ impl FileDevice {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        if self.direct && !(buf.as_ptr() as usize).is_multiple_of(IO_ALIGN) {
+        if self.direct() && !(buf.as_ptr() as usize).is_multiple_of(IO_ALIGN) {
             let mut bounce = AlignedBuf::zeroed(buf.len());
             self.file.read_exact_at(&mut bounce, offset)?;
             buf.copy_from_slice(&bounce);
@@ -131,7 +158,7 @@ impl FileDevice {
     }
 
     fn write_at(&self, offset: u64, buf: &[u8]) -> std::io::Result<()> {
-        if self.direct && !(buf.as_ptr() as usize).is_multiple_of(IO_ALIGN) {
+        if self.direct() && !(buf.as_ptr() as usize).is_multiple_of(IO_ALIGN) {
             let mut bounce = AlignedBuf::zeroed(buf.len());
             bounce.copy_from_slice(buf);
             self.file.write_all_at(&bounce, offset)
@@ -173,7 +200,7 @@ impl BlockDevice for FileDevice {
                 )
             }
         })?;
-        if !self.direct {
+        if self.caching == Caching::Dropped {
             self.drop_cached(offset, buf.len() as u64);
         }
         self.counters
@@ -207,7 +234,7 @@ impl BlockDevice for FileDevice {
                 .sync_data()
                 .map_err(|e| Error::io(&self.name, "fdatasync", &e))?;
         }
-        if !self.direct {
+        if self.caching == Caching::Dropped {
             self.drop_cached(0, 0);
         }
         self.counters.record_sync();
@@ -219,10 +246,13 @@ impl BlockDevice for FileDevice {
     }
 
     fn describe(&self) -> String {
-        if self.direct {
-            "file O_DIRECT".to_string()
-        } else {
-            "file buffered+DONTNEED (O_DIRECT refused by the file system)".to_string()
+        match self.caching {
+            Caching::Direct => "file O_DIRECT".to_string(),
+            Caching::Dropped if self.refused_direct => {
+                "file buffered+DONTNEED (O_DIRECT refused by the file system)".to_string()
+            }
+            Caching::Dropped => "file buffered+DONTNEED".to_string(),
+            Caching::Kept => "file buffered, pages kept in the OS page cache".to_string(),
         }
     }
 }
@@ -235,14 +265,14 @@ mod tests {
     fn round_trip_reopen_and_corruption() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("d");
-        let dev = FileDevice::open(&path, 4096, OpenMode::Create, true).unwrap();
+        let dev = FileDevice::open(&path, 4096, OpenMode::Create, Caching::Direct).unwrap();
         let mut buf = AlignedBuf::zeroed(3 * 4096);
         buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
         dev.write_blocks(0, &mut buf, IoClass::Data).unwrap();
         dev.sync().unwrap();
         drop(dev);
 
-        let dev = FileDevice::open(&path, 4096, OpenMode::ReadOnly, true).unwrap();
+        let dev = FileDevice::open(&path, 4096, OpenMode::ReadOnly, Caching::Direct).unwrap();
         assert_eq!(dev.len_blocks(), 3);
         let mut unaligned = vec![0u8; 4096 + 1];
         dev.read_blocks(2, &mut unaligned[1..], IoClass::Leaf)
@@ -261,7 +291,7 @@ mod tests {
         let mut raw = std::fs::read(&path).unwrap();
         raw[4096 + 7] ^= 1;
         std::fs::write(&path, &raw).unwrap();
-        let dev = FileDevice::open(&path, 4096, OpenMode::ReadOnly, true).unwrap();
+        let dev = FileDevice::open(&path, 4096, OpenMode::ReadOnly, Caching::Direct).unwrap();
         let mut one = AlignedBuf::zeroed(4096);
         assert!(matches!(
             dev.read_blocks(1, &mut one, IoClass::Leaf),
@@ -270,7 +300,7 @@ mod tests {
 
         std::fs::write(&path, &raw[..5000]).unwrap();
         assert!(matches!(
-            FileDevice::open(&path, 4096, OpenMode::ReadOnly, true),
+            FileDevice::open(&path, 4096, OpenMode::ReadOnly, Caching::Direct),
             Err(Error::Truncated { .. })
         ));
     }
@@ -279,7 +309,7 @@ mod tests {
     fn buffered_mode_reads_back_and_says_so() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b");
-        let dev = FileDevice::open(&path, 8192, OpenMode::Create, false).unwrap();
+        let dev = FileDevice::open(&path, 8192, OpenMode::Create, Caching::Dropped).unwrap();
         assert!(!dev.direct());
         assert!(dev.describe().contains("buffered"), "{}", dev.describe());
         let mut buf = vec![3u8; 2 * 8192];
@@ -291,8 +321,60 @@ mod tests {
         let s = dev.stats();
         assert_eq!((s.read_blocks, s.write_blocks, s.syncs), (1, 2, 1));
         assert!(matches!(
-            FileDevice::open(&path, 1000, OpenMode::ReadOnly, false),
+            FileDevice::open(&path, 1000, OpenMode::ReadOnly, Caching::Dropped),
             Err(Error::InvalidParameter { .. })
         ));
+    }
+
+    /// Which of the first `blocks` 4096-byte pages of `path` the OS page cache holds.
+    fn resident(path: &Path, blocks: usize) -> Vec<bool> {
+        let file = File::open(path).unwrap();
+        // SAFETY: the mapping is only passed to mincore, never read; the file is not resized
+        // while it lives.
+        let map = unsafe { memmap2::Mmap::map(&file).unwrap() };
+        let mut vec = vec![0u8; blocks];
+        // SAFETY: `map` is a live mapping of at least `blocks` pages and `vec` has one byte
+        // per page.
+        let rc = unsafe { libc::mincore(map.as_ptr() as *mut _, blocks * 4096, vec.as_mut_ptr()) };
+        assert_eq!(rc, 0);
+        vec.iter().map(|b| b & 1 == 1).collect()
+    }
+
+    #[test]
+    fn kept_pages_stay_in_the_page_cache_and_dropped_ones_leave_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for caching in [Caching::Kept, Caching::Dropped] {
+            let path = dir.path().join(format!("{caching:?}"));
+            let dev = FileDevice::open(&path, 4096, OpenMode::Create, caching).unwrap();
+            assert_eq!(dev.caching(), caching);
+            assert!(!dev.direct());
+            let mut buf = vec![5u8; 4 * 4096];
+            dev.write_blocks(0, &mut buf, IoClass::Data).unwrap();
+            dev.sync().unwrap();
+            // Written pages may sit in one large folio that a ranged DONTNEED cannot split:
+            // start the read from an empty cache, so it brings in pages of its own.
+            dev.drop_cached(0, 0);
+            let mut back = vec![0u8; 4096];
+            dev.read_blocks(2, &mut back, IoClass::Data).unwrap();
+            assert!(back[..4096 - 4].iter().all(|&b| b == 5));
+            let cached = resident(&path, 4)[2];
+            match caching {
+                Caching::Kept => {
+                    assert!(cached, "a kept page left the cache");
+                    assert!(dev.describe().contains("pages kept"), "{}", dev.describe());
+                }
+                // tmpfs keeps every page whatever the advice; elsewhere DONTNEED drops it.
+                _ if on_tmpfs(dir.path()) => {}
+                _ => assert!(!cached, "a dropped page stayed in the cache"),
+            }
+        }
+    }
+
+    fn on_tmpfs(path: &Path) -> bool {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: statfs writes only into `st`, which is zeroed and of its type.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
+        rc == 0 && st.f_type == libc::TMPFS_MAGIC
     }
 }

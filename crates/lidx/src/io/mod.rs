@@ -26,7 +26,7 @@ pub use cache::{CacheMode, PageCache};
 pub use checksum::BLOCK_TRAILER;
 pub use device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
 pub use fault::{FaultDevice, FaultPlan, FaultScope, WriteFault};
-pub use file::{FileDevice, OpenMode};
+pub use file::{Caching, FileDevice, OpenMode};
 pub use sim::{SimDevice, SimProfile};
 pub use stats::{IoClass, IoCounters, IoStats};
 pub use storage::{DeviceKind, Storage};

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::io::cache::{CacheMode, PageCache, SharedBlocks};
 use crate::io::device::{check_block_size, BlockDevice, DEFAULT_BLOCK_SIZE};
 use crate::io::fault::{FaultDevice, FaultPlan};
-use crate::io::file::{FileDevice, OpenMode};
+use crate::io::file::{Caching, FileDevice, OpenMode};
 use crate::io::sim::{SimDevice, SimProfile};
 use crate::io::stats::IoStats;
 
@@ -33,11 +33,21 @@ pub enum DeviceKind {
         /// Use `O_DIRECT`.
         direct: bool,
     },
+    /// Real files read and written through the OS page cache, which keeps their pages
+    /// ([`Caching::Kept`]): warm reads, as an application reading files has them. Not a device
+    /// to measure I/O on: a block read twice may not reach the disk.
+    FileCached,
     /// Simulated devices charging time by a profile.
     Sim(SimProfile),
 }
 
 impl DeviceKind {
+    /// True for the kinds that read and write real files ([`DeviceKind::File`] and
+    /// [`DeviceKind::FileCached`]).
+    pub fn is_file(&self) -> bool {
+        matches!(self, DeviceKind::File { .. } | DeviceKind::FileCached)
+    }
+
     /// `file` (O_DIRECT), `file-buffered`, or `sim:<profile>` (see [`SimProfile::parse`]).
     pub fn parse(spec: &str) -> Result<DeviceKind> {
         match spec {
@@ -96,7 +106,7 @@ struct Opened {
 impl Storage {
     /// Files in `dir` (created if missing), served by `kind`, with `block_size`-byte blocks.
     pub fn new(dir: &Path, kind: DeviceKind, block_size: usize) -> Result<Storage> {
-        check_block_size(block_size, matches!(kind, DeviceKind::File { .. }))?;
+        check_block_size(block_size, kind.is_file())?;
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(dir.display().to_string(), "create directory", &e))?;
         Ok(Storage::bare(Some(dir.to_path_buf()), kind, block_size))
@@ -432,7 +442,17 @@ impl Storage {
                 &dir.join(name),
                 self.block_size,
                 mode,
-                *direct,
+                if *direct {
+                    Caching::Direct
+                } else {
+                    Caching::Dropped
+                },
+            )?),
+            (Some(dir), DeviceKind::FileCached) => Arc::new(FileDevice::open(
+                &dir.join(name),
+                self.block_size,
+                mode,
+                Caching::Kept,
             )?),
             (Some(dir), DeviceKind::Sim(profile)) => Arc::new(SimDevice::open_file(
                 &dir.join(name),
@@ -456,7 +476,7 @@ impl Storage {
                     Arc::clone(found) as Arc<dyn BlockDevice>
                 }
             }
-            (None, DeviceKind::File { .. }) => {
+            (None, DeviceKind::File { .. } | DeviceKind::FileCached) => {
                 unreachable!("in-memory storage is always simulated")
             }
         };
@@ -515,6 +535,7 @@ impl Storage {
                 None => "file O_DIRECT".to_string(),
             },
             DeviceKind::File { direct: false } => "file buffered".to_string(),
+            DeviceKind::FileCached => "file buffered, pages kept in the OS page cache".to_string(),
             DeviceKind::Sim(p) => format!("sim:{}", p.name),
         };
         if self.cache_blocks > 0 {

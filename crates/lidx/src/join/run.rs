@@ -41,7 +41,7 @@ pub fn join<K: TableKey>(
             let scratch = Storage::in_memory(profile.clone(), block_size)?;
             join_in::<K>(left, right, out, &scratch, params)
         }
-        (None, DeviceKind::File { .. }) => Err(Error::InvalidParameter {
+        (None, DeviceKind::File { .. } | DeviceKind::FileCached) => Err(Error::InvalidParameter {
             name: "storage",
             value: "a file device without a directory".to_string(),
             expected: "a storage with a directory, or an in-memory one",

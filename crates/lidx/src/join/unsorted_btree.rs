@@ -63,7 +63,7 @@ pub(crate) fn work_storage(base: &Storage, cache_blocks: usize) -> Result<Storag
     let storage = match (base.dir(), base.kind()) {
         (Some(dir), kind) => Storage::new(dir, kind.clone(), base.block_size())?,
         (None, DeviceKind::Sim(profile)) => Storage::in_memory(profile.clone(), base.block_size())?,
-        (None, DeviceKind::File { .. }) => {
+        (None, DeviceKind::File { .. } | DeviceKind::FileCached) => {
             return Err(Error::InvalidParameter {
                 name: "storage",
                 value: "a file device without a directory".to_string(),

@@ -1,11 +1,10 @@
 //! `--cold`: every query of every side starts with none of its files in the OS page cache.
 //!
-//! lidx-datafusion reads tables through lidx's buffered file device, which drops the pages
-//! of every read from the page cache (`posix_fadvise(POSIX_FADV_DONTNEED)`, lidx `io/file.rs`),
-//! so its reads mostly go to the disk; DataFusion reads Parquet through the page cache and
-//! keeps what it read. Run warm (the default), the sides are therefore measured on different
-//! footings. Cold, the same call drops each side's files before each query (the table file and
-//! its saved index, or the Parquet file), so that both start from the disk.
+//! lidx-datafusion reads tables through lidx's file device with the pages kept in the OS page
+//! cache (`DeviceKind::FileCached`), as DataFusion reads Parquet: run warm (the default), both
+//! sides read what the page cache holds of their files. Cold, `posix_fadvise(DONTNEED)` drops
+//! each side's files before each query (the table file and its saved index, or the Parquet
+//! file), so that both start from the disk.
 
 use std::fs::File;
 use std::os::unix::io::AsRawFd;

@@ -81,8 +81,7 @@ struct Args {
     partitions: Option<usize>,
 
     /// Drop each side's files from the OS page cache before each query, so that every query
-    /// starts from the disk on both sides (lidx's reads drop their pages anyway; Parquet's
-    /// otherwise stay cached).
+    /// starts from the disk on both sides (otherwise both sides' pages stay cached).
     #[arg(long)]
     cold: bool,
 
