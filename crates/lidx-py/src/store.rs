@@ -279,6 +279,7 @@ impl PyStore {
         d.set_item("lsm_runs", s.lsm_runs)?;
         d.set_item("lsm_levels", s.lsm_levels)?;
         d.set_item("filter_bytes", s.filter_bytes)?;
+        d.set_item("shed_filter_runs", s.shed_filter_runs)?;
         d.set_item("lsm_written_bytes", s.lsm_written_bytes)?;
         d.set_item("compaction_bytes", s.compaction_bytes)?;
         d.set_item("moved_bytes", s.moved_bytes)?;

@@ -64,6 +64,48 @@ fn writes_flush_into_levels_that_compact_and_read_back() {
     assert_eq!(store.range(..).count(), 4_000 - 1_334);
 }
 
+/// Filters that would pass half the budget with the models stay on disk, the deepest runs'
+/// first; gets of present and absent keys answer as before, and each open applies the
+/// budget it is given.
+#[test]
+fn key_filters_past_half_the_budget_stay_on_disk_and_every_get_still_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let budget = 64 << 10;
+    let store = Store::create(&path, &lsm(4, 2), &options(budget)).unwrap();
+    for i in 0..60_000u64 {
+        store.put(&key(i), &i.to_le_bytes()).unwrap();
+    }
+    store.compact().unwrap();
+    let within = |s: &lidx::kv::StoreStats| {
+        assert!(s.shed_filter_runs > 0, "{s:?}");
+        assert!(s.filter_bytes > 0, "the first runs keep theirs: {s:?}");
+        assert!(s.model_bytes <= budget / 2, "{s:?}");
+    };
+    within(&store.stats());
+    let check = |store: &Store| {
+        for i in (0..60_000u64).step_by(7) {
+            assert_eq!(store.get(&key(i)).unwrap(), Some(i.to_le_bytes().to_vec()));
+        }
+        for i in 60_000..61_000u64 {
+            assert_eq!(store.get(&key(i)).unwrap(), None);
+        }
+    };
+    check(&store);
+    store.close().unwrap();
+    // A larger budget holds every filter again: an open reads them from the runs.
+    let store = Store::open(&path, &options(4 << 20)).unwrap();
+    let s = store.stats();
+    assert_eq!(s.shed_filter_runs, 0, "{s:?}");
+    check(&store);
+    store.close().unwrap();
+    let store = Store::open(&path, &options(budget)).unwrap();
+    within(&store.stats());
+    check(&store);
+    store.close().unwrap();
+    assert!(Store::check(&path).unwrap().is_sound());
+}
+
 /// Writes 400 keys three times over and deletes every fourth on a new store of `spec`, checks
 /// every read through compaction, reopen and `check`, and returns the stats after compacting.
 fn overwrite_and_read_back(spec: LsmSpec) -> lidx::kv::StoreStats {

@@ -561,6 +561,7 @@ fn print_stats(common: &Common, store: &Store) {
                 "lsm_runs": s.lsm_runs,
                 "lsm_levels": s.lsm_levels,
                 "filter_bytes": s.filter_bytes,
+                "shed_filter_runs": s.shed_filter_runs,
                 "lsm_written_bytes": s.lsm_written_bytes,
                 "compaction_bytes": s.compaction_bytes,
                 "moved_bytes": s.moved_bytes,
@@ -629,12 +630,13 @@ fn print_stats(common: &Common, store: &Store) {
         }
         if let Engine::Lsm(_) = id.engine {
             println!(
-                "runs            {} in {} level(s), key filters {} bytes (in the model's); since \
-                 open {} bytes of runs written, {} of them by compactions, {} moved down \
-                 unrewritten",
+                "runs            {} in {} level(s), key filters {} bytes (in the model's; {} \
+                 run(s) keep theirs on disk only, for the budget); since open {} bytes of runs \
+                 written, {} of them by compactions, {} moved down unrewritten",
                 s.lsm_runs,
                 s.lsm_levels,
                 s.filter_bytes,
+                s.shed_filter_runs,
                 s.lsm_written_bytes,
                 s.compaction_bytes,
                 s.moved_bytes

@@ -47,6 +47,7 @@ mod slots;
 mod table;
 mod writer;
 
+pub(crate) use filter::KeyFilter;
 pub(crate) use format::shortest_separator;
 pub use format::{
     ByteTableHeader, ByteTableKind, ByteTableParams, FilterShape, BYTE_TABLE_MAGIC,

@@ -215,6 +215,13 @@ impl ByteTable {
         self.filter.as_ref().map_or(0, KeyFilter::memory_bytes)
     }
 
+    /// Takes the key filter out of the table, which then answers [`ByteTable::may_contain`]
+    /// with true for every key: for an owner that holds the filter itself, or not at all
+    /// (the `lsm` engine, under its memory budget).
+    pub(crate) fn take_filter(&mut self) -> Option<KeyFilter> {
+        self.filter.take()
+    }
+
     /// False when the table surely does not hold `key` (its key filter says so); true when
     /// it may, and always for a table without a filter.
     #[inline]

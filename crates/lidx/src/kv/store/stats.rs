@@ -55,6 +55,10 @@ pub struct StoreStats {
     pub lsm_levels: usize,
     /// `lsm`: bytes of memory of the runs' key filters (in `model_bytes` too).
     pub filter_bytes: usize,
+    /// `lsm`: runs whose key filter stays on disk, not in memory, because the filters held
+    /// with the models would pass half the memory budget (the deepest runs' go first; a get
+    /// of a key such a run lacks reads one of its blocks).
+    pub shed_filter_runs: usize,
     /// `lsm`: bytes of runs and value log segments written since open, by flushes and by
     /// compactions; with the log's bytes, what the engine wrote for what was put (write
     /// amplification).

@@ -5,8 +5,10 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use arc_swap::ArcSwapOption;
+
 use crate::disk::byte_table::{
-    key_hash, ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter, TableCursor,
+    key_hash, ByteTable, ByteTableKind, ByteTableParams, ByteTableWriter, KeyFilter, TableCursor,
 };
 use crate::disk::owner::FileOwner;
 use crate::error::Error;
@@ -99,6 +101,9 @@ pub(crate) fn is_run_name(name: &str) -> bool {
 /// last reader lets go), its level and what the manifest records of it.
 pub(crate) struct RunFile {
     file: TableFile,
+    /// Its key filter while the store holds it in memory ([`Levels::shed_filters`]); taken
+    /// out of the table, which then answers every key with "may hold".
+    filter: ArcSwapOption<KeyFilter>,
     pub(crate) level: usize,
     /// What the manifest records of it.
     pub(crate) identity: FileIdentity,
@@ -113,7 +118,7 @@ impl RunFile {
     /// The run of the open `table`, whose first and last keys are `range` (read from the
     /// table when `None`: at open).
     pub(crate) fn new(
-        table: ByteTable,
+        mut table: ByteTable,
         name: String,
         level: usize,
         identity: FileIdentity,
@@ -121,6 +126,7 @@ impl RunFile {
         refs: RefBytes,
         range: Option<(Vec<u8>, Vec<u8>)>,
     ) -> Result<Arc<RunFile>> {
+        let filter = ArcSwapOption::from(table.take_filter().map(Arc::new));
         let file = TableFile::new(table, name, storage);
         let (first, last) = match range {
             Some(range) => range,
@@ -128,6 +134,7 @@ impl RunFile {
         };
         Ok(Arc::new(RunFile {
             file,
+            filter,
             level,
             identity,
             refs,
@@ -137,16 +144,50 @@ impl RunFile {
     }
 
     /// This run under the name `name` at `level`, the same file linked there (a trivial
-    /// move).
+    /// move), its filter held if it is now.
     fn moved(&self, name: String, level: usize) -> Arc<RunFile> {
         Arc::new(RunFile {
             file: self.file.renamed(name),
+            filter: ArcSwapOption::new(self.filter.load_full()),
             level,
             identity: self.identity,
             refs: self.refs.clone(),
             first: self.first.clone(),
             last: self.last.clone(),
         })
+    }
+
+    /// False when the run surely does not hold the key whose
+    /// [`key_hash`](crate::disk::byte_table::key_hash) is `hash`: its filter, if held, says so.
+    #[inline]
+    fn may_contain_hashed(&self, hash: u64) -> bool {
+        self.filter
+            .load()
+            .as_ref()
+            .is_none_or(|f| f.may_contain_hash(hash))
+    }
+
+    /// Bytes of memory of its filter while held (0 when shed or when it has none).
+    pub(crate) fn filter_bytes(&self) -> usize {
+        self.filter.load().as_ref().map_or(0, |f| f.memory_bytes())
+    }
+
+    /// Bytes of memory of the table's model (its separators' index; the filter apart).
+    fn model_bytes(&self) -> usize {
+        self.table.memory_bytes()
+    }
+
+    /// Bytes of memory of its filter while held, after letting it go when `room` (bytes) is
+    /// smaller; a filter let go is not read back (the run keeps it on disk until a merge
+    /// rewrites it).
+    fn hold_filter_within(&self, room: usize) -> usize {
+        match self.filter_bytes() {
+            bytes if bytes <= room => bytes,
+            _ => {
+                self.filter.store(None);
+                0
+            }
+        }
     }
 
     /// Bytes of keys and tagged values it holds (what a merge's cut counts).
@@ -267,15 +308,46 @@ impl Levels {
             .map_or(0, |l| l.iter().map(|r| r.table.disk_bytes()).sum())
     }
 
-    /// Bytes of memory of the runs' models and filters and of the value log segments'
+    /// Bytes of memory of the runs' models and held filters and of the value log segments'
     /// models.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.runs().map(|r| r.table.memory_bytes()).sum::<usize>()
+        self.model_bytes() + self.runs().map(|r| r.filter_bytes()).sum::<usize>()
+    }
+
+    /// Bytes of memory of the runs' models and of the value log segments' models.
+    fn model_bytes(&self) -> usize {
+        self.runs().map(|r| r.model_bytes()).sum::<usize>()
             + self
                 .values
                 .iter()
                 .map(|s| s.table.memory_bytes())
                 .sum::<usize>()
+    }
+
+    /// Keeps the runs' filters within half of `budget` with the models: walking the runs in
+    /// the order a get asks them (level 0 newest first, then each level down), each keeps
+    /// its filter while the models and the filters kept so far fit, and lets it go
+    /// otherwise. The runs asked first keep theirs: every get asks level 0, while a get of a
+    /// key the store holds stops at the level that holds it (and most keys are in the last
+    /// level, whose filter such gets never need; RocksDB's `optimize_filters_for_hits` drops
+    /// that level's filters for the same reason). A run without its filter answers a get of
+    /// a key it lacks with one block read. Returns the bytes of the filters kept.
+    pub(crate) fn shed_filters(&self, budget: usize) -> usize {
+        let mut room = (budget / 2).saturating_sub(self.model_bytes());
+        let mut kept = 0;
+        for run in self.runs() {
+            let held = run.hold_filter_within(room);
+            room -= held;
+            kept += held;
+        }
+        kept
+    }
+
+    /// Runs whose filter is on disk but not held in memory.
+    pub(crate) fn shed_runs(&self) -> usize {
+        self.runs()
+            .filter(|r| r.table.header().filter.is_some() && r.filter_bytes() == 0)
+            .count()
     }
 
     /// The merge that is due, if any: of the levels at or past their trigger (level 0: `l0`
@@ -965,6 +1037,7 @@ impl Files for Runs {
                 .settle_values(segments);
             let next = inner.next_generation.load(Ordering::Relaxed);
             commit(&mut manifest, &levels.manifest(inner.base.store, next))?;
+            levels.shed_filters(inner.base.options.memory_budget);
             inner.publish_files(Arc::new(levels), true)?;
         }
         inner.shared.flushed(written);
@@ -975,7 +1048,7 @@ impl Files for Runs {
         // One hash of the key serves every run's filter and point index.
         let hash = key_hash(key);
         for run in self.runs_for(key) {
-            if !run.table.may_contain_hashed(hash) {
+            if !run.may_contain_hashed(hash) {
                 continue;
             }
             if let Some(tagged) = run.table.get_hashed(key, hash)? {
@@ -1111,6 +1184,70 @@ mod tests {
 
     fn names(runs: &[Arc<RunFile>]) -> Vec<&str> {
         runs.iter().map(|r| r.name.as_str()).collect()
+    }
+
+    /// A run of `records` 100-byte records at `level` with a key filter of 10 bits a record.
+    fn filtered(storage: &Arc<Storage>, level: usize, g: u64, records: u64) -> Arc<RunFile> {
+        let name = run_name(level, g);
+        let mut w = ByteTableWriter::create(storage, &name, ByteTableParams::default())
+            .unwrap()
+            .of_kind(ByteTableKind::Run)
+            .with_filter(records, 10)
+            .unwrap();
+        for i in 0..records {
+            w.add(&(i * 2).to_be_bytes(), &[PUT; 100]).unwrap();
+        }
+        let table = w.finish().unwrap();
+        let identity = identify(storage, &name, g).unwrap();
+        RunFile::new(table, name, level, identity, storage, RefBytes::new(), None).unwrap()
+    }
+
+    #[test]
+    fn filters_are_kept_from_the_first_run_a_get_asks_while_they_fit_in_half_the_budget() {
+        let storage = Arc::new(Storage::ram());
+        let levels = Levels {
+            levels: vec![
+                vec![
+                    filtered(&storage, 0, 3, 1_000),
+                    filtered(&storage, 0, 2, 1_000),
+                ],
+                vec![filtered(&storage, 1, 1, 4_000)],
+                vec![filtered(&storage, 2, 0, 16_000)],
+            ],
+            flushed_seq: 0,
+            values: Vec::new(),
+            partitioned: true,
+        };
+        let bytes: Vec<usize> = levels.runs().map(|r| r.filter_bytes()).collect();
+        assert!(bytes.iter().all(|&b| b > 0), "{bytes:?}");
+        let models = levels.model_bytes();
+        // Room for level 0 and level 1, not for level 2: the deepest run lets its filter go.
+        let budget = 2 * (models + bytes[0] + bytes[1] + bytes[2]) + 1;
+        assert_eq!(levels.shed_filters(budget), bytes[0] + bytes[1] + bytes[2]);
+        assert_eq!(levels.shed_runs(), 1);
+        assert_eq!(levels.runs().last().unwrap().filter_bytes(), 0);
+        assert!(levels.memory_bytes() <= budget / 2);
+        // The run without its filter still finds its keys (its table answers "may hold").
+        let deepest = levels.runs().last().unwrap();
+        let hash = key_hash(&2u64.to_be_bytes());
+        assert!(deepest.may_contain_hashed(hash));
+        assert!(deepest
+            .table
+            .get_hashed(&2u64.to_be_bytes(), hash)
+            .unwrap()
+            .is_some());
+        // A let-go filter is not read back when room comes, and a tighter budget goes on
+        // from the deepest runs up: only the newest level-0 run fits.
+        assert_eq!(
+            levels.shed_filters(usize::MAX),
+            bytes[0] + bytes[1] + bytes[2]
+        );
+        assert_eq!(levels.shed_filters(2 * (models + bytes[0])), bytes[0]);
+        assert_eq!(levels.shed_runs(), 3);
+        assert!(levels.runs().next().unwrap().filter_bytes() > 0);
+        // A budget the models alone fill keeps no filter.
+        assert_eq!(levels.shed_filters(models), 0);
+        assert_eq!(levels.memory_bytes(), models);
     }
 
     #[test]

@@ -48,10 +48,18 @@
 //! from WiscKey, are in `values.rs`).
 //!
 //! **Memory**: the memtables (active and frozen) take what the runs' models and filters
-//! leave of the budget, halved, and at least [`MIN_MEMTABLE`]; the models and filters grow
-//! with the data (about 1.4 bytes a key at 10 filter bits: 4.3 MB for 3M keys), and a
-//! compaction holds its output's filter and separators beside its inputs' until it is
-//! published. `kv stats` shows each part. **Crash safety** is the hybrid's: a run is written and synced under a
+//! leave of the budget, halved, and at least [`MIN_MEMTABLE`]. The models grow with the data
+//! (one separator a block); the filters (1.25 bytes a key at 10 bits: 3.75 MB for 3M keys)
+//! are held only while they fit, with the models, in half the budget: at each new version
+//! (flush, compaction, open) the runs are walked in the order a get asks them and each keeps
+//! its filter while it fits, so the deepest runs', which most keys' gets never need, are let
+//! go first (RocksDB's `optimize_filters_for_hits` drops the last level's for that reason;
+//! here the budget decides how far up it goes). A run whose filter is let go keeps it on
+//! disk and answers a get of a key it lacks with one block read; its filter is not read
+//! back until a merge rewrites the run (or the store is opened again). A compaction holds
+//! its output's filter and separators beside its inputs' until it is published, and an open
+//! reads every run's filter before it lets some go. `kv stats` shows each part and the runs
+//! whose filter is on disk only. **Crash safety** is the hybrid's: a run is written and synced under a
 //! new name, the manifest commit names it (with every other live run, its level in its name)
 //! and the log sequence number the runs hold up to, and only then are the inputs and the
 //! covered log segments removed; an interrupted flush or compaction leaves a file the manifest

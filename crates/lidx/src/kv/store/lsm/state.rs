@@ -167,6 +167,7 @@ fn run_jobs(inner: &Inner) -> Result<()> {
                 .settle_values(segments);
             let next = inner.next_generation.load(Ordering::Relaxed);
             commit(&mut manifest, &levels.manifest(inner.base.store, next))?;
+            levels.shed_filters(inner.base.options.memory_budget);
             inner.publish_files(Arc::new(levels), false)?;
             dead
         };
@@ -353,6 +354,7 @@ impl Recover for LsmEngine {
             partitioned: !tiered,
         };
         levels.check_partitions().map_err(corrupt)?;
+        levels.shed_filters(options.memory_budget);
         let replay = Replay {
             mem: MemTable::default(),
             levels,
