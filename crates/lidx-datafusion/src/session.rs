@@ -23,8 +23,9 @@ use crate::provider::LidxTable;
 /// 10M-row table, the index join never stopped beating DataFusion's hash join over the same
 /// lidx tables up to the largest outer side measured, the whole table (10M rows, ratio 1:
 /// 1.68x warm, 1.87x cold); it was 1.42-2.64x faster for outer sides of 333K-3.3M rows and
-/// within 0.91-1.34x of it for 10K-100K rows. The limit is that largest measured outer side;
-/// past it (an outer side larger than such a table) nothing was measured.
+/// within 0.91-1.34x of it for 10K-100K rows (measured while lidx's reads dropped their pages;
+/// with them kept, 2.4-6.6x at 10K-10M rows warm). The limit is that largest measured outer
+/// side; past it (an outer side larger than such a table) nothing was measured.
 pub const DEFAULT_INDEX_JOIN_OUTER_ROWS: usize = 10_000_000;
 
 /// DataFusion's physical optimizer rules with [`IndexJoinRule`] for outer sides of up to

@@ -326,18 +326,20 @@ mod tests {
         ));
     }
 
-    /// Which of the first `blocks` 4096-byte pages of `path` the OS page cache holds.
-    fn resident(path: &Path, blocks: usize) -> Vec<bool> {
+    /// Whether the OS page cache holds the page of byte `offset` of `path`.
+    fn resident(path: &Path, offset: usize) -> bool {
+        // SAFETY: sysconf only reads its argument.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap();
         let file = File::open(path).unwrap();
         // SAFETY: the mapping is only passed to mincore, never read; the file is not resized
         // while it lives.
         let map = unsafe { memmap2::Mmap::map(&file).unwrap() };
-        let mut vec = vec![0u8; blocks];
-        // SAFETY: `map` is a live mapping of at least `blocks` pages and `vec` has one byte
-        // per page.
-        let rc = unsafe { libc::mincore(map.as_ptr() as *mut _, blocks * 4096, vec.as_mut_ptr()) };
+        let mut vec = vec![0u8; map.len().div_ceil(page)];
+        // SAFETY: `map` is a live mapping of `map.len()` bytes and `vec` has one byte per
+        // page of it.
+        let rc = unsafe { libc::mincore(map.as_ptr() as *mut _, map.len(), vec.as_mut_ptr()) };
         assert_eq!(rc, 0);
-        vec.iter().map(|b| b & 1 == 1).collect()
+        vec[offset / page] & 1 == 1
     }
 
     #[test]
@@ -357,7 +359,7 @@ mod tests {
             let mut back = vec![0u8; 4096];
             dev.read_blocks(2, &mut back, IoClass::Data).unwrap();
             assert!(back[..4096 - 4].iter().all(|&b| b == 5));
-            let cached = resident(&path, 4)[2];
+            let cached = resident(&path, 2 * 4096);
             match caching {
                 Caching::Kept => {
                     assert!(cached, "a kept page left the cache");

@@ -534,7 +534,7 @@ impl Storage {
                 Some(d) => d.describe(),
                 None => "file O_DIRECT".to_string(),
             },
-            DeviceKind::File { direct: false } => "file buffered".to_string(),
+            DeviceKind::File { direct: false } => "file buffered+DONTNEED".to_string(),
             DeviceKind::FileCached => "file buffered, pages kept in the OS page cache".to_string(),
             DeviceKind::Sim(p) => format!("sim:{}", p.name),
         };

@@ -77,10 +77,11 @@
 //! [`Engine::Lsm`] is a log-structured merge tree whose sorted runs are learned byte tables:
 //! the hybrid's write path and memtable, flushed to runs at level 0 and merged level by level
 //! (leveled, [`LsmSpec::ratio`] apart) on a compaction thread; each run is located by its
-//! learned model (one block per lookup) and guarded by a Bloom key filter, so a get of a key a
-//! run does not hold reads none of its blocks; its memtables stay within the budget, and what
-//! grows with the data is the runs' models and filters, about 1.4 bytes a key at 10 filter
-//! bits (the design and where it departs from Bourbon and DobLIX are in `lsm/mod.rs`).
+//! learned model (one block per lookup) and guarded by a Bloom key filter while the filters fit
+//! in half the budget, so a get of a key a run does not hold reads none of its blocks (the
+//! deepest runs let theirs go first); its memtables stay within the budget, and what grows
+//! with the data is the runs' models, about a byte a key of 8-byte keys (the design and where
+//! it departs from Bourbon and DobLIX are in `lsm/mod.rs`).
 //!
 //! The engine is recorded in the store's `STORE` file, and [`Store::open`] picks it from
 //! there. Every engine implements one private trait (`engine.rs`, after lsm-tree's

@@ -53,7 +53,7 @@ pub struct StoreStats {
     pub lsm_runs: usize,
     /// `lsm`: levels holding runs (level 0 counts when it holds any).
     pub lsm_levels: usize,
-    /// `lsm`: bytes of memory of the runs' key filters (in `model_bytes` too).
+    /// `lsm`: bytes of memory of the runs' key filters held (in `model_bytes` too).
     pub filter_bytes: usize,
     /// `lsm`: runs whose key filter stays on disk, not in memory, because the filters held
     /// with the models would pass half the memory budget (the deepest runs' go first; a get

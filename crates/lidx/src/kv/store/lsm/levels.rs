@@ -1221,21 +1221,30 @@ mod tests {
         let bytes: Vec<usize> = levels.runs().map(|r| r.filter_bytes()).collect();
         assert!(bytes.iter().all(|&b| b > 0), "{bytes:?}");
         let models = levels.model_bytes();
+        // An absent (odd) key the deepest run's filter rules out while it holds it.
+        let deepest = levels.runs().last().unwrap();
+        let absent = (1..1_000u64)
+            .step_by(2)
+            .map(|k| key_hash(&k.to_be_bytes()))
+            .find(|&h| !deepest.may_contain_hashed(h))
+            .unwrap();
         // Room for level 0 and level 1, not for level 2: the deepest run lets its filter go.
         let budget = 2 * (models + bytes[0] + bytes[1] + bytes[2]) + 1;
         assert_eq!(levels.shed_filters(budget), bytes[0] + bytes[1] + bytes[2]);
         assert_eq!(levels.shed_runs(), 1);
-        assert_eq!(levels.runs().last().unwrap().filter_bytes(), 0);
+        assert_eq!(deepest.filter_bytes(), 0);
         assert!(levels.memory_bytes() <= budget / 2);
-        // The run without its filter still finds its keys (its table answers "may hold").
-        let deepest = levels.runs().last().unwrap();
+        // Without its filter the run may hold any key, and still finds its own.
+        assert!(deepest.may_contain_hashed(absent));
         let hash = key_hash(&2u64.to_be_bytes());
-        assert!(deepest.may_contain_hashed(hash));
         assert!(deepest
             .table
             .get_hashed(&2u64.to_be_bytes(), hash)
             .unwrap()
             .is_some());
+        // A moved run takes its filter along while it is held.
+        let first = levels.runs().next().unwrap();
+        assert_eq!(first.moved(run_name(1, 9), 1).filter_bytes(), bytes[0]);
         // A let-go filter is not read back when room comes, and a tighter budget goes on
         // from the deepest runs up: only the newest level-0 run fits.
         assert_eq!(

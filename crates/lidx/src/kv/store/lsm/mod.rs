@@ -5,7 +5,7 @@
 //! new sorted run at level 0. A run is a [`crate::disk::byte_table`] of kind `Run`: one block
 //! per lookup through a learned model over its separators (paper 002's static stage, over byte
 //! keys), with a Bloom **key filter** of `bits` bits per record, so a get of a key a run does
-//! not hold reads no block of it. Every value in a run starts with a tag byte, a put or a
+//! not hold reads no block of it while the run's filter is held (**Memory**, below). Every value in a run starts with a tag byte, a put or a
 //! tombstone, so a delete hides older runs until a merge with no run below its inputs drops
 //! it.
 //!
@@ -51,9 +51,10 @@
 //! leave of the budget, halved, and at least [`MIN_MEMTABLE`]. The models grow with the data
 //! (one separator a block); the filters (1.25 bytes a key at 10 bits: 3.75 MB for 3M keys)
 //! are held only while they fit, with the models, in half the budget: at each new version
-//! (flush, compaction, open) the runs are walked in the order a get asks them and each keeps
-//! its filter while it fits, so the deepest runs', which most keys' gets never need, are let
-//! go first (RocksDB's `optimize_filters_for_hits` drops the last level's for that reason;
+//! (flush, compaction, open) the runs are walked in the order a get asks them (level 0
+//! newest first, then each level down; a partitioned level's runs in key order, so where a
+//! level is cut its lower key ranges keep their filters) and each keeps its filter while it
+//! fits, so the deepest runs', which most keys' gets never need, are let go first (RocksDB's `optimize_filters_for_hits` drops the last level's for that reason;
 //! here the budget decides how far up it goes). A run whose filter is let go keeps it on
 //! disk and answers a get of a key it lacks with one block read; its filter is not read
 //! back until a merge rewrites the run (or the store is opened again). A compaction holds
