@@ -49,6 +49,17 @@ pub enum Caching {
     Kept,
 }
 
+impl Caching {
+    /// The device as reports name it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Caching::Direct => "file O_DIRECT",
+            Caching::Dropped => "file buffered+DONTNEED",
+            Caching::Kept => "file buffered, pages kept in the OS page cache",
+        }
+    }
+}
+
 /// A file of checksummed blocks, read and written with `O_DIRECT` where the file system allows
 /// (or through the page cache, as [`Caching`] says).
 pub struct FileDevice {
@@ -246,13 +257,12 @@ impl BlockDevice for FileDevice {
     }
 
     fn describe(&self) -> String {
-        match self.caching {
-            Caching::Direct => "file O_DIRECT".to_string(),
-            Caching::Dropped if self.refused_direct => {
-                "file buffered+DONTNEED (O_DIRECT refused by the file system)".to_string()
-            }
-            Caching::Dropped => "file buffered+DONTNEED".to_string(),
-            Caching::Kept => "file buffered, pages kept in the OS page cache".to_string(),
+        match self.refused_direct {
+            true => format!(
+                "{} (O_DIRECT refused by the file system)",
+                self.caching.describe()
+            ),
+            false => self.caching.describe().to_string(),
         }
     }
 }

@@ -45,7 +45,17 @@ impl DeviceKind {
     /// True for the kinds that read and write real files ([`DeviceKind::File`] and
     /// [`DeviceKind::FileCached`]).
     pub fn is_file(&self) -> bool {
-        matches!(self, DeviceKind::File { .. } | DeviceKind::FileCached)
+        self.caching().is_some()
+    }
+
+    /// What the file kinds let the OS page cache keep (`None` for a simulated device).
+    pub(crate) fn caching(&self) -> Option<Caching> {
+        match self {
+            DeviceKind::File { direct: true } => Some(Caching::Direct),
+            DeviceKind::File { direct: false } => Some(Caching::Dropped),
+            DeviceKind::FileCached => Some(Caching::Kept),
+            DeviceKind::Sim(_) => None,
+        }
     }
 
     /// `file` (O_DIRECT), `file-buffered`, or `sim:<profile>` (see [`SimProfile::parse`]).
@@ -437,30 +447,20 @@ impl Storage {
     }
 
     fn open_device(&self, name: &str, mode: OpenMode) -> Result<Arc<dyn BlockDevice>> {
-        let device: Arc<dyn BlockDevice> = match (&self.dir, &self.kind) {
-            (Some(dir), DeviceKind::File { direct }) => Arc::new(FileDevice::open(
+        let device: Arc<dyn BlockDevice> = match (&self.dir, &self.kind, self.kind.caching()) {
+            (Some(dir), _, Some(caching)) => Arc::new(FileDevice::open(
                 &dir.join(name),
                 self.block_size,
                 mode,
-                if *direct {
-                    Caching::Direct
-                } else {
-                    Caching::Dropped
-                },
+                caching,
             )?),
-            (Some(dir), DeviceKind::FileCached) => Arc::new(FileDevice::open(
-                &dir.join(name),
-                self.block_size,
-                mode,
-                Caching::Kept,
-            )?),
-            (Some(dir), DeviceKind::Sim(profile)) => Arc::new(SimDevice::open_file(
+            (Some(dir), DeviceKind::Sim(profile), _) => Arc::new(SimDevice::open_file(
                 &dir.join(name),
                 self.block_size,
                 profile.clone(),
                 mode == OpenMode::Create,
             )?),
-            (None, DeviceKind::Sim(profile)) => {
+            (None, DeviceKind::Sim(profile), _) => {
                 let mut memory = self.memory.lock();
                 if mode == OpenMode::Create {
                     let fresh = Arc::new(SimDevice::new(name, self.block_size, profile.clone())?);
@@ -476,9 +476,7 @@ impl Storage {
                     Arc::clone(found) as Arc<dyn BlockDevice>
                 }
             }
-            (None, DeviceKind::File { .. } | DeviceKind::FileCached) => {
-                unreachable!("in-memory storage is always simulated")
-            }
+            _ => unreachable!("in-memory storage is simulated, and a file kind has a caching"),
         };
         let mut opened = self.opened.lock();
         if !opened.devices.iter().any(|d| Arc::ptr_eq(d, &device)) {
@@ -529,14 +527,13 @@ impl Storage {
 
     /// How the storage does I/O, for reports.
     pub fn describe(&self) -> String {
-        let device = match &self.kind {
-            DeviceKind::File { direct: true } => match self.opened.lock().devices.first() {
+        let device = match (&self.kind, self.kind.caching()) {
+            (DeviceKind::Sim(p), _) => format!("sim:{}", p.name),
+            // An opened device says whether the file system refused `O_DIRECT`.
+            (_, caching) => match self.opened.lock().devices.first() {
                 Some(d) => d.describe(),
-                None => "file O_DIRECT".to_string(),
+                None => caching.map_or("file", Caching::describe).to_string(),
             },
-            DeviceKind::File { direct: false } => "file buffered+DONTNEED".to_string(),
-            DeviceKind::FileCached => "file buffered, pages kept in the OS page cache".to_string(),
-            DeviceKind::Sim(p) => format!("sim:{}", p.name),
         };
         if self.cache_blocks > 0 {
             let mode = match self.cache_mode {

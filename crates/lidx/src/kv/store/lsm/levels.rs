@@ -1170,10 +1170,25 @@ mod tests {
         g: u64,
         keys: std::ops::Range<u64>,
     ) -> Arc<RunFile> {
+        written(storage, level, g, keys, None)
+    }
+
+    /// [`keyed`] for any keys in order, with a key filter sized for `filter.0` records at
+    /// `filter.1` bits each when given.
+    fn written(
+        storage: &Arc<Storage>,
+        level: usize,
+        g: u64,
+        keys: impl Iterator<Item = u64>,
+        filter: Option<(u64, u32)>,
+    ) -> Arc<RunFile> {
         let name = run_name(level, g);
         let mut w = ByteTableWriter::create(storage, &name, ByteTableParams::default())
             .unwrap()
             .of_kind(ByteTableKind::Run);
+        if let Some((records, bits)) = filter {
+            w = w.with_filter(records, bits).unwrap();
+        }
         for i in keys {
             w.add(&i.to_be_bytes(), &[PUT; 100]).unwrap();
         }
@@ -1186,20 +1201,16 @@ mod tests {
         runs.iter().map(|r| r.name.as_str()).collect()
     }
 
-    /// A run of `records` 100-byte records at `level` with a key filter of 10 bits a record.
+    /// A run of `records` 100-byte records of even keys at `level` with a key filter of 10
+    /// bits a record.
     fn filtered(storage: &Arc<Storage>, level: usize, g: u64, records: u64) -> Arc<RunFile> {
-        let name = run_name(level, g);
-        let mut w = ByteTableWriter::create(storage, &name, ByteTableParams::default())
-            .unwrap()
-            .of_kind(ByteTableKind::Run)
-            .with_filter(records, 10)
-            .unwrap();
-        for i in 0..records {
-            w.add(&(i * 2).to_be_bytes(), &[PUT; 100]).unwrap();
-        }
-        let table = w.finish().unwrap();
-        let identity = identify(storage, &name, g).unwrap();
-        RunFile::new(table, name, level, identity, storage, RefBytes::new(), None).unwrap()
+        written(
+            storage,
+            level,
+            g,
+            (0..records).map(|i| i * 2),
+            Some((records, 10)),
+        )
     }
 
     #[test]
