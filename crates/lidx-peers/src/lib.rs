@@ -31,8 +31,8 @@
 //!
 //!   | peer | under `--memory-limit L` |
 //!   |---|---|
-//!   | `rocksdb` | block cache 5L/8 with index and filter blocks, L0's pinned; 2 memtables of L/16 (1-64 MiB); bloom 10 bits/key; `optimize_filters_for_hits`; `OptimizeForPointLookup` without scans |
-//!   | `redb` | `set_cache_size` 3L/4 |
+//!   | `rocksdb` | block cache 5L/8 (L/2 when the workload writes) with index and filter blocks, L0's pinned; 2 memtables of L/16 (1-64 MiB); bloom 10 bits/key; `optimize_filters_for_hits`; `OptimizeForPointLookup` without scans |
+//!   | `redb` | `set_cache_size` 3L/4 (5L/8 when the workload writes) |
 //!   | `fjall` | cache L/4 (its docs: 20-25% of memory); memtable L/16 (8-64 MiB); `expect_point_read_hits` |
 //!   | `lmdb` | nothing to size: a 1 TiB map over the OS page cache, the whole limit |
 //!

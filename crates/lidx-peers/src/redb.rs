@@ -11,8 +11,9 @@
 //! for a machine, not for a limit), which redb shares between its read cache and its write
 //! buffer. Without a memory limit it is the budget's cache share
 //! ([`PeerOptions::from_budget`]); under a memory limit `L` it is the engine's whole own
-//! share, three quarters of `L` ([`lidx_bench::byte_store::own_memory`]): redb reads its file
-//! with buffered I/O, so the last quarter is the OS page cache its reads and writes pass
+//! share, three quarters of `L` (five eighths when the workload writes;
+//! [`lidx_bench::byte_store::own_memory`]): redb reads its file with buffered I/O, so the
+//! rest is the OS page cache its reads and writes pass
 //! through (and the allocations beside its cache), as for the other peers. The size is the
 //! record's `config` line ([`ByteStore::config`]).
 
@@ -70,7 +71,9 @@ impl PeerEngine for Redb {
 
 /// redb's cache for `options` (the module docs say why).
 pub fn cache_bytes(options: &PeerOptions) -> u64 {
-    options.memory_limit.map_or(options.cache_bytes, own_memory)
+    options.memory_limit.map_or(options.cache_bytes, |limit| {
+        own_memory(limit, options.writes)
+    })
 }
 
 struct RedbStore {

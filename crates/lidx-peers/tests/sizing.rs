@@ -14,11 +14,14 @@ fn opened(engine: &dyn PeerEngine, options: &PeerOptions) -> (String, u64) {
 
 #[test]
 fn under_a_limit_each_peer_sizes_itself_as_its_docs_say_and_says_so() {
-    let limit = PeerOptions::from_limit(160_000_000, true);
+    let limit = PeerOptions::from_limit(160_000_000, true, false);
     // redb: its one cache, three quarters of the limit.
     let (config, memory) = opened(&Redb, &limit);
     assert_eq!(memory, 120_000_000);
     assert!(config.starts_with("cache=114.4MiB "), "{config}");
+    // Five eighths when the workload writes.
+    let (_, memory) = opened(&Redb, &PeerOptions::from_limit(160_000_000, true, true));
+    assert_eq!(memory, 100_000_000);
     // fjall: a quarter of the limit as its cache, memtables of L/16, no last-level filters.
     let (config, memory) = opened(&Fjall, &limit);
     assert_eq!(
@@ -28,7 +31,7 @@ fn under_a_limit_each_peer_sizes_itself_as_its_docs_say_and_says_so() {
     );
     assert_eq!(memory, 40_000_000 + 2 * 10_000_000);
     // A small limit keeps fjall's memtable at the 8 MiB its docs name as the least.
-    let (config, _) = opened(&Fjall, &PeerOptions::from_limit(16_000_000, false));
+    let (config, _) = opened(&Fjall, &PeerOptions::from_limit(16_000_000, false, false));
     assert!(
         config.contains("memtable=8MiB expect_point_read_hits=on"),
         "{config}"

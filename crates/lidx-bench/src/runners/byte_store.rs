@@ -78,9 +78,10 @@ pub trait ByteStore: Send + Sync {
 ///   as its own documentation recommends for the workload ([`PeerOptions::memory_limit`],
 ///   [`PeerOptions::point_reads`]; each peer's module says which document it followed). The
 ///   engines that size a cache and a write buffer of their own keep them within
-///   [`own_memory`]`(L)`, three quarters of the limit, the share lidx's engines get too
-///   ([`lidx_budget_from_limit`]): the last quarter is left for what every engine allocates
-///   beside its caches and for the OS page cache its file I/O passes through.
+///   [`own_memory`]`(L)`, three quarters of the limit (five eighths when the workload
+///   writes), the share lidx's engines get too ([`lidx_budget_from_limit`]): the rest is left
+///   for what every engine allocates beside its caches and for the OS page cache its file I/O
+///   passes through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerOptions {
     /// Bytes of the engine's own cache of blocks or pages (its block cache, page cache or
@@ -97,6 +98,9 @@ pub struct PeerOptions {
     /// point lookups (RocksDB's `OptimizeForPointLookup`, "use this if you'll never use an
     /// iterator, only Put() and Get()") uses it under a memory limit.
     pub point_reads: bool,
+    /// The workload writes (inserts, updates): under a memory limit an engine's own memory is
+    /// the smaller share ([`own_memory`]).
+    pub writes: bool,
     /// Bytes of a record cache (key to value) for an engine variant that has one
     /// (`rocksdb-rows`: RocksDB's `row_cache`, taken out of its block cache, so its memory
     /// is unchanged); the others ignore it. 0 by default; `lidx ycsb --row-cache` sets it
@@ -113,40 +117,60 @@ impl PeerOptions {
             write_buffer_bytes: (budget / 4).max(1 << 20),
             memory_limit: None,
             point_reads: false,
+            writes: false,
             row_cache_bytes: 0,
         }
     }
 
     /// Sizes from a memory limit of `limit` bytes for a workload with (`point_reads`) or
-    /// without single-key operations only; `cache_bytes` and `write_buffer_bytes` are what
-    /// the limit leaves an engine's own memory ([`own_memory`]), for reports.
-    pub fn from_limit(limit: u64, point_reads: bool) -> PeerOptions {
+    /// without single-key operations only, that `writes` or only reads; `cache_bytes` and
+    /// `write_buffer_bytes` are what the limit leaves an engine's own memory
+    /// ([`own_memory`]), for reports.
+    pub fn from_limit(limit: u64, point_reads: bool, writes: bool) -> PeerOptions {
         PeerOptions {
-            cache_bytes: own_memory(limit),
+            cache_bytes: own_memory(limit, writes),
             write_buffer_bytes: 0,
             memory_limit: Some(limit),
             point_reads,
+            writes,
             row_cache_bytes: 0,
         }
     }
 }
 
 /// The share of a memory limit an engine's own memory (its caches and write buffers) is
-/// sized to: three quarters. The last quarter is left for what the engine allocates beside
-/// them (table readers, iterators, compaction and log buffers, its threads' stacks, the
-/// harness's few MB) and for the OS page cache its file I/O passes through: under a cgroup
-/// a page of a buffered read or write is charged too, and an engine whose own memory took the
-/// whole limit would be killed by the first burst of dirty pages of a flush or a merge.
-pub fn own_memory(limit: u64) -> u64 {
-    limit - limit / 4
+/// sized to: three quarters, or five eighths for a workload that `writes`. The rest is left
+/// for what the engine allocates beside them (table readers, iterators, compaction and log
+/// buffers, its threads' stacks, the allocator's free lists, the harness's few MB) and for
+/// the OS page cache its file I/O passes through: under a cgroup a page of a buffered read or
+/// write is charged too, and an engine whose own memory took the whole limit would be killed
+/// by the first burst of dirty pages of a flush or a merge.
+///
+/// Why less for writes: under a steady stream of writes what an engine allocates beside its
+/// caches grows with its compactions and the churn of its memtables. Measured in a 3M-operation
+/// YCSB-A (`lidx ycsb --dataset gen:uniform-sparse:4M --memory-limit 160M --workload a`,
+/// `docs/results/store-scale.md`), RocksDB sized to three quarters (120 MB) was killed by the
+/// cgroup in every run, its resident memory at 157-158 MB with no page cache left; sized to
+/// five eighths (100 MB) it finished, at a resident peak of 148 MB. lidx's `lsm` store with
+/// 112 MB of budget and caches was killed in two of three runs and peaked at 153 MB in the
+/// third.
+pub fn own_memory(limit: u64, writes: bool) -> u64 {
+    if writes {
+        limit - limit / 8 * 3
+    } else {
+        limit - limit / 4
+    }
 }
 
 /// The memory budget of lidx's engines under a memory limit when none is given
-/// (`lidx ycsb --memory-limit L` without `--memory-budget`): the same three quarters as a
-/// peer's own memory ([`own_memory`]) less lidx's own cache (`cache_bytes`: the run's LRU
-/// page cache of `--cache-blocks` blocks), at least `min`; neither side gets more of `L`.
-pub fn lidx_budget_from_limit(limit: u64, cache_bytes: u64, min: u64) -> u64 {
-    own_memory(limit).saturating_sub(cache_bytes).max(min)
+/// (`lidx ycsb --memory-limit L` without `--memory-budget`): the same share as a peer's own
+/// memory ([`own_memory`]; the smaller one when any of the run's workloads `writes`) less
+/// lidx's own cache (`cache_bytes`: the run's LRU page cache of `--cache-blocks` blocks), at
+/// least `min`; neither side gets more of `L`.
+pub fn lidx_budget_from_limit(limit: u64, cache_bytes: u64, min: u64, writes: bool) -> u64 {
+    own_memory(limit, writes)
+        .saturating_sub(cache_bytes)
+        .max(min)
 }
 
 /// Bytes as a configuration line shows them: whole MiB or KiB where exact, bytes otherwise.
@@ -337,26 +361,36 @@ mod tests {
 
     #[test]
     fn lidx_gets_the_share_of_a_limit_a_peer_does_less_its_cache() {
-        assert_eq!(own_memory(160_000_000), 120_000_000);
+        assert_eq!(own_memory(160_000_000, false), 120_000_000);
+        assert_eq!(own_memory(160_000_000, true), 100_000_000);
         // 8192 blocks of 4 KiB: 32 MiB of cache.
         assert_eq!(
-            lidx_budget_from_limit(160_000_000, 8192 * 4096, 1 << 20),
+            lidx_budget_from_limit(160_000_000, 8192 * 4096, 1 << 20, false),
             120_000_000 - 33_554_432
         );
-        assert_eq!(lidx_budget_from_limit(400_000_000, 0, 1 << 20), 300_000_000);
+        assert_eq!(
+            lidx_budget_from_limit(160_000_000, 8192 * 4096, 1 << 20, true),
+            100_000_000 - 33_554_432
+        );
+        assert_eq!(
+            lidx_budget_from_limit(400_000_000, 0, 1 << 20, false),
+            300_000_000
+        );
         // A cache larger than the share leaves the least budget a store takes.
         assert_eq!(
-            lidx_budget_from_limit(16_000_000, 64 << 20, 1 << 20),
+            lidx_budget_from_limit(16_000_000, 64 << 20, 1 << 20, false),
             1 << 20
         );
     }
 
     #[test]
     fn a_limit_sizes_nothing_itself_and_a_budget_splits_as_before() {
-        let limited = PeerOptions::from_limit(160_000_000, true);
+        let limited = PeerOptions::from_limit(160_000_000, true, false);
         assert_eq!(limited.memory_limit, Some(160_000_000));
-        assert!(limited.point_reads);
-        assert_eq!(limited.cache_bytes, own_memory(160_000_000));
+        assert!(limited.point_reads && !limited.writes);
+        assert_eq!(limited.cache_bytes, own_memory(160_000_000, false));
+        let writing = PeerOptions::from_limit(160_000_000, true, true);
+        assert_eq!(writing.cache_bytes, own_memory(160_000_000, true));
         let budget = PeerOptions::from_budget(16 << 20);
         assert_eq!(
             (budget.cache_bytes, budget.write_buffer_bytes),

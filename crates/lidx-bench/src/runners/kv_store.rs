@@ -662,6 +662,7 @@ impl StoreSpec {
                         }),
                         memory_limit: None,
                         point_reads: false,
+                        writes: false,
                         row_cache_bytes: 0,
                     }))
                 }
@@ -817,13 +818,15 @@ impl StoreSpec {
 
     /// The same store for a run of `workload` held to `memory_limit`: a peer sizes itself from
     /// the limit as its documentation recommends for the workload ([`PeerOptions::from_limit`];
-    /// single-key operations only when the workload has no scans); every other store is as
+    /// single-key operations only when the workload has no scans, the smaller share of the
+    /// limit when it writes); every other store is as
     /// it was (its budget, when it takes one, is decided before: see `lidx ycsb`).
     pub fn for_run(&self, memory_limit: Option<u64>, workload: crate::ycsb::YcsbWorkload) -> Self {
         match self {
             StoreSpec::Peer(p) => StoreSpec::Peer(PeerSpec {
                 memory_limit,
                 point_reads: !workload.scans(),
+                writes: workload.writes(),
                 ..p.clone()
             }),
             other => other.clone(),
@@ -1070,7 +1073,7 @@ fn build_peer(
     let options = PeerOptions {
         row_cache_bytes: spec.row_cache_bytes,
         ..match spec.memory_limit {
-            Some(limit) => PeerOptions::from_limit(limit, spec.point_reads),
+            Some(limit) => PeerOptions::from_limit(limit, spec.point_reads, spec.writes),
             None => PeerOptions::from_budget(spec.budget_bytes.unwrap_or(DEFAULT_PEER_BUDGET)),
         }
     };
@@ -1103,6 +1106,8 @@ pub struct PeerSpec {
     pub memory_limit: Option<u64>,
     /// The run's workload has single-key operations only ([`PeerOptions::point_reads`]).
     pub point_reads: bool,
+    /// The run's workload writes ([`PeerOptions::writes`]).
+    pub writes: bool,
     /// [`PeerOptions::row_cache_bytes`] (`lidx ycsb --row-cache`).
     pub row_cache_bytes: u64,
 }
@@ -1115,6 +1120,7 @@ impl std::fmt::Debug for PeerSpec {
             .field("budget_bytes", &self.budget_bytes)
             .field("memory_limit", &self.memory_limit)
             .field("point_reads", &self.point_reads)
+            .field("writes", &self.writes)
             .field("row_cache_bytes", &self.row_cache_bytes)
             .finish()
     }
@@ -1127,6 +1133,7 @@ impl PartialEq for PeerSpec {
             && self.budget_bytes == other.budget_bytes
             && self.memory_limit == other.memory_limit
             && self.point_reads == other.point_reads
+            && self.writes == other.writes
             && self.row_cache_bytes == other.row_cache_bytes
     }
 }

@@ -17,8 +17,9 @@
 //! engines that live on the OS page cache get no more memory than the others, and each peer
 //! sizes itself from `L` as its own documentation recommends for the workload (each peer's
 //! module in `lidx-peers` cites what it followed); lidx's engines, unless `--memory-budget`
-//! says otherwise, get the same share of `L` for their own memory: three quarters of it less
-//! their cache (`lidx_bench::byte_store::lidx_budget_from_limit`). Each record says what its
+//! says otherwise, get the same share of `L` for their own memory: three quarters of it (five
+//! eighths when a workload of the run writes) less their cache
+//! (`lidx_bench::byte_store::lidx_budget_from_limit`). Each record says what its
 //! store ran with (`config`, also printed under the table). A peer that cannot be built or
 //! opened is a `skipped` row, never left out.
 //!
@@ -114,8 +115,9 @@ pub struct Args {
     /// memory and takes none): bytes (2M), a percentage of the reference's memory at the
     /// start of its run (10%), or `btree-peak`: what the reference held at the end of its run
     /// of the same workload (inserts grow a B+-tree's inner nodes). Default 100%: equal memory
-    /// at the start; with `--memory-limit L`, three quarters of `L` less the cache
-    /// (`--cache-blocks` x `--block-size`), the share of `L` each peer's own memory gets. A
+    /// at the start; with `--memory-limit L`, three quarters of `L` (five eighths when a
+    /// workload writes) less the cache (`--cache-blocks` x `--block-size`), the share of `L`
+    /// each peer's own memory gets. A
     /// budget below the static model's own size merges after every write; in `--curve`'s
     /// sweep under a workload that writes, a budget that leaves under 16 KiB beside what the
     /// store holds built is a skipped row saying so.
@@ -261,12 +263,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             expected: "bytes up to 256 GiB: 0, 48000000, 48M (powers of 1000)".to_string(),
         })?;
     let block_cache = (args.cache_blocks * args.block_size) as u64;
+    // The smaller share of a limit when any workload writes: the budget is decided once for
+    // the whole run.
+    let writes = workloads.iter().any(|w| w.writes());
     let budget = match (&args.memory_budget, memory_limit) {
         (Some(given), _) => MemoryBudget::parse(given)?,
         (None, Some(limit)) => MemoryBudget::Bytes(lidx_budget_from_limit(
             limit,
             block_cache,
             MIN_MEMORY_BUDGET as u64,
+            writes,
         )),
         (None, None) => MemoryBudget::Percent(100.0),
     };
@@ -277,6 +283,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             limit,
             block_cache.saturating_add(row_cache as u64),
             MIN_MEMORY_BUDGET as u64,
+            writes,
         ))),
         _ => None,
     };
@@ -441,8 +448,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         println!("every run held to {limit} bytes (heap and page cache) by a memory cgroup");
         if let (None, MemoryBudget::Bytes(bytes)) = (&args.memory_budget, budget) {
             println!(
-                "lidx's budget {bytes} bytes: three quarters of the limit less the cache, the \
-                 share each peer's own memory gets"
+                "lidx's budget {bytes} bytes: {} of the limit less the cache, the share each \
+                 peer's own memory gets",
+                if writes {
+                    "five eighths"
+                } else {
+                    "three quarters"
+                }
             );
         }
     }
