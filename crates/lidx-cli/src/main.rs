@@ -43,6 +43,7 @@ fn main() -> ExitCode {
     // (`cmd::cleanup`), so this cannot leave a staged file (issue 30, class 10).
     // SAFETY: called first thing in `main`, before any thread starts; SIG_DFL is a valid action.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    huge_pages::fix_mmap_threshold();
     let cli = Cli::parse();
     match cmd::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
