@@ -8,26 +8,28 @@
 //! models and nodes) goes through this allocator, so the comparison stays fair while measuring
 //! what the indexes do rather than what the page tables do. `--small-pages` turns it off.
 //!
-//! **A fixed mmap threshold** ([`fix_mmap_threshold`], glibc only). glibc serves a block of
-//! 128 KiB or more with its own `mmap` and gives it back to the OS when freed, but each time
-//! such a block is freed it raises that threshold to the block's size (up to 32 MiB), after
-//! which blocks of that size come from its arenas and, freed, stay with the process. A store
-//! under a stream of writes allocates and frees such blocks all the time (memtables growing,
-//! a merge's filters, models and write buffers), so memory it has freed stays resident and,
-//! under a memory cgroup, charged. The `lidx` binary sets the threshold to glibc's initial
-//! 128 KiB, which also turns the raising off (`mallopt(3)`), unless the environment sets
-//! `MALLOC_MMAP_THRESHOLD_` (then glibc's reading of it stands). Measured (`lidx ycsb --dataset
-//! gen:uniform-sparse:4M --payload-size 100 --memory-limit 160M --memory-budget 16M
-//! --cache-blocks 4000 --row-cache 64M --ops 3M --store lsm --workload a`, 96 MB of budget and
-//! caches, 2-core AMD EPYC VM, the setting given by `MALLOC_MMAP_THRESHOLD_`): resident peak
-//! 139-154 MB in four runs with the default, 102-103 MB in three with the threshold fixed
-//! (117 MB at 1 MiB); throughput 74.6-76.1 Kops/s against 67.5-70.5 (the last pair back to
-//! back: 76.1 against 68.4). So the price is about a tenth of the throughput of a stream of
-//! writes, paid in page faults: a block `mmap`ed afresh is zeroed page by page where a block
-//! an arena kept is reused. A store killed by its memory limit loses more. `heaptrack` of the same run put the live heap at its peak at
-//! about 80 MB beyond what was allocated before the run (the dataset and the plan): the rest
-//! of the resident memory had been freed. An embedder of the library on glibc gets the same
-//! by `MALLOC_MMAP_THRESHOLD_=131072` in its environment or the same `mallopt` call.
+//! **A fixed mmap threshold** ([`fix_mmap_threshold`], glibc only). glibc serves a block of 128 KiB
+//! or more with its own `mmap` and gives it back to the OS when freed, but each time such a block
+//! is freed it raises that threshold to the block's size (up to 32 MiB), after which blocks of that
+//! size come from its arenas and, freed, stay with the process. A store under a stream of writes
+//! allocates and frees such blocks all the time (memtables growing, a merge's filters, models and
+//! write buffers), so memory it has freed stays resident and, under a memory cgroup, charged. The
+//! `lidx` binary sets the threshold to glibc's initial 128 KiB, which also turns the raising off
+//! (`mallopt(3)`), unless the environment sets it (`MALLOC_MMAP_THRESHOLD_`, or
+//! `glibc.malloc.mmap_threshold` in `GLIBC_TUNABLES`: then glibc's reading of it stands). It
+//! applies to every command; only `lidx ycsb`'s writes were measured with and without it. Measured
+//! (`lidx ycsb --dataset gen:uniform-sparse:4M --payload-size 100 --memory-limit 160M
+//! --memory-budget 16M --cache-blocks 4000 --row-cache 64M --ops 3M --store lsm --workload a`, 96
+//! MB of budget and caches, 2-core AMD EPYC VM, the threshold fixed by this call or
+//! `MALLOC_MMAP_THRESHOLD_`): resident peak 139-155 MB in four runs with the default, 103 MB in
+//! three with the threshold fixed (118 MB at 1 MiB); throughput 74.6-76.1 Kops/s against 67.5-70.5
+//! (the last pair back to back: 76.1 against 68.4). So the price is about a tenth of the throughput
+//! of a stream of writes, paid in page faults: a block `mmap`ed afresh is zeroed page by page where
+//! a block an arena kept is reused. A store killed by its memory limit loses more. `heaptrack` of
+//! the same run put the live heap at its peak at about 80 MB beyond what was allocated before the
+//! run (the dataset and the plan): the rest of the resident memory had been freed. An embedder of
+//! the library on glibc gets the same by `MALLOC_MMAP_THRESHOLD_=131072` in its environment or the
+//! same `mallopt` call.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,7 +55,9 @@ pub fn enabled() -> bool {
 /// docs); nothing elsewhere. Call before the first thread starts.
 pub fn fix_mmap_threshold() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none()
+        && !std::env::var("GLIBC_TUNABLES").is_ok_and(|t| t.contains("malloc.mmap_threshold"))
+    {
         // SAFETY: `mallopt` takes any parameter and value and returns 0 when it refuses them;
         // it is called before any other thread exists, so no allocation runs beside it.
         unsafe {

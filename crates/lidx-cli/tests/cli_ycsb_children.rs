@@ -132,7 +132,10 @@ fn under_a_limit_lidx_and_the_peers_share_it_by_the_stated_rule() {
     assert!(result.status.success(), "{}", text(&result.stderr));
     let stdout = text(&result.stdout);
     assert!(
-        stdout.contains("five eighths of the limit less the cache"),
+        stdout.contains(
+            "five eighths of the limit less the cache, the share each peer's own memory gets \
+             on a workload that writes (a workload of this run does"
+        ),
         "{stdout}"
     );
     let records: Vec<KvRecord> = read_records(&dir.path().join("r.jsonl")).unwrap();

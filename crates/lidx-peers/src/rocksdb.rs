@@ -37,16 +37,16 @@
 //!   two of them. The wiki's *Setup Options and Basic Tuning* on `write_buffer_size`: "You
 //!   need to budget for 2 x your worst case memory use"; `L`/8 in all.
 //! * **Block cache:** the rest of the engine's own share of `L`, three quarters
-//!   ([`lidx_bench::byte_store::own_memory`]): `3L/4 - L/8 = 5L/8`; when the workload writes,
-//!   five eighths, `5L/8 - L/8 = L/2` (RocksDB sized to three quarters was killed by the
-//!   cgroup in every long YCSB-A run: `own_memory` says what was measured). *Memory usage in RocksDB*
-//!   (wiki) explains that a block missed in the block cache is read with buffered I/O, so the
-//!   OS page cache is a second tier holding the raw, usually *compressed* blocks, and that a
-//!   smaller block cache leaves more room to that tier; the setup guide hence leaves much of
-//!   the memory to the page cache. Here compression is off, so a page-cache block is a
-//!   byte-for-byte copy of a block-cache one: the block cache takes most of the limit, and the
-//!   last quarter is left for the page cache the reads, the log and the compactions pass
-//!   through and for what RocksDB allocates outside the cache (table readers, iterators).
+//!   ([`lidx_bench::byte_store::own_memory`]): `3L/4 - L/8 = 5L/8`; when the workload writes, five
+//!   eighths, `5L/8 - L/8 = L/2` (RocksDB sized to three quarters was killed by the cgroup in every
+//!   long YCSB-A run: `own_memory` says what was measured). *Memory usage in RocksDB* (wiki)
+//!   explains that a block missed in the block cache is read with buffered I/O, so the OS page
+//!   cache is a second tier holding the raw, usually *compressed* blocks, and that a smaller block
+//!   cache leaves more room to that tier; the setup guide hence leaves much of the memory to the
+//!   page cache. Here compression is off, so a page-cache block is a byte-for-byte copy of a
+//!   block-cache one: the block cache takes most of the limit, and the rest of it is left for the
+//!   page cache the reads, the log and the compactions pass through and for what RocksDB allocates
+//!   outside the cache (table readers, iterators).
 //! * **Filters:** `optimize_filters_for_hits` (no filter on the last level, about 90% of the
 //!   filter memory, given back to the cache): *Memory usage in RocksDB* advises it when
 //!   `Get()` mostly finds its key, as every read of the YCSB workloads does.
@@ -63,10 +63,11 @@
 //! * **Writeback:** `bytes_per_sync` and `wal_bytes_per_sync` of 1 MiB, so RocksDB asks the
 //!   OS to write its table and log files out every megabyte rather than leaving them dirty in
 //!   the page cache until the kernel's writeback: the wiki's *Setup Options and Basic Tuning*
-//!   lists `bytes_per_sync = 1048576` among the options it recommends to everyone. Under a
-//!   memory limit dirty pages are charged to the run and are slow to reclaim; with these, a
-//!   3M-operation YCSB-A under a 160 MB cgroup held 0-3 MB of dirty pages in every sample
-//!   (what it held before was not measured).
+//!   lists `bytes_per_sync = 1048576` among the options it recommends to everyone. Set with or
+//!   without a memory limit (RocksDB figures before session 49 were measured without it).
+//!   Under a limit dirty pages are charged to the run and are slow to reclaim; with these,
+//!   3M-operation YCSB-A runs under a 160 MB cgroup held at most 13 MB of dirty pages in any
+//!   sample (what they held before was not measured).
 //!
 //! The settings are the record's `config` line ([`ByteStore::config`]).
 //!

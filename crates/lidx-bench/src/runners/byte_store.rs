@@ -147,13 +147,13 @@ impl PeerOptions {
 /// by the first burst of dirty pages of a flush or a merge.
 ///
 /// Why less for writes: under a steady stream of writes what an engine allocates beside its
-/// caches grows with its compactions and the churn of its memtables. Measured in a 3M-operation
-/// YCSB-A (`lidx ycsb --dataset gen:uniform-sparse:4M --memory-limit 160M --workload a`,
-/// `docs/results/store-scale.md`), RocksDB sized to three quarters (120 MB) was killed by the
-/// cgroup in every run, its resident memory at 157-158 MB with no page cache left; sized to
-/// five eighths (100 MB) it finished, at a resident peak of 148 MB. lidx's `lsm` store with
-/// 112 MB of budget and caches was killed in two of three runs and peaked at 153 MB in the
-/// third.
+/// caches grows with its compactions and the churn of its memtables. Measured in 3M-operation
+/// YCSB-A runs under 160 MB (`lidx ycsb --dataset gen:uniform-sparse:4M --memory-limit 160M
+/// --workload a`, and 8M; `docs/results/store-scale.md`): RocksDB sized to three quarters
+/// (120 MB) was killed by the cgroup in all five runs, with glibc's default allocator, with two
+/// arenas and with the mmap threshold the `lidx` binary now fixes; sized to five eighths
+/// (100 MB) it finished all four on 3M records, at resident peaks of 143-155 MB, and two of
+/// three on 6M.
 pub fn own_memory(limit: u64, writes: bool) -> u64 {
     if writes {
         limit - limit / 8 * 3

@@ -449,11 +449,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         if let (None, MemoryBudget::Bytes(bytes)) = (&args.memory_budget, budget) {
             println!(
                 "lidx's budget {bytes} bytes: {} of the limit less the cache, the share each \
-                 peer's own memory gets",
+                 peer's own memory gets on a workload that {}",
                 if writes {
                     "five eighths"
                 } else {
                     "three quarters"
+                },
+                if writes {
+                    "writes (a workload of this run does; on one that only reads a peer gets \
+                     three quarters)"
+                } else {
+                    "only reads"
                 }
             );
         }
