@@ -447,20 +447,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(limit) = memory_limit {
         println!("every run held to {limit} bytes (heap and page cache) by a memory cgroup");
         if let (None, MemoryBudget::Bytes(bytes)) = (&args.memory_budget, budget) {
-            println!(
-                "lidx's budget {bytes} bytes: {} of the limit less the cache, the share each \
-                 peer's own memory gets on a workload that {}",
-                if writes {
-                    "five eighths"
-                } else {
-                    "three quarters"
-                },
-                if writes {
+            let (share, workload) = if writes {
+                (
+                    "five eighths",
                     "writes (a workload of this run does; on one that only reads a peer gets \
-                     three quarters)"
-                } else {
-                    "only reads"
-                }
+                     three quarters)",
+                )
+            } else {
+                ("three quarters", "only reads")
+            };
+            println!(
+                "lidx's budget {bytes} bytes: {share} of the limit less the cache, the share \
+                 each peer's own memory gets on a workload that {workload}"
             );
         }
     }

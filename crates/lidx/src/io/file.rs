@@ -257,12 +257,13 @@ impl BlockDevice for FileDevice {
     }
 
     fn describe(&self) -> String {
-        match self.refused_direct {
-            true => format!(
+        if self.refused_direct {
+            format!(
                 "{} (O_DIRECT refused by the file system)",
                 self.caching.describe()
-            ),
-            false => self.caching.describe().to_string(),
+            )
+        } else {
+            self.caching.describe().to_string()
         }
     }
 }
