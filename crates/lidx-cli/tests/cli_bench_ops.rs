@@ -1,5 +1,6 @@
 //! `lidx bench` names the operation each row times (a map's `get`, a static index's
-//! `lower_bound`) and writes its timed queries for an outside harness with `--queries-out`.
+//! `lower_bound`) and writes its timed queries (or, for inserts, its inserted keys) for an
+//! outside harness with `--queries-out`.
 
 mod common;
 
@@ -102,17 +103,17 @@ fn queries_out_writes_the_timed_lookups_and_keeps_existing_files() {
 }
 
 #[test]
-fn queries_out_is_refused_where_no_lookup_queries_are_drawn() {
+fn queries_out_is_refused_where_no_lookup_or_insert_keys_are_drawn() {
     let dir = tempfile::tempdir().unwrap();
     let queries = dir.path().join("q.sosd");
     let out = lidx(&[
         "bench",
         "--dataset",
-        "gen:lognormal:5K",
-        "--workload",
-        "insert",
+        "gen:words:2K",
         "--index",
-        "alex",
+        "sorted",
+        "--queries",
+        "1K",
         "--queries-out",
         queries.to_str().unwrap(),
     ]);
@@ -120,6 +121,50 @@ fn queries_out_is_refused_where_no_lookup_queries_are_drawn() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("--queries-out"), "{stderr}");
     assert!(!queries.exists());
+}
+
+#[test]
+fn queries_out_of_an_insert_run_is_the_inserted_half_in_insert_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("k.sosd");
+    lidx_ok(&[
+        "gen",
+        "--dataset",
+        "gen:lognormal:5K",
+        "--out",
+        keys.to_str().unwrap(),
+    ]);
+    let inserted = dir.path().join("ins.sosd");
+    let args = [
+        "bench",
+        "--dataset",
+        keys.to_str().unwrap(),
+        "--workload",
+        "insert",
+        "--index",
+        "alex",
+        "--runs",
+        "1",
+        "--queries-out",
+        inserted.to_str().unwrap(),
+    ];
+    lidx_ok(&args);
+    let mut distinct = read_sosd(&keys).unwrap();
+    distinct.dedup();
+    let written = read_sosd(&inserted).unwrap();
+    assert_eq!(written.len(), distinct.len() - distinct.len() / 2);
+    assert!(written.iter().all(|k| distinct.binary_search(k).is_ok()));
+    let mut sorted = written.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), written.len(), "every inserted key once");
+    assert_ne!(sorted, written, "in the shuffled insert order, not sorted");
+
+    // The same seed inserts the same keys in the same order.
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    lidx_ok(&forced);
+    assert_eq!(read_sosd(&inserted).unwrap(), written);
 }
 
 #[test]

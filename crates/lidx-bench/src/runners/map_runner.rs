@@ -72,6 +72,17 @@ impl Split {
     }
 }
 
+/// The keys [`run`] inserts into every map, in the order it inserts them (the other distinct
+/// keys are the ones it bulk-loads): what an outside harness (a C++ reference implementation)
+/// needs to time the very same inserts. Same `keys` and `seed`, same answer.
+pub fn inserted_keys(keys: &[u64], seed: u64) -> Vec<u64> {
+    Split::new(keys, seed)
+        .inserts
+        .iter()
+        .map(|&(k, _)| k)
+        .collect()
+}
+
 /// The map each spec names, or a [`BenchError::BadSpec`] listing the maps for the first that
 /// names a static index: call it before loading a dataset.
 pub fn check_specs(specs: &[IndexSpec]) -> Result<Vec<(&IndexSpec, MapSpec)>> {

@@ -34,12 +34,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         updatable: args.updatable,
     });
     let list = route.index_list(args.index.as_deref()).to_string();
-    if args.queries_out.is_some() && route != BenchRoute::Lookups {
+    if args.queries_out.is_some() && !matches!(route, BenchRoute::Lookups | BenchRoute::Inserts) {
         return Err(BenchError::BadSpec {
             what: "--queries-out",
             got: args.queries_out.unwrap_or_default().display().to_string(),
-            expected: "in-memory lookup runs only (no --on-disk, no insert workload, no text keys)"
-                .to_string(),
+            expected:
+                "in-memory lookup and insert runs only (no --on-disk, no --updatable, no text keys)"
+                    .to_string(),
         }
         .into());
     }
@@ -64,13 +65,7 @@ fn run_lookups(args: Args, list: &str, specs: &[IndexSpec]) -> anyhow::Result<()
     let workload = Workload::parse(&args.workload)?;
     let queries = parse_ops("query count", args.queries.as_deref().unwrap_or("1M"))?;
     check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
-    if let Some(path) = &args.queries_out {
-        let mut inputs = super::dataset_inputs(&args.dataset);
-        if let Some(out) = &args.out {
-            inputs.push(("--out", out.as_path()));
-        }
-        super::output::check(path, &inputs, args.force)?;
-    }
+    check_queries_out(&args)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -118,11 +113,25 @@ fn run_lookups(args: Args, list: &str, specs: &[IndexSpec]) -> anyhow::Result<()
     Ok(())
 }
 
+/// Refuses a `--queries-out` that exists (without `--force`) or is an input or `--out`, before
+/// anything long runs.
+fn check_queries_out(args: &Args) -> anyhow::Result<()> {
+    if let Some(path) = &args.queries_out {
+        let mut inputs = super::dataset_inputs(&args.dataset);
+        if let Some(out) = &args.out {
+            inputs.push(("--out", out.as_path()));
+        }
+        super::output::check(path, &inputs, args.force)?;
+    }
+    Ok(())
+}
+
 /// `lidx bench --workload insert` ([`lidx_bench::map_runner`]): bulk load a random half of the
 /// distinct keys, insert the other half, every answer checked; a table (and `--out`).
 fn run_inserts(args: Args, specs: &[IndexSpec]) -> anyhow::Result<()> {
     map_runner::check_specs(specs)?;
     check_out_inputs(args.out.as_ref(), &args.dataset, args.force)?;
+    check_queries_out(&args)?;
     if args.small_pages {
         crate::huge_pages::disable();
     }
@@ -133,6 +142,15 @@ fn run_inserts(args: Args, specs: &[IndexSpec]) -> anyhow::Result<()> {
         huge_pages: crate::huge_pages::enabled(),
     };
     let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
+    if let Some(path) = &args.queries_out {
+        let inserted = map_runner::inserted_keys(&dataset.keys, args.seed);
+        super::output::replace(path, |staged| sosd::write_sosd(staged, &inserted))?;
+        note!(
+            "wrote the {} inserted keys, in insert order, to {}",
+            inserted.len(),
+            path.display()
+        );
+    }
     let records = map_runner::run(&dataset, specs, config, &mut Bars::default())?;
     write_out(args.out.as_ref(), &records)?;
     let first = &records[0];

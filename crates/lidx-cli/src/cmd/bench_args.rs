@@ -100,8 +100,9 @@ pub struct Args {
 
     /// Also write the lookup keys of the timed loops here, in the order they run, as an SOSD
     /// file (a u64 count, then the keys, little-endian): the queries to give an outside
-    /// harness (a C++ reference implementation) so it times the very same lookups. In-memory
-    /// lookup runs only.
+    /// harness (a C++ reference implementation) so it times the very same lookups. With
+    /// `--workload insert`, the keys inserted, in insert order (the dataset's other distinct
+    /// keys are the bulk-loaded half). In-memory lookup and insert runs only.
     #[arg(long)]
     pub queries_out: Option<PathBuf>,
 
