@@ -8,6 +8,14 @@ use common::{lidx, lidx_ok, text};
 use lidx_bench::records::BenchRecord;
 use lidx_bench::report::read_records;
 use lidx_bench::sosd::read_sosd;
+use std::path::{Path, PathBuf};
+
+/// `dataset` written by `lidx gen` to `k.sosd` in `dir`.
+fn key_file(dir: &Path, dataset: &str) -> PathBuf {
+    let keys = dir.join("k.sosd");
+    lidx_ok(&["gen", "--dataset", dataset, "--out", keys.to_str().unwrap()]);
+    keys
+}
 
 #[test]
 fn maps_time_their_get_and_static_indexes_their_lower_bound() {
@@ -59,14 +67,7 @@ fn maps_time_their_get_and_static_indexes_their_lower_bound() {
 #[test]
 fn queries_out_writes_the_timed_lookups_and_keeps_existing_files() {
     let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("k.sosd");
-    lidx_ok(&[
-        "gen",
-        "--dataset",
-        "gen:zipf-gaps:10K",
-        "--out",
-        keys.to_str().unwrap(),
-    ]);
+    let keys = key_file(dir.path(), "gen:zipf-gaps:10K");
     let queries = dir.path().join("q.sosd");
     let args = [
         "bench",
@@ -126,14 +127,7 @@ fn queries_out_is_refused_where_no_lookup_or_insert_keys_are_drawn() {
 #[test]
 fn queries_out_of_an_insert_run_is_the_inserted_half_in_insert_order() {
     let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("k.sosd");
-    lidx_ok(&[
-        "gen",
-        "--dataset",
-        "gen:lognormal:5K",
-        "--out",
-        keys.to_str().unwrap(),
-    ]);
+    let keys = key_file(dir.path(), "gen:lognormal:5K");
     let inserted = dir.path().join("ins.sosd");
     let args = [
         "bench",
@@ -170,14 +164,7 @@ fn queries_out_of_an_insert_run_is_the_inserted_half_in_insert_order() {
 #[test]
 fn queries_out_is_neither_the_dataset_nor_the_records_file() {
     let dir = tempfile::tempdir().unwrap();
-    let keys = dir.path().join("k.sosd");
-    lidx_ok(&[
-        "gen",
-        "--dataset",
-        "gen:lognormal:5K",
-        "--out",
-        keys.to_str().unwrap(),
-    ]);
+    let keys = key_file(dir.path(), "gen:lognormal:5K");
     let before = std::fs::read(&keys).unwrap();
     let records = dir.path().join("r.jsonl");
     for (queries, out) in [(&keys, &records), (&records, &records)] {
