@@ -154,6 +154,20 @@ fn queries_out_of_an_insert_run_is_the_inserted_half_in_insert_order() {
     assert_eq!(sorted.len(), written.len(), "every inserted key once");
     assert_ne!(sorted, written, "in the shuffled insert order, not sorted");
 
+    // An existing file is kept without --force, and a usage error writes nothing.
+    let refused = lidx(&args);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("--force"),
+        "{}",
+        text(&refused.stderr)
+    );
+    std::fs::remove_file(&inserted).unwrap();
+    let mut no_runs = args.to_vec();
+    no_runs.extend(["--runs", "0"]);
+    assert!(!lidx(&no_runs).status.success());
+    assert!(!inserted.exists());
+
     // The same seed inserts the same keys in the same order.
     let mut forced = args.to_vec();
     forced.push("--force");
@@ -167,13 +181,19 @@ fn queries_out_is_neither_the_dataset_nor_the_records_file() {
     let keys = key_file(dir.path(), "gen:lognormal:5K");
     let before = std::fs::read(&keys).unwrap();
     let records = dir.path().join("r.jsonl");
-    for (queries, out) in [(&keys, &records), (&records, &records)] {
+    let runs = [("lookup", "sorted"), ("insert", "alex")];
+    for ((queries, out), (workload, index)) in [(&keys, &records), (&records, &records)]
+        .into_iter()
+        .flat_map(|files| runs.map(|run| (files, run)))
+    {
         let run = lidx(&[
             "bench",
             "--dataset",
             keys.to_str().unwrap(),
+            "--workload",
+            workload,
             "--index",
-            "sorted",
+            index,
             "--queries",
             "1K",
             "--runs",

@@ -83,6 +83,22 @@ pub fn inserted_keys(keys: &[u64], seed: u64) -> Vec<u64> {
         .collect()
 }
 
+/// The usage errors [`run`] would report for `dataset` and `config` (a run count or sampling
+/// stride of 0, fewer than two keys), without running anything: for a caller that writes
+/// files before the run.
+pub fn check_config(dataset: &Dataset, config: InsertConfig) -> Result<()> {
+    check_positive(&[
+        ("run count", config.runs),
+        ("sampling stride", config.sample_every),
+    ])?;
+    if dataset.keys.len() < 2 {
+        return Err(BenchError::NoKeys {
+            workload: INSERT_WORKLOAD.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// The map each spec names, or a [`BenchError::BadSpec`] listing the maps for the first that
 /// names a static index: call it before loading a dataset.
 pub fn check_specs(specs: &[IndexSpec]) -> Result<Vec<(&IndexSpec, MapSpec)>> {
@@ -108,15 +124,7 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> Result<Vec<BenchRecord>> {
     let maps = check_specs(specs)?;
-    check_positive(&[
-        ("run count", config.runs),
-        ("sampling stride", config.sample_every),
-    ])?;
-    if dataset.keys.len() < 2 {
-        return Err(BenchError::NoKeys {
-            workload: INSERT_WORKLOAD.to_string(),
-        });
-    }
+    check_config(dataset, config)?;
     let split = Split::new(&dataset.keys, config.seed);
     let machine = Machine::detect();
     let overhead = timer_overhead_ns();

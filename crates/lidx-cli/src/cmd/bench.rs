@@ -39,7 +39,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             what: "--queries-out",
             got: args.queries_out.unwrap_or_default().display().to_string(),
             expected:
-                "in-memory lookup and insert runs only (no --on-disk, no --updatable, no text keys)"
+                "in-memory lookup and insert runs on numeric keys only (no --on-disk, no text or str16 keys)"
                     .to_string(),
         }
         .into());
@@ -142,6 +142,7 @@ fn run_inserts(args: Args, specs: &[IndexSpec]) -> anyhow::Result<()> {
         huge_pages: crate::huge_pages::enabled(),
     };
     let dataset = load_numeric_dataset(&args.dataset, args.seed)?;
+    map_runner::check_config(&dataset, config)?;
     if let Some(path) = &args.queries_out {
         let inserted = map_runner::inserted_keys(&dataset.keys, args.seed);
         super::output::replace(path, |staged| sosd::write_sosd(staged, &inserted))?;

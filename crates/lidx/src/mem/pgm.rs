@@ -29,6 +29,9 @@
 //!   handled by the CDF points of [`crate::model::points`] and the window of
 //!   [`ApproxPos::for_key`], which PGM's code does not define.
 //! * The maximum error holds for the `f64` models as evaluated (see [`crate::model::opt_pla`]).
+//! * A bottom level too large to stay cached has its search window's first keys and models
+//!   prefetched before the bisection, so their lines arrive together; PGM's code reads its
+//!   16-byte segments as its scan reaches them (`PREFETCH_BOTTOM_ABOVE` has the measurements).
 
 use std::marker::PhantomData;
 
@@ -295,11 +298,11 @@ impl<K: Key> Pgm<K> {
                 // rather than one line per step of the bisection and then the model's.
                 search::prefetch_lines(
                     self.keys.as_ptr().wrapping_add(level.offset + lo),
-                    self.bottom_lines.keys,
+                    usize::from(self.bottom_lines.keys),
                 );
                 search::prefetch_lines(
                     self.models.as_ptr().wrapping_add(level.offset + lo),
-                    self.bottom_lines.models,
+                    usize::from(self.bottom_lines.models),
                 );
             }
             let window = &self.keys[level.offset + lo..level.offset + lo + width];
@@ -340,24 +343,28 @@ fn count_le(window: &[u64], k: u64) -> usize {
 /// Bottom levels whose models take more bytes than this prefetch the first keys and the models
 /// of their search window (about the size of a core's L2 cache): below it they are usually
 /// cached, and the prefetches would only cost instructions (50M lognormal keys, 3,447
-/// segments: 211 ns a lookup with the models' prefetch against 179 without).
+/// segments, on the Zen 5 VM: 211 ns a lookup with the models' prefetch against 179 without).
 ///
-/// Above it, both help. Measured with 2M uniform lookups, median of 5 passes, variants
-/// alternated pass by pass in one process, on 50M `zipf-gaps` keys (181,761 segments, 4.4 MB
-/// of models): on the 2-core AMD EPYC VM (Zen 5), 262 ns a lookup with the models prefetched
-/// against 373 without; on the Zen 4 VM, prefetching the first keys as well took 0.88-0.94x
-/// the time of the models alone in six runs (505-565 ns against 558-642), and prefetching only
-/// the 3 or 5 lines of models around the prediction was no faster than the whole window's.
+/// Above it, both help. Measured with a throwaway timer (2M uniform lookups of present keys,
+/// median of 5 passes, variants alternated pass by pass in one process) on 50M `zipf-gaps`
+/// keys (181,761 segments, 4.4 MB of models): on the 2-core AMD EPYC VM (Zen 5), 262 ns a
+/// lookup with the models prefetched against 373 without; on the Zen 4 VM, prefetching the
+/// first keys as well took 0.88-0.94x the time of the models alone in six runs (505-565 ns
+/// against 558-642), and prefetching with the keys only the 3 or 5 lines of models around the
+/// prediction was no faster than the whole window's (584 and 597 ns, then 547 and 521, against
+/// 549 and 524 in two runs).
 /// On 50M `cells` keys (44,889 segments, 1.1 MB of models) the keys' prefetch was within the
 /// noise (0.93-1.03x).
 const PREFETCH_BOTTOM_ABOVE: usize = 1 << 20;
 
 /// How many cache lines of a bottom-level search window to prefetch: its first keys' and its
-/// models'. Both 0 when the bottom level stays cached.
+/// models'. Both 0 when the bottom level stays cached. Bytes, as [`search::prefetch_lines`]
+/// issues at most 63 lines: a `Pgm` stays the size it was with one count (a store's string
+/// table locator holds one inline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct BottomLines {
-    keys: usize,
-    models: usize,
+    keys: u8,
+    models: u8,
 }
 
 impl BottomLines {
@@ -374,9 +381,11 @@ fn bottom_lines(params: PgmParams, segments: usize) -> BottomLines {
         return BottomLines { keys: 0, models: 0 };
     }
     let window = params.eps_recursive.saturating_mul(2).saturating_add(3);
+    // window_lines is at most 63 (0 beyond), so the conversions cannot fail.
+    let lines = |n: usize| u8::try_from(n).unwrap_or(0);
     BottomLines {
-        keys: search::window_lines::<u64>(window),
-        models: search::window_lines::<Model>(window),
+        keys: lines(search::window_lines::<u64>(window)),
+        models: lines(search::window_lines::<Model>(window)),
     }
 }
 
