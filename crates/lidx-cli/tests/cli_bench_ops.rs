@@ -10,6 +10,22 @@ use lidx_bench::report::read_records;
 use lidx_bench::sosd::read_sosd;
 use std::path::{Path, PathBuf};
 
+/// `args` run again over an existing output file: refused without `--force`.
+fn assert_refused_without_force(args: &[&str]) {
+    let refused = lidx(args);
+    assert!(!refused.status.success());
+    let stderr = text(&refused.stderr);
+    assert!(stderr.contains("--force"), "{stderr}");
+}
+
+/// `args` run again with `--force`: `file` is written again, with the same keys.
+fn assert_same_with_force(args: &[&str], file: &Path, written: &[u64]) {
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    lidx_ok(&forced);
+    assert_eq!(read_sosd(file).unwrap(), written);
+}
+
 /// `dataset` written by `lidx gen` to `k.sosd` in `dir`.
 fn key_file(dir: &Path, dataset: &str) -> PathBuf {
     let keys = dir.join("k.sosd");
@@ -89,18 +105,9 @@ fn queries_out_writes_the_timed_lookups_and_keeps_existing_files() {
     assert!(written.iter().all(|q| keys.binary_search(q).is_ok()));
 
     // The same seed draws the same queries; an existing file is kept without --force.
-    let refused = lidx(&args);
-    assert!(!refused.status.success());
-    assert!(
-        text(&refused.stderr).contains("--force"),
-        "{}",
-        text(&refused.stderr)
-    );
+    assert_refused_without_force(&args);
     assert_eq!(read_sosd(&queries).unwrap(), written);
-    let mut forced = args.to_vec();
-    forced.push("--force");
-    lidx_ok(&forced);
-    assert_eq!(read_sosd(&queries).unwrap(), written);
+    assert_same_with_force(&args, &queries, &written);
 }
 
 #[test]
@@ -155,13 +162,7 @@ fn queries_out_of_an_insert_run_is_the_inserted_half_in_insert_order() {
     assert_ne!(sorted, written, "in the shuffled insert order, not sorted");
 
     // An existing file is kept without --force, and a usage error writes nothing.
-    let refused = lidx(&args);
-    assert!(!refused.status.success());
-    assert!(
-        text(&refused.stderr).contains("--force"),
-        "{}",
-        text(&refused.stderr)
-    );
+    assert_refused_without_force(&args);
     std::fs::remove_file(&inserted).unwrap();
     let mut no_runs = args.to_vec();
     no_runs.extend(["--runs", "0"]);
@@ -169,10 +170,7 @@ fn queries_out_of_an_insert_run_is_the_inserted_half_in_insert_order() {
     assert!(!inserted.exists());
 
     // The same seed inserts the same keys in the same order.
-    let mut forced = args.to_vec();
-    forced.push("--force");
-    lidx_ok(&forced);
-    assert_eq!(read_sosd(&inserted).unwrap(), written);
+    assert_same_with_force(&args, &inserted, &written);
 }
 
 #[test]
