@@ -2,9 +2,7 @@
 //! count, key sum and rows of a key range, an `IN` list of present and absent keys, a full
 //! scan in key order, a key filter beside a value filter, at one and at four partitions.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use lidx::Str16;
 use lidx_datafusion::SqlSession;
 

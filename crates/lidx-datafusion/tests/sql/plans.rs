@@ -3,9 +3,7 @@
 //! sort, a scan split into partitions by key range, and counts and key bounds answered from
 //! the exact statistics without reading.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use lidx_datafusion::SqlSession;
 
 fn session(partitions: usize) -> (tempfile::TempDir, SqlSession, Vec<u64>) {

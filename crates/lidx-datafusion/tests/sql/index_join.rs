@@ -4,9 +4,7 @@
 //! side over the limit, a key filter on the table, a join on the value, a store as the inner
 //! side, an outer join.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use lidx_datafusion::SqlSession;
 
 struct Data {

@@ -3,11 +3,9 @@
 //! unknown or badly named table, a SQL error, a table damaged after it was registered; and
 //! the `lidx-sql` command's exit codes and messages for them.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use lidx_datafusion::{Error, SqlSession};
 
 #[test]
