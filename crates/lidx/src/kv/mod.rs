@@ -149,6 +149,7 @@
 //! above that number; a merge rotates the log, writes the new files, commits a manifest naming
 //! them and then drops the log it covers.
 
+mod flock;
 pub(crate) mod hybrid;
 pub(crate) mod manifest;
 mod stamp;

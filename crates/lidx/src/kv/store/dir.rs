@@ -55,6 +55,7 @@ use std::io::{ErrorKind, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::kv::flock;
 use crate::mem::string_index::StringIndexParams;
 
 use crate::disk::owner::FileOwner;
@@ -311,7 +312,8 @@ fn new_store_id(dir: &Path) -> u128 {
 }
 
 /// Takes the store's lock: exclusive for a writer, shared for a reader. The lock is held
-/// while the returned file is open; another holder makes this [`Error::Locked`]. A reader
+/// while the returned file is open; another holder makes this [`Error::Locked`] (after
+/// `kv::flock::PATIENCE`: a holder about to let go is waited out). A reader
 /// opens `LOCK` for reading only, so that a store on read-only media can be read; it creates
 /// the file only when it is missing.
 pub(crate) fn lock(dir: &Path, exclusive: bool) -> Result<File> {
@@ -329,15 +331,10 @@ pub(crate) fn lock(dir: &Path, exclusive: bool) -> Result<File> {
         other => other,
     }
     .map_err(|e| Error::io(path.display().to_string(), "open lock file", &e))?;
-    let got = if exclusive {
-        file.try_lock()
-    } else {
-        file.try_lock_shared()
-    };
-    match got {
-        Ok(()) => Ok(file),
-        Err(fs::TryLockError::WouldBlock) => Err(Error::Locked { dir: shown(dir) }),
-        Err(fs::TryLockError::Error(e)) => Err(Error::io(path.display().to_string(), "lock", &e)),
+    match flock::try_lock(&file, exclusive) {
+        Ok(true) => Ok(file),
+        Ok(false) => Err(Error::Locked { dir: shown(dir) }),
+        Err(e) => Err(Error::io(path.display().to_string(), "lock", &e)),
     }
 }
 

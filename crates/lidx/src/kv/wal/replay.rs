@@ -9,6 +9,7 @@ use memmap2::{Advice, Mmap};
 
 use crate::disk::seq::Seq;
 use crate::error::{Error, Result};
+use crate::kv::flock;
 use crate::kv::stamp::{corrupt, le_u32, le_u64};
 
 use super::record::{
@@ -435,16 +436,17 @@ pub(crate) fn replay_covered(
                     .write(true)
                     .open(path)
                     .map_err(io_err(path, "open segment to cut it"))?;
-                if let Err(e) = f.try_lock() {
+                let locked = flock::try_lock(&f, true);
+                if !matches!(locked, Ok(true)) {
                     // Nothing is cut: the copy set aside goes too.
                     if let Some(kept) = &dropped.kept_in {
                         let _ = fs::remove_file(kept);
                     }
-                    return Err(match e {
-                        fs::TryLockError::WouldBlock => Error::Locked {
+                    return Err(match locked {
+                        Err(e) => io_err(path, "lock segment")(e),
+                        Ok(_) => Error::Locked {
                             dir: dir.display().to_string(),
                         },
-                        fs::TryLockError::Error(e) => io_err(path, "lock segment")(e),
                     });
                 }
                 f.set_len(scan.valid_len as u64)
