@@ -1,35 +1,51 @@
-//! Taking a file's `flock` when its holder may be about to let go.
+//! [`FileLock`]: a file held under a `flock`, let go of explicitly when dropped.
 //!
 //! A `flock` belongs to the open file description, which a child process shares from `fork`
-//! until `exec` closes it (lidx opens every file close-on-exec). So a process that spawns
-//! children on another thread (a test harness, a server running commands) can find a lock it
-//! released a moment ago still held, by a child that has not reached `exec` yet. [`try_lock`]
-//! waits such a holder out: it retries for up to [`PATIENCE`] before it reports the lock as
-//! held by someone else. Seen as a `Locked` error, now and then, from the WAL replay's cut of
-//! a torn segment in `tests/kv_crash.rs`, while the file's other test was spawning children.
+//! until `exec` closes it (lidx opens every file close-on-exec). Closing a locked file so does
+//! not release the lock while a child that another thread is spawning still holds its copy (a
+//! test harness, a server running commands), and the next open of the store, or a log
+//! replay's cut of a torn segment, is refused as `Locked`: seen now and then in
+//! `tests/kv_crash.rs`, whose other test spawns children all the time. Unlocking (`LOCK_UN`)
+//! releases the description's lock for every copy of it, so a [`FileLock`] unlocks before it
+//! closes.
 
 use std::fs::{File, TryLockError};
-use std::time::{Duration, Instant};
 
-/// How long [`try_lock`] waits for a holder to let go.
-pub(crate) const PATIENCE: Duration = Duration::from_millis(100);
+/// A file under a `flock`, unlocked when dropped (see the module docs).
+pub(crate) struct FileLock(File);
 
-/// Takes `file`'s lock, exclusive or shared: `Ok(true)` once taken, `Ok(false)` when another
-/// holder still has it after [`PATIENCE`].
-pub(crate) fn try_lock(file: &File, exclusive: bool) -> std::io::Result<bool> {
-    let start = Instant::now();
-    loop {
+impl FileLock {
+    /// `file` locked, exclusive or shared, without waiting: `None` while another holder has
+    /// the lock.
+    pub(crate) fn try_new(file: File, exclusive: bool) -> std::io::Result<Option<FileLock>> {
         let got = if exclusive {
             file.try_lock()
         } else {
             file.try_lock_shared()
         };
         match got {
-            Ok(()) => return Ok(true),
-            Err(TryLockError::Error(e)) => return Err(e),
-            Err(TryLockError::WouldBlock) if start.elapsed() >= PATIENCE => return Ok(false),
-            Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(1)),
+            Ok(()) => Ok(Some(FileLock(file))),
+            Err(TryLockError::WouldBlock) => Ok(None),
+            Err(TryLockError::Error(e)) => Err(e),
         }
+    }
+
+    /// `file` under a shared lock, waiting for an exclusive holder to let go.
+    pub(crate) fn shared(file: File) -> std::io::Result<FileLock> {
+        file.lock_shared()?;
+        Ok(FileLock(file))
+    }
+
+    /// The locked file.
+    pub(crate) fn file(&self) -> &File {
+        &self.0
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        // Should it fail, the close that follows lets go as before.
+        let _ = self.0.unlock();
     }
 }
 
@@ -38,21 +54,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_lock_let_go_within_the_patience_is_taken_and_one_kept_is_not() {
+    fn a_dropped_lock_is_let_go_though_a_copy_of_its_file_is_still_open() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("LOCK");
-        let holder = File::create(&path).unwrap();
-        let other = File::open(&path).unwrap();
-        holder.lock().unwrap();
-        let start = Instant::now();
-        assert!(!try_lock(&other, true).unwrap());
-        assert!(!try_lock(&other, false).unwrap());
-        assert!(start.elapsed() >= 2 * PATIENCE);
-        let letting_go = std::thread::spawn(move || {
-            std::thread::sleep(PATIENCE / 4);
-            drop(holder);
-        });
-        assert!(try_lock(&other, true).unwrap());
-        letting_go.join().unwrap();
+        let open = || {
+            File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+        };
+        for exclusive in [true, false] {
+            let held = FileLock::try_new(open().unwrap(), true).unwrap().unwrap();
+            assert!(FileLock::try_new(open().unwrap(), exclusive)
+                .unwrap()
+                .is_none());
+            // What a child forked before `exec` holds: the same open file description.
+            let copy = held.file().try_clone().unwrap();
+            drop(held);
+            let again = FileLock::try_new(open().unwrap(), true).unwrap();
+            assert!(again.is_some(), "the copy kept the lock");
+            drop(copy);
+        }
+        let shared = FileLock::shared(open().unwrap()).unwrap();
+        assert!(FileLock::try_new(open().unwrap(), false).unwrap().is_some());
+        assert!(FileLock::try_new(open().unwrap(), true).unwrap().is_none());
+        drop(shared);
     }
 }

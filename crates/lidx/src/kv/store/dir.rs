@@ -55,7 +55,7 @@ use std::io::{ErrorKind, Write};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::kv::flock;
+use crate::kv::flock::FileLock;
 use crate::mem::string_index::StringIndexParams;
 
 use crate::disk::owner::FileOwner;
@@ -312,11 +312,10 @@ fn new_store_id(dir: &Path) -> u128 {
 }
 
 /// Takes the store's lock: exclusive for a writer, shared for a reader. The lock is held
-/// while the returned file is open; another holder makes this [`Error::Locked`] (after
-/// `kv::flock::PATIENCE`: a holder about to let go is waited out). A reader
+/// until the returned [`FileLock`] is dropped; another holder makes this [`Error::Locked`]. A reader
 /// opens `LOCK` for reading only, so that a store on read-only media can be read; it creates
 /// the file only when it is missing.
-pub(crate) fn lock(dir: &Path, exclusive: bool) -> Result<File> {
+pub(crate) fn lock(dir: &Path, exclusive: bool) -> Result<FileLock> {
     let path = dir.join(LOCK_FILE);
     let open = |write: bool| {
         OpenOptions::new()
@@ -331,9 +330,9 @@ pub(crate) fn lock(dir: &Path, exclusive: bool) -> Result<File> {
         other => other,
     }
     .map_err(|e| Error::io(path.display().to_string(), "open lock file", &e))?;
-    match flock::try_lock(&file, exclusive) {
-        Ok(true) => Ok(file),
-        Ok(false) => Err(Error::Locked { dir: shown(dir) }),
+    match FileLock::try_new(file, exclusive) {
+        Ok(Some(lock)) => Ok(lock),
+        Ok(None) => Err(Error::Locked { dir: shown(dir) }),
         Err(e) => Err(Error::io(path.display().to_string(), "lock", &e)),
     }
 }

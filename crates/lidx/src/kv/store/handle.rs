@@ -3,13 +3,13 @@
 //! one place that names every engine: a new engine is one more arm there and a folder of its
 //! own (see the [module docs](super)).
 
-use std::fs::File;
 use std::ops::RangeBounds;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::io::Storage;
+use crate::kv::flock::FileLock;
 use crate::kv::wal::{Dropped, Record};
 
 use super::batch::{check_sizes, BatchOp, WriteBatch};
@@ -34,7 +34,7 @@ pub struct Store {
     engine: Box<dyn StoreEngine>,
     /// The record cache in front of the engine ([`StoreOptions::row_cache_bytes`]).
     rows: Option<RowCache>,
-    _lock: File,
+    _lock: FileLock,
 }
 
 impl Store {

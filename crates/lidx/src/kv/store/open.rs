@@ -14,13 +14,13 @@
 //! when the log directory is gone) rather than silently serving old data. The typed hybrid
 //! index ([`crate::kv::hybrid`]) checks its log with the same two functions.
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::io::{FaultPlan, Storage};
+use crate::kv::flock::FileLock;
 use crate::kv::manifest::{Manifest, ManifestStore};
 use crate::kv::wal::{replay_covered, Dropped, Record, ReplayReport, Seq, Wal, WalOptions};
 
@@ -92,7 +92,7 @@ pub(crate) fn create<E: Recover>(
     identity: &CreateOptions,
     options: &StoreOptions,
     storage: Option<Arc<Storage>>,
-) -> Result<(E, File)> {
+) -> Result<(E, FileLock)> {
     E::check_new(identity, options)?;
     let held = create_store(dir, identity, options)?;
     open(dir, options, storage, Some(held))
@@ -105,8 +105,8 @@ pub(crate) fn open<E: Recover>(
     dir: &Path,
     options: &StoreOptions,
     storage: Option<Arc<Storage>>,
-    held: Option<File>,
-) -> Result<(E, File)> {
+    held: Option<FileLock>,
+) -> Result<(E, FileLock)> {
     let opened_at = Instant::now();
     let most = if E::MANY_FILES { usize::MAX } else { 1 };
     let mut opened = open_dir(dir, options, storage, (E::FILES, most), held)?;
@@ -161,7 +161,7 @@ pub(crate) fn open<E: Recover>(
 /// manifest always has a log). Returns the lock, which the engine's open keeps: dropped and
 /// taken again, it could be refused (`Locked`) while another thread of the process forks a
 /// child, which holds the lock until it execs.
-fn create_store(dir: &Path, identity: &CreateOptions, options: &StoreOptions) -> Result<File> {
+fn create_store(dir: &Path, identity: &CreateOptions, options: &StoreOptions) -> Result<FileLock> {
     check_create(identity)?;
     if options.read_only {
         return Err(Error::ReadOnly {
@@ -199,7 +199,7 @@ pub(crate) struct OpenedDir {
     /// The store's id.
     pub(crate) store: u128,
     /// Held while the store is open.
-    pub(crate) lock: File,
+    pub(crate) lock: FileLock,
     pub(crate) storage: Arc<Storage>,
     pub(crate) manifest_store: ManifestStore,
     pub(crate) manifest: Manifest,
@@ -222,7 +222,7 @@ fn open_dir(
     options: &StoreOptions,
     storage: Option<Arc<Storage>>,
     (what, most): (&str, usize),
-    held: Option<File>,
+    held: Option<FileLock>,
 ) -> Result<OpenedDir> {
     check_options(options)?;
     let (identity, store) = read_identity(dir)?;

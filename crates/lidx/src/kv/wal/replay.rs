@@ -9,7 +9,7 @@ use memmap2::{Advice, Mmap};
 
 use crate::disk::seq::Seq;
 use crate::error::{Error, Result};
-use crate::kv::flock;
+use crate::kv::flock::FileLock;
 use crate::kv::stamp::{corrupt, le_u32, le_u64};
 
 use super::record::{
@@ -436,21 +436,24 @@ pub(crate) fn replay_covered(
                     .write(true)
                     .open(path)
                     .map_err(io_err(path, "open segment to cut it"))?;
-                let locked = flock::try_lock(&f, true);
-                if !matches!(locked, Ok(true)) {
-                    // Nothing is cut: the copy set aside goes too.
-                    if let Some(kept) = &dropped.kept_in {
-                        let _ = fs::remove_file(kept);
+                let f = match FileLock::try_new(f, true) {
+                    Ok(Some(f)) => f,
+                    locked => {
+                        // Nothing is cut: the copy set aside goes too.
+                        if let Some(kept) = &dropped.kept_in {
+                            let _ = fs::remove_file(kept);
+                        }
+                        return Err(match locked {
+                            Err(e) => io_err(path, "lock segment")(e),
+                            Ok(_) => Error::Locked {
+                                dir: dir.display().to_string(),
+                            },
+                        });
                     }
-                    return Err(match locked {
-                        Err(e) => io_err(path, "lock segment")(e),
-                        Ok(_) => Error::Locked {
-                            dir: dir.display().to_string(),
-                        },
-                    });
-                }
-                f.set_len(scan.valid_len as u64)
-                    .and_then(|()| f.sync_all())
+                };
+                f.file()
+                    .set_len(scan.valid_len as u64)
+                    .and_then(|()| f.file().sync_all())
                     .map_err(io_err(path, "cut segment"))?;
                 set_aside(dir, &mut dropped.segments)?;
             }
@@ -535,21 +538,25 @@ fn unsynced_gap(
 struct MappedSegment {
     /// `None` for an empty file, which cannot be mapped.
     map: Option<Mmap>,
-    _locked: File,
+    _locked: FileLock,
 }
 
 impl MappedSegment {
     fn open(path: &Path) -> Result<MappedSegment> {
         let file = File::open(path).map_err(io_err(path, "read segment"))?;
-        file.lock_shared().map_err(io_err(path, "lock segment"))?;
-        let len = file.metadata().map_err(io_err(path, "read segment"))?.len();
+        let file = FileLock::shared(file).map_err(io_err(path, "lock segment"))?;
+        let len = file
+            .file()
+            .metadata()
+            .map_err(io_err(path, "read segment"))?
+            .len();
         let map = if len == 0 {
             None
         } else {
             // SAFETY: the mapping is read-only, and the file is not shortened while it is
             // mapped: this handle holds a shared lock on it, which a cut must take alone (see
             // the type's docs); appends past the mapped length are never read through it.
-            let map = unsafe { Mmap::map(&file) }.map_err(io_err(path, "map segment"))?;
+            let map = unsafe { Mmap::map(file.file()) }.map_err(io_err(path, "map segment"))?;
             // Read once from start to end: a hint, so a kernel that refuses it changes nothing.
             let _ = map.advise(Advice::Sequential);
             Some(map)
