@@ -2,7 +2,7 @@
 //! own API, the same data's answers computed by lidx directly, and SQL run through a
 //! [`SqlSession`].
 
-#![allow(dead_code)] // each test file uses its own part of these helpers
+#![allow(dead_code)] // each test binary uses its own part of these helpers
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
-//! lidx-datafusion's SQL tests, one file per concern, linked as one test binary: each binary
-//! that links DataFusion is about 370 MB in a debug build, so four binaries cost CI's disk
-//! and its two cores four links (`docs/results/datafusion.md`, "What it costs CI").
+//! lidx-datafusion's SQL tests, one file per concern, linked as one test binary: a binary
+//! that links DataFusion took 376 MB in a debug build, so four of them cost CI's disk and its
+//! two cores four links (`docs/results/datafusion.md`, "What CI builds and keeps on disk").
 
 #[path = "../common/mod.rs"]
 mod common;
