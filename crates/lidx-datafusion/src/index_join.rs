@@ -9,7 +9,10 @@
 //! seeker, which is lidx's INLJ lookup: the PGM's cursor walks forward over its segments, each
 //! window starts no earlier than the previous answer, and a window's blocks, once read, serve
 //! every later key that falls in them (pages already read are skipped). A new batch starts a
-//! new seeker: batches are not sorted among themselves.
+//! new seeker (batches are not sorted among themselves) that reads on with the blocks and
+//! readahead of the partition's last batch (`lidx::join::WindowHold`): when batches come in
+//! key order, as a sorted outer table's scan gives them, the partition's lookups are one
+//! dense walk over the table instead of one per batch.
 //!
 //! Inner join only, on one equality of the outer key column with the table's key; the table's
 //! keys are unique, so each outer row has at most one match. Outer rows with a null key match
@@ -22,7 +25,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, BinaryArray, UInt32Array};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BinaryBuilder, UInt32Array};
 use datafusion::arrow::compute::take;
 use datafusion::arrow::datatypes::{SchemaRef, UInt64Type};
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
@@ -37,6 +40,7 @@ use datafusion::physical_plan::{
     Partitioning, PlanProperties, ReplaceChildrenOptions,
 };
 use futures::StreamExt;
+use lidx::join::WindowHold;
 
 use crate::error::external;
 use crate::provider::Source;
@@ -140,10 +144,16 @@ impl LidxIndexJoinExec {
     }
 
     /// The output of one outer batch.
-    fn probe_batch(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+    /// Joins one outer batch, reading on from `hold`, the blocks and readahead the
+    /// partition's last batch left, and leaving this batch's there.
+    fn probe_batch(
+        &self,
+        batch: &RecordBatch,
+        hold: &mut Option<WindowHold>,
+    ) -> Result<RecordBatch> {
         match self.inner.source().as_ref() {
-            Source::U64(t) => self.join_batch(t, batch),
-            Source::Str16(t) => self.join_batch(t, batch),
+            Source::U64(t) => self.join_batch(t, batch, hold),
+            Source::Str16(t) => self.join_batch(t, batch, hold),
             Source::Store(_) => datafusion::common::internal_err!(
                 "an index join was planned over a store, which has no learned index"
             ),
@@ -154,25 +164,28 @@ impl LidxIndexJoinExec {
         &self,
         table: &TableSource<K>,
         batch: &RecordBatch,
+        hold: &mut Option<WindowHold>,
     ) -> Result<RecordBatch> {
         let mut probes = K::probes(batch.column(self.outer_key));
         // Key order is the table's: byte-wise for string keys, as `Ord` on their bytes.
         probes.sort_unstable();
         let mut rows = Vec::new();
         let mut keys = Vec::new();
-        let mut values = Vec::new();
-        if let Some(mut seeker) = table.seeker() {
+        let mut values = BinaryBuilder::new();
+        if let Some(mut seeker) = table.seeker_resuming(hold.take()) {
             for (key, row) in probes {
                 seeker.lower_bound(key).map_err(external)?;
                 if let Some((found, value)) = seeker.found() {
                     if found == key {
                         rows.push(row);
                         keys.push(key);
-                        values.push(value.to_vec());
+                        values.append_value(value);
                     }
                 }
             }
+            *hold = Some(seeker.into_hold());
         }
+        let values: ArrayRef = Arc::new(values.finish());
         let taken = UInt32Array::from(rows);
         let outer: Vec<ArrayRef> = batch
             .columns()
@@ -187,7 +200,7 @@ impl LidxIndexJoinExec {
                 if c == 0 {
                     K::column(&keys)
                 } else {
-                    Arc::new(BinaryArray::from_iter_values(&values)) as ArrayRef
+                    Arc::clone(&values)
                 }
             })
             .collect();
@@ -284,7 +297,8 @@ impl ExecutionPlan for LidxIndexJoinExec {
     ) -> Result<SendableRecordBatchStream> {
         let outer = self.outer.execute(partition, context)?;
         let join = self.clone();
-        let joined = outer.map(move |batch| join.probe_batch(&batch?));
+        let mut hold = None;
+        let joined = outer.map(move |batch| join.probe_batch(&batch?, &mut hold));
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             Arc::clone(&self.schema),
             joined,

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use lidx::io::{DeviceKind, Storage};
-use lidx::join::{Table, TableKey, WindowCursor, WindowReader};
+use lidx::join::{Table, TableKey, WindowCursor, WindowHold, WindowReader};
 use lidx::mem::{Pgm, PgmCursor, PgmParams};
 use lidx::raw::join::table_index::load_or_build;
 
@@ -79,6 +79,12 @@ impl<K: SourceKey> Seeker<'_, K> {
     /// The record at the last answer, when it is in the table: its key and value.
     pub(crate) fn found(&self) -> Option<(K, &[u8])> {
         self.reader.found()
+    }
+
+    /// Puts the seeker's blocks and readahead aside for the next batch of keys
+    /// ([`TableSource::seeker_resuming`]).
+    pub(crate) fn into_hold(self) -> WindowHold {
+        self.reader.into_hold()
     }
 }
 
@@ -144,9 +150,19 @@ impl<K: SourceKey> TableSource<K> {
 
     /// A seeker over the table, `None` for an empty table.
     pub(crate) fn seeker(&self) -> Option<Seeker<'_, K>> {
+        self.seeker_resuming(None)
+    }
+
+    /// A seeker over the table (`None` for an empty table) for keys in non-decreasing order
+    /// from now on, reading on with the blocks and readahead an earlier seeker put aside
+    /// ([`Seeker::into_hold`]), if any: its keys may be larger or smaller than these.
+    pub(crate) fn seeker_resuming(&self, hold: Option<WindowHold>) -> Option<Seeker<'_, K>> {
         self.index.as_ref().map(|index| Seeker {
             cursor: index.cursor(),
-            reader: self.table.window_reader(),
+            reader: match hold {
+                Some(hold) => self.table.resume_window_reader(hold),
+                None => self.table.window_reader(),
+            },
             floor: 0,
         })
     }

@@ -98,5 +98,6 @@ pub use report::JoinReport;
 pub use run::{join, join_in};
 pub use sides::TableRef;
 pub use table::{
-    check_same_key_type, read_header, Scan, Table, TableHeader, TableKey, TableWriter, WindowReader,
+    check_same_key_type, read_header, Scan, Table, TableHeader, TableKey, TableWriter, WindowHold,
+    WindowReader,
 };

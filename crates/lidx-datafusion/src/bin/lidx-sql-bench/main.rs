@@ -23,6 +23,7 @@
 
 mod answer;
 mod cold;
+mod floor;
 mod report;
 mod sides;
 mod workload;
@@ -37,7 +38,7 @@ use datafusion::physical_plan::displayable;
 
 use answer::{answer_of, check, Answer};
 use report::{GroupResult, Report, SideResult};
-use sides::{Side, Sides};
+use sides::{floor_name, Side, Sides};
 use workload::{Class, Expect, Group, LARGE};
 
 /// Time lidx tables against the same rows as sorted Parquet, and index joins against hash
@@ -250,6 +251,8 @@ async fn measure_group(
     };
     let mut results: Vec<SideResult> = names.iter().map(|&s| SideResult::new(s)).collect();
     let mut answers: Vec<Option<Answer>> = vec![None; group.queries.len()];
+    let mut floor = Vec::new();
+    let with_floor = matches!(group.class, Class::Point | Class::Range);
     for run in 0..runs {
         for (q, query) in group.queries.iter().enumerate() {
             for result in &mut results {
@@ -278,6 +281,9 @@ async fn measure_group(
                 }
                 result.push(timed.plan, timed.total);
             }
+            if with_floor {
+                floor.push(sides.plan(&query.sql(floor_name)).await?);
+            }
         }
     }
     let rows = group
@@ -294,6 +300,7 @@ async fn measure_group(
         queries: group.queries.len(),
         rows,
         sides: results,
+        floor,
     })
 }
 

@@ -2,7 +2,8 @@
 //! queries each side's median time (and the planning part of it) over every query and run,
 //! printed as Markdown tables with each side's speed against the group's reference side
 //! (Parquet for point, range and scan groups; the hash join over the same lidx tables for
-//! joins), and as JSON with every sample.
+//! joins), and as JSON with every sample. Point and range groups also get DataFusion's
+//! planning floor (`floor`): the reference's time over it bounds what any table could reach.
 
 use std::io::Write;
 use std::path::Path;
@@ -57,6 +58,9 @@ pub(crate) struct GroupResult {
     /// Rows the group's queries return (for aggregates: the rows they count), all together.
     pub(crate) rows: u64,
     pub(crate) sides: Vec<SideResult>,
+    /// For point and range groups, DataFusion's planning of each query over the table's
+    /// `FloorTable` (see `floor`); empty for the other groups.
+    pub(crate) floor: Vec<Duration>,
 }
 
 impl GroupResult {
@@ -194,6 +198,17 @@ impl Report {
                     reference / median
                 )?;
             }
+            if !g.floor.is_empty() {
+                let floor = median_ms(&g.floor);
+                writeln!(
+                    out,
+                    "| {} | {} | {} | - | datafusion floor (nothing read; the most any table could reach) | {floor:.3} | {floor:.3} | {:.2} |",
+                    g.class.name(),
+                    g.param,
+                    g.queries,
+                    reference / floor
+                )?;
+            }
         }
         Ok(())
     }
@@ -229,6 +244,11 @@ impl Report {
                     "total_ms": s.totals.iter().map(ms).collect::<Vec<_>>(),
                     "planning_ms": s.plans.iter().map(ms).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
+                "floor": (!g.floor.is_empty()).then(|| json!({
+                    "planning_median_ms": median_ms(&g.floor),
+                    "max_speedup_vs_reference": g.median_of(g.reference()) / median_ms(&g.floor),
+                    "planning_ms": g.floor.iter().map(ms).collect::<Vec<_>>(),
+                })),
             })).collect::<Vec<_>>(),
         })
     }

@@ -12,6 +12,9 @@
 //!   (`datafusion.execution.parquet.pushdown_filters`: rows are filtered while decoding, so a
 //!   page's other columns are decoded only for the rows that pass: Parquet at its best).
 //!
+//! Each lidx table is also registered in the first session as `<name>_floor`, a
+//! [`FloorTable`] (DataFusion's planning with nothing to read; see `floor`).
+//!
 //! A query is timed from its SQL text to its last batch: parsing, planning (recorded apart)
 //! and execution, as a user of the session waits for it.
 
@@ -21,11 +24,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::TableProvider;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::dataframe::DataFrameWriteOptions;
 use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{col, ParquetReadOptions};
 use lidx_datafusion::{LidxTable, SqlSession};
+
+use crate::floor::FloorTable;
 
 /// A side of the comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +63,11 @@ impl Side {
     }
 }
 
+/// The name the [`FloorTable`] of `table` is registered under.
+pub(crate) fn floor_name(table: &str) -> String {
+    format!("{table}_floor")
+}
+
 /// One timed run of a query.
 pub(crate) struct Timed {
     /// From the SQL text to the physical plan.
@@ -84,6 +95,8 @@ impl Sides {
         for (name, path) in tables {
             let table = LidxTable::open_table(path)
                 .with_context(|| format!("open the table {}", path.display()))?;
+            hash.context()
+                .register_table(floor_name(name), Arc::new(FloorTable::new(table.schema())))?;
             hash.register_table(name, table.clone())?;
             index.register_table(name, table)?;
         }
@@ -141,6 +154,16 @@ impl Sides {
             physical,
             batches,
         })
+    }
+
+    /// The time from `sql` to its physical plan, in the session of [`Side::Lidx`] and
+    /// [`Side::Parquet`], as [`Sides::run`] times its planning; nothing is executed.
+    pub(crate) async fn plan(&self, sql: &str) -> anyhow::Result<Duration> {
+        let start = Instant::now();
+        let frame = self.hash.sql(sql).await?;
+        let _task = frame.task_ctx();
+        frame.create_physical_plan().await?;
+        Ok(start.elapsed())
     }
 
     /// The keys of the lidx table `name`, sorted.

@@ -42,6 +42,6 @@ pub use header::{
     check_same_key_type, read_header, TableHeader, TableKey, HEADER_BYTES, TABLE_MAGIC,
 };
 pub use scan::Scan;
-pub use window::WindowReader;
+pub use window::{WindowHold, WindowReader};
 pub use writer::TableWriter;
 pub(crate) use writer::{write_table_header, WRITE_BLOCKS};

@@ -1,6 +1,7 @@
 //! Random access for an indexed nested-loop join's windows, which only move forward
-//! (paper 000 §4.1 optimization 2, §5.1-5.2): [`WindowReader`], and the [`WindowStream`] it
-//! reads from in a dense walk.
+//! (paper 000 §4.1 optimization 2, §5.1-5.2): [`WindowReader`], the [`WindowStream`] it
+//! reads from in a dense walk, and the [`WindowHold`] it is put aside as between batches of
+//! probes.
 
 use std::sync::Arc;
 
@@ -8,7 +9,7 @@ use super::file::Table;
 use super::header::TableKey;
 use super::prefetch::Prefetcher;
 use crate::error::Result;
-use crate::io::{AlignedBuf, IoClass};
+use crate::io::{AlignedBuf, BlockDevice, IoClass};
 
 /// Random access for windows that only move forward, as an indexed nested-loop join makes
 /// them (paper 000 §4.1 optimization 2, §5.1-5.2).
@@ -58,6 +59,30 @@ pub struct WindowReader<'t, K> {
     lo_block: u64,
     /// Once readahead is at its largest, the blocks after the run stream in from a background
     /// reader.
+    stream: Option<WindowStream>,
+}
+
+/// A [`WindowReader`] put aside ([`WindowReader::into_hold`]): the blocks it holds, its
+/// readahead and its background reader, without its borrow of the table.
+/// [`Table::resume_window_reader`] puts it back to work where it left off.
+///
+/// Not in the paper, whose INLJ streams the whole outer table through one reader. A query
+/// engine's join gets its probes in batches (DataFusion's, 8,192 rows): a reader per batch
+/// starts its readahead over (doubling from one block) and drops what its background reader
+/// had read ahead, up to `PREFETCH_DEPTH + 1` chunks of 4 MiB a batch. A 1/100 join over a
+/// 10M-row table then read and zeroed about twice the table (`lidx-datafusion`'s index join;
+/// `docs/results/datafusion.md`). A hold carries the run across batches instead: batches in
+/// key order continue the dense walk, and a batch that starts behind the run reads its
+/// windows afresh (the reader's loads handle windows that move back; they only cost more).
+pub struct WindowHold {
+    /// The device of the table the reader read: a hold resumes only on that table.
+    device: Arc<dyn BlockDevice>,
+    buf: AlignedBuf,
+    origin: usize,
+    first: u64,
+    loaded: usize,
+    ahead: usize,
+    lo_block: u64,
     stream: Option<WindowStream>,
 }
 
@@ -443,11 +468,45 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     pub fn memory_bytes(&self) -> usize {
         self.buf.len()
     }
+
+    /// Puts the reader aside, keeping what it holds and reads ahead (see [`WindowHold`]).
+    pub fn into_hold(self) -> WindowHold {
+        WindowHold {
+            device: Arc::clone(&self.table.device),
+            buf: self.buf,
+            origin: self.origin,
+            first: self.first,
+            loaded: self.loaded,
+            ahead: self.ahead,
+            lo_block: self.lo_block,
+            stream: self.stream,
+        }
+    }
 }
 
 impl<K: TableKey> Table<K> {
     /// A reader for windows that move forward (paper 000 §5.1-5.2); see [`WindowReader`].
     pub fn window_reader(&self) -> WindowReader<'_, K> {
         WindowReader::new(self)
+    }
+
+    /// The reader `hold` was put aside as, back at work with its blocks and readahead; a new
+    /// reader when `hold` comes from another table (another open of the same file included).
+    pub fn resume_window_reader(&self, hold: WindowHold) -> WindowReader<'_, K> {
+        let mut reader = WindowReader::new(self);
+        if !Arc::ptr_eq(&hold.device, &self.device) {
+            return reader;
+        }
+        reader.buf = hold.buf;
+        reader.origin = hold.origin;
+        reader.first = hold.first;
+        reader.loaded = hold.loaded;
+        reader.ahead = hold.ahead;
+        reader.lo_block = hold.lo_block;
+        reader.stream = hold.stream;
+        if reader.loaded > 0 {
+            reader.set_run_last();
+        }
+        reader
     }
 }
