@@ -20,16 +20,16 @@ pub const VALUE: &str = "value";
 pub(crate) trait ArrowKey: Sized {
     /// The key column's type.
     const TYPE: DataType;
-    /// The key column of `keys`.
-    fn column(keys: &[Self]) -> ArrayRef;
+    /// The key column of `keys` (a `u64` column takes the vector's memory as it is).
+    fn column(keys: Vec<Self>) -> ArrayRef;
     /// A key as a statistic.
     fn scalar(&self) -> ScalarValue;
 }
 
 impl ArrowKey for u64 {
     const TYPE: DataType = DataType::UInt64;
-    fn column(keys: &[Self]) -> ArrayRef {
-        Arc::new(UInt64Array::from(keys.to_vec()))
+    fn column(keys: Vec<Self>) -> ArrayRef {
+        Arc::new(UInt64Array::from(keys))
     }
     fn scalar(&self) -> ScalarValue {
         ScalarValue::UInt64(Some(*self))
@@ -38,9 +38,9 @@ impl ArrowKey for u64 {
 
 impl ArrowKey for [u8; 16] {
     const TYPE: DataType = DataType::Binary;
-    fn column(keys: &[Self]) -> ArrayRef {
+    fn column(keys: Vec<Self>) -> ArrayRef {
         let mut b = BinaryBuilder::with_capacity(keys.len(), keys.len() * 16);
-        for k in keys {
+        for k in &keys {
             b.append_value(k);
         }
         Arc::new(b.finish())
@@ -52,10 +52,10 @@ impl ArrowKey for [u8; 16] {
 
 impl ArrowKey for Vec<u8> {
     const TYPE: DataType = DataType::Binary;
-    fn column(keys: &[Self]) -> ArrayRef {
+    fn column(keys: Vec<Self>) -> ArrayRef {
         let bytes = keys.iter().map(Vec::len).sum();
         let mut b = BinaryBuilder::with_capacity(keys.len(), bytes);
-        for k in keys {
+        for k in &keys {
             b.append_value(k);
         }
         Arc::new(b.finish())
@@ -84,19 +84,42 @@ pub(crate) struct BatchBuilder<K> {
     keys: Vec<K>,
     values: BinaryBuilder,
     rows: usize,
+    /// Rows and value bytes a batch is expected to hold: each batch's columns are allocated
+    /// at that size once, not grown row by row.
+    capacity: usize,
+    value_bytes: usize,
 }
 
 impl<K: ArrowKey> BatchBuilder<K> {
-    /// A builder of batches of `schema`, the full schema projected on `columns`.
-    pub(crate) fn new(schema: SchemaRef, columns: Vec<usize>) -> Self {
+    /// A builder of batches of `schema`, the full schema projected on `columns`, each of
+    /// about `capacity` rows whose values take about `value_bytes` each (both hints: a batch
+    /// may hold more).
+    pub(crate) fn new(
+        schema: SchemaRef,
+        columns: Vec<usize>,
+        capacity: usize,
+        value_bytes: usize,
+    ) -> Self {
+        let want_key = columns.contains(&0);
+        let want_value = columns.contains(&1);
         BatchBuilder {
-            want_key: columns.contains(&0),
-            want_value: columns.contains(&1),
+            keys: Vec::with_capacity(if want_key { capacity } else { 0 }),
+            values: Self::values_builder(want_value, capacity, value_bytes),
+            want_key,
+            want_value,
             schema,
             columns,
-            keys: Vec::new(),
-            values: BinaryBuilder::new(),
             rows: 0,
+            capacity,
+            value_bytes,
+        }
+    }
+
+    fn values_builder(wanted: bool, capacity: usize, value_bytes: usize) -> BinaryBuilder {
+        if wanted {
+            BinaryBuilder::with_capacity(capacity, capacity * value_bytes)
+        } else {
+            BinaryBuilder::new()
         }
     }
 
@@ -119,8 +142,16 @@ impl<K: ArrowKey> BatchBuilder<K> {
 
     /// The batch of the records added since the last one.
     pub(crate) fn finish(&mut self) -> Result<RecordBatch> {
-        let key = self.want_key.then(|| K::column(&self.keys));
-        let value: Option<ArrayRef> = self.want_value.then(|| Arc::new(self.values.finish()) as _);
+        let key = self.want_key.then(|| {
+            K::column(std::mem::replace(
+                &mut self.keys,
+                Vec::with_capacity(self.capacity),
+            ))
+        });
+        let value: Option<ArrayRef> = self.want_value.then(|| {
+            let next = Self::values_builder(true, self.capacity, self.value_bytes);
+            Arc::new(std::mem::replace(&mut self.values, next).finish()) as _
+        });
         let columns = self
             .columns
             .iter()
@@ -134,7 +165,6 @@ impl<K: ArrowKey> BatchBuilder<K> {
             .collect();
         let options = RecordBatchOptions::new().with_row_count(Some(self.rows));
         let batch = RecordBatch::try_new_with_options(Arc::clone(&self.schema), columns, &options)?;
-        self.keys.clear();
         self.rows = 0;
         Ok(batch)
     }

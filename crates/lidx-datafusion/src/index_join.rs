@@ -192,13 +192,14 @@ impl LidxIndexJoinExec {
             .iter()
             .map(|c| take(c.as_ref(), &taken, None))
             .collect::<std::result::Result<_, _>>()?;
+        let keys = K::column(keys);
         let inner: Vec<ArrayRef> = self
             .inner
             .columns()
             .iter()
             .map(|&c| {
                 if c == 0 {
-                    K::column(&keys)
+                    Arc::clone(&keys)
                 } else {
                     Arc::clone(&values)
                 }

@@ -81,17 +81,23 @@ impl Source {
         batch_rows: usize,
         send: &mut dyn FnMut(DfResult<datafusion::arrow::record_batch::RecordBatch>) -> bool,
     ) -> lidx::Result<()> {
+        // A table's batches hold `batch_rows` rows, or the part's rows when fewer, of
+        // fixed-size values; a store's values vary, and their bytes grow as they come.
+        let rows = |runs: &[Range<u64>]| {
+            let total: u64 = runs.iter().map(|r| r.end - r.start).sum();
+            total.min(batch_rows as u64) as usize
+        };
         match (self, part) {
             (Source::U64(t), Part::Positions(runs)) => {
-                let mut out = BatchBuilder::new(schema, columns);
+                let mut out = BatchBuilder::new(schema, columns, rows(runs), t.value_size());
                 t.read(runs, &mut out, batch_rows, &mut |b| send(b.finish()))
             }
             (Source::Str16(t), Part::Positions(runs)) => {
-                let mut out = BatchBuilder::new(schema, columns);
+                let mut out = BatchBuilder::new(schema, columns, rows(runs), t.value_size());
                 t.read(runs, &mut out, batch_rows, &mut |b| send(b.finish()))
             }
             (Source::Store(s), Part::Keys(ranges)) => {
-                let mut out = BatchBuilder::new(schema, columns);
+                let mut out = BatchBuilder::new(schema, columns, batch_rows, 0);
                 s.read(ranges, limit, &mut out, batch_rows, &mut |b| {
                     send(b.finish())
                 })

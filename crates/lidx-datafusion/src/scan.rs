@@ -1,7 +1,8 @@
 //! [`LidxScanExec`]: the physical plan of a [`crate::LidxTable`] scan. It has done its
 //! seeking when it is planned: it knows, per partition, which records it reads (a table's
 //! positions) or which key ranges (a store's), so its statistics are those of what it returns,
-//! and each partition reads its share on a blocking thread of its own, ascending by key.
+//! and each partition reads its share on a blocking thread of its own (a small share on the
+//! thread that polls it), ascending by key.
 //!
 //! Partitions are key ranges (the "partitions as key ranges"): partition `i`'s keys are
 //! all smaller than partition `i + 1`'s, and each is in key order, which is the ordering the
@@ -22,11 +23,14 @@ use datafusion::physical_expr::expressions::Column;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr, PhysicalSortExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::statistics::StatisticsArgs;
-use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
+use datafusion::physical_plan::stream::{
+    RecordBatchReceiverStreamBuilder, RecordBatchStreamAdapter,
+};
 use datafusion::physical_plan::{
     ChildrenPropertiesMode, DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning,
     PlanProperties, ReplaceChildrenOptions,
 };
+use futures::StreamExt;
 
 use crate::error::external;
 use crate::provider::Source;
@@ -51,8 +55,15 @@ impl Part {
     }
 }
 
+/// A table's part of at most this many records is read on the thread that first polls its
+/// stream (at most 64 blocks of `u64` keys and values, tens of microseconds from the page
+/// cache), not handed to a blocking thread through a channel: a point or short range query
+/// then waits for no thread. Larger parts, and stores' parts, read on a blocking thread.
+const INLINE_ROWS: u64 = 16_384;
+
 /// The rows of `part` of `source` as a stream of batches of `schema` (the source's `columns`)
-/// of at most `batch_rows` rows, at most `limit` of a store's; read on a blocking thread.
+/// of at most `batch_rows` rows, at most `limit` of a store's; read on a blocking thread, or
+/// when first polled for a part of at most [`INLINE_ROWS`] records.
 pub(crate) fn read_part(
     source: Arc<Source>,
     part: Part,
@@ -61,6 +72,22 @@ pub(crate) fn read_part(
     limit: Option<usize>,
     batch_rows: usize,
 ) -> SendableRecordBatchStream {
+    if part.rows().is_some_and(|rows| rows <= INLINE_ROWS) {
+        let stream_schema = Arc::clone(&schema);
+        let batches = futures::stream::once(async move {
+            let mut batches = Vec::new();
+            let read = source.read(&part, schema, columns, limit, batch_rows, &mut |batch| {
+                batches.push(batch);
+                true
+            });
+            if let Err(e) = read {
+                batches.push(Err(external(e)));
+            }
+            futures::stream::iter(batches)
+        })
+        .flatten();
+        return Box::pin(RecordBatchStreamAdapter::new(stream_schema, batches));
+    }
     let mut builder = RecordBatchReceiverStreamBuilder::new(Arc::clone(&schema), 2);
     let tx = builder.tx();
     builder.spawn_blocking(move || {

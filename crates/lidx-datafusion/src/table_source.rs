@@ -133,6 +133,11 @@ impl<K: SourceKey> TableSource<K> {
         self.table.len()
     }
 
+    /// Bytes of a record's value.
+    pub(crate) fn value_size(&self) -> usize {
+        self.table.value_size()
+    }
+
     /// Bytes of a record.
     pub(crate) fn record_size(&self) -> usize {
         self.table.record_size()

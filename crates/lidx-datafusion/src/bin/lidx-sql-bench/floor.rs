@@ -8,8 +8,9 @@
 //! is an [`EmptyExec`] (no work). The time from that query's SQL text to its physical plan is
 //! the floor: no provider answering inside DataFusion can be faster, so the reference side's
 //! time over it is the highest ratio any provider could reach on that query (the report's
-//! "datafusion floor" row). Planning the floor's queries is untimed against the sides: it runs
-//! after each query's sides, not between them.
+//! "datafusion floor" row). Each floor query is planned right after the lidx side's run of
+//! the same query and before Parquet's, whose larger work (threads, memory) slows what comes
+//! right after it.
 
 use std::sync::Arc;
 
