@@ -103,8 +103,8 @@ impl<K: ArrowKey> BatchBuilder<K> {
         let want_key = columns.contains(&0);
         let want_value = columns.contains(&1);
         BatchBuilder {
-            keys: Vec::with_capacity(if want_key { capacity } else { 0 }),
-            values: Self::values_builder(want_value, capacity, value_bytes),
+            keys: Vec::new(),
+            values: BinaryBuilder::new(),
             want_key,
             want_value,
             schema,
@@ -115,17 +115,25 @@ impl<K: ArrowKey> BatchBuilder<K> {
         }
     }
 
-    fn values_builder(wanted: bool, capacity: usize, value_bytes: usize) -> BinaryBuilder {
-        if wanted {
-            BinaryBuilder::with_capacity(capacity, capacity * value_bytes)
-        } else {
-            BinaryBuilder::new()
+    /// Allocates the columns of a batch, when its first record comes: nothing is allocated
+    /// after the last batch.
+    #[cold]
+    fn reserve(&mut self) {
+        if self.want_key {
+            self.keys.reserve(self.capacity);
+        }
+        if self.want_value {
+            self.values =
+                BinaryBuilder::with_capacity(self.capacity, self.capacity * self.value_bytes);
         }
     }
 
     /// Adds a record; `value` is only called when the value column is wanted.
     #[inline]
     pub(crate) fn push<'v>(&mut self, key: impl FnOnce() -> K, value: impl FnOnce() -> &'v [u8]) {
+        if self.rows == 0 {
+            self.reserve();
+        }
         if self.want_key {
             self.keys.push(key());
         }
@@ -142,16 +150,10 @@ impl<K: ArrowKey> BatchBuilder<K> {
 
     /// The batch of the records added since the last one.
     pub(crate) fn finish(&mut self) -> Result<RecordBatch> {
-        let key = self.want_key.then(|| {
-            K::column(std::mem::replace(
-                &mut self.keys,
-                Vec::with_capacity(self.capacity),
-            ))
-        });
-        let value: Option<ArrayRef> = self.want_value.then(|| {
-            let next = Self::values_builder(true, self.capacity, self.value_bytes);
-            Arc::new(std::mem::replace(&mut self.values, next).finish()) as _
-        });
+        let key = self
+            .want_key
+            .then(|| K::column(std::mem::take(&mut self.keys)));
+        let value: Option<ArrayRef> = self.want_value.then(|| Arc::new(self.values.finish()) as _);
         let columns = self
             .columns
             .iter()

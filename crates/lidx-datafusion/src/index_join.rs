@@ -143,7 +143,6 @@ impl LidxIndexJoinExec {
         self.projection.as_deref()
     }
 
-    /// The output of one outer batch.
     /// Joins one outer batch, reading on from `hold`, the blocks and readahead the
     /// partition's last batch left, and leaving this batch's there.
     fn probe_batch(

@@ -70,6 +70,24 @@ impl Source {
         }
     }
 
+    /// The record blocks a table's `part` touches (`None` for a store's part).
+    pub(crate) fn blocks_of(&self, part: &Part) -> Option<u64> {
+        let per = match self {
+            Source::U64(t) => t.records_per_block(),
+            Source::Str16(t) => t.records_per_block(),
+            Source::Store(_) => return None,
+        } as u64;
+        match part {
+            Part::Positions(runs) => Some(
+                runs.iter()
+                    .filter(|r| r.start < r.end)
+                    .map(|r| (r.end - 1) / per - r.start / per + 1)
+                    .sum(),
+            ),
+            Part::Keys(_) => None,
+        }
+    }
+
     /// Reads `part` into batches of `schema` (the source's columns `columns`), at most `limit`
     /// rows of a store, giving each batch to `send` (false: no more are wanted).
     pub(crate) fn read(
@@ -97,7 +115,8 @@ impl Source {
                 t.read(runs, &mut out, batch_rows, &mut |b| send(b.finish()))
             }
             (Source::Store(s), Part::Keys(ranges)) => {
-                let mut out = BatchBuilder::new(schema, columns, batch_rows, 0);
+                let rows = limit.map_or(batch_rows, |l| l.min(batch_rows));
+                let mut out = BatchBuilder::new(schema, columns, rows, 0);
                 s.read(ranges, limit, &mut out, batch_rows, &mut |b| {
                     send(b.finish())
                 })

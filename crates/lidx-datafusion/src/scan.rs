@@ -55,15 +55,15 @@ impl Part {
     }
 }
 
-/// A table's part of at most this many records is read on the thread that first polls its
-/// stream (at most 64 blocks of `u64` keys and values, tens of microseconds from the page
-/// cache), not handed to a blocking thread through a channel: a point or short range query
-/// then waits for no thread. Larger parts, and stores' parts, read on a blocking thread.
-const INLINE_ROWS: u64 = 16_384;
+/// A table's part that touches at most this many blocks is read on the thread that first
+/// polls its stream (tens of microseconds from the page cache), not handed to a blocking
+/// thread through a channel: a point or short range query then waits for no thread. Larger
+/// parts, and stores' parts, read on a blocking thread.
+const INLINE_BLOCKS: u64 = 64;
 
 /// The rows of `part` of `source` as a stream of batches of `schema` (the source's `columns`)
 /// of at most `batch_rows` rows, at most `limit` of a store's; read on a blocking thread, or
-/// when first polled for a part of at most [`INLINE_ROWS`] records.
+/// when first polled for a table's part of at most [`INLINE_BLOCKS`] blocks.
 pub(crate) fn read_part(
     source: Arc<Source>,
     part: Part,
@@ -72,7 +72,10 @@ pub(crate) fn read_part(
     limit: Option<usize>,
     batch_rows: usize,
 ) -> SendableRecordBatchStream {
-    if part.rows().is_some_and(|rows| rows <= INLINE_ROWS) {
+    if source
+        .blocks_of(&part)
+        .is_some_and(|blocks| blocks <= INLINE_BLOCKS)
+    {
         let stream_schema = Arc::clone(&schema);
         let batches = futures::stream::once(async move {
             let mut batches = Vec::new();

@@ -133,6 +133,11 @@ impl<K: SourceKey> TableSource<K> {
         self.table.len()
     }
 
+    /// Records in each block of the table.
+    pub(crate) fn records_per_block(&self) -> usize {
+        self.table.records_per_block()
+    }
+
     /// Bytes of a record's value.
     pub(crate) fn value_size(&self) -> usize {
         self.table.value_size()

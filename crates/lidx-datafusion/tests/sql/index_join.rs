@@ -142,6 +142,34 @@ fn index_join_replaces_the_hash_join_and_answers_the_same() {
 }
 
 #[test]
+fn index_join_reads_on_across_many_small_batches_in_any_key_order() {
+    // Batches of 16 outer rows: each partition's join resumes the reader its last batch put
+    // aside, whether the next batch's keys come after the last one's (the outer table's scan),
+    // before them (a descending outer side, a second pass of a UNION ALL), or both.
+    let d = data(2, 5_000);
+    for s in [&d.index, &d.hash] {
+        runtime().block_on(async {
+            let set = "SET datafusion.execution.batch_size = 16";
+            s.context().sql(set).await.unwrap().collect().await.unwrap();
+        });
+    }
+    for sql in [
+        "SELECT small.key, big.value FROM small JOIN big ON small.key = big.key",
+        "SELECT s.key, b.value FROM (SELECT key FROM small ORDER BY key DESC) s \
+         JOIN big b ON s.key = b.key",
+        "SELECT s.key, b.value FROM (SELECT key FROM small UNION ALL SELECT key FROM small) s \
+         JOIN big b ON s.key = b.key",
+        "SELECT kv.key, sbig.value FROM kv JOIN sbig ON kv.key = sbig.key",
+    ] {
+        let plan = physical_plan(&d.index, sql);
+        assert!(plan.contains("LidxIndexJoinExec"), "{sql}:\n{plan}");
+        let got = sorted_rows(&d.index, sql);
+        assert_eq!(got, sorted_rows(&d.hash, sql), "{sql}");
+        assert!(got.len() > 100, "{sql}: {} rows", got.len());
+    }
+}
+
+#[test]
 fn index_join_is_not_planned_when_a_condition_fails() {
     let d = data(2, 5_000);
     for sql in [

@@ -27,7 +27,7 @@
 //! One file per part: `header` (the header's codec, the key types), `file` (an open
 //! [`Table`]), `prefetch` (the background reader both readers stream
 //! with), `scan` (sequential reads, [`Scan`]), `window` (an INLJ's forward windows,
-//! [`WindowReader`]), `writer` ([`TableWriter`]). `file` imports no reader: each reader's file
+//! [`WindowReader`], and [`WindowHold`], a reader put aside between batches of probes), `writer` ([`TableWriter`]). `file` imports no reader: each reader's file
 //! adds its constructor to [`Table`].
 
 mod file;

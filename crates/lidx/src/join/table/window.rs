@@ -491,7 +491,8 @@ impl<K: TableKey> Table<K> {
     }
 
     /// The reader `hold` was put aside as, back at work with its blocks and readahead; a new
-    /// reader when `hold` comes from another table (another open of the same file included).
+    /// reader when `hold` comes from a table on another device (another open of the same file
+    /// through its own device included).
     pub fn resume_window_reader(&self, hold: WindowHold) -> WindowReader<'_, K> {
         let mut reader = WindowReader::new(self);
         if !Arc::ptr_eq(&hold.device, &self.device) {
