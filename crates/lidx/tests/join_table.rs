@@ -2,7 +2,7 @@
 //! typed errors for a truncated or corrupted file and a key type mismatch.
 
 use lidx::io::{DeviceKind, IoClass, Storage};
-use lidx::join::{read_header, Table, TableHeader, TableWriter};
+use lidx::join::{read_header, Table, TableHeader, TableWriter, WindowReader};
 use lidx::raw::join::table::HEADER_BYTES;
 use lidx::{Error, Str16};
 
@@ -17,6 +17,23 @@ fn write_u64(storage: &Storage, name: &str, keys: &[u64]) {
     }
     let h = w.finish().unwrap();
     assert_eq!(h.count, keys.len() as u64);
+}
+
+/// Checks a window reader's lower bound of `q` in `keys` (written by `write_u64`), from a
+/// window of `slack` records before the answer and `slack / 2` after it, and its record.
+fn assert_window_answer(r: &mut WindowReader<'_, u64>, keys: &[u64], q: u64, slack: u64) {
+    let truth = keys.partition_point(|&k| k < q) as u64;
+    let got = r
+        .lower_bound(truth.saturating_sub(slack), truth + slack / 2, q)
+        .unwrap();
+    assert_eq!(got, truth, "q {q}");
+    match r.found() {
+        Some((k, v)) => {
+            assert_eq!(k, keys[got as usize]);
+            assert_eq!(v, value_of(k));
+        }
+        None => assert_eq!(got, keys.len() as u64),
+    }
 }
 
 #[test]
@@ -274,18 +291,7 @@ fn dense_walks_stream_and_jumps_leave_the_stream() {
     ];
     for (queries, slack) in walks {
         for q in queries {
-            let truth = keys.partition_point(|&k| k < q) as u64;
-            let got = r
-                .lower_bound(truth.saturating_sub(slack), truth + slack / 2, q)
-                .unwrap();
-            assert_eq!(got, truth, "q {q}");
-            match r.found() {
-                Some((k, v)) => {
-                    assert_eq!(k, keys[got as usize]);
-                    assert_eq!(v, value_of(k));
-                }
-                None => assert_eq!(got, n),
-            }
+            assert_window_answer(&mut r, &keys, q, slack);
         }
     }
     let blocks = n.div_ceil(255);
@@ -311,20 +317,7 @@ fn a_held_reader_walks_on_across_batches_and_reads_each_block_about_once() {
     write_u64(&storage, "t", &keys);
     let t = Table::<u64>::open(&storage, "t").unwrap();
     let queries: Vec<u64> = (0..2 * n).step_by(3).collect();
-    let check = |r: &mut lidx::join::WindowReader<'_, u64>, q: u64| {
-        let truth = keys.partition_point(|&k| k < q) as u64;
-        let got = r
-            .lower_bound(truth.saturating_sub(129), truth + 64, q)
-            .unwrap();
-        assert_eq!(got, truth, "q {q}");
-        match r.found() {
-            Some((k, v)) => {
-                assert_eq!(k, keys[got as usize]);
-                assert_eq!(v, value_of(k));
-            }
-            None => assert_eq!(got, n),
-        }
-    };
+    let check = |r: &mut WindowReader<'_, u64>, q: u64| assert_window_answer(r, &keys, q, 129);
     let blocks = n.div_ceil(255);
     let walk = |held: bool| {
         let before = storage.stats();
@@ -367,14 +360,6 @@ fn a_held_reader_walks_on_across_batches_and_reads_each_block_about_once() {
     let u = Table::<u64>::open(&other_storage, "u").unwrap();
     let mut r = u.resume_window_reader(r.into_hold());
     for q in (0..600_000u64).step_by(11) {
-        let truth = odd.partition_point(|&k| k < q) as u64;
-        let got = r
-            .lower_bound(truth.saturating_sub(129), truth + 64, q)
-            .unwrap();
-        assert_eq!(got, truth, "q {q}");
-        if let Some((k, v)) = r.found() {
-            assert_eq!(k, odd[got as usize]);
-            assert_eq!(v, value_of(k));
-        }
+        assert_window_answer(&mut r, &odd, q, 129);
     }
 }
