@@ -7,10 +7,11 @@
 //! `Exact` (so DataFusion plans no `FilterExec`, as for lidx's key predicates) and whose scan
 //! is an [`EmptyExec`] (no work). The time from that query's SQL text to its physical plan is
 //! the floor: no provider answering inside DataFusion can be faster, so the reference side's
-//! time over it is the highest ratio any provider could reach on that query (the report's
-//! "datafusion floor" row). Each floor query is planned right after the lidx side's run of
-//! the same query and before Parquet's, whose larger work (threads, memory) slows what comes
-//! right after it.
+//! time over it estimates the highest ratio any provider could reach on that query (the
+//! report's "datafusion floor" row). An estimate: each floor query is planned right after the
+//! lidx side's run of the same query and before Parquet's, while the lidx side runs after the
+//! previous query's Parquet side, whose larger work (threads, memory) slows what comes right
+//! after it; a lidx run can come out below the floor of its own run.
 
 use std::sync::Arc;
 
