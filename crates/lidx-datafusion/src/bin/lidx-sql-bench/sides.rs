@@ -27,6 +27,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::TableProvider;
 use datafusion::common::config::TableParquetOptions;
 use datafusion::dataframe::DataFrameWriteOptions;
+use datafusion::execution::TaskContext;
 use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::{col, ParquetReadOptions};
 use lidx_datafusion::{LidxTable, SqlSession};
@@ -143,9 +144,7 @@ impl Sides {
             Side::Lidx | Side::Parquet => &self.hash,
         };
         let start = Instant::now();
-        let frame = session.sql(sql).await?;
-        let task = Arc::new(frame.task_ctx());
-        let physical = frame.create_physical_plan().await?;
+        let (task, physical) = planned(session, sql).await?;
         let plan = start.elapsed();
         let batches = collect(Arc::clone(&physical), task).await?;
         Ok(Timed {
@@ -160,9 +159,7 @@ impl Sides {
     /// [`Side::Parquet`], as [`Sides::run`] times its planning; nothing is executed.
     pub(crate) async fn plan(&self, sql: &str) -> anyhow::Result<Duration> {
         let start = Instant::now();
-        let frame = self.hash.sql(sql).await?;
-        let _task = frame.task_ctx();
-        frame.create_physical_plan().await?;
+        planned(&self.hash, sql).await?;
         Ok(start.elapsed())
     }
 
@@ -186,4 +183,14 @@ impl Sides {
         keys.sort_unstable();
         Ok(keys)
     }
+}
+
+/// `sql` planned in `session`: the task context to run it in and its physical plan.
+async fn planned(
+    session: &SqlSession,
+    sql: &str,
+) -> anyhow::Result<(Arc<TaskContext>, Arc<dyn ExecutionPlan>)> {
+    let frame = session.sql(sql).await?;
+    let task = Arc::new(frame.task_ctx());
+    Ok((task, frame.create_physical_plan().await?))
 }
