@@ -371,30 +371,51 @@ impl<K: Key, V: Default> DataNode<K, V> {
     }
 
     /// The first slot whose key is `> key` (`capacity` when none), searching exponentially
-    /// outwards from `from`, and the number of doublings it took.
+    /// outwards from `from` (a slot, `< capacity`), and the number of doublings it took.
+    ///
+    /// Every read is unchecked, and the bracket is bisected without a branch: a `get` is a
+    /// lookup's dependent chain of misses, and the fewer instructions each lookup takes, the
+    /// more lookups the core keeps in flight (callgrind, 1M lognormal keys: 157 instructions a
+    /// `get` with checked reads and `partition_point`).
     #[inline(always)]
     fn upper_bound_from(&self, from: usize, key: &K) -> (usize, u32) {
         let keys = &self.keys[..];
+        let n = keys.len();
+        assert!(from < n, "slot {from} of {n}");
+        // SAFETY: each call site below passes an index < n (see its comment).
+        let at = |i: usize| unsafe { keys.get_unchecked(i) };
         let mut bound = 1;
         let mut iterations = 0;
-        let (lo, hi) = if key.key_lt(&keys[from]) {
-            while bound <= from && key.key_lt(&keys[from - bound]) {
+        let (lo, hi) = if key.key_lt(at(from)) {
+            // from - bound with bound <= from: in 0..from.
+            while bound <= from && key.key_lt(at(from - bound)) {
                 bound *= 2;
                 iterations += 1;
             }
             (from - bound.min(from), from - bound / 2)
         } else {
-            let size = keys.len() - from;
-            while bound < size && !key.key_lt(&keys[from + bound]) {
+            let size = n - from;
+            // from + bound with bound < size = n - from: below n.
+            while bound < size && !key.key_lt(at(from + bound)) {
                 bound *= 2;
                 iterations += 1;
             }
             (from + bound / 2 + 1, from + bound.min(size))
         };
-        (
-            lo + keys[lo..hi].partition_point(|k| !key.key_lt(k)),
-            iterations,
-        )
+        // The answer is in lo..=hi, hi <= n. Bisect: keys before `base` are <= key, and the
+        // answer is at most base + len.
+        let (mut base, mut len) = (lo, hi.saturating_sub(lo));
+        if len == 0 {
+            return (lo, iterations);
+        }
+        while len > 1 {
+            let half = len / 2;
+            // base + half < base + len <= hi <= n.
+            base = std::hint::select_unpredictable(!key.key_lt(at(base + half)), base + half, base);
+            len -= half;
+        }
+        // base < base + len = hi... <= n, as the loop keeps base + len <= hi with len == 1.
+        (base + usize::from(!key.key_lt(at(base))), iterations)
     }
 
     /// The first slot whose key is `>= key` (`capacity` when none), searching exponentially
@@ -439,7 +460,7 @@ impl<K: Key, V: Default> DataNode<K, V> {
     #[inline(always)]
     fn holding(&self, upper: usize, key: &K) -> Option<usize> {
         let at = upper.checked_sub(1)?;
-        if self.keys[at].key_cmp(key) != Ordering::Equal {
+        if self.keys.get(at)?.key_cmp(key) != Ordering::Equal {
             return None;
         }
         if key.key_lt(&K::MAX) {

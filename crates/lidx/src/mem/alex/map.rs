@@ -156,7 +156,7 @@ impl<K: AlexKey, V: Default> OrderedMap<K, V> for Alex<K, V> {
     #[inline]
     fn get(&self, key: &K) -> Option<&V> {
         let leaf = self.leaf_for(key);
-        leaf.find(key).map(|i| &leaf.values[i])
+        leaf.find(key).and_then(|i| leaf.values.get(i))
     }
 
     fn insert(&mut self, key: K, value: V) -> Result<Option<V>> {
