@@ -56,9 +56,15 @@ impl ApproxPos {
     /// rounding; the window is at most `2 * eps + 2` wide.
     #[inline(always)]
     pub fn from_prediction(pred: f64, eps: usize, len: usize) -> Self {
-        // `as` saturates: negative and NaN predictions become 0 once clamped, huge ones
-        // i64::MAX, then `len` (a signed conversion is shorter than an unsigned one).
-        let pos = (pred as i64).clamp(0, len as i64) as usize;
+        // Negative and NaN predictions become 0, huge ones `len` (clamped on the float: fewer
+        // instructions than a saturating conversion and an integer clamp).
+        Self::around(crate::model::linear::position_of(pred, len), eps, len)
+    }
+
+    /// The window of [`ApproxPos::from_prediction`] once its prediction is a position
+    /// `pos <= len`.
+    #[inline(always)]
+    pub(crate) fn around(pos: usize, eps: usize, len: usize) -> Self {
         ApproxPos {
             pos,
             lo: pos.saturating_sub(eps + 1),

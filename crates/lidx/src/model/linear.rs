@@ -25,24 +25,38 @@ pub(crate) fn u64_to_f64(x: u64) -> f64 {
 /// A prediction as a slot in `[0, slots)` (`slots > 0`), non-decreasing in `prediction`;
 /// negative predictions and NaN give 0, predictions past the last slot the last slot.
 ///
-/// On x86-64 the clamp runs on the float (`maxsd`, `minsd`), after which the truncation
-/// cannot overflow: five instructions where `(prediction as i64).clamp(0, slots - 1)`, with
-/// its saturating conversion, NaN test and clamp assertion, took about twelve on every node of
-/// a lookup's descent (ALEX and LIPP `get`, callgrind).
+/// The clamp runs on the float ([`clamp_to`]): five instructions where
+/// `(prediction as i64).clamp(0, slots - 1)`, with its saturating conversion, NaN test and
+/// clamp assertion, took about twelve on every node of a lookup's descent (ALEX and LIPP
+/// `get`, callgrind).
 #[inline(always)]
 pub(crate) fn slot_of(prediction: f64, slots: usize) -> usize {
     debug_assert!(slots > 0, "a node has at least one slot");
+    // Exact: slot counts are far below 2^53. With no slot (a caller's bug) the last slot is
+    // usize::MAX, and the answer is refused by every caller's bounds check.
+    clamp_to(prediction, (slots.wrapping_sub(1) as i64) as f64)
+}
+
+/// A prediction as a position in `[0, max]`, non-decreasing in `prediction`: negative
+/// predictions and NaN give 0, larger ones `max`. Exact up to `max = 2^53` (a length of keys
+/// in memory always is); past it, as for a length read from a damaged file, the answer still
+/// lies in `[0, max]`.
+#[inline(always)]
+pub(crate) fn position_of(prediction: f64, max: usize) -> usize {
+    clamp_to(prediction, (max as i64) as f64).min(max)
+}
+
+/// `prediction` clamped into `[0, last]` (`last` a whole number below 2^63, or -1 for "no
+/// slot", which gives usize::MAX) and truncated. On x86-64 `maxsd` returns its second operand
+/// when either is NaN, so NaN becomes 0, and after `minsd` the truncation cannot overflow.
+#[inline(always)]
+fn clamp_to(prediction: f64, last: f64) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{
             _mm_cvttsd_si64, _mm_max_sd, _mm_min_sd, _mm_set_sd, _mm_setzero_pd,
         };
-        // Exact: slot counts are far below 2^53. With no slot (a caller's bug) `last` is -1
-        // and the answer usize::MAX, which every caller's bounds check refuses.
-        let last = (slots.wrapping_sub(1) as i64) as f64;
-        // SAFETY: SSE2 is part of the x86-64 baseline. `maxsd` returns its second operand when
-        // either is NaN, so NaN becomes 0; after `minsd` the value lies in [0, last], which
-        // `cvttsd2si` truncates exactly as `as` would.
+        // SAFETY: SSE2 is part of the x86-64 baseline.
         unsafe {
             let clamped = _mm_min_sd(
                 _mm_max_sd(_mm_set_sd(prediction), _mm_setzero_pd()),
@@ -53,7 +67,10 @@ pub(crate) fn slot_of(prediction: f64, slots: usize) -> usize {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        (prediction as i64).clamp(0, slots.saturating_sub(1) as i64) as usize
+        if last < 0.0 {
+            return usize::MAX;
+        }
+        (prediction as i64).clamp(0, last as i64) as usize
     }
 }
 
@@ -185,12 +202,23 @@ mod tests {
             assert_eq!(slot_of(p, 10), want, "{p}");
         }
         assert_eq!(slot_of(5.0, 1), 0);
+        let big = 1usize << 53;
+        assert_eq!(position_of(1e30, big), big);
+        for max in [(1usize << 60) + 1, usize::MAX] {
+            for p in [1e30, 1e18, -1.0, f64::NAN] {
+                assert!(position_of(p, max) <= max, "{p} up to {max}");
+            }
+        }
+        assert_eq!(position_of(f64::INFINITY, big - 1), big - 1);
+        assert_eq!(position_of(f64::NAN, big), 0);
         // The float clamp answers as the saturating conversion and integer clamp did.
         let plain = |p: f64, slots: usize| (p as i64).clamp(0, slots as i64 - 1) as usize;
         for i in -20_000i32..20_000 {
             for p in [f64::from(i) * 0.137, f64::from(i).powi(5)] {
                 for slots in [1, 2, 3, 1000, 1 << 20, 123_456_789] {
                     assert_eq!(slot_of(p, slots), plain(p, slots), "{p} of {slots}");
+                    let max = slots - 1;
+                    assert_eq!(position_of(p, max), plain(p, slots), "{p} up to {max}");
                 }
             }
         }

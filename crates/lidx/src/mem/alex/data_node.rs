@@ -54,6 +54,14 @@ pub(crate) enum Full {
     Expand,
 }
 
+/// The panic of a slot past a node's end, out of line: formatted in place, its arguments were
+/// stored on the stack on every lookup.
+#[cold]
+#[inline(never)]
+fn slot_out_of_range(slot: usize, capacity: usize) -> ! {
+    panic!("slot {slot} of {capacity}")
+}
+
 /// One data node. See the module docs.
 ///
 /// A lookup reads `model`, `keys` and `values` only: declared first in C layout and aligned
@@ -381,7 +389,9 @@ impl<K: Key, V: Default> DataNode<K, V> {
     fn upper_bound_from(&self, from: usize, key: &K) -> (usize, u32) {
         let keys = &self.keys[..];
         let n = keys.len();
-        assert!(from < n, "slot {from} of {n}");
+        if from >= n {
+            slot_out_of_range(from, n);
+        }
         // SAFETY: each call site below passes an index < n (see its comment).
         let at = |i: usize| unsafe { keys.get_unchecked(i) };
         let mut bound = 1;
