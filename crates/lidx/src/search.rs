@@ -171,6 +171,26 @@ pub fn branchless_binary_prefetched<K: Key>(keys: &[K], key: K) -> usize {
     bisect::<K, false>(keys, key)
 }
 
+/// [`branchless_binary_prefetched`] over a window whose length is known when compiling: the
+/// bisection unrolls into a fixed run of loads and conditional moves (callgrind, PGM at its
+/// default eps of 64: about 7 instructions a step of the loop against 4).
+#[inline(always)]
+pub fn branchless_binary_fixed<K: Key, const N: usize>(keys: &[K; N], key: K) -> usize {
+    if N == 0 {
+        return 0;
+    }
+    let mut base = 0usize;
+    let mut len = N;
+    while len > 1 {
+        let half = len / 2;
+        // base + half < base + len <= N: the loop keeps base + len <= N, and the compiler
+        // sees it once N is a constant.
+        base = std::hint::select_unpredictable(keys[base + half].key_lt(&key), base + half, base);
+        len -= half;
+    }
+    base + usize::from(keys[base].key_lt(&key))
+}
+
 #[inline(always)]
 fn bisect<K: Key, const PREFETCH: bool>(keys: &[K], key: K) -> usize {
     let mut len = keys.len();
@@ -305,9 +325,29 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The fixed-length search on `keys` when it has `N` of them.
+    fn fixed_agrees<const N: usize>(keys: &[u64], key: u64, expect: usize) {
+        if let Ok(fixed) = <&[u64; N]>::try_from(keys) {
+            assert_eq!(
+                branchless_binary_fixed(fixed, key),
+                expect,
+                "fixed {N} {key}"
+            );
+        }
+    }
+
     fn all_agree(keys: &[u64], key: u64) {
         let expect = keys.partition_point(|k| *k < key);
         assert_eq!(branchless_binary(keys, key), expect, "binary {key}");
+        assert_eq!(
+            branchless_binary_prefetched(keys, key),
+            expect,
+            "prefetched {key}"
+        );
+        fixed_agrees::<0>(keys, key, expect);
+        fixed_agrees::<1>(keys, key, expect);
+        fixed_agrees::<19>(keys, key, expect);
+        fixed_agrees::<130>(keys, key, expect);
         assert_eq!(linear(keys, key), expect, "linear {key}");
         assert_eq!(interpolation(keys, key), expect, "interpolation {key}");
         for hint in [
@@ -362,6 +402,25 @@ mod tests {
             assert_eq!(branchless_binary(&keys, probe), expect);
             assert_eq!(interpolation(&keys, probe), expect);
             assert_eq!(exponential(&keys, probe, 50), expect);
+        }
+    }
+
+    #[test]
+    fn fixed_windows_match_partition_point() {
+        // Windows of the PGM's default lengths, dense with duplicates and sparse.
+        for step in [0u64, 1, 3, 1000] {
+            let keys: Vec<u64> = (0..130u64).map(|i| 5 + (i / 3) * step).collect();
+            for probe in 0..=keys[129] + 2 {
+                all_agree(&keys, probe);
+                all_agree(&keys[..19], probe);
+                if step > 100 && probe > 200 {
+                    break;
+                }
+            }
+            for &probe in &keys {
+                all_agree(&keys, probe);
+                all_agree(&keys, probe + 1);
+            }
         }
     }
 

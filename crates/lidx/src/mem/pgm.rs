@@ -367,6 +367,10 @@ fn count_le(window: &[u64], k: u64) -> usize {
 /// The upper levels' window at the default `eps_recursive` (8): `2 * 8 + 3` first keys.
 const DEFAULT_WINDOW: usize = 19;
 
+/// A full last-mile window at the default `eps` (64): `2 * 64 + 2` keys. Other windows (other
+/// `eps`, or a window cut at either end of the keys) take the loop.
+const DEFAULT_BOTTOM_WINDOW: usize = 130;
+
 /// [`count_le`] over a window whose length is known when compiling: the bisection unrolls into
 /// a fixed run of loads and conditional moves, with no length to keep (callgrind: 7
 /// instructions a step of the loop against about 4).
@@ -461,7 +465,10 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
             return w.lo + search::branchless_lower_bound(window, key);
         }
         search::prefetch_lines(window.as_ptr(), self.window_lines);
-        w.lo + search::branchless_binary_prefetched(window, key)
+        w.lo + match <&[K; DEFAULT_BOTTOM_WINDOW]>::try_from(window) {
+            Ok(fixed) => search::branchless_binary_fixed(fixed, key),
+            Err(_) => search::branchless_binary_prefetched(window, key),
+        }
     }
 
     fn len(&self) -> usize {
