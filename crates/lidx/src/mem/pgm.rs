@@ -461,14 +461,16 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
         debug_assert_eq!(keys.len(), self.n);
         let w = self.search(key);
         let window = &keys[w.lo..w.hi];
+        if let Ok(fixed) = <&[K; DEFAULT_BOTTOM_WINDOW]>::try_from(window) {
+            // The default eps's full window: its lines and its bisection are constants.
+            search::prefetch_window_fixed(fixed);
+            return w.lo + search::branchless_binary_fixed(fixed, key);
+        }
         if self.window_lines == 0 {
             return w.lo + search::branchless_lower_bound(window, key);
         }
         search::prefetch_lines(window.as_ptr(), self.window_lines);
-        w.lo + match <&[K; DEFAULT_BOTTOM_WINDOW]>::try_from(window) {
-            Ok(fixed) => search::branchless_binary_fixed(fixed, key),
-            Err(_) => search::branchless_binary_prefetched(window, key),
-        }
+        w.lo + search::branchless_binary_prefetched(window, key)
     }
 
     fn len(&self) -> usize {
