@@ -65,6 +65,7 @@ impl ApproxPos {
     /// `pos <= len`.
     #[inline(always)]
     pub(crate) fn around(pos: usize, eps: usize, len: usize) -> Self {
+        debug_assert!(pos <= len, "position {pos} of {len}");
         ApproxPos {
             pos,
             lo: pos.saturating_sub(eps + 1),

@@ -13,6 +13,10 @@
 //!   range, falling back to a bisection step whenever a probe fails to halve the range, so its
 //!   worst case stays logarithmic.
 //!
+//! Inside the crate, two variants of the bisection serve windows whose lines were prefetched
+//! already: one without the per-step prefetches, one for a length known when compiling (the
+//! PGM's full window at its default `eps`), unrolled.
+//!
 //! This module works on plain slices and sits right above `crate::key`: the window types and
 //! the index contract of `crate::index` build on it ([`crate::index::lower_bound_in`] runs a
 //! [`LastMile`] inside an [`crate::index::ApproxPos`]), never the other way round.
@@ -159,7 +163,7 @@ pub fn prefetch_lines<K>(start: *const K, lines: usize) {
 /// constant, so the prefetches are one straight run with no test of the count's bits
 /// (callgrind, PGM at its default eps of 64: about a dozen instructions a lookup).
 #[inline(always)]
-pub fn prefetch_window_fixed<K, const N: usize>(window: &[K; N]) {
+pub(crate) fn prefetch_window_fixed<K, const N: usize>(window: &[K; N]) {
     let lines = const { window_lines::<K>(N) };
     let first = window.as_ptr() as usize & !(CACHE_LINE - 1);
     for i in 0..lines {
@@ -176,10 +180,10 @@ pub fn branchless_binary<K: Key>(keys: &[K], key: K) -> usize {
 
 /// [`branchless_binary`] without its prefetches, for a window whose lines were all requested
 /// already ([`prefetch_lines`]): the prefetches would be issued for lines on their way, and
-/// the test of the range's length on every step cost instructions (callgrind, PGM at eps 64:
-/// about 16 a lookup).
+/// the test of the range's length on every step cost instructions (callgrind, a PGM lookup at
+/// eps 64 before its full windows took [`branchless_binary_fixed`]: about 16).
 #[inline]
-pub fn branchless_binary_prefetched<K: Key>(keys: &[K], key: K) -> usize {
+pub(crate) fn branchless_binary_prefetched<K: Key>(keys: &[K], key: K) -> usize {
     bisect::<K, false>(keys, key)
 }
 
@@ -187,7 +191,7 @@ pub fn branchless_binary_prefetched<K: Key>(keys: &[K], key: K) -> usize {
 /// bisection unrolls into a fixed run of loads and conditional moves (callgrind, PGM at its
 /// default eps of 64: about 7 instructions a step of the loop against 4).
 #[inline(always)]
-pub fn branchless_binary_fixed<K: Key, const N: usize>(keys: &[K; N], key: K) -> usize {
+pub(crate) fn branchless_binary_fixed<K: Key, const N: usize>(keys: &[K; N], key: K) -> usize {
     if N == 0 {
         return 0;
     }
@@ -203,6 +207,7 @@ pub fn branchless_binary_fixed<K: Key, const N: usize>(keys: &[K; N], key: K) ->
     base + usize::from(keys[base].key_lt(&key))
 }
 
+/// The bisection of [`branchless_binary`] (`PREFETCH`) and [`branchless_binary_prefetched`].
 #[inline(always)]
 fn bisect<K: Key, const PREFETCH: bool>(keys: &[K], key: K) -> usize {
     let mut len = keys.len();

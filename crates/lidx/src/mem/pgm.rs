@@ -140,7 +140,7 @@ pub struct Pgm<K> {
     /// Bottom level first; the last level has one segment.
     levels: Vec<Level>,
     /// Cache lines a bottom-level window can span ([`search::window_lines`] of `2 * eps + 2`
-    /// keys), prefetched by every `lower_bound`.
+    /// keys), prefetched by `lower_bound` (a 130-key window's count is a constant instead).
     window_lines: usize,
     /// Cache lines of a bottom-level search window's models and first keys, prefetched by
     /// every search when the bottom level outgrows the caches ([`PREFETCH_BOTTOM_ABOVE`]).
@@ -374,8 +374,9 @@ fn count_le(window: &[u64], k: u64) -> usize {
 /// The upper levels' window at the default `eps_recursive` (8): `2 * 8 + 3` first keys.
 const DEFAULT_WINDOW: usize = 19;
 
-/// A full last-mile window at the default `eps` (64): `2 * 64 + 2` keys. Other windows (other
-/// `eps`, or a window cut at either end of the keys) take the loop.
+/// A full last-mile window at the default `eps` (64): `2 * 64 + 2` keys. Any window of exactly
+/// this length takes the unrolled search, whatever `eps`; others (other `eps`, or a window cut
+/// at either end of the keys) take the loop.
 const DEFAULT_BOTTOM_WINDOW: usize = 130;
 
 /// [`count_le`] over a window whose length is known when compiling: the bisection unrolls into
@@ -445,7 +446,7 @@ fn bottom_lines(params: PgmParams, segments: usize) -> BottomLines {
 
 /// The cache lines a window of `params` can span (`2 * eps + 2` keys, see
 /// [`ApproxPos::from_prediction`]; [`ApproxPos::for_key`] can widen it for keys whose model
-/// map is not injective, whose extra lines are then left to the search).
+/// map is not injective, and such a wider window is searched with the search's own prefetches).
 fn window_lines<K>(params: PgmParams) -> usize {
     search::window_lines::<K>(params.eps.saturating_mul(2).saturating_add(2))
 }
@@ -462,7 +463,10 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
 
     /// The window, then every cache line a window of this index can span prefetched in one
     /// straight run ([`search::prefetch_lines`]: the count depends on `eps`, not on the
-    /// lookup), then a branchless binary search inside the window.
+    /// lookup), then a branchless binary search inside the window. A window of exactly 130
+    /// keys (a full one at the default `eps` of 64) is prefetched and bisected with constant
+    /// lengths; one wider than `2 * eps + 2` (non-injective keys) keeps the search's own
+    /// prefetches.
     #[inline]
     fn lower_bound(&self, keys: &[K], key: K) -> usize {
         debug_assert_eq!(keys.len(), self.n);
@@ -473,7 +477,7 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
             search::prefetch_window_fixed(fixed);
             return w.lo + search::branchless_binary_fixed(fixed, key);
         }
-        if self.window_lines == 0 {
+        if self.window_lines == 0 || window.len() > 2 * self.params.eps + 2 {
             return w.lo + search::branchless_lower_bound(window, key);
         }
         search::prefetch_lines(window.as_ptr(), self.window_lines);
@@ -504,13 +508,11 @@ impl<K: Key> Pgm<K> {
         let model = self.model(i);
         let next_pos = self.models[i].next_pos;
         if K::MODEL_INJECTIVE {
-            // One clamp, to the next segment's first rank (at most n): the general path
-            // below clamps to it as a float, then to n.
-            return ApproxPos::around(
-                position_of(model.predict(v), next_pos),
-                self.params.eps,
-                self.n,
-            );
+            // One clamp, to the next segment's first rank (at most n, also for segments handed
+            // to `from_segments`): the general path below clamps to it as a float, then to n.
+            // Both give the same window for every finite prediction (fitted models are finite).
+            let pos = position_of(model.predict(v), next_pos.min(self.n));
+            return ApproxPos::around(pos, self.params.eps, self.n);
         }
         let next_key = self
             .keys
@@ -743,6 +745,14 @@ mod tests {
                 let want = w.iter().filter(|&&x| x <= k).count();
                 assert_eq!(count_le(w, k), want, "len {len} key {k}");
             }
+        }
+        let fixed: &[u64; DEFAULT_WINDOW] = window.as_slice().try_into().unwrap();
+        for k in 0..200 {
+            assert_eq!(
+                count_le_fixed(fixed, k),
+                count_le(&window, k),
+                "fixed, key {k}"
+            );
         }
         // 130 keys of 8 bytes (eps 64) span 16.25 lines: 18 when the first is misaligned.
         assert_eq!(window_lines::<u64>(PgmParams::new(64, 8)), 18);

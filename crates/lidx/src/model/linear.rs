@@ -40,15 +40,17 @@ pub(crate) fn slot_of(prediction: f64, slots: usize) -> usize {
 /// A prediction as a position in `[0, max]`, non-decreasing in `prediction`: negative
 /// predictions and NaN give 0, larger ones `max`. Exact up to `max = 2^53` (a length of keys
 /// in memory always is); past it, as for a length read from a damaged file, the answer still
-/// lies in `[0, max]`.
+/// lies in `[0, max]` (from 2^63 on, whatever the prediction).
 #[inline(always)]
 pub(crate) fn position_of(prediction: f64, max: usize) -> usize {
     clamp_to(prediction, (max as i64) as f64).min(max)
 }
 
-/// `prediction` clamped into `[0, last]` (`last` a whole number below 2^63, or -1 for "no
-/// slot", which gives usize::MAX) and truncated. On x86-64 `maxsd` returns its second operand
-/// when either is NaN, so NaN becomes 0, and after `minsd` the truncation cannot overflow.
+/// `prediction` clamped into `[0, last]` and truncated. `last` is a whole number below 2^63
+/// (a slot or a position), or -1 for "no slot", which gives usize::MAX (no caller accepts it;
+/// other negative values, from `position_of` past 2^63, give at least 2^63). On x86-64
+/// `maxsd` returns its second operand when either is NaN, so NaN becomes 0, and after `minsd`
+/// the truncation cannot overflow.
 #[inline(always)]
 fn clamp_to(prediction: f64, last: f64) -> usize {
     #[cfg(target_arch = "x86_64")]
