@@ -161,7 +161,8 @@ pub fn prefetch_lines<K>(start: *const K, lines: usize) {
 
 /// [`prefetch_lines`] for a window whose length is known when compiling: the line count is a
 /// constant, so the prefetches are one straight run with no test of the count's bits
-/// (callgrind, PGM at its default eps of 64: about a dozen instructions a lookup).
+/// (callgrind, the PGM at its default eps of 64 on 1M lognormal keys: 355 -> 334 instructions
+/// a lookup).
 #[inline(always)]
 pub(crate) fn prefetch_window_fixed<K, const N: usize>(window: &[K; N]) {
     let lines = const { window_lines::<K>(N) };
@@ -188,8 +189,8 @@ pub(crate) fn branchless_binary_prefetched<K: Key>(keys: &[K], key: K) -> usize 
 }
 
 /// [`branchless_binary_prefetched`] over a window whose length is known when compiling: the
-/// bisection unrolls into a fixed run of loads and conditional moves (callgrind, PGM at its
-/// default eps of 64: about 7 instructions a step of the loop against 4).
+/// bisection unrolls into a fixed run of loads and conditional moves (callgrind, the PGM at its
+/// default eps of 64 on 1M lognormal keys: 41 instructions fewer a lookup, 396 -> 355).
 #[inline(always)]
 pub(crate) fn branchless_binary_fixed<K: Key, const N: usize>(keys: &[K; N], key: K) -> usize {
     if N == 0 {

@@ -380,8 +380,8 @@ const DEFAULT_WINDOW: usize = 19;
 const DEFAULT_BOTTOM_WINDOW: usize = 130;
 
 /// [`count_le`] over a window whose length is known when compiling: the bisection unrolls into
-/// a fixed run of loads and conditional moves, with no length to keep (callgrind: 7
-/// instructions a step of the loop against about 4).
+/// a fixed run of loads and conditional moves, with no length to keep (callgrind, 1M
+/// lognormal keys, one such level a lookup: 29 instructions fewer a lookup).
 #[inline(always)]
 fn count_le_fixed<const N: usize>(window: &[u64; N], k: u64) -> usize {
     let mut base = 0usize;
