@@ -302,7 +302,7 @@ impl<K: Key> Pgm<K> {
             // A bottom level larger than the caches (180K segments on 50M zipf-gaps keys):
             // the window's first keys and models are all on their way at once, rather than
             // one line per step of the bisection and then the model's.
-            let lo = self.window_start(up, level, k);
+            let (lo, _) = self.window_start(up, level, k);
             search::prefetch_lines(
                 self.keys.as_ptr().wrapping_add(level.offset + lo),
                 usize::from(self.bottom_lines.keys),
@@ -315,14 +315,14 @@ impl<K: Key> Pgm<K> {
         self.step_down(up, level, k)
     }
 
-    /// Where the fixed search window of `k` starts in `level`, from segment `up` one level
-    /// above (see [`Pgm::step_down`]).
+    /// Where the fixed search window of `k` starts in `level`, and its width, from segment `up`
+    /// one level above (see [`Pgm::step_down`]).
     #[inline(always)]
-    fn window_start(&self, up: usize, level: Level, k: u64) -> usize {
+    fn window_start(&self, up: usize, level: Level, k: u64) -> (usize, usize) {
         let eps = self.params.eps_recursive;
         let pos = position_of(self.model(up).predict(k), self.models[up].next_pos);
         let width = (2 * eps + 3).min(level.len);
-        pos.saturating_sub(eps + 1).min(level.len - width)
+        (pos.saturating_sub(eps + 1).min(level.len - width), width)
     }
 
     /// The segment of `level` (flat index) whose first key is the last `<= k`, from segment
@@ -332,11 +332,12 @@ impl<K: Key> Pgm<K> {
         // The count of first keys <= k is the last one's index + 1. Keys before pos - eps - 1
         // are below k and keys after pos + eps + 1 above it (see module docs), so counting
         // over a fixed window starting at or before pos - eps - 1 is exact.
-        let lo = self.window_start(up, level, k);
-        let width = (2 * self.params.eps_recursive + 3).min(level.len);
+        let (lo, width) = self.window_start(up, level, k);
         let window = &self.keys[level.offset + lo..level.offset + lo + width];
         let count = match <&[u64; DEFAULT_WINDOW]>::try_from(window) {
-            Ok(fixed) => count_le_fixed(fixed, k),
+            // Unrolled (callgrind, 1M lognormal keys, one such level a lookup: 29 instructions
+            // fewer a lookup).
+            Ok(fixed) => search::partition_fixed(fixed, |&x| x <= k),
             Err(_) => count_le(window, k),
         };
         level.offset + (lo + count).saturating_sub(1)
@@ -378,22 +379,6 @@ const DEFAULT_WINDOW: usize = 19;
 /// this length takes the unrolled search, whatever `eps`; others (other `eps`, or a window cut
 /// at either end of the keys) take the loop.
 const DEFAULT_BOTTOM_WINDOW: usize = 130;
-
-/// [`count_le`] over a window whose length is known when compiling: the bisection unrolls into
-/// a fixed run of loads and conditional moves, with no length to keep (callgrind, 1M
-/// lognormal keys, one such level a lookup: 29 instructions fewer a lookup).
-#[inline(always)]
-fn count_le_fixed<const N: usize>(window: &[u64; N], k: u64) -> usize {
-    let mut base = 0usize;
-    let mut len = N;
-    while len > 1 {
-        let half = len / 2;
-        // base + half < base + len <= N, as in `count_le`; the compiler sees it.
-        base = std::hint::select_unpredictable(window[base + half] <= k, base + half, base);
-        len -= half;
-    }
-    base + usize::from(window[base] <= k)
-}
 
 /// Bottom levels whose models take more bytes than this prefetch the first keys and the models
 /// of their search window (about the size of a core's L2 cache): below it they are usually
@@ -748,11 +733,8 @@ mod tests {
         }
         let fixed: &[u64; DEFAULT_WINDOW] = window.as_slice().try_into().unwrap();
         for k in 0..200 {
-            assert_eq!(
-                count_le_fixed(fixed, k),
-                count_le(&window, k),
-                "fixed, key {k}"
-            );
+            let unrolled = search::partition_fixed(fixed, |&x| x <= k);
+            assert_eq!(unrolled, count_le(&window, k), "fixed, key {k}");
         }
         // 130 keys of 8 bytes (eps 64) span 16.25 lines: 18 when the first is misaligned.
         assert_eq!(window_lines::<u64>(PgmParams::new(64, 8)), 18);
