@@ -94,7 +94,6 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
-use insert::Inserted;
 pub use iter::Range;
 pub use model::LippKey;
 pub use params::LippParams;

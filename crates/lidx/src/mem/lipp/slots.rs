@@ -72,6 +72,16 @@ pub(crate) enum SlotRef<'a, K, V> {
     Node(&'a Node<K, V>),
 }
 
+/// What a slot holds, without a borrow of it: an iterative walk down a mutable tree reads
+/// the kind, then borrows the child with [`Node::child_mut`] (a `SlotMut` from the same node
+/// could not be dropped in favour of the node again within one loop iteration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Null,
+    Data,
+    Node,
+}
+
 /// A slot's content, borrowed mutably.
 pub(crate) enum SlotMut<'a, K, V> {
     Null,
@@ -85,6 +95,20 @@ pub(crate) enum SlotMut<'a, K, V> {
 #[inline(never)]
 fn slot_out_of_range(i: usize, len: usize) -> ! {
     panic!("slot {i} of {len}")
+}
+
+/// The panic of a `set` on a slot that holds something, out of line.
+#[cold]
+#[inline(never)]
+fn slot_occupied(i: usize) -> ! {
+    panic!("slot {i} is set while it holds an entry or a child")
+}
+
+/// The panic of a `child_mut` on a slot that holds no child, out of line.
+#[cold]
+#[inline(never)]
+fn not_a_child(i: usize) -> ! {
+    panic!("slot {i} holds no child")
 }
 
 /// Where the flags start: right after the header.
@@ -231,6 +255,28 @@ impl<K, V> Node<K, V> {
         }
     }
 
+    /// What slot `i` holds (prefetching its item, as `get` does).
+    #[inline(always)]
+    pub(crate) fn kind(&self, i: usize) -> Kind {
+        self.prefetch(i);
+        match self.flag(i) {
+            NULL => Kind::Null,
+            DATA => Kind::Data,
+            _ => Kind::Node,
+        }
+    }
+
+    /// The child in slot `i`, which must be a `NODE` slot (see [`Kind`]).
+    #[inline(always)]
+    pub(crate) fn child_mut(&mut self, i: usize) -> &mut Node<K, V> {
+        if self.flag(i) != NODE {
+            not_a_child(i);
+        }
+        // SAFETY: a NODE flag means item `i` (`i < len`, checked by `flag`) holds a live
+        // `child`; `&mut self` makes the borrow unique.
+        unsafe { &mut (*self.items().add(i)).assume_init_mut().child }
+    }
+
     /// Moves slot `i`'s content out, leaving it `NULL`.
     pub(crate) fn take(&mut self, i: usize) -> Slot<K, V> {
         let flag = self.flag(i);
@@ -260,9 +306,13 @@ impl<K, V> Node<K, V> {
         }
     }
 
-    /// Stores `slot` in slot `i`, dropping what was there.
+    /// Stores `slot` in slot `i`, which must be `NULL`: every caller fills a fresh node or a
+    /// slot it has just found `NULL` or emptied with [`Node::take`], so checking the flag
+    /// replaces a `take` whose result would always be dropped unread.
     pub(crate) fn set(&mut self, i: usize, slot: Slot<K, V>) {
-        drop(self.take(i));
+        if self.flag(i) != NULL {
+            slot_occupied(i);
+        }
         let (item, flag) = match slot {
             Slot::Null => return,
             Slot::Data(k, v) => (
@@ -278,7 +328,7 @@ impl<K, V> Node<K, V> {
                 NODE,
             ),
         };
-        // SAFETY: `i < len` (checked by `take`); the slot is NULL, so nothing live is
+        // SAFETY: `i < len` (checked by `flag`); the slot is NULL, so nothing live is
         // overwritten; the flag is set only once the item is written.
         unsafe {
             self.items().add(i).write(MaybeUninit::new(item));

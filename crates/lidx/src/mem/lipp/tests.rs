@@ -192,3 +192,11 @@ fn a_u64_slot_costs_17_bytes() {
             + slots * 17
     );
 }
+
+#[test]
+#[should_panic(expected = "is set while it holds")]
+fn setting_an_occupied_slot_panics_rather_than_leaking_its_entry() {
+    let mut node: Node<u64, u64> = Node::two((1, 10), 1, (2, 20), 2);
+    let pos = node.model.predict(1, node.len());
+    node.set(pos, super::slots::Slot::Data(3, 30));
+}

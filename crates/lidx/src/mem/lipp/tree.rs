@@ -12,7 +12,6 @@ use super::model::LippKey;
 use super::node::Node;
 use super::params::LippParams;
 use super::slots::SlotRef;
-use super::Inserted;
 use crate::error::{Error, Result};
 use crate::map::{BulkLoad, OrderedMap};
 
@@ -127,15 +126,7 @@ impl<K: LippKey, V> OrderedMap<K, V> for Lipp<K, V> {
             return Err(Error::InvalidKey { index: 0, reason });
         }
         let m = key.to_model();
-        Ok(match self.root.insert(key, m, value, &self.params) {
-            Inserted::Replaced(old) => Some(old),
-            Inserted::Added { rebuild, .. } => {
-                if rebuild {
-                    self.root.rebuild(&self.params);
-                }
-                None
-            }
-        })
+        Ok(self.root.insert(key, m, value, &self.params))
     }
 
     fn remove(&mut self, key: &K) -> Option<V> {
