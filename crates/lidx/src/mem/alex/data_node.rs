@@ -139,34 +139,38 @@ impl<K: Key, V: Default> DataNode<K, V> {
         capacity: usize,
     ) -> Self {
         debug_assert!(capacity >= n && capacity > 0);
-        // The bitmap is written a word at a time. Resizes are the bulk of an insert's work.
-        let mut slot_keys = vec![K::MAX; capacity];
+        // Resizes are the bulk of an insert's work, so every slot is written once, in order
+        // (a gap gets the next key and a default value as the entry after it is placed,
+        // the trailing slots `K::MAX`), and the bitmap a word at a time. Filling every slot
+        // first and then placing the entries wrote each key twice: 5M inserts into 5M
+        // lognormal keys ran 4.0 M/s that way, 4.5 M/s this way (the C++ reference: 4.4).
+        let mut slot_keys: Vec<K> = Vec::with_capacity(capacity);
         let mut slot_values: Vec<V> = Vec::with_capacity(capacity);
-        slot_values.resize_with(capacity, V::default);
         let mut bitmap = vec![0u64; capacity.div_ceil(64)].into_boxed_slice();
         let (mut word, mut bits) = (0usize, 0u64);
-        let mut next_free = 0usize;
         let (mut first, mut last) = (None, None);
         for (i, (key, value)) in entries.into_iter().enumerate() {
             let predicted = model.slot(key.to_model(), capacity + 1);
-            let mut pos = predicted.max(next_free);
+            let mut pos = predicted.max(slot_keys.len());
             if capacity - pos < n - i {
                 pos = capacity - (n - i);
             }
-            slot_keys[next_free..pos].fill(key);
-            slot_keys[pos] = key;
-            slot_values[pos] = value;
+            slot_keys.resize(pos, key);
+            slot_values.resize_with(pos, V::default);
+            slot_keys.push(key);
+            slot_values.push(value);
             if pos / 64 != word {
                 bitmap[word] = bits;
                 (word, bits) = (pos / 64, 0);
             }
             bits |= 1 << (pos % 64);
-            next_free = pos + 1;
             if first.is_none() {
                 first = Some(key);
             }
             last = Some(key);
         }
+        slot_keys.resize(capacity, K::MAX);
+        slot_values.resize_with(capacity, V::default);
         if bits != 0 {
             bitmap[word] = bits;
         }
