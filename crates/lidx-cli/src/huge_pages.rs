@@ -17,8 +17,8 @@
 //! `lidx` binary sets the threshold to glibc's initial 128 KiB, which also turns the raising off
 //! (`mallopt(3)`), unless the environment sets it (`MALLOC_MMAP_THRESHOLD_`, or
 //! `glibc.malloc.mmap_threshold` in `GLIBC_TUNABLES`: then glibc's reading of it stands). It
-//! applies to every command but `lidx bench` (below); only `lidx ycsb`'s writes were measured
-//! with and without it. Measured
+//! applies to every command but the in-memory benchmarks `lidx bench`, `lidx dims` and `lidx
+//! start` (below); only `lidx ycsb`'s writes were measured with and without it. Measured
 //! (`lidx ycsb --dataset gen:uniform-sparse:4M --payload-size 100 --memory-limit 160M
 //! --memory-budget 16M --cache-blocks 4000 --row-cache 64M --ops 3M --store lsm --workload a`, 96
 //! MB of budget and caches, 2-core AMD EPYC VM, the threshold fixed by this call or
@@ -32,15 +32,15 @@
 //! the library on glibc gets the same by `MALLOC_MMAP_THRESHOLD_=131072` in its environment or the
 //! same `mallopt` call.
 //!
-//! `lidx bench` keeps glibc's own threshold: its in-memory maps allocate and free blocks of
-//! every size as they grow (an ALEX data node's arrays are replaced by larger ones on every
-//! expansion), and a block `mmap`ed afresh each time costs page faults and, being apart from the
-//! arenas, sits on 4 KiB pages where `glibc.malloc.hugetlb=1` puts the arenas on huge pages.
-//! Measured (`lidx bench --dataset <10M lognormal keys> --workload insert --index alex,lipp
-//! --runs 3` under `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, the setting the C++ reference
-//! harness runs with, Intel Xeon VM, session 54): ALEX 345 ns an insert with the threshold
-//! fixed, 265 with glibc's (the threshold set high in the environment), LIPP 236 and 225. No
-//! bench runs under a memory limit.
+//! The in-memory benchmarks keep glibc's own, rising threshold: their maps allocate and free
+//! blocks of every size as they grow (an ALEX data node's arrays are replaced by larger ones on
+//! every expansion), and a block `mmap`ed afresh each time costs page faults and, being apart
+//! from the arenas, sits on 4 KiB pages where `glibc.malloc.hugetlb=1` puts the arenas on huge
+//! pages. Measured (`lidx bench --dataset <10M lognormal keys> --workload insert --index
+//! alex,lipp --runs 3` under `GLIBC_TUNABLES=glibc.malloc.hugetlb=1`, the setting the C++
+//! reference harness runs with, Intel Xeon VM, session 54): ALEX 345 ns an insert with the
+//! threshold fixed, 228-255 with glibc's own (four runs), 265 with it set at 32 MiB in the
+//! environment; LIPP 236, 201-224 and 225. None of them runs under a memory limit.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -44,9 +44,12 @@ fn main() -> ExitCode {
     // SAFETY: called first thing in `main`, before any thread starts; SIG_DFL is a valid action.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
-    // `lidx bench` times in-memory structures that allocate and free blocks of every size;
+    // The in-memory benchmarks time structures that allocate and free blocks of every size;
     // every other command keeps its freed memory bounded (`huge_pages` module docs).
-    if !matches!(cli.command, cmd::Command::Bench(_)) {
+    if !matches!(
+        cli.command,
+        cmd::Command::Bench(_) | cmd::Command::Dims(_) | cmd::Command::Start(_)
+    ) {
         huge_pages::fix_mmap_threshold();
     }
     match cmd::run(cli.command) {

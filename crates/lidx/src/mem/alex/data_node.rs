@@ -142,14 +142,16 @@ impl<K: Key, V: Default> DataNode<K, V> {
         // Resizes are the bulk of an insert's work, so every slot is written once, in order
         // (a gap gets the next key and a default value as the entry after it is placed,
         // the trailing slots `K::MAX`), and the bitmap a word at a time. Filling every slot
-        // first and then placing the entries wrote each key twice: 5M inserts into 5M
-        // lognormal keys ran 4.0 M/s that way, 4.5 M/s this way (the C++ reference: 4.4).
+        // first and then placing the entries wrote each key twice: 5M inserts into a map of the
+        // other 5M of 10M lognormal keys ran 4.0 M/s that way, 4.5 M/s this way (the C++
+        // reference: 4.4; Intel Xeon VM, session 54, median of three passes, hugetlb=1).
         let mut slot_keys: Vec<K> = Vec::with_capacity(capacity);
         let mut slot_values: Vec<V> = Vec::with_capacity(capacity);
         let mut bitmap = vec![0u64; capacity.div_ceil(64)].into_boxed_slice();
         let (mut word, mut bits) = (0usize, 0u64);
         let (mut first, mut last) = (None, None);
         for (i, (key, value)) in entries.into_iter().enumerate() {
+            debug_assert!(i < n, "more entries than the {n} announced");
             let predicted = model.slot(key.to_model(), capacity + 1);
             let mut pos = predicted.max(slot_keys.len());
             if capacity - pos < n - i {

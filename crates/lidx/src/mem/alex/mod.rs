@@ -82,11 +82,12 @@
 //!   two lines, now one (see `data_node`). Evaluating models in `f64` without AVX-512 costs
 //!   more instructions than the reference's `-march=native` build; the conversions are now
 //!   the short ones (`crate::model::linear`).
-//! * inserts run 1.35x the reference's instructions (424M against 315M for 500k inserts), all
+//! * inserts ran 1.35x the reference's instructions (424M against 315M for 500k inserts), all
 //!   of it in data node resizes: 16.6k instructions a resize against 8.5k, from slots we
-//!   initialise (keys to the gap key, values to `V::default()`) where the reference leaves
-//!   them uninitialised, and bounds-checked per-key work. Prefetching the value slot and
-//!   bitmap word at the prediction hides their misses behind the key's.
+//!   initialised (keys to `K::MAX`, values to `V::default()`) before placing the entries over
+//!   them, and bounds-checked per-key work. A resize now writes each slot once (session 54,
+//!   `DataNode::place_all`). Prefetching the value slot and bitmap word at the prediction
+//!   hides their misses behind the key's.
 //! * the bulk load is faster: it spends its time in the fanout tree's costing (tabulated
 //!   logarithms, see `cost`) and faulting pages in.
 

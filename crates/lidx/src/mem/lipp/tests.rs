@@ -200,3 +200,38 @@ fn setting_an_occupied_slot_panics_rather_than_leaking_its_entry() {
     let pos = node.model.predict(1, node.len());
     node.set(pos, super::slots::Slot::Data(3, 30));
 }
+
+/// The statistics of every node on `m`'s path from `node` down: (size, inserts, conflicts).
+fn path_stats<K, V>(node: &Node<K, V>, m: u64) -> Vec<(usize, u32, u32)> {
+    let mut stats = vec![(node.size, node.inserts, node.conflicts)];
+    if let SlotRef::Node(child) = node.get(node.model.predict(m, node.len())) {
+        stats.extend(path_stats(child, m));
+    }
+    stats
+}
+
+#[test]
+fn an_insert_counts_on_its_path_only_and_an_update_counts_nothing() {
+    let mut map = Lipp::new(LippParams::default()).unwrap();
+    map.insert(10u64, 1u64).unwrap();
+    // 20 meets 10 in the root's one slot: the root counts a conflict, the new child nothing.
+    map.insert(20, 2).unwrap();
+    assert_eq!(path_stats(map.root(), 10), [(2, 2, 1), (2, 0, 0)]);
+    // 11 meets 10 in the child (two keys 10 apart over 8 slots): every node on the path
+    // counts it and its conflict, the new grandchild starts at zero.
+    map.insert(11, 3).unwrap();
+    assert_eq!(
+        path_stats(map.root(), 11),
+        [(3, 3, 2), (3, 1, 1), (2, 0, 0)]
+    );
+    // 30 lands in a free slot of the child: counted, no conflict.
+    map.insert(30, 4).unwrap();
+    assert_eq!(path_stats(map.root(), 30), [(4, 4, 2), (4, 2, 1)]);
+    // An update changes no statistic anywhere.
+    assert_eq!(map.insert(11, 5).unwrap(), Some(3));
+    assert_eq!(
+        path_stats(map.root(), 11),
+        [(4, 4, 2), (4, 2, 1), (2, 0, 0)]
+    );
+    check(&map);
+}
