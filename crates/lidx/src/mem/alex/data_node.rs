@@ -792,7 +792,8 @@ const SHORT_ROTATION: usize = 16;
 /// overlap; long runs move by `rotate_right`.
 #[inline(always)]
 fn shift_right<K: Copy, V: Default>(keys: &mut [K], values: &mut [V]) {
-    let n = keys.len().min(values.len());
+    debug_assert_eq!(keys.len(), values.len());
+    let n = keys.len();
     if n <= SHORT_ROTATION {
         for i in (1..n).rev() {
             keys[i] = keys[i - 1];
@@ -808,7 +809,8 @@ fn shift_right<K: Copy, V: Default>(keys: &mut [K], values: &mut [V]) {
 /// gap). See [`shift_right`].
 #[inline(always)]
 fn shift_left<K: Copy, V: Default>(keys: &mut [K], values: &mut [V]) {
-    let n = keys.len().min(values.len());
+    debug_assert_eq!(keys.len(), values.len());
+    let n = keys.len();
     if n <= SHORT_ROTATION {
         for i in 1..n {
             keys[i - 1] = keys[i];

@@ -11,12 +11,11 @@
 //! same path again (its nodes now in cache) counting the insert and stopping at the first node
 //! that wants a rebuild. The reference counts on the way down and keeps the path in an array
 //! for its rebuild check; it has no update, where we count only once the slot shows the key is
-//! new. Measured on 10M lognormal keys, 5M of them inserted
-//! into a map of the other 5M (Intel Xeon VM, session 54, median of three passes):
-//! the recursion that counted on the way back up ran 3.1 M inserts/s, 3.3 once `set` stopped
-//! emptying slots that are always empty, and the two loops 4.2-4.3, the reference's 4.3-4.4,
-//! although callgrind counts more instructions per insert for them (390 against 343 on 1M
-//! keys): the recursion, not the instruction count, held the inserts back.
+//! new. Measured on 10M lognormal keys, 5M of them inserted into a map of the other 5M (Intel
+//! Xeon VM, session 54, median of three passes): the recursion that counted on the way back up
+//! ran 3.1 M inserts/s, 3.3 once `set` stopped emptying slots that are always empty, and the
+//! two loops 4.2-4.3, the reference's 4.3-4.4; callgrind (1M keys) counts 296 instructions an
+//! insert for the loops against the recursion's 343.
 
 use super::model::LippKey;
 use super::node::Node;
