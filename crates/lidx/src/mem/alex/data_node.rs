@@ -791,7 +791,8 @@ impl<K: Key, V: Default> DataNode<K, V> {
 /// (perf: they were a tenth of insert time with every run rotated). Keys and values move in one
 /// loop, as in the reference; rotating the keys and then the values by swaps of neighbours was
 /// 2% slower (median of six alternated pairs, 4.39 against 4.48 M inserts/s, five of six
-/// slower; Intel Xeon VM, session 54). The length: 8 against 16 was faster in eight of eight
+/// slower; Intel Xeon VM, session 54, a throwaway timer whose processes were not yet checked
+/// for huge pages, see `docs/results/cpp-references.md`). The length: 8 against 16 was faster in eight of eight
 /// alternated pairs on 10M lognormal keys (median 4.62 against 4.54 M inserts/s) and in two of
 /// two on 50M (3.37 and 3.53 against 3.26 and 3.34); 4 was slower than both, and 0 (every run
 /// rotated) between them (session 55, huge pages checked).
@@ -845,7 +846,7 @@ fn occupied_slots(bitmap: &[u64]) -> OccupiedSlots<'_> {
 
 /// The iterator of [`occupied_slots`]: the word it is in and that word's bits not yet taken.
 /// A plain loop over the words: a `flat_map` of per-word iterators made every resize about 8%
-/// slower (the expansions of the measurement in [`DataNode::place_all`]: 183-188 ms against
+/// slower (the expansions of the measurement in [`DataNode::place_all`]: 183-191 ms against
 /// 167-175).
 struct OccupiedSlots<'a> {
     bitmap: &'a [u64],
@@ -867,6 +868,8 @@ impl Iterator for OccupiedSlots<'_> {
         Some(self.word * 64 + bit)
     }
 }
+
+impl std::iter::FusedIterator for OccupiedSlots<'_> {}
 
 #[cfg(test)]
 mod tests {
@@ -953,5 +956,52 @@ mod tests {
         assert_eq!(node.remove(&u64::MAX, &d), Some(3));
         assert_eq!(node.find(&u64::MAX), None);
         node.check();
+    }
+
+    #[test]
+    fn occupied_slots_are_the_set_bits_in_order() {
+        let bitmaps: [&[u64]; 8] = [
+            &[],
+            &[0],
+            &[0, 0],
+            &[0, 1 << 63],
+            &[0, 0, 5],
+            &[u64::MAX],
+            &[1 << 63, 0, 1],
+            &[0b1011, u64::MAX, 0, 1 << 40],
+        ];
+        for bitmap in bitmaps {
+            let want: Vec<usize> = (0..64 * bitmap.len())
+                .filter(|&i| bitmap[i / 64] >> (i % 64) & 1 == 1)
+                .collect();
+            let mut slots = occupied_slots(bitmap);
+            let got: Vec<usize> = slots.by_ref().collect();
+            assert_eq!(got, want, "{bitmap:?}");
+            assert_eq!(slots.next(), None);
+            assert_eq!(slots.next(), None);
+        }
+    }
+
+    /// Both sides of [`SHORT_ROTATION`], with values that own memory.
+    #[test]
+    fn shifts_move_every_entry_one_slot_at_any_length() {
+        for n in 0..=2 * SHORT_ROTATION + 3 {
+            let keys: Vec<u64> = (0..n as u64).collect();
+            let values: Vec<String> = keys.iter().map(|k| format!("v{k}")).collect();
+
+            let (mut k, mut v) = (keys.clone(), values.clone());
+            shift_right(&mut k, &mut v);
+            if n > 0 {
+                assert_eq!(k[1..], keys[..n - 1], "keys right, n = {n}");
+                assert_eq!(v[1..], values[..n - 1], "values right, n = {n}");
+            }
+
+            let (mut k, mut v) = (keys.clone(), values.clone());
+            shift_left(&mut k, &mut v);
+            if n > 0 {
+                assert_eq!(k[..n - 1], keys[1..], "keys left, n = {n}");
+                assert_eq!(v[..n - 1], values[1..], "values left, n = {n}");
+            }
+        }
     }
 }
