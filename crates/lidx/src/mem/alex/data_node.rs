@@ -788,14 +788,12 @@ impl<K: Key, V: Default> DataNode<K, V> {
 /// Runs up to this long are moved an element at a time, longer ones by `rotate_*` (memory
 /// moves): most shifts move a few slots (8.1 a new key on 10M lognormal keys, against the
 /// reference's 8.5), where the library rotation's calls to `memmove` cost more than the moves
-/// (perf: they were a tenth of insert time with every run rotated). Keys and values move in one
-/// loop, as in the reference; rotating the keys and then the values by swaps of neighbours was
-/// 2% slower (median of six alternated pairs, 4.39 against 4.48 M inserts/s, five of six
-/// slower; Intel Xeon VM, session 54, a throwaway timer whose processes were not yet checked
-/// for huge pages, see `docs/results/cpp-references.md`). The length: 8 against 16 was faster in eight of eight
-/// alternated pairs on 10M lognormal keys (median 4.62 against 4.54 M inserts/s) and in two of
-/// two on 50M (3.37 and 3.53 against 3.26 and 3.34); 4 was slower than both, and 0 (every run
-/// rotated) between them (session 55, huge pages checked).
+/// (perf: a tenth of insert time with every run rotated). Keys and values move in one loop, as
+/// in the reference (session 54: rotating the keys and then the values by swaps of neighbours
+/// was 2% slower, timer not yet checked for huge pages). 8 against 16: faster in eight of eight
+/// alternated pairs on 10M lognormal keys (median 4.62 against 4.54 M inserts/s) and two of
+/// two on 50M; 4 was slower than both, and 0 (every run rotated) between them (session 55,
+/// Intel Xeon VM, `docs/results/cpp-references.md`).
 const SHORT_ROTATION: usize = 8;
 
 /// Moves every entry of `keys` and `values` (equal lengths) but the last one slot right, over
