@@ -128,7 +128,10 @@ impl SqlSession {
                 });
             }
         }
-        Ok(self.ctx.sql(query).await?)
+        // Planned from the statement already parsed (`SessionContext::sql` would parse it
+        // again).
+        let plan = state.statement_to_plan(statement).await?;
+        Ok(self.ctx.execute_logical_plan(plan).await?)
     }
 
     /// The DataFusion session, to register other tables or functions in.

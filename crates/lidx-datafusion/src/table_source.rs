@@ -16,7 +16,9 @@
 //! 000 §4.1): the PGM's cursor walks forward over its segments (optimization 1), each window
 //! starts no earlier than the previous answer (optimization 2), and a window's blocks are read
 //! once by a [`lidx::join::WindowReader`] that keeps them for the next lookup. A range of `n`
-//! records then costs two window reads and the `n` records' blocks, whatever the table's size.
+//! records then costs two window reads and the `n` records' blocks, whatever the table's size;
+//! a range whose first key from its start is past its end, or is the only key it can hold (a
+//! point: every key of an `IN` list), costs one, since the table's keys strictly increase.
 //!
 //! **Reading.** Each contiguous run of positions is read by a [`lidx::join::Table::scan`] (the
 //! table's own sequential reader: 4 MiB requests and a background prefetcher on long runs,
@@ -186,9 +188,15 @@ impl<K: SourceKey> TableSource<K> {
         let mut runs = Vec::with_capacity(ranges.ranges().len());
         for range in ranges.ranges() {
             let start = seeker.lower_bound(range.lo)?;
-            let end = match range.hi {
-                Some(hi) => seeker.lower_bound(hi)?,
-                None => self.table.len(),
+            let first = seeker.found().map(|(key, _)| key);
+            let end = match (range.hi, first) {
+                (None, _) => self.table.len(),
+                // The first key from `lo` on is past the range, or is the only key the range
+                // can hold (keys are strictly increasing): no second lookup. This is every key
+                // of an `IN` list.
+                (Some(hi), Some(first)) if first >= hi => start,
+                (Some(hi), Some(first)) if first.successor() == Some(hi) => start + 1,
+                (Some(hi), _) => seeker.lower_bound(hi)?,
             };
             if start < end {
                 runs.push(start..end);
@@ -240,4 +248,85 @@ pub(crate) fn storage_of(path: &Path) -> lidx::Result<(Storage, String)> {
         .unwrap_or_default();
     let storage = Storage::new(&dir, DeviceKind::FileCached, BLOCK_SIZE)?;
     Ok((storage, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::ranges::KeyRange;
+
+    /// Sorted distinct keys with runs of neighbours (`k`, `k + 1`, ...) and gaps, so that
+    /// ranges end right after a present key, on a present key and inside gaps.
+    fn keys(n: usize, rng: &mut ChaCha8Rng) -> Vec<u64> {
+        let mut keys = Vec::with_capacity(n);
+        let mut k = 10u64;
+        while keys.len() < n {
+            k += if rng.gen_bool(0.5) {
+                1
+            } else {
+                rng.gen_range(2..50)
+            };
+            keys.push(k);
+        }
+        keys
+    }
+
+    /// The positions `positions` must give, by a scan of the sorted keys.
+    fn expected(keys: &[u64], ranges: &KeyRanges<u64>) -> Vec<Range<u64>> {
+        ranges
+            .ranges()
+            .iter()
+            .map(|r| {
+                let start = keys.partition_point(|k| *k < r.lo) as u64;
+                let end =
+                    r.hi.map_or(keys.len(), |hi| keys.partition_point(|k| *k < hi)) as u64;
+                start..end
+            })
+            .filter(|r| r.start < r.end)
+            .collect()
+    }
+
+    #[test]
+    fn positions_equal_a_scan_for_points_and_ranges_with_one_lookup_or_two() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, BLOCK_SIZE)
+            .expect("storage");
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let keys = keys(20_000, &mut rng);
+        let mut w = lidx::join::TableWriter::<u64>::create(&storage, "t", 8).expect("create");
+        for k in &keys {
+            w.push(k, &k.to_le_bytes()).expect("push");
+        }
+        w.finish().expect("finish");
+        let source = TableSource::<u64>::open(&dir.path().join("t"), &storage, "t").expect("open");
+        let last = *keys.last().expect("keys");
+        for round in 0..300 {
+            // Points (present, absent, neighbours of present keys) and ranges of every
+            // length, some ending right after a key, some open.
+            let mut ranges = Vec::new();
+            for _ in 0..rng.gen_range(1..40) {
+                let lo = if rng.gen_bool(0.6) {
+                    keys[rng.gen_range(0..keys.len())] + rng.gen_range(0..2)
+                } else {
+                    rng.gen_range(0..last + 10)
+                };
+                let hi = match rng.gen_range(0..4) {
+                    0 => Some(lo + 1),
+                    1 => Some(lo + rng.gen_range(1..4)),
+                    2 => Some(lo + rng.gen_range(1..2_000)),
+                    _ => (!rng.gen_bool(0.1)).then(|| lo + rng.gen_range(1..20)),
+                };
+                ranges.push(KeyRange { lo, hi });
+            }
+            let ranges = KeyRanges::of(ranges);
+            assert_eq!(
+                source.positions(&ranges).expect("positions"),
+                expected(&keys, &ranges),
+                "round {round}: {ranges:?}"
+            );
+        }
+    }
 }
