@@ -8,10 +8,12 @@
 //! is an [`EmptyExec`] (no work). The time from that query's SQL text to its physical plan is
 //! the floor: no provider answering inside DataFusion can be faster, so the reference side's
 //! time over it estimates the highest ratio any provider could reach on that query (the
-//! report's "datafusion floor" row). An estimate: each floor query is planned right after the
-//! lidx side's run of the same query and before Parquet's, while the lidx side runs after the
-//! previous query's Parquet side, whose larger work (threads, memory) slows what comes right
-//! after it; a lidx run can come out below the floor of its own run.
+//! report's "datafusion floor" row). An estimate: what runs right after a Parquet query is
+//! slower (its larger work, threads and memory, slows what follows). The floor is planned
+//! between the lidx side's run of the same query and Parquet's, in an order the bench
+//! alternates (lidx, floor, Parquet, then Parquet, floor, lidx for the next query), so neither
+//! compared side runs right after the other, while the floor follows Parquet half the time;
+//! a lidx run can come out below the floor of its own run.
 
 use std::sync::Arc;
 

@@ -10,7 +10,8 @@
 //! smaller tables `r<R>`), writes each table again as sorted Parquet through DataFusion
 //! (`sides`), draws the queries from the larger table's keys with a fixed seed (`workload`:
 //! `IN` lists, key ranges, a full-scan aggregate, and each smaller table joined with the larger
-//! one), and runs every query on every side `--runs` times, the sides in turn within a run.
+//! one), and runs every query on every side `--runs` times, the sides in turn within a run
+//! (in an order reversed from one query to the next: `measure_group`).
 //! Every answer is checked: its size against what the query must return, and its rows
 //! (count and checksum, `answer`) against the first side's; one wrong answer fails the run.
 //! It prints the medians (`report`), and writes them with every sample as JSON on request.
@@ -250,12 +251,29 @@ async fn measure_group(
         &[Side::Lidx, Side::Parquet]
     };
     let mut results: Vec<SideResult> = names.iter().map(|&s| SideResult::new(s)).collect();
-    let mut answers: Vec<Option<Answer>> = vec![None; group.queries.len()];
+    let mut answers: Vec<Option<(Answer, Side)>> = vec![None; group.queries.len()];
     let mut floor = Vec::new();
     let with_floor = matches!(group.class, Class::Point | Class::Range);
+    // What runs in each step (one query on every side), the two sides a ratio compares first
+    // and last: lidx and Parquet with the floor between them, or the index join and the hash
+    // join with Parquet between them. Steps alternate between this order and its reverse, so
+    // both compared sides follow the same predecessors as often (the middle one half the
+    // time, their own run of the step before the other half): whatever runs right after a
+    // heavier query is slower (module docs of `floor`), and one fixed order gave that cost to
+    // one side only.
+    let mut order: Vec<Option<usize>> = match (group.class, with_floor) {
+        (Class::Join, _) => vec![Some(0), Some(2), Some(1)],
+        (_, true) => vec![Some(0), None, Some(1)],
+        (_, false) => vec![Some(0), Some(1)],
+    };
     for run in 0..runs {
         for (q, query) in group.queries.iter().enumerate() {
-            for result in &mut results {
+            for &entry in &order {
+                let Some(at) = entry else {
+                    floor.push(sides.plan(&query.sql(floor_name)).await?);
+                    continue;
+                };
+                let result = &mut results[at];
                 let side = result.side;
                 let sql = query.sql(|t| side.table(t));
                 if let Some(files) = cold {
@@ -268,11 +286,11 @@ async fn measure_group(
                 check(&timed.batches, answer, query.expect)
                     .with_context(|| format!("{}: {sql:.200}", side.name()))?;
                 match answers[q] {
-                    None => answers[q] = Some(answer),
-                    Some(first) if first != answer => bail!(
+                    None => answers[q] = Some((answer, side)),
+                    Some((first, by)) if first != answer => bail!(
                         "{} answered {answer:?}, {} {first:?}: {sql:.200}",
                         side.name(),
-                        names[0].name()
+                        by.name()
                     ),
                     Some(_) => {}
                 }
@@ -280,11 +298,8 @@ async fn measure_group(
                     check_join_plan(side, timed.physical.as_ref())?;
                 }
                 result.push(timed.plan, timed.total);
-                // The floor right after lidx's side, before Parquet's heavier query.
-                if with_floor && side == Side::Lidx {
-                    floor.push(sides.plan(&query.sql(floor_name)).await?);
-                }
             }
+            order.reverse();
         }
     }
     let rows = group
