@@ -17,8 +17,9 @@
 //! starts no earlier than the previous answer (optimization 2), and a window's blocks are read
 //! once by a [`lidx::join::WindowReader`] that keeps them for the next lookup. A range of `n`
 //! records then costs two window reads and the `n` records' blocks, whatever the table's size;
-//! a range whose first key from its start is past its end, or is the only key it can hold (a
-//! point: every key of an `IN` list), costs one, since the table's keys strictly increase.
+//! a range whose first key from its start is past its end, or is the last key it can hold (a
+//! point's only key: every key of an `IN` list not next to another), costs one, since the
+//! table's keys strictly increase.
 //!
 //! **Reading.** Each contiguous run of positions is read by a [`lidx::join::Table::scan`] (the
 //! table's own sequential reader: 4 MiB requests and a background prefetcher on long runs,
@@ -180,7 +181,8 @@ impl<K: SourceKey> TableSource<K> {
     }
 
     /// The positions of the records whose keys are in `ranges`: ascending, disjoint runs,
-    /// none empty (module docs: each range end is an INLJ lookup).
+    /// none empty (module docs: each range's start is an INLJ lookup, and its end unless the
+    /// first key settles it).
     pub(crate) fn positions(&self, ranges: &KeyRanges<K>) -> lidx::Result<Vec<Range<u64>>> {
         let Some(mut seeker) = self.seeker() else {
             return Ok(Vec::new());
@@ -191,9 +193,9 @@ impl<K: SourceKey> TableSource<K> {
             let first = seeker.found().map(|(key, _)| key);
             let end = match (range.hi, first) {
                 (None, _) => self.table.len(),
-                // The first key from `lo` on is past the range, or is the only key the range
+                // The first key from `lo` on is past the range, or is the last key the range
                 // can hold (keys are strictly increasing): no second lookup. This is every key
-                // of an `IN` list.
+                // of an `IN` list not next to another.
                 (Some(hi), Some(first)) if first >= hi => start,
                 (Some(hi), Some(first)) if first.successor() == Some(hi) => start + 1,
                 (Some(hi), _) => seeker.lower_bound(hi)?,
@@ -290,7 +292,7 @@ mod tests {
     }
 
     #[test]
-    fn positions_equal_a_scan_for_points_and_ranges_with_one_lookup_or_two() {
+    fn positions_equal_a_scan_for_points_and_ranges() {
         let dir = tempfile::tempdir().expect("tempdir");
         let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, BLOCK_SIZE)
             .expect("storage");

@@ -256,11 +256,11 @@ async fn measure_group(
     let with_floor = matches!(group.class, Class::Point | Class::Range);
     // What runs in each step (one query on every side), the two sides a ratio compares first
     // and last: lidx and Parquet with the floor between them, or the index join and the hash
-    // join with Parquet between them. Steps alternate between this order and its reverse, so
-    // both compared sides follow the same predecessors as often (the middle one half the
-    // time, their own run of the step before the other half): whatever runs right after a
-    // heavier query is slower (module docs of `floor`), and one fixed order gave that cost to
-    // one side only.
+    // join with Parquet between them (the scan: lidx, Parquet). Steps alternate between this
+    // order and its reverse, so neither compared side runs right after the other (but in the
+    // scan's two-side order) and each follows the middle side or its own run of the step
+    // before, as often over an even number of steps: whatever runs right after a heavier
+    // query is slower (module docs of `floor`), and one fixed order gave that cost to one side.
     let mut order: Vec<Option<usize>> = match (group.class, with_floor) {
         (Class::Join, _) => vec![Some(0), Some(2), Some(1)],
         (_, true) => vec![Some(0), None, Some(1)],
