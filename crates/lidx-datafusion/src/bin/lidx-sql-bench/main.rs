@@ -261,6 +261,7 @@ async fn measure_group(
     // scan's two-side order) and each follows the middle side or its own run of the step
     // before, as often over an even number of steps: whatever runs right after a heavier
     // query is slower (module docs of `floor`), and one fixed order gave that cost to one side.
+    // An entry is an index into `results`, or `None` for the floor.
     let mut order: Vec<Option<usize>> = match (group.class, with_floor) {
         (Class::Join, _) => vec![Some(0), Some(2), Some(1)],
         (_, true) => vec![Some(0), None, Some(1)],
