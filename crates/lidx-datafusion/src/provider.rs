@@ -9,7 +9,9 @@
 //! * The scan's output is ordered by `key` ascending, so `ORDER BY key` needs no sort.
 //! * Statistics are exact: row count and first and last keys (a table's from its header and
 //!   two records, a store's from the pass made when it was registered), and a table scan's
-//!   row count after its key filters (it knows the positions it reads).
+//!   row count after its key filters (it knows the positions it reads), except under a filter
+//!   of more than `SEEK_AT_PLANNING` key ranges, which the scan seeks as it reads: its row
+//!   count is then an upper bound (the keys the ranges can hold).
 //! * The scan is split into `target_partitions` partitions by key range (a table's positions
 //!   in equal shares, a store's by sampled keys), read in parallel.
 //! * A `LIMIT` without a sort is pushed into the scan: a table reads only the first rows of
@@ -35,10 +37,22 @@ use crate::pushdown::{key_ranges, PushKey};
 use crate::ranges::KeyRanges;
 use crate::scan::{LidxScanExec, Part, ScanPlan};
 use crate::store_source::StoreSource;
-use crate::table_source::{storage_of, SourceKey, TableSource};
+use crate::table_source::{storage_of, widen, SourceKey, TableSource};
 
 /// Fewest rows a table scan gives a partition of its own: smaller scans are not split.
 const MIN_PARTITION_ROWS: u64 = 8192;
+
+/// Most key ranges a table scan seeks while it is planned, so that its plan knows its rows
+/// exactly; a filter of more (a long `IN` list) is sought by the partitions as they read
+/// ([`Part::TableKeys`]), each its share of the ranges, in parallel. Seeking while planning
+/// reads each range's blocks on the planning thread and the read reads them again: a
+/// 10,000-key `IN` list over a 10M-row table took 19-21 ms of planning over DataFusion's own
+/// and about 6 ms of reading (2-core Intel Xeon VM, `docs/results/datafusion.md`). A point
+/// costs about 2 us to seek warm, so up to this many add a fraction of a millisecond.
+const SEEK_AT_PLANNING: usize = 128;
+
+/// Fewest key ranges a table scan sought when read gives a partition of its own.
+const MIN_PARTITION_RANGES: usize = 64;
 
 /// What a [`LidxTable`] reads.
 pub(crate) enum Source {
@@ -84,12 +98,13 @@ impl Source {
                     .map(|r| (r.end - 1) / per - r.start / per + 1)
                     .sum(),
             ),
-            Part::Keys(_) => None,
+            Part::TableKeys(_) | Part::Keys(_) => None,
         }
     }
 
     /// Reads `part` into batches of `schema` (the source's columns `columns`), at most `limit`
-    /// rows of a store, giving each batch to `send` (false: no more are wanted).
+    /// rows of key ranges (a store's, a table's sought when read), giving each batch to `send`
+    /// (false: no more are wanted).
     pub(crate) fn read(
         &self,
         part: &Part,
@@ -105,6 +120,7 @@ impl Source {
             let total: u64 = runs.iter().map(|r| r.end - r.start).sum();
             total.min(batch_rows as u64) as usize
         };
+        let limited = limit.map_or(batch_rows, |l| l.min(batch_rows));
         match (self, part) {
             (Source::U64(t), Part::Positions(runs)) => {
                 let mut out = BatchBuilder::new(schema, columns, rows(runs), t.value_size());
@@ -114,9 +130,20 @@ impl Source {
                 let mut out = BatchBuilder::new(schema, columns, rows(runs), t.value_size());
                 t.read(runs, &mut out, batch_rows, &mut |b| send(b.finish()))
             }
+            (Source::U64(t), Part::TableKeys(ranges)) => {
+                let mut out = BatchBuilder::new(schema, columns, limited, t.value_size());
+                t.read_ranges(ranges, limit, &mut out, batch_rows, &mut |b| {
+                    send(b.finish())
+                })
+            }
+            (Source::Str16(t), Part::TableKeys(ranges)) => {
+                let mut out = BatchBuilder::new(schema, columns, limited, t.value_size());
+                t.read_ranges(ranges, limit, &mut out, batch_rows, &mut |b| {
+                    send(b.finish())
+                })
+            }
             (Source::Store(s), Part::Keys(ranges)) => {
-                let rows = limit.map_or(batch_rows, |l| l.min(batch_rows));
-                let mut out = BatchBuilder::new(schema, columns, rows, 0);
+                let mut out = BatchBuilder::new(schema, columns, limited, 0);
                 s.read(ranges, limit, &mut out, batch_rows, &mut |b| {
                     send(b.finish())
                 })
@@ -268,16 +295,30 @@ impl LidxTable {
     }
 
     /// The parts of a table scan: the positions of `ranges`, cut to the first `limit`, in
-    /// at most `parts` equal shares of at least `MIN_PARTITION_ROWS`.
+    /// at most `parts` equal shares of at least `MIN_PARTITION_ROWS`; or, for more than
+    /// `SEEK_AT_PLANNING` ranges, the ranges themselves in at most `parts` shares of about as
+    /// many ranges, at least `MIN_PARTITION_RANGES` (one share under a `limit`, which the read
+    /// stops at).
     fn table_parts<K: SourceKey>(
         table: &TableSource<K>,
         filters: &[Expr],
         limit: Option<usize>,
         parts: usize,
     ) -> DfResult<Vec<Part>> {
-        let mut runs = table
-            .positions(&Self::ranges::<K>(filters)?)
-            .map_err(external)?;
+        let ranges = Self::ranges::<K>(filters)?;
+        let n = ranges.ranges().len();
+        if n > SEEK_AT_PLANNING {
+            let parts = match limit {
+                Some(_) => 1,
+                None => parts.min(n / MIN_PARTITION_RANGES).max(1),
+            };
+            return Ok(ranges
+                .ranges()
+                .chunks(n.div_ceil(parts))
+                .map(|share| Part::TableKeys(widen(share)))
+                .collect());
+        }
+        let mut runs = table.positions(&ranges).map_err(external)?;
         if let Some(limit) = limit {
             runs = take_rows(runs, limit as u64);
         }

@@ -26,6 +26,17 @@ impl Domain for u64 {
     }
 }
 
+/// Table keys widened to one type (`crate::table_source::SourceKey::wide`), as a table's
+/// ranges travel from planning to the read that seeks them.
+impl Domain for u128 {
+    fn least() -> Self {
+        0
+    }
+    fn successor(&self) -> Option<Self> {
+        self.checked_add(1)
+    }
+}
+
 impl Domain for [u8; 16] {
     fn least() -> Self {
         [0; 16]

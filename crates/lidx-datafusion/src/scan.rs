@@ -1,8 +1,9 @@
-//! [`LidxScanExec`]: the physical plan of a [`crate::LidxTable`] scan. It has done its
-//! seeking when it is planned: it knows, per partition, which records it reads (a table's
-//! positions) or which key ranges (a store's), so its statistics are those of what it returns,
-//! and each partition reads its share on a blocking thread of its own (a small share on the
-//! thread that polls it), ascending by key.
+//! [`LidxScanExec`]: the physical plan of a [`crate::LidxTable`] scan. It knows, per
+//! partition, which records it reads (a table's positions, sought while it was planned) or
+//! which key ranges (a store's, and a table's under a filter of many ranges, which each
+//! partition seeks as it reads), so its statistics are those of what it returns (exact for
+//! positions, an upper bound for a table's ranges), and each partition reads its share on a
+//! blocking thread of its own (a small share on the thread that polls it), ascending by key.
 //!
 //! Partitions are key ranges (the "partitions as key ranges"): partition `i`'s keys are
 //! all smaller than partition `i + 1`'s, and each is in key order, which is the ordering the
@@ -39,17 +40,36 @@ use crate::ranges::KeyRanges;
 /// What one partition reads.
 #[derive(Debug, Clone)]
 pub(crate) enum Part {
-    /// A table's records at these positions (ascending runs).
+    /// A table's records at these positions (ascending runs), sought while planning.
     Positions(Vec<Range<u64>>),
+    /// A table's records in these key ranges, the keys widened
+    /// (`crate::table_source::SourceKey::wide`), sought when the part is read: a filter of
+    /// many ranges (`crate::provider`).
+    TableKeys(KeyRanges<u128>),
     /// A store's entries in these key ranges.
     Keys(KeyRanges<Vec<u8>>),
 }
 
 impl Part {
-    /// Records the part reads, when known before reading (a table's).
+    /// Records the part reads, when known before reading (a table's positions).
     fn rows(&self) -> Option<u64> {
         match self {
             Part::Positions(runs) => Some(runs.iter().map(|r| r.end - r.start).sum()),
+            Part::TableKeys(_) | Part::Keys(_) => None,
+        }
+    }
+
+    /// The most records the part can read from a source of `total` (a table's), when
+    /// known: its rows, or the keys its ranges hold.
+    fn rows_at_most(&self, total: u64) -> Option<u64> {
+        match self {
+            Part::Positions(_) => self.rows(),
+            Part::TableKeys(ranges) => {
+                let keys = ranges.ranges().iter().fold(0u128, |sum, r| {
+                    sum.saturating_add(r.hi.map_or(u128::MAX, |hi| hi - r.lo))
+                });
+                Some(keys.min(u128::from(total)) as u64)
+            }
             Part::Keys(_) => None,
         }
     }
@@ -122,7 +142,8 @@ pub struct LidxScanExec {
     parts: Vec<Part>,
     /// The filters taken over, as written (for `EXPLAIN`).
     filters: Vec<String>,
-    /// A store scan stops after this many entries (a table's positions are cut to it).
+    /// A store scan, or a table's scan sought when read, stops after this many rows (a
+    /// table's positions are cut to it).
     limit: Option<usize>,
     /// Per column of the projected schema: its statistics over the whole source.
     column_stats: Vec<ColumnStatistics>,
@@ -218,12 +239,13 @@ impl LidxScanExec {
         };
         let rows: Option<u64> = parts.iter().map(Part::rows).sum();
         let total = self.source.len();
+        let at_most: Option<u64> = parts.iter().map(|p| p.rows_at_most(total)).sum();
         let num_rows = match (rows, self.exact) {
             (Some(r), _) => Precision::Exact(r as usize),
             (None, true) if partition.is_none() || self.parts.len() == 1 => {
                 Precision::Exact(total as usize)
             }
-            _ => Precision::Inexact(total as usize),
+            _ => Precision::Inexact(at_most.map_or(total, |n| n.min(total)) as usize),
         };
         let whole = partition.is_none() || self.parts.len() == 1;
         let columns = self
@@ -266,8 +288,16 @@ impl DisplayAs for LidxScanExec {
                 if !self.filters.is_empty() {
                     write!(f, ", key_filters=[{}]", self.filters.join(", "))?;
                 }
+                let total = self.source.len();
                 if let Some(rows) = self.parts.iter().map(Part::rows).sum::<Option<u64>>() {
                     write!(f, ", rows={rows}")?;
+                } else if let Some(rows) = self
+                    .parts
+                    .iter()
+                    .map(|p| p.rows_at_most(total))
+                    .sum::<Option<u64>>()
+                {
+                    write!(f, ", rows<={}", rows.min(total))?;
                 }
                 if let Some(limit) = self.limit {
                     write!(f, ", limit={limit}")?;

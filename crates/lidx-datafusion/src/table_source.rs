@@ -38,7 +38,7 @@ use lidx::raw::join::table_index::load_or_build;
 
 use crate::batch::{ArrowKey, BatchBuilder};
 use crate::pushdown::PushKey;
-use crate::ranges::KeyRanges;
+use crate::ranges::{KeyRange, KeyRanges};
 
 /// Block size of table files: what `lidx table create` writes.
 const BLOCK_SIZE: usize = 4096;
@@ -54,9 +54,44 @@ const PGM_TAG: u64 = 0;
 pub(crate) trait SourceKey:
     TableKey + PushKey + ArrowKey + Copy + Send + Sync + 'static
 {
+    /// The key as a `u128` that sorts as the key does: a plan's parts hold one type of key
+    /// ranges for both key types (`crate::scan::Part::TableKeys`).
+    fn wide(self) -> u128;
+    /// The key `wide` gave `w` as, `None` when `w` is past the greatest key.
+    fn narrow(w: u128) -> Option<Self>;
 }
-impl SourceKey for u64 {}
-impl SourceKey for [u8; 16] {}
+
+impl SourceKey for u64 {
+    fn wide(self) -> u128 {
+        u128::from(self)
+    }
+    fn narrow(w: u128) -> Option<Self> {
+        u64::try_from(w).ok()
+    }
+}
+
+/// A 16-byte key as the big-endian number it sorts as.
+impl SourceKey for [u8; 16] {
+    fn wide(self) -> u128 {
+        u128::from_be_bytes(self)
+    }
+    fn narrow(w: u128) -> Option<Self> {
+        Some(w.to_be_bytes())
+    }
+}
+
+/// `ranges` widened ([`SourceKey::wide`]); same keys, same order.
+pub(crate) fn widen<K: SourceKey>(ranges: &[KeyRange<K>]) -> KeyRanges<u128> {
+    KeyRanges::of(
+        ranges
+            .iter()
+            .map(|r| KeyRange {
+                lo: r.lo.wide(),
+                hi: r.hi.map(K::wide),
+            })
+            .collect(),
+    )
+}
 
 /// Lookups of keys in non-decreasing order in a table, as lidx's INLJ makes them (paper 000
 /// §4.1): the PGM's cursor walks its segments forward, each window starts no earlier than the
@@ -220,19 +255,93 @@ impl<K: SourceKey> TableSource<K> {
         send: &mut dyn FnMut(&mut BatchBuilder<K>) -> bool,
     ) -> lidx::Result<()> {
         for run in runs {
-            let mut scan = self.table.scan(run.clone())?;
-            while let Some(key) = scan.key() {
-                out.push(|| key, || scan.value());
-                if out.rows() == batch_rows && !send(out) {
-                    return Ok(());
-                }
-                scan.advance()?;
+            if !self.read_run(run.clone(), out, batch_rows, send)? {
+                return Ok(());
             }
         }
         if out.rows() > 0 {
             send(out);
         }
         Ok(())
+    }
+
+    /// Reads the records whose keys are in `ranges` (widened, [`SourceKey::wide`]), at most
+    /// `limit`, into batches as [`TableSource::read`] does. Each range is sought as
+    /// [`TableSource::positions`] seeks it; a range that holds one record (an `IN` list's
+    /// key) takes it from the block its lookup read, so that block is read once.
+    pub(crate) fn read_ranges(
+        &self,
+        ranges: &KeyRanges<u128>,
+        limit: Option<usize>,
+        out: &mut BatchBuilder<K>,
+        batch_rows: usize,
+        send: &mut dyn FnMut(&mut BatchBuilder<K>) -> bool,
+    ) -> lidx::Result<()> {
+        let Some(mut seeker) = self.seeker() else {
+            return Ok(());
+        };
+        let len = self.table.len();
+        let mut left = limit.map_or(u64::MAX, |l| l as u64);
+        for range in ranges.ranges() {
+            // No key is as large as `lo`: none is left.
+            let Some(lo) = K::narrow(range.lo) else {
+                break;
+            };
+            if left == 0 {
+                break;
+            }
+            // `hi` past the greatest key: the range runs to the end.
+            let hi = range.hi.and_then(K::narrow);
+            let start = seeker.lower_bound(lo)?;
+            if start == len {
+                break;
+            }
+            let end = match (hi, seeker.found()) {
+                (Some(hi), Some((first, _))) if first >= hi => continue,
+                (Some(hi), Some((first, value))) if first.successor() == Some(hi) => {
+                    out.push(|| first, || value);
+                    left -= 1;
+                    if out.rows() == batch_rows && !send(out) {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                (Some(hi), _) => seeker.lower_bound(hi)?,
+                (None, _) => len,
+            };
+            let end = end.min(start.saturating_add(left));
+            left -= end - start;
+            if !self.read_run(start..end, out, batch_rows, send)? {
+                return Ok(());
+            }
+            if end == len {
+                break;
+            }
+        }
+        if out.rows() > 0 {
+            send(out);
+        }
+        Ok(())
+    }
+
+    /// Reads the records at `run` into `out`, giving it to `send` each time it holds
+    /// `batch_rows`; false when `send` wants no more.
+    fn read_run(
+        &self,
+        run: Range<u64>,
+        out: &mut BatchBuilder<K>,
+        batch_rows: usize,
+        send: &mut dyn FnMut(&mut BatchBuilder<K>) -> bool,
+    ) -> lidx::Result<bool> {
+        let mut scan = self.table.scan(run)?;
+        while let Some(key) = scan.key() {
+            out.push(|| key, || scan.value());
+            if out.rows() == batch_rows && !send(out) {
+                return Ok(false);
+            }
+            scan.advance()?;
+        }
+        Ok(true)
     }
 }
 
@@ -258,7 +367,6 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::*;
-    use crate::ranges::KeyRange;
 
     /// Sorted distinct keys with runs of neighbours (`k`, `k + 1`, ...) and gaps, so that
     /// ranges end right after a present key, on a present key and inside gaps.
@@ -291,44 +399,104 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn positions_equal_a_scan_for_points_and_ranges() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let storage = Storage::new(dir.path(), DeviceKind::File { direct: false }, BLOCK_SIZE)
-            .expect("storage");
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let keys = keys(20_000, &mut rng);
+    /// A table of `keys` (each key's value its little-endian bytes) in `dir`.
+    fn table(dir: &Path, keys: &[u64]) -> TableSource<u64> {
+        let storage =
+            Storage::new(dir, DeviceKind::File { direct: false }, BLOCK_SIZE).expect("storage");
         let mut w = lidx::join::TableWriter::<u64>::create(&storage, "t", 8).expect("create");
-        for k in &keys {
+        for k in keys {
             w.push(k, &k.to_le_bytes()).expect("push");
         }
         w.finish().expect("finish");
-        let source = TableSource::<u64>::open(&dir.path().join("t"), &storage, "t").expect("open");
+        TableSource::<u64>::open(&dir.join("t"), &storage, "t").expect("open")
+    }
+
+    /// Points (present, absent, neighbours of present keys) and ranges of every length, some
+    /// ending right after a key, some open; up to `most` of them.
+    fn ranges(keys: &[u64], most: usize, rng: &mut ChaCha8Rng) -> KeyRanges<u64> {
         let last = *keys.last().expect("keys");
+        let mut ranges = Vec::new();
+        for _ in 0..rng.gen_range(1..most) {
+            let lo = if rng.gen_bool(0.6) {
+                keys[rng.gen_range(0..keys.len())] + rng.gen_range(0..2)
+            } else {
+                rng.gen_range(0..last + 10)
+            };
+            let hi = match rng.gen_range(0..4) {
+                0 => Some(lo + 1),
+                1 => Some(lo + rng.gen_range(1..4)),
+                2 => Some(lo + rng.gen_range(1..2_000)),
+                _ => (!rng.gen_bool(0.1)).then(|| lo + rng.gen_range(1..20)),
+            };
+            ranges.push(KeyRange { lo, hi });
+        }
+        KeyRanges::of(ranges)
+    }
+
+    #[test]
+    fn positions_equal_a_scan_for_points_and_ranges() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let keys = keys(20_000, &mut rng);
+        let source = table(dir.path(), &keys);
         for round in 0..300 {
-            // Points (present, absent, neighbours of present keys) and ranges of every
-            // length, some ending right after a key, some open.
-            let mut ranges = Vec::new();
-            for _ in 0..rng.gen_range(1..40) {
-                let lo = if rng.gen_bool(0.6) {
-                    keys[rng.gen_range(0..keys.len())] + rng.gen_range(0..2)
-                } else {
-                    rng.gen_range(0..last + 10)
-                };
-                let hi = match rng.gen_range(0..4) {
-                    0 => Some(lo + 1),
-                    1 => Some(lo + rng.gen_range(1..4)),
-                    2 => Some(lo + rng.gen_range(1..2_000)),
-                    _ => (!rng.gen_bool(0.1)).then(|| lo + rng.gen_range(1..20)),
-                };
-                ranges.push(KeyRange { lo, hi });
-            }
-            let ranges = KeyRanges::of(ranges);
+            let ranges = ranges(&keys, 40, &mut rng);
             assert_eq!(
                 source.positions(&ranges).expect("positions"),
                 expected(&keys, &ranges),
                 "round {round}: {ranges:?}"
             );
+        }
+    }
+
+    #[test]
+    fn ranges_sought_when_read_give_the_records_a_scan_gives() {
+        use datafusion::arrow::array::{AsArray, RecordBatch};
+        use datafusion::arrow::datatypes::UInt64Type;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        let keys = keys(20_000, &mut rng);
+        let source = table(dir.path(), &keys);
+        for round in 0..200 {
+            let ranges = ranges(&keys, 300, &mut rng);
+            let mut want: Vec<u64> = expected(&keys, &ranges)
+                .into_iter()
+                .flat_map(|run| keys[run.start as usize..run.end as usize].to_vec())
+                .collect();
+            let limit = rng.gen_bool(0.3).then(|| rng.gen_range(0..want.len() + 3));
+            if let Some(limit) = limit {
+                want.truncate(limit);
+            }
+            let batch_rows = rng.gen_range(1..100);
+            let schema = crate::batch::schema_of::<u64>();
+            let mut out = BatchBuilder::<u64>::new(schema, vec![0, 1], batch_rows, 8);
+            let mut batches: Vec<RecordBatch> = Vec::new();
+            source
+                .read_ranges(
+                    &widen(ranges.ranges()),
+                    limit,
+                    &mut out,
+                    batch_rows,
+                    &mut |b| {
+                        batches.push(b.finish().expect("batch"));
+                        true
+                    },
+                )
+                .expect("read");
+            let mut got = Vec::new();
+            for b in &batches {
+                assert!(b.num_rows() <= batch_rows, "round {round}");
+                let (k, v) = (
+                    b.column(0).as_primitive::<UInt64Type>(),
+                    b.column(1).as_binary::<i32>(),
+                );
+                for i in 0..b.num_rows() {
+                    assert_eq!(v.value(i), k.value(i).to_le_bytes(), "round {round}");
+                    got.push(k.value(i));
+                }
+            }
+            assert_eq!(got, want, "round {round}, limit {limit:?}: {ranges:?}");
         }
     }
 }

@@ -9,10 +9,12 @@
 //! runs all of them in every task: each task would read the whole table. So the scan is
 //! shipped as two nodes: an in-memory scan (`MemorySourceConfig`, which Ballista cuts and
 //! `datafusion-proto` serializes) whose partition `i` holds one batch describing the scan's
-//! part `i` (a table's position runs, `start`/`end`; a store's key ranges, `lo`/`hi`), and
+//! part `i` (a table's position runs, `start`/`end`; a store's key ranges, or a table's that
+//! its partitions seek as they read, `lo`/`hi`), and
 //! above it a [`LidxReadExec`] that reads, for each partition, the part its input describes.
 //! A task then reads exactly its parts, wherever it runs, and the plan carries the seeks the
-//! scheduler made (positions found through the learned index), never rows.
+//! scheduler made (positions found through the learned index) or the key ranges the executors
+//! seek, never rows.
 
 use std::fmt;
 use std::ops::Range;
@@ -85,6 +87,19 @@ fn describe(part: &Part) -> Result<RecordBatch> {
                 vec![Arc::new(start) as ArrayRef, Arc::new(end)],
             )?
         }
+        Part::TableKeys(ranges) => {
+            let lo =
+                BinaryArray::from_iter_values(ranges.ranges().iter().map(|r| r.lo.to_be_bytes()));
+            let hi: BinaryArray = ranges
+                .ranges()
+                .iter()
+                .map(|r| r.hi.map(u128::to_be_bytes))
+                .collect();
+            RecordBatch::try_new(
+                ranges_schema(),
+                vec![Arc::new(lo) as ArrayRef, Arc::new(hi)],
+            )?
+        }
         Part::Keys(ranges) => {
             let lo = BinaryArray::from_iter_values(ranges.ranges().iter().map(|r| &r.lo));
             let hi: BinaryArray = ranges.ranges().iter().map(|r| r.hi.as_deref()).collect();
@@ -96,10 +111,55 @@ fn describe(part: &Part) -> Result<RecordBatch> {
     })
 }
 
-/// The part described by `batches` (one partition's): a table's runs when `positions`, a
-/// store's ranges otherwise.
-fn part_of(batches: &[RecordBatch], positions: bool) -> Result<Part> {
-    if positions {
+/// What a scan's parts are, and so how they are described.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A table's position runs ([`positions_schema`]).
+    Positions,
+    /// A table's key ranges, widened keys as 16 big-endian bytes ([`ranges_schema`]).
+    TableKeys,
+    /// A store's key ranges ([`ranges_schema`]).
+    Keys,
+}
+
+impl Kind {
+    /// The kind of the parts of a scan of `source` whose first part is `first`.
+    fn of(source: &Source, first: Option<&Part>) -> Kind {
+        match (source, first) {
+            (Source::Store(_), _) => Kind::Keys,
+            (_, Some(Part::TableKeys(_))) => Kind::TableKeys,
+            _ => Kind::Positions,
+        }
+    }
+
+    /// The kind of the parts described in `schema` for a scan of `source`.
+    fn described(source: &Source, schema: &Schema) -> Kind {
+        match source {
+            Source::Store(_) => Kind::Keys,
+            _ if schema.field(0).data_type() == &DataType::Binary => Kind::TableKeys,
+            _ => Kind::Positions,
+        }
+    }
+
+    fn schema(self) -> SchemaRef {
+        match self {
+            Kind::Positions => positions_schema(),
+            Kind::TableKeys | Kind::Keys => ranges_schema(),
+        }
+    }
+}
+
+/// A widened table key from its 16 big-endian bytes.
+fn wide_key(bytes: &[u8]) -> Result<u128> {
+    match <[u8; 16]>::try_from(bytes) {
+        Ok(b) => Ok(u128::from_be_bytes(b)),
+        Err(_) => internal_err!("a lidx table's key range is described by 16-byte keys"),
+    }
+}
+
+/// The part described by `batches` (one partition's), of `kind`.
+fn part_of(batches: &[RecordBatch], kind: Kind) -> Result<Part> {
+    if kind == Kind::Positions {
         let mut runs: Vec<Range<u64>> = Vec::new();
         for b in batches {
             let (start, end) = (b.column(0), b.column(1));
@@ -118,7 +178,7 @@ fn part_of(batches: &[RecordBatch], positions: bool) -> Result<Part> {
         for b in batches {
             let (lo, hi) = (b.column(0), b.column(1));
             if lo.data_type() != &DataType::Binary || hi.data_type() != &DataType::Binary {
-                return internal_err!("a lidx store part is described by two Binary columns");
+                return internal_err!("key ranges are described by two Binary columns");
             }
             let (lo, hi) = (lo.as_binary::<i32>(), hi.as_binary::<i32>());
             ranges.extend((0..b.num_rows()).map(|i| KeyRange {
@@ -126,14 +186,26 @@ fn part_of(batches: &[RecordBatch], positions: bool) -> Result<Part> {
                 hi: hi.is_valid(i).then(|| hi.value(i).to_vec()),
             }));
         }
-        Ok(Part::Keys(KeyRanges::of(ranges)))
+        if kind == Kind::Keys {
+            return Ok(Part::Keys(KeyRanges::of(ranges)));
+        }
+        let wide = ranges
+            .iter()
+            .map(|r| {
+                Ok(KeyRange {
+                    lo: wide_key(&r.lo)?,
+                    hi: r.hi.as_deref().map(wide_key).transpose()?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Part::TableKeys(KeyRanges::of(wide)))
     }
 }
 
 impl LidxReadExec {
     /// The reader of `scan`'s parts over the table `table` that `scan` reads.
     pub(crate) fn of_scan(table: LidxTable, scan: &LidxScanExec) -> Result<Self> {
-        let is_table = !matches!(scan.source().as_ref(), Source::Store(_));
+        let kind = Kind::of(scan.source(), scan.parts().first());
         let partitions = scan
             .parts()
             .iter()
@@ -145,12 +217,7 @@ impl LidxReadExec {
         } else {
             partitions
         };
-        let schema = if is_table {
-            positions_schema()
-        } else {
-            ranges_schema()
-        };
-        let input = MemorySourceConfig::try_new_exec(&partitions, schema, None)?;
+        let input = MemorySourceConfig::try_new_exec(&partitions, kind.schema(), None)?;
         let stats = StatisticsContext::new().compute(scan, &StatisticsArgs::new())?;
         Ok(LidxReadExec::new(
             table,
@@ -304,12 +371,12 @@ impl ExecutionPlan for LidxReadExec {
     ) -> Result<SendableRecordBatchStream> {
         let described = self.input.execute(partition, Arc::clone(&context))?;
         let source = Arc::clone(self.table.source());
-        let positions = !matches!(source.as_ref(), Source::Store(_));
+        let kind = Kind::described(&source, &self.input.schema());
         let (schema, columns, limit) = (Arc::clone(&self.schema), self.columns.clone(), self.limit);
         let batch_rows = context.session_config().batch_size().max(1);
         let rows = futures::stream::once(async move {
             let batches: Vec<RecordBatch> = described.try_collect().await?;
-            let part = part_of(&batches, positions)?;
+            let part = part_of(&batches, kind)?;
             Ok::<_, DataFusionError>(read_part(source, part, schema, columns, limit, batch_rows))
         })
         .try_flatten();
@@ -382,11 +449,22 @@ mod tests {
                 hi: None,
             },
         ]));
-        for (part, positions) in [(runs, true), (keys, false)] {
+        let table_keys = Part::TableKeys(KeyRanges::of(vec![
+            KeyRange { lo: 3, hi: Some(4) },
+            KeyRange {
+                lo: u128::from(u64::MAX) << 8,
+                hi: None,
+            },
+        ]));
+        for (part, kind) in [
+            (runs, Kind::Positions),
+            (table_keys, Kind::TableKeys),
+            (keys, Kind::Keys),
+        ] {
             let batch = describe(&part).unwrap();
             // Split over two batches, as a partition may arrive.
             let (a, b) = (batch.slice(0, 1), batch.slice(1, 1));
-            let back = part_of(&[a, b], positions).unwrap();
+            let back = part_of(&[a, b], kind).unwrap();
             assert_eq!(format!("{back:?}"), format!("{part:?}"));
         }
     }

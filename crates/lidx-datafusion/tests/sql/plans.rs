@@ -116,6 +116,21 @@ fn scans_split_by_key_range_and_know_their_rows() {
     );
     let plan = physical_plan(&s, "SELECT key, value FROM t LIMIT 10");
     assert!(plan.contains("rows=10"), "{plan}");
+    // More ranges than are sought while planning: the scan knows how many rows it can give
+    // at most (a point one, a range its width), and splits the ranges.
+    let list: Vec<String> = keys.iter().step_by(100).map(u64::to_string).collect();
+    let (lo, hi) = (keys[5], keys[5] + 9);
+    let plan = physical_plan(
+        &s,
+        &format!(
+            "SELECT key FROM t WHERE key IN ({}) OR key BETWEEN {lo} AND {hi}",
+            list.join(",")
+        ),
+    );
+    assert!(
+        plan.contains("partitions=4") && plan.contains(&format!("rows<={}", 400 + 10)),
+        "{plan}"
+    );
     let plan = physical_plan(&s, "SELECT key FROM kv");
     assert!(plan.contains("partitions=4"), "{plan}");
     // The partitions together are the whole table, each in key order.

@@ -206,3 +206,59 @@ fn a_table_joins_a_store_on_the_key() {
         .count();
     assert_eq!(single_u64(&s, sql), want as u64);
 }
+
+#[test]
+fn long_key_lists_answer_as_short_ones() {
+    // More key ranges than a scan seeks while it is planned: its partitions seek their share
+    // as they read. Present and absent keys, neighbours (whose ranges touch and merge) and
+    // ranges, on both key types, whole, counted and cut by a limit.
+    let dir = tempfile::tempdir().unwrap();
+    let keys = keys(N, 5);
+    write_u64_table(dir.path(), "t", &keys);
+    write_str16_table(dir.path(), "s", &keys);
+    let mut probes = probe_keys(&keys, 400, 6);
+    probes.extend(keys[1_000..1_040].iter().map(|k| k + 1));
+    probes.extend_from_slice(&keys[1_000..1_040]);
+    let ranges: Vec<(u64, u64)> = (0..20)
+        .map(|i| (keys[i * 2_900 + 7], keys[i * 2_900 + 12] + 1))
+        .collect();
+    let list: Vec<String> = probes.iter().map(u64::to_string).collect();
+    let between: Vec<String> = ranges
+        .iter()
+        .map(|(lo, hi)| format!("key BETWEEN {lo} AND {hi}"))
+        .collect();
+    let filter = format!("key IN ({}) OR {}", list.join(","), between.join(" OR "));
+    let keep = |k: &u64| probes.contains(k) || ranges.iter().any(|(lo, hi)| (lo..=hi).contains(&k));
+    let want: Vec<_> = table_records::<u64>(dir.path(), "t", keep)
+        .into_iter()
+        .map(|(k, v)| (k.to_be_bytes().to_vec(), v))
+        .collect();
+    assert!(want.len() > 330, "{} rows", want.len());
+    let str_list: Vec<String> = probes
+        .iter()
+        .map(|k| format!("X'{}'", hex(&str16_of(*k))))
+        .collect();
+    let want_str: Vec<(Vec<u8>, Vec<u8>)> = table_records::<Str16>(dir.path(), "s", |k| {
+        probes.iter().any(|p| str16_of(*p) == *k)
+    })
+    .into_iter()
+    .map(|(k, v)| (k.to_vec(), v))
+    .collect();
+    for partitions in [1, 3] {
+        let mut s = SqlSession::new(partitions);
+        s.register("t", &dir.path().join("t")).unwrap();
+        s.register("s", &dir.path().join("s")).unwrap();
+        let sql = format!("SELECT key, value FROM t WHERE {filter} ORDER BY key");
+        assert_eq!(rows(&query(&s, &sql)), want, "{partitions} partitions");
+        let count = format!("SELECT count(*) FROM t WHERE {filter}");
+        assert_eq!(single_u64(&s, &count), want.len() as u64);
+        // A limit without an order: the first rows in key order, from one partition.
+        let limited = format!("SELECT key, value FROM t WHERE {filter} LIMIT 7");
+        assert_eq!(rows(&query(&s, &limited)), want[..7]);
+        let sql = format!(
+            "SELECT key, value FROM s WHERE key IN ({}) ORDER BY key",
+            str_list.join(",")
+        );
+        assert_eq!(rows(&query(&s, &sql)), want_str, "{partitions} partitions");
+    }
+}
