@@ -6,8 +6,9 @@
 //!   `lidx table create` (paper 000 §5.1: `u64` or 16-byte string keys, fixed-size values)
 //!   or over a [`lidx::kv::Store`]: columns `key` and `value`, key predicates taken over and
 //!   answered by seeking (through the table's PGM, as paper 000 §4.1's INLJ looks keys up, or
-//!   the store's own range seek), output ordered by key, exact statistics, partitions by key
-//!   range.
+//!   the store's own range seek), output ordered by key, exact statistics (an upper bound on
+//!   the rows of a filter of many key ranges, which the scan seeks as it reads), partitions by
+//!   key range.
 //! * [`LidxIndexJoinExec`] joins a small side with a table by probing the table's learned
 //!   index with each batch's sorted keys (paper 000 §4.1), and [`IndexJoinRule`] puts it in
 //!   place of DataFusion's hash join when the other side is small enough.
