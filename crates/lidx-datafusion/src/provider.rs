@@ -13,7 +13,8 @@
 //!   of more than `SEEK_AT_PLANNING` key ranges, which the scan seeks as it reads: its row
 //!   count is then an upper bound (the keys the ranges can hold).
 //! * The scan is split into `target_partitions` partitions by key range (a table's positions
-//!   in equal shares, a store's by sampled keys), read in parallel.
+//!   in equal shares, a table's ranges sought as it reads in shares of as many ranges, a
+//!   store's by sampled keys), read in parallel.
 //! * A `LIMIT` without a sort is pushed into the scan: a table reads only the first rows of
 //!   its ranges, a store stops after them.
 
@@ -47,8 +48,10 @@ const MIN_PARTITION_ROWS: u64 = 8192;
 /// ([`Part::TableKeys`]), each its share of the ranges, in parallel. Seeking while planning
 /// reads each range's blocks on the planning thread and the read reads them again: a
 /// 10,000-key `IN` list over a 10M-row table took 19-21 ms of planning over DataFusion's own
-/// and about 6 ms of reading (2-core Intel Xeon VM, `docs/results/datafusion.md`). A point
-/// costs about 2 us to seek warm, so up to this many add a fraction of a millisecond.
+/// and about 6 ms of reading (2-core Intel Xeon VM, session 56; `docs/results/datafusion.md`).
+/// A point costs about 2 us to seek warm, so up to this many add a fraction of a millisecond.
+/// A filter with a range the index predicts to hold more than `MIN_PARTITION_ROWS` records is
+/// sought while planned whatever its length, so that its rows are split among partitions.
 const SEEK_AT_PLANNING: usize = 128;
 
 /// Fewest key ranges a table scan sought when read gives a partition of its own.
@@ -84,7 +87,8 @@ impl Source {
         }
     }
 
-    /// The record blocks a table's `part` touches (`None` for a store's part).
+    /// The record blocks a table's `part` touches, when known before reading (`None` for a
+    /// store's part and for a table's ranges sought as they are read).
     pub(crate) fn blocks_of(&self, part: &Part) -> Option<u64> {
         let per = match self {
             Source::U64(t) => t.records_per_block(),
@@ -296,9 +300,9 @@ impl LidxTable {
 
     /// The parts of a table scan: the positions of `ranges`, cut to the first `limit`, in
     /// at most `parts` equal shares of at least `MIN_PARTITION_ROWS`; or, for more than
-    /// `SEEK_AT_PLANNING` ranges, the ranges themselves in at most `parts` shares of about as
-    /// many ranges, at least `MIN_PARTITION_RANGES` (one share under a `limit`, which the read
-    /// stops at).
+    /// `SEEK_AT_PLANNING` ranges none of which is large (`SEEK_AT_PLANNING`), the ranges
+    /// themselves in at most `parts` shares of as many ranges (within one), each at least
+    /// `MIN_PARTITION_RANGES` (one share under a `limit`, which the read stops at).
     fn table_parts<K: SourceKey>(
         table: &TableSource<K>,
         filters: &[Expr],
@@ -307,15 +311,14 @@ impl LidxTable {
     ) -> DfResult<Vec<Part>> {
         let ranges = Self::ranges::<K>(filters)?;
         let n = ranges.ranges().len();
-        if n > SEEK_AT_PLANNING {
+        if n > SEEK_AT_PLANNING && table.predicts_at_most(&ranges, MIN_PARTITION_ROWS) {
             let parts = match limit {
                 Some(_) => 1,
                 None => parts.min(n / MIN_PARTITION_RANGES).max(1),
             };
-            return Ok(ranges
-                .ranges()
-                .chunks(n.div_ceil(parts))
-                .map(|share| Part::TableKeys(widen(share)))
+            let all = ranges.ranges();
+            return Ok((0..parts)
+                .map(|i| Part::TableKeys(widen(&all[i * n / parts..(i + 1) * n / parts])))
                 .collect());
         }
         let mut runs = table.positions(&ranges).map_err(external)?;

@@ -78,11 +78,12 @@ impl Part {
 /// A table's part that touches at most this many blocks is read on the thread that first
 /// polls its stream (tens of microseconds from the page cache), not handed to a blocking
 /// thread through a channel: a point or short range query then waits for no thread. Larger
-/// parts, and stores' parts, read on a blocking thread.
+/// parts, a table's ranges sought as they are read (over a hundred lookups) and stores'
+/// parts read on a blocking thread.
 const INLINE_BLOCKS: u64 = 64;
 
 /// The rows of `part` of `source` as a stream of batches of `schema` (the source's `columns`)
-/// of at most `batch_rows` rows, at most `limit` of a store's; read on a blocking thread, or
+/// of at most `batch_rows` rows, at most `limit` of key ranges; read on a blocking thread, or
 /// when first polled for a table's part of at most [`INLINE_BLOCKS`] blocks.
 pub(crate) fn read_part(
     source: Arc<Source>,
@@ -220,7 +221,8 @@ impl LidxScanExec {
     }
 
     #[cfg(feature = "cluster")]
-    /// The most rows a store's partition returns.
+    /// The most rows a partition of key ranges returns (a store's, or a table's sought as
+    /// it is read).
     pub(crate) fn limit(&self) -> Option<usize> {
         self.limit
     }
@@ -231,6 +233,15 @@ impl LidxScanExec {
         &self.filters
     }
 
+    /// The most rows `parts` (some of the scan's) can return, when known: within the
+    /// source's rows and the limit.
+    fn rows_at_most(&self, parts: &[Part]) -> Option<u64> {
+        let total = self.source.len();
+        let cap = self.limit.map_or(total, |l| total.min(l as u64));
+        let rows: Option<u64> = parts.iter().map(|p| p.rows_at_most(total)).sum();
+        rows.map(|r| r.min(cap))
+    }
+
     /// Statistics of the part `partition`, or of all of them.
     pub(crate) fn stats(&self, partition: Option<usize>) -> Statistics {
         let parts = match partition {
@@ -239,13 +250,13 @@ impl LidxScanExec {
         };
         let rows: Option<u64> = parts.iter().map(Part::rows).sum();
         let total = self.source.len();
-        let at_most: Option<u64> = parts.iter().map(|p| p.rows_at_most(total)).sum();
+        let at_most = self.rows_at_most(parts);
         let num_rows = match (rows, self.exact) {
             (Some(r), _) => Precision::Exact(r as usize),
             (None, true) if partition.is_none() || self.parts.len() == 1 => {
                 Precision::Exact(total as usize)
             }
-            _ => Precision::Inexact(at_most.map_or(total, |n| n.min(total)) as usize),
+            _ => Precision::Inexact(at_most.unwrap_or(total) as usize),
         };
         let whole = partition.is_none() || self.parts.len() == 1;
         let columns = self
@@ -288,16 +299,10 @@ impl DisplayAs for LidxScanExec {
                 if !self.filters.is_empty() {
                     write!(f, ", key_filters=[{}]", self.filters.join(", "))?;
                 }
-                let total = self.source.len();
                 if let Some(rows) = self.parts.iter().map(Part::rows).sum::<Option<u64>>() {
                     write!(f, ", rows={rows}")?;
-                } else if let Some(rows) = self
-                    .parts
-                    .iter()
-                    .map(|p| p.rows_at_most(total))
-                    .sum::<Option<u64>>()
-                {
-                    write!(f, ", rows<={}", rows.min(total))?;
+                } else if let Some(rows) = self.rows_at_most(&self.parts) {
+                    write!(f, ", rows<={rows}")?;
                 }
                 if let Some(limit) = self.limit {
                     write!(f, ", limit={limit}")?;

@@ -1,6 +1,7 @@
 //! A lidx table file (`lidx table create`, paper 000 §5.1) as the rows of a
 //! [`crate::LidxTable`]: the file, its learned index, where a set of key ranges lies in it,
-//! and the records of those positions as Arrow batches.
+//! and the records of those positions, or of those ranges sought as they are read, as Arrow
+//! batches.
 //!
 //! **The index.** The table is indexed as `lidx join --algo inlj-pgm` indexes its inner table
 //! (paper 000 §5.2): a PGM with eps 128 over its keys, saved beside it as `<table>.pgm.idx`
@@ -24,8 +25,10 @@
 //! **Reading.** Each contiguous run of positions is read by a [`lidx::join::Table::scan`] (the
 //! table's own sequential reader: 4 MiB requests and a background prefetcher on long runs,
 //! just the blocks needed on short ones), and every block it reads has its checksum checked.
-//! Reads go through the OS page cache, which keeps the table's pages for the next query
-//! ([`lidx::io::DeviceKind::FileCached`]).
+//! A filter of many ranges (a long `IN` list, `crate::provider`) is sought as it is read
+//! ([`TableSource::read_ranges`]): a range of one record is read from the block its lookup
+//! read, a longer one by a scan of its positions. Reads go through the OS page cache, which
+//! keeps the table's pages for the next query ([`lidx::io::DeviceKind::FileCached`]).
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -57,7 +60,8 @@ pub(crate) trait SourceKey:
     /// The key as a `u128` that sorts as the key does: a plan's parts hold one type of key
     /// ranges for both key types (`crate::scan::Part::TableKeys`).
     fn wide(self) -> u128;
-    /// The key `wide` gave `w` as, `None` when `w` is past the greatest key.
+    /// The key `wide` gave `w` as, `None` when `w` is past the greatest key (only a range
+    /// made elsewhere can hold one: a `hi` of `None` widens to no end, not to a number).
     fn narrow(w: u128) -> Option<Self>;
 }
 
@@ -80,7 +84,7 @@ impl SourceKey for [u8; 16] {
     }
 }
 
-/// `ranges` widened ([`SourceKey::wide`]); same keys, same order.
+/// `ranges` widened ([`SourceKey::wide`]): the same ranges in the same order.
 pub(crate) fn widen<K: SourceKey>(ranges: &[KeyRange<K>]) -> KeyRanges<u128> {
     KeyRanges::of(
         ranges
@@ -215,6 +219,24 @@ impl<K: SourceKey> TableSource<K> {
         })
     }
 
+    /// True when the index predicts at most `rows` records in each of `ranges` (no block is
+    /// read: the PGM's predictions are within its eps, 128, of the true positions).
+    pub(crate) fn predicts_at_most(&self, ranges: &KeyRanges<K>, rows: u64) -> bool {
+        let Some(index) = &self.index else {
+            return true;
+        };
+        let mut cursor = index.cursor();
+        ranges.ranges().iter().all(|r| {
+            // A point holds one record at most: no prediction needed.
+            if r.hi.is_some() && r.hi == r.lo.successor() {
+                return true;
+            }
+            let lo = cursor.window(r.lo).pos as u64;
+            let hi = r.hi.map_or(self.len(), |hi| cursor.window(hi).pos as u64);
+            hi.saturating_sub(lo) <= rows
+        })
+    }
+
     /// The positions of the records whose keys are in `ranges`: ascending, disjoint runs,
     /// none empty (module docs: each range's start is an INLJ lookup, and its end unless the
     /// first key settles it).
@@ -311,7 +333,7 @@ impl<K: SourceKey> TableSource<K> {
             };
             let end = end.min(start.saturating_add(left));
             left -= end - start;
-            if !self.read_run(start..end, out, batch_rows, send)? {
+            if start < end && !self.read_run(start..end, out, batch_rows, send)? {
                 return Ok(());
             }
             if end == len {
@@ -399,16 +421,62 @@ mod tests {
             .collect()
     }
 
-    /// A table of `keys` (each key's value its little-endian bytes) in `dir`.
-    fn table(dir: &Path, keys: &[u64]) -> TableSource<u64> {
+    /// A table of `keys` (each key's value its first 8 bytes, little-endian for `u64`) in
+    /// `dir`.
+    fn table<K: SourceKey>(
+        dir: &Path,
+        keys: &[K],
+        value: impl Fn(&K) -> [u8; 8],
+    ) -> TableSource<K> {
         let storage =
             Storage::new(dir, DeviceKind::File { direct: false }, BLOCK_SIZE).expect("storage");
-        let mut w = lidx::join::TableWriter::<u64>::create(&storage, "t", 8).expect("create");
+        let mut w = lidx::join::TableWriter::<K>::create(&storage, "t", 8).expect("create");
         for k in keys {
-            w.push(k, &k.to_le_bytes()).expect("push");
+            w.push(k, &value(k)).expect("push");
         }
         w.finish().expect("finish");
-        TableSource::<u64>::open(&dir.join("t"), &storage, "t").expect("open")
+        TableSource::<K>::open(&dir.join("t"), &storage, "t").expect("open")
+    }
+
+    /// The keys and values `read_ranges` gives for `ranges`, at most `limit`, in batches of
+    /// `batch_rows`, asking for no more after `stop` batches.
+    fn read<K: SourceKey>(
+        source: &TableSource<K>,
+        ranges: &KeyRanges<u128>,
+        limit: Option<usize>,
+        batch_rows: usize,
+        stop: usize,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        use datafusion::arrow::array::{Array, AsArray, RecordBatch};
+        use datafusion::arrow::datatypes::{DataType, UInt64Type};
+
+        let schema = crate::batch::schema_of::<K>();
+        let mut out = BatchBuilder::<K>::new(schema, vec![0, 1], batch_rows, 8);
+        let mut batches: Vec<RecordBatch> = Vec::new();
+        source
+            .read_ranges(ranges, limit, &mut out, batch_rows, &mut |b| {
+                batches.push(b.finish().expect("batch"));
+                batches.len() < stop
+            })
+            .expect("read");
+        assert!(batches.len() <= stop);
+        let mut got = Vec::new();
+        for b in &batches {
+            assert!(b.num_rows() <= batch_rows);
+            let (k, v) = (b.column(0), b.column(1).as_binary::<i32>());
+            for i in 0..b.num_rows() {
+                let key = match k.data_type() {
+                    DataType::UInt64 => k
+                        .as_primitive::<UInt64Type>()
+                        .value(i)
+                        .to_be_bytes()
+                        .to_vec(),
+                    _ => k.as_binary::<i32>().value(i).to_vec(),
+                };
+                got.push((key, v.value(i).to_vec()));
+            }
+        }
+        got
     }
 
     /// Points (present, absent, neighbours of present keys) and ranges of every length, some
@@ -438,7 +506,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let keys = keys(20_000, &mut rng);
-        let source = table(dir.path(), &keys);
+        let source = table(dir.path(), &keys, |k| k.to_le_bytes());
         for round in 0..300 {
             let ranges = ranges(&keys, 40, &mut rng);
             assert_eq!(
@@ -451,52 +519,85 @@ mod tests {
 
     #[test]
     fn ranges_sought_when_read_give_the_records_a_scan_gives() {
-        use datafusion::arrow::array::{AsArray, RecordBatch};
-        use datafusion::arrow::datatypes::UInt64Type;
-
         let dir = tempfile::tempdir().expect("tempdir");
         let mut rng = ChaCha8Rng::seed_from_u64(8);
         let keys = keys(20_000, &mut rng);
-        let source = table(dir.path(), &keys);
+        let source = table(dir.path(), &keys, |k| k.to_le_bytes());
         for round in 0..200 {
             let ranges = ranges(&keys, 300, &mut rng);
-            let mut want: Vec<u64> = expected(&keys, &ranges)
+            let mut want: Vec<(Vec<u8>, Vec<u8>)> = expected(&keys, &ranges)
                 .into_iter()
                 .flat_map(|run| keys[run.start as usize..run.end as usize].to_vec())
+                .map(|k| (k.to_be_bytes().to_vec(), k.to_le_bytes().to_vec()))
                 .collect();
             let limit = rng.gen_bool(0.3).then(|| rng.gen_range(0..want.len() + 3));
             if let Some(limit) = limit {
                 want.truncate(limit);
             }
             let batch_rows = rng.gen_range(1..100);
-            let schema = crate::batch::schema_of::<u64>();
-            let mut out = BatchBuilder::<u64>::new(schema, vec![0, 1], batch_rows, 8);
-            let mut batches: Vec<RecordBatch> = Vec::new();
-            source
-                .read_ranges(
-                    &widen(ranges.ranges()),
-                    limit,
-                    &mut out,
-                    batch_rows,
-                    &mut |b| {
-                        batches.push(b.finish().expect("batch"));
-                        true
-                    },
-                )
-                .expect("read");
-            let mut got = Vec::new();
-            for b in &batches {
-                assert!(b.num_rows() <= batch_rows, "round {round}");
-                let (k, v) = (
-                    b.column(0).as_primitive::<UInt64Type>(),
-                    b.column(1).as_binary::<i32>(),
-                );
-                for i in 0..b.num_rows() {
-                    assert_eq!(v.value(i), k.value(i).to_le_bytes(), "round {round}");
-                    got.push(k.value(i));
-                }
-            }
-            assert_eq!(got, want, "round {round}, limit {limit:?}: {ranges:?}");
+            // Sometimes the reader wants no more after a few batches.
+            let stop = if rng.gen_bool(0.2) {
+                rng.gen_range(1..4)
+            } else {
+                usize::MAX
+            };
+            want.truncate(stop.saturating_mul(batch_rows));
+            let got = read(&source, &widen(ranges.ranges()), limit, batch_rows, stop);
+            assert_eq!(
+                got, want,
+                "round {round}, limit {limit:?}, stop {stop}: {ranges:?}"
+            );
         }
+    }
+
+    #[test]
+    fn ranges_at_the_ends_of_the_key_domain_read_what_they_hold() {
+        use crate::ranges::Cmp;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let top = u64::MAX;
+        let keys = [0, 1, 7, top - 2, top - 1, top];
+        let source = table(dir.path(), &keys, |k| k.to_le_bytes());
+        let rows = |ks: &[u64]| -> Vec<(Vec<u8>, Vec<u8>)> {
+            ks.iter()
+                .map(|k| (k.to_be_bytes().to_vec(), k.to_le_bytes().to_vec()))
+                .collect()
+        };
+        let wide = |lo: u128, hi: Option<u128>| KeyRanges::of(vec![KeyRange { lo, hi }]);
+        let all = |r: &KeyRanges<u128>| read(&source, r, None, 4, usize::MAX);
+        // Past the greatest key: nothing; an end past it: to the last key.
+        assert_eq!(all(&wide(u128::from(top) + 1, None)), rows(&[]));
+        assert_eq!(
+            all(&wide(u128::from(top - 1), Some(1 << 70))),
+            rows(&[top - 1, top])
+        );
+        // Ranges as filters make them: the greatest key alone, the keys from one on, and
+        // points around both ends.
+        let eq_top = KeyRanges::compare(Cmp::Eq, top);
+        assert_eq!(all(&widen(eq_top.ranges())), rows(&[top]));
+        let from = KeyRanges::compare(Cmp::GtEq, top - 2);
+        assert_eq!(all(&widen(from.ranges())), rows(&[top - 2, top - 1, top]));
+        let points = (0..100)
+            .chain(top - 100..=top)
+            .map(|k| KeyRanges::compare(Cmp::Eq, k))
+            .fold(KeyRanges::none(), KeyRanges::union);
+        assert_eq!(all(&widen(points.ranges())), rows(&keys));
+
+        // 16-byte keys, the greatest among them.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let keys: Vec<[u8; 16]> = [0u128, 5, u128::MAX - 1, u128::MAX]
+            .iter()
+            .map(|k| k.to_be_bytes())
+            .collect();
+        let source = table(dir.path(), &keys, |k| k[8..].try_into().expect("8 bytes"));
+        let rows = |ks: &[[u8; 16]]| -> Vec<(Vec<u8>, Vec<u8>)> {
+            ks.iter().map(|k| (k.to_vec(), k[8..].to_vec())).collect()
+        };
+        let eq_top = KeyRanges::compare(Cmp::Eq, [0xff; 16]);
+        let got = read(&source, &widen(eq_top.ranges()), None, 4, usize::MAX);
+        assert_eq!(got, rows(&keys[3..]));
+        let from = KeyRanges::compare(Cmp::Gt, 4u128.to_be_bytes());
+        let got = read(&source, &widen(from.ranges()), Some(2), 4, usize::MAX);
+        assert_eq!(got, rows(&keys[1..3]));
     }
 }

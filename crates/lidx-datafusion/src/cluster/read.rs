@@ -43,6 +43,7 @@ use futures::{StreamExt, TryStreamExt};
 use crate::provider::{LidxTable, Source};
 use crate::ranges::{KeyRange, KeyRanges};
 use crate::scan::{read_part, LidxScanExec, Part};
+use crate::table_source::SourceKey;
 
 /// Reads the parts its input describes, one per partition; see the module docs.
 #[derive(Debug, Clone)]
@@ -60,7 +61,7 @@ pub(crate) struct LidxReadExec {
     properties: Arc<PlanProperties>,
 }
 
-/// The columns describing a table's part: ascending, disjoint position runs.
+/// The columns describing a table's part of positions: ascending, disjoint runs.
 fn positions_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("start", DataType::UInt64, false),
@@ -68,7 +69,8 @@ fn positions_schema() -> SchemaRef {
     ]))
 }
 
-/// The columns describing a store's part: ascending, disjoint key ranges (`hi` null: no end).
+/// The columns describing a part of key ranges, a store's or a table's: ascending, disjoint
+/// ranges (`hi` null: no end).
 fn ranges_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("lo", DataType::Binary, false),
@@ -123,21 +125,26 @@ enum Kind {
 }
 
 impl Kind {
-    /// The kind of the parts of a scan of `source` whose first part is `first`.
-    fn of(source: &Source, first: Option<&Part>) -> Kind {
-        match (source, first) {
-            (Source::Store(_), _) => Kind::Keys,
-            (_, Some(Part::TableKeys(_))) => Kind::TableKeys,
-            _ => Kind::Positions,
+    /// The kind of the parts of a scan (of a store when `store`) whose first part is
+    /// `first` (a table scan's parts are all of one kind).
+    fn of(store: bool, first: Option<&Part>) -> Kind {
+        if store {
+            Kind::Keys
+        } else if matches!(first, Some(Part::TableKeys(_))) {
+            Kind::TableKeys
+        } else {
+            Kind::Positions
         }
     }
 
-    /// The kind of the parts described in `schema` for a scan of `source`.
-    fn described(source: &Source, schema: &Schema) -> Kind {
-        match source {
-            Source::Store(_) => Kind::Keys,
-            _ if schema.field(0).data_type() == &DataType::Binary => Kind::TableKeys,
-            _ => Kind::Positions,
+    /// The kind of the parts described in `schema` for a scan of a store when `store`.
+    fn described(store: bool, schema: &Schema) -> Kind {
+        if store {
+            Kind::Keys
+        } else if schema.field(0).data_type() == &DataType::Binary {
+            Kind::TableKeys
+        } else {
+            Kind::Positions
         }
     }
 
@@ -149,10 +156,10 @@ impl Kind {
     }
 }
 
-/// A widened table key from its 16 big-endian bytes.
+/// A widened table key ([`SourceKey::wide`]) from its 16 big-endian bytes.
 fn wide_key(bytes: &[u8]) -> Result<u128> {
     match <[u8; 16]>::try_from(bytes) {
-        Ok(b) => Ok(u128::from_be_bytes(b)),
+        Ok(b) => Ok(b.wide()),
         Err(_) => internal_err!("a lidx table's key range is described by 16-byte keys"),
     }
 }
@@ -205,7 +212,8 @@ fn part_of(batches: &[RecordBatch], kind: Kind) -> Result<Part> {
 impl LidxReadExec {
     /// The reader of `scan`'s parts over the table `table` that `scan` reads.
     pub(crate) fn of_scan(table: LidxTable, scan: &LidxScanExec) -> Result<Self> {
-        let kind = Kind::of(scan.source(), scan.parts().first());
+        let store = matches!(scan.source().as_ref(), Source::Store(_));
+        let kind = Kind::of(store, scan.parts().first());
         let partitions = scan
             .parts()
             .iter()
@@ -271,7 +279,8 @@ impl LidxReadExec {
         &self.columns
     }
 
-    /// The most rows a store's partition returns.
+    /// The most rows a partition of key ranges returns (a store's, or a table's sought as
+    /// it is read).
     pub(crate) fn limit(&self) -> Option<usize> {
         self.limit
     }
@@ -371,7 +380,8 @@ impl ExecutionPlan for LidxReadExec {
     ) -> Result<SendableRecordBatchStream> {
         let described = self.input.execute(partition, Arc::clone(&context))?;
         let source = Arc::clone(self.table.source());
-        let kind = Kind::described(&source, &self.input.schema());
+        let store = matches!(source.as_ref(), Source::Store(_));
+        let kind = Kind::described(store, &self.input.schema());
         let (schema, columns, limit) = (Arc::clone(&self.schema), self.columns.clone(), self.limit);
         let batch_rows = context.session_config().batch_size().max(1);
         let rows = futures::stream::once(async move {
@@ -456,11 +466,13 @@ mod tests {
                 hi: None,
             },
         ]));
-        for (part, kind) in [
-            (runs, Kind::Positions),
-            (table_keys, Kind::TableKeys),
-            (keys, Kind::Keys),
+        for (part, store, kind) in [
+            (runs, false, Kind::Positions),
+            (table_keys, false, Kind::TableKeys),
+            (keys, true, Kind::Keys),
         ] {
+            assert_eq!(Kind::of(store, Some(&part)), kind);
+            assert_eq!(Kind::described(store, &kind.schema()), kind);
             let batch = describe(&part).unwrap();
             // Split over two batches, as a partition may arrive.
             let (a, b) = (batch.slice(0, 1), batch.slice(1, 1));

@@ -260,5 +260,10 @@ fn long_key_lists_answer_as_short_ones() {
             str_list.join(",")
         );
         assert_eq!(rows(&query(&s, &sql)), want_str, "{partitions} partitions");
+        let count = format!(
+            "SELECT count(*) FROM s WHERE key IN ({})",
+            str_list.join(",")
+        );
+        assert_eq!(single_u64(&s, &count), want_str.len() as u64);
     }
 }
