@@ -300,9 +300,10 @@ impl LidxTable {
 
     /// The parts of a table scan: the positions of `ranges`, cut to the first `limit`, in
     /// at most `parts` equal shares of at least `MIN_PARTITION_ROWS`; or, for more than
-    /// `SEEK_AT_PLANNING` ranges none of which is large (`SEEK_AT_PLANNING`), the ranges
-    /// themselves in at most `parts` shares of as many ranges (within one), each at least
-    /// `MIN_PARTITION_RANGES` (one share under a `limit`, which the read stops at).
+    /// `SEEK_AT_PLANNING` ranges none of which the index predicts to hold more than
+    /// `MIN_PARTITION_ROWS` records, the ranges themselves in at most `parts` shares of as
+    /// many ranges (within one), each at least `MIN_PARTITION_RANGES` (one share under a
+    /// `limit`, which the read stops at).
     fn table_parts<K: SourceKey>(
         table: &TableSource<K>,
         filters: &[Expr],
