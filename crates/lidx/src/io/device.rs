@@ -62,6 +62,15 @@ pub trait BlockDevice: Send + Sync {
     /// before `first` reads back as a checksum error.
     fn write_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()>;
 
+    /// A hint that blocks `first .. first + count` will be read soon. A device that reads
+    /// through the OS page cache starts reading them in the background, so that many reads are
+    /// in flight at once where its caller reads one block at a time; `O_DIRECT`, simulated and
+    /// cached devices do nothing, and a wrapper that injects faults passes it on. Never an error: blocks past the end are left
+    /// out, and a hint the kernel refuses changes nothing but the time of the reads after it.
+    fn will_need(&self, first: u64, count: u64) {
+        let _ = (first, count);
+    }
+
     /// Makes every completed write durable.
     fn sync(&self) -> Result<()>;
 

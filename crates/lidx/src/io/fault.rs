@@ -305,6 +305,10 @@ impl BlockDevice for FaultDevice {
         }
     }
 
+    fn will_need(&self, first: u64, count: u64) {
+        self.inner.will_need(first, count);
+    }
+
     fn sync(&self) -> Result<()> {
         if self.plan.on_sync(FaultSource::Device) {
             return Err(self.injected("sync", std::io::ErrorKind::Other, "fsync failed"));

@@ -89,6 +89,9 @@ pub struct IoStats {
     pub cache_hits: u64,
     /// Blocks a page cache had to fetch from the device.
     pub cache_misses: u64,
+    /// Blocks handed to the OS as soon to be read ([`crate::io::BlockDevice::will_need`]);
+    /// the reads that follow are counted as reads.
+    pub hinted_blocks: u64,
     /// Simulated devices: modeled per-request latency, summed over requests, in ns.
     pub modeled_latency_ns: u64,
     /// Simulated devices: modeled transfer time (bytes / bandwidth), summed, in ns.
@@ -140,6 +143,7 @@ fn combine(a: IoStats, b: IoStats, op: fn(u64, u64) -> u64) -> IoStats {
         class_write_blocks: arr(a.class_write_blocks, b.class_write_blocks),
         cache_hits: op(a.cache_hits, b.cache_hits),
         cache_misses: op(a.cache_misses, b.cache_misses),
+        hinted_blocks: op(a.hinted_blocks, b.hinted_blocks),
         modeled_latency_ns: op(a.modeled_latency_ns, b.modeled_latency_ns),
         modeled_transfer_ns: op(a.modeled_transfer_ns, b.modeled_transfer_ns),
     }
@@ -177,6 +181,7 @@ pub struct IoCounters {
     class_write_blocks: [AtomicU64; IO_CLASSES],
     cache_hits: AtomicU64,
     cache_misses: AtomicU64,
+    hinted_blocks: AtomicU64,
     modeled_latency_ns: AtomicU64,
     modeled_transfer_ns: AtomicU64,
     next_read: AtomicU64,
@@ -223,6 +228,11 @@ impl IoCounters {
         self.cache_misses.fetch_add(misses, Relaxed);
     }
 
+    /// Records `blocks` blocks hinted as soon to be read.
+    pub fn record_hint(&self, blocks: u64) {
+        self.hinted_blocks.fetch_add(blocks, Relaxed);
+    }
+
     /// Records the modeled cost of one request on a simulated device.
     pub fn record_model(&self, latency_ns: u64, transfer_ns: u64) {
         self.modeled_latency_ns.fetch_add(latency_ns, Relaxed);
@@ -247,6 +257,7 @@ impl IoCounters {
             class_write_blocks: arr(&self.class_write_blocks),
             cache_hits: self.cache_hits.load(Relaxed),
             cache_misses: self.cache_misses.load(Relaxed),
+            hinted_blocks: self.hinted_blocks.load(Relaxed),
             modeled_latency_ns: self.modeled_latency_ns.load(Relaxed),
             modeled_transfer_ns: self.modeled_transfer_ns.load(Relaxed),
         }
@@ -279,5 +290,7 @@ mod tests {
         assert_eq!(d.blocks_written(IoClass::Inner), 4);
         assert_eq!(d.sequential_writes, 1);
         assert_eq!((d + d).read_blocks, 8);
+        c.record_hint(3);
+        assert_eq!((c.snapshot() - before).hinted_blocks, 3);
     }
 }

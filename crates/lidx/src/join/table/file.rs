@@ -136,6 +136,22 @@ impl<K: TableKey> Table<K> {
         Ok(K::read_from(&block[slot * self.record_size()..]))
     }
 
+    /// A hint that the records at positions `lo ..= hi` (a window, as
+    /// [`super::WindowReader::lower_bound`] reads it) will be read soon: their blocks are read
+    /// in the background where the device reads through the OS page cache
+    /// ([`BlockDevice::will_need`]). Positions past the last record are left out.
+    pub fn will_need(&self, lo: u64, hi: u64) {
+        let Some(last) = self.len().checked_sub(1) else {
+            return;
+        };
+        let (lo, hi) = (lo.min(last), hi.min(last));
+        if lo <= hi {
+            let (first, _) = self.locate(lo);
+            let (end, _) = self.locate(hi);
+            self.device.will_need(1 + first, end - first + 1);
+        }
+    }
+
     /// Record block and slot of position `pos`.
     #[inline]
     pub(super) fn locate(&self, pos: u64) -> (u64, usize) {

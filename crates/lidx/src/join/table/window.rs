@@ -60,6 +60,8 @@ pub struct WindowReader<'t, K> {
     /// Once readahead is at its largest, the blocks after the run stream in from a background
     /// reader.
     stream: Option<WindowStream>,
+    /// False when the caller hints its windows instead ([`WindowReader::set_readahead`]).
+    readahead: bool,
 }
 
 /// A [`WindowReader`] put aside ([`WindowReader::into_hold`]): the blocks it holds, its
@@ -124,6 +126,20 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
             next_block_end: 0,
             stream: None,
             lo_block: 0,
+            readahead: true,
+        }
+    }
+
+    /// Turns the reader's readahead and background stream (type docs) off, or back on. A
+    /// caller that hints the blocks of its windows ahead of its lookups ([`Table::will_need`])
+    /// turns them off: a readahead request over blocks the OS is already reading in small
+    /// pieces waits on them piece by piece, and the hints have already asked for every block
+    /// the windows need. Not in the paper (whose INLJ relies on the OS's own readahead).
+    pub fn set_readahead(&mut self, on: bool) {
+        self.readahead = on;
+        if !on {
+            self.ahead = 0;
+            self.stream = None;
         }
     }
 
@@ -179,7 +195,7 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
         }
         let last = hi.min(len - 1);
         let continues = lo_block >= self.first && lo_block <= run_end;
-        self.ahead = if continues && self.loaded > 0 {
+        self.ahead = if self.readahead && continues && self.loaded > 0 {
             (self.ahead * 2).clamp(1, MAX_READAHEAD_BLOCKS)
         } else {
             0
