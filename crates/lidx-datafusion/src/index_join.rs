@@ -20,9 +20,9 @@
 //! hash join's columns (its left side's, then its right side's, then its projection); the
 //! output is partitioned as the outer side and declares no order (the plan above gets its
 //! repartitions and sorts from DataFusion's enforcing rule, which runs after the rule).
-//! Lookups read blocks on the thread that polls the stream: one batch's lookups at a time,
-//! each hinting the blocks of the keys `HINT_AHEAD` after it (`crate::table_source`), so a
-//! cold table's blocks are read many at once.
+//! Lookups read blocks on the thread that polls the stream: one batch's lookups at a time. A
+//! batch whose probes are sparse in the table hints their windows ahead (`crate::table_source`'s
+//! seeker), so a cold table's blocks are read many at once.
 
 use std::fmt;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ use lidx::join::WindowHold;
 use crate::error::external;
 use crate::provider::Source;
 use crate::scan::LidxScanExec;
-use crate::table_source::{SourceKey, TableSource, HINT_AHEAD};
+use crate::table_source::{SourceKey, TableSource};
 
 /// A key type whose outer column the join reads.
 trait ProbeKey: SourceKey {
@@ -175,14 +175,10 @@ impl LidxIndexJoinExec {
         let mut values = BinaryBuilder::new();
         if let Some(mut seeker) = table.seeker_resuming(hold.take()) {
             if let (Some(first), Some(last)) = (probes.first(), probes.last()) {
-                seeker.hint_if_sparse(first.0, last.0, probes.len());
+                seeker.plan(first.0, last.0, probes.len());
             }
-            let mut hinted = 0;
             for (i, &(key, row)) in probes.iter().enumerate() {
-                while hinted < probes.len().min(i + HINT_AHEAD) {
-                    seeker.will_need(probes[hinted].0);
-                    hinted += 1;
-                }
+                seeker.pace(i, probes.len(), |j| Some(probes[j].0));
                 seeker.lower_bound(key).map_err(external)?;
                 if let Some((found, value)) = seeker.found() {
                     if found == key {

@@ -20,10 +20,10 @@
 //! records then costs two window reads and the `n` records' blocks, whatever the table's size;
 //! a range whose first key from its start is past its end, or is the last key it can hold (a
 //! point's only key: every key of an `IN` list not next to another), costs one, since the
-//! table's keys strictly increase. Each loop of lookups hints the windows of the keys
-//! [`HINT_AHEAD`] ahead of the one it seeks ([`Seeker::will_need`]; not in the paper), so on a
-//! cold table the kernel reads their blocks in the background, many at once, where the
-//! lookups read one window at a time.
+//! table's keys strictly increase. A loop of lookups whose windows are sparse in the table
+//! hints the windows of the keys [`HINT_AHEAD`] ahead of the one it seeks ([`Seeker`]; not in
+//! the paper), so that on a cold table the kernel reads their blocks in the background, many
+//! at once, where the lookups read one window at a time.
 //!
 //! **Reading.** Each contiguous run of positions is read by a [`lidx::join::Table::scan`] (the
 //! table's own sequential reader: 4 MiB requests and a background prefetcher on long runs,
@@ -100,18 +100,18 @@ pub(crate) fn widen<K: SourceKey>(ranges: &[KeyRange<K>]) -> KeyRanges<u128> {
     )
 }
 
-/// Keys whose windows a loop of lookups hints ([`Seeker::will_need`]) ahead of the key it
-/// seeks: reads in flight on a cold table. The disk behind the measurement in
+/// Keys whose windows a loop of lookups hints ahead of the key it seeks ([`Seeker::pace`]):
+/// reads in flight on a cold table. The disk behind the measurement in
 /// [`lidx::io::BlockDevice::will_need`]'s file device gave 128 ms for 10,000 reads hinted 16
 /// ahead, 92 ms 64 ahead and 85 ms 256 ahead (597 ms unhinted).
-pub(crate) const HINT_AHEAD: usize = 64;
+const HINT_AHEAD: usize = 64;
 
-/// Blocks read in order that cost about as much as one window hinted and read apart: a loop
-/// hints when its windows are fewer than one per this many blocks of the span they fall in
-/// ([`Seeker::hint_if_sparse`]), and otherwise lets the window reader read ahead in long
-/// requests. Measured on the same disk: a hinted window of two blocks about 8 us (10,000 of
-/// them over a 160 MB table in 80-84 ms from two threads), a block read in order about 4 us
-/// (the table read whole in 4 MiB requests, 120-194 ms).
+/// Blocks read in order that cost about as much as one window hinted and read apart: only a
+/// loop whose windows are fewer than one per this many blocks of the span they fall in tries
+/// hints ([`Seeker::plan`]); a denser one lets the window reader read ahead in long requests.
+/// Measured on the Intel VM's disk: a hinted window of two blocks about 8 us (10,000 of them
+/// over a 160 MB table in 80-84 ms from two threads), a block read in order about 4 us (the
+/// table read whole in 4 MiB requests, 120-194 ms).
 const BLOCKS_PER_HINTED_WINDOW: u64 = 2;
 
 /// Lookups of keys in non-decreasing order in a table, as lidx's INLJ makes them (paper 000
@@ -119,47 +119,72 @@ const BLOCKS_PER_HINTED_WINDOW: u64 = 2;
 /// previous answer, and the window reader keeps the blocks it read for the next lookup.
 ///
 /// Not in the paper, whose INLJ reads through the OS page cache one window at a time: a loop
-/// of lookups whose windows are sparse in the table ([`Seeker::hint_if_sparse`]) hints the
-/// windows of the keys [`HINT_AHEAD`] ahead ([`Seeker::will_need`], a second cursor over the
-/// PGM), so on a cold table the kernel reads their blocks while the lookups before them run;
-/// dense loops keep the window reader's readahead, which reads their span in long requests.
-/// A warm table pays one system call per hinted window.
+/// of lookups whose windows are sparse in the table ([`Seeker::plan`]) hints the windows of
+/// the keys [`HINT_AHEAD`] ahead of the one it seeks ([`Seeker::pace`], a second cursor over
+/// the PGM), so that on a cold table the kernel reads their blocks while the lookups before
+/// them run; a dense loop keeps the window reader's readahead, which reads its span in long
+/// requests. A warm table pays one system call per hinted window (about 0.2 us on the Intel
+/// VM). On the Zen 4 VM of session 51 hints made a cold sparse join slower (a hint took about
+/// 14 us to submit there, measured while a build ran); a trial that timed each loop's first
+/// lookups with and without hints did not tell the two cases apart on the Intel VM (its
+/// short window is dominated by the first reads' wait) and is not kept
+/// (`docs/results/datafusion.md`, session 58).
 pub(crate) struct Seeker<'t, K> {
     cursor: PgmCursor<'t, K>,
     reader: WindowReader<'t, K>,
     floor: u64,
     table: &'t Table<K>,
     index: &'t Pgm<K>,
-    /// Whether [`Seeker::will_need`] hints; the cursor of the keys hinted ahead, and the
-    /// first record block not yet hinted.
-    hinting: bool,
+    /// The first lookup of the loop at which [`Seeker::pace`] hints: 0 for a loop that
+    /// hints, `usize::MAX` for one that does not.
+    next_event: usize,
+    /// The cursor of the keys hinted ahead, the index in the loop of the next key to hint,
+    /// and the first record block not yet hinted.
     ahead: PgmCursor<'t, K>,
+    next_hint: usize,
     hinted_end: u64,
 }
 
 impl<K: SourceKey> Seeker<'_, K> {
-    /// Chooses how the loop about to seek `n` keys, `first` the smallest and `last` the
-    /// largest, reads a table that is not in memory: by hints of their windows
-    /// ([`Seeker::will_need`], the window reader's readahead turned off) when the windows are
+    /// Plans the reads of a loop about to seek `n` keys, `first` the smallest and `last` the
+    /// largest: hints ([`Seeker::pace`], the reader's readahead off) when its windows are
     /// fewer than one per [`BLOCKS_PER_HINTED_WINDOW`] blocks of the span from `first`'s to
-    /// `last`'s, by the reader's readahead otherwise. Returns true when it hints.
-    pub(crate) fn hint_if_sparse(&mut self, first: K, last: K, n: usize) -> bool {
+    /// `last`'s, the reader's readahead otherwise.
+    pub(crate) fn plan(&mut self, first: K, last: K, n: usize) {
         let per = self.table.records_per_block().max(1) as u64;
         let lo = self.ahead.window(first).lo as u64;
         let hi = self.index.cursor().window(last).hi as u64;
         let span = hi.max(lo) / per - lo / per + 1;
-        self.hinting = (n as u64).saturating_mul(BLOCKS_PER_HINTED_WINDOW) < span;
-        self.reader.set_readahead(!self.hinting);
-        self.hinting
+        let sparse = (n as u64).saturating_mul(BLOCKS_PER_HINTED_WINDOW) < span;
+        self.next_event = if sparse { 0 } else { usize::MAX };
+        self.next_hint = 0;
+        self.reader.set_readahead(!sparse);
     }
 
-    /// Hints the blocks of `key`'s window (see the type's docs) when
-    /// [`Seeker::hint_if_sparse`] chose to: `key` is `>=` every key hinted before. Blocks an
-    /// earlier hint covered are not hinted again.
-    pub(crate) fn will_need(&mut self, key: K) {
-        if !self.hinting {
+    /// Called before the loop's lookup `i` (counting from 0 after [`Seeker::plan`], once for
+    /// each `i` in order): in a loop that hints, hints the windows of the keys up to
+    /// [`HINT_AHEAD`] after `i` and before `end`. `key(j)` is the loop's key `j`, `None` when
+    /// none is left to seek from `j` on. In a loop that does not hint (a dense one: every
+    /// lookup of a 1/1 join) it costs one comparison.
+    #[inline(always)]
+    pub(crate) fn pace(&mut self, i: usize, end: usize, key: impl Fn(usize) -> Option<K>) {
+        if i < self.next_event {
             return;
         }
+        self.next_event = i + 1;
+        while self.next_hint < end.min(i.saturating_add(HINT_AHEAD)) {
+            let Some(k) = key(self.next_hint) else {
+                self.next_hint = usize::MAX;
+                break;
+            };
+            self.hint(k);
+            self.next_hint += 1;
+        }
+    }
+
+    /// Hints the blocks of `key`'s window, `key` `>=` every key hinted before; blocks an
+    /// earlier hint covered are not hinted again.
+    fn hint(&mut self, key: K) {
         let w = self.ahead.window(key);
         let per = self.table.records_per_block().max(1) as u64;
         let (lo, hi) = (w.lo as u64, (w.hi as u64).max(w.lo as u64));
@@ -281,8 +306,9 @@ impl<K: SourceKey> TableSource<K> {
             floor: 0,
             table: &self.table,
             index,
-            hinting: false,
+            next_event: usize::MAX,
             ahead: index.cursor(),
+            next_hint: 0,
             hinted_end: 0,
         })
     }
@@ -315,14 +341,10 @@ impl<K: SourceKey> TableSource<K> {
         let ranges = ranges.ranges();
         let mut runs = Vec::with_capacity(ranges.len());
         if let (Some(first), Some(last)) = (ranges.first(), ranges.last()) {
-            seeker.hint_if_sparse(first.lo, last.lo, ranges.len());
+            seeker.plan(first.lo, last.lo, ranges.len());
         }
-        let mut hinted = 0;
         for (i, range) in ranges.iter().enumerate() {
-            while hinted < ranges.len().min(i + HINT_AHEAD) {
-                seeker.will_need(ranges[hinted].lo);
-                hinted += 1;
-            }
+            seeker.pace(i, ranges.len(), |j| Some(ranges[j].lo));
             let start = seeker.lower_bound(range.lo)?;
             let first = seeker.found().map(|(key, _)| key);
             let end = match (range.hi, first) {
@@ -385,9 +407,8 @@ impl<K: SourceKey> TableSource<K> {
         let first = ranges.first().and_then(|r| K::narrow(r.lo));
         let last = ranges.iter().rev().find_map(|r| K::narrow(r.lo));
         if let (Some(first), Some(last)) = (first, last) {
-            seeker.hint_if_sparse(first, last, ranges.len());
+            seeker.plan(first, last, ranges.len());
         }
-        let mut hinted = 0;
         for (i, range) in ranges.iter().enumerate() {
             // No key is as large as `lo`: none is left.
             let Some(lo) = K::narrow(range.lo) else {
@@ -397,14 +418,9 @@ impl<K: SourceKey> TableSource<K> {
                 break;
             }
             // A limit may stop the loop early: hint no further ahead than it could read.
-            let ahead = HINT_AHEAD.min(usize::try_from(left).unwrap_or(usize::MAX));
-            while hinted < ranges.len().min(i + ahead) {
-                match K::narrow(ranges[hinted].lo) {
-                    Some(key) => seeker.will_need(key),
-                    None => hinted = ranges.len() - 1,
-                }
-                hinted += 1;
-            }
+            let end = usize::try_from(left)
+                .map_or(ranges.len(), |l| ranges.len().min(i.saturating_add(l)));
+            seeker.pace(i, end, |j| K::narrow(ranges[j].lo));
             // `hi` past the greatest key: the range runs to the end.
             let hi = range.hi.and_then(K::narrow);
             let start = seeker.lower_bound(lo)?;
@@ -604,29 +620,88 @@ mod tests {
         KeyRanges::of(ranges)
     }
 
-    #[test]
-    fn sparse_lookups_hint_their_windows_and_dense_ones_read_ahead() {
-        let dir = tempfile::tempdir().expect("tempdir");
+    /// A table of `n` keys in storage that keeps pages in the OS page cache (so hints are
+    /// taken and counted), and the storage.
+    fn cached_table(dir: &Path, n: usize) -> (Vec<u64>, Storage, TableSource<u64>) {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
-        let keys = keys(20_000, &mut rng);
-        let storage =
-            Storage::new(dir.path(), DeviceKind::FileCached, BLOCK_SIZE).expect("storage");
-        let source = table_in(&storage, dir.path(), &keys, |k| k.to_le_bytes());
-        let hinted = |run: &dyn Fn()| {
-            let before = storage.stats();
-            run();
-            (storage.stats() - before).hinted_blocks
-        };
-        let points = |keys: &[u64]| {
-            KeyRanges::of(
-                keys.iter()
-                    .map(|&k| KeyRange {
-                        lo: k,
-                        hi: Some(k + 1),
-                    })
-                    .collect(),
-            )
-        };
+        let keys = keys(n, &mut rng);
+        let storage = Storage::new(dir, DeviceKind::FileCached, BLOCK_SIZE).expect("storage");
+        let source = table_in(&storage, dir, &keys, |k| k.to_le_bytes());
+        (keys, storage, source)
+    }
+
+    /// The record blocks of the windows of `keys`: what hinting them must hint, each once.
+    fn window_blocks(source: &TableSource<u64>, keys: &[u64]) -> u64 {
+        let per = source.records_per_block() as u64;
+        let last = source.len() - 1;
+        let mut cursor = source.index.as_ref().expect("index").cursor();
+        let blocks: std::collections::BTreeSet<u64> = keys
+            .iter()
+            .flat_map(|&k| {
+                let w = cursor.window(k);
+                (w.lo as u64).min(last) / per..=(w.hi as u64).min(last) / per
+            })
+            .collect();
+        blocks.len() as u64
+    }
+
+    /// Blocks hinted to `storage`'s devices while `run` runs.
+    fn hinted(storage: &Storage, run: impl FnOnce()) -> u64 {
+        let before = storage.stats();
+        run();
+        (storage.stats() - before).hinted_blocks
+    }
+
+    fn points(keys: &[u64]) -> KeyRanges<u64> {
+        KeyRanges::of(
+            keys.iter()
+                .map(|&k| KeyRange {
+                    lo: k,
+                    hi: Some(k + 1),
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_sparse_loop_hints_each_window_once_and_no_further_than_ahead() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (keys, storage, source) = cached_table(dir.path(), 100_000);
+        // 100 keys 1,000 records apart, then 50 each with the key two records after it.
+        let apart: Vec<u64> = keys.iter().step_by(1_000).copied().collect();
+        let pairs: Vec<u64> = (0..keys.len() - 2)
+            .step_by(2_000)
+            .flat_map(|i| [keys[i], keys[i + 2]])
+            .collect();
+        for sought in [&apart, &pairs] {
+            let n = sought.len();
+            let mut seeker = source.seeker().expect("seeker");
+            seeker.plan(sought[0], sought[n - 1], n);
+            // Before the first lookup: the windows of the first HINT_AHEAD keys.
+            let first = hinted(&storage, || seeker.pace(0, n, |j| Some(sought[j])));
+            assert_eq!(first, window_blocks(&source, &sought[..HINT_AHEAD]));
+            let rest = hinted(&storage, || {
+                for (i, &k) in sought.iter().enumerate() {
+                    seeker.pace(i, n, |j| Some(sought[j]));
+                    seeker.lower_bound(k).expect("seek");
+                    assert_eq!(seeker.found().map(|(f, _)| f), Some(k));
+                }
+            });
+            assert_eq!(first + rest, window_blocks(&source, sought));
+        }
+        // A key that does not narrow ends the hints.
+        let mut seeker = source.seeker().expect("seeker");
+        seeker.plan(apart[0], apart[apart.len() - 1], apart.len());
+        let got = hinted(&storage, || {
+            seeker.pace(0, apart.len(), |j| (j < 3).then(|| apart[j]))
+        });
+        assert_eq!(got, window_blocks(&source, &apart[..3]));
+    }
+
+    #[test]
+    fn sparse_loops_hint_and_dense_ones_read_ahead() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (keys, storage, source) = cached_table(dir.path(), 100_000);
         let read_all = |ranges: &KeyRanges<u64>, limit: Option<usize>, rows: usize| {
             let got = read(&source, &widen(ranges.ranges()), limit, 1024, usize::MAX);
             assert_eq!(got.len(), rows);
@@ -638,36 +713,24 @@ mod tests {
                 rows as u64
             );
         };
-        // Every key sought (79 blocks, thousands of windows): dense, the reader reads ahead.
+        // Every key sought (392 blocks, thousands of windows): dense, nothing hinted.
         let all = points(&keys);
-        assert_eq!(hinted(&|| read_all(&all, None, keys.len())), 0);
-        assert_eq!(hinted(&|| plan(&all, keys.len())), 0);
-        // Ten keys 2,000 records apart: sparse, each window (eps 128 either side: two or
-        // three blocks of 255 records; one for the first key's, cut at position 0) is hinted.
-        let ten: Vec<u64> = keys.iter().step_by(2_000).copied().collect();
-        let singles = hinted(&|| read_all(&points(&ten), None, 10));
-        assert!(
-            (19..=28).contains(&singles),
-            "{singles} blocks hinted for 10 windows"
+        assert_eq!(hinted(&storage, || read_all(&all, None, keys.len())), 0);
+        assert_eq!(hinted(&storage, || plan(&all, keys.len())), 0);
+        // One key: its window is its whole span, nothing hinted.
+        let one = points(&keys[50_000..50_001]);
+        assert_eq!(hinted(&storage, || read_all(&one, None, 1)), 0);
+        // 64 keys 1,500 records apart: sparse, every window hinted, by both loops.
+        let sparse: Vec<u64> = keys.iter().step_by(1_500).take(64).copied().collect();
+        let windows = window_blocks(&source, &sparse);
+        assert_eq!(
+            hinted(&storage, || read_all(&points(&sparse), None, 64)),
+            windows
         );
-        assert_eq!(hinted(&|| plan(&points(&ten), 10)), singles);
-        // Each key with the key two records after it: the second window's blocks were hinted
-        // with the first's (but where it crosses into one more block), not hinted again.
-        let pairs: Vec<u64> = (0..keys.len())
-            .step_by(2_000)
-            .flat_map(|i| [keys[i], keys[i + 2]])
-            .collect();
-        let twice = hinted(&|| read_all(&points(&pairs), None, 20));
-        assert!(
-            (singles..=singles + 10).contains(&twice),
-            "{twice} blocks hinted for 10 pairs of windows, {singles} for their first windows"
-        );
+        assert_eq!(hinted(&storage, || plan(&points(&sparse), 64)), windows);
         // A limit of 3 records hints no window past the third.
-        let three = hinted(&|| read_all(&points(&ten), Some(3), 3));
-        assert!(
-            (5..=7).contains(&three),
-            "{three} blocks hinted for 3 windows"
-        );
+        let got = hinted(&storage, || read_all(&points(&sparse), Some(3), 3));
+        assert_eq!(got, window_blocks(&source, &sparse[..3]));
     }
 
     #[test]

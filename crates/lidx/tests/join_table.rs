@@ -80,20 +80,56 @@ fn round_trip_scan_and_windows() {
     }
 }
 
-#[test]
-fn forward_windows_read_each_block_once() {
+/// A table of the keys `0 .. 255 * 40` (40 full blocks) in memory, and its storage.
+fn forty_blocks() -> (Storage, Table<u64>, u64) {
     let storage = Storage::ram();
     let keys: Vec<u64> = (0..255 * 40).collect();
     write_u64(&storage, "t", &keys);
     let t = Table::<u64>::open(&storage, "t").unwrap();
+    (storage, t, keys.len() as u64)
+}
+
+#[test]
+fn forward_windows_read_each_block_once() {
+    let (storage, t, n) = forty_blocks();
     let before = storage.stats();
     let mut r = t.window_reader();
-    for q in 0..keys.len() as u64 {
+    for q in 0..n {
         let lo = q.saturating_sub(100);
         assert_eq!(r.lower_bound(lo, q + 100, q).unwrap(), q);
     }
     let read = storage.stats() - before;
     assert_eq!(read.blocks_read(IoClass::Leaf), 40);
+    assert!(
+        read.read_requests < 10,
+        "readahead: {} requests",
+        read.read_requests
+    );
+}
+
+#[test]
+fn windows_without_readahead_read_only_their_blocks() {
+    let (storage, t, n) = forty_blocks();
+    let before = storage.stats();
+    let mut r = t.window_reader();
+    r.set_readahead(false);
+    // A window in each of the first 20 blocks, one after another (a walk that would read
+    // ahead): 20 blocks in 20 requests, none ahead.
+    for b in 0..20u64 {
+        let q = b * 255 + 10;
+        assert_eq!(r.lower_bound(b * 255, b * 255 + 200, q).unwrap(), q);
+    }
+    let read = storage.stats() - before;
+    assert_eq!(read.blocks_read(IoClass::Leaf), 20);
+    assert_eq!(read.read_requests, 20);
+    // Back on, a dense walk reads ahead again: the rest in a few long requests.
+    r.set_readahead(true);
+    let before = storage.stats();
+    for q in n / 2..n {
+        let lo = q.saturating_sub(100);
+        assert_eq!(r.lower_bound(lo, q + 100, q).unwrap(), q);
+    }
+    let read = storage.stats() - before;
     assert!(
         read.read_requests < 10,
         "readahead: {} requests",

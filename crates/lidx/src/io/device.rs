@@ -62,11 +62,14 @@ pub trait BlockDevice: Send + Sync {
     /// before `first` reads back as a checksum error.
     fn write_blocks(&self, first: u64, buf: &mut [u8], class: IoClass) -> Result<()>;
 
-    /// A hint that blocks `first .. first + count` will be read soon. A device that reads
-    /// through the OS page cache starts reading them in the background, so that many reads are
-    /// in flight at once where its caller reads one block at a time; `O_DIRECT`, simulated and
-    /// cached devices do nothing, and a wrapper that injects faults passes it on. Never an error: blocks past the end are left
+    /// A hint that blocks `first .. first + count` will be read soon. A file device whose
+    /// pages the OS page cache keeps starts reading them in the background, so that many reads
+    /// are in flight at once where its caller reads one block at a time; `O_DIRECT` devices,
+    /// buffered ones that drop their pages, simulated and cached devices do nothing, and a
+    /// wrapper that injects faults passes it on. Never an error: blocks past the end are left
     /// out, and a hint the kernel refuses changes nothing but the time of the reads after it.
+    /// Whether a hint pays depends on the machine and on what the cache holds: a warm page
+    /// costs the call and saves nothing.
     fn will_need(&self, first: u64, count: u64) {
         let _ = (first, count);
     }

@@ -413,9 +413,12 @@ mod tests {
             dev.write_blocks(0, &mut buf, IoClass::Data).unwrap();
             dev.sync().unwrap();
             dev.drop_cached(0, 0);
-            let tmpfs = on_tmpfs(dir.path());
+            // Where the file system is known to drop pages and read hinted ones (ext4, xfs,
+            // btrfs), the pages are checked; elsewhere (tmpfs keeps every page, some network
+            // and FUSE file systems ignore the hint) only the counts are.
+            let checked = matches!(fs_type(dir.path()), 0xEF53 | 0x5846_5342 | 0x9123_683E);
             assert!(
-                tmpfs || !resident(&path, 20 * 4096),
+                !checked || !resident(&path, 20 * 4096),
                 "a dropped page stayed cached"
             );
             // Past the end is left out; nothing is read or counted as read.
@@ -425,6 +428,7 @@ mod tests {
             let s = dev.stats();
             assert_eq!(s.read_blocks, 0);
             match caching {
+                Caching::Kept if !checked => assert_eq!(s.hinted_blocks, 5),
                 Caching::Kept => {
                     assert_eq!(s.hinted_blocks, 5);
                     // The kernel reads hinted pages in the background: wait for them, boundedly.
@@ -443,10 +447,19 @@ mod tests {
     }
 
     fn on_tmpfs(path: &Path) -> bool {
+        fs_type(path) == libc::TMPFS_MAGIC
+    }
+
+    /// The file system type (`statfs`'s `f_type`) of `path`, 0 when unknown.
+    fn fs_type(path: &Path) -> libc::__fsword_t {
         let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: statfs writes only into `st`, which is zeroed and of its type.
         let mut st: libc::statfs = unsafe { std::mem::zeroed() };
         let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
-        rc == 0 && st.f_type == libc::TMPFS_MAGIC
+        if rc == 0 {
+            st.f_type
+        } else {
+            0
+        }
     }
 }

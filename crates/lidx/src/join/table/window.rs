@@ -134,7 +134,8 @@ impl<'t, K: TableKey> WindowReader<'t, K> {
     /// caller that hints the blocks of its windows ahead of its lookups ([`Table::will_need`])
     /// turns them off: a readahead request over blocks the OS is already reading in small
     /// pieces waits on them piece by piece, and the hints have already asked for every block
-    /// the windows need. Not in the paper (whose INLJ relies on the OS's own readahead).
+    /// the windows need. Not in the paper (whose INLJ relies on the OS's own readahead). A
+    /// reader starts with readahead on, and so does one resumed from a [`WindowHold`].
     pub fn set_readahead(&mut self, on: bool) {
         self.readahead = on;
         if !on {
