@@ -135,8 +135,8 @@ pub(crate) struct Seeker<'t, K> {
     floor: u64,
     table: &'t Table<K>,
     index: &'t Pgm<K>,
-    /// The first lookup of the loop at which [`Seeker::pace`] hints: 0 for a loop that
-    /// hints, `usize::MAX` for one that does not.
+    /// The next lookup of the loop at which [`Seeker::pace`] hints: `usize::MAX` in a loop
+    /// that does not hint.
     next_event: usize,
     /// The cursor of the keys hinted ahead, the index in the loop of the next key to hint,
     /// and the first record block not yet hinted.
@@ -152,6 +152,9 @@ impl<K: SourceKey> Seeker<'_, K> {
     /// `last`'s, the reader's readahead otherwise.
     pub(crate) fn plan(&mut self, first: K, last: K, n: usize) {
         let per = self.table.records_per_block().max(1) as u64;
+        // A loop's keys start afresh: so do its hints.
+        self.ahead = self.index.cursor();
+        self.hinted_end = 0;
         let lo = self.ahead.window(first).lo as u64;
         let hi = self.index.cursor().window(last).hi as u64;
         let span = hi.max(lo) / per - lo / per + 1;
@@ -713,11 +716,18 @@ mod tests {
                 rows as u64
             );
         };
-        // Every key sought (392 blocks, thousands of windows): dense, nothing hinted.
+        // Every key sought (392 blocks, thousands of windows): dense, nothing hinted, and the
+        // reader reads ahead (a few long requests, not one per window).
         let all = points(&keys);
         assert_eq!(hinted(&storage, || read_all(&all, None, keys.len())), 0);
+        let before = storage.stats();
         assert_eq!(hinted(&storage, || plan(&all, keys.len())), 0);
-        // One key: its window is its whole span, nothing hinted.
+        let requests = (storage.stats() - before).read_requests;
+        assert!(
+            requests < 40,
+            "{requests} read requests for a dense walk of 392 blocks"
+        );
+        // One key whose window spans two blocks (its whole span): nothing hinted.
         let one = points(&keys[50_000..50_001]);
         assert_eq!(hinted(&storage, || read_all(&one, None, 1)), 0);
         // 64 keys 1,500 records apart: sparse, every window hinted, by both loops.
