@@ -135,9 +135,8 @@ pub(crate) struct Seeker<'t, K> {
     floor: u64,
     table: &'t Table<K>,
     index: &'t Pgm<K>,
-    /// The next lookup of the loop at which [`Seeker::pace`] hints: `usize::MAX` in a loop
-    /// that does not hint.
-    next_event: usize,
+    /// Whether the loop hints ([`Seeker::plan`]).
+    hinting: bool,
     /// The cursor of the keys hinted ahead, the index in the loop of the next key to hint,
     /// and the first record block not yet hinted.
     ahead: PgmCursor<'t, K>,
@@ -159,7 +158,7 @@ impl<K: SourceKey> Seeker<'_, K> {
         let hi = self.index.cursor().window(last).hi as u64;
         let span = hi.max(lo) / per - lo / per + 1;
         let sparse = (n as u64).saturating_mul(BLOCKS_PER_HINTED_WINDOW) < span;
-        self.next_event = if sparse { 0 } else { usize::MAX };
+        self.hinting = sparse;
         self.next_hint = 0;
         self.reader.set_readahead(!sparse);
     }
@@ -171,10 +170,9 @@ impl<K: SourceKey> Seeker<'_, K> {
     /// lookup of a 1/1 join) it costs one comparison.
     #[inline(always)]
     pub(crate) fn pace(&mut self, i: usize, end: usize, key: impl Fn(usize) -> Option<K>) {
-        if i < self.next_event {
+        if !self.hinting {
             return;
         }
-        self.next_event = i + 1;
         while self.next_hint < end.min(i.saturating_add(HINT_AHEAD)) {
             let Some(k) = key(self.next_hint) else {
                 self.next_hint = usize::MAX;
@@ -309,7 +307,7 @@ impl<K: SourceKey> TableSource<K> {
             floor: 0,
             table: &self.table,
             index,
-            next_event: usize::MAX,
+            hinting: false,
             ahead: index.cursor(),
             next_hint: 0,
             hinted_end: 0,
