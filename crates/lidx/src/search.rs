@@ -159,16 +159,29 @@ pub fn prefetch_lines<K>(start: *const K, lines: usize) {
     }
 }
 
-/// [`prefetch_lines`] for a window whose length is known when compiling: the line count is a
-/// constant, so the prefetches are one straight run with no test of the count's bits
-/// (callgrind, the PGM at its default eps of 64 on 1M lognormal keys: 355 -> 334 instructions
-/// a lookup).
+/// Starts loading the `LINES` consecutive cache lines centred on the line holding `centre`
+/// (`LINES / 2` before it, the rest from it on), unrolled: for a window too wide to fetch whole
+/// at no cost, the lines its bisection most often reads. A bisection of a window centred on a
+/// prediction probes the middle first, then a quarter of the window to either side, and ends
+/// where the key is, which the prediction places near the middle; the window's outer lines are
+/// read only for keys far from it. A core keeps only about a dozen misses of its own in flight,
+/// so every line asked for but not read delays the lines of the next lookups.
+///
+/// Measured with the PGM's default window (130 keys, 18 lines) on the Intel Xeon VM, 2M
+/// uniform lookups of present keys: in a throwaway timer (median of 5-7 passes, variants
+/// alternated in one process), 12 lines centred on the prediction took 0.86x the time of all
+/// 18 on 50M lognormal keys (203-204 ns against 235-238); 10 and 14 lines were slower than 12
+/// on most key sets, and the 7 lines of the bisection's first three steps slower than all 18.
+/// Through `lidx bench` (three alternated rounds, `docs/results/cpp-references.md`, session
+/// 59): 0.83-0.90x the time at 50M lognormal, `gre` and `uniform-sparse` keys, 0.90-0.92x at
+/// 50M `cells`, 0.87-0.94x at 200M lognormal, 0.89-0.98x at 10M lognormal (six pairs of
+/// seven; the seventh 1.13x), `cells`, `gre` and `uniform-sparse` keys; `zipf-gaps` keys within
+/// the noise (0.93-1.03x).
 #[inline(always)]
-pub(crate) fn prefetch_window_fixed<K, const N: usize>(window: &[K; N]) {
-    let lines = const { window_lines::<K>(N) };
-    let first = window.as_ptr() as usize & !(CACHE_LINE - 1);
-    for i in 0..lines {
-        prefetch((first + i * CACHE_LINE) as *const u8);
+pub(crate) fn prefetch_centred<K, const LINES: usize>(centre: *const K) {
+    let first = (centre as usize & !(CACHE_LINE - 1)).wrapping_sub(LINES / 2 * CACHE_LINE);
+    for i in 0..LINES {
+        prefetch(first.wrapping_add(i * CACHE_LINE) as *const u8);
     }
 }
 

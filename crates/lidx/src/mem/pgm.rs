@@ -39,6 +39,11 @@
 //!   64) are bisected and prefetched with constant lengths. On the Intel Xeon VM (callgrind, 1M
 //!   lognormal keys) a lookup went from 475 to 334 instructions, and on 10M keys from 174-206
 //!   ns to 126-130 ns, 1.9x our binary search (`docs/results/cpp-references.md`, session 53).
+//! * The last mile of a full default window prefetches the 12 lines around the prediction, not
+//!   all 18 of the window: the bisection reads the outer lines only for keys far from the
+//!   prediction, and each line asked for holds one of the dozen misses a core keeps in flight.
+//!   PGM's code prefetches nothing and searches with a branch. On the Intel Xeon VM this took
+//!   50M lognormal keys from 235-238 to 203-204 ns a lookup (see [`search::prefetch_centred`]).
 
 use std::marker::PhantomData;
 
@@ -380,6 +385,12 @@ const DEFAULT_WINDOW: usize = 19;
 /// at either end of the keys) take the loop.
 const DEFAULT_BOTTOM_WINDOW: usize = 130;
 
+/// Cache lines prefetched around the prediction in a full default window (of its 18):
+/// [`search::prefetch_centred`] has the measurements. Other `eps` keep the whole window's
+/// prefetch: 12 centred lines of a 34-line window (`eps` 128, 50M keys, Intel Xeon VM, two
+/// rounds) took 0.79-0.81x the time on `gre` keys but 1.08-1.18x on lognormal ones.
+const CENTRED_LINES: usize = 12;
+
 /// Bottom levels whose models take more bytes than this prefetch the first keys and the models
 /// of their search window (about the size of a core's L2 cache): below it they are usually
 /// cached, and the prefetches would only cost instructions (50M lognormal keys, 3,447
@@ -449,8 +460,9 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
     /// The window, then every cache line a window of this index can span prefetched in one
     /// straight run ([`search::prefetch_lines`]: the count depends on `eps`, not on the
     /// lookup), then a branchless binary search inside the window. A window of exactly 130
-    /// keys (a full one at the default `eps` of 64) is prefetched and bisected with constant
-    /// lengths; one wider than `2 * eps + 2` (non-injective keys) keeps the search's own
+    /// keys (a full one at the default `eps` of 64) has only its 12 lines around the
+    /// prediction prefetched ([`search::prefetch_centred`]) and is bisected with a constant
+    /// length; one wider than `2 * eps + 2` (non-injective keys) keeps the search's own
     /// prefetches.
     #[inline]
     fn lower_bound(&self, keys: &[K], key: K) -> usize {
@@ -458,8 +470,9 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
         let w = self.search(key);
         let window = &keys[w.lo..w.hi];
         if let Ok(fixed) = <&[K; DEFAULT_BOTTOM_WINDOW]>::try_from(window) {
-            // The default eps's full window: its lines and its bisection are constants.
-            search::prefetch_window_fixed(fixed);
+            // The default eps's full window: the lines around the prediction, and a bisection
+            // of constant length.
+            search::prefetch_centred::<K, CENTRED_LINES>(keys.as_ptr().wrapping_add(w.pos));
             return w.lo + search::branchless_binary_fixed(fixed, key);
         }
         if self.window_lines == 0 || window.len() > 2 * self.params.eps + 2 {
