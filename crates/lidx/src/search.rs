@@ -13,9 +13,10 @@
 //!   range, falling back to a bisection step whenever a probe fails to halve the range, so its
 //!   worst case stays logarithmic.
 //!
-//! Inside the crate, two variants of the bisection serve windows whose lines were prefetched
-//! already: one without the per-step prefetches, one for a length known when compiling (the
-//! PGM's full window at its default `eps`), unrolled.
+//! Inside the crate, two variants of the bisection leave the prefetching to their caller: one
+//! without the per-step prefetches, for a window whose lines were prefetched already, and one
+//! for a length known when compiling (the PGM's full window at its default `eps`), unrolled,
+//! after `prefetch_centred` asked for the window's middle lines.
 //!
 //! This module works on plain slices and sits right above `crate::key`: the window types and
 //! the index contract of `crate::index` build on it ([`crate::index::lower_bound_in`] runs a
@@ -201,7 +202,8 @@ pub(crate) fn branchless_binary_prefetched<K: Key>(keys: &[K], key: K) -> usize 
     bisect::<K, false>(keys, key)
 }
 
-/// [`branchless_binary_prefetched`] over a window whose length is known when compiling: the
+/// A branchless bisection without prefetches over a window whose length is known when
+/// compiling, its lines asked for by the caller ([`prefetch_centred`] for the PGM): the
 /// bisection unrolls into a fixed run of loads and conditional moves (callgrind, the PGM at its
 /// default eps of 64 on 1M lognormal keys: 41 instructions fewer a lookup, 396 -> 355).
 #[inline(always)]

@@ -145,7 +145,8 @@ pub struct Pgm<K> {
     /// Bottom level first; the last level has one segment.
     levels: Vec<Level>,
     /// Cache lines a bottom-level window can span ([`search::window_lines`] of `2 * eps + 2`
-    /// keys), prefetched by `lower_bound` (a 130-key window's count is a constant instead).
+    /// keys), prefetched by `lower_bound` (a full 130-key window prefetches its 12 middle lines
+    /// instead).
     window_lines: usize,
     /// Cache lines of a bottom-level search window's models and first keys, prefetched by
     /// every search when the bottom level outgrows the caches ([`PREFETCH_BOTTOM_ABOVE`]).
@@ -460,8 +461,8 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
     /// The window, then every cache line a window of this index can span prefetched in one
     /// straight run ([`search::prefetch_lines`]: the count depends on `eps`, not on the
     /// lookup), then a branchless binary search inside the window. A window of exactly 130
-    /// keys (a full one at the default `eps` of 64) has only its 12 lines around the
-    /// prediction prefetched ([`search::prefetch_centred`]) and is bisected with a constant
+    /// keys (a full one at the default `eps` of 64) has only its 12 middle lines, around the
+    /// prediction, prefetched (`search::prefetch_centred`) and is bisected with a constant
     /// length; one wider than `2 * eps + 2` (non-injective keys) keeps the search's own
     /// prefetches.
     #[inline]
@@ -470,9 +471,11 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
         let w = self.search(key);
         let window = &keys[w.lo..w.hi];
         if let Ok(fixed) = <&[K; DEFAULT_BOTTOM_WINDOW]>::try_from(window) {
-            // The default eps's full window: the lines around the prediction, and a bisection
-            // of constant length.
-            search::prefetch_centred::<K, CENTRED_LINES>(keys.as_ptr().wrapping_add(w.pos));
+            // The default eps's full window: the lines around its middle (the prediction, for
+            // the windows of `ApproxPos::around`), and a bisection of constant length.
+            search::prefetch_centred::<K, CENTRED_LINES>(
+                fixed.as_ptr().wrapping_add(DEFAULT_BOTTOM_WINDOW / 2),
+            );
             return w.lo + search::branchless_binary_fixed(fixed, key);
         }
         if self.window_lines == 0 || window.len() > 2 * self.params.eps + 2 {
