@@ -213,7 +213,7 @@ pub(crate) fn branchless_binary_fixed<K: Key, const N: usize>(keys: &[K; N], key
 
 /// The number of leading `items` for which `is_before` holds (true on a prefix, false after
 /// it), by a branchless bisection whose length is known when compiling: the fixed-length
-/// searches of [`branchless_binary_fixed`] and of the PGM's upper levels.
+/// searches of [`branchless_binary_fixed`].
 #[inline(always)]
 pub(crate) fn partition_fixed<T, const N: usize>(
     items: &[T; N],
