@@ -329,7 +329,8 @@ impl<K: Key> Pgm<K> {
     /// scan that prefetch was slower here (50M `zipf-gaps` 325.2 against 283.8, `cells` 241.8
     /// against 220.6) and is gone. The AMD VMs have not been measured with the scan. Written
     /// with each window sliced with checked bounds, and the bottom level inside the descent's
-    /// loop, the same scan took 159.5 ns on 10M lognormal keys where this form takes 112.4.
+    /// loop, the same scan took 159.5 ns on 10M lognormal keys where this form took 112.4 (two
+    /// runs of the timer).
     #[inline(always)]
     fn step_down(&self, up: usize, level: Level, k: u64) -> usize {
         let (lo, width) = self.window_start(up, level, k);
