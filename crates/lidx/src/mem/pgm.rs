@@ -664,6 +664,21 @@ mod tests {
         }
     }
 
+    /// `n` increasing keys, the gap before key `i` given by `gap(i, r)` for a pseudo-random
+    /// `r` (xorshift, fixed seed).
+    fn gapped_keys(n: u64, gap: impl Fn(u64, u64) -> u64) -> Vec<u64> {
+        let mut x = 7u64;
+        (0..n)
+            .scan(0u64, |k, i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *k += gap(i, x);
+                Some(*k)
+            })
+            .collect()
+    }
+
     #[test]
     fn every_level_scan_lands_on_the_right_segment() {
         // Gaps of 1 to 1000 and runs of equal gaps, so that segments are short and their
@@ -671,16 +686,10 @@ mod tests {
         // many levels. Each key, and the keys just around it: the segment the descent lands
         // on against the last bottom-level first key <= it, and the lookup against
         // partition_point.
-        let mut x = 7u64;
-        let keys: Vec<u64> = (0..200_000u64)
-            .scan(0u64, |k, i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                *k += if (i / 500) % 2 == 0 { 1 + x % 1000 } else { 3 };
-                Some(*k)
-            })
-            .collect();
+        let keys = gapped_keys(
+            200_000,
+            |i, r| if (i / 500) % 2 == 0 { 1 + r % 1000 } else { 3 },
+        );
         for params in [
             PgmParams::new(1, 1),
             PgmParams::new(4, 2),
@@ -707,16 +716,7 @@ mod tests {
     fn a_large_bottom_level_answers_right() {
         // Gaps of 1 to 1000 with eps 1: about one segment every 18 keys, so 1M keys give a
         // bottom level of about 55,000 segments, past the caches of the machines measured.
-        let mut x = 7u64;
-        let keys: Vec<u64> = (0..1_000_000u64)
-            .scan(0u64, |k, _| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                *k += 1 + x % 1000;
-                Some(*k)
-            })
-            .collect();
+        let keys = gapped_keys(1_000_000, |_, r| 1 + r % 1000);
         let pgm = Pgm::build(&keys, PgmParams::new(1, 8)).unwrap();
         assert!(
             pgm.segment_count() > 40_000,
