@@ -96,7 +96,7 @@ pub fn prefetch_window<K>(window: &[K]) {
 #[inline(always)]
 fn prefetch_run<const N: usize>(line: usize) {
     for i in 0..N {
-        prefetch((line + i * CACHE_LINE) as *const u8);
+        prefetch(line.wrapping_add(i * CACHE_LINE) as *const u8);
     }
 }
 
@@ -181,9 +181,7 @@ pub fn prefetch_lines<K>(start: *const K, lines: usize) {
 #[inline(always)]
 pub(crate) fn prefetch_centred<K, const LINES: usize>(centre: *const K) {
     let first = (centre as usize & !(CACHE_LINE - 1)).wrapping_sub(LINES / 2 * CACHE_LINE);
-    for i in 0..LINES {
-        prefetch(first.wrapping_add(i * CACHE_LINE) as *const u8);
-    }
+    prefetch_run::<LINES>(first);
 }
 
 /// Branchless binary search (paper 000 §5.2, after "Beautiful Branchless Binary Search"), with
