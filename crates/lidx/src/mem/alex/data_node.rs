@@ -28,6 +28,7 @@ use std::cmp::Ordering;
 use std::mem::size_of;
 
 use super::cost::{self, NodeCost, NODE_LOOKUP_WEIGHT, SEARCH_ITERATION_WEIGHT, SHIFT_WEIGHT};
+use super::layout::Layout;
 use super::model::{self, LinearModel, ModelBuilder};
 use super::params::Derived;
 use crate::key::Key;
@@ -138,59 +139,19 @@ impl<K: Key, V: Default> DataNode<K, V> {
         model: LinearModel,
         capacity: usize,
     ) -> Self {
-        debug_assert!(capacity >= n && capacity > 0);
-        // Resizes are the bulk of an insert's work past the search, so every slot is written
-        // once, in order, into uninitialised arrays (a gap gets the next key and a default
-        // value as the entry after it is placed, the trailing slots `K::MAX`), and the bitmap
-        // a word at a time. Measured as the expansions' total time while 5M keys are inserted
-        // into a map of the other 5M of 10M lognormal keys (Intel Xeon VM, session 55, eight
-        // passes each, huge pages checked): 202-208 ms when every slot was pushed onto a
-        // `Vec` (a capacity check and a length update per slot), 183-191 ms this way, 167-175
-        // with [`OccupiedSlots`] reading the old node. Writing every slot first and then
-        // placing the entries over them (session 54) wrote each key twice.
-        let mut slot_keys = Box::<[K]>::new_uninit_slice(capacity);
-        let mut slot_values = Box::<[V]>::new_uninit_slice(capacity);
-        let mut bitmap = vec![0u64; capacity.div_ceil(64)].into_boxed_slice();
-        let (mut word, mut bits) = (0usize, 0u64);
-        let (mut first, mut last) = (None, None);
-        // Slots `..filled` are written.
-        let mut filled = 0;
-        for (i, (key, value)) in entries.into_iter().enumerate() {
-            assert!(i < n, "more entries than the {n} announced");
-            let predicted = model.slot(key.to_model(), capacity + 1);
-            let mut pos = predicted.max(filled);
-            if capacity - pos < n - i {
-                pos = capacity - (n - i);
-            }
-            for j in filled..pos {
-                slot_keys[j].write(key);
-                slot_values[j].write(V::default());
-            }
-            slot_keys[pos].write(key);
-            slot_values[pos].write(value);
-            filled = pos + 1;
-            if pos / 64 != word {
-                bitmap[word] = bits;
-                (word, bits) = (pos / 64, 0);
-            }
-            bits |= 1 << (pos % 64);
-            if first.is_none() {
-                first = Some(key);
-            }
-            last = Some(key);
+        let mut layout = Layout::new(n, model, capacity);
+        for (key, value) in entries {
+            layout.push(key, value);
         }
-        for j in filled..capacity {
-            slot_keys[j].write(K::MAX);
-            slot_values[j].write(V::default());
-        }
-        if bits != 0 {
-            bitmap[word] = bits;
-        }
-        // SAFETY: every slot below `filled` was written in the loop and every slot from
-        // `filled` to `capacity` after it.
-        let (slot_keys, slot_values) =
-            unsafe { (slot_keys.assume_init(), slot_values.assume_init()) };
-        Self::from_slots(model, slot_keys, slot_values, bitmap, n, (first, last))
+        let slots = layout.finish();
+        Self::from_slots(
+            model,
+            slots.keys,
+            slots.values,
+            slots.bitmap,
+            n,
+            (slots.first, slots.last),
+        )
     }
 
     /// A node over laid-out slots: its model, slot keys and values, and the bitmap of the
@@ -680,7 +641,7 @@ impl<K: Key, V: Default> DataNode<K, V> {
         let (old_capacity, n) = (self.capacity(), self.num_keys);
         let capacity = cost::capacity_for(n, density);
         let old_keys = std::mem::take(&mut self.keys);
-        let mut old_values = std::mem::take(&mut self.values);
+        let old_values = std::mem::take(&mut self.values);
         let old_bitmap = std::mem::take(&mut self.bitmap);
         let mut model = self.model;
         if n < RETRAIN_BELOW || retrain {
@@ -702,13 +663,13 @@ impl<K: Key, V: Default> DataNode<K, V> {
         } else if !keep_left {
             model.scale(capacity as f64 / old_capacity as f64);
         }
-        let entries =
-            occupied_slots(&old_bitmap).map(|i| (old_keys[i], std::mem::take(&mut old_values[i])));
-        let rebuilt = Self::lay_out(n, entries, model, capacity, d);
-        self.model = rebuilt.model;
-        self.keys = rebuilt.keys;
-        self.values = rebuilt.values;
-        self.bitmap = rebuilt.bitmap;
+        let mut layout = Layout::new(n, model, capacity);
+        layout.move_from(&old_keys, old_values, &old_bitmap);
+        let slots = layout.finish();
+        self.model = model;
+        self.keys = slots.keys;
+        self.values = slots.values;
+        self.bitmap = slots.bitmap;
         self.num_keys = n;
         self.set_thresholds(d);
     }
@@ -844,8 +805,8 @@ fn occupied_slots(bitmap: &[u64]) -> OccupiedSlots<'_> {
 
 /// The iterator of [`occupied_slots`]: the word it is in and that word's bits not yet taken.
 /// A plain loop over the words: a `flat_map` of per-word iterators made every resize about 8%
-/// slower (the expansions of the measurement in [`DataNode::place_all`]: 183-191 ms against
-/// 167-175).
+/// slower when resizes read the old node through it (the expansions' total of the measurement
+/// in `super::layout`: 183-191 ms against 167-175; they now loop over the words themselves).
 struct OccupiedSlots<'a> {
     bitmap: &'a [u64],
     word: usize,

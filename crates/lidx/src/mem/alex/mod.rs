@@ -14,7 +14,8 @@
 //! * `model`: the linear models, least squares with sampling;
 //! * `cost`: the cost model (search iterations, shifts, traversal, model size);
 //! * `data_node`: the gapped array with its bitmap, exponential search, inserts with shifts,
-//!   removes with contraction, resizing;
+//!   removes with contraction, resizing; `layout`: writing a node's slots, at a build and at
+//!   every resize;
 //! * `inner_node`: routing by model into power-of-two child slots, children owning runs;
 //! * `fanout`: the fanout tree that sizes nodes at bulk load;
 //! * `build`: the bulk load; `update`: inserts, expansion, retraining and splits, removes;
@@ -87,8 +88,10 @@
 //!   initialised (keys to `K::MAX`, values to `V::default()`) before placing the entries over
 //!   them, and bounds-checked per-key work. A resize now writes each slot once (session 54),
 //!   into uninitialised arrays (session 55: 745 -> 654 instructions an insert on 10M lognormal
-//!   keys, the reference 532; `DataNode::place_all`). Prefetching the value slot and bitmap
-//!   word at the prediction hides their misses behind the key's.
+//!   keys, the reference 532), straight from the old node's bitmap words (session 60: 608),
+//!   and with one branch fewer an entry, which the processor mispredicted (see `layout`: the
+//!   resizes' time down a third since session 55). Prefetching the value slot and bitmap word
+//!   at the prediction hides their misses behind the key's.
 //! * the bulk load is faster: it spends its time in the fanout tree's costing (tabulated
 //!   logarithms, see `cost`) and faulting pages in.
 
@@ -99,6 +102,7 @@ pub(crate) mod fanout;
 pub(crate) mod inner_node;
 mod iter;
 mod key;
+mod layout;
 mod map;
 pub(crate) mod model;
 pub(crate) mod params;

@@ -253,3 +253,44 @@ fn dense_appends_keep_the_default_tree_shallow_and_one_far_key_widens_nothing() 
     check(&map);
     assert_eq!(map.get(&(u64::MAX / 2)), Some(&0));
 }
+
+/// Values that own memory move out of an old node once and their gaps' defaults are dropped
+/// once (`layout`): every live value holds a clone of one `Rc`, so its count is the number of
+/// values alive. A value read out twice would drop it twice (the count too low), one never
+/// dropped would leave it too high.
+#[test]
+fn owned_values_survive_resizes_and_splits_exactly_once() {
+    use std::rc::Rc;
+
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    #[derive(Default)]
+    struct Owned(Option<Rc<u64>>);
+
+    let live = Rc::new(0);
+    let mut map: Alex<u64, Owned> = Alex::new(small()).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let keys: Vec<u64> = (0..20_000).map(|_| rng.gen::<u64>() >> 20).collect();
+    let mut held = BTreeMap::new();
+    for &k in &keys {
+        if map.insert(k, Owned(Some(live.clone()))).unwrap().is_none() {
+            held.insert(k, ());
+        }
+    }
+    let r = map.retrains();
+    assert!(r.expansions.count > 0 && r.splits.count > 0, "{r:?}");
+    assert_eq!(Rc::strong_count(&live), held.len() + 1);
+    for &k in keys.iter().step_by(2) {
+        if held.remove(&k).is_some() {
+            assert!(map.remove(&k).unwrap().0.is_some());
+        }
+    }
+    assert_eq!(Rc::strong_count(&live), held.len() + 1);
+    check(&map);
+    for k in held.keys() {
+        assert!(map.get(k).is_some_and(|v| v.0.is_some()), "{k}");
+    }
+    drop(map);
+    assert_eq!(Rc::strong_count(&live), 1);
+}
