@@ -805,8 +805,9 @@ fn occupied_slots(bitmap: &[u64]) -> OccupiedSlots<'_> {
 
 /// The iterator of [`occupied_slots`]: the word it is in and that word's bits not yet taken.
 /// A plain loop over the words: a `flat_map` of per-word iterators made every resize about 8%
-/// slower when resizes read the old node through it (the expansions' total of the measurement
-/// in `super::layout`: 183-191 ms against 167-175; they now loop over the words themselves).
+/// slower when resizes read the old node through it (the expansions' total over 5M inserts
+/// into 10M lognormal keys: 183-191 ms against 167-175, session 55 in
+/// `docs/results/cpp-references.md`; resizes now loop over the words themselves, `layout`).
 struct OccupiedSlots<'a> {
     bitmap: &'a [u64],
     word: usize,

@@ -8,13 +8,13 @@
 //! the bulk of an insert's work past the search (a third of its instructions and about a
 //! seventh of its time on 10M lognormal keys), so every slot is written once, in order, into
 //! uninitialised arrays. Measured as the expansions' total time while 5M keys are inserted into
-//! a map of the other 5M of 10M lognormal keys (Intel Xeon VM, huge pages checked, medians of
-//! three passes, alternated):
+//! a map of the other 5M of 10M lognormal keys (Intel Xeon VM, huge pages checked; the first
+//! row session 55's eight passes, the others session 60's runs of three passes, alternated):
 //!
 //! | resize | expansions' total |
 //! |---|---:|
 //! | every slot pushed onto a `Vec` (session 55) | 202-208 ms |
-//! | written once into uninitialised arrays, the old node read by an iterator (session 55) | 160-169 ms |
+//! | written once into uninitialised arrays, the old node read by an iterator (session 55's code, e4fe8ec; 167-175 ms in its own runs) | 160-169 ms |
 //! | the old node's bitmap words looped over here, values moved out by a read instead of `std::mem::take` (which wrote a default back into an array about to be freed), slots and bitmap bits written without bounds checks (session 60) | 140-150 ms |
 //! | and, for values that need no drop, the first slot after the entry before written whatever it is (session 60) | **106-117 ms** |
 //!
@@ -39,8 +39,9 @@ pub(crate) struct Layout<K, V> {
     values: Box<[MaybeUninit<V>]>,
     bitmap: Box<[u64]>,
     model: LinearModel,
-    /// Entries announced, and placed so far.
+    /// Entries announced.
     n: usize,
+    /// Entries placed so far.
     placed: usize,
     /// Slots `..filled` are written.
     filled: usize,
@@ -79,6 +80,7 @@ impl<K: Key, V: Default> Layout<K, V> {
     #[inline(always)]
     pub(crate) fn push(&mut self, key: K, value: V) {
         let (capacity, n, i) = (self.keys.len(), self.n, self.placed);
+        // A hard assertion, as is `new`'s: the unchecked writes below rely on both.
         assert!(i < n, "more entries than the {n} announced");
         // At the prediction, after the entry before, and leaving a slot for each one after.
         let predicted = self.model.slot(key.to_model(), capacity + 1);

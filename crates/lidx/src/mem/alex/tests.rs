@@ -254,43 +254,68 @@ fn dense_appends_keep_the_default_tree_shallow_and_one_far_key_widens_nothing() 
     assert_eq!(map.get(&(u64::MAX / 2)), Some(&0));
 }
 
-/// Values that own memory move out of an old node once and their gaps' defaults are dropped
-/// once (`layout`): every live value holds a clone of one `Rc`, so its count is the number of
-/// values alive. A value read out twice would drop it twice (the count too low), one never
-/// dropped would leave it too high.
+/// Values that need a drop move out of an old node once, and the default values of its gaps are
+/// dropped once (`layout`): every value alive, gap defaults included, is counted, so between
+/// calls the count is the slots of all data nodes. A value read out twice would be dropped
+/// twice (the count too low), a gap never dropped would leave it too high.
 #[test]
 fn owned_values_survive_resizes_and_splits_exactly_once() {
-    use std::rc::Rc;
+    use std::cell::Cell;
 
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    #[derive(Default)]
-    struct Owned(Option<Rc<u64>>);
+    thread_local! {
+        static LIVE: Cell<i64> = const { Cell::new(0) };
+    }
+    fn count(by: i64) {
+        LIVE.with(|live| live.set(live.get() + by));
+    }
+    /// A value that counts itself: `true` when inserted, `false` when a default.
+    struct Counted(bool);
+    impl Counted {
+        fn new(real: bool) -> Self {
+            count(1);
+            Counted(real)
+        }
+    }
+    impl Default for Counted {
+        fn default() -> Self {
+            Counted::new(false)
+        }
+    }
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            count(-1);
+        }
+    }
+    let live = || LIVE.with(Cell::get);
+    let slots = |map: &Alex<u64, Counted>| -> i64 {
+        map.leaves.iter().map(|leaf| leaf.capacity() as i64).sum()
+    };
 
-    let live = Rc::new(0);
-    let mut map: Alex<u64, Owned> = Alex::new(small()).unwrap();
+    let mut map: Alex<u64, Counted> = Alex::new(small()).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let keys: Vec<u64> = (0..20_000).map(|_| rng.gen::<u64>() >> 20).collect();
     let mut held = BTreeMap::new();
     for &k in &keys {
-        if map.insert(k, Owned(Some(live.clone()))).unwrap().is_none() {
+        if map.insert(k, Counted::new(true)).unwrap().is_none() {
             held.insert(k, ());
         }
     }
     let r = map.retrains();
     assert!(r.expansions.count > 0 && r.splits.count > 0, "{r:?}");
-    assert_eq!(Rc::strong_count(&live), held.len() + 1);
+    assert_eq!(live(), slots(&map));
     for &k in keys.iter().step_by(2) {
         if held.remove(&k).is_some() {
-            assert!(map.remove(&k).unwrap().0.is_some());
+            assert!(map.remove(&k).unwrap().0);
         }
     }
-    assert_eq!(Rc::strong_count(&live), held.len() + 1);
+    assert_eq!(live(), slots(&map));
     check(&map);
     for k in held.keys() {
-        assert!(map.get(k).is_some_and(|v| v.0.is_some()), "{k}");
+        assert!(map.get(k).is_some_and(|v| v.0), "{k}");
     }
     drop(map);
-    assert_eq!(Rc::strong_count(&live), 1);
+    assert_eq!(live(), 0);
 }
