@@ -28,7 +28,7 @@ use std::cmp::Ordering;
 use std::mem::size_of;
 
 use super::cost::{self, NodeCost, NODE_LOOKUP_WEIGHT, SEARCH_ITERATION_WEIGHT, SHIFT_WEIGHT};
-use super::layout::Layout;
+use super::layout::{Layout, Slots};
 use super::model::{self, LinearModel, ModelBuilder};
 use super::params::Derived;
 use crate::key::Key;
@@ -143,34 +143,18 @@ impl<K: Key, V: Default> DataNode<K, V> {
         for (key, value) in entries {
             layout.push(key, value);
         }
-        let slots = layout.finish();
-        Self::from_slots(
-            model,
-            slots.keys,
-            slots.values,
-            slots.bitmap,
-            n,
-            (slots.first, slots.last),
-        )
+        Self::from_slots(model, layout.finish(), n)
     }
 
-    /// A node over laid-out slots: its model, slot keys and values, and the bitmap of the
-    /// occupied ones, which hold `num_keys` keys from `first` to `last`. No expected cost yet,
-    /// thresholds and measured counters at zero, linked to no neighbour.
+    /// A node over laid-out slots, which hold `num_keys` keys, and its model. No expected cost
+    /// yet, thresholds and measured counters at zero, linked to no neighbour.
     #[inline]
-    fn from_slots(
-        model: LinearModel,
-        keys: Box<[K]>,
-        values: Box<[V]>,
-        bitmap: Box<[u64]>,
-        num_keys: usize,
-        (first, last): (Option<K>, Option<K>),
-    ) -> Self {
+    fn from_slots(model: LinearModel, slots: Slots<K, V>, num_keys: usize) -> Self {
         DataNode {
             model,
-            keys,
-            values,
-            bitmap,
+            keys: slots.keys,
+            values: slots.values,
+            bitmap: slots.bitmap,
             num_keys,
             expansion_threshold: 0,
             contraction_threshold: 0,
@@ -178,8 +162,8 @@ impl<K: Key, V: Default> DataNode<K, V> {
             shifts: 0,
             search_iterations: 0,
             inserts: 0,
-            min_key: first,
-            max_key: last,
+            min_key: slots.first,
+            max_key: slots.last,
             inserts_past_right: 0,
             inserts_past_left: 0,
             duplication: 0,
@@ -243,7 +227,14 @@ impl<K: Key, V: Default> DataNode<K, V> {
         let num_keys = bitmap.iter().map(|w| w.count_ones() as usize).sum();
         let first = occupied_slots(&bitmap).next().map(|i| keys[i]);
         let last = occupied_slots(&bitmap).last().map(|i| keys[i]);
-        let mut node = Self::from_slots(model, keys, values, bitmap, num_keys, (first, last));
+        let slots = Slots {
+            keys,
+            values,
+            bitmap,
+            first,
+            last,
+        };
+        let mut node = Self::from_slots(model, slots, num_keys);
         node.expected = expected;
         node.set_thresholds(d);
         node

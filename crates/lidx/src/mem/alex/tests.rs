@@ -261,6 +261,7 @@ fn dense_appends_keep_the_default_tree_shallow_and_one_far_key_widens_nothing() 
 #[test]
 fn owned_values_survive_resizes_and_splits_exactly_once() {
     use std::cell::Cell;
+    use std::collections::BTreeSet;
 
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -297,23 +298,23 @@ fn owned_values_survive_resizes_and_splits_exactly_once() {
     let mut map: Alex<u64, Counted> = Alex::new(small()).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let keys: Vec<u64> = (0..20_000).map(|_| rng.gen::<u64>() >> 20).collect();
-    let mut held = BTreeMap::new();
+    let mut held = BTreeSet::new();
     for &k in &keys {
         if map.insert(k, Counted::new(true)).unwrap().is_none() {
-            held.insert(k, ());
+            held.insert(k);
         }
     }
     let r = map.retrains();
     assert!(r.expansions.count > 0 && r.splits.count > 0, "{r:?}");
     assert_eq!(live(), slots(&map));
     for &k in keys.iter().step_by(2) {
-        if held.remove(&k).is_some() {
+        if held.remove(&k) {
             assert!(map.remove(&k).unwrap().0);
         }
     }
     assert_eq!(live(), slots(&map));
     check(&map);
-    for k in held.keys() {
+    for k in &held {
         assert!(map.get(k).is_some_and(|v| v.0), "{k}");
     }
     drop(map);
