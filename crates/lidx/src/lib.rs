@@ -37,6 +37,7 @@
 
 pub mod catalog;
 mod codec;
+mod cpu;
 pub mod disk;
 mod error;
 mod index;

@@ -177,7 +177,8 @@ pub fn prefetch_lines<K>(start: *const K, lines: usize) {
 /// 59): 0.83-0.90x the time at 50M lognormal, `gre` and `uniform-sparse` keys, 0.90-0.92x at
 /// 50M `cells`, 0.87-0.94x at 200M lognormal, 0.89-0.98x at 10M lognormal (six pairs of
 /// seven; the seventh 1.13x), `cells`, `gre` and `uniform-sparse` keys; `zipf-gaps` keys within
-/// the noise (0.93-1.03x).
+/// the noise (0.93-1.03x). A core that keeps more misses in flight wants more lines: the PGM
+/// asks for 16 on the Zen 3 VM ([`crate::cpu`]).
 #[inline(always)]
 pub(crate) fn prefetch_centred<K, const LINES: usize>(centre: *const K) {
     let first = (centre as usize & !(CACHE_LINE - 1)).wrapping_sub(LINES / 2 * CACHE_LINE);

@@ -40,6 +40,10 @@
 //!   prediction, and each line asked for holds one of the dozen misses a core keeps in flight.
 //!   PGM's code prefetches nothing and searches with a branch. On the Intel Xeon VM this took
 //!   50M lognormal keys from 235-238 to 203-204 ns a lookup (see [`search::prefetch_centred`]).
+//! * How many lines to ask for depends on the core: one that keeps many misses in flight (the
+//!   AMD EPYC VMs' Zen cores, [`crate::cpu`]) takes the 16 around the prediction, and
+//!   prefetches a large bottom level's search window before scanning it (`Prefetch`, chosen
+//!   when the index is built or loaded, never saved). PGM's code has one layout for every core.
 
 use std::marker::PhantomData;
 
@@ -141,9 +145,11 @@ pub struct Pgm<K> {
     /// Bottom level first; the last level has one segment.
     levels: Vec<Level>,
     /// Cache lines a bottom-level window can span ([`search::window_lines`] of `2 * eps + 2`
-    /// keys), prefetched by `lower_bound` (a full 130-key window prefetches its 12 middle lines
-    /// instead).
+    /// keys), prefetched by `lower_bound` (a full 130-key window prefetches its 12 or 16
+    /// middle lines instead, see [`Prefetch`]).
     window_lines: usize,
+    /// How many lines lookups ask for ahead of their loads on this core ([`Prefetch`]).
+    prefetch: Prefetch,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -212,6 +218,7 @@ impl<K: Key> Pgm<K> {
             }
             below_len = segments.len();
         }
+        let bottom_len = levels.first().map_or(0, |l| l.len);
         Pgm {
             n,
             params,
@@ -219,6 +226,7 @@ impl<K: Key> Pgm<K> {
             models,
             levels,
             window_lines: window_lines::<K>(params),
+            prefetch: Prefetch::new(crate::cpu::many_misses_in_flight(), params, bottom_len),
             _key: PhantomData,
         }
     }
@@ -292,7 +300,17 @@ impl<K: Key> Pgm<K> {
         if top == 0 {
             return up;
         }
-        self.step_down(up, self.levels[0], k)
+        let bottom = self.levels[0];
+        let (lo, width) = self.window_start(up, bottom, k);
+        let bottom_lines = self.prefetch.bottom;
+        if bottom_lines.keys != 0 {
+            let first = bottom.offset + lo;
+            let (keys, models) = (bottom_lines.keys.into(), bottom_lines.models.into());
+            search::prefetch_lines(self.keys.as_ptr().wrapping_add(first), keys);
+            search::prefetch_lines(self.models.as_ptr().wrapping_add(first), models);
+        }
+        // SAFETY: the window of window_start.
+        unsafe { self.scan(bottom, lo, width, k) }
     }
 
     /// Where the fixed search window of `k` starts in `level`, and its width, from segment `up`
@@ -327,15 +345,27 @@ impl<K: Key> Pgm<K> {
     /// The bisection had also prefetched a large bottom level's window of first keys and
     /// models, which on the AMD EPYC VM took 50M `zipf-gaps` keys from 373 to 262 ns; with the
     /// scan that prefetch was slower here (50M `zipf-gaps` 325.2 against 283.8, `cells` 241.8
-    /// against 220.6) and is gone. The AMD VMs have not been measured with the scan. Written
+    /// against 220.6), so a core that keeps few misses in flight does not take it; on the Zen 3
+    /// VM it helps the scan too, and a core like it does ([`PREFETCH_BOTTOM_ABOVE`]). Written
     /// with each window sliced with checked bounds, and the bottom level inside the descent's
     /// loop, the same scan took 159.5 ns on 10M lognormal keys where this form took 112.4 (two
     /// runs of the timer).
     #[inline(always)]
     fn step_down(&self, up: usize, level: Level, k: u64) -> usize {
         let (lo, width) = self.window_start(up, level, k);
+        // SAFETY: the window of window_start.
+        unsafe { self.scan(level, lo, width, k) }
+    }
+
+    /// The scan of [`Pgm::step_down`] over the window of `width` segments from `lo` in `level`.
+    ///
+    /// # Safety
+    ///
+    /// `lo + width <= level.len`, as [`Pgm::window_start`] gives them.
+    #[inline(always)]
+    unsafe fn scan(&self, level: Level, lo: usize, width: usize, k: u64) -> usize {
+        debug_assert!(lo + width <= level.len);
         let keys = &self.keys[level.offset..level.offset + level.len];
-        // window_start keeps lo + width <= level.len, so every i + 1 < end is in the level.
         let end = lo + width;
         let mut i = lo.saturating_sub(1);
         // SAFETY: i + 1 < end <= keys.len(), checked before each read. Unchecked reads over
@@ -358,6 +388,70 @@ const DEFAULT_BOTTOM_WINDOW: usize = 130;
 /// rounds) took 0.79-0.81x the time on `gre` keys but 1.08-1.18x on lognormal ones.
 const CENTRED_LINES: usize = 12;
 
+/// [`CENTRED_LINES`] on a core that keeps many misses in flight ([`crate::cpu`]). On the Zen 3
+/// VM (session 61; throwaway timer, 2M uniform lookups of present keys, variants and the C++
+/// PGM-index alternated pass by pass in one process, nine passes, the median of the per-pass
+/// ratios to the C++ time) 16 lines took 0.83-0.95x the time of 12 on all ten key sets (10M and
+/// 50M lognormal, `cells`, `gre`, `uniform-sparse`, `zipf-gaps`); 14 lines were between the
+/// two, all 18 slower than 16 on seven of the ten. On the Intel Xeon VM 16 lines took 1.10x the
+/// time of 12 (50M lognormal, session 59), so that core keeps 12.
+const CENTRED_LINES_MANY: usize = 16;
+
+/// A bottom level whose first keys and models take more than this many bytes has its search
+/// window prefetched on a core that keeps many misses in flight, before the scan reads it
+/// ([`Prefetch::bottom`]): past about half of a core's L2 the level is seldom cached. Zen 3
+/// VM (session 61, same timer and passes as [`CENTRED_LINES_MANY`], both with 16 centred
+/// lines), the median ratio to the C++ time with the window prefetched against without: 50M
+/// `zipf-gaps` (181,761 segments, 5.8 MB) 1.11 against 1.23, 10M `zipf-gaps` (36,374; 1.2 MB)
+/// 0.81 against 0.92, 10M `cells` (10,615; 340 KB) 0.70 against 0.75, 50M `cells` (44,889)
+/// 0.96 against 0.95; below the bound it cost time: 50M lognormal (3,447; 110 KB) 0.95
+/// against 0.90, 50M `uniform-sparse` (3,381) 1.11 against 1.00. On the Intel Xeon VM the
+/// prefetch was slower with the scanned descent (50M `zipf-gaps` 325.2 against 283.8 ns,
+/// session 59), so that core never takes it.
+const PREFETCH_BOTTOM_ABOVE: usize = 256 << 10;
+
+/// How many lines a lookup asks for ahead of its loads, chosen when the index is built or
+/// loaded, for the core it runs on ([`crate::cpu::many_misses_in_flight`]) and the size of its
+/// bottom level. Not saved: a loaded index chooses again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Prefetch {
+    /// Lines of a full default window asked for around the prediction ([`CENTRED_LINES`] or
+    /// [`CENTRED_LINES_MANY`]).
+    wide: bool,
+    /// Lines of the bottom level's search window to prefetch before its scan; both 0 when
+    /// the level stays cached or the core keeps few misses in flight.
+    bottom: BottomLines,
+}
+
+/// Cache lines a bottom-level search window (`2 * eps_recursive + 3` segments) can span: its
+/// first keys' and its models'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct BottomLines {
+    /// At most 63 each ([`search::window_lines`]), kept in bytes so the index keeps its size
+    /// (a string index holds one inline, in an enum whose variants clippy keeps balanced).
+    keys: u8,
+    models: u8,
+}
+
+impl Prefetch {
+    /// The choice for a core that keeps many misses in flight (`many`) or few, and a bottom
+    /// level of `bottom_len` segments.
+    fn new(many: bool, params: PgmParams, bottom_len: usize) -> Self {
+        let bytes =
+            bottom_len.saturating_mul(std::mem::size_of::<u64>() + std::mem::size_of::<Model>());
+        let window = params.eps_recursive.saturating_mul(2).saturating_add(3);
+        let bottom = if many && bytes > PREFETCH_BOTTOM_ABOVE {
+            BottomLines {
+                keys: search::window_lines::<u64>(window) as u8,
+                models: search::window_lines::<Model>(window) as u8,
+            }
+        } else {
+            BottomLines { keys: 0, models: 0 }
+        };
+        Prefetch { wide: many, bottom }
+    }
+}
+
 /// The cache lines a window of `params` can span (`2 * eps + 2` keys, see
 /// [`ApproxPos::from_prediction`]; [`ApproxPos::for_key`] can widen it for keys whose model
 /// map is not injective, and such a wider window is searched with the search's own prefetches).
@@ -378,8 +472,9 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
     /// The window, then every cache line a window of this index can span prefetched in one
     /// straight run ([`search::prefetch_lines`]: the count depends on `eps`, not on the
     /// lookup), then a branchless binary search inside the window. A window of exactly 130
-    /// keys (a full one at the default `eps` of 64) has only its 12 middle lines, around the
-    /// prediction, prefetched (`search::prefetch_centred`) and is bisected with a constant
+    /// keys (a full one at the default `eps` of 64) has only its 12 middle lines (16 on a core
+    /// that keeps many misses in flight), around the prediction, prefetched
+    /// (`search::prefetch_centred`) and is bisected with a constant
     /// length; one wider than `2 * eps + 2` (non-injective keys) keeps the search's own
     /// prefetches.
     #[inline]
@@ -390,9 +485,12 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
         if let Ok(fixed) = <&[K; DEFAULT_BOTTOM_WINDOW]>::try_from(window) {
             // The default eps's full window: the lines around its middle (the prediction, for
             // the windows of `ApproxPos::around`), and a bisection of constant length.
-            search::prefetch_centred::<K, CENTRED_LINES>(
-                fixed.as_ptr().wrapping_add(DEFAULT_BOTTOM_WINDOW / 2),
-            );
+            let centre = fixed.as_ptr().wrapping_add(DEFAULT_BOTTOM_WINDOW / 2);
+            if self.prefetch.wide {
+                search::prefetch_centred::<K, CENTRED_LINES_MANY>(centre);
+            } else {
+                search::prefetch_centred::<K, CENTRED_LINES>(centre);
+            }
             return w.lo + search::branchless_binary_fixed(fixed, key);
         }
         if self.window_lines == 0 || window.len() > 2 * self.params.eps + 2 {
@@ -636,6 +734,7 @@ impl<K: Key> Persist<K> for Pgm<K> {
             }
             below_len = level.len;
         }
+        let bottom_len = levels.first().map_or(0, |l| l.len);
         Ok(Pgm {
             n,
             params,
@@ -643,6 +742,7 @@ impl<K: Key> Persist<K> for Pgm<K> {
             models,
             levels,
             window_lines: window_lines::<K>(params),
+            prefetch: Prefetch::new(crate::cpu::many_misses_in_flight(), params, bottom_len),
             _key: PhantomData,
         })
     }
@@ -716,19 +816,78 @@ mod tests {
     fn a_large_bottom_level_answers_right() {
         // Gaps of 1 to 1000 with eps 1: about one segment every 18 keys, so 1M keys give a
         // bottom level of about 55,000 segments, past the caches of the machines measured.
+        // Both cores' prefetches: the many-misses one prefetches this bottom level's windows.
         let keys = gapped_keys(1_000_000, |_, r| 1 + r % 1000);
-        let pgm = Pgm::build(&keys, PgmParams::new(1, 8)).unwrap();
+        let mut pgm = Pgm::build(&keys, PgmParams::new(1, 8)).unwrap();
         assert!(
             pgm.segment_count() > 40_000,
             "{} segments",
             pgm.segment_count()
         );
-        for (i, &k) in keys.iter().enumerate().step_by(3) {
-            assert_eq!(pgm.lower_bound(&keys, k), i);
-            assert_eq!(pgm.lower_bound(&keys, k + 1), i + 1, "absent key {}", k + 1);
+        for many in [false, true] {
+            pgm.prefetch = Prefetch::new(many, pgm.params, pgm.segment_count());
+            assert_eq!(pgm.prefetch.bottom.keys != 0, many);
+            for (i, &k) in keys.iter().enumerate().step_by(3) {
+                assert_eq!(pgm.lower_bound(&keys, k), i);
+                assert_eq!(pgm.lower_bound(&keys, k + 1), i + 1, "absent key {}", k + 1);
+            }
+            assert_eq!(pgm.lower_bound(&keys, 0), 0);
+            assert_eq!(pgm.lower_bound(&keys, u64::MAX), keys.len());
         }
-        assert_eq!(pgm.lower_bound(&keys, 0), 0);
-        assert_eq!(pgm.lower_bound(&keys, u64::MAX), keys.len());
+    }
+
+    #[test]
+    fn prefetches_follow_the_core_and_the_bottom_level() {
+        let params = PgmParams::new(64, 8);
+        // 8,192 segments of 32 bytes are exactly the bound: one more is past it.
+        let at = PREFETCH_BOTTOM_ABOVE / 32;
+        let none = BottomLines { keys: 0, models: 0 };
+        // 19 first keys span 3 lines (4 when misaligned), their 24-byte models 8 (9).
+        let window = BottomLines { keys: 4, models: 9 };
+        assert_eq!(
+            Prefetch::new(true, params, at + 1),
+            Prefetch {
+                wide: true,
+                bottom: window
+            }
+        );
+        assert_eq!(
+            Prefetch::new(true, params, at),
+            Prefetch {
+                wide: true,
+                bottom: none
+            }
+        );
+        assert_eq!(
+            Prefetch::new(false, params, at + 1),
+            Prefetch {
+                wide: false,
+                bottom: none
+            }
+        );
+        assert_eq!(
+            Prefetch::new(false, params, 0),
+            Prefetch {
+                wide: false,
+                bottom: none
+            }
+        );
+        // A window too wide to prefetch whole (past 4 KiB of models) is not prefetched.
+        let wide = PgmParams::new(64, 1 << 10);
+        assert_eq!(Prefetch::new(true, wide, usize::MAX).bottom, none);
+        // A loaded index chooses for the core it is loaded on, as a built one does.
+        let keys = gapped_keys(100_000, |_, r| 1 + r % 1000);
+        let pgm = Pgm::build(&keys, PgmParams::new(1, 8)).unwrap();
+        let many = crate::cpu::many_misses_in_flight();
+        assert_eq!(
+            pgm.prefetch,
+            Prefetch::new(many, pgm.params, pgm.segment_count())
+        );
+        let mut out = Encoder::new();
+        pgm.encode(&mut out);
+        let bytes = out.into_bytes();
+        let loaded = Pgm::<u64>::decode(&mut Decoder::new("pgm", &bytes)).unwrap();
+        assert_eq!(loaded.prefetch, pgm.prefetch);
     }
 
     #[test]
