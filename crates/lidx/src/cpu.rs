@@ -12,7 +12,9 @@
 //!   level too large for the caches was faster without its window prefetched.
 //! * On the 2-core AMD EPYC VMs (Zen 3, Zen 4, Zen 5) more lines in flight pay: on the Zen 3
 //!   VM (session 61) 16 lines around the prediction beat 12 on all ten key sets measured, and
-//!   the bottom level's window prefetch, which had helped on Zen 4 and Zen 5, helped again.
+//!   the bottom level's window prefetch, which had helped on Zen 4 and Zen 5, helped again; on
+//!   the Zen 5 VM (session 62) 16 beat 12 on nine of eleven, and the choice was within the
+//!   noise of the best variant on all eleven.
 //!
 //! The figures are in [`crate::mem::Pgm`]'s docs and `docs/results/cpp-references.md`. The
 //! choice is made from the vendor the processor reports (CPUID leaf 0), once per process:
