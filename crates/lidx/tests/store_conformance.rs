@@ -448,11 +448,11 @@ fn a_log_store_refuses_keys_of_other_lengths_and_keeps_its_map() {
 }
 
 /// The suite's options for [`many_merges_over_a_large_key_set_stay_exact`], with a budget per
-/// engine that makes merges many but not one per write. At the suite's budget the 5,000 keys'
-/// static models and filters outgrow it, and then every write merged (`hybrid`: 19,998 merges
-/// for the 20,000 writes at 4 KiB) or flushed and compacted (`lsm`: about 40,000 at 8 and 16
-/// KiB): ten minutes of the test's debug build, all in one regime. `hybrid` gets 16 KiB (67
-/// merges), `lsm` 64 KiB (50-65), `btree` keeps the suite's 4 KiB (218 checkpoints).
+/// engine that makes merges many but not one per write. At the suite's budget, with 5,000 keys
+/// stored, every write merged (`hybrid`: 19,998 merges for the 20,000 writes at 4 KiB) or
+/// flushed and compacted (`lsm`: about 40,000 at 8 and 16 KiB), which took ten minutes of the
+/// test's debug build and tested that one regime. `hybrid` gets 16 KiB (67 merges), `lsm` 64
+/// KiB (50-65), `btree` keeps the suite's 4 KiB (218 checkpoints).
 fn many_merges_options(engine: Engine) -> StoreOptions {
     let options = options_for(engine, options(false));
     match engine {
