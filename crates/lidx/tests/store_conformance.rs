@@ -499,7 +499,8 @@ fn many_merges_over_a_large_key_set_stay_exact() {
             }
         }
         let stats = store.stats();
-        assert!(stats.merges > 5, "{stats:?}");
+        // Many merges, but not one every few writes (the regime the budgets above leave).
+        assert!(stats.merges > 5 && stats.merges < 2_000, "{stats:?}");
         let all = (Bound::<&[u8]>::Unbounded, Bound::<&[u8]>::Unbounded);
         same(
             got_range(store.range(all)),
