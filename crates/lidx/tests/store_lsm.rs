@@ -351,13 +351,16 @@ fn a_value_longer_than_a_value_log_segment_is_refused_before_it_is_logged() {
 
 #[test]
 fn tiered_levels_read_back_and_rewrite_less_than_leveled() {
+    // Levels 4 times apart both ways: leveled merges rewrite a write about (4 + 1) / 2 times
+    // a level, tiered ones once. (At 2 times apart the two wrote within 2% of each other, and
+    // which wrote less followed the merge threads' timing.)
     let leveled = overwrite_and_read_back(LsmSpec {
         runs: 1,
-        ..lsm_spec(2, 2)
+        ..lsm_spec(4, 2)
     });
     let tiered = overwrite_and_read_back(LsmSpec {
-        runs: 2,
-        ..lsm_spec(2, 2)
+        runs: 4,
+        ..lsm_spec(4, 2)
     });
     assert!(tiered.lsm_levels >= 3, "{tiered:?}");
     // The same writes, flushed alike: tiered merges rewrite each run into the next level
@@ -493,11 +496,13 @@ fn keys_written_in_order_move_down_without_being_rewritten() {
     }
     store.compact().unwrap();
     let stats = store.stats();
-    // Every flush made a run no other overlaps: each went down as it was.
+    // Every flush made a run no other overlaps: each went down as it was, past the empty
+    // levels to the deepest, so at most level 0 holds runs beside it (moved a level at a
+    // time, they were left in three levels, each filled to its target).
     assert_eq!(stats.compaction_bytes, 0, "{stats:?}");
     assert!(stats.moved_bytes > 0, "{stats:?}");
-    assert!(stats.lsm_levels >= 2, "{stats:?}");
-    assert!(stats.lsm_runs >= 2 * stats.lsm_levels, "{stats:?}");
+    assert!(stats.lsm_levels <= 2, "{stats:?}");
+    assert!(stats.lsm_runs >= 10, "{stats:?}");
     // Overwrites of every seventh key, in random order: merges, each cut at the runs it
     // leaves in place, so the levels stay partitioned (open and check refuse otherwise).
     for i in (0..60_000u64).step_by(7) {

@@ -266,13 +266,28 @@ pub(crate) struct Job {
 pub(crate) struct Plan {
     /// The runs merged into new runs at `into`, newest first.
     pub(crate) inputs: Vec<Arc<RunFile>>,
-    /// The runs moved to `into` as they are (a trivial move: a run that overlaps no run of
-    /// `into` and lies outside the merged runs' span), linked under a new name.
-    pub(crate) moves: Vec<Arc<RunFile>>,
+    /// The runs moved as they are (a trivial move: a run that overlaps no run of `into` and
+    /// lies outside the merged runs' span), each linked under a new name at its level.
+    pub(crate) moves: Vec<Move>,
     pub(crate) into: usize,
     /// No run outside the inputs can hold an older version of their keys: the merge drops
     /// tombstones.
     pub(crate) last_level: bool,
+}
+
+/// A run a compaction moves as it is, and the level it goes to: `into`, or deeper where no
+/// level on the way down holds a run it overlaps ([`Levels::sink`]).
+pub(crate) struct Move {
+    pub(crate) run: Arc<RunFile>,
+    pub(crate) to: usize,
+}
+
+impl Plan {
+    /// The runs the plan takes out of their levels: its inputs and the runs it moves.
+    pub(crate) fn removed(&self) -> Vec<Arc<RunFile>> {
+        let moved = self.moves.iter().map(|m| &m.run);
+        self.inputs.iter().chain(moved).cloned().collect()
+    }
 }
 
 impl Levels {
@@ -385,10 +400,10 @@ impl Levels {
     /// level 0, another run of their own) are merged, with every run of their level within
     /// their span, and with the next level's runs that meet that span (as RocksDB picks a
     /// compaction's inputs), into new runs in their place; the others, outside that span and
-    /// over no run of the next level, are moved there, unless they hold under a quarter of
-    /// `run_bytes` of records (what a merge cuts its runs at), which are merged, so that tiny
-    /// runs (of tiny memtables) are gathered into bigger ones rather than moved down one by
-    /// one. So a key range written in order (a load in key order) goes down without being
+    /// over no run of the next level, are moved there or deeper ([`Levels::sink`]), unless
+    /// they hold under a quarter of `run_bytes` of records (what a merge cuts its runs at),
+    /// which are merged, so that tiny runs (of tiny memtables) are gathered into bigger ones
+    /// rather than moved down one by one. So a key range written in order (a load in key order) goes down without being
     /// rewritten, and the level stays disjoint: nothing is left or moved inside the span of
     /// the merge's output.
     pub(crate) fn plan(&self, job: Job, run_bytes: u64) -> Plan {
@@ -428,7 +443,10 @@ impl Levels {
         for (r, &m) in from.iter().zip(&merged) {
             match m {
                 true => inputs.push(Arc::clone(r)),
-                false => moves.push(Arc::clone(r)),
+                false => moves.push(Move {
+                    run: Arc::clone(r),
+                    to: self.sink(r, into),
+                }),
             }
         }
         if let Some((first, last)) = span(&merged) {
@@ -437,8 +455,28 @@ impl Levels {
         self.plan_of(inputs, moves, into)
     }
 
-    /// The plan that merges `inputs` and moves `moves` into level `into`.
-    fn plan_of(&self, inputs: Vec<Arc<RunFile>>, moves: Vec<Arc<RunFile>>, into: usize) -> Plan {
+    /// The deepest level a run moved into level `into` (which holds no run it overlaps) can
+    /// go to: down from `into` while the next level holds no run it overlaps. Every level
+    /// it passes holds nothing of its key range, so it still lies above every older version
+    /// of its keys, and the level it lands in stays disjoint. So a key range written in
+    /// order goes straight to the bottom, as a compaction would carry it there level by
+    /// level, and the levels above are left empty for the writes to come (a move that
+    /// stopped at `into` left every level at its target, and the next random writes merged
+    /// down through all of them).
+    fn sink(&self, run: &RunFile, into: usize) -> usize {
+        let mut to = into;
+        while self
+            .levels
+            .get(to + 1)
+            .is_some_and(|below| !below.iter().any(|n| n.overlaps(run)))
+        {
+            to += 1;
+        }
+        to
+    }
+
+    /// The plan that merges `inputs` and makes `moves` into level `into` (or below).
+    fn plan_of(&self, inputs: Vec<Arc<RunFile>>, moves: Vec<Move>, into: usize) -> Plan {
         let last_level = self.nothing_older(&inputs);
         Plan {
             inputs,
@@ -1119,26 +1157,26 @@ pub(crate) fn run_bytes(memtable: usize) -> u64 {
     memtable.max(64 << 10) as u64
 }
 
-/// Links each run `plan` moves under its name at the plan's level: the moved runs, to be
+/// Links each run `plan` moves under its name at the level it goes to: the moved runs, to be
 /// committed in the old ones' place (their old names removed after the commit).
 pub(crate) fn move_runs(inner: &Inner, plan: &Plan) -> Result<Vec<Arc<RunFile>>> {
     let names: Vec<String> = plan
         .moves
         .iter()
-        .map(|r| run_name(plan.into, r.identity.generation))
+        .map(|m| run_name(m.to, m.run.identity.generation))
         .collect();
     let pairs: Vec<(&str, &str)> = plan
         .moves
         .iter()
         .zip(&names)
-        .map(|(r, name)| (r.name.as_str(), name.as_str()))
+        .map(|(m, name)| (m.run.name.as_str(), name.as_str()))
         .collect();
     inner.storage.link(&pairs)?;
     Ok(plan
         .moves
         .iter()
         .zip(names)
-        .map(|(r, name)| r.moved(name, plan.into))
+        .map(|(m, name)| m.run.moved(name, m.to))
         .collect())
 }
 
@@ -1318,7 +1356,9 @@ mod tests {
         let plan = levels.plan(Job { from: 0 }, 0);
         // `b` overlaps `y`, `c` and `d` each other: merged, with `e`, which lies between them,
         // and `y`. `a` overlaps nothing outside their span: moved. `x` and `z` stay.
-        assert_eq!(names(&plan.moves), [a.name.as_str()]);
+        let moved: Vec<_> = plan.moves.iter().map(|m| Arc::clone(&m.run)).collect();
+        assert_eq!(names(&moved), [a.name.as_str()]);
+        assert_eq!(plan.moves[0].to, 1);
         assert_eq!(
             names(&plan.inputs),
             [
@@ -1350,7 +1390,7 @@ mod tests {
         // Outputs and moved runs take their places in key order.
         let out = keyed(&storage, 1, 30, 100..230);
         let moved = a.moved(run_name(1, 10), 1);
-        let removed: Vec<_> = plan.inputs.iter().chain(&plan.moves).cloned().collect();
+        let removed = plan.removed();
         let next = levels.replace(&removed, vec![Arc::clone(&out), Arc::clone(&moved)], 0);
         assert!(next.levels[0].is_empty());
         assert_eq!(
@@ -1374,6 +1414,61 @@ mod tests {
             partitioned: true,
         };
         assert!(bad.check_partitions().is_err());
+    }
+
+    #[test]
+    fn a_moved_run_sinks_past_every_level_that_holds_none_of_its_keys() {
+        let storage = Arc::new(Storage::ram());
+        // Level 0: `a` overlaps nothing below it down to level 3; `b` overlaps a level-2
+        // run; `c` overlaps a level-1 run, so it is merged.
+        let a = keyed(&storage, 0, 10, 0..10);
+        let b = keyed(&storage, 0, 11, 100..110);
+        let c = keyed(&storage, 0, 12, 200..210);
+        let levels = Levels {
+            levels: vec![
+                vec![Arc::clone(&c), Arc::clone(&b), Arc::clone(&a)],
+                vec![keyed(&storage, 1, 1, 205..206)],
+                vec![keyed(&storage, 2, 2, 105..106)],
+                vec![keyed(&storage, 3, 3, 20..300)],
+                vec![keyed(&storage, 4, 4, 5..6)],
+            ],
+            flushed_seq: 0,
+            values: Vec::new(),
+            partitioned: true,
+        };
+        let plan = levels.plan(Job { from: 0 }, 0);
+        let to: Vec<(&str, usize)> = plan
+            .moves
+            .iter()
+            .map(|m| (m.run.name.as_str(), m.to))
+            .collect();
+        // `a` (keys 0..10) passes levels 1 to 3, whose runs do not meet it, and stops above
+        // level 4's; `b` stops at level 1, above level 2's run.
+        assert_eq!(to, [(b.name.as_str(), 1), (a.name.as_str(), 3)]);
+        assert_eq!(names(&plan.inputs)[0], c.name.as_str());
+        // The levels the runs land in stay disjoint, and every older version of a key lies
+        // below its newer one.
+        let moved: Vec<_> = plan
+            .moves
+            .iter()
+            .map(|m| m.run.moved(run_name(m.to, m.run.identity.generation), m.to))
+            .collect();
+        let next = levels.replace(&plan.removed(), moved, 0);
+        assert_eq!(next.check_partitions(), Ok(()));
+        assert_eq!(names(&next.levels[3])[0], run_name(3, 10));
+        assert_eq!(next.levels[3].len(), 2);
+        // Level 1 holds `b`; its own run was an input of `c`'s merge (output not added here).
+        assert_eq!(names(&next.levels[1]), [run_name(1, 11)]);
+        // A level-1 push into an empty level 2 with nothing below moves into level 2.
+        let lone = Levels {
+            levels: vec![vec![], vec![keyed(&storage, 1, 5, 0..10)]],
+            flushed_seq: 0,
+            values: Vec::new(),
+            partitioned: true,
+        };
+        let plan = lone.plan(Job { from: 1 }, 0);
+        assert_eq!(plan.moves.len(), 1);
+        assert_eq!(plan.moves[0].to, 2);
     }
 
     fn spec(ratio: usize, l0: usize) -> LsmSpec {

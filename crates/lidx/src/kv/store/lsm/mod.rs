@@ -14,16 +14,23 @@
 //! order (a get asks the one whose range holds the key), `ratio` times more bytes than the
 //! one above (level 1's target is `l0` memtables). A **compaction** thread empties level 0,
 //! or a level over its target, into the next: a run that overlaps no other run of its level
-//! (level 0's may overlap) and no run of the next level is **moved** there as it is (a
-//! *trivial move*, RocksDB's: the file linked under the next level's name, nothing
-//! rewritten), and the others are merged with the next level's runs they overlap into new
-//! runs, cut at about a memtable's bytes; the merge's span meets no run it leaves in place
-//! or moves, so the level stays disjoint. Keys written in order (a load in key order,
-//! time-ordered keys) therefore go down without being rewritten; random keys overlap every
-//! run, and a level is merged whole into the next, so a write is rewritten about
-//! `(ratio + 1) / 2` times per level (RocksDB, merging one file at a time into the ~`ratio`
-//! files under it, rewrites about `ratio`); the write cost is bounded by the number of levels
-//! (logarithmic in the data), not by the table's size as the `hybrid` engine's merges are.
+//! (level 0's may overlap) and no run of the next level is **moved** as it is (a *trivial
+//! move*, RocksDB's: the file linked under a new level's name, nothing rewritten), and the
+//! others are merged with the next level's runs they overlap into new runs, cut at about a
+//! memtable's bytes; the merge's span meets no run it leaves in place or moves, so the level
+//! stays disjoint. A moved run **sinks**: it goes past every level below that holds no run
+//! it overlaps, down to the level above the first one that does (or the last), where a
+//! chain of pushes would carry it. Moved one level at a time, a load in key order left every
+//! level at its target, and the first random writes after it merged down through all of
+//! them (12.1 bytes written per byte put over 1M random inserts after a 3M-record load; 4.4
+//! with the sinking, RocksDB 4.2 in the same run, whose levels after that load held every
+//! file in one level and none above it; `docs/results/store-scale.md`). Keys written in
+//! order (a load in key order, time-ordered keys) therefore go down without being
+//! rewritten; random keys overlap every run, and a level is merged whole into the next, so
+//! a write is rewritten about `(ratio + 1) / 2` times per level (RocksDB, merging one file
+//! at a time into the ~`ratio` files under it, rewrites about `ratio`); the write cost is
+//! bounded by the number of levels (logarithmic in the data), not by the table's size as the
+//! `hybrid` engine's merges are.
 //! Flushes run on their own thread beside compactions; when level 0 reaches three times `l0`
 //! the flush waits for a compaction, and writers wait once the next memtable is full too.
 //!

@@ -159,7 +159,7 @@ fn run_jobs(inner: &Inner) -> Result<()> {
         let dead = {
             let mut manifest = inner.manifest.lock();
             let current = inner.current();
-            let removed: Vec<_> = plan.inputs.iter().chain(&plan.moves).cloned().collect();
+            let removed = plan.removed();
             let added = output.into_iter().chain(moved).collect();
             let (levels, dead) = current
                 .files
@@ -174,14 +174,14 @@ fn run_jobs(inner: &Inner) -> Result<()> {
         retire(&plan.inputs, &dead);
         // A moved run's old name goes; the file stays under its new one. A name left by a
         // failed unlink is harmless (the manifest does not hold it) and goes at the next open.
-        for run in &plan.moves {
-            let _ = inner.storage.unlink(&run.name);
+        for m in &plan.moves {
+            let _ = inner.storage.unlink(&m.run.name);
         }
         let c = &inner.shared;
         c.written.fetch_add(written, Ordering::Relaxed);
         c.compacted.fetch_add(written, Ordering::Relaxed);
         c.moved.fetch_add(
-            plan.moves.iter().map(|r| r.table.disk_bytes()).sum(),
+            plan.moves.iter().map(|m| m.run.table.disk_bytes()).sum(),
             Ordering::Relaxed,
         );
         inner.work.done(start);
