@@ -403,9 +403,9 @@ impl Levels {
     /// over no run of the next level, are moved there or deeper ([`Levels::sink`]), unless
     /// they hold under a quarter of `run_bytes` of records (what a merge cuts its runs at),
     /// which are merged, so that tiny runs (of tiny memtables) are gathered into bigger ones
-    /// rather than moved down one by one. So a key range written in order (a load in key order) goes down without being
-    /// rewritten, and the level stays disjoint: nothing is left or moved inside the span of
-    /// the merge's output.
+    /// rather than moved down one by one. So a key range written in order (a load in key
+    /// order) goes down without being rewritten, and the level stays disjoint: nothing is
+    /// left or moved inside the span of the merge's output.
     pub(crate) fn plan(&self, job: Job, run_bytes: u64) -> Plan {
         let into = job.from + 1;
         let from: &[Arc<RunFile>] = self.levels.get(job.from).map_or(&[], Vec::as_slice);
@@ -458,11 +458,11 @@ impl Levels {
     /// The deepest level a run moved into level `into` (which holds no run it overlaps) can
     /// go to: down from `into` while the next level holds no run it overlaps. Every level
     /// it passes holds nothing of its key range, so it still lies above every older version
-    /// of its keys, and the level it lands in stays disjoint. So a key range written in
-    /// order goes straight to the bottom, as a compaction would carry it there level by
-    /// level, and the levels above are left empty for the writes to come (a move that
-    /// stopped at `into` left every level at its target, and the next random writes merged
-    /// down through all of them).
+    /// of its keys, and the level it lands in stays disjoint. The levels' targets do not
+    /// stop it: a key range written in order goes straight to the bottom, and the levels
+    /// above are left empty for the writes to come (a move that stopped at `into` left
+    /// every level at its target, and the next random writes merged down through all of
+    /// them).
     fn sink(&self, run: &RunFile, into: usize) -> usize {
         let mut to = into;
         while self

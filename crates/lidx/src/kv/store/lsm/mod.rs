@@ -19,19 +19,18 @@
 //! others are merged with the next level's runs they overlap into new runs, cut at about a
 //! memtable's bytes; the merge's span meets no run it leaves in place or moves, so the level
 //! stays disjoint. A moved run **sinks**: it goes past every level below that holds no run
-//! it overlaps, down to the level above the first one that does (or the last), where a
-//! chain of pushes would carry it. Moved one level at a time, a load in key order left every
-//! level at its target, and the first random writes after it merged down through all of
-//! them (12.1 bytes written per byte put over 1M random inserts after a 3M-record load; 4.4
-//! with the sinking, RocksDB 4.2 in the same run, whose levels after that load held every
-//! file in one level and none above it; `docs/results/store-scale.md`). Keys written in
-//! order (a load in key order, time-ordered keys) therefore go down without being
-//! rewritten; random keys overlap every run, and a level is merged whole into the next, so
-//! a write is rewritten about `(ratio + 1) / 2` times per level (RocksDB, merging one file
-//! at a time into the ~`ratio` files under it, rewrites about `ratio`); the write cost is
-//! bounded by the number of levels (logarithmic in the data), not by the table's size as the
-//! `hybrid` engine's merges are.
-//! Flushes run on their own thread beside compactions; when level 0 reaches three times `l0`
+//! it overlaps, down to the level above the first one that does (or the last), whatever
+//! those levels' targets. Moved one level at a time, a load in key order left every level
+//! at its target, and the first random writes after it merged down through all of them
+//! (12.1-12.3 bytes written per byte put over 1M random inserts after a 3M-record load, the
+//! store's runs only; 4.4 with the sinking; RocksDB 4.2 in the same runs, 3.0 of it its
+//! tables and 1.0 its log, and after that load it held every file in one level;
+//! `docs/results/store-scale.md`). Keys written in order (a load in key order, time-ordered
+//! keys) therefore go down without being rewritten; random keys overlap every run, and a
+//! level is merged whole into the next, so a write is rewritten about `(ratio + 1) / 2`
+//! times per level (RocksDB, merging one file at a time into the ~`ratio` files under it,
+//! rewrites about `ratio`); the write cost is bounded by the number of levels (logarithmic
+//! in the data), not by the table's size as the `hybrid` engine's merges are. Flushes run on their own thread beside compactions; when level 0 reaches three times `l0`
 //! the flush waits for a compaction, and writers wait once the next memtable is full too.
 //!
 //! **Tiered levels** (`runs=K`, K > 1; Cassandra's size-tiered, Dostoevsky's tiering): each
