@@ -14,7 +14,9 @@
 //!   VM (session 61) 16 lines around the prediction beat 12 on all ten key sets measured, and
 //!   the bottom level's window prefetch, which had helped on Zen 4 and Zen 5, helped again; on
 //!   the Zen 5 VM (session 62) 16 beat 12 on nine of eleven, and the choice was within the
-//!   noise of the best variant on all eleven.
+//!   noise of the best variant on all eleven. Since the PGM keeps each segment's model beside
+//!   its first key (session 64), no core prefetches the bottom level's window: on the Zen 5
+//!   VM it then cost time on every key set that took it.
 //!
 //! The figures are in [`crate::mem::Pgm`]'s docs and `docs/results/cpp-references.md`. The
 //! choice is made from the vendor the processor reports (CPUID leaf 0), once per process:

@@ -17,9 +17,20 @@
 //!
 //! What we do differently, and why:
 //!
-//! * Levels are stored flat, struct-of-arrays: all first keys in one `Vec<u64>` (bottom level
-//!   first), and `(slope, intercept, next position)` in a parallel `Vec`, so a level's window
-//!   search reads only contiguous keys. PGM's reference code stores whole segments.
+//! * Levels are stored flat in one array, bottom level first, each segment as a 32-byte entry
+//!   (first key, slope, intercept, next position) aligned to 32, and each level ends with a
+//!   sentinel entry whose key stops every scan. PGM's reference code also stores whole
+//!   segments, in 16 bytes (a `float` slope and a 32-bit intercept), with a sentinel; we keep
+//!   the `f64` models, whose error bound is proved as evaluated (below), and the saved format.
+//!   Until session 64 the first keys and the models were two parallel arrays, so that a scan
+//!   read only keys; but then the model of the segment a scan stops on is a second miss that
+//!   waits for the scan. On the Zen 5 VM (session 64; throwaway timer, 2M uniform lookups of
+//!   present keys, the C++ PGM-index 64/8 in the same process, seven passes alternated, the
+//!   median of the per-pass ratios to its time) the interleaved entries took 0.79x the C++
+//!   time where the two arrays took 1.02x on 50M `zipf-gaps` keys, 0.94x against 1.15x on 200M
+//!   lognormal, 0.73x against 1.04x on 50M `cells`, 0.77x against 0.80x on 50M lognormal,
+//!   0.67x against 0.77x on 10M lognormal and 0.66x against 0.95x on 10M `zipf-gaps`
+//!   (`docs/results/cpp-references.md` has the rest).
 //! * Each level's window is scanned forward until a key is too large, as PGM's code does: a
 //!   branch the core predicts, so it runs ahead into the next level and the last mile before
 //!   the scan's loads arrive. Sessions 53-58 bisected it without a branch; on the Intel Xeon VM
@@ -41,9 +52,13 @@
 //!   PGM's code prefetches nothing and searches with a branch. On the Intel Xeon VM this took
 //!   50M lognormal keys from 235-238 to 203-204 ns a lookup (see [`search::prefetch_centred`]).
 //! * How many lines to ask for depends on the core: one that keeps many misses in flight (the
-//!   AMD EPYC VMs' Zen cores, [`crate::cpu`]) takes the 16 around the prediction, and
-//!   prefetches a large bottom level's search window before scanning it (`Prefetch`, chosen
-//!   when the index is built or loaded, never saved). PGM's code has one layout for every core.
+//!   AMD EPYC VMs' Zen cores, [`crate::cpu`]) takes the 16 around the prediction (chosen when
+//!   the index is built or loaded, never saved). PGM's code has one layout for every core.
+//!   Those cores also prefetched a large bottom level's search window before scanning it
+//!   while the models were apart from the keys (sessions 61-63); with the entries
+//!   interleaved, on the Zen 5 VM, it cost time on all five key sets measured whose bottom
+//!   level was past its 256 KiB bound (10M and 50M `cells` and `zipf-gaps`, 200M lognormal;
+//!   50M `cells` 0.87x the C++ time with it, 0.74x without), so no core takes it.
 
 use std::marker::PhantomData;
 
@@ -116,9 +131,14 @@ impl PgmParams {
     }
 }
 
-/// A segment's model without its first key (which lives in the keys array).
+/// One segment as lookups read it: its first key beside its model, 32 bytes aligned to 32, so
+/// that an entry never spans two cache lines and the line that a level's scan stops on holds
+/// the model the next step needs (see the module docs).
+#[repr(C, align(32))]
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Model {
+struct Entry {
+    /// First model-space key of the segment.
+    key: u64,
     slope: f64,
     intercept: f64,
     /// First position covered by the next segment of the level (the level below's length for
@@ -126,7 +146,20 @@ struct Model {
     next_pos: usize,
 }
 
-/// One level's place in the flat arrays.
+impl Entry {
+    /// The entry after a level's last segment, whose key (`u64::MAX`, above every key a
+    /// descent compares, see [`Pgm::find_segment`]) ends every scan of the level.
+    fn sentinel(below_len: usize) -> Self {
+        Entry {
+            key: u64::MAX,
+            slope: 0.0,
+            intercept: below_len as f64,
+            next_pos: below_len,
+        }
+    }
+}
+
+/// One level's place in the flat array: `len` segments from `offset`, then its sentinel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Level {
     offset: usize,
@@ -138,18 +171,20 @@ struct Level {
 pub struct Pgm<K> {
     n: usize,
     params: PgmParams,
-    /// First model-space key of every segment, level by level, bottom level first.
-    keys: Vec<u64>,
-    /// Models, parallel to `keys`.
-    models: Vec<Model>,
+    /// Every segment of every level, bottom level first, each level followed by its
+    /// [`Entry::sentinel`].
+    entries: Vec<Entry>,
     /// Bottom level first; the last level has one segment.
     levels: Vec<Level>,
     /// Cache lines a bottom-level window can span ([`search::window_lines`] of `2 * eps + 2`
     /// keys), prefetched by `lower_bound` (a full 130-key window prefetches its 12 or 16
-    /// middle lines instead, see [`Prefetch`]).
+    /// middle lines instead).
     window_lines: usize,
-    /// How many lines lookups ask for ahead of their loads on this core ([`Prefetch`]).
-    prefetch: Prefetch,
+    /// Whether a full default window asks for [`CENTRED_LINES_MANY`] lines around the
+    /// prediction rather than [`CENTRED_LINES`]: true on a core that keeps many misses in
+    /// flight ([`crate::cpu::many_misses_in_flight`]), chosen when the index is built or
+    /// loaded, never saved.
+    wide: bool,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -184,7 +219,9 @@ impl<K: Key> Pgm<K> {
     #[inline]
     pub fn predict(&self, v: u64) -> f64 {
         let i = self.find_segment(v);
-        self.model(i).predict(v).min(self.models[i].next_pos as f64)
+        self.model(i)
+            .predict(v)
+            .min(self.entries[i].next_pos as f64)
     }
 
     /// Stacks the upper levels on `bottom` (the optimal PLA of the data) and lays them out.
@@ -198,35 +235,33 @@ impl<K: Key> Pgm<K> {
             let up = optimal_pla_points(points, params.eps_recursive);
             levels_segments.push(up);
         }
-        let total = levels_segments.iter().map(Vec::len).sum();
-        let mut keys = Vec::with_capacity(total);
-        let mut models = Vec::with_capacity(total);
+        let total: usize = levels_segments.iter().map(|l| l.len() + 1).sum();
+        let mut entries = Vec::with_capacity(total);
         let mut levels = Vec::with_capacity(levels_segments.len());
         let mut below_len = n;
         for segments in levels_segments.iter().filter(|s| !s.is_empty()) {
             levels.push(Level {
-                offset: keys.len(),
+                offset: entries.len(),
                 len: segments.len(),
             });
             for (i, s) in segments.iter().enumerate() {
-                keys.push(s.first_key);
-                models.push(Model {
+                entries.push(Entry {
+                    key: s.first_key,
                     slope: s.model.slope,
                     intercept: s.model.intercept,
                     next_pos: segments.get(i + 1).map_or(below_len, |t| t.first_rank),
                 });
             }
+            entries.push(Entry::sentinel(below_len));
             below_len = segments.len();
         }
-        let bottom_len = levels.first().map_or(0, |l| l.len);
         Pgm {
             n,
             params,
-            keys,
-            models,
+            entries,
             levels,
             window_lines: window_lines::<K>(params),
-            prefetch: Prefetch::new(crate::cpu::many_misses_in_flight(), params, bottom_len),
+            wide: crate::cpu::many_misses_in_flight(),
             _key: PhantomData,
         }
     }
@@ -243,11 +278,11 @@ impl<K: Key> Pgm<K> {
         };
         (0..bottom.len)
             .map(|i| Segment {
-                first_key: self.keys[i],
+                first_key: self.entries[i].key,
                 first_rank: if i == 0 {
                     0
                 } else {
-                    self.models[i - 1].next_pos
+                    self.entries[i - 1].next_pos
                 },
                 model: self.model(i),
             })
@@ -272,67 +307,49 @@ impl<K: Key> Pgm<K> {
     /// Bytes of the index structure (keys and models of every level).
     pub fn size_in_bytes(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.keys.len() * std::mem::size_of::<u64>()
-            + self.models.len() * std::mem::size_of::<Model>()
+            + self.entries.len() * std::mem::size_of::<Entry>()
             + self.levels.len() * std::mem::size_of::<Level>()
     }
 
     /// The model of the segment at flat index `i`, exactly as the builder produced it.
     #[inline(always)]
     fn model(&self, i: usize) -> LinearModel {
-        let m = &self.models[i];
+        let e = &self.entries[i];
         LinearModel {
-            x0: self.keys[i],
-            slope: m.slope,
-            intercept: m.intercept,
+            x0: e.key,
+            slope: e.slope,
+            intercept: e.intercept,
         }
     }
 
     /// Index in the bottom level of the last segment whose first key is `<= max(v, first key)`.
+    ///
+    /// The descent compares `min(v, u64::MAX - 1)`, below every level's sentinel. For `v ==
+    /// u64::MAX` that can stop one segment before a last segment whose first key is `u64::MAX`;
+    /// the window is still right, as for any key between two segments' first keys: the
+    /// prediction is clamped to that segment's first position, the lower bound of `u64::MAX`.
     #[inline(always)]
     fn find_segment(&self, v: u64) -> usize {
-        let k = v.max(self.keys[0]);
+        let k = v.max(self.entries[0].key).min(u64::MAX - 1);
         let top = self.levels.len() - 1;
         let mut up = self.levels[top].offset;
-        for l in (1..top).rev() {
+        for l in (0..top).rev() {
             up = self.step_down(up, self.levels[l], k);
         }
-        if top == 0 {
-            return up;
-        }
-        let bottom = self.levels[0];
-        let (lo, width) = self.window_start(up, bottom, k);
-        let bottom_lines = self.prefetch.bottom;
-        if bottom_lines.keys != 0 {
-            let first = bottom.offset + lo;
-            let (keys, models) = (bottom_lines.keys.into(), bottom_lines.models.into());
-            search::prefetch_lines(self.keys.as_ptr().wrapping_add(first), keys);
-            search::prefetch_lines(self.models.as_ptr().wrapping_add(first), models);
-        }
-        // SAFETY: the window of window_start.
-        unsafe { self.scan(bottom, lo, width, k) }
-    }
-
-    /// Where the fixed search window of `k` starts in `level`, and its width, from segment `up`
-    /// one level above (see [`Pgm::step_down`]).
-    #[inline(always)]
-    fn window_start(&self, up: usize, level: Level, k: u64) -> (usize, usize) {
-        let eps = self.params.eps_recursive;
-        let pos = position_of(self.model(up).predict(k), self.models[up].next_pos);
-        let width = (2 * eps + 3).min(level.len);
-        (pos.saturating_sub(eps + 1).min(level.len - width), width)
+        up
     }
 
     /// The segment of `level` (flat index) whose first key is the last `<= k`, from segment
-    /// `up` of the level above.
+    /// `up` of the level above; `k` is below `u64::MAX`.
     ///
     /// Keys before `pos - eps - 1` are `<= k` and keys after `pos + eps + 1` above it (see the
-    /// module docs), so the answer lies between the key just before the window and its end, and
-    /// that key (or the level's first, every level's first key being the smallest, `<= k`) is
-    /// `<= k`: a forward scan from it stops at the answer. The scan's exit is a branch, which
-    /// the core predicts and runs past, into the next level and the last mile, before the
-    /// scan's loads arrive; a bisection without a branch makes every later load wait for all of
-    /// its steps.
+    /// module docs), so the answer lies at or after the key just before that window, and that
+    /// key (or the level's first, every level's first key being the smallest, `<= k`) is
+    /// `<= k`: a forward scan from it stops at the answer, at the latest on the level's
+    /// sentinel. The scan's exit is a branch, which the core predicts and runs past, into the
+    /// next level and the last mile, before the scan's loads arrive; a bisection without a
+    /// branch makes every later load wait for all of its steps. The line the scan stops on
+    /// holds the segment's model, which the next step reads.
     ///
     /// Measured with a throwaway timer on the Intel Xeon VM (2M uniform lookups of present
     /// keys, median of 5 passes, variants alternated in one process, with the last mile of
@@ -342,38 +359,24 @@ impl<K: Key> Pgm<K> {
     /// `cells` 220.6-228.7 / 236.7-242.9, `gre` 193.8 / 200.0, `uniform-sparse` 189.3 / 200.9,
     /// `zipf-gaps` 273.9-283.8 / 324.3-329.6; 200M lognormal 258.1 / 270.6. A branchy
     /// bisection of the window was slower than both (50M lognormal 228.4, `zipf-gaps` 489.5).
-    /// The bisection had also prefetched a large bottom level's window of first keys and
-    /// models, which on the AMD EPYC VM took 50M `zipf-gaps` keys from 373 to 262 ns; with the
-    /// scan that prefetch was slower here (50M `zipf-gaps` 325.2 against 283.8, `cells` 241.8
-    /// against 220.6), so a core that keeps few misses in flight does not take it; on the Zen 3
-    /// VM it helps the scan too, and a core like it does ([`PREFETCH_BOTTOM_ABOVE`]). Written
-    /// with each window sliced with checked bounds, and the bottom level inside the descent's
-    /// loop, the same scan took 159.5 ns on 10M lognormal keys where this form took 112.4 (two
-    /// runs of the timer).
+    /// Written with each window sliced with checked bounds, and the bottom level inside the
+    /// descent's loop, the same scan took 159.5 ns on 10M lognormal keys where this form took
+    /// 112.4 (two runs of the timer). (Those runs had first keys and models in two arrays;
+    /// the entries are interleaved since session 64, see the module docs.)
     #[inline(always)]
     fn step_down(&self, up: usize, level: Level, k: u64) -> usize {
-        let (lo, width) = self.window_start(up, level, k);
-        // SAFETY: the window of window_start.
-        unsafe { self.scan(level, lo, width, k) }
-    }
-
-    /// The scan of [`Pgm::step_down`] over the window of `width` segments from `lo` in `level`.
-    ///
-    /// # Safety
-    ///
-    /// `lo + width <= level.len`, as [`Pgm::window_start`] gives them.
-    #[inline(always)]
-    unsafe fn scan(&self, level: Level, lo: usize, width: usize, k: u64) -> usize {
-        debug_assert!(lo + width <= level.len);
-        let keys = &self.keys[level.offset..level.offset + level.len];
-        let end = lo + width;
-        let mut i = lo.saturating_sub(1);
-        // SAFETY: i + 1 < end <= keys.len(), checked before each read. Unchecked reads over
-        // the level: a window sliced with checked bounds made the lookup slower (above).
-        while i + 1 < end && unsafe { *keys.get_unchecked(i + 1) } <= k {
+        let eps = self.params.eps_recursive;
+        let pos = position_of(self.model(up).predict(k), self.entries[up].next_pos);
+        // pos <= next_pos <= level.len (built so, and checked when decoded), and eps >= 1, so
+        // the scan starts inside the level, and its sentinel (at level.offset + level.len, key
+        // u64::MAX > k) ends it.
+        let mut i = level.offset + pos.saturating_sub(eps + 2);
+        // SAFETY: i + 1 <= level.offset + level.len, the sentinel's index, before each read
+        // (above); unchecked reads, since a scan with checked bounds was slower (above).
+        while unsafe { self.entries.get_unchecked(i + 1) }.key <= k {
             i += 1;
         }
-        level.offset + i
+        i
     }
 }
 
@@ -396,61 +399,6 @@ const CENTRED_LINES: usize = 12;
 /// two, all 18 slower than 16 on seven of the ten. On the Intel Xeon VM 16 lines took 1.10x the
 /// time of 12 (50M lognormal, session 59), so that core keeps 12.
 const CENTRED_LINES_MANY: usize = 16;
-
-/// A bottom level whose first keys and models take more than this many bytes has its search
-/// window prefetched on a core that keeps many misses in flight, before the scan reads it
-/// ([`Prefetch::bottom`]): past about half of a core's L2 the level is seldom cached. Zen 3
-/// VM (session 61, same timer and passes as [`CENTRED_LINES_MANY`], both with 16 centred
-/// lines), the median ratio to the C++ time with the window prefetched against without: 50M
-/// `zipf-gaps` (181,761 segments, 5.8 MB) 1.11 against 1.23, 10M `zipf-gaps` (36,374; 1.2 MB)
-/// 0.81 against 0.92, 10M `cells` (10,615; 340 KB) 0.70 against 0.75, 50M `cells` (44,889)
-/// 0.96 against 0.95; below the bound it cost time: 50M lognormal (3,447; 110 KB) 0.95
-/// against 0.90, 50M `uniform-sparse` (3,381) 1.11 against 1.00. On the Intel Xeon VM the
-/// prefetch was slower with the scanned descent (50M `zipf-gaps` 325.2 against 283.8 ns,
-/// session 59), so that core never takes it.
-const PREFETCH_BOTTOM_ABOVE: usize = 256 << 10;
-
-/// How many lines a lookup asks for ahead of its loads, chosen when the index is built or
-/// loaded, for the core it runs on ([`crate::cpu::many_misses_in_flight`]) and the size of its
-/// bottom level. Not saved: a loaded index chooses again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Prefetch {
-    /// Lines of a full default window asked for around the prediction ([`CENTRED_LINES`] or
-    /// [`CENTRED_LINES_MANY`]).
-    wide: bool,
-    /// Lines of the bottom level's search window to prefetch before its scan; both 0 when
-    /// the level stays cached or the core keeps few misses in flight.
-    bottom: BottomLines,
-}
-
-/// Cache lines a bottom-level search window (`2 * eps_recursive + 3` segments) can span: its
-/// first keys' and its models'.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct BottomLines {
-    /// At most 63 each ([`search::window_lines`]), kept in bytes so the index keeps its size
-    /// (a string index holds one inline, in an enum whose variants clippy keeps balanced).
-    keys: u8,
-    models: u8,
-}
-
-impl Prefetch {
-    /// The choice for a core that keeps many misses in flight (`many`) or few, and a bottom
-    /// level of `bottom_len` segments.
-    fn new(many: bool, params: PgmParams, bottom_len: usize) -> Self {
-        let bytes =
-            bottom_len.saturating_mul(std::mem::size_of::<u64>() + std::mem::size_of::<Model>());
-        let window = params.eps_recursive.saturating_mul(2).saturating_add(3);
-        let bottom = if many && bytes > PREFETCH_BOTTOM_ABOVE {
-            BottomLines {
-                keys: search::window_lines::<u64>(window) as u8,
-                models: search::window_lines::<Model>(window) as u8,
-            }
-        } else {
-            BottomLines { keys: 0, models: 0 }
-        };
-        Prefetch { wide: many, bottom }
-    }
-}
 
 /// The cache lines a window of `params` can span (`2 * eps + 2` keys, see
 /// [`ApproxPos::from_prediction`]; [`ApproxPos::for_key`] can widen it for keys whose model
@@ -486,7 +434,7 @@ impl<K: Key> StaticIndex<K> for Pgm<K> {
             // The default eps's full window: the lines around its middle (the prediction, for
             // the windows of `ApproxPos::around`), and a bisection of constant length.
             let centre = fixed.as_ptr().wrapping_add(DEFAULT_BOTTOM_WINDOW / 2);
-            if self.prefetch.wide {
+            if self.wide {
                 search::prefetch_centred::<K, CENTRED_LINES_MANY>(centre);
             } else {
                 search::prefetch_centred::<K, CENTRED_LINES>(centre);
@@ -522,7 +470,7 @@ impl<K: Key> Pgm<K> {
     #[inline(always)]
     fn window_at(&self, i: usize, key: K, v: u64) -> ApproxPos {
         let model = self.model(i);
-        let next_pos = self.models[i].next_pos;
+        let next_pos = self.entries[i].next_pos;
         if K::MODEL_INJECTIVE {
             // One clamp, to the next segment's first rank (at most n, also for segments handed
             // to `from_segments`): the general path below clamps to it as a float, then to n.
@@ -530,11 +478,7 @@ impl<K: Key> Pgm<K> {
             let pos = position_of(model.predict(v), next_pos.min(self.n));
             return ApproxPos::around(pos, self.params.eps, self.n);
         }
-        let next_key = self
-            .keys
-            .get(i + 1)
-            .copied()
-            .filter(|_| i + 1 < self.levels[0].len);
+        let next_key = Some(self.entries[i + 1].key).filter(|_| i + 1 < self.levels[0].len);
         ApproxPos::for_key(key, self.params.eps, self.n, |x| {
             if x != v && next_key.is_some_and(|next| x >= next) {
                 // Only v + 1 for non-injective keys: it is the next segment's first key.
@@ -591,7 +535,7 @@ impl<K: Key> PgmCursor<'_, K> {
         let pgm = self.pgm;
         let v = key.to_model();
         if v >= self.seg_end {
-            let bottom = &pgm.keys[..pgm.levels[0].len];
+            let bottom = &pgm.entries[..pgm.levels[0].len];
             self.enter(gallop_last_le(bottom, self.seg, v));
         }
         if K::MODEL_INJECTIVE {
@@ -609,30 +553,30 @@ impl<K: Key> PgmCursor<'_, K> {
         let len = pgm.levels[0].len;
         self.seg = seg;
         self.seg_end = if seg + 1 < len {
-            pgm.keys[seg + 1]
+            pgm.entries[seg + 1].key
         } else {
             u64::MAX
         };
         self.model = pgm.model(seg);
-        self.next_pos = pgm.models[seg].next_pos as f64;
+        self.next_pos = pgm.entries[seg].next_pos as f64;
     }
 }
 
-/// The last index `>= from` of sorted `keys` whose key is `<= v` (`from` when none after it
-/// is): galloping forward, then a binary search in the last stride.
+/// The last index `>= from` of `entries` (sorted by key) whose key is `<= v` (`from` when none
+/// after it is): galloping forward, then a binary search in the last stride.
 #[inline]
-pub(crate) fn gallop_last_le(keys: &[u64], from: usize, v: u64) -> usize {
+fn gallop_last_le(entries: &[Entry], from: usize, v: u64) -> usize {
     let mut at = from;
     let mut step = 1;
-    while at + step < keys.len() && keys[at + step] <= v {
+    while at + step < entries.len() && entries[at + step].key <= v {
         at += step;
         step *= 2;
     }
-    // keys[at] <= v (or at == from); the answer is in [at, min(at + step, len)).
-    let mut n = (at + step).min(keys.len()) - at;
+    // entries[at].key <= v (or at == from); the answer is in [at, min(at + step, len)).
+    let mut n = (at + step).min(entries.len()) - at;
     while n > 1 {
         let half = n / 2;
-        if keys[at + half] <= v {
+        if entries[at + half].key <= v {
             at += half;
         }
         n -= half;
@@ -659,11 +603,13 @@ impl<K: Key> Persist<K> for Pgm<K> {
         for level in &self.levels {
             out.usize(level.len);
         }
-        for (key, m) in self.keys.iter().zip(&self.models) {
-            out.u64(*key);
-            out.f64(m.slope);
-            out.f64(m.intercept);
-            out.usize(m.next_pos);
+        for level in &self.levels {
+            for e in &self.entries[level.offset..level.offset + level.len] {
+                out.u64(e.key);
+                out.f64(e.slope);
+                out.f64(e.intercept);
+                out.usize(e.next_pos);
+            }
         }
     }
 
@@ -682,7 +628,7 @@ impl<K: Key> Persist<K> for Pgm<K> {
             return Err(input.corrupt(format!("{height} levels over {n} keys")));
         }
         let mut levels = Vec::with_capacity(height);
-        let mut total = 0usize;
+        let (mut total, mut offset) = (0usize, 0usize);
         for l in 0..height {
             let len = input.usize_at_most(MAX_LEN, "level length")?;
             let below = levels.last().map_or(usize::MAX, |b: &Level| b.len);
@@ -691,14 +637,14 @@ impl<K: Key> Persist<K> for Pgm<K> {
                     "level {l} has {len} segments (level below: {below}, height {height})"
                 )));
             }
-            levels.push(Level { offset: total, len });
+            levels.push(Level { offset, len });
             total += len;
+            offset += len + 1;
         }
         if total > input.remaining() / SEGMENT_BYTES {
             return Err(input.corrupt(format!("{total} segments do not fit the bytes left")));
         }
-        let mut keys = Vec::with_capacity(total);
-        let mut models = Vec::with_capacity(total);
+        let mut entries: Vec<Entry> = Vec::with_capacity(offset);
         let mut below_len = n;
         for (l, level) in levels.iter().enumerate() {
             for i in 0..level.len {
@@ -706,8 +652,8 @@ impl<K: Key> Persist<K> for Pgm<K> {
                 let slope = input.f64_finite("slope")?;
                 let intercept = input.f64_finite("intercept")?;
                 let next_pos = input.usize_at_most(below_len, "next segment's position")?;
-                let first = i == 0 && (l == 0 || key == keys[0]);
-                let ordered = i > 0 && keys.last().is_some_and(|&p| p <= key);
+                let first = i == 0 && (l == 0 || key == entries[0].key);
+                let ordered = i > 0 && entries.last().is_some_and(|p| p.key <= key);
                 if !(first || ordered) {
                     return Err(input.corrupt(format!("level {l}: first keys out of order")));
                 }
@@ -718,31 +664,30 @@ impl<K: Key> Persist<K> for Pgm<K> {
                 let prev_next = if i == 0 {
                     0
                 } else {
-                    models.last().map_or(0, |m: &Model| m.next_pos)
+                    entries.last().map_or(0, |e| e.next_pos)
                 };
                 if next_pos < prev_next || (last && next_pos != below_len) {
                     return Err(input.corrupt(format!(
                         "level {l}: next positions are not non-decreasing up to {below_len}"
                     )));
                 }
-                keys.push(key);
-                models.push(Model {
+                entries.push(Entry {
+                    key,
                     slope,
                     intercept,
                     next_pos,
                 });
             }
+            entries.push(Entry::sentinel(below_len));
             below_len = level.len;
         }
-        let bottom_len = levels.first().map_or(0, |l| l.len);
         Ok(Pgm {
             n,
             params,
-            keys,
-            models,
+            entries,
             levels,
             window_lines: window_lines::<K>(params),
-            prefetch: Prefetch::new(crate::cpu::many_misses_in_flight(), params, bottom_len),
+            wide: crate::cpu::many_misses_in_flight(),
             _key: PhantomData,
         })
     }
@@ -798,7 +743,10 @@ mod tests {
         ] {
             let pgm = Pgm::build(&keys, params).unwrap();
             assert!(pgm.height() >= 2, "{params:?}: height {}", pgm.height());
-            let firsts = &pgm.keys[..pgm.levels[0].len];
+            let firsts: Vec<u64> = pgm.entries[..pgm.levels[0].len]
+                .iter()
+                .map(|e| e.key)
+                .collect();
             for &k in keys.iter().step_by(7) {
                 for q in [k - 1, k, k + 1] {
                     let segment = firsts.partition_point(|&x| x <= q).saturating_sub(1);
@@ -816,7 +764,7 @@ mod tests {
     fn a_large_bottom_level_answers_right() {
         // Gaps of 1 to 1000 with eps 1: about one segment every 18 keys, so 1M keys give a
         // bottom level of about 55,000 segments, past the caches of the machines measured.
-        // Both cores' prefetches: the many-misses one prefetches this bottom level's windows.
+        // Both cores' last miles: 12 lines around the prediction, and 16.
         let keys = gapped_keys(1_000_000, |_, r| 1 + r % 1000);
         let mut pgm = Pgm::build(&keys, PgmParams::new(1, 8)).unwrap();
         assert!(
@@ -824,9 +772,8 @@ mod tests {
             "{} segments",
             pgm.segment_count()
         );
-        for many in [false, true] {
-            pgm.prefetch = Prefetch::new(many, pgm.params, pgm.segment_count());
-            assert_eq!(pgm.prefetch.bottom.keys != 0, many);
+        for wide in [false, true] {
+            pgm.wide = wide;
             for (i, &k) in keys.iter().enumerate().step_by(3) {
                 assert_eq!(pgm.lower_bound(&keys, k), i);
                 assert_eq!(pgm.lower_bound(&keys, k + 1), i + 1, "absent key {}", k + 1);
@@ -837,57 +784,64 @@ mod tests {
     }
 
     #[test]
-    fn prefetches_follow_the_core_and_the_bottom_level() {
-        let params = PgmParams::new(64, 8);
-        // 8,192 segments of 32 bytes are exactly the bound: one more is past it.
-        let at = PREFETCH_BOTTOM_ABOVE / 32;
-        let none = BottomLines { keys: 0, models: 0 };
-        // 19 first keys span 3 lines (4 when misaligned), their 24-byte models 8 (9).
-        let window = BottomLines { keys: 4, models: 9 };
-        assert_eq!(
-            Prefetch::new(true, params, at + 1),
-            Prefetch {
-                wide: true,
-                bottom: window
-            }
-        );
-        assert_eq!(
-            Prefetch::new(true, params, at),
-            Prefetch {
-                wide: true,
-                bottom: none
-            }
-        );
-        assert_eq!(
-            Prefetch::new(false, params, at + 1),
-            Prefetch {
-                wide: false,
-                bottom: none
-            }
-        );
-        assert_eq!(
-            Prefetch::new(false, params, 0),
-            Prefetch {
-                wide: false,
-                bottom: none
-            }
-        );
-        // A window too wide to prefetch whole (past 4 KiB of models) is not prefetched.
-        let wide = PgmParams::new(64, 1 << 10);
-        assert_eq!(Prefetch::new(true, wide, usize::MAX).bottom, none);
-        // A loaded index chooses for the core it is loaded on, as a built one does.
+    fn entries_fill_half_a_line_and_the_choice_follows_the_core() {
+        assert_eq!(std::mem::size_of::<Entry>(), 32);
+        assert_eq!(std::mem::align_of::<Entry>(), 32);
+        // A loaded index chooses its last mile for the core it is loaded on, as a built one
+        // does, and has the same entries, sentinels included.
         let keys = gapped_keys(100_000, |_, r| 1 + r % 1000);
         let pgm = Pgm::build(&keys, PgmParams::new(1, 8)).unwrap();
-        let many = crate::cpu::many_misses_in_flight();
-        assert_eq!(
-            pgm.prefetch,
-            Prefetch::new(many, pgm.params, pgm.segment_count())
-        );
+        assert_eq!(pgm.wide, crate::cpu::many_misses_in_flight());
         let mut out = Encoder::new();
         pgm.encode(&mut out);
         let bytes = out.into_bytes();
         let loaded = Pgm::<u64>::decode(&mut Decoder::new("pgm", &bytes)).unwrap();
-        assert_eq!(loaded.prefetch, pgm.prefetch);
+        assert_eq!(loaded.wide, pgm.wide);
+        assert_eq!(loaded.levels, pgm.levels);
+        assert_eq!(loaded.entries, pgm.entries);
+        for level in &pgm.levels {
+            let sentinel = pgm.entries[level.offset + level.len];
+            assert_eq!(sentinel.key, u64::MAX);
+        }
+        assert_eq!(
+            pgm.entries.len(),
+            pgm.levels.iter().map(|l| l.len + 1).sum()
+        );
+    }
+
+    #[test]
+    fn keys_up_to_u64_max_answer_right() {
+        // The descent compares keys below u64::MAX, the sentinels' key: a last segment whose
+        // first key is u64::MAX (alone, or after equal keys) is found through its neighbour.
+        for tail in [
+            vec![u64::MAX],
+            vec![u64::MAX; 5],
+            vec![u64::MAX - 1, u64::MAX],
+        ] {
+            let mut keys = gapped_keys(50_000, |_, r| 1 + r % 100);
+            keys.extend(&tail);
+            for params in [
+                PgmParams::new(1, 1),
+                PgmParams::new(4, 2),
+                PgmParams::new(64, 8),
+            ] {
+                let pgm = Pgm::build(&keys, params).unwrap();
+                for q in [u64::MAX, u64::MAX - 1, u64::MAX - 2, keys[49_999], 0] {
+                    let want = keys.partition_point(|&x| x < q);
+                    assert_eq!(
+                        pgm.lower_bound(&keys, q),
+                        want,
+                        "{params:?} {tail:?} key {q}"
+                    );
+                    let mut cursor = pgm.cursor();
+                    let w = cursor.search(q);
+                    assert!(
+                        w.lo <= want && want <= w.hi,
+                        "{params:?} {tail:?} key {q}: {w:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
