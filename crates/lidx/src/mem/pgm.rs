@@ -25,12 +25,12 @@
 //!   Until session 64 the first keys and the models were two parallel arrays, so that a scan
 //!   read only keys; but then the model of the segment a scan stops on is a second miss that
 //!   waits for the scan. On the Zen 5 VM (session 64; throwaway timer, 2M uniform lookups of
-//!   present keys, the C++ PGM-index 64/8 in the same process, seven passes alternated, the
-//!   median of the per-pass ratios to its time) the interleaved entries took 0.79x the C++
-//!   time where the two arrays took 1.02x on 50M `zipf-gaps` keys, 0.94x against 1.15x on 200M
-//!   lognormal, 0.73x against 1.04x on 50M `cells`, 0.77x against 0.80x on 50M lognormal,
-//!   0.67x against 0.77x on 10M lognormal and 0.66x against 0.95x on 10M `zipf-gaps`
-//!   (`docs/results/cpp-references.md` has the rest).
+//!   present keys, each build in its own process beside the C++ PGM-index 64/8, seven passes
+//!   alternated with it, the median of the per-pass ratios to its time) the interleaved
+//!   entries took 0.79x the C++ time where the two arrays took 1.02x on 50M `zipf-gaps` keys,
+//!   0.94x against 1.15x on 200M lognormal, 0.73x against 1.04x on 50M `cells` and 0.66x
+//!   against 0.95x on 10M `zipf-gaps` in a first round; in a second, 0.61-0.88x on all eleven
+//!   key sets measured against 0.69-1.27x (`docs/results/cpp-references.md`).
 //! * Each level's window is scanned forward until a key is too large, as PGM's code does: a
 //!   branch the core predicts, so it runs ahead into the next level and the last mile before
 //!   the scan's loads arrive. Sessions 53-58 bisected it without a branch; on the Intel Xeon VM
@@ -56,9 +56,9 @@
 //!   the index is built or loaded, never saved). PGM's code has one layout for every core.
 //!   Those cores also prefetched a large bottom level's search window before scanning it
 //!   while the models were apart from the keys (sessions 61-63); with the entries
-//!   interleaved, on the Zen 5 VM, it cost time on all five key sets measured whose bottom
-//!   level was past its 256 KiB bound (10M and 50M `cells` and `zipf-gaps`, 200M lognormal;
-//!   50M `cells` 0.87x the C++ time with it, 0.74x without), so no core takes it.
+//!   interleaved, on the Zen 5 VM, it cost time on all six key sets measured whose bottom
+//!   level was past its 256 KiB bound (10M and 50M `cells` and `zipf-gaps`, 50M `gre`, 200M
+//!   lognormal; 50M `cells` 0.87x the C++ time with it, 0.74x without), so no core takes it.
 
 use std::marker::PhantomData;
 
