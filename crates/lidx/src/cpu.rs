@@ -16,7 +16,8 @@
 //!   the Zen 5 VM (session 62) 16 beat 12 on nine of eleven, and the choice was within the
 //!   noise of the best variant on all eleven. Since the PGM keeps each segment's model beside
 //!   its first key (session 64), no core prefetches the bottom level's window: on the Zen 5
-//!   VM it then cost time on every key set that took it.
+//!   VM it then cost time on four of the six key sets that took it, and was within the noise
+//!   on the other two.
 //!
 //! The figures are in [`crate::mem::Pgm`]'s docs and `docs/results/cpp-references.md`. The
 //! choice is made from the vendor the processor reports (CPUID leaf 0), once per process:
