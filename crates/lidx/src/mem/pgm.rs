@@ -556,13 +556,9 @@ impl<K: Key> PgmCursor<'_, K> {
     #[cold]
     fn enter(&mut self, seg: usize) {
         let pgm = self.pgm;
-        let len = pgm.levels[0].len;
         self.seg = seg;
-        self.seg_end = if seg + 1 < len {
-            pgm.entries[seg + 1].key
-        } else {
-            u64::MAX
-        };
+        // The next segment's first key, or the bottom level's sentinel's (u64::MAX).
+        self.seg_end = pgm.entries[seg + 1].key;
         self.model = pgm.model(seg);
         self.next_pos = pgm.entries[seg].next_pos as f64;
     }
