@@ -12,7 +12,9 @@
 //! * [`LidxIndexJoinExec`] joins a small side with a table by probing the table's learned
 //!   index with each batch's sorted keys (paper 000 §4.1), and [`IndexJoinRule`] puts it in
 //!   place of DataFusion's hash join when the other side is small enough.
-//! * [`SqlSession`] registers them by name and runs SQL with typed errors ([`Error`]).
+//! * [`SqlSession`] registers them by name and runs SQL with typed errors ([`Error`]); its
+//!   analyzer first gives an `IN` list's literals their column's type ([`ListLiteralTypes`]),
+//!   so a long list of keys is not cast and folded literal by literal.
 //! * The `lidx-sql` binary (`src/bin/lidx-sql.rs`) is the command line over both.
 //! * `cluster` (feature `cluster`, off by default) runs the same on a Ballista cluster: the
 //!   codecs that ship tables, scans and index joins to a scheduler and its executors, the
@@ -26,7 +28,8 @@
 //! `batch` (the columns and Arrow batches), `table_source` (a table file, its index and its
 //! seeks), `store_source` (a store's snapshot, count and splits), `scan` ([`LidxScanExec`],
 //! the physical scan), `provider` ([`LidxTable`]), `index_join` ([`LidxIndexJoinExec`]),
-//! `index_join_rule` ([`IndexJoinRule`]), `session` ([`SqlSession`]), `error`, and the folder
+//! `index_join_rule` ([`IndexJoinRule`]), `literal_types` ([`ListLiteralTypes`]), `session`
+//! ([`SqlSession`]), `error`, and the folder
 //! `cluster`.
 
 #![warn(unreachable_pub)]
@@ -37,6 +40,7 @@ pub mod cluster;
 mod error;
 mod index_join;
 mod index_join_rule;
+mod literal_types;
 mod provider;
 mod pushdown;
 mod ranges;
@@ -49,6 +53,7 @@ pub use batch::{KEY, VALUE};
 pub use error::{Error, Result};
 pub use index_join::LidxIndexJoinExec;
 pub use index_join_rule::IndexJoinRule;
+pub use literal_types::ListLiteralTypes;
 pub use provider::LidxTable;
 pub use scan::LidxScanExec;
 pub use session::{SqlSession, DEFAULT_INDEX_JOIN_OUTER_ROWS};

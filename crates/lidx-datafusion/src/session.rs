@@ -1,7 +1,8 @@
 //! [`SqlSession`]: a DataFusion session with lidx tables and stores registered by name, whose
 //! queries are checked for unregistered table names before they are planned (a typed
 //! [`Error::UnknownTable`] that says how to register one, not DataFusion's planning error),
-//! and whose physical plans get [`IndexJoinRule`].
+//! whose `IN` lists' literals take their column's type before DataFusion coerces them
+//! ([`ListLiteralTypes`]), and whose physical plans get [`IndexJoinRule`].
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,11 +12,13 @@ use datafusion::execution::context::SessionContext;
 use datafusion::prelude::SessionConfig;
 
 use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::optimizer::{Analyzer, AnalyzerRule};
 use datafusion::physical_optimizer::optimizer::PhysicalOptimizer;
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 
 use crate::error::{Error, Result};
 use crate::index_join_rule::IndexJoinRule;
+use crate::literal_types::ListLiteralTypes;
 use crate::provider::LidxTable;
 
 /// The outer side's row limit for index joins in a [`SqlSession::new`], from a measurement
@@ -46,6 +49,13 @@ pub(crate) fn physical_rules(
     rules
 }
 
+/// DataFusion's analyzer rules with [`ListLiteralTypes`] first, before its type coercion.
+pub(crate) fn analyzer_rules() -> Vec<Arc<dyn AnalyzerRule + Send + Sync>> {
+    let mut rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![Arc::new(ListLiteralTypes)];
+    rules.extend(Analyzer::new().rules);
+    rules
+}
+
 /// A session of SQL over lidx tables and stores.
 pub struct SqlSession {
     ctx: SessionContext,
@@ -66,6 +76,7 @@ impl SqlSession {
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
+            .with_analyzer_rules(analyzer_rules())
             .with_physical_optimizer_rules(physical_rules(max_outer_rows));
         SqlSession::of(SessionContext::new_with_state(state.build()))
     }

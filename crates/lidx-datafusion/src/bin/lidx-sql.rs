@@ -7,9 +7,12 @@
 //! A separate binary in `lidx-datafusion`, so that building `lidx` (and `lidx bench`) never
 //! compiles DataFusion. Each `--table NAME=PATH` registers a table file (`lidx table create`)
 //! or, for a directory, a store (`lidx kv`, opened read-only); the query then names them.
+//! The query is the last argument, or the text of `--file PATH` (`-`: standard input) when
+//! it is longer than one argument may be.
 //! Output is a text table, CSV or JSON lines; `--explain` prints the plans instead, where the
 //! scans show the key filters they took over. Errors go to stderr with exit code 2 for a
-//! command line to fix (a missing path, a bad or unknown table name) and 1 otherwise.
+//! command line to fix (a missing path, a bad or unknown table name, an unreadable `--file`)
+//! and 1 otherwise.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -75,8 +78,15 @@ struct Args {
     )]
     timeout: u64,
 
-    /// The query: one SQL statement.
-    query: String,
+    /// Read the query from this file (`-`: standard input) instead of the command line, for
+    /// a query longer than the system lets one argument be (128 KiB on Linux: an `IN` list of
+    /// about 6,000 keys).
+    #[arg(long, value_name = "PATH", conflicts_with = "query")]
+    file: Option<PathBuf>,
+
+    /// The query: one SQL statement (or give --file).
+    #[arg(required_unless_present = "file")]
+    query: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -106,6 +116,7 @@ fn main() -> ExitCode {
                             | Error::ClusterUnreachable { .. }
                     )
                 ) || cause.is::<BadTableArg>()
+                    || cause.is::<BadQueryFile>()
             });
             ExitCode::from(if usage { 2 } else { 1 })
         }
@@ -127,6 +138,47 @@ impl std::fmt::Display for BadTableArg {
 }
 
 impl std::error::Error for BadTableArg {}
+
+/// `--file` could not be read.
+#[derive(Debug)]
+struct BadQueryFile {
+    path: PathBuf,
+    cause: std::io::Error,
+}
+
+impl std::fmt::Display for BadQueryFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot read the query from --file {}: {}; give a readable file of one SQL \
+             statement, or - for standard input",
+            self.path.display(),
+            self.cause
+        )
+    }
+}
+
+impl std::error::Error for BadQueryFile {}
+
+/// The query: the argument, or the text of `--file` (standard input for `-`).
+fn query_text(args: &Args) -> anyhow::Result<String> {
+    // clap takes exactly one of the two.
+    let Some(path) = &args.file else {
+        return Ok(args.query.clone().unwrap_or_default());
+    };
+    let read = if path.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin())
+    } else {
+        std::fs::read_to_string(path)
+    };
+    read.map_err(|cause| {
+        BadQueryFile {
+            path: path.clone(),
+            cause,
+        }
+        .into()
+    })
+}
 
 /// The cluster did not answer within `--timeout`.
 #[cfg(feature = "cluster")]
@@ -152,6 +204,7 @@ impl std::fmt::Display for ClusterTimeout {
 impl std::error::Error for ClusterTimeout {}
 
 fn run(args: Args) -> anyhow::Result<()> {
+    let text = query_text(&args)?;
     let partitions = args.partitions.unwrap_or_else(|| {
         std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     });
@@ -170,7 +223,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("--table {spec}"))?;
     }
     let query = async {
-        let frame = session.sql(&args.query).await?;
+        let frame = session.sql(&text).await?;
         let frame = if args.explain {
             frame.explain(false, false).map_err(Error::from)?
         } else {

@@ -59,7 +59,7 @@ use datafusion::prelude::SessionConfig;
 /// The session a lidx scheduler plans a client's query in: Ballista's session for `config`
 /// (the client's settings), with DataFusion's physical rules, [`crate::IndexJoinRule`] for
 /// outer sides of up to `max_outer_rows` rows (none for `None`), and lidx's scan rule last
-/// (module docs). Give it to Ballista's `SchedulerConfig::override_session_builder`.
+/// (module docs), and the analyzer rules of a [`crate::SqlSession`]. Give it to Ballista's `SchedulerConfig::override_session_builder`.
 pub fn scheduler_session_state(
     config: SessionConfig,
     max_outer_rows: Option<usize>,
@@ -68,6 +68,7 @@ pub fn scheduler_session_state(
     let mut rules = crate::session::physical_rules(max_outer_rows);
     rules.push(Arc::new(read::ShardScans));
     Ok(SessionStateBuilder::new_from_existing(state)
+        .with_analyzer_rules(crate::session::analyzer_rules())
         .with_physical_optimizer_rules(rules)
         .build())
 }

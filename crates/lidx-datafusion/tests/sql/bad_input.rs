@@ -237,3 +237,46 @@ fn the_command_prints_rows_plans_and_errors() {
     assert_eq!(code, 1);
     assert!(err.contains("is not a lidx table"), "{err}");
 }
+
+/// A query from `--file` or standard input answers as from the command line, also a list of
+/// keys longer than one argument may be; an unreadable file is a command-line error.
+#[test]
+fn the_command_reads_a_long_query_from_a_file_or_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys: Vec<u64> = (1..=20_000u64).map(|k| k * 7).collect();
+    write_u64_table(dir.path(), "t", &keys);
+    let t = format!("t={}", dir.path().join("t").display());
+    // 10,000 keys of 16 digits or more: past the 128 KiB Linux allows one argument.
+    let list: Vec<String> = (0..10_000u64)
+        .map(|i| (1_000_000_000_000_000 + i * 3).to_string())
+        .chain(["7".to_string(), "700".to_string()])
+        .collect();
+    let sql = format!(
+        "SELECT key FROM t WHERE key IN ({}) ORDER BY key",
+        list.join(", ")
+    );
+    assert!(sql.len() > 128 * 1024, "{}", sql.len());
+    let file = dir.path().join("q.sql");
+    std::fs::write(&file, &sql).unwrap();
+    let path = file.display().to_string();
+    let (code, out, err) = lidx_sql(&["--table", &t, "--format", "csv", "--file", &path]);
+    assert_eq!((code, out.as_str()), (0, "key\n7\n700\n"), "{err}");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lidx-sql"))
+        .args(["--table", &t, "--format", "csv", "--file", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run lidx-sql");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), sql.as_bytes()).unwrap();
+    let out = child.wait_with_output().expect("wait for lidx-sql");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "key\n7\n700\n");
+
+    let gone = dir.path().join("gone.sql").display().to_string();
+    let (code, _, err) = lidx_sql(&["--table", &t, "--file", &gone]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read the query from --file"), "{err}");
+    let (code, _, err) = lidx_sql(&["--table", &t, "--file", &path, "SELECT 1"]);
+    assert_eq!(code, 2, "{err}");
+}

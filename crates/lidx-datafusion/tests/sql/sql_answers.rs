@@ -3,6 +3,7 @@
 //! scan in key order, a key filter beside a value filter, at one and at four partitions.
 
 use crate::common::*;
+use lidx::kv::{CreateOptions, Store, StoreOptions, WriteBatch};
 use lidx::Str16;
 use lidx_datafusion::SqlSession;
 
@@ -266,4 +267,72 @@ fn long_key_lists_answer_as_short_ones() {
         );
         assert_eq!(single_u64(&s, &count), want_str.len() as u64);
     }
+}
+
+/// `IN` lists whose literals the session types itself (`ListLiteralTypes`: non-negative
+/// numbers into `UInt64` keys, strings into binary keys) and those it leaves to DataFusion (a
+/// negative number, `NULL`) answer as SQL says, `NOT IN` included, with keys on both sides of
+/// `i64::MAX` (numbers SQL spells `Int64` and `UInt64` in one list).
+#[test]
+fn in_lists_of_every_literal_kind_answer_as_sql_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut keys = keys(2_000, 7);
+    keys.extend([1u64 << 63, u64::MAX - 1]);
+    write_u64_table(dir.path(), "t", &keys);
+    let mut s = SqlSession::new(2);
+    s.register("t", &dir.path().join("t")).unwrap();
+    let (a, b, big, top) = (keys[10], keys[1_500], 1u64 << 63, u64::MAX - 1);
+    let n = keys.len() as u64;
+    let in_list = |list: &str| -> Vec<u64> {
+        rows(&query(
+            &s,
+            &format!("SELECT key, value FROM t WHERE key IN ({list}) ORDER BY key"),
+        ))
+        .into_iter()
+        .map(|(k, _)| u64::from_be_bytes(k.try_into().unwrap()))
+        .collect()
+    };
+    assert_eq!(
+        in_list(&format!("{b}, {a}, {big}, {top}")),
+        vec![a, b, big, top]
+    );
+    assert_eq!(in_list(&format!("-1, {a}, {}", a + 1)), vec![a]);
+    assert_eq!(in_list(&format!("NULL, {b}")), vec![b]);
+    let count = |filter: &str| single_u64(&s, &format!("SELECT count(*) FROM t WHERE {filter}"));
+    assert_eq!(count(&format!("key NOT IN ({a}, {b}, {big})")), n - 3);
+    assert_eq!(count(&format!("key NOT IN (-1, {a})")), n - 1);
+    assert_eq!(count(&format!("key NOT IN (NULL, {a})")), 0);
+
+    let store_dir = dir.path().join("kv");
+    let store = Store::create(
+        &store_dir,
+        &CreateOptions::default(),
+        &StoreOptions::default(),
+    )
+    .expect("create store");
+    let mut batch = WriteBatch::new();
+    for word in ["apple", "kiwi", "pear", "plum"] {
+        batch.put(word.as_bytes(), b"v").expect("put");
+    }
+    store.write(&batch).expect("write");
+    store.close().expect("close");
+    let mut s = SqlSession::new(2);
+    s.register("kv", &store_dir).unwrap();
+    let words =
+        |sql: &str| -> Vec<Vec<u8>> { rows(&query(&s, sql)).into_iter().map(|(k, _)| k).collect() };
+    assert_eq!(
+        words("SELECT key, value FROM kv WHERE key IN ('pear', 'fig', 'apple') ORDER BY key"),
+        vec![b"apple".to_vec(), b"pear".to_vec()]
+    );
+    assert_eq!(
+        words("SELECT key, value FROM kv WHERE key IN ('kiwi', X'706c756d') ORDER BY key"),
+        vec![b"kiwi".to_vec(), b"plum".to_vec()]
+    );
+    assert_eq!(
+        single_u64(
+            &s,
+            "SELECT count(*) FROM kv WHERE key NOT IN ('kiwi', 'fig')"
+        ),
+        3
+    );
 }
