@@ -12,6 +12,10 @@
 //!   (`datafusion.execution.parquet.pushdown_filters`: rows are filtered while decoding, so a
 //!   page's other columns are decoded only for the rows that pass: Parquet at its best).
 //!
+//! The Parquet side plans in the lidx side's session, so both get the session's analyzer
+//! rules (`lidx_datafusion::ListLiteralTypes`, which cuts the planning of a long `IN` list on
+//! either side) and the ratios compare the reads, not the planners.
+//!
 //! Each lidx table is also registered in the first session as `<name>_floor`, a
 //! [`FloorTable`] (DataFusion's planning with nothing to read; see `floor`).
 //!
