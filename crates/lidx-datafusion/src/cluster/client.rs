@@ -53,6 +53,7 @@ impl SqlSession {
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
+            .with_analyzer_rules(crate::session::analyzer_rules())
             .build();
         let ctx = SessionContext::remote_with_state(&format!("df://{scheduler}"), state).await?;
         Ok(SqlSession::of(ctx))

@@ -246,7 +246,7 @@ fn the_command_reads_a_long_query_from_a_file_or_stdin() {
     let keys: Vec<u64> = (1..=20_000u64).map(|k| k * 7).collect();
     write_u64_table(dir.path(), "t", &keys);
     let t = format!("t={}", dir.path().join("t").display());
-    // 10,000 keys of 16 digits or more: past the 128 KiB Linux allows one argument.
+    // 10,000 keys of 19 digits: past the 128 KiB Linux allows one argument.
     let list: Vec<String> = (0..10_000u64)
         .map(|i| (1_000_000_000_000_000 + i * 3).to_string())
         .chain(["7".to_string(), "700".to_string()])
@@ -266,12 +266,18 @@ fn the_command_reads_a_long_query_from_a_file_or_stdin() {
         .args(["--table", &t, "--format", "csv", "--file", "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run lidx-sql");
     std::io::Write::write_all(&mut child.stdin.take().unwrap(), sql.as_bytes()).unwrap();
     let out = child.wait_with_output().expect("wait for lidx-sql");
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "key\n7\n700\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "key\n7\n700\n",
+        "{err}"
+    );
 
     let gone = dir.path().join("gone.sql").display().to_string();
     let (code, _, err) = lidx_sql(&["--table", &t, "--file", &gone]);
