@@ -86,18 +86,16 @@ fn typed_list(e: Expr, schema: &DFSchema) -> Transformed<Expr> {
                 .collect::<Option<Vec<Expr>>>()
         })
         .filter(|typed| *typed != list);
-    match typed {
-        Some(list) => Transformed::yes(Expr::InList(InList {
+    let changed = typed.is_some();
+    let list = typed.unwrap_or(list);
+    Transformed::new_transformed(
+        Expr::InList(InList {
             expr,
             list,
             negated,
-        })),
-        None => Transformed::no(Expr::InList(InList {
-            expr,
-            list,
-            negated,
-        })),
-    }
+        }),
+        changed,
+    )
 }
 
 /// `v` in `column`'s type, when that is exactly what coercing and folding would give.
@@ -126,11 +124,16 @@ mod tests {
     use datafusion::logical_expr::{col, lit, LogicalPlanBuilder};
     use std::sync::Arc;
 
-    fn plan(column: DataType, list: Vec<Expr>, negated: bool) -> LogicalPlan {
+    /// A scan of a table `t` with one column `key` of type `column`.
+    fn scan(column: DataType) -> LogicalPlanBuilder {
         let schema = Schema::new(vec![Field::new("key", column, false)]);
         let source = LogicalTableSource::new(Arc::new(schema));
-        let scan = LogicalPlanBuilder::scan("t", Arc::new(source), None).unwrap();
-        scan.filter(col("key").in_list(list, negated))
+        LogicalPlanBuilder::scan("t", Arc::new(source), None).unwrap()
+    }
+
+    fn plan(column: DataType, list: Vec<Expr>, negated: bool) -> LogicalPlan {
+        scan(column)
+            .filter(col("key").in_list(list, negated))
             .unwrap()
             .build()
             .unwrap()
@@ -168,10 +171,7 @@ mod tests {
 
     #[test]
     fn a_projected_list_keeps_its_name() {
-        let schema = Schema::new(vec![Field::new("key", DataType::UInt64, false)]);
-        let source = LogicalTableSource::new(Arc::new(schema));
-        let p = LogicalPlanBuilder::scan("t", Arc::new(source), None)
-            .unwrap()
+        let p = scan(DataType::UInt64)
             .project(vec![col("key").in_list(vec![lit(5i64), lit(6i64)], false)])
             .unwrap()
             .build()

@@ -57,9 +57,10 @@ use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
 use datafusion::prelude::SessionConfig;
 
 /// The session a lidx scheduler plans a client's query in: Ballista's session for `config`
-/// (the client's settings), with DataFusion's physical rules, [`crate::IndexJoinRule`] for
-/// outer sides of up to `max_outer_rows` rows (none for `None`), and lidx's scan rule last
-/// (module docs), and the analyzer rules of a [`crate::SqlSession`]. Give it to Ballista's `SchedulerConfig::override_session_builder`.
+/// (the client's settings), with the analyzer rules of a [`crate::SqlSession`], DataFusion's
+/// physical rules, [`crate::IndexJoinRule`] for outer sides of up to `max_outer_rows` rows
+/// (none for `None`), and lidx's scan rule last (module docs). Give it to Ballista's
+/// `SchedulerConfig::override_session_builder`.
 pub fn scheduler_session_state(
     config: SessionConfig,
     max_outer_rows: Option<usize>,
