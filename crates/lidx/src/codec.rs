@@ -281,11 +281,12 @@ pub(crate) fn varint_len(v: u64) -> usize {
 /// `bytes` ends inside it or it is longer than 10 bytes.
 ///
 /// Inlined for values of up to three bytes, what the store's record lengths and its memtable
-/// entries' sequence deltas are (a delta from the memtable's first sequence number, zigzag
-/// coded, takes three bytes past 8,191 entries): a memtable's binary search decodes three
-/// varints an entry it compares, a block's search two a record. Called out of line for every
-/// value, it took 8-10% of `lidx ycsb`'s samples in YCSB-A on the `lsm` engine; inlined, the
-/// same run executes 11.5% fewer instructions (`docs/results/store-scale.md`, session 66).
+/// entries' sequence deltas usually are (a delta from the memtable's first sequence number,
+/// zigzag coded, takes three bytes past a delta of 8,191): a memtable's binary search decodes
+/// three varints an entry it compares, a block's search two a record. Called out of line for
+/// every value, it took 8-11% of `lidx ycsb`'s samples in YCSB-A on the `lsm` engine;
+/// inlined, a smaller YCSB-A run under callgrind executes 11.5% fewer instructions
+/// (`docs/results/store-scale.md`, session 66).
 #[inline]
 pub(crate) fn get_varint(bytes: &[u8]) -> Option<(u64, usize)> {
     let mut v = 0u64;
