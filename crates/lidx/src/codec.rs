@@ -299,6 +299,18 @@ pub(crate) fn get_varint(bytes: &[u8]) -> Option<(u64, usize)> {
     get_long_varint(bytes)
 }
 
+/// The length of the varint at the start of `bytes`, [`get_varint`]'s second half without
+/// decoding its value: what a reader skipping a field needs.
+#[inline]
+pub(crate) fn varint_bytes(bytes: &[u8]) -> Option<usize> {
+    for (i, &b) in bytes.iter().take(3).enumerate() {
+        if b & 0x80 == 0 {
+            return Some(i + 1);
+        }
+    }
+    get_long_varint(bytes).map(|(_, n)| n)
+}
+
 /// [`get_varint`] for a value of more than three bytes (or none).
 #[inline(never)]
 fn get_long_varint(bytes: &[u8]) -> Option<(u64, usize)> {
@@ -397,6 +409,8 @@ mod tests {
             put_varint(&mut out, v);
             assert_eq!(get_varint(&out), Some((v, out.len())));
             assert_eq!(get_varint(&out[..out.len() - 1]), None);
+            assert_eq!(varint_bytes(&out), Some(out.len()));
+            assert_eq!(varint_bytes(&out[..out.len() - 1]), None);
             out.push(0x55);
             assert_eq!(
                 get_varint(&out),
@@ -404,6 +418,20 @@ mod tests {
                 "a byte after it"
             );
         }
+        // Skipping a varint finds the length decoding it finds.
+        for bytes in [
+            &[][..],
+            &[0x80, 0x00],
+            &[0xFF; 9],
+            &[0x80; 11],
+            &[0xFF, 0xFF, 0x01, 9],
+        ] {
+            assert_eq!(varint_bytes(bytes), get_varint(bytes).map(|(_, n)| n));
+        }
+        let mut ten = vec![0xFF; 9];
+        ten.push(0x01);
+        assert_eq!(varint_bytes(&ten), Some(10));
+        assert_eq!(get_varint(&ten).map(|(_, n)| n), Some(10));
         // Padded encodings read as the reader always read them.
         assert_eq!(get_varint(&[0x80, 0x00]), Some((0, 2)));
         assert_eq!(get_varint(&[0xFF, 0x80, 0x80, 0x00]), Some((0x7F, 4)));

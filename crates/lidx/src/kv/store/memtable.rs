@@ -25,7 +25,7 @@
 use std::cmp::Ordering;
 use std::ops::Bound;
 
-use crate::codec::{get_varint, put_varint};
+use crate::codec::{get_varint, put_varint, varint_bytes};
 use crate::key::cmp_bytes;
 use crate::kv::wal::Seq;
 
@@ -117,6 +117,18 @@ impl MemTable {
         self.arena.capacity() + OFF_BYTES * (self.main.capacity() + self.recent.capacity())
     }
 
+    /// The key of the entry at `at`, decoding only what precedes it: what a search compares
+    /// (the sequence number and the value only matter once the keys are equal).
+    #[inline]
+    fn key(&self, at: Off) -> &[u8] {
+        let a = &self.arena[at.get() as usize..];
+        let wrote = "an entry this stage wrote";
+        let n0 = varint_bytes(a).expect(wrote);
+        let (klen, n1) = get_varint(&a[n0..]).expect(wrote);
+        let k = n0 + n1 + varint_bytes(&a[n0 + n1..]).expect(wrote);
+        &a[k..k + klen as usize]
+    }
+
     fn entry(&self, at: Off) -> Entry<'_> {
         let at = at.get();
         let a = &self.arena[at as usize..];
@@ -142,13 +154,10 @@ impl MemTable {
     /// In `run`, the first position whose entry is not before (`key`, newest at or below
     /// `at`): the newest version of `key` at or below `at` when the key has one.
     fn seek(&self, run: &[Off], key: &[u8], at: Seq) -> usize {
-        run.partition_point(|&o| {
-            let e = self.entry(o);
-            match e.key.cmp(key) {
-                Ordering::Less => true,
-                Ordering::Greater => false,
-                Ordering::Equal => e.seq > at,
-            }
+        run.partition_point(|&o| match self.key(o).cmp(key) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => self.entry(o).seq > at,
         })
     }
 
@@ -176,7 +185,7 @@ impl MemTable {
         // no search.
         let above = self
             .largest
-            .is_none_or(|o| cmp_bytes(key, self.entry(o).key).is_gt());
+            .is_none_or(|o| cmp_bytes(key, self.key(o)).is_gt());
         if above || self.newest(key, Seq::MAX).is_none() {
             self.keys += 1;
         }
@@ -207,7 +216,10 @@ impl MemTable {
             let new = self.entry(at);
             let pos = self
                 .recent
-                .partition_point(|&o| self.entry(o).order(&new).is_lt());
+                .partition_point(|&o| match self.key(o).cmp(new.key) {
+                    Ordering::Equal => self.entry(o).order(&new).is_lt(),
+                    c => c.is_lt(),
+                });
             self.recent.insert(pos, at);
         }
         if self.recent.len() >= self.recent_capacity() {
@@ -219,7 +231,7 @@ impl MemTable {
     /// is an append.
     fn recent_above_main(&self) -> bool {
         match (self.main.last(), self.recent.first()) {
-            (Some(&m), Some(&r)) => cmp_bytes(self.entry(r).key, self.entry(m).key).is_gt(),
+            (Some(&m), Some(&r)) => cmp_bytes(self.key(r), self.key(m)).is_gt(),
             _ => true,
         }
     }
@@ -258,12 +270,12 @@ impl MemTable {
         let mut merged = Vec::with_capacity(self.main.len() + self.recent.len());
         let (mut i, mut j) = (0, 0);
         while j < self.recent.len() {
-            let key = self.entry(self.recent[j]).key;
-            let p = i + self.main[i..].partition_point(|&o| self.entry(o).key < key);
+            let key = self.key(self.recent[j]);
+            let p = i + self.main[i..].partition_point(|&o| self.key(o) < key);
             merged.extend_from_slice(&self.main[i..p]);
             let (mut a, mut b) = (p, j);
-            let a_end = p + self.main[p..].partition_point(|&o| self.entry(o).key == key);
-            let b_end = j + self.recent[j..].partition_point(|&o| self.entry(o).key == key);
+            let a_end = p + self.main[p..].partition_point(|&o| self.key(o) == key);
+            let b_end = j + self.recent[j..].partition_point(|&o| self.key(o) == key);
             // Newest first: every version until the first at or below `keep` is kept.
             let mut settled = false;
             while !settled && (a < a_end || b < b_end) {
@@ -316,7 +328,7 @@ impl MemTable {
     ) -> Option<&'a [u8]> {
         let pos = |k: &[u8], past: bool| {
             run.partition_point(|&o| {
-                let c = self.entry(o).key.cmp(k);
+                let c = self.key(o).cmp(k);
                 c.is_lt() || (past && c.is_eq())
             })
         };
@@ -326,14 +338,14 @@ impl MemTable {
                 Bound::Included(k) => pos(k, false),
                 Bound::Excluded(k) => pos(k, true),
             };
-            run.get(i).map(|&o| self.entry(o).key)
+            run.get(i).map(|&o| self.key(o))
         } else {
             let i = match *after {
                 Bound::Unbounded => run.len(),
                 Bound::Included(k) => pos(k, true),
                 Bound::Excluded(k) => pos(k, false),
             };
-            i.checked_sub(1).map(|i| self.entry(run[i]).key)
+            i.checked_sub(1).map(|i| self.key(run[i]))
         }
     }
 
