@@ -282,9 +282,9 @@ pub(crate) fn varint_len(v: u64) -> usize {
 ///
 /// Inlined for values of up to three bytes, what the store's record lengths and its memtable
 /// entries' sequence deltas usually are (a delta from the memtable's first sequence number,
-/// zigzag coded, takes three bytes past a delta of 8,191): a memtable's binary search decodes
-/// three varints an entry it compares, a block's search two a record. Called out of line for
-/// every value, it took 8-11% of `lidx ycsb`'s samples in YCSB-A on the `lsm` engine;
+/// zigzag coded, takes three bytes past a delta of 8,191): a memtable's binary search reads
+/// the three before each key it compares, a block's search two a record. Called out of line
+/// for every value, it took 8-11% of `lidx ycsb`'s samples in YCSB-A on the `lsm` engine;
 /// inlined, a smaller YCSB-A run under callgrind executes 11.5% fewer instructions
 /// (`docs/results/store-scale.md`, session 66).
 #[inline]
@@ -412,6 +412,7 @@ mod tests {
             assert_eq!(varint_bytes(&out), Some(out.len()));
             assert_eq!(varint_bytes(&out[..out.len() - 1]), None);
             out.push(0x55);
+            assert_eq!(varint_bytes(&out), Some(out.len() - 1), "a byte after it");
             assert_eq!(
                 get_varint(&out),
                 Some((v, out.len() - 1)),
