@@ -1,7 +1,7 @@
 //! The disk B+-tree's `memory_bytes` checked against the allocator: what it reports is the heap
 //! it holds (its resident levels and header) plus its own size, in every resident mode, after
-//! build, after open and after inserts that split resident nodes and grow the tree. One test
-//! function, so no other test thread allocates meanwhile.
+//! build, after open and after inserts that split resident nodes and grow the tree. The count is
+//! the measuring thread's own (see `counting_alloc`); one test function runs every mode.
 
 use lidx::disk::DiskIndex;
 use lidx::disk::{DiskBTree, DiskBTreeParams, Resident};

@@ -2,7 +2,8 @@
 //!
 //! A counting global allocator measures the live heap bytes an index holds after its build
 //! (everything it allocated and did not free) and the test compares them with the index's own
-//! figure. One `#[test]` runs all cases in sequence so no other test thread allocates meanwhile.
+//! figure. The count is the measuring thread's own (see `counting_alloc`), so the harness's
+//! threads allocating meanwhile do not change it; one `#[test]` runs all cases in sequence.
 
 use lidx::mem::Art;
 use lidx::mem::BTreeIndex;
