@@ -186,9 +186,6 @@ impl MemTable {
         let above = self
             .largest
             .is_none_or(|o| cmp_bytes(key, self.key(o)).is_gt());
-        if above || self.newest(key, Seq::MAX).is_none() {
-            self.keys += 1;
-        }
         if self.arena.is_empty() {
             self.base = seq;
         }
@@ -210,6 +207,7 @@ impl MemTable {
             self.recent.reserve_exact(self.recent_capacity());
         }
         if above {
+            self.keys += 1;
             self.largest = Some(at);
             self.recent.push(at);
         } else {
@@ -220,11 +218,25 @@ impl MemTable {
                     Ordering::Equal => self.entry(o).order(&new).is_lt(),
                     c => c.is_lt(),
                 });
+            // The key's other versions in the recent run lie next to where the new one goes,
+            // so the search that places it also says whether the run holds the key; only a
+            // key it lacks is looked for in the main run.
+            let beside = |i: usize| self.recent.get(i).is_some_and(|&o| self.key(o) == key);
+            let held = (pos > 0 && beside(pos - 1)) || beside(pos) || self.in_main(key);
+            if !held {
+                self.keys += 1;
+            }
             self.recent.insert(pos, at);
         }
         if self.recent.len() >= self.recent_capacity() {
             self.merge_runs();
         }
+    }
+
+    /// True when the main run holds a version of `key` (a tombstone included).
+    fn in_main(&self, key: &[u8]) -> bool {
+        let i = self.main.partition_point(|&o| self.key(o) < key);
+        self.main.get(i).is_some_and(|&o| self.key(o) == key)
     }
 
     /// True when every key of the recent run is above every key of the main run: the merge
@@ -415,6 +427,8 @@ impl MemTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     fn value(m: &MemTable, k: &[u8], at: Seq) -> Option<Option<Vec<u8>>> {
         match m.get(k, at) {
@@ -558,5 +572,35 @@ mod tests {
             assert_eq!(v, Some(&newest.to_le_bytes()[..]));
         }
         assert!(m.memory_bytes() < 2 * 40 * n as usize);
+    }
+
+    proptest! {
+        /// Writes of keys of any length, tombstones among them, applied a little out of
+        /// sequence order as concurrent writers do, in enough numbers to merge the runs: the
+        /// stage counts the distinct keys it holds and reads every key's newest version as a
+        /// map of (key, sequence number) does.
+        #[test]
+        fn counts_distinct_keys_and_reads_the_newest_version(
+            writes in proptest::collection::vec(
+                (0u16..600, 0usize..4, proptest::option::weighted(0.8, any::<u8>()), 0u64..3),
+                0..3000,
+            ),
+        ) {
+            let mut m = MemTable::default();
+            let mut model: BTreeMap<Vec<u8>, BTreeMap<Seq, Option<Vec<u8>>>> = BTreeMap::new();
+            for (i, &(k, extra, v, late)) in writes.iter().enumerate() {
+                // Longer keys extend shorter ones, so prefixes of each other are held too.
+                let key: Vec<u8> = k.to_be_bytes().into_iter().chain(vec![7; extra]).collect();
+                let seq = 10 * (i as Seq + 1) - late;
+                let value = v.map(|b| vec![b; 1 + b as usize % 9]);
+                m.apply(seq, &key, value.as_deref(), seq);
+                model.entry(key).or_default().insert(seq, value);
+            }
+            prop_assert_eq!(m.len(), model.len());
+            for (key, versions) in &model {
+                let (_, newest) = versions.last_key_value().unwrap();
+                prop_assert_eq!(value(&m, key, Seq::MAX), Some(newest.clone()));
+            }
+        }
     }
 }
