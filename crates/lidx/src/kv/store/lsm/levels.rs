@@ -2,7 +2,7 @@
 //! frozen memtable is flushed into level 0, which merge a compaction does next
 //! ([`Levels::next_job`]) and how runs are merged into one ([`write_run`]).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
@@ -247,6 +247,9 @@ pub(crate) struct Levels {
     pub(crate) values: Vec<Arc<Segment>>,
     /// Leveled: the levels below 0 are partitioned (disjoint runs in key order).
     pub(crate) partitioned: bool,
+    /// [`Levels::memory_bytes`] plus one, as [`Levels::shed_filters`] last left it (0 before
+    /// it ran): every write asks it ([`memtable_limit`]), and summing it walks every run.
+    pub(crate) memory: AtomicUsize,
 }
 
 /// The `lsm` engine's files.
@@ -324,9 +327,13 @@ impl Levels {
     }
 
     /// Bytes of memory of the runs' models and held filters and of the value log segments'
-    /// models.
+    /// models: what [`Levels::shed_filters`] found if it ran on these levels (every version
+    /// is published after it), summed over the runs otherwise.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.model_bytes() + self.runs().map(|r| r.filter_bytes()).sum::<usize>()
+        match self.memory.load(Ordering::Relaxed) {
+            0 => self.model_bytes() + self.runs().map(|r| r.filter_bytes()).sum::<usize>(),
+            known => known - 1,
+        }
     }
 
     /// Bytes of memory of the runs' models and of the value log segments' models.
@@ -348,13 +355,15 @@ impl Levels {
     /// that level's filters for the same reason). A run without its filter answers a get of
     /// a key it lacks with one block read. Returns the bytes of the filters kept.
     pub(crate) fn shed_filters(&self, budget: usize) -> usize {
-        let mut room = (budget / 2).saturating_sub(self.model_bytes());
+        let models = self.model_bytes();
+        let mut room = (budget / 2).saturating_sub(models);
         let mut kept = 0;
         for run in self.runs() {
             let held = run.hold_filter_within(room);
             room -= held;
             kept += held;
         }
+        self.memory.store(models + kept + 1, Ordering::Relaxed);
         kept
     }
 
@@ -538,6 +547,7 @@ impl Levels {
             flushed_seq,
             values: self.values.clone(),
             partitioned: self.partitioned,
+            memory: AtomicUsize::default(),
         }
     }
 
@@ -1266,10 +1276,13 @@ mod tests {
             flushed_seq: 0,
             values: Vec::new(),
             partitioned: true,
+            memory: AtomicUsize::default(),
         };
         let bytes: Vec<usize> = levels.runs().map(|r| r.filter_bytes()).collect();
         assert!(bytes.iter().all(|&b| b > 0), "{bytes:?}");
         let models = levels.model_bytes();
+        // Summed over the runs until the filters are shed, then as the shedding left it.
+        assert_eq!(levels.memory_bytes(), models + bytes.iter().sum::<usize>());
         // An absent (odd) key the deepest run's filter rules out while it holds it.
         let deepest = levels.runs().last().unwrap();
         let absent = (1..1_000u64)
@@ -1282,6 +1295,10 @@ mod tests {
         assert_eq!(levels.shed_filters(budget), bytes[0] + bytes[1] + bytes[2]);
         assert_eq!(levels.shed_runs(), 1);
         assert_eq!(deepest.filter_bytes(), 0);
+        assert_eq!(
+            levels.memory_bytes(),
+            models + bytes[0] + bytes[1] + bytes[2]
+        );
         assert!(levels.memory_bytes() <= budget / 2);
         // Without its filter the run may hold any key, and still finds its own.
         assert!(deepest.may_contain_hashed(absent));
@@ -1301,6 +1318,7 @@ mod tests {
             bytes[0] + bytes[1] + bytes[2]
         );
         assert_eq!(levels.shed_filters(2 * (models + bytes[0])), bytes[0]);
+        assert_eq!(levels.memory_bytes(), models + bytes[0]);
         assert_eq!(levels.shed_runs(), 3);
         assert!(levels.runs().next().unwrap().filter_bytes() > 0);
         // A budget the models alone fill keeps no filter.
@@ -1341,6 +1359,7 @@ mod tests {
             flushed_seq: 0,
             values: Vec::new(),
             partitioned: true,
+            memory: AtomicUsize::default(),
         };
         assert_eq!(levels.check_partitions(), Ok(()));
         // A key is asked of level 0's runs and of the one level-1 run whose range holds it.
@@ -1384,6 +1403,7 @@ mod tests {
             flushed_seq: 0,
             values: Vec::new(),
             partitioned: true,
+            memory: AtomicUsize::default(),
         };
         assert!(!deeper(100..101).plan(Job { from: 0 }, 0).last_level);
         assert!(deeper(500..600).plan(Job { from: 0 }, 0).last_level);
@@ -1412,6 +1432,7 @@ mod tests {
             flushed_seq: 0,
             values: Vec::new(),
             partitioned: true,
+            memory: AtomicUsize::default(),
         };
         assert!(bad.check_partitions().is_err());
     }
@@ -1435,6 +1456,7 @@ mod tests {
             flushed_seq: 0,
             values: Vec::new(),
             partitioned: true,
+            memory: AtomicUsize::default(),
         };
         let plan = levels.plan(Job { from: 0 }, 0);
         let to: Vec<(&str, usize)> = plan
@@ -1465,6 +1487,7 @@ mod tests {
             flushed_seq: 0,
             values: Vec::new(),
             partitioned: true,
+            memory: AtomicUsize::default(),
         };
         let plan = lone.plan(Job { from: 1 }, 0);
         assert_eq!(plan.moves.len(), 1);
@@ -1502,6 +1525,7 @@ mod tests {
             flushed_seq: 0,
             values: Vec::new(),
             partitioned: false,
+            memory: AtomicUsize::default(),
         };
         // Two of three runs at level 1, one at level 2: nothing due, whatever the bytes.
         assert_eq!(under.next_job(&tiered, 1), None);
@@ -1544,6 +1568,7 @@ mod tests {
             flushed_seq: 0,
             values: Vec::new(),
             partitioned: true,
+            memory: AtomicUsize::default(),
         };
         assert_eq!(levels.next_job(&spec(10, 4), bytes), None);
         // Level 0 full: it goes.
@@ -1552,6 +1577,7 @@ mod tests {
             flushed_seq: 0,
             values: Vec::new(),
             partitioned: true,
+            memory: AtomicUsize::default(),
         };
         assert_eq!(full.next_job(&spec(10, 4), bytes), Some(Job { from: 0 }));
         // Level 1 at 8 times its target (memtables of a 32nd of its bytes, 4 of them) beats
@@ -1575,6 +1601,7 @@ mod tests {
             flushed_seq: 7,
             values: Vec::new(),
             partitioned: true,
+            memory: AtomicUsize::default(),
         };
         // A flush: the new run first at level 0.
         let d = run(&storage, 0, 4, 5);

@@ -3,7 +3,7 @@
 //! and compactions, here) and closing.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -352,6 +352,7 @@ impl Recover for LsmEngine {
             flushed_seq: static_seq,
             values,
             partitioned: !tiered,
+            memory: AtomicUsize::default(),
         };
         levels.check_partitions().map_err(corrupt)?;
         levels.shed_filters(options.memory_budget);
