@@ -20,8 +20,8 @@
 //! applies to every command but the in-memory benchmarks `lidx bench`, `lidx dims` and `lidx
 //! start` (below); only `lidx ycsb`'s writes were measured with and without it. Measured
 //! (`lidx ycsb --dataset gen:uniform-sparse:4M --payload-size 100 --memory-limit 160M
-//! --memory-budget 16M --cache-blocks 4000 --row-cache 64M --ops 3M --store lsm --workload a`, 96
-//! MB of budget and caches, 2-core AMD EPYC VM, the threshold fixed by this call or
+//! --memory-budget 16M --cache-blocks 4000 --row-cache 64M --ops 3M --store lsm --workload a
+//! --device file:<dir>`, 96 MB of budget and caches, 2-core AMD EPYC VM, the threshold fixed by this call or
 //! `MALLOC_MMAP_THRESHOLD_`): resident peak 139-155 MB in four runs with the default, 103 MB in
 //! three with the threshold fixed (118 MB at 1 MiB); throughput 74.6-76.1 Kops/s against 67.5-70.5
 //! (the last pair back to back: 76.1 against 68.4). So the price is about a tenth of the throughput
