@@ -8,7 +8,9 @@
 //! value` to the arena (the sequence number zigzag-coded relative to the stage's first, so
 //! 1-3 bytes: writers of several threads may apply in a slightly different order than their
 //! numbers) and its offset (5 bytes) to the **recent** run, kept sorted; when that run
-//! reaches `max(1024, sqrt(2n))` offsets it is merged into the **main** run. An 8-byte key
+//! reaches `max(1024, sqrt(2n))` offsets it is merged into the **main** run (each recent
+//! offset keeps beside it where its key goes in the main run, found by its write's search,
+//! so the merge copies the main run between those places without searching again). An 8-byte key
 //! with an 8-byte value costs 24-26 bytes where a `BTreeMap<Box<[u8]>, _>` costs about 150
 //! (the typed hybrid index's B+-tree about 48 and its sorted runs 20, key, slot and payload,
 //! with no version kept), and a lookup is two binary searches. Keys written in order (a load)
@@ -54,12 +56,23 @@ impl Off {
 /// Fewest offsets the recent run holds before it is merged into the main run.
 const RECENT: usize = 1024;
 
+/// Fewest offsets of the main run for which the recent run keeps its keys' places in it
+/// ([`MemTable::places`]). A smaller main run's entries are a few MB of arena at most, which
+/// the caches hold, so the merge's second search of it is cheap, while 4 bytes a recent
+/// offset would take a tenth of a 32 KiB memtable's budget and so change when it flushes.
+const PLACED: usize = 1 << 14;
+
 /// The dynamic stage; see the module docs.
 #[derive(Default)]
 pub(crate) struct MemTable {
     arena: Vec<u8>,
     main: Vec<Off>,
     recent: Vec<Off>,
+    /// While the main run holds at least [`PLACED`] offsets, for each recent offset where its
+    /// key goes in the main run (the first main entry whose key is not below it), found when
+    /// it was written: the main run does not change until the runs merge, and the merge takes
+    /// these places instead of searching again. Empty below [`PLACED`].
+    places: Vec<u32>,
     /// Distinct keys.
     keys: usize,
     /// The `keep` of the last write: what a merge of the runs may drop below.
@@ -114,7 +127,9 @@ impl MemTable {
 
     /// Bytes of memory: the arena and both runs, as allocated.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.arena.capacity() + OFF_BYTES * (self.main.capacity() + self.recent.capacity())
+        self.arena.capacity()
+            + OFF_BYTES * (self.main.capacity() + self.recent.capacity())
+            + size_of::<u32>() * self.places.capacity()
     }
 
     /// The key of the entry at `at`, decoding only what precedes it: what a search compares
@@ -206,10 +221,17 @@ impl MemTable {
         if self.recent.capacity() == 0 {
             self.recent.reserve_exact(self.recent_capacity());
         }
+        let placed = self.main.len() >= PLACED;
+        if placed && self.places.capacity() == 0 {
+            self.places.reserve_exact(self.recent_capacity());
+        }
         if above {
             self.keys += 1;
             self.largest = Some(at);
             self.recent.push(at);
+            if placed {
+                self.places.push(self.main_place(self.main.len()));
+            }
         } else {
             let new = self.entry(at);
             let pos = self
@@ -219,24 +241,44 @@ impl MemTable {
                     c => c.is_lt(),
                 });
             // The key's other versions in the recent run lie next to where the new one goes,
-            // so the search that places it also says whether the run holds the key; only a
-            // key it lacks is looked for in the main run.
+            // so the search that places it also says whether the run holds the key and, from
+            // theirs, where it goes in the main run; only a key the recent run lacks is looked
+            // for there.
             let beside = |i: usize| self.recent.get(i).is_some_and(|&o| self.key(o) == key);
-            let held = (pos > 0 && beside(pos - 1)) || beside(pos) || self.in_main(key);
+            let (held, place) = match (pos > 0 && beside(pos - 1), beside(pos)) {
+                (true, _) => (true, self.places.get(pos - 1).copied()),
+                (_, true) => (true, self.places.get(pos).copied()),
+                _ => {
+                    let place = self.main.partition_point(|&o| self.key(o) < key);
+                    let in_main = self.main.get(place).is_some_and(|&o| self.key(o) == key);
+                    (in_main, placed.then(|| self.main_place(place)))
+                }
+            };
             if !held {
                 self.keys += 1;
             }
             self.recent.insert(pos, at);
+            if let Some(place) = place {
+                self.places.insert(pos, place);
+            }
         }
         if self.recent.len() >= self.recent_capacity() {
             self.merge_runs();
         }
     }
 
-    /// True when the main run holds a version of `key` (a tombstone included).
-    fn in_main(&self, key: &[u8]) -> bool {
-        let i = self.main.partition_point(|&o| self.key(o) < key);
-        self.main.get(i).is_some_and(|&o| self.key(o) == key)
+    /// A place in the main run as [`MemTable::places`] keeps it.
+    fn main_place(&self, place: usize) -> u32 {
+        u32::try_from(place).expect("a main run of under 2^32 entries: the arena's 1 TiB")
+    }
+
+    /// Empties the recent run (after a merge), its capacity for the main run's new size.
+    fn clear_recent(&mut self) {
+        self.recent = Vec::with_capacity(self.recent_capacity());
+        self.places = match self.main.len() >= PLACED {
+            true => Vec::with_capacity(self.recent_capacity()),
+            false => Vec::new(),
+        };
     }
 
     /// True when every key of the recent run is above every key of the main run: the merge
@@ -250,10 +292,12 @@ impl MemTable {
 
     /// Merges the recent run into the main one, dropping versions no reader needs.
     ///
-    /// Main runs between the recent run's keys are copied as blocks, found by binary search,
-    /// so a merge costs a copy of the offsets and a search per recent key, not a comparison
-    /// per entry (the entries sit in the arena in write order: comparing them is a cache miss
-    /// each). Only the versions of keys the recent run holds are pruned.
+    /// Main runs between the recent run's keys are copied as blocks, cut at the places each
+    /// write found ([`MemTable::places`]; below [`PLACED`], found by binary search), so a
+    /// merge costs a copy of the offsets, not a comparison per entry (the entries sit in the
+    /// arena in write order: comparing them is a cache miss each) nor, in a large main run,
+    /// another search per recent key. Only the versions of keys the recent run holds are
+    /// pruned.
     fn merge_runs(&mut self) {
         if self.recent_above_main() {
             // Appended, the recent run's own versions pruned as below.
@@ -276,14 +320,18 @@ impl MemTable {
                 self.main.reserve_exact(step.max(need - self.main.len()));
             }
             self.main.extend_from_slice(&kept);
-            self.recent = Vec::with_capacity(self.recent_capacity());
+            self.clear_recent();
             return;
         }
         let mut merged = Vec::with_capacity(self.main.len() + self.recent.len());
         let (mut i, mut j) = (0, 0);
         while j < self.recent.len() {
             let key = self.key(self.recent[j]);
-            let p = i + self.main[i..].partition_point(|&o| self.key(o) < key);
+            let p = match self.places.get(j) {
+                Some(&p) => p as usize,
+                None => i + self.main[i..].partition_point(|&o| self.key(o) < key),
+            };
+            debug_assert!(p >= i && p == self.main.partition_point(|&o| self.key(o) < key));
             merged.extend_from_slice(&self.main[i..p]);
             let (mut a, mut b) = (p, j);
             let a_end = p + self.main[p..].partition_point(|&o| self.key(o) == key);
@@ -311,7 +359,7 @@ impl MemTable {
         }
         merged.extend_from_slice(&self.main[i..]);
         self.main = merged;
-        self.recent = Vec::with_capacity(self.recent_capacity());
+        self.clear_recent();
     }
 
     /// Offsets the recent run takes before a merge: `sqrt(2n)` balances the shift of an
@@ -601,6 +649,41 @@ mod tests {
                 let (_, newest) = versions.last_key_value().unwrap();
                 prop_assert_eq!(value(&m, key, Seq::MAX), Some(newest.clone()));
             }
+        }
+    }
+
+    #[test]
+    fn a_large_main_run_keeps_the_places_its_writes_found() {
+        // A load in key order past PLACED offsets, then writes out of order (rewrites, new
+        // keys between the loaded ones, deletes): each merge of the runs takes the places the
+        // writes found (checked against a search in debug builds), and the result is what a
+        // map holds.
+        let mut m = MemTable::default();
+        let mut model: BTreeMap<Vec<u8>, Option<Vec<u8>>> = BTreeMap::new();
+        let mut seq = 0;
+        let mut write = |m: &mut MemTable, key: u64, value: Option<Vec<u8>>| {
+            seq += 1;
+            let key = key.to_be_bytes().to_vec();
+            m.apply(seq, &key, value.as_deref(), seq);
+            model.insert(key, value);
+        };
+        let loaded = 2 * PLACED as u64;
+        for k in 0..loaded {
+            write(&mut m, 2 * k, Some(k.to_le_bytes().to_vec()));
+        }
+        assert!(m.main.len() >= PLACED && m.places.capacity() > 0);
+        let mut x = 1u64;
+        for i in 0..(6 * RECENT + RECENT / 2) as u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = (x >> 33) % (2 * loaded + 100);
+            write(&mut m, key, (i % 7 != 0).then(|| i.to_le_bytes().to_vec()));
+        }
+        assert!(!m.places.is_empty(), "the last runs kept their places");
+        assert_eq!(m.len(), model.len());
+        for (key, newest) in &model {
+            assert_eq!(value(&m, key, Seq::MAX), Some(newest.clone()));
         }
     }
 }
