@@ -8,9 +8,10 @@
 //! value` to the arena (the sequence number zigzag-coded relative to the stage's first, so
 //! 1-3 bytes: writers of several threads may apply in a slightly different order than their
 //! numbers) and its offset (5 bytes) to the **recent** run, kept sorted; when that run
-//! reaches `max(1024, sqrt(2n))` offsets it is merged into the **main** run (each recent
-//! offset keeps beside it where its key goes in the main run, found by its write's search,
-//! so the merge copies the main run between those places without searching again). An 8-byte key
+//! reaches `max(1024, sqrt(2n))` offsets it is merged into the **main** run (while the main
+//! run holds 16K offsets or more, each recent offset keeps beside it where its key goes in
+//! the main run, found by its write's search, so the merge copies the main run between those
+//! places without searching again). An 8-byte key
 //! with an 8-byte value costs 24-26 bytes where a `BTreeMap<Box<[u8]>, _>` costs about 150
 //! (the typed hybrid index's B+-tree about 48 and its sorted runs 20, key, slot and payload,
 //! with no version kept), and a lookup is two binary searches. Keys written in order (a load)
@@ -57,9 +58,9 @@ impl Off {
 const RECENT: usize = 1024;
 
 /// Fewest offsets of the main run for which the recent run keeps its keys' places in it
-/// ([`MemTable::places`]). A smaller main run's entries are a few MB of arena at most, which
+/// ([`MemTable::places`]). A smaller main run of small entries is a few MB of arena, which
 /// the caches hold, so the merge's second search of it is cheap, while 4 bytes a recent
-/// offset would take a tenth of a 32 KiB memtable's budget and so change when it flushes.
+/// offset (4 KiB) would take an eighth of a 32 KiB memtable and so change when it flushes.
 const PLACED: usize = 1 << 14;
 
 /// The dynamic stage; see the module docs.
@@ -221,16 +222,13 @@ impl MemTable {
         if self.recent.capacity() == 0 {
             self.recent.reserve_exact(self.recent_capacity());
         }
-        let placed = self.main.len() >= PLACED;
-        if placed && self.places.capacity() == 0 {
-            self.places.reserve_exact(self.recent_capacity());
-        }
+        let placed = self.placed();
         if above {
             self.keys += 1;
             self.largest = Some(at);
             self.recent.push(at);
             if placed {
-                self.places.push(self.main_place(self.main.len()));
+                self.places.push(self.main.len() as u32);
             }
         } else {
             let new = self.entry(at);
@@ -251,7 +249,7 @@ impl MemTable {
                 _ => {
                     let place = self.main.partition_point(|&o| self.key(o) < key);
                     let in_main = self.main.get(place).is_some_and(|&o| self.key(o) == key);
-                    (in_main, placed.then(|| self.main_place(place)))
+                    (in_main, placed.then_some(place as u32))
                 }
             };
             if !held {
@@ -267,15 +265,16 @@ impl MemTable {
         }
     }
 
-    /// A place in the main run as [`MemTable::places`] keeps it.
-    fn main_place(&self, place: usize) -> u32 {
-        u32::try_from(place).expect("a main run of under 2^32 entries: the arena's 1 TiB")
+    /// True when the recent run keeps its keys' places in the main run: from [`PLACED`]
+    /// offsets up to the most a `u32` place can name (past those, the merge searches again).
+    fn placed(&self) -> bool {
+        (PLACED..=u32::MAX as usize).contains(&self.main.len())
     }
 
     /// Empties the recent run (after a merge), its capacity for the main run's new size.
     fn clear_recent(&mut self) {
         self.recent = Vec::with_capacity(self.recent_capacity());
-        self.places = match self.main.len() >= PLACED {
+        self.places = match self.placed() {
             true => Vec::with_capacity(self.recent_capacity()),
             false => Vec::new(),
         };
@@ -630,7 +629,7 @@ mod tests {
         #[test]
         fn counts_distinct_keys_and_reads_the_newest_version(
             writes in proptest::collection::vec(
-                (0u16..600, 0usize..4, proptest::option::weighted(0.8, any::<u8>()), 0u64..3),
+                (0u16..600, 0usize..4, proptest::option::weighted(0.8, any::<u8>()), 0u64..25),
                 0..3000,
             ),
         ) {
@@ -639,7 +638,7 @@ mod tests {
             for (i, &(k, extra, v, late)) in writes.iter().enumerate() {
                 // Longer keys extend shorter ones, so prefixes of each other are held too.
                 let key: Vec<u8> = k.to_be_bytes().into_iter().chain(vec![7; extra]).collect();
-                let seq = 10 * (i as Seq + 1) - late;
+                let seq = 10 * (i as Seq + 3) - late;
                 let value = v.map(|b| vec![b; 1 + b as usize % 9]);
                 m.apply(seq, &key, value.as_deref(), seq);
                 model.entry(key).or_default().insert(seq, value);
