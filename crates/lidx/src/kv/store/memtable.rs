@@ -454,7 +454,7 @@ impl MemTable {
         // Main entries below `i` and recent ones below `j` are still to place; everything from
         // `dst` up is placed, so `dst == i + j`.
         let (mut i, mut j, mut dst) = (n, r, n + r);
-        let mut group: Vec<(Off, u64)> = Vec::new();
+        let mut group: Vec<Off> = Vec::new();
         let mut drops: Vec<Range<usize>> = Vec::new();
         while j > 0 {
             let (key, p) = (self.key(self.recent.offs[j - 1]), self.recent.pre[j - 1]);
@@ -491,14 +491,14 @@ impl MemTable {
                     c += 1;
                     self.recent.offs[c - 1]
                 };
-                group.push((o, p));
+                group.push(o);
             }
             let kept = group
                 .iter()
-                .position(|&(o, _)| self.entry(o).seq <= self.keep)
+                .position(|&o| self.entry(o).seq <= self.keep)
                 .map_or(group.len(), |s| s + 1);
             let start = dst - group.len();
-            for (k, &(o, p)) in group.iter().enumerate() {
+            for (k, &o) in group.iter().enumerate() {
                 self.main.offs[start + k] = o;
                 self.main.pre[start + k] = p;
             }
