@@ -31,8 +31,8 @@
 //!   it read only if, under the state lock, the stamp is still the one it took.
 //!
 //! So a fill holds a value read while no write of its stripe was in flight, and one that no
-//! write has changed since; a hit holds the value of the last write of its key that ended
-//! before the hit began to read. Reads take no lock of this module. Snapshots and ranges
+//! write has changed since; a hit holds a value no older than the last write of its key that
+//! ended before the hit began to read. Hits take no lock of this module. Snapshots and ranges
 //! read the engine, never the cache. Values longer than
 //! [`MAX_ROW_BYTES`] are not cached (a few large values would push out many small hot ones).
 //! A put of a key that is not cached does not add it: a load or a write-only workload leaves
@@ -43,11 +43,11 @@
 //! Until session 70 a write removed its keys from the cache when it began and inserted the
 //! new values when it ended: work the update does not need (the removal was 5-6% of the
 //! writing thread's samples in YCSB-A over 3M records with a 64 MB cache, `perf`), and the
-//! record came back as one never read, which the next sweep of the hot records evicts
-//! unless a read comes first. Measured end to end the change is within the VM's noise:
-//! YCSB-A medians 83.6 against 79.7 Kops/s beyond memory (3 rounds each, blocks read per
-//! operation unchanged at 0.104: the gets' disk reads bound it) and 440 against 436 in
-//! memory (`docs/results/store-scale.md`, session 70).
+//! record came back with the reads it had counted forgotten, so a sweep of the cache that
+//! reached it before its next read evicted it. Measured end to end the change is within the
+//! VM's noise: YCSB-A medians 83.6 against 79.7 Kops/s beyond memory (3 rounds each, blocks
+//! read per operation unchanged at 0.104: the gets' disk reads bound it) and 440 against 436
+//! in memory (`docs/results/store-scale.md`, session 70).
 
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -102,7 +102,8 @@ struct Stripe {
     writer: Mutex<()>,
     /// Held to move the stamp, and by a fill while it checks the stamp and inserts.
     state: Mutex<()>,
-    /// Even: no write in flight. Moved only under `state`; read without it by tickets.
+    /// Even: no write in flight. Moved only under `state`; read without it by tickets and
+    /// hits.
     stamp: AtomicU64,
 }
 
@@ -134,8 +135,8 @@ impl RowCache {
         crc32c::crc32c(key) as usize % self.stripes.len()
     }
 
-    /// The cached value of `key`; `None` when it is not cached or a write of its stripe was
-    /// in flight while the cache was read (see the module docs).
+    /// The cached value of `key`; `None` when it is not cached, or when a write of its stripe
+    /// was in flight when the cache was read or began since (see the module docs).
     pub(crate) fn get(&self, key: &[u8]) -> Option<Vec<u8>> {
         self.get_racing(key, || ())
     }
@@ -367,9 +368,10 @@ mod tests {
         fill(&c, &hot, b"v0");
         // 20 times the cache's records, each read twice, so that they are promoted and the
         // cache's hot records are swept again and again; meanwhile the hot key is read every
-        // 200 records and updated every 5. It stays: each sweep finds it read since the last
-        // one. Had an update removed it and put it back as a new record, unread, the sweeps
-        // that follow an update would evict it.
+        // 200 records and updated every 5. It stays: its updates keep the reads it counted.
+        // Had an update removed it and put it back with those reads forgotten, a sweep that
+        // reached it before its next read would evict it (here the first sweep once the cache
+        // is full does).
         let mut last = 0u64;
         for i in 0..20_000u64 {
             let k = key(i);
