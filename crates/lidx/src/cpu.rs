@@ -9,7 +9,9 @@
 //!
 //! * On the 2-core Intel Xeon VM of sessions 53-60 (family 6 model 167), the PGM's last mile
 //!   was fastest with the 12 lines around the prediction (of its window's 18), and a bottom
-//!   level too large for the caches was faster without its window prefetched.
+//!   level too large for the caches was faster without its window prefetched. On a second
+//!   Intel Xeon VM (model 207, session 71) that choice, with session 64's layout below, took
+//!   0.35-0.92x the C++ PGM-index's time on all eleven key sets; 16 lines were not tried there.
 //! * On the 2-core AMD EPYC VMs (Zen 3, Zen 4, Zen 5) more lines in flight pay: on the Zen 3
 //!   VM (session 61) 16 lines around the prediction beat 12 on all ten key sets measured, and
 //!   the bottom level's window prefetch, which had helped on Zen 4 and Zen 5, helped again; on
