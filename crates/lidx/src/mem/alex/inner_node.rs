@@ -34,6 +34,16 @@ impl InnerNode {
         (self.children[slot], slot)
     }
 
+    /// The child for model image `m`, its slot unchecked: an inner node has children, and
+    /// the slot is clamped below their count.
+    #[inline(always)]
+    pub(crate) fn child_unchecked(&self, m: u64) -> u32 {
+        let slot = self.model.slot(m, self.children.len());
+        debug_assert!(slot < self.children.len());
+        // SAFETY: `slot_of` clamps into `[0, len)` for `len > 0`, and an inner node has children.
+        unsafe { *self.children.get_unchecked(slot) }
+    }
+
     /// Doubles the slots: each child's run doubles, the model's output doubles (exactly: a
     /// power-of-two scale), so every key keeps its child.
     pub(crate) fn double(&mut self) {

@@ -118,15 +118,25 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
         (node & !LEAF, parent)
     }
 
-    /// The data node for `key`.
+    /// The data node for `key`: `get`'s descent. Its indexes go unchecked, as the data node's
+    /// search does: the tree builds every id it holds and never reads one from bytes (ALEX is
+    /// not persisted), and a clamped slot is below its node's child count. Callgrind (1M
+    /// lognormal keys, session 71): 124 instructions a `get` with the timer's loop and dynamic
+    /// call, 133 with the checks, C++ ALEX 110.
     #[inline(always)]
     pub(super) fn leaf_for(&self, key: &K) -> &DataNode<K, V> {
         let m = key.to_model();
         let mut node = self.root;
         while node & LEAF == 0 {
-            node = self.inners[node as usize].child(m).0;
+            debug_assert!((node as usize) < self.inners.len());
+            // SAFETY: every inner-node id the tree holds (its root, its children) names one.
+            let inner = unsafe { self.inners.get_unchecked(node as usize) };
+            node = inner.child_unchecked(m);
         }
-        &self.leaves[(node & !LEAF) as usize]
+        let leaf = (node & !LEAF) as usize;
+        debug_assert!(leaf < self.leaves.len());
+        // SAFETY: every data-node id the tree holds names one.
+        unsafe { self.leaves.get_unchecked(leaf) }
     }
 
     /// The first entry at or after `key` (after it when `exclusive`), as a leaf id and slot.
