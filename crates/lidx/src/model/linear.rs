@@ -33,7 +33,8 @@ pub(crate) fn u64_to_f64(x: u64) -> f64 {
 pub(crate) fn slot_of(prediction: f64, slots: usize) -> usize {
     debug_assert!(slots > 0, "a node has at least one slot");
     // Exact: slot counts are far below 2^53. With no slot (a caller's bug) the last slot is
-    // usize::MAX, and the answer is refused by every caller's bounds check.
+    // usize::MAX, which a checked caller refuses; ALEX's unchecked descent relies on its inner
+    // nodes having children (`InnerNode::child_unchecked`).
     clamp_to(prediction, (slots.wrapping_sub(1) as i64) as f64)
 }
 
@@ -47,7 +48,7 @@ pub(crate) fn position_of(prediction: f64, max: usize) -> usize {
 }
 
 /// `prediction` clamped into `[0, last]` and truncated. `last` is a whole number below 2^63
-/// (a slot or a position), or -1 for "no slot", which gives usize::MAX (no caller accepts it;
+/// (a slot or a position), or -1 for "no slot", which gives usize::MAX (no checked caller accepts it;
 /// other negative values, from `position_of` past 2^63, give at least 2^63). On x86-64
 /// `maxsd` returns its second operand when either is NaN, so NaN becomes 0, and after `minsd`
 /// the truncation cannot overflow.

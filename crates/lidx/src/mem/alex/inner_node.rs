@@ -34,13 +34,18 @@ impl InnerNode {
         (self.children[slot], slot)
     }
 
-    /// The child for model image `m`, its slot unchecked: an inner node has children, and
-    /// the slot is clamped below their count.
+    /// The child for model image `m`, its slot unchecked: `get`'s descent.
+    ///
+    /// An inner node reachable from a map has children: it is made with at least one (a
+    /// bulk-load level's parts, two on a split down, one on a raised root; the bulk load's
+    /// empty placeholder is filled before the map exists), and its children are only doubled,
+    /// extended or overwritten in place, never removed.
     #[inline(always)]
     pub(crate) fn child_unchecked(&self, m: u64) -> u32 {
         let slot = self.model.slot(m, self.children.len());
         debug_assert!(slot < self.children.len());
-        // SAFETY: `slot_of` clamps into `[0, len)` for `len > 0`, and an inner node has children.
+        // SAFETY: `slot_of` clamps into `[0, len)` for `0 < len <= 2^53` (children number far
+        // fewer), whatever the prediction (NaN and infinities included), and `len > 0` above.
         unsafe { *self.children.get_unchecked(slot) }
     }
 

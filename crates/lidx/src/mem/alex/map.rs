@@ -118,11 +118,14 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
         (node & !LEAF, parent)
     }
 
-    /// The data node for `key`: `get`'s descent. Its indexes go unchecked, as the data node's
-    /// search does: the tree builds every id it holds and never reads one from bytes (ALEX is
-    /// not persisted), and a clamped slot is below its node's child count. Callgrind (1M
-    /// lognormal keys, session 71): 124 instructions a `get` with the timer's loop and dynamic
-    /// call, 133 with the checks, C++ ALEX 110.
+    /// The data node for `key`: `get`'s descent, its indexes unchecked. What that relies on:
+    /// the two node arenas never shrink, and `root` or a `children` entry is written only
+    /// after the node it names is pushed (so ids stay valid even if a reshape unwinds); an
+    /// inner node has children ([`InnerNode::child_unchecked`]). Past 2^31 nodes of a kind an
+    /// inner id would read as a data node's, still in bounds (there is always a data node
+    /// more than there are inner ones) but wrong: a limit of the `u32` ids, hundreds of GiB
+    /// away. Callgrind (1M lognormal keys, session 71): 124 instructions a `get` with the
+    /// timer's loop and dynamic call, 133 with the checks, C++ ALEX 110.
     #[inline(always)]
     pub(super) fn leaf_for(&self, key: &K) -> &DataNode<K, V> {
         let m = key.to_model();

@@ -278,12 +278,14 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
             node.prev = if i == 0 { prev } else { ids[i - 1] };
             node.next = if i == last { next } else { ids[i + 1] };
             let run = 1usize << node.duplication;
-            self.inners[p as usize].children[start..start + run].fill(ids[i] | LEAF);
+            // The node goes in before its id does: `get` reads ids unchecked, so none may
+            // name a node not yet pushed, even if a push unwinds.
             if i == 0 {
                 self.leaves[leaf as usize] = node;
             } else {
                 self.leaves.push(node);
             }
+            self.inners[p as usize].children[start..start + run].fill(ids[i] | LEAF);
         }
         if next != NIL {
             self.leaves[next as usize].prev = ids[last];

@@ -80,12 +80,14 @@ impl<K: AlexKey, V: Default> Alex<K, V> {
         let mut model = self.inners[old as usize].model;
         model.scale(1.0 / slots as f64);
         self.inners[old as usize].duplication = 0;
-        self.root = self.inners.len() as u32;
+        // The new root is pushed before `root` names it (`get` reads ids unchecked).
+        let new_root = self.inners.len() as u32;
         self.inners.push(InnerNode {
             model,
             children: vec![old],
             duplication: 0,
         });
+        self.root = new_root;
     }
 
     /// Doubles the root's slots (`slots` now) with its model unchanged: a new data node owns
