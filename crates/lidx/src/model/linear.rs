@@ -48,8 +48,8 @@ pub(crate) fn position_of(prediction: f64, max: usize) -> usize {
 }
 
 /// `prediction` clamped into `[0, last]` and truncated. `last` is a whole number below 2^63
-/// (a slot or a position), or -1 for "no slot", which gives usize::MAX (no checked caller accepts it;
-/// other negative values, from `position_of` past 2^63, give at least 2^63). On x86-64
+/// (a slot or a position), or -1 for "no slot", which gives usize::MAX (no checked caller
+/// accepts it; other negative values, from `position_of` past 2^63, give at least 2^63). On x86-64
 /// `maxsd` returns its second operand when either is NaN, so NaN becomes 0, and after `minsd`
 /// the truncation cannot overflow.
 #[inline(always)]
